@@ -1,0 +1,70 @@
+/*
+** agg.h — the aggregate engine behind gpu_sum, gpu_total, gpu_avg,
+** gpu_max and gpu_min.
+**
+** The SQLite glue turns each argument into a ga_value and calls
+** ga_agg_step / ga_agg_inverse / ga_agg_value / ga_agg_final.  The engine
+** buffers numbers into chunks, reduces full chunks as they fill (CPU, or
+** queued on the GPU), merges the partials, and answers.  It knows nothing of
+** SQLite beyond sqlite3_malloc64.
+*/
+#ifndef GA_AGG_H
+#define GA_AGG_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+#define GA_AGG_SUM 0
+#define GA_AGG_TOTAL 1
+#define GA_AGG_AVG 2
+#define GA_AGG_MAX 3
+#define GA_AGG_MIN 4
+
+/* Value types, in max()'s order: NULL < numbers < TEXT < BLOB. */
+#define GA_V_NULL 0
+#define GA_V_INT 1
+#define GA_V_REAL 2
+#define GA_V_TEXT 3
+#define GA_V_BLOB 4
+
+typedef struct ga_value {
+  int type;
+  int n;         /* bytes of p */
+  int64_t i;     /* GA_V_INT */
+  double r;      /* GA_V_REAL */
+  const void *p; /* GA_V_TEXT / GA_V_BLOB */
+} ga_value;
+
+/* Return codes. */
+#define GA_OK 0
+#define GA_NOMEM 1
+#define GA_OVERFLOW 2      /* integer overflow (sum) */
+#define GA_WINDOW_LOST 3   /* max/min: frame too large to slide, see README */
+
+/* What the last aggregate did, for gpuagg_info(). */
+typedef struct ga_last {
+  const char *path; /* "cpu", "gpu" or "mixed" ("none" before any) */
+  int64_t rows;     /* non-NULL values */
+  int64_t chunks_cpu, chunks_gpu;
+  double h2d_ms, kernel_ms; /* summed over GPU chunks, device time */
+  double finalize_ms, total_ms;
+  int64_t fallbacks;
+} ga_last;
+
+typedef struct ga_agg ga_agg;
+
+ga_agg *ga_agg_new(int op, const ga_config *cfg, ga_last *last);
+void ga_agg_free(ga_agg *a);
+int ga_agg_step(ga_agg *a, const ga_value *v);
+int ga_agg_inverse(ga_agg *a, const ga_value *v);
+/* Current (window) or final result.  out->p, when set, stays valid until
+** the next call on a.  ga_agg_final does the last reductions; call
+** ga_agg_free after it. */
+int ga_agg_value(ga_agg *a, ga_value *out);
+int ga_agg_final(ga_agg *a, ga_value *out);
+
+/* Rows of history kept for max/min so that a window can slide (README). */
+#define GA_HISTORY_MAX ((int64_t)1 << 20)
+
+#endif

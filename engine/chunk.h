@@ -1,0 +1,74 @@
+/*
+** chunk.h — host buffers of numeric values, and the process-wide pool that
+** recycles them.
+**
+** A chunk holds values in row order as 64-bit words (int64 or double bits)
+** with a bitmap of which are integers, so one buffer serves every op and a
+** reducer sees a plain array.  Chunks are recycled, never grown: first-touch
+** page faults cost more than SQLite's whole per-row work (README, "Host
+** memory"), and a fixed set of buffers bounds memory at any row count.
+**
+** Two kinds: small heap chunks (sqlite3_malloc64) for the CPU path, and large
+** pinned chunks (cudaHostAlloc) that the GPU copies from at full PCIe speed.
+*/
+#ifndef GA_CHUNK_H
+#define GA_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ga_partial.h"
+
+/* Values in a CPU chunk: 64 KiB, small enough to stay in L2 between the
+** appends of xStep and the reduction that follows. */
+#define GA_CPU_CHUNK_VALUES 8192
+
+typedef struct ga_chunk ga_chunk;
+struct ga_chunk {
+  uint64_t *vals;  /* cap 64-bit words */
+  uint64_t *isint; /* cap/64 words: bit i set = vals[i] is an int64 */
+  int64_t cap;     /* values it can hold (a multiple of 64) */
+  int64_t n;       /* values held */
+  int64_t nint;    /* how many of them are integers */
+  int64_t base;    /* position of vals[0] in the aggregate's value stream */
+  int pinned;      /* from cudaHostAlloc: the GPU may read it */
+  size_t bytes;    /* size of the allocation (the pool's key) */
+  void *h_out;     /* pinned only: where the GPU's partial comes back */
+  void *event;     /* pinned only: cudaEvent_t, recorded after the partial */
+  int dev, slot;   /* pinned only: where it was last sent */
+  ga_chunk *next;  /* pool free list, or an aggregate's queue */
+};
+
+/* The layout of what a chunk holds (GA_LAYOUT_*). */
+static inline int ga_chunk_layout(const ga_chunk *c) {
+  return c->nint == c->n ? GA_LAYOUT_INT
+                         : (c->nint == 0 ? GA_LAYOUT_REAL : GA_LAYOUT_MIXED);
+}
+
+static inline void ga_chunk_push(ga_chunk *c, uint64_t bits, int is_int) {
+  int64_t n = c->n;
+  if ((n & 63) == 0) c->isint[n >> 6] = 0;
+  c->isint[n >> 6] |= (uint64_t)is_int << (n & 63);
+  c->vals[n] = bits;
+  c->n = n + 1;
+  c->nint += is_int;
+}
+
+static inline int ga_chunk_is_int(const ga_chunk *c, int64_t i) {
+  return (int)((c->isint[i >> 6] >> (i & 63)) & 1);
+}
+
+/* A chunk from the pool, or a new one: a CPU chunk (pinned = 0, cap
+** GA_CPU_CHUNK_VALUES) or a pinned one of about `bytes`.  NULL when memory
+** (or the pinned cap, GA_PINNED_CAP) runs out.  n, nint, base are reset. */
+ga_chunk *ga_pool_get(int pinned, int64_t bytes);
+void ga_pool_put(ga_chunk *c);
+/* Free every cached chunk (when the last connection closes). */
+void ga_pool_trim(void);
+/* Pinned bytes allocated now (in use and cached), for gpuagg_info(). */
+int64_t ga_pool_pinned_bytes(void);
+
+/* Cap on pinned host memory for the whole process. */
+#define GA_PINNED_CAP ((int64_t)512 << 20)
+
+#endif

@@ -1,0 +1,122 @@
+/*
+** config.c — gpuagg_config() knobs: defaults, parsing, printing.
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GA_CONFIG_NAMES "cpu_max_rows, device, streams, chunk_bytes, devices"
+
+/* Defaults measured on the H200 machine (bench/RESULTS.md, "crossover" and
+** "pipeline"): below ~1M values the GPU's fixed cost (lazy start aside:
+** pinned staging, launch, sync) is not repaid at finalize. */
+void ga_config_default(ga_config *c) {
+  c->cpu_max_rows = 1000000;
+  c->device = GA_DEVICE_AUTO;
+  c->streams = 4;
+  c->chunk_bytes = 8 << 20;
+  c->devices = 0;
+}
+
+static const char *device_name(int d) {
+  return d == GA_DEVICE_CPU ? "cpu" : d == GA_DEVICE_GPU ? "gpu" : "auto";
+}
+
+/* A whole decimal integer in [lo, hi], or -1 on error. */
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  if (!s || !*s) return -1;
+  long long v = strtoll(s, &end, 10);
+  if (*end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+int ga_config_set(ga_config *c, const char *name, const char *value,
+                  char *err, size_t nerr) {
+  int64_t v;
+  if (!strcmp(name, "cpu_max_rows")) {
+    if (parse_int(value, 0, INT64_MAX, &v)) goto bad_int;
+    c->cpu_max_rows = v;
+  } else if (!strcmp(name, "device")) {
+    if (value && !strcmp(value, "auto"))
+      c->device = GA_DEVICE_AUTO;
+    else if (value && !strcmp(value, "cpu"))
+      c->device = GA_DEVICE_CPU;
+    else if (value && !strcmp(value, "gpu"))
+      c->device = GA_DEVICE_GPU;
+    else {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for device: '%s' (valid: auto, cpu, "
+               "gpu)",
+               value ? value : "NULL");
+      return 1;
+    }
+  } else if (!strcmp(name, "streams")) {
+    if (parse_int(value, 1, 16, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for streams: '%s' (valid: 1 to 16)",
+               value ? value : "NULL");
+      return 1;
+    }
+    c->streams = (int)v;
+  } else if (!strcmp(name, "chunk_bytes")) {
+    if (parse_int(value, 4096, (int64_t)1 << 30, &v) || (v & 511)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for chunk_bytes: '%s' (valid: a "
+               "multiple of 512 from 4096 to 1073741824)",
+               value ? value : "NULL");
+      return 1;
+    }
+    c->chunk_bytes = v;
+  } else if (!strcmp(name, "devices")) {
+    if (parse_int(value, 0, 64, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for devices: '%s' (valid: 0 = all "
+               "visible GPUs, or 1 to 64)",
+               value ? value : "NULL");
+      return 1;
+    }
+    c->devices = (int)v;
+  } else {
+    snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
+             GA_CONFIG_NAMES);
+    return 1;
+  }
+  return 0;
+bad_int:
+  snprintf(err, nerr,
+           "gpuagg_config: bad value for %s: '%s' (valid: an integer >= 0)",
+           name, value ? value : "NULL");
+  return 1;
+}
+
+int ga_config_get(const ga_config *c, const char *name, char *buf,
+                  size_t nbuf, char *err, size_t nerr) {
+  if (!strcmp(name, "cpu_max_rows"))
+    snprintf(buf, nbuf, "%lld", (long long)c->cpu_max_rows);
+  else if (!strcmp(name, "device"))
+    snprintf(buf, nbuf, "%s", device_name(c->device));
+  else if (!strcmp(name, "streams"))
+    snprintf(buf, nbuf, "%d", c->streams);
+  else if (!strcmp(name, "chunk_bytes"))
+    snprintf(buf, nbuf, "%lld", (long long)c->chunk_bytes);
+  else if (!strcmp(name, "devices"))
+    snprintf(buf, nbuf, "%d", c->devices);
+  else {
+    snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
+             GA_CONFIG_NAMES);
+    return 1;
+  }
+  return 0;
+}
+
+void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
+  snprintf(buf, nbuf,
+           "{\"cpu_max_rows\":%lld,\"device\":\"%s\",\"streams\":%d,"
+           "\"chunk_bytes\":%lld,\"devices\":%d}",
+           (long long)c->cpu_max_rows, device_name(c->device), c->streams,
+           (long long)c->chunk_bytes, c->devices);
+}

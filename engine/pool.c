@@ -1,0 +1,151 @@
+/*
+** pool.c — the process-wide chunk pool (see chunk.h).
+**
+** One mutex guards two free lists.  CPU chunks come from sqlite3_malloc64 so
+** that SQLite accounts for them (and SQLITE_CONFIG_MALLOC failure injection
+** reaches them); pinned chunks from cudaHostAlloc, capped at GA_PINNED_CAP.
+** The pool is emptied when the last connection using gpuagg closes.
+*/
+#include <pthread.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "chunk.h"
+#include "gpu_host.h"
+
+#define GA_POOL_MAX_CPU 64    /* cached CPU chunks kept */
+#define GA_PINNED_OUT_BYTES 1024 /* room for a partial after the bitmap */
+
+static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_chunk *free_cpu, *free_pinned;
+static int n_free_cpu;
+static int64_t pinned_bytes; /* allocated: in use + cached */
+
+static ga_chunk *cpu_new(void) {
+  int64_t cap = GA_CPU_CHUNK_VALUES;
+  size_t bytes = sizeof(ga_chunk) + (size_t)cap * 8 + (size_t)cap / 8;
+  ga_chunk *c = sqlite3_malloc64(bytes);
+  if (!c) return NULL;
+  memset(c, 0, sizeof(*c));
+  c->vals = (uint64_t *)(c + 1);
+  c->isint = c->vals + cap;
+  c->cap = cap;
+  c->bytes = bytes;
+  return c;
+}
+
+/* Called with pool_mu held. */
+static void pinned_free(ga_chunk *c) {
+  pinned_bytes -= (int64_t)c->bytes;
+  ga_gpu_event_destroy(c->event);
+  ga_gpu_host_free(c->vals);
+  sqlite3_free(c);
+}
+
+static ga_chunk *pinned_new(int64_t bytes) {
+  /* 64 values take 64 words plus one bitmap word */
+  int64_t cap = (bytes - GA_PINNED_OUT_BYTES) / (65 * 8) * 64;
+  if (cap < 64) return NULL;
+  ga_chunk *c = sqlite3_malloc64(sizeof(ga_chunk));
+  if (!c) return NULL;
+  memset(c, 0, sizeof(*c));
+  void *mem = ga_gpu_host_alloc((size_t)bytes);
+  if (!mem) {
+    sqlite3_free(c);
+    return NULL;
+  }
+  c->event = ga_gpu_event_create();
+  if (!c->event) {
+    ga_gpu_host_free(mem);
+    sqlite3_free(c);
+    return NULL;
+  }
+  c->vals = mem;
+  c->isint = c->vals + cap;
+  c->h_out = c->isint + cap / 64;
+  c->cap = cap;
+  c->bytes = (size_t)bytes;
+  c->pinned = 1;
+  return c;
+}
+
+ga_chunk *ga_pool_get(int pinned, int64_t bytes) {
+  ga_chunk *c = NULL, **pp;
+  pthread_mutex_lock(&pool_mu);
+  if (!pinned) {
+    if ((c = free_cpu) != NULL) {
+      free_cpu = c->next;
+      n_free_cpu--;
+    }
+  } else {
+    for (pp = &free_pinned; *pp; pp = &(*pp)->next)
+      if ((*pp)->bytes == (size_t)bytes) {
+        c = *pp;
+        *pp = c->next;
+        break;
+      }
+    if (!c) {
+      /* make room under the cap from cached chunks of other sizes */
+      while (free_pinned && pinned_bytes + bytes > GA_PINNED_CAP) {
+        ga_chunk *v = free_pinned;
+        free_pinned = v->next;
+        pinned_free(v);
+      }
+      if (pinned_bytes + bytes <= GA_PINNED_CAP) {
+        pinned_bytes += bytes; /* reserve before dropping the lock */
+        pthread_mutex_unlock(&pool_mu);
+        c = pinned_new(bytes);
+        pthread_mutex_lock(&pool_mu);
+        if (!c) pinned_bytes -= bytes;
+      }
+    }
+  }
+  pthread_mutex_unlock(&pool_mu);
+  if (!c && !pinned) c = cpu_new();
+  if (c) {
+    c->n = c->nint = c->base = 0;
+    c->next = NULL;
+  }
+  return c;
+}
+
+void ga_pool_put(ga_chunk *c) {
+  if (!c) return;
+  pthread_mutex_lock(&pool_mu);
+  if (c->pinned) {
+    c->next = free_pinned;
+    free_pinned = c;
+  } else if (n_free_cpu < GA_POOL_MAX_CPU) {
+    c->next = free_cpu;
+    free_cpu = c;
+    n_free_cpu++;
+  } else {
+    sqlite3_free(c);
+  }
+  pthread_mutex_unlock(&pool_mu);
+}
+
+void ga_pool_trim(void) {
+  pthread_mutex_lock(&pool_mu);
+  while (free_cpu) {
+    ga_chunk *c = free_cpu;
+    free_cpu = c->next;
+    sqlite3_free(c);
+  }
+  n_free_cpu = 0;
+  while (free_pinned) {
+    ga_chunk *c = free_pinned;
+    free_pinned = c->next;
+    pinned_free(c);
+  }
+  pthread_mutex_unlock(&pool_mu);
+}
+
+int64_t ga_pool_pinned_bytes(void) {
+  pthread_mutex_lock(&pool_mu);
+  int64_t b = pinned_bytes;
+  pthread_mutex_unlock(&pool_mu);
+  return b;
+}

@@ -1,0 +1,377 @@
+/*
+** gpuagg.c — SQLite glue of the gpuagg extension.
+**
+** SQL interface:
+**
+**   gpu_sum(X)     like sum(X): INTEGER when every value is an integer (exact,
+**                  'integer overflow' when the total leaves int64), else the
+**                  correctly rounded REAL of the exact sum; NULL when empty.
+**   gpu_total(X)   like total(X): always REAL, 0.0 when empty.
+**   gpu_avg(X)     like avg(X): exact sum / count, rounded once.
+**   gpu_max(X)     like max(X) on a scan: value and type, first seen wins.
+**   gpu_min(X)     like min(X).
+**   gpuagg_config(NAME [, VALUE])   read or set a knob of this connection.
+**   gpuagg_info()  JSON: build, CUDA, devices, config, counters, last run.
+**   gpuagg_version()
+**   gpu_matadd(A, B)               virtual table (ext/matadd_vtab.c).
+**
+** Rules this file keeps:
+**   1. Values are classified exactly as the built-ins do: sum-like
+**      functions use sqlite3_value_numeric_type, max/min the storage type.
+**   2. Every aggregate is also a window function (xValue, xInverse).
+**   3. The aggregates are SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS: honest,
+**      because the results are exact and do not depend on path or order.
+**      gpuagg_config is SQLITE_DIRECTONLY.
+**   4. xFinal is the only cleanup hook SQLite guarantees, so every engine
+**      object of an aggregate is freed there, also after an error.
+**   5. Nothing touches CUDA at .load; the engine starts it at first GPU use.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT1
+
+#include "agg.h"
+#include "chunk.h"
+#include "gpu.h"
+#include "gpuagg_ext.h"
+
+#define GPUAGG_VERSION "0.1.0"
+
+/* ---- connections: one ga_conn per db, found again on a second .load ---- */
+
+typedef struct ga_conn_node {
+  sqlite3 *db;
+  ga_conn *conn;
+  struct ga_conn_node *next;
+} ga_conn_node;
+
+static pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_conn_node *conns;
+
+/* xDestroy of gpuagg_config, the last function registered: the connection
+** is closing (or the functions were deleted). */
+static void conn_destroy(void *p) {
+  ga_conn *conn = p;
+  int last;
+  pthread_mutex_lock(&conns_mu);
+  for (ga_conn_node **pp = &conns; *pp; pp = &(*pp)->next)
+    if ((*pp)->conn == conn) {
+      ga_conn_node *n = *pp;
+      *pp = n->next;
+      sqlite3_free(n);
+      break;
+    }
+  last = conns == NULL;
+  pthread_mutex_unlock(&conns_mu);
+  sqlite3_free(conn);
+  if (last) ga_pool_trim(); /* no connection left to reuse cached chunks */
+}
+
+/* ---- aggregates ---- */
+
+/* The aggregates, registered from this one table. */
+static const ga_fn_data agg_fns[GA_NAGG] = {
+    {"gpu_sum", GA_AGG_SUM, NULL}, {"gpu_total", GA_AGG_TOTAL, NULL},
+    {"gpu_avg", GA_AGG_AVG, NULL}, {"gpu_max", GA_AGG_MAX, NULL},
+    {"gpu_min", GA_AGG_MIN, NULL},
+};
+
+static void to_value(const ga_fn_data *fn, sqlite3_value *v, ga_value *out) {
+  memset(out, 0, sizeof(*out));
+  if (fn->op <= GA_AGG_AVG) {
+    /* sum()'s classification: text that looks like a number is that
+    ** number; any other text or blob is its numeric prefix, as a REAL */
+    int t = sqlite3_value_numeric_type(v);
+    if (t == SQLITE_NULL) {
+      out->type = GA_V_NULL;
+    } else if (t == SQLITE_INTEGER) {
+      out->type = GA_V_INT;
+      out->i = sqlite3_value_int64(v);
+    } else {
+      out->type = GA_V_REAL;
+      out->r = sqlite3_value_double(v);
+    }
+    return;
+  }
+  switch (sqlite3_value_type(v)) { /* max()'s: the storage class as it is */
+  case SQLITE_INTEGER:
+    out->type = GA_V_INT;
+    out->i = sqlite3_value_int64(v);
+    break;
+  case SQLITE_FLOAT:
+    out->type = GA_V_REAL;
+    out->r = sqlite3_value_double(v);
+    break;
+  case SQLITE_TEXT:
+    out->type = GA_V_TEXT;
+    out->p = sqlite3_value_text(v);
+    out->n = sqlite3_value_bytes(v);
+    break;
+  case SQLITE_BLOB:
+    out->type = GA_V_BLOB;
+    out->p = sqlite3_value_blob(v);
+    out->n = sqlite3_value_bytes(v);
+    break;
+  default:
+    out->type = GA_V_NULL;
+  }
+}
+
+static ga_agg **agg_get(sqlite3_context *ctx, int create) {
+  ga_agg **pp = sqlite3_aggregate_context(ctx, create ? sizeof(ga_agg *) : 0);
+  if (!pp || *pp || !create) return pp;
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  *pp = ga_agg_new(d->op, &d->conn->cfg, &d->conn->last);
+  return *pp ? pp : NULL;
+}
+
+static void report(sqlite3_context *ctx, int rc) {
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  if (rc == GA_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+  } else if (rc == GA_OVERFLOW) {
+    sqlite3_result_error(ctx, "integer overflow", -1);
+  } else if (rc == GA_WINDOW_LOST) {
+    char *m = sqlite3_mprintf(
+        "%s: this window frame held more than %lld rows before its first "
+        "result and cannot slide; use %s() for it",
+        d->name, (long long)GA_HISTORY_MAX, d->name + 4);
+    sqlite3_result_error(ctx, m ? m : "window frame too large", -1);
+    sqlite3_free(m);
+  }
+}
+
+static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  ga_value v;
+  to_value(d, argv[0], &v);
+  ga_agg **pp = agg_get(ctx, 1);
+  if (!pp) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  int rc = ga_agg_step(*pp, &v);
+  if (rc) report(ctx, rc);
+}
+
+static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  ga_value v;
+  to_value(d, argv[0], &v);
+  ga_agg **pp = agg_get(ctx, 1);
+  if (!pp) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  int rc = ga_agg_inverse(*pp, &v);
+  if (rc) report(ctx, rc);
+}
+
+static void result(sqlite3_context *ctx, const ga_value *v) {
+  switch (v->type) {
+  case GA_V_INT:
+    sqlite3_result_int64(ctx, v->i);
+    break;
+  case GA_V_REAL:
+    sqlite3_result_double(ctx, v->r);
+    break;
+  case GA_V_TEXT:
+    sqlite3_result_text(ctx, v->p, v->n, SQLITE_TRANSIENT);
+    break;
+  case GA_V_BLOB:
+    sqlite3_result_blob(ctx, v->p, v->n, SQLITE_TRANSIENT);
+    break;
+  default:
+    sqlite3_result_null(ctx);
+  }
+}
+
+static void empty_result(sqlite3_context *ctx) {
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  if (d->op == GA_AGG_TOTAL)
+    sqlite3_result_double(ctx, 0.0);
+  else
+    sqlite3_result_null(ctx);
+}
+
+static void ga_xvalue(sqlite3_context *ctx) {
+  ga_agg **pp = agg_get(ctx, 0);
+  if (!pp || !*pp) {
+    empty_result(ctx);
+    return;
+  }
+  ga_value v;
+  int rc = ga_agg_value(*pp, &v);
+  if (rc)
+    report(ctx, rc);
+  else
+    result(ctx, &v);
+}
+
+static void ga_xfinal(sqlite3_context *ctx) {
+  ga_agg **pp = agg_get(ctx, 0);
+  if (!pp || !*pp) {
+    empty_result(ctx);
+    return;
+  }
+  ga_value v;
+  int rc = ga_agg_final(*pp, &v);
+  if (rc)
+    report(ctx, rc);
+  else
+    result(ctx, &v);
+  ga_agg_free(*pp); /* after result(): text/blob results point into it */
+  *pp = NULL;
+}
+
+/* ---- gpuagg_config, gpuagg_info, gpuagg_version ---- */
+
+static void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  ga_conn *conn = sqlite3_user_data(ctx);
+  char err[256], buf[64];
+  const char *name = (const char *)sqlite3_value_text(argv[0]);
+  if (!name) {
+    sqlite3_result_error(ctx, "gpuagg_config: the name must not be NULL", -1);
+    return;
+  }
+  if (argc == 2) {
+    ga_config c = conn->cfg;
+    if (ga_config_set(&c, name, (const char *)sqlite3_value_text(argv[1]),
+                      err, sizeof err)) {
+      sqlite3_result_error(ctx, err, -1);
+      return;
+    }
+    conn->cfg = c;
+  }
+  if (ga_config_get(&conn->cfg, name, buf, sizeof buf, err, sizeof err)) {
+    sqlite3_result_error(ctx, err, -1);
+    return;
+  }
+  if (!strcmp(name, "device"))
+    sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_result_int64(ctx, strtoll(buf, NULL, 10));
+}
+
+static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  ga_conn *conn = sqlite3_user_data(ctx);
+  char gpu[4096], cfg[512];
+  ga_counters k;
+  ga_gpu_json(gpu, sizeof gpu);
+  ga_config_json(&conn->cfg, cfg, sizeof cfg);
+  ga_counters_get(&k);
+  size_t gl = strlen(gpu);
+  if (gl >= 2) gpu[gl - 1] = 0; /* splice its members into ours */
+  const ga_last *l = &conn->last;
+  char *json = sqlite3_mprintf(
+      "{\"version\":\"%s\",%s,\"config\":%s,"
+      "\"counters\":{\"aggregates_cpu\":%lld,\"aggregates_gpu\":%lld,"
+      "\"chunks_cpu\":%lld,\"chunks_gpu\":%lld,\"fallbacks\":%lld,"
+      "\"matadd_cpu\":%lld,\"matadd_gpu\":%lld,\"pinned_bytes\":%lld},"
+      "\"last\":{\"path\":\"%s\",\"rows\":%lld,\"chunks_cpu\":%lld,"
+      "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"finalize_ms\":%.3f,"
+      "\"total_ms\":%.3f}}",
+      GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu,
+      (long long)k.agg_gpu, (long long)k.chunks_cpu, (long long)k.chunks_gpu,
+      (long long)k.fallbacks, (long long)k.matadd_cpu,
+      (long long)k.matadd_gpu, (long long)ga_pool_pinned_bytes(),
+      l->path ? l->path : "none", (long long)l->rows,
+      (long long)l->chunks_cpu, (long long)l->chunks_gpu,
+      (long long)l->fallbacks, l->finalize_ms, l->total_ms);
+  if (!json) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, json, -1, sqlite3_free);
+}
+
+static void ga_version_fn(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+  (void)argc, (void)argv;
+  sqlite3_result_text(ctx, GPUAGG_VERSION, -1, SQLITE_STATIC);
+}
+
+/* ---- registration ---- */
+
+#ifdef _WIN32
+__declspec(dllexport)
+#else
+__attribute__((visibility("default")))
+#endif
+int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
+                        const sqlite3_api_routines *pApi) {
+  SQLITE_EXTENSION_INIT2(pApi);
+  (void)pzErrMsg;
+  int rc = SQLITE_OK;
+  const int det = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+
+  /* Loaded twice into one connection: everything is registered already. */
+  pthread_mutex_lock(&conns_mu);
+  for (ga_conn_node *n = conns; n; n = n->next)
+    if (n->db == db) {
+      pthread_mutex_unlock(&conns_mu);
+      return SQLITE_OK;
+    }
+  pthread_mutex_unlock(&conns_mu);
+
+  ga_conn *conn = sqlite3_malloc64(sizeof(*conn));
+  ga_conn_node *node = sqlite3_malloc64(sizeof(*node));
+  if (!conn || !node) {
+    sqlite3_free(conn);
+    sqlite3_free(node);
+    return SQLITE_NOMEM;
+  }
+  memset(conn, 0, sizeof(*conn));
+  ga_config_default(&conn->cfg);
+  for (int i = 0; i < GA_NAGG; i++) {
+    conn->fns[i] = agg_fns[i];
+    conn->fns[i].conn = conn;
+  }
+  for (int i = 0; rc == SQLITE_OK && i < GA_NAGG; i++)
+    rc = sqlite3_create_window_function(db, agg_fns[i].name, 1, det,
+                                        &conn->fns[i], ga_xstep, ga_xfinal,
+                                        ga_xvalue, ga_xinverse, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "gpuagg_version", 0, det, NULL,
+                                 ga_version_fn, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "gpuagg_info", 0,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
+                                 ga_info_fn, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "gpuagg_config", 1,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
+                                 ga_config_fn, NULL, NULL);
+  if (rc == SQLITE_OK) rc = ga_matadd_register(db, conn);
+  if (rc != SQLITE_OK) {
+    /* take back what points at conn, then free it */
+    for (int i = 0; i < GA_NAGG; i++)
+      sqlite3_create_window_function(db, agg_fns[i].name, 1, SQLITE_UTF8,
+                                     NULL, NULL, NULL, NULL, NULL, NULL);
+    sqlite3_create_function(db, "gpuagg_info", 0, SQLITE_UTF8, NULL, NULL,
+                            NULL, NULL);
+    sqlite3_create_function(db, "gpuagg_config", 1, SQLITE_UTF8, NULL, NULL,
+                            NULL, NULL);
+    sqlite3_free(conn);
+    sqlite3_free(node);
+    return rc;
+  }
+  /* Last, and owning conn: its destructor runs when the connection closes,
+  ** and also (SQLite's contract) when this very call fails. */
+  node->db = db;
+  node->conn = conn;
+  pthread_mutex_lock(&conns_mu);
+  node->next = conns;
+  conns = node;
+  pthread_mutex_unlock(&conns_mu);
+  return sqlite3_create_function_v2(db, "gpuagg_config", 2,
+                                    SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
+                                    ga_config_fn, NULL, NULL, conn_destroy);
+}

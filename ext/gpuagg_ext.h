@@ -1,0 +1,34 @@
+/*
+** gpuagg_ext.h — what the SQLite glue files share.
+*/
+#ifndef GPUAGG_EXT_H
+#define GPUAGG_EXT_H
+
+#include "sqlite3ext.h"
+
+#include "agg.h"
+#include "config.h"
+
+typedef struct ga_conn ga_conn;
+
+/* The user data of one aggregate function: which one, and its connection. */
+typedef struct ga_fn_data {
+  const char *name;
+  int op; /* GA_AGG_* */
+  ga_conn *conn;
+} ga_fn_data;
+
+#define GA_NAGG 5
+
+/* One per connection: the user data of every function and module, freed
+** when the connection closes. */
+struct ga_conn {
+  ga_config cfg;            /* what gpuagg_config() set on this connection */
+  ga_last last;             /* the last aggregate, for gpuagg_info() */
+  ga_fn_data fns[GA_NAGG];  /* user data of the aggregates */
+};
+
+/* gpu_matadd (ext/matadd_vtab.c). */
+int ga_matadd_register(sqlite3 *db, ga_conn *conn);
+
+#endif

@@ -1,0 +1,625 @@
+/*
+** reduce.cu — gak_scratch_bytes, gak_sum and gak_best (kernels/gak.h) on the
+** framework of reduce.cuh, writing the partials of engine/ga_partial.h.
+**
+** Exact f64 sum.  Each thread keeps a floating-point expansion of L doubles
+** in registers: adding x runs a TwoSum cascade, s[0] += x, then the rounding
+** error into s[1], and so on; whatever is left after s[L-1] is a residual r,
+** and old sum + x == s[0] + ... + s[L-1] + r exactly.  When r == 0 (nearly
+** always: level 1 catches the bits that fall off level 0 and has 53 bits of
+** room for them) nothing else happens, so the hot loop is 6L DADDs and one
+** compare per value, well under the FP64 rate needed at HBM speed.  A
+** non-zero residual goes exactly into a per-block superaccumulator in shared
+** memory (ga_partial.h's digits, 64-bit shared atomics).  An overflow or an
+** Inf/NaN input makes r NaN, so the same single test catches it; that path
+** restores the expansion and adds the input exactly (or counts it).  The
+** hot loop tests a whole tile and redoes it carefully when any value of it
+** failed, so the common case carries no per-value branch.  At the end the
+** warp merges expansions by shuffles (the same careful add), lane 0 spills its
+** components into the block's digits, and the block adds its non-zero
+** digits to the output with global 64-bit atomics.  Digits are integers, so
+** the result is independent of order and equals the CPU's after
+** ga_sum_normalize.
+*/
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "gak.h"
+#include "reduce.cuh"
+
+/* Tuning (bench/kernels measures the alternatives; see bench/RESULTS). */
+typedef gak_policy<256, 8, 4> gak_policy0;  /* default for every op */
+typedef gak_policy<512, 8, 2> gak_policy1;  /* bigger blocks */
+typedef gak_policy<256, 16, 3> gak_policy2; /* more loads in flight */
+#define GAK_REAL_LEVELS 2
+
+/* --------------------------------------------------- superaccumulator */
+
+/* Add finite x exactly into digits acc[] (ga_partial.h's layout):
+** m * 2^(p - 1074) goes into digits p>>5 .. (p>>5)+2 as 32-bit pieces of
+** m << (p & 31); a negative x subtracts them (two's complement atomics). */
+__device__ __forceinline__ void gak_sacc_add(unsigned long long *acc,
+                                             double x) {
+  uint64_t b = (uint64_t)__double_as_longlong(x);
+  int e = (int)((b >> 52) & 0x7ff);
+  uint64_t m = b & ((1ull << 52) - 1);
+  if (e == 0) {
+    if (m == 0) return; /* +-0 */
+  } else {
+    m |= 1ull << 52;
+    e -= 1;
+  }
+  int k = e >> 5, sh = e & 31;
+  uint64_t lo = m << sh;
+  uint64_t d[3] = {lo & 0xffffffffull, lo >> 32, sh ? (m >> (64 - sh)) : 0};
+  bool neg = (b >> 63) != 0;
+#pragma unroll
+  for (int i = 0; i < 3; i++)
+    if (d[i]) atomicAdd(acc + k + i, neg ? 0ull - d[i] : d[i]);
+}
+
+/* TwoSum cascade through the expansion; returns the residual.  __dadd_rn
+** and __dsub_rn are never contracted or reassociated. */
+template <int L>
+__device__ __forceinline__ double gak_expand(double (&s)[L], double x) {
+#pragma unroll
+  for (int l = 0; l < L; l++) {
+    double t = __dadd_rn(s[l], x);
+    double bb = __dsub_rn(t, s[l]);
+    double e =
+        __dadd_rn(__dsub_rn(s[l], __dsub_rn(t, bb)), __dsub_rn(x, bb));
+    s[l] = t;
+    x = e;
+  }
+  return x;
+}
+
+__device__ __forceinline__ bool gak_finite(double x) {
+  return (((uint64_t)__double_as_longlong(x) >> 52) & 0x7ff) != 0x7ff;
+}
+
+/* ------------------------------------------------------------- sum op */
+
+struct gak_sum_shared {
+  unsigned long long acc[GA_XACC_DIGITS];
+  /* ilo, ihi, nint, nreal, npinf, nninf, nnan: ga_sum_partial's order */
+  unsigned long long cnt[7];
+};
+
+template <int LAYOUT, int L>
+struct gak_sum_op {
+  ga_sum_partial *out;
+  const uint64_t *isint;
+  int64_t n;
+
+  struct thread_state {
+    double s[L];          /* the expansion (reals) */
+    unsigned long long lo; /* sum of low halves (ints) */
+    long long hi;         /* sum of high halves */
+    unsigned nint, nseen, npinf, nninf, nnan;
+  };
+  typedef gak_sum_shared shared_state;
+
+  __device__ __forceinline__ void init(thread_state &st,
+                                       shared_state &sh) const {
+#pragma unroll
+    for (int l = 0; l < L; l++) st.s[l] = 0.0;
+    st.lo = 0;
+    st.hi = 0;
+    st.nint = st.nseen = st.npinf = st.nninf = st.nnan = 0;
+    for (int i = threadIdx.x; i < GA_XACC_DIGITS; i += blockDim.x)
+      sh.acc[i] = 0;
+    if (threadIdx.x < 7) sh.cnt[threadIdx.x] = 0;
+    __syncthreads();
+  }
+
+  __device__ __forceinline__ void add_int(thread_state &st, uint64_t w) const {
+    st.lo += (uint32_t)w;
+    st.hi += (long long)w >> 32;
+  }
+
+  /* Exact add of one real, any value: the slow parts are rare. */
+  __device__ __forceinline__ void add_real(thread_state &st, shared_state &sh,
+                                           double x) const {
+    double old[L];
+#pragma unroll
+    for (int l = 0; l < L; l++) old[l] = st.s[l];
+    double r = gak_expand<L>(st.s, x);
+    if (r != 0.0) { /* residual, overflow, or Inf/NaN input (r is NaN) */
+      bool ok = gak_finite(r);
+#pragma unroll
+      for (int l = 0; l < L; l++) ok = ok && gak_finite(st.s[l]);
+      if (ok) {
+        gak_sacc_add(sh.acc, r);
+      } else {
+#pragma unroll
+        for (int l = 0; l < L; l++) st.s[l] = old[l];
+        uint64_t b = (uint64_t)__double_as_longlong(x);
+        if (gak_finite(x))
+          gak_sacc_add(sh.acc, x); /* the running sum overflowed */
+        else if (b & ((1ull << 52) - 1))
+          st.nnan++;
+        else if (b >> 63)
+          st.nninf++;
+        else
+          st.npinf++;
+      }
+    }
+  }
+
+  template <class P>
+  __device__ __forceinline__ void tile(thread_state &st, shared_state &sh,
+                                       const uint64_t (&w)[P::ITEMS],
+                                       int64_t e0) const {
+    if (LAYOUT == GA_LAYOUT_INT) {
+#pragma unroll
+      for (int k = 0; k < P::ITEMS; k++) add_int(st, w[k]);
+    } else {
+      double save[L];
+#pragma unroll
+      for (int l = 0; l < L; l++) save[l] = st.s[l];
+      bool bad = false;
+      unsigned bits = 0; /* bit k: word k is an int64 (mixed layout) */
+      if (LAYOUT == GA_LAYOUT_MIXED) {
+#pragma unroll
+        for (int k = 0; k < P::ITEMS; k += 2) {
+          /* e0 + k*BT is even, so a pair of words shares a bitmap word
+          ** unless the start was unaligned (head == 1): read both bits */
+          int64_t e = e0 + (int64_t)(k / 2) * 2 * P::BLOCK_THREADS;
+          bits |= (unsigned)gak_isint_bit(isint, e) << k;
+          bits |= (unsigned)gak_isint_bit(isint, e + 1) << (k + 1);
+        }
+        st.nint += __popc(bits);
+        st.nseen += P::ITEMS;
+      }
+#pragma unroll
+      for (int k = 0; k < P::ITEMS; k++) {
+        double x = __longlong_as_double((long long)w[k]);
+        if (LAYOUT == GA_LAYOUT_MIXED) {
+          /* branch-free: an int adds 0.0 to the reals, a real 0 to ints */
+          bool isint = (bits >> k) & 1;
+          add_int(st, isint ? w[k] : 0);
+          x = isint ? 0.0 : x;
+        }
+        bad |= gak_expand<L>(st.s, x) != 0.0;
+      }
+      if (bad) { /* rare: redo the tile's reals one by one, carefully */
+#pragma unroll
+        for (int l = 0; l < L; l++) st.s[l] = save[l];
+#pragma unroll
+        for (int k = 0; k < P::ITEMS; k++)
+          if (LAYOUT != GA_LAYOUT_MIXED || !((bits >> k) & 1))
+            add_real(st, sh, __longlong_as_double((long long)w[k]));
+      }
+    }
+  }
+
+  __device__ __forceinline__ void one(thread_state &st, shared_state &sh,
+                                      uint64_t w, int64_t e) const {
+    if (LAYOUT == GA_LAYOUT_INT) {
+      add_int(st, w);
+    } else if (LAYOUT == GA_LAYOUT_REAL) {
+      add_real(st, sh, __longlong_as_double((long long)w));
+    } else {
+      st.nseen++;
+      if (gak_isint_bit(isint, e)) {
+        st.nint++;
+        add_int(st, w);
+      } else {
+        add_real(st, sh, __longlong_as_double((long long)w));
+      }
+    }
+  }
+
+  template <class P>
+  __device__ __forceinline__ void finish(thread_state &st,
+                                         shared_state &sh) const {
+    const int lane = threadIdx.x & 31;
+    if (LAYOUT != GA_LAYOUT_INT) {
+      /* warp level: merge expansions exactly (residuals go to shared) */
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        double o[L];
+#pragma unroll
+        for (int l = 0; l < L; l++)
+          o[l] = __shfl_down_sync(0xffffffffu, st.s[l], off);
+        if (lane < off) {
+#pragma unroll
+          for (int l = 0; l < L; l++) add_real(st, sh, o[l]);
+        }
+      }
+      if (lane == 0) {
+#pragma unroll
+        for (int l = 0; l < L; l++) gak_sacc_add(sh.acc, st.s[l]);
+      }
+      unsigned any = st.npinf | st.nninf | st.nnan;
+      if (__any_sync(0xffffffffu, any != 0) && any) {
+        atomicAdd(&sh.cnt[4], (unsigned long long)st.npinf);
+        atomicAdd(&sh.cnt[5], (unsigned long long)st.nninf);
+        atomicAdd(&sh.cnt[6], (unsigned long long)st.nnan);
+      }
+    }
+    if (LAYOUT != GA_LAYOUT_REAL) {
+      unsigned long long lo = st.lo, hi = (unsigned long long)st.hi;
+      unsigned nint = st.nint, nseen = st.nseen;
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        lo += __shfl_down_sync(0xffffffffu, lo, off);
+        hi += __shfl_down_sync(0xffffffffu, hi, off);
+        nint += __shfl_down_sync(0xffffffffu, nint, off);
+        nseen += __shfl_down_sync(0xffffffffu, nseen, off);
+      }
+      if (lane == 0) {
+        if (lo) atomicAdd(&sh.cnt[0], lo);
+        if (hi) atomicAdd(&sh.cnt[1], hi);
+        if (LAYOUT == GA_LAYOUT_MIXED) {
+          if (nint) atomicAdd(&sh.cnt[2], (unsigned long long)nint);
+          if (nseen != nint)
+            atomicAdd(&sh.cnt[3], (unsigned long long)(nseen - nint));
+        }
+      }
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      if (LAYOUT == GA_LAYOUT_INT) atomicAdd(&sh.cnt[2], (unsigned long long)n);
+      if (LAYOUT == GA_LAYOUT_REAL) atomicAdd(&sh.cnt[3], (unsigned long long)n);
+    }
+    __syncthreads();
+    /* device level: integer atomics into the zeroed output */
+    unsigned long long *oacc = reinterpret_cast<unsigned long long *>(out->acc);
+    unsigned long long *ocnt = reinterpret_cast<unsigned long long *>(&out->ilo);
+    for (int i = threadIdx.x; i < GA_XACC_DIGITS + 7; i += blockDim.x) {
+      unsigned long long v =
+          i < GA_XACC_DIGITS ? sh.acc[i] : sh.cnt[i - GA_XACC_DIGITS];
+      if (v) atomicAdd(i < GA_XACC_DIGITS ? oacc + i : ocnt + (i - GA_XACC_DIGITS), v);
+    }
+  }
+};
+
+/* ------------------------------------------------------------ best op */
+
+struct gak_best_item {
+  long long bits;
+  long long idx; /* LLONG_MAX when kind is NONE */
+  int kind;
+  int pad;
+};
+
+__device__ __forceinline__ int gak_cmp_int_real(long long i, double d) {
+  if (d >= 0x1p63) return -1;
+  if (d < -0x1p63) return 1;
+  long long di = (long long)d; /* truncation is exact here */
+  if (i != di) return i < di ? -1 : 1;
+  double f = d - (double)di;
+  return f > 0 ? -1 : (f < 0 ? 1 : 0);
+}
+
+/* ga_num_cmp of engine/xacc.c, on the device */
+__device__ __forceinline__ int gak_num_cmp(int ka, long long a, int kb,
+                                           long long b) {
+  if (ka == GA_KIND_INT && kb == GA_KIND_INT) return (a > b) - (a < b);
+  if (ka == GA_KIND_REAL && kb == GA_KIND_REAL) {
+    double x = __longlong_as_double(a), y = __longlong_as_double(b);
+    return (x > y) - (x < y);
+  }
+  if (ka == GA_KIND_INT) return gak_cmp_int_real(a, __longlong_as_double(b));
+  return -gak_cmp_int_real(b, __longlong_as_double(a));
+}
+
+/* The total order of ga_best_partial: better value first, then smaller idx,
+** NONE last.  merge() keeps whichever comes first. */
+template <bool MIN>
+struct gak_best_merge {
+  __device__ __forceinline__ gak_best_item operator()(gak_best_item a,
+                                                      gak_best_item b) const {
+    if (b.kind == GA_KIND_NONE) return a;
+    if (a.kind == GA_KIND_NONE) return b;
+    int c = gak_num_cmp(a.kind, a.bits, b.kind, b.bits);
+    if (MIN) c = -c;
+    if (c > 0 || (c == 0 && a.idx < b.idx)) return a;
+    return b;
+  }
+};
+
+struct gak_best_shared {
+  gak_best_item slots[32];
+  int is_last;
+};
+
+template <int LAYOUT, bool MIN>
+struct gak_best_op {
+  ga_best_partial *out;
+  const uint64_t *isint;
+  gak_best_item *blocks; /* d_scratch: one item per block */
+  unsigned *counter;     /* d_scratch: blocks done (zeroed by the launcher) */
+
+  /* For the int and real layouts the kind is implicit; idx < 0: none yet. */
+  struct thread_state {
+    long long bits;
+    long long idx;
+    int kind;
+  };
+  typedef gak_best_shared shared_state;
+
+  __device__ __forceinline__ void init(thread_state &st,
+                                       shared_state &) const {
+    st.bits = 0;
+    st.idx = -1;
+    st.kind = GA_KIND_NONE;
+  }
+
+  __device__ __forceinline__ static bool int_better(long long a, long long b) {
+    return MIN ? a < b : a > b;
+  }
+  __device__ __forceinline__ static bool real_better(double a, double b) {
+    return MIN ? a < b : a > b;
+  }
+
+  __device__ __forceinline__ void one(thread_state &st, shared_state &,
+                                      uint64_t w, int64_t e) const {
+    if (LAYOUT == GA_LAYOUT_INT) {
+      if (st.idx < 0 || int_better((long long)w, st.bits)) {
+        st.bits = (long long)w;
+        st.idx = e;
+      }
+    } else if (LAYOUT == GA_LAYOUT_REAL) {
+      if (st.idx < 0 || real_better(__longlong_as_double((long long)w),
+                                    __longlong_as_double(st.bits))) {
+        st.bits = (long long)w;
+        st.idx = e;
+      }
+    } else {
+      int kind = gak_isint_bit(isint, e) ? GA_KIND_INT : GA_KIND_REAL;
+      int c = st.kind == GA_KIND_NONE
+                  ? 1
+                  : gak_num_cmp(kind, (long long)w, st.kind, st.bits);
+      if (MIN && st.kind != GA_KIND_NONE) c = -c;
+      if (c > 0) { /* strict: this thread sees increasing indices */
+        st.bits = (long long)w;
+        st.idx = e;
+        st.kind = kind;
+      }
+    }
+  }
+
+  /* The tile's best value first (max/min only, no index bookkeeping); the
+  ** position is searched only when the tile beats the thread's best, which
+  ** for most data happens a few times per thread. */
+  template <class P>
+  __device__ __forceinline__ void tile(thread_state &st, shared_state &sh,
+                                       const uint64_t (&w)[P::ITEMS],
+                                       int64_t e0) const {
+    if (LAYOUT == GA_LAYOUT_INT) {
+      long long m = (long long)w[0];
+#pragma unroll
+      for (int k = 1; k < P::ITEMS; k++)
+        m = MIN ? min(m, (long long)w[k]) : max(m, (long long)w[k]);
+      if (st.idx < 0 || int_better(m, st.bits)) {
+        int first = P::ITEMS - 1;
+#pragma unroll
+        for (int k = P::ITEMS - 1; k >= 0; k--)
+          if ((long long)w[k] == m) first = k;
+        st.bits = m;
+        st.idx = e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
+      }
+    } else if (LAYOUT == GA_LAYOUT_REAL) {
+      double m = __longlong_as_double((long long)w[0]);
+#pragma unroll
+      for (int k = 1; k < P::ITEMS; k++) {
+        double x = __longlong_as_double((long long)w[k]);
+        m = MIN ? fmin(m, x) : fmax(m, x);
+      }
+      if (st.idx < 0 || real_better(m, __longlong_as_double(st.bits))) {
+        /* first word equal in value (-0.0 == 0.0): keep its own bits */
+        int first = P::ITEMS - 1;
+#pragma unroll
+        for (int k = P::ITEMS - 1; k >= 0; k--)
+          if (__longlong_as_double((long long)w[k]) == m) first = k;
+        long long b = (long long)w[0];
+#pragma unroll
+        for (int k = 1; k < P::ITEMS; k++)
+          if (k == first) b = (long long)w[k];
+        st.bits = b;
+        st.idx = e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < P::ITEMS; k++)
+        one(st, sh, w[k],
+            e0 + (int64_t)(k >> 1) * 2 * P::BLOCK_THREADS + (k & 1));
+    }
+  }
+
+  template <class P>
+  __device__ __forceinline__ void finish(thread_state &st,
+                                         shared_state &sh) const {
+    gak_best_item it;
+    it.bits = st.bits;
+    it.pad = 0;
+    if (LAYOUT == GA_LAYOUT_MIXED)
+      it.kind = st.kind;
+    else
+      it.kind = st.idx < 0 ? GA_KIND_NONE
+                           : (LAYOUT == GA_LAYOUT_INT ? GA_KIND_INT
+                                                      : GA_KIND_REAL);
+    it.idx = it.kind == GA_KIND_NONE ? LLONG_MAX : st.idx;
+    gak_best_merge<MIN> merge;
+    it = gak_block_reduce<P>(it, merge, sh.slots);
+    /* device level: last block done.  The fence orders this block's item
+    ** before its ticket; the last ticket holder then sees every item. */
+    if (threadIdx.x == 0) {
+      blocks[blockIdx.x] = it;
+      __threadfence();
+      sh.is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!sh.is_last) return;
+    __threadfence();
+    gak_best_item acc;
+    acc.kind = GA_KIND_NONE;
+    acc.idx = LLONG_MAX;
+    acc.bits = 0;
+    acc.pad = 0;
+    for (int i = threadIdx.x; i < (int)gridDim.x; i += blockDim.x) {
+      gak_best_item b;
+      const long long *p = reinterpret_cast<const long long *>(blocks + i);
+      b.bits = __ldcg(p);
+      b.idx = __ldcg(p + 1);
+      b.kind = __ldcg(reinterpret_cast<const int *>(p + 2));
+      b.pad = 0;
+      acc = merge(acc, b);
+    }
+    acc = gak_block_reduce<P>(acc, merge, sh.slots);
+    if (threadIdx.x == 0) {
+      ga_best_partial r;
+      r.kind = acc.kind;
+      r.pad = 0;
+      r.idx = acc.kind == GA_KIND_NONE ? 0 : acc.idx;
+      r.bits = acc.kind == GA_KIND_NONE ? 0 : acc.bits;
+      *out = r;
+      *counter = 0; /* tidy; the next call zeroes it anyway */
+    }
+  }
+};
+
+/* ------------------------------------------------------------ launchers */
+
+template <class P, int LAYOUT, int L>
+static cudaError_t gak_sum_run(const uint64_t *v, const uint64_t *isint,
+                               int64_t n, ga_sum_partial *out,
+                               cudaStream_t s) {
+  gak_sum_op<LAYOUT, L> op;
+  op.out = out;
+  op.isint = isint;
+  op.n = n;
+  return gak_launch<P>(op, v, n, s);
+}
+
+/* Only spill-free instantiations: the mixed layout keeps 2 levels (3 spill
+** at 64 registers) and the policy with 16 items is not used for it. */
+template <class P, bool MIXED_OK>
+static cudaError_t gak_sum_policy(const uint64_t *v, const uint64_t *isint,
+                                  int64_t n, int layout, int levels,
+                                  ga_sum_partial *out, cudaStream_t s) {
+  if (layout == GA_LAYOUT_INT)
+    return gak_sum_run<P, GA_LAYOUT_INT, 2>(v, isint, n, out, s);
+  if (layout == GA_LAYOUT_MIXED) {
+    if constexpr (MIXED_OK)
+      return gak_sum_run<P, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
+    else
+      return gak_sum_run<gak_policy0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
+  }
+  if (levels == 2) return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+  if (levels == 3) return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+  return cudaErrorInvalidValue;
+}
+
+extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
+                             int64_t n, int layout, int levels, int policy,
+                             ga_sum_partial *d_out, gak_stream stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (n < 0 || !d_out) return (int)cudaErrorInvalidValue;
+  if (layout < GA_LAYOUT_INT || layout > GA_LAYOUT_MIXED)
+    return (int)cudaErrorInvalidValue;
+  cudaError_t err = cudaMemsetAsync(d_out, 0, sizeof(*d_out), s);
+  if (err != cudaSuccess || n == 0) return (int)err; /* empty: all zero */
+  switch (policy) {
+  case 0:
+    err = gak_sum_policy<gak_policy0, true>(d_vals, d_isint, n, layout, levels,
+                                            d_out, s);
+    break;
+  case 1:
+    err = gak_sum_policy<gak_policy1, true>(d_vals, d_isint, n, layout, levels,
+                                            d_out, s);
+    break;
+  case 2:
+    err = gak_sum_policy<gak_policy2, false>(d_vals, d_isint, n, layout,
+                                             levels, d_out, s);
+    break;
+  default:
+    err = cudaErrorInvalidValue;
+  }
+  return (int)err;
+}
+
+extern "C" size_t gak_scratch_bytes(int64_t n) {
+  (void)n; /* one item per block; the grid is capped at GAK_MAX_GRID */
+  return 256 + (size_t)GAK_MAX_GRID * sizeof(gak_best_item);
+}
+
+extern "C" int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint,
+                       int64_t n, int layout, ga_sum_partial *d_out,
+                       void *d_scratch, gak_stream stream) {
+  (void)d_scratch; /* sums merge with atomics into *d_out */
+  return gak_sum_tuned(d_vals, d_isint, n, layout, GAK_REAL_LEVELS, 0, d_out,
+                       stream);
+}
+
+template <class P, int LAYOUT, bool MIN>
+static cudaError_t gak_best_run(const uint64_t *v, const uint64_t *isint,
+                                int64_t n, ga_best_partial *out,
+                                void *scratch, cudaStream_t s) {
+  gak_best_op<LAYOUT, MIN> op;
+  op.out = out;
+  op.isint = isint;
+  op.counter = (unsigned *)scratch;
+  op.blocks = (gak_best_item *)((char *)scratch + 256);
+  return gak_launch<P>(op, v, n, s);
+}
+
+template <class P>
+static cudaError_t gak_best_policy(const uint64_t *v, const uint64_t *isint,
+                                   int64_t n, int layout, int want_min,
+                                   ga_best_partial *out, void *scratch,
+                                   cudaStream_t s) {
+  switch (layout * 2 + (want_min != 0)) {
+  case GA_LAYOUT_INT * 2:
+    return gak_best_run<P, GA_LAYOUT_INT, false>(v, isint, n, out, scratch, s);
+  case GA_LAYOUT_INT * 2 + 1:
+    return gak_best_run<P, GA_LAYOUT_INT, true>(v, isint, n, out, scratch, s);
+  case GA_LAYOUT_REAL * 2:
+    return gak_best_run<P, GA_LAYOUT_REAL, false>(v, isint, n, out, scratch, s);
+  case GA_LAYOUT_REAL * 2 + 1:
+    return gak_best_run<P, GA_LAYOUT_REAL, true>(v, isint, n, out, scratch, s);
+  case GA_LAYOUT_MIXED * 2:
+    return gak_best_run<P, GA_LAYOUT_MIXED, false>(v, isint, n, out, scratch, s);
+  case GA_LAYOUT_MIXED * 2 + 1:
+    return gak_best_run<P, GA_LAYOUT_MIXED, true>(v, isint, n, out, scratch, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+extern "C" int gak_best_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
+                              int64_t n, int layout, int want_min, int policy,
+                              ga_best_partial *d_out, void *d_scratch,
+                              gak_stream stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  if (n < 0 || !d_out) return (int)cudaErrorInvalidValue;
+  if (layout < GA_LAYOUT_INT || layout > GA_LAYOUT_MIXED)
+    return (int)cudaErrorInvalidValue;
+  if (n == 0) /* kind GA_KIND_NONE is 0: an all-zero partial */
+    return (int)cudaMemsetAsync(d_out, 0, sizeof(*d_out), s);
+  if (!d_scratch) return (int)cudaErrorInvalidValue;
+  cudaError_t err = cudaMemsetAsync(d_scratch, 0, sizeof(unsigned), s);
+  if (err != cudaSuccess) return (int)err;
+  switch (policy) {
+  case 0:
+    return (int)gak_best_policy<gak_policy0>(d_vals, d_isint, n, layout,
+                                             want_min, d_out, d_scratch, s);
+  case 1:
+    return (int)gak_best_policy<gak_policy1>(d_vals, d_isint, n, layout,
+                                             want_min, d_out, d_scratch, s);
+  case 2:
+    return (int)gak_best_policy<gak_policy2>(d_vals, d_isint, n, layout,
+                                             want_min, d_out, d_scratch, s);
+  }
+  return (int)cudaErrorInvalidValue;
+}
+
+extern "C" int gak_best(const uint64_t *d_vals, const uint64_t *d_isint,
+                        int64_t n, int layout, int want_min,
+                        ga_best_partial *d_out, void *d_scratch,
+                        gak_stream stream) {
+  return gak_best_tuned(d_vals, d_isint, n, layout, want_min, 0, d_out,
+                        d_scratch, stream);
+}
