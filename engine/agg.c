@@ -99,6 +99,8 @@ ga_agg *ga_agg_new(int op, const ga_config *cfg, ga_last *last) {
   return a;
 }
 
+int ga_agg_op(const ga_agg *a) { return a->op; }
+
 /* ---- reducing chunks ---- */
 
 static void merge_best(ga_agg *a, ga_best_partial p, int64_t base) {

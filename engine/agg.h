@@ -56,6 +56,7 @@ typedef struct ga_agg ga_agg;
 
 ga_agg *ga_agg_new(int op, const ga_config *cfg, ga_last *last);
 void ga_agg_free(ga_agg *a);
+int ga_agg_op(const ga_agg *a); /* GA_AGG_* */
 int ga_agg_step(ga_agg *a, const ga_value *v);
 int ga_agg_inverse(ga_agg *a, const ga_value *v);
 /* Current (window) or final result.  out->p, when set, stays valid until

@@ -26,7 +26,8 @@
 typedef struct ga_chunk ga_chunk;
 struct ga_chunk {
   uint64_t *vals;  /* cap 64-bit words */
-  uint64_t *isint; /* cap/64 words: bit i set = vals[i] is an int64 */
+  uint64_t *isint; /* cap/64 words: bit i set = vals[i] is an int64; kept
+                      only while the chunk is mixed (ga_chunk_push) */
   int64_t cap;     /* values it can hold (a multiple of 64) */
   int64_t n;       /* values held */
   int64_t nint;    /* how many of them are integers */
@@ -45,16 +46,34 @@ static inline int ga_chunk_layout(const ga_chunk *c) {
                          : (c->nint == 0 ? GA_LAYOUT_REAL : GA_LAYOUT_MIXED);
 }
 
+/* The bitmap is written only once a chunk holds both kinds: a column of
+** one type (the usual case) costs no bitmap work per row. */
+static inline void ga_chunk_mix(ga_chunk *c) {
+  uint64_t fill = c->nint ? ~0ull : 0; /* what the chunk held so far */
+  int64_t words = (c->n + 63) >> 6;
+  for (int64_t w = 0; w < words; w++) c->isint[w] = fill;
+  if (c->n & 63) c->isint[words - 1] &= (1ull << (c->n & 63)) - 1;
+}
+
 static inline void ga_chunk_push(ga_chunk *c, uint64_t bits, int is_int) {
-  int64_t n = c->n;
-  if ((n & 63) == 0) c->isint[n >> 6] = 0;
-  c->isint[n >> 6] |= (uint64_t)is_int << (n & 63);
+  int64_t n = c->n, k = c->nint;
+  int mixed = k != 0 && k != n;
+  if (!mixed && n > 0 && (k == n) != is_int) {
+    ga_chunk_mix(c);
+    mixed = 1;
+  }
+  if (mixed) {
+    if ((n & 63) == 0) c->isint[n >> 6] = 0;
+    c->isint[n >> 6] |= (uint64_t)is_int << (n & 63);
+  }
   c->vals[n] = bits;
   c->n = n + 1;
-  c->nint += is_int;
+  c->nint = k + is_int;
 }
 
 static inline int ga_chunk_is_int(const ga_chunk *c, int64_t i) {
+  int layout = ga_chunk_layout(c);
+  if (layout != GA_LAYOUT_MIXED) return layout == GA_LAYOUT_INT;
   return (int)((c->isint[i >> 6] >> (i & 63)) & 1);
 }
 

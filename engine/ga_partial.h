@@ -22,8 +22,9 @@
 ** p = biased exponent - 1 (p = 0 for subnormals), 0 <= p <= 2045.  The
 ** accumulator is a little-endian array of signed 64-bit digits, digit k
 ** weighing 2^(32k - 1074).  Adding m at position p adds (m << (p & 31)) into
-** digits p>>5 .. (p>>5)+2, 32 bits to a digit, so each digit grows by less than
-** 2^32 per value: 2^30 values can be added before any carry must be propagated.
+** digits p>>5 .. (p>>5)+2, about 32 bits to a digit, so each digit grows by
+** less than 2^33 per value: 2^29 values can be added before any carry must be
+** propagated.
 ** The top digit is signed and holds the carries; 68 digits cover
 ** 2^-1074 .. 2^1102, room for 2^64 values near DBL_MAX.
 */

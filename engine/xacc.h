@@ -63,13 +63,15 @@ static inline double ga_bitsd(int64_t i) {
 }
 
 /* Add (or subtract) m * 2^(pos - 1074), m < 2^64: at most 3 digits, each
-** growing by less than 2^32. */
+** growing by less than 2^33. */
 static inline void ga_xacc_add_at(int64_t *acc, uint64_t m, int pos, int neg) {
-  int k = pos >> 5;
-  unsigned __int128 v = (unsigned __int128)m << (pos & 31);
-  int64_t d0 = (int64_t)((uint64_t)v & 0xffffffffu);
-  int64_t d1 = (int64_t)((uint64_t)(v >> 32) & 0xffffffffu);
-  int64_t d2 = (int64_t)(uint64_t)(v >> 64);
+  int k = pos >> 5, sh = pos & 31;
+  /* m = hi*2^32 + lo; each half shifted stays below 2^63, so no 128-bit
+  ** shift is needed */
+  uint64_t lo = (m & 0xffffffffu) << sh, hi = (m >> 32) << sh;
+  int64_t d0 = (int64_t)(lo & 0xffffffffu);
+  int64_t d1 = (int64_t)((lo >> 32) + (hi & 0xffffffffu));
+  int64_t d2 = (int64_t)(hi >> 32);
   if (neg) {
     d0 = -d0;
     d1 = -d1;

@@ -80,9 +80,9 @@ static const ga_fn_data agg_fns[GA_NAGG] = {
     {"gpu_min", GA_AGG_MIN, NULL},
 };
 
-static void to_value(const ga_fn_data *fn, sqlite3_value *v, ga_value *out) {
-  memset(out, 0, sizeof(*out));
-  if (fn->op <= GA_AGG_AVG) {
+/* Called for every row: no memset, only the fields the type needs. */
+static void to_value(int op, sqlite3_value *v, ga_value *out) {
+  if (op <= GA_AGG_AVG) {
     /* sum()'s classification: text that looks like a number is that
     ** number; any other text or blob is its numeric prefix, as a REAL */
     int t = sqlite3_value_numeric_type(v);
@@ -147,23 +147,26 @@ static void report(sqlite3_context *ctx, int rc) {
 
 static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  ga_fn_data *d = sqlite3_user_data(ctx);
   ga_value v;
-  to_value(d, argv[0], &v);
-  ga_agg **pp = agg_get(ctx, 1);
-  if (!pp) {
-    sqlite3_result_error_nomem(ctx);
-    return;
+  ga_agg **pp = sqlite3_aggregate_context(ctx, sizeof(ga_agg *));
+  if (!pp) goto nomem;
+  if (!*pp) {
+    ga_fn_data *d = sqlite3_user_data(ctx);
+    if (!(*pp = ga_agg_new(d->op, &d->conn->cfg, &d->conn->last))) goto nomem;
   }
+  to_value(ga_agg_op(*pp), argv[0], &v);
   int rc = ga_agg_step(*pp, &v);
   if (rc) report(ctx, rc);
+  return;
+nomem:
+  sqlite3_result_error_nomem(ctx);
 }
 
 static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_fn_data *d = sqlite3_user_data(ctx);
   ga_value v;
-  to_value(d, argv[0], &v);
+  to_value(d->op, argv[0], &v);
   ga_agg **pp = agg_get(ctx, 1);
   if (!pp) {
     sqlite3_result_error_nomem(ctx);

@@ -46,7 +46,6 @@
 SQLITE_EXTENSION_INIT3
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "gpuagg_ext.h"
@@ -71,6 +70,8 @@ SQLITE_EXTENSION_INIT3
 /* A gpu_matadd table that reads (through others) itself would recurse
 ** without end; scans nested deeper than this are refused. */
 #define GA_MATADD_MAX_DEPTH 16
+/* idxNum of a plan without exactly two arguments (| how many were given). */
+#define GA_MATADD_BADARGS 0x100
 
 /* Per connection: the user data of the module and of gpu_matadd_info(). */
 typedef struct ga_matadd_module {
@@ -97,14 +98,6 @@ typedef struct ga_matadd_cursor {
   sqlite3_int64 rowid;
   char *zA, *zB; /* the arguments of this scan, for the hidden columns */
 } ga_matadd_cursor;
-
-static void matadd_set_err(sqlite3_vtab *vt, const char *zFmt, ...) {
-  va_list ap;
-  va_start(ap, zFmt);
-  sqlite3_free(vt->zErrMsg);
-  vt->zErrMsg = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-}
 
 /* ---- xConnect / xCreate (one function: eponymous and creatable) ---- */
 
@@ -196,22 +189,20 @@ static int matadd_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
           iArg[c->iColumn - GA_MATADD_COL_A] = k;
       }
     }
-    if (maxHidden != GA_MATADD_COL_B) {
+    /* A wrong argument count is reported by xFilter, not here: SQLite also
+    ** asks about subsets of the constraints (for OR terms, say), and an
+    ** error here would fail the whole statement.  The plan gets an enormous
+    ** cost so that any plan with the arguments wins. */
+    if (maxHidden != GA_MATADD_COL_B || (!unusable && (iArg[0] < 0 || iArg[1] < 0))) {
       int got = maxHidden < 0 ? 0 : maxHidden - GA_MATADD_COL_A + 1;
-      matadd_set_err(pVtab,
-                     "gpu_matadd: expected 2 arguments (the tables to add), "
-                     "got %d",
-                     got);
-      return SQLITE_ERROR;
+      p->idxNum = GA_MATADD_BADARGS | got;
+      p->estimatedCost = 1e300;
+      p->estimatedRows = (sqlite3_int64)1 << 62;
+      return SQLITE_OK;
     }
     /* Arguments that come from a table not yet scanned (a join): tell the
     ** planner to try another order. */
-    if (iArg[0] < 0 || iArg[1] < 0) {
-      if (unusable) return SQLITE_CONSTRAINT;
-      matadd_set_err(pVtab, "gpu_matadd: expected 2 arguments (the tables "
-                            "to add)");
-      return SQLITE_ERROR;
-    }
+    if (iArg[0] < 0 || iArg[1] < 0) return SQLITE_CONSTRAINT;
     p->aConstraintUsage[iArg[0]].argvIndex = ++nArgv;
     p->aConstraintUsage[iArg[0]].omit = 1;
     p->aConstraintUsage[iArg[1]].argvIndex = ++nArgv;
@@ -409,7 +400,7 @@ static char *matadd_render(sqlite3_stmt *st, int col) {
     case SQLITE_INTEGER:
       return sqlite3_mprintf("%lld", (long long)sqlite3_column_int64(st, col));
     case SQLITE_FLOAT:
-      return sqlite3_mprintf("%!.17g", sqlite3_column_double(st, col));
+      return sqlite3_mprintf("%!.15g", sqlite3_column_double(st, col));
     case SQLITE_TEXT:
       return sqlite3_mprintf("'%.40q'", sqlite3_column_text(st, col));
     case SQLITE_BLOB:
@@ -603,7 +594,7 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   ga_matadd_dup dup;
   ga_config cfg;
   char *zErr = NULL;
-  int rc = SQLITE_OK, k, nArgs = idxNum ? 2 : 0, entered = 0;
+  int rc = SQLITE_OK, k, nArgs = idxNum == 1 ? 2 : 0, entered = 0;
 
   memset(src, 0, sizeof(src));
   memset(in, 0, sizeof(in));
@@ -612,11 +603,16 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   /* Snapshot: a gpuagg_config() call during the scan must not change it. */
   cfg = mod->conn->cfg;
 
+  if (idxNum & GA_MATADD_BADARGS) {
+    zErr = sqlite3_mprintf("gpu_matadd: expected 2 arguments (the tables to "
+                           "add), got %d",
+                           idxNum & 0xff);
+    rc = SQLITE_ERROR;
+    goto cleanup;
+  }
   if (nArgs) {
     if (argc < 2) {
-      zErr = sqlite3_mprintf("gpu_matadd: expected 2 arguments (the tables "
-                             "to add)");
-      rc = SQLITE_ERROR;
+      rc = SQLITE_ERROR; /* cannot happen: xBestIndex asked for both */
       goto cleanup;
     }
     for (k = 0; k < 2; k++) {

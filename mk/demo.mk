@@ -1,0 +1,3 @@
+.PHONY: demo
+demo: $(LIB)
+	$(SQLITE3) < sql/demo.sql

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# run_all.sh — runs every test suite of gpuagg and sums their results.
+#
+# Each suite prints FAIL/SKIP lines and one or more summary lines
+#   RESULT <suite>: <p> passed, <f> failed, <s> skipped
+# This script prints all of that, then one last line
+#   N passed, N failed, N skipped
+# and exits non-zero when anything failed (or a suite crashed).
+#
+# Environment: GPUAGG_LIB (extension path without .so, default ./libgpuagg),
+# GPUAGG_TEST_GPU=1 (GPU machine: forced runs must use the GPU and GPU-only
+# checks run), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED.
+set -u
+cd "$(dirname "$0")/.."
+export GPUAGG_LIB="${GPUAGG_LIB:-$PWD/libgpuagg}"
+if [ -z "${PYTHON:-}" ] || ! command -v "$PYTHON" >/dev/null 2>&1; then
+  if [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; else PYTHON=python3; fi
+fi
+export PYTHON SQLITE3="${SQLITE3:-sqlite3}"
+
+if [ ! -e "$GPUAGG_LIB.so" ]; then
+  echo "FAIL: $GPUAGG_LIB.so does not exist (run make first)"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
+passed=0 failed=0 skipped=0
+run_suite() { # name, command...
+  local name=$1 out rc t0=$SECONDS
+  shift
+  echo "== $name"
+  out=$("$@" 2>&1)
+  rc=$?
+  printf '%s\n' "$out" | grep -v '^PASS ' --line-buffered || true
+  [ "${VERBOSE:-0}" = 1 ] && printf '%s\n' "$out" | grep '^PASS ' || true
+  local p=0 f=0 s=0 line
+  while IFS= read -r line; do
+    if [[ $line =~ ^RESULT\ .*:\ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped$ ]]; then
+      p=$((p + BASH_REMATCH[1])) f=$((f + BASH_REMATCH[2])) s=$((s + BASH_REMATCH[3]))
+    fi
+  done <<<"$out"
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "FAIL: suite $name exited with status $rc without reporting a failure"
+    f=$((f + 1))
+  fi
+  echo "-- $name: $p passed, $f failed, $s skipped ($((SECONDS - t0))s)"
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+run_suite sql "$PYTHON" tests/sqltest.py tests/sql/*.sql
+run_suite config "$PYTHON" tests/test_config.py
+run_suite exact "$PYTHON" tests/test_exact.py
+run_suite diff "$PYTHON" tests/test_diff.py
+run_suite gpu "$PYTHON" tests/test_gpu.py
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

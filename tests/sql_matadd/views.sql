@@ -1,0 +1,36 @@
+-- Views, schemas and quoted names as inputs.
+create table raw(r integer, c integer, x real);
+insert into raw select x.value, y.value, x.value * 0.5 + y.value * 0.125 + 1 from generate_series(0, 19) x, generate_series(0, 9) y;
+create view va as select r as i, c as j, x * 2 as v from raw;
+create view vb as select c as i, r as j, x - 1 as v from raw where r < 10;
+create temp view ref as select i, j, sum(v) as v from (select i, j, v from va union all select i, j, v from vb) group by i, j order by i, j;
+select 'views_match_ref', (select group_concat(i || ',' || j || ',' || printf('%.17g', v), ';') from gpu_matadd('va', 'vb')) = (select group_concat(i || ',' || j || ',' || printf('%.17g', v), ';') from ref);
+select 'views_schema_main', (select count(*) from gpu_matadd('main.va', 'MAIN.vb')) = (select count(*) from ref);
+create temp table t(i integer, j integer, v real);
+insert into t values (0, 0, 100), (30, 30, 1);
+select 'temp_schema', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('temp.t', 'temp.t')) = '0,0,200.0;30,30,2.0';
+select 'temp_unqualified', (select count(*) from gpu_matadd('t', 'va')) = 201;
+create temp view tv as select i, j, v * 3 as v from t;
+select 'temp_view', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('tv', 't')) = '0,0,400.0;30,30,4.0';
+create table "my table"(i integer, j integer, v real);
+insert into "my table" values (1, 1, 0.5);
+select 'quoted_name', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('my table', '"my table"')) = '1,1,1.0';
+select 'quoted_schema_name', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('main."my table"', '[my table]')) = '1,1,1.0';
+create table "x.y"(i integer, j integer, v real);
+insert into "x.y" values (2, 2, 0.25);
+select 'dotted_name', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('x.y', '"x.y"')) = '2,2,0.5';
+attach database ':memory:' as aux;
+create table aux.m(i integer, j integer, v real);
+insert into aux.m values (0, 0, 7), (5, 5, 8);
+select 'attached_schema', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('aux.m', 'temp.t')) = '0,0,107.0;5,5,8.0;30,30,1.0';
+select 'upper_case_columns', (select count(*) from gpu_matadd('va', 'vb')) > 0;
+create table uc(I integer, J integer, V real);
+insert into uc values (1, 0, 2);
+select 'column_case', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('uc', 'uc')) = '1,0,4.0';
+create table extra(k text, i integer, v real, j integer, note text);
+insert into extra values ('x', 0, 1.5, 1, 'n');
+select 'extra_columns', (select group_concat(i || ',' || j || ',' || v, ';') from gpu_matadd('extra', 'extra')) = '0,1,3.0';
+-- Joins: the arguments come from another table.
+create table pairs(x text, y text);
+insert into pairs values ('t', 't'), ('uc', 'extra');
+select 'args_from_join', (select group_concat(p.x || ':' || g.i || ',' || g.j || ',' || g.v, ';') from pairs p, gpu_matadd(p.x, p.y) g) = 't:0,0,200.0;t:30,30,2.0;uc:0,1,1.5;uc:1,0,2.0';

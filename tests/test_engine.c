@@ -1,0 +1,364 @@
+/*
+** test_engine.c — C unit tests of the engine (no SQL, no GPU).
+**
+** Oracles that do not come from the code under test:
+**   - IEEE addition and division are correctly rounded, so the exact sum of
+**     two doubles must equal a + b, and an exact integer total below 2^53
+**     divided by n must equal (double)total / n;
+**   - the same multiset of values, cut into chunks of any size, reduced and
+**     merged in any order, must give the same normalised partial (memcmp);
+**   - a sliding-window max/min must equal a brute-force scan of the frame.
+** Prints one line per failure and ends with "N passed, N failed".
+*/
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agg.h"
+#include "bestval.h"
+#include "cpu_reduce.h"
+#include "xacc.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (cond)                                                                  \
+      passed++;                                                                \
+    else {                                                                     \
+      failed++;                                                                \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__);                              \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+    }                                                                          \
+  } while (0)
+
+/* xorshift64*: reproducible, no libc rand() state shared with anything */
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void) {
+  rng ^= rng >> 12;
+  rng ^= rng << 25;
+  rng ^= rng >> 27;
+  return rng * 2685821657736338717ull;
+}
+
+/* A finite double with a random sign, exponent in [emin, emax], mantissa. */
+static double rnd_double(int emin, int emax) {
+  double m = (double)(rnd() >> 11) / 9007199254740992.0 + 0.5;
+  double d = ldexp(m, emin + (int)(rnd() % (uint64_t)(emax - emin + 1)));
+  return (rnd() & 1) ? -d : d;
+}
+
+static int same_bits(double a, double b) { return ga_dbits(a) == ga_dbits(b); }
+
+static double sum_of(const double *v, int n) {
+  ga_sum_partial p;
+  ga_sum_init(&p);
+  for (int i = 0; i < n; i++) ga_sum_add_real(&p, v[i], 1);
+  return ga_sum_round(&p);
+}
+
+static void test_pairs(void) {
+  int bad = 0;
+  for (int t = 0; t < 200000; t++) {
+    int wide = t % 3;
+    double a = rnd_double(wide ? -1074 : -60, wide ? 1023 : 60);
+    double b = rnd_double(wide ? -1074 : -60, wide ? 1023 : 60);
+    double v[2] = {a, b};
+    if (!same_bits(sum_of(v, 2), a + b)) {
+      if (bad++ < 5) printf("  pair %a + %a: got %a\n", a, b, sum_of(v, 2));
+    }
+  }
+  CHECK(bad == 0, "exact sum of two doubles != IEEE a+b in %d cases", bad);
+}
+
+static void test_known(void) {
+  double tenth[10];
+  for (int i = 0; i < 10; i++) tenth[i] = 0.1;
+  CHECK(sum_of(tenth, 10) == 1.0, "0.1 * 10 gave %a", sum_of(tenth, 10));
+  double c[3] = {1e100, 1.0, -1e100};
+  CHECK(sum_of(c, 3) == 1.0, "cancellation gave %a", sum_of(c, 3));
+  double o[2] = {DBL_MAX, DBL_MAX};
+  CHECK(isinf(sum_of(o, 2)) && sum_of(o, 2) > 0, "overflow to +inf");
+  double o2[3] = {DBL_MAX, DBL_MAX, -DBL_MAX};
+  CHECK(sum_of(o2, 3) == DBL_MAX, "no spurious overflow: %a", sum_of(o2, 3));
+  double s[3] = {DBL_TRUE_MIN, DBL_TRUE_MIN, -0.0};
+  CHECK(sum_of(s, 3) == 2 * DBL_TRUE_MIN, "subnormals");
+  double inf[3] = {INFINITY, 1.0, -INFINITY};
+  CHECK(isnan(sum_of(inf, 3)), "+inf + -inf is NaN (SQL NULL)");
+  CHECK(sum_of(inf, 2) == INFINITY, "+inf + 1");
+  double z[2] = {-0.0, -0.0};
+  CHECK(same_bits(sum_of(z, 2), 0.0), "zeros sum to +0.0 like sum()");
+  /* ties to even at the top of the mantissa: 2^53 + 1 + 2^-30 rounds up */
+  double t3[3] = {0x1p53, 1.0, 0x1p-30};
+  CHECK(sum_of(t3, 3) == 0x1p53 + 2, "sticky bit below the round bit");
+  double t2[2] = {0x1p53, 1.0};
+  CHECK(sum_of(t2, 2) == 0x1p53, "tie to even");
+
+  ga_sum_partial p;
+  ga_sum_init(&p);
+  ga_sum_add_int(&p, 9007199254740993ll, 1);
+  ga_sum_add_real(&p, 1.0, 1);
+  CHECK(ga_sum_round(&p) == 9007199254740994.0, "int + real exact");
+  int64_t iv;
+  double rv;
+  ga_sum_init(&p);
+  ga_sum_add_int(&p, INT64_MAX, 1);
+  ga_sum_add_int(&p, 1, 1);
+  ga_sum_add_int(&p, -1, 1);
+  CHECK(ga_sum_result(&p, &iv, &rv) == GA_SUM_INT && iv == INT64_MAX,
+        "order-independent overflow rule");
+  ga_sum_add_int(&p, 1, 1);
+  CHECK(ga_sum_result(&p, &iv, &rv) == GA_SUM_OVERFLOW, "overflow");
+  ga_sum_init(&p);
+  ga_sum_add_int(&p, INT64_MIN, 1);
+  CHECK(ga_sum_result(&p, &iv, &rv) == GA_SUM_INT && iv == INT64_MIN,
+        "INT64_MIN");
+  ga_sum_add_int(&p, -1, 1);
+  CHECK(ga_sum_result(&p, &iv, &rv) == GA_SUM_OVERFLOW, "below INT64_MIN");
+}
+
+static void test_div(void) {
+  int bad = 0;
+  for (int t = 0; t < 100000; t++) {
+    ga_sum_partial p;
+    ga_sum_init(&p);
+    int n = 1 + (int)(rnd() % 50);
+    int64_t tot = 0;
+    for (int i = 0; i < n; i++) {
+      int64_t v = (int64_t)(rnd() % 2000000000001ull) - 1000000000000ll;
+      tot += v;
+      ga_sum_add_int(&p, v, 1);
+    }
+    if (!same_bits(ga_sum_round_div(&p, n), (double)tot / n)) bad++;
+  }
+  CHECK(bad == 0, "exact avg != (double)total/n in %d cases", bad);
+  ga_sum_partial p;
+  ga_sum_init(&p);
+  ga_sum_add_real(&p, DBL_TRUE_MIN, 1);
+  CHECK(ga_sum_round_div(&p, 2) == 0.0, "half the smallest subnormal: even");
+  ga_sum_add_real(&p, DBL_TRUE_MIN, 1);
+  ga_sum_add_real(&p, DBL_TRUE_MIN, 1);
+  CHECK(ga_sum_round_div(&p, 2) == 2 * DBL_TRUE_MIN, "1.5 ulp rounds to 2");
+  ga_sum_init(&p);
+  ga_sum_add_real(&p, DBL_MAX, 1);
+  ga_sum_add_real(&p, DBL_MAX, 1);
+  CHECK(ga_sum_round_div(&p, 2) == DBL_MAX, "avg of DBL_MAX pair, no overflow");
+}
+
+/* Reduce v (mixed ints and reals) cut at random points, chunks in a random
+** order; the normalised partial must not depend on any of it. */
+static void test_splits(void) {
+  enum { N = 20000 };
+  static uint64_t vals[N], isint[N / 64 + 1];
+  for (int i = 0; i < N; i++) {
+    int is_int = (rnd() % 3) == 0;
+    if (is_int)
+      vals[i] = rnd();
+    else
+      vals[i] = (uint64_t)ga_dbits(rnd_double(-1074, 1000));
+    if (is_int)
+      isint[i >> 6] |= 1ull << (i & 63);
+    else
+      isint[i >> 6] &= ~(1ull << (i & 63));
+  }
+  ga_sum_partial ref;
+  ga_sum_init(&ref);
+  ga_cpu_sum(vals, isint, N, GA_LAYOUT_MIXED, &ref);
+  ga_sum_normalize(&ref);
+  ga_best_partial bref;
+  ga_cpu_best(vals, isint, N, GA_LAYOUT_MIXED, 0, &bref);
+  int bad = 0, badb = 0;
+  for (int t = 0; t < 200; t++) {
+    /* cut points at multiples of 64, so each piece has its own bitmap */
+    int cuts[40], nc = 0, pos = 0;
+    while (pos < N && nc < 39) {
+      cuts[nc++] = pos;
+      pos += 64 * (1 + (int)(rnd() % 40));
+    }
+    cuts[nc] = N;
+    int order[40];
+    for (int i = 0; i < nc; i++) order[i] = i;
+    for (int i = nc - 1; i > 0; i--) {
+      int j = (int)(rnd() % (uint64_t)(i + 1)), x = order[i];
+      order[i] = order[j];
+      order[j] = x;
+    }
+    ga_sum_partial acc;
+    ga_sum_init(&acc);
+    ga_best_partial best = {0};
+    for (int i = 0; i < nc; i++) {
+      int a = cuts[order[i]], b = order[i] + 1 <= nc ? cuts[order[i] + 1] : N;
+      if (b > N) b = N;
+      ga_sum_partial part;
+      ga_sum_init(&part);
+      ga_cpu_sum(vals + a, isint + a / 64, b - a, GA_LAYOUT_MIXED, &part);
+      ga_sum_merge(&acc, &part);
+      ga_best_partial bp;
+      ga_cpu_best(vals + a, isint + a / 64, b - a, GA_LAYOUT_MIXED, 0, &bp);
+      bp.idx += a;
+      ga_best_merge(&best, &bp, 0);
+    }
+    if (memcmp(&acc, &ref, sizeof acc)) bad++;
+    if (memcmp(&best, &bref, sizeof best)) badb++;
+  }
+  CHECK(bad == 0, "split/merge changed the sum partial in %d of 200", bad);
+  CHECK(badb == 0, "split/merge changed the max partial in %d of 200", badb);
+}
+
+static void test_cmp(void) {
+  CHECK(ga_num_cmp(GA_KIND_INT, 9007199254740993ll, GA_KIND_REAL,
+                   ga_dbits(9007199254740992.0)) > 0,
+        "2^53+1 > 2^53.0");
+  CHECK(ga_num_cmp(GA_KIND_INT, INT64_MAX, GA_KIND_REAL, ga_dbits(0x1p63)) < 0,
+        "INT64_MAX < 2^63.0");
+  CHECK(ga_num_cmp(GA_KIND_INT, INT64_MIN, GA_KIND_REAL, ga_dbits(-0x1p63)) ==
+            0,
+        "INT64_MIN == -2^63.0");
+  CHECK(ga_num_cmp(GA_KIND_REAL, ga_dbits(-0.5), GA_KIND_INT, 0) < 0,
+        "-0.5 < 0");
+  CHECK(ga_num_cmp(GA_KIND_REAL, ga_dbits(-0.0), GA_KIND_REAL, ga_dbits(0.0)) ==
+            0,
+        "-0.0 == 0.0");
+  CHECK(ga_num_cmp(GA_KIND_INT, -3, GA_KIND_REAL, ga_dbits(-2.5)) < 0,
+        "-3 < -2.5");
+}
+
+/* ---- the aggregate engine, CPU path ---- */
+
+static ga_config cpu_cfg(void) {
+  ga_config c;
+  ga_config_default(&c);
+  c.device = GA_DEVICE_CPU;
+  return c;
+}
+
+static ga_value vint(int64_t i) {
+  ga_value v = {GA_V_INT, 0, i, 0, NULL};
+  return v;
+}
+static ga_value vreal(double r) {
+  ga_value v = {GA_V_REAL, 0, 0, r, NULL};
+  return v;
+}
+
+/* The same reals fed in two orders, across many chunks, same bits. */
+static void test_agg_order(void) {
+  enum { N = 100000 };
+  static double v[N];
+  for (int i = 0; i < N; i++) v[i] = rnd_double(-40, 40);
+  ga_config cfg = cpu_cfg();
+  ga_value out1, out2;
+  ga_agg *a = ga_agg_new(GA_AGG_SUM, &cfg, NULL);
+  for (int i = 0; i < N; i++) {
+    ga_value x = vreal(v[i]);
+    ga_agg_step(a, &x);
+  }
+  ga_agg_final(a, &out1);
+  ga_agg_free(a);
+  a = ga_agg_new(GA_AGG_SUM, &cfg, NULL);
+  for (int i = N - 1; i >= 0; i--) {
+    ga_value x = vreal(v[i]);
+    ga_agg_step(a, &x);
+  }
+  ga_agg_final(a, &out2);
+  ga_agg_free(a);
+  CHECK(out1.type == GA_V_REAL && same_bits(out1.r, out2.r),
+        "reverse order changed the sum: %a vs %a", out1.r, out2.r);
+  /* the chunk boundary: exactly one CPU chunk, and one value more */
+  for (int n = 8191; n <= 8193; n++) {
+    a = ga_agg_new(GA_AGG_SUM, &cfg, NULL);
+    for (int i = 0; i < n; i++) {
+      ga_value x = vint(i);
+      ga_agg_step(a, &x);
+    }
+    ga_agg_final(a, &out1);
+    ga_agg_free(a);
+    CHECK(out1.type == GA_V_INT && out1.i == (int64_t)n * (n - 1) / 2,
+          "chunk boundary n=%d", n);
+  }
+}
+
+/* Sliding windows: max/min via the deque against a brute-force frame scan,
+** with ints, reals equal to ints, and texts. */
+static void test_window_best(void) {
+  enum { N = 3000 };
+  static ga_value v[N];
+  static char texts[N][4];
+  for (int i = 0; i < N; i++) {
+    int k = (int)(rnd() % 10);
+    if (k < 4)
+      v[i] = vint((int64_t)(rnd() % 20));
+    else if (k < 8)
+      v[i] = vreal((double)(rnd() % 20) * 0.5);
+    else if (k < 9) {
+      texts[i][0] = (char)('a' + rnd() % 3);
+      v[i].type = GA_V_TEXT;
+      v[i].p = texts[i];
+      v[i].n = 1;
+    } else
+      v[i].type = GA_V_NULL;
+  }
+  ga_config cfg = cpu_cfg();
+  for (int want_min = 0; want_min < 2; want_min++) {
+    int width = 7, bad = 0;
+    ga_agg *a = ga_agg_new(want_min ? GA_AGG_MIN : GA_AGG_MAX, &cfg, NULL);
+    for (int i = 0; i < N; i++) {
+      ga_agg_step(a, &v[i]);
+      if (i >= width) ga_agg_inverse(a, &v[i - width]);
+      ga_value got;
+      ga_agg_value(a, &got);
+      /* brute force over the frame (i-width, i], first seen wins */
+      ga_value best = {GA_V_NULL, 0, 0, 0, NULL};
+      for (int j = i - width + 1 < 0 ? 0 : i - width + 1; j <= i; j++) {
+        if (v[j].type == GA_V_NULL) continue;
+        int c = best.type == GA_V_NULL ? 1 : ga_value_cmp(&v[j], &best);
+        if (want_min ? c < 0 || best.type == GA_V_NULL : c > 0) best = v[j];
+      }
+      if (got.type != best.type || ga_value_cmp(&got, &best) != 0) bad++;
+    }
+    ga_value fin;
+    ga_agg_final(a, &fin);
+    ga_agg_free(a);
+    CHECK(bad == 0, "sliding %s wrong in %d frames", want_min ? "min" : "max",
+          bad);
+  }
+}
+
+/* Sum windows: drop 1e100 after adding 1.0. */
+static void test_window_sum(void) {
+  ga_config cfg = cpu_cfg();
+  ga_agg *a = ga_agg_new(GA_AGG_SUM, &cfg, NULL);
+  ga_value big = vreal(1e100), one = vreal(1.0), out;
+  ga_agg_step(a, &big);
+  ga_agg_step(a, &one);
+  ga_agg_value(a, &out);
+  CHECK(out.type == GA_V_REAL && out.r == 1e100, "1e100 + 1");
+  ga_agg_inverse(a, &big);
+  ga_agg_value(a, &out);
+  CHECK(out.type == GA_V_REAL && out.r == 1.0, "exact inverse: %a", out.r);
+  ga_agg_inverse(a, &one);
+  ga_agg_value(a, &out);
+  CHECK(out.type == GA_V_NULL, "empty frame is NULL");
+  ga_value i5 = vint(5);
+  ga_agg_step(a, &i5);
+  ga_agg_value(a, &out);
+  CHECK(out.type == GA_V_INT && out.i == 5, "frame of ints is INTEGER again");
+  ga_agg_final(a, &out);
+  ga_agg_free(a);
+}
+
+int main(void) {
+  test_pairs();
+  test_known();
+  test_div();
+  test_splits();
+  test_cmp();
+  test_agg_order();
+  test_window_best();
+  test_window_sum();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
