@@ -331,11 +331,8 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
       {"tune sum i64 P1", d_i64, GA_LAYOUT_INT, 2, 1, &r_i64, B, "cub sum i64", 1},
       {"tune sum i64 P2", d_i64, GA_LAYOUT_INT, 2, 2, &r_i64, B, "cub sum i64", 1},
       {"tune xsum f64 L3 P0", d_f64, GA_LAYOUT_REAL, 3, 0, &r_f64, B, "cub sum f64", 1},
-      {"tune xsum f64 L2 P1", d_f64, GA_LAYOUT_REAL, 2, 1, &r_f64, B, "cub sum f64", 1},
-      {"tune xsum f64 L3 P1", d_f64, GA_LAYOUT_REAL, 3, 1, &r_f64, B, "cub sum f64", 1},
       {"tune xsum f64 L2 P2", d_f64, GA_LAYOUT_REAL, 2, 2, &r_f64, B, "cub sum f64", 1},
       {"tune xsum f64 L3 P2", d_f64, GA_LAYOUT_REAL, 3, 2, &r_f64, B, "cub sum f64", 1},
-      {"tune sum mixed P1", d_mix, GA_LAYOUT_MIXED, 2, 1, &r_mix, Bm, "cub sum f64", 1},
   };
   for (const sumv &sv : sums) {
     if (sv.tuning && !full_tuning) continue;

@@ -73,6 +73,7 @@ struct ga_agg {
   ga_deque dq;
   /* info */
   int64_t chunks_cpu, chunks_gpu, fallbacks;
+  double h2d_ms, kernel_ms;
   double t0;
 };
 
@@ -157,6 +158,10 @@ static ga_chunk *retire(ga_agg *a, int ok) {
     else
       merge_best(a, *(const ga_best_partial *)c->h_out, c->base);
     a->chunks_gpu++;
+    double h, k;
+    ga_gpu_chunk_times(c, &h, &k);
+    a->h2d_ms += h;
+    a->kernel_ms += k;
   } else {
     gpu_failed(a);
     reduce_cpu(a, c);
@@ -503,6 +508,8 @@ static void record_last(ga_agg *a, double t_final) {
   l->chunks_cpu = a->chunks_cpu;
   l->chunks_gpu = a->chunks_gpu;
   l->fallbacks = a->fallbacks;
+  l->h2d_ms = a->h2d_ms;
+  l->kernel_ms = a->kernel_ms;
   double t1 = now_ms();
   l->finalize_ms = t1 - t_final;
   l->total_ms = t1 - a->t0;

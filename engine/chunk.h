@@ -36,6 +36,8 @@ struct ga_chunk {
   size_t bytes;    /* size of the allocation (the pool's key) */
   void *h_out;     /* pinned only: where the GPU's partial comes back */
   void *event;     /* pinned only: cudaEvent_t, recorded after the partial */
+  void *tev[3];    /* pinned only: timing events before H2D, after H2D,
+                      after the kernel (gpuagg_info's h2d_ms, kernel_ms) */
   int dev, slot;   /* pinned only: where it was last sent */
   ga_chunk *next;  /* pool free list, or an aggregate's queue */
 };

@@ -18,7 +18,7 @@
 /* Pinned host memory and events (NULL on failure, counted). */
 void *ga_gpu_host_alloc(size_t bytes);
 void ga_gpu_host_free(void *p);
-void *ga_gpu_event_create(void);
+void *ga_gpu_event_create(int timing);
 void ga_gpu_event_destroy(void *ev);
 
 /* Devices this config may use: 0 when the GPU path is off or unusable. */
@@ -34,5 +34,7 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot);
 int ga_gpu_poll(ga_chunk *c);
 /* Block until done: 1 ok, 0 failed as above. */
 int ga_gpu_wait(ga_chunk *c);
+/* Device time of a finished chunk's copy-in and kernel, in ms. */
+void ga_gpu_chunk_times(ga_chunk *c, double *h2d_ms, double *kernel_ms);
 
 #endif

@@ -103,6 +103,7 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
                   int64_t band, int nstreams, int *nbands) {
   cudaStream_t st[GA_MATADD_MAX_STREAMS] = {0};
   double *da[GA_MATADD_MAX_STREAMS] = {0}, *db[GA_MATADD_MAX_STREAMS] = {0};
+  double *dc[GA_MATADD_MAX_STREAMS] = {0};
   int ok = 0, ns, k;
   int64_t nb;
 
@@ -115,9 +116,10 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
   if (ns > GA_MATADD_MAX_STREAMS) ns = GA_MATADD_MAX_STREAMS;
   if (ns > nb) ns = (int)nb;
 
-  /* One pair of device band buffers per stream: band k uses slot k % ns, and
-  ** as all of a slot's work is on its own stream, band k + ns cannot
-  ** overwrite band k's buffers before its copy back has finished. */
+  /* Device band buffers a, b, c per stream: band k uses slot k % ns, and as
+  ** all of a slot's work is on its own stream, band k + ns cannot overwrite
+  ** band k's buffers before its copy back has finished.  c is its own buffer
+  ** because the kernel's pointers are __restrict__. */
   for (k = 0; k < ns; k++) {
     if (!ga_cuda_ok(GA_STAGE_INIT,
                     cudaStreamCreateWithFlags(&st[k], cudaStreamNonBlocking)))
@@ -127,6 +129,9 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
       goto cleanup;
     if (!ga_cuda_ok(GA_STAGE_DALLOC,
                     cudaMalloc((void **)&db[k], (size_t)band * sizeof(double))))
+      goto cleanup;
+    if (!ga_cuda_ok(GA_STAGE_DALLOC,
+                    cudaMalloc((void **)&dc[k], (size_t)band * sizeof(double))))
       goto cleanup;
   }
   for (int64_t q = 0; q < nb; q++) {
@@ -139,12 +144,10 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
     if (!ga_cuda_ok(GA_STAGE_H2D, cudaMemcpyAsync(db[s], b + off, bytes,
                                                   cudaMemcpyHostToDevice, st[s])))
       goto cleanup;
-    /* In place (c = a on the device): elementwise, so it is safe, and it
-    ** saves a third band buffer per stream. */
     if (!ga_cuda_ok(GA_STAGE_LAUNCH,
-                    gak_matadd(da[s], db[s], da[s], len, (gak_stream)st[s])))
+                    gak_matadd(da[s], db[s], dc[s], len, (gak_stream)st[s])))
       goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_D2H, cudaMemcpyAsync(c + off, da[s], bytes,
+    if (!ga_cuda_ok(GA_STAGE_D2H, cudaMemcpyAsync(c + off, dc[s], bytes,
                                                   cudaMemcpyDeviceToHost, st[s])))
       goto cleanup;
   }
@@ -163,6 +166,7 @@ cleanup:
     if (st[k]) cudaStreamSynchronize(st[k]);
     if (da[k]) cudaFree(da[k]);
     if (db[k]) cudaFree(db[k]);
+    if (dc[k]) cudaFree(dc[k]);
     if (st[k]) cudaStreamDestroy(st[k]);
   }
   if (!ok) cudaGetLastError(); /* clear a non-sticky error for later calls */

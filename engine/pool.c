@@ -40,6 +40,7 @@ static ga_chunk *cpu_new(void) {
 static void pinned_free(ga_chunk *c) {
   pinned_bytes -= (int64_t)c->bytes;
   ga_gpu_event_destroy(c->event);
+  for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
   ga_gpu_host_free(c->vals);
   sqlite3_free(c);
 }
@@ -56,8 +57,11 @@ static ga_chunk *pinned_new(int64_t bytes) {
     sqlite3_free(c);
     return NULL;
   }
-  c->event = ga_gpu_event_create();
-  if (!c->event) {
+  c->event = ga_gpu_event_create(0);
+  for (int k = 0; k < 3; k++) c->tev[k] = ga_gpu_event_create(1);
+  if (!c->event || !c->tev[0] || !c->tev[1] || !c->tev[2]) {
+    ga_gpu_event_destroy(c->event);
+    for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
     ga_gpu_host_free(mem);
     sqlite3_free(c);
     return NULL;

@@ -279,15 +279,16 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "\"chunks_cpu\":%lld,\"chunks_gpu\":%lld,\"fallbacks\":%lld,"
       "\"matadd_cpu\":%lld,\"matadd_gpu\":%lld,\"pinned_bytes\":%lld},"
       "\"last\":{\"path\":\"%s\",\"rows\":%lld,\"chunks_cpu\":%lld,"
-      "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"finalize_ms\":%.3f,"
-      "\"total_ms\":%.3f}}",
+      "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"h2d_ms\":%.3f,"
+      "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f}}",
       GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu,
       (long long)k.agg_gpu, (long long)k.chunks_cpu, (long long)k.chunks_gpu,
       (long long)k.fallbacks, (long long)k.matadd_cpu,
       (long long)k.matadd_gpu, (long long)ga_pool_pinned_bytes(),
       l->path ? l->path : "none", (long long)l->rows,
       (long long)l->chunks_cpu, (long long)l->chunks_gpu,
-      (long long)l->fallbacks, l->finalize_ms, l->total_ms);
+      (long long)l->fallbacks, l->h2d_ms, l->kernel_ms, l->finalize_ms,
+      l->total_ms);
   if (!json) {
     sqlite3_result_error_nomem(ctx);
     return;

@@ -30,7 +30,7 @@
 
 /* Tuning (bench/kernels measures the alternatives; see bench/RESULTS). */
 typedef gak_policy<256, 8, 4> gak_policy0;  /* default for every op */
-typedef gak_policy<512, 8, 2> gak_policy1;  /* bigger blocks */
+typedef gak_policy<256, 8, 6> gak_policy1;  /* more resident warps */
 typedef gak_policy<256, 16, 3> gak_policy2; /* more loads in flight */
 #define GAK_REAL_LEVELS 2
 
@@ -495,22 +495,30 @@ static cudaError_t gak_sum_run(const uint64_t *v, const uint64_t *isint,
   return gak_launch<P>(op, v, n, s);
 }
 
-/* Only spill-free instantiations: the mixed layout keeps 2 levels (3 spill
-** at 64 registers) and the policy with 16 items is not used for it. */
-template <class P, bool MIXED_OK>
+/* Only spill-free instantiations: the real layouts need 60-80 registers, so
+** the 6-blocks-per-SM policy (40 registers) is not used for them and the
+** mixed layout keeps 2 levels (3 spill at 64 registers) and 8 items; a
+** request for an unfit combination runs policy 0. */
+template <class P, bool REAL_OK, bool MIXED_OK>
 static cudaError_t gak_sum_policy(const uint64_t *v, const uint64_t *isint,
                                   int64_t n, int layout, int levels,
                                   ga_sum_partial *out, cudaStream_t s) {
+  typedef gak_policy0 P0;
   if (layout == GA_LAYOUT_INT)
     return gak_sum_run<P, GA_LAYOUT_INT, 2>(v, isint, n, out, s);
   if (layout == GA_LAYOUT_MIXED) {
     if constexpr (MIXED_OK)
       return gak_sum_run<P, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
     else
-      return gak_sum_run<gak_policy0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
+      return gak_sum_run<P0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
   }
-  if (levels == 2) return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
-  if (levels == 3) return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+  if constexpr (REAL_OK) {
+    if (levels == 2) return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+    if (levels == 3) return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+  } else {
+    if (levels == 2) return gak_sum_run<P0, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+    if (levels == 3) return gak_sum_run<P0, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+  }
   return cudaErrorInvalidValue;
 }
 
@@ -525,16 +533,16 @@ extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
   if (err != cudaSuccess || n == 0) return (int)err; /* empty: all zero */
   switch (policy) {
   case 0:
-    err = gak_sum_policy<gak_policy0, true>(d_vals, d_isint, n, layout, levels,
-                                            d_out, s);
+    err = gak_sum_policy<gak_policy0, true, true>(d_vals, d_isint, n, layout,
+                                                  levels, d_out, s);
     break;
   case 1:
-    err = gak_sum_policy<gak_policy1, true>(d_vals, d_isint, n, layout, levels,
-                                            d_out, s);
+    err = gak_sum_policy<gak_policy1, false, false>(d_vals, d_isint, n, layout,
+                                                    levels, d_out, s);
     break;
   case 2:
-    err = gak_sum_policy<gak_policy2, false>(d_vals, d_isint, n, layout,
-                                             levels, d_out, s);
+    err = gak_sum_policy<gak_policy2, true, false>(d_vals, d_isint, n, layout,
+                                                   levels, d_out, s);
     break;
   default:
     err = cudaErrorInvalidValue;

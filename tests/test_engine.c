@@ -359,6 +359,7 @@ int main(void) {
   test_agg_order();
   test_window_best();
   test_window_sum();
+  printf("RESULT engine: %d passed, %d failed, 0 skipped\n", passed, failed);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

@@ -160,12 +160,16 @@ def main():
         run_file(path, "%s[default]" % base, [])
         run_file(path, "%s[forced]" % base, FORCED, gpu_probe() if GPU else ())
     fault = os.path.join(SQLDIR, "fault.sql")
+    skipped = 0
     if os.path.exists(fault):
         if GPU:
             for spec in FAULTS:
                 run_file(fault, "fault[%s]" % spec, FORCED, (), {"GPUAGG_FAULT": spec})
         else:
-            print("SKIP fault injection (needs GPUAGG_TEST_GPU=1 and a GPU)")
+            skipped = len(FAULTS)
+            print("SKIP fault injection x%d (needs GPUAGG_TEST_GPU=1 and a GPU)" % skipped)
+    # The line tests/run_all.sh sums up, then the summary of this suite.
+    print("RESULT matadd: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
     print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed or not passed else 0)
 
