@@ -14,6 +14,7 @@ NVCC      ?= $(shell command -v nvcc 2>/dev/null || { test -x $(CUDA_HOME)/bin/n
 SQLITE_INCLUDE ?=
 PYTHON    ?= /usr/bin/python3
 SQLITE3   ?= sqlite3
+SQLITE_LIBS ?= -lsqlite3
 
 ifeq ($(strip $(NVCC)),)
   CUDA ?= 0
@@ -29,8 +30,11 @@ CPPFLAGS += -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
 CFLAGS   ?= -O2 -g
 # link-time optimisation inlines the engine's push into the glue's xStep
 LTO      ?= -flto=auto
-CFLAGS   += $(LTO) -std=c11 -fPIC -Wall -Wextra -fvisibility=hidden -D_GNU_SOURCE $(SANFLAGS)
-LDFLAGS  += $(LTO) $(SANFLAGS)
+# hardening (mk/harden.mk builds the sanitizer variants with HARDEN= HARDEN_LD=)
+HARDEN    ?= -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+HARDEN_LD ?= -Wl,-z,relro,-z,now
+CFLAGS   += $(LTO) -std=c11 -fPIC -Wall -Wextra -fvisibility=hidden -D_GNU_SOURCE $(HARDEN) $(SANFLAGS)
+LDFLAGS  += $(LTO) $(HARDEN_LD) $(SANFLAGS)
 LDLIBS   += -lpthread -lm
 
 # Device code: sm_90 (our H200) plus sm_80/86/89 machine code and compute_90

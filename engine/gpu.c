@@ -37,6 +37,10 @@ int ga_cuda_ok(int stage, int err) {
   (void)stage;
   return err == 0;
 }
+int ga_gpu_select(int i) {
+  (void)i;
+  return 0;
+}
 void ga_gpu_json(char *buf, size_t n) {
   snprintf(buf, n,
            "{\"cuda_compiled\":false,\"gpu_usable\":false,"
@@ -195,6 +199,11 @@ int ga_gpu_init(const char **why) {
   pthread_once(&init_once, gpu_start);
   if (why) *why = why_buf;
   return ndevs;
+}
+
+int ga_gpu_select(int i) {
+  if (i < 0 || i >= ga_gpu_init(NULL)) return 0;
+  return ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(devs[i].ordinal));
 }
 
 int ga_gpu_ndev(const ga_config *cfg) {

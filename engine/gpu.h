@@ -35,6 +35,10 @@ int ga_gpu_compiled(void);
 ** the number of usable devices, 0 when none; *why (static text) says why. */
 int ga_gpu_init(const char **why);
 
+/* Make usable device i (0 .. ga_gpu_init()-1) current on this thread;
+** 1 on success. */
+int ga_gpu_select(int i);
+
 /* Record the result of a CUDA call made at `stage`: returns 1 when it
 ** succeeded, 0 when it failed or GPUAGG_FAULT injects a failure here. */
 int ga_cuda_ok(int stage, int cuda_err);

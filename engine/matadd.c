@@ -109,7 +109,7 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
 
   *nbands = 0;
   if (n <= 0) return 1;
-  if (ga_gpu_init(NULL) <= 0) return 0;
+  if (ga_gpu_init(NULL) <= 0 || !ga_gpu_select(0)) return 0;
   if (band <= 0 || band > n) band = n;
   nb = (n + band - 1) / band;
   ns = nstreams < 1 ? 1 : nstreams;

@@ -81,7 +81,7 @@ static const ga_fn_data agg_fns[GA_NAGG] = {
 };
 
 /* Called for every row: no memset, only the fields the type needs. */
-static void to_value(int op, sqlite3_value *v, ga_value *out) {
+static void to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
   if (op <= GA_AGG_AVG) {
     /* sum()'s classification: text that looks like a number is that
     ** number; any other text or blob is its numeric prefix, as a REAL */
@@ -106,10 +106,18 @@ static void to_value(int op, sqlite3_value *v, ga_value *out) {
     out->type = GA_V_REAL;
     out->r = sqlite3_value_double(v);
     break;
-  case SQLITE_TEXT:
+  case SQLITE_TEXT: /* in the database's encoding, as BINARY compares it */
     out->type = GA_V_TEXT;
-    out->p = sqlite3_value_text(v);
-    out->n = sqlite3_value_bytes(v);
+    if (enc == SQLITE_UTF16LE) {
+      out->p = sqlite3_value_text16le(v);
+      out->n = sqlite3_value_bytes16(v);
+    } else if (enc == SQLITE_UTF16BE) {
+      out->p = sqlite3_value_text16be(v);
+      out->n = sqlite3_value_bytes16(v);
+    } else {
+      out->p = sqlite3_value_text(v);
+      out->n = sqlite3_value_bytes(v);
+    }
     break;
   case SQLITE_BLOB:
     out->type = GA_V_BLOB;
@@ -119,6 +127,24 @@ static void to_value(int op, sqlite3_value *v, ga_value *out) {
   default:
     out->type = GA_V_NULL;
   }
+}
+
+/* The main database's text encoding, asked once per connection (it cannot
+** change once the database has content, and attached databases must match). */
+static int db_encoding(sqlite3_context *ctx, ga_conn *conn) {
+  if (conn->enc) return conn->enc;
+  sqlite3_stmt *st = NULL;
+  int enc = SQLITE_UTF8;
+  if (sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding", -1,
+                         &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *e = (const char *)sqlite3_column_text(st, 0);
+    if (e && !strcmp(e, "UTF-16le")) enc = SQLITE_UTF16LE;
+    if (e && !strcmp(e, "UTF-16be")) enc = SQLITE_UTF16BE;
+    conn->enc = enc; /* cache only a real answer */
+  }
+  sqlite3_finalize(st);
+  return enc;
 }
 
 static ga_agg **agg_get(sqlite3_context *ctx, int create) {
@@ -154,7 +180,10 @@ static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     ga_fn_data *d = sqlite3_user_data(ctx);
     if (!(*pp = ga_agg_new(d->op, &d->conn->cfg, &d->conn->last))) goto nomem;
   }
-  to_value(ga_agg_op(*pp), argv[0], &v);
+  int op = ga_agg_op(*pp), enc = 0;
+  if (op >= GA_AGG_MAX) /* text matters: max/min only */
+    enc = db_encoding(ctx, ((ga_fn_data *)sqlite3_user_data(ctx))->conn);
+  to_value(op, enc, argv[0], &v);
   int rc = ga_agg_step(*pp, &v);
   if (rc) report(ctx, rc);
   return;
@@ -166,7 +195,8 @@ static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_fn_data *d = sqlite3_user_data(ctx);
   ga_value v;
-  to_value(d->op, argv[0], &v);
+  to_value(d->op, d->op >= GA_AGG_MAX ? db_encoding(ctx, d->conn) : 0,
+           argv[0], &v);
   ga_agg **pp = agg_get(ctx, 1);
   if (!pp) {
     sqlite3_result_error_nomem(ctx);
@@ -177,6 +207,7 @@ static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 static void result(sqlite3_context *ctx, const ga_value *v) {
+  ga_fn_data *d = sqlite3_user_data(ctx);
   switch (v->type) {
   case GA_V_INT:
     sqlite3_result_int64(ctx, v->i);
@@ -185,7 +216,12 @@ static void result(sqlite3_context *ctx, const ga_value *v) {
     sqlite3_result_double(ctx, v->r);
     break;
   case GA_V_TEXT:
-    sqlite3_result_text(ctx, v->p, v->n, SQLITE_TRANSIENT);
+    if (d->conn->enc == SQLITE_UTF16LE)
+      sqlite3_result_text16le(ctx, v->p, v->n, SQLITE_TRANSIENT);
+    else if (d->conn->enc == SQLITE_UTF16BE)
+      sqlite3_result_text16be(ctx, v->p, v->n, SQLITE_TRANSIENT);
+    else
+      sqlite3_result_text(ctx, v->p, v->n, SQLITE_TRANSIENT);
     break;
   case GA_V_BLOB:
     sqlite3_result_blob(ctx, v->p, v->n, SQLITE_TRANSIENT);

@@ -7,7 +7,7 @@ $(ENGINE_TEST): $(ENGINE_TEST_SRC) $(wildcard engine/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) \
 	  -Iengine $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ $(ENGINE_TEST_SRC) \
-	  $(SANFLAGS) -lsqlite3 -lpthread -lm
+	  $(SANFLAGS) $(SQLITE_LIBS) -lpthread -lm
 
 .PHONY: test-engine
 test-engine: $(ENGINE_TEST)

@@ -9,7 +9,9 @@
 # nvcc the targets say so and succeed, so CI stays green.
 
 KERNELS_ALL_CU  := $(wildcard kernels/*.cu)
-KERNELS_ALL_OBJ := $(patsubst %.cu,$(BUILD)/%.o,$(KERNELS_ALL_CU))
+# own object folder: a `make GENCODE=-arch=sm_90 bench-kernels` must not leave
+# sm_90-only objects where the .so's rule would pick them up
+KERNELS_ALL_OBJ := $(patsubst kernels/%.cu,$(BUILD)/kernels_bench/%.o,$(KERNELS_ALL_CU))
 KERNELS_BENCH   := $(BUILD)/bench/kernels
 KERNELS_TEST    := $(BUILD)/tests/gpu_kernels_test
 KERNELS_HOSTOBJ := $(BUILD)/kernels_host/xacc.o
@@ -25,6 +27,10 @@ gpu-kernels-test: $(KERNELS_TEST)
 $(KERNELS_HOSTOBJ): engine/xacc.c engine/xacc.h engine/ga_partial.h
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c11 -Wall -Wextra -Iengine -c -o $@ $<
+
+$(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
 $(BUILD)/bench/kernels.o: bench/kernels.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h engine/xacc.h
 	@mkdir -p $(dir $@)

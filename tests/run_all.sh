@@ -54,6 +54,10 @@ run_suite diff "$PYTHON" tests/test_diff.py
 run_suite gpu "$PYTHON" tests/test_gpu.py
 run_suite matadd "$PYTHON" tests/test_matadd.py
 run_suite engine make -s --no-print-directory test-engine
+run_suite python "$PYTHON" tests/hosts/test_python.py
+run_suite cli tests/hosts/test_cli.sh
+run_suite install tests/hosts/test_install.sh
+run_suite node tests/hosts/node/run.sh
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -102,8 +102,10 @@ def main():
     # windows and text/blob input on the forced path
     wq = ("select group_concat(v) from (select printf('%!.17g', gpu_sum(r) over w) || ':' || quote(gpu_max(m) over w) v "
           "from (select * from g where rowid <= 20000) window w as (order by rowid rows between 50 preceding and 10 following))")
-    tq = ("select quote(gpu_max(t)) || quote(gpu_min(t)) || quote(gpu_max(b)) || quote(gpu_min(b)) from "
-          "(select printf('%x', i) t, randomblob(0) || cast(printf('%d', i) as blob) b from g)")
+    tq = ("select hex(gpu_max(t)) || typeof(gpu_max(t)) || hex(gpu_min(t)) || hex(gpu_max(b)) || typeof(gpu_max(b)) "
+          "|| hex(gpu_min(b)) || hex(gpu_max(u)) || typeof(gpu_max(u)) || hex(gpu_min(u)) || typeof(gpu_min(u)) from "
+          "(select printf('%x', i) t, cast(printf('%d', i) as blob) b, "
+          "case i % 4 when 0 then i when 1 then i * 0.5 when 2 then printf('%d', i) else cast(hex(i) as blob) end u from g)")
     configure(con, defaults + [("device", "cpu")])
     wc, tc = q1(con, wq), q1(con, tq)
     configure(con, defaults + forced + [("chunk_bytes", "65536")])

@@ -57,3 +57,5 @@ select 'max_series_text', gpu_max(printf('%07d', value)) = '0100000' and gpu_min
 select 'max_group_by', count(*) = 10 and sum(ok) = 10 from (select gpu_max(value) is max(value) and gpu_min(value) is min(value) ok from generate_series(1, 5000) group by value % 10);
 select 'max_group_by_mix', count(*) = 3 and sum(ok) = 3 from (select gpu_max(x) is max(x) and typeof(gpu_max(x)) = typeof(max(x)) and gpu_min(x) is min(x) and typeof(gpu_min(x)) = typeof(min(x)) ok from mix group by id % 3);
 select 'max_min_same_query', gpu_max(x) = 3 and gpu_min(x) = 1 and gpu_sum(x) = 6 from (select column1 x from (values (2),(3),(1)));
+select 'max_signed_zero_tie', hex(ieee754_to_blob(gpu_max(x))) = '8000000000000000' and hex(ieee754_to_blob(gpu_min(x))) = '8000000000000000' from (select column1 x from (values (-0.0),(0.0)));
+select 'max_signed_zero_tie_rev', hex(ieee754_to_blob(gpu_max(x))) = '0000000000000000' and hex(ieee754_to_blob(gpu_min(x))) = '0000000000000000' from (select column1 x from (values (0.0),(-0.0)));

@@ -84,3 +84,5 @@ select 'sum_group_by_null_group', count(*) = 2 and sum(ok) = 2 from (select gpu_
 select 'sum_two_in_one_query', gpu_sum(value) = 5050 and gpu_sum(value * 2) = 10100 and gpu_sum(-value) = -5050 from generate_series(1, 100);
 select 'sum_in_having', count(*) = 1 from (select value % 3 g from generate_series(1, 9) group by g having gpu_sum(value) = 12);
 select 'sum_in_subquery_expr', (select gpu_sum(value) from generate_series(1, 4)) * 2 = 20;
+select 'sum_int_low_halves_carry', gpu_sum(4294967295) = 858993459000000 and gpu_sum(-4294967295) = -858993459000000 from generate_series(1, 200000);
+select 'sum_int_near_max_many', gpu_sum(46116860184273) = 9223372036854600000 from generate_series(1, 200000);

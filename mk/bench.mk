@@ -1,0 +1,24 @@
+# mk/bench.mk — the benchmarks, orchestrated by bench/run.
+#
+#   make bench         every benchmark that can run here (SQL, accuracy; with
+#                      a GPU also the kernels, matadd and pipeline benches),
+#                      CSVs and logs in bench/out/, plots in bench/plots/
+#   make bench-smoke   the same at tiny sizes, plots in bench/out/plots/:
+#                      under a minute, succeeds without a GPU (CI)
+#   make bench-plot    only redraw the plots from bench/out/*.csv
+#
+# bench/run builds the GPU binaries (make bench-kernels / bench-matadd) when
+# a GPU is usable and they are missing; see its header for the environment.
+.PHONY: bench bench-smoke bench-plot
+
+BENCH_ENV = GPUAGG_LIB=$(abspath $(basename $(LIB))) PYTHON=$(PYTHON) SQLITE3=$(SQLITE3) \
+            BENCH_BUILD=$(BUILD) $(if $(strip $(NVCC)),NVCC=$(NVCC))
+
+bench: $(LIB)
+	$(BENCH_ENV) bench/run
+
+bench-smoke: $(LIB)
+	$(BENCH_ENV) bench/run --smoke
+
+bench-plot:
+	$(PYTHON) bench/plot.py

@@ -1,0 +1,113 @@
+# mk/harden.mk — sanitizers, valgrind, allocation-failure injection, threads,
+# fuzzing (tests/harden/README.md).
+#
+#   make test-asan       the whole suite (tests/run_all.sh) against an
+#                        ASan+UBSan build of the extension, plus test_engine
+#                        and the C harnesses under ASan+UBSan
+#   make test-valgrind   test_engine and the C harnesses under memcheck
+#   make test-oom        tests/harden/oom.c: fail the Nth sqlite3_malloc, N=1..
+#   make test-tsan       tests/harden/threads.c under ThreadSanitizer
+#   make fuzz            libFuzzer campaign of FUZZ_SECONDS (60) seconds
+#   make test-harden-ci  what CI runs: asan suite, oom, tsan, short fuzz
+#
+# Sanitizer builds are CPU-only (CUDA=0): ASan/TSan/valgrind do not see into
+# the GPU, and the GPU path falls back to the same host code.  Each flavour
+# builds in its own directory (build/asan, build/tsan, build/vg, build/fuzz),
+# never touching build/ or ./libgpuagg.so.
+
+HARDEN_DIR   := tests/harden
+HARDEN_SRC   := $(EXT_SRC) $(ENGINE_SRC)
+HARDEN_HDRS  := $(wildcard engine/*.h ext/*.h kernels/*.h $(HARDEN_DIR)/*.h)
+HARDEN_CC    := $(CC) -std=c11 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE \
+                -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
+HARDEN_LIBS  := -lsqlite3 -lpthread -lm -ldl
+
+ASAN_FLAGS   ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+TSAN_FLAGS   ?= -fsanitize=thread
+LIBASAN      := $(shell $(CC) -print-file-name=libasan.so)
+ASAN_ENV      = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1 \
+                LSAN_OPTIONS=suppressions=$(CURDIR)/$(HARDEN_DIR)/lsan.supp:print_suppressions=0 \
+                UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+VALGRIND     ?= valgrind
+VG            = $(VALGRIND) -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+                --show-leak-kinds=definite,indirect,possible
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS    ?= 1
+
+ASAN_BUILD := build/asan
+TSAN_BUILD := build/tsan
+VG_BUILD   := build/vg
+FUZZ_BUILD := build/fuzz
+
+.PHONY: test-asan test-valgrind test-oom test-tsan fuzz fuzz-build test-harden-ci harden-tools
+
+# ---- the extension and test_engine with ASan+UBSan (main Makefile rules) ----
+ASAN_SUBMAKE = CFLAGS='-O1 -g' $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) LIB=$(ASAN_BUILD)/libgpuagg.so \
+               SANFLAGS='$(ASAN_FLAGS)' CUDA=0 LTO= HARDEN= HARDEN_LD=
+
+# (a phony wrapper: the sub-make builds the file with the Makefile's own rule)
+.PHONY: asan-lib
+asan-lib:
+	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/libgpuagg.so
+
+# ---- C harnesses: the extension linked in (SQLITE_CORE), one per flavour ----
+# $(1) build dir, $(2) flags
+define harden_prog
+$(1)/harden/%: $(HARDEN_DIR)/%.c $(HARDEN_SRC) $(HARDEN_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(HARDEN_CC) $(2) -o $$@ $$< $(HARDEN_SRC) $(HARDEN_LIBS)
+endef
+$(eval $(call harden_prog,$(ASAN_BUILD),-O1 $(ASAN_FLAGS)))
+$(eval $(call harden_prog,$(TSAN_BUILD),-O1 $(TSAN_FLAGS)))
+$(eval $(call harden_prog,$(VG_BUILD),-O1))
+
+HARDEN_PROGS := oom threads surface
+
+test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
+	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine
+	$(ASAN_ENV) $(ASAN_BUILD)/tests/test_engine
+	$(ASAN_ENV) $(ASAN_BUILD)/harden/surface
+	$(ASAN_ENV) $(ASAN_BUILD)/harden/threads
+	$(ASAN_ENV) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg \
+	  PYTHON=$(CURDIR)/$(HARDEN_DIR)/asan-run.sh SQLITE3=$(CURDIR)/$(HARDEN_DIR)/asan-sqlite3.sh \
+	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(SQLITE3) HARDEN_LIBASAN=$(LIBASAN) \
+	  tests/run_all.sh
+
+test-oom: $(ASAN_BUILD)/harden/oom
+	$(ASAN_ENV) $(ASAN_BUILD)/harden/oom
+
+test-tsan: $(TSAN_BUILD)/harden/threads
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/threads
+
+VG_SUBMAKE = $(MAKE) --no-print-directory BUILD=$(VG_BUILD) LIB=$(VG_BUILD)/libgpuagg.so CUDA=0 LTO= SANFLAGS=
+
+test-valgrind: $(addprefix $(VG_BUILD)/harden/,$(HARDEN_PROGS))
+	+@$(VG_SUBMAKE) $(VG_BUILD)/tests/test_engine
+	$(VG) $(VG_BUILD)/tests/test_engine
+	$(VG) $(VG_BUILD)/harden/surface
+	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/threads
+	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/oom
+
+# ---- libFuzzer ----
+FUZZ_BIN := $(FUZZ_BUILD)/gpuagg_fuzz
+$(FUZZ_BIN): $(HARDEN_DIR)/fuzz.c $(HARDEN_SRC) $(HARDEN_HDRS)
+	@$(HARDEN_DIR)/need-libfuzzer.sh $(FUZZ_CC)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Iext \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+	  -o $@ $< $(HARDEN_SRC) $(HARDEN_LIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUZZ_BIN)
+	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=512 -timeout=20 -rss_limit_mb=4096 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/ \
+	  $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
+	  $(FUZZ_BUILD)/corpus $(HARDEN_DIR)/corpus
+
+# ---- CI: the cheap ones ----
+test-harden-ci:
+	@$(HARDEN_DIR)/ci.sh

@@ -1,0 +1,29 @@
+# mk/hosts.mk — gpuagg from its host languages (tests/hosts/).
+#
+#   make test-hosts     Python (standard sqlite3 module), the sqlite3 CLI,
+#                       make install into a temporary DESTDIR, and Node.js
+#                       (better-sqlite3 12.x, npm-installed into
+#                       tests/hosts/node/node_modules on first use: needs the
+#                       npm registry, and a build from source takes minutes)
+#   make examples       runs examples/ against ./libgpuagg
+#
+# `make test` runs the same suites (tests/run_all.sh) but never runs npm: its
+# node suite prints SKIP until `make test-hosts` has installed better-sqlite3.
+# Each suite prints RESULT lines; a missing interpreter gives SKIP, not FAIL.
+.PHONY: test-hosts examples
+
+HOSTS_ENV = GPUAGG_LIB=$(abspath $(basename $(LIB))) PYTHON=$(PYTHON) SQLITE3=$(SQLITE3)
+
+test-hosts: $(LIB)
+	@$(HOSTS_ENV) sh -c 'rc=0; \
+	  $(PYTHON) tests/hosts/test_python.py || rc=1; \
+	  tests/hosts/test_cli.sh || rc=1; \
+	  tests/hosts/test_install.sh || rc=1; \
+	  tests/hosts/node/run.sh --install || rc=1; exit $$rc'
+
+examples: $(LIB)
+	$(PYTHON) examples/python_example.py $(abspath $(basename $(LIB)))
+	$(SQLITE3) < examples/cli_example.sql
+	@if [ -d tests/hosts/node/node_modules/better-sqlite3 ]; then \
+	  NODE_PATH=$(CURDIR)/tests/hosts/node/node_modules node examples/node_example.js $(abspath $(basename $(LIB))); \
+	else echo "SKIP: examples/node_example.js needs better-sqlite3 (make test-hosts installs it)"; fi

@@ -1,0 +1,23 @@
+# The engine-level pipeline benchmark (bench/pipeline.c): engine/*.c built
+# with SQLITE_CORE and CUDA, linked to the kernels and libsqlite3.
+#   make bench-pipeline && build/bench/pipeline --csv bench/out/pipeline.csv
+PIPE_BENCH  := $(BUILD)/bench/pipeline
+CORE_OBJ    := $(patsubst engine/%.c,$(BUILD)/core/%.o,$(filter-out engine/matadd.c,$(ENGINE_SRC)))
+
+$(BUILD)/core/%.o: engine/%.c $(wildcard engine/*.h kernels/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -DGPUAGG_CUDA=1 \
+	  -Iengine -Ikernels -I$(CUDA_HOME)/include $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -c -o $@ $<
+
+.PHONY: bench-pipeline
+ifeq ($(CUDA),1)
+$(PIPE_BENCH): bench/pipeline.c $(CORE_OBJ) $(CU_OBJ) $(DLINK)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels \
+	  -I$(CUDA_HOME)/include $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ \
+	  bench/pipeline.c $(CORE_OBJ) $(CU_OBJ) $(DLINK) $(CUDA_LIBS) $(SQLITE_LIBS) -lpthread -lm
+bench-pipeline: $(PIPE_BENCH)
+else
+bench-pipeline:
+	@echo "SKIP: bench-pipeline needs nvcc"
+endif

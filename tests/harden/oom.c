@@ -1,0 +1,295 @@
+/*
+** oom.c — allocation-failure injection (make test-oom).
+**
+** A failing allocator wraps SQLite's default one (SQLITE_CONFIG_GETMALLOC,
+** then SQLITE_CONFIG_MALLOC before sqlite3_initialize).  gpuagg's host
+** allocations all go through sqlite3_malloc64, so they are reached too.
+**
+** For every representative query, and for the registration itself
+** (sqlite3_gpuagg_init), the Nth allocation made while the query runs is
+** failed, for N = 1, 2, ... until a run completes without reaching N.  Two
+** modes: one-shot (only the Nth fails) and persistent (the Nth and every
+** later one fail).  Each run opens a fresh connection (unarmed), so the
+** process-wide chunk pool starts empty every time (it is trimmed when the
+** last connection closes) and its allocations are reached.  Checked:
+**   - the statement either succeeds with exactly the answer of a run without
+**     failures, or fails with SQLITE_NOMEM (any other error is a failure);
+**   - never a crash (ASan build in make test-oom);
+**   - no leak: sqlite3_memory_used() after sqlite3_close equals the value
+**     before sqlite3_open.
+** Prints per-query counts and ends with "N passed, N failed".
+** HARDEN_QUICK=1 (valgrind) tests every 7th N only.
+*/
+#include <unistd.h>
+
+#include "harden.h"
+
+static sqlite3_mem_methods orig;
+static int armed, persistent, injected;
+static long long fail_at, nalloc;
+
+static int hit(void) {
+  if (!armed) return 0;
+  nalloc++;
+  if (nalloc == fail_at || (persistent && nalloc > fail_at)) {
+    injected++;
+    return 1;
+  }
+  return 0;
+}
+static void *x_malloc(int n) { return hit() ? NULL : orig.xMalloc(n); }
+static void *x_realloc(void *p, int n) {
+  return hit() ? NULL : orig.xRealloc(p, n);
+}
+static void arm(long long n, int pers) {
+  fail_at = n;
+  persistent = pers;
+  nalloc = 0;
+  injected = 0;
+  armed = 1;
+}
+static void disarm(void) { armed = 0; }
+
+static int passed, failed;
+static char dbpath[256];
+
+static const char *setup_sql =
+    "PRAGMA journal_mode=DELETE;"
+    "DROP TABLE IF EXISTS t; DROP TABLE IF EXISTS s; DROP TABLE IF EXISTS a;"
+    "DROP TABLE IF EXISTS b; DROP TABLE IF EXISTS w;"
+    /* 20000 numbers, 3 chunks of 8192: ints, reals, exact extremes */
+    "CREATE TABLE t(g INTEGER, x);"
+    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<20000)"
+    " INSERT INTO t SELECT i % 7, CASE WHEN i % 3 = 0 THEN i * 1.5"
+    "  WHEN i % 1000 = 1 THEN 1e300 WHEN i % 1000 = 2 THEN -1e300"
+    "  WHEN i % 11 = 0 THEN NULL ELSE i * 1000003 END FROM c;"
+    /* mixed types for max/min, windows */
+    "CREATE TABLE s(k INTEGER PRIMARY KEY, v);"
+    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<300)"
+    " INSERT INTO s SELECT i, CASE i % 6 WHEN 0 THEN i WHEN 1 THEN i * 0.25"
+    "  WHEN 2 THEN 'txt' || (i * 7919 % 1000) WHEN 3 THEN x'00ff' || randomblob(0) || cast(i AS blob)"
+    "  WHEN 4 THEN NULL ELSE 9007199254740993 - i END FROM c;"
+    /* 9000 rows for a window whose first result comes after a full chunk */
+    "CREATE TABLE w(k INTEGER PRIMARY KEY, x);"
+    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<9000)"
+    " INSERT INTO w SELECT i, CASE WHEN i % 5 = 0 THEN 'z' || i ELSE (i * 7919) % 10007 END FROM c;"
+    /* small matrices for gpu_matadd */
+    "CREATE TABLE a(i INTEGER, j INTEGER, v REAL);"
+    "CREATE TABLE b(i INTEGER, j INTEGER, v REAL);"
+    "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i<5)"
+    " INSERT INTO a SELECT x.i, y.i, x.i * 10 + y.i + 0.5 FROM c x, c y;"
+    "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i<5)"
+    " INSERT INTO b SELECT x.i, y.i + 2, -(x.i * 3 + y.i) FROM c x, c y WHERE (x.i + y.i) % 2 = 0;";
+
+static const struct {
+  const char *name, *sql;
+} queries[] = {
+    {"all5", "SELECT gpu_sum(x), gpu_total(x), gpu_avg(x), gpu_max(x), gpu_min(x) FROM t"},
+    {"sum_int", "SELECT gpu_sum(g), gpu_avg(g) FROM t"},
+    {"group_by", "SELECT g, gpu_sum(x), gpu_max(x), gpu_min(x) FROM t GROUP BY g ORDER BY g"},
+    {"distinct", "SELECT gpu_sum(DISTINCT g), gpu_max(DISTINCT x) FROM t"},
+    {"nested", "SELECT gpu_sum(m), gpu_max(m) FROM (SELECT gpu_max(x) AS m FROM t GROUP BY g)"},
+    {"text_blob_max", "SELECT gpu_max(v), gpu_min(v), typeof(gpu_max(v)) FROM s"},
+    {"window_sliding",
+     "SELECT k, gpu_sum(v) OVER w, gpu_max(v) OVER w, gpu_min(v) OVER w, gpu_avg(v) OVER w,"
+     " gpu_total(v) OVER w FROM s WINDOW w AS (ORDER BY k ROWS BETWEEN 5 PRECEDING AND 2 FOLLOWING)"},
+    {"window_partition",
+     "SELECT g, gpu_sum(x) OVER (PARTITION BY g ORDER BY rowid ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)"
+     " FROM t WHERE rowid <= 400"},
+    {"window_history",
+     "SELECT k, gpu_max(x) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),"
+     " gpu_min(x) OVER (ORDER BY k ROWS BETWEEN 100 PRECEDING AND 9000 FOLLOWING) FROM w"},
+    {"matadd", "SELECT i, j, v FROM gpu_matadd('a', 'b') ORDER BY i, j"},
+    {"config_info", "SELECT gpuagg_config('streams', 3), length(gpuagg_info()) > 10"},
+};
+#define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
+
+static sqlite3 *open_plain(void) {
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    fprintf(stderr, "oom: cannot open %s\n", dbpath);
+    exit(2);
+  }
+  return db;
+}
+
+/* Primary code NOMEM (SQLITE_NOMEM, SQLITE_IOERR_NOMEM). */
+static int is_nomem(int rc) {
+  return (rc & 0xff) == SQLITE_NOMEM || rc == SQLITE_IOERR_NOMEM;
+}
+
+/* One query under one failure schedule: 1 when the sweep is over (the run
+** did not reach N). */
+static int one_run(int q, long long n, int pers, const char *want, int *bad) {
+  hstr out = {0};
+  char *err = NULL;
+  sqlite3_int64 m0 = sqlite3_memory_used();
+  sqlite3 *db = open_plain();
+  char *ierr = NULL;
+  if (sqlite3_gpuagg_init(db, &ierr, NULL) != SQLITE_OK) {
+    fprintf(stderr, "oom: init failed unarmed\n");
+    exit(2);
+  }
+  arm(n, pers);
+  int rc = run_sql(db, queries[q].sql, &out, &err);
+  disarm();
+  int reached = injected > 0;
+  if (rc == SQLITE_OK) {
+    if (strcmp(out.p ? out.p : "", want)) {
+      printf("FAIL %s N=%lld%s: wrong result after an injected failure\n  got  %.200s\n  want %.200s\n",
+             queries[q].name, n, pers ? " persistent" : "", out.p ? out.p : "", want);
+      (*bad)++;
+    }
+  } else if (!is_nomem(rc) || !reached) {
+    printf("FAIL %s N=%lld%s: rc %d (%s), not SQLITE_NOMEM%s\n", queries[q].name, n,
+           pers ? " persistent" : "", rc, err ? err : "", reached ? "" : " (nothing injected)");
+    (*bad)++;
+  }
+  int crc = sqlite3_close(db);
+  sqlite3_int64 m1 = sqlite3_memory_used();
+  if (crc != SQLITE_OK || m1 != m0) {
+    printf("FAIL %s N=%lld%s: close rc %d, memory %lld before open, %lld after close (leak %lld)\n",
+           queries[q].name, n, pers ? " persistent" : "", crc, (long long)m0, (long long)m1,
+           (long long)(m1 - m0));
+    (*bad)++;
+  }
+  free(err);
+  hs_free(&out);
+  return !reached;
+}
+
+/* Registration under failure: init fails cleanly (no leak, connection still
+** usable) or succeeds and works. */
+static int init_run(long long n, int pers, int *bad) {
+  sqlite3_int64 m0 = sqlite3_memory_used();
+  sqlite3 *db = open_plain();
+  char *ierr = NULL;
+  arm(n, pers);
+  int rc = sqlite3_gpuagg_init(db, &ierr, NULL);
+  disarm();
+  int reached = injected > 0;
+  sqlite3_free(ierr);
+  hstr out = {0};
+  char *err = NULL;
+  if (rc == SQLITE_OK) {
+    int qrc = run_sql(db, "SELECT gpu_sum(x), gpu_max(x) FROM t WHERE rowid < 100;"
+                          "SELECT count(*) FROM gpu_matadd('a','b')", &out, &err);
+    if (qrc != SQLITE_OK) {
+      printf("FAIL init N=%lld%s: registered, then the query failed: %s\n", n,
+             pers ? " persistent" : "", err ? err : "?");
+      (*bad)++;
+    }
+  } else {
+    if (!is_nomem(rc)) {
+      printf("FAIL init N=%lld%s: rc %d, not SQLITE_NOMEM\n", n, pers ? " persistent" : "", rc);
+      (*bad)++;
+    }
+    /* the connection must still work, and a second init must succeed */
+    int qrc = run_sql(db, "SELECT count(*) FROM t", &out, &err);
+    if (qrc != SQLITE_OK) {
+      printf("FAIL init N=%lld: connection unusable after failed init: %s\n", n, err ? err : "?");
+      (*bad)++;
+    }
+    free(err);
+    err = NULL;
+    if (sqlite3_gpuagg_init(db, &ierr, NULL) != SQLITE_OK ||
+        run_sql(db, "SELECT gpu_sum(x) FROM t WHERE rowid < 10", &out, &err) != SQLITE_OK) {
+      printf("FAIL init N=%lld%s: init after a failed init: %s\n", n, pers ? " persistent" : "",
+             err ? err : "init failed");
+      (*bad)++;
+    }
+  }
+  free(err);
+  hs_free(&out);
+  int crc = sqlite3_close(db);
+  sqlite3_int64 m1 = sqlite3_memory_used();
+  if (crc != SQLITE_OK || m1 != m0) {
+    printf("FAIL init N=%lld%s: close rc %d, leak %lld bytes\n", n, pers ? " persistent" : "",
+           crc, (long long)(m1 - m0));
+    (*bad)++;
+  }
+  return !reached;
+}
+
+int main(int argc, char **argv) {
+  int quick = getenv("HARDEN_QUICK") && atoi(getenv("HARDEN_QUICK"));
+  int stride = quick ? 7 : 1;
+  const char *only = argc > 1 ? argv[1] : NULL;
+  sqlite3_mem_methods m;
+  if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &orig) != SQLITE_OK) return 2;
+  m = orig;
+  m.xMalloc = x_malloc;
+  m.xRealloc = x_realloc;
+  if (sqlite3_config(SQLITE_CONFIG_MALLOC, &m) != SQLITE_OK) return 2;
+  /* SQLite's memory statistics must be on for sqlite3_memory_used() */
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
+  /* no lookaside: every small allocation reaches the failing allocator */
+  sqlite3_config(SQLITE_CONFIG_LOOKASIDE, 0, 0);
+  if (sqlite3_initialize() != SQLITE_OK) return 2;
+
+  snprintf(dbpath, sizeof dbpath, "%s/gpuagg_oom_%d.db",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+  {
+    sqlite3 *db = open_ga(dbpath, 0);
+    char *err = NULL;
+    if (run_sql(db, setup_sql, NULL, &err) != SQLITE_OK) {
+      fprintf(stderr, "oom: setup: %s\n", err);
+      return 2;
+    }
+    sqlite3_close(db);
+  }
+
+  /* warm-up: one-time allocations of SQLite (VFS, etc.) happen here */
+  for (int q = 0; q < NQ; q++) {
+    sqlite3 *db = open_ga(dbpath, 0);
+    run_sql(db, queries[q].sql, NULL, NULL);
+    sqlite3_close(db);
+  }
+
+  for (int pers = 0; pers < 2; pers++) {
+    if (!only || !strcmp(only, "init")) {
+      int bad = 0;
+      long long n;
+      for (n = 1;; n += stride)
+        if (init_run(n, pers, &bad)) break;
+      printf("%s init%s: %lld failure points, %d bad\n", bad ? "FAIL" : "ok  ",
+             pers ? " (persistent)" : "", n - 1, bad);
+      if (bad) failed++;
+      else passed++;
+    }
+    for (int q = 0; q < NQ; q++) {
+      if (only && strcmp(only, queries[q].name)) continue;
+      /* the answer without failures */
+      hstr want = {0};
+      char *err = NULL;
+      sqlite3_int64 m0 = sqlite3_memory_used();
+      sqlite3 *db = open_ga(dbpath, 0);
+      int rc = run_sql(db, queries[q].sql, &want, &err);
+      sqlite3_close(db);
+      if (rc != SQLITE_OK || sqlite3_memory_used() != m0) {
+        printf("FAIL %s: reference run: rc %d (%s), leak %lld\n", queries[q].name, rc,
+               err ? err : "", (long long)(sqlite3_memory_used() - m0));
+        failed++;
+        free(err);
+        hs_free(&want);
+        continue;
+      }
+      int bad = 0;
+      long long n;
+      for (n = 1;; n += stride) {
+        if (one_run(q, n, pers, want.p ? want.p : "", &bad)) break;
+        if (bad > 10) break;
+      }
+      printf("%s %s%s: %lld failure points, %d bad\n", bad ? "FAIL" : "ok  ", queries[q].name,
+             pers ? " (persistent)" : "", n - 1, bad);
+      fflush(stdout);
+      if (bad) failed++;
+      else passed++;
+      hs_free(&want);
+    }
+  }
+  unlink(dbpath);
+  printf("RESULT oom: %d passed, %d failed, 0 skipped\n", passed, failed);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
