@@ -39,6 +39,8 @@ struct ga_chunk {
   void *tev[3];    /* pinned only: timing events before H2D, after H2D,
                       after the kernel (gpuagg_info's h2d_ms, kernel_ms) */
   int dev, slot;   /* pinned only: where it was last sent */
+  int ev_dev;      /* device the events belong to, -1 before the first
+                      submit (events are per device, so they follow it) */
   ga_chunk *next;  /* pool free list, or an aggregate's queue */
 };
 

@@ -64,6 +64,18 @@ int ga_gpu_ndev(const ga_config *cfg) {
   (void)cfg;
   return 0;
 }
+/* A chunk's events must belong to the device whose stream records them:
+** (re)make them when the chunk moves to another device. */
+static int chunk_events(ga_chunk *c, int dev) {
+  if (c->ev_dev == dev) return 1;
+  ga_gpu_event_destroy(c->event);
+  for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
+  c->event = ga_gpu_event_create(0);
+  for (int k = 0; k < 3; k++) c->tev[k] = ga_gpu_event_create(1);
+  c->ev_dev = (c->event && c->tev[0] && c->tev[1] && c->tev[2]) ? dev : -1;
+  return c->ev_dev == dev;
+}
+
 int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
   (void)c, (void)op, (void)dev, (void)slot;
   return 0;
@@ -317,6 +329,18 @@ static int slot_prepare(ga_dev *g, ga_slot *s, size_t bytes, int64_t cap) {
   return 1;
 }
 
+/* A chunk's events must belong to the device whose stream records them:
+** (re)make them when the chunk moves to another device. */
+static int chunk_events(ga_chunk *c, int dev) {
+  if (c->ev_dev == dev) return 1;
+  ga_gpu_event_destroy(c->event);
+  for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
+  c->event = ga_gpu_event_create(0);
+  for (int k = 0; k < 3; k++) c->tev[k] = ga_gpu_event_create(1);
+  c->ev_dev = (c->event && c->tev[0] && c->tev[1] && c->tev[2]) ? dev : -1;
+  return c->ev_dev == dev;
+}
+
 int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
   if (dev < 0 || dev >= ndevs || slot < 0 || slot >= GA_MAX_SLOTS || !c->pinned)
     return 0;
@@ -326,6 +350,7 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
   pthread_mutex_lock(&s->mu); /* one chunk's steps stay together in order */
   if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(g->ordinal))) goto out;
   if (!slot_prepare(g, s, c->bytes, c->cap)) goto out;
+  if (!chunk_events(c, dev)) goto out;
   uint64_t *d_vals = s->d_in;
   uint64_t *d_bits = d_vals + c->cap;
   if (!ga_cuda_ok(GA_STAGE_LAUNCH,

@@ -57,15 +57,7 @@ static ga_chunk *pinned_new(int64_t bytes) {
     sqlite3_free(c);
     return NULL;
   }
-  c->event = ga_gpu_event_create(0);
-  for (int k = 0; k < 3; k++) c->tev[k] = ga_gpu_event_create(1);
-  if (!c->event || !c->tev[0] || !c->tev[1] || !c->tev[2]) {
-    ga_gpu_event_destroy(c->event);
-    for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
-    ga_gpu_host_free(mem);
-    sqlite3_free(c);
-    return NULL;
-  }
+  c->ev_dev = -1; /* events are made by the first submit, on its device */
   c->vals = mem;
   c->isint = c->vals + cap;
   c->h_out = c->isint + cap / 64;

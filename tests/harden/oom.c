@@ -71,8 +71,8 @@ static const char *setup_sql =
     "  WHEN 4 THEN NULL ELSE 9007199254740993 - i END FROM c;"
     /* 9000 rows for a window whose first result comes after a full chunk */
     "CREATE TABLE w(k INTEGER PRIMARY KEY, x);"
-    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<9000)"
-    " INSERT INTO w SELECT i, CASE WHEN i % 5 = 0 THEN 'z' || i ELSE (i * 7919) % 10007 END FROM c;"
+    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<8400)"
+    " INSERT INTO w SELECT i, CASE WHEN i % 150 = 0 THEN 'z' || i ELSE (i * 7919) % 10007 END FROM c;"
     /* small matrices for gpu_matadd */
     "CREATE TABLE a(i INTEGER, j INTEGER, v REAL);"
     "CREATE TABLE b(i INTEGER, j INTEGER, v REAL);"
@@ -98,7 +98,7 @@ static const struct {
      " FROM t WHERE rowid <= 400"},
     {"window_history",
      "SELECT k, gpu_max(x) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),"
-     " gpu_min(x) OVER (ORDER BY k ROWS BETWEEN 100 PRECEDING AND 9000 FOLLOWING) FROM w"},
+     " gpu_min(x) OVER (ORDER BY k ROWS BETWEEN 100 PRECEDING AND 8400 FOLLOWING) FROM w"},
     {"matadd", "SELECT i, j, v FROM gpu_matadd('a', 'b') ORDER BY i, j"},
     {"config_info", "SELECT gpuagg_config('streams', 3), length(gpuagg_info()) > 10"},
 };

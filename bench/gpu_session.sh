@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# gpu_session.sh — everything the GPU machine runs, so results can be
+# reproduced with one command per step (see bench/RESULTS.md).
+#
+#   bench/gpu_session.sh test    # test-gpu suite, kernel tests, compute-sanitizer
+#   bench/gpu_session.sh bench   # kernels, pipeline, matadd, SQL level
+#
+# Expects ./libgpuagg.so (built with the full GENCODE, here or elsewhere) and,
+# on a machine without SQLite's CLI/headers, .device-kit/ (see DEVELOPERS.md).
+# Benchmark binaries are built here for sm_90 only, to save compile time.
+set -u
+out=${OUT:-bench/out}
+mkdir -p "$out"
+if [ -f .device-kit/env.sh ]; then
+  source .device-kit/env.sh
+  export SQLITE_LIBS="-L$PWD/.device-kit/lib -l:libsqlite3.so.0"
+fi
+export PYTHON=${PYTHON:-python3} SQLITE3=${SQLITE3:-sqlite3} PYTHONUNBUFFERED=1
+B=build/dev
+mk() { make -s -j16 BUILD=$B GENCODE=-gencode=arch=compute_90,code=sm_90 "$@"; }
+nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
+
+case "${1:-test}" in
+test)
+  mk gpu-kernels-test test-engine >/dev/null
+  $B/tests/gpu_kernels_test | tail -2
+  GPUAGG_TEST_GPU=1 tests/run_all.sh >"$out/test_gpu.log" 2>&1
+  grep -E '^(FAIL|-- )|passed' "$out/test_gpu.log" | tail -25
+  for tool in memcheck racecheck synccheck; do
+    echo "== compute-sanitizer $tool"
+    compute-sanitizer --tool $tool --error-exitcode 9 $PYTHON tests/gpu_sanitize.py \
+      >"$out/sanitizer_$tool.log" 2>&1
+    echo "exit $?"; tail -3 "$out/sanitizer_$tool.log"
+  done
+  ;;
+bench)
+  mk bench-kernels bench-pipeline bench-matadd >/dev/null
+  $B/bench/kernels --csv "$out/kernels.csv" | tail -22
+  $B/bench/pipeline --csv "$out/pipeline.csv"
+  $B/bench/matadd --csv "$out/matadd.csv" | tail -14
+  $PYTHON bench/sql_bench.py --rows ${SQL_ROWS:-10000,100000,1000000,10000000} \
+    --kinds int,real --reps ${SQL_REPS:-5} --gpu-paths --dbdir /tmp/gpuagg_bench \
+    --csv "$out/sql_gpu.csv"
+  ;;
+esac
