@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     }
     for (int64_t i = 0; i < ch[k]->cap; i++) {
       double d = rnd_real();
-      ga_chunk_push(ch[k], (uint64_t)ga_dbits(d), 0);
+      ga_chunk_push(ch[k], (uint64_t)ga_dbits(d), GA_KIND_REAL);
     }
   }
   int64_t payload = ch[0]->n * 8; /* bytes per chunk that travel */

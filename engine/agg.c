@@ -9,7 +9,8 @@
 ** count.  Finalize dispatches the tail, waits, merges, answers.
 **
 ** Which path: CPU while the input has at most cfg.cpu_max_rows values (or
-** cfg.device = 'cpu', or no usable GPU); GPU for chunks past that.  Every
+** cfg.device = 'cpu', or no usable GPU), or at most cfg.gpu_start_rows while
+** this process has not started CUDA yet; GPU for chunks past that.  Every
 ** partial is exact (ga_partial.h), so a mix of CPU and GPU chunks, any chunk
 ** size and any completion order give the same bits.  A failed GPU step sends
 ** that chunk, and every later one of this aggregate, to the CPU.
@@ -131,8 +132,11 @@ static int agg_ndev(ga_agg *a) {
 /* Do the values seen so far (plus `more`) belong on the GPU? */
 static int wants_gpu(ga_agg *a, int64_t more) {
   if (a->cfg.device == GA_DEVICE_CPU || a->gpu_off) return 0;
-  if (a->cfg.device != GA_DEVICE_GPU && a->nnum + more <= a->cfg.cpu_max_rows)
-    return 0;
+  if (a->cfg.device != GA_DEVICE_GPU) {
+    int64_t n = a->nnum + more;
+    if (n <= a->cfg.cpu_max_rows) return 0;
+    if (n <= a->cfg.gpu_start_rows && !ga_gpu_warm()) return 0;
+  }
   return agg_ndev(a) > 0;
 }
 
@@ -220,7 +224,7 @@ static ga_chunk *next_chunk(ga_agg *a) {
     if (!c) c = ga_pool_get(1, a->cfg.chunk_bytes);
     if (!c && a->fly) c = retire(a, ga_gpu_wait(a->fly));
     if (c) {
-      c->n = c->nint = 0;
+      ga_chunk_reset(c);
       return c;
     }
   }
@@ -286,12 +290,13 @@ static int chunk_full(ga_agg *a) {
   return GA_OK;
 }
 
-static int push_num(ga_agg *a, uint64_t bits, int is_int) {
-  if (!a->cur && !(a->cur = next_chunk(a))) return GA_NOMEM;
-  ga_chunk_push(a->cur, bits, is_int);
+/* The per-row path: a few instructions unless a chunk fills. */
+static inline int push_num(ga_agg *a, uint64_t bits, int kind) {
+  ga_chunk *c = a->cur;
+  if (!c && !(c = a->cur = next_chunk(a))) return GA_NOMEM;
+  ga_chunk_push(c, bits, kind);
   a->nnum++;
-  if (a->cur->n == a->cur->cap) return chunk_full(a);
-  return GA_OK;
+  return c->n == c->cap ? chunk_full(a) : GA_OK;
 }
 
 static void sum_direct(ga_agg *a, const ga_value *v, int sign) {
@@ -305,17 +310,32 @@ static void sum_direct(ga_agg *a, const ga_value *v, int sign) {
   }
 }
 
+int ga_agg_push_int(ga_agg *a, int64_t v) {
+  a->nrows++;
+  if (a->window) {
+    ga_value x = {GA_V_INT, 0, v, 0, NULL};
+    sum_direct(a, &x, 1);
+    return GA_OK;
+  }
+  return push_num(a, (uint64_t)v, GA_KIND_INT);
+}
+
+int ga_agg_push_real(ga_agg *a, double v) {
+  a->nrows++;
+  if (a->window) {
+    ga_value x = {GA_V_REAL, 0, 0, v, NULL};
+    sum_direct(a, &x, 1);
+    return GA_OK;
+  }
+  return push_num(a, (uint64_t)ga_dbits(v), GA_KIND_REAL);
+}
+
 int ga_agg_step(ga_agg *a, const ga_value *v) {
   if (v->type == GA_V_NULL) return GA_OK;
+  if (a->kop == GA_OP_SUM)
+    return v->type == GA_V_INT ? ga_agg_push_int(a, v->i)
+                               : ga_agg_push_real(a, v->r);
   a->nrows++;
-  if (a->kop == GA_OP_SUM) {
-    if (a->window) {
-      sum_direct(a, v, 1);
-      return GA_OK;
-    }
-    return v->type == GA_V_INT ? push_num(a, (uint64_t)v->i, 1)
-                               : push_num(a, (uint64_t)ga_dbits(v->r), 0);
-  }
   if (a->window && !a->window_lost)
     return ga_deque_push(&a->dq, v, a->want_min);
   if (v->type == GA_V_TEXT || v->type == GA_V_BLOB) {
@@ -337,8 +357,8 @@ int ga_agg_step(ga_agg *a, const ga_value *v) {
     ga_best_merge(&a->best, &p, a->want_min);
     return GA_OK;
   }
-  return v->type == GA_V_INT ? push_num(a, (uint64_t)v->i, 1)
-                             : push_num(a, (uint64_t)ga_dbits(v->r), 0);
+  return v->type == GA_V_INT ? push_num(a, (uint64_t)v->i, GA_KIND_INT)
+                             : push_num(a, (uint64_t)ga_dbits(v->r), GA_KIND_REAL);
 }
 
 /* Reduce everything buffered or in flight (sum: into a->sum; max/min: into

@@ -58,6 +58,9 @@ ga_agg *ga_agg_new(int op, const ga_config *cfg, ga_last *last);
 void ga_agg_free(ga_agg *a);
 int ga_agg_op(const ga_agg *a); /* GA_AGG_* */
 int ga_agg_step(ga_agg *a, const ga_value *v);
+/* The sum family's per-row calls (gpu_sum, gpu_total, gpu_avg only). */
+int ga_agg_push_int(ga_agg *a, int64_t v);
+int ga_agg_push_real(ga_agg *a, double v);
 int ga_agg_inverse(ga_agg *a, const ga_value *v);
 /* Current (window) or final result.  out->p, when set, stays valid until
 ** the next call on a.  ga_agg_final does the last reductions; call

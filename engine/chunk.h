@@ -27,10 +27,11 @@ typedef struct ga_chunk ga_chunk;
 struct ga_chunk {
   uint64_t *vals;  /* cap 64-bit words */
   uint64_t *isint; /* cap/64 words: bit i set = vals[i] is an int64; kept
-                      only while the chunk is mixed (ga_chunk_push) */
+                      only once the chunk is mixed (ga_chunk_push) */
   int64_t cap;     /* values it can hold (a multiple of 64) */
   int64_t n;       /* values held */
-  int64_t nint;    /* how many of them are integers */
+  int64_t nint;    /* how many of them are integers (kept when mixed) */
+  int kind;        /* GA_KIND_NONE/INT/REAL, or GA_CHUNK_MIXED */
   int64_t base;    /* position of vals[0] in the aggregate's value stream */
   int pinned;      /* from cudaHostAlloc: the GPU may read it */
   size_t bytes;    /* size of the allocation (the pool's key) */
@@ -44,41 +45,58 @@ struct ga_chunk {
   ga_chunk *next;  /* pool free list, or an aggregate's queue */
 };
 
-/* The layout of what a chunk holds (GA_LAYOUT_*). */
+/* What a chunk holds so far: GA_KIND_NONE (empty), GA_KIND_INT or
+** GA_KIND_REAL (one kind only), or GA_CHUNK_MIXED. */
+#define GA_CHUNK_MIXED 3
+
 static inline int ga_chunk_layout(const ga_chunk *c) {
-  return c->nint == c->n ? GA_LAYOUT_INT
-                         : (c->nint == 0 ? GA_LAYOUT_REAL : GA_LAYOUT_MIXED);
+  return c->kind == GA_KIND_INT   ? GA_LAYOUT_INT
+         : c->kind == GA_CHUNK_MIXED ? GA_LAYOUT_MIXED
+                                     : GA_LAYOUT_REAL;
 }
 
-/* The bitmap is written only once a chunk holds both kinds: a column of
-** one type (the usual case) costs no bitmap work per row. */
-static inline void ga_chunk_mix(ga_chunk *c) {
-  uint64_t fill = c->nint ? ~0ull : 0; /* what the chunk held so far */
-  int64_t words = (c->n + 63) >> 6;
-  for (int64_t w = 0; w < words; w++) c->isint[w] = fill;
-  if (c->n & 63) c->isint[words - 1] &= (1ull << (c->n & 63)) - 1;
-}
-
-static inline void ga_chunk_push(ga_chunk *c, uint64_t bits, int is_int) {
-  int64_t n = c->n, k = c->nint;
-  int mixed = k != 0 && k != n;
-  if (!mixed && n > 0 && (k == n) != is_int) {
-    ga_chunk_mix(c);
-    mixed = 1;
-  }
-  if (mixed) {
+/* The slow path of ga_chunk_push: the first value, the first value of the
+** other kind (from then on the bitmap is kept), and every value of a mixed
+** chunk.  A column of one type (the usual case) never gets here after its
+** first value, so it costs no bitmap work per row. */
+static inline void ga_chunk_push_slow(ga_chunk *c, uint64_t bits, int kind) {
+  int64_t n = c->n;
+  int is_int = kind == GA_KIND_INT;
+  if (c->kind == GA_KIND_NONE) {
+    c->kind = kind;
+    c->nint = is_int;
+  } else {
+    if (c->kind != GA_CHUNK_MIXED) { /* materialise the bitmap so far */
+      uint64_t fill = c->kind == GA_KIND_INT ? ~0ull : 0;
+      for (int64_t w = 0; w < (n + 63) >> 6; w++) c->isint[w] = fill;
+      c->nint = c->kind == GA_KIND_INT ? n : 0;
+      c->kind = GA_CHUNK_MIXED;
+    }
     if ((n & 63) == 0) c->isint[n >> 6] = 0;
-    c->isint[n >> 6] |= (uint64_t)is_int << (n & 63);
+    c->isint[n >> 6] = (c->isint[n >> 6] & ~(1ull << (n & 63))) |
+                       ((uint64_t)is_int << (n & 63));
+    c->nint += is_int;
   }
   c->vals[n] = bits;
   c->n = n + 1;
-  c->nint = k + is_int;
+}
+
+/* Append one value of kind GA_KIND_INT or GA_KIND_REAL. */
+static inline void ga_chunk_push(ga_chunk *c, uint64_t bits, int kind) {
+  if (c->kind == kind)
+    c->vals[c->n++] = bits;
+  else
+    ga_chunk_push_slow(c, bits, kind);
 }
 
 static inline int ga_chunk_is_int(const ga_chunk *c, int64_t i) {
-  int layout = ga_chunk_layout(c);
-  if (layout != GA_LAYOUT_MIXED) return layout == GA_LAYOUT_INT;
+  if (c->kind != GA_CHUNK_MIXED) return c->kind == GA_KIND_INT;
   return (int)((c->isint[i >> 6] >> (i & 63)) & 1);
+}
+
+static inline void ga_chunk_reset(ga_chunk *c) {
+  c->n = c->nint = c->base = 0;
+  c->kind = GA_KIND_NONE;
 }
 
 /* A chunk from the pool, or a new one: a CPU chunk (pinned = 0, cap

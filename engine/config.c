@@ -7,15 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GA_CONFIG_NAMES "cpu_max_rows, device, streams, chunk_bytes, devices"
+#define GA_CONFIG_NAMES \
+  "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices"
 
-/* Defaults measured on the H200 machine (bench/RESULTS.md, "crossover" and
-** "pipeline"): below ~1M values the GPU's fixed cost (lazy start aside:
-** pinned staging, launch, sync) is not repaid at finalize. */
+/* Defaults measured on the H200 machine (bench/RESULTS.md, "Choosing
+** cpu_max_rows" and "Pipeline"): in a connection where CUDA runs already, the
+** GPU path of gpu_sum is as fast as its CPU path at 1e6 values and faster
+** above; starting CUDA costs about 0.6 s per process, which the GPU's gain
+** (about 8 ns a value) repays only past ~1e8 values.  Two streams reach 97.5%
+** of the pinned copy bandwidth; more add memory, not speed. */
 void ga_config_default(ga_config *c) {
   c->cpu_max_rows = 1000000;
+  c->gpu_start_rows = 100000000;
   c->device = GA_DEVICE_AUTO;
-  c->streams = 4;
+  c->streams = 2;
   c->chunk_bytes = 8 << 20;
   c->devices = 0;
 }
@@ -40,6 +45,9 @@ int ga_config_set(ga_config *c, const char *name, const char *value,
   if (!strcmp(name, "cpu_max_rows")) {
     if (parse_int(value, 0, INT64_MAX, &v)) goto bad_int;
     c->cpu_max_rows = v;
+  } else if (!strcmp(name, "gpu_start_rows")) {
+    if (parse_int(value, 0, INT64_MAX, &v)) goto bad_int;
+    c->gpu_start_rows = v;
   } else if (!strcmp(name, "device")) {
     if (value && !strcmp(value, "auto"))
       c->device = GA_DEVICE_AUTO;
@@ -97,6 +105,8 @@ int ga_config_get(const ga_config *c, const char *name, char *buf,
                   size_t nbuf, char *err, size_t nerr) {
   if (!strcmp(name, "cpu_max_rows"))
     snprintf(buf, nbuf, "%lld", (long long)c->cpu_max_rows);
+  else if (!strcmp(name, "gpu_start_rows"))
+    snprintf(buf, nbuf, "%lld", (long long)c->gpu_start_rows);
   else if (!strcmp(name, "device"))
     snprintf(buf, nbuf, "%s", device_name(c->device));
   else if (!strcmp(name, "streams"))
@@ -115,8 +125,9 @@ int ga_config_get(const ga_config *c, const char *name, char *buf,
 
 void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
   snprintf(buf, nbuf,
-           "{\"cpu_max_rows\":%lld,\"device\":\"%s\",\"streams\":%d,"
-           "\"chunk_bytes\":%lld,\"devices\":%d}",
-           (long long)c->cpu_max_rows, device_name(c->device), c->streams,
+           "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
+           "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d}",
+           (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
+           device_name(c->device), c->streams,
            (long long)c->chunk_bytes, c->devices);
 }

@@ -17,6 +17,9 @@
 
 typedef struct ga_config {
   int64_t cpu_max_rows; /* inputs of at most this many values stay on CPU */
+  int64_t gpu_start_rows; /* ... and, while this process has not used CUDA
+                            yet, inputs of at most this many (CUDA's start
+                            costs more than small inputs gain) */
   int device;           /* GA_DEVICE_* */
   int streams;          /* CUDA streams (in-flight chunks) per device */
   int64_t chunk_bytes;  /* bytes of one pinned chunk */

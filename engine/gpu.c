@@ -41,6 +41,7 @@ int ga_gpu_select(int i) {
   (void)i;
   return 0;
 }
+int ga_gpu_warm(void) { return 0; }
 void ga_gpu_json(char *buf, size_t n) {
   snprintf(buf, n,
            "{\"cuda_compiled\":false,\"gpu_usable\":false,"
@@ -64,18 +65,6 @@ int ga_gpu_ndev(const ga_config *cfg) {
   (void)cfg;
   return 0;
 }
-/* A chunk's events must belong to the device whose stream records them:
-** (re)make them when the chunk moves to another device. */
-static int chunk_events(ga_chunk *c, int dev) {
-  if (c->ev_dev == dev) return 1;
-  ga_gpu_event_destroy(c->event);
-  for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
-  c->event = ga_gpu_event_create(0);
-  for (int k = 0; k < 3; k++) c->tev[k] = ga_gpu_event_create(1);
-  c->ev_dev = (c->event && c->tev[0] && c->tev[1] && c->tev[2]) ? dev : -1;
-  return c->ev_dev == dev;
-}
-
 int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
   (void)c, (void)op, (void)dev, (void)slot;
   return 0;
@@ -212,6 +201,9 @@ int ga_gpu_init(const char **why) {
   if (why) *why = why_buf;
   return ndevs;
 }
+
+static int gpu_warm;
+int ga_gpu_warm(void) { return __atomic_load_n(&gpu_warm, __ATOMIC_RELAXED); }
 
 int ga_gpu_select(int i) {
   if (i < 0 || i >= ga_gpu_init(NULL)) return 0;
@@ -392,6 +384,7 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
     goto fail;
   c->dev = dev;
   c->slot = slot;
+  __atomic_store_n(&gpu_warm, 1, __ATOMIC_RELAXED);
   ok = 1;
   goto out;
 fail:

@@ -35,6 +35,9 @@ int ga_gpu_compiled(void);
 ** the number of usable devices, 0 when none; *why (static text) says why. */
 int ga_gpu_init(const char **why);
 
+/* 1 once this process has run GPU work (CUDA's start is paid). */
+int ga_gpu_warm(void);
+
 /* Make usable device i (0 .. ga_gpu_init()-1) current on this thread;
 ** 1 on success. */
 int ga_gpu_select(int i);

@@ -101,7 +101,7 @@ ga_chunk *ga_pool_get(int pinned, int64_t bytes) {
   pthread_mutex_unlock(&pool_mu);
   if (!c && !pinned) c = cpu_new();
   if (c) {
-    c->n = c->nint = c->base = 0;
+    ga_chunk_reset(c);
     c->next = NULL;
   }
   return c;

@@ -104,7 +104,9 @@ static double round_digits(const int64_t *d, int n, int extra, int sticky) {
     rbit = (int)((bits_at(d, n, shift - 1)) & 1);
     if (shift >= 2 && any_below(d, shift - 1)) sticky = 1;
   }
-  mant &= (h - shift >= 64) ? ~0ull : ((1ull << (h - shift)) - 1);
+  /* h < shift happens when a quotient lies below 2^-1075 (avg of tiny
+  ** values): no bit is kept, and a shift by h - shift < 0 would be UB */
+  mant &= (h - shift >= 64) ? ~0ull : (h <= shift) ? 0 : ((1ull << (h - shift)) - 1);
   if (rbit && (sticky || (mant & 1))) {
     mant++;
     if (mant == (1ull << 53)) {

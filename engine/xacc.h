@@ -72,11 +72,10 @@ static inline void ga_xacc_add_at(int64_t *acc, uint64_t m, int pos, int neg) {
   int64_t d0 = (int64_t)(lo & 0xffffffffu);
   int64_t d1 = (int64_t)((lo >> 32) + (hi & 0xffffffffu));
   int64_t d2 = (int64_t)(hi >> 32);
-  if (neg) {
-    d0 = -d0;
-    d1 = -d1;
-    d2 = -d2;
-  }
+  int64_t flip = -(int64_t)neg; /* branch-free: signs are data, unpredictable */
+  d0 = (d0 ^ flip) - flip;
+  d1 = (d1 ^ flip) - flip;
+  d2 = (d2 ^ flip) - flip;
   acc[k] += d0;
   acc[k + 1] += d1;
   acc[k + 2] += d2;

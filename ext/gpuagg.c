@@ -191,6 +191,33 @@ nomem:
   sqlite3_result_error_nomem(ctx);
 }
 
+/* xStep of gpu_sum, gpu_total, gpu_avg: the hot loop of a sum query, so no
+** ga_value and no op dispatch; sum()'s classification. */
+static void ga_xstep_sum(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  ga_agg **pp = sqlite3_aggregate_context(ctx, sizeof(ga_agg *));
+  if (!pp) goto nomem;
+  if (!*pp) {
+    ga_fn_data *d = sqlite3_user_data(ctx);
+    if (!(*pp = ga_agg_new(d->op, &d->conn->cfg, &d->conn->last))) goto nomem;
+  }
+  sqlite3_value *v = argv[0];
+  int rc;
+  switch (sqlite3_value_numeric_type(v)) {
+  case SQLITE_INTEGER:
+    rc = ga_agg_push_int(*pp, sqlite3_value_int64(v));
+    break;
+  case SQLITE_NULL:
+    return;
+  default: /* REAL, and text/blob as their numeric prefix */
+    rc = ga_agg_push_real(*pp, sqlite3_value_double(v));
+  }
+  if (rc) report(ctx, rc);
+  return;
+nomem:
+  sqlite3_result_error_nomem(ctx);
+}
+
 static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_fn_data *d = sqlite3_user_data(ctx);
@@ -375,9 +402,10 @@ int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
     conn->fns[i].conn = conn;
   }
   for (int i = 0; rc == SQLITE_OK && i < GA_NAGG; i++)
-    rc = sqlite3_create_window_function(db, agg_fns[i].name, 1, det,
-                                        &conn->fns[i], ga_xstep, ga_xfinal,
-                                        ga_xvalue, ga_xinverse, NULL);
+    rc = sqlite3_create_window_function(
+        db, agg_fns[i].name, 1, det, &conn->fns[i],
+        agg_fns[i].op <= GA_AGG_AVG ? ga_xstep_sum : ga_xstep, ga_xfinal,
+        ga_xvalue, ga_xinverse, NULL);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "gpuagg_version", 0, det, NULL,
                                  ga_version_fn, NULL, NULL);

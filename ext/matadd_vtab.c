@@ -366,7 +366,7 @@ static int matadd_resolve(sqlite3 *db, ga_matadd_src *src, char **pzErr) {
   if (rc != SQLITE_DONE) {
     *pzErr = sqlite3_mprintf("gpu_matadd: table %s: %s", src->zArg,
                              sqlite3_errmsg(db));
-    rc = SQLITE_ERROR;
+    if (rc != SQLITE_NOMEM) rc = SQLITE_ERROR; /* keep out-of-memory visible */
     goto cleanup;
   }
   rc = SQLITE_OK;

@@ -69,9 +69,12 @@ test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	$(ASAN_ENV) $(ASAN_BUILD)/tests/test_engine
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/surface
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/threads
+	@rm -rf $(ASAN_BUILD)/bin && mkdir -p $(ASAN_BUILD)/bin
+	@if command -v node >/dev/null 2>&1; then ln -s $(CURDIR)/$(HARDEN_DIR)/asan-node.sh $(ASAN_BUILD)/bin/node; fi
 	$(ASAN_ENV) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg \
 	  PYTHON=$(CURDIR)/$(HARDEN_DIR)/asan-run.sh SQLITE3=$(CURDIR)/$(HARDEN_DIR)/asan-sqlite3.sh \
-	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(SQLITE3) HARDEN_LIBASAN=$(LIBASAN) \
+	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(shell command -v $(SQLITE3)) HARDEN_LIBASAN=$(LIBASAN) \
+	  HARDEN_NODE=$(shell command -v node) PATH=$(CURDIR)/$(ASAN_BUILD)/bin:$$PATH \
 	  tests/run_all.sh
 
 test-oom: $(ASAN_BUILD)/harden/oom
@@ -103,7 +106,7 @@ fuzz-build: $(FUZZ_BIN)
 fuzz: $(FUZZ_BIN)
 	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=512 -timeout=20 -rss_limit_mb=4096 \
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=512 -len_control=0 -timeout=20 -rss_limit_mb=4096 \
 	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/ \
 	  $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
 	  $(FUZZ_BUILD)/corpus $(HARDEN_DIR)/corpus

@@ -21,3 +21,12 @@ else
 bench-pipeline:
 	@echo "SKIP: bench-pipeline needs nvcc"
 endif
+
+# CPU rows of the seeds' reduction table (no GPU needed).
+CPU_BENCH := $(BUILD)/bench/cpu_reduce
+$(CPU_BENCH): bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c $(wildcard engine/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -Iengine -o $@ bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c -lm
+.PHONY: bench-cpu
+bench-cpu: $(CPU_BENCH)
+	$(CPU_BENCH) --csv bench/out/cpu_reduce.csv

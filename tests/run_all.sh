@@ -58,6 +58,7 @@ run_suite python "$PYTHON" tests/hosts/test_python.py
 run_suite cli tests/hosts/test_cli.sh
 run_suite install tests/hosts/test_install.sh
 run_suite node tests/hosts/node/run.sh
+run_suite harden "$PYTHON" tests/harden/surface.py
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -8,7 +8,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gatest import Reporter, connect, q1, GPU, LIB  # noqa: E402
 
-NAMES = ["cpu_max_rows", "device", "streams", "chunk_bytes", "devices"]
+NAMES = ["cpu_max_rows", "gpu_start_rows", "device", "streams", "chunk_bytes", "devices"]
 
 
 def main():
