@@ -15,7 +15,8 @@ SQLITE_EXTENSION_INIT3
 #include "chunk.h"
 #include "gpu_host.h"
 
-#define GA_POOL_MAX_CPU 64    /* cached CPU chunks kept */
+#define GA_POOL_MAX_CPU 160 /* cached CPU chunks kept: max/min history (GA_HISTORY_MAX)
+                               needs 128 of them; fresh ones cost page faults */
 #define GA_PINNED_OUT_BYTES 1024 /* room for a partial after the bitmap */
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
