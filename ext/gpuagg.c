@@ -173,33 +173,28 @@ static void report(sqlite3_context *ctx, int rc) {
 
 static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  ga_value v;
-  ga_agg **pp = sqlite3_aggregate_context(ctx, sizeof(ga_agg *));
-  if (!pp) goto nomem;
-  if (!*pp) {
-    ga_fn_data *d = sqlite3_user_data(ctx);
-    if (!(*pp = ga_agg_new(d->op, &d->conn->cfg, &d->conn->last))) goto nomem;
+  ga_agg **pp = agg_get(ctx, 1);
+  if (!pp) {
+    sqlite3_result_error_nomem(ctx);
+    return;
   }
   int op = ga_agg_op(*pp), enc = 0;
   if (op >= GA_AGG_MAX) /* text matters: max/min only */
     enc = db_encoding(ctx, ((ga_fn_data *)sqlite3_user_data(ctx))->conn);
+  ga_value v;
   to_value(op, enc, argv[0], &v);
   int rc = ga_agg_step(*pp, &v);
   if (rc) report(ctx, rc);
-  return;
-nomem:
-  sqlite3_result_error_nomem(ctx);
 }
 
 /* xStep of gpu_sum, gpu_total, gpu_avg: the hot loop of a sum query, so no
 ** ga_value and no op dispatch; sum()'s classification. */
 static void ga_xstep_sum(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  ga_agg **pp = sqlite3_aggregate_context(ctx, sizeof(ga_agg *));
-  if (!pp) goto nomem;
-  if (!*pp) {
-    ga_fn_data *d = sqlite3_user_data(ctx);
-    if (!(*pp = ga_agg_new(d->op, &d->conn->cfg, &d->conn->last))) goto nomem;
+  ga_agg **pp = agg_get(ctx, 1);
+  if (!pp) {
+    sqlite3_result_error_nomem(ctx);
+    return;
   }
   sqlite3_value *v = argv[0];
   int rc;
@@ -213,9 +208,6 @@ static void ga_xstep_sum(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     rc = ga_agg_push_real(*pp, sqlite3_value_double(v));
   }
   if (rc) report(ctx, rc);
-  return;
-nomem:
-  sqlite3_result_error_nomem(ctx);
 }
 
 static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -266,35 +258,27 @@ static void empty_result(sqlite3_context *ctx) {
     sqlite3_result_null(ctx);
 }
 
-static void ga_xvalue(sqlite3_context *ctx) {
+/* xValue (final = 0) and xFinal (final = 1). */
+static void answer(sqlite3_context *ctx, int final) {
   ga_agg **pp = agg_get(ctx, 0);
   if (!pp || !*pp) {
     empty_result(ctx);
     return;
   }
   ga_value v;
-  int rc = ga_agg_value(*pp, &v);
+  int rc = final ? ga_agg_final(*pp, &v) : ga_agg_value(*pp, &v);
   if (rc)
     report(ctx, rc);
   else
     result(ctx, &v);
+  if (final) {
+    ga_agg_free(*pp); /* after result(): text/blob results point into it */
+    *pp = NULL;
+  }
 }
 
-static void ga_xfinal(sqlite3_context *ctx) {
-  ga_agg **pp = agg_get(ctx, 0);
-  if (!pp || !*pp) {
-    empty_result(ctx);
-    return;
-  }
-  ga_value v;
-  int rc = ga_agg_final(*pp, &v);
-  if (rc)
-    report(ctx, rc);
-  else
-    result(ctx, &v);
-  ga_agg_free(*pp); /* after result(): text/blob results point into it */
-  *pp = NULL;
-}
+static void ga_xvalue(sqlite3_context *ctx) { answer(ctx, 0); }
+static void ga_xfinal(sqlite3_context *ctx) { answer(ctx, 1); }
 
 /* ---- gpuagg_config, gpuagg_info, gpuagg_version ---- */
 
