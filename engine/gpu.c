@@ -16,6 +16,12 @@
 
 static ga_counters counters;
 
+static const char *stage_names[GA_NSTAGES] = {
+    "init", "pinned", "dalloc", "h2d", "launch", "kernel", "d2h", "sync"};
+const char *ga_stage_name(int stage) {
+  return stage >= 0 && stage < GA_NSTAGES ? stage_names[stage] : "?";
+}
+
 ga_counters *ga_counters_global(void) { return &counters; }
 void ga_counter_add(int64_t *field, int64_t n) {
   __atomic_fetch_add(field, n, __ATOMIC_RELAXED);
@@ -88,8 +94,6 @@ int ga_gpu_wait(ga_chunk *c) {
 #define GA_MAX_SLOTS 16
 #define GA_OUT_BYTES 1024
 
-static const char *stage_names[GA_NSTAGES] = {
-    "init", "pinned", "dalloc", "h2d", "launch", "kernel", "d2h", "sync"};
 
 /* ---- fault injection: GPUAGG_FAULT=stage:n[,stage:n...] ---- */
 #define GA_MAX_FAULTS 16

@@ -28,6 +28,9 @@ enum ga_stage {
   GA_NSTAGES
 };
 
+/* "init", "pinned", ... (the names GPUAGG_FAULT takes). */
+const char *ga_stage_name(int stage);
+
 /* 1 when the extension was built with CUDA. */
 int ga_gpu_compiled(void);
 

@@ -320,18 +320,25 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   size_t gl = strlen(gpu);
   if (gl >= 2) gpu[gl - 1] = 0; /* splice its members into ours */
   const ga_last *l = &conn->last;
+  char errs[512];
+  size_t e = 0;
+  for (int st = 0; st < GA_NSTAGES; st++)
+    e += (size_t)snprintf(errs + e, sizeof errs - e, "%s\"%s\":%lld",
+                          st ? "," : "", ga_stage_name(st),
+                          (long long)k.stage_errors[st]);
   char *json = sqlite3_mprintf(
       "{\"version\":\"%s\",%s,\"config\":%s,"
       "\"counters\":{\"aggregates_cpu\":%lld,\"aggregates_gpu\":%lld,"
       "\"chunks_cpu\":%lld,\"chunks_gpu\":%lld,\"fallbacks\":%lld,"
-      "\"matadd_cpu\":%lld,\"matadd_gpu\":%lld,\"pinned_bytes\":%lld},"
+      "\"matadd_cpu\":%lld,\"matadd_gpu\":%lld,\"pinned_bytes\":%lld,"
+      "\"errors\":{%s}},"
       "\"last\":{\"path\":\"%s\",\"rows\":%lld,\"chunks_cpu\":%lld,"
       "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"h2d_ms\":%.3f,"
       "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f}}",
       GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu,
       (long long)k.agg_gpu, (long long)k.chunks_cpu, (long long)k.chunks_gpu,
       (long long)k.fallbacks, (long long)k.matadd_cpu,
-      (long long)k.matadd_gpu, (long long)ga_pool_pinned_bytes(),
+      (long long)k.matadd_gpu, (long long)ga_pool_pinned_bytes(), errs,
       l->path ? l->path : "none", (long long)l->rows,
       (long long)l->chunks_cpu, (long long)l->chunks_gpu,
       (long long)l->fallbacks, l->h2d_ms, l->kernel_ms, l->finalize_ms,

@@ -20,7 +20,7 @@ HARDEN_SRC   := $(EXT_SRC) $(ENGINE_SRC)
 HARDEN_HDRS  := $(wildcard engine/*.h ext/*.h kernels/*.h $(HARDEN_DIR)/*.h)
 HARDEN_CC    := $(CC) -std=c11 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE \
                 -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
-HARDEN_LIBS  := -lsqlite3 -lpthread -lm -ldl
+HARDEN_LIBS  := $(SQLITE_LIBS) -lpthread -lm -ldl
 
 ASAN_FLAGS   ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 TSAN_FLAGS   ?= -fsanitize=thread
@@ -114,3 +114,18 @@ fuzz: $(FUZZ_BIN)
 # ---- CI: the cheap ones ----
 test-harden-ci:
 	@$(HARDEN_DIR)/ci.sh
+
+# ---- threads on the GPU (GPU machine): the same harness built with CUDA ----
+THREADS_GPU := $(BUILD)/harden/threads_gpu
+.PHONY: test-threads-gpu
+ifeq ($(CUDA),1)
+$(THREADS_GPU): $(HARDEN_DIR)/threads.c $(HARDEN_SRC) $(HARDEN_HDRS) $(CU_OBJ) $(DLINK)
+	@mkdir -p $(dir $@)
+	$(HARDEN_CC) -O2 -DGPUAGG_CUDA=1 -I$(CUDA_HOME)/include -o $@ $(HARDEN_DIR)/threads.c \
+	  $(HARDEN_SRC) $(CU_OBJ) $(DLINK) $(CUDA_LIBS) $(SQLITE_LIBS) -lpthread -lm -ldl
+test-threads-gpu: $(THREADS_GPU)
+	HARDEN_GPU=1 $(THREADS_GPU)
+else
+test-threads-gpu:
+	@echo "SKIP: test-threads-gpu needs nvcc"
+endif

@@ -9,7 +9,8 @@
 ** the pool trim at last close race with running aggregates.
 **
 ** A watchdog fails the run if the threads do not finish (deadlock).
-** HARDEN_QUICK=1 runs fewer iterations (valgrind).
+** HARDEN_QUICK=1 runs fewer iterations (valgrind); HARDEN_GPU=1 forces
+** every aggregate onto the GPU (make test-threads-gpu).
 ** Prints "RESULT threads: ..." and "N passed, N failed".
 */
 #include <pthread.h>
@@ -59,6 +60,19 @@ static sqlite3 *thread_open(int t) {
            NPRIV, t + 1, t);
   if (run_sql(db, sql, NULL, &err) != SQLITE_OK) {
     printf("FAIL thread %d: setup: %s\n", t, err ? err : "?");
+    fails[t]++;
+    free(err);
+    err = NULL;
+  }
+  /* HARDEN_GPU=1 (make test-threads-gpu, GPU machine): every aggregate on
+  ** the GPU, small chunks, so threads share the streams of the process */
+  if (getenv("HARDEN_GPU") &&
+      run_sql(db,
+              "SELECT gpuagg_config('device','gpu'), "
+              "gpuagg_config('cpu_max_rows',0), "
+              "gpuagg_config('chunk_bytes',65536);",
+              NULL, &err) != SQLITE_OK) {
+    printf("FAIL thread %d: config: %s\n", t, err ? err : "?");
     fails[t]++;
     free(err);
   }
