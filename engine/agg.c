@@ -227,6 +227,10 @@ static ga_chunk *next_chunk(ga_agg *a) {
       ga_chunk_reset(c);
       return c;
     }
+    /* no pinned memory (cudaHostAlloc failed, or the process-wide cap is
+    ** reached with nothing of ours in flight): a counted fallback, and the
+    ** rest of this aggregate runs on the CPU */
+    gpu_failed(a);
   }
   return ga_pool_get(0, 0);
 }
