@@ -26,6 +26,7 @@ test)
   $B/tests/gpu_kernels_test | tail -2
   GPUAGG_TEST_GPU=1 tests/run_all.sh >"$out/test_gpu.log" 2>&1
   grep -E '^(FAIL|-- )|passed' "$out/test_gpu.log" | tail -25
+  mk test-threads-gpu | tail -2 # 8 threads, own connections, all on the GPU
   for tool in memcheck racecheck synccheck; do
     echo "== compute-sanitizer $tool"
     compute-sanitizer --tool $tool --error-exitcode 9 $PYTHON tests/gpu_sanitize.py \
