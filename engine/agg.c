@@ -334,6 +334,16 @@ int ga_agg_push_real(ga_agg *a, double v) {
   return push_num(a, (uint64_t)ga_dbits(v), GA_KIND_REAL);
 }
 
+int ga_agg_best_num(ga_agg *a, uint64_t bits, int kind) {
+  if (a->window || a->tb.type != GA_V_NULL) { /* rare: the general path */
+    ga_value v = {kind == GA_KIND_INT ? GA_V_INT : GA_V_REAL, 0, (int64_t)bits,
+                  ga_bitsd((int64_t)bits), NULL};
+    return ga_agg_step(a, &v);
+  }
+  a->nrows++;
+  return push_num(a, bits, kind);
+}
+
 int ga_agg_step(ga_agg *a, const ga_value *v) {
   if (v->type == GA_V_NULL) return GA_OK;
   if (a->kop == GA_OP_SUM)

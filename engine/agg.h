@@ -61,6 +61,9 @@ int ga_agg_step(ga_agg *a, const ga_value *v);
 /* The sum family's per-row calls (gpu_sum, gpu_total, gpu_avg only). */
 int ga_agg_push_int(ga_agg *a, int64_t v);
 int ga_agg_push_real(ga_agg *a, double v);
+/* gpu_max/gpu_min's per-row call for a number (kind GA_KIND_INT/REAL,
+** bits: the int64 or the double's bits). */
+int ga_agg_best_num(ga_agg *a, uint64_t bits, int kind);
 int ga_agg_inverse(ga_agg *a, const ga_value *v);
 /* Current (window) or final result.  out->p, when set, stays valid until
 ** the next call on a.  ga_agg_final does the last reductions; call

@@ -38,6 +38,7 @@ SQLITE_EXTENSION_INIT1
 #include "chunk.h"
 #include "gpu.h"
 #include "gpuagg_ext.h"
+#include "xacc.h"
 
 #define GPUAGG_VERSION "0.1.0"
 
@@ -171,6 +172,8 @@ static void report(sqlite3_context *ctx, int rc) {
   }
 }
 
+/* xStep of gpu_max and gpu_min: numbers take a short path; text and blob
+** (compared in the database's encoding) the general one. */
 static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_agg **pp = agg_get(ctx, 1);
@@ -178,12 +181,25 @@ static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  int op = ga_agg_op(*pp), enc = 0;
-  if (op >= GA_AGG_MAX) /* text matters: max/min only */
-    enc = db_encoding(ctx, ((ga_fn_data *)sqlite3_user_data(ctx))->conn);
-  ga_value v;
-  to_value(op, enc, argv[0], &v);
-  int rc = ga_agg_step(*pp, &v);
+  sqlite3_value *arg = argv[0];
+  int rc;
+  switch (sqlite3_value_type(arg)) {
+  case SQLITE_NULL:
+    return;
+  case SQLITE_INTEGER:
+    rc = ga_agg_best_num(*pp, (uint64_t)sqlite3_value_int64(arg), GA_KIND_INT);
+    break;
+  case SQLITE_FLOAT:
+    rc = ga_agg_best_num(*pp, (uint64_t)ga_dbits(sqlite3_value_double(arg)),
+                         GA_KIND_REAL);
+    break;
+  default: {
+    ga_value v;
+    ga_fn_data *d = sqlite3_user_data(ctx);
+    to_value(d->op, db_encoding(ctx, d->conn), arg, &v);
+    rc = ga_agg_step(*pp, &v);
+  }
+  }
   if (rc) report(ctx, rc);
 }
 
