@@ -66,8 +66,10 @@ endif
 .PHONY: all clean test test-gpu demo bench format
 all: $(LIB)
 
+# -z nodelete: SQLite unloads an extension when a connection closes; CUDA's
+# context and our pool must outlive that, or every reopen restarts CUDA.
 $(LIB): $(C_OBJ) $(CU_OBJ) $(DLINK)
-	$(CC) -shared -Wl,-z,defs $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
+	$(CC) -shared -Wl,-z,defs -Wl,-z,nodelete $(LDFLAGS) -o $@ $^ $(CUDA_LIBS) $(LDLIBS)
 ifeq ($(CUDA),1)
 	@echo "gpuagg: built $@ with CUDA kernels ($(NVCC))"
 else

@@ -43,7 +43,6 @@ typedef struct ga_hist_text {
   ga_bval v;
 } ga_hist_text;
 
-#define GA_HISTORY_TEXT_BYTES ((int64_t)16 << 20)
 
 struct ga_agg {
   int op, kop, want_min;
@@ -214,13 +213,8 @@ static void wait_all(ga_agg *a) {
 static ga_chunk *next_chunk(ga_agg *a) {
   if (wants_gpu(a, GA_CPU_CHUNK_VALUES)) {
     ga_chunk *c = NULL;
-    if (a->nfly >= a->cfg.streams * a->ndev) {
-      c = retire(a, ga_gpu_wait(a->fly));
-      if ((int64_t)c->bytes != a->cfg.chunk_bytes) {
-        ga_pool_put(c);
-        c = NULL;
-      }
-    }
+    if (a->nfly >= a->cfg.streams * a->ndev)
+      c = retire(a, ga_gpu_wait(a->fly)); /* same size: same aggregate */
     if (!c) c = ga_pool_get(1, a->cfg.chunk_bytes);
     if (!c && a->fly) c = retire(a, ga_gpu_wait(a->fly));
     if (c) {

@@ -73,5 +73,6 @@ int ga_agg_final(ga_agg *a, ga_value *out);
 
 /* Rows of history kept for max/min so that a window can slide (README). */
 #define GA_HISTORY_MAX ((int64_t)1 << 20)
+#define GA_HISTORY_TEXT_BYTES ((int64_t)16 << 20)
 
 #endif

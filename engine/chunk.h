@@ -30,7 +30,6 @@ struct ga_chunk {
                       only once the chunk is mixed (ga_chunk_push) */
   int64_t cap;     /* values it can hold (a multiple of 64) */
   int64_t n;       /* values held */
-  int64_t nint;    /* how many of them are integers (kept when mixed) */
   int kind;        /* GA_KIND_NONE/INT/REAL, or GA_CHUNK_MIXED */
   int64_t base;    /* position of vals[0] in the aggregate's value stream */
   int pinned;      /* from cudaHostAlloc: the GPU may read it */
@@ -64,18 +63,15 @@ static inline void ga_chunk_push_slow(ga_chunk *c, uint64_t bits, int kind) {
   int is_int = kind == GA_KIND_INT;
   if (c->kind == GA_KIND_NONE) {
     c->kind = kind;
-    c->nint = is_int;
   } else {
     if (c->kind != GA_CHUNK_MIXED) { /* materialise the bitmap so far */
       uint64_t fill = c->kind == GA_KIND_INT ? ~0ull : 0;
       for (int64_t w = 0; w < (n + 63) >> 6; w++) c->isint[w] = fill;
-      c->nint = c->kind == GA_KIND_INT ? n : 0;
       c->kind = GA_CHUNK_MIXED;
     }
     if ((n & 63) == 0) c->isint[n >> 6] = 0;
     c->isint[n >> 6] = (c->isint[n >> 6] & ~(1ull << (n & 63))) |
                        ((uint64_t)is_int << (n & 63));
-    c->nint += is_int;
   }
   c->vals[n] = bits;
   c->n = n + 1;
@@ -95,19 +91,26 @@ static inline int ga_chunk_is_int(const ga_chunk *c, int64_t i) {
 }
 
 static inline void ga_chunk_reset(ga_chunk *c) {
-  c->n = c->nint = c->base = 0;
+  c->n = c->base = 0;
   c->kind = GA_KIND_NONE;
 }
 
 /* A chunk from the pool, or a new one: a CPU chunk (pinned = 0, cap
 ** GA_CPU_CHUNK_VALUES) or a pinned one of about `bytes`.  NULL when memory
-** (or the pinned cap, GA_PINNED_CAP) runs out.  n, nint, base are reset. */
+** (or the pinned cap, GA_PINNED_CAP) runs out.  n, kind, base are reset. */
 ga_chunk *ga_pool_get(int pinned, int64_t bytes);
 void ga_pool_put(ga_chunk *c);
 /* Free every cached chunk (when the last connection closes). */
 void ga_pool_trim(void);
 /* Pinned bytes allocated now (in use and cached), for gpuagg_info(). */
 int64_t ga_pool_pinned_bytes(void);
+
+/* Room after a pinned chunk's bitmap for the partial the GPU sends back
+** (engine/pool.c lays it out, engine/gpu.c's device output matches). */
+#define GA_OUT_BYTES 1024
+_Static_assert(sizeof(ga_sum_partial) <= GA_OUT_BYTES &&
+                   sizeof(ga_best_partial) <= GA_OUT_BYTES,
+               "a partial must fit its output area");
 
 /* Cap on pinned host memory for the whole process. */
 #define GA_PINNED_CAP ((int64_t)512 << 20)

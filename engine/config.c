@@ -71,10 +71,12 @@ int ga_config_set(ga_config *c, const char *name, const char *value,
     }
     c->streams = (int)v;
   } else if (!strcmp(name, "chunk_bytes")) {
-    if (parse_int(value, 4096, (int64_t)1 << 30, &v) || (v & 511)) {
+    /* at most a quarter of the pinned cap (chunk.h), so that streams of
+    ** chunks fit in it */
+    if (parse_int(value, 4096, (int64_t)128 << 20, &v) || (v & 511)) {
       snprintf(err, nerr,
                "gpuagg_config: bad value for chunk_bytes: '%s' (valid: a "
-               "multiple of 512 from 4096 to 1073741824)",
+               "multiple of 512 from 4096 to 134217728)",
                value ? value : "NULL");
       return 1;
     }

@@ -21,8 +21,8 @@ void ga_cpu_sum(const uint64_t *vals, const uint64_t *isint, int64_t n,
       lo += (int64_t)(vals[i] & 0xffffffffu);
       hi += (int64_t)vals[i] >> 32;
     }
-    p->ilo += lo;
-    p->ihi += hi;
+    p->ilo = (int64_t)((uint64_t)p->ilo + (uint64_t)lo);
+    p->ihi = (int64_t)((uint64_t)p->ihi + (uint64_t)hi);
     p->nint += n;
   } else if (layout == GA_LAYOUT_REAL) {
     for (int64_t i = 0; i < n; i++)

@@ -48,7 +48,8 @@ int ga_gpu_select(int i) {
   return 0;
 }
 int ga_gpu_warm(void) { return 0; }
-void ga_gpu_json(char *buf, size_t n) {
+void ga_gpu_json(char *buf, size_t n, int start) {
+  (void)start;
   snprintf(buf, n,
            "{\"cuda_compiled\":false,\"gpu_usable\":false,"
            "\"why\":\"built without CUDA\",\"devices\":[]}");
@@ -92,7 +93,6 @@ int ga_gpu_wait(ga_chunk *c) {
 
 #define GA_MAX_DEV 16
 #define GA_MAX_SLOTS 16
-#define GA_OUT_BYTES 1024
 
 
 /* ---- fault injection: GPUAGG_FAULT=stage:n[,stage:n...] ---- */
@@ -159,7 +159,10 @@ static int ndevs;
 static int runtime_version, driver_version;
 static char why_buf[256] = "not started";
 
+static int started;
+
 static void gpu_start(void) {
+  __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
   faults_parse();
   cudaRuntimeGetVersion(&runtime_version);
   cudaDriverGetVersion(&driver_version);
@@ -237,7 +240,13 @@ static void json_escape(char *dst, size_t n, const char *s) {
   dst[j] = 0;
 }
 
-void ga_gpu_json(char *buf, size_t n) {
+void ga_gpu_json(char *buf, size_t n, int start) {
+  if (!start && !__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
+    snprintf(buf, n,
+             "{\"cuda_compiled\":true,\"gpu_usable\":false,"
+             "\"why\":\"CUDA not started (device is 'cpu')\",\"devices\":[]}");
+    return;
+  }
   const char *why;
   int nd = ga_gpu_init(&why);
   char esc[512];
@@ -287,9 +296,9 @@ void ga_gpu_event_destroy(void *ev) {
 
 /* ---- the pipeline ---- */
 
-/* Make slot s of device g ready for a chunk of `bytes`: its stream and
+/* Make slot s ready for a chunk of `bytes`: its stream and
 ** device buffers, grown (never shrunk) as chunk_bytes grows. */
-static int slot_prepare(ga_dev *g, ga_slot *s, size_t bytes, int64_t cap) {
+static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
   if (!s->ready) {
     if (!ga_cuda_ok(GA_STAGE_INIT, cudaStreamCreateWithFlags(
                                        &s->stream, cudaStreamNonBlocking)))
@@ -305,7 +314,6 @@ static int slot_prepare(ga_dev *g, ga_slot *s, size_t bytes, int64_t cap) {
     /* the stream may still be reading the old buffers */
     if (!ga_cuda_ok(GA_STAGE_SYNC, cudaStreamSynchronize(s->stream)))
       return 0;
-    (void)g;
     if (s->d_in_bytes < bytes) {
       cudaFree(s->d_in);
       s->d_in = NULL;
@@ -345,7 +353,7 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
   int ok = 0, layout = ga_chunk_layout(c);
   pthread_mutex_lock(&s->mu); /* one chunk's steps stay together in order */
   if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(g->ordinal))) goto out;
-  if (!slot_prepare(g, s, c->bytes, c->cap)) goto out;
+  if (!slot_prepare(s, c->bytes, c->cap)) goto out;
   if (!chunk_events(c, dev)) goto out;
   uint64_t *d_vals = s->d_in;
   uint64_t *d_bits = d_vals + c->cap;

@@ -62,7 +62,8 @@ void ga_counter_add(int64_t *field_in_global, int64_t n); /* atomic */
 ga_counters *ga_counters_global(void);
 
 /* The GPU part of gpuagg_info() as JSON text: runtime and driver versions,
-** devices (name, compute capability, memory), usable and why. */
-void ga_gpu_json(char *buf, size_t n);
+** devices (name, compute capability, memory), usable and why.  With
+** start = 0 it does not start CUDA: before the first GPU use it says so. */
+void ga_gpu_json(char *buf, size_t n, int start);
 
 #endif

@@ -17,7 +17,6 @@ SQLITE_EXTENSION_INIT3
 
 #define GA_POOL_MAX_CPU 160 /* cached CPU chunks kept: max/min history (GA_HISTORY_MAX)
                                needs 128 of them; fresh ones cost page faults */
-#define GA_PINNED_OUT_BYTES 1024 /* room for a partial after the bitmap */
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static ga_chunk *free_cpu, *free_pinned;
@@ -48,7 +47,7 @@ static void pinned_free(ga_chunk *c) {
 
 static ga_chunk *pinned_new(int64_t bytes) {
   /* 64 values take 64 words plus one bitmap word */
-  int64_t cap = (bytes - GA_PINNED_OUT_BYTES) / (65 * 8) * 64;
+  int64_t cap = (bytes - GA_OUT_BYTES) / (65 * 8) * 64;
   if (cap < 64) return NULL;
   ga_chunk *c = sqlite3_malloc64(sizeof(ga_chunk));
   if (!c) return NULL;

@@ -24,8 +24,9 @@ void ga_sum_add_int(ga_sum_partial *p, int64_t v, int sign) {
   int64_t lo = (int64_t)((uint64_t)v & MASK32);
   int64_t hi = v >> 32; /* arithmetic shift: v = hi * 2^32 + lo */
   p->nint += sign;
-  p->ilo += sign * lo;
-  p->ihi += sign * hi;
+  /* unsigned: wrapping is defined; the total is exact below 2^95 (README) */
+  p->ilo = (int64_t)((uint64_t)p->ilo + (uint64_t)(sign * lo));
+  p->ihi = (int64_t)((uint64_t)p->ihi + (uint64_t)(sign * hi));
 }
 
 static void digits_normalize(int64_t *acc, int n) {
@@ -42,7 +43,7 @@ void ga_sum_normalize(ga_sum_partial *p) {
   digits_normalize(p->acc, NDIG);
   int64_t c = p->ilo >> 32;
   p->ilo &= (int64_t)MASK32;
-  p->ihi += c;
+  p->ihi = (int64_t)((uint64_t)p->ihi + (uint64_t)c);
 }
 
 void ga_sum_merge(ga_sum_partial *into, const ga_sum_partial *from) {
@@ -50,8 +51,8 @@ void ga_sum_merge(ga_sum_partial *into, const ga_sum_partial *from) {
   /* from may hold up to GA_XACC_SAFE_ADDS unnormalised adds; into is now
   ** normalised, so digit sums stay far below 2^63. */
   for (int k = 0; k < NDIG; k++) into->acc[k] += from->acc[k];
-  into->ilo += from->ilo;
-  into->ihi += from->ihi;
+  into->ilo = (int64_t)((uint64_t)into->ilo + (uint64_t)from->ilo);
+  into->ihi = (int64_t)((uint64_t)into->ihi + (uint64_t)from->ihi);
   into->nint += from->nint;
   into->nreal += from->nreal;
   into->npinf += from->npinf;
@@ -91,7 +92,7 @@ static int any_below(const int64_t *d, int lo) {
 static double round_digits(const int64_t *d, int n, int extra, int sticky) {
   int t = n - 1;
   while (t >= 0 && d[t] == 0) t--;
-  if (t < 0) return sticky ? 0.0 : 0.0; /* below half the smallest subnormal */
+  if (t < 0) return 0.0; /* zero, or (sticky) below half a subnormal: even */
   int h = 32 * t + (64 - __builtin_clzll((uint64_t)d[t])); /* bit length */
   int shift = h - 53;
   if (shift < extra) shift = extra;

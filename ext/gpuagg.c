@@ -53,10 +53,18 @@ typedef struct ga_conn_node {
 static pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
 static ga_conn_node *conns;
 
-/* xDestroy of gpuagg_config, the last function registered: the connection
-** is closing (or the functions were deleted). */
-static void conn_destroy(void *p) {
+/* Every function and the module registered for a connection hold a
+** reference to its ga_conn, released by their destructors: when the
+** connection closes, when a registration fails (SQLite calls the destructor
+** then too), or when a failed .load takes them back.  The last release frees
+** it, so nothing can point at a freed ga_conn. */
+void ga_conn_ref(ga_conn *conn) {
+  __atomic_add_fetch(&conn->refs, 1, __ATOMIC_RELAXED);
+}
+
+void ga_conn_unref(void *p) {
   ga_conn *conn = p;
+  if (__atomic_sub_fetch(&conn->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
   int last;
   pthread_mutex_lock(&conns_mu);
   for (ga_conn_node **pp = &conns; *pp; pp = &(*pp)->next)
@@ -71,6 +79,9 @@ static void conn_destroy(void *p) {
   sqlite3_free(conn);
   if (last) ga_pool_trim(); /* no connection left to reuse cached chunks */
 }
+
+/* Destructor of an aggregate's user data (&conn->fns[i]). */
+static void fn_unref(void *p) { ga_conn_unref(((ga_fn_data *)p)->conn); }
 
 /* ---- aggregates ---- */
 
@@ -142,9 +153,9 @@ static int db_encoding(sqlite3_context *ctx, ga_conn *conn) {
     const char *e = (const char *)sqlite3_column_text(st, 0);
     if (e && !strcmp(e, "UTF-16le")) enc = SQLITE_UTF16LE;
     if (e && !strcmp(e, "UTF-16be")) enc = SQLITE_UTF16BE;
-    conn->enc = enc; /* cache only a real answer */
   }
   sqlite3_finalize(st);
+  conn->enc = enc; /* once per connection: never mix encodings */
   return enc;
 }
 
@@ -164,9 +175,11 @@ static void report(sqlite3_context *ctx, int rc) {
     sqlite3_result_error(ctx, "integer overflow", -1);
   } else if (rc == GA_WINDOW_LOST) {
     char *m = sqlite3_mprintf(
-        "%s: this window frame held more than %lld rows before its first "
-        "result and cannot slide; use %s() for it",
-        d->name, (long long)GA_HISTORY_MAX, d->name + 4);
+        "%s: this window frame held more than %lld values (or %d MiB of "
+        "text and blobs) before its first result and cannot slide; use %s() "
+        "for it",
+        d->name, (long long)GA_HISTORY_MAX, (int)(GA_HISTORY_TEXT_BYTES >> 20),
+        d->name + 4);
     sqlite3_result_error(ctx, m ? m : "window frame too large", -1);
     sqlite3_free(m);
   }
@@ -330,7 +343,8 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_conn *conn = sqlite3_user_data(ctx);
   char gpu[4096], cfg[512];
   ga_counters k;
-  ga_gpu_json(gpu, sizeof gpu);
+  /* device = 'cpu' promises not to touch CUDA: report, do not start it */
+  ga_gpu_json(gpu, sizeof gpu, conn->cfg.device != GA_DEVICE_CPU);
   ga_config_json(&conn->cfg, cfg, sizeof cfg);
   ga_counters_get(&k);
   size_t gl = strlen(gpu);
@@ -403,50 +417,55 @@ int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
     return SQLITE_NOMEM;
   }
   memset(conn, 0, sizeof(*conn));
+  conn->refs = 1; /* this function's own, dropped at the end */
   ga_config_default(&conn->cfg);
-  for (int i = 0; i < GA_NAGG; i++) {
-    conn->fns[i] = agg_fns[i];
-    conn->fns[i].conn = conn;
-  }
-  for (int i = 0; rc == SQLITE_OK && i < GA_NAGG; i++)
-    rc = sqlite3_create_window_function(
-        db, agg_fns[i].name, 1, det, &conn->fns[i],
-        agg_fns[i].op <= GA_AGG_AVG ? ga_xstep_sum : ga_xstep, ga_xfinal,
-        ga_xvalue, ga_xinverse, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "gpuagg_version", 0, det, NULL,
-                                 ga_version_fn, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "gpuagg_info", 0,
-                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
-                                 ga_info_fn, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "gpuagg_config", 1,
-                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
-                                 ga_config_fn, NULL, NULL);
-  if (rc == SQLITE_OK) rc = ga_matadd_register(db, conn);
-  if (rc != SQLITE_OK) {
-    /* take back what points at conn, then free it */
-    for (int i = 0; i < GA_NAGG; i++)
-      sqlite3_create_window_function(db, agg_fns[i].name, 1, SQLITE_UTF8,
-                                     NULL, NULL, NULL, NULL, NULL, NULL);
-    sqlite3_create_function(db, "gpuagg_info", 0, SQLITE_UTF8, NULL, NULL,
-                            NULL, NULL);
-    sqlite3_create_function(db, "gpuagg_config", 1, SQLITE_UTF8, NULL, NULL,
-                            NULL, NULL);
-    sqlite3_free(conn);
-    sqlite3_free(node);
-    return rc;
-  }
-  /* Last, and owning conn: its destructor runs when the connection closes,
-  ** and also (SQLite's contract) when this very call fails. */
   node->db = db;
   node->conn = conn;
   pthread_mutex_lock(&conns_mu);
   node->next = conns;
   conns = node;
   pthread_mutex_unlock(&conns_mu);
-  return sqlite3_create_function_v2(db, "gpuagg_config", 2,
+
+  /* each registration takes a reference first: its destructor releases it,
+  ** also when the registration itself fails */
+  for (int i = 0; rc == SQLITE_OK && i < GA_NAGG; i++) {
+    conn->fns[i] = agg_fns[i];
+    conn->fns[i].conn = conn;
+    ga_conn_ref(conn);
+    rc = sqlite3_create_window_function(
+        db, agg_fns[i].name, 1, det, &conn->fns[i],
+        agg_fns[i].op <= GA_AGG_AVG ? ga_xstep_sum : ga_xstep, ga_xfinal,
+        ga_xvalue, ga_xinverse, fn_unref);
+  }
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "gpuagg_version", 0, det, NULL,
+                                 ga_version_fn, NULL, NULL);
+  if (rc == SQLITE_OK) {
+    ga_conn_ref(conn);
+    rc = sqlite3_create_function_v2(db, "gpuagg_info", 0,
                                     SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
-                                    ga_config_fn, NULL, NULL, conn_destroy);
+                                    ga_info_fn, NULL, NULL, ga_conn_unref);
+  }
+  for (int nargs = 1; rc == SQLITE_OK && nargs <= 2; nargs++) {
+    ga_conn_ref(conn);
+    rc = sqlite3_create_function_v2(db, "gpuagg_config", nargs,
+                                    SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
+                                    ga_config_fn, NULL, NULL, ga_conn_unref);
+  }
+  if (rc == SQLITE_OK) rc = ga_matadd_register(db, conn);
+  if (rc != SQLITE_OK) {
+    /* take back everything that points at conn (their destructors release
+    ** their references); deleting what was never registered is harmless */
+    for (int i = 0; i < GA_NAGG; i++)
+      sqlite3_create_window_function(db, agg_fns[i].name, 1, SQLITE_UTF8,
+                                     NULL, NULL, NULL, NULL, NULL, NULL);
+    sqlite3_create_function(db, "gpuagg_info", 0, SQLITE_UTF8, NULL, NULL,
+                            NULL, NULL);
+    for (int nargs = 1; nargs <= 2; nargs++)
+      sqlite3_create_function(db, "gpuagg_config", nargs, SQLITE_UTF8, NULL,
+                              NULL, NULL, NULL);
+    ga_matadd_unregister(db);
+  }
+  ga_conn_unref(conn); /* frees conn now if nothing holds it */
+  return rc;
 }

@@ -23,6 +23,7 @@ typedef struct ga_fn_data {
 /* One per connection: the user data of every function and module, freed
 ** when the connection closes. */
 struct ga_conn {
+  int refs;                 /* see ga_conn_ref */
   ga_config cfg;            /* what gpuagg_config() set on this connection */
   ga_last last;             /* the last aggregate, for gpuagg_info() */
   ga_fn_data fns[GA_NAGG];  /* user data of the aggregates */
@@ -30,7 +31,14 @@ struct ga_conn {
               the first max/min needs it: BINARY collation is memcmp of it */
 };
 
-/* gpu_matadd (ext/matadd_vtab.c). */
+/* References held by every registration that points at a ga_conn; the
+** last release frees it (ext/gpuagg.c). */
+void ga_conn_ref(ga_conn *conn);
+void ga_conn_unref(void *conn);
+
+/* gpu_matadd (ext/matadd_vtab.c): register, or take back after a failed
+** .load. */
 int ga_matadd_register(sqlite3 *db, ga_conn *conn);
+void ga_matadd_unregister(sqlite3 *db);
 
 #endif

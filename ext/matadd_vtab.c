@@ -117,9 +117,16 @@ static int matadd_connect(sqlite3 *db, void *pAux, int argc,
   }
   rc = sqlite3_declare_vtab(db, GA_MATADD_SCHEMA);
   if (rc != SQLITE_OK) return rc;
-#ifdef SQLITE_VTAB_DIRECTONLY
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  /* rule 5 is a security promise: no SQLite that cannot keep it */
+#ifndef SQLITE_VTAB_DIRECTONLY
+#error "gpu_matadd needs SQLite 3.31+ headers (SQLITE_VTAB_DIRECTONLY)"
 #endif
+  rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("gpu_matadd: cannot restrict the table to "
+                             "direct use (SQLite too old?)");
+    return rc;
+  }
   vt = sqlite3_malloc(sizeof(*vt));
   if (!vt) return SQLITE_NOMEM;
   memset(vt, 0, sizeof(*vt));
@@ -765,17 +772,32 @@ static void matadd_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
 }
 
+/* The module owns m and a reference to the connection's ga_conn. */
+static void matadd_module_free(void *p) {
+  ga_matadd_module *m = p;
+  ga_conn_unref(m->conn);
+  sqlite3_free(m);
+}
+
 int ga_matadd_register(sqlite3 *db, ga_conn *conn) {
   ga_matadd_module *m = sqlite3_malloc(sizeof(*m));
   int rc;
   if (!m) return SQLITE_NOMEM;
   memset(m, 0, sizeof(*m));
   m->conn = conn;
-  /* The module owns m: sqlite3_free'd when the connection closes (or at once
-  ** if registering fails). */
+  ga_conn_ref(conn);
+  /* m is freed when the connection closes, or at once if this fails */
   rc = sqlite3_create_module_v2(db, "gpu_matadd", &ga_matadd_methods, m,
-                                sqlite3_free);
+                                matadd_module_free);
   if (rc != SQLITE_OK) return rc;
+  /* gpu_matadd_info reads m, which lives as long as the module: both go
+  ** when the connection closes, or together in ga_matadd_unregister */
   return sqlite3_create_function_v2(db, "gpu_matadd_info", 0, SQLITE_UTF8, m,
                                     matadd_info, NULL, NULL, NULL);
+}
+
+void ga_matadd_unregister(sqlite3 *db) {
+  sqlite3_create_function(db, "gpu_matadd_info", 0, SQLITE_UTF8, NULL, NULL,
+                          NULL, NULL);
+  sqlite3_create_module(db, "gpu_matadd", NULL, NULL); /* a NULL module drops it */
 }
