@@ -214,7 +214,9 @@ int ga_gpu_warm(void) { return __atomic_load_n(&gpu_warm, __ATOMIC_RELAXED); }
 
 int ga_gpu_select(int i) {
   if (i < 0 || i >= ga_gpu_init(NULL)) return 0;
-  return ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(devs[i].ordinal));
+  if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(devs[i].ordinal))) return 0;
+  __atomic_store_n(&gpu_warm, 1, __ATOMIC_RELAXED); /* its caller starts work */
+  return 1;
 }
 
 int ga_gpu_ndev(const ga_config *cfg) {

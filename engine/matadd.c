@@ -282,10 +282,13 @@ static int compute_dense(ga_matadd_input *a, ga_matadd_input *b,
   uint64_t *seen_b = NULL;
   int rc = SQLITE_NOMEM, use_gpu;
 
-  /* The GPU is worth its copies only for big matrices (cpu_max_rows), unless
-  ** the user forces it; device = cpu never touches CUDA. */
+  /* The GPU is worth its copies only for big matrices (cpu_max_rows, and
+  ** gpu_start_rows while this process has not started CUDA), unless the user
+  ** forces it; device = cpu never touches CUDA.  Same rule as the
+  ** aggregates (engine/agg.c, wants_gpu). */
   use_gpu = cfg->device != GA_DEVICE_CPU &&
-            (cfg->device == GA_DEVICE_GPU || n > cfg->cpu_max_rows) &&
+            (cfg->device == GA_DEVICE_GPU ||
+             (n > cfg->cpu_max_rows && (n > cfg->gpu_start_rows || ga_gpu_warm()))) &&
             ga_gpu_compiled() && ga_gpu_ndev(cfg) > 0;
   if (use_gpu) {
     r->a = ga_gpu_host_alloc(bytes);
