@@ -13,16 +13,7 @@
 
 #include "cpu_reduce.h"
 #include "xacc.h"
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
+#include "bench_util.h"
 
 /* Kept out of line so the compiler cannot fold the loop away. */
 __attribute__((noinline)) static double plain_sum(const double *v, int64_t n) {
@@ -52,7 +43,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++) {
       double t[8], chk = 0;
       for (int r = 0; r < 8; r++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         if (k == 0) {
           chk += plain_sum(v, n);
         } else {
@@ -66,16 +57,16 @@ int main(int argc, char **argv) {
           }
           chk += ga_sum_round(&p);
         }
-        t[r] = now_ms() - t0;
+        t[r] = bench_now_ms() - t0;
       }
-      qsort(t + 1, 7, sizeof(double), cmpd);
+      double med = bench_median(t + 1, 7); /* t[0] was the warm-up */
       const char *name = k ? "cpu exact (ours)" : "cpu 1-thread loop";
-      double gbps = n * 8.0 / t[4] / 1e6;
+      double gbps = n * 8.0 / med / 1e6;
       printf("%-16s %10s %12.3f %10.2f   (checksum %g)\n", name, sizes[s].name,
-             t[4], gbps, chk);
+             med, gbps, chk);
       if (csv)
         fprintf(csv, "%s,%s,%lld,%.4f,%.2f\n", name, sizes[s].name,
-                (long long)n, t[4], gbps);
+                (long long)n, med, gbps);
     }
     free(v);
   }

@@ -24,21 +24,7 @@
 #include "chunk.h"
 #include "gpu_host.h"
 #include "xacc.h"
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmpd);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+#include "bench_util.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static double rnd_real(void) {
@@ -116,7 +102,7 @@ int main(int argc, char **argv) {
       CHECK(cudaEventElapsedTime(&ms, e0, e1));
       t[r] = ms;
     }
-    double copy_ms = median(t + 1, 6);
+    double copy_ms = bench_median(t + 1, 6);
     double copy_gbps = (double)n * payload / copy_ms / 1e6;
     printf("%-10s %4d %8lld %7s %10.3f %8.1f %8.1f\n", "copy_h2d", gibs[g],
            (long long)(chunk_bytes >> 20), "1", copy_ms, copy_gbps, 100.0);
@@ -127,7 +113,7 @@ int main(int argc, char **argv) {
     for (int si = 0; si < 4; si++) {
       int streams = streams_list[si];
       for (int r = 0; r < 7; r++) {
-        double t0 = now_ms();
+        double t0 = bench_now_ms();
         int64_t head = 0; /* oldest in flight */
         for (int64_t k = 0; k < n; k++) {
           if (k - head >= streams) {
@@ -139,9 +125,9 @@ int main(int argc, char **argv) {
         }
         for (; head < n; head++)
           if (!ga_gpu_wait(ch[head % nchunks])) return 1;
-        t[r] = now_ms() - t0;
+        t[r] = bench_now_ms() - t0;
       }
-      double ms = median(t + 1, 6);
+      double ms = bench_median(t + 1, 6);
       double gbps = (double)n * payload / ms / 1e6;
       printf("%-10s %4d %8lld %7d %10.3f %8.1f %8.1f\n", "pipeline", gibs[g],
              (long long)(chunk_bytes >> 20), streams, ms, gbps,
@@ -165,20 +151,20 @@ int main(int argc, char **argv) {
     ga_last last = {0};
     for (int r = 0; r < 5; r++) {
       ga_agg *a = ga_agg_new(GA_AGG_SUM, &cfg, &last);
-      double t0 = now_ms();
+      double t0 = bench_now_ms();
       for (int64_t i = 0; i < nv; i++) {
         ga_value v = {GA_V_REAL, 0, 0, (double)(i % 1000) * 0.001 + 1, NULL};
         ga_agg_step(a, &v);
       }
-      double t1 = now_ms();
+      double t1 = bench_now_ms();
       ga_value res;
       ga_agg_final(a, &res);
-      double t2 = now_ms();
+      double t2 = bench_now_ms();
       ga_agg_free(a);
       steps[r] = t1 - t0;
       fin[r] = t2 - t1;
     }
-    double fm = median(fin, 5), sm = median(steps, 5);
+    double fm = bench_median(fin, 5), sm = bench_median(steps, 5);
     printf("%-12s %12lld %12.2f %12.3f %10s\n", "gpu_sum", (long long)nv, sm,
            fm, last.path ? last.path : "?");
     if (out)

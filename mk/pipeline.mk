@@ -13,7 +13,7 @@ $(BUILD)/core/%.o: engine/%.c $(wildcard engine/*.h kernels/*.h)
 ifeq ($(CUDA),1)
 $(PIPE_BENCH): bench/pipeline.c $(CORE_OBJ) $(CU_OBJ) $(DLINK)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels \
+	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Ibench \
 	  -I$(CUDA_HOME)/include $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ \
 	  bench/pipeline.c $(CORE_OBJ) $(CU_OBJ) $(DLINK) $(CUDA_LIBS) $(SQLITE_LIBS) -lpthread -lm
 bench-pipeline: $(PIPE_BENCH)
@@ -26,7 +26,7 @@ endif
 CPU_BENCH := $(BUILD)/bench/cpu_reduce
 $(CPU_BENCH): bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c $(wildcard engine/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -Iengine -o $@ bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c -lm
+	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -Iengine -Ibench -o $@ bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c -lm
 .PHONY: bench-cpu
 bench-cpu: $(CPU_BENCH)
 	$(CPU_BENCH) --csv bench/out/cpu_reduce.csv
