@@ -11,22 +11,25 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cpu_reduce.h"
 #include "xacc.h"
-#include "bench_util.h"
 
 /* Kept out of line so the compiler cannot fold the loop away. */
 __attribute__((noinline)) static double plain_sum(const double *v, int64_t n) {
   double s = 0;
-  for (int64_t i = 0; i < n; i++) s += v[i];
+  for (int64_t i = 0; i < n; i++)
+    s += v[i];
   return s;
 }
 
 int main(int argc, char **argv) {
   FILE *csv = NULL;
   for (int i = 1; i + 1 < argc; i++)
-    if (!strcmp(argv[i], "--csv")) csv = fopen(argv[i + 1], "w");
-  if (csv) fprintf(csv, "kernel,size,n,median_ms,gbps\n");
+    if (!strcmp(argv[i], "--csv"))
+      csv = fopen(argv[i + 1], "w");
+  if (csv)
+    fprintf(csv, "kernel,size,n,median_ms,gbps\n");
   struct {
     const char *name;
     int64_t n;
@@ -70,6 +73,7 @@ int main(int argc, char **argv) {
     }
     free(v);
   }
-  if (csv) fclose(csv);
+  if (csv)
+    fclose(csv);
   return 0;
 }

@@ -46,7 +46,7 @@ static int g_fail = 0;
   do {                                                                         \
     cudaError_t e_ = (x);                                                      \
     if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,             \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,               \
               cudaGetErrorString(e_));                                         \
       exit(1);                                                                 \
     }                                                                          \
@@ -84,7 +84,8 @@ __global__ void bench_fill(uint64_t *i64, uint64_t *f64, uint64_t *mix,
     /* mixed: ints within +-2^40, reals as above */
     mix[i] = isint ? (uint64_t)((int64_t)(r >> 23) - (1ll << 40))
                    : bench_real(bench_mix(r + 7));
-    if ((i & 63) == 0) bits[i >> 6] = word;
+    if ((i & 63) == 0)
+      bits[i >> 6] = word;
   }
 }
 
@@ -112,7 +113,8 @@ static double time_ms(const std::function<int()> &f, int batch,
   std::vector<float> t;
   for (int r = 0; r < g_reps; r++) {
     CK(cudaEventRecord(a, s));
-    for (int k = 0; k < batch; k++) f();
+    for (int k = 0; k < batch; k++)
+      f();
     CK(cudaEventRecord(b, s));
     CK(cudaEventSynchronize(b));
     float ms = 0;
@@ -138,14 +140,15 @@ static ga_best_partial cpu_best(const uint64_t *v, const uint64_t *bits,
   ga_best_partial b;
   memset(&b, 0, sizeof(b));
   for (int64_t i = 0; i < n; i++) {
-    int kind = layout == GA_LAYOUT_INT    ? GA_KIND_INT
-               : layout == GA_LAYOUT_REAL ? GA_KIND_REAL
+    int kind = layout == GA_LAYOUT_INT            ? GA_KIND_INT
+               : layout == GA_LAYOUT_REAL         ? GA_KIND_REAL
                : ((bits[i >> 6] >> (i & 63)) & 1) ? GA_KIND_INT
-                                                   : GA_KIND_REAL;
+                                                  : GA_KIND_REAL;
     int c = b.kind == GA_KIND_NONE
                 ? 1
                 : ga_num_cmp(kind, (int64_t)v[i], b.kind, b.bits);
-    if (want_min && b.kind != GA_KIND_NONE) c = -c;
+    if (want_min && b.kind != GA_KIND_NONE)
+      c = -c;
     if (c > 0) {
       b.kind = kind;
       b.idx = i;
@@ -192,8 +195,9 @@ static void check_best(const char *what, const char *size,
   CK(cudaMemcpy(&g, d_out, sizeof(g), cudaMemcpyDeviceToHost));
   if (g.kind != ref->kind || g.idx != ref->idx || g.bits != ref->bits) {
     char buf[200];
-    snprintf(buf, sizeof(buf), "gpu kind %d idx %lld bits %llx, cpu %d %lld %llx",
-             g.kind, (long long)g.idx, (unsigned long long)g.bits, ref->kind,
+    snprintf(buf, sizeof(buf),
+             "gpu kind %d idx %lld bits %llx, cpu %d %lld %llx", g.kind,
+             (long long)g.idx, (unsigned long long)g.bits, ref->kind,
              (long long)ref->idx, (unsigned long long)ref->bits);
     mismatch(what, size, buf);
   }
@@ -270,13 +274,16 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
   ga_best_partial b_i64 = cpu_best(h_i64.data(), nullptr, n, GA_LAYOUT_INT, 0);
   ga_best_partial b_i64m = cpu_best(h_i64.data(), nullptr, n, GA_LAYOUT_INT, 1);
   ga_best_partial b_f64 = cpu_best(h_f64.data(), nullptr, n, GA_LAYOUT_REAL, 0);
-  ga_best_partial b_f64m = cpu_best(h_f64.data(), nullptr, n, GA_LAYOUT_REAL, 1);
+  ga_best_partial b_f64m =
+      cpu_best(h_f64.data(), nullptr, n, GA_LAYOUT_REAL, 1);
   ga_best_partial b_mix =
       cpu_best(h_mix.data(), h_bits.data(), n, GA_LAYOUT_MIXED, 0);
   double exact_f64 = ga_sum_round(&r_f64), abs_f64 = 0;
-  for (int64_t i = 0; i < n; i++) abs_f64 += fabs(ga_bitsd((int64_t)h_f64[i]));
+  for (int64_t i = 0; i < n; i++)
+    abs_f64 += fabs(ga_bitsd((int64_t)h_f64[i]));
   uint64_t wrap_i64 = 0;
-  for (int64_t i = 0; i < n; i++) wrap_i64 += h_i64[i];
+  for (int64_t i = 0; i < n; i++)
+    wrap_i64 += h_i64[i];
 
   const int batch = bytes < (64u << 20) ? 20 : 1;
   const double B = (double)bytes;
@@ -284,38 +291,48 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
   gak_stream gs = (gak_stream)s;
   double ms;
 
-  ms = time_ms([&] { return (int)cudaMemcpyAsync(d_copy, d_f64, bytes,
-                                                 cudaMemcpyDeviceToDevice, s); },
-               batch, s);
+  ms = time_ms(
+      [&] {
+        return (int)cudaMemcpyAsync(d_copy, d_f64, bytes,
+                                    cudaMemcpyDeviceToDevice, s);
+      },
+      batch, s);
   add_row("d2d copy (r+w)", size, n, 2 * B, ms, "");
 
-  ms = time_ms([&] { return (int)cub::DeviceReduce::Sum(d_tmp, tb, ci, d_cub_i, n, s); },
-               batch, s);
+  ms = time_ms(
+      [&] { return (int)cub::DeviceReduce::Sum(d_tmp, tb, ci, d_cub_i, n, s); },
+      batch, s);
   add_row("cub sum i64", size, n, B, ms, "cub sum i64");
   {
     long long r;
     CK(cudaMemcpy(&r, d_cub_i, 8, cudaMemcpyDeviceToHost));
-    if ((uint64_t)r != wrap_i64) mismatch("cub sum i64", size, "wrapping sum");
+    if ((uint64_t)r != wrap_i64)
+      mismatch("cub sum i64", size, "wrapping sum");
   }
-  ms = time_ms([&] { return (int)cub::DeviceReduce::Sum(d_tmp, tb, cf, d_cub_d, n, s); },
-               batch, s);
+  ms = time_ms(
+      [&] { return (int)cub::DeviceReduce::Sum(d_tmp, tb, cf, d_cub_d, n, s); },
+      batch, s);
   add_row("cub sum f64", size, n, B, ms, "cub sum f64");
   check_near("cub sum f64", size, d_cub_d, exact_f64, abs_f64);
-  ms = time_ms([&] { return (int)cub::DeviceReduce::Max(d_tmp, tb, ci, d_cub_i, n, s); },
-               batch, s);
+  ms = time_ms(
+      [&] { return (int)cub::DeviceReduce::Max(d_tmp, tb, ci, d_cub_i, n, s); },
+      batch, s);
   add_row("cub max i64", size, n, B, ms, "cub max i64");
   {
     long long r;
     CK(cudaMemcpy(&r, d_cub_i, 8, cudaMemcpyDeviceToHost));
-    if (r != b_i64.bits) mismatch("cub max i64", size, "value");
+    if (r != b_i64.bits)
+      mismatch("cub max i64", size, "value");
   }
-  ms = time_ms([&] { return (int)cub::DeviceReduce::Max(d_tmp, tb, cf, d_cub_d, n, s); },
-               batch, s);
+  ms = time_ms(
+      [&] { return (int)cub::DeviceReduce::Max(d_tmp, tb, cf, d_cub_d, n, s); },
+      batch, s);
   add_row("cub max f64", size, n, B, ms, "cub max f64");
   {
     double r;
     CK(cudaMemcpy(&r, d_cub_d, 8, cudaMemcpyDeviceToHost));
-    if (r != ga_bitsd(b_f64.bits)) mismatch("cub max f64", size, "value");
+    if (r != ga_bitsd(b_f64.bits))
+      mismatch("cub max f64", size, "value");
   }
 
   /* ours */
@@ -329,23 +346,34 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
     int tuning;
   } sums[] = {
       {"gak sum i64", d_i64, GA_LAYOUT_INT, 2, -1, &r_i64, B, "cub sum i64", 0},
-      {"gak xsum f64", d_f64, GA_LAYOUT_REAL, 2, -1, &r_f64, B, "cub sum f64", 0},
-      {"gak sum mixed", d_mix, GA_LAYOUT_MIXED, 2, -1, &r_mix, Bm, "cub sum f64", 0},
-      {"tune sum i64 P0", d_i64, GA_LAYOUT_INT, 2, 0, &r_i64, B, "cub sum i64", 1},
-      {"tune sum i64 P1", d_i64, GA_LAYOUT_INT, 2, 1, &r_i64, B, "cub sum i64", 1},
-      {"tune sum i64 P2", d_i64, GA_LAYOUT_INT, 2, 2, &r_i64, B, "cub sum i64", 1},
-      {"tune xsum f64 L3 P0", d_f64, GA_LAYOUT_REAL, 3, 0, &r_f64, B, "cub sum f64", 1},
-      {"tune xsum f64 L2 P2", d_f64, GA_LAYOUT_REAL, 2, 2, &r_f64, B, "cub sum f64", 1},
-      {"tune xsum f64 L3 P2", d_f64, GA_LAYOUT_REAL, 3, 2, &r_f64, B, "cub sum f64", 1},
+      {"gak xsum f64", d_f64, GA_LAYOUT_REAL, 2, -1, &r_f64, B, "cub sum f64",
+       0},
+      {"gak sum mixed", d_mix, GA_LAYOUT_MIXED, 2, -1, &r_mix, Bm,
+       "cub sum f64", 0},
+      {"tune sum i64 P0", d_i64, GA_LAYOUT_INT, 2, 0, &r_i64, B, "cub sum i64",
+       1},
+      {"tune sum i64 P1", d_i64, GA_LAYOUT_INT, 2, 1, &r_i64, B, "cub sum i64",
+       1},
+      {"tune sum i64 P2", d_i64, GA_LAYOUT_INT, 2, 2, &r_i64, B, "cub sum i64",
+       1},
+      {"tune xsum f64 L3 P0", d_f64, GA_LAYOUT_REAL, 3, 0, &r_f64, B,
+       "cub sum f64", 1},
+      {"tune xsum f64 L2 P2", d_f64, GA_LAYOUT_REAL, 2, 2, &r_f64, B,
+       "cub sum f64", 1},
+      {"tune xsum f64 L3 P2", d_f64, GA_LAYOUT_REAL, 3, 2, &r_f64, B,
+       "cub sum f64", 1},
   };
   for (const sumv &sv : sums) {
-    if (sv.tuning && !full_tuning) continue;
-    ms = time_ms([&] {
-      return sv.policy < 0 ? gak_sum(sv.v, d_bits, n, sv.layout, d_sum,
-                                     d_scratch, gs)
-                           : gak_sum_tuned(sv.v, d_bits, n, sv.layout, sv.levels,
-                                           sv.policy, d_sum, gs);
-    }, batch, s);
+    if (sv.tuning && !full_tuning)
+      continue;
+    ms = time_ms(
+        [&] {
+          return sv.policy < 0
+                     ? gak_sum(sv.v, d_bits, n, sv.layout, d_sum, d_scratch, gs)
+                     : gak_sum_tuned(sv.v, d_bits, n, sv.layout, sv.levels,
+                                     sv.policy, d_sum, gs);
+        },
+        batch, s);
     add_row(sv.name, size, n, sv.bytes, ms, sv.cub);
     check_sum(sv.name, size, d_sum, sv.ref);
   }
@@ -360,24 +388,35 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
     int tuning;
   } bests[] = {
       {"gak max i64", d_i64, GA_LAYOUT_INT, 0, -1, &b_i64, B, "cub max i64", 0},
-      {"gak min i64", d_i64, GA_LAYOUT_INT, 1, -1, &b_i64m, B, "cub max i64", 0},
-      {"gak max f64", d_f64, GA_LAYOUT_REAL, 0, -1, &b_f64, B, "cub max f64", 0},
-      {"gak min f64", d_f64, GA_LAYOUT_REAL, 1, -1, &b_f64m, B, "cub max f64", 0},
-      {"gak max mixed", d_mix, GA_LAYOUT_MIXED, 0, -1, &b_mix, Bm, "cub max f64", 0},
-      {"tune max i64 P0", d_i64, GA_LAYOUT_INT, 0, 0, &b_i64, B, "cub max i64", 1},
-      {"tune max f64 P0", d_f64, GA_LAYOUT_REAL, 0, 0, &b_f64, B, "cub max f64", 1},
-      {"tune max i64 P2", d_i64, GA_LAYOUT_INT, 0, 2, &b_i64, B, "cub max i64", 1},
-      {"tune max f64 P2", d_f64, GA_LAYOUT_REAL, 0, 2, &b_f64, B, "cub max f64", 1},
+      {"gak min i64", d_i64, GA_LAYOUT_INT, 1, -1, &b_i64m, B, "cub max i64",
+       0},
+      {"gak max f64", d_f64, GA_LAYOUT_REAL, 0, -1, &b_f64, B, "cub max f64",
+       0},
+      {"gak min f64", d_f64, GA_LAYOUT_REAL, 1, -1, &b_f64m, B, "cub max f64",
+       0},
+      {"gak max mixed", d_mix, GA_LAYOUT_MIXED, 0, -1, &b_mix, Bm,
+       "cub max f64", 0},
+      {"tune max i64 P0", d_i64, GA_LAYOUT_INT, 0, 0, &b_i64, B, "cub max i64",
+       1},
+      {"tune max f64 P0", d_f64, GA_LAYOUT_REAL, 0, 0, &b_f64, B, "cub max f64",
+       1},
+      {"tune max i64 P2", d_i64, GA_LAYOUT_INT, 0, 2, &b_i64, B, "cub max i64",
+       1},
+      {"tune max f64 P2", d_f64, GA_LAYOUT_REAL, 0, 2, &b_f64, B, "cub max f64",
+       1},
   };
   for (const bestv &bv : bests) {
-    if (bv.tuning && !full_tuning) continue;
-    ms = time_ms([&] {
-      return bv.policy < 0
-                 ? gak_best(bv.v, d_bits, n, bv.layout, bv.want_min, d_best,
-                            d_scratch, gs)
-                 : gak_best_tuned(bv.v, d_bits, n, bv.layout, bv.want_min,
-                                  bv.policy, d_best, d_scratch, gs);
-    }, batch, s);
+    if (bv.tuning && !full_tuning)
+      continue;
+    ms = time_ms(
+        [&] {
+          return bv.policy < 0
+                     ? gak_best(bv.v, d_bits, n, bv.layout, bv.want_min, d_best,
+                                d_scratch, gs)
+                     : gak_best_tuned(bv.v, d_bits, n, bv.layout, bv.want_min,
+                                      bv.policy, d_best, d_scratch, gs);
+        },
+        batch, s);
     add_row(bv.name, size, n, bv.bytes, ms, bv.cub);
     check_best(bv.name, size, d_best, bv.ref);
   }
@@ -415,7 +454,8 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
   }
   int64_t cols = 1920, rows = n / cols;
   CK(cudaMemset(c, 0, bytes));
-  ms = time_ms([&] { return gak_matadd_2d(f, b2, c, rows, cols, gs); }, batch, s);
+  ms = time_ms([&] { return gak_matadd_2d(f, b2, c, rows, cols, gs); }, batch,
+               s);
   add_row("matadd 2d 16x16", size, rows * cols, 3.0 * rows * cols * 8, ms,
           "d2d copy (r+w)");
   {
@@ -481,8 +521,10 @@ int main(int argc, char **argv) {
   }
 
   FILE *fc = csv ? fopen(csv, "w") : nullptr;
-  if (csv && !fc) perror(csv);
-  if (fc) fprintf(fc, "kernel,size,n,median_ms,gbps,pct_of_ref,ref\n");
+  if (csv && !fc)
+    perror(csv);
+  if (fc)
+    fprintf(fc, "kernel,size,n,median_ms,gbps,pct_of_ref,ref\n");
   printf("\n%-24s %-10s %10s %9s %8s  %s\n", "kernel", "size", "median ms",
          "GB/s", "% ref", "ref");
   for (const row &r : g_rows) {
@@ -497,7 +539,8 @@ int main(int argc, char **argv) {
       fprintf(fc, "%s,%s,%lld,%.6f,%.2f,%.2f,%s\n", r.kernel.c_str(),
               r.size.c_str(), (long long)r.n, r.ms, gbps, pct, r.ref.c_str());
   }
-  if (fc) fclose(fc);
+  if (fc)
+    fclose(fc);
   printf("%s\n", g_fail ? "FAIL: mismatches above" : "all results verified");
   return g_fail ? 1 : 0;
 }

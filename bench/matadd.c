@@ -89,10 +89,13 @@ static float run(const mode *m, const double *a, const double *b, double *c,
   int64_t band_rows = (rows + m->bands - 1) / m->bands;
   float ms = 0;
   CK(cudaEventRecord(ev_start, st[0]));
-  for (k = 1; k < ns; k++) CK(cudaStreamWaitEvent(st[k], ev_start, 0));
+  for (k = 1; k < ns; k++)
+    CK(cudaStreamWaitEvent(st[k], ev_start, 0));
   for (int q = 0; q < m->bands; q++) {
-    int64_t r0 = q * band_rows, nr = rows - r0 < band_rows ? rows - r0 : band_rows;
-    if (nr <= 0) break;
+    int64_t r0 = q * band_rows,
+            nr = rows - r0 < band_rows ? rows - r0 : band_rows;
+    if (nr <= 0)
+      break;
     int64_t off = r0 * cols, n = nr * cols;
     size_t bytes = (size_t)n * sizeof(double);
     cudaStream_t s = st[q % ns];
@@ -137,18 +140,25 @@ int main(int argc, char **argv) {
   int reps = 5, ndev = 0, k;
   const char *csv = NULL;
   for (k = 1; k < argc; k++) {
-    if (!strcmp(argv[k], "--rows") && k + 1 < argc) rows = atoll(argv[++k]);
-    else if (!strcmp(argv[k], "--cols") && k + 1 < argc) cols = atoll(argv[++k]);
-    else if (!strcmp(argv[k], "--reps") && k + 1 < argc) reps = atoi(argv[++k]);
-    else if (!strcmp(argv[k], "--csv") && k + 1 < argc) csv = argv[++k];
+    if (!strcmp(argv[k], "--rows") && k + 1 < argc)
+      rows = atoll(argv[++k]);
+    else if (!strcmp(argv[k], "--cols") && k + 1 < argc)
+      cols = atoll(argv[++k]);
+    else if (!strcmp(argv[k], "--reps") && k + 1 < argc)
+      reps = atoi(argv[++k]);
+    else if (!strcmp(argv[k], "--csv") && k + 1 < argc)
+      csv = argv[++k];
     else {
-      fprintf(stderr, "usage: %s [--rows R] [--cols C] [--reps N>=5] [--csv PATH]\n",
+      fprintf(stderr,
+              "usage: %s [--rows R] [--cols C] [--reps N>=5] [--csv PATH]\n",
               argv[0]);
       return 2;
     }
   }
-  if (reps < 5) reps = 5;
-  if (reps > MAXRUNS) reps = MAXRUNS;
+  if (reps < 5)
+    reps = 5;
+  if (reps > MAXRUNS)
+    reps = MAXRUNS;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     puts("SKIP: no GPU");
     return 0;
@@ -190,12 +200,12 @@ int main(int argc, char **argv) {
   double serial_ms = 2 * h2d_ms + d2h_ms;
 
   mode modes[] = {
-      {"default", 1, 1, 1, 0, 0, 0},     {"default-2d", 1, 1, 1, 1, 0, 0},
-      {"queue", 1, 1, 4, 0, 0, 0},       {"stream-4-seeds", 1, 4, 4, 0, 0, 0},
-      {"stream-2", 1, 2, 16, 0, 0, 0},   {"stream-4", 1, 4, 32, 0, 0, 0},
-      {"stream-8", 1, 8, 64, 0, 0, 0},   {"default", 0, 1, 1, 0, 0, 0},
-      {"queue", 0, 1, 4, 0, 0, 0},       {"stream-2", 0, 2, 16, 0, 0, 0},
-      {"stream-4", 0, 4, 32, 0, 0, 0},   {"stream-8", 0, 8, 64, 0, 0, 0},
+      {"default", 1, 1, 1, 0, 0, 0},   {"default-2d", 1, 1, 1, 1, 0, 0},
+      {"queue", 1, 1, 4, 0, 0, 0},     {"stream-4-seeds", 1, 4, 4, 0, 0, 0},
+      {"stream-2", 1, 2, 16, 0, 0, 0}, {"stream-4", 1, 4, 32, 0, 0, 0},
+      {"stream-8", 1, 8, 64, 0, 0, 0}, {"default", 0, 1, 1, 0, 0, 0},
+      {"queue", 0, 1, 4, 0, 0, 0},     {"stream-2", 0, 2, 16, 0, 0, 0},
+      {"stream-4", 0, 4, 32, 0, 0, 0}, {"stream-8", 0, 8, 64, 0, 0, 0},
   };
   int nmodes = (int)(sizeof(modes) / sizeof(modes[0]));
   int bad = 0;
@@ -205,7 +215,8 @@ int main(int argc, char **argv) {
     double *c = m->pinned ? pc : hc, t[MAXRUNS];
     memset(c, 0, bytes);
     run(m, a, b, c, rows, cols); /* warm-up */
-    for (int r = 0; r < reps; r++) t[r] = run(m, a, b, c, rows, cols);
+    for (int r = 0; r < reps; r++)
+      t[r] = run(m, a, b, c, rows, cols);
     m->med = median(t, reps);
     m->min = t[0];
     for (int64_t q = 0; q < n; q++) {
@@ -226,7 +237,8 @@ int main(int argc, char **argv) {
       best_ms = modes[mi].med;
 
   FILE *f = csv ? fopen(csv, "w") : NULL;
-  if (csv && !f) fprintf(stderr, "matadd bench: cannot write %s\n", csv);
+  if (csv && !f)
+    fprintf(stderr, "matadd bench: cannot write %s\n", csv);
   if (f)
     fprintf(f, "mode,memory,streams,bands,kernel,median_ms,min_ms,gb_per_s,"
                "pct_of_limit,speedup_vs_default\n");
@@ -237,8 +249,8 @@ int main(int argc, char **argv) {
          "limit %.2f ms (overlapped), %.2f ms (serial)\n\n",
          h2d_gbs, d2h_gbs, limit_ms, serial_ms);
   printf("%-15s %-8s %7s %5s %6s %10s %10s %8s %8s %8s\n", "mode", "memory",
-         "streams", "bands", "kernel", "median_ms", "min_ms", "GB/s",
-         "%limit", "vs_def");
+         "streams", "bands", "kernel", "median_ms", "min_ms", "GB/s", "%limit",
+         "vs_def");
   for (int mi = 0; mi < nmodes; mi++) {
     mode *m = &modes[mi];
     double gbs = 3.0 * bytes / m->med / 1e6;
@@ -252,7 +264,8 @@ int main(int argc, char **argv) {
       fprintf(f, "%s,%s,%d,%d,%s,%.3f,%.3f,%.2f,%.1f,%.3f\n", m->name, mem,
               m->streams, m->bands, kern, m->med, m->min, gbs, pct, sp);
   }
-  if (f) fclose(f);
+  if (f)
+    fclose(f);
   printf("\ngoal best stream-N >= 1.5x default: %.2fx  %s\n", def_ms / best_ms,
          def_ms / best_ms >= 1.5 ? "MET" : "NOT MET");
   printf("goal best stream-N >= 90%% of copy-engine limit: %.1f%%  %s\n",

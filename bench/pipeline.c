@@ -21,10 +21,10 @@
 #include <time.h>
 
 #include "agg.h"
+#include "bench_util.h"
 #include "chunk.h"
 #include "gpu_host.h"
 #include "xacc.h"
-#include "bench_util.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static double rnd_real(void) {
@@ -46,10 +46,12 @@ int main(int argc, char **argv) {
   const char *csv = NULL;
   int gibs[8] = {1, 2, 4}, ngib = 3;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+    if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+      csv = argv[++i];
     if (!strcmp(argv[i], "--gib") && i + 1 < argc) {
       ngib = 0;
-      for (char *t = strtok(argv[++i], ","); t && ngib < 8; t = strtok(NULL, ","))
+      for (char *t = strtok(argv[++i], ","); t && ngib < 8;
+           t = strtok(NULL, ","))
         gibs[ngib++] = atoi(t);
     }
   }
@@ -59,7 +61,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   FILE *out = csv ? fopen(csv, "w") : NULL;
-  if (out) fprintf(out, "test,gib,chunk_mb,streams,median_ms,gbps,pct_of_copy\n");
+  if (out)
+    fprintf(out, "test,gib,chunk_mb,streams,median_ms,gbps,pct_of_copy\n");
 
   const int64_t chunk_bytes = 8 << 20;
   const int nchunks = 16; /* distinct pinned chunks, reused round robin */
@@ -84,8 +87,8 @@ int main(int argc, char **argv) {
   CHECK(cudaEventCreate(&e0));
   CHECK(cudaEventCreate(&e1));
 
-  printf("%-10s %4s %8s %7s %10s %8s %8s\n", "test", "GiB", "chunkMB", "streams",
-         "median_ms", "GB/s", "%copy");
+  printf("%-10s %4s %8s %7s %10s %8s %8s\n", "test", "GiB", "chunkMB",
+         "streams", "median_ms", "GB/s", "%copy");
   for (int g = 0; g < ngib; g++) {
     int64_t total = (int64_t)gibs[g] << 30;
     int64_t n = total / payload;
@@ -117,14 +120,16 @@ int main(int argc, char **argv) {
         int64_t head = 0; /* oldest in flight */
         for (int64_t k = 0; k < n; k++) {
           if (k - head >= streams) {
-            if (!ga_gpu_wait(ch[head % nchunks])) return 1;
+            if (!ga_gpu_wait(ch[head % nchunks]))
+              return 1;
             head++;
           }
           if (!ga_gpu_submit(ch[k % nchunks], GA_OP_SUM, 0, (int)(k % streams)))
             return 1;
         }
         for (; head < n; head++)
-          if (!ga_gpu_wait(ch[head % nchunks])) return 1;
+          if (!ga_gpu_wait(ch[head % nchunks]))
+            return 1;
         t[r] = bench_now_ms() - t0;
       }
       double ms = bench_median(t + 1, 6);
@@ -138,7 +143,8 @@ int main(int argc, char **argv) {
                 100.0 * gbps / copy_gbps);
     }
   }
-  for (int k = 0; k < nchunks; k++) ga_pool_put(ch[k]);
+  for (int k = 0; k < nchunks; k++)
+    ga_pool_put(ch[k]);
 
   /* finalize latency through the whole aggregate */
   ga_config cfg;
@@ -171,6 +177,7 @@ int main(int argc, char **argv) {
       fprintf(out, "finalize,%lld,%lld,%d,%.4f,,\n", (long long)nv,
               (long long)(cfg.chunk_bytes >> 20), cfg.streams, fm);
   }
-  if (out) fclose(out);
+  if (out)
+    fclose(out);
   return 0;
 }

@@ -43,7 +43,6 @@ typedef struct ga_hist_text {
   ga_bval v;
 } ga_hist_text;
 
-
 struct ga_agg {
   int op, kop, want_min;
   ga_config cfg;
@@ -85,10 +84,13 @@ static double now_ms(void) {
 
 ga_agg *ga_agg_new(int op, const ga_config *cfg, ga_last *last) {
   ga_agg *a = sqlite3_malloc64(sizeof(*a));
-  if (!a) return NULL;
+  if (!a)
+    return NULL;
   memset(a, 0, sizeof(*a));
   a->op = op;
-  a->kop = op == GA_AGG_MAX ? GA_OP_MAX : op == GA_AGG_MIN ? GA_OP_MIN : GA_OP_SUM;
+  a->kop = op == GA_AGG_MAX   ? GA_OP_MAX
+           : op == GA_AGG_MIN ? GA_OP_MIN
+                              : GA_OP_SUM;
   a->want_min = op == GA_AGG_MIN;
   a->cfg = *cfg;
   a->last = last;
@@ -124,17 +126,21 @@ static void reduce_cpu(ga_agg *a, ga_chunk *c) {
 
 /* How many GPUs this aggregate may use; starts CUDA on the first ask. */
 static int agg_ndev(ga_agg *a) {
-  if (a->ndev < 0) a->ndev = ga_gpu_ndev(&a->cfg);
+  if (a->ndev < 0)
+    a->ndev = ga_gpu_ndev(&a->cfg);
   return a->gpu_off ? 0 : a->ndev;
 }
 
 /* Do the values seen so far (plus `more`) belong on the GPU? */
 static int wants_gpu(ga_agg *a, int64_t more) {
-  if (a->cfg.device == GA_DEVICE_CPU || a->gpu_off) return 0;
+  if (a->cfg.device == GA_DEVICE_CPU || a->gpu_off)
+    return 0;
   if (a->cfg.device != GA_DEVICE_GPU) {
     int64_t n = a->nnum + more;
-    if (n <= a->cfg.cpu_max_rows) return 0;
-    if (n <= a->cfg.gpu_start_rows && !ga_gpu_warm()) return 0;
+    if (n <= a->cfg.cpu_max_rows)
+      return 0;
+    if (n <= a->cfg.gpu_start_rows && !ga_gpu_warm())
+      return 0;
   }
   return agg_ndev(a) > 0;
 }
@@ -152,7 +158,8 @@ static void gpu_failed(ga_agg *a) {
 static ga_chunk *retire(ga_agg *a, int ok) {
   ga_chunk *c = a->fly;
   a->fly = c->next;
-  if (!a->fly) a->fly_tail = &a->fly;
+  if (!a->fly)
+    a->fly_tail = &a->fly;
   a->nfly--;
   c->next = NULL;
   if (ok) {
@@ -176,7 +183,8 @@ static ga_chunk *retire(ga_agg *a, int ok) {
 static void poll_fly(ga_agg *a) {
   while (a->fly) {
     int r = ga_gpu_poll(a->fly);
-    if (r == 0) break;
+    if (r == 0)
+      break;
     ga_pool_put(retire(a, r > 0));
   }
 }
@@ -204,7 +212,8 @@ static void dispatch(ga_agg *a, ga_chunk *c) {
 }
 
 static void wait_all(ga_agg *a) {
-  while (a->fly) ga_pool_put(retire(a, ga_gpu_wait(a->fly)));
+  while (a->fly)
+    ga_pool_put(retire(a, ga_gpu_wait(a->fly)));
 }
 
 /* A chunk to fill: pinned when the GPU will take it, reusing the oldest
@@ -215,8 +224,10 @@ static ga_chunk *next_chunk(ga_agg *a) {
     ga_chunk *c = NULL;
     if (a->nfly >= a->cfg.streams * a->ndev)
       c = retire(a, ga_gpu_wait(a->fly)); /* same size: same aggregate */
-    if (!c) c = ga_pool_get(1, a->cfg.chunk_bytes);
-    if (!c && a->fly) c = retire(a, ga_gpu_wait(a->fly));
+    if (!c)
+      c = ga_pool_get(1, a->cfg.chunk_bytes);
+    if (!c && a->fly)
+      c = retire(a, ga_gpu_wait(a->fly));
     if (c) {
       ga_chunk_reset(c);
       return c;
@@ -232,7 +243,8 @@ static ga_chunk *next_chunk(ga_agg *a) {
 /* ---- max/min history ---- */
 
 static void history_end(ga_agg *a) {
-  if (!a->history) return;
+  if (!a->history)
+    return;
   a->history = 0;
   while (a->held) {
     ga_chunk *c = a->held;
@@ -242,28 +254,30 @@ static void history_end(ga_agg *a) {
   }
   a->held_tail = &a->held;
   a->nheld = 0;
-  for (int64_t k = 0; k < a->nht; k++) ga_bval_clear(&a->ht[k].v);
+  for (int64_t k = 0; k < a->nht; k++)
+    ga_bval_clear(&a->ht[k].v);
   sqlite3_free(a->ht);
   a->ht = NULL;
   a->nht = a->capht = a->htbytes = 0;
 }
 
 static int history_text(ga_agg *a, const ga_value *v) {
-  if (a->htbytes + v->n > GA_HISTORY_TEXT_BYTES ||
-      a->nht >= GA_HISTORY_MAX) {
+  if (a->htbytes + v->n > GA_HISTORY_TEXT_BYTES || a->nht >= GA_HISTORY_MAX) {
     history_end(a);
     return GA_OK;
   }
   if (a->nht == a->capht) {
     int64_t ncap = a->capht ? 2 * a->capht : 16;
     ga_hist_text *n = sqlite3_realloc64(a->ht, (uint64_t)ncap * sizeof(*n));
-    if (!n) return GA_NOMEM;
+    if (!n)
+      return GA_NOMEM;
     a->ht = n;
     a->capht = ncap;
   }
   ga_hist_text *h = &a->ht[a->nht];
   memset(h, 0, sizeof(*h));
-  if (ga_bval_set(&h->v, v)) return GA_NOMEM;
+  if (ga_bval_set(&h->v, v))
+    return GA_NOMEM;
   h->pos = a->nnum;
   a->nht++;
   a->htbytes += v->n;
@@ -281,7 +295,8 @@ static int chunk_full(ga_agg *a) {
     *a->held_tail = c;
     a->held_tail = &c->next;
     a->nheld += c->n;
-    if (a->nheld + a->nht > GA_HISTORY_MAX) history_end(a);
+    if (a->nheld + a->nht > GA_HISTORY_MAX)
+      history_end(a);
     return GA_OK;
   }
   dispatch(a, c);
@@ -291,7 +306,8 @@ static int chunk_full(ga_agg *a) {
 /* The per-row path: a few instructions unless a chunk fills. */
 static inline int push_num(ga_agg *a, uint64_t bits, int kind) {
   ga_chunk *c = a->cur;
-  if (!c && !(c = a->cur = next_chunk(a))) return GA_NOMEM;
+  if (!c && !(c = a->cur = next_chunk(a)))
+    return GA_NOMEM;
   ga_chunk_push(c, bits, kind);
   a->nnum++;
   return c->n == c->cap ? chunk_full(a) : GA_OK;
@@ -339,7 +355,8 @@ int ga_agg_best_num(ga_agg *a, uint64_t bits, int kind) {
 }
 
 int ga_agg_step(ga_agg *a, const ga_value *v) {
-  if (v->type == GA_V_NULL) return GA_OK;
+  if (v->type == GA_V_NULL)
+    return GA_OK;
   if (a->kop == GA_OP_SUM)
     return v->type == GA_V_INT ? ga_agg_push_int(a, v->i)
                                : ga_agg_push_real(a, v->r);
@@ -351,7 +368,8 @@ int ga_agg_step(ga_agg *a, const ga_value *v) {
     ga_bval_view(&a->tb, &cur);
     int c = ga_value_cmp(v, &cur);
     if ((a->want_min ? c < 0 : c > 0) || a->tb.type == GA_V_NULL) {
-      if (ga_bval_set(&a->tb, v)) return GA_NOMEM;
+      if (ga_bval_set(&a->tb, v))
+        return GA_NOMEM;
     }
     return a->history ? history_text(a, v) : GA_OK;
   }
@@ -365,8 +383,9 @@ int ga_agg_step(ga_agg *a, const ga_value *v) {
     ga_best_merge(&a->best, &p, a->want_min);
     return GA_OK;
   }
-  return v->type == GA_V_INT ? push_num(a, (uint64_t)v->i, GA_KIND_INT)
-                             : push_num(a, (uint64_t)ga_dbits(v->r), GA_KIND_REAL);
+  return v->type == GA_V_INT
+             ? push_num(a, (uint64_t)v->i, GA_KIND_INT)
+             : push_num(a, (uint64_t)ga_dbits(v->r), GA_KIND_REAL);
 }
 
 /* Reduce everything buffered or in flight (sum: into a->sum; max/min: into
@@ -393,7 +412,8 @@ static int build_deque(ga_agg *a) {
         for (; t < a->nht && a->ht[t].pos <= pos; t++) {
           ga_value tv;
           ga_bval_view(&a->ht[t].v, &tv);
-          if (ga_deque_push(&a->dq, &tv, a->want_min)) return GA_NOMEM;
+          if (ga_deque_push(&a->dq, &tv, a->want_min))
+            return GA_NOMEM;
         }
         ga_value nv = {GA_V_REAL, 0, 0, 0, NULL};
         if (ga_chunk_is_int(c, i)) {
@@ -402,20 +422,23 @@ static int build_deque(ga_agg *a) {
         } else {
           nv.r = ga_bitsd((int64_t)c->vals[i]);
         }
-        if (ga_deque_push(&a->dq, &nv, a->want_min)) return GA_NOMEM;
+        if (ga_deque_push(&a->dq, &nv, a->want_min))
+          return GA_NOMEM;
       }
     }
   }
   for (; t < a->nht; t++) {
     ga_value tv;
     ga_bval_view(&a->ht[t].v, &tv);
-    if (ga_deque_push(&a->dq, &tv, a->want_min)) return GA_NOMEM;
+    if (ga_deque_push(&a->dq, &tv, a->want_min))
+      return GA_NOMEM;
   }
   return GA_OK;
 }
 
 static int enter_window(ga_agg *a) {
-  if (a->window) return GA_OK;
+  if (a->window)
+    return GA_OK;
   a->window = 1;
   if (a->kop == GA_OP_SUM) {
     flush_all(a);
@@ -437,7 +460,8 @@ static int enter_window(ga_agg *a) {
   a->held_tail = &a->held;
   ga_pool_put(a->cur);
   a->cur = NULL;
-  for (int64_t k = 0; k < a->nht; k++) ga_bval_clear(&a->ht[k].v);
+  for (int64_t k = 0; k < a->nht; k++)
+    ga_bval_clear(&a->ht[k].v);
   sqlite3_free(a->ht);
   a->ht = NULL;
   a->nht = a->capht = 0;
@@ -447,14 +471,17 @@ static int enter_window(ga_agg *a) {
 
 int ga_agg_inverse(ga_agg *a, const ga_value *v) {
   int rc = enter_window(a);
-  if (rc) return rc;
-  if (v->type == GA_V_NULL) return GA_OK;
+  if (rc)
+    return rc;
+  if (v->type == GA_V_NULL)
+    return GA_OK;
   a->nrows--;
   if (a->kop == GA_OP_SUM) {
     sum_direct(a, v, -1);
     return GA_OK;
   }
-  if (a->window_lost) return GA_WINDOW_LOST;
+  if (a->window_lost)
+    return GA_WINDOW_LOST;
   ga_deque_leave(&a->dq, v);
   return GA_OK;
 }
@@ -467,13 +494,16 @@ static int sum_result(ga_agg *a, ga_value *out) {
   out->type = GA_V_NULL;
   if (a->op == GA_AGG_TOTAL) {
     double r = ga_sum_round(p);
-    if (r == r) out->type = GA_V_REAL, out->r = r;
+    if (r == r)
+      out->type = GA_V_REAL, out->r = r;
     return GA_OK;
   }
   if (a->op == GA_AGG_AVG) {
-    if (n == 0) return GA_OK;
+    if (n == 0)
+      return GA_OK;
     double r = ga_sum_round_div(p, n);
-    if (r == r) out->type = GA_V_REAL, out->r = r;
+    if (r == r)
+      out->type = GA_V_REAL, out->r = r;
     return GA_OK;
   }
   int64_t iv = 0;
@@ -497,11 +527,13 @@ static void best_result(ga_agg *a, ga_value *out) {
   memset(out, 0, sizeof(*out));
   if (a->window && !a->window_lost) {
     const ga_bval *f = ga_deque_front(&a->dq);
-    if (f) ga_bval_view(f, out);
+    if (f)
+      ga_bval_view(f, out);
     return;
   }
   /* texts and blobs rank above numbers: max takes them first, min last */
-  if (a->tb.type != GA_V_NULL && (!a->want_min || a->best.kind == GA_KIND_NONE)) {
+  if (a->tb.type != GA_V_NULL &&
+      (!a->want_min || a->best.kind == GA_KIND_NONE)) {
     ga_bval_view(&a->tb, out);
     return;
   }
@@ -516,9 +548,12 @@ static void best_result(ga_agg *a, ga_value *out) {
 
 int ga_agg_value(ga_agg *a, ga_value *out) {
   int rc = enter_window(a);
-  if (rc) return rc;
-  if (a->kop == GA_OP_SUM) return sum_result(a, out);
-  if (a->window_lost) flush_all(a);
+  if (rc)
+    return rc;
+  if (a->kop == GA_OP_SUM)
+    return sum_result(a, out);
+  if (a->window_lost)
+    flush_all(a);
   best_result(a, out);
   return GA_OK;
 }
@@ -526,11 +561,14 @@ int ga_agg_value(ga_agg *a, ga_value *out) {
 static void record_last(ga_agg *a, double t_final) {
   ga_last *l = a->last;
   ga_counters *g = ga_counters_global();
-  if (a->chunks_gpu) ga_counter_add(&g->agg_gpu, 1);
-  else ga_counter_add(&g->agg_cpu, 1);
+  if (a->chunks_gpu)
+    ga_counter_add(&g->agg_gpu, 1);
+  else
+    ga_counter_add(&g->agg_cpu, 1);
   ga_counter_add(&g->chunks_cpu, a->chunks_cpu);
   ga_counter_add(&g->chunks_gpu, a->chunks_gpu);
-  if (!l) return;
+  if (!l)
+    return;
   l->path = a->chunks_gpu ? (a->chunks_cpu ? "mixed" : "gpu") : "cpu";
   l->rows = a->nrows;
   l->chunks_cpu = a->chunks_cpu;
@@ -546,7 +584,8 @@ static void record_last(ga_agg *a, double t_final) {
 int ga_agg_final(ga_agg *a, ga_value *out) {
   double tf = now_ms();
   int rc = GA_OK;
-  if (!a->window || a->kop == GA_OP_SUM || a->window_lost) flush_all(a);
+  if (!a->window || a->kop == GA_OP_SUM || a->window_lost)
+    flush_all(a);
   if (a->kop == GA_OP_SUM)
     rc = sum_result(a, out);
   else
@@ -556,7 +595,8 @@ int ga_agg_final(ga_agg *a, ga_value *out) {
 }
 
 void ga_agg_free(ga_agg *a) {
-  if (!a) return;
+  if (!a)
+    return;
   wait_all(a); /* a statement aborted mid-aggregate: drain the GPU first */
   ga_pool_put(a->cur);
   while (a->held) {
@@ -564,7 +604,8 @@ void ga_agg_free(ga_agg *a) {
     a->held = c->next;
     ga_pool_put(c);
   }
-  for (int64_t k = 0; k < a->nht; k++) ga_bval_clear(&a->ht[k].v);
+  for (int64_t k = 0; k < a->nht; k++)
+    ga_bval_clear(&a->ht[k].v);
   sqlite3_free(a->ht);
   ga_deque_free(&a->dq);
   ga_bval_clear(&a->tb);

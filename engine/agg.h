@@ -39,8 +39,8 @@ typedef struct ga_value {
 /* Return codes. */
 #define GA_OK 0
 #define GA_NOMEM 1
-#define GA_OVERFLOW 2      /* integer overflow (sum) */
-#define GA_WINDOW_LOST 3   /* max/min: frame too large to slide, see README */
+#define GA_OVERFLOW 2    /* integer overflow (sum) */
+#define GA_WINDOW_LOST 3 /* max/min: frame too large to slide, see README */
 
 /* What the last aggregate did, for gpuagg_info(). */
 typedef struct ga_last {

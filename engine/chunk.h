@@ -49,7 +49,7 @@ struct ga_chunk {
 #define GA_CHUNK_MIXED 3
 
 static inline int ga_chunk_layout(const ga_chunk *c) {
-  return c->kind == GA_KIND_INT   ? GA_LAYOUT_INT
+  return c->kind == GA_KIND_INT      ? GA_LAYOUT_INT
          : c->kind == GA_CHUNK_MIXED ? GA_LAYOUT_MIXED
                                      : GA_LAYOUT_REAL;
 }
@@ -66,10 +66,12 @@ static inline void ga_chunk_push_slow(ga_chunk *c, uint64_t bits, int kind) {
   } else {
     if (c->kind != GA_CHUNK_MIXED) { /* materialise the bitmap so far */
       uint64_t fill = c->kind == GA_KIND_INT ? ~0ull : 0;
-      for (int64_t w = 0; w < (n + 63) >> 6; w++) c->isint[w] = fill;
+      for (int64_t w = 0; w < (n + 63) >> 6; w++)
+        c->isint[w] = fill;
       c->kind = GA_CHUNK_MIXED;
     }
-    if ((n & 63) == 0) c->isint[n >> 6] = 0;
+    if ((n & 63) == 0)
+      c->isint[n >> 6] = 0;
     c->isint[n >> 6] = (c->isint[n >> 6] & ~(1ull << (n & 63))) |
                        ((uint64_t)is_int << (n & 63));
   }
@@ -86,7 +88,8 @@ static inline void ga_chunk_push(ga_chunk *c, uint64_t bits, int kind) {
 }
 
 static inline int ga_chunk_is_int(const ga_chunk *c, int64_t i) {
-  if (c->kind != GA_CHUNK_MIXED) return c->kind == GA_KIND_INT;
+  if (c->kind != GA_CHUNK_MIXED)
+    return c->kind == GA_KIND_INT;
   return (int)((c->isint[i >> 6] >> (i & 63)) & 1);
 }
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GA_CONFIG_NAMES \
+#define GA_CONFIG_NAMES                                                        \
   "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices"
 
 /* Defaults measured on the H200 machine (bench/RESULTS.md, "Choosing
@@ -32,21 +32,25 @@ static const char *device_name(int d) {
 /* A whole decimal integer in [lo, hi], or -1 on error. */
 static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
-  if (!s || !*s) return -1;
+  if (!s || !*s)
+    return -1;
   long long v = strtoll(s, &end, 10);
-  if (*end || v < lo || v > hi) return -1;
+  if (*end || v < lo || v > hi)
+    return -1;
   *out = v;
   return 0;
 }
 
-int ga_config_set(ga_config *c, const char *name, const char *value,
-                  char *err, size_t nerr) {
+int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
+                  size_t nerr) {
   int64_t v;
   if (!strcmp(name, "cpu_max_rows")) {
-    if (parse_int(value, 0, INT64_MAX, &v)) goto bad_int;
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
     c->cpu_max_rows = v;
   } else if (!strcmp(name, "gpu_start_rows")) {
-    if (parse_int(value, 0, INT64_MAX, &v)) goto bad_int;
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
     c->gpu_start_rows = v;
   } else if (!strcmp(name, "device")) {
     if (value && !strcmp(value, "auto"))
@@ -103,8 +107,8 @@ bad_int:
   return 1;
 }
 
-int ga_config_get(const ga_config *c, const char *name, char *buf,
-                  size_t nbuf, char *err, size_t nerr) {
+int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
+                  char *err, size_t nerr) {
   if (!strcmp(name, "cpu_max_rows"))
     snprintf(buf, nbuf, "%lld", (long long)c->cpu_max_rows);
   else if (!strcmp(name, "gpu_start_rows"))
@@ -130,6 +134,6 @@ void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
            "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
            "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d}",
            (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
-           device_name(c->device), c->streams,
-           (long long)c->chunk_bytes, c->devices);
+           device_name(c->device), c->streams, (long long)c->chunk_bytes,
+           c->devices);
 }

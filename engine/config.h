@@ -16,14 +16,14 @@
 #define GA_DEVICE_GPU 2  /* GPU whenever usable, whatever cpu_max_rows */
 
 typedef struct ga_config {
-  int64_t cpu_max_rows; /* inputs of at most this many values stay on CPU */
+  int64_t cpu_max_rows;   /* inputs of at most this many values stay on CPU */
   int64_t gpu_start_rows; /* ... and, while this process has not used CUDA
                             yet, inputs of at most this many (CUDA's start
                             costs more than small inputs gain) */
-  int device;           /* GA_DEVICE_* */
-  int streams;          /* CUDA streams (in-flight chunks) per device */
-  int64_t chunk_bytes;  /* bytes of one pinned chunk */
-  int devices;          /* how many visible GPUs to use; 0 = all */
+  int device;             /* GA_DEVICE_* */
+  int streams;            /* CUDA streams (in-flight chunks) per device */
+  int64_t chunk_bytes;    /* bytes of one pinned chunk */
+  int devices;            /* how many visible GPUs to use; 0 = all */
 } ga_config;
 
 /* Defaults, chosen by measurement (bench/RESULTS.md). */
@@ -31,11 +31,11 @@ void ga_config_default(ga_config *c);
 
 /* Set one knob by name from text.  Returns 0, or writes an error that names
 ** the valid names/values into err and returns 1. */
-int ga_config_set(ga_config *c, const char *name, const char *value,
-                  char *err, size_t nerr);
+int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
+                  size_t nerr);
 /* The knob's value as text into buf; 0, or 1 for an unknown name. */
-int ga_config_get(const ga_config *c, const char *name, char *buf,
-                  size_t nbuf, char *err, size_t nerr);
+int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
+                  char *err, size_t nerr);
 /* The whole config as a JSON object into buf. */
 void ga_config_json(const ga_config *c, char *buf, size_t nbuf);
 

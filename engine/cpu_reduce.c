@@ -39,11 +39,14 @@ void ga_cpu_sum(const uint64_t *vals, const uint64_t *isint, int64_t n,
 
 void ga_best_merge(ga_best_partial *into, const ga_best_partial *from,
                    int want_min) {
-  if (from->kind == GA_KIND_NONE) return;
+  if (from->kind == GA_KIND_NONE)
+    return;
   if (into->kind != GA_KIND_NONE) {
     int c = ga_num_cmp(from->kind, from->bits, into->kind, into->bits);
-    if (want_min) c = -c;
-    if (c < 0 || (c == 0 && from->idx >= into->idx)) return;
+    if (want_min)
+      c = -c;
+    if (c < 0 || (c == 0 && from->idx >= into->idx))
+      return;
   }
   *into = *from;
 }
@@ -54,12 +57,14 @@ void ga_cpu_best(const uint64_t *vals, const uint64_t *isint, int64_t n,
   out->pad = 0;
   out->idx = 0;
   out->bits = 0;
-  if (n <= 0) return;
+  if (n <= 0)
+    return;
   if (layout == GA_LAYOUT_INT) {
     int64_t b = (int64_t)vals[0], bi = 0;
     for (int64_t i = 1; i < n; i++) {
       int64_t v = (int64_t)vals[i];
-      if (want_min ? v < b : v > b) b = v, bi = i;
+      if (want_min ? v < b : v > b)
+        b = v, bi = i;
     }
     out->kind = GA_KIND_INT;
     out->bits = b;
@@ -69,7 +74,8 @@ void ga_cpu_best(const uint64_t *vals, const uint64_t *isint, int64_t n,
     int64_t bi = 0;
     for (int64_t i = 1; i < n; i++) {
       double v = ga_bitsd((int64_t)vals[i]);
-      if (want_min ? v < b : v > b) b = v, bi = i;
+      if (want_min ? v < b : v > b)
+        b = v, bi = i;
     }
     out->kind = GA_KIND_REAL;
     out->bits = (int64_t)vals[bi];

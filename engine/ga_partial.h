@@ -16,7 +16,8 @@
 #include <stdint.h>
 
 /*
-** Exact real sums: a "small superaccumulator" (after R. Neal, arXiv 1505.05571).
+** Exact real sums: a "small superaccumulator" (after R. Neal, arXiv
+*1505.05571).
 **
 ** A finite double is m * 2^(p - 1074) with an integer mantissa m < 2^53 and
 ** p = biased exponent - 1 (p = 0 for subnormals), 0 <= p <= 2045.  The

@@ -36,7 +36,8 @@ void ga_counters_get(ga_counters *out) {
 
 int ga_gpu_compiled(void) { return 0; }
 int ga_gpu_init(const char **why) {
-  if (why) *why = "built without CUDA";
+  if (why)
+    *why = "built without CUDA";
   return 0;
 }
 int ga_cuda_ok(int stage, int err) {
@@ -94,7 +95,6 @@ int ga_gpu_wait(ga_chunk *c) {
 #define GA_MAX_DEV 16
 #define GA_MAX_SLOTS 16
 
-
 /* ---- fault injection: GPUAGG_FAULT=stage:n[,stage:n...] ---- */
 #define GA_MAX_FAULTS 16
 static struct {
@@ -110,7 +110,8 @@ static void faults_parse(void) {
     int k;
     for (k = 0; k < GA_NSTAGES; k++) {
       size_t l = strlen(stage_names[k]);
-      if (!strncmp(s, stage_names[k], l) && s[l] == ':') break;
+      if (!strncmp(s, stage_names[k], l) && s[l] == ':')
+        break;
     }
     const char *colon = strchr(s, ':');
     if (k < GA_NSTAGES && colon) {
@@ -119,15 +120,18 @@ static void faults_parse(void) {
       nfaults++;
     }
     s = strchr(s, ',');
-    if (s) s++;
+    if (s)
+      s++;
   }
 }
 
 int ga_cuda_ok(int stage, int err) {
   int64_t k = __atomic_add_fetch(&stage_calls[stage], 1, __ATOMIC_RELAXED);
   for (int i = 0; i < nfaults; i++)
-    if (faults[i].stage == stage && faults[i].n == k) err = cudaErrorUnknown;
-  if (err == cudaSuccess) return 1;
+    if (faults[i].stage == stage && faults[i].n == k)
+      err = cudaErrorUnknown;
+  if (err == cudaSuccess)
+    return 1;
   ga_counter_add(&counters.stage_errors[stage], 1);
   return 0;
 }
@@ -185,8 +189,10 @@ static void gpu_start(void) {
   }
   for (int d = 0; d < n && ndevs < GA_MAX_DEV; d++) {
     struct cudaDeviceProp p;
-    if (!ga_cuda_ok(GA_STAGE_INIT, cudaGetDeviceProperties(&p, d))) continue;
-    if (p.major < 8) continue; /* we ship sm_80+ code only */
+    if (!ga_cuda_ok(GA_STAGE_INIT, cudaGetDeviceProperties(&p, d)))
+      continue;
+    if (p.major < 8)
+      continue; /* we ship sm_80+ code only */
     ga_dev *g = &devs[ndevs++];
     g->ordinal = d;
     snprintf(g->name, sizeof g->name, "%s", p.name);
@@ -205,7 +211,8 @@ int ga_gpu_compiled(void) { return 1; }
 
 int ga_gpu_init(const char **why) {
   pthread_once(&init_once, gpu_start);
-  if (why) *why = why_buf;
+  if (why)
+    *why = why_buf;
   return ndevs;
 }
 
@@ -213,16 +220,20 @@ static int gpu_warm;
 int ga_gpu_warm(void) { return __atomic_load_n(&gpu_warm, __ATOMIC_RELAXED); }
 
 int ga_gpu_select(int i) {
-  if (i < 0 || i >= ga_gpu_init(NULL)) return 0;
-  if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(devs[i].ordinal))) return 0;
+  if (i < 0 || i >= ga_gpu_init(NULL))
+    return 0;
+  if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(devs[i].ordinal)))
+    return 0;
   __atomic_store_n(&gpu_warm, 1, __ATOMIC_RELAXED); /* its caller starts work */
   return 1;
 }
 
 int ga_gpu_ndev(const ga_config *cfg) {
-  if (cfg->device == GA_DEVICE_CPU) return 0;
+  if (cfg->device == GA_DEVICE_CPU)
+    return 0;
   int n = ga_gpu_init(NULL);
-  if (cfg->devices > 0 && cfg->devices < n) n = cfg->devices;
+  if (cfg->devices > 0 && cfg->devices < n)
+    n = cfg->devices;
   return n;
 }
 
@@ -259,8 +270,8 @@ void ga_gpu_json(char *buf, size_t n, int start) {
       "\"cuda_driver\":\"%d.%d\",\"gpu_usable\":%s,\"why\":\"%s\","
       "\"devices\":[",
       runtime_version / 1000, runtime_version % 1000 / 10,
-      driver_version / 1000, driver_version % 1000 / 10,
-      nd ? "true" : "false", esc);
+      driver_version / 1000, driver_version % 1000 / 10, nd ? "true" : "false",
+      esc);
   for (int d = 0; d < nd && j < n; d++) {
     json_escape(esc, sizeof esc, devs[d].name);
     j += (size_t)snprintf(buf + j, n - j,
@@ -269,20 +280,23 @@ void ga_gpu_json(char *buf, size_t n, int start) {
                           d ? "," : "", devs[d].ordinal, esc, devs[d].major,
                           devs[d].minor, devs[d].mem, devs[d].sms);
   }
-  if (j < n) snprintf(buf + j, n - j, "]}");
+  if (j < n)
+    snprintf(buf + j, n - j, "]}");
 }
 
 /* ---- pinned memory and events ---- */
 void *ga_gpu_host_alloc(size_t bytes) {
   void *p = NULL;
-  if (!ga_gpu_init(NULL)) return NULL;
+  if (!ga_gpu_init(NULL))
+    return NULL;
   if (!ga_cuda_ok(GA_STAGE_PINNED,
                   cudaHostAlloc(&p, bytes, cudaHostAllocPortable)))
     return NULL;
   return p;
 }
 void ga_gpu_host_free(void *p) {
-  if (p) cudaFreeHost(p);
+  if (p)
+    cudaFreeHost(p);
 }
 void *ga_gpu_event_create(int timing) {
   cudaEvent_t ev = NULL;
@@ -293,7 +307,8 @@ void *ga_gpu_event_create(int timing) {
   return ev;
 }
 void ga_gpu_event_destroy(void *ev) {
-  if (ev) cudaEventDestroy((cudaEvent_t)ev);
+  if (ev)
+    cudaEventDestroy((cudaEvent_t)ev);
 }
 
 /* ---- the pipeline ---- */
@@ -320,7 +335,8 @@ static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
       cudaFree(s->d_in);
       s->d_in = NULL;
       s->d_in_bytes = 0;
-      if (!ga_cuda_ok(GA_STAGE_DALLOC, cudaMalloc(&s->d_in, bytes))) return 0;
+      if (!ga_cuda_ok(GA_STAGE_DALLOC, cudaMalloc(&s->d_in, bytes)))
+        return 0;
       s->d_in_bytes = bytes;
     }
     if (s->d_scratch_bytes < scratch) {
@@ -338,11 +354,14 @@ static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
 /* A chunk's events must belong to the device whose stream records them:
 ** (re)make them when the chunk moves to another device. */
 static int chunk_events(ga_chunk *c, int dev) {
-  if (c->ev_dev == dev) return 1;
+  if (c->ev_dev == dev)
+    return 1;
   ga_gpu_event_destroy(c->event);
-  for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
+  for (int k = 0; k < 3; k++)
+    ga_gpu_event_destroy(c->tev[k]);
   c->event = ga_gpu_event_create(0);
-  for (int k = 0; k < 3; k++) c->tev[k] = ga_gpu_event_create(1);
+  for (int k = 0; k < 3; k++)
+    c->tev[k] = ga_gpu_event_create(1);
   c->ev_dev = (c->event && c->tev[0] && c->tev[1] && c->tev[2]) ? dev : -1;
   return c->ev_dev == dev;
 }
@@ -354,9 +373,12 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
   ga_slot *s = &g->slot[slot];
   int ok = 0, layout = ga_chunk_layout(c);
   pthread_mutex_lock(&s->mu); /* one chunk's steps stay together in order */
-  if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(g->ordinal))) goto out;
-  if (!slot_prepare(s, c->bytes, c->cap)) goto out;
-  if (!chunk_events(c, dev)) goto out;
+  if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(g->ordinal)))
+    goto out;
+  if (!slot_prepare(s, c->bytes, c->cap))
+    goto out;
+  if (!chunk_events(c, dev))
+    goto out;
   uint64_t *d_vals = s->d_in;
   uint64_t *d_bits = d_vals + c->cap;
   if (!ga_cuda_ok(GA_STAGE_LAUNCH,
@@ -368,7 +390,8 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
     goto fail;
   if (layout == GA_LAYOUT_MIXED &&
       !ga_cuda_ok(GA_STAGE_H2D,
-                  cudaMemcpyAsync(d_bits, c->isint, (size_t)(c->n + 63) / 64 * 8,
+                  cudaMemcpyAsync(d_bits, c->isint,
+                                  (size_t)(c->n + 63) / 64 * 8,
                                   cudaMemcpyHostToDevice, s->stream)))
     goto fail;
   if (!ga_cuda_ok(GA_STAGE_LAUNCH,
@@ -385,7 +408,8 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
                    s->d_scratch, s->stream);
     out_bytes = sizeof(ga_best_partial);
   }
-  if (!ga_cuda_ok(GA_STAGE_LAUNCH, err)) goto fail;
+  if (!ga_cuda_ok(GA_STAGE_LAUNCH, err))
+    goto fail;
   if (!ga_cuda_ok(GA_STAGE_LAUNCH,
                   cudaEventRecord((cudaEvent_t)c->tev[2], s->stream)))
     goto fail;
@@ -422,7 +446,8 @@ static int finish(ga_chunk *c, int err) {
 
 int ga_gpu_poll(ga_chunk *c) {
   int err = cudaEventQuery((cudaEvent_t)c->event);
-  if (err == cudaErrorNotReady) return 0;
+  if (err == cudaErrorNotReady)
+    return 0;
   return finish(c, err);
 }
 

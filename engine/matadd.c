@@ -41,13 +41,13 @@ SQLITE_EXTENSION_INIT3
 #define GA_MATADD_MIN_BAND ((int64_t)1 << 17) /* 1 MiB of doubles */
 #define GA_MATADD_MAX_BAND ((int64_t)1 << 23) /* 64 MiB of doubles */
 
-int ga_matadd_input_push(ga_matadd_input *in, int64_t i, int64_t j,
-                         double v) {
+int ga_matadd_input_push(ga_matadd_input *in, int64_t i, int64_t j, double v) {
   if (in->n == in->cap) {
     int64_t cap = in->cap ? in->cap * 2 : 1024;
     ga_matadd_entry *e =
         sqlite3_realloc64(in->e, (sqlite3_uint64)cap * sizeof(*e));
-    if (!e) return SQLITE_NOMEM;
+    if (!e)
+      return SQLITE_NOMEM;
     in->e = e;
     in->cap = cap;
   }
@@ -55,10 +55,14 @@ int ga_matadd_input_push(ga_matadd_input *in, int64_t i, int64_t j,
     in->imin = in->imax = i;
     in->jmin = in->jmax = j;
   } else {
-    if (i < in->imin) in->imin = i;
-    if (i > in->imax) in->imax = i;
-    if (j < in->jmin) in->jmin = j;
-    if (j > in->jmax) in->jmax = j;
+    if (i < in->imin)
+      in->imin = i;
+    if (i > in->imax)
+      in->imax = i;
+    if (j < in->jmin)
+      in->jmin = j;
+    if (j > in->jmax)
+      in->jmax = j;
   }
   in->e[in->n].i = i;
   in->e[in->n].j = j;
@@ -74,25 +78,35 @@ void ga_matadd_input_free(ga_matadd_input *in) {
 
 const char *ga_matadd_path_name(int path) {
   switch (path) {
-    case GA_MATADD_DENSE_CPU: return "dense-cpu";
-    case GA_MATADD_DENSE_GPU: return "dense-gpu";
-    case GA_MATADD_SPARSE: return "sparse";
-    default: return "empty";
+  case GA_MATADD_DENSE_CPU:
+    return "dense-cpu";
+  case GA_MATADD_DENSE_GPU:
+    return "dense-gpu";
+  case GA_MATADD_SPARSE:
+    return "sparse";
+  default:
+    return "empty";
   }
 }
 
 int64_t ga_matadd_band(int64_t n, int64_t cols, const ga_config *cfg) {
   int s = cfg->streams < 1 ? 1 : cfg->streams;
   int64_t hi = cfg->chunk_bytes > 0 ? cfg->chunk_bytes / 8 : GA_MATADD_MAX_BAND;
-  if (hi > GA_MATADD_MAX_BAND) hi = GA_MATADD_MAX_BAND;
+  if (hi > GA_MATADD_MAX_BAND)
+    hi = GA_MATADD_MAX_BAND;
   /* Several bands per stream, so that copies in and out overlap for most of
   ** the run and only the first band in and the last band out are exposed. */
   int64_t band = (n + 4 * s - 1) / (4 * s);
-  if (band < GA_MATADD_MIN_BAND) band = GA_MATADD_MIN_BAND;
-  if (band > hi) band = hi;
-  if (band < 1) band = 1;
-  if (cols > 0 && cols <= band) band = band / cols * cols; /* whole rows */
-  if (band > n) band = n;
+  if (band < GA_MATADD_MIN_BAND)
+    band = GA_MATADD_MIN_BAND;
+  if (band > hi)
+    band = hi;
+  if (band < 1)
+    band = 1;
+  if (cols > 0 && cols <= band)
+    band = band / cols * cols; /* whole rows */
+  if (band > n)
+    band = n;
   return band;
 }
 
@@ -108,13 +122,18 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
   int64_t nb;
 
   *nbands = 0;
-  if (n <= 0) return 1;
-  if (ga_gpu_init(NULL) <= 0 || !ga_gpu_select(0)) return 0;
-  if (band <= 0 || band > n) band = n;
+  if (n <= 0)
+    return 1;
+  if (ga_gpu_init(NULL) <= 0 || !ga_gpu_select(0))
+    return 0;
+  if (band <= 0 || band > n)
+    band = n;
   nb = (n + band - 1) / band;
   ns = nstreams < 1 ? 1 : nstreams;
-  if (ns > GA_MATADD_MAX_STREAMS) ns = GA_MATADD_MAX_STREAMS;
-  if (ns > nb) ns = (int)nb;
+  if (ns > GA_MATADD_MAX_STREAMS)
+    ns = GA_MATADD_MAX_STREAMS;
+  if (ns > nb)
+    ns = (int)nb;
 
   /* Device band buffers a, b, c per stream: band k uses slot k % ns, and as
   ** all of a slot's work is on its own stream, band k + ns cannot overwrite
@@ -138,23 +157,28 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
     int s = (int)(q % ns);
     int64_t off = q * band, len = n - off < band ? n - off : band;
     size_t bytes = (size_t)len * sizeof(double);
-    if (!ga_cuda_ok(GA_STAGE_H2D, cudaMemcpyAsync(da[s], a + off, bytes,
-                                                  cudaMemcpyHostToDevice, st[s])))
+    if (!ga_cuda_ok(GA_STAGE_H2D,
+                    cudaMemcpyAsync(da[s], a + off, bytes,
+                                    cudaMemcpyHostToDevice, st[s])))
       goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_H2D, cudaMemcpyAsync(db[s], b + off, bytes,
-                                                  cudaMemcpyHostToDevice, st[s])))
+    if (!ga_cuda_ok(GA_STAGE_H2D,
+                    cudaMemcpyAsync(db[s], b + off, bytes,
+                                    cudaMemcpyHostToDevice, st[s])))
       goto cleanup;
     if (!ga_cuda_ok(GA_STAGE_LAUNCH,
                     gak_matadd(da[s], db[s], dc[s], len, (gak_stream)st[s])))
       goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_D2H, cudaMemcpyAsync(c + off, dc[s], bytes,
-                                                  cudaMemcpyDeviceToHost, st[s])))
+    if (!ga_cuda_ok(GA_STAGE_D2H,
+                    cudaMemcpyAsync(c + off, dc[s], bytes,
+                                    cudaMemcpyDeviceToHost, st[s])))
       goto cleanup;
   }
   for (k = 0; k < ns; k++)
-    if (!ga_cuda_ok(GA_STAGE_SYNC, cudaStreamSynchronize(st[k]))) goto cleanup;
+    if (!ga_cuda_ok(GA_STAGE_SYNC, cudaStreamSynchronize(st[k])))
+      goto cleanup;
   /* A kernel that failed while running shows up here at the latest. */
-  if (!ga_cuda_ok(GA_STAGE_KERNEL, cudaGetLastError())) goto cleanup;
+  if (!ga_cuda_ok(GA_STAGE_KERNEL, cudaGetLastError()))
+    goto cleanup;
   *nbands = (int)(nb > 0x7fffffff ? 0x7fffffff : nb);
   ok = 1;
 
@@ -163,13 +187,19 @@ cleanup:
   ** freed; those results are not checked again: the failure is already
   ** counted and the caller recomputes everything on the CPU. */
   for (k = 0; k < ns; k++) {
-    if (st[k]) cudaStreamSynchronize(st[k]);
-    if (da[k]) cudaFree(da[k]);
-    if (db[k]) cudaFree(db[k]);
-    if (dc[k]) cudaFree(dc[k]);
-    if (st[k]) cudaStreamDestroy(st[k]);
+    if (st[k])
+      cudaStreamSynchronize(st[k]);
+    if (da[k])
+      cudaFree(da[k]);
+    if (db[k])
+      cudaFree(db[k]);
+    if (dc[k])
+      cudaFree(dc[k]);
+    if (st[k])
+      cudaStreamDestroy(st[k]);
   }
-  if (!ok) cudaGetLastError(); /* clear a non-sticky error for later calls */
+  if (!ok)
+    cudaGetLastError(); /* clear a non-sticky error for later calls */
   return ok;
 }
 #else
@@ -184,7 +214,8 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
 /* ---- helpers ---- */
 
 static void host_free(void *p, int pinned) {
-  if (!p) return;
+  if (!p)
+    return;
   if (pinned)
     ga_gpu_host_free(p);
   else
@@ -192,8 +223,10 @@ static void host_free(void *p, int pinned) {
 }
 
 void ga_matadd_result_free(ga_matadd_result *r) {
-  if (r->b != r->a) host_free(r->b, r->ab_pinned);
-  if (r->a != r->c) host_free(r->a, r->ab_pinned);
+  if (r->b != r->a)
+    host_free(r->b, r->ab_pinned);
+  if (r->a != r->c)
+    host_free(r->a, r->ab_pinned);
   host_free(r->c, r->c_pinned);
   sqlite3_free(r->present);
   sqlite3_free(r->out);
@@ -202,8 +235,10 @@ void ga_matadd_result_free(ga_matadd_result *r) {
 
 static int entry_cmp(const void *x, const void *y) {
   const ga_matadd_entry *p = x, *q = y;
-  if (p->i != q->i) return p->i < q->i ? -1 : 1;
-  if (p->j != q->j) return p->j < q->j ? -1 : 1;
+  if (p->i != q->i)
+    return p->i < q->i ? -1 : 1;
+  if (p->j != q->j)
+    return p->j < q->j ? -1 : 1;
   return 0;
 }
 
@@ -212,8 +247,10 @@ static int entry_cmp(const void *x, const void *y) {
 static int sort_check(ga_matadd_input *in, int which, ga_matadd_dup *dup) {
   int64_t k, sorted = 1;
   for (k = 1; k < in->n && sorted; k++)
-    if (entry_cmp(&in->e[k - 1], &in->e[k]) >= 0) sorted = 0;
-  if (!sorted) qsort(in->e, (size_t)in->n, sizeof(in->e[0]), entry_cmp);
+    if (entry_cmp(&in->e[k - 1], &in->e[k]) >= 0)
+      sorted = 0;
+  if (!sorted)
+    qsort(in->e, (size_t)in->n, sizeof(in->e[0]), entry_cmp);
   for (k = 1; k < in->n; k++) {
     if (in->e[k - 1].i == in->e[k].i && in->e[k - 1].j == in->e[k].j) {
       dup->which = which;
@@ -229,10 +266,13 @@ static int compute_sparse(ga_matadd_input *a, ga_matadd_input *b,
                           ga_matadd_result *r, ga_matadd_dup *dup) {
   int rc;
   int64_t p = 0, q = 0, n = 0;
-  if ((rc = sort_check(a, 0, dup)) != SQLITE_OK) return rc;
-  if ((rc = sort_check(b, 1, dup)) != SQLITE_OK) return rc;
+  if ((rc = sort_check(a, 0, dup)) != SQLITE_OK)
+    return rc;
+  if ((rc = sort_check(b, 1, dup)) != SQLITE_OK)
+    return rc;
   r->out = sqlite3_malloc64((sqlite3_uint64)(a->n + b->n) * sizeof(*r->out));
-  if (!r->out) return SQLITE_NOMEM;
+  if (!r->out)
+    return SQLITE_NOMEM;
   while (p < a->n || q < b->n) {
     int c = p == a->n ? 1 : q == b->n ? -1 : entry_cmp(&a->e[p], &b->e[q]);
     if (c < 0) {
@@ -286,10 +326,11 @@ static int compute_dense(ga_matadd_input *a, ga_matadd_input *b,
   ** gpu_start_rows while this process has not started CUDA), unless the user
   ** forces it; device = cpu never touches CUDA.  Same rule as the
   ** aggregates (engine/agg.c, wants_gpu). */
-  use_gpu = cfg->device != GA_DEVICE_CPU &&
-            (cfg->device == GA_DEVICE_GPU ||
-             (n > cfg->cpu_max_rows && (n > cfg->gpu_start_rows || ga_gpu_warm()))) &&
-            ga_gpu_compiled() && ga_gpu_ndev(cfg) > 0;
+  use_gpu =
+      cfg->device != GA_DEVICE_CPU &&
+      (cfg->device == GA_DEVICE_GPU ||
+       (n > cfg->cpu_max_rows && (n > cfg->gpu_start_rows || ga_gpu_warm()))) &&
+      ga_gpu_compiled() && ga_gpu_ndev(cfg) > 0;
   if (use_gpu) {
     r->a = ga_gpu_host_alloc(bytes);
     r->b = r->a ? ga_gpu_host_alloc(bytes) : NULL;
@@ -297,8 +338,10 @@ static int compute_dense(ga_matadd_input *a, ga_matadd_input *b,
     if (!r->c) {
       /* Pinned memory refused (counted by ga_cuda_ok): the CPU takes over
       ** with ordinary memory. */
-      if (r->b) ga_gpu_host_free(r->b);
-      if (r->a) ga_gpu_host_free(r->a);
+      if (r->b)
+        ga_gpu_host_free(r->b);
+      if (r->a)
+        ga_gpu_host_free(r->a);
       r->a = r->b = NULL;
       r->fallback = 1;
       ga_counter_add(&ga_counters_global()->fallbacks, 1);
@@ -310,19 +353,24 @@ static int compute_dense(ga_matadd_input *a, ga_matadd_input *b,
   if (!use_gpu) {
     r->a = sqlite3_malloc64(bytes);
     r->b = sqlite3_malloc64(bytes);
-    if (!r->a || !r->b) goto cleanup;
+    if (!r->a || !r->b)
+      goto cleanup;
     r->c = r->a; /* the CPU adds in place */
   }
   r->present = sqlite3_malloc64((sqlite3_uint64)words * 8);
   seen_b = sqlite3_malloc64((sqlite3_uint64)words * 8);
-  if (!r->present || !seen_b) goto cleanup;
+  if (!r->present || !seen_b)
+    goto cleanup;
   memset(r->present, 0, (size_t)words * 8);
   memset(seen_b, 0, (size_t)words * 8);
   memset(r->a, 0, bytes);
   memset(r->b, 0, bytes);
-  if ((rc = scatter(a, 0, r, r->a, r->present, dup)) != SQLITE_OK) goto cleanup;
-  if ((rc = scatter(b, 1, r, r->b, seen_b, dup)) != SQLITE_OK) goto cleanup;
-  for (k = 0; k < words; k++) r->present[k] |= seen_b[k];
+  if ((rc = scatter(a, 0, r, r->a, r->present, dup)) != SQLITE_OK)
+    goto cleanup;
+  if ((rc = scatter(b, 1, r, r->b, seen_b, dup)) != SQLITE_OK)
+    goto cleanup;
+  for (k = 0; k < words; k++)
+    r->present[k] |= seen_b[k];
 
   if (use_gpu) {
     int nb = 0;
@@ -340,13 +388,16 @@ static int compute_dense(ga_matadd_input *a, ga_matadd_input *b,
     }
   }
   if (!use_gpu) {
-    for (k = 0; k < n; k++) r->c[k] = r->a[k] + r->b[k];
+    for (k = 0; k < n; k++)
+      r->c[k] = r->a[k] + r->b[k];
     r->path = GA_MATADD_DENSE_CPU;
     ga_counter_add(&ga_counters_global()->matadd_cpu, 1);
   }
   /* Only c and the bitmap are needed from here on. */
-  if (r->b != r->c) host_free(r->b, r->ab_pinned);
-  if (r->a != r->c) host_free(r->a, r->ab_pinned);
+  if (r->b != r->c)
+    host_free(r->b, r->ab_pinned);
+  if (r->a != r->c)
+    host_free(r->a, r->ab_pinned);
   r->a = r->b = NULL;
   rc = SQLITE_OK;
 
@@ -374,17 +425,22 @@ int ga_matadd_compute(ga_matadd_input *a, ga_matadd_input *b,
   } else {
     imin = a->imin, imax = a->imax, jmin = a->jmin, jmax = a->jmax;
     if (b->n) {
-      if (b->imin < imin) imin = b->imin;
-      if (b->imax > imax) imax = b->imax;
-      if (b->jmin < jmin) jmin = b->jmin;
-      if (b->jmax > jmax) jmax = b->jmax;
+      if (b->imin < imin)
+        imin = b->imin;
+      if (b->imax > imax)
+        imax = b->imax;
+      if (b->jmin < jmin)
+        jmin = b->jmin;
+      if (b->jmax > jmax)
+        jmax = b->jmax;
     }
   }
   /* Indices are >= 0, so the differences fit; the product may not. */
   cells = (unsigned __int128)((uint64_t)(imax - imin) + 1) *
           ((uint64_t)(jmax - jmin) + 1);
-  if (cells <= (unsigned __int128)GA_MATADD_DENSE_FILL * (uint64_t)(a->n + b->n) +
-                   GA_MATADD_DENSE_SLACK) {
+  if (cells <=
+      (unsigned __int128)GA_MATADD_DENSE_FILL * (uint64_t)(a->n + b->n) +
+          GA_MATADD_DENSE_SLACK) {
     r->imin = imin;
     r->jmin = jmin;
     r->rows = imax - imin + 1;

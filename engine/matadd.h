@@ -57,18 +57,18 @@ const char *ga_matadd_path_name(int path);
 
 /* The result of one computation, consumed by a cursor. */
 typedef struct ga_matadd_result {
-  int path;  /* GA_MATADD_* */
-  int eof;   /* set by _next when no row is left */
+  int path;     /* GA_MATADD_* */
+  int eof;      /* set by _next when no row is left */
   int64_t i, j; /* the current row after a successful _next */
   double v;
   /* dense form: row-major box [imin, imin+rows) x [jmin, jmin+cols) */
   int64_t imin, jmin, rows, cols;
-  double *c;          /* sums, rows*cols (pinned or sqlite3_malloc64) */
+  double *c; /* sums, rows*cols (pinned or sqlite3_malloc64) */
   int c_pinned;
-  double *a, *b;      /* the scattered inputs (a may be c on the CPU path) */
+  double *a, *b; /* the scattered inputs (a may be c on the CPU path) */
   int ab_pinned;
-  uint64_t *present;  /* bitmap: cell present in A or B */
-  int64_t pos;        /* next cell to look at */
+  uint64_t *present; /* bitmap: cell present in A or B */
+  int64_t pos;       /* next cell to look at */
   /* sparse form: merged entries */
   ga_matadd_entry *out;
   int64_t nout;

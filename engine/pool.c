@@ -15,8 +15,9 @@ SQLITE_EXTENSION_INIT3
 #include "chunk.h"
 #include "gpu_host.h"
 
-#define GA_POOL_MAX_CPU 160 /* cached CPU chunks kept: max/min history (GA_HISTORY_MAX)
-                               needs 128 of them; fresh ones cost page faults */
+#define GA_POOL_MAX_CPU                                                        \
+  160 /* cached CPU chunks kept: max/min history (GA_HISTORY_MAX)              \
+         needs 128 of them; fresh ones cost page faults */
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static ga_chunk *free_cpu, *free_pinned;
@@ -27,7 +28,8 @@ static ga_chunk *cpu_new(void) {
   int64_t cap = GA_CPU_CHUNK_VALUES;
   size_t bytes = sizeof(ga_chunk) + (size_t)cap * 8 + (size_t)cap / 8;
   ga_chunk *c = sqlite3_malloc64(bytes);
-  if (!c) return NULL;
+  if (!c)
+    return NULL;
   memset(c, 0, sizeof(*c));
   c->vals = (uint64_t *)(c + 1);
   c->isint = c->vals + cap;
@@ -40,7 +42,8 @@ static ga_chunk *cpu_new(void) {
 static void pinned_free(ga_chunk *c) {
   pinned_bytes -= (int64_t)c->bytes;
   ga_gpu_event_destroy(c->event);
-  for (int k = 0; k < 3; k++) ga_gpu_event_destroy(c->tev[k]);
+  for (int k = 0; k < 3; k++)
+    ga_gpu_event_destroy(c->tev[k]);
   ga_gpu_host_free(c->vals);
   sqlite3_free(c);
 }
@@ -48,9 +51,11 @@ static void pinned_free(ga_chunk *c) {
 static ga_chunk *pinned_new(int64_t bytes) {
   /* 64 values take 64 words plus one bitmap word */
   int64_t cap = (bytes - GA_OUT_BYTES) / (65 * 8) * 64;
-  if (cap < 64) return NULL;
+  if (cap < 64)
+    return NULL;
   ga_chunk *c = sqlite3_malloc64(sizeof(ga_chunk));
-  if (!c) return NULL;
+  if (!c)
+    return NULL;
   memset(c, 0, sizeof(*c));
   void *mem = ga_gpu_host_alloc((size_t)bytes);
   if (!mem) {
@@ -94,12 +99,14 @@ ga_chunk *ga_pool_get(int pinned, int64_t bytes) {
         pthread_mutex_unlock(&pool_mu);
         c = pinned_new(bytes);
         pthread_mutex_lock(&pool_mu);
-        if (!c) pinned_bytes -= bytes;
+        if (!c)
+          pinned_bytes -= bytes;
       }
     }
   }
   pthread_mutex_unlock(&pool_mu);
-  if (!c && !pinned) c = cpu_new();
+  if (!c && !pinned)
+    c = cpu_new();
   if (c) {
     ga_chunk_reset(c);
     c->next = NULL;
@@ -108,7 +115,8 @@ ga_chunk *ga_pool_get(int pinned, int64_t bytes) {
 }
 
 void ga_pool_put(ga_chunk *c) {
-  if (!c) return;
+  if (!c)
+    return;
   pthread_mutex_lock(&pool_mu);
   if (c->pinned) {
     c->next = free_pinned;

@@ -50,7 +50,8 @@ void ga_sum_merge(ga_sum_partial *into, const ga_sum_partial *from) {
   ga_sum_normalize(into);
   /* from may hold up to GA_XACC_SAFE_ADDS unnormalised adds; into is now
   ** normalised, so digit sums stay far below 2^63. */
-  for (int k = 0; k < NDIG; k++) into->acc[k] += from->acc[k];
+  for (int k = 0; k < NDIG; k++)
+    into->acc[k] += from->acc[k];
   into->ilo = (int64_t)((uint64_t)into->ilo + (uint64_t)from->ilo);
   into->ihi = (int64_t)((uint64_t)into->ihi + (uint64_t)from->ihi);
   into->nint += from->nint;
@@ -71,7 +72,8 @@ static uint64_t bits_at(const int64_t *d, int n, int lo) {
   unsigned __int128 w = 0;
   for (int j = 2; j >= 0; j--) {
     w <<= 32;
-    if (k + j < n && k + j >= 0) w |= (uint64_t)d[k + j];
+    if (k + j < n && k + j >= 0)
+      w |= (uint64_t)d[k + j];
   }
   return (uint64_t)(w >> (lo & 31));
 }
@@ -80,7 +82,8 @@ static uint64_t bits_at(const int64_t *d, int n, int lo) {
 static int any_below(const int64_t *d, int lo) {
   int k = lo >> 5;
   for (int j = 0; j < k; j++)
-    if (d[j]) return 1;
+    if (d[j])
+      return 1;
   return ((uint64_t)d[k] & ((1ull << (lo & 31)) - 1)) != 0;
 }
 
@@ -91,11 +94,14 @@ static int any_below(const int64_t *d, int lo) {
 ** position `extra`. */
 static double round_digits(const int64_t *d, int n, int extra, int sticky) {
   int t = n - 1;
-  while (t >= 0 && d[t] == 0) t--;
-  if (t < 0) return 0.0; /* zero, or (sticky) below half a subnormal: even */
+  while (t >= 0 && d[t] == 0)
+    t--;
+  if (t < 0)
+    return 0.0; /* zero, or (sticky) below half a subnormal: even */
   int h = 32 * t + (64 - __builtin_clzll((uint64_t)d[t])); /* bit length */
   int shift = h - 53;
-  if (shift < extra) shift = extra;
+  if (shift < extra)
+    shift = extra;
   uint64_t mant;
   int rbit = 0;
   if (shift == 0) {
@@ -103,11 +109,14 @@ static double round_digits(const int64_t *d, int n, int extra, int sticky) {
   } else {
     mant = bits_at(d, n, shift);
     rbit = (int)((bits_at(d, n, shift - 1)) & 1);
-    if (shift >= 2 && any_below(d, shift - 1)) sticky = 1;
+    if (shift >= 2 && any_below(d, shift - 1))
+      sticky = 1;
   }
   /* h < shift happens when a quotient lies below 2^-1075 (avg of tiny
   ** values): no bit is kept, and a shift by h - shift < 0 would be UB */
-  mant &= (h - shift >= 64) ? ~0ull : (h <= shift) ? 0 : ((1ull << (h - shift)) - 1);
+  mant &= (h - shift >= 64) ? ~0ull
+          : (h <= shift)    ? 0
+                            : ((1ull << (h - shift)) - 1);
   if (rbit && (sticky || (mant & 1))) {
     mant++;
     if (mant == (1ull << 53)) {
@@ -125,12 +134,14 @@ static int exact_value(const ga_sum_partial *p, int64_t *out) {
   /* integers weigh 2^0 = bit 1074; ilo and ihi are added as 64-bit values */
   int64_t lo = p->ilo, hi = p->ihi;
   ga_xacc_add_at(out, lo < 0 ? -(uint64_t)lo : (uint64_t)lo, GA_XACC_BIAS,
-              lo < 0);
+                 lo < 0);
   ga_xacc_add_at(out, hi < 0 ? -(uint64_t)hi : (uint64_t)hi, GA_XACC_BIAS + 32,
-              hi < 0);
+                 hi < 0);
   digits_normalize(out, NDIG);
-  if (out[NDIG - 1] >= 0) return 1;
-  for (int k = 0; k < NDIG; k++) out[k] = -out[k];
+  if (out[NDIG - 1] >= 0)
+    return 1;
+  for (int k = 0; k < NDIG; k++)
+    out[k] = -out[k];
   digits_normalize(out, NDIG);
   return -1;
 }
@@ -149,7 +160,8 @@ static int nonfinite(const ga_sum_partial *p, double *r) {
 
 double ga_sum_round(const ga_sum_partial *p) {
   double r;
-  if (nonfinite(p, &r)) return r;
+  if (nonfinite(p, &r))
+    return r;
   int64_t d[NDIG];
   int s = exact_value(p, d);
   r = round_digits(d, NDIG, 0, 0);
@@ -158,14 +170,16 @@ double ga_sum_round(const ga_sum_partial *p) {
 
 double ga_sum_round_div(const ga_sum_partial *p, int64_t n) {
   double r;
-  if (nonfinite(p, &r)) return r;
+  if (nonfinite(p, &r))
+    return r;
   int64_t d[NDIG];
   int s = exact_value(p, d);
   /* 64 guard bits below 2^-1074, then long division by n digit by digit */
   int64_t q[NDIG + 2];
   unsigned __int128 rem = 0;
   uint64_t un = (uint64_t)(n < 0 ? -n : n);
-  if (n < 0) s = -s;
+  if (n < 0)
+    s = -s;
   for (int k = NDIG + 1; k >= 0; k--) {
     uint64_t dig = k >= 2 ? (uint64_t)d[k - 2] : 0;
     unsigned __int128 cur = (rem << 32) | dig;
@@ -177,10 +191,12 @@ double ga_sum_round_div(const ga_sum_partial *p, int64_t n) {
 }
 
 int ga_sum_result(const ga_sum_partial *p, int64_t *iv, double *rv) {
-  if (p->nint + p->nreal == 0) return GA_SUM_NULL;
+  if (p->nint + p->nreal == 0)
+    return GA_SUM_NULL;
   if (p->nreal == 0) {
     ga_i128 t = ga_sum_int_total(p);
-    if (t > INT64_MAX || t < INT64_MIN) return GA_SUM_OVERFLOW;
+    if (t > INT64_MAX || t < INT64_MIN)
+      return GA_SUM_OVERFLOW;
     *iv = (int64_t)t;
     return GA_SUM_INT;
   }
@@ -189,20 +205,25 @@ int ga_sum_result(const ga_sum_partial *p, int64_t *iv, double *rv) {
 }
 
 static int cmp_int_real(int64_t i, double d) {
-  if (d >= 0x1p63) return -1;
-  if (d < -0x1p63) return 1;
+  if (d >= 0x1p63)
+    return -1;
+  if (d < -0x1p63)
+    return 1;
   int64_t di = (int64_t)d; /* truncation is exact here */
-  if (i != di) return i < di ? -1 : 1;
+  if (i != di)
+    return i < di ? -1 : 1;
   double f = d - (double)di;
   return f > 0 ? -1 : (f < 0 ? 1 : 0);
 }
 
 int ga_num_cmp(int ka, int64_t a, int kb, int64_t b) {
-  if (ka == GA_KIND_INT && kb == GA_KIND_INT) return (a > b) - (a < b);
+  if (ka == GA_KIND_INT && kb == GA_KIND_INT)
+    return (a > b) - (a < b);
   if (ka == GA_KIND_REAL && kb == GA_KIND_REAL) {
     double x = ga_bitsd(a), y = ga_bitsd(b);
     return (x > y) - (x < y);
   }
-  if (ka == GA_KIND_INT) return cmp_int_real(a, ga_bitsd(b));
+  if (ka == GA_KIND_INT)
+    return cmp_int_real(a, ga_bitsd(b));
   return -cmp_int_real(b, ga_bitsd(a));
 }

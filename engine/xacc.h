@@ -97,7 +97,8 @@ static inline void ga_xacc_add_real(ga_sum_partial *p, double x, int sign) {
     return;
   }
   if (e == 0) {
-    if (m == 0) return; /* +-0 adds nothing */
+    if (m == 0)
+      return; /* +-0 adds nothing */
   } else {
     m |= 1ull << 52;
     e -= 1;

@@ -64,7 +64,8 @@ void ga_conn_ref(ga_conn *conn) {
 
 void ga_conn_unref(void *p) {
   ga_conn *conn = p;
-  if (__atomic_sub_fetch(&conn->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+  if (__atomic_sub_fetch(&conn->refs, 1, __ATOMIC_ACQ_REL) > 0)
+    return;
   int last;
   pthread_mutex_lock(&conns_mu);
   for (ga_conn_node **pp = &conns; *pp; pp = &(*pp)->next)
@@ -77,7 +78,8 @@ void ga_conn_unref(void *p) {
   last = conns == NULL;
   pthread_mutex_unlock(&conns_mu);
   sqlite3_free(conn);
-  if (last) ga_pool_trim(); /* no connection left to reuse cached chunks */
+  if (last)
+    ga_pool_trim(); /* no connection left to reuse cached chunks */
 }
 
 /* Destructor of an aggregate's user data (&conn->fns[i]). */
@@ -144,15 +146,18 @@ static void to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
 /* The main database's text encoding, asked once per connection (it cannot
 ** change once the database has content, and attached databases must match). */
 static int db_encoding(sqlite3_context *ctx, ga_conn *conn) {
-  if (conn->enc) return conn->enc;
+  if (conn->enc)
+    return conn->enc;
   sqlite3_stmt *st = NULL;
   int enc = SQLITE_UTF8;
   if (sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding", -1,
                          &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
     const char *e = (const char *)sqlite3_column_text(st, 0);
-    if (e && !strcmp(e, "UTF-16le")) enc = SQLITE_UTF16LE;
-    if (e && !strcmp(e, "UTF-16be")) enc = SQLITE_UTF16BE;
+    if (e && !strcmp(e, "UTF-16le"))
+      enc = SQLITE_UTF16LE;
+    if (e && !strcmp(e, "UTF-16be"))
+      enc = SQLITE_UTF16BE;
   }
   sqlite3_finalize(st);
   conn->enc = enc; /* once per connection: never mix encodings */
@@ -161,7 +166,8 @@ static int db_encoding(sqlite3_context *ctx, ga_conn *conn) {
 
 static ga_agg **agg_get(sqlite3_context *ctx, int create) {
   ga_agg **pp = sqlite3_aggregate_context(ctx, create ? sizeof(ga_agg *) : 0);
-  if (!pp || *pp || !create) return pp;
+  if (!pp || *pp || !create)
+    return pp;
   ga_fn_data *d = sqlite3_user_data(ctx);
   *pp = ga_agg_new(d->op, &d->conn->cfg, &d->conn->last);
   return *pp ? pp : NULL;
@@ -213,7 +219,8 @@ static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     rc = ga_agg_step(*pp, &v);
   }
   }
-  if (rc) report(ctx, rc);
+  if (rc)
+    report(ctx, rc);
 }
 
 /* xStep of gpu_sum, gpu_total, gpu_avg: the hot loop of a sum query, so no
@@ -236,22 +243,24 @@ static void ga_xstep_sum(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   default: /* REAL, and text/blob as their numeric prefix */
     rc = ga_agg_push_real(*pp, sqlite3_value_double(v));
   }
-  if (rc) report(ctx, rc);
+  if (rc)
+    report(ctx, rc);
 }
 
 static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_fn_data *d = sqlite3_user_data(ctx);
   ga_value v;
-  to_value(d->op, d->op >= GA_AGG_MAX ? db_encoding(ctx, d->conn) : 0,
-           argv[0], &v);
+  to_value(d->op, d->op >= GA_AGG_MAX ? db_encoding(ctx, d->conn) : 0, argv[0],
+           &v);
   ga_agg **pp = agg_get(ctx, 1);
   if (!pp) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
   int rc = ga_agg_inverse(*pp, &v);
-  if (rc) report(ctx, rc);
+  if (rc)
+    report(ctx, rc);
 }
 
 static void result(sqlite3_context *ctx, const ga_value *v) {
@@ -321,8 +330,8 @@ static void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   if (argc == 2) {
     ga_config c = conn->cfg;
-    if (ga_config_set(&c, name, (const char *)sqlite3_value_text(argv[1]),
-                      err, sizeof err)) {
+    if (ga_config_set(&c, name, (const char *)sqlite3_value_text(argv[1]), err,
+                      sizeof err)) {
       sqlite3_result_error(ctx, err, -1);
       return;
     }
@@ -348,7 +357,8 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_config_json(&conn->cfg, cfg, sizeof cfg);
   ga_counters_get(&k);
   size_t gl = strlen(gpu);
-  if (gl >= 2) gpu[gl - 1] = 0; /* splice its members into ours */
+  if (gl >= 2)
+    gpu[gl - 1] = 0; /* splice its members into ours */
   const ga_last *l = &conn->last;
   char errs[512];
   size_t e = 0;
@@ -365,12 +375,11 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "\"last\":{\"path\":\"%s\",\"rows\":%lld,\"chunks_cpu\":%lld,"
       "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"h2d_ms\":%.3f,"
       "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f}}",
-      GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu,
-      (long long)k.agg_gpu, (long long)k.chunks_cpu, (long long)k.chunks_gpu,
-      (long long)k.fallbacks, (long long)k.matadd_cpu,
-      (long long)k.matadd_gpu, (long long)ga_pool_pinned_bytes(), errs,
-      l->path ? l->path : "none", (long long)l->rows,
-      (long long)l->chunks_cpu, (long long)l->chunks_gpu,
+      GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu, (long long)k.agg_gpu,
+      (long long)k.chunks_cpu, (long long)k.chunks_gpu, (long long)k.fallbacks,
+      (long long)k.matadd_cpu, (long long)k.matadd_gpu,
+      (long long)ga_pool_pinned_bytes(), errs, l->path ? l->path : "none",
+      (long long)l->rows, (long long)l->chunks_cpu, (long long)l->chunks_gpu,
       (long long)l->fallbacks, l->h2d_ms, l->kernel_ms, l->finalize_ms,
       l->total_ms);
   if (!json) {
@@ -393,8 +402,8 @@ __declspec(dllexport)
 #else
 __attribute__((visibility("default")))
 #endif
-int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
-                        const sqlite3_api_routines *pApi) {
+    int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
+                            const sqlite3_api_routines *pApi) {
   SQLITE_EXTENSION_INIT2(pApi);
   (void)pzErrMsg;
   int rc = SQLITE_OK;
@@ -452,15 +461,16 @@ int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
                                     SQLITE_UTF8 | SQLITE_DIRECTONLY, conn,
                                     ga_config_fn, NULL, NULL, ga_conn_unref);
   }
-  if (rc == SQLITE_OK) rc = ga_matadd_register(db, conn);
+  if (rc == SQLITE_OK)
+    rc = ga_matadd_register(db, conn);
   if (rc != SQLITE_OK) {
     /* take back everything that points at conn (their destructors release
     ** their references); deleting what was never registered is harmless */
     for (int i = 0; i < GA_NAGG; i++)
-      sqlite3_create_window_function(db, agg_fns[i].name, 1, SQLITE_UTF8,
-                                     NULL, NULL, NULL, NULL, NULL, NULL);
-    sqlite3_create_function(db, "gpuagg_info", 0, SQLITE_UTF8, NULL, NULL,
-                            NULL, NULL);
+      sqlite3_create_window_function(db, agg_fns[i].name, 1, SQLITE_UTF8, NULL,
+                                     NULL, NULL, NULL, NULL, NULL);
+    sqlite3_create_function(db, "gpuagg_info", 0, SQLITE_UTF8, NULL, NULL, NULL,
+                            NULL);
     for (int nargs = 1; nargs <= 2; nargs++)
       sqlite3_create_function(db, "gpuagg_config", nargs, SQLITE_UTF8, NULL,
                               NULL, NULL, NULL);

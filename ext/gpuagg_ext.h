@@ -23,10 +23,10 @@ typedef struct ga_fn_data {
 /* One per connection: the user data of every function and module, freed
 ** when the connection closes. */
 struct ga_conn {
-  int refs;                 /* see ga_conn_ref */
-  ga_config cfg;            /* what gpuagg_config() set on this connection */
-  ga_last last;             /* the last aggregate, for gpuagg_info() */
-  ga_fn_data fns[GA_NAGG];  /* user data of the aggregates */
+  int refs;                /* see ga_conn_ref */
+  ga_config cfg;           /* what gpuagg_config() set on this connection */
+  ga_last last;            /* the last aggregate, for gpuagg_info() */
+  ga_fn_data fns[GA_NAGG]; /* user data of the aggregates */
   int enc; /* the database's text encoding (SQLITE_UTF8/16LE/16BE), 0 until
               the first max/min needs it: BINARY collation is memcmp of it */
 };

@@ -61,8 +61,8 @@ SQLITE_EXTENSION_INIT3
 ** message instead of SQLite's "too many arguments". */
 #define GA_MATADD_NCOL 9
 
-#define GA_MATADD_SCHEMA                                                    \
-  "CREATE TABLE x(i INTEGER, j INTEGER, v REAL, a HIDDEN, b HIDDEN, "      \
+#define GA_MATADD_SCHEMA                                                       \
+  "CREATE TABLE x(i INTEGER, j INTEGER, v REAL, a HIDDEN, b HIDDEN, "          \
   "arg3 HIDDEN, arg4 HIDDEN, arg5 HIDDEN, arg6 HIDDEN)"
 
 /* At most this many i/j constraints are pushed down (more add nothing). */
@@ -87,8 +87,8 @@ typedef struct ga_matadd_vtab {
   sqlite3_vtab base;
   sqlite3 *db;
   ga_matadd_module *mod;
-  int is_fn;      /* 1: table-valued function, arguments in hidden columns */
-  char *zArgA;    /* persistent form: the two table names as written */
+  int is_fn;   /* 1: table-valued function, arguments in hidden columns */
+  char *zArgA; /* persistent form: the two table names as written */
   char *zArgB;
 } ga_matadd_vtab;
 
@@ -116,8 +116,9 @@ static int matadd_connect(sqlite3 *db, void *pAux, int argc,
     return SQLITE_ERROR;
   }
   rc = sqlite3_declare_vtab(db, GA_MATADD_SCHEMA);
-  if (rc != SQLITE_OK) return rc;
-  /* rule 5 is a security promise: no SQLite that cannot keep it */
+  if (rc != SQLITE_OK)
+    return rc;
+    /* rule 5 is a security promise: no SQLite that cannot keep it */
 #ifndef SQLITE_VTAB_DIRECTONLY
 #error "gpu_matadd needs SQLite 3.31+ headers (SQLITE_VTAB_DIRECTONLY)"
 #endif
@@ -128,7 +129,8 @@ static int matadd_connect(sqlite3 *db, void *pAux, int argc,
     return rc;
   }
   vt = sqlite3_malloc(sizeof(*vt));
-  if (!vt) return SQLITE_NOMEM;
+  if (!vt)
+    return SQLITE_NOMEM;
   memset(vt, 0, sizeof(*vt));
   vt->db = db;
   vt->mod = pAux;
@@ -166,12 +168,18 @@ static int matadd_disconnect(sqlite3_vtab *pVtab) {
 ** "i=,j>=" (readable in EXPLAIN QUERY PLAN). */
 static const char *matadd_op_text(int op) {
   switch (op) {
-    case SQLITE_INDEX_CONSTRAINT_EQ: return "=";
-    case SQLITE_INDEX_CONSTRAINT_GT: return ">";
-    case SQLITE_INDEX_CONSTRAINT_GE: return ">=";
-    case SQLITE_INDEX_CONSTRAINT_LT: return "<";
-    case SQLITE_INDEX_CONSTRAINT_LE: return "<=";
-    default: return NULL;
+  case SQLITE_INDEX_CONSTRAINT_EQ:
+    return "=";
+  case SQLITE_INDEX_CONSTRAINT_GT:
+    return ">";
+  case SQLITE_INDEX_CONSTRAINT_GE:
+    return ">=";
+  case SQLITE_INDEX_CONSTRAINT_LT:
+    return "<";
+  case SQLITE_INDEX_CONSTRAINT_LE:
+    return "<=";
+  default:
+    return NULL;
   }
 }
 
@@ -185,10 +193,10 @@ static int matadd_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
   if (vt->is_fn) {
     for (k = 0; k < p->nConstraint; k++) {
       const struct sqlite3_index_constraint *c = &p->aConstraint[k];
-      if (c->iColumn < GA_MATADD_COL_A ||
-          c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+      if (c->iColumn < GA_MATADD_COL_A || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
         continue;
-      if (c->iColumn > maxHidden) maxHidden = c->iColumn;
+      if (c->iColumn > maxHidden)
+        maxHidden = c->iColumn;
       if (c->iColumn <= GA_MATADD_COL_B) {
         if (!c->usable)
           unusable = 1;
@@ -200,7 +208,8 @@ static int matadd_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
     ** asks about subsets of the constraints (for OR terms, say), and an
     ** error here would fail the whole statement.  The plan gets an enormous
     ** cost so that any plan with the arguments wins. */
-    if (maxHidden != GA_MATADD_COL_B || (!unusable && (iArg[0] < 0 || iArg[1] < 0))) {
+    if (maxHidden != GA_MATADD_COL_B ||
+        (!unusable && (iArg[0] < 0 || iArg[1] < 0))) {
       int got = maxHidden < 0 ? 0 : maxHidden - GA_MATADD_COL_A + 1;
       p->idxNum = GA_MATADD_BADARGS | got;
       p->estimatedCost = 1e300;
@@ -209,7 +218,8 @@ static int matadd_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
     }
     /* Arguments that come from a table not yet scanned (a join): tell the
     ** planner to try another order. */
-    if (iArg[0] < 0 || iArg[1] < 0) return SQLITE_CONSTRAINT;
+    if (iArg[0] < 0 || iArg[1] < 0)
+      return SQLITE_CONSTRAINT;
     p->aConstraintUsage[iArg[0]].argvIndex = ++nArgv;
     p->aConstraintUsage[iArg[0]].omit = 1;
     p->aConstraintUsage[iArg[1]].argvIndex = ++nArgv;
@@ -248,12 +258,16 @@ static int matadd_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
   ** with i fixed by =, ORDER BY j (all ascending) need no sort. */
   if (p->nOrderBy > 0) {
     int ok = 1, first = 0;
-    if (eqI && p->aOrderBy[0].iColumn == GA_MATADD_COL_J) first = 1;
+    if (eqI && p->aOrderBy[0].iColumn == GA_MATADD_COL_J)
+      first = 1;
     for (k = 0; k < p->nOrderBy && ok; k++) {
-      int want = first ? GA_MATADD_COL_J : k == 0 ? GA_MATADD_COL_I
-                                                  : GA_MATADD_COL_J;
-      if (p->aOrderBy[k].desc || p->aOrderBy[k].iColumn != want) ok = 0;
-      if (k >= (first ? 1 : 2)) ok = 0;
+      int want = first    ? GA_MATADD_COL_J
+                 : k == 0 ? GA_MATADD_COL_I
+                          : GA_MATADD_COL_J;
+      if (p->aOrderBy[k].desc || p->aOrderBy[k].iColumn != want)
+        ok = 0;
+      if (k >= (first ? 1 : 2))
+        ok = 0;
     }
     p->orderByConsumed = ok;
   }
@@ -272,11 +286,14 @@ static char *matadd_ident(const char **pz, int *nomem) {
   const char *z = *pz;
   sqlite3_str *s = sqlite3_str_new(NULL);
   char q = 0, *out;
-  if (*z == '"' || *z == '`' || *z == '\'') q = *z;
-  if (*z == '[') q = ']';
+  if (*z == '"' || *z == '`' || *z == '\'')
+    q = *z;
+  if (*z == '[')
+    q = ']';
   if (q) {
     for (z++;; z++) {
-      if (!*z) goto bad;
+      if (!*z)
+        goto bad;
       if (*z == q) {
         if (q != ']' && z[1] == q) {
           z++;
@@ -288,15 +305,19 @@ static char *matadd_ident(const char **pz, int *nomem) {
       sqlite3_str_appendchar(s, 1, *z);
     }
   } else {
-    for (; *z && *z != '.'; z++) sqlite3_str_appendchar(s, 1, *z);
+    for (; *z && *z != '.'; z++)
+      sqlite3_str_appendchar(s, 1, *z);
   }
-  if (sqlite3_str_length(s) == 0) goto bad;
+  if (sqlite3_str_length(s) == 0)
+    goto bad;
   *pz = z;
   out = sqlite3_str_finish(s);
-  if (!out) *nomem = 1;
+  if (!out)
+    *nomem = 1;
   return out;
 bad:
-  if (sqlite3_str_errcode(s) == SQLITE_NOMEM) *nomem = 1;
+  if (sqlite3_str_errcode(s) == SQLITE_NOMEM)
+    *nomem = 1;
   sqlite3_free(sqlite3_str_finish(s));
   return NULL;
 }
@@ -305,8 +326,9 @@ bad:
 static int matadd_is_schema(sqlite3 *db, const char *zDb, int *rc) {
   sqlite3_stmt *st = NULL;
   int found = 0;
-  *rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_database_list "
-                               "WHERE name = ?1 COLLATE NOCASE",
+  *rc = sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM pragma_database_list "
+                           "WHERE name = ?1 COLLATE NOCASE",
                            -1, &st, NULL);
   if (*rc == SQLITE_OK) {
     sqlite3_bind_text(st, 1, zDb, -1, SQLITE_STATIC);
@@ -332,13 +354,15 @@ static int matadd_resolve(sqlite3 *db, ga_matadd_src *src, char **pzErr) {
   sqlite3_stmt *st = NULL;
   static const char *const names[3] = {"i", "j", "v"};
 
-  while (*z == ' ') z++;
+  while (*z == ' ')
+    z++;
   p1 = matadd_ident(&z, &nomem);
   if (p1 && *z == '.') {
     z++;
     p2 = matadd_ident(&z, &nomem);
   }
-  while (p1 && *z == ' ') z++;
+  while (p1 && *z == ' ')
+    z++;
   if (nomem) {
     rc = SQLITE_NOMEM;
     goto cleanup;
@@ -354,32 +378,38 @@ static int matadd_resolve(sqlite3 *db, ga_matadd_src *src, char **pzErr) {
     /* Not a (schema.)name: take the whole text as the name of a table; if it
     ** exists with such a name, so be it. */
     src->zTable = sqlite3_mprintf("%s", src->zArg);
-    if (!src->zTable) rc = SQLITE_NOMEM;
+    if (!src->zTable)
+      rc = SQLITE_NOMEM;
   }
-  if (rc != SQLITE_OK) goto cleanup;
+  if (rc != SQLITE_OK)
+    goto cleanup;
 
-  rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, ?2)",
-                          -1, &st, NULL);
-  if (rc != SQLITE_OK) goto cleanup;
+  rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, ?2)", -1,
+                          &st, NULL);
+  if (rc != SQLITE_OK)
+    goto cleanup;
   sqlite3_bind_text(st, 1, src->zTable, -1, SQLITE_STATIC);
-  if (src->zSchema) sqlite3_bind_text(st, 2, src->zSchema, -1, SQLITE_STATIC);
+  if (src->zSchema)
+    sqlite3_bind_text(st, 2, src->zSchema, -1, SQLITE_STATIC);
   int ncol = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 0);
     ncol++;
     for (int k = 0; k < 3; k++)
-      if (name && sqlite3_stricmp(name, names[k]) == 0) have[k] = 1;
+      if (name && sqlite3_stricmp(name, names[k]) == 0)
+        have[k] = 1;
   }
   if (rc != SQLITE_DONE) {
     *pzErr = sqlite3_mprintf("gpu_matadd: table %s: %s", src->zArg,
                              sqlite3_errmsg(db));
-    if (rc != SQLITE_NOMEM) rc = SQLITE_ERROR; /* keep out-of-memory visible */
+    if (rc != SQLITE_NOMEM)
+      rc = SQLITE_ERROR; /* keep out-of-memory visible */
     goto cleanup;
   }
   rc = SQLITE_OK;
   if (ncol == 0) {
-    *pzErr = sqlite3_mprintf("gpu_matadd: no such table or view: %s",
-                             src->zArg);
+    *pzErr =
+        sqlite3_mprintf("gpu_matadd: no such table or view: %s", src->zArg);
     rc = SQLITE_ERROR;
     goto cleanup;
   }
@@ -404,16 +434,16 @@ cleanup:
 /* A value of a row, as text for an error message. */
 static char *matadd_render(sqlite3_stmt *st, int col) {
   switch (sqlite3_column_type(st, col)) {
-    case SQLITE_INTEGER:
-      return sqlite3_mprintf("%lld", (long long)sqlite3_column_int64(st, col));
-    case SQLITE_FLOAT:
-      return sqlite3_mprintf("%!.15g", sqlite3_column_double(st, col));
-    case SQLITE_TEXT:
-      return sqlite3_mprintf("'%.40q'", sqlite3_column_text(st, col));
-    case SQLITE_BLOB:
-      return sqlite3_mprintf("a blob");
-    default:
-      return sqlite3_mprintf("NULL");
+  case SQLITE_INTEGER:
+    return sqlite3_mprintf("%lld", (long long)sqlite3_column_int64(st, col));
+  case SQLITE_FLOAT:
+    return sqlite3_mprintf("%!.15g", sqlite3_column_double(st, col));
+  case SQLITE_TEXT:
+    return sqlite3_mprintf("'%.40q'", sqlite3_column_text(st, col));
+  case SQLITE_BLOB:
+    return sqlite3_mprintf("a blob");
+  default:
+    return sqlite3_mprintf("NULL");
   }
 }
 
@@ -427,7 +457,8 @@ static int matadd_index(sqlite3_stmt *st, int col, int64_t *out) {
   if (t == SQLITE_FLOAT) {
     double d = sqlite3_column_double(st, col);
     /* 2^63 is the first double beyond int64. */
-    if (!(d >= 0 && d < 9223372036854775808.0) || d != floor(d)) return 0;
+    if (!(d >= 0 && d < 9223372036854775808.0) || d != floor(d))
+      return 0;
     *out = (int64_t)d;
     return 1;
   }
@@ -443,15 +474,16 @@ typedef struct ga_matadd_push {
 } ga_matadd_push;
 
 static void matadd_push_free(ga_matadd_push *p) {
-  for (int k = 0; k < p->n; k++) sqlite3_value_free(p->val[k]);
+  for (int k = 0; k < p->n; k++)
+    sqlite3_value_free(p->val[k]);
   p->n = 0;
 }
 
 /* Decode idxStr and the constraint values; a value that is not numeric
 ** after numeric affinity is skipped (rule 3). */
-static int matadd_push_parse(const char *idxStr, int argc,
-                             sqlite3_value **argv, ga_matadd_push *p,
-                             char *summary, size_t nsummary) {
+static int matadd_push_parse(const char *idxStr, int argc, sqlite3_value **argv,
+                             ga_matadd_push *p, char *summary,
+                             size_t nsummary) {
   const char *z = idxStr;
   int k = 0;
   size_t used = 0;
@@ -459,17 +491,25 @@ static int matadd_push_parse(const char *idxStr, int argc,
   while (z && *z && k < argc) {
     char col = *z++;
     const char *op;
-    if (z[0] == '=') op = "=";
-    else if (z[0] == '>' && z[1] == '=') op = ">=";
-    else if (z[0] == '<' && z[1] == '=') op = "<=";
-    else if (z[0] == '>') op = ">";
-    else op = "<";
+    if (z[0] == '=')
+      op = "=";
+    else if (z[0] == '>' && z[1] == '=')
+      op = ">=";
+    else if (z[0] == '<' && z[1] == '=')
+      op = "<=";
+    else if (z[0] == '>')
+      op = ">";
+    else
+      op = "<";
     z += strlen(op);
-    if (*z == ',') z++;
+    if (*z == ',')
+      z++;
     sqlite3_value *v = sqlite3_value_dup(argv[k++]);
-    if (!v) return SQLITE_NOMEM;
+    if (!v)
+      return SQLITE_NOMEM;
     int t = sqlite3_value_numeric_type(v);
-    if ((t != SQLITE_INTEGER && t != SQLITE_FLOAT) || p->n >= GA_MATADD_MAX_PUSH) {
+    if ((t != SQLITE_INTEGER && t != SQLITE_FLOAT) ||
+        p->n >= GA_MATADD_MAX_PUSH) {
       sqlite3_value_free(v);
       continue;
     }
@@ -505,14 +545,16 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
     sqlite3_str_appendf(sql, "%s%c %s ?%d", k ? " AND " : " WHERE ",
                         push->col[k], push->op[k], k + 1);
   zSql = sqlite3_str_finish(sql);
-  if (!zSql) return SQLITE_NOMEM;
+  if (!zSql)
+    return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &st, NULL);
   if (rc != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s", src->zArg,
                              sqlite3_errmsg(db));
     goto cleanup;
   }
-  for (k = 0; k < push->n; k++) sqlite3_bind_value(st, k + 1, push->val[k]);
+  for (k = 0; k < push->n; k++)
+    sqlite3_bind_value(st, k + 1, push->val[k]);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t i, j;
     int tv = sqlite3_column_type(st, 2);
@@ -534,7 +576,7 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
         *pzErr = sqlite3_mprintf(
             "gpu_matadd: table %s: entry (%lld, %lld): v %s%s%s", src->zArg,
             (long long)i, (long long)j,
-            tv == SQLITE_NULL ? "is NULL" : "is not numeric (", 
+            tv == SQLITE_NULL ? "is NULL" : "is not numeric (",
             tv == SQLITE_NULL ? "" : rv, tv == SQLITE_NULL ? "" : ")");
       rc = rv ? SQLITE_ERROR : SQLITE_NOMEM;
       goto cleanup;
@@ -567,7 +609,8 @@ cleanup:
 static int matadd_open(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
   ga_matadd_cursor *cur = sqlite3_malloc(sizeof(*cur));
   (void)pVtab;
-  if (!cur) return SQLITE_NOMEM;
+  if (!cur)
+    return SQLITE_NOMEM;
   memset(cur, 0, sizeof(*cur));
   cur->res.eof = 1;
   *ppCur = &cur->base;
@@ -626,7 +669,8 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       const unsigned char *z = sqlite3_value_text(argv[k]);
       if (sqlite3_value_type(argv[k]) != SQLITE_TEXT || !z) {
         zErr = sqlite3_mprintf("gpu_matadd: argument %d must be a table "
-                               "name (text)", k + 1);
+                               "name (text)",
+                               k + 1);
         rc = SQLITE_ERROR;
         goto cleanup;
       }
@@ -654,15 +698,15 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   mod->depth++;
   entered = 1;
 
-  rc = matadd_push_parse(idxStr, argc - nArgs, argv + nArgs, &push,
-                         mod->pushed, sizeof(mod->pushed));
-  if (rc != SQLITE_OK) goto cleanup;
+  rc = matadd_push_parse(idxStr, argc - nArgs, argv + nArgs, &push, mod->pushed,
+                         sizeof(mod->pushed));
+  if (rc != SQLITE_OK)
+    goto cleanup;
   for (k = 0; k < 2; k++)
     if ((rc = matadd_resolve(vt->db, &src[k], &zErr)) != SQLITE_OK)
       goto cleanup;
   for (k = 0; k < 2; k++)
-    if ((rc = matadd_read(vt->db, &src[k], &push, &in[k], &zErr)) !=
-        SQLITE_OK)
+    if ((rc = matadd_read(vt->db, &src[k], &push, &in[k], &zErr)) != SQLITE_OK)
       goto cleanup;
 
   mod->rows_a = in[0].n;
@@ -677,7 +721,8 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     rc = SQLITE_ERROR;
     goto cleanup;
   }
-  if (rc != SQLITE_OK) goto cleanup;
+  if (rc != SQLITE_OK)
+    goto cleanup;
   mod->path = cur->res.path;
   mod->bands = cur->res.bands;
   mod->streams = cur->res.streams;
@@ -685,7 +730,8 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   ga_matadd_result_next(&cur->res);
 
 cleanup:
-  if (entered) mod->depth--;
+  if (entered)
+    mod->depth--;
   for (k = 0; k < 2; k++) {
     ga_matadd_input_free(&in[k]);
     sqlite3_free(src[k].zSchema);
@@ -717,16 +763,24 @@ static int matadd_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
                          int col) {
   ga_matadd_cursor *cur = (ga_matadd_cursor *)pCur;
   switch (col) {
-    case GA_MATADD_COL_I: sqlite3_result_int64(ctx, cur->res.i); break;
-    case GA_MATADD_COL_J: sqlite3_result_int64(ctx, cur->res.j); break;
-    case GA_MATADD_COL_V: sqlite3_result_double(ctx, cur->res.v); break;
-    case GA_MATADD_COL_A:
-      sqlite3_result_text(ctx, cur->zA, -1, SQLITE_TRANSIENT);
-      break;
-    case GA_MATADD_COL_B:
-      sqlite3_result_text(ctx, cur->zB, -1, SQLITE_TRANSIENT);
-      break;
-    default: sqlite3_result_null(ctx); break;
+  case GA_MATADD_COL_I:
+    sqlite3_result_int64(ctx, cur->res.i);
+    break;
+  case GA_MATADD_COL_J:
+    sqlite3_result_int64(ctx, cur->res.j);
+    break;
+  case GA_MATADD_COL_V:
+    sqlite3_result_double(ctx, cur->res.v);
+    break;
+  case GA_MATADD_COL_A:
+    sqlite3_result_text(ctx, cur->zA, -1, SQLITE_TRANSIENT);
+    break;
+  case GA_MATADD_COL_B:
+    sqlite3_result_text(ctx, cur->zB, -1, SQLITE_TRANSIENT);
+    break;
+  default:
+    sqlite3_result_null(ctx);
+    break;
   }
   return SQLITE_OK;
 }
@@ -762,9 +816,9 @@ static void matadd_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "{\"path\":\"%s\",\"rows_a\":%lld,\"rows_b\":%lld,"
       "\"rows_read\":%lld,\"cells\":%lld,\"bands\":%d,\"streams\":%d,"
       "\"fallback\":%d,\"pushed\":\"%s\"}",
-      ga_matadd_path_name(m->path), (long long)m->rows_a,
-      (long long)m->rows_b, (long long)(m->rows_a + m->rows_b),
-      (long long)m->cells, m->bands, m->streams, m->fallback, m->pushed);
+      ga_matadd_path_name(m->path), (long long)m->rows_a, (long long)m->rows_b,
+      (long long)(m->rows_a + m->rows_b), (long long)m->cells, m->bands,
+      m->streams, m->fallback, m->pushed);
   if (!z) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -782,14 +836,16 @@ static void matadd_module_free(void *p) {
 int ga_matadd_register(sqlite3 *db, ga_conn *conn) {
   ga_matadd_module *m = sqlite3_malloc(sizeof(*m));
   int rc;
-  if (!m) return SQLITE_NOMEM;
+  if (!m)
+    return SQLITE_NOMEM;
   memset(m, 0, sizeof(*m));
   m->conn = conn;
   ga_conn_ref(conn);
   /* m is freed when the connection closes, or at once if this fails */
   rc = sqlite3_create_module_v2(db, "gpu_matadd", &ga_matadd_methods, m,
                                 matadd_module_free);
-  if (rc != SQLITE_OK) return rc;
+  if (rc != SQLITE_OK)
+    return rc;
   /* gpu_matadd_info reads m, which lives as long as the module: both go
   ** when the connection closes, or together in ga_matadd_unregister */
   return sqlite3_create_function_v2(db, "gpu_matadd_info", 0, SQLITE_UTF8, m,
@@ -799,5 +855,6 @@ int ga_matadd_register(sqlite3 *db, ga_conn *conn) {
 void ga_matadd_unregister(sqlite3 *db) {
   sqlite3_create_function(db, "gpu_matadd_info", 0, SQLITE_UTF8, NULL, NULL,
                           NULL, NULL);
-  sqlite3_create_module(db, "gpu_matadd", NULL, NULL); /* a NULL module drops it */
+  sqlite3_create_module(db, "gpu_matadd", NULL,
+                        NULL); /* a NULL module drops it */
 }

@@ -25,7 +25,8 @@
 __global__ void gak_seed_v1_level(const double *src, double *dst, int64_t n,
                                   int64_t stride) {
   int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n || i % (2 * stride) != 0) return;
+  if (i >= n || i % (2 * stride) != 0)
+    return;
   dst[i] = i + stride < n ? src[i] + src[i + stride] : src[i];
 }
 
@@ -36,10 +37,12 @@ __global__ void gak_seed_v2_block(const double *in, double *out, int64_t n) {
   sh[tx] = i < n ? in[i] : 0.0;
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (tx < s) sh[tx] += sh[tx + s];
+    if (tx < s)
+      sh[tx] += sh[tx + s];
     __syncthreads();
   }
-  if (tx == 0) out[blockIdx.x] = sh[0];
+  if (tx == 0)
+    out[blockIdx.x] = sh[0];
 }
 
 __global__ void gak_seed_v3_block(const double *in, double *out, int64_t n) {
@@ -49,13 +52,15 @@ __global__ void gak_seed_v3_block(const double *in, double *out, int64_t n) {
   double v = i < n ? in[i] : 0.0;
   for (int off = 16; off > 0; off >>= 1)
     v += __shfl_down_sync(0xffffffffu, v, off);
-  if (lane == 0) sh[warp] = v;
+  if (lane == 0)
+    sh[warp] = v;
   __syncthreads();
   if (warp == 0) {
     v = lane < GAK_SEED_THREADS / 32 ? sh[lane] : 0.0;
     for (int off = 16; off > 0; off >>= 1)
       v += __shfl_down_sync(0xffffffffu, v, off);
-    if (lane == 0) out[blockIdx.x] = v;
+    if (lane == 0)
+      out[blockIdx.x] = v;
   }
 }
 
@@ -66,14 +71,16 @@ static int64_t gak_seed_blocks(int64_t n) {
 extern "C" int gak_bench_v1(const double *d_in, double *d_work, int64_t n,
                             double *d_result, gak_stream stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  if (n <= 0) return (int)cudaMemsetAsync(d_result, 0, sizeof(double), s);
+  if (n <= 0)
+    return (int)cudaMemsetAsync(d_result, 0, sizeof(double), s);
   const double *src = d_in;
   int64_t stride = 1;
   do { /* at least one level, so d_work[0] always holds the result */
-    gak_seed_v1_level<<<(unsigned)gak_seed_blocks(n), GAK_SEED_THREADS, 0,
-                        s>>>(src, d_work, n, stride);
+    gak_seed_v1_level<<<(unsigned)gak_seed_blocks(n), GAK_SEED_THREADS, 0, s>>>(
+        src, d_work, n, stride);
     cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) return (int)err;
+    if (err != cudaSuccess)
+      return (int)err;
     src = d_work;
     stride *= 2;
   } while (stride < n);
@@ -86,7 +93,8 @@ typedef void (*gak_seed_kernel)(const double *, double *, int64_t);
 static int gak_seed_passes(gak_seed_kernel k, const double *d_in,
                            double *d_work, int64_t n, double *d_result,
                            cudaStream_t s) {
-  if (n <= 0) return (int)cudaMemsetAsync(d_result, 0, sizeof(double), s);
+  if (n <= 0)
+    return (int)cudaMemsetAsync(d_result, 0, sizeof(double), s);
   /* partials of pass j go to alternating halves of d_work: pass 1 writes
   ** n/256 values at d_work, pass 2 at d_work + n/2, ... */
   const double *src = d_in;
@@ -97,7 +105,8 @@ static int gak_seed_passes(gak_seed_kernel k, const double *d_in,
     double *dst = nb == 1 ? d_result : bufs[which];
     k<<<(unsigned)nb, GAK_SEED_THREADS, 0, s>>>(src, dst, n);
     cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) return (int)err;
+    if (err != cudaSuccess)
+      return (int)err;
     src = dst;
     which ^= 1;
     n = nb;

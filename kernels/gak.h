@@ -38,8 +38,8 @@ int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
 /* Max (want_min = 0) or min (want_min = 1) of n numeric values, with the
 ** index of its first occurrence, into *d_out. */
 int gak_best(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
-             int layout, int want_min, ga_best_partial *d_out,
-             void *d_scratch, gak_stream stream);
+             int layout, int want_min, ga_best_partial *d_out, void *d_scratch,
+             gak_stream stream);
 
 /* c = a + b for n doubles (the gpu_matadd kernel, 1D grid-stride). */
 int gak_matadd(const double *d_a, const double *d_b, double *d_c, int64_t n,

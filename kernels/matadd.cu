@@ -39,8 +39,7 @@ __global__ void __launch_bounds__(GAK_MATADD_THREADS)
 __global__ void __launch_bounds__(GAK_MATADD_THREADS)
     gak_matadd_scalar_kernel(const double *__restrict__ a,
                              const double *__restrict__ b,
-                             double *__restrict__ c, int64_t begin,
-                             int64_t n) {
+                             double *__restrict__ c, int64_t begin, int64_t n) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
   for (int64_t i = begin + (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
        i < n; i += stride)
@@ -50,15 +49,18 @@ __global__ void __launch_bounds__(GAK_MATADD_THREADS)
 static int gak_matadd_grid(int64_t work) {
   int64_t g = (int64_t)gak_sm_count() * GAK_MATADD_BLOCKS_PER_SM;
   int64_t need = (work + GAK_MATADD_THREADS - 1) / GAK_MATADD_THREADS;
-  if (need < 1) need = 1;
+  if (need < 1)
+    need = 1;
   return (int)(g < need ? g : need);
 }
 
 extern "C" int gak_matadd(const double *d_a, const double *d_b, double *d_c,
                           int64_t n, gak_stream stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  if (n < 0) return (int)cudaErrorInvalidValue;
-  if (n == 0) return (int)cudaSuccess;
+  if (n < 0)
+    return (int)cudaErrorInvalidValue;
+  if (n == 0)
+    return (int)cudaSuccess;
   bool aligned = (((uintptr_t)d_a | (uintptr_t)d_b | (uintptr_t)d_c) & 15) == 0;
   int64_t begin = 0;
   if (aligned && n >= 2) {
@@ -67,7 +69,8 @@ extern "C" int gak_matadd(const double *d_a, const double *d_b, double *d_c,
                             s>>>((const double2 *)d_a, (const double2 *)d_b,
                                  (double2 *)d_c, npairs);
     cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) return (int)err;
+    if (err != cudaSuccess)
+      return (int)err;
     begin = 2 * npairs;
   }
   if (begin < n) {
@@ -86,24 +89,28 @@ __global__ void __launch_bounds__(256)
                          const double *__restrict__ b, double *__restrict__ c,
                          int64_t rows, int64_t cols) {
   int64_t col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (col >= cols) return;
-  for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y;
-       row < rows; row += (int64_t)gridDim.y * blockDim.y) {
+  if (col >= cols)
+    return;
+  for (int64_t row = (int64_t)blockIdx.y * blockDim.y + threadIdx.y; row < rows;
+       row += (int64_t)gridDim.y * blockDim.y) {
     int64_t i = row * cols + col;
     c[i] = __ldg(a + i) + __ldg(b + i);
   }
 }
 
-extern "C" int gak_matadd_2d(const double *d_a, const double *d_b,
-                             double *d_c, int64_t rows, int64_t cols,
-                             gak_stream stream) {
-  if (rows < 0 || cols < 0) return (int)cudaErrorInvalidValue;
-  if (rows == 0 || cols == 0) return (int)cudaSuccess;
+extern "C" int gak_matadd_2d(const double *d_a, const double *d_b, double *d_c,
+                             int64_t rows, int64_t cols, gak_stream stream) {
+  if (rows < 0 || cols < 0)
+    return (int)cudaErrorInvalidValue;
+  if (rows == 0 || cols == 0)
+    return (int)cudaSuccess;
   int64_t gx = (cols + 15) / 16, gy = (rows + 15) / 16;
-  if (gx > 0x7fffffff) return (int)cudaErrorInvalidValue;
-  if (gy > 65535) gy = 65535;
+  if (gx > 0x7fffffff)
+    return (int)cudaErrorInvalidValue;
+  if (gy > 65535)
+    gy = 65535;
   dim3 grid((unsigned)gx, (unsigned)gy), block(16, 16);
   gak_matadd_2d_kernel<<<grid, block, 0, (cudaStream_t)stream>>>(d_a, d_b, d_c,
-                                                                  rows, cols);
+                                                                 rows, cols);
   return (int)cudaGetLastError();
 }

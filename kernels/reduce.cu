@@ -52,7 +52,8 @@ __device__ __forceinline__ void gak_sacc_add(unsigned long long *acc,
   int e = (int)((b >> 52) & 0x7ff);
   uint64_t m = b & ((1ull << 52) - 1);
   if (e == 0) {
-    if (m == 0) return; /* +-0 */
+    if (m == 0)
+      return; /* +-0 */
   } else {
     m |= 1ull << 52;
     e -= 1;
@@ -63,7 +64,8 @@ __device__ __forceinline__ void gak_sacc_add(unsigned long long *acc,
   bool neg = (b >> 63) != 0;
 #pragma unroll
   for (int i = 0; i < 3; i++)
-    if (d[i]) atomicAdd(acc + k + i, neg ? 0ull - d[i] : d[i]);
+    if (d[i])
+      atomicAdd(acc + k + i, neg ? 0ull - d[i] : d[i]);
 }
 
 /* TwoSum cascade through the expansion; returns the residual.  __dadd_rn
@@ -74,8 +76,7 @@ __device__ __forceinline__ double gak_expand(double (&s)[L], double x) {
   for (int l = 0; l < L; l++) {
     double t = __dadd_rn(s[l], x);
     double bb = __dsub_rn(t, s[l]);
-    double e =
-        __dadd_rn(__dsub_rn(s[l], __dsub_rn(t, bb)), __dsub_rn(x, bb));
+    double e = __dadd_rn(__dsub_rn(s[l], __dsub_rn(t, bb)), __dsub_rn(x, bb));
     s[l] = t;
     x = e;
   }
@@ -94,16 +95,15 @@ struct gak_sum_shared {
   unsigned long long cnt[7];
 };
 
-template <int LAYOUT, int L>
-struct gak_sum_op {
+template <int LAYOUT, int L> struct gak_sum_op {
   ga_sum_partial *out;
   const uint64_t *isint;
   int64_t n;
 
   struct thread_state {
-    double s[L];          /* the expansion (reals) */
+    double s[L];           /* the expansion (reals) */
     unsigned long long lo; /* sum of low halves (ints) */
-    long long hi;         /* sum of high halves */
+    long long hi;          /* sum of high halves */
     unsigned nint, nseen, npinf, nninf, nnan;
   };
   typedef gak_sum_shared shared_state;
@@ -111,13 +111,15 @@ struct gak_sum_op {
   __device__ __forceinline__ void init(thread_state &st,
                                        shared_state &sh) const {
 #pragma unroll
-    for (int l = 0; l < L; l++) st.s[l] = 0.0;
+    for (int l = 0; l < L; l++)
+      st.s[l] = 0.0;
     st.lo = 0;
     st.hi = 0;
     st.nint = st.nseen = st.npinf = st.nninf = st.nnan = 0;
     for (int i = threadIdx.x; i < GA_XACC_DIGITS; i += blockDim.x)
       sh.acc[i] = 0;
-    if (threadIdx.x < 7) sh.cnt[threadIdx.x] = 0;
+    if (threadIdx.x < 7)
+      sh.cnt[threadIdx.x] = 0;
     __syncthreads();
   }
 
@@ -131,17 +133,20 @@ struct gak_sum_op {
                                            double x) const {
     double old[L];
 #pragma unroll
-    for (int l = 0; l < L; l++) old[l] = st.s[l];
+    for (int l = 0; l < L; l++)
+      old[l] = st.s[l];
     double r = gak_expand<L>(st.s, x);
     if (r != 0.0) { /* residual, overflow, or Inf/NaN input (r is NaN) */
       bool ok = gak_finite(r);
 #pragma unroll
-      for (int l = 0; l < L; l++) ok = ok && gak_finite(st.s[l]);
+      for (int l = 0; l < L; l++)
+        ok = ok && gak_finite(st.s[l]);
       if (ok) {
         gak_sacc_add(sh.acc, r);
       } else {
 #pragma unroll
-        for (int l = 0; l < L; l++) st.s[l] = old[l];
+        for (int l = 0; l < L; l++)
+          st.s[l] = old[l];
         uint64_t b = (uint64_t)__double_as_longlong(x);
         if (gak_finite(x))
           gak_sacc_add(sh.acc, x); /* the running sum overflowed */
@@ -161,11 +166,13 @@ struct gak_sum_op {
                                        int64_t e0) const {
     if (LAYOUT == GA_LAYOUT_INT) {
 #pragma unroll
-      for (int k = 0; k < P::ITEMS; k++) add_int(st, w[k]);
+      for (int k = 0; k < P::ITEMS; k++)
+        add_int(st, w[k]);
     } else {
       double save[L];
 #pragma unroll
-      for (int l = 0; l < L; l++) save[l] = st.s[l];
+      for (int l = 0; l < L; l++)
+        save[l] = st.s[l];
       bool bad = false;
       unsigned bits = 0; /* bit k: word k is an int64 (mixed layout) */
       if (LAYOUT == GA_LAYOUT_MIXED) {
@@ -198,7 +205,8 @@ struct gak_sum_op {
       }
       if (bad) { /* rare: redo the tile's reals one by one, carefully */
 #pragma unroll
-        for (int l = 0; l < L; l++) st.s[l] = save[l];
+        for (int l = 0; l < L; l++)
+          st.s[l] = save[l];
 #pragma unroll
         for (int k = 0; k < P::ITEMS; k++)
           if (LAYOUT != GA_LAYOUT_MIXED || !((bits >> k) & 1))
@@ -238,12 +246,14 @@ struct gak_sum_op {
           o[l] = __shfl_down_sync(0xffffffffu, st.s[l], off);
         if (lane < off) {
 #pragma unroll
-          for (int l = 0; l < L; l++) add_real(st, sh, o[l]);
+          for (int l = 0; l < L; l++)
+            add_real(st, sh, o[l]);
         }
       }
       if (lane == 0) {
 #pragma unroll
-        for (int l = 0; l < L; l++) gak_sacc_add(sh.acc, st.s[l]);
+        for (int l = 0; l < L; l++)
+          gak_sacc_add(sh.acc, st.s[l]);
       }
       unsigned any = st.npinf | st.nninf | st.nnan;
       if (__any_sync(0xffffffffu, any != 0) && any) {
@@ -263,27 +273,35 @@ struct gak_sum_op {
         nseen += __shfl_down_sync(0xffffffffu, nseen, off);
       }
       if (lane == 0) {
-        if (lo) atomicAdd(&sh.cnt[0], lo);
-        if (hi) atomicAdd(&sh.cnt[1], hi);
+        if (lo)
+          atomicAdd(&sh.cnt[0], lo);
+        if (hi)
+          atomicAdd(&sh.cnt[1], hi);
         if (LAYOUT == GA_LAYOUT_MIXED) {
-          if (nint) atomicAdd(&sh.cnt[2], (unsigned long long)nint);
+          if (nint)
+            atomicAdd(&sh.cnt[2], (unsigned long long)nint);
           if (nseen != nint)
             atomicAdd(&sh.cnt[3], (unsigned long long)(nseen - nint));
         }
       }
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-      if (LAYOUT == GA_LAYOUT_INT) atomicAdd(&sh.cnt[2], (unsigned long long)n);
-      if (LAYOUT == GA_LAYOUT_REAL) atomicAdd(&sh.cnt[3], (unsigned long long)n);
+      if (LAYOUT == GA_LAYOUT_INT)
+        atomicAdd(&sh.cnt[2], (unsigned long long)n);
+      if (LAYOUT == GA_LAYOUT_REAL)
+        atomicAdd(&sh.cnt[3], (unsigned long long)n);
     }
     __syncthreads();
     /* device level: integer atomics into the zeroed output */
     unsigned long long *oacc = reinterpret_cast<unsigned long long *>(out->acc);
-    unsigned long long *ocnt = reinterpret_cast<unsigned long long *>(&out->ilo);
+    unsigned long long *ocnt =
+        reinterpret_cast<unsigned long long *>(&out->ilo);
     for (int i = threadIdx.x; i < GA_XACC_DIGITS + 7; i += blockDim.x) {
       unsigned long long v =
           i < GA_XACC_DIGITS ? sh.acc[i] : sh.cnt[i - GA_XACC_DIGITS];
-      if (v) atomicAdd(i < GA_XACC_DIGITS ? oacc + i : ocnt + (i - GA_XACC_DIGITS), v);
+      if (v)
+        atomicAdd(i < GA_XACC_DIGITS ? oacc + i : ocnt + (i - GA_XACC_DIGITS),
+                  v);
     }
   }
 };
@@ -298,10 +316,13 @@ struct gak_best_item {
 };
 
 __device__ __forceinline__ int gak_cmp_int_real(long long i, double d) {
-  if (d >= 0x1p63) return -1;
-  if (d < -0x1p63) return 1;
+  if (d >= 0x1p63)
+    return -1;
+  if (d < -0x1p63)
+    return 1;
   long long di = (long long)d; /* truncation is exact here */
-  if (i != di) return i < di ? -1 : 1;
+  if (i != di)
+    return i < di ? -1 : 1;
   double f = d - (double)di;
   return f > 0 ? -1 : (f < 0 ? 1 : 0);
 }
@@ -309,26 +330,31 @@ __device__ __forceinline__ int gak_cmp_int_real(long long i, double d) {
 /* ga_num_cmp of engine/xacc.c, on the device */
 __device__ __forceinline__ int gak_num_cmp(int ka, long long a, int kb,
                                            long long b) {
-  if (ka == GA_KIND_INT && kb == GA_KIND_INT) return (a > b) - (a < b);
+  if (ka == GA_KIND_INT && kb == GA_KIND_INT)
+    return (a > b) - (a < b);
   if (ka == GA_KIND_REAL && kb == GA_KIND_REAL) {
     double x = __longlong_as_double(a), y = __longlong_as_double(b);
     return (x > y) - (x < y);
   }
-  if (ka == GA_KIND_INT) return gak_cmp_int_real(a, __longlong_as_double(b));
+  if (ka == GA_KIND_INT)
+    return gak_cmp_int_real(a, __longlong_as_double(b));
   return -gak_cmp_int_real(b, __longlong_as_double(a));
 }
 
 /* The total order of ga_best_partial: better value first, then smaller idx,
 ** NONE last.  merge() keeps whichever comes first. */
-template <bool MIN>
-struct gak_best_merge {
+template <bool MIN> struct gak_best_merge {
   __device__ __forceinline__ gak_best_item operator()(gak_best_item a,
                                                       gak_best_item b) const {
-    if (b.kind == GA_KIND_NONE) return a;
-    if (a.kind == GA_KIND_NONE) return b;
+    if (b.kind == GA_KIND_NONE)
+      return a;
+    if (a.kind == GA_KIND_NONE)
+      return b;
     int c = gak_num_cmp(a.kind, a.bits, b.kind, b.bits);
-    if (MIN) c = -c;
-    if (c > 0 || (c == 0 && a.idx < b.idx)) return a;
+    if (MIN)
+      c = -c;
+    if (c > 0 || (c == 0 && a.idx < b.idx))
+      return a;
     return b;
   }
 };
@@ -338,12 +364,11 @@ struct gak_best_shared {
   int is_last;
 };
 
-template <int LAYOUT, bool MIN>
-struct gak_best_op {
+template <int LAYOUT, bool MIN> struct gak_best_op {
   ga_best_partial *out;
   const uint64_t *isint;
-  longlong2 *blocks;     /* d_scratch: one 16-byte slot per block */
-  unsigned *counter;     /* d_scratch: tickets (zeroed by the launcher) */
+  longlong2 *blocks; /* d_scratch: one 16-byte slot per block */
+  unsigned *counter; /* d_scratch: tickets (zeroed by the launcher) */
 
   /* For the int and real layouts the kind is implicit; idx < 0: none yet. */
   struct thread_state {
@@ -353,8 +378,7 @@ struct gak_best_op {
   };
   typedef gak_best_shared shared_state;
 
-  __device__ __forceinline__ void init(thread_state &st,
-                                       shared_state &) const {
+  __device__ __forceinline__ void init(thread_state &st, shared_state &) const {
     st.bits = 0;
     st.idx = -1;
     st.kind = GA_KIND_NONE;
@@ -385,7 +409,8 @@ struct gak_best_op {
       int c = st.kind == GA_KIND_NONE
                   ? 1
                   : gak_num_cmp(kind, (long long)w, st.kind, st.bits);
-      if (MIN && st.kind != GA_KIND_NONE) c = -c;
+      if (MIN && st.kind != GA_KIND_NONE)
+        c = -c;
       if (c > 0) { /* strict: this thread sees increasing indices */
         st.bits = (long long)w;
         st.idx = e;
@@ -410,9 +435,11 @@ struct gak_best_op {
         int first = P::ITEMS - 1;
 #pragma unroll
         for (int k = P::ITEMS - 1; k >= 0; k--)
-          if ((long long)w[k] == m) first = k;
+          if ((long long)w[k] == m)
+            first = k;
         st.bits = m;
-        st.idx = e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
+        st.idx =
+            e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
       }
     } else if (LAYOUT == GA_LAYOUT_REAL) {
       double m = __longlong_as_double((long long)w[0]);
@@ -426,13 +453,16 @@ struct gak_best_op {
         int first = P::ITEMS - 1;
 #pragma unroll
         for (int k = P::ITEMS - 1; k >= 0; k--)
-          if (__longlong_as_double((long long)w[k]) == m) first = k;
+          if (__longlong_as_double((long long)w[k]) == m)
+            first = k;
         long long b = (long long)w[0];
 #pragma unroll
         for (int k = 1; k < P::ITEMS; k++)
-          if (k == first) b = (long long)w[k];
+          if (k == first)
+            b = (long long)w[k];
         st.bits = b;
-        st.idx = e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
+        st.idx =
+            e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
       }
     } else {
 #pragma unroll
@@ -451,9 +481,9 @@ struct gak_best_op {
     if (LAYOUT == GA_LAYOUT_MIXED)
       it.kind = st.kind;
     else
-      it.kind = st.idx < 0 ? GA_KIND_NONE
-                           : (LAYOUT == GA_LAYOUT_INT ? GA_KIND_INT
-                                                      : GA_KIND_REAL);
+      it.kind = st.idx < 0
+                    ? GA_KIND_NONE
+                    : (LAYOUT == GA_LAYOUT_INT ? GA_KIND_INT : GA_KIND_REAL);
     it.idx = it.kind == GA_KIND_NONE ? LLONG_MAX : st.idx;
     gak_best_merge<MIN> merge;
     it = gak_block_reduce<P>(it, merge, sh.slots);
@@ -465,21 +495,23 @@ struct gak_best_op {
     if (threadIdx.x == 0) {
       longlong2 slot;
       slot.x = it.bits;
-      slot.y = (it.kind == GA_KIND_NONE ? 0 : it.idx) |
-               ((long long)it.kind << 62);
+      slot.y =
+          (it.kind == GA_KIND_NONE ? 0 : it.idx) | ((long long)it.kind << 62);
       __stcg(blocks + blockIdx.x, slot);
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*counter);
       sh.is_last =
           ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
     }
     __syncthreads();
-    if (!sh.is_last) return;
+    if (!sh.is_last)
+      return;
     gak_best_item acc;
     acc.kind = GA_KIND_NONE;
     acc.idx = LLONG_MAX;
     acc.bits = 0;
     acc.pad = 0;
-    for (int i0 = threadIdx.x; i0 < (int)gridDim.x; i0 += 4 * P::BLOCK_THREADS) {
+    for (int i0 = threadIdx.x; i0 < (int)gridDim.x;
+         i0 += 4 * P::BLOCK_THREADS) {
       longlong2 v[4];
 #pragma unroll
       for (int j = 0; j < 4; j++) {
@@ -494,8 +526,8 @@ struct gak_best_op {
         gak_best_item b;
         b.bits = v[j].x;
         b.kind = (int)((unsigned long long)v[j].y >> 62);
-        b.idx = b.kind == GA_KIND_NONE ? LLONG_MAX
-                                       : (v[j].y & ((1ll << 62) - 1));
+        b.idx =
+            b.kind == GA_KIND_NONE ? LLONG_MAX : (v[j].y & ((1ll << 62) - 1));
         b.pad = 0;
         acc = merge(acc, b);
       }
@@ -517,8 +549,7 @@ struct gak_best_op {
 
 template <class P, int LAYOUT, int L>
 static cudaError_t gak_sum_run(const uint64_t *v, const uint64_t *isint,
-                               int64_t n, ga_sum_partial *out,
-                               cudaStream_t s) {
+                               int64_t n, ga_sum_partial *out, cudaStream_t s) {
   gak_sum_op<LAYOUT, L> op;
   op.out = out;
   op.isint = isint;
@@ -544,11 +575,15 @@ static cudaError_t gak_sum_policy(const uint64_t *v, const uint64_t *isint,
       return gak_sum_run<P0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
   }
   if constexpr (REAL_OK) {
-    if (levels == 2) return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
-    if (levels == 3) return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+    if (levels == 2)
+      return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+    if (levels == 3)
+      return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
   } else {
-    if (levels == 2) return gak_sum_run<P0, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
-    if (levels == 3) return gak_sum_run<P0, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+    if (levels == 2)
+      return gak_sum_run<P0, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+    if (levels == 3)
+      return gak_sum_run<P0, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
   }
   return cudaErrorInvalidValue;
 }
@@ -557,11 +592,13 @@ extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
                              int64_t n, int layout, int levels, int policy,
                              ga_sum_partial *d_out, gak_stream stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  if (n < 0 || !d_out) return (int)cudaErrorInvalidValue;
+  if (n < 0 || !d_out)
+    return (int)cudaErrorInvalidValue;
   if (layout < GA_LAYOUT_INT || layout > GA_LAYOUT_MIXED)
     return (int)cudaErrorInvalidValue;
   cudaError_t err = cudaMemsetAsync(d_out, 0, sizeof(*d_out), s);
-  if (err != cudaSuccess || n == 0) return (int)err; /* empty: all zero */
+  if (err != cudaSuccess || n == 0)
+    return (int)err; /* empty: all zero */
   switch (policy) {
   case 0:
     err = gak_sum_policy<gak_policy0, true, true>(d_vals, d_isint, n, layout,
@@ -597,8 +634,8 @@ extern "C" int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint,
 
 template <class P, int LAYOUT, bool MIN>
 static cudaError_t gak_best_run(const uint64_t *v, const uint64_t *isint,
-                                int64_t n, ga_best_partial *out,
-                                void *scratch, cudaStream_t s) {
+                                int64_t n, ga_best_partial *out, void *scratch,
+                                cudaStream_t s) {
   gak_best_op<LAYOUT, MIN> op;
   op.out = out;
   op.isint = isint;
@@ -622,7 +659,8 @@ static cudaError_t gak_best_policy(const uint64_t *v, const uint64_t *isint,
   case GA_LAYOUT_REAL * 2 + 1:
     return gak_best_run<P, GA_LAYOUT_REAL, true>(v, isint, n, out, scratch, s);
   case GA_LAYOUT_MIXED * 2:
-    return gak_best_run<P, GA_LAYOUT_MIXED, false>(v, isint, n, out, scratch, s);
+    return gak_best_run<P, GA_LAYOUT_MIXED, false>(v, isint, n, out, scratch,
+                                                   s);
   case GA_LAYOUT_MIXED * 2 + 1:
     return gak_best_run<P, GA_LAYOUT_MIXED, true>(v, isint, n, out, scratch, s);
   }
@@ -634,14 +672,17 @@ extern "C" int gak_best_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
                               ga_best_partial *d_out, void *d_scratch,
                               gak_stream stream) {
   cudaStream_t s = (cudaStream_t)stream;
-  if (n < 0 || !d_out) return (int)cudaErrorInvalidValue;
+  if (n < 0 || !d_out)
+    return (int)cudaErrorInvalidValue;
   if (layout < GA_LAYOUT_INT || layout > GA_LAYOUT_MIXED)
     return (int)cudaErrorInvalidValue;
   if (n == 0) /* kind GA_KIND_NONE is 0: an all-zero partial */
     return (int)cudaMemsetAsync(d_out, 0, sizeof(*d_out), s);
-  if (!d_scratch) return (int)cudaErrorInvalidValue;
+  if (!d_scratch)
+    return (int)cudaErrorInvalidValue;
   cudaError_t err = cudaMemsetAsync(d_scratch, 0, sizeof(unsigned), s);
-  if (err != cudaSuccess) return (int)err;
+  if (err != cudaSuccess)
+    return (int)err;
   switch (policy) {
   case 0:
     return (int)gak_best_policy<gak_policy0>(d_vals, d_isint, n, layout,

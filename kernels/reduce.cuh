@@ -51,8 +51,10 @@ struct gak_policy {
 static inline int gak_sm_count(void) {
   static int cache[64];
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 1;
-  if (dev < 0 || dev >= 64) dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess)
+    return 1;
+  if (dev < 0 || dev >= 64)
+    dev = 0;
   if (cache[dev] == 0) {
     int v = 0;
     if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) !=
@@ -67,21 +69,22 @@ static inline int gak_sm_count(void) {
 /* Persistent grid: enough blocks to fill every SM at the policy's
 ** occupancy, never more than there are tiles (or one), never more than
 ** GAK_MAX_GRID. */
-template <class P>
-static inline int gak_grid_for(int64_t n) {
+template <class P> static inline int gak_grid_for(int64_t n) {
   int64_t g = (int64_t)gak_sm_count() * P::BLOCKS_PER_SM;
   int64_t tiles = (n + P::TILE - 1) / P::TILE;
-  if (tiles < 1) tiles = 1;
-  if (g > tiles) g = tiles;
-  if (g > GAK_MAX_GRID) g = GAK_MAX_GRID;
+  if (tiles < 1)
+    tiles = 1;
+  if (g > tiles)
+    g = tiles;
+  if (g > GAK_MAX_GRID)
+    g = GAK_MAX_GRID;
   return (int)g;
 }
 
 /* ---------------------------------------------------------------- warp */
 
 /* Shuffle any trivially copyable value, 32 bits at a time. */
-template <class T>
-__device__ __forceinline__ T gak_shfl_down(T v, int off) {
+template <class T> __device__ __forceinline__ T gak_shfl_down(T v, int off) {
   static_assert(sizeof(T) % 4 == 0, "32-bit words");
   union {
     T t;
@@ -103,7 +106,8 @@ __device__ __forceinline__ T gak_warp_reduce(T v, Merge merge) {
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
     T o = gak_shfl_down(v, off);
-    if (lane < off) v = merge(v, o);
+    if (lane < off)
+      v = merge(v, o);
   }
   return v;
 }
@@ -115,8 +119,10 @@ template <class P, class T, class Merge>
 __device__ __forceinline__ T gak_block_reduce(T v, Merge merge, T *slots) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   v = gak_warp_reduce(v, merge);
-  if (P::WARPS == 1) return v;
-  if (lane == 0) slots[warp] = v;
+  if (P::WARPS == 1)
+    return v;
+  if (lane == 0)
+    slots[warp] = v;
   __syncthreads();
   if (warp == 0) {
     T x = slots[lane < P::WARPS ? lane : 0];
@@ -125,7 +131,8 @@ __device__ __forceinline__ T gak_block_reduce(T v, Merge merge, T *slots) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
       T o = gak_shfl_down(x, off);
-      if (lane < off && lane + off < P::WARPS) x = merge(x, o);
+      if (lane < off && lane + off < P::WARPS)
+        x = merge(x, o);
     }
     v = x;
   }
@@ -138,14 +145,15 @@ __device__ __forceinline__ T gak_block_reduce(T v, Merge merge, T *slots) {
 ** when it is not 16-byte aligned, word 0 is handed to block 0 thread 0
 ** before its tiles, keeping per-thread increasing order. */
 template <class P, class Op>
-__device__ __forceinline__ void gak_consume(Op &op,
-                                            typename Op::thread_state &st,
-                                            typename Op::shared_state &sh,
-                                            const uint64_t *__restrict__ v,
-                                            int64_t n) {
+__device__ __forceinline__ void
+gak_consume(Op &op, typename Op::thread_state &st,
+            typename Op::shared_state &sh, const uint64_t *__restrict__ v,
+            int64_t n) {
   int64_t head = ((uintptr_t)v & 15) ? 1 : 0;
-  if (head > n) head = n;
-  if (head && blockIdx.x == 0 && threadIdx.x == 0) op.one(st, sh, v[0], 0);
+  if (head > n)
+    head = n;
+  if (head && blockIdx.x == 0 && threadIdx.x == 0)
+    op.one(st, sh, v[0], 0);
   const int64_t m = n - head;
   const ulonglong2 *__restrict__ v2 =
       reinterpret_cast<const ulonglong2 *>(v + head);
@@ -197,7 +205,8 @@ __device__ __forceinline__ int gak_isint_bit(const uint64_t *__restrict__ b,
 
 /* Bench-only tuning hooks (not part of gak.h): the same kernels as gak_sum
 ** and gak_best with the policy (0..2) and, for reals, the number of
-** expansion levels (2..3; the mixed layout always uses 2) chosen by the caller. */
+** expansion levels (2..3; the mixed layout always uses 2) chosen by the caller.
+ */
 #ifdef __cplusplus
 extern "C" {
 #endif

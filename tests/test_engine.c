@@ -56,7 +56,8 @@ static int same_bits(double a, double b) { return ga_dbits(a) == ga_dbits(b); }
 static double sum_of(const double *v, int n) {
   ga_sum_partial p;
   ga_sum_init(&p);
-  for (int i = 0; i < n; i++) ga_sum_add_real(&p, v[i], 1);
+  for (int i = 0; i < n; i++)
+    ga_sum_add_real(&p, v[i], 1);
   return ga_sum_round(&p);
 }
 
@@ -68,7 +69,8 @@ static void test_pairs(void) {
     double b = rnd_double(wide ? -1074 : -60, wide ? 1023 : 60);
     double v[2] = {a, b};
     if (!same_bits(sum_of(v, 2), a + b)) {
-      if (bad++ < 5) printf("  pair %a + %a: got %a\n", a, b, sum_of(v, 2));
+      if (bad++ < 5)
+        printf("  pair %a + %a: got %a\n", a, b, sum_of(v, 2));
     }
   }
   CHECK(bad == 0, "exact sum of two doubles != IEEE a+b in %d cases", bad);
@@ -76,7 +78,8 @@ static void test_pairs(void) {
 
 static void test_known(void) {
   double tenth[10];
-  for (int i = 0; i < 10; i++) tenth[i] = 0.1;
+  for (int i = 0; i < 10; i++)
+    tenth[i] = 0.1;
   CHECK(sum_of(tenth, 10) == 1.0, "0.1 * 10 gave %a", sum_of(tenth, 10));
   double c[3] = {1e100, 1.0, -1e100};
   CHECK(sum_of(c, 3) == 1.0, "cancellation gave %a", sum_of(c, 3));
@@ -132,7 +135,8 @@ static void test_div(void) {
       tot += v;
       ga_sum_add_int(&p, v, 1);
     }
-    if (!same_bits(ga_sum_round_div(&p, n), (double)tot / n)) bad++;
+    if (!same_bits(ga_sum_round_div(&p, n), (double)tot / n))
+      bad++;
   }
   CHECK(bad == 0, "exact avg != (double)total/n in %d cases", bad);
   ga_sum_partial p;
@@ -180,7 +184,8 @@ static void test_splits(void) {
     }
     cuts[nc] = N;
     int order[40];
-    for (int i = 0; i < nc; i++) order[i] = i;
+    for (int i = 0; i < nc; i++)
+      order[i] = i;
     for (int i = nc - 1; i > 0; i--) {
       int j = (int)(rnd() % (uint64_t)(i + 1)), x = order[i];
       order[i] = order[j];
@@ -191,7 +196,8 @@ static void test_splits(void) {
     ga_best_partial best = {0};
     for (int i = 0; i < nc; i++) {
       int a = cuts[order[i]], b = order[i] + 1 <= nc ? cuts[order[i] + 1] : N;
-      if (b > N) b = N;
+      if (b > N)
+        b = N;
       ga_sum_partial part;
       ga_sum_init(&part);
       ga_cpu_sum(vals + a, isint + a / 64, b - a, GA_LAYOUT_MIXED, &part);
@@ -201,8 +207,10 @@ static void test_splits(void) {
       bp.idx += a;
       ga_best_merge(&best, &bp, 0);
     }
-    if (memcmp(&acc, &ref, sizeof acc)) bad++;
-    if (memcmp(&best, &bref, sizeof best)) badb++;
+    if (memcmp(&acc, &ref, sizeof acc))
+      bad++;
+    if (memcmp(&best, &bref, sizeof best))
+      badb++;
   }
   CHECK(bad == 0, "split/merge changed the sum partial in %d of 200", bad);
   CHECK(badb == 0, "split/merge changed the max partial in %d of 200", badb);
@@ -248,7 +256,8 @@ static ga_value vreal(double r) {
 static void test_agg_order(void) {
   enum { N = 100000 };
   static double v[N];
-  for (int i = 0; i < N; i++) v[i] = rnd_double(-40, 40);
+  for (int i = 0; i < N; i++)
+    v[i] = rnd_double(-40, 40);
   ga_config cfg = cpu_cfg();
   ga_value out1, out2;
   ga_agg *a = ga_agg_new(GA_AGG_SUM, &cfg, NULL);
@@ -307,17 +316,21 @@ static void test_window_best(void) {
     ga_agg *a = ga_agg_new(want_min ? GA_AGG_MIN : GA_AGG_MAX, &cfg, NULL);
     for (int i = 0; i < N; i++) {
       ga_agg_step(a, &v[i]);
-      if (i >= width) ga_agg_inverse(a, &v[i - width]);
+      if (i >= width)
+        ga_agg_inverse(a, &v[i - width]);
       ga_value got;
       ga_agg_value(a, &got);
       /* brute force over the frame (i-width, i], first seen wins */
       ga_value best = {GA_V_NULL, 0, 0, 0, NULL};
       for (int j = i - width + 1 < 0 ? 0 : i - width + 1; j <= i; j++) {
-        if (v[j].type == GA_V_NULL) continue;
+        if (v[j].type == GA_V_NULL)
+          continue;
         int c = best.type == GA_V_NULL ? 1 : ga_value_cmp(&v[j], &best);
-        if (want_min ? c < 0 || best.type == GA_V_NULL : c > 0) best = v[j];
+        if (want_min ? c < 0 || best.type == GA_V_NULL : c > 0)
+          best = v[j];
       }
-      if (got.type != best.type || ga_value_cmp(&got, &best) != 0) bad++;
+      if (got.type != best.type || ga_value_cmp(&got, &best) != 0)
+        bad++;
     }
     ga_value fin;
     ga_agg_final(a, &fin);
