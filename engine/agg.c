@@ -304,7 +304,8 @@ static int chunk_full(ga_agg *a) {
 }
 
 /* The per-row path: a few instructions unless a chunk fills. */
-static inline int push_num(ga_agg *a, uint64_t bits, int kind) {
+static inline __attribute__((always_inline)) int
+push_num(ga_agg *a, uint64_t bits, int kind) {
   ga_chunk *c = a->cur;
   if (!c && !(c = a->cur = next_chunk(a)))
     return GA_NOMEM;

@@ -164,7 +164,9 @@ static int db_encoding(sqlite3_context *ctx, ga_conn *conn) {
   return enc;
 }
 
-static ga_agg **agg_get(sqlite3_context *ctx, int create) {
+/* Inlined: it runs for every row. */
+static inline __attribute__((always_inline)) ga_agg **
+agg_get(sqlite3_context *ctx, int create) {
   ga_agg **pp = sqlite3_aggregate_context(ctx, create ? sizeof(ga_agg *) : 0);
   if (!pp || *pp || !create)
     return pp;
@@ -225,7 +227,9 @@ static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* xStep of gpu_sum, gpu_total, gpu_avg: the hot loop of a sum query, so no
 ** ga_value and no op dispatch; sum()'s classification. */
-static void ga_xstep_sum(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+__attribute__((flatten)) /* one function per row, the engine's push inside */
+static void
+ga_xstep_sum(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_agg **pp = agg_get(ctx, 1);
   if (!pp) {
