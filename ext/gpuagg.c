@@ -25,6 +25,9 @@
 **   4. xFinal is the only cleanup hook SQLite guarantees, so every engine
 **      object of an aggregate is freed there, also after an error.
 **   5. Nothing touches CUDA at .load; the engine starts it at first GPU use.
+**   6. Every registration that points at a connection's state holds a
+**      reference to it (ga_conn_ref), so a failed .load or a closing
+**      connection never leaves a pointer to freed memory.
 */
 #include <pthread.h>
 #include <stdio.h>
