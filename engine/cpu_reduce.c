@@ -2,11 +2,12 @@
 ** cpu_reduce.c — CPU reducers over a chunk (see cpu_reduce.h).
 **
 ** Integers: the 32-bit halves are summed separately (ga_partial.h), a loop
-** the compiler vectorises.  Reals: each value goes straight into the
-** superaccumulator, three integer adds, no rounding anywhere.
+** the compiler vectorises.  Reals and mixed chunks: engine/cpu_sum.c
+** (exponent bins in front of the superaccumulator, no rounding anywhere).
 */
 #include "cpu_reduce.h"
 
+#include "cpu_sum.h"
 #include "xacc.h"
 
 static inline int is_int(const uint64_t *isint, int64_t i) {
@@ -24,16 +25,8 @@ void ga_cpu_sum(const uint64_t *vals, const uint64_t *isint, int64_t n,
     p->ilo = (int64_t)((uint64_t)p->ilo + (uint64_t)lo);
     p->ihi = (int64_t)((uint64_t)p->ihi + (uint64_t)hi);
     p->nint += n;
-  } else if (layout == GA_LAYOUT_REAL) {
-    for (int64_t i = 0; i < n; i++)
-      ga_xacc_add_real(p, ga_bitsd((int64_t)vals[i]), 1);
   } else {
-    for (int64_t i = 0; i < n; i++) {
-      if (is_int(isint, i))
-        ga_sum_add_int(p, (int64_t)vals[i], 1);
-      else
-        ga_xacc_add_real(p, ga_bitsd((int64_t)vals[i]), 1);
-    }
+    ga_cpu_sum_reals(vals, isint, n, layout, p);
   }
 }
 

@@ -24,9 +24,9 @@ endif
 
 # CPU rows of the seeds' reduction table (no GPU needed).
 CPU_BENCH := $(BUILD)/bench/cpu_reduce
-$(CPU_BENCH): bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c $(wildcard engine/*.h)
+$(CPU_BENCH): bench/cpu_reduce.c engine/cpu_reduce.c engine/cpu_sum.c engine/xacc.c $(wildcard engine/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -Iengine -Ibench -o $@ bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c -lm
+	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -Iengine -Ibench -o $@ bench/cpu_reduce.c engine/cpu_reduce.c engine/cpu_sum.c engine/xacc.c -lm
 .PHONY: bench-cpu
 bench-cpu: $(CPU_BENCH)
 	$(CPU_BENCH) --csv bench/out/cpu_reduce.csv

@@ -1,0 +1,13 @@
+# mk/cpu_sum_test.mk — tests/test_cpu_sum.c: every variant of the CPU's exact
+# sum (engine/cpu_sum.c) against the per-value reference (run by make test).
+CPU_SUM_TEST := $(BUILD)/tests/test_cpu_sum
+CPU_SUM_TEST_SRC := tests/test_cpu_sum.c engine/cpu_sum.c engine/cpu_reduce.c engine/xacc.c
+
+$(CPU_SUM_TEST): $(CPU_SUM_TEST_SRC) $(wildcard engine/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE $(SANFLAGS) -Iengine \
+	  -o $@ $(CPU_SUM_TEST_SRC) $(SANFLAGS) -lm
+
+.PHONY: test-cpu-sum
+test-cpu-sum: $(CPU_SUM_TEST)
+	$(CPU_SUM_TEST)
