@@ -1,11 +1,25 @@
 /*
 ** cpu_reduce.c — the CPU rows of the seeds' reduction table: a plain
 ** one-thread loop (what numpy's sum does, rounding at every add) and
-** gpuagg's exact CPU path (ga_cpu_sum), on random doubles.
+** gpuagg's exact CPU path (ga_cpu_sum), plus each variant of the exact sum
+** (engine/cpu_sum.h; "reference" is the one-value-at-a-time add it replaced).
 **
-**   build/bench/cpu_reduce [--csv FILE]
-** Sizes: the seeds' 1080x1920 doubles and 1 GiB.  Median of 7 after a warm-up.
+**   build/bench/cpu_reduce [--csv FILE] [--reps N] [--sizes small,1GiB]
+**                          [--data typical,wide200,wide1000,binade]
+**
+** Data sets (doubles, random signs unless said):
+**   typical   uniform in [-0.5, 0.5) (the seeds' shape)
+**   wide200   exponents uniform in 2^-200 .. 2^200
+**   wide1000  exponents uniform in 2^-1000 .. 2^1000
+**   binade    [1, 2), positive: one exponent, every value in the same bin
+** Sizes: the seeds' 1080x1920 doubles and 1 GiB.  Each repetition times
+** every kernel once, in turn, so that a change of machine load hits all of
+** them; the first repetition is a warm-up.  Reported: the median time, and
+** x_plain = the median over repetitions of (plain loop time / kernel time)
+** in the same repetition.  Every exact kernel must give the same normalised
+** partial as ga_cpu_sum (checked; a mismatch fails the run).
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +27,7 @@
 
 #include "bench_util.h"
 #include "cpu_reduce.h"
+#include "cpu_sum.h"
 #include "xacc.h"
 
 /* Kept out of line so the compiler cannot fold the loop away. */
@@ -23,57 +38,153 @@ __attribute__((noinline)) static double plain_sum(const double *v, int64_t n) {
   return s;
 }
 
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return rng;
+}
+
+static void fill(double *v, int64_t n, const char *data) {
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t x = next();
+    double m = 1.0 + (double)(x >> 11) * 0x1p-53; /* [1, 2) */
+    if (!strcmp(data, "typical"))
+      v[i] = (double)(x >> 11) * 0x1p-53 * 2 - 0.5; /* never all zeros */
+    else if (!strcmp(data, "wide200"))
+      v[i] = ldexp((x & 1) ? -m : m, (int)(next() % 401) - 200);
+    else if (!strcmp(data, "wide1000"))
+      v[i] = ldexp((x & 1) ? -m : m, (int)(next() % 2001) - 1000);
+    else
+      v[i] = m;
+  }
+}
+
+/* The exact sum of v as the engine does it: chunks below
+** GA_XACC_SAFE_ADDS, normalised after each.  variant < 0: ga_cpu_sum. */
+static void exact_sum(const double *v, int64_t n, int variant,
+                      ga_sum_partial *p) {
+  ga_sum_init(p);
+  for (int64_t i = 0; i < n; i += 1 << 20) {
+    int64_t m = n - i < (1 << 20) ? n - i : (1 << 20);
+    if (variant < 0)
+      ga_cpu_sum((const uint64_t *)v + i, NULL, m, GA_LAYOUT_REAL, p);
+    else
+      ga_cpu_sum_variant(variant, (const uint64_t *)v + i, NULL, m,
+                         GA_LAYOUT_REAL, p);
+    ga_sum_normalize(p);
+  }
+}
+
+static int listed(const char *list, const char *name) {
+  size_t k = strlen(name);
+  for (const char *s = list; (s = strstr(s, name)); s += k)
+    if ((s == list || s[-1] == ',') && (s[k] == ',' || s[k] == 0))
+      return 1;
+  return 0;
+}
+
+#define MAXK 16
+#define MAXR 64
+
 int main(int argc, char **argv) {
   FILE *csv = NULL;
-  for (int i = 1; i + 1 < argc; i++)
+  int reps = 9;
+  const char *sizes_arg = "1080x1920,1GiB";
+  const char *data_arg = "typical,wide200,wide1000,binade";
+  for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--csv"))
       csv = fopen(argv[i + 1], "w");
+    else if (!strcmp(argv[i], "--reps"))
+      reps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--sizes"))
+      sizes_arg = argv[i + 1];
+    else if (!strcmp(argv[i], "--data"))
+      data_arg = argv[i + 1];
+  }
+  if (reps < 2)
+    reps = 2;
+  if (reps > MAXR)
+    reps = MAXR;
   if (csv)
-    fprintf(csv, "kernel,size,n,median_ms,gbps\n");
-  struct {
+    fprintf(csv, "data,kernel,size,n,median_ms,gbps,x_plain\n");
+  const struct {
     const char *name;
     int64_t n;
   } sizes[] = {{"1080x1920", 1080 * 1920}, {"1GiB", (int64_t)1 << 27}};
-  printf("%-16s %10s %12s %10s\n", "kernel", "size", "median_ms", "GB/s");
+  const char *datas[] = {"typical", "wide200", "wide1000", "binade"};
+  /* kernels: -2 plain loop, -1 ga_cpu_sum, then the variants that run */
+  int kern[MAXK], nk = 0;
+  kern[nk++] = -2;
+  kern[nk++] = -1;
+  for (int v = 0; v < ga_cpu_sum_nvariants() && nk < MAXK; v++)
+    if (ga_cpu_sum_variant_ok(v))
+      kern[nk++] = v;
+  printf("ga_cpu_sum uses %s\n",
+         ga_cpu_sum_variant_name(ga_cpu_sum_variant_best()));
+  printf("%-9s %-24s %10s %10s %8s %8s\n", "data", "kernel", "size",
+         "median_ms", "GB/s", "x_plain");
+  int bad = 0;
   for (int s = 0; s < 2; s++) {
+    if (!listed(sizes_arg, sizes[s].name))
+      continue;
     int64_t n = sizes[s].n;
     double *v = malloc((size_t)n * 8);
-    uint64_t x = 88172645463325252ull;
-    for (int64_t i = 0; i < n; i++) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      v[i] = (double)(x >> 11) * 0x1p-53 * 2 - 0.5; /* never all zeros */
-    }
-    for (int k = 0; k < 2; k++) {
-      double t[8], chk = 0;
-      for (int r = 0; r < 8; r++) {
-        double t0 = bench_now_ms();
-        if (k == 0) {
-          chk += plain_sum(v, n);
-        } else {
-          ga_sum_partial p;
-          ga_sum_init(&p);
-          /* in chunks below GA_XACC_SAFE_ADDS, as the engine does */
-          for (int64_t i = 0; i < n; i += 1 << 20) {
-            int64_t m = n - i < (1 << 20) ? n - i : (1 << 20);
-            ga_cpu_sum((const uint64_t *)v + i, NULL, m, GA_LAYOUT_REAL, &p);
-            ga_sum_normalize(&p);
+    if (!v)
+      return 1;
+    for (int d = 0; d < 4; d++) {
+      if (!listed(data_arg, datas[d]))
+        continue;
+      fill(v, n, datas[d]);
+      double t[MAXK][MAXR], chk = 0;
+      ga_sum_partial want, got;
+      exact_sum(v, n, -1, &want);
+      for (int r = 0; r < reps; r++) {
+        for (int k = 0; k < nk; k++) {
+          double t0 = bench_now_ms();
+          if (kern[k] == -2) {
+            chk += plain_sum(v, n);
+          } else {
+            exact_sum(v, n, kern[k], &got);
+            chk += ga_sum_round(&got);
           }
-          chk += ga_sum_round(&p);
+          t[k][r] = bench_now_ms() - t0;
+          if (kern[k] != -2 && r == 0 && memcmp(&got, &want, sizeof got)) {
+            printf("MISMATCH: %s on %s differs from ga_cpu_sum\n",
+                   ga_cpu_sum_variant_name(kern[k]), datas[d]);
+            bad = 1;
+          }
         }
-        t[r] = bench_now_ms() - t0;
       }
-      double med = bench_median(t + 1, 7); /* t[0] was the warm-up */
-      const char *name = k ? "cpu exact (ours)" : "cpu 1-thread loop";
-      double gbps = n * 8.0 / med / 1e6;
-      printf("%-16s %10s %12.3f %10.2f   (checksum %g)\n", name, sizes[s].name,
-             med, gbps, chk);
-      if (csv)
-        fprintf(csv, "%s,%s,%lld,%.4f,%.2f\n", name, sizes[s].name,
-                (long long)n, med, gbps);
+      for (int k = 0; k < nk; k++) {
+        /* repetition 0 was the warm-up */
+        double ratio[MAXR], tk[MAXR];
+        for (int r = 1; r < reps; r++) {
+          ratio[r - 1] = t[0][r] / t[k][r];
+          tk[r - 1] = t[k][r];
+        }
+        double med = bench_median(tk, reps - 1);
+        double x = bench_median(ratio, reps - 1);
+        char name[64];
+        if (kern[k] == -2)
+          snprintf(name, sizeof name, "cpu 1-thread loop");
+        else if (kern[k] == -1)
+          snprintf(name, sizeof name, "cpu exact (ours)");
+        else
+          snprintf(name, sizeof name, "cpu exact: %s",
+                   ga_cpu_sum_variant_name(kern[k]));
+        double gbps = n * 8.0 / med / 1e6;
+        printf("%-9s %-24s %10s %10.3f %8.2f %8.3f\n", datas[d], name,
+               sizes[s].name, med, gbps, x);
+        if (csv)
+          fprintf(csv, "%s,%s,%s,%lld,%.4f,%.2f,%.3f\n", datas[d], name,
+                  sizes[s].name, (long long)n, med, gbps, x);
+      }
+      if (chk == 0.123456789) /* keeps the sums alive */
+        printf(" ");
     }
     free(v);
   }
   if (csv)
     fclose(csv);
-  return 0;
+  return bad;
 }

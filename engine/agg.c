@@ -82,7 +82,10 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-ga_agg *ga_agg_new(int op, const ga_config *cfg, ga_last *last) {
+/* noinline: the flattened xStep would otherwise inline it into the per-row
+** path, with its stack frame and stack-protector check. */
+__attribute__((noinline, cold)) ga_agg *ga_agg_new(int op, const ga_config *cfg,
+                                                   ga_last *last) {
   ga_agg *a = sqlite3_malloc64(sizeof(*a));
   if (!a)
     return NULL;
@@ -219,7 +222,7 @@ static void wait_all(ga_agg *a) {
 /* A chunk to fill: pinned when the GPU will take it, reusing the oldest
 ** queued chunk once streams*devices are in flight (this is what bounds host
 ** memory); a CPU chunk otherwise. */
-static ga_chunk *next_chunk(ga_agg *a) {
+__attribute__((noinline, cold)) static ga_chunk *next_chunk(ga_agg *a) {
   if (wants_gpu(a, GA_CPU_CHUNK_VALUES)) {
     ga_chunk *c = NULL;
     if (a->nfly >= a->cfg.streams * a->ndev)
@@ -286,7 +289,9 @@ static int history_text(ga_agg *a, const ga_value *v) {
 
 /* ---- stepping ---- */
 
-static int chunk_full(ga_agg *a) {
+/* Out of line, as next_chunk: once a chunk, and kept out of the per-row
+** path so that path needs no stack frame of its own (xStep is flattened). */
+__attribute__((noinline, cold)) static int chunk_full(ga_agg *a) {
   ga_chunk *c = a->cur;
   a->cur = NULL;
   c->base = a->nnum - c->n;
@@ -325,23 +330,26 @@ static void sum_direct(ga_agg *a, const ga_value *v, int sign) {
   }
 }
 
+/* The pushes' window path, out of line: the per-row path then keeps no
+** value in memory, so it needs no stack frame (xStep is flattened). */
+__attribute__((noinline, cold)) static int push_window(ga_agg *a, int type,
+                                                       int64_t i, double r) {
+  ga_value x = {type, 0, i, r, NULL};
+  sum_direct(a, &x, 1);
+  return GA_OK;
+}
+
 int ga_agg_push_int(ga_agg *a, int64_t v) {
   a->nrows++;
-  if (a->window) {
-    ga_value x = {GA_V_INT, 0, v, 0, NULL};
-    sum_direct(a, &x, 1);
-    return GA_OK;
-  }
+  if (a->window)
+    return push_window(a, GA_V_INT, v, 0);
   return push_num(a, (uint64_t)v, GA_KIND_INT);
 }
 
 int ga_agg_push_real(ga_agg *a, double v) {
   a->nrows++;
-  if (a->window) {
-    ga_value x = {GA_V_REAL, 0, 0, v, NULL};
-    sum_direct(a, &x, 1);
-    return GA_OK;
-  }
+  if (a->window)
+    return push_window(a, GA_V_REAL, 0, v);
   return push_num(a, (uint64_t)ga_dbits(v), GA_KIND_REAL);
 }
 
