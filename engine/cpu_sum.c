@@ -39,6 +39,7 @@
 #include "cpu_sum.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "xacc.h"
 
@@ -252,44 +253,123 @@ static void bins_add(uint64_t (*b)[NBINS], const uint64_t *v, int64_t n,
     BIN_ADD(i & 3, v[i], MANT_CAREFUL);
 }
 
-/* t * 2^(32k - 1074) into the digits: t is a 128-bit two's complement number
-** below 2^103 in magnitude; three unsigned 32-bit digits and a signed top. */
-static void emit(int64_t *acc, int k, unsigned __int128 t) {
+/* ------------------------------------------------------------- flush */
+
+/* A flush visits the exponents of the block from the top down, 16 at a
+** time.  For each exponent e it needs d(e) = (sum of the positive bins) -
+** (sum of the negative bins) over the sets, up to 67 bits signed; the
+** "diffs" step gives it as two 64-bit halves, dlo = the difference of the
+** sums of the bins' low 32 bits and dhi = that of their high 32 bits (each
+** below 2^34 in magnitude), and clears the bins.  That step is plain
+** vector work over consecutive exponents, the part the variants speed up.
+** Horner's rule over the 16 exponents then gathers
+**     A = sum dlo(e) 2^(e - bot),  B = sum dhi(e) 2^(e - bot)
+** (below 2^50) with two adds an exponent, and A + B 2^32 goes into the
+** digits at position bot - 1, one add per digit touched (rule 2). */
+#define M32 0xffffffffull
+#define GROUP 16
+
+typedef void (*diffs_fn)(uint64_t (*b)[NBINS], int e, int cnt, int64_t *dlo,
+                         int64_t *dhi);
+
+/* Exponent field e (< 2047) of every set, both signs: dlo, dhi; cleared. */
+static inline void diff1(uint64_t (*b)[NBINS], int e, int64_t *dlo,
+                         int64_t *dhi) {
+  uint64_t plo = 0, phi = 0, nlo = 0, nhi = 0;
+  for (int s = 0; s < NSETS; s++) {
+    uint64_t x = b[s][e], y = b[s][e | 0x800];
+    plo += x & M32;
+    phi += x >> 32;
+    nlo += y & M32;
+    nhi += y >> 32;
+    b[s][e] = b[s][e | 0x800] = 0;
+  }
+  *dlo = (int64_t)(plo - nlo);
+  *dhi = (int64_t)(phi - nhi);
+}
+
+static void diffs_scalar(uint64_t (*b)[NBINS], int e, int cnt, int64_t *dlo,
+                         int64_t *dhi) {
+  for (int j = 0; j < cnt; j++)
+    diff1(b, e + j, dlo + j, dhi + j);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+/* The same with vectors of W 64-bit lanes (GNU C vector extensions: SSE2
+** by default, AVX2 / AVX-512 in the target-specific copies).  e + cnt <=
+** 2047, so e + j + 0x800 is the negative bin of e + j, never past a row. */
+#define DIFFS_VEC(name, W, attr)                                               \
+  typedef uint64_t name##_v __attribute__((vector_size(8 * W)));               \
+  attr static void name(uint64_t(*b)[NBINS], int e, int cnt, int64_t *dlo,     \
+                        int64_t *dhi) {                                        \
+    const name##_v zero = {0};                                                 \
+    int j = 0;                                                                 \
+    for (; j + W <= cnt; j += W) {                                             \
+      name##_v plo = zero, phi = zero, nlo = zero, nhi = zero, x, y;           \
+      for (int s = 0; s < NSETS; s++) {                                        \
+        memcpy(&x, &b[s][e + j], sizeof x);                                    \
+        memcpy(&y, &b[s][e + j + 0x800], sizeof y);                            \
+        plo += x & M32;                                                        \
+        phi += x >> 32;                                                        \
+        nlo += y & M32;                                                        \
+        nhi += y >> 32;                                                        \
+        memcpy(&b[s][e + j], &zero, sizeof zero);                              \
+        memcpy(&b[s][e + j + 0x800], &zero, sizeof zero);                      \
+      }                                                                        \
+      x = plo - nlo;                                                           \
+      y = phi - nhi;                                                           \
+      memcpy(dlo + j, &x, sizeof x);                                           \
+      memcpy(dhi + j, &y, sizeof y);                                           \
+    }                                                                          \
+    for (; j < cnt; j++)                                                       \
+      diff1(b, e + j, dlo + j, dhi + j);                                       \
+  }
+#if GA_X86
+DIFFS_VEC(diffs_v2, 2, )
+DIFFS_VEC(diffs_v4, 4, __attribute__((target("avx2"))))
+DIFFS_VEC(diffs_v8, 8, __attribute__((target("avx512f"))))
+#endif
+#endif
+
+/* (A + B 2^32) * 2^(p - 1074) into the digits, |A|, |B| < 2^50: the value
+** shifted by p & 31 is below 2^114, three unsigned 32-bit digits and a
+** signed top. */
+static void emit(int64_t *acc, int64_t A, int64_t B, int p) {
+  unsigned __int128 t =
+      ((unsigned __int128)(__int128)B << 32) + (unsigned __int128)(__int128)A;
+  t <<= p & 31; /* unsigned: wraps as two's complement */
   uint64_t lo = (uint64_t)t, hi = (uint64_t)(t >> 64);
-  acc[k] += (int64_t)(lo & 0xffffffffu);
+  int k = p >> 5;
+  acc[k] += (int64_t)(lo & M32);
   acc[k + 1] += (int64_t)(lo >> 32);
-  acc[k + 2] += (int64_t)(hi & 0xffffffffu);
+  acc[k + 2] += (int64_t)(hi & M32);
   acc[k + 3] += (int64_t)hi >> 32;
 }
 
-/* Move exponent fields e0..e1 of every set (both signs) into the digits and
-** clear them.  Exponents that share a digit (their position p = max(e-1, 0)
-** has the same p >> 5) are gathered into one 128-bit t first: each
-** difference is below 2^66, shifted by at most 31, at most 32 of them. */
-static void flush(uint64_t (*b)[NBINS], int64_t *acc, int e0, int e1) {
-  unsigned __int128 t = 0;
-  int tk = -1;
-  for (int e = e0; e <= e1; e++) {
-    unsigned __int128 pos = 0, neg = 0;
-    for (int s = 0; s < NSETS; s++) {
-      pos += b[s][e];
-      neg += b[s][e | 0x800];
-      b[s][e] = 0;
-      b[s][e | 0x800] = 0;
+/* Move exponent fields e0..e1 (1 <= e0, e1 <= 2046) of every set, both
+** signs, into the digits, and clear them (rule 3).  e = 0 weighs like e = 1
+** and has its own call, flush0. */
+static void flush(diffs_fn diffs, uint64_t (*b)[NBINS], int64_t *acc, int e0,
+                  int e1) {
+  int64_t dlo[GROUP], dhi[GROUP];
+  for (int top = e1; top >= e0; top -= GROUP) {
+    int bot = top - (GROUP - 1) < e0 ? e0 : top - (GROUP - 1);
+    diffs(b, bot, top - bot + 1, dlo, dhi);
+    int64_t A = 0, B = 0;
+    for (int j = top - bot; j >= 0; j--) {
+      A = 2 * A + dlo[j];
+      B = 2 * B + dhi[j];
     }
-    if (pos == neg)
-      continue;
-    int p = e ? e - 1 : 0;
-    if (p >> 5 != tk) {
-      if (tk >= 0)
-        emit(acc, tk, t);
-      t = 0;
-      tk = p >> 5;
-    }
-    t += (pos - neg) << (p & 31); /* unsigned: wraps as two's complement */
+    if (A | B)
+      emit(acc, A, B, bot - 1);
   }
-  if (tk >= 0)
-    emit(acc, tk, t);
+}
+
+static void flush0(uint64_t (*b)[NBINS], int64_t *acc) {
+  int64_t A, B;
+  diff1(b, 0, &A, &B);
+  if (A | B)
+    emit(acc, A, B, 0);
 }
 
 /* The reference: one value at a time into the digits (ga_xacc_add_real). */
@@ -298,8 +378,8 @@ static void ref_reals(const uint64_t *v, int64_t n, ga_sum_partial *p) {
     ga_xacc_add_real(p, ga_bitsd((int64_t)v[i]), 1);
 }
 
-static void bins_reals(range_fn range, ga_sum_scratch *s, const uint64_t *v,
-                       int64_t n, ga_sum_partial *p) {
+static void bins_reals(range_fn range, diffs_fn diffs, ga_sum_scratch *s,
+                       const uint64_t *v, int64_t n, ga_sum_partial *p) {
   for (int64_t b0 = 0; b0 < n; b0 += BLOCK) {
     int64_t m = n - b0 < BLOCK ? n - b0 : BLOCK;
     int lo = 0x800, hi = 0, any0 = 0; /* exponents in the bins (rule 3) */
@@ -321,16 +401,17 @@ static void bins_reals(range_fn range, ga_sum_scratch *s, const uint64_t *v,
       lo = emin < lo ? emin : lo;
     }
     if (any0)
-      flush(s->bins, p->acc, 0, 0);
+      flush0(s->bins, p->acc);
     if (lo <= hi)
-      flush(s->bins, p->acc, lo, hi);
+      flush(diffs, s->bins, p->acc, lo, hi);
   }
 }
 
 /* Mixed layout: integers into the halves as they come, reals gathered into
 ** the scratch and summed a block at a time; branch-free on the bitmap. */
-static void bins_mixed(range_fn range, ga_sum_scratch *s, const uint64_t *v,
-                       const uint64_t *isint, int64_t n, ga_sum_partial *p) {
+static void bins_mixed(range_fn range, diffs_fn diffs, ga_sum_scratch *s,
+                       const uint64_t *v, const uint64_t *isint, int64_t n,
+                       ga_sum_partial *p) {
   uint64_t lo = 0, hi = 0;
   int64_t nint = 0, nr = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -341,11 +422,11 @@ static void bins_mixed(range_fn range, ga_sum_scratch *s, const uint64_t *v,
     s->buf[nr] = w;
     nr += (int64_t)(1 - is);
     if (nr == BLOCK) {
-      bins_reals(range, s, s->buf, nr, p);
+      bins_reals(range, diffs, s, s->buf, nr, p);
       nr = 0;
     }
   }
-  bins_reals(range, s, s->buf, nr, p);
+  bins_reals(range, diffs, s, s->buf, nr, p);
   p->ilo = (int64_t)((uint64_t)p->ilo + lo);
   p->ihi = (int64_t)((uint64_t)p->ihi + hi);
   p->nint += nint;
@@ -374,14 +455,15 @@ static void ref_sum(const uint64_t *v, const uint64_t *isint, int64_t n,
 static const struct {
   const char *name;
   range_fn range; /* NULL: the reference */
+  diffs_fn diffs;
   int need;
 } variants[] = {
-    {"reference", NULL, NEED_NONE},
-    {"bins", range_scalar, NEED_NONE},
+    {"reference", NULL, NULL, NEED_NONE},
+    {"bins", range_scalar, diffs_scalar, NEED_NONE},
 #if GA_X86
-    {"bins+sse2", range_sse2, NEED_NONE},
-    {"bins+avx2", range_avx2, NEED_AVX2},
-    {"bins+avx512", range_avx512, NEED_AVX512},
+    {"bins+sse2", range_sse2, diffs_v2, NEED_NONE},
+    {"bins+avx2", range_avx2, diffs_v4, NEED_AVX2},
+    {"bins+avx512", range_avx512, diffs_v8, NEED_AVX512},
 #endif
 };
 #define NVARIANTS ((int)(sizeof(variants) / sizeof(variants[0])))
@@ -428,9 +510,9 @@ void ga_cpu_sum_variant(int v, const uint64_t *vals, const uint64_t *isint,
     return;
   }
   if (layout == GA_LAYOUT_REAL)
-    bins_reals(variants[v].range, s, vals, n, p);
+    bins_reals(variants[v].range, variants[v].diffs, s, vals, n, p);
   else
-    bins_mixed(variants[v].range, s, vals, isint, n, p);
+    bins_mixed(variants[v].range, variants[v].diffs, s, vals, isint, n, p);
   scratch_put(s);
 }
 
