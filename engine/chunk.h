@@ -57,8 +57,10 @@ static inline int ga_chunk_layout(const ga_chunk *c) {
 /* The slow path of ga_chunk_push: the first value, the first value of the
 ** other kind (from then on the bitmap is kept), and every value of a mixed
 ** chunk.  A column of one type (the usual case) never gets here after its
-** first value, so it costs no bitmap work per row. */
-static inline void ga_chunk_push_slow(ga_chunk *c, uint64_t bits, int kind) {
+** first value, so it costs no bitmap work per row.  Out of line: inlined,
+** its registers would be saved and restored on every row of the xStep. */
+__attribute__((noinline, unused)) static void
+ga_chunk_push_slow(ga_chunk *c, uint64_t bits, int kind) {
   int64_t n = c->n;
   int is_int = kind == GA_KIND_INT;
   if (c->kind == GA_KIND_NONE) {

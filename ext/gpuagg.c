@@ -178,7 +178,10 @@ agg_get(sqlite3_context *ctx, int create) {
   return *pp ? pp : NULL;
 }
 
-static void report(sqlite3_context *ctx, int rc) {
+/* Out of line (cold): the flattened xSteps would otherwise save and restore
+** its registers on every row. */
+__attribute__((noinline, cold)) static void report(sqlite3_context *ctx,
+                                                   int rc) {
   ga_fn_data *d = sqlite3_user_data(ctx);
   if (rc == GA_NOMEM) {
     sqlite3_result_error_nomem(ctx);
