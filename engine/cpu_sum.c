@@ -15,26 +15,33 @@
 ** values of the same binade (the usual case) hit four different memory
 ** words, which keeps the chains of store-to-load forwarding short.
 **
-** Every BLOCK values the bins are flushed into the partial's digits: for each
-** exponent, the 128-bit difference of its positive and negative bins, shifted
-** to its place and gathered per 32-bit digit, so the digits get one add per
-** digit touched, not one per value.  Only the exponents seen are visited: a
-** range pass (the max and min exponent of each SUB values, and whether any was
-** zero/subnormal or Inf/NaN) runs first, while the values come into the cache;
-** that pass is the part that SIMD speeds up, and the variants differ only
-** there.  Sub-blocks holding an Inf or a NaN go through the one-value-at-a-time
-** reference, which counts them.
+** Every BLOCK values the bins are flushed into the partial's digits (see
+** "flush" below): exponents are visited 16 at a time from the top, each
+** one's positive-minus-negative sum over the sets is gathered by Horner's
+** rule, and each group of 16 is one add per 32-bit digit it touches.  Only
+** the exponents the block used are visited: a range pass over each SUB
+** values (their largest and smallest exponent, and whether any is zero or
+** subnormal, or Inf or NaN) runs first, while the bins loop prefetches the
+** next SUB values for it.  A sub-block holding an Inf or a NaN goes through
+** the one-value-at-a-time reference, which counts them.
+**
+** The variants (cpu_sum.h) differ only in the range pass and in the bin
+** differences of the flush, plain vector work that SIMD speeds up; the bins
+** loop is scalar in all of them (a scatter of adds).
 **
 ** Rules kept:
 **  1. Same partial as the reference after ga_sum_normalize: bins and digits
 **     are exact integers, so only the raw digits differ.
 **  2. A digit grows by less than 2^33 per value added (ga_partial.h's
-**     GA_XACC_SAFE_ADDS budget): a flush adds less than 2^32 to a digit, and
-**     a block flushes at most once per value it holds.
+**     GA_XACC_SAFE_ADDS budget): one add of a flush puts less than 2^32
+**     into a digit, and a block makes at most one add per value it holds
+**     (a group of exponents adds only when one of its bins is not zero).
 **  3. The bins are all zero between calls: a flush clears what it visits, and
 **     it visits every bin the block touched.
-**  4. Never an error: the bins live in a process-wide cached scratch; when it
-**     cannot be allocated, the reference path is used.
+**  4. Never an error: the bins live in a scratch of 192 KiB (calloc, not
+**     sqlite3_malloc: it is the reducer's, like a stack, and one is cached
+**     for the whole process); when it cannot be allocated, the reference
+**     path is used.
 */
 #include "cpu_sum.h"
 
