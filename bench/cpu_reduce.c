@@ -5,13 +5,14 @@
 ** (engine/cpu_sum.h; "reference" is the one-value-at-a-time add it replaced).
 **
 **   build/bench/cpu_reduce [--csv FILE] [--reps N] [--sizes small,1GiB]
-**                          [--data typical,wide200,wide1000,binade]
+**                          [--data typical,wide200,wide1000,binade,binade_pm]
 **
 ** Data sets (doubles, random signs unless said):
 **   typical   uniform in [-0.5, 0.5) (the seeds' shape)
 **   wide200   exponents uniform in 2^-200 .. 2^200
 **   wide1000  exponents uniform in 2^-1000 .. 2^1000
 **   binade    [1, 2), positive: one exponent, every value in the same bin
+**   binade_pm [1, 2) with random signs: two bins
 ** Sizes: the seeds' 1080x1920 doubles and 1 GiB.  Each repetition times
 ** every kernel once, in turn, so that a change of machine load hits all of
 ** them; the first repetition is a warm-up.  Reported: the median time, and
@@ -54,6 +55,8 @@ static void fill(double *v, int64_t n, const char *data) {
       v[i] = ldexp((x & 1) ? -m : m, (int)(next() % 401) - 200);
     else if (!strcmp(data, "wide1000"))
       v[i] = ldexp((x & 1) ? -m : m, (int)(next() % 2001) - 1000);
+    else if (!strcmp(data, "binade_pm"))
+      v[i] = (x & 1) ? -m : m;
     else
       v[i] = m;
   }
@@ -90,7 +93,7 @@ int main(int argc, char **argv) {
   FILE *csv = NULL;
   int reps = 9;
   const char *sizes_arg = "1080x1920,1GiB";
-  const char *data_arg = "typical,wide200,wide1000,binade";
+  const char *data_arg = "typical,wide200,wide1000,binade,binade_pm";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--csv"))
       csv = fopen(argv[i + 1], "w");
@@ -111,7 +114,8 @@ int main(int argc, char **argv) {
     const char *name;
     int64_t n;
   } sizes[] = {{"1080x1920", 1080 * 1920}, {"1GiB", (int64_t)1 << 27}};
-  const char *datas[] = {"typical", "wide200", "wide1000", "binade"};
+  const char *datas[] = {"typical", "wide200", "wide1000", "binade",
+                         "binade_pm"};
   /* kernels: -2 plain loop, -1 ga_cpu_sum, then the variants that run */
   int kern[MAXK], nk = 0;
   kern[nk++] = -2;
@@ -131,7 +135,7 @@ int main(int argc, char **argv) {
     double *v = malloc((size_t)n * 8);
     if (!v)
       return 1;
-    for (int d = 0; d < 4; d++) {
+    for (int d = 0; d < 5; d++) {
       if (!listed(data_arg, datas[d]))
         continue;
       fill(v, n, datas[d]);

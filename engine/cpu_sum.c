@@ -473,8 +473,8 @@ static const struct {
     {"bins", range_scalar, diffs_scalar, NEED_NONE},
 #if GA_X86
     {"bins+sse2", range_sse2, diffs_v2, NEED_NONE},
-    {"bins+avx2", range_avx2, diffs_v4, NEED_AVX2},
     {"bins+avx512", range_avx512, diffs_v8, NEED_AVX512},
+    {"bins+avx2", range_avx2, diffs_v4, NEED_AVX2},
 #endif
 };
 #define NVARIANTS ((int)(sizeof(variants) / sizeof(variants[0])))
@@ -498,6 +498,10 @@ int ga_cpu_sum_variant_ok(int v) {
   return 1;
 }
 
+/* The default is the last variant in the table that this CPU runs: AVX2
+** comes after AVX-512 because AVX-512 measured no faster here (Zen 4: the
+** bins loop is scalar and the rest waits on memory; bench/RESULTS.md §1),
+** and on some CPUs it lowers the clock. */
 static int best_variant = -1;
 
 int ga_cpu_sum_variant_best(void) {

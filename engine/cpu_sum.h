@@ -21,7 +21,7 @@ void ga_cpu_sum_reals(const uint64_t *vals, const uint64_t *isint, int64_t n,
 
 /* Variants, numbered 0 .. ga_cpu_sum_nvariants()-1: 0 is the reference (one
 ** value at a time), 1 the portable exponent bins (plain C), then the same
-** bins with a SIMD range pass and flush (sse2, avx2, avx512) on x86-64. */
+** bins with a SIMD range pass and flush (sse2, avx512, avx2) on x86-64. */
 int ga_cpu_sum_nvariants(void);
 const char *ga_cpu_sum_variant_name(int v);
 /* Does this CPU run variant v? */
