@@ -5,7 +5,8 @@
 ** (engine/cpu_sum.h; "reference" is the one-value-at-a-time add it replaced).
 **
 **   build/bench/cpu_reduce [--csv FILE] [--reps N] [--sizes small,1GiB]
-**                          [--data typical,wide200,wide1000,binade,binade_pm]
+**                          [--data typical,wide200,wide1000,binade,binade_pm,
+**                                  mixed]
 **
 ** Data sets (doubles, random signs unless said):
 **   typical   uniform in [-0.5, 0.5) (the seeds' shape)
@@ -13,6 +14,8 @@
 **   wide1000  exponents uniform in 2^-1000 .. 2^1000
 **   binade    [1, 2), positive: one exponent, every value in the same bin
 **   binade_pm [1, 2) with random signs: two bins
+**   mixed     typical, but every third value an int64 (GA_LAYOUT_MIXED; the
+**             plain loop adds the same words as doubles, as a baseline)
 ** Sizes: the seeds' 1080x1920 doubles and 1 GiB.  Each repetition times
 ** every kernel once, in turn, so that a change of machine load hits all of
 ** them; the first repetition is a warm-up.  Reported: the median time, and
@@ -45,11 +48,19 @@ static uint64_t next(void) {
   return rng;
 }
 
-static void fill(double *v, int64_t n, const char *data) {
+/* isint: the bitmap of the mixed layout (all clear otherwise). */
+static void fill(double *v, uint64_t *isint, int64_t n, const char *data) {
+  memset(isint, 0, (size_t)((n + 63) / 64) * 8);
   for (int64_t i = 0; i < n; i++) {
     uint64_t x = next();
+    if (!strcmp(data, "mixed") && i % 3 == 0) {
+      int64_t k = (int64_t)(x >> 20) - (int64_t)(1ll << 43);
+      memcpy(&v[i], &k, 8);
+      isint[i >> 6] |= 1ull << (i & 63);
+      continue;
+    }
     double m = 1.0 + (double)(x >> 11) * 0x1p-53; /* [1, 2) */
-    if (!strcmp(data, "typical"))
+    if (!strcmp(data, "typical") || !strcmp(data, "mixed"))
       v[i] = (double)(x >> 11) * 0x1p-53 * 2 - 0.5; /* never all zeros */
     else if (!strcmp(data, "wide200"))
       v[i] = ldexp((x & 1) ? -m : m, (int)(next() % 401) - 200);
@@ -64,16 +75,16 @@ static void fill(double *v, int64_t n, const char *data) {
 
 /* The exact sum of v as the engine does it: chunks below
 ** GA_XACC_SAFE_ADDS, normalised after each.  variant < 0: ga_cpu_sum. */
-static void exact_sum(const double *v, int64_t n, int variant,
-                      ga_sum_partial *p) {
+static void exact_sum(const double *v, const uint64_t *isint, int layout,
+                      int64_t n, int variant, ga_sum_partial *p) {
   ga_sum_init(p);
   for (int64_t i = 0; i < n; i += 1 << 20) {
     int64_t m = n - i < (1 << 20) ? n - i : (1 << 20);
     if (variant < 0)
-      ga_cpu_sum((const uint64_t *)v + i, NULL, m, GA_LAYOUT_REAL, p);
+      ga_cpu_sum((const uint64_t *)v + i, isint + i / 64, m, layout, p);
     else
-      ga_cpu_sum_variant(variant, (const uint64_t *)v + i, NULL, m,
-                         GA_LAYOUT_REAL, p);
+      ga_cpu_sum_variant(variant, (const uint64_t *)v + i, isint + i / 64, m,
+                         layout, p);
     ga_sum_normalize(p);
   }
 }
@@ -93,7 +104,7 @@ int main(int argc, char **argv) {
   FILE *csv = NULL;
   int reps = 9;
   const char *sizes_arg = "1080x1920,1GiB";
-  const char *data_arg = "typical,wide200,wide1000,binade,binade_pm";
+  const char *data_arg = "typical,wide200,wide1000,binade,binade_pm,mixed";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--csv"))
       csv = fopen(argv[i + 1], "w");
@@ -114,8 +125,9 @@ int main(int argc, char **argv) {
     const char *name;
     int64_t n;
   } sizes[] = {{"1080x1920", 1080 * 1920}, {"1GiB", (int64_t)1 << 27}};
-  const char *datas[] = {"typical", "wide200", "wide1000", "binade",
-                         "binade_pm"};
+  const char *datas[] = {"typical", "wide200",   "wide1000",
+                         "binade",  "binade_pm", "mixed"};
+  const int ndatas = (int)(sizeof datas / sizeof datas[0]);
   /* kernels: -2 plain loop, -1 ga_cpu_sum, then the variants that run */
   int kern[MAXK], nk = 0;
   kern[nk++] = -2;
@@ -133,22 +145,24 @@ int main(int argc, char **argv) {
       continue;
     int64_t n = sizes[s].n;
     double *v = malloc((size_t)n * 8);
-    if (!v)
+    uint64_t *isint = malloc((size_t)((n + 63) / 64) * 8);
+    if (!v || !isint)
       return 1;
-    for (int d = 0; d < 5; d++) {
+    for (int d = 0; d < ndatas; d++) {
       if (!listed(data_arg, datas[d]))
         continue;
-      fill(v, n, datas[d]);
+      fill(v, isint, n, datas[d]);
+      int layout = strcmp(datas[d], "mixed") ? GA_LAYOUT_REAL : GA_LAYOUT_MIXED;
       double t[MAXK][MAXR], chk = 0;
       ga_sum_partial want, got;
-      exact_sum(v, n, -1, &want);
+      exact_sum(v, isint, layout, n, -1, &want);
       for (int r = 0; r < reps; r++) {
         for (int k = 0; k < nk; k++) {
           double t0 = bench_now_ms();
           if (kern[k] == -2) {
             chk += plain_sum(v, n);
           } else {
-            exact_sum(v, n, kern[k], &got);
+            exact_sum(v, isint, layout, n, kern[k], &got);
             chk += ga_sum_round(&got);
           }
           t[k][r] = bench_now_ms() - t0;
@@ -187,6 +201,7 @@ int main(int argc, char **argv) {
         printf(" ");
     }
     free(v);
+    free(isint);
   }
   if (csv)
     fclose(csv);
