@@ -39,9 +39,9 @@
 **  3. The bins are all zero between calls: a flush clears what it visits, and
 **     it visits every bin the block touched.
 **  4. Never an error: the bins live in a scratch of 192 KiB (calloc, not
-**     sqlite3_malloc: it is the reducer's, like a stack, and one is cached
-**     for the whole process); when it cannot be allocated, the reference
-**     path is used.
+**     sqlite3_malloc: it is the reducer's, like a stack; up to 16 are
+**     cached for the whole process, one per thread summing at once); when
+**     none can be allocated, the reference path is used.
 */
 #include "cpu_sum.h"
 
@@ -76,20 +76,31 @@ typedef struct ga_sum_scratch {
   uint64_t buf[BLOCK];
 } ga_sum_scratch;
 
-static ga_sum_scratch *scratch_cache;
+/* Scratches are cached for the whole process, one a slot, so that threads
+** summing at the same time (parallel scans) each find one and none is
+** allocated per call; a thread takes a slot's scratch by swapping in NULL. */
+#define SCRATCH_SLOTS 16
+static ga_sum_scratch *scratch_cache[SCRATCH_SLOTS];
 
 static ga_sum_scratch *scratch_get(void) {
-  ga_sum_scratch *s =
-      __atomic_exchange_n(&scratch_cache, NULL, __ATOMIC_ACQUIRE);
-  return s ? s : calloc(1, sizeof(*s));
+  for (int i = 0; i < SCRATCH_SLOTS; i++) {
+    ga_sum_scratch *s =
+        __atomic_exchange_n(&scratch_cache[i], NULL, __ATOMIC_ACQUIRE);
+    if (s)
+      return s;
+  }
+  return calloc(1, sizeof(ga_sum_scratch));
 }
 
-/* Keep one for the next call (another thread may have put one back first). */
+/* Back into a free slot (or freed, when more threads than slots ran). */
 static void scratch_put(ga_sum_scratch *s) {
-  ga_sum_scratch *none = NULL;
-  if (!__atomic_compare_exchange_n(&scratch_cache, &none, s, 0,
-                                   __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-    free(s);
+  for (int i = 0; i < SCRATCH_SLOTS; i++) {
+    ga_sum_scratch *none = NULL;
+    if (__atomic_compare_exchange_n(&scratch_cache[i], &none, s, 0,
+                                    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+      return;
+  }
+  free(s);
 }
 
 /* ------------------------------------------------------- the range pass */

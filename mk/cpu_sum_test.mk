@@ -6,7 +6,7 @@ CPU_SUM_TEST_SRC := tests/test_cpu_sum.c engine/cpu_sum.c engine/cpu_reduce.c en
 $(CPU_SUM_TEST): $(CPU_SUM_TEST_SRC) $(wildcard engine/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE $(SANFLAGS) -Iengine \
-	  -o $@ $(CPU_SUM_TEST_SRC) $(SANFLAGS) -lm
+	  -o $@ $(CPU_SUM_TEST_SRC) $(SANFLAGS) -lpthread -lm
 
 .PHONY: test-cpu-sum
 test-cpu-sum: $(CPU_SUM_TEST)

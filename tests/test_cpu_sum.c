@@ -12,6 +12,7 @@
 */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,6 +284,59 @@ static void test_sequence(int v) {
   }
 }
 
+/* Threads summing at the same time must each get their own bins (the
+** scratch cache): 6 threads, each its own data, many chunks, every result
+** against the reference computed before the threads start. */
+#define TN 6
+#define TVALS 12000
+typedef struct {
+  uint64_t v[TVALS];
+  ga_sum_partial want;
+  int bad;
+} tjob;
+
+static void *tmain(void *arg) {
+  tjob *j = arg;
+  for (int r = 0; r < 400; r++) {
+    ga_sum_partial got;
+    ga_sum_init(&got);
+    ga_cpu_sum(j->v, NULL, TVALS, GA_LAYOUT_REAL, &got);
+    ga_sum_normalize(&got);
+    if (memcmp(&got, &j->want, sizeof got))
+      j->bad++;
+  }
+  return NULL;
+}
+
+static void test_threads(void) {
+  static tjob jobs[TN];
+  pthread_t th[TN];
+  for (int t = 0; t < TN; t++) {
+    fill(t % 2 ? D_WIDE200 : D_TYPICAL, TVALS);
+    memcpy(jobs[t].v, vals, sizeof jobs[t].v);
+    ga_sum_init(&jobs[t].want);
+    reference(jobs[t].v, NULL, TVALS, GA_LAYOUT_REAL, &jobs[t].want);
+    ga_sum_normalize(&jobs[t].want);
+    jobs[t].bad = 0;
+  }
+  int started = 0;
+  for (int t = 0; t < TN; t++)
+    started += pthread_create(&th[t], NULL, tmain, &jobs[t]) == 0;
+  int bad = 0;
+  for (int t = 0; t < TN; t++) {
+    if (t < started)
+      pthread_join(th[t], NULL);
+    bad += jobs[t].bad;
+  }
+  if (started == TN && bad == 0) {
+    passed++;
+  } else {
+    failed++;
+    printf("FAIL cpu_sum: %d threads started, %d concurrent sums differ\n",
+           started, bad);
+  }
+}
+
 int main(void) {
   int nv = ga_cpu_sum_nvariants(), ran = 0;
   for (int v = 0; v < nv; v++) {
@@ -319,6 +373,7 @@ int main(void) {
     failed++;
     printf("FAIL cpu_sum: ga_cpu_sum differs from the reference\n");
   }
+  test_threads();
   printf("RESULT cpu_sum: %d passed, %d failed, %d skipped\n", passed, failed,
          skipped);
   return failed != 0;
