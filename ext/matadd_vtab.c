@@ -331,9 +331,13 @@ static int matadd_is_schema(sqlite3 *db, const char *zDb, int *rc) {
                            "WHERE name = ?1 COLLATE NOCASE",
                            -1, &st, NULL);
   if (*rc == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, zDb, -1, SQLITE_STATIC);
-    found = sqlite3_step(st) == SQLITE_ROW;
-    *rc = sqlite3_finalize(st);
+    /* a failed bind must not read as "no such schema" */
+    *rc = sqlite3_bind_text(st, 1, zDb, -1, SQLITE_STATIC);
+    if (*rc == SQLITE_OK)
+      found = sqlite3_step(st) == SQLITE_ROW;
+    int frc = sqlite3_finalize(st);
+    if (*rc == SQLITE_OK)
+      *rc = frc;
   }
   return found;
 }
@@ -388,9 +392,11 @@ static int matadd_resolve(sqlite3 *db, ga_matadd_src *src, char **pzErr) {
                           &st, NULL);
   if (rc != SQLITE_OK)
     goto cleanup;
-  sqlite3_bind_text(st, 1, src->zTable, -1, SQLITE_STATIC);
-  if (src->zSchema)
-    sqlite3_bind_text(st, 2, src->zSchema, -1, SQLITE_STATIC);
+  rc = sqlite3_bind_text(st, 1, src->zTable, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK && src->zSchema)
+    rc = sqlite3_bind_text(st, 2, src->zSchema, -1, SQLITE_STATIC);
+  if (rc != SQLITE_OK) /* not "no such table": the lookup never ran */
+    goto cleanup;
   int ncol = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -554,7 +560,12 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
     goto cleanup;
   }
   for (k = 0; k < push->n; k++)
-    sqlite3_bind_value(st, k + 1, push->val[k]);
+    if ((rc = sqlite3_bind_value(st, k + 1, push->val[k])) != SQLITE_OK) {
+      /* an unbound bound would read no rows instead of failing */
+      *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s", src->zArg,
+                               sqlite3_errstr(rc));
+      goto cleanup;
+    }
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t i, j;
     int tv = sqlite3_column_type(st, 2);
