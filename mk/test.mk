@@ -1,13 +1,14 @@
 # mk/test.mk — the test suite (tests/run_all.sh; tests/README.md).
-#   make test       every suite; GPU-only checks print SKIP without GPUAGG_TEST_GPU
+#   make test       every suite; GPU-only checks print SKIP without GPUAGG_TEST_GPU;
+#                   builds the wheel first (mk/wheel.mk) for tests/hosts/test_wheel.sh
 #   make test-gpu   the same, with every SQL suite forced onto a GPU that must
 #                   be usable (GPUAGG_TEST_GPU=1), plus the GPU-only checks
 .PHONY: test test-gpu
 
 TEST_ENV = GPUAGG_LIB=$(CURDIR)/libgpuagg PYTHON=$(PYTHON) SQLITE3=$(SQLITE3)
 
-test: $(LIB)
-	$(TEST_ENV) tests/run_all.sh
+test: $(LIB) $(WHEEL)
+	$(TEST_ENV) GPUAGG_WHEEL=$(CURDIR)/$(WHEEL) tests/run_all.sh
 
 test-gpu: $(LIB)
 	$(TEST_ENV) GPUAGG_TEST_GPU=1 tests/run_all.sh

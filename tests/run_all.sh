@@ -9,7 +9,9 @@
 #
 # Environment: GPUAGG_LIB (extension path without .so, default ./libgpuagg),
 # GPUAGG_TEST_GPU=1 (GPU machine: forced runs must use the GPU and GPU-only
-# checks run), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED.
+# checks run), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED,
+# GPUAGG_WHEEL (the wheel that tests/hosts/test_wheel.sh installs; make test
+# sets it).
 set -u
 cd "$(dirname "$0")/.."
 export GPUAGG_LIB="${GPUAGG_LIB:-$PWD/libgpuagg}"
@@ -58,6 +60,7 @@ run_suite engine make -s --no-print-directory test-engine
 run_suite python "$PYTHON" tests/hosts/test_python.py
 run_suite cli tests/hosts/test_cli.sh
 run_suite install tests/hosts/test_install.sh
+run_suite wheel tests/hosts/test_wheel.sh
 run_suite node tests/hosts/node/run.sh
 run_suite harden "$PYTHON" tests/harden/surface.py
 
