@@ -48,7 +48,6 @@ out=""
 mk() { out=$(make -C "$d" --no-print-directory "$@" 2>&1); }
 last() { printf '%s\n' "$out" | grep '^gpuagg: built' | tail -n 1; }
 ncompiled() { printf '%s\n' "$out" | grep -c -- ' -c -o '; }
-nsrc=$(cd "$d" && ls ext/*.c engine/*.c | wc -l)
 # what the .so says and what it carries: "<cuda_compiled> <has CUDA runtime> <sum>"
 probe() { # LIB path without .so
   local j r
@@ -60,12 +59,13 @@ probe() { # LIB path without .so
 tail_out() { printf '%s' "$out" | tail -n 4 | tr '\n' '|' | tail -c 400; }
 
 # ---- CPU-only ----
-if mk -j CUDA=0 && [ "$(probe "$d/libgpuagg")" = "0 0 1.0" ]; then
+# (nsrc: the C objects of a CPU-only build, counted on the fresh build)
+if mk -j CUDA=0 && nsrc=$(ncompiled) && [ "$nsrc" -ge 10 ] && [ "$(probe "$d/libgpuagg")" = "0 0 1.0" ]; then
   case $(last) in
     *"WITHOUT CUDA (CUDA=0 was asked)"*) ok fresh_j ;;
     *) bad fresh_j "last line: $(last)" ;;
   esac
-else bad fresh_j "$(probe "$d/libgpuagg") / $(tail_out)"; fi
+else bad fresh_j "$(probe "$d/libgpuagg") / $(tail_out)"; nsrc=0; fi
 
 before=$(stat -c %Y.%s "$d/libgpuagg.so" 2>/dev/null)
 if mk CUDA=0 && [ "$(ncompiled)" -eq 0 ] && [ "$(stat -c %Y.%s "$d/libgpuagg.so")" = "$before" ]; then ok up_to_date
