@@ -5,7 +5,10 @@
 #   make test-gpu   the suite forced onto the GPU (GPU machine)
 #   make demo       sql/demo.sql: sum vs gpu_sum on a 10M-row table
 #   make bench      benchmarks (bench/), results in bench/RESULTS.md
-#   make release    wheel, npm tarball and sizes/sha256 (mk/release.mk)
+#   make wheel      dist/gpuagg-<version>-py3-none-linux_<arch>.whl (mk/wheel.mk)
+#   make npm        dist/gpuagg-<version>.tgz (mk/npm.mk)
+#   make release    both, tested, with sizes and sha256 (mk/release.mk)
+#   make test-build the build itself, in a temporary copy (mk/buildtest.mk)
 #
 # Variables: CUDA=0 forces a CPU-only build; CC (nvcc keeps its own host
 # compiler); LTO (default -flto=auto, used only when a test link with $(CC)

@@ -15,7 +15,7 @@
 #                    build dir, it builds without LTO and says so
 #     clang          CC=clang builds and works
 #     nvcc_reason    NVCC= says "nvcc not found"; CUDA=1 NVCC= is an error
-#   With nvcc (skipped without it, or with BUILD_TEST_CUDA=0; ~1 min):
+#   With nvcc (skipped without it, or with BUILD_TEST_CUDA=0; 1-3 min):
 #     cuda_roundtrip make (CUDA) after the CPU build, make CUDA=0, make again:
 #                    gpuagg_info().cuda_compiled follows each time, the .so
 #                    carries the CUDA runtime exactly when it says so, and the
@@ -47,7 +47,7 @@ mkdir -p "$d"
 out=""
 mk() { out=$(make -C "$d" --no-print-directory "$@" 2>&1); }
 last() { printf '%s\n' "$out" | grep '^gpuagg: built' | tail -n 1; }
-ncompiled() { printf '%s\n' "$out" | grep -c -- ' -c -o '; }
+ncompiled() { printf '%s\n' "$out" | grep -c -- ' -c -o ' || true; }
 # what the .so says and what it carries: "<cuda_compiled> <has CUDA runtime> <sum>"
 probe() { # LIB path without .so
   local j r
@@ -128,7 +128,7 @@ if [ -z "$nvcc" ] || [ "${BUILD_TEST_CUDA:-1}" = 0 ]; then
   skip cuda_clang "$why"
   finish
 fi
-kernels_compiled() { printf '%s\n' "$out" | grep -c -- 'nvcc .* -dc '; }
+kernels_compiled() { printf '%s\n' "$out" | grep -c -- 'nvcc .* -dc ' || true; }
 mk -j && a1=$(probe "$d/libgpuagg") && k1=$(kernels_compiled) || a1="build failed: $(tail_out)"
 mk CUDA=0 && a2=$(probe "$d/libgpuagg") || a2="build failed: $(tail_out)"
 mk && a3=$(probe "$d/libgpuagg") && k3=$(kernels_compiled) || a3="build failed: $(tail_out)"
