@@ -35,7 +35,8 @@
 **      is negative or not an integer (an integral REAL such as 3.0 is
 **      accepted), a v that is NULL, text or a blob, and a wrong number of
 **      arguments.  Rows excluded by a pushed-down constraint are not read,
-**      so they are not checked either.
+**      so they are not checked either.  Tables are named as written; an
+**      empty name shows as ''.
 **   5. The module is SQLITE_VTAB_DIRECTONLY: views and triggers (which may
 **      come from an untrusted database file) cannot use it.
 **   6. Computation is in engine/matadd.c: dense (CPU, or GPU row bands over
@@ -342,6 +343,11 @@ static int matadd_is_schema(sqlite3 *db, const char *zDb, int *rc) {
   return found;
 }
 
+/* A table name as messages show it: as written, or '' when empty (rule 4). */
+static const char *matadd_shown(const char *zArg) {
+  return zArg[0] ? zArg : "''";
+}
+
 /* One input as the scan sees it. */
 typedef struct ga_matadd_src {
   const char *zArg; /* as the user wrote it, for messages */
@@ -406,23 +412,23 @@ static int matadd_resolve(sqlite3 *db, ga_matadd_src *src, char **pzErr) {
         have[k] = 1;
   }
   if (rc != SQLITE_DONE) {
-    *pzErr = sqlite3_mprintf("gpu_matadd: table %s: %s", src->zArg,
-                             sqlite3_errmsg(db));
+    *pzErr = sqlite3_mprintf("gpu_matadd: table %s: %s",
+                             matadd_shown(src->zArg), sqlite3_errmsg(db));
     if (rc != SQLITE_NOMEM)
       rc = SQLITE_ERROR; /* keep out-of-memory visible */
     goto cleanup;
   }
   rc = SQLITE_OK;
   if (ncol == 0) {
-    *pzErr =
-        sqlite3_mprintf("gpu_matadd: no such table or view: %s", src->zArg);
+    *pzErr = sqlite3_mprintf("gpu_matadd: no such table or view: %s",
+                             matadd_shown(src->zArg));
     rc = SQLITE_ERROR;
     goto cleanup;
   }
   for (int k = 0; k < 3; k++) {
     if (!have[k]) {
       *pzErr = sqlite3_mprintf("gpu_matadd: table %s has no column %s",
-                               src->zArg, names[k]);
+                               matadd_shown(src->zArg), names[k]);
       rc = SQLITE_ERROR;
       goto cleanup;
     }
@@ -555,8 +561,8 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
     return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &st, NULL);
   if (rc != SQLITE_OK) {
-    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s", src->zArg,
-                             sqlite3_errmsg(db));
+    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s",
+                             matadd_shown(src->zArg), sqlite3_errmsg(db));
     goto cleanup;
   }
   for (k = 0; k < push->n; k++)
@@ -577,7 +583,7 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
         *pzErr = sqlite3_mprintf(
             "gpu_matadd: table %s: row (i=%s, j=%s): %s must be a "
             "non-negative integer",
-            src->zArg, ri, rj, badI ? "i" : "j");
+            matadd_shown(src->zArg), ri, rj, badI ? "i" : "j");
       rc = ri && rj ? SQLITE_ERROR : SQLITE_NOMEM;
       goto cleanup;
     }
@@ -585,8 +591,8 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
       rv = matadd_render(st, 2);
       if (rv)
         *pzErr = sqlite3_mprintf(
-            "gpu_matadd: table %s: entry (%lld, %lld): v %s%s%s", src->zArg,
-            (long long)i, (long long)j,
+            "gpu_matadd: table %s: entry (%lld, %lld): v %s%s%s",
+            matadd_shown(src->zArg), (long long)i, (long long)j,
             tv == SQLITE_NULL ? "is NULL" : "is not numeric (",
             tv == SQLITE_NULL ? "" : rv, tv == SQLITE_NULL ? "" : ")");
       rc = rv ? SQLITE_ERROR : SQLITE_NOMEM;
@@ -602,8 +608,8 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
   if (rc == SQLITE_DONE) {
     rc = SQLITE_OK;
   } else {
-    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s", src->zArg,
-                             sqlite3_errmsg(db));
+    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s",
+                             matadd_shown(src->zArg), sqlite3_errmsg(db));
   }
 
 cleanup:
@@ -727,7 +733,7 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   if (rc == GA_MATADD_DUPLICATE) {
     zErr = sqlite3_mprintf("gpu_matadd: table %s: duplicate entry (%lld, "
                            "%lld)",
-                           src[dup.which].zArg, (long long)dup.i,
+                           matadd_shown(src[dup.which].zArg), (long long)dup.i,
                            (long long)dup.j);
     rc = SQLITE_ERROR;
     goto cleanup;
