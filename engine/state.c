@@ -349,7 +349,7 @@ static void put_val(wbuf *w, const ga_bval *b, int enc) {
 
 int ga_state_encode(const ga_xstate *s, int kind, unsigned char **out,
                     int64_t *n) {
-  canon c;
+  canon c = {0};
   int with_sum = kind == GA_STATE_SUM || kind == GA_STATE_FUSED;
   int64_t size = HDR;
   *out = NULL;
