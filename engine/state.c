@@ -97,10 +97,18 @@ int ga_xstate_step_min(ga_xstate *s, const ga_value *raw) {
   return best_update(&s->min, raw, 1);
 }
 
-void ga_xstate_best_num_slow(ga_xstate *s, const ga_value *v) {
-  /* numbers never need a copy: best_update cannot fail here */
-  best_update(&s->max, v, 0);
-  best_update(&s->min, v, 1);
+void ga_xstate_best_num_slow(ga_bval *b, const ga_value *v, int want_min) {
+  if (b->type == GA_V_INT || b->type == GA_V_REAL) { /* INTEGER vs REAL */
+    int c = ga_num_cmp(v->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL,
+                       v->type == GA_V_INT ? v->i : ga_dbits(v->r),
+                       b->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL,
+                       b->type == GA_V_INT ? b->i : ga_dbits(b->r));
+    if (want_min ? c >= 0 : c <= 0)
+      return;
+  } else if (b->type != GA_V_NULL && !want_min) {
+    return; /* a TEXT or BLOB max beats every number */
+  }
+  best_set(b, v); /* numbers never need a copy: this cannot fail */
 }
 
 int ga_xstate_step(ga_xstate *s, const ga_value *num, const ga_value *raw) {

@@ -13,3 +13,20 @@ $(STATE_TEST): $(STATE_TEST_SRC) $(wildcard engine/*.h)
 .PHONY: test-state-engine
 test-state-engine: $(STATE_TEST)
 	$(STATE_TEST)
+
+# bench/state_rows.sh: the per-row cost of the fused worker aggregate
+# (callgrind instructions and wall time), in bench/results/state_rows_*.csv.
+# state_rows_buf is the measured alternative (GA_FUSED_BUFFER).
+STATE_BENCH_CC = $(CC) -std=c11 -O2 -g -flto=auto -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Iext \
+                 -Ibench $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
+STATE_BENCH_DEPS = bench/state_rows.c $(EXT_SRC) $(ENGINE_SRC) $(wildcard engine/*.h ext/*.h)
+$(BUILD)/bench/state_rows: $(STATE_BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(STATE_BENCH_CC) -o $@ bench/state_rows.c $(EXT_SRC) $(ENGINE_SRC) $(SQLITE_LIBS) -lpthread -lm -ldl
+$(BUILD)/bench/state_rows_buf: $(STATE_BENCH_DEPS)
+	@mkdir -p $(dir $@)
+	$(STATE_BENCH_CC) -DGA_FUSED_BUFFER -o $@ bench/state_rows.c $(EXT_SRC) $(ENGINE_SRC) $(SQLITE_LIBS) -lpthread -lm -ldl
+
+.PHONY: bench-state
+bench-state: $(BUILD)/bench/state_rows $(BUILD)/bench/state_rows_buf
+	BENCH_BUILD=$(BUILD) bench/state_rows.sh
