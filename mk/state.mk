@@ -30,3 +30,16 @@ $(BUILD)/bench/state_rows_buf: $(STATE_BENCH_DEPS)
 .PHONY: bench-state
 bench-state: $(BUILD)/bench/state_rows $(BUILD)/bench/state_rows_buf
 	BENCH_BUILD=$(BUILD) bench/state_rows.sh
+
+# tests/test_state_worker.c: gpuagg_partial at the SQL level, linked with the
+# extension's objects (SQLITE_CORE) like tests/harden/.
+STATE_WORKER := $(BUILD)/tests/test_state_worker
+$(STATE_WORKER): tests/test_state_worker.c $(EXT_SRC) $(ENGINE_SRC) $(wildcard engine/*.h ext/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) -Iengine -Ikernels -Iext \
+	  $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ tests/test_state_worker.c $(EXT_SRC) $(ENGINE_SRC) \
+	  $(SQLITE_LIBS) -lpthread -lm -ldl
+
+.PHONY: test-state-worker
+test-state-worker: $(STATE_WORKER)
+	$(STATE_WORKER)
