@@ -30,13 +30,6 @@ SQLITE_EXTENSION_INIT3
 static const unsigned char MAGIC[4] = {'G', 'A', 'S', 'T'};
 #define HDR 8
 
-/* Until the lead's ga_sum_set_int_total lands in xacc.[ch] (STATE_API.md):
-** the exact integer total into the partial's integer fields. */
-static void ga_sum_set_int_total(ga_sum_partial *p, ga_i128 t) {
-  p->ilo = (int64_t)(uint64_t)(t & 0xffffffff);
-  p->ihi = (int64_t)(t >> 32);
-}
-
 void ga_xstate_init(ga_xstate *s) { memset(s, 0, sizeof(*s)); }
 
 void ga_xstate_clear(ga_xstate *s) {

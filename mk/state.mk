@@ -2,12 +2,14 @@
 # engine/*.c built with SQLITE_CORE (linked to libsqlite3, no GPU), like
 # mk/engine_test.mk.
 STATE_TEST := $(BUILD)/tests/test_state_engine
-STATE_TEST_SRC := tests/test_state_engine.c $(filter-out engine/matadd.c,$(ENGINE_SRC))
+STATE_TEST_SRC := tests/test_state_engine.c $(filter-out engine/matadd.c,$(ENGINE_SRC)) kernels/none.c
+# the extension and engine as one program, no CUDA (as tests/harden/ links them)
+STATE_LINK_SRC := $(EXT_SRC) $(ENGINE_SRC) kernels/none.c
 
 $(STATE_TEST): $(STATE_TEST_SRC) $(wildcard engine/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) \
-	  -Iengine $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ $(STATE_TEST_SRC) \
+	  -Iengine -Ikernels $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ $(STATE_TEST_SRC) \
 	  $(SANFLAGS) $(SQLITE_LIBS) -lpthread -lm
 
 .PHONY: test-state-engine
@@ -19,13 +21,13 @@ test-state-engine: $(STATE_TEST)
 # state_rows_buf is the measured alternative (GA_FUSED_BUFFER).
 STATE_BENCH_CC = $(CC) -std=c11 -O2 -g -flto=auto -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Iext \
                  -Ibench $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
-STATE_BENCH_DEPS = bench/state_rows.c $(EXT_SRC) $(ENGINE_SRC) $(wildcard engine/*.h ext/*.h)
+STATE_BENCH_DEPS = bench/state_rows.c $(STATE_LINK_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h)
 $(BUILD)/bench/state_rows: $(STATE_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(STATE_BENCH_CC) -o $@ bench/state_rows.c $(EXT_SRC) $(ENGINE_SRC) $(SQLITE_LIBS) -lpthread -lm -ldl
+	$(STATE_BENCH_CC) -o $@ bench/state_rows.c $(STATE_LINK_SRC) $(SQLITE_LIBS) -lpthread -lm -ldl
 $(BUILD)/bench/state_rows_buf: $(STATE_BENCH_DEPS)
 	@mkdir -p $(dir $@)
-	$(STATE_BENCH_CC) -DGA_FUSED_BUFFER -o $@ bench/state_rows.c $(EXT_SRC) $(ENGINE_SRC) $(SQLITE_LIBS) -lpthread -lm -ldl
+	$(STATE_BENCH_CC) -DGA_FUSED_BUFFER -o $@ bench/state_rows.c $(STATE_LINK_SRC) $(SQLITE_LIBS) -lpthread -lm -ldl
 
 .PHONY: bench-state
 bench-state: $(BUILD)/bench/state_rows $(BUILD)/bench/state_rows_buf
@@ -34,10 +36,10 @@ bench-state: $(BUILD)/bench/state_rows $(BUILD)/bench/state_rows_buf
 # tests/test_state_worker.c: gpuagg_partial at the SQL level, linked with the
 # extension's objects (SQLITE_CORE) like tests/harden/.
 STATE_WORKER := $(BUILD)/tests/test_state_worker
-$(STATE_WORKER): tests/test_state_worker.c $(EXT_SRC) $(ENGINE_SRC) $(wildcard engine/*.h ext/*.h)
+$(STATE_WORKER): tests/test_state_worker.c $(STATE_LINK_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) -Iengine -Ikernels -Iext \
-	  $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ tests/test_state_worker.c $(EXT_SRC) $(ENGINE_SRC) \
+	  $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ tests/test_state_worker.c $(STATE_LINK_SRC) \
 	  $(SQLITE_LIBS) -lpthread -lm -ldl
 
 .PHONY: test-state-worker

@@ -676,6 +676,41 @@ static void test_merge_rules(void) {
   CHECK(dec(&h, GA_STATE_SUM, &b, &err) == GA_OK, "again");
   CHECK(ga_xstate_merge(&a, &b) == GA_BADSTATE, "count overflow refused");
   CHECK(a.sum.nint == INT64_MAX, "a failed merge changes nothing");
+  /* integer totals past 2^95 stay exact through encode and merge; the
+  ** overflow is decided on the final total */
+  {
+    ga_xstate m, t;
+    ga_xstate_init(&m);
+    __int128 want = 0;
+    for (int k = 0; k < 4; k++) {
+      __int128 tot = (__int128)INT64_MAX << 40; /* 2^40 values of INT64_MAX */
+      if (k == 3)
+        tot = -tot * 3 - 5; /* 3 * 2^40 values of INT64_MIN-ish, and -5 */
+      hhdr(&h, GA_STATE_SUM);
+      hsum(&h, k == 3 ? (int64_t)3 << 40 | 1 : (int64_t)1 << 40, tot, 0, 0, 0,
+           0, 0, 0, NULL);
+      CHECK(dec(&h, GA_STATE_SUM, &t, &err) == GA_OK, "big state %d: %s", k,
+            err);
+      ga_xstate_merge(&m, &t);
+      ga_xstate_clear(&t);
+      want += tot;
+      ga_value v;
+      int rc = ga_xstate_result(&m, GA_AGG_SUM, &v);
+      CHECK((__int128)ga_sum_int_total(&m.sum) == want,
+            "exact 128-bit total after %d big states", k + 1);
+      CHECK(k < 3 ? rc == GA_OVERFLOW : rc == GA_OK && v.i == -5,
+            "big states %d: rc %d", k + 1, rc);
+    }
+    unsigned char *bb;
+    int64_t bn;
+    ga_state_encode(&m, GA_STATE_SUM, &bb, &bn);
+    ga_xstate_clear(&m);
+    CHECK(ga_state_decode(bb, bn, GA_STATE_SUM, &m, &err) == GA_OK &&
+              ga_sum_int_total(&m.sum) == -5,
+          "the cancelled total round-trips");
+    sqlite3_free(bb);
+    ga_xstate_clear(&m);
+  }
   /* removal (a window frame) restores the state exactly */
   ga_xstate x, y;
   ga_xstate_init(&x);
