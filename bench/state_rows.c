@@ -107,9 +107,9 @@ int main(int argc, char **argv) {
       !strcmp(q, "builtin")
           ? "SELECT count(*), count(x), sum(x), min(x), max(x) FROM t"
       : !strcmp(q, "fused") ? "SELECT gpuagg_partial(x) FROM t"
-      : !strcmp(q, "gpu") ? "SELECT count(*), count(x), gpu_sum(x), "
-                            "gpu_min(x), gpu_max(x) FROM t"
-                          : "SELECT sum(x) FROM t";
+      : !strcmp(q, "gpu")   ? "SELECT count(*), count(x), gpu_sum(x), "
+                              "gpu_min(x), gpu_max(x) FROM t"
+                            : "SELECT sum(x) FROM t";
   sqlite3_stmt *st;
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL))
     die(db, "prepare");

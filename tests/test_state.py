@@ -448,6 +448,49 @@ def check_storage(mode, cfg):
     con.close()
 
 
+def check_windows(con):
+    """Sliding frames over finite numbers: removal must be exact."""
+    r = random.Random(SEED + 5)
+    con.execute("drop table if exists w")
+    con.execute("create table w(id integer primary key, day, x)")
+    con.execute("begin")
+    con.executemany("insert into w(day, x) values (?, ?)",
+                    [(r.randrange(30), r.choice([r.randint(-10 ** 6, 10 ** 6), r.uniform(-1, 1) * 10.0 ** r.randint(-20, 20),
+                                                 None, 1e300, -1e300])) for _ in range(600)])
+    con.execute("commit")
+    for agg in ("sum", "total", "avg"):
+        for frame in ("rows between 2 preceding and current row", "rows between 1 preceding and 3 following",
+                      "rows between current row and unbounded following"):
+            got = run(con, "select day, gpu_%s_merge(s) over (order by day %s) from (select day, gpu_%s_state(x) s "
+                           "from w group by day) order by day" % (agg, frame, agg))
+            # the reference: the same frame over the days, aggregated over the rows
+            days = [d for d, in con.execute("select distinct day from w order by day")]
+            want = []
+            for i, d in enumerate(days):
+                if frame.startswith("rows between 2"):
+                    lo, hi = max(0, i - 2), i
+                elif frame.startswith("rows between 1"):
+                    lo, hi = max(0, i - 1), min(len(days) - 1, i + 3)
+                else:
+                    lo, hi = i, len(days) - 1
+                want.append((d, one(con, "select gpu_%s(x) from w where day between ? and ?" % agg,
+                                    (days[lo], days[hi]))))
+            ok = not isinstance(got, tuple) and len(got) == len(want) and all(
+                a[0] == b[0] and same_or_err(a[1], b[1]) for a, b in zip(got, want))
+            bad = [] if ok or isinstance(got, tuple) else [(a, b) for a, b in zip(got, want) if not same_or_err(a[1], b[1])]
+            rep.check("window_%s_%s" % (agg, frame.replace(" ", "_")), ok, "%r" % (got if isinstance(got, tuple) else bad[:2]))
+        # the state itself in a sliding frame: each frame's state merges to the frame's aggregate
+        frames = run(con, "select id, gpu_%s_state(x) over (order by id rows between 4 preceding and current row) "
+                          "from w order by id" % agg)
+        bad = 0
+        for i, st in frames[:200]:
+            want = one(con, "select gpu_%s(x) from w where id between ? and ?" % agg, (i - 4, i))
+            if not same_or_err(one(con, "select gpu_%s_merge(?)" % agg, (st,)), want):
+                bad += 1
+        rep.check("window_state_%s" % agg, not isinstance(frames, tuple) and len(frames) == 600 and bad == 0,
+                  "%d frames differ" % bad)
+
+
 # ------------------------------------------------------------------ 7. UTF-16 databases
 
 def check_utf16():
@@ -508,6 +551,7 @@ def main():
     check_edges(con)
     check_canonical(con)
     check_bad(con)
+    check_windows(con)
     con.close()
     check_utf16()
     rep.finish()

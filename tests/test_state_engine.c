@@ -74,9 +74,22 @@ static double real_special(unsigned k) {
   return r[k % (sizeof r / sizeof r[0])];
 }
 
-/* mode: 0 everything, 1 numbers only (no Inf), 2 integers only */
+/* mode: 0 everything, 1 numbers only (no Inf), 2 integers only, 3 small
+** integers and equal reals (ties between INTEGER and REAL) */
 static void gen(pair *p, int mode) {
   memset(p, 0, sizeof(*p));
+  if (mode == 3) {
+    int64_t v = (int64_t)(rnd() % 7) - 3;
+    if (rnd() % 2) {
+      p->num.type = GA_V_INT;
+      p->num.i = v;
+    } else {
+      p->num.type = GA_V_REAL;
+      p->num.r = (double)v;
+    }
+    p->raw = p->num;
+    return;
+  }
   unsigned k = (unsigned)(rnd() % 12);
   if (mode == 2)
     k = k % 3 + 1;
@@ -279,7 +292,7 @@ static void test_splits(void) {
   enum { N = 400 };
   static pair v[N];
   for (int t = 0; t < 300; t++) {
-    int mode = t % 3;
+    int mode = t % 4;
     int n = t < 20 ? t : (int)(rnd() % N);
     for (int i = 0; i < n; i++)
       gen(&v[i], mode);
