@@ -444,6 +444,8 @@ static void get_sum(rbuf *r, ga_sum_partial *p) {
   unsigned neg = get8(r), lo = get8(r), nd = get8(r);
   if (r->err)
     return;
+  if (nint > INT64_MAX - nreal) /* count = nint + nreal must fit */
+    return bad(r, "malformed state (counts too large)");
   /* the integers: |total| <= nint * 2^63 */
   ga_i128 lim = (ga_i128)nint << 63;
   if (t > lim || t < -lim)

@@ -543,6 +543,9 @@ static void test_bad(void) {
   hsum(&h, 0, 1, 0, 0, 0, 0, 0, 0, NULL);
   expect_bad(&h, GA_STATE_SUM, "integer total", "int total without ints");
   hhdr(&h, GA_STATE_SUM);
+  hsum(&h, INT64_MAX, 0, 1, 0, 0, 0, 0, 0, NULL);
+  expect_bad(&h, GA_STATE_SUM, "counts too large", "nint + nreal > int64");
+  hhdr(&h, GA_STATE_SUM);
   hsum(&h, 0, 0, 1, 1, 1, 0, 0, 0, NULL);
   expect_bad(&h, GA_STATE_SUM, "infinities", "two infinities, one real");
   hhdr(&h, GA_STATE_SUM);
