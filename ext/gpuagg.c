@@ -14,6 +14,7 @@
 **   gpuagg_info()  JSON: build, CUDA, devices, config, counters, last run.
 **   gpuagg_version()
 **   gpu_matadd(A, B)               virtual table (ext/matadd_vtab.c).
+**   gpu_<agg>_state(X), gpu_<agg>_merge(S)   exact states (ext/state_fns.c).
 **
 ** Rules this file keeps:
 **   1. Values are classified exactly as the built-ins do: sum-like
@@ -516,6 +517,8 @@ __attribute__((visibility("default")))
   }
   if (rc == SQLITE_OK)
     rc = ga_matadd_register(db, conn);
+  if (rc == SQLITE_OK)
+    rc = ga_state_register(db, conn);
   if (rc != SQLITE_OK) {
     /* take back everything that points at conn (their destructors release
     ** their references); deleting what was never registered is harmless */
@@ -528,6 +531,7 @@ __attribute__((visibility("default")))
       sqlite3_create_function(db, "gpuagg_config", nargs, SQLITE_UTF8, NULL,
                               NULL, NULL, NULL);
     ga_matadd_unregister(db);
+    ga_state_unregister(db);
   }
   ga_conn_unref(conn); /* frees conn now if nothing holds it */
   return rc;

@@ -59,6 +59,9 @@ run_suite gpu "$PYTHON" tests/test_gpu.py
 run_suite gpu_faults "$PYTHON" tests/test_gpu_faults.py
 run_suite matadd "$PYTHON" tests/test_matadd.py
 run_suite engine make -s --no-print-directory test-engine
+run_suite state "$PYTHON" tests/test_state.py
+run_suite state_engine make -s --no-print-directory test-state-engine
+run_suite state_worker make -s --no-print-directory test-state-worker
 run_suite python "$PYTHON" tests/hosts/test_python.py
 run_suite cli tests/hosts/test_cli.sh
 run_suite install tests/hosts/test_install.sh
