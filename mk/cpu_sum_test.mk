@@ -3,7 +3,7 @@
 CPU_SUM_TEST := $(BUILD)/tests/test_cpu_sum
 CPU_SUM_TEST_SRC := tests/test_cpu_sum.c engine/cpu_sum.c engine/cpu_reduce.c engine/xacc.c
 
-$(CPU_SUM_TEST): $(CPU_SUM_TEST_SRC) $(wildcard engine/*.h)
+$(CPU_SUM_TEST): $(CPU_SUM_TEST_SRC) $(wildcard engine/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE $(SANFLAGS) -Iengine \
 	  -o $@ $(CPU_SUM_TEST_SRC) $(SANFLAGS) -lpthread -lm
