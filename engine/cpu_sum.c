@@ -429,26 +429,31 @@ static void bins_reals(range_fn range, diffs_fn diffs, ga_sum_scratch *s,
   }
 }
 
-/* Mixed layout: integers into the halves as they come, reals gathered into
-** the scratch and summed a block at a time; branch-free on the bitmap. */
+/* Mixed layout: the integers go into the halves, and a copy of the block
+** with +0.0 in their places goes through bins_reals (which then counts them
+** as reals: nreal is corrected at the end).  Branch-free on the bitmap, one
+** bitmap word per 64 values; BLOCK is a multiple of 64. */
 static void bins_mixed(range_fn range, diffs_fn diffs, ga_sum_scratch *s,
                        const uint64_t *v, const uint64_t *isint, int64_t n,
                        ga_sum_partial *p) {
   uint64_t lo = 0, hi = 0;
-  int64_t nint = 0, nr = 0;
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t w = v[i], is = (isint[i >> 6] >> (i & 63)) & 1, mask = 0 - is;
-    lo += w & 0xffffffffu & mask;
-    hi += (uint64_t)((int64_t)w >> 32) & mask;
-    nint += (int64_t)is;
-    s->buf[nr] = w;
-    nr += (int64_t)(1 - is);
-    if (nr == BLOCK) {
-      bins_reals(range, diffs, s, s->buf, nr, p);
-      nr = 0;
+  int64_t nint = 0;
+  for (int64_t b0 = 0; b0 < n; b0 += BLOCK) {
+    int64_t m = n - b0 < BLOCK ? n - b0 : BLOCK;
+    for (int64_t i = 0; i < m; i += 64) {
+      uint64_t word = isint[(b0 + i) >> 6];
+      int k = m - i < 64 ? (int)(m - i) : 64;
+      for (int j = 0; j < k; j++) {
+        uint64_t w = v[b0 + i + j], mask = 0 - ((word >> j) & 1);
+        lo += w & M32 & mask;
+        hi += (uint64_t)((int64_t)w >> 32) & mask;
+        nint -= (int64_t)mask;
+        s->buf[i + j] = w & ~mask;
+      }
     }
+    bins_reals(range, diffs, s, s->buf, m, p);
   }
-  bins_reals(range, diffs, s, s->buf, nr, p);
+  p->nreal -= nint;
   p->ilo = (int64_t)((uint64_t)p->ilo + lo);
   p->ihi = (int64_t)((uint64_t)p->ihi + hi);
   p->nint += nint;
