@@ -470,6 +470,8 @@ __attribute__((visibility("default")))
   }
   if (rc == SQLITE_OK)
     rc = ga_matadd_register(db, conn);
+  if (rc == SQLITE_OK)
+    rc = ga_state_register(db, conn);
   if (rc != SQLITE_OK) {
     /* take back everything that points at conn (their destructors release
     ** their references); deleting what was never registered is harmless */
@@ -482,6 +484,7 @@ __attribute__((visibility("default")))
       sqlite3_create_function(db, "gpuagg_config", nargs, SQLITE_UTF8, NULL,
                               NULL, NULL, NULL);
     ga_matadd_unregister(db);
+    ga_state_unregister(db);
   }
   ga_conn_unref(conn); /* frees conn now if nothing holds it */
   return rc;
