@@ -1,0 +1,660 @@
+/*
+** scan.c — gpu_aggregate's parallel path (see scan.h).
+**
+** ======================= Locking design (on paper first) ==================
+**
+** Actors
+**   caller    the user's connection; its thread runs xFilter, which calls
+**             ga_scan_run and waits there.
+**   worker k  a private connection, opened READONLY | NOMUTEX with the
+**             caller's VFS, pooled (scan_pool.c).  The caller's thread uses
+**             it to start the snapshot, then thread k alone, then (after
+**             pthread_join) the caller's thread again to end it.  NOMUTEX is
+**             safe because those uses never overlap, and join orders them.
+**   helper    a private READWRITE connection to the same file, pooled; WAL
+**             mode only; it holds the write lock for a moment and writes
+**             nothing.
+**
+** Preconditions, checked by the glue before it comes here (else serial):
+** a file database, the caller in autocommit (sqlite3_get_autocommit) and
+** without a write transaction on that schema (sqlite3_txn_state), locking
+** mode NORMAL, a threadsafe SQLite.
+**
+** One snapshot (issue 10: a result mixing two commits is a wrong answer)
+**   WAL: the helper runs BEGIN IMMEDIATE with the caller's busy timeout.
+**     Holding the WAL write lock, no connection of any process can commit.
+**     Each worker then runs BEGIN and its first read (the table's min and
+**     max rowid): a WAL read transaction's snapshot is fixed by its first
+**     read, so all workers see the last commit before the helper's lock.
+**     The helper then ends its transaction (ROLLBACK; it wrote nothing).
+**     No lock: BEGIN IMMEDIATE not had within the busy timeout, or the file
+**     cannot be opened read-write -> serial path.
+**   Rollback journal (DELETE, TRUNCATE, PERSIST, MEMORY, OFF): worker 0
+**     runs BEGIN and its first read, taking a SHARED lock that its read
+**     transaction holds to the end.  A commit needs EXCLUSIVE, which cannot
+**     be had while any SHARED lock is held, so from that moment the file
+**     cannot change until worker 0 ends; workers 1..n-1 begin the same way
+**     and see the same state.  A writer that waits for EXCLUSIVE holds
+**     PENDING, which refuses new SHARED locks: a worker's begin then fails
+**     with SQLITE_BUSY at once (workers have no busy handler), so every
+**     begun transaction is ended (the writer may commit) and the whole
+**     begin is tried again after a short sleep, until the caller's busy
+**     timeout has passed -> serial path.  No waiting while holding a lock
+**     that the writer waits for: no deadlock.
+**   Checks: every worker must read the same min and max rowid, and see the
+**     journal mode the protocol assumed (switching between WAL and a
+**     rollback journal needs an exclusive lock, so it happened before our
+**     locks or waits until we are done); otherwise serial.
+**   Inside the snapshot, readers need no further lock: the workers' scans
+**     cannot block on anything but the dispenser mutex below.
+**
+** Threads and shared memory
+**   dispenser (mu): the next rowid, the piece size, the sparse flag and
+**     the piece counter.  Sparse-mode probes run under mu on the claiming
+**     worker's own connection (inside its read transaction: no lock wait).
+**   done (mu + done_cv): workers still running; the caller's thread waits
+**     on done_cv with a 10 ms timeout so that it can poll the caller's
+**     interrupt and relay it with sqlite3_interrupt (thread-safe) to the
+**     workers.
+**   cancel, group_bytes: atomics.  The first failure is recorded under mu.
+**   Each worker's group table is its own until pthread_join; the caller's
+**     thread merges them after joining them all.
+**
+** Pieces (balance on sparse and skewed rowids)
+**   Pieces are rowid ranges handed out in increasing order and numbered in
+**   that order, so piece numbers are rowid order (scan_group.h rule 2).  A
+**   piece aims at `base` rows: in dense mode it spans base rowids (never
+**   more rows than that).  After a piece with few rows (less than base/4
+**   passed the filter) the next claim probes first: the first rowid at or
+**   after the cursor (jumping any gap at once, e.g. 1..1e6 then 2^62) and
+**   the position of the k-th row after it (k = min(base, 4096)), and sizes
+**   the piece to hold about base rows at that density.  A dense cluster
+**   hidden behind sparse rows inside one piece can still make it larger.
+**   Grouped scans grow base while pieces return many groups per row, so
+**   that merging states stays small next to scanning.
+** ===========================================================================
+*/
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "scan.h"
+
+#define GA_SCAN_BASE_MAX 131072 /* rows of a piece, at most (see bench) */
+#define GA_SCAN_BASE_MIN 64
+
+typedef struct scan_shared scan_shared;
+
+typedef struct worker {
+  scan_shared *sh;
+  sqlite3 *db;
+  sqlite3_stmt *piece, *first, *kth;
+  ga_group_table t;
+  int64_t rows, bytes_reported;
+  pthread_t th;
+  int started;
+} worker;
+
+struct scan_shared {
+  const ga_scan_spec *spec;
+  pthread_mutex_t mu;
+  pthread_cond_t done_cv;
+  int running;
+  /* dispenser */
+  int64_t next, max, base, base_max, npieces, nprobes, max_piece_rows;
+  int exhausted, sparse;
+  /* failure */
+  int cancel; /* atomic */
+  int fail_rc;
+  char why[256];
+  int64_t group_bytes; /* atomic */
+  worker *w;
+  int nw;
+};
+
+static int64_t sat_add(int64_t a, int64_t b) { /* b >= 0 */
+  return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* Record the first failure and stop everyone.  rc: GA_SCAN_FALLBACK,
+** GA_SCAN_INTERRUPT or GA_SCAN_NOMEM. */
+static void fail(scan_shared *sh, int rc, const char *fmt, const char *a) {
+  pthread_mutex_lock(&sh->mu);
+  if (!sh->fail_rc) {
+    sh->fail_rc = rc;
+    snprintf(sh->why, sizeof sh->why, fmt, a ? a : "");
+  }
+  pthread_mutex_unlock(&sh->mu);
+  if (!__atomic_exchange_n(&sh->cancel, 1, __ATOMIC_ACQ_REL))
+    for (int k = 0; k < sh->nw; k++)
+      if (sh->w[k].db)
+        sqlite3_interrupt(sh->w[k].db);
+}
+
+static int cancelled(scan_shared *sh) {
+  return __atomic_load_n(&sh->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* A worker's SQLite error: interrupted by us (cancel), out of memory, or a
+** reason for the serial path. */
+static void fail_sql(worker *w, int rc) {
+  scan_shared *sh = w->sh;
+  if ((rc & 0xff) == SQLITE_INTERRUPT && cancelled(sh))
+    return;
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+  else
+    fail(sh, GA_SCAN_FALLBACK, "a worker failed: %s", sqlite3_errmsg(w->db));
+}
+
+static int prepare(worker *w, const char *sql, sqlite3_stmt **st) {
+  if (*st)
+    return SQLITE_OK;
+  return sqlite3_prepare_v2(w->db, sql, -1, st, NULL);
+}
+
+/* One rowid from a probe statement: 1 found (*out), 0 none, -1 error. */
+static int probe(worker *w, sqlite3_stmt *st, int64_t from, int64_t offset,
+                 int64_t *out) {
+  int rc;
+  sqlite3_bind_int64(st, 1, from);
+  if (sqlite3_bind_parameter_count(st) >= 2)
+    sqlite3_bind_int64(st, 2, offset);
+  rc = sqlite3_step(st);
+  int found = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+  if (found)
+    *out = sqlite3_column_int64(st, 0);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    rc = sqlite3_reset(st);
+    fail_sql(w, rc);
+    return -1;
+  }
+  sqlite3_reset(st);
+  return found;
+}
+
+/* The next piece [*lo, *hi] (number *no); 0 when none is left or on a
+** failure. */
+static int claim(worker *w, int64_t *lo, int64_t *hi, int64_t *no) {
+  scan_shared *sh = w->sh;
+  const ga_scan_spec *sp = sh->spec;
+  int got = 0;
+  pthread_mutex_lock(&sh->mu);
+  if (sh->exhausted || cancelled(sh))
+    goto out;
+  int64_t a = sh->next, b;
+  if (sh->sparse) {
+    int64_t r0, rk;
+    int64_t k = sh->base < GA_SCAN_PROBE_ROWS ? sh->base : GA_SCAN_PROBE_ROWS;
+    if (prepare(w, sp->sql_first, &w->first) ||
+        prepare(w, sp->sql_kth, &w->kth)) {
+      pthread_mutex_unlock(&sh->mu);
+      fail_sql(w, sqlite3_errcode(w->db));
+      return 0;
+    }
+    int f = probe(w, w->first, a, 0, &r0);
+    if (f < 0)
+      goto out;
+    if (f == 0 || r0 > sh->max) {
+      sh->exhausted = 1;
+      goto out;
+    }
+    a = r0;
+    f = probe(w, w->kth, a, k - 1, &rk);
+    if (f < 0)
+      goto out;
+    sh->nprobes++;
+    if (f == 0 || rk >= sh->max) {
+      b = sh->max;
+    } else {
+      /* k rows over [a, rk]: base rows over about (rk - a + 1) * base / k */
+      __int128 span = ((__int128)rk - a + 1) * sh->base / k;
+      b = span >= (__int128)INT64_MAX ? INT64_MAX
+                                      : sat_add(a, (int64_t)span - 1);
+    }
+  } else {
+    b = sat_add(a, sh->base - 1);
+  }
+  if (b >= sh->max) {
+    b = sh->max;
+    sh->exhausted = 1;
+  } else {
+    sh->next = b + 1;
+  }
+  *lo = a;
+  *hi = b;
+  *no = sh->npieces++;
+  got = 1;
+out:
+  pthread_mutex_unlock(&sh->mu);
+  return got;
+}
+
+static void report(worker *w, int64_t rows, int64_t groups) {
+  scan_shared *sh = w->sh;
+  pthread_mutex_lock(&sh->mu);
+  sh->sparse = rows < sh->base / 4;
+  if (rows > sh->max_piece_rows)
+    sh->max_piece_rows = rows;
+  if (sh->spec->grouped && groups * 8 > rows && sh->base < sh->base_max)
+    sh->base = sh->base * 2 < sh->base_max ? sh->base * 2 : sh->base_max;
+  pthread_mutex_unlock(&sh->mu);
+}
+
+/* A key column as a ga_value (TEXT as UTF-8, scan_group.h rule 1). */
+static void key_of(sqlite3_stmt *st, int col, ga_value *k) {
+  memset(k, 0, sizeof(*k));
+  switch (sqlite3_column_type(st, col)) {
+  case SQLITE_INTEGER:
+    k->type = GA_V_INT;
+    k->i = sqlite3_column_int64(st, col);
+    break;
+  case SQLITE_FLOAT:
+    k->type = GA_V_REAL;
+    k->r = sqlite3_column_double(st, col);
+    break;
+  case SQLITE_TEXT:
+    k->type = GA_V_TEXT;
+    k->p = sqlite3_column_text(st, col);
+    k->n = sqlite3_column_bytes(st, col);
+    break;
+  case SQLITE_BLOB:
+    k->type = GA_V_BLOB;
+    k->p = sqlite3_column_blob(st, col);
+    k->n = sqlite3_column_bytes(st, col);
+    break;
+  default:
+    k->type = GA_V_NULL;
+  }
+}
+
+/* One row of the piece statement into the worker's table; GA_* code. */
+static int take_row(worker *w, int64_t no, int64_t *rows, const char **err) {
+  sqlite3_stmt *st = w->piece;
+  int grouped = w->sh->spec->grouped;
+  int col = grouped ? 1 : 0;
+  ga_value key;
+  ga_xstate s;
+  if (grouped)
+    key_of(st, 0, &key);
+  else
+    key.type = GA_V_NULL;
+  int rc =
+      ga_state_decode(sqlite3_column_blob(st, col),
+                      sqlite3_column_bytes(st, col), GA_STATE_FUSED, &s, err);
+  if (rc)
+    return rc;
+  *rows += s.rows;
+  rc = ga_gt_add(&w->t, &key, &s, no);
+  ga_xstate_clear(&s);
+  return rc;
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  scan_shared *sh = w->sh;
+  const ga_scan_spec *sp = sh->spec;
+  int64_t lo, hi, no;
+  if (prepare(w, sp->sql_piece, &w->piece)) {
+    fail_sql(w, sqlite3_errcode(w->db));
+    goto done;
+  }
+  while (!cancelled(sh) && claim(w, &lo, &hi, &no)) {
+    int64_t rows = 0, groups = 0;
+    int rc;
+    sqlite3_bind_int64(w->piece, 1, lo);
+    sqlite3_bind_int64(w->piece, 2, hi);
+    while ((rc = sqlite3_step(w->piece)) == SQLITE_ROW) {
+      const char *err = NULL;
+      int grc = take_row(w, no, &rows, &err);
+      if (grc) {
+        sqlite3_reset(w->piece);
+        if (grc == GA_NOMEM)
+          fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+        else
+          fail(sh, GA_SCAN_FALLBACK, "a worker's state: %s", err);
+        goto done;
+      }
+      groups++;
+    }
+    if (rc != SQLITE_DONE) {
+      rc = sqlite3_reset(w->piece);
+      fail_sql(w, rc);
+      goto done;
+    }
+    sqlite3_reset(w->piece);
+    w->rows += rows;
+    report(w, rows, groups);
+    int64_t delta = w->t.bytes - w->bytes_reported;
+    w->bytes_reported = w->t.bytes;
+    if (__atomic_add_fetch(&sh->group_bytes, delta, __ATOMIC_RELAXED) >
+        sp->max_group_bytes) {
+      fail(sh, GA_SCAN_FALLBACK,
+           "the groups of all workers passed the memory cap%s", NULL);
+      goto done;
+    }
+  }
+done:
+  pthread_mutex_lock(&sh->mu);
+  sh->running--;
+  pthread_cond_signal(&sh->done_cv);
+  pthread_mutex_unlock(&sh->mu);
+  return NULL;
+}
+
+/* ---- the snapshot ---- */
+
+static int exec(sqlite3 *db, const char *sql) {
+  return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) && errno == EINTR)
+    ;
+}
+
+/* BEGIN and the first read on worker k: min and max rowid (have = 0 for an
+** empty table).  SQLite result code. */
+static int begin_worker(worker *w, const char *bounds, int *have, int64_t *mn,
+                        int64_t *mx) {
+  sqlite3_stmt *st = NULL;
+  int rc = exec(w->db, "BEGIN");
+  if (rc)
+    return rc;
+  rc = sqlite3_prepare_v2(w->db, bounds, -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      *have = sqlite3_column_type(st, 0) != SQLITE_NULL;
+      *mn = sqlite3_column_int64(st, 0);
+      *mx = sqlite3_column_int64(st, 1);
+      rc = SQLITE_OK;
+    } else {
+      rc = sqlite3_reset(st);
+      if (rc == SQLITE_OK)
+        rc = SQLITE_ERROR;
+    }
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int is_wal(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int wal = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA main.journal_mode", -1, &st, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    wal = m && !sqlite3_stricmp(m, "wal");
+  }
+  sqlite3_finalize(st);
+  return wal;
+}
+
+/* End every worker's read transaction (those not in autocommit). */
+static void end_all(scan_shared *sh) {
+  for (int k = 0; k < sh->nw; k++) {
+    worker *w = &sh->w[k];
+    sqlite3_finalize(w->piece);
+    sqlite3_finalize(w->first);
+    sqlite3_finalize(w->kth);
+    w->piece = w->first = w->kth = NULL;
+    if (w->db && !sqlite3_get_autocommit(w->db))
+      exec(w->db, "ROLLBACK");
+  }
+}
+
+/* Begin every worker on one snapshot (design above).  GA_SCAN_OK with the
+** table's bounds, or GA_SCAN_FALLBACK / GA_SCAN_NOMEM with sh->why. */
+static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
+  const ga_scan_spec *sp = sh->spec;
+  sqlite3 *helper = NULL;
+  const char *err = NULL;
+  int rc;
+  double deadline = now_ms() + (sp->busy_ms > 0 ? sp->busy_ms : 0);
+  if (sp->wal) {
+    rc = ga_scan_pool_take(sp->pool, 1, NULL, &helper, &err);
+    if (rc) {
+      fail(sh, rc == SQLITE_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK, "%s",
+           err);
+      return sh->fail_rc;
+    }
+    sqlite3_busy_timeout(helper, sp->busy_ms > 0 ? sp->busy_ms : 0);
+    rc = exec(helper, "BEGIN IMMEDIATE");
+    if (rc) {
+      ga_scan_pool_put(sp->pool, helper, 1, (rc & 0xff) == SQLITE_BUSY);
+      fail(sh, GA_SCAN_FALLBACK, "%s",
+           (rc & 0xff) == SQLITE_BUSY
+               ? "no snapshot: the WAL write lock was busy for longer than "
+                 "the busy timeout"
+               : "no snapshot: cannot take the WAL write lock");
+      return GA_SCAN_FALLBACK;
+    }
+  }
+  for (;;) {
+    int k, busy = 0;
+    rc = SQLITE_OK;
+    for (k = 0; k < sh->nw && rc == SQLITE_OK; k++) {
+      int h = 0;
+      int64_t a = 0, b = 0;
+      rc = begin_worker(&sh->w[k], sp->sql_bounds, &h, &a, &b);
+      if (rc == SQLITE_OK && k == 0) {
+        *have = h, *mn = a, *mx = b;
+        if (is_wal(sh->w[0].db) != (sp->wal != 0)) {
+          end_all(sh);
+          if (helper) {
+            exec(helper, "ROLLBACK");
+            ga_scan_pool_put(sp->pool, helper, 1, 1);
+          }
+          fail(sh, GA_SCAN_FALLBACK,
+               "the journal mode changed during the call%s", NULL);
+          return GA_SCAN_FALLBACK;
+        }
+      } else if (rc == SQLITE_OK &&
+                 (h != *have || (h && (a != *mn || b != *mx)))) {
+        rc = SQLITE_INTERNAL; /* cannot happen with the design above */
+      }
+    }
+    if (rc == SQLITE_OK)
+      break;
+    busy = (rc & 0xff) == SQLITE_BUSY;
+    const char *msg = sqlite3_errmsg(sh->w[k - 1].db);
+    char copy[200];
+    snprintf(copy, sizeof copy, "%s", msg ? msg : "?");
+    end_all(sh);
+    if (busy && !sp->wal && now_ms() < deadline) {
+      sleep_ms(2); /* let the waiting writer commit, then try again */
+      continue;
+    }
+    if (helper) {
+      exec(helper, "ROLLBACK");
+      ga_scan_pool_put(sp->pool, helper, 1, 1);
+    }
+    if ((rc & 0xff) == SQLITE_NOMEM)
+      fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+    else if (rc == SQLITE_INTERNAL)
+      fail(sh, GA_SCAN_FALLBACK, "workers saw different tables%s", NULL);
+    else if (busy)
+      fail(sh, GA_SCAN_FALLBACK,
+           "no snapshot within the busy timeout (a writer is committing)%s",
+           NULL);
+    else
+      fail(sh, GA_SCAN_FALLBACK, "a worker could not start: %s", copy);
+    return sh->fail_rc;
+  }
+  if (helper) {
+    exec(helper, "ROLLBACK"); /* it wrote nothing */
+    ga_scan_pool_put(sp->pool, helper, 1, 1);
+  }
+  return GA_SCAN_OK;
+}
+
+/* ---- the scan ---- */
+
+int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
+  scan_shared sh;
+  int rc = GA_SCAN_OK, have = 0;
+  int64_t mn = 0, mx = 0;
+  memset(out, 0, sizeof(*out));
+  ga_gt_init(&out->groups, sp->coll);
+  memset(&sh, 0, sizeof(sh));
+  sh.spec = sp;
+  pthread_mutex_init(&sh.mu, NULL);
+  pthread_cond_init(&sh.done_cv, NULL);
+  sh.w = sqlite3_malloc64(sizeof(worker) * (size_t)sp->threads);
+  if (!sh.w) {
+    rc = GA_SCAN_NOMEM;
+    goto cleanup;
+  }
+  memset(sh.w, 0, sizeof(worker) * (size_t)sp->threads);
+  sh.nw = sp->threads;
+  for (int k = 0; k < sh.nw; k++) {
+    const char *err = NULL;
+    worker *w = &sh.w[k];
+    w->sh = &sh;
+    ga_gt_init(&w->t, sp->coll);
+    int orc = ga_scan_pool_take(sp->pool, 0, sp->prep, &w->db, &err);
+    if (orc) {
+      fail(&sh, orc == SQLITE_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK, "%s",
+           err);
+      goto finish;
+    }
+    sqlite3_busy_timeout(w->db, 0); /* design: begins fail fast */
+    sqlite3_db_config(w->db, SQLITE_DBCONFIG_DQS_DML, sp->dqs, (int *)0);
+  }
+  if (snapshot(&sh, &have, &mn, &mx) != GA_SCAN_OK)
+    goto finish;
+  if (!have)
+    goto finish; /* an empty table: no piece, no group */
+
+  /* pieces: about 8 per worker, between the bounds */
+  {
+    int64_t span = mx - mn < INT64_MAX ? mx - mn + 1 : INT64_MAX;
+    int64_t est = sp->est_rows > 0 && sp->est_rows < span ? sp->est_rows : span;
+    int64_t base = est / ((int64_t)sh.nw * 8);
+    if (base < GA_SCAN_BASE_MIN)
+      base = GA_SCAN_BASE_MIN;
+    if (base > GA_SCAN_BASE_MAX)
+      base = GA_SCAN_BASE_MAX;
+    sh.base = base;
+    sh.base_max = est / ((int64_t)sh.nw * 4);
+    if (sh.base_max < base)
+      sh.base_max = base;
+    sh.next = mn;
+    sh.max = mx;
+  }
+
+  sh.running = sh.nw;
+  for (int k = 0; k < sh.nw; k++) {
+    if (pthread_create(&sh.w[k].th, NULL, worker_main, &sh.w[k]) == 0) {
+      sh.w[k].started = 1;
+      out->threads++;
+    } else {
+      pthread_mutex_lock(&sh.mu);
+      sh.running--;
+      pthread_mutex_unlock(&sh.mu);
+    }
+  }
+  if (out->threads == 0)
+    fail(&sh, GA_SCAN_FALLBACK, "no worker thread could start%s", NULL);
+
+  /* wait, relaying the caller's interrupt */
+  pthread_mutex_lock(&sh.mu);
+  while (sh.running > 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10 * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&sh.done_cv, &sh.mu, &ts);
+    if (sh.running > 0 && sp->interrupted &&
+        sp->interrupted(sp->interrupted_arg)) {
+      pthread_mutex_unlock(&sh.mu);
+      fail(&sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
+      pthread_mutex_lock(&sh.mu);
+    }
+  }
+  pthread_mutex_unlock(&sh.mu);
+  for (int k = 0; k < sh.nw; k++)
+    if (sh.w[k].started)
+      pthread_join(sh.w[k].th, NULL);
+
+finish:
+  end_all(&sh);
+  rc = sh.fail_rc;
+  if (rc == GA_SCAN_OK) {
+    out->min_worker_rows = INT64_MAX;
+    for (int k = 0; k < sh.nw && rc == GA_SCAN_OK; k++) {
+      worker *w = &sh.w[k];
+      if (w->rows < out->min_worker_rows)
+        out->min_worker_rows = w->rows;
+      if (w->rows > out->max_worker_rows)
+        out->max_worker_rows = w->rows;
+      int mrc = ga_gt_merge(&out->groups, &w->t);
+      if (mrc == GA_NOMEM)
+        rc = GA_SCAN_NOMEM;
+      else if (mrc)
+        rc = GA_SCAN_FALLBACK;
+    }
+    if (rc == GA_SCAN_FALLBACK)
+      snprintf(sh.why, sizeof sh.why, "merging the workers' states failed");
+  }
+  out->pieces = sh.npieces;
+  out->probes = sh.nprobes;
+  out->max_piece_rows = sh.max_piece_rows;
+  snprintf(out->why, sizeof out->why, "%s", sh.why);
+  for (int k = 0; k < sh.nw; k++) {
+    worker *w = &sh.w[k];
+    ga_gt_free(&w->t);
+    /* a connection interrupted or failed mid-way is closed, not pooled */
+    ga_scan_pool_put(sp->pool, w->db, 0, rc == GA_SCAN_OK);
+  }
+cleanup:
+  sqlite3_free(sh.w);
+  pthread_cond_destroy(&sh.done_cv);
+  pthread_mutex_destroy(&sh.mu);
+  if (rc != GA_SCAN_OK)
+    ga_gt_free(&out->groups);
+  return rc;
+}
+
+void ga_scan_out_free(ga_scan_out *out) { ga_gt_free(&out->groups); }
+
+/* ---- gpuagg_info()'s last_scan ---- */
+
+void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
+  char why[2 * sizeof l->why];
+  size_t j = 0;
+  for (const char *p = l->why; *p && j + 7 < sizeof why; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"' || c == '\\') {
+      why[j++] = '\\';
+      why[j++] = (char)c;
+    } else if (c < 0x20) {
+      j += (size_t)snprintf(why + j, sizeof why - j, "\\u%04x", c);
+    } else {
+      why[j++] = (char)c;
+    }
+  }
+  why[j] = 0;
+  snprintf(buf, n,
+           "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%lld,"
+           "\"ms\":%.3f,\"pieces\":%lld}",
+           l->path ? l->path : "none", l->threads, why, (long long)l->rows,
+           l->ms, (long long)l->pieces);
+}
