@@ -77,6 +77,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -113,6 +114,7 @@ struct scan_shared {
   int fail_rc;
   char why[256];
   int64_t group_bytes; /* atomic */
+  int64_t fault_piece; /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
   worker *w;
   int nw;
 };
@@ -307,6 +309,10 @@ static void *worker_main(void *arg) {
   while (!cancelled(sh) && claim(w, &lo, &hi, &no)) {
     int64_t rows = 0, groups = 0;
     int rc;
+    if (no == sh->fault_piece) {
+      fail(sh, GA_SCAN_FALLBACK, "a worker failed: injected fault%s", NULL);
+      goto done;
+    }
     sqlite3_bind_int64(w->piece, 1, lo);
     sqlite3_bind_int64(w->piece, 2, hi);
     while ((rc = sqlite3_step(w->piece)) == SQLITE_ROW) {
@@ -363,6 +369,18 @@ static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) && errno == EINTR)
     ;
+}
+
+/* The helper's busy handler: try again every 200 us until the deadline.
+** SQLite's own backs off to 100 ms sleeps, and loses the race to a writer
+** that commits back to back. */
+static int helper_busy(void *arg, int n) {
+  (void)n;
+  if (now_ms() >= *(double *)arg)
+    return 0;
+  struct timespec ts = {0, 200000L};
+  nanosleep(&ts, NULL);
+  return 1;
 }
 
 /* BEGIN and the first read on worker k: min and max rowid (have = 0 for an
@@ -432,8 +450,9 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
            err);
       return sh->fail_rc;
     }
-    sqlite3_busy_timeout(helper, sp->busy_ms > 0 ? sp->busy_ms : 0);
+    sqlite3_busy_handler(helper, helper_busy, &deadline);
     rc = exec(helper, "BEGIN IMMEDIATE");
+    sqlite3_busy_handler(helper, NULL, NULL);
     if (rc) {
       ga_scan_pool_put(sp->pool, helper, 1, (rc & 0xff) == SQLITE_BUSY);
       fail(sh, GA_SCAN_FALLBACK, "%s",
@@ -476,7 +495,7 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     snprintf(copy, sizeof copy, "%s", msg ? msg : "?");
     end_all(sh);
     if (busy && !sp->wal && now_ms() < deadline) {
-      sleep_ms(2); /* let the waiting writer commit, then try again */
+      sleep_ms(1); /* let the waiting writer commit, then try again */
       continue;
     }
     if (helper) {
@@ -512,6 +531,12 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   ga_gt_init(&out->groups, sp->coll);
   memset(&sh, 0, sizeof(sh));
   sh.spec = sp;
+  sh.fault_piece = -1;
+  /* GPUAGG_SCAN_FAULT (tests, like GPUAGG_FAULT): piece:N fails the worker
+  ** that claims piece N; begin fails the snapshot */
+  const char *fault = getenv("GPUAGG_SCAN_FAULT");
+  if (fault && !strncmp(fault, "piece:", 6))
+    sh.fault_piece = strtoll(fault + 6, NULL, 10);
   pthread_mutex_init(&sh.mu, NULL);
   pthread_cond_init(&sh.done_cv, NULL);
   sh.w = sqlite3_malloc64(sizeof(worker) * (size_t)sp->threads);
@@ -534,6 +559,11 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     }
     sqlite3_busy_timeout(w->db, 0); /* design: begins fail fast */
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_DQS_DML, sp->dqs, (int *)0);
+  }
+  if (fault && !strcmp(fault, "begin")) {
+    fail(&sh, GA_SCAN_FALLBACK, "a worker could not start: injected fault%s",
+         NULL);
+    goto finish;
   }
   if (snapshot(&sh, &have, &mn, &mx) != GA_SCAN_OK)
     goto finish;

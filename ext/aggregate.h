@@ -53,8 +53,8 @@ typedef struct ga_args {
 } ga_args;
 
 /* SQL texts.  sqlite3_malloc'd; NULL on NOMEM.
-**   serial: the reference query on the caller's connection, columns grp,
-**           rows, count, sum, total, avg, min, max.
+**   serial: on the caller's connection, rows of (grp, fused state BLOB):
+**           the reference query with one fused aggregate for the seven.
 **   piece, bounds, first, kth: what the workers run (scan.h). */
 char *ga_sql_serial(const ga_target *t, const ga_args *a);
 char *ga_sql_piece(const ga_target *t, const ga_args *a);

@@ -33,6 +33,7 @@
 **   error, the memory cap of groups) fall back later, in the vtab.
 */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -412,6 +413,9 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
   sp->est_rows = est;
   sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;
+  const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
+  if (cap_env && atoll(cap_env) > 0)
+    sp->max_group_bytes = atoll(cap_env);
   plan->parallel = 1;
   sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s snapshot",
                    sp->wal ? "WAL" : "rollback-journal");

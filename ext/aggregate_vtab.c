@@ -20,8 +20,10 @@
 **      whatever the path and thread count; where it leaves a choice (a
 **      group's representative, 1 vs 1.0 or 'a' vs 'A'; equal INTEGER and
 **      REAL in min/max) the row first in rowid order wins.
-**   2. Two paths.  Serial: that very query on the caller's connection
-**      (NOT INDEXED on rowid tables, so rows come in rowid order), streamed.
+**   2. Two paths.  Serial: that query on the caller's connection, with the
+**      seven aggregates fused into gpuagg_partial(X) (the workers' one, so
+**      X is evaluated once a row), NOT INDEXED on rowid tables so that rows
+**      come in rowid order; streamed, one group at a time.
 **      Parallel: engine/scan.c, taken only under the conditions of
 **      aggregate_path.c; any failure there falls back to serial.
 **   3. Row order: not promised (as for GROUP BY without ORDER BY).  Today
@@ -78,6 +80,7 @@ typedef struct aggr_cursor {
   sqlite3_vtab_cursor base;
   /* serial path */
   sqlite3_stmt *st;
+  ga_xstate cur; /* the current row's state */
   /* parallel path */
   ga_scan_out out;
   ga_group **g;
@@ -204,6 +207,7 @@ static void aggr_reset(aggr_cursor *c) {
   c->ng = c->i = 0;
   c->empty = 0;
   ga_xstate_clear(&c->none);
+  ga_xstate_clear(&c->cur);
   for (int k = 0; k < NARGS_MAX; k++) {
     sqlite3_free(c->arg[k]);
     c->arg[k] = NULL;
@@ -229,12 +233,27 @@ static int set_err(aggr_cursor *c, int rc, char *msg) {
   return rc;
 }
 
-/* Step the serial statement; errors get our prefix. */
+/* Step the serial statement and decode its state; errors get our prefix,
+** and a gpu_sum overflow is the reference query's error. */
 static int serial_step(aggr_cursor *c) {
   aggr_vtab *vt = (aggr_vtab *)c->base.pVtab;
   int rc = sqlite3_step(c->st);
+  ga_xstate_clear(&c->cur);
   if (rc == SQLITE_ROW) {
-    c->rows += sqlite3_column_int64(c->st, COL_ROWS);
+    const char *why = NULL;
+    ga_value v;
+    int drc = ga_state_decode(sqlite3_column_blob(c->st, 1),
+                              sqlite3_column_bytes(c->st, 1), GA_STATE_FUSED,
+                              &c->cur, &why);
+    if (drc == GA_NOMEM)
+      return SQLITE_NOMEM;
+    if (drc)
+      return set_err(c, SQLITE_ERROR,
+                     sqlite3_mprintf("gpu_aggregate: %s", why));
+    c->rows += c->cur.rows;
+    if (ga_xstate_result(&c->cur, GA_AGG_SUM, &v) == GA_OVERFLOW)
+      return set_err(c, SQLITE_ERROR,
+                     sqlite3_mprintf("gpu_aggregate: integer overflow"));
     return SQLITE_OK;
   }
   c->eof = 1;
@@ -501,15 +520,15 @@ static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
       sqlite3_result_text(ctx, z, -1, SQLITE_TRANSIENT);
     return SQLITE_OK;
   }
-  if (c->serial) {
-    sqlite3_result_value(ctx, sqlite3_column_value(c->st, col));
-    return SQLITE_OK;
-  }
-  const ga_xstate *s = c->empty ? &c->none : &c->g[c->i]->st;
+  const ga_xstate *s = c->serial  ? &c->cur
+                       : c->empty ? &c->none
+                                  : &c->g[c->i]->st;
   ga_value v;
   switch (col) {
   case COL_GRP:
-    if (!c->empty) {
+    if (c->serial) {
+      sqlite3_result_value(ctx, sqlite3_column_value(c->st, 0));
+    } else if (!c->empty) {
       ga_bval_view(&c->g[c->i]->key, &v);
       result_value(ctx, &v, SQLITE_UTF8);
     }
@@ -569,10 +588,14 @@ int ga_aggregate_register(sqlite3 *db, ga_conn *conn) {
   m->conn = conn;
   ga_conn_ref(conn);
   /* m is freed when the connection closes, or at once if this fails */
-  return sqlite3_create_module_v2(db, "gpu_aggregate", &aggr_methods, m,
-                                  module_free);
+  int rc = sqlite3_create_module_v2(db, "gpu_aggregate", &aggr_methods, m,
+                                    module_free);
+  /* the serial path runs the workers' fused aggregate on this connection */
+  return rc == SQLITE_OK ? ga_state_register_worker(db) : rc;
 }
 
 void ga_aggregate_unregister(sqlite3 *db) {
   sqlite3_create_module(db, "gpu_aggregate", NULL, NULL);
+  sqlite3_create_function(db, "gpuagg_partial", 1, SQLITE_UTF8, NULL, NULL,
+                          NULL, NULL);
 }
