@@ -36,11 +36,15 @@
 **     cannot change until worker 0 ends; workers 1..n-1 begin the same way
 **     and see the same state.  A writer that waits for EXCLUSIVE holds
 **     PENDING, which refuses new SHARED locks: a worker's begin then fails
-**     with SQLITE_BUSY at once (workers have no busy handler), so every
-**     begun transaction is ended (the writer may commit) and the whole
-**     begin is tried again after a short sleep, until the caller's busy
-**     timeout has passed -> serial path.  No waiting while holding a lock
-**     that the writer waits for: no deadlock.
+**     with SQLITE_BUSY at once (workers have no busy handler).  The caller
+**     itself usually holds a SHARED lock on the file for its statement (it
+**     read the schema in this call): then the writer waits for the caller,
+**     and waiting for the writer would deadlock until a busy timeout ends
+**     it, so the call goes to the serial path at once, where the caller
+**     reads with the lock it has.  Otherwise every begun transaction is
+**     ended (the writer may commit) and the whole begin is tried again
+**     after a short sleep, until the caller's busy timeout has passed, and
+**     then serial.  Never wait while holding a lock the writer waits for.
 **   Checks: every worker must read the same min and max rowid, and see the
 **     journal mode the protocol assumed (switching between WAL and a
 **     rollback journal needs an exclusive lock, so it happened before our
@@ -494,7 +498,7 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     char copy[200];
     snprintf(copy, sizeof copy, "%s", msg ? msg : "?");
     end_all(sh);
-    if (busy && !sp->wal && now_ms() < deadline) {
+    if (busy && !sp->wal && !sp->caller_reads && now_ms() < deadline) {
       sleep_ms(1); /* let the waiting writer commit, then try again */
       continue;
     }
@@ -508,7 +512,11 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
       fail(sh, GA_SCAN_FALLBACK, "workers saw different tables%s", NULL);
     else if (busy)
       fail(sh, GA_SCAN_FALLBACK,
-           "no snapshot within the busy timeout (a writer is committing)%s",
+           sp->caller_reads && !sp->wal
+               ? "no snapshot: a writer waits for this connection's read "
+                 "lock to commit%s"
+               : "no snapshot within the busy timeout (a writer is "
+                 "committing)%s",
            NULL);
     else
       fail(sh, GA_SCAN_FALLBACK, "a worker could not start: %s", copy);

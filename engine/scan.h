@@ -64,7 +64,9 @@ typedef struct ga_scan_spec {
   int threads; /* >= 2 */
   int wal;     /* the caller saw journal_mode = wal */
   int busy_ms; /* the caller's busy timeout: how long to try for a snapshot */
-  int dqs;     /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
+  int caller_reads; /* the caller holds a read transaction on the file (its
+                       SHARED lock: see the design in scan.c) */
+  int dqs; /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
   int64_t est_rows;        /* rows of the table, an upper estimate */
   int64_t max_group_bytes; /* GA_SCAN_MAX_GROUP_BYTES, smaller in tests */
   /* polled by the caller's thread while workers run: nonzero = the caller

@@ -253,7 +253,8 @@ int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t,
            "ORDER BY t.schema = 'temp' DESC, d.seq",
       -1, &st, NULL);
   if (rc != SQLITE_OK) {
-    *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
+    if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
+      *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
     goto done;
   }
   sqlite3_bind_text(st, 1, p1, -1, SQLITE_STATIC);
@@ -271,7 +272,8 @@ int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t,
     rc = SQLITE_ERROR;
   } else {
     rc = sqlite3_reset(st);
-    *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
+    if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
+      *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
   }
   sqlite3_finalize(st);
   st = NULL;
@@ -296,7 +298,8 @@ int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t,
     rc = SQLITE_OK;
   else if (rc != SQLITE_NOMEM) {
     rc = sqlite3_reset(st);
-    *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
+    if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
+      *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
   }
   static const char *const aliases[] = {"rowid", "_rowid_", "oid"};
   for (int a = 0; a < 3 && !t->rowid; a++) {

@@ -410,6 +410,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->threads = threads;
   sp->wal = !sqlite3_stricmp(buf, "wal");
   sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
+  sp->caller_reads = sqlite3_txn_state(db, t->schema) >= SQLITE_TXN_READ;
   sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
   sp->est_rows = est;
   sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;

@@ -387,12 +387,17 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   if (rc == SQLITE_OK && !err) {
     /* the reference query: its errors are SQLite's own messages */
     sql = ga_sql_serial(&t, &a);
+    int prc;
     if (!sql)
       rc = SQLITE_NOMEM;
-    else if (sqlite3_prepare_v2(vt->db, sql, -1, &c->st, &tail) != SQLITE_OK)
-      err = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(vt->db));
-    else if (!c->st || (tail && *tail) ||
-             sqlite3_bind_parameter_count(c->st) != 0)
+    else if ((prc = sqlite3_prepare_v2(vt->db, sql, -1, &c->st, &tail)) !=
+             SQLITE_OK) {
+      if ((prc & 0xff) == SQLITE_INTERRUPT || (prc & 0xff) == SQLITE_NOMEM)
+        rc = prc & 0xff; /* not a problem of the arguments */
+      else
+        err = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(vt->db));
+    } else if (!c->st || (tail && *tail) ||
+               sqlite3_bind_parameter_count(c->st) != 0)
       err = sqlite3_mprintf("gpu_aggregate: the arguments must be SQL "
                             "expressions");
   }
