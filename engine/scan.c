@@ -61,8 +61,10 @@
 **     interrupt and relay it with sqlite3_interrupt (thread-safe) to the
 **     workers.
 **   cancel, group_bytes: atomics.  The first failure is recorded under mu.
-**   Each worker's group table is its own until pthread_join; the caller's
-**     thread merges them after joining them all.
+**   groups: one set shared by the workers, in 64 shards by hash, each with
+**     its own mutex (scan_group.h); a worker holds one shard's mutex at a
+**     time and waits on nothing while holding it.  The caller's thread
+**     reads the groups after joining every worker.
 **
 ** Pieces (balance on sparse and skewed rowids)
 **   Pieces are rowid ranges handed out in increasing order and numbered in
@@ -99,8 +101,7 @@ typedef struct worker {
   scan_shared *sh;
   sqlite3 *db;
   sqlite3_stmt *piece, *first, *kth;
-  ga_group_table t;
-  int64_t rows, bytes_reported;
+  int64_t rows;
   pthread_t th;
   int started;
 } worker;
@@ -117,8 +118,9 @@ struct scan_shared {
   int cancel; /* atomic */
   int fail_rc;
   char why[256];
-  int64_t group_bytes; /* atomic */
-  int64_t fault_piece; /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
+  ga_group_shards *groups; /* shared by the workers (scan_group.h) */
+  int64_t group_bytes;     /* atomic */
+  int64_t fault_piece;     /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
   worker *w;
   int nw;
 };
@@ -279,8 +281,9 @@ static void key_of(sqlite3_stmt *st, int col, ga_value *k) {
   }
 }
 
-/* One row of the piece statement into the worker's table; GA_* code. */
-static int take_row(worker *w, int64_t no, int64_t *rows, const char **err) {
+/* One row of the piece statement into the groups; GA_* code. */
+static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
+                    const char **err) {
   sqlite3_stmt *st = w->piece;
   int grouped = w->sh->spec->grouped;
   int col = grouped ? 1 : 0;
@@ -296,7 +299,7 @@ static int take_row(worker *w, int64_t no, int64_t *rows, const char **err) {
   if (rc)
     return rc;
   *rows += s.rows;
-  rc = ga_gt_add(&w->t, &key, &s, no);
+  rc = ga_gs_add(w->sh->groups, &key, &s, no, bytes);
   ga_xstate_clear(&s);
   return rc;
 }
@@ -311,7 +314,7 @@ static void *worker_main(void *arg) {
     goto done;
   }
   while (!cancelled(sh) && claim(w, &lo, &hi, &no)) {
-    int64_t rows = 0, groups = 0;
+    int64_t rows = 0, groups = 0, bytes = 0;
     int rc;
     if (no == sh->fault_piece) {
       fail(sh, GA_SCAN_FALLBACK, "a worker failed: injected fault%s", NULL);
@@ -321,7 +324,7 @@ static void *worker_main(void *arg) {
     sqlite3_bind_int64(w->piece, 2, hi);
     while ((rc = sqlite3_step(w->piece)) == SQLITE_ROW) {
       const char *err = NULL;
-      int grc = take_row(w, no, &rows, &err);
+      int grc = take_row(w, no, &rows, &bytes, &err);
       if (grc) {
         sqlite3_reset(w->piece);
         if (grc == GA_NOMEM)
@@ -340,12 +343,9 @@ static void *worker_main(void *arg) {
     sqlite3_reset(w->piece);
     w->rows += rows;
     report(w, rows, groups);
-    int64_t delta = w->t.bytes - w->bytes_reported;
-    w->bytes_reported = w->t.bytes;
-    if (__atomic_add_fetch(&sh->group_bytes, delta, __ATOMIC_RELAXED) >
+    if (__atomic_add_fetch(&sh->group_bytes, bytes, __ATOMIC_RELAXED) >
         sp->max_group_bytes) {
-      fail(sh, GA_SCAN_FALLBACK,
-           "the groups of all workers passed the memory cap%s", NULL);
+      fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s", NULL);
       goto done;
     }
   }
@@ -536,7 +536,6 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   int rc = GA_SCAN_OK, have = 0;
   int64_t mn = 0, mx = 0;
   memset(out, 0, sizeof(*out));
-  ga_gt_init(&out->groups, sp->coll);
   memset(&sh, 0, sizeof(sh));
   sh.spec = sp;
   sh.fault_piece = -1;
@@ -548,7 +547,8 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   pthread_mutex_init(&sh.mu, NULL);
   pthread_cond_init(&sh.done_cv, NULL);
   sh.w = sqlite3_malloc64(sizeof(worker) * (size_t)sp->threads);
-  if (!sh.w) {
+  sh.groups = out->groups = ga_gs_new(sp->coll);
+  if (!sh.w || !sh.groups) {
     rc = GA_SCAN_NOMEM;
     goto cleanup;
   }
@@ -558,7 +558,6 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     const char *err = NULL;
     worker *w = &sh.w[k];
     w->sh = &sh;
-    ga_gt_init(&w->t, sp->coll);
     int orc = ga_scan_pool_take(sp->pool, 0, sp->prep, &w->db, &err);
     if (orc) {
       fail(&sh, orc == SQLITE_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK, "%s",
@@ -580,7 +579,8 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
 
   /* pieces: about 8 per worker, between the bounds */
   {
-    int64_t span = mx - mn < INT64_MAX ? mx - mn + 1 : INT64_MAX;
+    uint64_t d = (uint64_t)mx - (uint64_t)mn; /* no signed overflow */
+    int64_t span = d < (uint64_t)INT64_MAX ? (int64_t)d + 1 : INT64_MAX;
     int64_t est = sp->est_rows > 0 && sp->est_rows < span ? sp->est_rows : span;
     int64_t base = est / ((int64_t)sh.nw * 8);
     if (base < GA_SCAN_BASE_MIN)
@@ -637,20 +637,15 @@ finish:
   rc = sh.fail_rc;
   if (rc == GA_SCAN_OK) {
     out->min_worker_rows = INT64_MAX;
-    for (int k = 0; k < sh.nw && rc == GA_SCAN_OK; k++) {
+    for (int k = 0; k < sh.nw; k++) {
       worker *w = &sh.w[k];
       if (w->rows < out->min_worker_rows)
         out->min_worker_rows = w->rows;
       if (w->rows > out->max_worker_rows)
         out->max_worker_rows = w->rows;
-      int mrc = ga_gt_merge(&out->groups, &w->t);
-      if (mrc == GA_NOMEM)
-        rc = GA_SCAN_NOMEM;
-      else if (mrc)
-        rc = GA_SCAN_FALLBACK;
     }
-    if (rc == GA_SCAN_FALLBACK)
-      snprintf(sh.why, sizeof sh.why, "merging the workers' states failed");
+    if (ga_gs_sorted(sh.groups, &out->sorted, &out->n))
+      rc = GA_SCAN_NOMEM;
   }
   out->pieces = sh.npieces;
   out->probes = sh.nprobes;
@@ -658,7 +653,6 @@ finish:
   snprintf(out->why, sizeof out->why, "%s", sh.why);
   for (int k = 0; k < sh.nw; k++) {
     worker *w = &sh.w[k];
-    ga_gt_free(&w->t);
     /* a connection interrupted or failed mid-way is closed, not pooled */
     ga_scan_pool_put(sp->pool, w->db, 0, rc == GA_SCAN_OK);
   }
@@ -667,11 +661,17 @@ cleanup:
   pthread_cond_destroy(&sh.done_cv);
   pthread_mutex_destroy(&sh.mu);
   if (rc != GA_SCAN_OK)
-    ga_gt_free(&out->groups);
+    ga_scan_out_free(out);
   return rc;
 }
 
-void ga_scan_out_free(ga_scan_out *out) { ga_gt_free(&out->groups); }
+void ga_scan_out_free(ga_scan_out *out) {
+  sqlite3_free(out->sorted);
+  ga_gs_free(out->groups);
+  out->sorted = NULL;
+  out->groups = NULL;
+  out->n = 0;
+}
 
 /* ---- gpuagg_info()'s last_scan ---- */
 

@@ -46,8 +46,9 @@ int ga_scan_pool_idle(void);
 #define GA_SCAN_FALLBACK 20 /* take the serial path; why says why */
 #define GA_SCAN_INTERRUPT 21
 
-/* Memory the group tables of one scan may hold, all workers together
-** (README "gpu_aggregate": past it, the serial path). */
+/* Memory the groups of one scan may hold (README "gpu_aggregate": past
+** it, the serial path).  The workers share one set of groups, so this
+** bounds groups, whatever the thread count: about 700 bytes a group. */
 #define GA_SCAN_MAX_GROUP_BYTES ((int64_t)256 << 20)
 
 typedef struct ga_scan_spec {
@@ -79,16 +80,18 @@ typedef struct ga_scan_spec {
 #define GA_SCAN_PROBE_ROWS 4096
 
 typedef struct ga_scan_out {
-  ga_group_table groups; /* the merged groups (one NULL key when ungrouped,
-                            none when no row was read) */
-  int threads;           /* workers that ran */
-  int64_t pieces;        /* rowid pieces handed out */
-  int64_t probes;        /* sparse-mode probes */
+  ga_group_shards *groups; /* owns the merged groups */
+  ga_group **sorted;       /* them in key order: one NULL key when ungrouped,
+                              none when no row was read */
+  size_t n;
+  int threads;    /* workers that ran */
+  int64_t pieces; /* rowid pieces handed out */
+  int64_t probes; /* sparse-mode probes */
   int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
   char why[256]; /* GA_SCAN_FALLBACK: the reason */
 } ga_scan_out;
 
-/* Run it.  GA_SCAN_OK (out->groups filled), GA_SCAN_FALLBACK,
+/* Run it.  GA_SCAN_OK (out->sorted filled), GA_SCAN_FALLBACK,
 ** GA_SCAN_INTERRUPT or GA_SCAN_NOMEM.  Always call ga_scan_out_free. */
 int ga_scan_run(const ga_scan_spec *spec, ga_scan_out *out);
 void ga_scan_out_free(ga_scan_out *out);

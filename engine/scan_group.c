@@ -3,6 +3,7 @@
 */
 #include "scan_group.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,41 +157,44 @@ static int cmp_best(const ga_bval *a, const ga_bval *b, int want_min) {
   return want_min ? -c : c;
 }
 
-int ga_group_merge(ga_group *a, ga_group *b) {
-  /* decide with b's tags before the merge moves anything */
-  int cmax = cmp_best(&a->st.max, &b->st.max, 0);
-  int cmin = cmp_best(&a->st.min, &b->st.min, 1);
-  int tie_max =
-      cmax == 0 && b->st.max.type != GA_V_NULL && b->max_piece < a->max_piece;
-  int tie_min =
-      cmin == 0 && b->st.min.type != GA_V_NULL && b->min_piece < a->min_piece;
-  int rc = ga_xstate_merge(&a->st, &b->st); /* a's wins ties ... */
-  if (rc)
+static void swap_bval(ga_bval *a, ga_bval *b) {
+  ga_bval t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* g += st, st from piece `piece` with key `key` (rule 2). */
+static int group_merge(ga_group *g, const ga_value *key, ga_xstate *st,
+                       int64_t piece) {
+  int cmax = cmp_best(&g->st.max, &st->max, 0);
+  int cmin = cmp_best(&g->st.min, &st->min, 1);
+  int tie_max = cmax == 0 && st->max.type != GA_V_NULL && piece < g->max_piece;
+  int tie_min = cmin == 0 && st->min.type != GA_V_NULL && piece < g->min_piece;
+  ga_bval k = {0};
+  if (piece < g->key_piece && ga_bval_set(&k, key))
+    return GA_NOMEM;
+  int rc = ga_xstate_merge(&g->st, st); /* g's wins ties ... */
+  if (rc) {
+    ga_bval_clear(&k);
     return rc;
+  }
   if (cmax > 0 || tie_max) {
-    if (tie_max) { /* ... unless b's came first in rowid order */
-      ga_bval t = a->st.max;
-      a->st.max = b->st.max;
-      b->st.max = t;
-    }
-    a->max_piece = b->max_piece;
+    if (tie_max) /* ... unless st's came first in rowid order */
+      swap_bval(&g->st.max, &st->max);
+    g->max_piece = piece;
   }
   if (cmin > 0 || tie_min) {
-    if (tie_min) {
-      ga_bval t = a->st.min;
-      a->st.min = b->st.min;
-      b->st.min = t;
-    }
-    a->min_piece = b->min_piece;
+    if (tie_min)
+      swap_bval(&g->st.min, &st->min);
+    g->min_piece = piece;
   }
-  if (b->key_piece < a->key_piece) {
-    ga_bval t = a->key;
-    a->key = b->key;
-    b->key = t;
-    a->key_piece = b->key_piece;
+  if (piece < g->key_piece) {
+    swap_bval(&g->key, &k);
+    g->key_piece = piece;
   }
-  if (!a->st.enc)
-    a->st.enc = b->st.enc;
+  ga_bval_clear(&k);
+  if (!g->st.enc)
+    g->st.enc = st->enc;
   return GA_OK;
 }
 
@@ -252,12 +256,11 @@ static int gt_reserve(ga_group_table *t) {
   return (t->n + 1) * 4 > t->cap * 3 ? gt_grow(t) : GA_OK;
 }
 
-int ga_gt_add(ga_group_table *t, const ga_value *key, ga_xstate *st,
+int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
               int64_t piece) {
   int rc = gt_reserve(t);
   if (rc)
     return rc;
-  uint64_t h = ga_key_hash(key, t->coll);
   size_t j = gt_find(t, key, h);
   ga_group *g = t->slot[j];
   if (!g) {
@@ -278,71 +281,79 @@ int ga_gt_add(ga_group_table *t, const ga_value *key, ga_xstate *st,
     t->bytes += group_bytes(g);
     return GA_OK;
   }
-  /* a later piece of this table (rule 3): plain rowid-order merge, with
-  ** the tags following the values that win */
-  int cmax = cmp_best(&g->st.max, &st->max, 0);
-  int cmin = cmp_best(&g->st.min, &st->min, 1);
-  rc = ga_xstate_merge(&g->st, st);
-  if (rc)
-    return rc;
-  if (cmax > 0)
-    g->max_piece = piece;
-  if (cmin > 0)
-    g->min_piece = piece;
+  int64_t before = g->st.max.n + g->st.min.n + g->key.n;
+  rc = group_merge(g, key, st, piece);
+  t->bytes += g->st.max.n + g->st.min.n + g->key.n - before;
   ga_xstate_clear(st);
-  return GA_OK;
+  return rc;
 }
 
-int ga_gt_merge(ga_group_table *into, ga_group_table *from) {
-  for (size_t i = 0; i < from->cap; i++) {
-    ga_group *g = from->slot[i];
-    if (!g)
-      continue;
-    int rc = gt_reserve(into);
-    if (rc)
-      return rc;
-    ga_value k;
-    ga_bval_view(&g->key, &k);
-    size_t j = gt_find(into, &k, g->hash);
-    if (!into->slot[j]) { /* moved over whole */
-      into->slot[j] = g;
-      into->n++;
-      into->bytes += group_bytes(g);
-    } else {
-      rc = ga_group_merge(into->slot[j], g);
-      if (rc)
-        return rc;
-      group_free(g);
-    }
-    from->slot[i] = NULL;
-    from->n--;
+/* ---- shards ---- */
+
+struct ga_group_shards {
+  ga_group_table t[GA_GS_SHARDS];
+  pthread_mutex_t mu[GA_GS_SHARDS];
+};
+
+ga_group_shards *ga_gs_new(int coll) {
+  ga_group_shards *s = sqlite3_malloc64(sizeof(*s));
+  if (!s)
+    return NULL;
+  for (int i = 0; i < GA_GS_SHARDS; i++) {
+    ga_gt_init(&s->t[i], coll);
+    pthread_mutex_init(&s->mu[i], NULL);
   }
-  ga_gt_free(from);
-  return GA_OK;
+  return s;
+}
+
+void ga_gs_free(ga_group_shards *s) {
+  if (!s)
+    return;
+  for (int i = 0; i < GA_GS_SHARDS; i++) {
+    ga_gt_free(&s->t[i]);
+    pthread_mutex_destroy(&s->mu[i]);
+  }
+  sqlite3_free(s);
+}
+
+int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
+              int64_t piece, int64_t *bytes) {
+  uint64_t h = ga_key_hash(key, s->t[0].coll);
+  int k = (int)(h >> 58); /* the slots use the low bits */
+  pthread_mutex_lock(&s->mu[k]);
+  int64_t before = s->t[k].bytes;
+  int rc = ga_gt_add(&s->t[k], key, h, st, piece);
+  *bytes += s->t[k].bytes - before;
+  pthread_mutex_unlock(&s->mu[k]);
+  return rc;
 }
 
 /* qsort has no context argument in C11: the collation travels in a
 ** thread-local (two connections may sort at once) */
-static _Thread_local int gt_coll_for_sort;
+static _Thread_local int gs_coll_for_sort;
 
 static int sort_cmp(const void *pa, const void *pb) {
   const ga_group *a = *(ga_group *const *)pa, *b = *(ga_group *const *)pb;
   ga_value ka, kb;
   ga_bval_view(&a->key, &ka);
   ga_bval_view(&b->key, &kb);
-  return ga_key_cmp(&ka, &kb, gt_coll_for_sort);
+  return ga_key_cmp(&ka, &kb, gs_coll_for_sort);
 }
 
-int ga_gt_sorted(const ga_group_table *t, ga_group ***out) {
-  ga_group **v = sqlite3_malloc64((t->n ? t->n : 1) * sizeof(*v));
+int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n) {
+  size_t total = 0, k = 0;
+  for (int i = 0; i < GA_GS_SHARDS; i++)
+    total += s->t[i].n;
+  ga_group **v = sqlite3_malloc64((total ? total : 1) * sizeof(*v));
   if (!v)
     return GA_NOMEM;
-  size_t n = 0;
-  for (size_t i = 0; i < t->cap; i++)
-    if (t->slot[i])
-      v[n++] = t->slot[i];
-  gt_coll_for_sort = t->coll;
-  qsort(v, n, sizeof(*v), sort_cmp);
+  for (int i = 0; i < GA_GS_SHARDS; i++)
+    for (size_t j = 0; j < s->t[i].cap; j++)
+      if (s->t[i].slot[j])
+        v[k++] = s->t[i].slot[j];
+  gs_coll_for_sort = s->t[0].coll;
+  qsort(v, k, sizeof(*v), sort_cmp);
   *out = v;
+  *n = k;
   return GA_OK;
 }

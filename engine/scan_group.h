@@ -16,8 +16,8 @@
 **      the rowid piece it came from ("tags"); pieces are numbered in rowid
 **      order, so merging by tags gives the rowid-order answer whatever order
 **      the workers' tables are merged in.
-**   3. Within one table (one worker) pieces arrive in increasing order
-**      (ga_gt_add); tables of different workers interleave (ga_gt_merge).
+**   3. Pieces arrive in any order (workers interleave): every merge compares
+**      tags, so the answer does not depend on the order.
 **   4. Memory is counted (ga_group_table.bytes) so the scan can cap it.
 */
 #ifndef GA_SCAN_GROUP_H
@@ -51,6 +51,7 @@ typedef struct ga_group {
   ga_xstate st;
 } ga_group;
 
+/* A hash table of groups (one thread at a time). */
 typedef struct ga_group_table {
   ga_group **slot; /* open addressing, linear probing; cap a power of 2 */
   size_t cap, n;
@@ -60,19 +61,26 @@ typedef struct ga_group_table {
 
 void ga_gt_init(ga_group_table *t, int coll);
 void ga_gt_free(ga_group_table *t);
-/* Merge `st` (a piece's state for `key`; taken over: *st is left empty)
-** into the table.  piece must not be smaller than any piece added to this
-** table before (rule 3).  GA_OK, GA_NOMEM or GA_BADSTATE. */
-int ga_gt_add(ga_group_table *t, const ga_value *key, ga_xstate *st,
+/* Merge `st` (the state of rowid piece `piece` for `key`, whose hash is h;
+** taken over: *st is left empty) into the table, pieces in any order (rule
+** 2).  GA_OK, GA_NOMEM or GA_BADSTATE. */
+int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
               int64_t piece);
-/* into += from, groups of any pieces; from is emptied.  GA_OK, GA_NOMEM,
-** GA_BADSTATE. */
-int ga_gt_merge(ga_group_table *into, ga_group_table *from);
-/* The groups in ga_key_cmp order; *out is sqlite3_malloc'd (the groups stay
-** owned by the table).  GA_OK or GA_NOMEM. */
-int ga_gt_sorted(const ga_group_table *t, ga_group ***out);
 
-/* One group into another, with tags (rule 2): a += b, b is emptied. */
-int ga_group_merge(ga_group *a, ga_group *b);
+/* The groups of one scan, shared by its workers: shards by hash, one mutex
+** each, so workers merge into one set of groups (memory grows with the
+** groups, not groups x threads) and rarely wait for each other. */
+#define GA_GS_SHARDS 64
+typedef struct ga_group_shards ga_group_shards;
+
+ga_group_shards *ga_gs_new(int coll); /* NULL: out of memory */
+void ga_gs_free(ga_group_shards *s);
+/* ga_gt_add into the key's shard, thread-safe.  *bytes grows by what the
+** shard's memory grew. */
+int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
+              int64_t piece, int64_t *bytes);
+/* Every group, in ga_key_cmp order, once no thread adds any more; *out is
+** sqlite3_malloc'd, the groups stay owned by s.  GA_OK or GA_NOMEM. */
+int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n);
 
 #endif

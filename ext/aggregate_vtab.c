@@ -202,7 +202,6 @@ static void aggr_reset(aggr_cursor *c) {
   sqlite3_finalize(c->st);
   c->st = NULL;
   ga_scan_out_free(&c->out);
-  sqlite3_free(c->g);
   c->g = NULL;
   c->ng = c->i = 0;
   c->empty = 0;
@@ -426,8 +425,8 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       last->threads = c->out.threads;
       sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan.why);
       last->pieces = c->out.pieces;
-      rc = ga_gt_sorted(&c->out.groups, &c->g) ? SQLITE_NOMEM : SQLITE_OK;
-      c->ng = c->out.groups.n;
+      c->g = c->out.sorted;
+      c->ng = c->out.n;
       for (size_t i = 0; i < c->ng; i++)
         c->rows += c->g[i]->st.rows;
       if (rc == SQLITE_OK && overflow_of(c))
