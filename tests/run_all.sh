@@ -9,7 +9,9 @@
 #
 # Environment: GPUAGG_LIB (extension path without .so, default ./libgpuagg),
 # GPUAGG_TEST_GPU=1 (GPU machine: forced runs must use the GPU and GPU-only
-# checks run), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED.
+# checks run), GPUAGG_FAKE_LIB (the fake-GPU build, mk/fakegpu.mk: without a
+# real GPU the GPU suites run against it, so the engine's GPU-path logic is
+# tested everywhere), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED.
 set -u
 cd "$(dirname "$0")/.."
 export GPUAGG_LIB="${GPUAGG_LIB:-$PWD/libgpuagg}"
@@ -62,6 +64,25 @@ run_suite cli tests/hosts/test_cli.sh
 run_suite install tests/hosts/test_install.sh
 run_suite node tests/hosts/node/run.sh
 run_suite harden "$PYTHON" tests/harden/surface.py
+
+# The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
+# one worker thread per stream, partials made like the kernels make them.
+# Not on a GPU machine, where the same suites ran on the real GPU above.
+if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
+  if [ -e "$GPUAGG_FAKE_LIB.so" ]; then
+    fake() { GPUAGG_LIB=$GPUAGG_FAKE_LIB GPUAGG_TEST_GPU=1 GPUAGG_FAKE_DEVICES=2 \
+      GPUAGG_GPU_ROWS=200000 GPUAGG_BIG_ROWS=200000 "$@"; }
+    run_suite fake:sql fake "$PYTHON" tests/sqltest.py tests/sql/*.sql
+    run_suite fake:exact fake "$PYTHON" tests/test_exact.py
+    run_suite fake:gpu fake "$PYTHON" tests/test_gpu.py
+    run_suite fake:gpu_faults fake "$PYTHON" tests/test_gpu_faults.py
+    run_suite fake:matadd fake "$PYTHON" tests/test_matadd.py
+    run_suite fake:seam fake "$PYTHON" tests/test_seam.py
+  else
+    echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
+    failed=$((failed + 1))
+  fi
+fi
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
