@@ -30,13 +30,6 @@ SQLITE_EXTENSION_INIT3
 static const unsigned char MAGIC[4] = {'G', 'A', 'S', 'T'};
 #define HDR 8
 
-/* Until the lead's ga_sum_set_int_total lands in xacc.[ch] (STATE_API.md):
-** the exact integer total into the partial's integer fields. */
-static void ga_sum_set_int_total(ga_sum_partial *p, ga_i128 t) {
-  p->ilo = (int64_t)(uint64_t)(t & 0xffffffff);
-  p->ihi = (int64_t)(t >> 32);
-}
-
 void ga_xstate_init(ga_xstate *s) { memset(s, 0, sizeof(*s)); }
 
 void ga_xstate_clear(ga_xstate *s) {
@@ -97,10 +90,18 @@ int ga_xstate_step_min(ga_xstate *s, const ga_value *raw) {
   return best_update(&s->min, raw, 1);
 }
 
-void ga_xstate_best_num_slow(ga_xstate *s, const ga_value *v) {
-  /* numbers never need a copy: best_update cannot fail here */
-  best_update(&s->max, v, 0);
-  best_update(&s->min, v, 1);
+void ga_xstate_best_num_slow(ga_bval *b, const ga_value *v, int want_min) {
+  if (b->type == GA_V_INT || b->type == GA_V_REAL) { /* INTEGER vs REAL */
+    int c = ga_num_cmp(v->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL,
+                       v->type == GA_V_INT ? v->i : ga_dbits(v->r),
+                       b->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL,
+                       b->type == GA_V_INT ? b->i : ga_dbits(b->r));
+    if (want_min ? c >= 0 : c <= 0)
+      return;
+  } else if (b->type != GA_V_NULL && !want_min) {
+    return; /* a TEXT or BLOB max beats every number */
+  }
+  best_set(b, v); /* numbers never need a copy: this cannot fail */
 }
 
 int ga_xstate_step(ga_xstate *s, const ga_value *num, const ga_value *raw) {
@@ -349,7 +350,7 @@ static void put_val(wbuf *w, const ga_bval *b, int enc) {
 
 int ga_state_encode(const ga_xstate *s, int kind, unsigned char **out,
                     int64_t *n) {
-  canon c;
+  canon c = {0};
   int with_sum = kind == GA_STATE_SUM || kind == GA_STATE_FUSED;
   int64_t size = HDR;
   *out = NULL;
@@ -443,6 +444,8 @@ static void get_sum(rbuf *r, ga_sum_partial *p) {
   unsigned neg = get8(r), lo = get8(r), nd = get8(r);
   if (r->err)
     return;
+  if (nint > INT64_MAX - nreal) /* count = nint + nreal must fit */
+    return bad(r, "malformed state (counts too large)");
   /* the integers: |total| <= nint * 2^63 */
   ga_i128 lim = (ga_i128)nint << 63;
   if (t > lim || t < -lim)

@@ -102,7 +102,53 @@ int ga_state_kind(const void *blob, int64_t n);
 
 /* ---- the per-row fast path of numbers (gpuagg's fused worker aggregate) */
 
-void ga_xstate_best_num_slow(ga_xstate *s, const ga_value *v);
+/* A number against a best value that is not of the same kind (NULL, the
+** other kind of number, TEXT or BLOB). */
+void ga_xstate_best_num_slow(ga_bval *b, const ga_value *v, int want_min);
+
+/* Integers below 2^53 in magnitude convert to double exactly, so a mixed
+** INTEGER/REAL comparison of them needs no ga_num_cmp. */
+#define GA_EXACT_DBL(i) ((i) > -((int64_t)1 << 53) && (i) < ((int64_t)1 << 53))
+
+static inline void ga_xstate_best_int(ga_bval *b, int64_t v, int want_min) {
+  if (b->type == GA_V_INT) {
+    if (want_min ? v < b->i : v > b->i)
+      b->i = v;
+    return;
+  }
+  if (b->type == GA_V_REAL && GA_EXACT_DBL(v)) {
+    double d = (double)v;
+    if (want_min ? d < b->r : d > b->r) {
+      b->type = GA_V_INT;
+      b->i = v;
+    }
+    return;
+  }
+  ga_value x;
+  x.type = GA_V_INT;
+  x.i = v;
+  ga_xstate_best_num_slow(b, &x, want_min);
+}
+
+static inline void ga_xstate_best_real(ga_bval *b, double v, int want_min) {
+  if (b->type == GA_V_REAL) {
+    if (want_min ? v < b->r : v > b->r)
+      b->r = v;
+    return;
+  }
+  if (b->type == GA_V_INT && GA_EXACT_DBL(b->i)) {
+    double d = (double)b->i;
+    if (want_min ? v < d : v > d) {
+      b->type = GA_V_REAL;
+      b->r = v;
+    }
+    return;
+  }
+  ga_value x;
+  x.type = GA_V_REAL;
+  x.r = v;
+  ga_xstate_best_num_slow(b, &x, want_min);
+}
 
 /* An INTEGER value (storage class and classification both INTEGER). */
 static inline void ga_xstate_step_int(ga_xstate *s, int64_t v) {
@@ -111,17 +157,8 @@ static inline void ga_xstate_step_int(ga_xstate *s, int64_t v) {
   ga_sum_add_int(&s->sum, v, 1);
   if ((s->count & GA_STATE_NORM_MASK) == 0)
     ga_sum_normalize(&s->sum);
-  if (s->max.type == GA_V_INT && s->min.type == GA_V_INT) {
-    if (v > s->max.i)
-      s->max.i = v;
-    else if (v < s->min.i)
-      s->min.i = v;
-    return;
-  }
-  ga_value x;
-  x.type = GA_V_INT;
-  x.i = v;
-  ga_xstate_best_num_slow(s, &x);
+  ga_xstate_best_int(&s->max, v, 0);
+  ga_xstate_best_int(&s->min, v, 1);
 }
 
 /* A REAL value. */
@@ -131,17 +168,8 @@ static inline void ga_xstate_step_real(ga_xstate *s, double v) {
   ga_xacc_add_real(&s->sum, v, 1);
   if ((s->count & GA_STATE_NORM_MASK) == 0)
     ga_sum_normalize(&s->sum);
-  if (s->max.type == GA_V_REAL && s->min.type == GA_V_REAL) {
-    if (v > s->max.r)
-      s->max.r = v;
-    else if (v < s->min.r)
-      s->min.r = v;
-    return;
-  }
-  ga_value x;
-  x.type = GA_V_REAL;
-  x.r = v;
-  ga_xstate_best_num_slow(s, &x);
+  ga_xstate_best_real(&s->max, v, 0);
+  ga_xstate_best_real(&s->min, v, 1);
 }
 
 static inline void ga_xstate_step_null(ga_xstate *s) { s->rows++; }

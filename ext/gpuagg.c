@@ -14,6 +14,7 @@
 **   gpuagg_info()  JSON: build, CUDA, devices, config, counters, last run.
 **   gpuagg_version()
 **   gpu_matadd(A, B)               virtual table (ext/matadd_vtab.c).
+**   gpu_<agg>_state(X), gpu_<agg>_merge(S)   exact states (ext/state_fns.c).
 **   gpu_aggregate(T, X [, F [, G]]) table-valued (ext/aggregate_vtab.c).
 **
 ** Rules this file keeps:

@@ -59,6 +59,9 @@ run_suite matadd "$PYTHON" tests/test_matadd.py
 run_suite aggregate "$PYTHON" tests/test_aggregate.py
 run_suite aggregate_writer "$PYTHON" tests/test_aggregate_writer.py
 run_suite engine make -s --no-print-directory test-engine
+run_suite state "$PYTHON" tests/test_state.py
+run_suite state_engine make -s --no-print-directory test-state-engine
+run_suite state_worker make -s --no-print-directory test-state-worker
 run_suite python "$PYTHON" tests/hosts/test_python.py
 run_suite cli tests/hosts/test_cli.sh
 run_suite install tests/hosts/test_install.sh

@@ -104,6 +104,13 @@ static const struct {
      " gpu_min(x) OVER (ORDER BY k ROWS BETWEEN 100 PRECEDING AND 8400 FOLLOWING) FROM w"},
     {"matadd", "SELECT i, j, v FROM gpu_matadd('a', 'b') ORDER BY i, j"},
     {"config_info", "SELECT gpuagg_config('streams', 3), length(gpuagg_info()) > 10"},
+    /* aggregate states (ext/state_fns.c): text/blob copies, encodes, decodes */
+    {"states",
+     "SELECT gpu_sum_merge(a), gpu_avg_merge(a), gpu_max_merge(b), gpu_min_merge(c) FROM"
+     " (SELECT gpu_sum_state(v) a, gpu_max_state(v) b, gpu_min_state(v) c FROM s GROUP BY k % 5)"},
+    {"state_window",
+     "SELECT gpu_total_merge(a) OVER (ORDER BY g ROWS 1 PRECEDING) FROM"
+     " (SELECT g, gpu_total_state(x) a FROM t GROUP BY g)"},
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
