@@ -692,7 +692,7 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
   why[j] = 0;
   snprintf(buf, n,
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%lld,"
-           "\"ms\":%.3f,\"pieces\":%lld}",
+           "\"ms\":%.3f,\"pieces\":%lld,\"interrupt\":\"%s\"}",
            l->path ? l->path : "none", l->threads, why, (long long)l->rows,
-           l->ms, (long long)l->pieces);
+           l->ms, (long long)l->pieces, l->interrupt ? l->interrupt : "");
 }

@@ -105,6 +105,9 @@ typedef struct ga_scan_last {
   int64_t rows; /* rows that passed the filter */
   double ms;
   int64_t pieces;
+  const char *interrupt; /* how the waiting thread sees the caller's
+                            interrupt: "sqlite3_is_interrupted" (3.41+) or
+                            "probe statement" (older SQLite) */
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */

@@ -230,8 +230,36 @@ static int colls_builtin(sqlite3 *db, const ga_target *t, const ga_lex *lx,
 #else
   meta = sqlite3_api->table_column_metadata; /* NULL when not compiled in */
 #endif
-  if (!meta)
-    return -1;
+  if (getenv("GPUAGG_SCAN_NO_METADATA")) /* tests: the fallback below */
+    meta = NULL;
+  if (!meta) {
+    /* without column metadata: every COLLATE of the table's CREATE
+    ** statement must be a built-in one (a little stricter) */
+    sqlite3_stmt *st = NULL;
+    ga_lex tl;
+    int ok = -1;
+    memset(&tl, 0, sizeof(tl));
+    char *sql = sqlite3_mprintf(
+        "SELECT sql FROM \"%w\".sqlite_schema WHERE name = ?1", t->schema);
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, t->table, -1, SQLITE_STATIC);
+      if (sqlite3_step(st) == SQLITE_ROW &&
+          ga_lex_sql((const char *)sqlite3_column_text(st, 0), &tl) ==
+              SQLITE_OK) {
+        ok = 1;
+        for (int i = 0; ok == 1 && i < tl.ncolls; i++)
+          if (builtin_coll(tl.colls[i]) < 0) {
+            sqlite3_snprintf((int)n, why, "the table uses the collation %s",
+                             tl.colls[i]);
+            ok = 0;
+          }
+      }
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    ga_lex_free(&tl);
+    return ok;
+  }
   for (int c = 0; c < t->ncols; c++) {
     if (!in_list(lx->ids, lx->nids, t->cols[c]))
       continue;

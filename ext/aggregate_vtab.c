@@ -414,6 +414,8 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
 
   ga_scan_last *last = &conn->scan;
   memset(last, 0, sizeof(*last));
+  last->interrupt =
+      ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
   if (plan.parallel) {
     plan.spec.pool = pool_for(m, &plan);
     plan.spec.interrupted = ga_intr_check;

@@ -293,6 +293,11 @@ def section_paths(rep, r):
     con.execute("INSERT INTO ct SELECT s, x FROM t")
     expect("serial_app_collation_column", "serial", table="ct", g="s", why="rev")
     expect("parallel_app_collation_unused", "parallel", table="ct", g="x")
+    # SQLite without column metadata: the CREATE statement's COLLATEs decide
+    os.environ["GPUAGG_SCAN_NO_METADATA"] = "1"
+    expect("nometa_serial_app_collation_table", "serial", table="ct", g="x", why="rev")
+    expect("nometa_parallel_builtin", "parallel", g="g")
+    del os.environ["GPUAGG_SCAN_NO_METADATA"]
     # a subquery, or another table's name
     con.execute("CREATE TABLE other(v)")
     con.execute("INSERT INTO other VALUES (1), (2), (3)")
