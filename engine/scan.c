@@ -5,11 +5,12 @@
 **
 ** Actors
 **   caller    the user's connection; its thread runs xFilter, which calls
-**             ga_scan_run and waits there.
+**             ga_scan_run, runs worker 0 itself and then waits there.
 **   worker k  a private connection, opened READONLY | NOMUTEX with the
 **             caller's VFS, pooled (scan_pool.c).  The caller's thread uses
-**             it to start the snapshot, then thread k alone, then (after
-**             pthread_join) the caller's thread again to end it.  NOMUTEX is
+**             it to start the snapshot, then thread k alone (worker 0: the
+**             caller's thread), then (after pthread_join) the caller's
+**             thread again to end it.  NOMUTEX is
 **             safe because those uses never overlap, and join orders them.
 **   helper    a private READWRITE connection to the same file, pooled; WAL
 **             mode only; it holds the write lock for a moment and writes
@@ -56,10 +57,10 @@
 **   dispenser (mu): the next rowid, the piece size, the sparse flag and
 **     the piece counter.  Sparse-mode probes run under mu on the claiming
 **     worker's own connection (inside its read transaction: no lock wait).
-**   done (mu + done_cv): workers still running; the caller's thread waits
-**     on done_cv with a 10 ms timeout so that it can poll the caller's
-**     interrupt and relay it with sqlite3_interrupt (thread-safe) to the
-**     workers.
+**   done (mu + done_cv): workers still running; the caller's thread polls
+**     the caller's interrupt between the pieces it runs as worker 0, then
+**     waits on done_cv with a 10 ms timeout to go on polling, and relays
+**     an interrupt with sqlite3_interrupt (thread-safe) to the workers.
 **   cancel, group_bytes: atomics.  The first failure is recorded under mu.
 **   groups: one set shared by the workers, in 64 shards by hash, each with
 **     its own mutex (scan_group.h); a worker holds one shard's mutex at a
@@ -104,6 +105,8 @@ typedef struct worker {
   int64_t rows;
   pthread_t th;
   int started;
+  int caller; /* worker 0 runs on the caller's thread and polls its
+                 interrupt between pieces */
 } worker;
 
 struct scan_shared {
@@ -124,6 +127,8 @@ struct scan_shared {
   worker *w;
   int nw;
 };
+
+static int exec(sqlite3 *db, const char *sql);
 
 static int64_t sat_add(int64_t a, int64_t b) { /* b >= 0 */
   return a > INT64_MAX - b ? INT64_MAX : a + b;
@@ -343,6 +348,10 @@ static void *worker_main(void *arg) {
     sqlite3_reset(w->piece);
     w->rows += rows;
     report(w, rows, groups);
+    if (w->caller && sp->interrupted && sp->interrupted(sp->interrupted_arg)) {
+      fail(sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
+      goto done;
+    }
     if (__atomic_add_fetch(&sh->group_bytes, bytes, __ATOMIC_RELAXED) >
         sp->max_group_bytes) {
       fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s", NULL);
@@ -564,7 +573,13 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
            err);
       goto finish;
     }
-    sqlite3_busy_timeout(w->db, 0); /* design: begins fail fast */
+    sqlite3_busy_timeout(w->db, 0);   /* design: begins fail fast */
+    if (getenv("GPUAGG_SCAN_MMAP")) { /* experiment: memory-mapped reads */
+      char pragma[64];
+      snprintf(pragma, sizeof pragma, "PRAGMA mmap_size=%lld",
+               atoll(getenv("GPUAGG_SCAN_MMAP")));
+      exec(w->db, pragma);
+    }
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_DQS_DML, sp->dqs, (int *)0);
   }
   if (fault && !strcmp(fault, "begin")) {
@@ -595,8 +610,12 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     sh.max = mx;
   }
 
+  /* workers 1..n-1 on threads of their own, worker 0 on this one (no
+  ** thread to start for it, and the caller's core works instead of
+  ** waiting; it polls the interrupt between its pieces) */
   sh.running = sh.nw;
-  for (int k = 0; k < sh.nw; k++) {
+  out->threads = 1;
+  for (int k = 1; k < sh.nw; k++) {
     if (pthread_create(&sh.w[k].th, NULL, worker_main, &sh.w[k]) == 0) {
       sh.w[k].started = 1;
       out->threads++;
@@ -606,8 +625,8 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
       pthread_mutex_unlock(&sh.mu);
     }
   }
-  if (out->threads == 0)
-    fail(&sh, GA_SCAN_FALLBACK, "no worker thread could start%s", NULL);
+  sh.w[0].caller = 1;
+  worker_main(&sh.w[0]);
 
   /* wait, relaying the caller's interrupt */
   pthread_mutex_lock(&sh.mu);
