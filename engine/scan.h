@@ -48,7 +48,7 @@ int ga_scan_pool_idle(void);
 
 /* Memory the groups of one scan may hold (README "gpu_aggregate": past
 ** it, the serial path).  The workers share one set of groups, so this
-** bounds groups, whatever the thread count: about 700 bytes a group. */
+** bounds groups, whatever the thread count: about 800 bytes a group. */
 #define GA_SCAN_MAX_GROUP_BYTES ((int64_t)256 << 20)
 
 typedef struct ga_scan_spec {
