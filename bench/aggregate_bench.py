@@ -24,7 +24,9 @@ Each gpu_aggregate run also times the equivalent GROUP BY query with the gpu_
 aggregates (the 1-thread goal) once per thread count: column gpuref_s.
 
 CSV (one line per rep): machine, rows, case, threads, rep, ref_s, ga_s,
-gpuref_s, path, pieces.  The summary printed at the end is the median ratio
+gpuref_s, path, pieces, ref_cpu_s, ga_cpu_s (CPU seconds of the whole
+process, all threads), load1 (the load average: other jobs share a small
+machine).  The summary printed at the end is the median ratio
 ref_s / ga_s per (rows, case, threads).
 
 --crossover: for tables of 1e3 .. 1e6 rows, gpu_aggregate with threads = 1
@@ -35,6 +37,7 @@ parallel_s.
 """
 import argparse
 import json
+import resource
 import os
 import sqlite3
 import statistics
@@ -97,9 +100,19 @@ def warm(path):
             pass
 
 
+def cpu_s():
+    r = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+    return r.ru_utime + r.ru_stime
+
+
+LAST_CPU = [0.0]
+
+
 def timed(con, sql, params=()):
+    c0 = cpu_s()
     t0 = time.perf_counter()
     con.execute(sql, params).fetchall()
+    LAST_CPU[0] = cpu_s() - c0
     return time.perf_counter() - t0
 
 
@@ -114,7 +127,7 @@ def last_scan(con):
 
 def bench(a):
     out = open(a.csv, "w")
-    out.write("machine,rows,case,threads,rep,ref_s,ga_s,gpuref_s,path,pieces\n")
+    out.write("machine,rows,case,threads,rep,ref_s,ga_s,gpuref_s,path,pieces,ref_cpu_s,ga_cpu_s,load1\n")
     summary = []
     for n in a.rows:
         path = os.path.join(a.db, "aggbench_%d.db" % n)
@@ -133,14 +146,16 @@ def bench(a):
                 rs, gs = [], []
                 for rep in range(a.reps):
                     r = timed(con, ref)
+                    rc = LAST_CPU[0]
                     g = timed(con, sql, params)
+                    gc = LAST_CPU[0]
                     ls = last_scan(con)
                     rs.append(r)
                     gs.append(g)
-                    out.write("%s,%d,%s,%d,%d,%.6f,%.6f,%s,%s,%d\n"
+                    out.write("%s,%d,%s,%d,%d,%.6f,%.6f,%s,%s,%d,%.6f,%.6f,%.2f\n"
                               % (a.machine, n, case, th, rep, r, g,
                                  ("%.6f" % gref) if gref != "" and rep == 0 else "", ls["path"],
-                                 ls["pieces"]))
+                                 ls["pieces"], rc, gc, os.getloadavg()[0]))
                     out.flush()
                 ratio = statistics.median(rs) / statistics.median(gs)
                 summary.append((n, case, th, statistics.median(rs), statistics.median(gs), ratio, gref))

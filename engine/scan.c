@@ -77,8 +77,9 @@
 **   the position of the k-th row after it (k = min(base, 4096)), and sizes
 **   the piece to hold about base rows at that density.  A dense cluster
 **   hidden behind sparse rows inside one piece can still make it larger.
-**   Grouped scans grow base while pieces return many groups per row, so
-**   that merging states stays small next to scanning.
+**   Grouped scans whose pieces return many groups per row switch to two
+**   pieces per worker, so that merging states stays small next to scanning
+**   (each merge touches a group of ~800 bytes, likely out of cache).
 ** ===========================================================================
 */
 #include <errno.h>
@@ -254,8 +255,11 @@ static void report(worker *w, int64_t rows, int64_t groups) {
   sh->sparse = rows < sh->base / 4;
   if (rows > sh->max_piece_rows)
     sh->max_piece_rows = rows;
-  if (sh->spec->grouped && groups * 8 > rows && sh->base < sh->base_max)
-    sh->base = sh->base * 2 < sh->base_max ? sh->base * 2 : sh->base_max;
+  /* many groups a row: each (piece, group) costs a state merge into a
+  ** group that is likely out of cache (~800 bytes), so take few, large
+  ** pieces at once */
+  if (sh->spec->grouped && groups * 8 > rows)
+    sh->base = sh->base_max;
   pthread_mutex_unlock(&sh->mu);
 }
 
@@ -603,7 +607,7 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     if (base > GA_SCAN_BASE_MAX)
       base = GA_SCAN_BASE_MAX;
     sh.base = base;
-    sh.base_max = est / ((int64_t)sh.nw * 4);
+    sh.base_max = est / ((int64_t)sh.nw * 2);
     if (sh.base_max < base)
       sh.base_max = base;
     sh.next = mn;
