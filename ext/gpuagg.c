@@ -359,7 +359,7 @@ static void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc, (void)argv;
   ga_conn *conn = sqlite3_user_data(ctx);
-  char gpu[4096], cfg[512], scan[640];
+  char gpu[4096], cfg[512], scan[1024];
   ga_counters k;
   /* device = 'cpu' promises not to touch CUDA: report, do not start it */
   ga_gpu_json(gpu, sizeof gpu, conn->cfg.device != GA_DEVICE_CPU);
