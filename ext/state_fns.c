@@ -53,24 +53,33 @@ SQLITE_EXTENSION_INIT3
 
 /* The main database's text encoding, cached in *cache (conn->enc on a
 ** user's connection: the same field ext/gpuagg.c fills, so a connection
-** never mixes encodings).  0 when it cannot be read (out of memory). */
+** never mixes encodings).  0 when it cannot be read; the error is then set
+** on ctx and not remembered (ext/gpuagg.c's db_encoding does the same). */
 static int db_enc(sqlite3_context *ctx, int *cache) {
   if (*cache)
     return *cache;
   sqlite3_stmt *st = NULL;
   int enc = 0;
-  if (sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding", -1,
-                         &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW) {
-    const char *e = (const char *)sqlite3_column_text(st, 0);
+  int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding",
+                              -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    const char *e =
+        rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
     if (e)
       enc = !strcmp(e, "UTF-16le")   ? SQLITE_UTF16LE
             : !strcmp(e, "UTF-16be") ? SQLITE_UTF16BE
                                      : SQLITE_UTF8;
+    else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+      rc = SQLITE_NOMEM; /* the row's text could not be made */
   }
   sqlite3_finalize(st);
   if (enc)
     *cache = enc;
+  else if ((rc & 0xff) == SQLITE_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else
+    sqlite3_result_error_code(ctx, rc);
   return enc;
 }
 
@@ -97,7 +106,9 @@ static int raw_bytes(sqlite3_value *v, int type, int enc, ga_value *out) {
     out->p = sqlite3_value_text(v);
     out->n = sqlite3_value_bytes(v);
   }
-  return out->p != NULL || out->n == 0;
+  /* a TEXT value always has a (maybe empty) string: NULL means the
+  ** conversion ran out of memory; an empty BLOB may be NULL */
+  return out->p != NULL || (type == SQLITE_BLOB && out->n == 0);
 }
 
 static int enc_of(sqlite3_context *ctx) {
@@ -227,7 +238,9 @@ static void best_state_step(sqlite3_context *ctx, int argc,
   }
   if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
     int enc = enc_of(ctx);
-    if (!enc || !raw_bytes(v, type, enc, &x)) {
+    if (!enc)
+      return; /* the error is set */
+    if (!raw_bytes(v, type, enc, &x)) {
       sqlite3_result_error_nomem(ctx);
       return;
     }
@@ -360,9 +373,8 @@ static void best_merge_step(sqlite3_context *ctx, int argc,
   const ga_bval *b = kind == GA_STATE_MIN ? &t.min : &t.max;
   if (b->type == GA_V_TEXT) {
     int enc = enc_of(ctx);
-    if (!enc) {
+    if (!enc) { /* the error is set */
       ga_xstate_clear(&t);
-      sqlite3_result_error_nomem(ctx);
       return;
     }
     if (t.enc != enc) {
@@ -409,7 +421,9 @@ static void fused_other(sqlite3_context *ctx, ga_xstate *s, sqlite3_value *v,
   worker_data *w = sqlite3_user_data(ctx);
   int enc = db_enc(ctx, &w->enc);
   ga_value raw, num;
-  if (!enc || !raw_bytes(v, type, enc, &raw) || ga_xstate_step_max(s, &raw) ||
+  if (!enc)
+    return; /* the error is set */
+  if (!raw_bytes(v, type, enc, &raw) || ga_xstate_step_max(s, &raw) ||
       ga_xstate_step_min(s, &raw)) {
     sqlite3_result_error_nomem(ctx);
     return;

@@ -99,6 +99,11 @@ template <int LAYOUT, int L> struct gak_sum_op {
   ga_sum_partial *out;
   const uint64_t *isint;
   int64_t n;
+  /* Deferred warp tiles (d_scratch; NULL: redo them here, value by value):
+  ** *ndefer counts the entries of defer[], at most cap. */
+  unsigned long long *ndefer;
+  long long *defer;
+  long long cap;
 
   struct thread_state {
     double s[L];           /* the expansion (reals) */
@@ -202,6 +207,28 @@ template <int LAYOUT, int L> struct gak_sum_op {
           x = isint ? 0.0 : x;
         }
         bad |= gak_expand<L>(st.s, x) != 0.0;
+      }
+      /* A residual, an overflow or an Inf/NaN somewhere in the warp's
+      ** tile: the whole warp takes its reals back out and hands the warp
+      ** tile to gak_wide_kernel (wide-range data fails here on most tiles,
+      ** and value-by-value shared atomics would cost ~14x the read).  The
+      ** vote is warp-uniform: every lane of every warp runs every tile. */
+      if (ndefer && __any_sync(0xffffffffu, bad)) {
+        long long slot = -1;
+        if ((threadIdx.x & 31) == 0) {
+          unsigned long long k = atomicAdd(ndefer, 1ull);
+          if ((long long)k < cap) {
+            slot = (long long)k;
+            defer[slot] = e0; /* lane 0's first word: the warp tile's base */
+          }
+        }
+        slot = __shfl_sync(0xffffffffu, slot, 0);
+        if (slot >= 0) {
+#pragma unroll
+          for (int l = 0; l < L; l++)
+            st.s[l] = save[l];
+          bad = false;
+        }
       }
       if (bad) { /* rare: redo the tile's reals one by one, carefully */
 #pragma unroll
@@ -465,10 +492,73 @@ template <int LAYOUT, bool MIN> struct gak_best_op {
             e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
       }
     } else {
+      /* Mixed: one bitmap load per pair (as the sum does), the tile's best
+      ** integer and best real apart with plain min/max (the other kind
+      ** masked to a value that never wins), one exact comparison of the
+      ** two, and the search for the first position only when the tile
+      ** beats the thread's best (rare after the first tiles). */
+      unsigned bits = 0;
 #pragma unroll
-      for (int k = 0; k < P::ITEMS; k++)
-        one(st, sh, w[k],
-            e0 + (int64_t)(k >> 1) * 2 * P::BLOCK_THREADS + (k & 1));
+      for (int k = 0; k < P::ITEMS; k += 2) {
+        int64_t e = e0 + (int64_t)(k / 2) * 2 * P::BLOCK_THREADS;
+        uint64_t bw = __ldg(isint + (e >> 6));
+        unsigned b0 = (unsigned)(bw >> (e & 63)) & 1u;
+        unsigned b1 = ((e + 1) & 63)
+                          ? (unsigned)(bw >> ((e + 1) & 63)) & 1u
+                          : (unsigned)__ldg(isint + ((e + 1) >> 6)) & 1u;
+        bits |= (b0 | (b1 << 1)) << k;
+      }
+      long long mi = MIN ? LLONG_MAX : LLONG_MIN;
+      double mr = MIN ? __longlong_as_double(0x7ff0000000000000ll)
+                      : __longlong_as_double((long long)0xfff0000000000000ull);
+#pragma unroll
+      for (int k = 0; k < P::ITEMS; k++) {
+        bool isi = (bits >> k) & 1;
+        long long iv = isi ? (long long)w[k] : mi;
+        double rv = isi ? mr : __longlong_as_double((long long)w[k]);
+        mi = MIN ? min(mi, iv) : max(mi, iv);
+        mr = MIN ? fmin(mr, rv) : fmax(mr, rv);
+      }
+      const unsigned all = (1u << P::ITEMS) - 1;
+      /* the tile's best kind: an int only if it has ints and beats (or, on
+      ** a tie, the search below settles the order) the best real */
+      int kind;
+      long long vb;
+      if (bits == 0) {
+        kind = GA_KIND_REAL;
+      } else if (bits == all) {
+        kind = GA_KIND_INT;
+      } else {
+        int c = gak_cmp_int_real(mi, mr);
+        kind = (MIN ? c <= 0 : c >= 0) ? GA_KIND_INT : GA_KIND_REAL;
+      }
+      vb = kind == GA_KIND_INT ? mi : __double_as_longlong(mr);
+      int c =
+          st.kind == GA_KIND_NONE ? 1 : gak_num_cmp(kind, vb, st.kind, st.bits);
+      if (MIN && st.kind != GA_KIND_NONE)
+        c = -c;
+      if (c > 0) {
+        /* first word equal to the tile's best, in either kind */
+        int first = -1;
+#pragma unroll
+        for (int k = 0; k < P::ITEMS; k++) {
+          int kk = ((bits >> k) & 1) ? GA_KIND_INT : GA_KIND_REAL;
+          if (first < 0 && gak_num_cmp(kk, (long long)w[k], kind, vb) == 0)
+            first = k;
+        }
+        long long b = (long long)w[0];
+        int fk = (bits & 1) ? GA_KIND_INT : GA_KIND_REAL;
+#pragma unroll
+        for (int k = 1; k < P::ITEMS; k++)
+          if (k == first) {
+            b = (long long)w[k];
+            fk = ((bits >> k) & 1) ? GA_KIND_INT : GA_KIND_REAL;
+          }
+        st.bits = b;
+        st.kind = fk;
+        st.idx =
+            e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
+      }
     }
   }
 
@@ -547,14 +637,148 @@ template <int LAYOUT, bool MIN> struct gak_best_op {
 
 /* ------------------------------------------------------------ launchers */
 
+/* ------------------------------------------------- deferred warp tiles */
+
+/* The wide kernel: warp tiles that failed the expansion (gak_sum_op::tile)
+** are added value by value into per-THREAD superaccumulators in shared
+** memory: 68 digits x 64 threads, digit-major so that a warp's accesses hit
+** 32 different bank pairs whatever digits its lanes touch.  A thread owns
+** its digits, so there are no atomics and no conflicts between lanes; each
+** value costs its decomposition and three 64-bit read-add-writes.  Blocks
+** of 64 threads keep the 34 KiB of digits per block affordable (6 blocks
+** per SM).  A warp tile is VECS segments of 64 words, 2*BLOCK_THREADS words
+** apart (the fast kernel's layout), read as 16-byte vectors. */
+#define GAK_WIDE_THREADS 64
+#define GAK_WIDE_BLOCKS_PER_SM 6
+
+__device__ __forceinline__ void gak_digits_add(unsigned long long *dig, int t,
+                                               double x) {
+  uint64_t b = (uint64_t)__double_as_longlong(x);
+  int e = (int)((b >> 52) & 0x7ff);
+  uint64_t m = b & ((1ull << 52) - 1);
+  if (e == 0) {
+    if (m == 0)
+      return;
+  } else {
+    m |= 1ull << 52;
+    e -= 1;
+  }
+  int k = e >> 5, sh = e & 31;
+  uint64_t lo = m << sh;
+  uint64_t d0 = lo & 0xffffffffull, d1 = lo >> 32,
+           d2 = sh ? (m >> (64 - sh)) : 0;
+  if (b >> 63) {
+    d0 = 0ull - d0;
+    d1 = 0ull - d1;
+    d2 = 0ull - d2;
+  }
+  unsigned long long *p = dig + k * GAK_WIDE_THREADS + t;
+  p[0] += d0;
+  p[GAK_WIDE_THREADS] += d1;
+  p[2 * GAK_WIDE_THREADS] += d2;
+}
+
+template <int LAYOUT, int VECS, int STRIDE>
+__global__ void __launch_bounds__(GAK_WIDE_THREADS, GAK_WIDE_BLOCKS_PER_SM)
+    gak_wide_kernel(const uint64_t *__restrict__ v,
+                    const uint64_t *__restrict__ isint,
+                    const unsigned long long *ndefer,
+                    const long long *__restrict__ defer, long long cap,
+                    ga_sum_partial *out) {
+  __shared__ unsigned long long dig[GA_XACC_DIGITS * GAK_WIDE_THREADS];
+  __shared__ unsigned long long cnt[3];
+  const int t = threadIdx.x, lane = t & 31;
+  long long n = (long long)*ndefer;
+  if (n > cap)
+    n = cap;
+  if (n == 0)
+    return; /* the usual case: nothing was deferred */
+  for (int d = 0; d < GA_XACC_DIGITS; d++)
+    dig[d * GAK_WIDE_THREADS + t] = 0;
+  if (t < 3)
+    cnt[t] = 0;
+  __syncthreads();
+  unsigned npinf = 0, nninf = 0, nnan = 0;
+  const long long warps = (long long)gridDim.x * (GAK_WIDE_THREADS / 32);
+  for (long long i = (long long)blockIdx.x * (GAK_WIDE_THREADS / 32) + (t >> 5);
+       i < n; i += warps) {
+    /* lane l's words, as in the fast kernel: e0 = base + 2l, then pairs
+    ** STRIDE apart; v + e0 is 16-byte aligned (e0 - head is even) */
+    const long long base = defer[i] + 2 * lane;
+    uint64_t w[2 * VECS];
+#pragma unroll
+    for (int j = 0; j < VECS; j++) {
+      ulonglong2 x = __ldg(reinterpret_cast<const ulonglong2 *>(
+          v + base + (long long)j * STRIDE));
+      w[2 * j] = x.x;
+      w[2 * j + 1] = x.y;
+    }
+#pragma unroll
+    for (int k = 0; k < 2 * VECS; k++) {
+      const long long e = base + (long long)(k >> 1) * STRIDE + (k & 1);
+      if (LAYOUT == GA_LAYOUT_MIXED && gak_isint_bit(isint, e))
+        continue; /* integers were added by the fast kernel */
+      double x = __longlong_as_double((long long)w[k]);
+      if (gak_finite(x))
+        gak_digits_add(dig, t, x);
+      else if ((uint64_t)w[k] & ((1ull << 52) - 1))
+        nnan++;
+      else if (w[k] >> 63)
+        nninf++;
+      else
+        npinf++;
+    }
+  }
+  if (npinf | nninf | nnan) {
+    atomicAdd(&cnt[0], (unsigned long long)npinf);
+    atomicAdd(&cnt[1], (unsigned long long)nninf);
+    atomicAdd(&cnt[2], (unsigned long long)nnan);
+  }
+  __syncthreads();
+  /* column sums: a digit grew by < 2^33 per value, and a block adds at most
+  ** 2^29 values (the caller's n bound), so they cannot overflow */
+  unsigned long long *oacc = reinterpret_cast<unsigned long long *>(out->acc);
+  for (int d = t; d < GA_XACC_DIGITS; d += GAK_WIDE_THREADS) {
+    unsigned long long s = 0;
+    for (int j = 0; j < GAK_WIDE_THREADS; j++)
+      s += dig[d * GAK_WIDE_THREADS + j];
+    if (s)
+      atomicAdd(oacc + d, s);
+  }
+  if (t < 3 && cnt[t])
+    atomicAdd(reinterpret_cast<unsigned long long *>(&out->npinf) + t, cnt[t]);
+}
+
 template <class P, int LAYOUT, int L>
 static cudaError_t gak_sum_run(const uint64_t *v, const uint64_t *isint,
-                               int64_t n, ga_sum_partial *out, cudaStream_t s) {
+                               int64_t n, ga_sum_partial *out, void *scratch,
+                               cudaStream_t s) {
   gak_sum_op<LAYOUT, L> op;
   op.out = out;
   op.isint = isint;
   op.n = n;
-  return gak_launch<P>(op, v, n, s);
+  op.ndefer = NULL;
+  op.defer = NULL;
+  op.cap = 0;
+  if (scratch && LAYOUT != GA_LAYOUT_INT) {
+    op.ndefer = (unsigned long long *)scratch;
+    op.defer = (long long *)scratch + 2;
+    op.cap = (long long)(n / 256 + 64); /* gak_scratch_bytes's count */
+    cudaError_t err = cudaMemsetAsync(scratch, 0, 16, s);
+    if (err != cudaSuccess)
+      return err;
+  }
+  cudaError_t err = gak_launch<P>(op, v, n, s);
+  if (err != cudaSuccess || !op.ndefer)
+    return err;
+  if constexpr (LAYOUT != GA_LAYOUT_INT) {
+    /* always launched: it returns at once when nothing was deferred */
+    gak_wide_kernel<LAYOUT, P::VECS, 2 * P::BLOCK_THREADS>
+        <<<gak_sm_count() * GAK_WIDE_BLOCKS_PER_SM, GAK_WIDE_THREADS, 0, s>>>(
+            v, isint, op.ndefer, op.defer, op.cap, out);
+    err = cudaGetLastError();
+  }
+  return err;
 }
 
 /* Only spill-free instantiations: the real layouts need 60-80 registers, so
@@ -562,36 +786,37 @@ static cudaError_t gak_sum_run(const uint64_t *v, const uint64_t *isint,
 ** mixed layout keeps 2 levels (3 spill at 64 registers) and 8 items; a
 ** request for an unfit combination runs policy 0. */
 template <class P, bool REAL_OK, bool MIXED_OK>
-static cudaError_t gak_sum_policy(const uint64_t *v, const uint64_t *isint,
-                                  int64_t n, int layout, int levels,
-                                  ga_sum_partial *out, cudaStream_t s) {
+static cudaError_t
+gak_sum_policy(const uint64_t *v, const uint64_t *isint, int64_t n, int layout,
+               int levels, ga_sum_partial *out, void *sc, cudaStream_t s) {
   typedef gak_policy0 P0;
   if (layout == GA_LAYOUT_INT)
-    return gak_sum_run<P, GA_LAYOUT_INT, 2>(v, isint, n, out, s);
+    return gak_sum_run<P, GA_LAYOUT_INT, 2>(v, isint, n, out, sc, s);
   if (layout == GA_LAYOUT_MIXED) {
     if constexpr (MIXED_OK)
-      return gak_sum_run<P, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
+      return gak_sum_run<P, GA_LAYOUT_MIXED, 2>(v, isint, n, out, sc, s);
     else
-      return gak_sum_run<P0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
+      return gak_sum_run<P0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, sc, s);
   }
   if constexpr (REAL_OK) {
     if (levels == 2)
-      return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+      return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, sc, s);
     if (levels == 3)
-      return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+      return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, sc, s);
   } else {
     if (levels == 2)
-      return gak_sum_run<P0, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+      return gak_sum_run<P0, GA_LAYOUT_REAL, 2>(v, isint, n, out, sc, s);
     if (levels == 3)
-      return gak_sum_run<P0, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+      return gak_sum_run<P0, GA_LAYOUT_REAL, 3>(v, isint, n, out, sc, s);
   }
   return cudaErrorInvalidValue;
 }
 
-extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
-                             int64_t n, int layout, int levels, int policy,
-                             ga_sum_partial *d_out, gak_stream stream) {
-  cudaStream_t s = (cudaStream_t)stream;
+/* The sum with a given policy and levels; scratch NULL: tiles that fail the
+** expansion are redone value by value instead of by gak_wide_kernel. */
+static int gak_sum_impl(const uint64_t *d_vals, const uint64_t *d_isint,
+                        int64_t n, int layout, int levels, int policy,
+                        ga_sum_partial *d_out, void *sc, cudaStream_t s) {
   if (n < 0 || !d_out)
     return (int)cudaErrorInvalidValue;
   if (layout < GA_LAYOUT_INT || layout > GA_LAYOUT_MIXED)
@@ -602,15 +827,15 @@ extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
   switch (policy) {
   case 0:
     err = gak_sum_policy<gak_policy0, true, true>(d_vals, d_isint, n, layout,
-                                                  levels, d_out, s);
+                                                  levels, d_out, sc, s);
     break;
   case 1:
     err = gak_sum_policy<gak_policy1, false, false>(d_vals, d_isint, n, layout,
-                                                    levels, d_out, s);
+                                                    levels, d_out, sc, s);
     break;
   case 2:
     err = gak_sum_policy<gak_policy2, true, false>(d_vals, d_isint, n, layout,
-                                                   levels, d_out, s);
+                                                   levels, d_out, sc, s);
     break;
   default:
     err = cudaErrorInvalidValue;
@@ -618,18 +843,29 @@ extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
   return (int)err;
 }
 
+extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
+                             int64_t n, int layout, int levels, int policy,
+                             ga_sum_partial *d_out, void *d_scratch,
+                             gak_stream stream) {
+  return gak_sum_impl(d_vals, d_isint, n, layout, levels, policy, d_out,
+                      d_scratch, (cudaStream_t)stream);
+}
+
+/* max/min: a ticket and one item per block (the grid is capped at
+** GAK_MAX_GRID); sums: a count and one entry per deferred warp tile (at
+** most one per 256 words, see gak_sum_run). */
 extern "C" size_t gak_scratch_bytes(int64_t n) {
-  (void)n; /* one item per block; the grid is capped at GAK_MAX_GRID */
-  return 256 + (size_t)GAK_MAX_GRID * sizeof(longlong2);
+  size_t best = 256 + (size_t)GAK_MAX_GRID * sizeof(longlong2);
+  size_t sum = 16 + (size_t)(n / 256 + 64) * 8;
+  return best > sum ? best : sum;
 }
 
 extern "C" int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint,
                        int64_t n, int layout, ga_sum_partial *d_out,
                        void *d_scratch, gak_stream stream) {
-  (void)d_scratch; /* sums merge with atomics into *d_out */
   int policy = layout == GA_LAYOUT_INT ? GAK_INT_SUM_POLICY : 0;
-  return gak_sum_tuned(d_vals, d_isint, n, layout, GAK_REAL_LEVELS, policy,
-                       d_out, stream);
+  return gak_sum_impl(d_vals, d_isint, n, layout, GAK_REAL_LEVELS, policy,
+                      d_out, d_scratch, (cudaStream_t)stream);
 }
 
 template <class P, int LAYOUT, bool MIN>

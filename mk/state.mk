@@ -6,7 +6,7 @@ STATE_TEST_SRC := tests/test_state_engine.c $(filter-out engine/matadd.c,$(ENGIN
 # the extension and engine as one program, no CUDA (as tests/harden/ links them)
 STATE_LINK_SRC := $(EXT_SRC) $(ENGINE_SRC) kernels/none.c
 
-$(STATE_TEST): $(STATE_TEST_SRC) $(wildcard engine/*.h)
+$(STATE_TEST): $(STATE_TEST_SRC) $(wildcard engine/*.h kernels/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) \
 	  -Iengine -Ikernels $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ $(STATE_TEST_SRC) \
@@ -21,7 +21,7 @@ test-state-engine: $(STATE_TEST)
 # state_rows_buf is the measured alternative (GA_FUSED_BUFFER).
 STATE_BENCH_CC = $(CC) -std=c11 -O2 -g -flto=auto -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Iext \
                  -Ibench $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
-STATE_BENCH_DEPS = bench/state_rows.c $(STATE_LINK_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h)
+STATE_BENCH_DEPS = bench/state_rows.c $(STATE_LINK_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h) $(STAMP)/host.stamp
 $(BUILD)/bench/state_rows: $(STATE_BENCH_DEPS)
 	@mkdir -p $(dir $@)
 	$(STATE_BENCH_CC) -o $@ bench/state_rows.c $(STATE_LINK_SRC) $(SQLITE_LIBS) -lpthread -lm -ldl
@@ -36,7 +36,7 @@ bench-state: $(BUILD)/bench/state_rows $(BUILD)/bench/state_rows_buf
 # tests/test_state_worker.c: gpuagg_partial at the SQL level, linked with the
 # extension's objects (SQLITE_CORE) like tests/harden/.
 STATE_WORKER := $(BUILD)/tests/test_state_worker
-$(STATE_WORKER): tests/test_state_worker.c $(STATE_LINK_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h)
+$(STATE_WORKER): tests/test_state_worker.c $(STATE_LINK_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) -Iengine -Ikernels -Iext \
 	  $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ tests/test_state_worker.c $(STATE_LINK_SRC) \

@@ -11,7 +11,9 @@
 # GPUAGG_TEST_GPU=1 (GPU machine: forced runs must use the GPU and GPU-only
 # checks run), GPUAGG_FAKE_LIB (the fake-GPU build, mk/fakegpu.mk: without a
 # real GPU the GPU suites run against it, so the engine's GPU-path logic is
-# tested everywhere), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED.
+# tested everywhere), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED,
+# GPUAGG_WHEEL (the wheel that tests/hosts/test_wheel.sh installs; make test
+# sets it).
 set -u
 cd "$(dirname "$0")/.."
 export GPUAGG_LIB="${GPUAGG_LIB:-$PWD/libgpuagg}"
@@ -66,6 +68,7 @@ run_suite state_worker make -s --no-print-directory test-state-worker
 run_suite python "$PYTHON" tests/hosts/test_python.py
 run_suite cli tests/hosts/test_cli.sh
 run_suite install tests/hosts/test_install.sh
+run_suite wheel tests/hosts/test_wheel.sh
 run_suite node tests/hosts/node/run.sh
 run_suite harden "$PYTHON" tests/harden/surface.py
 
