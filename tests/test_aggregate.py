@@ -16,6 +16,10 @@ which path each case takes (gpuagg_info()'s last_scan), errors and
 injection, DIRECTONLY, interrupt, the memory cap, injected worker faults,
 and the pool's file descriptors.  The concurrent-writer invariant test is
 tests/test_aggregate_writer.py.
+
+Under make test-gpu (GPUAGG_TEST_GPU=1) the reference query's gpu_
+aggregates run forced onto the GPU, so the exact states of gpu_aggregate are
+checked bit for bit against the GPU path too.
 """
 
 import json
@@ -29,7 +33,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gatest import Reporter, LIB  # noqa: E402
+from gatest import Reporter, LIB, GPU, MODES  # noqa: E402
 
 SEED = int(os.environ.get("SEED", "20261130"))
 TMP = tempfile.mkdtemp(prefix="gpuagg_aggr_")
@@ -41,6 +45,9 @@ def connect(path, **kw):
     con.enable_load_extension(True)
     con.load_extension(LIB)
     con.execute("select gpuagg_config('scan_min_rows', 0)")
+    if GPU:  # make test-gpu: the reference query's gpu_ aggregates on the GPU
+        for name, value in MODES["forced"]:
+            con.execute("select gpuagg_config(?, ?)", (name, value))
     return con
 
 

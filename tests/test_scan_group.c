@@ -21,14 +21,21 @@
 
 #include "scan_group.h"
 
-static int passed, failed;
+/* One check per kind of comparison (printed once, with its first failing
+** case), counted as one passed check when every case of it agreed: the
+** cases number in the hundreds of thousands. */
+#define NKINDS 32
+static const char *kinds[NKINDS];
+static long long kind_fail[NKINDS], kind_cases[NKINDS];
 
 static void check(int ok, const char *what, long long i) {
-  if (ok) {
-    passed++;
-  } else if (failed++ < 20) {
+  int k = 0;
+  while (k < NKINDS - 1 && kinds[k] && strcmp(kinds[k], what))
+    k++;
+  kinds[k] = what;
+  kind_cases[k]++;
+  if (!ok && kind_fail[k]++ == 0)
     printf("FAIL [scan_group] %s (case %lld)\n", what, i);
-  }
 }
 
 static uint64_t seed = 0x2545F4914F6CDD1Dull;
@@ -42,9 +49,9 @@ static uint64_t rnd(void) {
 /* A random string of n bytes from a small alphabet that stresses the
 ** collations. */
 static int rand_text(char *buf, int max) {
-  static const char *const pieces[] = {"a", "A", "b", "B", " ",  "[",
-                                       "z", "Z", "1", "\xc3\xa9", "\xc3\x89",
-                                       "`", "_"};
+  static const char *const pieces[] = {"a",        "A", "b", "B", " ",
+                                       "[",        "z", "Z", "1", "\xc3\xa9",
+                                       "\xc3\x89", "`", "_"};
   int n = 0, k = (int)(rnd() % 5);
   for (int i = 0; i < k; i++) {
     const char *p = pieces[rnd() % (sizeof pieces / sizeof pieces[0])];
@@ -117,10 +124,11 @@ typedef struct val {
 } val;
 
 static void rand_val(val *v) {
-  static const double reals[] = {1.0, -0.0, 0.0, 5.0, 2.5, 9007199254740992.0,
+  static const double reals[] = {1.0,  -0.0, 0.0, 5.0, 2.5, 9007199254740992.0,
                                  -1.0, 1e300};
-  static const int64_t ints[] = {1, 0, 5, -1, 9007199254740993LL,
-                                 9007199254740992LL, INT64_MAX, INT64_MIN};
+  static const int64_t ints[] = {
+      1,         0,        5, -1, 9007199254740993LL, 9007199254740992LL,
+      INT64_MAX, INT64_MIN};
   memset(v, 0, sizeof(*v));
   switch (rnd() % 5) {
   case 0:
@@ -193,8 +201,7 @@ static void test_keys(sqlite3 *db) {
       int got = ga_key_cmp(&ka, &kb, c);
       check(got == want, "ga_key_cmp", i);
       if (got == 0)
-        check(ga_key_hash(&ka, c) == ga_key_hash(&kb, c), "equal keys hash",
-              i);
+        check(ga_key_hash(&ka, c) == ga_key_hash(&kb, c), "equal keys hash", i);
     }
     sqlite3_finalize(st);
   }
@@ -353,6 +360,16 @@ int main(void) {
   test_keys(db);
   test_tables();
   sqlite3_close(db);
+  int passed = 0, failed = 0;
+  for (int k = 0; k < NKINDS && kinds[k]; k++) {
+    if (kind_fail[k])
+      failed++;
+    else
+      passed++;
+    if (getenv("VERBOSE"))
+      printf("%s %s: %lld cases, %lld failed\n", kind_fail[k] ? "FAIL" : "PASS",
+             kinds[k], kind_cases[k], kind_fail[k]);
+  }
   printf("RESULT scan_group: %d passed, %d failed, 0 skipped\n", passed,
          failed);
   return failed ? 1 : 0;
