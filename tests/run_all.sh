@@ -58,6 +58,9 @@ run_suite diff "$PYTHON" tests/test_diff.py
 run_suite gpu "$PYTHON" tests/test_gpu.py
 run_suite gpu_faults "$PYTHON" tests/test_gpu_faults.py
 run_suite matadd "$PYTHON" tests/test_matadd.py
+run_suite aggregate "$PYTHON" tests/test_aggregate.py
+run_suite aggregate_writer "$PYTHON" tests/test_aggregate_writer.py
+run_suite scan_group make -s --no-print-directory test-scan-group
 run_suite engine make -s --no-print-directory test-engine
 run_suite cpu_sum make -s --no-print-directory test-cpu-sum
 run_suite state "$PYTHON" tests/test_state.py
