@@ -9,10 +9,11 @@
 ** VARIANT_x names a variant of that build ("reference", "bins+avx2", ... or
 ** "best").  Data sets as bench/cpu_reduce.c: typical, wide200, wide1000,
 ** binade, binade_pm; 2^N doubles (default 2^25, 256 MiB: far past L3).  Each
-** repetition times the plain loop, A and B in turn (the first repetition is a
-** warm-up); reported per data set: x_plain of A and of B (median over
-** repetitions of plain time / kernel time) and b_over_a (median of A time /
-** B time).  Both partials must be equal after normalisation.
+** repetition times the plain loop, then A and B (B first on odd ones;
+** the first repetition is a warm-up); reported per data set: x_plain of A
+** and of B (median over repetitions of plain time / kernel time) and
+** b_over_a (median of A time / B time).  Both partials must be equal after
+** normalisation.
 */
 #include <math.h>
 #include <stdio.h>
@@ -135,13 +136,22 @@ int main(int argc, char **argv) {
     double ra[MAXR], rb[MAXR], rab[MAXR], chk = 0;
     ga_sum_partial pa, pb;
     for (int r = 0; r < reps; r++) {
+      /* A then B on even repetitions, B then A on odd ones */
       double t0 = bench_now_ms();
       chk += plain_sum(x, n);
-      double t1 = bench_now_ms();
-      run(0, va, x, n, &pa);
-      double t2 = bench_now_ms();
-      run(1, vb, x, n, &pb);
-      double t3 = bench_now_ms();
+      double t1 = bench_now_ms(), t2, t3;
+      if (r % 2 == 0) {
+        run(0, va, x, n, &pa);
+        t2 = bench_now_ms();
+        run(1, vb, x, n, &pb);
+        t3 = bench_now_ms();
+      } else {
+        run(1, vb, x, n, &pb);
+        double tb = bench_now_ms();
+        run(0, va, x, n, &pa);
+        t3 = bench_now_ms();
+        t2 = t1 + (t3 - tb); /* so that t2 - t1 is A's time, t3 - t2 B's */
+      }
       if (r == 0 && memcmp(&pa, &pb, sizeof pa)) {
         printf("MISMATCH on %s\n", datas[d]);
         bad = 1;
