@@ -51,6 +51,7 @@ run_suite sql "$PYTHON" tests/sqltest.py tests/sql/*.sql
 run_suite config "$PYTHON" tests/test_config.py
 run_suite exact "$PYTHON" tests/test_exact.py
 run_suite diff "$PYTHON" tests/test_diff.py
+run_suite chunks "$PYTHON" tests/test_chunks.py
 run_suite gpu "$PYTHON" tests/test_gpu.py
 run_suite gpu_faults "$PYTHON" tests/test_gpu_faults.py
 run_suite matadd "$PYTHON" tests/test_matadd.py
