@@ -9,7 +9,8 @@
 #
 # Environment: GPUAGG_LIB (extension path without .so, default ./libgpuagg),
 # GPUAGG_TEST_GPU=1 (GPU machine: forced runs must use the GPU and GPU-only
-# checks run), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED.
+# checks run), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED,
+# SUITES (a subset, in order), STOP_ON_FAIL=1 (stop at the first failing suite).
 set -u
 cd "$(dirname "$0")/.."
 export GPUAGG_LIB="${GPUAGG_LIB:-$PWD/libgpuagg}"
@@ -47,20 +48,37 @@ run_suite() { # name, command...
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
 
-run_suite sql "$PYTHON" tests/sqltest.py tests/sql/*.sql
-run_suite config "$PYTHON" tests/test_config.py
-run_suite exact "$PYTHON" tests/test_exact.py
-run_suite diff "$PYTHON" tests/test_diff.py
-run_suite chunks "$PYTHON" tests/test_chunks.py
-run_suite gpu "$PYTHON" tests/test_gpu.py
-run_suite gpu_faults "$PYTHON" tests/test_gpu_faults.py
-run_suite matadd "$PYTHON" tests/test_matadd.py
-run_suite engine make -s --no-print-directory test-engine
-run_suite python "$PYTHON" tests/hosts/test_python.py
-run_suite cli tests/hosts/test_cli.sh
-run_suite install tests/hosts/test_install.sh
-run_suite node tests/hosts/node/run.sh
-run_suite harden "$PYTHON" tests/harden/surface.py
+# name -> command (eval'd, so tests/sql/*.sql expands), in the default order
+declare -A CMD=(
+  [sql]='"$PYTHON" tests/sqltest.py tests/sql/*.sql'
+  [config]='"$PYTHON" tests/test_config.py'
+  [exact]='"$PYTHON" tests/test_exact.py'
+  [diff]='"$PYTHON" tests/test_diff.py'
+  [chunks]='"$PYTHON" tests/test_chunks.py'
+  [gpu]='"$PYTHON" tests/test_gpu.py'
+  [gpu_faults]='"$PYTHON" tests/test_gpu_faults.py'
+  [matadd]='"$PYTHON" tests/test_matadd.py'
+  [engine]='make -s --no-print-directory test-engine'
+  [python]='"$PYTHON" tests/hosts/test_python.py'
+  [cli]='tests/hosts/test_cli.sh'
+  [install]='tests/hosts/test_install.sh'
+  [node]='tests/hosts/node/run.sh'
+  [harden]='"$PYTHON" tests/harden/surface.py'
+)
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd engine python cli install node harden"
+# SUITES="engine sql ...": only these, in this order (tests/mutants/run.py
+# runs the fast ones first); STOP_ON_FAIL=1: stop after the first suite that
+# fails (a mutant is killed then, the rest would only cost time).
+for name in ${SUITES:-$DEFAULT_ORDER}; do
+  if [ -z "${CMD[$name]+x}" ]; then
+    echo "FAIL: no suite named $name (suites: $DEFAULT_ORDER)"
+    failed=$((failed + 1))
+    continue
+  fi
+  f0=$failed
+  eval "run_suite $name ${CMD[$name]}"
+  [ "${STOP_ON_FAIL:-0}" = 1 ] && [ "$failed" -gt "$f0" ] && break
+done
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -216,6 +216,50 @@ static void test_splits(void) {
   CHECK(badb == 0, "split/merge changed the max partial in %d of 200", badb);
 }
 
+/* Partials that saw +Inf, -Inf or NaN, merged (as the GPU path merges the
+** device partials): the merged partial must be the one-pass partial, and its
+** rounding the one README rule 2 gives (+Inf with finite values is +Inf,
+** +Inf with -Inf or a NaN is NaN, SQL NULL).  Every special value sits in
+** the second partial only, so a merge that drops its counter is caught. */
+static void test_merge_specials(void) {
+  static const struct {
+    double special[2];
+    int n;
+    double want; /* NAN: must be NaN */
+  } cases[] = {{{INFINITY}, 1, INFINITY},
+               {{-INFINITY}, 1, -INFINITY},
+               {{NAN}, 1, NAN},
+               {{INFINITY, -INFINITY}, 2, NAN},
+               {{INFINITY, INFINITY}, 2, INFINITY}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    double first[3] = {1.5, -1e300, 0x1p-1074}, second[4] = {2.0, 1e300};
+    int n2 = 2;
+    for (int k = 0; k < cases[c].n; k++)
+      second[n2++] = cases[c].special[k];
+    ga_sum_partial one, a, b;
+    ga_sum_init(&one);
+    ga_sum_init(&a);
+    ga_sum_init(&b);
+    for (int k = 0; k < 3; k++) {
+      ga_sum_add_real(&one, first[k], 1);
+      ga_sum_add_real(&a, first[k], 1);
+    }
+    for (int k = 0; k < n2; k++) {
+      ga_sum_add_real(&one, second[k], 1);
+      ga_sum_add_real(&b, second[k], 1);
+    }
+    ga_sum_merge(&a, &b);
+    ga_sum_normalize(&one);
+    double got = ga_sum_round(&a), want = cases[c].want;
+    CHECK(!memcmp(&a, &one, sizeof a) &&
+              (isnan(want) ? isnan(got) : same_bits(got, want)),
+          "merge with specials, case %zu: got %a want %a (npinf %lld nninf "
+          "%lld nnan %lld)",
+          c, got, want, (long long)a.npinf, (long long)a.nninf,
+          (long long)a.nnan);
+  }
+}
+
 static void test_cmp(void) {
   CHECK(ga_num_cmp(GA_KIND_INT, 9007199254740993ll, GA_KIND_REAL,
                    ga_dbits(9007199254740992.0)) > 0,
@@ -368,6 +412,7 @@ int main(void) {
   test_known();
   test_div();
   test_splits();
+  test_merge_specials();
   test_cmp();
   test_agg_order();
   test_window_best();
