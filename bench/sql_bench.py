@@ -63,12 +63,12 @@ def make_db(path, rows, kinds, sqlite3):
 def run_once(sqlite3, db, ext, setup, query, probe=False):
     """One process, one query: (wall seconds, peak RSS KiB, result line).
 
-    The query's result is printed in quote mode (exact: 17+ digits for a
-    REAL, no '.0' for an INTEGER), after whatever the setup printed, so the
-    result is the last line; the whole output is read to EOF.  With probe,
+    The query prints its result exactly (exact_query), after whatever the
+    setup printed, so the result is the last line; the whole output is read
+    to EOF.  With probe,
     a second line follows with gpuagg_info()'s path of that aggregate (only
     in the untimed warm-up round)."""
-    script = f".load {ext}\n{setup}\n.mode quote\n{query};\n"
+    script = f".load {ext}\n{setup}\n{query};\n"
     if probe:
         script += "select json_extract(gpuagg_info(), '$.last.path');\n"
     r, w = os.pipe()
@@ -97,20 +97,29 @@ def run_once(sqlite3, db, ext, setup, query, probe=False):
     return t1 - t0, ru.ru_maxrss, lines[-1]
 
 
-def parse_quoted(s):
-    """A quote-mode result: int, float, None or the text itself."""
-    if s == "NULL":
+def exact_query(fn, table):
+    """The aggregate, its result printed exactly: 'real:<IEEE-754 hex>',
+    'integer:<n>', 'null:NULL' (the CLI's decimal output of a REAL is not
+    always exact past 17 digits).  One row, so the wrapping costs nothing."""
+    return (f"select typeof(r) || ':' || (case when typeof(r) = 'real' then "
+            f"hex(ieee754_to_blob(r)) else quote(r) end) from (select {fn}(x) r from {table})")
+
+
+def parse_exact(s):
+    """exact_query's output as a Python value (float, int, None, or text)."""
+    kind, _, v = s.partition(":")
+    if kind == "real":
+        return struct.unpack(">d", bytes.fromhex(v))[0]
+    if kind == "integer":
+        return int(v)
+    if kind == "null":
         return None
-    if s in ("Inf", "-Inf"):
-        return float(s.replace("Inf", "inf"))
-    try:
-        return int(s)
-    except ValueError:
-        pass
-    try:
-        return float(s)
-    except ValueError:
-        return s
+    return s
+
+
+def show_exact(s):
+    v = parse_exact(s)
+    return repr(v) if isinstance(v, float) else s
 
 
 def references(db, kind, fns):
@@ -178,7 +187,7 @@ def main():
                 order = variants if rep % 2 == 0 else variants[::-1]
                 for name, setup in order:
                     fn = name.split("@")[0]
-                    q = f"select {fn}(x) from t_{k}"
+                    q = exact_query(fn, f"t_{k}")
                     probe = rep == 0 and fn.startswith("gpu_")
                     res = run_once(a.sqlite3, db, a.ext, setup, q, probe)
                     t, m, out = res[:3]
@@ -199,7 +208,7 @@ def main():
             checked = {}
             for name, _ in variants:
                 fn = name.split("@")[0]
-                got = parse_quoted(outs[name])
+                got = parse_exact(outs[name])
                 how = []
                 if fn != name and fn in outs:
                     how.append(f"={fn}")
@@ -228,7 +237,7 @@ def main():
                     "ns_per_row": round(med / rows * 1e9, 1),
                     "x_sum": round(med / base, 3),
                     "peak_rss_mb": round(rss[name] / 1024, 1),
-                    "result": outs[name][:40],
+                    "result": show_exact(outs[name]),
                     "path": paths.get(name, ""),
                     "checked": checked[name],
                 })
