@@ -10,6 +10,8 @@ the order shown, which is the order sum() adds them in.
 
   bench/accuracy.py                    # 1e6-value data sets, table + CSV
   bench/accuracy.py --quick            # 1e4 values (smoke test, seconds)
+  bench/accuracy.py --host node        # run by better-sqlite3's newer SQLite
+                                       # -> bench/out/accuracy_node.csv
   bench/accuracy.py --device gpu       # gpu_sum forced onto the GPU path, 1 MiB
                                        # chunks, -> bench/out/accuracy_gpu.csv; FAILS
                                        # unless the GPU really ran it
@@ -24,12 +26,16 @@ overflow_midway still show sum() errors).
 """
 import argparse
 import csv
+import json
 import math
 import os
 import random
+import shutil
 import sqlite3
 import struct
+import subprocess
 import sys
+import tempfile
 from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -95,6 +101,39 @@ def rel(result, exact_frac):
     return float(abs(Fraction(result) - exact_frac) / abs(exact_frac))
 
 
+def unhex(h):
+    """accuracy_node.js's exact encoding: IEEE-754 bits in hex, or None."""
+    return None if h is None else struct.unpack(">d", bytes.fromhex(h))[0]
+
+
+def run_node(a, sets):
+    """Store the data sets in a database file, let bench/accuracy_node.js
+    run the aggregates in better-sqlite3; {name: its JSON line}."""
+    mods = os.path.join(ROOT, "tests", "hosts", "node", "node_modules")
+    if not os.path.isdir(os.path.join(mods, "better-sqlite3")):
+        sys.exit("--host node needs better-sqlite3 in tests/hosts/node/node_modules "
+                 "(make test-hosts installs it)")
+    tmp = tempfile.mkdtemp(prefix="gpuagg_acc_")
+    db = os.path.join(tmp, "acc.db")
+    c = sqlite3.connect(db)
+    for name, _, vals in sets:
+        c.execute(f"CREATE TABLE v_{name}(x REAL)")
+        c.executemany(f"INSERT INTO v_{name} VALUES (?)", ((v,) for v in vals))
+    c.commit()
+    c.close()
+    p = subprocess.run(["node", os.path.join(HERE, "accuracy_node.js"), db, a.ext, a.device,
+                        str(a.chunk_bytes or 0)], capture_output=True, text=True,
+                       env=dict(os.environ, NODE_PATH=mods))
+    shutil.rmtree(tmp, ignore_errors=True)
+    if p.returncode != 0:
+        sys.exit("bench/accuracy_node.js failed:\n" + p.stderr[-2000:])
+    out = {}
+    for line in p.stdout.splitlines():
+        r = json.loads(line)
+        out[r["table"][2:]] = r
+    return out
+
+
 def same_bits(x, y):
     if x is None or y is None:
         return x is None and y is None
@@ -125,11 +164,14 @@ def main():
     ap.add_argument("--csv", default=None,
                     help="default bench/out/accuracy.csv (accuracy_gpu.csv with --device gpu)")
     ap.add_argument("--seed", type=int, default=20240601)
+    ap.add_argument("--host", choices=("python", "node"), default="python",
+                    help="node: sum()/total()/gpu_sum() run by better-sqlite3's bundled SQLite "
+                         "(bench/accuracy_node.js; make test-hosts installs better-sqlite3)")
     a = ap.parse_args()
     n = 10_000 if a.quick else a.n
     if a.csv is None:
-        a.csv = os.path.join(ROOT, "bench", "out",
-                             "accuracy_gpu.csv" if a.device == "gpu" else "accuracy.csv")
+        a.csv = os.path.join(ROOT, "bench", "out", "accuracy%s%s.csv" % (
+            "_gpu" if a.device == "gpu" else "", "_node" if a.host == "node" else ""))
     if a.chunk_bytes is None and a.device == "gpu":
         a.chunk_bytes = 1 << 20
 
@@ -153,10 +195,12 @@ def main():
           f" gpuagg {ver}, device={a.device}, {n} values per data set, seed {a.seed}")
 
     only = set(a.only.split(",")) if a.only else None
+    sets = [d for d in datasets(n, a.seed) if not only or d[0] in only]
+    node = run_node(a, sets) if a.host == "node" else None
+    if a.host == "node":
+        print(f"# host: node, better-sqlite3's SQLite {node[sets[0][0]]['sqlite']}")
     rows = []
-    for name, desc, vals in datasets(n, a.seed):
-        if only and name not in only:
-            continue
+    for name, desc, vals in sets:
         total_int = sum(exact_int(v) for v in vals)
         exact = Fraction(total_int, 1 << SCALE)
         try:
@@ -167,17 +211,23 @@ def main():
             fs = math.fsum(vals)
         except OverflowError:  # fsum's partials overflow before cancelling
             fs = None
-        con.execute("DROP TABLE IF EXISTS v")
-        con.execute("CREATE TABLE v(x REAL)")
-        con.executemany("INSERT INTO v VALUES (?)", ((v,) for v in vals))
-        s, t, g = con.execute("SELECT sum(x), total(x), gpu_sum(x) FROM v").fetchone()
-        path, chunks_gpu = con.execute(
-            "SELECT json_extract(gpuagg_info(), '$.last.path'), "
-            "json_extract(gpuagg_info(), '$.last.chunks_gpu')").fetchone()
-        # the same gpu_sum on the CPU path, for the bits
-        con.execute("SELECT gpuagg_config('device', 'cpu')")
-        gc = con.execute("SELECT gpu_sum(x) FROM v").fetchone()[0]
-        con.execute("SELECT gpuagg_config('device', ?)", (a.device,))
+        if node:
+            r = node[name]
+            s, t, g, gc = (unhex(r[k]) for k in ("sum", "total", "gpu_sum", "gpu_sum_cpu"))
+            path, chunks_gpu, version = r["path"], r["chunks_gpu"], r["sqlite"]
+        else:
+            con.execute("DROP TABLE IF EXISTS v")
+            con.execute("CREATE TABLE v(x REAL)")
+            con.executemany("INSERT INTO v VALUES (?)", ((v,) for v in vals))
+            s, t, g = con.execute("SELECT sum(x), total(x), gpu_sum(x) FROM v").fetchone()
+            path, chunks_gpu = con.execute(
+                "SELECT json_extract(gpuagg_info(), '$.last.path'), "
+                "json_extract(gpuagg_info(), '$.last.chunks_gpu')").fetchone()
+            # the same gpu_sum on the CPU path, for the bits
+            con.execute("SELECT gpuagg_config('device', 'cpu')")
+            gc = con.execute("SELECT gpu_sum(x) FROM v").fetchone()[0]
+            con.execute("SELECT gpuagg_config('device', ?)", (a.device,))
+            version = sqlite3.sqlite_version
         row = {"dataset": name, "n": len(vals), "description": desc,
                "exact": repr(exact_f), "fsum_agrees": "n/a" if fs is None else fs == exact_f,
                "sum": repr(s), "sum_ulps": ulps(s, exact_f), "sum_rel": rel(s, exact),
@@ -187,7 +237,7 @@ def main():
                "gpu_sum_rel": rel(g, exact), "gpu_path": path,
                "gpu_chunks": chunks_gpu, "chunk_bytes": cfg.get("chunk_bytes"),
                "same_bits_as_cpu_path": same_bits(g, gc),
-               "device": a.device, "sqlite": sqlite3.sqlite_version}
+               "device": a.device, "host": a.host, "sqlite": version}
         rows.append(row)
         print(f"  {name}: done", file=sys.stderr)
 
