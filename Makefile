@@ -52,13 +52,16 @@ CU_SRC     := $(filter-out kernels/bench_%.cu,$(wildcard kernels/*.cu))
 C_OBJ      := $(patsubst %.c,$(BUILD)/%.o,$(EXT_SRC) $(ENGINE_SRC))
 ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
 
+# The device side is one of the backends of kernels/gak.h: the CUDA kernels
+# and runtime layer, or kernels/none.c (no CUDA: every GPU query says "built
+# without CUDA").  tests/fakegpu/ is a third, for tests only (mk/fakegpu.mk).
 ifeq ($(CUDA),1)
   CPPFLAGS += -DGPUAGG_CUDA=1 -I$(CUDA_HOME)/include
   CU_OBJ   := $(patsubst %.cu,$(BUILD)/%.o,$(CU_SRC))
   CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
   DLINK    := $(BUILD)/kernels/dlink.o
 else
-  CU_OBJ   :=
+  CU_OBJ   := $(BUILD)/kernels/none.o
   CUDA_LIBS :=
   DLINK    :=
 endif

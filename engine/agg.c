@@ -57,7 +57,7 @@ struct ga_agg {
   int nfly;
   int ndev; /* usable GPUs, -1 until first asked */
   int gpu_off;
-  int next_dev, next_slot[16];
+  int next_dev, next_slot[GA_MAX_DEV]; /* ndev <= GA_MAX_DEV (gpu.c) */
   /* results */
   ga_sum_partial sum;
   int64_t sum_direct; /* direct adds since the last normalisation */
@@ -197,7 +197,7 @@ static void dispatch(ga_agg *a, ga_chunk *c) {
   }
   if (c->pinned && wants_gpu(a, 0)) {
     int dev = a->next_dev++ % a->ndev;
-    int slot = a->next_slot[dev % 16]++ % a->cfg.streams;
+    int slot = a->next_slot[dev]++ % a->cfg.streams;
     if (ga_gpu_submit(c, a->kop, dev, slot)) {
       *a->fly_tail = c;
       a->fly_tail = &c->next;

@@ -3,6 +3,8 @@
 */
 #include "config.h"
 
+#include "gpu.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,10 +69,10 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
       return 1;
     }
   } else if (!strcmp(name, "streams")) {
-    if (parse_int(value, 1, 16, &v)) {
+    if (parse_int(value, 1, GA_MAX_SLOTS, &v)) {
       snprintf(err, nerr,
-               "gpuagg_config: bad value for streams: '%s' (valid: 1 to 16)",
-               value ? value : "NULL");
+               "gpuagg_config: bad value for streams: '%s' (valid: 1 to %d)",
+               value ? value : "NULL", GA_MAX_SLOTS);
       return 1;
     }
     c->streams = (int)v;
@@ -86,11 +88,11 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
     }
     c->chunk_bytes = v;
   } else if (!strcmp(name, "devices")) {
-    if (parse_int(value, 0, 64, &v)) {
+    if (parse_int(value, 0, GA_MAX_DEV, &v)) {
       snprintf(err, nerr,
                "gpuagg_config: bad value for devices: '%s' (valid: 0 = all "
-               "visible GPUs, or 1 to 64)",
-               value ? value : "NULL");
+               "visible GPUs, or 1 to %d)",
+               value ? value : "NULL", GA_MAX_DEV);
       return 1;
     }
     c->devices = (int)v;

@@ -39,7 +39,15 @@
 ** and decides the result type.  An int64 v is split as v = hi*2^32 + lo with
 ** lo = v & 0xffffffff (unsigned) and hi = v >> 32 (arithmetic), and ilo/ihi
 ** sum those halves, so 2^31 integers fit before a carry is needed and the
-** GPU can merge with plain 64-bit atomics. */
+** GPU can merge with plain 64-bit atomics.  Normalising carries ilo into ihi
+** and ihi into itop, so the integer total
+**     itop * 2^64 + ihi * 2^32 + ilo
+** is exact for any count of int64 values below 2^62 (|total| < 2^126):
+** nothing wraps, and an overflow is judged on the exact total only, never on
+** a running prefix, so it cannot depend on order or chunking.  A normalised
+** partial has ilo and ihi in [0, 2^32) and a signed itop: equal totals give
+** equal fields.  itop comes last so that reducers that only add halves (the
+** GPU kernels, the CPU reducer) leave it alone (zeroed output). */
 typedef struct ga_sum_partial {
   int64_t acc[GA_XACC_DIGITS]; /* reals, superaccumulator digits */
   int64_t ilo;                 /* sum of low 32-bit halves (each 0..2^32-1) */
@@ -49,6 +57,7 @@ typedef struct ga_sum_partial {
   int64_t npinf;               /* +Inf seen */
   int64_t nninf;               /* -Inf seen */
   int64_t nnan;                /* NaN seen */
+  int64_t itop;                /* integer carries out of ihi (2^64 each) */
 } ga_sum_partial;
 
 /* Kinds of value in the numeric stream. */

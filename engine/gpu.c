@@ -1,17 +1,31 @@
 /*
-** gpu.c — CUDA start-up, checked calls, fault injection, and the per-stream
+** gpu.c — GPU start-up, checked calls, fault injection, and the per-stream
 ** slots that carry chunks through copy-in, kernel and copy-out.
 **
-** Every CUDA call goes through ga_cuda_ok().  Any failure leaves the chunk's
-** host copy untouched, so the caller reduces it on the CPU and gets the same
-** answer (README rule 3).  CUDA starts lazily, at the first GPU use, never at
-** .load: a machine without a driver never pays for it and never sees it.
+** Rules this file keeps:
+**   1. Every device call goes through kernels/gak.h and its result through
+**      ga_cuda_ok().  A failure leaves the chunk's host copy untouched, so
+**      the caller reduces it on the CPU and gets the same answer.
+**   2. The GPU starts lazily, at the first GPU use, never at .load: a
+**      machine without a driver never pays for it.
+**   3. No driver, no device, a device older than compute capability 8.0, or
+**      a build without CUDA is a state, not an error: gpu_usable is false,
+**      `why` says which, and no error counter moves.  The counters count
+**      failures of a usable GPU (an injected fault stands for one).
+**   4. The calling thread's current device is the application's: every
+**      entry point that switches device switches back before it returns
+**      (ga_dev_enter / ga_dev_leave).
+**   5. A kernel that faults while it runs is counted under "kernel", an
+**      error of the synchronisation itself under "sync".
+** There is no #ifdef CUDA here: the backend behind gak.h decides (CUDA,
+** none, or the test fake).
 */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gak.h"
 #include "gpu_host.h"
 
 static ga_counters counters;
@@ -32,68 +46,7 @@ void ga_counters_get(ga_counters *out) {
     dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
 }
 
-#ifndef GPUAGG_CUDA
-
-int ga_gpu_compiled(void) { return 0; }
-int ga_gpu_init(const char **why) {
-  if (why)
-    *why = "built without CUDA";
-  return 0;
-}
-int ga_cuda_ok(int stage, int err) {
-  (void)stage;
-  return err == 0;
-}
-int ga_gpu_select(int i) {
-  (void)i;
-  return 0;
-}
-int ga_gpu_warm(void) { return 0; }
-void ga_gpu_json(char *buf, size_t n, int start) {
-  (void)start;
-  snprintf(buf, n,
-           "{\"cuda_compiled\":false,\"gpu_usable\":false,"
-           "\"why\":\"built without CUDA\",\"devices\":[]}");
-}
-void *ga_gpu_host_alloc(size_t bytes) {
-  (void)bytes;
-  return NULL;
-}
-void ga_gpu_host_free(void *p) { (void)p; }
-void *ga_gpu_event_create(int timing) {
-  (void)timing;
-  return NULL;
-}
-void ga_gpu_chunk_times(ga_chunk *c, double *h2d_ms, double *kernel_ms) {
-  (void)c;
-  *h2d_ms = *kernel_ms = 0;
-}
-void ga_gpu_event_destroy(void *ev) { (void)ev; }
-int ga_gpu_ndev(const ga_config *cfg) {
-  (void)cfg;
-  return 0;
-}
-int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
-  (void)c, (void)op, (void)dev, (void)slot;
-  return 0;
-}
-int ga_gpu_poll(ga_chunk *c) {
-  (void)c;
-  return -1;
-}
-int ga_gpu_wait(ga_chunk *c) {
-  (void)c;
-  return 0;
-}
-
-#else /* GPUAGG_CUDA */
-
-#include <cuda_runtime_api.h>
-
-#include "gak.h"
-
-#define GA_MAX_DEV 16
-#define GA_MAX_SLOTS 16
+int ga_gpu_compiled(void) { return strcmp(gak_backend(), "none") != 0; }
 
 /* ---- fault injection: GPUAGG_FAULT=stage:n[,stage:n...] ---- */
 #define GA_MAX_FAULTS 16
@@ -125,12 +78,19 @@ static void faults_parse(void) {
   }
 }
 
-int ga_cuda_ok(int stage, int err) {
+/* Counts the call; 1 when GPUAGG_FAULT asks this call to fail. */
+static int fault_here(int stage) {
   int64_t k = __atomic_add_fetch(&stage_calls[stage], 1, __ATOMIC_RELAXED);
   for (int i = 0; i < nfaults; i++)
     if (faults[i].stage == stage && faults[i].n == k)
-      err = cudaErrorUnknown;
-  if (err == cudaSuccess)
+      return 1;
+  return 0;
+}
+
+int ga_cuda_ok(int stage, int err) {
+  if (fault_here(stage))
+    err = -1;
+  if (err == 0)
     return 1;
   ga_counter_add(&counters.stage_errors[stage], 1);
   return 0;
@@ -140,7 +100,7 @@ int ga_cuda_ok(int stage, int err) {
 typedef struct ga_slot {
   pthread_mutex_t mu;
   int ready;
-  cudaStream_t stream;
+  gak_stream stream;
   void *d_in; /* values, then the bitmap, mirroring the pinned chunk */
   size_t d_in_bytes;
   void *d_scratch;
@@ -150,10 +110,7 @@ typedef struct ga_slot {
 
 typedef struct ga_dev {
   int ordinal;
-  char name[256];
-  int major, minor;
-  size_t mem;
-  int sms;
+  gak_props props;
   ga_slot slot[GA_MAX_SLOTS];
 } ga_dev;
 
@@ -162,52 +119,78 @@ static ga_dev devs[GA_MAX_DEV];
 static int ndevs;
 static int runtime_version, driver_version;
 static char why_buf[256] = "not started";
-
 static int started;
+
+/* Why no device is usable, when device_count failed: a state (rule 3). */
+static void why_start_failed(int err) {
+  int cls = gak_error_class(err);
+  if (cls == GAK_ENOTBUILT)
+    snprintf(why_buf, sizeof why_buf, "built without CUDA");
+  else if (cls == GAK_ENODRIVER ||
+           (cls == GAK_EOLDDRIVER && driver_version == 0))
+    snprintf(why_buf, sizeof why_buf, "no CUDA driver");
+  else if (cls == GAK_EOLDDRIVER)
+    snprintf(why_buf, sizeof why_buf,
+             "CUDA driver %d.%d older than runtime %d.%d",
+             driver_version / 1000, driver_version % 1000 / 10,
+             runtime_version / 1000, runtime_version % 1000 / 10);
+  else if (cls == GAK_ENODEVICE)
+    snprintf(why_buf, sizeof why_buf, "no CUDA device");
+  else
+    snprintf(why_buf, sizeof why_buf, "CUDA start failed: %s",
+             gak_error_string(err));
+}
 
 static void gpu_start(void) {
   __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
   faults_parse();
-  cudaRuntimeGetVersion(&runtime_version);
-  cudaDriverGetVersion(&driver_version);
+  /* a failed version query reads as "absent" (0), which the messages use */
+  if (gak_runtime_version(&runtime_version))
+    runtime_version = 0;
+  if (gak_driver_version(&driver_version))
+    driver_version = 0;
   int n = 0;
-  int err = cudaGetDeviceCount(&n);
-  if (!ga_cuda_ok(GA_STAGE_INIT, err)) {
-    if (err == cudaErrorInsufficientDriver && driver_version == 0)
-      snprintf(why_buf, sizeof why_buf, "no CUDA driver");
-    else if (err == cudaErrorInsufficientDriver)
-      snprintf(why_buf, sizeof why_buf,
-               "CUDA driver %d.%d older than runtime %d.%d",
-               driver_version / 1000, driver_version % 1000 / 10,
-               runtime_version / 1000, runtime_version % 1000 / 10);
-    else if (err == cudaErrorNoDevice)
-      snprintf(why_buf, sizeof why_buf, "no CUDA device");
-    else
-      snprintf(why_buf, sizeof why_buf, "CUDA start failed: %s",
-               err ? cudaGetErrorString(err) : "injected fault");
+  int err = gak_device_count(&n);
+  if (gak_error_class(err) == GAK_ENOTBUILT) {
+    why_start_failed(err);
+    return; /* nothing to inject into: there is no GPU path at all */
+  }
+  if (fault_here(GA_STAGE_INIT)) { /* stands for a usable GPU failing */
+    ga_counter_add(&counters.stage_errors[GA_STAGE_INIT], 1);
+    snprintf(why_buf, sizeof why_buf, "CUDA start failed: injected fault");
     return;
   }
+  if (err) {
+    why_start_failed(err);
+    return;
+  }
+  int old = 0, broken = 0;
   for (int d = 0; d < n && ndevs < GA_MAX_DEV; d++) {
-    struct cudaDeviceProp p;
-    if (!ga_cuda_ok(GA_STAGE_INIT, cudaGetDeviceProperties(&p, d)))
+    gak_props p;
+    if (gak_device_props(d, &p)) {
+      gak_take_error();
+      broken++;
       continue;
-    if (p.major < 8)
+    }
+    if (p.major < 8) {
+      old++;
       continue; /* we ship sm_80+ code only */
+    }
     ga_dev *g = &devs[ndevs++];
     g->ordinal = d;
-    snprintf(g->name, sizeof g->name, "%s", p.name);
-    g->major = p.major;
-    g->minor = p.minor;
-    g->mem = p.totalGlobalMem;
-    g->sms = p.multiProcessorCount;
+    g->props = p;
     for (int s = 0; s < GA_MAX_SLOTS; s++)
       pthread_mutex_init(&g->slot[s].mu, NULL);
   }
-  snprintf(why_buf, sizeof why_buf, "%s",
-           ndevs ? "" : "no device of compute capability 8.0 or newer");
+  if (ndevs)
+    why_buf[0] = 0;
+  else if (old)
+    snprintf(why_buf, sizeof why_buf,
+             "no device of compute capability 8.0 or newer (%d older)", old);
+  else
+    snprintf(why_buf, sizeof why_buf, "no usable CUDA device (%d of %d %s)",
+             broken, n, "could not be queried");
 }
-
-int ga_gpu_compiled(void) { return 1; }
 
 int ga_gpu_init(const char **why) {
   pthread_once(&init_once, gpu_start);
@@ -219,13 +202,29 @@ int ga_gpu_init(const char **why) {
 static int gpu_warm;
 int ga_gpu_warm(void) { return __atomic_load_n(&gpu_warm, __ATOMIC_RELAXED); }
 
-int ga_gpu_select(int i) {
+int ga_dev_enter(int i, int *prev) {
+  *prev = -1;
   if (i < 0 || i >= ga_gpu_init(NULL))
     return 0;
-  if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(devs[i].ordinal)))
-    return 0;
+  int cur = -1;
+  if (gak_get_device(&cur) != 0) {
+    gak_take_error();
+    cur = -1;
+  }
+  if (cur != devs[i].ordinal) {
+    if (!ga_cuda_ok(GA_STAGE_INIT, gak_set_device(devs[i].ordinal)))
+      return 0;
+    *prev = cur;
+  }
   __atomic_store_n(&gpu_warm, 1, __ATOMIC_RELAXED); /* its caller starts work */
   return 1;
+}
+
+void ga_dev_leave(int prev) {
+  /* a failure to switch back is not ours to fix: the device we leave is
+  ** usable; the application sees its own state on its next call */
+  if (prev >= 0 && gak_set_device(prev) != 0)
+    gak_take_error();
 }
 
 int ga_gpu_ndev(const ga_config *cfg) {
@@ -254,6 +253,12 @@ static void json_escape(char *dst, size_t n, const char *s) {
 }
 
 void ga_gpu_json(char *buf, size_t n, int start) {
+  if (!ga_gpu_compiled()) {
+    snprintf(buf, n,
+             "{\"cuda_compiled\":false,\"gpu_usable\":false,"
+             "\"why\":\"built without CUDA\",\"devices\":[]}");
+    return;
+  }
   if (!start && !__atomic_load_n(&started, __ATOMIC_ACQUIRE)) {
     snprintf(buf, n,
              "{\"cuda_compiled\":true,\"gpu_usable\":false,"
@@ -266,19 +271,20 @@ void ga_gpu_json(char *buf, size_t n, int start) {
   json_escape(esc, sizeof esc, why);
   size_t j = (size_t)snprintf(
       buf, n,
-      "{\"cuda_compiled\":true,\"cuda_runtime\":\"%d.%d\","
+      "{\"cuda_compiled\":true,\"backend\":\"%s\",\"cuda_runtime\":\"%d.%d\","
       "\"cuda_driver\":\"%d.%d\",\"gpu_usable\":%s,\"why\":\"%s\","
       "\"devices\":[",
-      runtime_version / 1000, runtime_version % 1000 / 10,
+      gak_backend(), runtime_version / 1000, runtime_version % 1000 / 10,
       driver_version / 1000, driver_version % 1000 / 10, nd ? "true" : "false",
       esc);
   for (int d = 0; d < nd && j < n; d++) {
-    json_escape(esc, sizeof esc, devs[d].name);
+    json_escape(esc, sizeof esc, devs[d].props.name);
     j += (size_t)snprintf(buf + j, n - j,
                           "%s{\"ordinal\":%d,\"name\":\"%s\",\"cc\":\"%d.%d\","
                           "\"memory_bytes\":%zu,\"sms\":%d}",
-                          d ? "," : "", devs[d].ordinal, esc, devs[d].major,
-                          devs[d].minor, devs[d].mem, devs[d].sms);
+                          d ? "," : "", devs[d].ordinal, esc,
+                          devs[d].props.major, devs[d].props.minor,
+                          devs[d].props.mem, devs[d].props.sms);
   }
   if (j < n)
     snprintf(buf + j, n - j, "]}");
@@ -289,39 +295,37 @@ void *ga_gpu_host_alloc(size_t bytes) {
   void *p = NULL;
   if (!ga_gpu_init(NULL))
     return NULL;
-  if (!ga_cuda_ok(GA_STAGE_PINNED,
-                  cudaHostAlloc(&p, bytes, cudaHostAllocPortable)))
+  if (!ga_cuda_ok(GA_STAGE_PINNED, gak_host_alloc(&p, bytes))) {
+    gak_take_error();
     return NULL;
+  }
   return p;
 }
 void ga_gpu_host_free(void *p) {
-  if (p)
-    cudaFreeHost(p);
+  if (p && gak_host_free(p))
+    gak_take_error(); /* nothing to do about it; the pointer is gone */
 }
 void *ga_gpu_event_create(int timing) {
-  cudaEvent_t ev = NULL;
-  if (!ga_cuda_ok(GA_STAGE_INIT,
-                  cudaEventCreateWithFlags(
-                      &ev, timing ? cudaEventDefault : cudaEventDisableTiming)))
+  gak_event ev = NULL;
+  if (!ga_cuda_ok(GA_STAGE_INIT, gak_event_create(&ev, timing)))
     return NULL;
   return ev;
 }
 void ga_gpu_event_destroy(void *ev) {
-  if (ev)
-    cudaEventDestroy((cudaEvent_t)ev);
+  if (ev && gak_event_destroy((gak_event)ev))
+    gak_take_error();
 }
 
 /* ---- the pipeline ---- */
 
-/* Make slot s ready for a chunk of `bytes`: its stream and
-** device buffers, grown (never shrunk) as chunk_bytes grows. */
+/* Make slot s ready for a chunk of `bytes`: its stream and device buffers,
+** grown (never shrunk) as chunk_bytes grows.  The slot's device is current. */
 static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
   if (!s->ready) {
-    if (!ga_cuda_ok(GA_STAGE_INIT, cudaStreamCreateWithFlags(
-                                       &s->stream, cudaStreamNonBlocking)))
+    if (!ga_cuda_ok(GA_STAGE_INIT, gak_stream_create(&s->stream)))
       return 0;
-    if (!ga_cuda_ok(GA_STAGE_DALLOC, cudaMalloc(&s->d_out, GA_OUT_BYTES))) {
-      cudaStreamDestroy(s->stream);
+    if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&s->d_out, GA_OUT_BYTES))) {
+      gak_stream_destroy(s->stream);
       return 0;
     }
     s->ready = 1;
@@ -329,21 +333,21 @@ static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
   size_t scratch = gak_scratch_bytes(cap);
   if (s->d_in_bytes < bytes || s->d_scratch_bytes < scratch) {
     /* the stream may still be reading the old buffers */
-    if (!ga_cuda_ok(GA_STAGE_SYNC, cudaStreamSynchronize(s->stream)))
+    if (!ga_cuda_ok(GA_STAGE_SYNC, gak_stream_sync(s->stream)))
       return 0;
     if (s->d_in_bytes < bytes) {
-      cudaFree(s->d_in);
+      gak_free(s->d_in);
       s->d_in = NULL;
       s->d_in_bytes = 0;
-      if (!ga_cuda_ok(GA_STAGE_DALLOC, cudaMalloc(&s->d_in, bytes)))
+      if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&s->d_in, bytes)))
         return 0;
       s->d_in_bytes = bytes;
     }
     if (s->d_scratch_bytes < scratch) {
-      cudaFree(s->d_scratch);
+      gak_free(s->d_scratch);
       s->d_scratch = NULL;
       s->d_scratch_bytes = 0;
-      if (!ga_cuda_ok(GA_STAGE_DALLOC, cudaMalloc(&s->d_scratch, scratch)))
+      if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&s->d_scratch, scratch)))
         return 0;
       s->d_scratch_bytes = scratch;
     }
@@ -366,37 +370,25 @@ static int chunk_events(ga_chunk *c, int dev) {
   return c->ev_dev == dev;
 }
 
-int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
-  if (dev < 0 || dev >= ndevs || slot < 0 || slot >= GA_MAX_SLOTS || !c->pinned)
-    return 0;
-  ga_dev *g = &devs[dev];
-  ga_slot *s = &g->slot[slot];
-  int ok = 0, layout = ga_chunk_layout(c);
-  pthread_mutex_lock(&s->mu); /* one chunk's steps stay together in order */
-  if (!ga_cuda_ok(GA_STAGE_INIT, cudaSetDevice(g->ordinal)))
-    goto out;
-  if (!slot_prepare(s, c->bytes, c->cap))
-    goto out;
-  if (!chunk_events(c, dev))
-    goto out;
+/* Enqueue copy-in, kernel, copy-out and events for c on slot s. */
+static int submit_steps(ga_chunk *c, int op, ga_slot *s) {
+  int layout = ga_chunk_layout(c);
   uint64_t *d_vals = s->d_in;
   uint64_t *d_bits = d_vals + c->cap;
   if (!ga_cuda_ok(GA_STAGE_LAUNCH,
-                  cudaEventRecord((cudaEvent_t)c->tev[0], s->stream)))
-    goto fail;
+                  gak_event_record((gak_event)c->tev[0], s->stream)))
+    return 0;
   if (!ga_cuda_ok(GA_STAGE_H2D,
-                  cudaMemcpyAsync(d_vals, c->vals, (size_t)c->n * 8,
-                                  cudaMemcpyHostToDevice, s->stream)))
-    goto fail;
+                  gak_memcpy_h2d(d_vals, c->vals, (size_t)c->n * 8, s->stream)))
+    return 0;
   if (layout == GA_LAYOUT_MIXED &&
       !ga_cuda_ok(GA_STAGE_H2D,
-                  cudaMemcpyAsync(d_bits, c->isint,
-                                  (size_t)(c->n + 63) / 64 * 8,
-                                  cudaMemcpyHostToDevice, s->stream)))
-    goto fail;
+                  gak_memcpy_h2d(d_bits, c->isint, (size_t)(c->n + 63) / 64 * 8,
+                                 s->stream)))
+    return 0;
   if (!ga_cuda_ok(GA_STAGE_LAUNCH,
-                  cudaEventRecord((cudaEvent_t)c->tev[1], s->stream)))
-    goto fail;
+                  gak_event_record((gak_event)c->tev[1], s->stream)))
+    return 0;
   int err;
   size_t out_bytes;
   if (op == GA_OP_SUM) {
@@ -409,64 +401,80 @@ int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
     out_bytes = sizeof(ga_best_partial);
   }
   if (!ga_cuda_ok(GA_STAGE_LAUNCH, err))
-    goto fail;
+    return 0;
   if (!ga_cuda_ok(GA_STAGE_LAUNCH,
-                  cudaEventRecord((cudaEvent_t)c->tev[2], s->stream)))
-    goto fail;
+                  gak_event_record((gak_event)c->tev[2], s->stream)))
+    return 0;
   if (!ga_cuda_ok(GA_STAGE_D2H,
-                  cudaMemcpyAsync(c->h_out, s->d_out, out_bytes,
-                                  cudaMemcpyDeviceToHost, s->stream)))
-    goto fail;
-  if (!ga_cuda_ok(GA_STAGE_LAUNCH,
-                  cudaEventRecord((cudaEvent_t)c->event, s->stream)))
-    goto fail;
-  c->dev = dev;
-  c->slot = slot;
-  __atomic_store_n(&gpu_warm, 1, __ATOMIC_RELAXED);
-  ok = 1;
-  goto out;
-fail:
-  /* drain what was queued so nothing still reads the host chunk */
-  cudaStreamSynchronize(s->stream);
-  cudaGetLastError();
-out:
+                  gak_memcpy_d2h(c->h_out, s->d_out, out_bytes, s->stream)))
+    return 0;
+  return ga_cuda_ok(GA_STAGE_LAUNCH,
+                    gak_event_record((gak_event)c->event, s->stream));
+}
+
+int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot) {
+  if (dev < 0 || dev >= ndevs || slot < 0 || slot >= GA_MAX_SLOTS || !c->pinned)
+    return 0;
+  ga_slot *s = &devs[dev].slot[slot];
+  int ok = 0, prev;
+  pthread_mutex_lock(&s->mu); /* one chunk's steps stay together in order */
+  if (ga_dev_enter(dev, &prev)) {
+    if (slot_prepare(s, c->bytes, c->cap) && chunk_events(c, dev)) {
+      ok = submit_steps(c, op, s);
+      if (!ok) {
+        /* drain what was queued so nothing still reads the host chunk */
+        gak_stream_sync(s->stream);
+        gak_take_error();
+      }
+    }
+    ga_dev_leave(prev);
+  }
+  if (ok) {
+    c->dev = dev;
+    c->slot = slot;
+  }
   pthread_mutex_unlock(&s->mu);
   return ok;
 }
 
+/* The result of a chunk's completion event: 1 done, -1 failed (its stream is
+** drained, so nothing of it is left in flight). */
 static int finish(ga_chunk *c, int err) {
-  if (ga_cuda_ok(GA_STAGE_SYNC, err) && ga_cuda_ok(GA_STAGE_KERNEL, 0))
+  int kernel = err && gak_error_class(err) == GAK_EKERNEL;
+  if (ga_cuda_ok(GA_STAGE_KERNEL, kernel ? err : 0) &&
+      ga_cuda_ok(GA_STAGE_SYNC, kernel ? 0 : err))
     return 1;
   ga_slot *s = &devs[c->dev].slot[c->slot];
-  cudaSetDevice(devs[c->dev].ordinal);
-  cudaStreamSynchronize(s->stream);
-  cudaGetLastError();
+  int prev;
+  pthread_mutex_lock(&s->mu);
+  if (ga_dev_enter(c->dev, &prev)) {
+    gak_stream_sync(s->stream);
+    ga_dev_leave(prev);
+  }
+  gak_take_error();
+  pthread_mutex_unlock(&s->mu);
   return -1;
 }
 
 int ga_gpu_poll(ga_chunk *c) {
-  int err = cudaEventQuery((cudaEvent_t)c->event);
-  if (err == cudaErrorNotReady)
+  int err = gak_event_query((gak_event)c->event);
+  if (err && gak_error_class(err) == GAK_ENOTREADY)
     return 0;
   return finish(c, err);
 }
 
 int ga_gpu_wait(ga_chunk *c) {
-  return finish(c, cudaEventSynchronize((cudaEvent_t)c->event)) == 1;
+  return finish(c, gak_event_sync((gak_event)c->event)) == 1;
 }
 
 void ga_gpu_chunk_times(ga_chunk *c, double *h2d_ms, double *kernel_ms) {
   float a = 0, b = 0;
   /* informational only: a failure here leaves the times at 0 */
-  if (cudaEventElapsedTime(&a, (cudaEvent_t)c->tev[0],
-                           (cudaEvent_t)c->tev[1]) != cudaSuccess ||
-      cudaEventElapsedTime(&b, (cudaEvent_t)c->tev[1],
-                           (cudaEvent_t)c->tev[2]) != cudaSuccess) {
-    cudaGetLastError();
+  if (gak_event_elapsed(&a, (gak_event)c->tev[0], (gak_event)c->tev[1]) ||
+      gak_event_elapsed(&b, (gak_event)c->tev[1], (gak_event)c->tev[2])) {
+    gak_take_error();
     a = b = 0;
   }
   *h2d_ms = a;
   *kernel_ms = b;
 }
-
-#endif /* GPUAGG_CUDA */

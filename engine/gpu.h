@@ -4,8 +4,8 @@
 ** ga_cuda_ok(), so a failure anywhere is seen, counted, and answered by the
 ** CPU path (README rule 3).
 **
-** Built without CUDA (no nvcc), ga_gpu_init() reports 0 devices and the
-** engine never takes a GPU path.
+** Built without CUDA (no nvcc, CUDA=0: kernels/none.c), ga_gpu_init()
+** reports 0 devices and the engine never takes a GPU path.
 */
 #ifndef GA_GPU_H
 #define GA_GPU_H
@@ -41,9 +41,16 @@ int ga_gpu_init(const char **why);
 /* 1 once this process has run GPU work (CUDA's start is paid). */
 int ga_gpu_warm(void);
 
-/* Make usable device i (0 .. ga_gpu_init()-1) current on this thread;
-** 1 on success. */
-int ga_gpu_select(int i);
+/* Devices and stream slots per device that the engine can drive. */
+#define GA_MAX_DEV 16
+#define GA_MAX_SLOTS 16
+
+/* Make usable device i (0 .. ga_gpu_init()-1) current on this thread; 1 on
+** success.  *prev receives what ga_dev_leave needs to give the calling
+** thread its own current device back (README: a query never changes the
+** application's CUDA device). */
+int ga_dev_enter(int i, int *prev);
+void ga_dev_leave(int prev);
 
 /* Record the result of a CUDA call made at `stage`: returns 1 when it
 ** succeeded, 0 when it failed or GPUAGG_FAULT injects a failure here. */

@@ -28,14 +28,9 @@ SQLITE_EXTENSION_INIT3
 #include <stdlib.h>
 #include <string.h>
 
+#include "gak.h"
 #include "gpu.h"
 #include "gpu_host.h"
-
-#ifdef GPUAGG_CUDA
-#include <cuda_runtime_api.h>
-
-#include "gak.h"
-#endif
 
 #define GA_MATADD_MAX_STREAMS 16
 #define GA_MATADD_MIN_BAND ((int64_t)1 << 17) /* 1 MiB of doubles */
@@ -112,19 +107,18 @@ int64_t ga_matadd_band(int64_t n, int64_t cols, const ga_config *cfg) {
 
 /* ---- GPU pipeline ---- */
 
-#ifdef GPUAGG_CUDA
 int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
                   int64_t band, int nstreams, int *nbands) {
-  cudaStream_t st[GA_MATADD_MAX_STREAMS] = {0};
-  double *da[GA_MATADD_MAX_STREAMS] = {0}, *db[GA_MATADD_MAX_STREAMS] = {0};
-  double *dc[GA_MATADD_MAX_STREAMS] = {0};
-  int ok = 0, ns, k;
+  gak_stream st[GA_MATADD_MAX_STREAMS] = {0};
+  void *da[GA_MATADD_MAX_STREAMS] = {0}, *db[GA_MATADD_MAX_STREAMS] = {0};
+  void *dc[GA_MATADD_MAX_STREAMS] = {0};
+  int ok = 0, ns = 0, k, prev;
   int64_t nb;
 
   *nbands = 0;
   if (n <= 0)
     return 1;
-  if (ga_gpu_init(NULL) <= 0 || !ga_gpu_select(0))
+  if (ga_gpu_init(NULL) <= 0 || !ga_dev_enter(0, &prev))
     return 0;
   if (band <= 0 || band > n)
     band = n;
@@ -139,46 +133,38 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
   ** all of a slot's work is on its own stream, band k + ns cannot overwrite
   ** band k's buffers before its copy back has finished.  c is its own buffer
   ** because the kernel's pointers are __restrict__. */
+  size_t band_bytes = (size_t)band * sizeof(double);
   for (k = 0; k < ns; k++) {
-    if (!ga_cuda_ok(GA_STAGE_INIT,
-                    cudaStreamCreateWithFlags(&st[k], cudaStreamNonBlocking)))
+    if (!ga_cuda_ok(GA_STAGE_INIT, gak_stream_create(&st[k])))
       goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_DALLOC,
-                    cudaMalloc((void **)&da[k], (size_t)band * sizeof(double))))
-      goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_DALLOC,
-                    cudaMalloc((void **)&db[k], (size_t)band * sizeof(double))))
-      goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_DALLOC,
-                    cudaMalloc((void **)&dc[k], (size_t)band * sizeof(double))))
+    if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&da[k], band_bytes)) ||
+        !ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&db[k], band_bytes)) ||
+        !ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&dc[k], band_bytes)))
       goto cleanup;
   }
   for (int64_t q = 0; q < nb; q++) {
     int s = (int)(q % ns);
     int64_t off = q * band, len = n - off < band ? n - off : band;
     size_t bytes = (size_t)len * sizeof(double);
-    if (!ga_cuda_ok(GA_STAGE_H2D,
-                    cudaMemcpyAsync(da[s], a + off, bytes,
-                                    cudaMemcpyHostToDevice, st[s])))
+    if (!ga_cuda_ok(GA_STAGE_H2D, gak_memcpy_h2d(da[s], a + off, bytes, st[s])))
       goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_H2D,
-                    cudaMemcpyAsync(db[s], b + off, bytes,
-                                    cudaMemcpyHostToDevice, st[s])))
+    if (!ga_cuda_ok(GA_STAGE_H2D, gak_memcpy_h2d(db[s], b + off, bytes, st[s])))
       goto cleanup;
     if (!ga_cuda_ok(GA_STAGE_LAUNCH,
-                    gak_matadd(da[s], db[s], dc[s], len, (gak_stream)st[s])))
+                    gak_matadd(da[s], db[s], dc[s], len, st[s])))
       goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_D2H,
-                    cudaMemcpyAsync(c + off, dc[s], bytes,
-                                    cudaMemcpyDeviceToHost, st[s])))
+    if (!ga_cuda_ok(GA_STAGE_D2H, gak_memcpy_d2h(c + off, dc[s], bytes, st[s])))
       goto cleanup;
   }
-  for (k = 0; k < ns; k++)
-    if (!ga_cuda_ok(GA_STAGE_SYNC, cudaStreamSynchronize(st[k])))
+  /* A kernel that failed while it ran shows up at the sync: counted under
+  ** "kernel", any other failure of the sync under "sync". */
+  for (k = 0; k < ns; k++) {
+    int err = gak_stream_sync(st[k]);
+    int kernel = err && gak_error_class(err) == GAK_EKERNEL;
+    if (!ga_cuda_ok(GA_STAGE_KERNEL, kernel ? err : 0) ||
+        !ga_cuda_ok(GA_STAGE_SYNC, kernel ? 0 : err))
       goto cleanup;
-  /* A kernel that failed while running shows up here at the latest. */
-  if (!ga_cuda_ok(GA_STAGE_KERNEL, cudaGetLastError()))
-    goto cleanup;
+  }
   *nbands = (int)(nb > 0x7fffffff ? 0x7fffffff : nb);
   ok = 1;
 
@@ -188,28 +174,18 @@ cleanup:
   ** counted and the caller recomputes everything on the CPU. */
   for (k = 0; k < ns; k++) {
     if (st[k])
-      cudaStreamSynchronize(st[k]);
-    if (da[k])
-      cudaFree(da[k]);
-    if (db[k])
-      cudaFree(db[k]);
-    if (dc[k])
-      cudaFree(dc[k]);
+      gak_stream_sync(st[k]);
+    gak_free(da[k]);
+    gak_free(db[k]);
+    gak_free(dc[k]);
     if (st[k])
-      cudaStreamDestroy(st[k]);
+      gak_stream_destroy(st[k]);
   }
   if (!ok)
-    cudaGetLastError(); /* clear a non-sticky error for later calls */
+    gak_take_error(); /* clear a non-sticky error for later calls */
+  ga_dev_leave(prev);
   return ok;
 }
-#else
-int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
-                  int64_t band, int nstreams, int *nbands) {
-  (void)a, (void)b, (void)c, (void)n, (void)band, (void)nstreams;
-  *nbands = 0;
-  return 0;
-}
-#endif
 
 /* ---- helpers ---- */
 

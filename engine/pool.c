@@ -5,6 +5,10 @@
 ** that SQLite accounts for them (and SQLITE_CONFIG_MALLOC failure injection
 ** reaches them); pinned chunks from cudaHostAlloc, capped at GA_PINNED_CAP.
 ** The pool is emptied when the last connection using gpuagg closes.
+**
+** Freeing pinned memory (cudaFreeHost) synchronises the whole device, so it
+** never happens under the mutex: chunks to free are unlinked under it and
+** freed after it is released, and other threads keep their chunks moving.
 */
 #include <pthread.h>
 #include <string.h>
@@ -38,14 +42,22 @@ static ga_chunk *cpu_new(void) {
   return c;
 }
 
-/* Called with pool_mu held. */
+/* Without pool_mu: the bytes were already taken off pinned_bytes. */
 static void pinned_free(ga_chunk *c) {
-  pinned_bytes -= (int64_t)c->bytes;
   ga_gpu_event_destroy(c->event);
   for (int k = 0; k < 3; k++)
     ga_gpu_event_destroy(c->tev[k]);
   ga_gpu_host_free(c->vals);
   sqlite3_free(c);
+}
+
+/* Free a list of unlinked pinned chunks (pool_mu not held). */
+static void pinned_free_list(ga_chunk *c) {
+  while (c) {
+    ga_chunk *next = c->next;
+    pinned_free(c);
+    c = next;
+  }
 }
 
 static ga_chunk *pinned_new(int64_t bytes) {
@@ -73,7 +85,7 @@ static ga_chunk *pinned_new(int64_t bytes) {
 }
 
 ga_chunk *ga_pool_get(int pinned, int64_t bytes) {
-  ga_chunk *c = NULL, **pp;
+  ga_chunk *c = NULL, **pp, *victims = NULL;
   pthread_mutex_lock(&pool_mu);
   if (!pinned) {
     if ((c = free_cpu) != NULL) {
@@ -92,11 +104,15 @@ ga_chunk *ga_pool_get(int pinned, int64_t bytes) {
       while (free_pinned && pinned_bytes + bytes > GA_PINNED_CAP) {
         ga_chunk *v = free_pinned;
         free_pinned = v->next;
-        pinned_free(v);
+        pinned_bytes -= (int64_t)v->bytes;
+        v->next = victims;
+        victims = v;
       }
       if (pinned_bytes + bytes <= GA_PINNED_CAP) {
         pinned_bytes += bytes; /* reserve before dropping the lock */
         pthread_mutex_unlock(&pool_mu);
+        pinned_free_list(victims); /* make the room before taking it */
+        victims = NULL;
         c = pinned_new(bytes);
         pthread_mutex_lock(&pool_mu);
         if (!c)
@@ -105,6 +121,7 @@ ga_chunk *ga_pool_get(int pinned, int64_t bytes) {
     }
   }
   pthread_mutex_unlock(&pool_mu);
+  pinned_free_list(victims);
   if (!c && !pinned)
     c = cpu_new();
   if (c) {
@@ -133,18 +150,18 @@ void ga_pool_put(ga_chunk *c) {
 
 void ga_pool_trim(void) {
   pthread_mutex_lock(&pool_mu);
-  while (free_cpu) {
-    ga_chunk *c = free_cpu;
-    free_cpu = c->next;
+  ga_chunk *cpu = free_cpu, *pinned = free_pinned;
+  free_cpu = free_pinned = NULL;
+  n_free_cpu = 0;
+  for (ga_chunk *c = pinned; c; c = c->next)
+    pinned_bytes -= (int64_t)c->bytes;
+  pthread_mutex_unlock(&pool_mu);
+  while (cpu) {
+    ga_chunk *c = cpu;
+    cpu = c->next;
     sqlite3_free(c);
   }
-  n_free_cpu = 0;
-  while (free_pinned) {
-    ga_chunk *c = free_pinned;
-    free_pinned = c->next;
-    pinned_free(c);
-  }
-  pthread_mutex_unlock(&pool_mu);
+  pinned_free_list(pinned);
 }
 
 int64_t ga_pool_pinned_bytes(void) {

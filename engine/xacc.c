@@ -24,7 +24,8 @@ void ga_sum_add_int(ga_sum_partial *p, int64_t v, int sign) {
   int64_t lo = (int64_t)((uint64_t)v & MASK32);
   int64_t hi = v >> 32; /* arithmetic shift: v = hi * 2^32 + lo */
   p->nint += sign;
-  /* unsigned: wrapping is defined; the total is exact below 2^95 (README) */
+  /* unsigned arithmetic: no UB; between normalisations (every
+  ** GA_XACC_SAFE_ADDS values at most) the halves stay far from wrapping */
   p->ilo = (int64_t)((uint64_t)p->ilo + (uint64_t)(sign * lo));
   p->ihi = (int64_t)((uint64_t)p->ihi + (uint64_t)(sign * hi));
 }
@@ -44,6 +45,9 @@ void ga_sum_normalize(ga_sum_partial *p) {
   int64_t c = p->ilo >> 32;
   p->ilo &= (int64_t)MASK32;
   p->ihi = (int64_t)((uint64_t)p->ihi + (uint64_t)c);
+  c = p->ihi >> 32;
+  p->ihi &= (int64_t)MASK32;
+  p->itop += c;
 }
 
 void ga_sum_merge(ga_sum_partial *into, const ga_sum_partial *from) {
@@ -54,6 +58,7 @@ void ga_sum_merge(ga_sum_partial *into, const ga_sum_partial *from) {
     into->acc[k] += from->acc[k];
   into->ilo = (int64_t)((uint64_t)into->ilo + (uint64_t)from->ilo);
   into->ihi = (int64_t)((uint64_t)into->ihi + (uint64_t)from->ihi);
+  into->itop += from->itop;
   into->nint += from->nint;
   into->nreal += from->nreal;
   into->npinf += from->npinf;
@@ -63,7 +68,14 @@ void ga_sum_merge(ga_sum_partial *into, const ga_sum_partial *from) {
 }
 
 ga_i128 ga_sum_int_total(const ga_sum_partial *p) {
-  return (ga_i128)p->ihi * ((ga_i128)1 << 32) + (ga_i128)p->ilo;
+  return (ga_i128)p->itop * ((ga_i128)1 << 64) +
+         (ga_i128)p->ihi * ((ga_i128)1 << 32) + (ga_i128)p->ilo;
+}
+
+void ga_sum_set_int_total(ga_sum_partial *p, ga_i128 t) {
+  p->ilo = (int64_t)(t & (ga_i128)MASK32);
+  p->ihi = (int64_t)((t >> 32) & (ga_i128)MASK32);
+  p->itop = (int64_t)(t >> 64); /* arithmetic: floor, so ilo/ihi stay >= 0 */
 }
 
 /* Bits [lo, lo + 64) of a non-negative normalised digit string. */
@@ -131,12 +143,12 @@ static double round_digits(const int64_t *d, int n, int extra, int sticky) {
 ** (+1/-1) and leaves |value| normalised in out[NDIG]. */
 static int exact_value(const ga_sum_partial *p, int64_t *out) {
   memcpy(out, p->acc, sizeof(p->acc));
-  /* integers weigh 2^0 = bit 1074; ilo and ihi are added as 64-bit values */
-  int64_t lo = p->ilo, hi = p->ihi;
-  ga_xacc_add_at(out, lo < 0 ? -(uint64_t)lo : (uint64_t)lo, GA_XACC_BIAS,
-                 lo < 0);
-  ga_xacc_add_at(out, hi < 0 ? -(uint64_t)hi : (uint64_t)hi, GA_XACC_BIAS + 32,
-                 hi < 0);
+  /* integers weigh 2^0 = bit 1074; ilo, ihi, itop are added as signed
+  ** 64-bit values at bits 0, 32 and 64 of the integer part */
+  const int64_t part[3] = {p->ilo, p->ihi, p->itop};
+  for (int k = 0; k < 3; k++)
+    ga_xacc_add_at(out, part[k] < 0 ? -(uint64_t)part[k] : (uint64_t)part[k],
+                   GA_XACC_BIAS + 32 * k, part[k] < 0);
   digits_normalize(out, NDIG);
   if (out[NDIG - 1] >= 0)
     return 1;

@@ -25,8 +25,10 @@ void ga_sum_merge(ga_sum_partial *into, const ga_sum_partial *from);
 /* Propagate carries: digits 0..N-2 end in [0, 2^32), the top one signed.
 ** The represented value is unchanged; the normalised form is canonical. */
 void ga_sum_normalize(ga_sum_partial *p);
-/* Exact integer total of the integers (ilo/ihi). */
+/* Exact integer total of the integers (ilo/ihi/itop), |t| < 2^126. */
 ga_i128 ga_sum_int_total(const ga_sum_partial *p);
+/* Replace the integer total by t, in normalised form (nint is left as is). */
+void ga_sum_set_int_total(ga_sum_partial *p, ga_i128 t);
 
 /* Results.  nvalues = nint + nreal. */
 #define GA_SUM_NULL 0 /* no value, or +Inf with -Inf, or NaN: SQL NULL */

@@ -47,23 +47,29 @@ struct gak_policy {
 };
 
 /* Multiprocessor count of the current device, cached per device: the
-** attribute query costs a driver call and gak_* are called per chunk. */
+** attribute query costs a driver call and gak_* are called per chunk from
+** several threads, so the cache is read and written with atomics (a racing
+** writer stores the same value; relaxed order is enough for one int). */
+#define GAK_SM_CACHE 64
 static inline int gak_sm_count(void) {
-  static int cache[64];
+  static int cache[GAK_SM_CACHE];
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess)
     return 1;
-  if (dev < 0 || dev >= 64)
-    dev = 0;
-  if (cache[dev] == 0) {
-    int v = 0;
-    if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) !=
-            cudaSuccess ||
-        v <= 0)
-      v = 1;
-    cache[dev] = v; /* racing writers store the same value */
+  int v = dev >= 0 && dev < GAK_SM_CACHE
+              ? __atomic_load_n(&cache[dev], __ATOMIC_RELAXED)
+              : 0;
+  if (v > 0)
+    return v;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev) !=
+          cudaSuccess ||
+      v <= 0) {
+    (void)cudaGetLastError(); /* not the launch's error; asked again later */
+    return 1;
   }
-  return cache[dev];
+  if (dev >= 0 && dev < GAK_SM_CACHE)
+    __atomic_store_n(&cache[dev], v, __ATOMIC_RELAXED);
+  return v;
 }
 
 /* Persistent grid: enough blocks to fill every SM at the policy's
@@ -206,7 +212,7 @@ __device__ __forceinline__ int gak_isint_bit(const uint64_t *__restrict__ b,
 /* Bench-only tuning hooks (not part of gak.h): the same kernels as gak_sum
 ** and gak_best with the policy (0..2) and, for reals, the number of
 ** expansion levels (2..3; the mixed layout always uses 2) chosen by the caller.
- */
+*/
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -16,7 +16,7 @@
 # never touching build/ or ./libgpuagg.so.
 
 HARDEN_DIR   := tests/harden
-HARDEN_SRC   := $(EXT_SRC) $(ENGINE_SRC)
+HARDEN_SRC   := $(EXT_SRC) $(ENGINE_SRC) kernels/none.c
 HARDEN_HDRS  := $(wildcard engine/*.h ext/*.h kernels/*.h $(HARDEN_DIR)/*.h)
 HARDEN_CC    := $(CC) -std=c11 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE \
                 -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
@@ -65,13 +65,13 @@ $(eval $(call harden_prog,$(VG_BUILD),-O1))
 HARDEN_PROGS := oom threads surface
 
 test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
-	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine
+	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine $(ASAN_BUILD)/fake/libgpuagg.so
 	$(ASAN_ENV) $(ASAN_BUILD)/tests/test_engine
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/surface
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/threads
 	@rm -rf $(ASAN_BUILD)/bin && mkdir -p $(ASAN_BUILD)/bin
 	@if command -v node >/dev/null 2>&1; then ln -s $(CURDIR)/$(HARDEN_DIR)/asan-node.sh $(ASAN_BUILD)/bin/node; fi
-	$(ASAN_ENV) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg \
+	$(ASAN_ENV) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg GPUAGG_FAKE_LIB=$(CURDIR)/$(ASAN_BUILD)/fake/libgpuagg \
 	  PYTHON=$(CURDIR)/$(HARDEN_DIR)/asan-run.sh SQLITE3=$(CURDIR)/$(HARDEN_DIR)/asan-sqlite3.sh \
 	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(shell command -v $(SQLITE3)) HARDEN_LIBASAN=$(LIBASAN) \
 	  HARDEN_NODE=$(shell command -v node) PATH=$(CURDIR)/$(ASAN_BUILD)/bin:$$PATH \
@@ -80,8 +80,16 @@ test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 test-oom: $(ASAN_BUILD)/harden/oom
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/oom
 
-test-tsan: $(TSAN_BUILD)/harden/threads
+# The same threads on the fake GPU backend (tests/fakegpu/): every aggregate
+# takes the GPU path, whose stream worker threads TSan watches too.
+$(TSAN_BUILD)/harden/threads_fake: $(HARDEN_DIR)/threads.c $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_HDRS)
+	@mkdir -p $(dir $@)
+	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_LIBS)
+
+test-tsan: $(TSAN_BUILD)/harden/threads $(TSAN_BUILD)/harden/threads_fake
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/threads
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HARDEN_GPU=1 HARDEN_ITERS=8 \
+	  GPUAGG_FAKE_DELAY_US=50 $(TSAN_BUILD)/harden/threads_fake
 
 VG_SUBMAKE = $(MAKE) --no-print-directory BUILD=$(VG_BUILD) LIB=$(VG_BUILD)/libgpuagg.so CUDA=0 LTO= SANFLAGS=
 
@@ -119,10 +127,10 @@ test-harden-ci:
 THREADS_GPU := $(BUILD)/harden/threads_gpu
 .PHONY: test-threads-gpu
 ifeq ($(CUDA),1)
-$(THREADS_GPU): $(HARDEN_DIR)/threads.c $(HARDEN_SRC) $(HARDEN_HDRS) $(CU_OBJ) $(DLINK)
+$(THREADS_GPU): $(HARDEN_DIR)/threads.c $(EXT_SRC) $(ENGINE_SRC) $(HARDEN_HDRS) $(CU_OBJ) $(DLINK)
 	@mkdir -p $(dir $@)
 	$(HARDEN_CC) -O2 -DGPUAGG_CUDA=1 -I$(CUDA_HOME)/include -o $@ $(HARDEN_DIR)/threads.c \
-	  $(HARDEN_SRC) $(CU_OBJ) $(DLINK) $(CUDA_LIBS) $(SQLITE_LIBS) -lpthread -lm -ldl
+	  $(EXT_SRC) $(ENGINE_SRC) $(CU_OBJ) $(DLINK) $(CUDA_LIBS) $(SQLITE_LIBS) -lpthread -lm -ldl
 test-threads-gpu: $(THREADS_GPU)
 	HARDEN_GPU=1 $(THREADS_GPU)
 else

@@ -9,7 +9,9 @@
 #
 # Environment: GPUAGG_LIB (extension path without .so, default ./libgpuagg),
 # GPUAGG_TEST_GPU=1 (GPU machine: forced runs must use the GPU and GPU-only
-# checks run), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED,
+# checks run), GPUAGG_FAKE_LIB (the fake-GPU build, mk/fakegpu.mk: without a
+# real GPU the GPU suites run against it, so the engine's GPU-path logic is
+# tested everywhere), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED,
 # SUITES (a subset, in order), STOP_ON_FAIL=1 (stop at the first failing suite).
 set -u
 cd "$(dirname "$0")/.."
@@ -66,6 +68,28 @@ declare -A CMD=(
   [harden]='"$PYTHON" tests/harden/surface.py'
 )
 DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd engine python cli install node harden"
+
+# The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
+# one worker thread per stream, partials made like the kernels make them.
+# Not on a GPU machine, where the same suites ran on the real GPU above.
+if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
+  if [ -e "$GPUAGG_FAKE_LIB.so" ]; then
+    fake() { GPUAGG_LIB=$GPUAGG_FAKE_LIB GPUAGG_TEST_GPU=1 GPUAGG_FAKE_DEVICES=2 \
+      GPUAGG_GPU_ROWS=200000 GPUAGG_BIG_ROWS=200000 "$@"; }
+    CMD[fake:sql]='fake "$PYTHON" tests/sqltest.py tests/sql/*.sql'
+    CMD[fake:exact]='fake "$PYTHON" tests/test_exact.py'
+    CMD[fake:chunks]='fake "$PYTHON" tests/test_chunks.py'
+    CMD[fake:gpu]='fake "$PYTHON" tests/test_gpu.py'
+    CMD[fake:gpu_faults]='fake "$PYTHON" tests/test_gpu_faults.py'
+    CMD[fake:matadd]='fake "$PYTHON" tests/test_matadd.py'
+    CMD[fake:seam]='fake "$PYTHON" tests/test_seam.py'
+    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam"
+  else
+    echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
+    failed=$((failed + 1))
+  fi
+fi
+
 # SUITES="engine sql ...": only these, in this order (tests/mutants/run.py
 # runs the fast ones first); STOP_ON_FAIL=1: stop after the first suite that
 # fails (a mutant is killed then, the rest would only cost time).

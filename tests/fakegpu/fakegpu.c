@@ -1,0 +1,635 @@
+/*
+** fakegpu.c — a test-only backend of kernels/gak.h that runs on the CPU.
+**
+** It lets a machine without a GPU (CI) run the engine's GPU-path logic:
+** submit, the merge of device partials, Inf/NaN counters, fallbacks at
+** every stage, multi-device slot rotation, pool recycling and device
+** restore.  It is linked instead of the CUDA backend into build/fake/
+** (mk/fakegpu.mk); the shipped .so never contains it.
+**
+** What it models, and why:
+**   1. Asynchrony: one worker thread per stream runs that stream's queue in
+**      order, so host code that touches a buffer before its event completes
+**      races with it (TSan sees it) and a result read too early is wrong.
+**   2. Devices: GPUAGG_FAKE_DEVICES (default 2) devices with a per-thread
+**      current device; a kernel or copy on a stream of another device than
+**      the current one fails as CUDA's would; device memory is bounded
+**      (GPUAGG_FAKE_MEM bytes per device, default 1 GiB) and every copy is
+**      bounds-checked against its allocation (a violation aborts, like
+**      compute-sanitizer would report it).
+**   3. Partials like a GPU's: the sum kernel reduces in four interleaved
+**      lanes and adds their digits without normalising, as the real
+**      kernel's atomics do; max/min is computed independently of the
+**      engine's CPU reducer.
+**   4. Faults that surface late: GPUAGG_FAKE_KERNEL_FAULT=n[,n] makes the
+**      n-th kernel fault while it "runs": it writes garbage into its output
+**      and the error (class GAK_EKERNEL) surfaces at the next event or
+**      stream sync.  GPUAGG_FAKE_DELAY_US delays every queued operation.
+**   5. Start-up states: GPUAGG_FAKE_STATE=nodriver|olddriver|nodevice and
+**      GPUAGG_FAKE_CC=major.minor (e.g. 7.5: a too-old device).
+** Error codes are the gak classes themselves.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gak.h"
+#include "xacc.h"
+
+#define FAKE_MAX_DEV 16
+#define FAKE_MAX_FAULTS 16
+
+/* ---- configuration ---- */
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+static int ndev = 2, cc_major = 8, cc_minor = 0, state_err;
+static size_t dev_mem = (size_t)1 << 30;
+static long delay_us;
+static int64_t kfaults[FAKE_MAX_FAULTS];
+static int nkfaults;
+static int64_t nkernels; /* kernels run so far */
+
+static void cfg_read(void) {
+  const char *s;
+  if ((s = getenv("GPUAGG_FAKE_DEVICES")))
+    ndev = atoi(s) < 0 ? 0 : (atoi(s) > FAKE_MAX_DEV ? FAKE_MAX_DEV : atoi(s));
+  if ((s = getenv("GPUAGG_FAKE_MEM")))
+    dev_mem = (size_t)strtoull(s, NULL, 10);
+  if ((s = getenv("GPUAGG_FAKE_CC")))
+    sscanf(s, "%d.%d", &cc_major, &cc_minor);
+  if ((s = getenv("GPUAGG_FAKE_DELAY_US")))
+    delay_us = atol(s);
+  if ((s = getenv("GPUAGG_FAKE_STATE"))) {
+    if (!strcmp(s, "nodriver"))
+      state_err = GAK_ENODRIVER;
+    else if (!strcmp(s, "olddriver"))
+      state_err = GAK_EOLDDRIVER;
+    else if (!strcmp(s, "nodevice"))
+      state_err = GAK_ENODEVICE;
+  }
+  for (s = getenv("GPUAGG_FAKE_KERNEL_FAULT");
+       s && *s && nkfaults < FAKE_MAX_FAULTS;) {
+    kfaults[nkfaults++] = strtoll(s, NULL, 10);
+    s = strchr(s, ',');
+    if (s)
+      s++;
+  }
+}
+static void cfg(void) { pthread_once(&cfg_once, cfg_read); }
+
+static __thread int cur_dev;
+static __thread int last_err;
+static int fail(int err) {
+  last_err = err;
+  return err;
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "fakegpu: %s\n", what);
+  abort();
+}
+
+/* ---- errors and versions ---- */
+int gak_error_class(int err) {
+  return err >= 0 && err <= GAK_EOTHER ? err : GAK_EOTHER;
+}
+const char *gak_error_string(int err) {
+  static const char *txt[] = {
+      "no error",       "not ready",          "no driver",
+      "driver too old", "no device",          "out of memory",
+      "kernel fault",   "built without CUDA", "other error"};
+  return txt[gak_error_class(err)];
+}
+int gak_take_error(void) {
+  int e = last_err;
+  last_err = 0;
+  return e;
+}
+const char *gak_backend(void) { return "fake"; }
+int gak_runtime_version(int *v) {
+  *v = 13000;
+  return 0;
+}
+int gak_driver_version(int *v) {
+  cfg();
+  *v = state_err == GAK_ENODRIVER
+           ? 0
+           : (state_err == GAK_EOLDDRIVER ? 12000 : 13000);
+  return 0;
+}
+
+/* ---- devices ---- */
+int gak_device_count(int *n) {
+  cfg();
+  *n = 0;
+  if (state_err)
+    return fail(state_err);
+  *n = ndev;
+  return ndev ? 0 : fail(GAK_ENODEVICE);
+}
+int gak_device_props(int dev, gak_props *p) {
+  cfg();
+  if (dev < 0 || dev >= ndev)
+    return fail(GAK_EOTHER);
+  memset(p, 0, sizeof(*p));
+  snprintf(p->name, sizeof p->name, "fake GPU %d", dev);
+  p->major = cc_major;
+  p->minor = cc_minor;
+  p->mem = dev_mem;
+  p->sms = 4;
+  return 0;
+}
+int gak_get_device(int *dev) {
+  *dev = cur_dev;
+  return 0;
+}
+int gak_set_device(int dev) {
+  cfg();
+  if (dev < 0 || dev >= ndev)
+    return fail(GAK_EOTHER);
+  cur_dev = dev;
+  return 0;
+}
+
+/* ---- memory: every block has a header, device blocks are tracked ---- */
+#define MAGIC_DEV 0x6465766963656d31ull
+#define MAGIC_HOST 0x686f73746d656d31ull
+typedef struct blk {
+  uint64_t magic;
+  int dev;
+  size_t size;
+  struct blk *next, *prev;
+  uint64_t pad; /* payload stays 16-byte aligned */
+} blk;
+static pthread_mutex_t mem_mu = PTHREAD_MUTEX_INITIALIZER;
+static blk dev_list = {0, -1, 0, &dev_list, &dev_list, 0};
+static size_t dev_used[FAKE_MAX_DEV];
+
+int gak_malloc(void **p, size_t bytes) {
+  cfg();
+  *p = NULL;
+  pthread_mutex_lock(&mem_mu);
+  if (dev_used[cur_dev] + bytes > dev_mem) {
+    pthread_mutex_unlock(&mem_mu);
+    return fail(GAK_ENOMEM);
+  }
+  blk *b = malloc(sizeof(blk) + (bytes ? bytes : 1));
+  if (!b) {
+    pthread_mutex_unlock(&mem_mu);
+    return fail(GAK_ENOMEM);
+  }
+  b->magic = MAGIC_DEV;
+  b->dev = cur_dev;
+  b->size = bytes;
+  b->next = dev_list.next;
+  b->prev = &dev_list;
+  dev_list.next->prev = b;
+  dev_list.next = b;
+  dev_used[cur_dev] += bytes;
+  pthread_mutex_unlock(&mem_mu);
+  *p = b + 1;
+  return 0;
+}
+int gak_free(void *p) {
+  if (!p)
+    return 0;
+  blk *b = (blk *)p - 1;
+  if (b->magic != MAGIC_DEV)
+    die("gak_free of a pointer that is not device memory");
+  pthread_mutex_lock(&mem_mu);
+  b->prev->next = b->next;
+  b->next->prev = b->prev;
+  dev_used[b->dev] -= b->size;
+  b->magic = 0;
+  pthread_mutex_unlock(&mem_mu);
+  free(b);
+  return 0;
+}
+int gak_host_alloc(void **p, size_t bytes) {
+  blk *b = malloc(sizeof(blk) + (bytes ? bytes : 1));
+  *p = NULL;
+  if (!b)
+    return fail(GAK_ENOMEM);
+  b->magic = MAGIC_HOST;
+  b->size = bytes;
+  *p = b + 1;
+  return 0;
+}
+int gak_host_free(void *p) {
+  if (!p)
+    return 0;
+  blk *b = (blk *)p - 1;
+  if (b->magic != MAGIC_HOST)
+    die("gak_host_free of a pointer that gak_host_alloc did not return");
+  b->magic = 0;
+  free(b);
+  return 0;
+}
+
+/* The device block holding [p, p + n), which must be on device dev. */
+static void dev_check(const void *p, size_t n, int dev, const char *what) {
+  pthread_mutex_lock(&mem_mu);
+  for (blk *b = dev_list.next; b != &dev_list; b = b->next) {
+    const char *lo = (const char *)(b + 1);
+    if ((const char *)p >= lo && (const char *)p <= lo + b->size) {
+      int ok = (const char *)p + n <= lo + b->size && b->dev == dev;
+      pthread_mutex_unlock(&mem_mu);
+      if (!ok) {
+        char m[160];
+        snprintf(m, sizeof m,
+                 "%s: %zu bytes out of bounds or on device %d "
+                 "(stream on device %d)",
+                 what, n, b->dev, dev);
+        die(m);
+      }
+      return;
+    }
+  }
+  pthread_mutex_unlock(&mem_mu);
+  if (n)
+    die(what);
+}
+
+/* ---- streams: a queue and a worker thread each ---- */
+typedef struct op op;
+typedef void (*op_fn)(op *);
+struct op {
+  op_fn fn;
+  struct fstream *st;
+  void *a, *b, *c;
+  size_t n;
+  int64_t m, k;
+  int layout, flag;
+  struct fevent *ev;
+  op *next;
+};
+typedef struct fstream {
+  int dev;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  op *head, *tail;
+  int64_t queued, done;
+  int err; /* a kernel fault not yet reported by a stream sync */
+  int quit;
+  pthread_t th;
+} fstream;
+typedef struct fevent {
+  int timing;
+  fstream *st; /* the stream of the last record, NULL if never */
+  int64_t seq; /* the op number of the record on that stream */
+  int err;     /* the stream's fault when the record ran */
+  struct timespec t;
+} fevent;
+
+static void *worker(void *arg) {
+  fstream *s = arg;
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->head && !s->quit)
+      pthread_cond_wait(&s->cv, &s->mu);
+    if (!s->head)
+      break;
+    op *o = s->head;
+    pthread_mutex_unlock(&s->mu);
+    if (delay_us > 0)
+      usleep((useconds_t)delay_us);
+    o->fn(o);
+    pthread_mutex_lock(&s->mu);
+    s->head = o->next;
+    if (!s->head)
+      s->tail = NULL;
+    s->done++;
+    free(o);
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+int gak_stream_create(gak_stream *out) {
+  cfg();
+  *out = NULL;
+  fstream *s = calloc(1, sizeof(*s));
+  if (!s)
+    return fail(GAK_ENOMEM);
+  s->dev = cur_dev;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  if (pthread_create(&s->th, NULL, worker, s)) {
+    free(s);
+    return fail(GAK_EOTHER);
+  }
+  *out = (gak_stream)s;
+  return 0;
+}
+int gak_stream_destroy(gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!s)
+    return 0;
+  pthread_mutex_lock(&s->mu);
+  s->quit = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  pthread_join(s->th, NULL);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s);
+  return 0;
+}
+static void wait_for(fstream *s, int64_t seq) {
+  pthread_mutex_lock(&s->mu);
+  while (s->done < seq)
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+}
+int gak_stream_sync(gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  pthread_mutex_lock(&s->mu);
+  while (s->done < s->queued)
+    pthread_cond_wait(&s->cv, &s->mu);
+  int err = s->err;
+  s->err = 0;
+  pthread_mutex_unlock(&s->mu);
+  return err ? fail(err) : 0;
+}
+
+/* Queue o on s; the op number is its position.  An event record notes that
+** number under the same lock, so no other op can slip in between. */
+static int64_t enqueue(fstream *s, op *o) {
+  o->st = s;
+  o->next = NULL;
+  pthread_mutex_lock(&s->mu);
+  if (o->ev) {
+    o->ev->st = s;
+    o->ev->seq = s->queued + 1;
+  }
+  if (s->tail)
+    s->tail->next = o;
+  else
+    s->head = o;
+  s->tail = o;
+  int64_t seq = ++s->queued;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return seq;
+}
+
+static op *op_new(op_fn fn) {
+  op *o = calloc(1, sizeof(*o));
+  if (!o)
+    die("out of memory for an operation");
+  o->fn = fn;
+  return o;
+}
+
+/* Work on a stream must be issued with the stream's device current. */
+static int stream_ok(fstream *s) {
+  cfg();
+  return s && s->dev == cur_dev;
+}
+
+/* ---- events ---- */
+int gak_event_create(gak_event *out, int timing) {
+  fevent *e = calloc(1, sizeof(*e));
+  *out = (gak_event)e;
+  if (!e)
+    return fail(GAK_ENOMEM);
+  e->timing = timing;
+  return 0;
+}
+int gak_event_destroy(gak_event ge) {
+  free(ge);
+  return 0;
+}
+static void op_record(op *o) {
+  fevent *e = o->ev;
+  pthread_mutex_lock(&o->st->mu);
+  e->err = o->st->err;
+  pthread_mutex_unlock(&o->st->mu);
+  clock_gettime(CLOCK_MONOTONIC, &e->t);
+}
+int gak_event_record(gak_event ge, gak_stream gs) {
+  fevent *e = (fevent *)ge;
+  fstream *s = (fstream *)gs;
+  if (!e || !stream_ok(s))
+    return fail(GAK_EOTHER);
+  op *o = op_new(op_record);
+  o->ev = e;
+  enqueue(s, o);
+  return 0;
+}
+int gak_event_query(gak_event ge) {
+  fevent *e = (fevent *)ge;
+  if (!e->st)
+    return 0;                     /* never recorded: complete, as in CUDA */
+  pthread_mutex_lock(&e->st->mu); /* e->st: written by the recording thread */
+  int done = e->st->done >= e->seq, err = e->err;
+  pthread_mutex_unlock(&e->st->mu);
+  if (!done)
+    return GAK_ENOTREADY;
+  return err ? fail(err) : 0;
+}
+int gak_event_sync(gak_event ge) {
+  fevent *e = (fevent *)ge;
+  if (!e->st)
+    return 0;
+  wait_for(e->st, e->seq);
+  return gak_event_query(ge);
+}
+int gak_event_elapsed(float *ms, gak_event a, gak_event b) {
+  fevent *x = (fevent *)a, *y = (fevent *)b;
+  if (!x->timing || !y->timing || !x->st || !y->st)
+    return fail(GAK_EOTHER);
+  *ms = (float)((y->t.tv_sec - x->t.tv_sec) * 1e3 +
+                (y->t.tv_nsec - x->t.tv_nsec) / 1e6);
+  return 0;
+}
+
+/* ---- copies ---- */
+static void op_copy(op *o) { memcpy(o->a, o->b, o->n); }
+int gak_memcpy_h2d(void *d, const void *h, size_t n, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s))
+    return fail(GAK_EOTHER);
+  dev_check(d, n, s->dev, "gak_memcpy_h2d destination");
+  op *o = op_new(op_copy);
+  o->a = d;
+  o->b = (void *)h;
+  o->n = n;
+  enqueue(s, o);
+  return 0;
+}
+int gak_memcpy_d2h(void *h, const void *d, size_t n, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s))
+    return fail(GAK_EOTHER);
+  dev_check(d, n, s->dev, "gak_memcpy_d2h source");
+  op *o = op_new(op_copy);
+  o->a = h;
+  o->b = (void *)d;
+  o->n = n;
+  enqueue(s, o);
+  return 0;
+}
+
+/* ---- kernels ---- */
+
+/* Does this kernel fault (GPUAGG_FAKE_KERNEL_FAULT)?  Then its output is
+** garbage and the stream carries the error until a sync reports it. */
+static int kernel_faults(op *o, void *out, size_t bytes) {
+  int64_t k = __atomic_add_fetch(&nkernels, 1, __ATOMIC_RELAXED);
+  for (int i = 0; i < nkfaults; i++)
+    if (kfaults[i] == k) {
+      memset(out, 0x5a, bytes);
+      pthread_mutex_lock(&o->st->mu);
+      o->st->err = GAK_EKERNEL;
+      pthread_mutex_unlock(&o->st->mu);
+      return 1;
+    }
+  return 0;
+}
+
+static int bit(const uint64_t *isint, int64_t i) {
+  return (int)((isint[i >> 6] >> (i & 63)) & 1);
+}
+
+size_t gak_scratch_bytes(int64_t n) {
+  (void)n;
+  return 64;
+}
+
+/* Four interleaved lanes, digits added unnormalised (rule 3). */
+static void op_sum(op *o) {
+  ga_sum_partial *out = o->c;
+  if (kernel_faults(o, out, sizeof(*out)))
+    return;
+  const uint64_t *v = o->a, *isint = o->b;
+  ga_sum_partial lane[4];
+  for (int l = 0; l < 4; l++)
+    ga_sum_init(&lane[l]);
+  for (int64_t i = 0; i < o->m; i++) {
+    int is_int = o->layout == GA_LAYOUT_INT ||
+                 (o->layout == GA_LAYOUT_MIXED && bit(isint, i));
+    if (is_int)
+      ga_sum_add_int(&lane[i & 3], (int64_t)v[i], 1);
+    else
+      ga_sum_add_real(&lane[i & 3], ga_bitsd((int64_t)v[i]), 1);
+  }
+  memset(out, 0, sizeof(*out));
+  for (int l = 0; l < 4; l++) {
+    for (int d = 0; d < GA_XACC_DIGITS; d++)
+      out->acc[d] += lane[l].acc[d];
+    out->ilo += lane[l].ilo;
+    out->ihi += lane[l].ihi;
+    out->itop += lane[l].itop;
+    out->nint += lane[l].nint;
+    out->nreal += lane[l].nreal;
+    out->npinf += lane[l].npinf;
+    out->nninf += lane[l].nninf;
+    out->nnan += lane[l].nnan;
+  }
+}
+
+int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
+            int layout, ga_sum_partial *d_out, void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  (void)d_scratch;
+  if (!stream_ok(s) || n < 0 || layout < GA_LAYOUT_INT ||
+      layout > GA_LAYOUT_MIXED)
+    return fail(GAK_EOTHER);
+  dev_check(d_vals, (size_t)n * 8, s->dev, "gak_sum values");
+  if (layout == GA_LAYOUT_MIXED)
+    dev_check(d_isint, (size_t)(n + 63) / 64 * 8, s->dev, "gak_sum bitmap");
+  dev_check(d_out, sizeof(*d_out), s->dev, "gak_sum output");
+  op *o = op_new(op_sum);
+  o->a = (void *)d_vals;
+  o->b = (void *)d_isint;
+  o->c = d_out;
+  o->m = n;
+  o->layout = layout;
+  enqueue(s, o);
+  return 0;
+}
+
+/* max/min with the first occurrence, written apart from engine/cpu_reduce.c
+** so that the two check each other. */
+static void op_best(op *o) {
+  ga_best_partial *out = o->c;
+  if (kernel_faults(o, out, sizeof(*out)))
+    return;
+  const uint64_t *v = o->a, *isint = o->b;
+  ga_best_partial r = {GA_KIND_NONE, 0, 0, 0};
+  for (int64_t i = 0; i < o->m; i++) {
+    int kind = (o->layout == GA_LAYOUT_INT ||
+                (o->layout == GA_LAYOUT_MIXED && bit(isint, i)))
+                   ? GA_KIND_INT
+                   : GA_KIND_REAL;
+    int c = r.kind == GA_KIND_NONE
+                ? 0
+                : ga_num_cmp(kind, (int64_t)v[i], r.kind, r.bits);
+    if (o->flag)
+      c = -c;
+    if (r.kind == GA_KIND_NONE || c > 0) {
+      r.kind = kind;
+      r.bits = (int64_t)v[i];
+      r.idx = i;
+    }
+  }
+  *out = r;
+}
+
+int gak_best(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
+             int layout, int want_min, ga_best_partial *d_out, void *d_scratch,
+             gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  (void)d_scratch;
+  if (!stream_ok(s) || n < 0 || layout < GA_LAYOUT_INT ||
+      layout > GA_LAYOUT_MIXED)
+    return fail(GAK_EOTHER);
+  dev_check(d_vals, (size_t)n * 8, s->dev, "gak_best values");
+  if (layout == GA_LAYOUT_MIXED)
+    dev_check(d_isint, (size_t)(n + 63) / 64 * 8, s->dev, "gak_best bitmap");
+  dev_check(d_out, sizeof(*d_out), s->dev, "gak_best output");
+  op *o = op_new(op_best);
+  o->a = (void *)d_vals;
+  o->b = (void *)d_isint;
+  o->c = d_out;
+  o->m = n;
+  o->layout = layout;
+  o->flag = want_min;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_add(op *o) {
+  double *c = o->c;
+  const double *a = o->a, *b = o->b;
+  if (kernel_faults(o, c, (size_t)o->m * 8))
+    return;
+  for (int64_t i = 0; i < o->m; i++)
+    c[i] = a[i] + b[i];
+}
+
+int gak_matadd(const double *d_a, const double *d_b, double *d_c, int64_t n,
+               gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || n < 0)
+    return fail(GAK_EOTHER);
+  dev_check(d_a, (size_t)n * 8, s->dev, "gak_matadd a");
+  dev_check(d_b, (size_t)n * 8, s->dev, "gak_matadd b");
+  dev_check(d_c, (size_t)n * 8, s->dev, "gak_matadd c");
+  op *o = op_new(op_add);
+  o->a = (void *)d_a;
+  o->b = (void *)d_b;
+  o->c = d_c;
+  o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
+int gak_matadd_2d(const double *d_a, const double *d_b, double *d_c,
+                  int64_t rows, int64_t cols, gak_stream gs) {
+  return gak_matadd(d_a, d_b, d_c, rows * cols, gs);
+}
