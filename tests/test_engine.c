@@ -285,6 +285,36 @@ static void test_splits(void) {
   CHECK(badb == 0, "split/merge changed the max partial in %d of 200", badb);
 }
 
+/* Merging NORMALISED integer partials (their carry word itop is set: -1 for
+** any negative total, more past 2^64): ga_sum_merge takes partials in any
+** state, so the carries of `from` must count.  Oracle: __int128 sums. */
+static void test_merge_normalised_ints(void) {
+  int bad = 0;
+  for (int t = 0; t < 2000; t++) {
+    ga_sum_partial acc, part;
+    ga_sum_init(&acc);
+    ga_i128 want = 0;
+    int parts = 1 + (int)(rnd() % 6);
+    for (int k = 0; k < parts; k++) {
+      ga_sum_init(&part);
+      int n = 1 + (int)(rnd() % 40);
+      for (int i = 0; i < n; i++) {
+        int64_t v = (int64_t)rnd(); /* the whole range, both signs */
+        if (t % 3 == 0)
+          v = v < 0 ? v : -v; /* negative totals: itop = -1 */
+        ga_sum_add_int(&part, v, 1);
+        want += v;
+      }
+      ga_sum_normalize(&part);
+      ga_sum_merge(&acc, &part);
+    }
+    if (ga_sum_int_total(&acc) != want)
+      bad++;
+  }
+  CHECK(bad == 0, "merged normalised integer partials wrong in %d of 2000",
+        bad);
+}
+
 /* Partials that saw +Inf, -Inf or NaN, merged (as the GPU path merges the
 ** device partials): the merged partial must be the one-pass partial, and its
 ** rounding the one README rule 2 gives (+Inf with finite values is +Inf,
@@ -483,6 +513,7 @@ int main(void) {
   test_wide_ints();
   test_splits();
   test_merge_specials();
+  test_merge_normalised_ints();
   test_cmp();
   test_agg_order();
   test_window_best();

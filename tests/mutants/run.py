@@ -3,7 +3,9 @@
 
 Reads tests/mutants/mutants.txt (format in its header).  Copies the working
 tree (tracked and untracked, not ignored files) into a scratch directory,
-builds it there with CUDA=0, checks that the unmutated copy passes, then for
+builds it there with CUDA=0 (and the fake-GPU build, so the suites that run
+the GPU-path logic on the fake backend run too: mk/fakegpu.mk), checks that
+the unmutated copy passes, then for
 each mutant: replaces the snippet (which must occur exactly once), rebuilds,
 and runs tests/run_all.sh with the fast suites first and STOP_ON_FAIL=1.  A
 failing suite KILLS the mutant.  The real tree is never written.
@@ -40,7 +42,8 @@ LIST = os.path.join(HERE, "mutants.txt")
 # suite of tests/run_all.sh is in the list, so a survivor passed all of them.
 SUITES = os.environ.get(
     "MUTANT_SUITES",
-    "engine sql exact chunks harden config matadd python cli diff gpu gpu_faults install node")
+    "engine sql exact chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
+    "fake:exact fake:chunks fake:matadd python cli diff gpu gpu_faults install node")
 FIELDS = ("name", "file", "find", "repl")
 
 
@@ -96,16 +99,19 @@ def copy_tree(dst):
 
 
 def build(tree):
-    """make the extension in tree, CUDA=0 and no LTO (fast); (ok, log)."""
+    """make the extension and its fake-GPU build (mk/fakegpu.mk) in tree,
+    CUDA=0 and no LTO (fast); (ok, log)."""
     p = subprocess.run(["make", "-s", "--no-print-directory", "-j2", "CUDA=0", "LTO=",
-                        "libgpuagg.so"], cwd=tree, capture_output=True, text=True)
+                        "libgpuagg.so", "fake-lib"], cwd=tree, capture_output=True, text=True)
     return p.returncode == 0, p.stdout + p.stderr
 
 
 def run_suites(tree, suites):
     """(passed?, killer suite or None, tail of the log)."""
     env = dict(os.environ, GPUAGG_LIB=os.path.join(tree, "libgpuagg"), SUITES=suites,
-               STOP_ON_FAIL="1", CUDA="0", LTO="", MAKEFLAGS="")
+               STOP_ON_FAIL="1", CUDA="0", LTO="", MAKEFLAGS="",
+               GPUAGG_FAKE_LIB=os.path.join(tree, "build", "fake", "libgpuagg"),
+               GPUAGG_FAKE_RESTORE=os.path.join(tree, "build", "fake", "test_restore"))
     env.pop("GPUAGG_TEST_GPU", None)  # CPU machine semantics, as in CI
     p = subprocess.run(["tests/run_all.sh"], cwd=tree, env=env, capture_output=True, text=True)
     killer = None
