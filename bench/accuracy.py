@@ -190,15 +190,19 @@ def main():
         con.execute("SELECT gpuagg_config('chunk_bytes', ?)", (a.chunk_bytes,))
     cfg = dict(con.execute("SELECT key, value FROM json_each(json_extract(gpuagg_info(), '$.config'))"))
     ver = con.execute("SELECT gpuagg_version()").fetchone()[0]
-    print(f"# SQLite {sqlite3.sqlite_version} (sum/total: "
-          f"{'plain double addition' if sqlite3.sqlite_version_info < (3, 43) else 'Kahan-Babuska-Neumaier'}),"
-          f" gpuagg {ver}, device={a.device}, {n} values per data set, seed {a.seed}")
+    if a.host == "python":
+        print(f"# SQLite {sqlite3.sqlite_version} (sum/total: "
+              f"{'plain double addition' if sqlite3.sqlite_version_info < (3, 43) else 'Kahan-Babuska-Neumaier'}),"
+              f" gpuagg {ver}, device={a.device}, {n} values per data set, seed {a.seed}")
 
     only = set(a.only.split(",")) if a.only else None
     sets = [d for d in datasets(n, a.seed) if not only or d[0] in only]
     node = run_node(a, sets) if a.host == "node" else None
     if a.host == "node":
-        print(f"# host: node, better-sqlite3's SQLite {node[sets[0][0]]['sqlite']}")
+        v = node[sets[0][0]]["sqlite"]
+        print(f"# better-sqlite3's SQLite {v} (sum/total: "
+              f"{'plain double addition' if tuple(map(int, v.split('.'))) < (3, 43) else 'Kahan-Babuska-Neumaier'}),"
+              f" gpuagg {ver}, device={a.device}, {n} values per data set, seed {a.seed}")
     rows = []
     for name, desc, vals in sets:
         total_int = sum(exact_int(v) for v in vals)
