@@ -8,7 +8,8 @@
 # Every result is checked, untimed: gpu_matadd must give the reference's
 # cells, each v equal (A + B rounded once is what both compute), and the same
 # count; a forced run must report the GPU path when a GPU is usable.  A
-# mismatch prints FAIL and exits 1.  The CSV has one row per query.
+# mismatch prints FAIL and exits 1.  The CSV has one row per query: the
+# median wall time and the median CPU time (user + sys) of the process.
 set -eu
 cd "$(dirname "$0")/.."
 SQLITE3=${SQLITE3:-sqlite3}
@@ -32,13 +33,20 @@ insert into b select x.value, y.value, (random() % 1000000 + 1000003) / 983.0 fr
 SQL
 
 REF="select i, j, sum(v) as v from (select i, j, v from a union all select i, j, v from b) group by i, j"
-Q_GPU="select count(*), json_extract(gpu_matadd_info(), '\$.path') from gpu_matadd('a', 'b');"
-Q_REF="select count(*), 'sql' from ($REF);"
+# both read every cell's value (sum(v)), as a user of the result would
+Q_GPU="select count(*), json_extract(gpu_matadd_info(), '\$.path'), sum(v) from gpu_matadd('a', 'b');"
+Q_REF="select count(*), 'sql', sum(v) from ($REF);"
 FORCE="select gpuagg_config('device', 'gpu'), gpuagg_config('cpu_max_rows', '0');"
-CHECK="select (select count(*) from ($REF)) || '|' || (select count(*) from gpu_matadd('a', 'b')) || '|' || (select count(*) from gpu_matadd('a', 'b') g join ($REF) r using (i, j) where g.v is not r.v);"
+# both sides into indexed temp tables, then one join (a join on the bare
+# subquery would scan it once per row)
+CHECK="create temp table r(i, j, v, primary key (i, j)) without rowid;
+insert into r $REF;
+create temp table g(i, j, v, primary key (i, j)) without rowid;
+insert into g select i, j, v from gpu_matadd('a', 'b');
+select (select count(*) from r) || '|' || (select count(*) from g) || '|' || (select count(*) from g join r using (i, j) where g.v is not r.v);"
 GPU=$("$SQLITE3" :memory: ".load $LIB" "select json_extract(gpuagg_info(), '\$.gpu_usable')" 2>/dev/null || echo 0)
 
-[ -n "$CSV" ] && echo "query,rows,cols,median_s,count,path,checked" >"$CSV"
+[ -n "$CSV" ] && echo "query,rows,cols,median_s,median_cpu_s,count,path,checked" >"$CSV"
 fail=0
 # time_query LABEL CONFIG-SQL QUERY: the median of 5 "real" times, then the
 # check (untimed, same config)
@@ -48,8 +56,11 @@ time_query() {
          "$SQLITE3" "$DB" 2>&1 )
   echo "$out" | grep -q 'rror' && { echo "$1: error: $out" >&2; exit 1; }
   t=$(echo "$out" | sed -n 's/^Run Time: real \([0-9.]*\).*/\1/p' | sort -n | sed -n 3p)
+  # user + sys: the process's CPU time, which the neighbours' load leaves out
+  c=$(echo "$out" | sed -n 's/^Run Time: real [0-9.]* user \([0-9.]*\) sys \([0-9.]*\).*/\1 \2/p' |
+      awk '{ printf "%.6f\n", $1 + $2 }' | sort -n | sed -n 3p)
   info=$(echo "$out" | grep -v '^Run Time' | tail -1)
-  count=${info%%|*} path=${info#*|}
+  count=$(echo "$info" | cut -d'|' -f1) path=$(echo "$info" | cut -d'|' -f2)
   chk=$(printf '.load %s\n%s\n%s\n' "$LIB" "$2" "$CHECK" | "$SQLITE3" "$DB" 2>&1 | tail -1)
   ref_n=${chk%%|*} rest=${chk#*|}
   got_n=${rest%%|*} diff=${rest#*|}
@@ -63,12 +74,12 @@ time_query() {
       echo "FAIL: $1: forced run took path $path"; checked=WRONG fail=1
     fi ;;
   esac
-  printf '%-28s %8.3f s   %s rows, path %s (%s)\n' "$1" "$t" "$count" "$path" "$checked"
-  [ -n "$CSV" ] && echo "$1,$ROWS,$COLS,$t,$count,$path,$checked" >>"$CSV"
+  printf '%-28s %8.3f s (cpu %.3f s)   %s rows, path %s (%s)\n' "$1" "$t" "$c" "$count" "$path" "$checked"
+  [ -n "$CSV" ] && echo "$1,$ROWS,$COLS,$t,$c,$count,$path,$checked" >>"$CSV"
   return 0
 }
 
-echo "gpu_matadd vs plain SQL, ${ROWS}x${COLS} doubles, median of 5 (seconds)"
+echo "gpu_matadd vs plain SQL, ${ROWS}x${COLS} doubles, median of 5 (seconds; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 time_query "reference SQL (GROUP BY)" "" "$Q_REF"
 time_query "gpu_matadd (default)" "" "$Q_GPU"
 time_query "gpu_matadd (forced gpu)" "$FORCE" "$Q_GPU"
