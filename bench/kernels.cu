@@ -89,6 +89,20 @@ __global__ void bench_fill(uint64_t *i64, uint64_t *f64, uint64_t *mix,
   }
 }
 
+/* reals with exponents in [emin, emax] (wide-range and single-binade sets;
+** the exact sum's cost depends on the spread, CUB's does not) */
+__global__ void bench_fill_spread(uint64_t *out, int64_t n, uint64_t seed,
+                                  int emin, int emax) {
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (int64_t)gridDim.x * blockDim.x) {
+    uint64_t r = bench_mix(seed ^ (uint64_t)i * 0x2545f4914f6cdd1dull);
+    uint64_t e =
+        (uint64_t)(1023 + emin) + (r >> 40) % (uint64_t)(emax - emin + 1);
+    out[i] =
+        (r & (1ull << 63)) | (e << 52) | (bench_mix(r) & ((1ull << 52) - 1));
+  }
+}
+
 /* ----------------------------------------------------------- timing */
 
 struct row {
@@ -371,7 +385,7 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
           return sv.policy < 0
                      ? gak_sum(sv.v, d_bits, n, sv.layout, d_sum, d_scratch, gs)
                      : gak_sum_tuned(sv.v, d_bits, n, sv.layout, sv.levels,
-                                     sv.policy, d_sum, gs);
+                                     sv.policy, d_sum, d_scratch, gs);
         },
         batch, s);
     add_row(sv.name, size, n, sv.bytes, ms, sv.cub);
@@ -419,6 +433,53 @@ static void bench_size(const char *size, int64_t n, int full_tuning,
         batch, s);
     add_row(bv.name, size, n, bv.bytes, ms, bv.cub);
     check_best(bv.name, size, d_best, bv.ref);
+  }
+
+  /* the exact f64 sum on spread-out data, against CUB on the same data */
+  {
+    struct spread {
+      const char *gak, *cub;
+      int emin, emax;
+    } sp[] = {{"gak xsum f64 2^+-200", "cub sum f64 2^+-200", -200, 200},
+              {"gak xsum f64 2^+-1000", "cub sum f64 2^+-1000", -1000, 1000},
+              {"gak xsum f64 1 binade", "cub sum f64 1 binade", 0, 0}};
+    uint64_t *d_sp = d_work;
+    std::vector<uint64_t> h_sp(n);
+    for (const spread &q : sp) {
+      bench_fill_spread<<<1024, 256, 0, s>>>(d_sp, n, 0x9876ull + q.emax,
+                                             q.emin, q.emax);
+      CK(cudaGetLastError());
+      CK(cudaStreamSynchronize(s));
+      CK(cudaMemcpy(h_sp.data(), d_sp, bytes, cudaMemcpyDeviceToHost));
+      ga_sum_partial ref;
+      cpu_sum(&ref, h_sp.data(), nullptr, n, GA_LAYOUT_REAL);
+      const double *cs = (const double *)d_sp;
+      ms = time_ms(
+          [&] {
+            return (int)cub::DeviceReduce::Sum(d_tmp, tb, cs, d_cub_d, n, s);
+          },
+          batch, s);
+      add_row(q.cub, size, n, B, ms, q.cub);
+      ms = time_ms(
+          [&] {
+            return gak_sum(d_sp, d_bits, n, GA_LAYOUT_REAL, d_sum, d_scratch,
+                           gs);
+          },
+          batch, s);
+      add_row(q.gak, size, n, B, ms, q.cub);
+      check_sum(q.gak, size, d_sum, &ref);
+      if (q.emax > 0) { /* the value-by-value path that deferral replaced */
+        std::string nm = std::string(q.gak) + " no-defer";
+        ms = time_ms(
+            [&] {
+              return gak_sum_tuned(d_sp, d_bits, n, GA_LAYOUT_REAL, 2, 0, d_sum,
+                                   nullptr, gs);
+            },
+            1, s);
+        add_row(nm.c_str(), size, n, B, ms, q.cub);
+        check_sum(nm.c_str(), size, d_sum, &ref);
+      }
+    }
   }
 
   /* the seeds' evolution (inexact; checked against a loose bound) */

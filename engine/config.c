@@ -31,6 +31,15 @@ static const char *device_name(int d) {
   return d == GA_DEVICE_CPU ? "cpu" : d == GA_DEVICE_GPU ? "gpu" : "auto";
 }
 
+/* The value as an error message shows it: quoted text, or a bare NULL for
+** SQL NULL (so that NULL does not read as the string 'NULL'). */
+static const char *shown(const char *value, char *buf, size_t nbuf) {
+  if (!value)
+    return "NULL";
+  snprintf(buf, nbuf, "'%s'", value);
+  return buf;
+}
+
 /* A whole decimal integer in [lo, hi], or -1 on error. */
 static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
   char *end;
@@ -46,6 +55,7 @@ static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
 int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
                   size_t nerr) {
   int64_t v;
+  char q[128]; /* the value as shown(): quoted, cut to fit */
   if (!strcmp(name, "cpu_max_rows")) {
     if (parse_int(value, 0, INT64_MAX, &v))
       goto bad_int;
@@ -63,16 +73,16 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
       c->device = GA_DEVICE_GPU;
     else {
       snprintf(err, nerr,
-               "gpuagg_config: bad value for device: '%s' (valid: auto, cpu, "
+               "gpuagg_config: bad value for device: %s (valid: auto, cpu, "
                "gpu)",
-               value ? value : "NULL");
+               shown(value, q, sizeof q));
       return 1;
     }
   } else if (!strcmp(name, "streams")) {
     if (parse_int(value, 1, GA_MAX_SLOTS, &v)) {
       snprintf(err, nerr,
-               "gpuagg_config: bad value for streams: '%s' (valid: 1 to %d)",
-               value ? value : "NULL", GA_MAX_SLOTS);
+               "gpuagg_config: bad value for streams: %s (valid: 1 to %d)",
+               shown(value, q, sizeof q), GA_MAX_SLOTS);
       return 1;
     }
     c->streams = (int)v;
@@ -81,18 +91,18 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
     ** chunks fit in it */
     if (parse_int(value, 4096, (int64_t)128 << 20, &v) || (v & 511)) {
       snprintf(err, nerr,
-               "gpuagg_config: bad value for chunk_bytes: '%s' (valid: a "
+               "gpuagg_config: bad value for chunk_bytes: %s (valid: a "
                "multiple of 512 from 4096 to 134217728)",
-               value ? value : "NULL");
+               shown(value, q, sizeof q));
       return 1;
     }
     c->chunk_bytes = v;
   } else if (!strcmp(name, "devices")) {
     if (parse_int(value, 0, GA_MAX_DEV, &v)) {
       snprintf(err, nerr,
-               "gpuagg_config: bad value for devices: '%s' (valid: 0 = all "
+               "gpuagg_config: bad value for devices: %s (valid: 0 = all "
                "visible GPUs, or 1 to %d)",
-               value ? value : "NULL", GA_MAX_DEV);
+               shown(value, q, sizeof q), GA_MAX_DEV);
       return 1;
     }
     c->devices = (int)v;
@@ -104,8 +114,8 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
   return 0;
 bad_int:
   snprintf(err, nerr,
-           "gpuagg_config: bad value for %s: '%s' (valid: an integer >= 0)",
-           name, value ? value : "NULL");
+           "gpuagg_config: bad value for %s: %s (valid: an integer >= 0)", name,
+           shown(value, q, sizeof q));
   return 1;
 }
 

@@ -290,12 +290,40 @@ void ga_gpu_json(char *buf, size_t n, int start) {
     snprintf(buf + j, n - j, "]}");
 }
 
+/* ---- allocations: an injected failure must not leak what was made ---- */
+
+int ga_dev_alloc(void **p, size_t bytes) {
+  int err = gak_malloc(p, bytes);
+  if (ga_cuda_ok(GA_STAGE_DALLOC, err))
+    return 1;
+  if (!err)
+    gak_free(*p);
+  *p = NULL;
+  gak_take_error();
+  return 0;
+}
+
+int ga_stream_new(void **sp) {
+  gak_stream *s = (gak_stream *)sp;
+  int err = gak_stream_create(s);
+  if (ga_cuda_ok(GA_STAGE_INIT, err))
+    return 1;
+  if (!err)
+    gak_stream_destroy(*s);
+  *s = NULL;
+  gak_take_error();
+  return 0;
+}
+
 /* ---- pinned memory and events ---- */
 void *ga_gpu_host_alloc(size_t bytes) {
   void *p = NULL;
   if (!ga_gpu_init(NULL))
     return NULL;
-  if (!ga_cuda_ok(GA_STAGE_PINNED, gak_host_alloc(&p, bytes))) {
+  int err = gak_host_alloc(&p, bytes);
+  if (!ga_cuda_ok(GA_STAGE_PINNED, err)) {
+    if (!err)
+      gak_host_free(p);
     gak_take_error();
     return NULL;
   }
@@ -307,8 +335,13 @@ void ga_gpu_host_free(void *p) {
 }
 void *ga_gpu_event_create(int timing) {
   gak_event ev = NULL;
-  if (!ga_cuda_ok(GA_STAGE_INIT, gak_event_create(&ev, timing)))
+  int err = gak_event_create(&ev, timing);
+  if (!ga_cuda_ok(GA_STAGE_INIT, err)) {
+    if (!err)
+      gak_event_destroy(ev);
+    gak_take_error();
     return NULL;
+  }
   return ev;
 }
 void ga_gpu_event_destroy(void *ev) {
@@ -322,10 +355,11 @@ void ga_gpu_event_destroy(void *ev) {
 ** grown (never shrunk) as chunk_bytes grows.  The slot's device is current. */
 static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
   if (!s->ready) {
-    if (!ga_cuda_ok(GA_STAGE_INIT, gak_stream_create(&s->stream)))
+    if (!ga_stream_new((void **)&s->stream))
       return 0;
-    if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&s->d_out, GA_OUT_BYTES))) {
+    if (!ga_dev_alloc(&s->d_out, GA_OUT_BYTES)) {
       gak_stream_destroy(s->stream);
+      s->stream = NULL;
       return 0;
     }
     s->ready = 1;
@@ -339,7 +373,7 @@ static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
       gak_free(s->d_in);
       s->d_in = NULL;
       s->d_in_bytes = 0;
-      if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&s->d_in, bytes)))
+      if (!ga_dev_alloc(&s->d_in, bytes))
         return 0;
       s->d_in_bytes = bytes;
     }
@@ -347,7 +381,7 @@ static int slot_prepare(ga_slot *s, size_t bytes, int64_t cap) {
       gak_free(s->d_scratch);
       s->d_scratch = NULL;
       s->d_scratch_bytes = 0;
-      if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&s->d_scratch, scratch)))
+      if (!ga_dev_alloc(&s->d_scratch, scratch))
         return 0;
       s->d_scratch_bytes = scratch;
     }

@@ -21,6 +21,11 @@ void ga_gpu_host_free(void *p);
 void *ga_gpu_event_create(int timing);
 void ga_gpu_event_destroy(void *ev);
 
+/* Device memory and a stream of the current device, checked and counted
+** (stages dalloc, init); 0 on failure with nothing left allocated. */
+int ga_dev_alloc(void **p, size_t bytes);
+int ga_stream_new(void **stream);
+
 /* Devices this config may use: 0 when the GPU path is off or unusable. */
 int ga_gpu_ndev(const ga_config *cfg);
 

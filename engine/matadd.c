@@ -135,11 +135,8 @@ int ga_matadd_gpu(const double *a, const double *b, double *c, int64_t n,
   ** because the kernel's pointers are __restrict__. */
   size_t band_bytes = (size_t)band * sizeof(double);
   for (k = 0; k < ns; k++) {
-    if (!ga_cuda_ok(GA_STAGE_INIT, gak_stream_create(&st[k])))
-      goto cleanup;
-    if (!ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&da[k], band_bytes)) ||
-        !ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&db[k], band_bytes)) ||
-        !ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&dc[k], band_bytes)))
+    if (!ga_stream_new((void **)&st[k]) || !ga_dev_alloc(&da[k], band_bytes) ||
+        !ga_dev_alloc(&db[k], band_bytes) || !ga_dev_alloc(&dc[k], band_bytes))
       goto cleanup;
   }
   for (int64_t q = 0; q < nb; q++) {

@@ -14,6 +14,7 @@
 **   gpuagg_info()  JSON: build, CUDA, devices, config, counters, last run.
 **   gpuagg_version()
 **   gpu_matadd(A, B)               virtual table (ext/matadd_vtab.c).
+**   gpu_<agg>_state(X), gpu_<agg>_merge(S)   exact states (ext/state_fns.c).
 **
 ** Rules this file keeps:
 **   1. Values are classified exactly as the built-ins do: sum-like
@@ -97,8 +98,11 @@ static const ga_fn_data agg_fns[GA_NAGG] = {
     {"gpu_min", GA_AGG_MIN, NULL},
 };
 
-/* Called for every row: no memset, only the fields the type needs. */
-static void to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
+/* Called for every row: no memset, only the fields the type needs.
+** Returns GA_OK, or GA_NOMEM when SQLite could not give the text or blob
+** (a conversion to the database's encoding failed): that must be an error,
+** never an empty string in its place. */
+static int to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
   if (op <= GA_AGG_AVG) {
     /* sum()'s classification: text that looks like a number is that
     ** number; any other text or blob is its numeric prefix, as a REAL */
@@ -112,7 +116,7 @@ static void to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
       out->type = GA_V_REAL;
       out->r = sqlite3_value_double(v);
     }
-    return;
+    return GA_OK;
   }
   switch (sqlite3_value_type(v)) { /* max()'s: the storage class as it is */
   case SQLITE_INTEGER:
@@ -135,36 +139,62 @@ static void to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
       out->p = sqlite3_value_text(v);
       out->n = sqlite3_value_bytes(v);
     }
+    if (!out->p) /* text is never NULL but for a failed conversion */
+      return GA_NOMEM;
     break;
   case SQLITE_BLOB:
     out->type = GA_V_BLOB;
     out->p = sqlite3_value_blob(v);
     out->n = sqlite3_value_bytes(v);
+    if (!out->p) {
+      if (out->n > 0) /* a zeroblob that could not be expanded */
+        return GA_NOMEM;
+      out->p = ""; /* the empty blob */
+    }
     break;
   default:
     out->type = GA_V_NULL;
   }
+  return GA_OK;
 }
 
 /* The main database's text encoding, asked once per connection (it cannot
-** change once the database has content, and attached databases must match). */
-static int db_encoding(sqlite3_context *ctx, ga_conn *conn) {
-  if (conn->enc)
-    return conn->enc;
+** change once the database has content, and attached databases must
+** match).  A failed lookup (out of memory, a busy schema) is an error of
+** this call and is not remembered: caching a guess would compare UTF-16
+** text as UTF-8 for the connection's whole life. */
+static int db_encoding(sqlite3_context *ctx, ga_conn *conn, int *enc) {
+  if (conn->enc) {
+    *enc = conn->enc;
+    return SQLITE_OK;
+  }
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
   sqlite3_stmt *st = NULL;
-  int enc = SQLITE_UTF8;
-  if (sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding", -1,
-                         &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW) {
-    const char *e = (const char *)sqlite3_column_text(st, 0);
-    if (e && !strcmp(e, "UTF-16le"))
-      enc = SQLITE_UTF16LE;
-    if (e && !strcmp(e, "UTF-16be"))
-      enc = SQLITE_UTF16BE;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    const char *e =
+        rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    if (e) {
+      conn->enc = !strcmp(e, "UTF-16le")   ? SQLITE_UTF16LE
+                  : !strcmp(e, "UTF-16be") ? SQLITE_UTF16BE
+                                           : SQLITE_UTF8;
+      rc = SQLITE_OK;
+    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+      rc = SQLITE_NOMEM; /* the row's text could not be made */
+    }
   }
   sqlite3_finalize(st);
-  conn->enc = enc; /* once per connection: never mix encodings */
-  return enc;
+  *enc = conn->enc;
+  return rc;
+}
+
+/* Report a failed db_encoding on ctx. */
+static void encoding_error(sqlite3_context *ctx, int rc) {
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else
+    sqlite3_result_error_code(ctx, rc);
 }
 
 /* Inlined: it runs for every row. */
@@ -220,8 +250,14 @@ static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   default: {
     ga_value v;
     ga_fn_data *d = sqlite3_user_data(ctx);
-    to_value(d->op, db_encoding(ctx, d->conn), arg, &v);
-    rc = ga_agg_step(*pp, &v);
+    int enc, erc = db_encoding(ctx, d->conn, &enc);
+    if (erc != SQLITE_OK) {
+      encoding_error(ctx, erc);
+      return;
+    }
+    rc = to_value(d->op, enc, arg, &v);
+    if (rc == GA_OK)
+      rc = ga_agg_step(*pp, &v);
   }
   }
   if (rc)
@@ -258,14 +294,25 @@ static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_fn_data *d = sqlite3_user_data(ctx);
   ga_value v;
-  to_value(d->op, d->op >= GA_AGG_MAX ? db_encoding(ctx, d->conn) : 0, argv[0],
-           &v);
+  int enc = 0;
+  if (d->op >= GA_AGG_MAX) {
+    int erc = db_encoding(ctx, d->conn, &enc);
+    if (erc != SQLITE_OK) {
+      encoding_error(ctx, erc);
+      return;
+    }
+  }
+  int rc = to_value(d->op, enc, argv[0], &v);
+  if (rc) {
+    report(ctx, rc);
+    return;
+  }
   ga_agg **pp = agg_get(ctx, 1);
   if (!pp) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  int rc = ga_agg_inverse(*pp, &v);
+  rc = ga_agg_inverse(*pp, &v);
   if (rc)
     report(ctx, rc);
 }
@@ -470,6 +517,8 @@ __attribute__((visibility("default")))
   }
   if (rc == SQLITE_OK)
     rc = ga_matadd_register(db, conn);
+  if (rc == SQLITE_OK)
+    rc = ga_state_register(db, conn);
   if (rc != SQLITE_OK) {
     /* take back everything that points at conn (their destructors release
     ** their references); deleting what was never registered is harmless */
@@ -482,6 +531,7 @@ __attribute__((visibility("default")))
       sqlite3_create_function(db, "gpuagg_config", nargs, SQLITE_UTF8, NULL,
                               NULL, NULL, NULL);
     ga_matadd_unregister(db);
+    ga_state_unregister(db);
   }
   ga_conn_unref(conn); /* frees conn now if nothing holds it */
   return rc;

@@ -41,4 +41,12 @@ void ga_conn_unref(void *conn);
 int ga_matadd_register(sqlite3 *db, ga_conn *conn);
 void ga_matadd_unregister(sqlite3 *db);
 
+/* Aggregate states (ext/state_fns.c): the _state/_merge aggregates on a
+** user's connection (and taking them back after a failed .load), and the
+** fused per-row aggregate gpuagg_partial(X) on a gpu_aggregate worker's
+** private connection. */
+int ga_state_register(sqlite3 *db, ga_conn *conn);
+void ga_state_unregister(sqlite3 *db);
+int ga_state_register_worker(sqlite3 *db);
+
 #endif

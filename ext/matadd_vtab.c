@@ -35,7 +35,8 @@
 **      is negative or not an integer (an integral REAL such as 3.0 is
 **      accepted), a v that is NULL, text or a blob, and a wrong number of
 **      arguments.  Rows excluded by a pushed-down constraint are not read,
-**      so they are not checked either.
+**      so they are not checked either.  Tables are named as written; an
+**      empty name shows as ''.
 **   5. The module is SQLITE_VTAB_DIRECTONLY: views and triggers (which may
 **      come from an untrusted database file) cannot use it.
 **   6. Computation is in engine/matadd.c: dense (CPU, or GPU row bands over
@@ -331,11 +332,20 @@ static int matadd_is_schema(sqlite3 *db, const char *zDb, int *rc) {
                            "WHERE name = ?1 COLLATE NOCASE",
                            -1, &st, NULL);
   if (*rc == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, zDb, -1, SQLITE_STATIC);
-    found = sqlite3_step(st) == SQLITE_ROW;
-    *rc = sqlite3_finalize(st);
+    /* a failed bind must not read as "no such schema" */
+    *rc = sqlite3_bind_text(st, 1, zDb, -1, SQLITE_STATIC);
+    if (*rc == SQLITE_OK)
+      found = sqlite3_step(st) == SQLITE_ROW;
+    int frc = sqlite3_finalize(st);
+    if (*rc == SQLITE_OK)
+      *rc = frc;
   }
   return found;
+}
+
+/* A table name as messages show it: as written, or '' when empty (rule 4). */
+static const char *matadd_shown(const char *zArg) {
+  return zArg[0] ? zArg : "''";
 }
 
 /* One input as the scan sees it. */
@@ -388,9 +398,11 @@ static int matadd_resolve(sqlite3 *db, ga_matadd_src *src, char **pzErr) {
                           &st, NULL);
   if (rc != SQLITE_OK)
     goto cleanup;
-  sqlite3_bind_text(st, 1, src->zTable, -1, SQLITE_STATIC);
-  if (src->zSchema)
-    sqlite3_bind_text(st, 2, src->zSchema, -1, SQLITE_STATIC);
+  rc = sqlite3_bind_text(st, 1, src->zTable, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK && src->zSchema)
+    rc = sqlite3_bind_text(st, 2, src->zSchema, -1, SQLITE_STATIC);
+  if (rc != SQLITE_OK) /* not "no such table": the lookup never ran */
+    goto cleanup;
   int ncol = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 0);
@@ -400,23 +412,23 @@ static int matadd_resolve(sqlite3 *db, ga_matadd_src *src, char **pzErr) {
         have[k] = 1;
   }
   if (rc != SQLITE_DONE) {
-    *pzErr = sqlite3_mprintf("gpu_matadd: table %s: %s", src->zArg,
-                             sqlite3_errmsg(db));
+    *pzErr = sqlite3_mprintf("gpu_matadd: table %s: %s",
+                             matadd_shown(src->zArg), sqlite3_errmsg(db));
     if (rc != SQLITE_NOMEM)
       rc = SQLITE_ERROR; /* keep out-of-memory visible */
     goto cleanup;
   }
   rc = SQLITE_OK;
   if (ncol == 0) {
-    *pzErr =
-        sqlite3_mprintf("gpu_matadd: no such table or view: %s", src->zArg);
+    *pzErr = sqlite3_mprintf("gpu_matadd: no such table or view: %s",
+                             matadd_shown(src->zArg));
     rc = SQLITE_ERROR;
     goto cleanup;
   }
   for (int k = 0; k < 3; k++) {
     if (!have[k]) {
       *pzErr = sqlite3_mprintf("gpu_matadd: table %s has no column %s",
-                               src->zArg, names[k]);
+                               matadd_shown(src->zArg), names[k]);
       rc = SQLITE_ERROR;
       goto cleanup;
     }
@@ -549,12 +561,17 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
     return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &st, NULL);
   if (rc != SQLITE_OK) {
-    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s", src->zArg,
-                             sqlite3_errmsg(db));
+    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s",
+                             matadd_shown(src->zArg), sqlite3_errmsg(db));
     goto cleanup;
   }
   for (k = 0; k < push->n; k++)
-    sqlite3_bind_value(st, k + 1, push->val[k]);
+    if ((rc = sqlite3_bind_value(st, k + 1, push->val[k])) != SQLITE_OK) {
+      /* an unbound bound would read no rows instead of failing */
+      *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s", src->zArg,
+                               sqlite3_errstr(rc));
+      goto cleanup;
+    }
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t i, j;
     int tv = sqlite3_column_type(st, 2);
@@ -566,7 +583,7 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
         *pzErr = sqlite3_mprintf(
             "gpu_matadd: table %s: row (i=%s, j=%s): %s must be a "
             "non-negative integer",
-            src->zArg, ri, rj, badI ? "i" : "j");
+            matadd_shown(src->zArg), ri, rj, badI ? "i" : "j");
       rc = ri && rj ? SQLITE_ERROR : SQLITE_NOMEM;
       goto cleanup;
     }
@@ -574,8 +591,8 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
       rv = matadd_render(st, 2);
       if (rv)
         *pzErr = sqlite3_mprintf(
-            "gpu_matadd: table %s: entry (%lld, %lld): v %s%s%s", src->zArg,
-            (long long)i, (long long)j,
+            "gpu_matadd: table %s: entry (%lld, %lld): v %s%s%s",
+            matadd_shown(src->zArg), (long long)i, (long long)j,
             tv == SQLITE_NULL ? "is NULL" : "is not numeric (",
             tv == SQLITE_NULL ? "" : rv, tv == SQLITE_NULL ? "" : ")");
       rc = rv ? SQLITE_ERROR : SQLITE_NOMEM;
@@ -591,8 +608,8 @@ static int matadd_read(sqlite3 *db, const ga_matadd_src *src,
   if (rc == SQLITE_DONE) {
     rc = SQLITE_OK;
   } else {
-    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s", src->zArg,
-                             sqlite3_errmsg(db));
+    *pzErr = sqlite3_mprintf("gpu_matadd: reading table %s: %s",
+                             matadd_shown(src->zArg), sqlite3_errmsg(db));
   }
 
 cleanup:
@@ -716,7 +733,7 @@ static int matadd_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   if (rc == GA_MATADD_DUPLICATE) {
     zErr = sqlite3_mprintf("gpu_matadd: table %s: duplicate entry (%lld, "
                            "%lld)",
-                           src[dup.which].zArg, (long long)dup.i,
+                           matadd_shown(src[dup.which].zArg), (long long)dup.i,
                            (long long)dup.j);
     rc = SQLITE_ERROR;
     goto cleanup;

@@ -108,7 +108,12 @@ int gak_memcpy_d2h(void *h_dst, const void *d_src, size_t bytes, gak_stream s);
 size_t gak_scratch_bytes(int64_t n);
 
 /* Exact sum of n values (layout GA_LAYOUT_*; d_isint is read only for
-** GA_LAYOUT_MIXED) into *d_out. n may be 0. */
+** GA_LAYOUT_MIXED) into *d_out.  0 <= n <= GA_XACC_SAFE_ADDS (2^29): the
+** partial's digits are sums of per-value pieces below 2^33, and the engine
+** merges partials that respect that bound (engine/xacc.h).  Values that an
+** in-register expansion cannot hold (wide exponent ranges, Inf, NaN) are
+** deferred through d_scratch (gak_scratch_bytes(n) bytes) to a second
+** kernel when n is large (4M values and more), so d_scratch must be given. */
 int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
             int layout, ga_sum_partial *d_out, void *d_scratch,
             gak_stream stream);

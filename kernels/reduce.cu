@@ -93,18 +93,30 @@ struct gak_sum_shared {
   unsigned long long acc[GA_XACC_DIGITS];
   /* ilo, ihi, nint, nreal, npinf, nninf, nnan: ga_sum_partial's order */
   unsigned long long cnt[7];
+  unsigned deferred; /* a warp of this block deferred a tile */
 };
 
 template <int LAYOUT, int L> struct gak_sum_op {
   ga_sum_partial *out;
   const uint64_t *isint;
   int64_t n;
+  /* Deferred warp tiles (d_scratch; NULL: redo them here, value by value).
+  ** Each warp of each block owns a list: the tile numbers it deferred, at
+  ** lists[nlists + list * cap + i], and their count at lists[list] (list =
+  ** block * WARPS + warp, written by every warp at its end, so nothing
+  ** needs zeroing but *any, set by a block that deferred something).  No
+  ** atomics and no stores per tile: wide data defers nearly every tile, and
+  ** typical data none. */
+  unsigned *any;
+  unsigned *lists;
+  long long cap; /* entries per list: ceil(tiles / grid) */
 
   struct thread_state {
     double s[L];           /* the expansion (reals) */
     unsigned long long lo; /* sum of low halves (ints) */
     long long hi;          /* sum of high halves */
     unsigned nint, nseen, npinf, nninf, nnan;
+    unsigned ndef; /* warp tiles deferred (the same in every lane) */
   };
   typedef gak_sum_shared shared_state;
 
@@ -116,10 +128,13 @@ template <int LAYOUT, int L> struct gak_sum_op {
     st.lo = 0;
     st.hi = 0;
     st.nint = st.nseen = st.npinf = st.nninf = st.nnan = 0;
+    st.ndef = 0;
     for (int i = threadIdx.x; i < GA_XACC_DIGITS; i += blockDim.x)
       sh.acc[i] = 0;
     if (threadIdx.x < 7)
       sh.cnt[threadIdx.x] = 0;
+    if (threadIdx.x == 0)
+      sh.deferred = 0;
     __syncthreads();
   }
 
@@ -202,6 +217,25 @@ template <int LAYOUT, int L> struct gak_sum_op {
           x = isint ? 0.0 : x;
         }
         bad |= gak_expand<L>(st.s, x) != 0.0;
+      }
+      /* A residual, an overflow or an Inf/NaN somewhere in the warp's
+      ** tile: the whole warp takes its reals back out and hands the warp
+      ** tile to gak_wide_kernel (wide-range data fails here on most tiles,
+      ** and value-by-value shared atomics would cost ~14x the read).  The
+      ** vote is warp-uniform: every lane of every warp runs every tile. */
+      if (lists && __any_sync(0xffffffffu, bad) && st.ndef < cap) {
+        if ((threadIdx.x & 31) == 0) {
+          /* e0 of lane 0 = head + t * TILE + 64 * warp, head <= 1 */
+          long long list =
+              (long long)blockIdx.x * P::WARPS + (threadIdx.x >> 5);
+          lists[(long long)gridDim.x * P::WARPS + list * cap + st.ndef] =
+              (unsigned)(e0 / P::TILE);
+        }
+        st.ndef++;
+#pragma unroll
+        for (int l = 0; l < L; l++)
+          st.s[l] = save[l];
+        bad = false;
       }
       if (bad) { /* rare: redo the tile's reals one by one, carefully */
 #pragma unroll
@@ -291,7 +325,14 @@ template <int LAYOUT, int L> struct gak_sum_op {
       if (LAYOUT == GA_LAYOUT_REAL)
         atomicAdd(&sh.cnt[3], (unsigned long long)n);
     }
+    if (lists && lane == 0) {
+      lists[blockIdx.x * P::WARPS + (threadIdx.x >> 5)] = st.ndef;
+      if (st.ndef)
+        sh.deferred = 1;
+    }
     __syncthreads();
+    if (threadIdx.x == 0 && sh.deferred)
+      atomicOr(any, 1u);
     /* device level: integer atomics into the zeroed output */
     unsigned long long *oacc = reinterpret_cast<unsigned long long *>(out->acc);
     unsigned long long *ocnt =
@@ -370,18 +411,22 @@ template <int LAYOUT, bool MIN> struct gak_best_op {
   longlong2 *blocks; /* d_scratch: one 16-byte slot per block */
   unsigned *counter; /* d_scratch: tickets (zeroed by the launcher) */
 
-  /* For the int and real layouts the kind is implicit; idx < 0: none yet. */
+  /* For the int and real layouts the kind is implicit; idx < 0: none yet.
+  ** The mixed layout keeps the best integer (bits, idx) and the best real
+  ** (rbits, ridx) apart, so its hot loop compares like with like; the two
+  ** meet once, exactly, in finish(). */
   struct thread_state {
     long long bits;
     long long idx;
-    int kind;
+    long long rbits, ridx;
   };
   typedef gak_best_shared shared_state;
 
   __device__ __forceinline__ void init(thread_state &st, shared_state &) const {
     st.bits = 0;
     st.idx = -1;
-    st.kind = GA_KIND_NONE;
+    st.rbits = 0;
+    st.ridx = -1;
   }
 
   __device__ __forceinline__ static bool int_better(long long a, long long b) {
@@ -404,18 +449,15 @@ template <int LAYOUT, bool MIN> struct gak_best_op {
         st.bits = (long long)w;
         st.idx = e;
       }
-    } else {
-      int kind = gak_isint_bit(isint, e) ? GA_KIND_INT : GA_KIND_REAL;
-      int c = st.kind == GA_KIND_NONE
-                  ? 1
-                  : gak_num_cmp(kind, (long long)w, st.kind, st.bits);
-      if (MIN && st.kind != GA_KIND_NONE)
-        c = -c;
-      if (c > 0) { /* strict: this thread sees increasing indices */
+    } else if (gak_isint_bit(isint, e)) {
+      if (st.idx < 0 || int_better((long long)w, st.bits)) {
         st.bits = (long long)w;
         st.idx = e;
-        st.kind = kind;
       }
+    } else if (st.ridx < 0 || real_better(__longlong_as_double((long long)w),
+                                          __longlong_as_double(st.rbits))) {
+      st.rbits = (long long)w;
+      st.ridx = e;
     }
   }
 
@@ -465,10 +507,70 @@ template <int LAYOUT, bool MIN> struct gak_best_op {
             e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
       }
     } else {
+      /* Mixed: one bitmap load per pair (as the sum does); the tile's best
+      ** integer and best real apart, each against the thread's best of its
+      ** kind, with plain min/max (the other kind masked to a value that
+      ** never wins); positions are searched only on an improvement. */
+      unsigned bits = 0;
 #pragma unroll
-      for (int k = 0; k < P::ITEMS; k++)
-        one(st, sh, w[k],
-            e0 + (int64_t)(k >> 1) * 2 * P::BLOCK_THREADS + (k & 1));
+      for (int k = 0; k < P::ITEMS; k += 2) {
+        int64_t e = e0 + (int64_t)(k / 2) * 2 * P::BLOCK_THREADS;
+        uint64_t bw = __ldg(isint + (e >> 6));
+        unsigned b0 = (unsigned)(bw >> (e & 63)) & 1u;
+        unsigned b1 = ((e + 1) & 63)
+                          ? (unsigned)(bw >> ((e + 1) & 63)) & 1u
+                          : (unsigned)__ldg(isint + ((e + 1) >> 6)) & 1u;
+        bits |= (b0 | (b1 << 1)) << k;
+      }
+      const unsigned all = (1u << P::ITEMS) - 1;
+      if (bits) {
+        long long mi = MIN ? LLONG_MAX : LLONG_MIN;
+#pragma unroll
+        for (int k = 0; k < P::ITEMS; k++) {
+          long long iv = ((bits >> k) & 1) ? (long long)w[k] : mi;
+          mi = MIN ? min(mi, iv) : max(mi, iv);
+        }
+        if (st.idx < 0 || int_better(mi, st.bits)) {
+          int first = P::ITEMS - 1;
+#pragma unroll
+          for (int k = P::ITEMS - 1; k >= 0; k--)
+            if (((bits >> k) & 1) && (long long)w[k] == mi)
+              first = k;
+          st.bits = mi;
+          st.idx =
+              e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
+        }
+      }
+      if (bits != all) {
+        const double never =
+            MIN ? __longlong_as_double(0x7ff0000000000000ll)
+                : __longlong_as_double((long long)0xfff0000000000000ull);
+        double mr = never;
+#pragma unroll
+        for (int k = 0; k < P::ITEMS; k++) {
+          double rv =
+              ((bits >> k) & 1) ? never : __longlong_as_double((long long)w[k]);
+          mr = MIN ? fmin(mr, rv) : fmax(mr, rv);
+        }
+        if (st.ridx < 0 || real_better(mr, __longlong_as_double(st.rbits))) {
+          /* first real equal in value (-0.0 == 0.0, and an Inf equal to the
+          ** mask): keep its own bits */
+          int first = -1;
+#pragma unroll
+          for (int k = P::ITEMS - 1; k >= 0; k--)
+            if (!((bits >> k) & 1) &&
+                __longlong_as_double((long long)w[k]) == mr)
+              first = k;
+          long long b = (long long)w[0];
+#pragma unroll
+          for (int k = 1; k < P::ITEMS; k++)
+            if (k == first)
+              b = (long long)w[k];
+          st.rbits = b;
+          st.ridx =
+              e0 + (int64_t)(first >> 1) * 2 * P::BLOCK_THREADS + (first & 1);
+        }
+      }
     }
   }
 
@@ -478,14 +580,19 @@ template <int LAYOUT, bool MIN> struct gak_best_op {
     gak_best_item it;
     it.bits = st.bits;
     it.pad = 0;
-    if (LAYOUT == GA_LAYOUT_MIXED)
-      it.kind = st.kind;
-    else
-      it.kind = st.idx < 0
-                    ? GA_KIND_NONE
-                    : (LAYOUT == GA_LAYOUT_INT ? GA_KIND_INT : GA_KIND_REAL);
+    it.kind = st.idx < 0
+                  ? GA_KIND_NONE
+                  : (LAYOUT == GA_LAYOUT_REAL ? GA_KIND_REAL : GA_KIND_INT);
     it.idx = it.kind == GA_KIND_NONE ? LLONG_MAX : st.idx;
     gak_best_merge<MIN> merge;
+    if (LAYOUT == GA_LAYOUT_MIXED) { /* the best integer meets the best real */
+      gak_best_item r;
+      r.bits = st.rbits;
+      r.pad = 0;
+      r.kind = st.ridx < 0 ? GA_KIND_NONE : GA_KIND_REAL;
+      r.idx = st.ridx < 0 ? LLONG_MAX : st.ridx;
+      it = merge(it, r);
+    }
     it = gak_block_reduce<P>(it, merge, sh.slots);
     /* device level: last block done.  The block's item is one 16-byte
     ** slot (kind in idx's top 2 bits; idx < 2^62), published by a release
@@ -547,14 +654,179 @@ template <int LAYOUT, bool MIN> struct gak_best_op {
 
 /* ------------------------------------------------------------ launchers */
 
+/* ------------------------------------------------- deferred warp tiles */
+
+/* The wide kernel: warp tiles that failed the expansion (gak_sum_op::tile)
+** are added value by value into per-THREAD superaccumulators in shared
+** memory: 68 digits x 64 threads, digit-major so that a warp's accesses hit
+** 32 different bank pairs whatever digits its lanes touch.  A thread owns
+** its digits, so there are no atomics and no conflicts between lanes; each
+** value costs its decomposition and three 64-bit read-add-writes.  Blocks
+** of 64 threads keep the 34 KiB of digits per block affordable (6 blocks
+** per SM).  A warp tile is VECS segments of 64 words, 2*BLOCK_THREADS words
+** apart (the fast kernel's layout), read as 16-byte vectors. */
+#define GAK_WIDE_THREADS 64
+/* gak_sum defers failed tiles from this many values on (see gak_sum) */
+#define GAK_DEFER_MIN ((int64_t)1 << 22)
+#define GAK_WIDE_BLOCKS_PER_SM 6
+
+__device__ __forceinline__ void gak_digits_add(unsigned long long *dig, int t,
+                                               double x) {
+  uint64_t b = (uint64_t)__double_as_longlong(x);
+  int e = (int)((b >> 52) & 0x7ff);
+  uint64_t m = b & ((1ull << 52) - 1);
+  if (e == 0) {
+    if (m == 0)
+      return;
+  } else {
+    m |= 1ull << 52;
+    e -= 1;
+  }
+  int k = e >> 5, sh = e & 31;
+  uint64_t lo = m << sh;
+  uint64_t d0 = lo & 0xffffffffull, d1 = lo >> 32,
+           d2 = sh ? (m >> (64 - sh)) : 0;
+  if (b >> 63) {
+    d0 = 0ull - d0;
+    d1 = 0ull - d1;
+    d2 = 0ull - d2;
+  }
+  unsigned long long *p = dig + k * GAK_WIDE_THREADS + t;
+  p[0] += d0;
+  p[GAK_WIDE_THREADS] += d1;
+  p[2 * GAK_WIDE_THREADS] += d2;
+}
+
+/* One warp tile's words for this lane: VECS 16-byte pairs, STRIDE apart. */
+template <class P>
+__device__ __forceinline__ void gak_wide_load(const uint64_t *__restrict__ v,
+                                              long long base,
+                                              uint64_t (&w)[P::ITEMS]) {
+#pragma unroll
+  for (int j = 0; j < P::VECS; j++) {
+    ulonglong2 x = __ldg(reinterpret_cast<const ulonglong2 *>(
+        v + base + (long long)j * 2 * P::BLOCK_THREADS));
+    w[2 * j] = x.x;
+    w[2 * j + 1] = x.y;
+  }
+}
+
+template <class P, int LAYOUT>
+__device__ __forceinline__ void
+gak_wide_add(unsigned long long *dig, int t, const uint64_t *__restrict__ isint,
+             long long base, const uint64_t (&w)[P::ITEMS], unsigned &npinf,
+             unsigned &nninf, unsigned &nnan) {
+#pragma unroll
+  for (int k = 0; k < P::ITEMS; k++) {
+    const long long e =
+        base + (long long)(k >> 1) * 2 * P::BLOCK_THREADS + (k & 1);
+    if (LAYOUT == GA_LAYOUT_MIXED && gak_isint_bit(isint, e))
+      continue; /* integers were added by the fast kernel */
+    double x = __longlong_as_double((long long)w[k]);
+    if (gak_finite(x))
+      gak_digits_add(dig, t, x);
+    else if ((uint64_t)w[k] & ((1ull << 52) - 1))
+      nnan++;
+    else if (w[k] >> 63)
+      nninf++;
+    else
+      npinf++;
+  }
+}
+
+template <class P, int LAYOUT>
+__global__ void __launch_bounds__(GAK_WIDE_THREADS, GAK_WIDE_BLOCKS_PER_SM)
+    gak_wide_kernel(const uint64_t *__restrict__ v,
+                    const uint64_t *__restrict__ isint, const unsigned *any,
+                    const unsigned *__restrict__ lists, long long nlists,
+                    long long cap, long long head, ga_sum_partial *out) {
+  __shared__ unsigned long long dig[GA_XACC_DIGITS * GAK_WIDE_THREADS];
+  __shared__ unsigned long long cnt[3];
+  if (*(const volatile unsigned *)any == 0)
+    return; /* the usual case: nothing was deferred */
+  const int t = threadIdx.x, lane = t & 31;
+  for (int d = 0; d < GA_XACC_DIGITS; d++)
+    dig[d * GAK_WIDE_THREADS + t] = 0;
+  if (t < 3)
+    cnt[t] = 0;
+  __syncthreads();
+  unsigned npinf = 0, nninf = 0, nnan = 0;
+  const long long warps = (long long)gridDim.x * (GAK_WIDE_THREADS / 32);
+  /* a warp takes the fast kernel's lists one by one and runs their warp
+  ** tiles two by two, both loaded before either is added */
+  for (long long l = (long long)blockIdx.x * (GAK_WIDE_THREADS / 32) + (t >> 5);
+       l < nlists; l += warps) {
+    const long long count = lists[l];
+    const unsigned *ent = lists + nlists + l * cap;
+    const long long off = head + 64 * (l % P::WARPS) + 2 * lane;
+    for (long long i = 0; i < count; i += 2) {
+      const long long b1 = off + (long long)ent[i] * P::TILE;
+      const bool two = i + 1 < count;
+      const long long b2 = two ? off + (long long)ent[i + 1] * P::TILE : b1;
+      uint64_t w1[P::ITEMS], w2[P::ITEMS];
+      gak_wide_load<P>(v, b1, w1);
+      if (two)
+        gak_wide_load<P>(v, b2, w2);
+      gak_wide_add<P, LAYOUT>(dig, t, isint, b1, w1, npinf, nninf, nnan);
+      if (two)
+        gak_wide_add<P, LAYOUT>(dig, t, isint, b2, w2, npinf, nninf, nnan);
+    }
+  }
+  if (npinf | nninf | nnan) {
+    atomicAdd(&cnt[0], (unsigned long long)npinf);
+    atomicAdd(&cnt[1], (unsigned long long)nninf);
+    atomicAdd(&cnt[2], (unsigned long long)nnan);
+  }
+  __syncthreads();
+  /* column sums: a digit grew by < 2^33 per value, and the call adds at
+  ** most 2^29 values (gak_sum's bound), so they cannot overflow */
+  unsigned long long *oacc = reinterpret_cast<unsigned long long *>(out->acc);
+  for (int d = t; d < GA_XACC_DIGITS; d += GAK_WIDE_THREADS) {
+    unsigned long long s = 0;
+    for (int j = 0; j < GAK_WIDE_THREADS; j++)
+      s += dig[d * GAK_WIDE_THREADS + j];
+    if (s)
+      atomicAdd(oacc + d, s);
+  }
+  if (t < 3 && cnt[t])
+    atomicAdd(reinterpret_cast<unsigned long long *>(&out->npinf) + t, cnt[t]);
+}
+
 template <class P, int LAYOUT, int L>
 static cudaError_t gak_sum_run(const uint64_t *v, const uint64_t *isint,
-                               int64_t n, ga_sum_partial *out, cudaStream_t s) {
+                               int64_t n, ga_sum_partial *out, void *scratch,
+                               cudaStream_t s) {
   gak_sum_op<LAYOUT, L> op;
   op.out = out;
   op.isint = isint;
   op.n = n;
-  return gak_launch<P>(op, v, n, s);
+  op.any = NULL;
+  op.lists = NULL;
+  op.cap = 0;
+  const int grid = gak_grid_for<P>(n);
+  long long head = ((uintptr_t)v & 15) ? 1 : 0;
+  if (head > n)
+    head = n;
+  if (scratch && LAYOUT != GA_LAYOUT_INT) {
+    op.any = (unsigned *)scratch;
+    op.lists = (unsigned *)scratch + 4;
+    op.cap = ((n - head) / P::TILE + grid - 1) / grid;
+    cudaError_t err = cudaMemsetAsync(scratch, 0, 16, s);
+    if (err != cudaSuccess)
+      return err;
+  }
+  cudaError_t err = gak_launch<P>(op, v, n, s);
+  if (err != cudaSuccess || !op.any)
+    return err;
+  if constexpr (LAYOUT != GA_LAYOUT_INT) {
+    /* always launched: it returns at once when nothing was deferred */
+    gak_wide_kernel<P, LAYOUT>
+        <<<gak_sm_count() * GAK_WIDE_BLOCKS_PER_SM, GAK_WIDE_THREADS, 0, s>>>(
+            v, isint, op.any, op.lists, (long long)grid * P::WARPS, op.cap,
+            head, out);
+    err = cudaGetLastError();
+  }
+  return err;
 }
 
 /* Only spill-free instantiations: the real layouts need 60-80 registers, so
@@ -562,36 +834,37 @@ static cudaError_t gak_sum_run(const uint64_t *v, const uint64_t *isint,
 ** mixed layout keeps 2 levels (3 spill at 64 registers) and 8 items; a
 ** request for an unfit combination runs policy 0. */
 template <class P, bool REAL_OK, bool MIXED_OK>
-static cudaError_t gak_sum_policy(const uint64_t *v, const uint64_t *isint,
-                                  int64_t n, int layout, int levels,
-                                  ga_sum_partial *out, cudaStream_t s) {
+static cudaError_t
+gak_sum_policy(const uint64_t *v, const uint64_t *isint, int64_t n, int layout,
+               int levels, ga_sum_partial *out, void *sc, cudaStream_t s) {
   typedef gak_policy0 P0;
   if (layout == GA_LAYOUT_INT)
-    return gak_sum_run<P, GA_LAYOUT_INT, 2>(v, isint, n, out, s);
+    return gak_sum_run<P, GA_LAYOUT_INT, 2>(v, isint, n, out, sc, s);
   if (layout == GA_LAYOUT_MIXED) {
     if constexpr (MIXED_OK)
-      return gak_sum_run<P, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
+      return gak_sum_run<P, GA_LAYOUT_MIXED, 2>(v, isint, n, out, sc, s);
     else
-      return gak_sum_run<P0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, s);
+      return gak_sum_run<P0, GA_LAYOUT_MIXED, 2>(v, isint, n, out, sc, s);
   }
   if constexpr (REAL_OK) {
     if (levels == 2)
-      return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+      return gak_sum_run<P, GA_LAYOUT_REAL, 2>(v, isint, n, out, sc, s);
     if (levels == 3)
-      return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+      return gak_sum_run<P, GA_LAYOUT_REAL, 3>(v, isint, n, out, sc, s);
   } else {
     if (levels == 2)
-      return gak_sum_run<P0, GA_LAYOUT_REAL, 2>(v, isint, n, out, s);
+      return gak_sum_run<P0, GA_LAYOUT_REAL, 2>(v, isint, n, out, sc, s);
     if (levels == 3)
-      return gak_sum_run<P0, GA_LAYOUT_REAL, 3>(v, isint, n, out, s);
+      return gak_sum_run<P0, GA_LAYOUT_REAL, 3>(v, isint, n, out, sc, s);
   }
   return cudaErrorInvalidValue;
 }
 
-extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
-                             int64_t n, int layout, int levels, int policy,
-                             ga_sum_partial *d_out, gak_stream stream) {
-  cudaStream_t s = (cudaStream_t)stream;
+/* The sum with a given policy and levels; scratch NULL: tiles that fail the
+** expansion are redone value by value instead of by gak_wide_kernel. */
+static int gak_sum_impl(const uint64_t *d_vals, const uint64_t *d_isint,
+                        int64_t n, int layout, int levels, int policy,
+                        ga_sum_partial *d_out, void *sc, cudaStream_t s) {
   if (n < 0 || !d_out)
     return (int)cudaErrorInvalidValue;
   if (layout < GA_LAYOUT_INT || layout > GA_LAYOUT_MIXED)
@@ -602,15 +875,15 @@ extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
   switch (policy) {
   case 0:
     err = gak_sum_policy<gak_policy0, true, true>(d_vals, d_isint, n, layout,
-                                                  levels, d_out, s);
+                                                  levels, d_out, sc, s);
     break;
   case 1:
     err = gak_sum_policy<gak_policy1, false, false>(d_vals, d_isint, n, layout,
-                                                    levels, d_out, s);
+                                                    levels, d_out, sc, s);
     break;
   case 2:
     err = gak_sum_policy<gak_policy2, true, false>(d_vals, d_isint, n, layout,
-                                                   levels, d_out, s);
+                                                   levels, d_out, sc, s);
     break;
   default:
     err = cudaErrorInvalidValue;
@@ -618,18 +891,37 @@ extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
   return (int)err;
 }
 
+extern "C" int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint,
+                             int64_t n, int layout, int levels, int policy,
+                             ga_sum_partial *d_out, void *d_scratch,
+                             gak_stream stream) {
+  return gak_sum_impl(d_vals, d_isint, n, layout, levels, policy, d_out,
+                      d_scratch, (cudaStream_t)stream);
+}
+
+/* max/min: a ticket and one item per block (the grid is capped at
+** GAK_MAX_GRID); sums: a flag, then per warp of the grid a count and a list
+** of deferred tiles, ceil(tiles / grid) entries each (gak_sum_op::lists):
+** at most (tiles + grid) * WARPS entries, and a warp tile has at least 256
+** words (WARPS <= 16). */
 extern "C" size_t gak_scratch_bytes(int64_t n) {
-  (void)n; /* one item per block; the grid is capped at GAK_MAX_GRID */
-  return 256 + (size_t)GAK_MAX_GRID * sizeof(longlong2);
+  size_t best = 256 + (size_t)GAK_MAX_GRID * sizeof(longlong2);
+  size_t sum = 16 + 4 * ((size_t)n / 256 + 2 * (size_t)GAK_MAX_GRID * 16 + 64);
+  return best > sum ? best : sum;
 }
 
 extern "C" int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint,
                        int64_t n, int layout, ga_sum_partial *d_out,
                        void *d_scratch, gak_stream stream) {
-  (void)d_scratch; /* sums merge with atomics into *d_out */
   int policy = layout == GA_LAYOUT_INT ? GAK_INT_SUM_POLICY : 0;
-  return gak_sum_tuned(d_vals, d_isint, n, layout, GAK_REAL_LEVELS, policy,
-                       d_out, stream);
+  /* The wide kernel costs a launch (~4 us) even when nothing is deferred:
+  ** 35% of a 2M-value sum, under 2% past GAK_DEFER_MIN values.  Below it,
+  ** failed tiles are redone value by value (the engine's 8 MiB chunks are
+  ** bound by PCIe, not by this kernel, whatever the data). */
+  if (n < GAK_DEFER_MIN)
+    d_scratch = NULL;
+  return gak_sum_impl(d_vals, d_isint, n, layout, GAK_REAL_LEVELS, policy,
+                      d_out, d_scratch, (cudaStream_t)stream);
 }
 
 template <class P, int LAYOUT, bool MIN>

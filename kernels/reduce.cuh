@@ -212,13 +212,15 @@ __device__ __forceinline__ int gak_isint_bit(const uint64_t *__restrict__ b,
 /* Bench-only tuning hooks (not part of gak.h): the same kernels as gak_sum
 ** and gak_best with the policy (0..2) and, for reals, the number of
 ** expansion levels (2..3; the mixed layout always uses 2) chosen by the caller.
-*/
+** gak_sum_tuned with d_scratch NULL redoes failed tiles value by value; with
+** scratch (gak_scratch_bytes(n)) it defers them to the wide kernel, as
+** gak_sum does. */
 #ifdef __cplusplus
 extern "C" {
 #endif
 int gak_sum_tuned(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
                   int layout, int levels, int policy, ga_sum_partial *d_out,
-                  gak_stream stream);
+                  void *d_scratch, gak_stream stream);
 int gak_best_tuned(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
                    int layout, int want_min, int policy, ga_best_partial *d_out,
                    void *d_scratch, gak_stream stream);

@@ -3,7 +3,7 @@
 ENGINE_TEST := $(BUILD)/tests/test_engine
 ENGINE_TEST_SRC := tests/test_engine.c $(filter-out engine/matadd.c,$(ENGINE_SRC)) kernels/none.c
 
-$(ENGINE_TEST): $(ENGINE_TEST_SRC) $(wildcard engine/*.h)
+$(ENGINE_TEST): $(ENGINE_TEST_SRC) $(wildcard engine/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) \
 	  -Iengine -Ikernels $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ $(ENGINE_TEST_SRC) \

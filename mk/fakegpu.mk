@@ -11,7 +11,7 @@ FAKE_DIR := $(BUILD)/fake
 FAKE_LIB := $(FAKE_DIR)/libgpuagg.so
 FAKE_SRC := $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c
 
-$(FAKE_LIB): $(FAKE_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h)
+$(FAKE_LIB): $(FAKE_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -D_GNU_SOURCE \
 	  -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) $(SANFLAGS) \
@@ -22,7 +22,7 @@ fake-lib: $(FAKE_LIB)
 
 # tests/fakegpu/test_restore.c: the extension linked in (SQLITE_CORE)
 FAKE_RESTORE := $(FAKE_DIR)/test_restore
-$(FAKE_RESTORE): tests/fakegpu/test_restore.c $(FAKE_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h)
+$(FAKE_RESTORE): tests/fakegpu/test_restore.c $(FAKE_SRC) $(wildcard engine/*.h ext/*.h kernels/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Iext \
 	  -Itests/harden $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) $(SANFLAGS) -o $@ $< $(FAKE_SRC) \

@@ -65,13 +65,14 @@ $(eval $(call harden_prog,$(VG_BUILD),-O1))
 HARDEN_PROGS := oom threads surface
 
 test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
-	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine $(ASAN_BUILD)/fake/libgpuagg.so
+	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine $(ASAN_BUILD)/fake/libgpuagg.so $(ASAN_BUILD)/fake/test_restore
 	$(ASAN_ENV) $(ASAN_BUILD)/tests/test_engine
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/surface
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/threads
 	@rm -rf $(ASAN_BUILD)/bin && mkdir -p $(ASAN_BUILD)/bin
 	@if command -v node >/dev/null 2>&1; then ln -s $(CURDIR)/$(HARDEN_DIR)/asan-node.sh $(ASAN_BUILD)/bin/node; fi
 	$(ASAN_ENV) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg GPUAGG_FAKE_LIB=$(CURDIR)/$(ASAN_BUILD)/fake/libgpuagg \
+	  GPUAGG_FAKE_RESTORE=$(CURDIR)/$(ASAN_BUILD)/fake/test_restore \
 	  PYTHON=$(CURDIR)/$(HARDEN_DIR)/asan-run.sh SQLITE3=$(CURDIR)/$(HARDEN_DIR)/asan-sqlite3.sh \
 	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(shell command -v $(SQLITE3)) HARDEN_LIBASAN=$(LIBASAN) \
 	  HARDEN_NODE=$(shell command -v node) PATH=$(CURDIR)/$(ASAN_BUILD)/bin:$$PATH \

@@ -1,7 +1,8 @@
 # mk/install.mk — make install / make uninstall.
 #
 #   make install                      $(PREFIX)/lib/sqlite3/libgpuagg.so and
-#                                     $(PREFIX)/share/doc/gpuagg/ (README, examples)
+#                                     $(PREFIX)/share/doc/gpuagg/ (README, LICENSE,
+#                                     THIRD_PARTY_NOTICES.md, examples)
 #   make install PREFIX=$HOME/.local  no root needed
 #   make install DESTDIR=/tmp/stage   staged install (packaging)
 #   make uninstall                    removes exactly those files
@@ -26,7 +27,7 @@ INSTALL       ?= install
 INSTALL_DOCS  ?= 1
 
 INSTALL_EXAMPLES := $(wildcard examples/*.py examples/*.js examples/*.sql examples/README.md)
-INSTALL_DOC_FILES := $(wildcard README.md LICENSE)
+INSTALL_DOC_FILES := $(wildcard README.md LICENSE THIRD_PARTY_NOTICES.md)
 
 .PHONY: install uninstall
 install: $(LIB)

@@ -24,19 +24,19 @@ gpu-kernels-test: $(KERNELS_TEST)
 
 # xacc.c built on its own (not via the .so's object) so that the bench does
 # not depend on the rest of engine/ compiling.
-$(KERNELS_HOSTOBJ): engine/xacc.c engine/xacc.h engine/ga_partial.h
+$(KERNELS_HOSTOBJ): engine/xacc.c engine/xacc.h engine/ga_partial.h $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c11 -Wall -Wextra -Iengine -c -o $@ $<
 
-$(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h
+$(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
-$(BUILD)/bench/kernels.o: bench/kernels.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h engine/xacc.h
+$(BUILD)/bench/kernels.o: bench/kernels.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h engine/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
-$(BUILD)/tests/gpu_kernels_test.o: tests/gpu_kernels_test.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h engine/xacc.h
+$(BUILD)/tests/gpu_kernels_test.o: tests/gpu_kernels_test.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h engine/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 

@@ -15,14 +15,14 @@ MATADD_BENCH := $(BUILD)/bench/matadd
 bench-matadd: $(MATADD_BENCH)
 
 ifeq ($(CUDA),1)
-$(BUILD)/bench/matadd.o: bench/matadd.c kernels/gak.h
+$(BUILD)/bench/matadd.o: bench/matadd.c kernels/gak.h $(STAMP)/c.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -O2 -g -std=c11 -Wall -Wextra -D_GNU_SOURCE -c -o $@ $<
 
 $(MATADD_BENCH): $(BUILD)/bench/matadd.o $(BUILD)/kernels/matadd.o
 	$(NVCC) $(GENCODE) -o $@ $^
 else
-$(MATADD_BENCH): bench/matadd.c
+$(MATADD_BENCH): bench/matadd.c $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c11 -Wall -Wextra -Ikernels -Iengine -o $@ $<
 endif

@@ -4,7 +4,7 @@
 PIPE_BENCH  := $(BUILD)/bench/pipeline
 CORE_OBJ    := $(patsubst engine/%.c,$(BUILD)/core/%.o,$(filter-out engine/matadd.c,$(ENGINE_SRC)))
 
-$(BUILD)/core/%.o: engine/%.c $(wildcard engine/*.h kernels/*.h)
+$(BUILD)/core/%.o: engine/%.c $(wildcard engine/*.h kernels/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -DGPUAGG_CUDA=1 \
 	  -Iengine -Ikernels -I$(CUDA_HOME)/include $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -c -o $@ $<
@@ -24,7 +24,7 @@ endif
 
 # CPU rows of the seeds' reduction table (no GPU needed).
 CPU_BENCH := $(BUILD)/bench/cpu_reduce
-$(CPU_BENCH): bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c $(wildcard engine/*.h)
+$(CPU_BENCH): bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c $(wildcard engine/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -Iengine -Ibench -o $@ bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c -lm
 .PHONY: bench-cpu

@@ -34,7 +34,7 @@ static int g_pass, g_fail;
   do {                                                                         \
     cudaError_t e_ = (x);                                                      \
     if (e_ != cudaSuccess) {                                                   \
-      printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
+      printf("FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #x,                   \
              cudaGetErrorString(e_));                                          \
       exit(1);                                                                 \
     }                                                                          \
@@ -60,12 +60,16 @@ struct input {
   void push(uint64_t w, int isint) {
     size_t i = v.size();
     v.push_back(w);
-    if (bits.size() < i / 64 + 1) bits.push_back(0);
-    if (isint) bits[i / 64] |= 1ull << (i % 64);
+    if (bits.size() < i / 64 + 1)
+      bits.push_back(0);
+    if (isint)
+      bits[i / 64] |= 1ull << (i % 64);
   }
   int isint(size_t i) const {
-    if (layout == GA_LAYOUT_INT) return 1;
-    if (layout == GA_LAYOUT_REAL) return 0;
+    if (layout == GA_LAYOUT_INT)
+      return 1;
+    if (layout == GA_LAYOUT_REAL)
+      return 0;
     return (int)((bits[i / 64] >> (i % 64)) & 1);
   }
 };
@@ -89,7 +93,8 @@ static ga_best_partial cpu_best(const input &in, int want_min) {
     int c = b.kind == GA_KIND_NONE
                 ? 1
                 : ga_num_cmp(kind, (int64_t)in.v[i], b.kind, b.bits);
-    if (want_min && b.kind != GA_KIND_NONE) c = -c;
+    if (want_min && b.kind != GA_KIND_NONE)
+      c = -c;
     if (c > 0) {
       b.kind = kind;
       b.idx = (int64_t)i;
@@ -117,7 +122,8 @@ static void run_case(const input &in) {
   ga_best_partial bref[2] = {cpu_best(in, 0), cpu_best(in, 1)};
   bool has_nan = false;
   for (size_t i = 0; i < in.v.size(); i++)
-    if (!in.isint(i) && isnan(ga_bitsd((int64_t)in.v[i]))) has_nan = true;
+    if (!in.isint(i) && isnan(ga_bitsd((int64_t)in.v[i])))
+      has_nan = true;
 
   uint64_t *d_v, *d_bits;
   ga_sum_partial *d_sum;
@@ -133,20 +139,27 @@ static void run_case(const input &in) {
                   cudaMemcpyHostToDevice));
   for (int off = 0; off < 2; off++) {
     uint64_t *dv = d_v + off; /* off 1: 8-byte aligned only */
-    if (n) CK(cudaMemcpy(dv, in.v.data(), n * 8, cudaMemcpyHostToDevice));
+    if (n)
+      CK(cudaMemcpy(dv, in.v.data(), n * 8, cudaMemcpyHostToDevice));
     for (int policy = 0; policy < 3; policy++) {
-      for (int levels = 2; levels <= 3; levels++) {
-        if (in.layout != GA_LAYOUT_REAL && levels != 2) continue;
+      for (int lv = 4; lv <= 7; lv++) {
+        /* levels 2..3, each without (careful redo) and with the scratch
+        ** that defers failed warp tiles to the wide kernel */
+        int levels = lv >> 1, defer = lv & 1;
+        if (in.layout != GA_LAYOUT_REAL && levels != 2)
+          continue;
         CK(cudaMemset(d_sum, 0xff, sizeof(ga_sum_partial)));
+        CK(cudaMemset(d_scratch, 0xff, gak_scratch_bytes(n)));
         int e = gak_sum_tuned(dv, d_bits, n, in.layout, levels, policy, d_sum,
-                              nullptr);
+                              defer ? d_scratch : nullptr, nullptr);
         CK((cudaError_t)e);
         CK(cudaDeviceSynchronize());
         ga_sum_partial g;
         CK(cudaMemcpy(&g, d_sum, sizeof(g), cudaMemcpyDeviceToHost));
         ga_sum_normalize(&g);
         char what[64];
-        snprintf(what, sizeof(what), "sum off%d P%d L%d", off, policy, levels);
+        snprintf(what, sizeof(what), "sum off%d P%d L%d%s", off, policy, levels,
+                 defer ? " defer" : "");
         char detail[256];
         snprintf(detail, sizeof(detail),
                  "gpu %.17g nint %lld nreal %lld inf %lld/%lld nan %lld; cpu "
@@ -158,7 +171,8 @@ static void run_case(const input &in) {
                  (long long)ref.nnan);
         report(memcmp(&g, &ref, sizeof(g)) == 0, in.name + " " + what, detail);
       }
-      if (has_nan) continue; /* max/min never see NaN (engine contract) */
+      if (has_nan)
+        continue; /* max/min never see NaN (engine contract) */
       for (int want_min = 0; want_min < 2; want_min++) {
         CK(cudaMemset(d_best, 0xff, sizeof(ga_best_partial)));
         CK(cudaMemset(d_scratch, 0xff, gak_scratch_bytes(n)));
@@ -184,9 +198,11 @@ static void run_case(const input &in) {
   }
   /* the public entry points once (default policy) */
   {
-    if (n) CK(cudaMemcpy(d_v, in.v.data(), n * 8, cudaMemcpyHostToDevice));
+    if (n)
+      CK(cudaMemcpy(d_v, in.v.data(), n * 8, cudaMemcpyHostToDevice));
     CK(cudaMemset(d_sum, 0xff, sizeof(ga_sum_partial)));
-    CK((cudaError_t)gak_sum(d_v, d_bits, n, in.layout, d_sum, d_scratch, nullptr));
+    CK((cudaError_t)gak_sum(d_v, d_bits, n, in.layout, d_sum, d_scratch,
+                            nullptr));
     CK(cudaDeviceSynchronize());
     ga_sum_partial g;
     CK(cudaMemcpy(&g, d_sum, sizeof(g), cudaMemcpyDeviceToHost));
@@ -239,11 +255,12 @@ int main(void) {
   char name[128];
 
   /* sizes around warp/tile boundaries, every layout */
-  const int64_t sizes[] = {0, 1, 2, 31, 32, 33, 63, 64, 65, 255, 257,
-                           2047, 2048, 2049, 4097, 100003, 1000001};
+  const int64_t sizes[] = {0,   1,   2,    31,   32,   33,   63,     64,     65,
+                           255, 257, 2047, 2048, 2049, 4097, 100003, 1000001};
   for (int layout = 0; layout < 3; layout++)
     for (int64_t n : sizes) {
-      snprintf(name, sizeof(name), "random %s n=%lld", LN[layout], (long long)n);
+      snprintf(name, sizeof(name), "random %s n=%lld", LN[layout],
+               (long long)n);
       input in = make(name, layout);
       for (int64_t i = 0; i < n; i++) {
         int isint = layout == 0 || (layout == 2 && (rnd() & 1));
@@ -257,7 +274,8 @@ int main(void) {
 
   /* cancellation: 1e100, 1, -1e100 (the naive sum is 0) */
   for (int64_t reps : {1, 1000, 70000}) {
-    snprintf(name, sizeof(name), "cancel 1e100,1,-1e100 x%lld", (long long)reps);
+    snprintf(name, sizeof(name), "cancel 1e100,1,-1e100 x%lld",
+             (long long)reps);
     input in = make(name, GA_LAYOUT_REAL);
     for (int64_t r = 0; r < reps; r++) {
       in.real(1e100);
@@ -269,9 +287,12 @@ int main(void) {
   {
     input in = make("cancel pairs x and -x, then 2^-1074", GA_LAYOUT_REAL);
     std::vector<double> xs;
-    for (int i = 0; i < 50000; i++) xs.push_back(rnd_real(-1000, 1000));
-    for (double x : xs) in.real(x);
-    for (double x : xs) in.real(-x);
+    for (int i = 0; i < 50000; i++)
+      xs.push_back(rnd_real(-1000, 1000));
+    for (double x : xs)
+      in.real(x);
+    for (double x : xs)
+      in.real(-x);
     in.real(ldexp(1.0, -1074));
     run_case(in);
   }
@@ -279,7 +300,8 @@ int main(void) {
   for (int64_t n : {1000, 300001}) {
     snprintf(name, sizeof(name), "full exponent range n=%lld", (long long)n);
     input in = make(name, GA_LAYOUT_REAL);
-    for (int64_t i = 0; i < n; i++) in.real(rnd_real(-1022, 1023));
+    for (int64_t i = 0; i < n; i++)
+      in.real(rnd_real(-1022, 1023));
     run_case(in);
   }
   /* subnormals, alone and with normals */
@@ -293,18 +315,22 @@ int main(void) {
     input in2 = make("subnormals with 1.0 and DBL_MIN", GA_LAYOUT_REAL);
     for (int i = 0; i < 20011; i++) {
       in2.push((rnd() & ((1ull << 52) - 1)) | (rnd() & (1ull << 63)), 0);
-      if (i % 7 == 0) in2.real(i % 2 ? 1.0 : -DBL_MIN);
+      if (i % 7 == 0)
+        in2.real(i % 2 ? 1.0 : -DBL_MIN);
     }
     run_case(in2);
   }
   /* near DBL_MAX: the float sum overflows, the exact one does not */
   {
     input in = make("DBL_MAX x3000 then -DBL_MAX x2999", GA_LAYOUT_REAL);
-    for (int i = 0; i < 3000; i++) in.real(DBL_MAX);
-    for (int i = 0; i < 2999; i++) in.real(-DBL_MAX);
+    for (int i = 0; i < 3000; i++)
+      in.real(DBL_MAX);
+    for (int i = 0; i < 2999; i++)
+      in.real(-DBL_MAX);
     run_case(in);
     input in2 = make("DBL_MAX interleaved with 1e-300", GA_LAYOUT_REAL);
-    for (int i = 0; i < 40000; i++) in2.real(i % 3 ? DBL_MAX : 1e-300);
+    for (int i = 0; i < 40000; i++)
+      in2.real(i % 3 ? DBL_MAX : 1e-300);
     run_case(in2);
     input in3 = make("+-DBL_MAX random signs", GA_LAYOUT_REAL);
     for (int i = 0; i < 77777; i++)
@@ -319,7 +345,8 @@ int main(void) {
     run_case(in);
     input in2 = make("+Inf and -Inf in randoms", GA_LAYOUT_REAL);
     for (int i = 0; i < 50000; i++)
-      in2.real(i % 991 == 5 ? (i & 1 ? INFINITY : -INFINITY) : rnd_real(-10, 10));
+      in2.real(i % 991 == 5 ? (i & 1 ? INFINITY : -INFINITY)
+                            : rnd_real(-10, 10));
     run_case(in2);
     input in3 = make("NaN and Inf (sum only)", GA_LAYOUT_MIXED);
     for (int i = 0; i < 50000; i++) {
@@ -332,17 +359,20 @@ int main(void) {
     }
     run_case(in3);
     input in4 = make("-Inf only", GA_LAYOUT_REAL);
-    for (int i = 0; i < 5; i++) in4.real(-INFINITY);
+    for (int i = 0; i < 5; i++)
+      in4.real(-INFINITY);
     run_case(in4);
   }
   /* integers at the extremes */
   {
     input in = make("INT64_MIN/INT64_MAX", GA_LAYOUT_INT);
-    for (int i = 0; i < 100000; i++) in.integer(i % 2 ? INT64_MAX : INT64_MIN);
+    for (int i = 0; i < 100000; i++)
+      in.integer(i % 2 ? INT64_MAX : INT64_MIN);
     in.integer(-1);
     run_case(in);
     input in2 = make("INT64_MAX x2^17 (overflowing total)", GA_LAYOUT_INT);
-    for (int i = 0; i < 131072; i++) in2.integer(INT64_MAX);
+    for (int i = 0; i < 131072; i++)
+      in2.integer(INT64_MAX);
     run_case(in2);
   }
   /* ties across kinds, and the first occurrence */
@@ -355,7 +385,8 @@ int main(void) {
     b.integer(5);
     b.real(5.0);
     run_case(b);
-    input c = make("int 2^53+1 vs real 2^53, INT64_MAX vs 2^63", GA_LAYOUT_MIXED);
+    input c =
+        make("int 2^53+1 vs real 2^53, INT64_MAX vs 2^63", GA_LAYOUT_MIXED);
     c.real(9007199254740992.0);
     c.integer(9007199254740993ll);
     c.integer(INT64_MAX);
@@ -373,13 +404,16 @@ int main(void) {
     }
     run_case(d);
     input e = make("max at the last position", GA_LAYOUT_INT);
-    for (int i = 0; i < 100000; i++) e.integer(i);
+    for (int i = 0; i < 100000; i++)
+      e.integer(i);
     run_case(e);
     input f = make("all equal ints", GA_LAYOUT_INT);
-    for (int i = 0; i < 100000; i++) f.integer(42);
+    for (int i = 0; i < 100000; i++)
+      f.integer(42);
     run_case(f);
     input g = make("all equal reals, one larger in the middle", GA_LAYOUT_REAL);
-    for (int i = 0; i < 100001; i++) g.real(i == 54321 ? 2.5 : 2.0);
+    for (int i = 0; i < 100001; i++)
+      g.real(i == 54321 ? 2.5 : 2.0);
     run_case(g);
   }
   /* -0.0 and 0.0 compare equal: the first wins */
@@ -393,16 +427,79 @@ int main(void) {
     b.real(-0.0);
     run_case(b);
     input c = make("zeros of both signs, n=100000", GA_LAYOUT_REAL);
-    for (int i = 0; i < 100000; i++) c.real(rnd() & 1 ? -0.0 : 0.0);
+    for (int i = 0; i < 100000; i++)
+      c.real(rnd() & 1 ? -0.0 : 0.0);
     run_case(c);
     input d = make("negatives then zeros of both signs", GA_LAYOUT_REAL);
-    for (int i = 0; i < 70000; i++) d.real(i < 30000 ? -1.0 : (i & 1 ? 0.0 : -0.0));
+    for (int i = 0; i < 70000; i++)
+      d.real(i < 30000 ? -1.0 : (i & 1 ? 0.0 : -0.0));
     run_case(d);
     input e = make("int 0 and -0.0 mixed", GA_LAYOUT_MIXED);
     e.real(-0.0);
     e.integer(0);
     e.real(0.0);
     run_case(e);
+  }
+  /* wide-range reals: most warp tiles fail the expansion and are deferred
+  ** to the wide kernel; mixed with ints, Inf and a tail */
+  {
+    input a = make("2^+-200 reals n=300007", GA_LAYOUT_REAL);
+    for (int i = 0; i < 300007; i++)
+      a.real(rnd_real(-200, 200));
+    run_case(a);
+    input b = make("2^+-1000 reals n=200003", GA_LAYOUT_REAL);
+    for (int i = 0; i < 200003; i++)
+      b.real(rnd_real(-1000, 1000));
+    run_case(b);
+    input c = make("2^+-300 reals, ints, +Inf, -Inf, mixed n=250001",
+                   GA_LAYOUT_MIXED);
+    for (int i = 0; i < 250001; i++) {
+      if (i % 3 == 0)
+        c.integer((int64_t)rnd());
+      else if (i == 100000)
+        c.real(INFINITY);
+      else if (i == 200000)
+        c.real(-INFINITY);
+      else
+        c.real(rnd_real(-300, 300));
+    }
+    run_case(c);
+    input d =
+        make("typical data with one wide warp tile per 50000", GA_LAYOUT_REAL);
+    for (int i = 0; i < 400000; i++)
+      d.real(i % 50000 == 77 ? 1e280 : rnd_real(-20, 20));
+    run_case(d);
+    input e = make("mixed max/min: ints and reals interleaved, ties",
+                   GA_LAYOUT_MIXED);
+    for (int i = 0; i < 300000; i++) {
+      int64_t v = (int64_t)(rnd() % 2000001) - 1000000;
+      if (i % 7 == 3)
+        e.real((double)v);
+      else if (i % 13 == 5)
+        e.real(rnd_real(-30, 19) * ((rnd() & 1) ? 1 : -1));
+      else
+        e.integer(v);
+    }
+    e.real(1000000.0); /* ties with an earlier int 1000000 if one exists */
+    run_case(e);
+    input f =
+        make("mixed max/min near 2^53 and 2^63, -Inf/+Inf", GA_LAYOUT_MIXED);
+    for (int i = 0; i < 100000; i++) {
+      uint64_t r = rnd() % 6;
+      if (r == 0)
+        f.integer(9007199254740993ll + (int64_t)(rnd() % 5) - 2);
+      else if (r == 1)
+        f.real(9007199254740992.0 + 2.0 * (double)(rnd() % 3));
+      else if (r == 2)
+        f.integer(INT64_MAX - (int64_t)(rnd() % 3));
+      else if (r == 3)
+        f.real(i == 5000 ? INFINITY : (i == 6000 ? -INFINITY : 0x1p63));
+      else if (r == 4)
+        f.integer(INT64_MIN + (int64_t)(rnd() % 3));
+      else
+        f.real(-0x1p63);
+    }
+    run_case(f);
   }
   /* infinities in max/min */
   {

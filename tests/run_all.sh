@@ -12,7 +12,9 @@
 # checks run), GPUAGG_FAKE_LIB (the fake-GPU build, mk/fakegpu.mk: without a
 # real GPU the GPU suites run against it, so the engine's GPU-path logic is
 # tested everywhere), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED,
-# SUITES (a subset, in order), STOP_ON_FAIL=1 (stop at the first failing suite).
+# GPUAGG_WHEEL (the wheel that tests/hosts/test_wheel.sh installs; make test
+# sets it), SUITES (a subset, in order), STOP_ON_FAIL=1 (stop at the first
+# failing suite).
 set -u
 cd "$(dirname "$0")/.."
 export GPUAGG_LIB="${GPUAGG_LIB:-$PWD/libgpuagg}"
@@ -61,13 +63,18 @@ declare -A CMD=(
   [gpu_faults]='"$PYTHON" tests/test_gpu_faults.py'
   [matadd]='"$PYTHON" tests/test_matadd.py'
   [engine]='make -s --no-print-directory test-engine'
+  [state]='"$PYTHON" tests/test_state.py'
+  [state_engine]='make -s --no-print-directory test-state-engine'
+  [state_worker]='make -s --no-print-directory test-state-worker'
   [python]='"$PYTHON" tests/hosts/test_python.py'
   [cli]='tests/hosts/test_cli.sh'
   [install]='tests/hosts/test_install.sh'
+  [wheel]='tests/hosts/test_wheel.sh'
   [node]='tests/hosts/node/run.sh'
   [harden]='"$PYTHON" tests/harden/surface.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd engine python cli install node harden"
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd engine state state_engine state_worker \
+  python cli install wheel node harden"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
 # one worker thread per stream, partials made like the kernels make them.

@@ -19,9 +19,11 @@ give the same answers).  With GPUAGG_TEST_GPU=1 the forced mode must really
 reach the GPU (a probe checks gpu_matadd_info()), and fault.sql also runs
 under injected CUDA faults (GPUAGG_FAULT) at every pipeline stage.
 
-Prints one line per case and ends with `N passed, N failed`; exits 1 on any
-failure.  Environment: SQLITE3 (CLI, default sqlite3), GPUAGG_LIB (the
-extension without suffix, default <repo>/libgpuagg), GPUAGG_TEST_GPU.
+Prints FAIL and SKIP lines (a PASS line per case with VERBOSE=1), like every
+suite, and ends with `RESULT matadd: N passed, N failed, N skipped`; exits 1
+on any failure.  Environment: SQLITE3 (CLI, default sqlite3), GPUAGG_LIB (the
+extension without suffix, default <repo>/libgpuagg), GPUAGG_TEST_GPU,
+VERBOSE.
 """
 
 import glob
@@ -34,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB = os.environ.get("GPUAGG_LIB") or os.path.join(ROOT, "libgpuagg")
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 GPU = os.environ.get("GPUAGG_TEST_GPU") == "1"
+VERBOSE = os.environ.get("VERBOSE") == "1"
 SQLDIR = os.path.join(ROOT, "tests", "sql_matadd")
 
 CASE_RE = re.compile(r"^\s*select\s+'([A-Za-z0-9_]+)'\s*,", re.I)
@@ -50,10 +53,11 @@ def report(name, ok, detail=""):
     global passed, failed
     if ok:
         passed += 1
-        print("ok   %s" % name)
+        if VERBOSE:
+            print("PASS [matadd] %s" % name)
     else:
         failed += 1
-        print("FAIL %s: %s" % (name, detail))
+        print("FAIL [matadd] %s: %s" % (name, detail))
     sys.stdout.flush()
 
 
@@ -167,10 +171,8 @@ def main():
                 run_file(fault, "fault[%s]" % spec, FORCED, (), {"GPUAGG_FAULT": spec})
         else:
             skipped = len(FAULTS)
-            print("SKIP fault injection x%d (needs GPUAGG_TEST_GPU=1 and a GPU)" % skipped)
-    # The line tests/run_all.sh sums up, then the summary of this suite.
+            print("SKIP: [matadd] fault injection x%d (needs GPUAGG_TEST_GPU=1 and a GPU)" % skipped)
     print("RESULT matadd: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    print("%d passed, %d failed" % (passed, failed))
     sys.exit(1 if failed or not passed else 0)
 
 

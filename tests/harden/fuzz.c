@@ -22,6 +22,13 @@
 **     tests/harden/surface.py);
 **   - gpu_matadd: equal to a GROUP BY over both tables when the inputs are
 **     valid, else an error starting 'gpu_matadd:'.
+**   - aggregate states (q_state_merge, q_state_blob): per-group
+**     gpu_<agg>_state merged with gpu_<agg>_merge equals the oracles above
+**     over the whole table; a state BLOB built from the input (a real state
+**     with bytes overwritten, truncated or extended, or raw bytes) is either
+**     refused by the decoder of every kind, or re-encodes to the same bytes;
+**     and each _merge answers exactly when the decoder accepts, else fails
+**     with an error naming the function.
 ** Any mismatch aborts (a crash for libFuzzer), printing the case.
 */
 #include <float.h>
@@ -32,6 +39,7 @@
 #include <string.h>
 
 #include "harden.h"
+#include "state.h"
 
 /* ---- input reader ---- */
 typedef struct {
@@ -571,6 +579,118 @@ static void q_matadd(rd *r) {
   sqlite3_finalize(w);
 }
 
+/* ---- aggregate states ---- */
+
+/* Per-group states (g) merged back: the whole-table oracles. */
+static void q_state_merge(void) {
+  int n = load_nums(nums, MAXROWS);
+  xsum s;
+  memset(&s, 0, sizeof s);
+  for (int i = 0; i < n; i++) xs_add_num(&s, &nums[i], 1);
+  sqlite3_stmt *st = prep(
+      "SELECT gpu_sum_merge(a), gpu_total_merge(b), gpu_avg_merge(c), gpu_max_merge(d), "
+      "max(mx), gpu_min_merge(e), min(mn), count(*) FROM (SELECT gpu_sum_state(x) a, "
+      "gpu_total_state(x) b, gpu_avg_state(x) c, gpu_max_state(x) d, max(x) mx, "
+      "gpu_min_state(x) e, min(x) mn FROM t GROUP BY g UNION ALL SELECT NULL, NULL, NULL, NULL, "
+      "NULL, NULL, NULL)");
+  int rc = sqlite3_step(st);
+  if (int_overflows(&s)) {
+    if (rc != SQLITE_ERROR || strcmp(sqlite3_errmsg(db), "integer overflow"))
+      BUG("states: expected integer overflow, rc %d %s", rc, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return;
+  }
+  if (rc != SQLITE_ROW) BUG("states: rc %d %s", rc, sqlite3_errmsg(db));
+  check_sum(&s, st, 0, "gpu_sum_merge");
+  double tw = (s.nint + s.nreal) ? xs_round(&s) : 0.0;
+  double tg = sqlite3_column_double(st, 1);
+  if (isnan(tw) ? sqlite3_column_type(st, 1) != SQLITE_NULL
+                : sqlite3_column_type(st, 1) != SQLITE_FLOAT || memcmp(&tg, &tw, 8))
+    BUG("gpu_total_merge: %a want %a", tg, tw);
+  if (s.nint + s.nreal == 0 && sqlite3_column_type(st, 2) != SQLITE_NULL)
+    BUG("gpu_avg_merge of nothing");
+  /* max/min: the value of max()/min(); the type may follow the merge order */
+  check_same(st, 3, 4, 1, "gpu_max_merge");
+  check_same(st, 5, 6, 1, "gpu_min_merge");
+  sqlite3_finalize(st);
+}
+
+/* One BLOB through the decoder of every kind and every _merge. */
+static void state_blob_check(const uint8_t *p, int64_t n) {
+  static const char *fn[5] = {"gpu_sum_merge", "gpu_total_merge", "gpu_avg_merge",
+                              "gpu_max_merge", "gpu_min_merge"};
+  static const int kind_of[5] = {GA_STATE_SUM, GA_STATE_SUM, GA_STATE_SUM, GA_STATE_MAX,
+                                 GA_STATE_MIN};
+  int ok[GA_STATE_FUSED + 1] = {0}, text16[GA_STATE_FUSED + 1] = {0};
+  for (int k = GA_STATE_SUM; k <= GA_STATE_FUSED; k++) {
+    ga_xstate x;
+    const char *err = NULL;
+    int rc = ga_state_decode(p, n, k, &x, &err);
+    if (rc == GA_NOMEM) BUG("state decode: out of memory on %lld bytes", (long long)n);
+    if (rc != GA_OK) {
+      if (!err || !*err) BUG("state decode: refused without a reason");
+      continue;
+    }
+    ok[k] = 1;
+    text16[k] = x.enc > 1 && (x.max.type == GA_V_TEXT || x.min.type == GA_V_TEXT);
+    unsigned char *e;
+    int64_t en;
+    if (ga_state_encode(&x, k, &e, &en) != GA_OK) BUG("state encode: out of memory");
+    if (en != n || memcmp(e, p, (size_t)n))
+      BUG("state kind %d accepted but not canonical (%lld bytes in, %lld out)", k, (long long)n,
+          (long long)en);
+    sqlite3_free(e);
+    ga_xstate_clear(&x);
+  }
+  for (int f = 0; f < 5; f++) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "SELECT %s(?1)", fn[f]);
+    sqlite3_stmt *st = prep(sql);
+    sqlite3_bind_blob(st, 1, p, (int)n, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    const char *msg = sqlite3_errmsg(db);
+    int named = rc == SQLITE_ERROR && !strncmp(msg, fn[f], strlen(fn[f])) &&
+                msg[strlen(fn[f])] == ':';
+    if (ok[kind_of[f]] && !text16[kind_of[f]]) {
+      if (rc != SQLITE_ROW && !(f == 0 && !strcmp(msg, "integer overflow")))
+        BUG("%s refused a BLOB the decoder accepts: %s", fn[f], msg);
+    } else if (!named) {
+      BUG("%s: rc %d, '%s': a refused BLOB must give an error naming the function", fn[f], rc, msg);
+    }
+    sqlite3_finalize(st);
+  }
+}
+
+/* A state BLOB from the input: a real state of t with bytes overwritten,
+** cut or extended, or the raw bytes that are left. */
+static void q_state_blob(rd *r) {
+  static const char *mk[4] = {"SELECT gpu_sum_state(x) FROM t", "SELECT gpu_max_state(x) FROM t",
+                              "SELECT gpu_min_state(x) FROM t",
+                              "SELECT gpu_sum_state(x) FROM t WHERE typeof(x) = 'integer'"};
+  uint8_t buf[1024];
+  int64_t n = 0;
+  unsigned how = b8(r);
+  if (how % 4 == 3) { /* raw input bytes */
+    n = (int64_t)(b8(r) % 200);
+    for (int64_t i = 0; i < n; i++) buf[i] = (uint8_t)b8(r);
+  } else {
+    sqlite3_stmt *st = prep(mk[b8(r) % 4]);
+    if (sqlite3_step(st) != SQLITE_ROW) BUG("state: %s", sqlite3_errmsg(db));
+    n = sqlite3_column_bytes(st, 0);
+    if (n > 900) n = 900;
+    if (n) memcpy(buf, sqlite3_column_blob(st, 0), (size_t)n);
+    sqlite3_finalize(st);
+    int edits = b8(r) % 4;
+    for (int e = 0; e < edits && n > 0; e++) {
+      unsigned pos = b8(r), val = b8(r);
+      buf[pos % n] = (uint8_t)val;
+    }
+    if (how % 4 == 1 && n > 0) n -= 1 + b8(r) % n;            /* cut */
+    if (how % 4 == 2) for (int e = b8(r) % 8; e > 0; e--) buf[n++] = (uint8_t)b8(r); /* extend */
+  }
+  state_blob_check(buf, n);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rd r = {data, size, 0};
   char *err = NULL;
@@ -600,7 +720,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   int nq = 1 + b8(&r) % 4;
   for (int q = 0; q < nq; q++) {
-    switch (b8(&r) % 6) {
+    switch (b8(&r) % 8) {
+    case 6: q_state_merge(); break;
+    case 7: q_state_blob(&r); break;
     case 0: q_plain(); break;
     case 1: q_group(0); break;
     case 2: q_group(1); break;

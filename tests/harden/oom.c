@@ -103,7 +103,16 @@ static const struct {
      "SELECT k, gpu_min(x) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),"
      " gpu_min(x) OVER (ORDER BY k ROWS BETWEEN 100 PRECEDING AND 8400 FOLLOWING) FROM w"},
     {"matadd", "SELECT i, j, v FROM gpu_matadd('a', 'b') ORDER BY i, j"},
+    /* constraints pushed into the reads of a and b (bound parameters) */
+    {"matadd_pushdown", "SELECT i, j, v FROM gpu_matadd('a', 'b') WHERE i >= 2 AND j < 3 ORDER BY i, j"},
     {"config_info", "SELECT gpuagg_config('streams', 3), length(gpuagg_info()) > 10"},
+    /* aggregate states (ext/state_fns.c): text/blob copies, encodes, decodes */
+    {"states",
+     "SELECT gpu_sum_merge(a), gpu_avg_merge(a), gpu_max_merge(b), gpu_min_merge(c) FROM"
+     " (SELECT gpu_sum_state(v) a, gpu_max_state(v) b, gpu_min_state(v) c FROM s GROUP BY k % 5)"},
+    {"state_window",
+     "SELECT gpu_total_merge(a) OVER (ORDER BY g ROWS 1 PRECEDING) FROM"
+     " (SELECT g, gpu_total_state(x) a FROM t GROUP BY g)"},
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 
@@ -217,6 +226,78 @@ static int init_run(long long n, int pers, int *bad) {
   return !reached;
 }
 
+/* A UTF-16 database under failures, on ONE connection: the failures hit the
+** encoding lookup and the conversion of UTF-8 parameters to UTF-16; each
+** run must answer right or fail with SQLITE_NOMEM, and a run without
+** failures afterwards, on the same connection, must order text as UTF-16
+** (there 'ā' < 'b'; in UTF-8 'b' < 'ā'), so nothing wrong was remembered. */
+static int two_hex(sqlite3 *d, const char *sql, int bind, hstr *out) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(d, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK && bind) {
+    sqlite3_bind_text(st, 1, "zz", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, "c", -1, SQLITE_STATIC);
+  }
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      const char *a = (const char *)sqlite3_column_text(st, 0);
+      const char *b = (const char *)sqlite3_column_text(st, 1);
+      /* the harness's own reading of the row can fail too */
+      rc = a && b ? SQLITE_OK : SQLITE_NOMEM;
+      if (a && b) hs_add(out, "%s|%s", a, b);
+    }
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int utf16_phase(void) {
+  char path[300];
+  snprintf(path, sizeof path, "%s.u16", dbpath);
+  unlink(path);
+  sqlite3 *db = open_ga(path, 0);
+  char *err = NULL;
+  if (run_sql(db, "PRAGMA encoding='UTF-16le'; CREATE TABLE u(v TEXT);"
+                  "INSERT INTO u VALUES ('b'), ('\xc4\x81'), ('a');",
+              NULL, &err) != SQLITE_OK) {
+    fprintf(stderr, "oom: utf16 setup: %s\n", err);
+    exit(2);
+  }
+  sqlite3_close(db);
+  const char *pq = "SELECT hex(gpu_max(x)), hex(gpu_min(x)) FROM "
+                   "(SELECT ?1 AS x UNION ALL SELECT ?2 UNION ALL SELECT v FROM u)";
+  const char *tq = "SELECT hex(gpu_max(v)), hex(gpu_min(v)) FROM u";
+  /* UTF-16LE hex: 'b' = 6200, 'ā' = 0101, 'zz' = 7A007A00 */
+  const char *want_p = "7A007A00|0101", *want_t = "6200|0101";
+  int bad = 0;
+  long long n;
+  for (n = 1; bad < 10; n++) {
+    sqlite3 *d = open_ga(path, 0);
+    hstr out = {0};
+    arm(n, 0);
+    int rc = two_hex(d, pq, 1, &out);
+    disarm();
+    int reached = injected > 0;
+    if (rc == SQLITE_OK ? strcmp(out.p ? out.p : "", want_p) != 0 : !is_nomem(rc)) {
+      printf("FAIL utf16 N=%lld: rc %d, got %s want %s\n", n, rc, out.p ? out.p : "", want_p);
+      bad++;
+    }
+    hs_reset(&out);
+    if (two_hex(d, tq, 0, &out) != SQLITE_OK || strcmp(out.p ? out.p : "", want_t)) {
+      printf("FAIL utf16 N=%lld: after the failure, on the same connection: %s (want %s)\n",
+             n, out.p ? out.p : "", want_t);
+      bad++;
+    }
+    hs_free(&out);
+    sqlite3_close(d);
+    if (!reached) break;
+  }
+  unlink(path);
+  printf("%s utf16: %lld failure points, %d bad\n", bad ? "FAIL" : "ok  ", n - 1, bad);
+  return bad == 0;
+}
+
 int main(int argc, char **argv) {
   int quick = getenv("HARDEN_QUICK") && atoi(getenv("HARDEN_QUICK"));
   /* quick (valgrind): every 13th N, one-shot only */
@@ -299,6 +380,10 @@ int main(int argc, char **argv) {
       else passed++;
       hs_free(&want);
     }
+  }
+  if (!only || !strcmp(only, "utf16")) {
+    if (utf16_phase()) passed++;
+    else failed++;
   }
   unlink(dbpath);
   printf("RESULT oom: %d passed, %d failed, 0 skipped\n", passed, failed);

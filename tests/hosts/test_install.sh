@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_install.sh — `make install` / `make uninstall` into a temporary
 # DESTDIR: the library lands in $(PREFIX)/lib/sqlite3/, loads from there,
-# docs and examples in $(PREFIX)/share/doc/gpuagg/, PREFIX is honoured, and
+# docs (README, LICENSE, THIRD_PARTY_NOTICES.md) and examples in
+# $(PREFIX)/share/doc/gpuagg/, PREFIX is honoured, and
 # uninstall leaves no file behind.  Installs $GPUAGG_LIB.so as it is
 # (make -o: never rebuilds it).
 set -u
@@ -24,7 +25,8 @@ else bad install_lib "no executable copy of $so at $lib: $out"; fi
 
 doc="$tmp/d/usr/local/share/doc/gpuagg"
 if [ -f "$doc/examples/cli_example.sql" ] && [ -f "$doc/examples/python_example.py" ] &&
-   [ -f "$doc/examples/node_example.js" ] && [ -f "$doc/README.md" ]; then ok install_docs
+   [ -f "$doc/examples/node_example.js" ] && [ -f "$doc/README.md" ] &&
+   cmp -s "$doc/LICENSE" "$ROOT/LICENSE" && cmp -s "$doc/THIRD_PARTY_NOTICES.md" "$ROOT/THIRD_PARTY_NOTICES.md"; then ok install_docs
 else bad install_docs "missing in $doc: $(cd "$tmp/d" && find . -type f | tr '\n' ' ')"; fi
 
 if command -v "$SQLITE3" >/dev/null 2>&1; then

@@ -42,7 +42,8 @@ LIST = os.path.join(HERE, "mutants.txt")
 # suite of tests/run_all.sh is in the list, so a survivor passed all of them.
 SUITES = os.environ.get(
     "MUTANT_SUITES",
-    "engine sql exact chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
+    "engine sql exact chunks harden config matadd state state_engine state_worker fake:seam "
+    "fake:gpu_faults fake:gpu fake:sql "
     "fake:exact fake:chunks fake:matadd python cli diff gpu gpu_faults install node")
 FIELDS = ("name", "file", "find", "repl")
 

@@ -63,3 +63,5 @@ create table log(x);
 create trigger tr after insert on log begin insert into log select count(*) from gpu_matadd('a', 'b'); end;
 insert into log values (1); -- error: unsafe use of virtual table "gpu_matadd"
 select 'still_works_directly', (select count(*) from gpu_matadd('a', 'b')) = 2;
+select 'empty_name_shown', (select count(*) from gpu_matadd('', 'a')); -- error: gpu_matadd: no such table or view: ''
+select 'empty_name_shown_second', (select count(*) from gpu_matadd('a', '')); -- error: gpu_matadd: no such table or view: ''
