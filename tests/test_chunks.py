@@ -72,7 +72,6 @@ def main():
         con.executemany("insert into %s(x) values (?)" % name, [(v,) for v in col])
     con.execute("commit")
     con.close()
-    cons = {name: connect(path, cfg) for name, cfg in CONFIGS}
     # references, once per table: whole column, running frame around the
     # pair, sliding frame at rows that hold both values
     probe = set({0, 9999, 9000, 9001} | {i + d for pq in PAIRS for i in pq for d in (-1, 0, 1)
@@ -88,7 +87,8 @@ def main():
                 run[i] = best
         slide = {i: first_extreme(col[max(0, i - 8999):i + 1], sign) for i in slide_rows}
         refs[name] = (first_extreme(col, sign), run, slide)
-    for cname, con in cons.items():
+    for cname, cfg in CONFIGS:  # one connection at a time
+        con = connect(path, cfg)
         bad_plain, bad_run, bad_slide = [], [], []
         for name, fn, col in tables:
             ref, run, slide = refs[name]
