@@ -10,7 +10,17 @@
 #include <string.h>
 
 #define GA_CONFIG_NAMES                                                        \
-  "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices"
+  "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
+  "threads, scan_min_rows"
+
+/* gpu_aggregate's knobs (engine/scan.c).  scan_min_rows: below it the
+** parallel path's fixed cost (worker connections, the snapshot, threads)
+** outweighs what the workers save; measured in bench/RESULTS.md
+** ("gpu_aggregate: where the parallel path starts to pay"). */
+static void ga_config_default_scan(ga_config *c) {
+  c->threads = 0;
+  c->scan_min_rows = 200000;
+}
 
 /* Defaults measured on the H200 machine (bench/RESULTS.md, "Choosing
 ** cpu_max_rows" and "Pipeline"): in a connection where CUDA runs already, the
@@ -25,6 +35,7 @@ void ga_config_default(ga_config *c) {
   c->streams = 2;
   c->chunk_bytes = 8 << 20;
   c->devices = 0;
+  ga_config_default_scan(c);
 }
 
 static const char *device_name(int d) {
@@ -106,6 +117,19 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
       return 1;
     }
     c->devices = (int)v;
+  } else if (!strcmp(name, "threads")) {
+    if (parse_int(value, 0, GA_CONFIG_MAX_THREADS, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for threads: '%s' (valid: 0 = one per "
+               "online CPU, 1 = serial, or up to %d)",
+               value ? value : "NULL", GA_CONFIG_MAX_THREADS);
+      return 1;
+    }
+    c->threads = (int)v;
+  } else if (!strcmp(name, "scan_min_rows")) {
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
+    c->scan_min_rows = v;
   } else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -133,6 +157,10 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
     snprintf(buf, nbuf, "%lld", (long long)c->chunk_bytes);
   else if (!strcmp(name, "devices"))
     snprintf(buf, nbuf, "%d", c->devices);
+  else if (!strcmp(name, "threads"))
+    snprintf(buf, nbuf, "%d", c->threads);
+  else if (!strcmp(name, "scan_min_rows"))
+    snprintf(buf, nbuf, "%lld", (long long)c->scan_min_rows);
   else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -144,8 +172,9 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
 void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
   snprintf(buf, nbuf,
            "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
-           "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d}",
+           "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d,"
+           "\"threads\":%d,\"scan_min_rows\":%lld}",
            (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
            device_name(c->device), c->streams, (long long)c->chunk_bytes,
-           c->devices);
+           c->devices, c->threads, (long long)c->scan_min_rows);
 }

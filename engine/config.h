@@ -24,7 +24,14 @@ typedef struct ga_config {
   int streams;            /* CUDA streams (in-flight chunks) per device */
   int64_t chunk_bytes;    /* bytes of one pinned chunk */
   int devices;            /* how many visible GPUs to use; 0 = all */
+  int threads;            /* gpu_aggregate workers; 0 = one per online CPU,
+                            1 = the serial path (engine/scan.h) */
+  int64_t scan_min_rows;  /* gpu_aggregate: tables estimated below this many
+                            rows take the serial path */
 } ga_config;
+
+/* Upper bound of the threads knob. */
+#define GA_CONFIG_MAX_THREADS 256
 
 /* Defaults, chosen by measurement (bench/RESULTS.md). */
 void ga_config_default(ga_config *c);

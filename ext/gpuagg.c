@@ -15,6 +15,7 @@
 **   gpuagg_version()
 **   gpu_matadd(A, B)               virtual table (ext/matadd_vtab.c).
 **   gpu_<agg>_state(X), gpu_<agg>_merge(S)   exact states (ext/state_fns.c).
+**   gpu_aggregate(T, X [, F [, G]]) table-valued (ext/aggregate_vtab.c).
 **
 ** Rules this file keeps:
 **   1. Values are classified exactly as the built-ins do: sum-like
@@ -404,7 +405,7 @@ static void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc, (void)argv;
   ga_conn *conn = sqlite3_user_data(ctx);
-  char gpu[4096], cfg[512];
+  char gpu[4096], cfg[512], scan[1024];
   ga_counters k;
   /* device = 'cpu' promises not to touch CUDA: report, do not start it */
   ga_gpu_json(gpu, sizeof gpu, conn->cfg.device != GA_DEVICE_CPU);
@@ -414,6 +415,7 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (gl >= 2)
     gpu[gl - 1] = 0; /* splice its members into ours */
   const ga_last *l = &conn->last;
+  ga_scan_last_json(&conn->scan, scan, sizeof scan);
   char errs[512];
   size_t e = 0;
   for (int st = 0; st < GA_NSTAGES; st++)
@@ -428,14 +430,15 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "\"errors\":{%s}},"
       "\"last\":{\"path\":\"%s\",\"rows\":%lld,\"chunks_cpu\":%lld,"
       "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"h2d_ms\":%.3f,"
-      "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f}}",
+      "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f},"
+      "\"last_scan\":%s}",
       GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu, (long long)k.agg_gpu,
       (long long)k.chunks_cpu, (long long)k.chunks_gpu, (long long)k.fallbacks,
       (long long)k.matadd_cpu, (long long)k.matadd_gpu,
       (long long)ga_pool_pinned_bytes(), errs, l->path ? l->path : "none",
       (long long)l->rows, (long long)l->chunks_cpu, (long long)l->chunks_gpu,
       (long long)l->fallbacks, l->h2d_ms, l->kernel_ms, l->finalize_ms,
-      l->total_ms);
+      l->total_ms, scan);
   if (!json) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -518,6 +521,8 @@ __attribute__((visibility("default")))
   if (rc == SQLITE_OK)
     rc = ga_matadd_register(db, conn);
   if (rc == SQLITE_OK)
+    rc = ga_aggregate_register(db, conn);
+  if (rc == SQLITE_OK)
     rc = ga_state_register(db, conn);
   if (rc != SQLITE_OK) {
     /* take back everything that points at conn (their destructors release
@@ -531,6 +536,7 @@ __attribute__((visibility("default")))
       sqlite3_create_function(db, "gpuagg_config", nargs, SQLITE_UTF8, NULL,
                               NULL, NULL, NULL);
     ga_matadd_unregister(db);
+    ga_aggregate_unregister(db);
     ga_state_unregister(db);
   }
   ga_conn_unref(conn); /* frees conn now if nothing holds it */

@@ -8,6 +8,7 @@
 
 #include "agg.h"
 #include "config.h"
+#include "scan.h"
 
 typedef struct ga_conn ga_conn;
 
@@ -27,6 +28,7 @@ struct ga_conn {
   ga_config cfg;           /* what gpuagg_config() set on this connection */
   ga_last last;            /* the last aggregate, for gpuagg_info() */
   ga_fn_data fns[GA_NAGG]; /* user data of the aggregates */
+  ga_scan_last scan;       /* the last gpu_aggregate call (gpuagg_info) */
   int enc; /* the database's text encoding (SQLITE_UTF8/16LE/16BE), 0 until
               the first max/min needs it: BINARY collation is memcmp of it */
 };
@@ -48,5 +50,10 @@ void ga_matadd_unregister(sqlite3 *db);
 int ga_state_register(sqlite3 *db, ga_conn *conn);
 void ga_state_unregister(sqlite3 *db);
 int ga_state_register_worker(sqlite3 *db);
+
+/* gpu_aggregate (ext/aggregate_vtab.c): register, or take back after a
+** failed .load. */
+int ga_aggregate_register(sqlite3 *db, ga_conn *conn);
+void ga_aggregate_unregister(sqlite3 *db);
 
 #endif

@@ -6,7 +6,8 @@
 #                        and the C harnesses under ASan+UBSan
 #   make test-valgrind   test_engine and the C harnesses under memcheck
 #   make test-oom        tests/harden/oom.c: fail the Nth sqlite3_malloc, N=1..
-#   make test-tsan       tests/harden/threads.c under ThreadSanitizer
+#   make test-tsan       tests/harden/threads.c and aggregate_threads.c (the
+#                        workers of gpu_aggregate) under ThreadSanitizer
 #   make fuzz            libFuzzer campaign of FUZZ_SECONDS (60) seconds
 #   make test-harden-ci  what CI runs: asan suite, oom, tsan, short fuzz
 #
@@ -62,13 +63,14 @@ $(eval $(call harden_prog,$(ASAN_BUILD),-O1 $(ASAN_FLAGS)))
 $(eval $(call harden_prog,$(TSAN_BUILD),-O1 $(TSAN_FLAGS)))
 $(eval $(call harden_prog,$(VG_BUILD),-O1))
 
-HARDEN_PROGS := oom threads surface
+HARDEN_PROGS := oom threads surface aggregate_threads
 
 test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine $(ASAN_BUILD)/fake/libgpuagg.so $(ASAN_BUILD)/fake/test_restore
 	$(ASAN_ENV) $(ASAN_BUILD)/tests/test_engine
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/surface
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/threads
+	$(ASAN_ENV) $(ASAN_BUILD)/harden/aggregate_threads
 	@rm -rf $(ASAN_BUILD)/bin && mkdir -p $(ASAN_BUILD)/bin
 	@if command -v node >/dev/null 2>&1; then ln -s $(CURDIR)/$(HARDEN_DIR)/asan-node.sh $(ASAN_BUILD)/bin/node; fi
 	$(ASAN_ENV) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg GPUAGG_FAKE_LIB=$(CURDIR)/$(ASAN_BUILD)/fake/libgpuagg \
@@ -87,10 +89,11 @@ $(TSAN_BUILD)/harden/threads_fake: $(HARDEN_DIR)/threads.c $(EXT_SRC) $(ENGINE_S
 	@mkdir -p $(dir $@)
 	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_LIBS)
 
-test-tsan: $(TSAN_BUILD)/harden/threads $(TSAN_BUILD)/harden/threads_fake
+test-tsan: $(TSAN_BUILD)/harden/threads $(TSAN_BUILD)/harden/threads_fake $(TSAN_BUILD)/harden/aggregate_threads
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/threads
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HARDEN_GPU=1 HARDEN_ITERS=8 \
 	  GPUAGG_FAKE_DELAY_US=50 $(TSAN_BUILD)/harden/threads_fake
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/aggregate_threads
 
 VG_SUBMAKE = $(MAKE) --no-print-directory BUILD=$(VG_BUILD) LIB=$(VG_BUILD)/libgpuagg.so CUDA=0 LTO= SANFLAGS=
 
@@ -99,6 +102,7 @@ test-valgrind: $(addprefix $(VG_BUILD)/harden/,$(HARDEN_PROGS))
 	$(VG) $(VG_BUILD)/tests/test_engine
 	$(VG) $(VG_BUILD)/harden/surface
 	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/threads
+	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/aggregate_threads
 	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/oom
 
 # ---- libFuzzer ----

@@ -62,6 +62,9 @@ declare -A CMD=(
   [gpu]='"$PYTHON" tests/test_gpu.py'
   [gpu_faults]='"$PYTHON" tests/test_gpu_faults.py'
   [matadd]='"$PYTHON" tests/test_matadd.py'
+  [aggregate]='"$PYTHON" tests/test_aggregate.py'
+  [aggregate_writer]='"$PYTHON" tests/test_aggregate_writer.py'
+  [scan_group]='make -s --no-print-directory test-scan-group'
   [engine]='make -s --no-print-directory test-engine'
   [state]='"$PYTHON" tests/test_state.py'
   [state_engine]='make -s --no-print-directory test-state-engine'
@@ -73,7 +76,8 @@ declare -A CMD=(
   [node]='tests/hosts/node/run.sh'
   [harden]='"$PYTHON" tests/harden/surface.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd engine state state_engine state_worker \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer scan_group \
+  engine state state_engine state_worker \
   python cli install wheel node harden"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,

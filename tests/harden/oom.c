@@ -28,11 +28,12 @@ static sqlite3_mem_methods orig;
 static int armed, persistent, injected;
 static long long fail_at, nalloc;
 
+/* Atomic: gpu_aggregate's worker threads allocate too. */
 static int hit(void) {
-  if (!armed) return 0;
-  nalloc++;
-  if (nalloc == fail_at || (persistent && nalloc > fail_at)) {
-    injected++;
+  if (!__atomic_load_n(&armed, __ATOMIC_ACQUIRE)) return 0;
+  long long k = __atomic_add_fetch(&nalloc, 1, __ATOMIC_RELAXED);
+  if (k == fail_at || (persistent && k > fail_at)) {
+    __atomic_add_fetch(&injected, 1, __ATOMIC_RELAXED);
     return 1;
   }
   return 0;
@@ -46,9 +47,9 @@ static void arm(long long n, int pers) {
   persistent = pers;
   nalloc = 0;
   injected = 0;
-  armed = 1;
+  __atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
 }
-static void disarm(void) { armed = 0; }
+static void disarm(void) { __atomic_store_n(&armed, 0, __ATOMIC_RELEASE); }
 
 static int passed, failed;
 static int not_nomem; /* failures reported as another error naming "out of memory" */
@@ -113,6 +114,15 @@ static const struct {
     {"state_window",
      "SELECT gpu_total_merge(a) OVER (ORDER BY g ROWS 1 PRECEDING) FROM"
      " (SELECT g, gpu_total_state(x) a FROM t GROUP BY g)"},
+    /* gpu_aggregate: the serial path, and the parallel one (a failure in a
+    ** worker falls back to serial: the same answer, or SQLITE_NOMEM) */
+    {"aggregate_serial",
+     "SELECT gpuagg_config('threads', 1);"
+     "SELECT grp, rows, count, sum, total, avg, min, max FROM gpu_aggregate('t', 'x', 'g > 1', 'g')"},
+    {"aggregate_parallel",
+     "SELECT gpuagg_config('threads', 3), gpuagg_config('scan_min_rows', 0);"
+     "SELECT grp, rows, count, sum, total, avg, min, max FROM gpu_aggregate('t', 'x', NULL, 'g');"
+     "SELECT rows, sum, min, max FROM gpu_aggregate('s', 'v')"},
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 

@@ -1,0 +1,721 @@
+/*
+** scan.c — gpu_aggregate's parallel path (see scan.h).
+**
+** ======================= Locking design (on paper first) ==================
+**
+** Actors
+**   caller    the user's connection; its thread runs xFilter, which calls
+**             ga_scan_run, runs worker 0 itself and then waits there.
+**   worker k  a private connection, opened READONLY | NOMUTEX with the
+**             caller's VFS, pooled (scan_pool.c).  The caller's thread uses
+**             it to start the snapshot, then thread k alone (worker 0: the
+**             caller's thread), then (after pthread_join) the caller's
+**             thread again to end it.  NOMUTEX is
+**             safe because those uses never overlap, and join orders them.
+**   helper    a private READWRITE connection to the same file, pooled; WAL
+**             mode only; it holds the write lock for a moment and writes
+**             nothing.
+**
+** Preconditions, checked by the glue before it comes here (else serial):
+** a file database, the caller in autocommit (sqlite3_get_autocommit) and
+** without a write transaction on that schema (sqlite3_txn_state), locking
+** mode NORMAL, a threadsafe SQLite.
+**
+** One snapshot (issue 10: a result mixing two commits is a wrong answer)
+**   WAL: the helper runs BEGIN IMMEDIATE with the caller's busy timeout.
+**     Holding the WAL write lock, no connection of any process can commit.
+**     Each worker then runs BEGIN and its first read (the table's min and
+**     max rowid): a WAL read transaction's snapshot is fixed by its first
+**     read, so all workers see the last commit before the helper's lock.
+**     The helper then ends its transaction (ROLLBACK; it wrote nothing).
+**     No lock: BEGIN IMMEDIATE not had within the busy timeout, or the file
+**     cannot be opened read-write -> serial path.
+**   Rollback journal (DELETE, TRUNCATE, PERSIST, MEMORY, OFF): worker 0
+**     runs BEGIN and its first read, taking a SHARED lock that its read
+**     transaction holds to the end.  A commit needs EXCLUSIVE, which cannot
+**     be had while any SHARED lock is held, so from that moment the file
+**     cannot change until worker 0 ends; workers 1..n-1 begin the same way
+**     and see the same state.  A writer that waits for EXCLUSIVE holds
+**     PENDING, which refuses new SHARED locks: a worker's begin then fails
+**     with SQLITE_BUSY at once (workers have no busy handler).  The caller
+**     itself usually holds a SHARED lock on the file for its statement (it
+**     read the schema in this call): then the writer waits for the caller,
+**     and waiting for the writer would deadlock until a busy timeout ends
+**     it, so the call goes to the serial path at once, where the caller
+**     reads with the lock it has.  Otherwise every begun transaction is
+**     ended (the writer may commit) and the whole begin is tried again
+**     after a short sleep, until the caller's busy timeout has passed, and
+**     then serial.  Never wait while holding a lock the writer waits for.
+**   Checks: every worker must read the same min and max rowid, and see the
+**     journal mode the protocol assumed (switching between WAL and a
+**     rollback journal needs an exclusive lock, so it happened before our
+**     locks or waits until we are done); otherwise serial.
+**   Inside the snapshot, readers need no further lock: the workers' scans
+**     cannot block on anything but the dispenser mutex below.
+**
+** Threads and shared memory
+**   dispenser (mu): the next rowid, the piece size, the sparse flag and
+**     the piece counter.  Sparse-mode probes run under mu on the claiming
+**     worker's own connection (inside its read transaction: no lock wait).
+**   done (mu + done_cv): workers still running; the caller's thread polls
+**     the caller's interrupt between the pieces it runs as worker 0, then
+**     waits on done_cv with a 10 ms timeout to go on polling, and relays
+**     an interrupt with sqlite3_interrupt (thread-safe) to the workers.
+**   cancel, group_bytes: atomics.  The first failure is recorded under mu.
+**   groups: one set shared by the workers, in 64 shards by hash, each with
+**     its own mutex (scan_group.h); a worker holds one shard's mutex at a
+**     time and waits on nothing while holding it.  The caller's thread
+**     reads the groups after joining every worker.
+**
+** Pieces (balance on sparse and skewed rowids)
+**   Pieces are rowid ranges handed out in increasing order and numbered in
+**   that order, so piece numbers are rowid order (scan_group.h rule 2).  A
+**   piece aims at `base` rows: in dense mode it spans base rowids (never
+**   more rows than that).  After a piece with few rows (less than base/4
+**   passed the filter) the next claim probes first: the first rowid at or
+**   after the cursor (jumping any gap at once, e.g. 1..1e6 then 2^62) and
+**   the position of the k-th row after it (k = min(base, 4096)), and sizes
+**   the piece to hold about base rows at that density.  A dense cluster
+**   hidden behind sparse rows inside one piece can still make it larger.
+**   Grouped scans whose pieces return many groups per row switch to two
+**   pieces per worker, so that merging states stays small next to scanning
+**   (each merge touches a group of ~800 bytes, likely out of cache).
+** ===========================================================================
+*/
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "scan.h"
+
+#define GA_SCAN_BASE_MAX 131072 /* rows of a piece, at most (see bench) */
+#define GA_SCAN_BASE_MIN 64
+
+typedef struct scan_shared scan_shared;
+
+typedef struct worker {
+  scan_shared *sh;
+  sqlite3 *db;
+  sqlite3_stmt *piece, *first, *kth;
+  int64_t rows;
+  pthread_t th;
+  int started;
+  int caller; /* worker 0 runs on the caller's thread and polls its
+                 interrupt between pieces */
+} worker;
+
+struct scan_shared {
+  const ga_scan_spec *spec;
+  pthread_mutex_t mu;
+  pthread_cond_t done_cv;
+  int running;
+  /* dispenser */
+  int64_t next, max, base, base_max, npieces, nprobes, max_piece_rows;
+  int exhausted, sparse;
+  /* failure */
+  int cancel; /* atomic */
+  int fail_rc;
+  char why[256];
+  ga_group_shards *groups; /* shared by the workers (scan_group.h) */
+  int64_t group_bytes;     /* atomic */
+  int64_t fault_piece;     /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
+  worker *w;
+  int nw;
+};
+
+static int exec(sqlite3 *db, const char *sql);
+
+static int64_t sat_add(int64_t a, int64_t b) { /* b >= 0 */
+  return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* Record the first failure and stop everyone.  rc: GA_SCAN_FALLBACK,
+** GA_SCAN_INTERRUPT or GA_SCAN_NOMEM. */
+static void fail(scan_shared *sh, int rc, const char *fmt, const char *a) {
+  pthread_mutex_lock(&sh->mu);
+  if (!sh->fail_rc) {
+    sh->fail_rc = rc;
+    snprintf(sh->why, sizeof sh->why, fmt, a ? a : "");
+  }
+  pthread_mutex_unlock(&sh->mu);
+  if (!__atomic_exchange_n(&sh->cancel, 1, __ATOMIC_ACQ_REL))
+    for (int k = 0; k < sh->nw; k++)
+      if (sh->w[k].db)
+        sqlite3_interrupt(sh->w[k].db);
+}
+
+static int cancelled(scan_shared *sh) {
+  return __atomic_load_n(&sh->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* A worker's SQLite error: interrupted by us (cancel), out of memory, or a
+** reason for the serial path. */
+static void fail_sql(worker *w, int rc) {
+  scan_shared *sh = w->sh;
+  if ((rc & 0xff) == SQLITE_INTERRUPT && cancelled(sh))
+    return;
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+  else
+    fail(sh, GA_SCAN_FALLBACK, "a worker failed: %s", sqlite3_errmsg(w->db));
+}
+
+static int prepare(worker *w, const char *sql, sqlite3_stmt **st) {
+  if (*st)
+    return SQLITE_OK;
+  return sqlite3_prepare_v2(w->db, sql, -1, st, NULL);
+}
+
+/* One rowid from a probe statement: 1 found (*out), 0 none, -1 error. */
+static int probe(worker *w, sqlite3_stmt *st, int64_t from, int64_t offset,
+                 int64_t *out) {
+  int rc;
+  sqlite3_bind_int64(st, 1, from);
+  if (sqlite3_bind_parameter_count(st) >= 2)
+    sqlite3_bind_int64(st, 2, offset);
+  rc = sqlite3_step(st);
+  int found = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+  if (found)
+    *out = sqlite3_column_int64(st, 0);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    rc = sqlite3_reset(st);
+    fail_sql(w, rc);
+    return -1;
+  }
+  sqlite3_reset(st);
+  return found;
+}
+
+/* The next piece [*lo, *hi] (number *no); 0 when none is left or on a
+** failure. */
+static int claim(worker *w, int64_t *lo, int64_t *hi, int64_t *no) {
+  scan_shared *sh = w->sh;
+  const ga_scan_spec *sp = sh->spec;
+  int got = 0;
+  pthread_mutex_lock(&sh->mu);
+  if (sh->exhausted || cancelled(sh))
+    goto out;
+  int64_t a = sh->next, b;
+  if (sh->sparse) {
+    int64_t r0, rk;
+    int64_t k = sh->base < GA_SCAN_PROBE_ROWS ? sh->base : GA_SCAN_PROBE_ROWS;
+    if (prepare(w, sp->sql_first, &w->first) ||
+        prepare(w, sp->sql_kth, &w->kth)) {
+      pthread_mutex_unlock(&sh->mu);
+      fail_sql(w, sqlite3_errcode(w->db));
+      return 0;
+    }
+    int f = probe(w, w->first, a, 0, &r0);
+    if (f < 0)
+      goto out;
+    if (f == 0 || r0 > sh->max) {
+      sh->exhausted = 1;
+      goto out;
+    }
+    a = r0;
+    f = probe(w, w->kth, a, k - 1, &rk);
+    if (f < 0)
+      goto out;
+    sh->nprobes++;
+    if (f == 0 || rk >= sh->max) {
+      b = sh->max;
+    } else {
+      /* k rows over [a, rk]: base rows over about (rk - a + 1) * base / k */
+      __int128 span = ((__int128)rk - a + 1) * sh->base / k;
+      b = span >= (__int128)INT64_MAX ? INT64_MAX
+                                      : sat_add(a, (int64_t)span - 1);
+    }
+  } else {
+    b = sat_add(a, sh->base - 1);
+  }
+  if (b >= sh->max) {
+    b = sh->max;
+    sh->exhausted = 1;
+  } else {
+    sh->next = b + 1;
+  }
+  *lo = a;
+  *hi = b;
+  *no = sh->npieces++;
+  got = 1;
+out:
+  pthread_mutex_unlock(&sh->mu);
+  return got;
+}
+
+static void report(worker *w, int64_t rows, int64_t groups) {
+  scan_shared *sh = w->sh;
+  pthread_mutex_lock(&sh->mu);
+  sh->sparse = rows < sh->base / 4;
+  if (rows > sh->max_piece_rows)
+    sh->max_piece_rows = rows;
+  /* many groups a row: each (piece, group) costs a state merge into a
+  ** group that is likely out of cache (~800 bytes), so take few, large
+  ** pieces at once */
+  if (sh->spec->grouped && groups * 8 > rows)
+    sh->base = sh->base_max;
+  pthread_mutex_unlock(&sh->mu);
+}
+
+/* A key column as a ga_value (TEXT as UTF-8, scan_group.h rule 1). */
+static void key_of(sqlite3_stmt *st, int col, ga_value *k) {
+  memset(k, 0, sizeof(*k));
+  switch (sqlite3_column_type(st, col)) {
+  case SQLITE_INTEGER:
+    k->type = GA_V_INT;
+    k->i = sqlite3_column_int64(st, col);
+    break;
+  case SQLITE_FLOAT:
+    k->type = GA_V_REAL;
+    k->r = sqlite3_column_double(st, col);
+    break;
+  case SQLITE_TEXT:
+    k->type = GA_V_TEXT;
+    k->p = sqlite3_column_text(st, col);
+    k->n = sqlite3_column_bytes(st, col);
+    break;
+  case SQLITE_BLOB:
+    k->type = GA_V_BLOB;
+    k->p = sqlite3_column_blob(st, col);
+    k->n = sqlite3_column_bytes(st, col);
+    break;
+  default:
+    k->type = GA_V_NULL;
+  }
+}
+
+/* One row of the piece statement into the groups; GA_* code. */
+static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
+                    const char **err) {
+  sqlite3_stmt *st = w->piece;
+  int grouped = w->sh->spec->grouped;
+  int col = grouped ? 1 : 0;
+  ga_value key;
+  ga_xstate s;
+  if (grouped)
+    key_of(st, 0, &key);
+  else
+    memset(&key, 0, sizeof(key)); /* GA_V_NULL, n = 0: no group key */
+  int rc =
+      ga_state_decode(sqlite3_column_blob(st, col),
+                      sqlite3_column_bytes(st, col), GA_STATE_FUSED, &s, err);
+  if (rc)
+    return rc;
+  *rows += s.rows;
+  rc = ga_gs_add(w->sh->groups, &key, &s, no, bytes);
+  ga_xstate_clear(&s);
+  return rc;
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  scan_shared *sh = w->sh;
+  const ga_scan_spec *sp = sh->spec;
+  int64_t lo, hi, no;
+  if (prepare(w, sp->sql_piece, &w->piece)) {
+    fail_sql(w, sqlite3_errcode(w->db));
+    goto done;
+  }
+  while (!cancelled(sh) && claim(w, &lo, &hi, &no)) {
+    int64_t rows = 0, groups = 0, bytes = 0;
+    int rc;
+    if (no == sh->fault_piece) {
+      fail(sh, GA_SCAN_FALLBACK, "a worker failed: injected fault%s", NULL);
+      goto done;
+    }
+    sqlite3_bind_int64(w->piece, 1, lo);
+    sqlite3_bind_int64(w->piece, 2, hi);
+    while ((rc = sqlite3_step(w->piece)) == SQLITE_ROW) {
+      const char *err = NULL;
+      int grc = take_row(w, no, &rows, &bytes, &err);
+      if (grc) {
+        sqlite3_reset(w->piece);
+        if (grc == GA_NOMEM)
+          fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+        else
+          fail(sh, GA_SCAN_FALLBACK, "a worker's state: %s", err);
+        goto done;
+      }
+      groups++;
+    }
+    if (rc != SQLITE_DONE) {
+      rc = sqlite3_reset(w->piece);
+      fail_sql(w, rc);
+      goto done;
+    }
+    sqlite3_reset(w->piece);
+    w->rows += rows;
+    report(w, rows, groups);
+    if (w->caller && sp->interrupted && sp->interrupted(sp->interrupted_arg)) {
+      fail(sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
+      goto done;
+    }
+    if (__atomic_add_fetch(&sh->group_bytes, bytes, __ATOMIC_RELAXED) >
+        sp->max_group_bytes) {
+      fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s", NULL);
+      goto done;
+    }
+  }
+done:
+  pthread_mutex_lock(&sh->mu);
+  sh->running--;
+  pthread_cond_signal(&sh->done_cv);
+  pthread_mutex_unlock(&sh->mu);
+  return NULL;
+}
+
+/* ---- the snapshot ---- */
+
+static int exec(sqlite3 *db, const char *sql) {
+  return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) && errno == EINTR)
+    ;
+}
+
+/* The helper's busy handler: try again every 200 us until the deadline.
+** SQLite's own backs off to 100 ms sleeps, and loses the race to a writer
+** that commits back to back. */
+static int helper_busy(void *arg, int n) {
+  (void)n;
+  if (now_ms() >= *(double *)arg)
+    return 0;
+  struct timespec ts = {0, 200000L};
+  nanosleep(&ts, NULL);
+  return 1;
+}
+
+/* BEGIN and the first read on worker k: min and max rowid (have = 0 for an
+** empty table).  SQLite result code. */
+static int begin_worker(worker *w, const char *bounds, int *have, int64_t *mn,
+                        int64_t *mx) {
+  sqlite3_stmt *st = NULL;
+  int rc = exec(w->db, "BEGIN");
+  if (rc)
+    return rc;
+  rc = sqlite3_prepare_v2(w->db, bounds, -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      *have = sqlite3_column_type(st, 0) != SQLITE_NULL;
+      *mn = sqlite3_column_int64(st, 0);
+      *mx = sqlite3_column_int64(st, 1);
+      rc = SQLITE_OK;
+    } else {
+      rc = sqlite3_reset(st);
+      if (rc == SQLITE_OK)
+        rc = SQLITE_ERROR;
+    }
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int is_wal(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int wal = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA main.journal_mode", -1, &st, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    wal = m && !sqlite3_stricmp(m, "wal");
+  }
+  sqlite3_finalize(st);
+  return wal;
+}
+
+/* End every worker's read transaction (those not in autocommit). */
+static void end_all(scan_shared *sh) {
+  for (int k = 0; k < sh->nw; k++) {
+    worker *w = &sh->w[k];
+    sqlite3_finalize(w->piece);
+    sqlite3_finalize(w->first);
+    sqlite3_finalize(w->kth);
+    w->piece = w->first = w->kth = NULL;
+    if (w->db && !sqlite3_get_autocommit(w->db))
+      exec(w->db, "ROLLBACK");
+  }
+}
+
+/* Begin every worker on one snapshot (design above).  GA_SCAN_OK with the
+** table's bounds, or GA_SCAN_FALLBACK / GA_SCAN_NOMEM with sh->why. */
+static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
+  const ga_scan_spec *sp = sh->spec;
+  sqlite3 *helper = NULL;
+  const char *err = NULL;
+  int rc;
+  double deadline = now_ms() + (sp->busy_ms > 0 ? sp->busy_ms : 0);
+  if (sp->wal) {
+    rc = ga_scan_pool_take(sp->pool, 1, NULL, &helper, &err);
+    if (rc) {
+      fail(sh, rc == SQLITE_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK, "%s",
+           err);
+      return sh->fail_rc;
+    }
+    sqlite3_busy_handler(helper, helper_busy, &deadline);
+    rc = exec(helper, "BEGIN IMMEDIATE");
+    sqlite3_busy_handler(helper, NULL, NULL);
+    if (rc) {
+      ga_scan_pool_put(sp->pool, helper, 1, (rc & 0xff) == SQLITE_BUSY);
+      fail(sh, GA_SCAN_FALLBACK, "%s",
+           (rc & 0xff) == SQLITE_BUSY
+               ? "no snapshot: the WAL write lock was busy for longer than "
+                 "the busy timeout"
+               : "no snapshot: cannot take the WAL write lock");
+      return GA_SCAN_FALLBACK;
+    }
+  }
+  for (;;) {
+    int k, busy = 0;
+    rc = SQLITE_OK;
+    for (k = 0; k < sh->nw && rc == SQLITE_OK; k++) {
+      int h = 0;
+      int64_t a = 0, b = 0;
+      rc = begin_worker(&sh->w[k], sp->sql_bounds, &h, &a, &b);
+      if (rc == SQLITE_OK && k == 0) {
+        *have = h, *mn = a, *mx = b;
+        if (is_wal(sh->w[0].db) != (sp->wal != 0)) {
+          end_all(sh);
+          if (helper) {
+            exec(helper, "ROLLBACK");
+            ga_scan_pool_put(sp->pool, helper, 1, 1);
+          }
+          fail(sh, GA_SCAN_FALLBACK,
+               "the journal mode changed during the call%s", NULL);
+          return GA_SCAN_FALLBACK;
+        }
+      } else if (rc == SQLITE_OK &&
+                 (h != *have || (h && (a != *mn || b != *mx)))) {
+        rc = SQLITE_INTERNAL; /* cannot happen with the design above */
+      }
+    }
+    if (rc == SQLITE_OK)
+      break;
+    busy = (rc & 0xff) == SQLITE_BUSY;
+    const char *msg = sqlite3_errmsg(sh->w[k - 1].db);
+    char copy[200];
+    snprintf(copy, sizeof copy, "%s", msg ? msg : "?");
+    end_all(sh);
+    if (busy && !sp->wal && !sp->caller_reads && now_ms() < deadline) {
+      sleep_ms(1); /* let the waiting writer commit, then try again */
+      continue;
+    }
+    if (helper) {
+      exec(helper, "ROLLBACK");
+      ga_scan_pool_put(sp->pool, helper, 1, 1);
+    }
+    if ((rc & 0xff) == SQLITE_NOMEM)
+      fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+    else if (rc == SQLITE_INTERNAL)
+      fail(sh, GA_SCAN_FALLBACK, "workers saw different tables%s", NULL);
+    else if (busy)
+      fail(sh, GA_SCAN_FALLBACK,
+           sp->caller_reads && !sp->wal
+               ? "no snapshot: a writer waits for this connection's read "
+                 "lock to commit%s"
+               : "no snapshot within the busy timeout (a writer is "
+                 "committing)%s",
+           NULL);
+    else
+      fail(sh, GA_SCAN_FALLBACK, "a worker could not start: %s", copy);
+    return sh->fail_rc;
+  }
+  if (helper) {
+    exec(helper, "ROLLBACK"); /* it wrote nothing */
+    ga_scan_pool_put(sp->pool, helper, 1, 1);
+  }
+  return GA_SCAN_OK;
+}
+
+/* ---- the scan ---- */
+
+int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
+  scan_shared sh;
+  int rc = GA_SCAN_OK, have = 0;
+  int64_t mn = 0, mx = 0;
+  memset(out, 0, sizeof(*out));
+  memset(&sh, 0, sizeof(sh));
+  sh.spec = sp;
+  sh.fault_piece = -1;
+  /* GPUAGG_SCAN_FAULT (tests, like GPUAGG_FAULT): piece:N fails the worker
+  ** that claims piece N; begin fails the snapshot */
+  const char *fault = getenv("GPUAGG_SCAN_FAULT");
+  if (fault && !strncmp(fault, "piece:", 6))
+    sh.fault_piece = strtoll(fault + 6, NULL, 10);
+  pthread_mutex_init(&sh.mu, NULL);
+  pthread_cond_init(&sh.done_cv, NULL);
+  sh.w = sqlite3_malloc64(sizeof(worker) * (size_t)sp->threads);
+  sh.groups = out->groups = ga_gs_new(sp->coll);
+  if (!sh.w || !sh.groups) {
+    rc = GA_SCAN_NOMEM;
+    goto cleanup;
+  }
+  memset(sh.w, 0, sizeof(worker) * (size_t)sp->threads);
+  sh.nw = sp->threads;
+  for (int k = 0; k < sh.nw; k++) {
+    const char *err = NULL;
+    worker *w = &sh.w[k];
+    w->sh = &sh;
+    int orc = ga_scan_pool_take(sp->pool, 0, sp->prep, &w->db, &err);
+    if (orc) {
+      fail(&sh, orc == SQLITE_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK, "%s",
+           err);
+      goto finish;
+    }
+    sqlite3_busy_timeout(w->db, 0);   /* design: begins fail fast */
+    if (getenv("GPUAGG_SCAN_MMAP")) { /* experiment: memory-mapped reads */
+      char pragma[64];
+      snprintf(pragma, sizeof pragma, "PRAGMA mmap_size=%lld",
+               atoll(getenv("GPUAGG_SCAN_MMAP")));
+      exec(w->db, pragma);
+    }
+    sqlite3_db_config(w->db, SQLITE_DBCONFIG_DQS_DML, sp->dqs, (int *)0);
+  }
+  if (fault && !strcmp(fault, "begin")) {
+    fail(&sh, GA_SCAN_FALLBACK, "a worker could not start: injected fault%s",
+         NULL);
+    goto finish;
+  }
+  if (snapshot(&sh, &have, &mn, &mx) != GA_SCAN_OK)
+    goto finish;
+  if (!have)
+    goto finish; /* an empty table: no piece, no group */
+
+  /* pieces: about 8 per worker, between the bounds */
+  {
+    uint64_t d = (uint64_t)mx - (uint64_t)mn; /* no signed overflow */
+    int64_t span = d < (uint64_t)INT64_MAX ? (int64_t)d + 1 : INT64_MAX;
+    int64_t est = sp->est_rows > 0 && sp->est_rows < span ? sp->est_rows : span;
+    int64_t base = est / ((int64_t)sh.nw * 8);
+    if (base < GA_SCAN_BASE_MIN)
+      base = GA_SCAN_BASE_MIN;
+    if (base > GA_SCAN_BASE_MAX)
+      base = GA_SCAN_BASE_MAX;
+    sh.base = base;
+    sh.base_max = est / ((int64_t)sh.nw * 2);
+    if (sh.base_max < base)
+      sh.base_max = base;
+    sh.next = mn;
+    sh.max = mx;
+  }
+
+  /* workers 1..n-1 on threads of their own, worker 0 on this one (no
+  ** thread to start for it, and the caller's core works instead of
+  ** waiting; it polls the interrupt between its pieces) */
+  sh.running = sh.nw;
+  out->threads = 1;
+  for (int k = 1; k < sh.nw; k++) {
+    if (pthread_create(&sh.w[k].th, NULL, worker_main, &sh.w[k]) == 0) {
+      sh.w[k].started = 1;
+      out->threads++;
+    } else {
+      pthread_mutex_lock(&sh.mu);
+      sh.running--;
+      pthread_mutex_unlock(&sh.mu);
+    }
+  }
+  sh.w[0].caller = 1;
+  worker_main(&sh.w[0]);
+
+  /* wait, relaying the caller's interrupt */
+  pthread_mutex_lock(&sh.mu);
+  while (sh.running > 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 10 * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&sh.done_cv, &sh.mu, &ts);
+    if (sh.running > 0 && sp->interrupted &&
+        sp->interrupted(sp->interrupted_arg)) {
+      pthread_mutex_unlock(&sh.mu);
+      fail(&sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
+      pthread_mutex_lock(&sh.mu);
+    }
+  }
+  pthread_mutex_unlock(&sh.mu);
+  for (int k = 0; k < sh.nw; k++)
+    if (sh.w[k].started)
+      pthread_join(sh.w[k].th, NULL);
+
+finish:
+  end_all(&sh);
+  rc = sh.fail_rc;
+  if (rc == GA_SCAN_OK) {
+    out->min_worker_rows = INT64_MAX;
+    for (int k = 0; k < sh.nw; k++) {
+      worker *w = &sh.w[k];
+      if (w->rows < out->min_worker_rows)
+        out->min_worker_rows = w->rows;
+      if (w->rows > out->max_worker_rows)
+        out->max_worker_rows = w->rows;
+    }
+    if (ga_gs_sorted(sh.groups, &out->sorted, &out->n))
+      rc = GA_SCAN_NOMEM;
+  }
+  out->pieces = sh.npieces;
+  out->probes = sh.nprobes;
+  out->max_piece_rows = sh.max_piece_rows;
+  snprintf(out->why, sizeof out->why, "%s", sh.why);
+  for (int k = 0; k < sh.nw; k++) {
+    worker *w = &sh.w[k];
+    /* a connection interrupted or failed mid-way is closed, not pooled */
+    ga_scan_pool_put(sp->pool, w->db, 0, rc == GA_SCAN_OK);
+  }
+cleanup:
+  sqlite3_free(sh.w);
+  pthread_cond_destroy(&sh.done_cv);
+  pthread_mutex_destroy(&sh.mu);
+  if (rc != GA_SCAN_OK)
+    ga_scan_out_free(out);
+  return rc;
+}
+
+void ga_scan_out_free(ga_scan_out *out) {
+  sqlite3_free(out->sorted);
+  ga_gs_free(out->groups);
+  out->sorted = NULL;
+  out->groups = NULL;
+  out->n = 0;
+}
+
+/* ---- gpuagg_info()'s last_scan ---- */
+
+void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
+  char why[2 * sizeof l->why];
+  size_t j = 0;
+  for (const char *p = l->why; *p && j + 7 < sizeof why; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"' || c == '\\') {
+      why[j++] = '\\';
+      why[j++] = (char)c;
+    } else if (c < 0x20) {
+      j += (size_t)snprintf(why + j, sizeof why - j, "\\u%04x", c);
+    } else {
+      why[j++] = (char)c;
+    }
+  }
+  why[j] = 0;
+  snprintf(buf, n,
+           "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%lld,"
+           "\"ms\":%.3f,\"pieces\":%lld,\"interrupt\":\"%s\"}",
+           l->path ? l->path : "none", l->threads, why, (long long)l->rows,
+           l->ms, (long long)l->pieces, l->interrupt ? l->interrupt : "");
+}

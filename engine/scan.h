@@ -1,0 +1,116 @@
+/*
+** scan.h — gpu_aggregate's parallel path: worker threads with pooled
+** read-only connections to one database file, each aggregating rowid pieces
+** of one table inside its own SQL, on one snapshot, with the exact partial
+** states merged in rowid order.  The locking design is at the top of
+** engine/scan.c; the SQL glue (what the workers run, and every condition
+** that keeps a query on the serial path) is ext/aggregate_vtab.c.
+*/
+#ifndef GA_SCAN_H
+#define GA_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scan_group.h"
+
+typedef struct sqlite3 sqlite3;
+
+/* ---- the pool of worker connections (engine/scan_pool.c) ---- */
+
+/* One database file (VFS name + path).  A user connection that runs a
+** parallel scan on it holds a reference; the last release closes its idle
+** connections.  Connections are opened read-only and NOMUTEX (each is used
+** by one thread at a time) with the caller's VFS, except the one read-write
+** "helper" that takes the WAL write lock for a moment (engine/scan.c). */
+typedef struct ga_scan_pool ga_scan_pool;
+
+/* Called once on every new connection (gpuagg's worker functions). */
+typedef int (*ga_scan_prep_fn)(sqlite3 *db);
+
+ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path);
+void ga_scan_pool_unref(ga_scan_pool *p);
+/* A connection of the pool (rw: the helper), or a new one.  SQLite result
+** code; *err gets a static reason on failure. */
+int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
+                      sqlite3 **out, const char **err);
+/* Give it back (keep = 0: it failed, close it). */
+void ga_scan_pool_put(ga_scan_pool *p, sqlite3 *db, int rw, int keep);
+/* Connections now idle in all pools (tests). */
+int ga_scan_pool_idle(void);
+
+/* ---- one parallel scan ---- */
+
+#define GA_SCAN_OK 0
+#define GA_SCAN_NOMEM 1     /* GA_NOMEM */
+#define GA_SCAN_FALLBACK 20 /* take the serial path; why says why */
+#define GA_SCAN_INTERRUPT 21
+
+/* Memory the groups of one scan may hold (README "gpu_aggregate": past
+** it, the serial path).  The workers share one set of groups, so this
+** bounds groups, whatever the thread count: about 800 bytes a group. */
+#define GA_SCAN_MAX_GROUP_BYTES ((int64_t)256 << 20)
+
+typedef struct ga_scan_spec {
+  ga_scan_pool *pool;
+  ga_scan_prep_fn prep;
+  /* SQL the workers run, on their connection's "main" schema:
+  **   piece:  rows of (key, fused state BLOB) when grouped, else one row of
+  **           (state BLOB), over rowids ?1..?2 (inclusive)
+  **   bounds: SELECT min(rowid), max(rowid) FROM the table
+  **   first:  the first rowid >= ?1;  kth: the GA_SCAN_PROBE_ROWS-th one */
+  const char *sql_piece, *sql_bounds, *sql_first, *sql_kth;
+  int grouped;
+  int coll;    /* GA_COLL_* of the group key */
+  int threads; /* >= 2 */
+  int wal;     /* the caller saw journal_mode = wal */
+  int busy_ms; /* the caller's busy timeout: how long to try for a snapshot */
+  int caller_reads; /* the caller holds a read transaction on the file (its
+                       SHARED lock: see the design in scan.c) */
+  int dqs; /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
+  int64_t est_rows;        /* rows of the table, an upper estimate */
+  int64_t max_group_bytes; /* GA_SCAN_MAX_GROUP_BYTES, smaller in tests */
+  /* polled by the caller's thread while workers run: nonzero = the caller
+  ** was interrupted */
+  int (*interrupted)(void *arg);
+  void *interrupted_arg;
+} ga_scan_spec;
+
+/* Rows a sparse-mode probe counts ahead (engine/scan.c, "Pieces"). */
+#define GA_SCAN_PROBE_ROWS 4096
+
+typedef struct ga_scan_out {
+  ga_group_shards *groups; /* owns the merged groups */
+  ga_group **sorted;       /* them in key order: one NULL key when ungrouped,
+                              none when no row was read */
+  size_t n;
+  int threads;    /* workers that ran */
+  int64_t pieces; /* rowid pieces handed out */
+  int64_t probes; /* sparse-mode probes */
+  int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
+  char why[256]; /* GA_SCAN_FALLBACK: the reason */
+} ga_scan_out;
+
+/* Run it.  GA_SCAN_OK (out->sorted filled), GA_SCAN_FALLBACK,
+** GA_SCAN_INTERRUPT or GA_SCAN_NOMEM.  Always call ga_scan_out_free. */
+int ga_scan_run(const ga_scan_spec *spec, ga_scan_out *out);
+void ga_scan_out_free(ga_scan_out *out);
+
+/* ---- what gpuagg_info() reports as last_scan ---- */
+
+typedef struct ga_scan_last {
+  const char *path; /* "parallel", "serial", NULL before any */
+  int threads;
+  char why[256];
+  int64_t rows; /* rows that passed the filter */
+  double ms;
+  int64_t pieces;
+  const char *interrupt; /* how the waiting thread sees the caller's
+                            interrupt: "sqlite3_is_interrupted" (3.41+) or
+                            "probe statement" (older SQLite) */
+} ga_scan_last;
+
+/* The JSON object into buf (always terminated). */
+void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,519 @@
+/*
+** aggregate_path.c — which path one gpu_aggregate call takes, and the
+** caller's interrupt as the waiting thread sees it.
+**
+** The parallel path runs the query on other connections, so it is taken
+** only where those connections cannot differ from the caller's in any way
+** that changes the answer.  Every condition below sends the call to the
+** serial path (the reference query on the caller's own connection), with
+** the reason in gpuagg_info()'s last_scan.why:
+**   1. threads = 1, or one online CPU; SQLite built or configured without
+**      threads (sqlite3_threadsafe() == 0, SQLITE_CONFIG_SINGLETHREAD).
+**   2. Not a file: temp tables, :memory: (no file name).
+**   3. Not a rowid table: views, virtual tables, WITHOUT ROWID, a table
+**      whose rowid, _rowid_ and oid are all column names.
+**   4. The caller is not in autocommit (an explicit transaction, read or
+**      write: its snapshot may be older than any new read, and its own
+**      uncommitted rows must count), or it is writing that schema now, or
+**      its locking_mode is EXCLUSIVE.
+**   5. The text holds a subquery (SELECT: it may name tables that resolve
+**      differently on a worker, e.g. TEMP ones), or names another table
+**      (x IN t2).
+**   6. A name in the text is an application-defined function of the caller
+**      (pragma function_list, builtin = 0: an app function, or one that
+**      shadows a built-in such as an ICU lower() or a case_sensitive_like
+**      LIKE).  Workers have only SQLite's built-ins and gpuagg_partial.
+**   7. A collation in play is not one of BINARY, NOCASE, RTRIM (explicit
+**      COLLATE names, and the declared collations of the columns the text
+**      names), or the caller's connection overrides one of those three
+**      (probed against SQLite's own definitions), or the group key's
+**      collation cannot be identified as one of them.
+**   8. The table is estimated below scan_min_rows rows.
+**   Worker-side failures (the snapshot within busy_timeout, a worker's
+**   error, the memory cap of groups) fall back later, in the vtab.
+*/
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "aggregate.h"
+#include "gpuagg_ext.h"
+#include "scan_group.h"
+
+/* ---- small queries on the caller's connection ---- */
+
+/* The first column of the first row as int64 (def when none). */
+static int64_t q_int(sqlite3 *db, const char *sql, int64_t def) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = def;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW &&
+      sqlite3_column_type(st, 0) != SQLITE_NULL)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* The first column as text into buf ("" when none). */
+static void q_text(sqlite3 *db, const char *sql, char *buf, size_t n) {
+  sqlite3_stmt *st = NULL;
+  buf[0] = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(st, 0);
+    if (z)
+      sqlite3_snprintf((int)n, buf, "%s", z);
+  }
+  sqlite3_finalize(st);
+}
+
+/* ---- rule 1: threads ---- */
+
+/* SQLITE_CONFIG_SINGLETHREAD at run time leaves the library without
+** mutexes; a connection opened FULLMUTEX then has none.  Asked once. */
+static int runtime_threadsafe(void) {
+  static int known; /* 0 unknown, 1 yes, 2 no */
+  int k = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+  if (!k) {
+    sqlite3 *db = NULL;
+    k = 2;
+    if (sqlite3_open_v2(":memory:", &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) == SQLITE_OK &&
+        sqlite3_db_mutex(db))
+      k = 1;
+    sqlite3_close(db);
+    __atomic_store_n(&known, k, __ATOMIC_RELEASE);
+  }
+  return k == 1;
+}
+
+static int online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > GA_CONFIG_MAX_THREADS ? GA_CONFIG_MAX_THREADS : (int)n;
+}
+
+/* ---- rules 5-7: names in the text ---- */
+
+static int in_list(char **l, int n, const char *z) {
+  for (int i = 0; i < n; i++)
+    if (!sqlite3_stricmp(l[i], z))
+      return 1;
+  return 0;
+}
+
+/* A name of the text that is an app-defined function, or another table:
+** into why; 1 found, 0 none, -1 the lists cannot be read. */
+static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
+                       char *why, size_t n) {
+  sqlite3_stmt *st = NULL;
+  int found = 0;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT DISTINCT name FROM pragma_function_list "
+                         "WHERE builtin = 0",
+                         -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *f = (const char *)sqlite3_column_text(st, 0);
+    if (f && in_list(lx->ids, lx->nids, f)) {
+      sqlite3_snprintf((int)n, why,
+                       "the text uses %s(), a function of the application "
+                       "(workers have only SQLite's built-ins)",
+                       f);
+      found = 1;
+    }
+  }
+  if (sqlite3_finalize(st) != SQLITE_OK)
+    return -1;
+  if (found)
+    return 1;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_list", -1, &st,
+                         NULL) != SQLITE_OK)
+    return -1;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(st, 0);
+    if (z && sqlite3_stricmp(z, t->table) && in_list(lx->ids, lx->nids, z)) {
+      sqlite3_snprintf((int)n, why, "the text names another table: %s", z);
+      found = 1;
+    }
+  }
+  if (sqlite3_finalize(st) != SQLITE_OK)
+    return -1;
+  return found;
+}
+
+static int builtin_coll(const char *z) {
+  if (!sqlite3_stricmp(z, "BINARY"))
+    return GA_COLL_BINARY;
+  if (!sqlite3_stricmp(z, "NOCASE"))
+    return GA_COLL_NOCASE;
+  if (!sqlite3_stricmp(z, "RTRIM"))
+    return GA_COLL_RTRIM;
+  return -1;
+}
+
+/* Pairs that tell SQLite's built-in collations from look-alikes: case, the
+** order of '[' against letters (folding up or down), non-ASCII case,
+** trailing spaces and tabs, prefixes. */
+static const char *const probe_pairs[][2] = {
+    {"a", "A"},
+    {"a", "B"},
+    {"B", "a"},
+    {"[", "A"},
+    {"a ", "a"},
+    {"a", "a  "},
+    {"\xc3\xa9", "\xc3\x89"},
+    {"", "a"},
+    {"ab", "a"},
+    {"a\t", "a"},
+    {"A", "a "},
+    {"x y", "X Y "},
+    {"10", "9"},
+    {"z", "\xc3\xa9"},
+};
+#define NPAIRS (int)(sizeof(probe_pairs) / sizeof(probe_pairs[0]))
+
+/* 1 when the caller's BINARY, NOCASE and RTRIM agree with SQLite's on every
+** probe pair, 0 (why set) when one differs, -1 when it cannot be asked. */
+static int colls_genuine(sqlite3 *db, char *why, size_t n) {
+  static const char *const names[3] = {"BINARY", "NOCASE", "RTRIM"};
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_stmt *st = NULL;
+  int ok = 1;
+  sqlite3_str_appendall(s, "SELECT ");
+  for (int c = 0; c < 3; c++)
+    for (int i = 0; i < NPAIRS; i++)
+      sqlite3_str_appendf(s, "%s(%Q COLLATE %s > %Q) - (%Q COLLATE %s < %Q)",
+                          c || i ? ", " : "", probe_pairs[i][0], names[c],
+                          probe_pairs[i][1], probe_pairs[i][0], names[c],
+                          probe_pairs[i][1]);
+  char *sql = sqlite3_str_finish(s);
+  if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_step(st) != SQLITE_ROW)
+    ok = -1;
+  for (int c = 0; ok == 1 && c < 3; c++)
+    for (int i = 0; ok == 1 && i < NPAIRS; i++) {
+      const char *a = probe_pairs[i][0], *b = probe_pairs[i][1];
+      int want = ga_coll_cmp(c, a, (int)strlen(a), b, (int)strlen(b));
+      want = (want > 0) - (want < 0);
+      if (sqlite3_column_int(st, c * NPAIRS + i) != want) {
+        sqlite3_snprintf((int)n, why,
+                         "the connection overrides the collation %s", names[c]);
+        ok = 0;
+      }
+    }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return ok;
+}
+
+typedef int (*meta_fn)(sqlite3 *, const char *, const char *, const char *,
+                       char const **, char const **, int *, int *, int *);
+
+/* Rule 7's names: explicit COLLATEs and the declared collations of the
+** columns the text names must all be built-ins.  1 ok, 0 (why set), -1. */
+static int colls_builtin(sqlite3 *db, const ga_target *t, const ga_lex *lx,
+                         char *why, size_t n) {
+  for (int i = 0; i < lx->ncolls; i++)
+    if (builtin_coll(lx->colls[i]) < 0) {
+      sqlite3_snprintf((int)n, why, "the text uses the collation %s",
+                       lx->colls[i]);
+      return 0;
+    }
+  meta_fn meta = NULL;
+#ifdef SQLITE_CORE
+  meta = sqlite3_table_column_metadata;
+#else
+  meta = sqlite3_api->table_column_metadata; /* NULL when not compiled in */
+#endif
+  if (getenv("GPUAGG_SCAN_NO_METADATA")) /* tests: the fallback below */
+    meta = NULL;
+  if (!meta) {
+    /* without column metadata: every COLLATE of the table's CREATE
+    ** statement must be a built-in one (a little stricter) */
+    sqlite3_stmt *st = NULL;
+    ga_lex tl;
+    int ok = -1;
+    memset(&tl, 0, sizeof(tl));
+    char *sql = sqlite3_mprintf(
+        "SELECT sql FROM \"%w\".sqlite_schema WHERE name = ?1", t->schema);
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, t->table, -1, SQLITE_STATIC);
+      if (sqlite3_step(st) == SQLITE_ROW &&
+          ga_lex_sql((const char *)sqlite3_column_text(st, 0), &tl) ==
+              SQLITE_OK) {
+        ok = 1;
+        for (int i = 0; ok == 1 && i < tl.ncolls; i++)
+          if (builtin_coll(tl.colls[i]) < 0) {
+            sqlite3_snprintf((int)n, why, "the table uses the collation %s",
+                             tl.colls[i]);
+            ok = 0;
+          }
+      }
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    ga_lex_free(&tl);
+    return ok;
+  }
+  for (int c = 0; c < t->ncols; c++) {
+    if (!in_list(lx->ids, lx->nids, t->cols[c]))
+      continue;
+    const char *coll = NULL;
+    if (meta(db, t->schema, t->table, t->cols[c], NULL, &coll, NULL, NULL,
+             NULL) != SQLITE_OK)
+      return -1;
+    if (coll && builtin_coll(coll) < 0) {
+      sqlite3_snprintf((int)n, why, "column %s has the collation %s",
+                       t->cols[c], coll);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The group key's collation, as SQLite itself applies it: a compound
+** SELECT takes its column's collation from its leftmost SELECT, so GROUP BY
+** over (+(G) ... WHERE 0) UNION ALL probe values groups them with G's
+** collation.  'a','A' and 'a','a ' tell the three built-ins apart (the
+** names in play are built-ins, checked above).  GA_COLL_* or -1. */
+static int group_coll(sqlite3 *db, const ga_target *t, const char *g) {
+  sqlite3_stmt *st = NULL;
+  int coll = -1;
+  char *sql = sqlite3_mprintf(
+      "SELECT (SELECT count(*) FROM (SELECT 1 FROM (SELECT +(\n%s\n) AS k "
+      "FROM \"%w\".\"%w\" WHERE 0 UNION ALL SELECT 'a' UNION ALL SELECT 'A') "
+      "GROUP BY k)), (SELECT count(*) FROM (SELECT 1 FROM (SELECT +(\n%s\n) "
+      "AS k FROM \"%w\".\"%w\" WHERE 0 UNION ALL SELECT 'a' UNION ALL SELECT "
+      "'a ') GROUP BY k))",
+      g, t->schema, t->table, g, t->schema, t->table);
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
+    coll = a == 1 && b == 2   ? GA_COLL_NOCASE
+           : a == 2 && b == 1 ? GA_COLL_RTRIM
+           : a == 2 && b == 2 ? GA_COLL_BINARY
+                              : -1;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return coll;
+}
+
+/* ---- the decision ---- */
+
+#define SERIAL(...)                                                            \
+  do {                                                                         \
+    sqlite3_snprintf((int)sizeof plan->why, plan->why, __VA_ARGS__);           \
+    goto serial;                                                               \
+  } while (0)
+
+int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
+                 const ga_args *a, ga_plan *plan) {
+  ga_lex lx;
+  char buf[64], *sql = NULL;
+  int rc = SQLITE_OK, k;
+  memset(plan, 0, sizeof(*plan));
+  memset(&lx, 0, sizeof(lx));
+
+  /* rule 1 */
+  int threads = cfg->threads ? cfg->threads : online_cpus();
+  if (cfg->threads == 1)
+    SERIAL("threads = 1");
+  if (threads < 2)
+    SERIAL("one online CPU (threads = 0)");
+  if (!sqlite3_threadsafe() || !runtime_threadsafe())
+    SERIAL("SQLite is single-threaded here");
+  /* rule 2 */
+  const char *file = sqlite3_db_filename(db, t->schema);
+  if (!sqlite3_stricmp(t->schema, "temp") || !file || !*file)
+    SERIAL("%s", !sqlite3_stricmp(t->schema, "temp")
+                     ? "a temp table"
+                     : "an in-memory database (no file)");
+  /* rule 3 */
+  if (strcmp(t->type, "table") && strcmp(t->type, "shadow"))
+    SERIAL("%s is a %s", t->table, t->type);
+  if (t->without_rowid)
+    SERIAL("%s is a WITHOUT ROWID table", t->table);
+  if (!t->rowid)
+    SERIAL("%s has columns named rowid, _rowid_ and oid", t->table);
+  /* rule 4 */
+  if (!sqlite3_get_autocommit(db))
+    SERIAL("inside an explicit transaction");
+  if (sqlite3_txn_state(db, t->schema) == SQLITE_TXN_WRITE)
+    SERIAL("the connection is writing to %s", t->schema);
+  sql = sqlite3_mprintf("PRAGMA \"%w\".locking_mode", t->schema);
+  if (!sql)
+    goto nomem;
+  q_text(db, sql, buf, sizeof buf);
+  sqlite3_free(sql);
+  if (sqlite3_stricmp(buf, "normal"))
+    SERIAL("locking_mode is %s", buf[0] ? buf : "unknown");
+  /* rules 5-7 */
+  if (ga_lex_sql(a->expr, &lx) || ga_lex_sql(a->filter, &lx) ||
+      ga_lex_sql(a->group, &lx))
+    goto nomem;
+  if (lx.has_select)
+    SERIAL("the text holds a subquery");
+  k = names_check(db, t, &lx, plan->why, sizeof plan->why);
+  if (k > 0)
+    goto serial;
+  if (k < 0)
+    SERIAL("cannot list the connection's functions and tables");
+  k = colls_builtin(db, t, &lx, plan->why, sizeof plan->why);
+  if (k == 0)
+    goto serial;
+  if (k < 0)
+    SERIAL("cannot read the columns' collations");
+  k = colls_genuine(db, plan->why, sizeof plan->why);
+  if (k == 0)
+    goto serial;
+  if (k < 0)
+    SERIAL("cannot probe the collations");
+  int coll = GA_COLL_BINARY;
+  if (a->group && *a->group) {
+    coll = group_coll(db, t, a->group);
+    if (coll < 0)
+      SERIAL("the group key's collation is not a built-in one");
+  }
+  /* rule 8: rows of the table, an upper estimate (the rowid span, and what
+  ** the file's pages can hold at 5 bytes a row at least) */
+  sql = sqlite3_mprintf(
+      "SELECT (SELECT %s FROM \"%w\".\"%w\" ORDER BY %s DESC LIMIT 1) - "
+      "(SELECT %s FROM \"%w\".\"%w\" ORDER BY %s LIMIT 1) + 1",
+      t->rowid, t->schema, t->table, t->rowid, t->rowid, t->schema, t->table,
+      t->rowid);
+  if (!sql)
+    goto nomem;
+  int64_t span = q_int(db, sql, 0);
+  sqlite3_free(sql);
+  sql = sqlite3_mprintf("SELECT (SELECT page_count FROM \"%w\".pragma_"
+                        "page_count) * (SELECT page_size FROM \"%w\".pragma_"
+                        "page_size) / 5",
+                        t->schema, t->schema);
+  if (!sql)
+    goto nomem;
+  int64_t cap = q_int(db, sql, INT64_MAX);
+  sqlite3_free(sql);
+  sql = NULL;
+  int64_t est = span <= 0    ? cap
+                : span < cap ? span
+                             : cap; /* span <= 0: overflowed */
+  if (est < cfg->scan_min_rows)
+    SERIAL("the table has fewer than scan_min_rows = %lld rows",
+           (long long)cfg->scan_min_rows);
+
+  /* parallel: the spec */
+  sql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", t->schema);
+  if (!sql)
+    goto nomem;
+  q_text(db, sql, buf, sizeof buf);
+  sqlite3_free(sql);
+  sqlite3_vfs *vfs = NULL;
+  if (sqlite3_file_control(db, t->schema, SQLITE_FCNTL_VFS_POINTER, &vfs) !=
+          SQLITE_OK ||
+      !vfs)
+    SERIAL("cannot find the database's VFS");
+  plan->path = sqlite3_mprintf("%s", file);
+  plan->vfs = sqlite3_mprintf("%s", vfs->zName);
+  plan->sql_piece = ga_sql_piece(t, a);
+  plan->sql_bounds = ga_sql_bounds(t);
+  plan->sql_first = ga_sql_first(t);
+  plan->sql_kth = ga_sql_kth(t);
+  if (!plan->path || !plan->vfs || !plan->sql_piece || !plan->sql_bounds ||
+      !plan->sql_first || !plan->sql_kth)
+    goto nomem;
+  ga_scan_spec *sp = &plan->spec;
+  sp->prep = ga_state_register_worker;
+  sp->sql_piece = plan->sql_piece;
+  sp->sql_bounds = plan->sql_bounds;
+  sp->sql_first = plan->sql_first;
+  sp->sql_kth = plan->sql_kth;
+  sp->grouped = a->group && *a->group;
+  sp->coll = coll;
+  sp->threads = threads;
+  sp->wal = !sqlite3_stricmp(buf, "wal");
+  sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
+  sp->caller_reads = sqlite3_txn_state(db, t->schema) >= SQLITE_TXN_READ;
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
+  sp->est_rows = est;
+  sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;
+  const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
+  if (cap_env && atoll(cap_env) > 0)
+    sp->max_group_bytes = atoll(cap_env);
+  plan->parallel = 1;
+  sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s snapshot",
+                   sp->wal ? "WAL" : "rollback-journal");
+  ga_lex_free(&lx);
+  return SQLITE_OK;
+
+nomem:
+  rc = SQLITE_NOMEM;
+serial:
+  ga_lex_free(&lx);
+  plan->parallel = 0;
+  return rc;
+}
+
+void ga_plan_free(ga_plan *plan) {
+  sqlite3_free(plan->path);
+  sqlite3_free(plan->vfs);
+  sqlite3_free(plan->sql_piece);
+  sqlite3_free(plan->sql_bounds);
+  sqlite3_free(plan->sql_first);
+  sqlite3_free(plan->sql_kth);
+  memset(plan, 0, sizeof(*plan));
+}
+
+/* ---- the caller's interrupt ---- */
+
+typedef int (*is_interrupted_fn)(sqlite3 *);
+
+/* sqlite3_is_interrupted (3.41+), found at run time: in a loadable
+** extension it is the routine that follows value_encoding in the API table
+** of 3.41 and later; linked in (SQLITE_CORE), the library's symbol. */
+static is_interrupted_fn find_is_interrupted(void) {
+  static int done;
+  static is_interrupted_fn fn;
+  if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+    return fn;
+  is_interrupted_fn f = NULL;
+  if (sqlite3_libversion_number() >= 3041000) {
+#ifdef SQLITE_CORE
+    *(void **)&f = dlsym(RTLD_DEFAULT, "sqlite3_is_interrupted");
+#else
+    const char *slot = (const char *)&sqlite3_api->value_encoding;
+    memcpy(&f, slot + sizeof(void (*)(void)), sizeof f);
+#endif
+  }
+  fn = f;
+  __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+  return fn;
+}
+
+int ga_intr_native(void) { return find_is_interrupted() != NULL; }
+
+int ga_intr_check(void *arg) {
+  ga_intr *in = arg;
+  is_interrupted_fn f = find_is_interrupted();
+  if (f)
+    return f(in->db);
+  /* Older SQLite: a statement stepped on the caller's connection returns
+  ** SQLITE_INTERRUPT once sqlite3_interrupt was called (the flag is cleared
+  ** only when no statement of the connection runs, and ours does). */
+  if (!in->probe &&
+      sqlite3_prepare_v2(in->db, "SELECT 1", -1, &in->probe, NULL) != SQLITE_OK)
+    return 0;
+  int rc = sqlite3_step(in->probe);
+  sqlite3_reset(in->probe);
+  return rc == SQLITE_INTERRUPT;
+}
+
+void ga_intr_free(ga_intr *i) {
+  sqlite3_finalize(i->probe);
+  i->probe = NULL;
+}

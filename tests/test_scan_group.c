@@ -1,0 +1,376 @@
+/*
+** test_scan_group.c — engine/scan_group.c against SQLite itself
+** (make test-scan-group; suite scan_group of tests/run_all.sh).
+**
+**   1. ga_coll_cmp agrees in sign with SQLite's BINARY, NOCASE and RTRIM on
+**      random strings (ASCII letters of both cases, spaces, '[', digits,
+**      UTF-8, embedded NUL), and ga_key_cmp with SQLite's comparison of
+**      mixed values (`a < b COLLATE c`, `a = b`).
+**   2. Keys that compare equal hash equal (GROUP BY's 1 = 1.0 = -0.0 ... ).
+**   3. Group tables and shards: random pieces of random rows, added in a
+**      random order (as workers interleave), give the same groups, counts,
+**      first-row representatives and first-seen max/min (5 vs 5.0) as the
+**      rows taken in rowid order.
+** Prints FAIL lines and "RESULT scan_group: p passed, f failed, 0 skipped".
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "scan_group.h"
+
+/* One check per kind of comparison (printed once, with its first failing
+** case), counted as one passed check when every case of it agreed: the
+** cases number in the hundreds of thousands. */
+#define NKINDS 32
+static const char *kinds[NKINDS];
+static long long kind_fail[NKINDS], kind_cases[NKINDS];
+
+static void check(int ok, const char *what, long long i) {
+  int k = 0;
+  while (k < NKINDS - 1 && kinds[k] && strcmp(kinds[k], what))
+    k++;
+  kinds[k] = what;
+  kind_cases[k]++;
+  if (!ok && kind_fail[k]++ == 0)
+    printf("FAIL [scan_group] %s (case %lld)\n", what, i);
+}
+
+static uint64_t seed = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(void) {
+  seed ^= seed >> 12;
+  seed ^= seed << 25;
+  seed ^= seed >> 27;
+  return seed * 2685821657736338717ull;
+}
+
+/* A random string of n bytes from a small alphabet that stresses the
+** collations. */
+static int rand_text(char *buf, int max) {
+  static const char *const pieces[] = {"a",        "A", "b", "B", " ",
+                                       "[",        "z", "Z", "1", "\xc3\xa9",
+                                       "\xc3\x89", "`", "_"};
+  int n = 0, k = (int)(rnd() % 5);
+  for (int i = 0; i < k; i++) {
+    const char *p = pieces[rnd() % (sizeof pieces / sizeof pieces[0])];
+    int l = (int)strlen(p);
+    if (n + l >= max)
+      break;
+    memcpy(buf + n, p, (size_t)l);
+    n += l;
+  }
+  if (rnd() % 10 == 0 && n + 2 < max) { /* an embedded NUL */
+    buf[n++] = 0;
+    buf[n++] = rnd() % 2 ? 'a' : 'A';
+  }
+  return n;
+}
+
+static const char *const coll_names[3] = {"BINARY", "NOCASE", "RTRIM"};
+
+static void test_collations(sqlite3 *db) {
+  sqlite3_stmt *st[3];
+  for (int c = 0; c < 3; c++) {
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT (?1 COLLATE %s > ?2) - (?1 < ?2)",
+             coll_names[c]);
+    /* the second comparison also takes the left operand's collation */
+    snprintf(sql, sizeof sql,
+             "SELECT (?1 COLLATE %s > ?2) - (?1 COLLATE %s < ?2)",
+             coll_names[c], coll_names[c]);
+    sqlite3_prepare_v2(db, sql, -1, &st[c], NULL);
+  }
+  for (long long i = 0; i < 20000; i++) {
+    char a[32], b[32];
+    int na = rand_text(a, sizeof a), nb = rand_text(b, sizeof b);
+    if (rnd() % 4 == 0) { /* near-equal pairs */
+      memcpy(b, a, (size_t)na);
+      nb = na;
+      for (int k = 0; k < nb; k++)
+        if (rnd() % 3 == 0 && ((b[k] | 32) >= 'a' && (b[k] | 32) <= 'z'))
+          b[k] ^= 32;
+      if (rnd() % 3 == 0 && nb < 30)
+        b[nb++] = ' ';
+    }
+    for (int c = 0; c < 3; c++) {
+      sqlite3_bind_text(st[c], 1, a, na, SQLITE_STATIC);
+      sqlite3_bind_text(st[c], 2, b, nb, SQLITE_STATIC);
+      sqlite3_step(st[c]);
+      int want = sqlite3_column_int(st[c], 0);
+      sqlite3_reset(st[c]);
+      int got = ga_coll_cmp(c, a, na, b, nb);
+      got = (got > 0) - (got < 0);
+      check(got == want, coll_names[c], i);
+      if (got == 0) {
+        ga_value ka = {GA_V_TEXT, na, 0, 0, a}, kb = {GA_V_TEXT, nb, 0, 0, b};
+        check(ga_key_hash(&ka, c) == ga_key_hash(&kb, c), "equal texts hash",
+              i);
+      }
+    }
+  }
+  for (int c = 0; c < 3; c++)
+    sqlite3_finalize(st[c]);
+}
+
+/* A random value as SQL sees it: bound to a statement and as a ga_value. */
+typedef struct val {
+  int type;
+  int64_t i;
+  double r;
+  char t[16];
+  int n;
+} val;
+
+static void rand_val(val *v) {
+  static const double reals[] = {1.0,  -0.0, 0.0, 5.0, 2.5, 9007199254740992.0,
+                                 -1.0, 1e300};
+  static const int64_t ints[] = {
+      1,         0,        5, -1, 9007199254740993LL, 9007199254740992LL,
+      INT64_MAX, INT64_MIN};
+  memset(v, 0, sizeof(*v));
+  switch (rnd() % 5) {
+  case 0:
+    v->type = GA_V_NULL;
+    break;
+  case 1:
+    v->type = GA_V_INT;
+    v->i = ints[rnd() % 8];
+    break;
+  case 2:
+    v->type = GA_V_REAL;
+    v->r = reals[rnd() % 8];
+    break;
+  case 3:
+    v->type = GA_V_TEXT;
+    v->n = rand_text(v->t, sizeof v->t);
+    break;
+  default:
+    v->type = GA_V_BLOB;
+    v->n = rand_text(v->t, sizeof v->t);
+  }
+}
+
+static void bind_val(sqlite3_stmt *st, int k, const val *v) {
+  switch (v->type) {
+  case GA_V_INT:
+    sqlite3_bind_int64(st, k, v->i);
+    break;
+  case GA_V_REAL:
+    sqlite3_bind_double(st, k, v->r);
+    break;
+  case GA_V_TEXT:
+    sqlite3_bind_text(st, k, v->t, v->n, SQLITE_STATIC);
+    break;
+  case GA_V_BLOB:
+    sqlite3_bind_blob(st, k, v->t, v->n, SQLITE_STATIC);
+    break;
+  default:
+    sqlite3_bind_null(st, k);
+  }
+}
+
+static ga_value as_key(const val *v) {
+  ga_value k = {v->type, v->n, v->i, v->r, v->t};
+  return k;
+}
+
+static void test_keys(sqlite3 *db) {
+  for (int c = 0; c < 3; c++) {
+    sqlite3_stmt *st;
+    char sql[160];
+    /* GROUP BY's equality (NULL = NULL) and ORDER BY's order */
+    snprintf(sql, sizeof sql,
+             "SELECT CASE WHEN ?1 IS ?2 COLLATE %s THEN 0 WHEN ?1 COLLATE %s "
+             "< ?2 OR (?1 IS NULL) THEN -1 ELSE 1 END",
+             coll_names[c], coll_names[c]);
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    for (long long i = 0; i < 20000; i++) {
+      val a, b;
+      rand_val(&a);
+      rand_val(&b);
+      if (rnd() % 4 == 0)
+        b = a;
+      bind_val(st, 1, &a);
+      bind_val(st, 2, &b);
+      sqlite3_step(st);
+      int want = sqlite3_column_int(st, 0);
+      sqlite3_reset(st);
+      ga_value ka = as_key(&a), kb = as_key(&b);
+      int got = ga_key_cmp(&ka, &kb, c);
+      check(got == want, "ga_key_cmp", i);
+      if (got == 0)
+        check(ga_key_hash(&ka, c) == ga_key_hash(&kb, c), "equal keys hash", i);
+    }
+    sqlite3_finalize(st);
+  }
+}
+
+/* ---- tables: rows in pieces, added out of order ---- */
+
+#define NROWS 3000
+typedef struct row {
+  val key;
+  int xt; /* x: 0 NULL, 1 INTEGER 5, 2 REAL 5.0, 3 INTEGER i, 4 text */
+  int64_t xi;
+} row;
+
+static void x_value(const row *r, ga_value *num, ga_value *raw) {
+  memset(num, 0, sizeof(*num));
+  memset(raw, 0, sizeof(*raw));
+  switch (r->xt) {
+  case 0:
+    num->type = raw->type = GA_V_NULL;
+    break;
+  case 1:
+    num->type = raw->type = GA_V_INT;
+    num->i = raw->i = 5;
+    break;
+  case 2:
+    num->type = raw->type = GA_V_REAL;
+    num->r = raw->r = 5.0;
+    break;
+  case 3:
+    num->type = raw->type = GA_V_INT;
+    num->i = raw->i = r->xi;
+    break;
+  default:
+    num->type = GA_V_REAL; /* sum()'s view of 'z' is 0.0 */
+    num->r = 0.0;
+    raw->type = GA_V_TEXT;
+    raw->p = "z";
+    raw->n = 1;
+  }
+}
+
+static void test_tables(void) {
+  static row rows[NROWS];
+  for (int round = 0; round < 30; round++) {
+    int coll = round % 3;
+    for (int i = 0; i < NROWS; i++) {
+      rand_val(&rows[i].key);
+      rows[i].xt = (int)(rnd() % 5);
+      rows[i].xi = (int64_t)(rnd() % 1000) - 500;
+    }
+    /* expected: one table fed in rowid order, one piece per row */
+    ga_group_table want;
+    ga_gt_init(&want, coll);
+    for (int i = 0; i < NROWS; i++) {
+      ga_xstate s;
+      ga_value num, raw, k = as_key(&rows[i].key);
+      ga_xstate_init(&s);
+      s.enc = SQLITE_UTF8;
+      x_value(&rows[i], &num, &raw);
+      ga_xstate_step(&s, &num, &raw);
+      ga_gt_add(&want, &k, ga_key_hash(&k, coll), &s, i);
+      ga_xstate_clear(&s);
+    }
+    /* got: random pieces, stepped in order inside a piece, added to the
+    ** shards in a random order of pieces */
+    int cut[NROWS + 1], ncut = 0, order[NROWS];
+    for (int i = 0; i < NROWS; i += 1 + (int)(rnd() % 200))
+      cut[ncut++] = i;
+    cut[ncut] = NROWS;
+    for (int p = 0; p < ncut; p++)
+      order[p] = p;
+    for (int p = ncut - 1; p > 0; p--) {
+      int q = (int)(rnd() % (uint64_t)(p + 1)), t = order[p];
+      order[p] = order[q];
+      order[q] = t;
+    }
+    ga_group_shards *gs = ga_gs_new(coll);
+    int64_t bytes = 0;
+    for (int o = 0; o < ncut; o++) {
+      int p = order[o];
+      ga_group_table piece; /* the piece's GROUP BY: first row wins */
+      ga_gt_init(&piece, coll);
+      for (int i = cut[p]; i < cut[p + 1]; i++) {
+        ga_xstate s;
+        ga_value num, raw, k = as_key(&rows[i].key);
+        ga_xstate_init(&s);
+        s.enc = SQLITE_UTF8;
+        x_value(&rows[i], &num, &raw);
+        ga_xstate_step(&s, &num, &raw);
+        ga_gt_add(&piece, &k, ga_key_hash(&k, coll), &s, 0);
+        ga_xstate_clear(&s);
+      }
+      for (size_t j = 0; j < piece.cap; j++) {
+        ga_group *g = piece.slot[j];
+        if (!g)
+          continue;
+        ga_value k;
+        ga_bval_view(&g->key, &k);
+        ga_gs_add(gs, &k, &g->st, p, &bytes);
+      }
+      ga_gt_free(&piece);
+    }
+    ga_group **v;
+    size_t n;
+    ga_gs_sorted(gs, &v, &n);
+    check(n == want.n, "group count", round);
+    check(bytes > 0, "bytes counted", round);
+    for (size_t j = 0; j < n; j++) {
+      ga_value k, wk;
+      ga_bval_view(&v[j]->key, &k);
+      ga_group *w = NULL;
+      for (size_t q = 0; q < want.cap && !w; q++)
+        if (want.slot[q]) {
+          ga_bval_view(&want.slot[q]->key, &wk);
+          if (ga_key_cmp(&k, &wk, coll) == 0)
+            w = want.slot[q];
+        }
+      check(w != NULL, "group found", round);
+      if (!w)
+        continue;
+      ga_bval_view(&w->key, &wk);
+      /* the representative: same type and bytes as the first row's */
+      check(k.type == wk.type && k.n == wk.n &&
+                (k.type != GA_V_REAL || k.r == wk.r) &&
+                (k.type < GA_V_TEXT || !memcmp(k.p, wk.p, (size_t)k.n)),
+            "first-row representative", round);
+      check(v[j]->st.rows == w->st.rows && v[j]->st.count == w->st.count,
+            "rows and count", round);
+      for (int op = GA_AGG_SUM; op <= GA_AGG_MIN; op++) {
+        ga_value a, b;
+        int ra = ga_xstate_result(&v[j]->st, op, &a);
+        int rb = ga_xstate_result(&w->st, op, &b);
+        int same = ra == rb && a.type == b.type &&
+                   (a.type != GA_V_INT || a.i == b.i) &&
+                   (a.type != GA_V_REAL || !memcmp(&a.r, &b.r, sizeof a.r)) &&
+                   (a.type < GA_V_TEXT ||
+                    (a.n == b.n && !memcmp(a.p, b.p, (size_t)a.n)));
+        check(same,
+              op == GA_AGG_MAX   ? "max, first seen wins"
+              : op == GA_AGG_MIN ? "min, first seen wins"
+                                 : "sum/total/avg",
+              round);
+      }
+    }
+    sqlite3_free(v);
+    ga_gs_free(gs);
+    ga_gt_free(&want);
+  }
+}
+
+int main(void) {
+  sqlite3 *db;
+  sqlite3_open(":memory:", &db);
+  test_collations(db);
+  test_keys(db);
+  test_tables();
+  sqlite3_close(db);
+  int passed = 0, failed = 0;
+  for (int k = 0; k < NKINDS && kinds[k]; k++) {
+    if (kind_fail[k])
+      failed++;
+    else
+      passed++;
+    if (getenv("VERBOSE"))
+      printf("%s %s: %lld cases, %lld failed\n", kind_fail[k] ? "FAIL" : "PASS",
+             kinds[k], kind_cases[k], kind_fail[k]);
+  }
+  printf("RESULT scan_group: %d passed, %d failed, 0 skipped\n", passed,
+         failed);
+  return failed ? 1 : 0;
+}
