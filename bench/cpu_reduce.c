@@ -2,11 +2,12 @@
 ** cpu_reduce.c — the CPU rows of the seeds' reduction table: a plain
 ** one-thread loop (what numpy's sum does, rounding at every add) and
 ** gpuagg's exact CPU path (ga_cpu_sum), plus each variant of the exact sum
-** (engine/cpu_sum.h; "reference" is the one-value-at-a-time add it replaced).
+** of reals (engine/cpu_sum.h; "reference" is the one-value-at-a-time add it
+** replaced), on several data sets.
 **
-**   build/bench/cpu_reduce [--csv FILE] [--reps N] [--sizes small,1GiB]
-**                          [--data typical,wide200,wide1000,binade,binade_pm,
-**                                  mixed]
+**   build/bench/cpu_reduce [--csv FILE] [--reps N] [--sizes 1080x1920,1GiB]
+**       [--data typical,wide200,wide1000,binade,binade_pm,mixed,int64]
+**       [--clock wall|cpu]
 **
 ** Data sets (doubles, random signs unless said):
 **   typical   uniform in [-0.5, 0.5) (the seeds' shape)
@@ -16,12 +17,22 @@
 **   binade_pm [1, 2) with random signs: two bins
 **   mixed     typical, but every third value an int64 (GA_LAYOUT_MIXED; the
 **             plain loop adds the same words as doubles, as a baseline)
-** Sizes: the seeds' 1080x1920 doubles and 1 GiB.  Each repetition times
+**   int64     random int64 over the whole range (GA_LAYOUT_INT: sums of
+**             32-bit halves; the plain loop is a wrapping int64 sum)
+** Sizes: the seeds' 1080x1920 values and 1 GiB.  Each repetition times
 ** every kernel once, in turn, so that a change of machine load hits all of
 ** them; the first repetition is a warm-up.  Reported: the median time, and
 ** x_plain = the median over repetitions of (plain loop time / kernel time)
-** in the same repetition.  Every exact kernel must give the same normalised
-** partial as ga_cpu_sum (checked; a mismatch fails the run).
+** in the same repetition.  --clock cpu times with the thread's CPU time
+** instead of the wall clock: on a shared machine it leaves out the waits
+** for a core (the CSV's clock column says which).
+**
+** Every exact result is checked, and the run fails if one differs: each
+** kernel's normalised partial must equal the reference's, and where the
+** data allow an independent exact total (__int128: the doubles of typical,
+** binade, binade_pm and mixed are multiples of 2^-53 below 2, so v * 2^53
+** is an integer) the reference's result must equal it, rounded once
+** (checked = "exact"; "ref" where only the partials are compared).
 */
 #include <math.h>
 #include <stdio.h>
@@ -34,12 +45,20 @@
 #include "cpu_sum.h"
 #include "xacc.h"
 
-/* Kept out of line so the compiler cannot fold the loop away. */
+/* Kept out of line so the compiler cannot fold the loops away. */
 __attribute__((noinline)) static double plain_sum(const double *v, int64_t n) {
   double s = 0;
   for (int64_t i = 0; i < n; i++)
     s += v[i];
   return s;
+}
+
+__attribute__((noinline)) static int64_t plain_isum(const int64_t *v,
+                                                    int64_t n) {
+  uint64_t s = 0; /* wraps, like a C loop over int64 would (defined here) */
+  for (int64_t i = 0; i < n; i++)
+    s += (uint64_t)v[i];
+  return (int64_t)s;
 }
 
 static uint64_t rng = 88172645463325252ull;
@@ -48,19 +67,30 @@ static uint64_t next(void) {
   return rng;
 }
 
-/* isint: the bitmap of the mixed layout (all clear otherwise). */
-static void fill(double *v, uint64_t *isint, int64_t n, const char *data) {
+/* Fills v (isint: the bitmap of the mixed layout, all clear otherwise);
+** returns the layout, and in *t the exact total times 2^53 (the total for
+** int64) when *have is set. */
+static int fill(double *v, uint64_t *isint, int64_t n, const char *data,
+                __int128 *t, int *have) {
   memset(isint, 0, (size_t)((n + 63) / 64) * 8);
+  *t = 0;
+  *have = strcmp(data, "wide200") && strcmp(data, "wide1000");
+  int layout = !strcmp(data, "mixed")   ? GA_LAYOUT_MIXED
+               : !strcmp(data, "int64") ? GA_LAYOUT_INT
+                                        : GA_LAYOUT_REAL;
   for (int64_t i = 0; i < n; i++) {
     uint64_t x = next();
-    if (!strcmp(data, "mixed") && i % 3 == 0) {
-      int64_t k = (int64_t)(x >> 20) - (int64_t)(1ll << 43);
+    if (layout == GA_LAYOUT_INT || (layout == GA_LAYOUT_MIXED && i % 3 == 0)) {
+      int64_t k = layout == GA_LAYOUT_INT
+                      ? (int64_t)x /* the whole int64 range, both signs */
+                      : (int64_t)(x >> 20) - (int64_t)(1ll << 43);
       memcpy(&v[i], &k, 8);
+      *t += layout == GA_LAYOUT_INT ? (__int128)k : (__int128)k << 53;
       isint[i >> 6] |= 1ull << (i & 63);
       continue;
     }
     double m = 1.0 + (double)(x >> 11) * 0x1p-53; /* [1, 2) */
-    if (!strcmp(data, "typical") || !strcmp(data, "mixed"))
+    if (layout == GA_LAYOUT_MIXED || !strcmp(data, "typical"))
       v[i] = (double)(x >> 11) * 0x1p-53 * 2 - 0.5; /* never all zeros */
     else if (!strcmp(data, "wide200"))
       v[i] = ldexp((x & 1) ? -m : m, (int)(next() % 401) - 200);
@@ -70,7 +100,10 @@ static void fill(double *v, uint64_t *isint, int64_t n, const char *data) {
       v[i] = (x & 1) ? -m : m;
     else
       v[i] = m;
+    if (*have)
+      *t += (__int128)(v[i] * 0x1p53); /* exact: an integer */
   }
+  return layout;
 }
 
 /* The exact sum of v as the engine does it: chunks below
@@ -102,43 +135,44 @@ static int listed(const char *list, const char *name) {
 
 int main(int argc, char **argv) {
   FILE *csv = NULL;
-  int reps = 9;
+  int reps = 9, cpu_clock = 0;
   const char *sizes_arg = "1080x1920,1GiB";
-  const char *data_arg = "typical,wide200,wide1000,binade,binade_pm,mixed";
+  const char *data_arg =
+      "typical,wide200,wide1000,binade,binade_pm,mixed,int64";
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--csv"))
-      csv = fopen(argv[i + 1], "w");
-    else if (!strcmp(argv[i], "--reps"))
+    if (!strcmp(argv[i], "--csv") && !(csv = fopen(argv[i + 1], "w"))) {
+      perror(argv[i + 1]);
+      return 1;
+    }
+    if (!strcmp(argv[i], "--reps"))
       reps = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--sizes"))
       sizes_arg = argv[i + 1];
     else if (!strcmp(argv[i], "--data"))
       data_arg = argv[i + 1];
+    else if (!strcmp(argv[i], "--clock"))
+      cpu_clock = !strcmp(argv[i + 1], "cpu");
   }
   if (reps < 2)
     reps = 2;
   if (reps > MAXR)
     reps = MAXR;
+  double (*now)(void) = cpu_clock ? bench_cpu_ms : bench_now_ms;
+  const char *clock_name = cpu_clock ? "thread-cpu" : "wall";
   if (csv)
-    fprintf(csv, "data,kernel,size,n,median_ms,gbps,x_plain\n");
+    fprintf(csv, "data,kernel,size,n,median_ms,gbps,ns_per_value,x_plain,"
+                 "checked,clock\n");
   const struct {
     const char *name;
     int64_t n;
   } sizes[] = {{"1080x1920", 1080 * 1920}, {"1GiB", (int64_t)1 << 27}};
-  const char *datas[] = {"typical", "wide200",   "wide1000",
-                         "binade",  "binade_pm", "mixed"};
+  const char *datas[] = {"typical",   "wide200", "wide1000", "binade",
+                         "binade_pm", "mixed",   "int64"};
   const int ndatas = (int)(sizeof datas / sizeof datas[0]);
-  /* kernels: -2 plain loop, -1 ga_cpu_sum, then the variants that run */
-  int kern[MAXK], nk = 0;
-  kern[nk++] = -2;
-  kern[nk++] = -1;
-  for (int v = 0; v < ga_cpu_sum_nvariants() && nk < MAXK; v++)
-    if (ga_cpu_sum_variant_ok(v))
-      kern[nk++] = v;
   printf("ga_cpu_sum uses %s\n",
          ga_cpu_sum_variant_name(ga_cpu_sum_variant_best()));
-  printf("%-9s %-24s %10s %10s %8s %8s\n", "data", "kernel", "size",
-         "median_ms", "GB/s", "x_plain");
+  printf("%-9s %-24s %10s %10s %8s %8s %7s\n", "data", "kernel", "size",
+         "median_ms", "GB/s", "x_plain", "checked");
   int bad = 0;
   for (int s = 0; s < 2; s++) {
     if (!listed(sizes_arg, sizes[s].name))
@@ -151,26 +185,46 @@ int main(int argc, char **argv) {
     for (int d = 0; d < ndatas; d++) {
       if (!listed(data_arg, datas[d]))
         continue;
-      fill(v, isint, n, datas[d]);
-      int layout = strcmp(datas[d], "mixed") ? GA_LAYOUT_REAL : GA_LAYOUT_MIXED;
-      double t[MAXK][MAXR], chk = 0;
+      __int128 total;
+      int have;
+      int layout = fill(v, isint, n, datas[d], &total, &have);
+      /* kernels: -2 plain loop, -1 ga_cpu_sum, then the variants of the
+      ** real sum (not for the integer layout, which has one path) */
+      int kern[MAXK], nk = 0;
+      kern[nk++] = -2;
+      kern[nk++] = -1;
+      for (int k = 0;
+           layout != GA_LAYOUT_INT && k < ga_cpu_sum_nvariants() && nk < MAXK;
+           k++)
+        if (ga_cpu_sum_variant_ok(k))
+          kern[nk++] = k;
+      /* the reference: the per-value add, or for int64 ga_cpu_sum */
       ga_sum_partial want, got;
-      exact_sum(v, isint, layout, n, -1, &want);
+      exact_sum(v, isint, layout, n, layout == GA_LAYOUT_INT ? -1 : 0, &want);
+      int ok_ref = 1;
+      if (layout == GA_LAYOUT_INT)
+        ok_ref = ga_sum_int_total(&want) == total;
+      else if (have)
+        ok_ref = ga_dbits(ga_sum_round(&want)) ==
+                 ga_dbits((double)total * 0x1p-53); /* one rounding */
+      double t[MAXK][MAXR], chk = 0;
+      int ok[MAXK];
+      for (int k = 0; k < nk; k++)
+        ok[k] = ok_ref;
       for (int r = 0; r < reps; r++) {
         for (int k = 0; k < nk; k++) {
-          double t0 = bench_now_ms();
+          double t0 = now();
           if (kern[k] == -2) {
-            chk += plain_sum(v, n);
+            chk += layout == GA_LAYOUT_INT
+                       ? (double)plain_isum((const int64_t *)v, n)
+                       : plain_sum(v, n);
           } else {
             exact_sum(v, isint, layout, n, kern[k], &got);
             chk += ga_sum_round(&got);
           }
-          t[k][r] = bench_now_ms() - t0;
-          if (kern[k] != -2 && r == 0 && memcmp(&got, &want, sizeof got)) {
-            printf("MISMATCH: %s on %s differs from ga_cpu_sum\n",
-                   ga_cpu_sum_variant_name(kern[k]), datas[d]);
-            bad = 1;
-          }
+          t[k][r] = now() - t0;
+          if (kern[k] != -2 && r == 0 && memcmp(&got, &want, sizeof got))
+            ok[k] = 0;
         }
       }
       for (int k = 0; k < nk; k++) {
@@ -190,12 +244,18 @@ int main(int argc, char **argv) {
         else
           snprintf(name, sizeof name, "cpu exact: %s",
                    ga_cpu_sum_variant_name(kern[k]));
+        const char *checked = kern[k] == -2 ? "-"
+                              : !ok[k]      ? "WRONG"
+                              : have        ? "exact"
+                                            : "ref";
+        bad += kern[k] != -2 && !ok[k];
         double gbps = n * 8.0 / med / 1e6;
-        printf("%-9s %-24s %10s %10.3f %8.2f %8.3f\n", datas[d], name,
-               sizes[s].name, med, gbps, x);
+        printf("%-9s %-24s %10s %10.3f %8.2f %8.3f %7s\n", datas[d], name,
+               sizes[s].name, med, gbps, x, checked);
         if (csv)
-          fprintf(csv, "%s,%s,%s,%lld,%.4f,%.2f,%.3f\n", datas[d], name,
-                  sizes[s].name, (long long)n, med, gbps, x);
+          fprintf(csv, "%s,%s,%s,%lld,%.4f,%.2f,%.3f,%.3f,%s,%s\n", datas[d],
+                  name, sizes[s].name, (long long)n, med, gbps, med * 1e6 / n,
+                  x, checked, clock_name);
       }
       if (chk == 0.123456789) /* keeps the sums alive */
         printf(" ");
@@ -205,5 +265,9 @@ int main(int argc, char **argv) {
   }
   if (csv)
     fclose(csv);
-  return bad;
+  if (bad) {
+    printf("FAIL: %d exact results differ from the reference\n", bad);
+    return 1;
+  }
+  return 0;
 }

@@ -7,8 +7,10 @@
 #
 # Defaults: 3 runs, bench/out/cpu_reduce.csv, cpu_reduce's defaults with
 # --reps 11.  Each run's CSV is kept beside OUT (OUT minus .csv, _runK.csv).
-# OUT's columns: cpu_reduce's (median over runs of median_ms, gbps, x_plain)
-# plus runs, x_plain_lo, x_plain_hi (the smallest and largest run's x_plain).
+# OUT's columns: cpu_reduce's (median over runs of median_ms, gbps,
+# ns_per_value, x_plain; checked is WRONG if any run's was) plus runs,
+# x_plain_lo, x_plain_hi (the smallest and largest run's x_plain).  A run
+# that finds a wrong result stops the script with its status.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 RUNS=${1:-3}
@@ -36,10 +38,14 @@ rows = []
 for r0 in runs[0]:
     same = [r for run in runs for r in run if key(r) == key(r0)]
     x = [float(r["x_plain"]) for r in same]
+    checks = {r.get("checked", "-") for r in same}
     rows.append({**{k: r0[k] for k in ("data", "kernel", "size", "n")},
                  "median_ms": "%.4f" % statistics.median(float(r["median_ms"]) for r in same),
                  "gbps": "%.2f" % statistics.median(float(r["gbps"]) for r in same),
+                 "ns_per_value": "%.3f" % statistics.median(float(r["ns_per_value"]) for r in same),
                  "x_plain": "%.3f" % statistics.median(x),
+                 "checked": "WRONG" if "WRONG" in checks else min(checks),
+                 "clock": r0["clock"],
                  "runs": len(same), "x_plain_lo": "%.3f" % min(x), "x_plain_hi": "%.3f" % max(x)})
 with open(out, "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0]))
