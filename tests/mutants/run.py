@@ -43,7 +43,7 @@ LIST = os.path.join(HERE, "mutants.txt")
 # make wheel's output, SKIPs without it), so a survivor passed all of them.
 SUITES = os.environ.get(
     "MUTANT_SUITES",
-    "engine sql exact chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
+    "engine cpu_sum sql exact chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
     "fake:exact fake:chunks fake:matadd state state_engine state_worker scan_group aggregate "
     "aggregate_writer python cli diff gpu gpu_faults install node")
 FIELDS = ("name", "file", "find", "repl")
