@@ -113,7 +113,7 @@ size_t gak_scratch_bytes(int64_t n);
 ** merges partials that respect that bound (engine/xacc.h).  Values that an
 ** in-register expansion cannot hold (wide exponent ranges, Inf, NaN) are
 ** deferred through d_scratch (gak_scratch_bytes(n) bytes) to a second
-** kernel, so d_scratch must be given. */
+** kernel when n is large (4M values and more), so d_scratch must be given. */
 int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
             int layout, ga_sum_partial *d_out, void *d_scratch,
             gak_stream stream);
