@@ -1,0 +1,380 @@
+/*
+** cache_host.c — queries on a host entry (cache.h), with all cores.
+**
+** Rules:
+**   1. The entry's segments are cut into `threads` contiguous runs of about
+**      equal rows; each thread walks its run in row order and keeps one
+**      exact state per group (ungrouped: one).  Runs are numbered in row
+**      order and handed to the group merge of gpu_aggregate's parallel path
+**      (ga_gs_add, engine/scan_group.h) as piece numbers, so the group's
+**      representative key and max/min ties are the first row's in rowid
+**      order, as on every other path.
+**   2. A row's value is stepped with the same ga_xstate_step_* that the
+**      workers' fused aggregate uses, so a cached answer is the uncached
+**      one.  The whole-column shape (no filter, no group, no NULL) sums with
+**      ga_cpu_sum and ga_cpu_best in L1-sized blocks instead: exact, and
+**      equal by construction (integer digits; first occurrence).
+**   3. Group keys: NULL is one group; numbers are one group when equal
+**      (1 = 1.0, 0 = -0.0), found through a canonical key: an integer for
+**      every INTEGER and every REAL with an integral value in int64 range,
+**      else the REAL's bits.
+**   4. Filter terms compare exactly (ga_num_cmp); NULL passes only IS NULL.
+*/
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cache.h"
+#include "cpu_reduce.h"
+#include "scan_group.h"
+#include "sqlite3ext.h"
+#include "state.h"
+#include "xacc.h"
+SQLITE_EXTENSION_INIT3
+
+/* Values a whole-column block sums at once (32 KiB: L1). */
+#define GA_CH_BLOCK 4096
+
+typedef struct hgroup {
+  int64_t ck;   /* canonical key */
+  int cls;      /* 0 NULL, 1 integer key, 2 REAL bits key */
+  ga_value key; /* the first row's value (number or NULL) */
+  ga_xstate st;
+} hgroup;
+
+typedef struct hrun {
+  const ga_centry *e;
+  const ga_cquery *q;
+  int64_t s0, s1; /* segments [s0, s1) */
+  int no;         /* run number, in row order */
+  ga_group_shards *gs;
+  /* grouped: open addressing */
+  hgroup *g;
+  int64_t *slot; /* index into g, -1 empty */
+  int64_t ng, capg, nslot;
+  ga_xstate st; /* ungrouped */
+  int rc;
+  pthread_t th;
+  int started;
+} hrun;
+
+/* ---- filter ---- */
+
+static int term_pass(const gak_cterm *t, const gak_clit *lits,
+                     const ga_cblock *b, int c, int64_t i) {
+  int nn = ga_bit(ga_cb_notnull(b, c), i);
+  if (t->op == GAK_CMP_ISNULL)
+    return !nn;
+  if (t->op == GAK_CMP_NOTNULL)
+    return nn;
+  if (!nn)
+    return 0;
+  int kind = ga_bit(ga_cb_isint(b, c), i) ? GA_KIND_INT : GA_KIND_REAL;
+  int64_t v = (int64_t)ga_cb_vals(b, c)[i];
+  if (t->op == GAK_CMP_IN) {
+    for (int k = 0; k < t->nlit; k++)
+      if (!ga_num_cmp(kind, v, lits[t->lit + k].kind, lits[t->lit + k].bits))
+        return 1;
+    return 0;
+  }
+  int r = ga_num_cmp(kind, v, lits[t->lit].kind, lits[t->lit].bits);
+  switch (t->op) {
+  case GAK_CMP_EQ:
+    return r == 0;
+  case GAK_CMP_NE:
+    return r != 0;
+  case GAK_CMP_LT:
+    return r < 0;
+  case GAK_CMP_LE:
+    return r <= 0;
+  case GAK_CMP_GT:
+    return r > 0;
+  case GAK_CMP_GE:
+    return r >= 0;
+  }
+  return 0;
+}
+
+static int row_pass(const gak_cfilter *f, const ga_cblock *b, int64_t i) {
+  for (int t = 0; t < f->nterms; t++)
+    if (!term_pass(&f->terms[t], f->lits, b, f->terms[t].col, i))
+      return 0;
+  return 1;
+}
+
+/* ---- groups ---- */
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* Rule 3's canonical key of a value of column c, row i. */
+static void canon(const ga_cblock *b, int c, int64_t i, int *cls, int64_t *ck,
+                  ga_value *raw) {
+  memset(raw, 0, sizeof(*raw));
+  if (!ga_bit(ga_cb_notnull(b, c), i)) {
+    *cls = 0;
+    *ck = 0;
+    raw->type = GA_V_NULL;
+    return;
+  }
+  int64_t v = (int64_t)ga_cb_vals(b, c)[i];
+  if (ga_bit(ga_cb_isint(b, c), i)) {
+    *cls = 1;
+    *ck = v;
+    raw->type = GA_V_INT;
+    raw->i = v;
+    return;
+  }
+  double r = ga_bitsd(v);
+  raw->type = GA_V_REAL;
+  raw->r = r;
+  if (r >= -0x1p63 && r < 0x1p63 && r == trunc(r)) {
+    *cls = 1;
+    *ck = (int64_t)r;
+  } else {
+    *cls = 2;
+    *ck = v;
+  }
+}
+
+static int grow(hrun *r) {
+  int64_t nslot = r->nslot ? r->nslot * 2 : 64;
+  int64_t *slot = sqlite3_malloc64(sizeof(int64_t) * (size_t)nslot);
+  if (!slot)
+    return 0;
+  for (int64_t k = 0; k < nslot; k++)
+    slot[k] = -1;
+  for (int64_t j = 0; j < r->ng; j++) {
+    uint64_t h = mix((uint64_t)r->g[j].ck * 3 + (uint64_t)r->g[j].cls);
+    int64_t k = (int64_t)(h & (uint64_t)(nslot - 1));
+    while (slot[k] >= 0)
+      k = (k + 1) & (nslot - 1);
+    slot[k] = j;
+  }
+  sqlite3_free(r->slot);
+  r->slot = slot;
+  r->nslot = nslot;
+  return 1;
+}
+
+/* The state of the group of (cls, ck); raw is the row's key value.  NULL:
+** out of memory or too many groups (r->rc set). */
+static ga_xstate *group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
+  if (r->ng * 2 >= r->nslot && !grow(r)) {
+    r->rc = GA_SCAN_NOMEM;
+    return NULL;
+  }
+  uint64_t h = mix((uint64_t)ck * 3 + (uint64_t)cls);
+  int64_t k = (int64_t)(h & (uint64_t)(r->nslot - 1));
+  for (;;) {
+    int64_t j = r->slot[k];
+    if (j < 0)
+      break;
+    if (r->g[j].cls == cls && r->g[j].ck == ck)
+      return &r->g[j].st;
+    k = (k + 1) & (r->nslot - 1);
+  }
+  if (r->ng >= GA_CACHE_MAX_GROUPS) {
+    r->rc = GA_SCAN_FALLBACK;
+    return NULL;
+  }
+  if (r->ng == r->capg) {
+    int64_t cap = r->capg ? r->capg * 2 : 16;
+    hgroup *g = sqlite3_realloc64(r->g, sizeof(hgroup) * (size_t)cap);
+    if (!g) {
+      r->rc = GA_SCAN_NOMEM;
+      return NULL;
+    }
+    r->g = g;
+    r->capg = cap;
+  }
+  hgroup *g = &r->g[r->ng];
+  memset(g, 0, sizeof(*g));
+  g->cls = cls;
+  g->ck = ck;
+  g->key = *raw; /* the first row of the run wins (rule 1) */
+  r->slot[k] = r->ng++;
+  return &g->st;
+}
+
+/* ---- one run ---- */
+
+static void step_x(ga_xstate *st, const ga_cblock *b, int xc, int64_t i) {
+  if (!ga_bit(ga_cb_notnull(b, xc), i)) {
+    ga_xstate_step_null(st);
+    return;
+  }
+  uint64_t v = ga_cb_vals(b, xc)[i];
+  if (ga_bit(ga_cb_isint(b, xc), i))
+    ga_xstate_step_int(st, (int64_t)v);
+  else
+    ga_xstate_step_real(st, ga_bitsd((int64_t)v));
+}
+
+/* Rule 2's whole-column blocks, for a run without NULL or filter. */
+static void whole(hrun *r) {
+  const ga_centry *e = r->e;
+  int xc = r->q->xcol;
+  ga_best_partial mx = {GA_KIND_NONE, 0, 0, 0}, mn = mx;
+  int64_t pos = 0, since = 0; /* row of the run; values since a normalise */
+  for (int64_t s = r->s0; s < r->s1; s++) {
+    const ga_cblock *b = e->segs[s];
+    const ga_ccol *k = &e->cols[xc];
+    int layout = k->nint == e->rows    ? GA_LAYOUT_INT
+                 : k->nreal == e->rows ? GA_LAYOUT_REAL
+                                       : GA_LAYOUT_MIXED;
+    for (int64_t o = 0; o < b->n; o += GA_CH_BLOCK) {
+      int64_t n = b->n - o < GA_CH_BLOCK ? b->n - o : GA_CH_BLOCK;
+      const uint64_t *v = ga_cb_vals(b, xc) + o;
+      const uint64_t *bits = ga_cb_isint(b, xc) + o / 64;
+      ga_best_partial p;
+      ga_cpu_sum(v, bits, n, layout, &r->st.sum);
+      ga_cpu_best(v, bits, n, layout, 0, &p);
+      p.idx += pos;
+      ga_best_merge(&mx, &p, 0);
+      ga_cpu_best(v, bits, n, layout, 1, &p);
+      p.idx += pos;
+      ga_best_merge(&mn, &p, 1);
+      pos += n;
+      since += n;
+      if (since > GA_STATE_NORM_MASK) { /* ga_cpu_sum's bound per partial */
+        ga_sum_normalize(&r->st.sum);
+        since = 0;
+      }
+    }
+  }
+  r->st.rows = r->st.count = pos;
+  if (pos) {
+    ga_value v;
+    memset(&v, 0, sizeof(v));
+    v.type = mx.kind == GA_KIND_INT ? GA_V_INT : GA_V_REAL;
+    v.i = mx.bits;
+    v.r = ga_bitsd(mx.bits);
+    ga_bval_set(&r->st.max, &v); /* numbers: nothing to allocate */
+    v.type = mn.kind == GA_KIND_INT ? GA_V_INT : GA_V_REAL;
+    v.i = mn.bits;
+    v.r = ga_bitsd(mn.bits);
+    ga_bval_set(&r->st.min, &v);
+  }
+}
+
+static void *run_main(void *arg) {
+  hrun *r = arg;
+  const ga_centry *e = r->e;
+  const ga_cquery *q = r->q;
+  int xc = q->xcol, gc = q->gcol;
+  int64_t bytes = 0;
+  if (gc < 0 && q->filter.nterms == 0 && e->cols[xc].nnull == 0) {
+    whole(r);
+  } else {
+    for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
+      const ga_cblock *b = e->segs[s];
+      for (int64_t i = 0; i < b->n; i++) {
+        if (q->filter.nterms && !row_pass(&q->filter, b, i))
+          continue;
+        ga_xstate *st = &r->st;
+        if (gc >= 0) {
+          int cls;
+          int64_t ck;
+          ga_value raw;
+          canon(b, gc, i, &cls, &ck, &raw);
+          st = group_of(r, cls, ck, &raw);
+          if (!st)
+            break;
+        }
+        step_x(st, b, xc, i);
+      }
+    }
+  }
+  if (r->rc)
+    return NULL;
+  /* hand the run's groups over (piece number = run number, rule 1) */
+  if (gc < 0) {
+    if (r->st.rows > 0) {
+      ga_value none;
+      memset(&none, 0, sizeof(none));
+      none.type = GA_V_NULL;
+      if (ga_gs_add(r->gs, &none, &r->st, r->no, &bytes))
+        r->rc = GA_SCAN_NOMEM;
+    }
+  } else {
+    for (int64_t j = 0; j < r->ng && !r->rc; j++)
+      if (ga_gs_add(r->gs, &r->g[j].key, &r->g[j].st, r->no, &bytes))
+        r->rc = GA_SCAN_NOMEM;
+  }
+  return NULL;
+}
+
+static void run_free(hrun *r) {
+  for (int64_t j = 0; j < r->ng; j++)
+    ga_xstate_clear(&r->g[j].st);
+  sqlite3_free(r->g);
+  sqlite3_free(r->slot);
+  ga_xstate_clear(&r->st);
+}
+
+int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                        int threads, ga_scan_out *out, char *why, size_t nwhy) {
+  (void)c;
+  memset(out, 0, sizeof(*out));
+  if (threads < 1)
+    threads = 1;
+  if (threads > e->nsegs)
+    threads = e->nsegs > 0 ? (int)e->nsegs : 1;
+  out->groups = ga_gs_new(GA_COLL_BINARY);
+  hrun *runs = sqlite3_malloc64(sizeof(hrun) * (size_t)threads);
+  if (!out->groups || !runs) {
+    sqlite3_free(runs);
+    ga_scan_out_free(out);
+    return GA_SCAN_NOMEM;
+  }
+  memset(runs, 0, sizeof(hrun) * (size_t)threads);
+  /* contiguous runs of about rows / threads rows */
+  int64_t s = 0;
+  for (int t = 0; t < threads; t++) {
+    hrun *r = &runs[t];
+    r->e = e;
+    r->q = q;
+    r->no = t;
+    r->gs = out->groups;
+    r->s0 = s;
+    int64_t goal = e->rows * (t + 1) / threads;
+    while (s < e->nsegs &&
+           (t == threads - 1 || e->seg_base[s] + e->segs[s]->n <= goal ||
+            s == r->s0))
+      s++;
+    r->s1 = s;
+  }
+  for (int t = 1; t < threads; t++)
+    runs[t].started =
+        pthread_create(&runs[t].th, NULL, run_main, &runs[t]) == 0;
+  run_main(&runs[0]);
+  for (int t = 1; t < threads; t++) {
+    if (runs[t].started)
+      pthread_join(runs[t].th, NULL);
+    else
+      run_main(&runs[t]); /* no thread: this one does it */
+  }
+  int rc = GA_SCAN_OK;
+  for (int t = 0; t < threads; t++) {
+    if (runs[t].rc && rc == GA_SCAN_OK)
+      rc = runs[t].rc;
+    run_free(&runs[t]);
+  }
+  sqlite3_free(runs);
+  if (rc == GA_SCAN_FALLBACK)
+    snprintf(why, nwhy, "more than %lld groups",
+             (long long)GA_CACHE_MAX_GROUPS);
+  if (rc == GA_SCAN_OK && ga_gs_sorted(out->groups, &out->sorted, &out->n))
+    rc = GA_SCAN_NOMEM;
+  if (rc != GA_SCAN_OK)
+    ga_scan_out_free(out);
+  out->threads = threads;
+  return rc;
+}
