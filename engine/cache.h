@@ -188,8 +188,10 @@ typedef struct ga_cquery {
 
 /* Answer q from e: the groups (ungrouped: one NULL key, or none when no row
 ** passed) into out->groups / out->sorted / out->n, as ga_scan_run would.
-** GA_SCAN_OK; GA_SCAN_NOMEM; GA_SCAN_FALLBACK with why (a GPU step failed,
-** too many groups, a group key the GPU cannot handle). */
+** GA_SCAN_OK; GA_SCAN_NOMEM; GA_CACHE_DECLINED with why (the entry cannot
+** answer this shape: too many groups, group keys the GPU does not take);
+** GA_SCAN_FALLBACK with why (a GPU step failed: drop the entry). */
+#define GA_CACHE_DECLINED 40
 int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         int threads, ga_scan_out *out, char *why, size_t nwhy);
 int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,

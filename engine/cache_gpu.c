@@ -56,7 +56,7 @@ static int arrays_alloc(int ncols, int64_t cap, uint64_t **v, uint64_t **i,
         !ga_dev_alloc((void **)&nn[c], (size_t)GA_BW(cap) * 8))
       return 0;
   }
-  return 1;
+  return 1; /* 1: allocated */
 }
 
 static void arrays_free(int ncols, uint64_t **v, uint64_t **i, uint64_t **nn) {
@@ -94,7 +94,7 @@ int ga_cgpu_begin(ga_cgpu **out, int ncols, int64_t cap, char *why,
   *out = g;
   if (!ga_dev_enter(g->dev, &prev)) {
     snprintf(why, nwhy, "cannot use the GPU");
-    return 1;
+    return GA_CLOAD_EFAIL;
   }
   int ok = ga_stream_new((void **)&g->stream);
   if (ok)
@@ -103,7 +103,7 @@ int ga_cgpu_begin(ga_cgpu **out, int ncols, int64_t cap, char *why,
   if (!ok) {
     snprintf(why, nwhy, "GPU memory for %lld rows could not be allocated",
              (long long)cap);
-    return 1;
+    return GA_CLOAD_EFAIL;
   }
   g->cap = cap;
   return GA_OK;
@@ -115,14 +115,14 @@ const char *ga_cgpu_why(const ga_cgpu *g) { return g->why; }
 int ga_cgpu_sync(ga_cgpu *g) {
   int prev, ok = 0;
   if (!g->stream)
-    return 1;
+    return GA_CLOAD_EFAIL;
   if (ga_dev_enter(g->dev, &prev)) {
     ok = ga_cuda_ok(GA_STAGE_SYNC, gak_stream_sync(g->stream));
     if (!ok)
       gak_take_error();
     ga_dev_leave(prev);
   }
-  return ok ? GA_OK : 1;
+  return ok ? GA_OK : GA_CLOAD_EFAIL;
 }
 
 /* Copy rows [0, rows) of the old arrays into the new ones (device current,
@@ -173,7 +173,7 @@ static int resize(ga_cgpu *g, int64_t cap) {
     sqlite3_free(p);
     snprintf(g->why, sizeof g->why,
              "GPU memory for %lld rows could not be allocated", (long long)cap);
-    return 1;
+    return GA_CLOAD_EFAIL;
   }
   sqlite3_free(g->vals);
   g->vals = v;
@@ -208,7 +208,7 @@ int ga_cgpu_place(ga_cgpu *g, ga_cblock *b, int64_t at) {
   int prev, ok = 0;
   if (at != g->rows || at + b->n > g->cap) {
     snprintf(g->why, sizeof g->why, "rows placed out of order");
-    return 1;
+    return GA_CLOAD_EFAIL;
   }
   int s = (int)(at & 63);
   int64_t w0 = at >> 6, run = GA_BW(b->cap) + 2;
@@ -241,7 +241,7 @@ int ga_cgpu_place(ga_cgpu *g, ga_cblock *b, int64_t at) {
   }
   if (!ok) {
     snprintf(g->why, sizeof g->why, "a copy to the GPU failed");
-    return 1;
+    return GA_CLOAD_EFAIL;
   }
   g->rows = at + b->n;
   return GA_OK;
@@ -251,7 +251,7 @@ int ga_cgpu_finish(ga_cgpu *g, ga_centry *e, int64_t rows, int64_t *freed) {
   *freed = 0;
   if (rows != g->rows || ga_cgpu_sync(g)) {
     snprintf(g->why, sizeof g->why, "a copy to the GPU failed");
-    return 1;
+    return GA_CLOAD_EFAIL;
   }
   int64_t cap = rows > 0 ? rows : 1;
   if (g->cap > cap + cap / 4 + 65536) { /* give back what is not used */
@@ -570,7 +570,7 @@ static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (kc) {
     int d = dictionary(c, e, kc, why, nwhy);
     if (d <= 0)
-      return GA_SCAN_FALLBACK;
+      return d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
     ngroups = kc->ndict + 1; /* and the NULL group */
   }
   gak_cfilter f = q->filter;
@@ -580,7 +580,11 @@ static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
     f.terms[t].col = t; /* the kernel reads cols[t] for term t */
 
   /* phase 1: sized by n and the groups */
-  int64_t maxsl = GA_CQ_MAX_SLICES + ngroups + 1;
+  /* slices: at most ceil(m / slice) + one per group, slice >= 4096 rows */
+  int64_t maxsl =
+      (n / GA_CQ_MIN_SLICE + 1 < GA_CQ_MAX_SLICES ? n / GA_CQ_MIN_SLICE + 1
+                                                  : GA_CQ_MAX_SLICES) +
+      ngroups + 1;
   arena a = {NULL, 0, 0};
   for (int pass = 0; pass < 2; pass++) {
     if (pass) {
@@ -667,7 +671,7 @@ static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   int64_t nsl = 0, ngr = 0, total = 0;
   for (int64_t g = 0; g < ngroups; g++) {
-    uint32_t s0 = h_se[g], s1 = h_se[ngroups > 1 || kc ? ngroups + g : 1];
+    uint32_t s0 = h_se[g], s1 = kc ? h_se[ngroups + g] : h_se[1];
     if (s1 <= s0)
       continue;
     if (s1 > m) {

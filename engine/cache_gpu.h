@@ -17,7 +17,8 @@ typedef struct ga_cgpu ga_cgpu;
 int64_t ga_cache_gpu_bytes(int ncols, int64_t cap);
 
 /* Arrays for cap rows on the cache's device (the first usable one), and a
-** stream.  GA_OK, GA_NOMEM, or another code with why. */
+** stream.  These return GA_OK, GA_NOMEM (host memory), or GA_CLOAD_EFAIL
+** (a GPU step; ga_cgpu_why says which). */
 int ga_cgpu_begin(ga_cgpu **out, int ncols, int64_t cap, char *why,
                   size_t nwhy);
 int64_t ga_cgpu_cap(const ga_cgpu *g);
@@ -26,7 +27,7 @@ int ga_cgpu_grow(ga_cgpu *g, int64_t cap);
 /* Queue the copies of block b's rows to rows [at, at + b->n); blocks are
 ** placed in row order (the bitmaps' partial words carry over). */
 int ga_cgpu_place(ga_cgpu *g, ga_cblock *b, int64_t at);
-/* Wait for every queued copy: GA_OK or 1. */
+/* Wait for every queued copy: GA_OK or GA_CLOAD_EFAIL. */
 int ga_cgpu_sync(ga_cgpu *g);
 /* Hand the arrays of `rows` rows to e (e->cols[c].d_*, e->dev), shrinking
 ** them when much is unused (*freed: the bytes given back). */

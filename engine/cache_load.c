@@ -290,7 +290,7 @@ static int sink_grow(ga_csink *s) {
   pthread_mutex_unlock(&l->mu);
   if (l->where == GA_CACHE_GPU)
     place(l); /* the filled block of the frontier piece goes now */
-  return failed(l) ? 1 : GA_OK;
+  return failed(l) ? GA_CLOAD_EFAIL : GA_OK;
 }
 
 int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
@@ -342,7 +342,7 @@ int ga_cload_piece_begin(void *arg, sqlite3_stmt *st, int64_t no, int64_t lo,
                          int64_t hi) {
   ga_cload *l = arg;
   if (failed(l))
-    return 1;
+    return GA_CLOAD_EFAIL;
   ga_csink *s = sqlite3_malloc64(sizeof(*s));
   int64_t *stats = sqlite3_malloc64(sizeof(int64_t) * 3 * (size_t)l->ncols);
   if (!s || !stats) {
@@ -381,7 +381,9 @@ int ga_cload_piece_begin(void *arg, sqlite3_stmt *st, int64_t no, int64_t lo,
     l->npieces = no + 1;
   pthread_mutex_unlock(&l->mu);
   int rc = sqlite3_bind_pointer(st, 3, s, GA_CLOAD_SINK, NULL);
-  return rc == SQLITE_OK ? GA_OK : rc == SQLITE_NOMEM ? GA_NOMEM : 1;
+  return rc == SQLITE_OK      ? GA_OK
+         : rc == SQLITE_NOMEM ? GA_NOMEM
+                              : GA_CLOAD_EFAIL;
 }
 
 /* Host: give back what a piece's last block does not use, when that is
@@ -419,7 +421,7 @@ int ga_cload_piece_end(void *arg, int64_t no, int ok, int64_t *rows) {
   ga_csink *s = no < l->npieces ? l->pieces[no] : NULL;
   pthread_mutex_unlock(&l->mu);
   if (!s || !ok)
-    return failed(l) ? 1 : GA_OK;
+    return failed(l) ? GA_CLOAD_EFAIL : GA_OK;
   *rows = s->rows;
   if (l->where == GA_CACHE_HOST)
     shrink_last(s);
@@ -432,7 +434,7 @@ int ga_cload_piece_end(void *arg, int64_t no, int ok, int64_t *rows) {
   pthread_mutex_unlock(&l->mu);
   if (l->where == GA_CACHE_GPU)
     place(l);
-  return failed(l) ? 1 : GA_OK;
+  return failed(l) ? GA_CLOAD_EFAIL : GA_OK;
 }
 
 static void sink_free(ga_csink *s) {

@@ -310,8 +310,8 @@ static int overflow_of(aggr_cursor *c) {
 ** an entry that could not answer. */
 static void set_why(ga_scan_last *last, const char *cwhy, const char *why) {
   if (cwhy[0])
-    sqlite3_snprintf((int)sizeof last->why, last->why,
-                     "cache not used: %s; %s", cwhy, why);
+    sqlite3_snprintf((int)sizeof last->why, last->why, "cache not used: %s; %s",
+                     cwhy, why);
   else
     sqlite3_snprintf((int)sizeof last->why, last->why, "%s", why);
 }

@@ -298,6 +298,12 @@ static int collist_parse(sqlite3 *db, const ga_target *t, const char *z,
     }
     if (!id)
       return SQLITE_NOMEM;
+    if (!*id) {
+      *err =
+          sqlite3_mprintf("gpu_cache: an empty name in the column list: %s", z);
+      sqlite3_free(id);
+      return SQLITE_ERROR;
+    }
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
       p++;
     if (*p && *p != ',') {
@@ -908,6 +914,10 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   }
   if (rc == GA_SCAN_NOMEM)
     return SQLITE_NOMEM;
+  if (rc == GA_CACHE_DECLINED) { /* this shape, not the entry */
+    snprintf(why, nwhy, "%s", qwhy);
+    return SQLITE_OK;
+  }
   c->fallbacks++;
   if (e->where == GA_CACHE_GPU) { /* rule 5 */
     snprintf(why, nwhy, "%s; the entry was dropped", qwhy);
@@ -952,6 +962,7 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
   for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
     ga_cstamp now;
     int current = 0;
+    memset(&now, 0, sizeof(now));
     if (!e->stale && stamp_read(db, e->schema, &now) == SQLITE_OK)
       current = stamp_diff(&e->stamp, &now) == NULL;
     stamp_free(&now);

@@ -60,6 +60,7 @@ run_suite gpu_faults "$PYTHON" tests/test_gpu_faults.py
 run_suite matadd "$PYTHON" tests/test_matadd.py
 run_suite aggregate "$PYTHON" tests/test_aggregate.py
 run_suite aggregate_writer "$PYTHON" tests/test_aggregate_writer.py
+run_suite cache "$PYTHON" tests/test_cache.py
 run_suite scan_group make -s --no-print-directory test-scan-group
 run_suite engine make -s --no-print-directory test-engine
 run_suite state "$PYTHON" tests/test_state.py
@@ -85,6 +86,7 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     run_suite fake:gpu_faults fake "$PYTHON" tests/test_gpu_faults.py
     run_suite fake:matadd fake "$PYTHON" tests/test_matadd.py
     run_suite fake:seam fake "$PYTHON" tests/test_seam.py
+    run_suite fake:cache fake "$PYTHON" tests/test_cache.py
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
     failed=$((failed + 1))

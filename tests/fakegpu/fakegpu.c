@@ -745,8 +745,7 @@ int gak_cache_filter(const gak_cfilter *f, int64_t n, uint32_t *d_sel,
     const gak_cterm *tm = &f->terms[t];
     if (tm->col < 0 || tm->col >= GAK_CACHE_MAX_TERMS || tm->op < 0 ||
         tm->op > GAK_CMP_IN ||
-        (tm->op < GAK_CMP_ISNULL &&
-         (tm->lit < 0 || tm->lit >= f->nlits)) ||
+        (tm->op < GAK_CMP_ISNULL && (tm->lit < 0 || tm->lit >= f->nlits)) ||
         (tm->op == GAK_CMP_IN &&
          (tm->nlit < 1 || tm->lit < 0 || tm->lit + tm->nlit > f->nlits)))
       return fail(GAK_EOTHER);
@@ -898,8 +897,8 @@ static void op_gids(op *o) {
       gid[j] = (uint32_t)nd;
       continue;
     }
-    const int64_t *hit =
-        fk_canon(c, i, &key) ? bsearch(&key, dict, (size_t)nd, 8, fk_cmp_i64)
+    const int64_t *hit = fk_canon(c, i, &key)
+                             ? bsearch(&key, dict, (size_t)nd, 8, fk_cmp_i64)
                              : NULL;
     if (!hit) /* cannot happen with a dictionary of this column */
       die("gak_cache_group_ids: a key missing from the dictionary");
