@@ -7,9 +7,14 @@
 #                                      and the scan_min_rows crossover
 #   bench/aggregate_session.sh small   1e7 rows: sum, group100, group1e5 and
 #                                      filter at 1, 2, 4, 8, 16 threads
+#   bench/aggregate_session.sh mmap    1e8 rows, sum at 8 and 16 threads with
+#                                      the workers reading through mmap
+#                                      (GPUAGG_SCAN_MMAP, an experiment: is it
+#                                      worth a default?)
 #
 # CSVs go to $OUT (default bench/out): aggregate_h200_1e8.csv,
-# aggregate_crossover_h200.csv, aggregate_h200_1e7.csv.  Tables are made in
+# aggregate_crossover_h200.csv, aggregate_h200_1e7.csv,
+# aggregate_h200_1e8_mmap.csv.  Tables are made in
 # $DB (default /tmp/aggb; 1e8 rows take ~1.5 GB, 1e7 rows ~0.4 GB) and kept
 # for the next part.  The extension is built first when missing.
 set -eu
@@ -32,5 +37,9 @@ case "${1:-}" in
     "$PY" bench/aggregate_bench.py --rows 1e7 --threads "$THREADS" --reps 3 \
       --db "$DB" --csv "$OUT/aggregate_h200_1e7.csv" --machine h200
     ;;
-  *) echo "usage: bench/aggregate_session.sh big|small" >&2; exit 2 ;;
+  mmap)
+    GPUAGG_SCAN_MMAP=68719476736 "$PY" bench/aggregate_bench.py --rows 1e8 --cases sum \
+      --threads 8,16 --reps 3 --db "$DB" --csv "$OUT/aggregate_h200_1e8_mmap.csv" --machine h200-mmap
+    ;;
+  *) echo "usage: bench/aggregate_session.sh big|small|mmap" >&2; exit 2 ;;
 esac

@@ -301,7 +301,7 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
   if (grouped)
     key_of(st, 0, &key);
   else
-    key.type = GA_V_NULL;
+    memset(&key, 0, sizeof(key)); /* GA_V_NULL, n = 0: no group key */
   int rc =
       ga_state_decode(sqlite3_column_blob(st, col),
                       sqlite3_column_bytes(st, col), GA_STATE_FUSED, &s, err);

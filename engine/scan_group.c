@@ -132,8 +132,13 @@ uint64_t ga_key_hash(const ga_value *k, int coll) {
 
 /* ---- groups ---- */
 
+static int64_t text_bytes(const ga_bval *b) {
+  return b->type == GA_V_TEXT || b->type == GA_V_BLOB ? b->n : 0;
+}
+
 static int64_t group_bytes(const ga_group *g) {
-  return (int64_t)sizeof(*g) + g->key.n + g->st.max.n + g->st.min.n + 32;
+  return (int64_t)sizeof(*g) + text_bytes(&g->key) + text_bytes(&g->st.max) +
+         text_bytes(&g->st.min) + 32;
 }
 
 static void group_free(ga_group *g) {
@@ -281,9 +286,9 @@ int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
     t->bytes += group_bytes(g);
     return GA_OK;
   }
-  int64_t before = g->st.max.n + g->st.min.n + g->key.n;
+  int64_t before = group_bytes(g);
   rc = group_merge(g, key, st, piece);
-  t->bytes += g->st.max.n + g->st.min.n + g->key.n - before;
+  t->bytes += group_bytes(g) - before;
   ga_xstate_clear(st);
   return rc;
 }

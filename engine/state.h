@@ -5,8 +5,7 @@
 **
 ** Users: ext/state_fns.c (gpu_<agg>_state / gpu_<agg>_merge and the fused
 ** worker aggregate) and gpu_aggregate's workers (engine/scan.c), which hand
-** their partials back as the fused BLOB.  The contract between the two is
-** /work/STATE_API.md; this header is its implementation.
+** their partials back as the fused BLOB: one partial format for both.
 **
 ** Rules:
 **   1. A state is exact: merging states in any grouping gives the same sum
