@@ -22,6 +22,9 @@
 */
 #include <math.h>
 #include <pthread.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -217,6 +220,65 @@ static void step_x(ga_xstate *st, const ga_cblock *b, int xc, int64_t i) {
     ga_xstate_step_real(st, ga_bitsd((int64_t)v));
 }
 
+/* The largest and smallest of n > 0 doubles (no NaN: SQLite has none),
+** two lanes of SSE2 at a time (the x86-64 baseline).  Which zero of +-0
+** comes back does not matter: the caller looks for the first value equal to
+** it, and +0 == -0. */
+static void minmax_real(const uint64_t *v, int64_t n, double *mx, double *mn) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if (n >= 8) {
+    __m128d a0 = _mm_loadu_pd((const double *)v), a1 = a0, a2 = a0, a3 = a0;
+    __m128d b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (; i + 8 <= n; i += 8) {
+      const double *p = (const double *)(v + i);
+      __m128d x0 = _mm_loadu_pd(p), x1 = _mm_loadu_pd(p + 2);
+      __m128d x2 = _mm_loadu_pd(p + 4), x3 = _mm_loadu_pd(p + 6);
+      a0 = _mm_max_pd(a0, x0), a1 = _mm_max_pd(a1, x1);
+      a2 = _mm_max_pd(a2, x2), a3 = _mm_max_pd(a3, x3);
+      b0 = _mm_min_pd(b0, x0), b1 = _mm_min_pd(b1, x1);
+      b2 = _mm_min_pd(b2, x2), b3 = _mm_min_pd(b3, x3);
+    }
+    a0 = _mm_max_pd(_mm_max_pd(a0, a1), _mm_max_pd(a2, a3));
+    b0 = _mm_min_pd(_mm_min_pd(b0, b1), _mm_min_pd(b2, b3));
+    double m[2], k[2];
+    _mm_storeu_pd(m, a0);
+    _mm_storeu_pd(k, b0);
+    *mx = m[0] > m[1] ? m[0] : m[1];
+    *mn = k[0] < k[1] ? k[0] : k[1];
+  } else
+#endif
+  {
+    *mx = *mn = ga_bitsd((int64_t)v[0]);
+  }
+  for (; i < n; i++) {
+    double x = ga_bitsd((int64_t)v[i]);
+    if (x > *mx)
+      *mx = x;
+    if (x < *mn)
+      *mn = x;
+  }
+}
+
+/* Fold a REAL block's max or min (value m, first found at or after row 0
+** of the block, whose first row is `pos` in the run) into best: a strictly
+** better value replaces it, an equal one does not (the earlier row wins). */
+static void fold_real(ga_best_partial *best, const uint64_t *v, int64_t n,
+                      double m, int64_t pos, int want_min) {
+  if (best->kind == GA_KIND_REAL) {
+    double b = ga_bitsd(best->bits);
+    if (want_min ? !(m < b) : !(m > b))
+      return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (ga_bitsd((int64_t)v[i]) == m) { /* the first row holding it */
+      best->kind = GA_KIND_REAL;
+      best->bits = (int64_t)v[i];
+      best->idx = pos + i;
+      return;
+    }
+}
+
 /* Rule 2's whole-column blocks, for a run without NULL or filter. */
 static void whole(hrun *r) {
   const ga_centry *e = r->e;
@@ -235,12 +297,19 @@ static void whole(hrun *r) {
       const uint64_t *bits = ga_cb_isint(b, xc) + o / 64;
       ga_best_partial p;
       ga_cpu_sum(v, bits, n, layout, &r->st.sum);
-      ga_cpu_best(v, bits, n, layout, 0, &p);
-      p.idx += pos;
-      ga_best_merge(&mx, &p, 0);
-      ga_cpu_best(v, bits, n, layout, 1, &p);
-      p.idx += pos;
-      ga_best_merge(&mn, &p, 1);
+      if (layout == GA_LAYOUT_REAL) { /* one pass for both, vectorised */
+        double hi, lo;
+        minmax_real(v, n, &hi, &lo);
+        fold_real(&mx, v, n, hi, pos, 0);
+        fold_real(&mn, v, n, lo, pos, 1);
+      } else {
+        ga_cpu_best(v, bits, n, layout, 0, &p);
+        p.idx += pos;
+        ga_best_merge(&mx, &p, 0);
+        ga_cpu_best(v, bits, n, layout, 1, &p);
+        p.idx += pos;
+        ga_best_merge(&mn, &p, 1);
+      }
       pos += n;
       since += n;
       if (since > GA_STATE_NORM_MASK) { /* ga_cpu_sum's bound per partial */
