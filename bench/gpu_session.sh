@@ -4,6 +4,9 @@
 #
 #   bench/gpu_session.sh test    # test-gpu suite, kernel tests, compute-sanitizer
 #   bench/gpu_session.sh bench   # kernels, pipeline, matadd, SQL level
+#   bench/gpu_session.sh remeasure  # what bench/RESULTS.md marks "re-measure":
+#                                # pipeline, SQL fresh-process and warm runs,
+#                                # accuracy on the GPU path (every result checked)
 #
 # Expects ./libgpuagg.so (built with the full GENCODE, here or elsewhere) and,
 # on a machine without SQLite's CLI/headers, .device-kit/ (see DEVELOPERS.md).
@@ -42,5 +45,20 @@ bench)
   $PYTHON bench/sql_bench.py --rows ${SQL_ROWS:-10000,100000,1000000,10000000} \
     --kinds int,real --reps ${SQL_REPS:-5} --gpu-paths --dbdir /tmp/gpuagg_bench \
     --csv "$out/sql_gpu.csv"
+  ;;
+remeasure)
+  # each step checks its results and exits non-zero on a wrong one
+  mk bench-pipeline >/dev/null
+  rc=0
+  $B/bench/pipeline --csv "$out/pipeline.csv" || rc=1
+  $PYTHON bench/sql_bench.py --rows ${SQL_ROWS:-10000,1000000,10000000} --kinds int,real \
+    --reps ${SQL_REPS:-3} --gpu-paths --dbdir /tmp/gpuagg_bench --csv "$out/sql_gpu.csv" || rc=1
+  $PYTHON bench/sql_warm.py --rows 1000000,10000000 --dbdir /tmp/gpuagg_warm \
+    --csv "$out/sql_warm_small.csv" || rc=1
+  $PYTHON bench/sql_warm.py --rows 100000000 --reps 3 --dbdir /tmp/gpuagg_warm \
+    --csv "$out/sql_warm_1e8.csv" || rc=1
+  $PYTHON bench/accuracy.py --device gpu --csv "$out/accuracy_gpu.csv" 2>/dev/null || rc=1
+  echo "remeasure: exit $rc (CSVs in $out)"
+  exit $rc
   ;;
 esac

@@ -9,13 +9,22 @@ on-disk tables of growing size.  The crossover, if any, is what
 cpu_max_rows' default is chosen from (bench/RESULTS.md).
 
   bench/sql_warm.py --rows 1000000,10000000,100000000 --csv out.csv
+
+Every result is checked: gpu_sum gives the same bits on both paths and in
+every repetition, equals sum() on integers and an exact reference (computed
+here, up to --ref-rows rows), gpu_max equals max(); the forced-GPU rows must
+have run on the GPU (gpuagg_info()'s last path, read outside the timing).
+A mismatch prints FAIL and exits 1.  Needs a GPU.
 """
 import argparse
 import csv
+import math
 import os
 import sqlite3
 import statistics
+import struct
 import subprocess
+import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -32,9 +41,11 @@ def main():
     ap.add_argument("--ext", default=os.path.join(ROOT, "libgpuagg"))
     ap.add_argument("--sqlite3", default=os.environ.get("SQLITE3", "sqlite3"))
     ap.add_argument("--csv")
+    ap.add_argument("--ref-rows", type=int, default=10000000,
+                    help="compute an exact reference in Python up to this many rows")
     a = ap.parse_args()
     os.makedirs(a.dbdir, exist_ok=True)
-    out = []
+    out, fails = [], []
     for rows in [int(x) for x in a.rows.split(",")]:
         db = os.path.join(a.dbdir, f"w_{rows}.db")
         if not os.path.exists(db):
@@ -55,7 +66,7 @@ def main():
                     ("gpu_max@gpu", "gpu", "gpu_max")]
         for k in DATA:
             t = {v[0]: [] for v in variants}
-            res = {}
+            res, paths = {}, {}
             for rep in range(a.reps + 1):
                 for name, dev, fn in (variants if rep % 2 else variants[::-1]):
                     con.execute("select gpuagg_config('device', ?)", (dev,))
@@ -64,7 +75,28 @@ def main():
                     dt = time.perf_counter() - t0
                     if rep:
                         t[name].append(dt)
+                    if name in res and not same(res[name], r):
+                        fails.append(f"{rows} {k} {name}: {r!r} after {res[name]!r}")
                     res[name] = r
+                    if fn.startswith("gpu_"):  # untimed: where it ran
+                        paths[name] = con.execute(
+                            "select json_extract(gpuagg_info(), '$.last.path')").fetchone()[0]
+            # CHECK: the same bits on both paths; what the built-in gives
+            # where it is exact (int sums, max); the GPU rows ran on the GPU
+            checks = [("gpu_sum@cpu", "gpu_sum@gpu"), ("max", "gpu_max@gpu")]
+            if k == "int":
+                checks.append(("sum", "gpu_sum@cpu"))
+            for x, y in checks:
+                if not same(res[x], res[y]):
+                    fails.append(f"{rows} {k}: {x} gives {res[x]!r}, {y} gives {res[y]!r}")
+            if rows <= a.ref_rows:  # an exact reference, computed here
+                vals = [v for (v,) in con.execute(f"select x from t_{k}")]
+                ref = sum(vals) if k == "int" else math.fsum(vals)
+                if not same(res["gpu_sum@cpu"], ref):
+                    fails.append(f"{rows} {k}: gpu_sum gives {res['gpu_sum@cpu']!r}, exact {ref!r}")
+            for name in ("gpu_sum@gpu", "gpu_max@gpu"):
+                if paths.get(name) not in ("gpu", "mixed"):
+                    fails.append(f"{rows} {k} {name}: ran on path {paths.get(name)!r}")
             base = statistics.median(t["sum"])
             for name, _, _ in variants:
                 m = statistics.median(t[name])
@@ -72,7 +104,8 @@ def main():
                             "median_s": round(m, 4),
                             "ns_per_row": round(m / rows * 1e9, 1),
                             "x_sum": round(m / base, 3),
-                            "result": repr(res[name])[:24]})
+                            "result": repr(res[name]),
+                            "path": paths.get(name, "")})
         con.close()
     if a.csv:
         with open(a.csv, "w", newline="") as f:
@@ -84,8 +117,24 @@ def main():
     for r in out:
         print(f"{r['rows']:>10} {r['kind']:>5} {r['query']:>12} "
               f"{r['median_s']:>9} {r['ns_per_row']:>7} {r['x_sum']:>8}  "
-              f"{r['result']}")
+              f"{r['result']} {r['path']}")
+    for f in fails:
+        print("FAIL: " + f)
+    if fails:
+        return 1
+    print("results: the same bits on both paths, equal to the built-ins where those are "
+          "exact, and to an exact reference up to --ref-rows")
+    return 0
+
+
+def same(a, b):
+    """Same value AND type, bit for bit for reals."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    return a == b
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -29,4 +29,5 @@ $(CPU_BENCH): bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c $(wildcard en
 	$(CC) -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -Iengine -Ibench -o $@ bench/cpu_reduce.c engine/cpu_reduce.c engine/xacc.c -lm
 .PHONY: bench-cpu
 bench-cpu: $(CPU_BENCH)
-	$(CPU_BENCH) --csv bench/out/cpu_reduce.csv
+	@mkdir -p bench/out
+	$(CPU_BENCH) --csv bench/out/cpu_reduce.csv $(if $(BENCH_CLOCK),--clock $(BENCH_CLOCK))

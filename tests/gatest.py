@@ -117,6 +117,42 @@ def same(a, b):
     return a == b
 
 
+def sql_type(v):
+    """typeof() of a Python value read back from SQLite."""
+    if v is None:
+        return "null"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "real"
+    return "text" if isinstance(v, str) else "blob"
+
+
+def sort_key(v):
+    """SQLite's order of values under BINARY in a UTF-8 database: numbers <
+    TEXT (memcmp of UTF-8) < BLOB (memcmp).  Python compares int with float
+    exactly, as SQLite does."""
+    if isinstance(v, (int, float)):
+        return (1, v)
+    if isinstance(v, str):
+        return (2, v.encode())
+    return (3, bytes(v))
+
+
+def first_extreme(vals, sign):
+    """What max() (sign > 0) or min() (sign < 0) gives on a scan of vals, value
+    AND type: the first value that no later value beats, NULLs skipped (so of
+    5 and 5.0 the first seen wins); None when there is no value."""
+    best = bk = None
+    for v in vals:
+        if v is None:
+            continue
+        k = sort_key(v)
+        if best is None or (k > bk if sign > 0 else k < bk):
+            best, bk = v, k
+    return best
+
+
 def show(v):
     if isinstance(v, float):
         return "%s(real %r)" % (v.hex(), v)

@@ -13,7 +13,8 @@
 # real GPU the GPU suites run against it, so the engine's GPU-path logic is
 # tested everywhere), PYTHON, SQLITE3, VERBOSE=1 (print PASS lines), SEED,
 # GPUAGG_WHEEL (the wheel that tests/hosts/test_wheel.sh installs; make test
-# sets it).
+# sets it), SUITES (a subset, in order), STOP_ON_FAIL=1 (stop at the first
+# failing suite).
 set -u
 cd "$(dirname "$0")/.."
 export GPUAGG_LIB="${GPUAGG_LIB:-$PWD/libgpuagg}"
@@ -51,27 +52,34 @@ run_suite() { # name, command...
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
 
-run_suite sql "$PYTHON" tests/sqltest.py tests/sql/*.sql
-run_suite config "$PYTHON" tests/test_config.py
-run_suite exact "$PYTHON" tests/test_exact.py
-run_suite diff "$PYTHON" tests/test_diff.py
-run_suite gpu "$PYTHON" tests/test_gpu.py
-run_suite gpu_faults "$PYTHON" tests/test_gpu_faults.py
-run_suite matadd "$PYTHON" tests/test_matadd.py
-run_suite aggregate "$PYTHON" tests/test_aggregate.py
-run_suite aggregate_writer "$PYTHON" tests/test_aggregate_writer.py
-run_suite cache "$PYTHON" tests/test_cache.py
-run_suite scan_group make -s --no-print-directory test-scan-group
-run_suite engine make -s --no-print-directory test-engine
-run_suite state "$PYTHON" tests/test_state.py
-run_suite state_engine make -s --no-print-directory test-state-engine
-run_suite state_worker make -s --no-print-directory test-state-worker
-run_suite python "$PYTHON" tests/hosts/test_python.py
-run_suite cli tests/hosts/test_cli.sh
-run_suite install tests/hosts/test_install.sh
-run_suite wheel tests/hosts/test_wheel.sh
-run_suite node tests/hosts/node/run.sh
-run_suite harden "$PYTHON" tests/harden/surface.py
+# name -> command (eval'd, so tests/sql/*.sql expands), in the default order
+declare -A CMD=(
+  [sql]='"$PYTHON" tests/sqltest.py tests/sql/*.sql'
+  [config]='"$PYTHON" tests/test_config.py'
+  [exact]='"$PYTHON" tests/test_exact.py'
+  [diff]='"$PYTHON" tests/test_diff.py'
+  [chunks]='"$PYTHON" tests/test_chunks.py'
+  [gpu]='"$PYTHON" tests/test_gpu.py'
+  [gpu_faults]='"$PYTHON" tests/test_gpu_faults.py'
+  [matadd]='"$PYTHON" tests/test_matadd.py'
+  [aggregate]='"$PYTHON" tests/test_aggregate.py'
+  [aggregate_writer]='"$PYTHON" tests/test_aggregate_writer.py'
+  [cache]='"$PYTHON" tests/test_cache.py'
+  [scan_group]='make -s --no-print-directory test-scan-group'
+  [engine]='make -s --no-print-directory test-engine'
+  [state]='"$PYTHON" tests/test_state.py'
+  [state_engine]='make -s --no-print-directory test-state-engine'
+  [state_worker]='make -s --no-print-directory test-state-worker'
+  [python]='"$PYTHON" tests/hosts/test_python.py'
+  [cli]='tests/hosts/test_cli.sh'
+  [install]='tests/hosts/test_install.sh'
+  [wheel]='tests/hosts/test_wheel.sh'
+  [node]='tests/hosts/node/run.sh'
+  [harden]='"$PYTHON" tests/harden/surface.py'
+)
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache scan_group \
+  engine state state_engine state_worker \
+  python cli install wheel node harden"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
 # one worker thread per stream, partials made like the kernels make them.
@@ -80,18 +88,34 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
   if [ -e "$GPUAGG_FAKE_LIB.so" ]; then
     fake() { GPUAGG_LIB=$GPUAGG_FAKE_LIB GPUAGG_TEST_GPU=1 GPUAGG_FAKE_DEVICES=2 \
       GPUAGG_GPU_ROWS=200000 GPUAGG_BIG_ROWS=200000 "$@"; }
-    run_suite fake:sql fake "$PYTHON" tests/sqltest.py tests/sql/*.sql
-    run_suite fake:exact fake "$PYTHON" tests/test_exact.py
-    run_suite fake:gpu fake "$PYTHON" tests/test_gpu.py
-    run_suite fake:gpu_faults fake "$PYTHON" tests/test_gpu_faults.py
-    run_suite fake:matadd fake "$PYTHON" tests/test_matadd.py
-    run_suite fake:seam fake "$PYTHON" tests/test_seam.py
-    run_suite fake:cache fake "$PYTHON" tests/test_cache.py
+    CMD[fake:sql]='fake "$PYTHON" tests/sqltest.py tests/sql/*.sql'
+    CMD[fake:exact]='fake "$PYTHON" tests/test_exact.py'
+    CMD[fake:chunks]='fake "$PYTHON" tests/test_chunks.py'
+    CMD[fake:gpu]='fake "$PYTHON" tests/test_gpu.py'
+    CMD[fake:gpu_faults]='fake "$PYTHON" tests/test_gpu_faults.py'
+    CMD[fake:matadd]='fake "$PYTHON" tests/test_matadd.py'
+    CMD[fake:seam]='fake "$PYTHON" tests/test_seam.py'
+    CMD[fake:cache]='fake "$PYTHON" tests/test_cache.py'
+    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache"
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
     failed=$((failed + 1))
   fi
 fi
+
+# SUITES="engine sql ...": only these, in this order (tests/mutants/run.py
+# runs the fast ones first); STOP_ON_FAIL=1: stop after the first suite that
+# fails (a mutant is killed then, the rest would only cost time).
+for name in ${SUITES:-$DEFAULT_ORDER}; do
+  if [ -z "${CMD[$name]+x}" ]; then
+    echo "FAIL: no suite named $name (suites: $DEFAULT_ORDER)"
+    failed=$((failed + 1))
+    continue
+  fi
+  f0=$failed
+  eval "run_suite $name ${CMD[$name]}"
+  [ "${STOP_ON_FAIL:-0}" = 1 ] && [ "$failed" -gt "$f0" ] && break
+done
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -285,6 +285,80 @@ static void test_splits(void) {
   CHECK(badb == 0, "split/merge changed the max partial in %d of 200", badb);
 }
 
+/* Merging NORMALISED integer partials (their carry word itop is set: -1 for
+** any negative total, more past 2^64): ga_sum_merge takes partials in any
+** state, so the carries of `from` must count.  Oracle: __int128 sums. */
+static void test_merge_normalised_ints(void) {
+  int bad = 0;
+  for (int t = 0; t < 2000; t++) {
+    ga_sum_partial acc, part;
+    ga_sum_init(&acc);
+    ga_i128 want = 0;
+    int parts = 1 + (int)(rnd() % 6);
+    for (int k = 0; k < parts; k++) {
+      ga_sum_init(&part);
+      int n = 1 + (int)(rnd() % 40);
+      for (int i = 0; i < n; i++) {
+        int64_t v = (int64_t)rnd(); /* the whole range, both signs */
+        if (t % 3 == 0)
+          v = v < 0 ? v : -v; /* negative totals: itop = -1 */
+        ga_sum_add_int(&part, v, 1);
+        want += v;
+      }
+      ga_sum_normalize(&part);
+      ga_sum_merge(&acc, &part);
+    }
+    if (ga_sum_int_total(&acc) != want)
+      bad++;
+  }
+  CHECK(bad == 0, "merged normalised integer partials wrong in %d of 2000",
+        bad);
+}
+
+/* Partials that saw +Inf, -Inf or NaN, merged (as the GPU path merges the
+** device partials): the merged partial must be the one-pass partial, and its
+** rounding the one README rule 2 gives (+Inf with finite values is +Inf,
+** +Inf with -Inf or a NaN is NaN, SQL NULL).  Every special value sits in
+** the second partial only, so a merge that drops its counter is caught. */
+static void test_merge_specials(void) {
+  static const struct {
+    double special[2];
+    int n;
+    double want; /* NAN: must be NaN */
+  } cases[] = {{{INFINITY}, 1, INFINITY},
+               {{-INFINITY}, 1, -INFINITY},
+               {{NAN}, 1, NAN},
+               {{INFINITY, -INFINITY}, 2, NAN},
+               {{INFINITY, INFINITY}, 2, INFINITY}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    double first[3] = {1.5, -1e300, 0x1p-1074}, second[4] = {2.0, 1e300};
+    int n2 = 2;
+    for (int k = 0; k < cases[c].n; k++)
+      second[n2++] = cases[c].special[k];
+    ga_sum_partial one, a, b;
+    ga_sum_init(&one);
+    ga_sum_init(&a);
+    ga_sum_init(&b);
+    for (int k = 0; k < 3; k++) {
+      ga_sum_add_real(&one, first[k], 1);
+      ga_sum_add_real(&a, first[k], 1);
+    }
+    for (int k = 0; k < n2; k++) {
+      ga_sum_add_real(&one, second[k], 1);
+      ga_sum_add_real(&b, second[k], 1);
+    }
+    ga_sum_merge(&a, &b);
+    ga_sum_normalize(&one);
+    double got = ga_sum_round(&a), want = cases[c].want;
+    CHECK(!memcmp(&a, &one, sizeof a) &&
+              (isnan(want) ? isnan(got) : same_bits(got, want)),
+          "merge with specials, case %zu: got %a want %a (npinf %lld nninf "
+          "%lld nnan %lld)",
+          c, got, want, (long long)a.npinf, (long long)a.nninf,
+          (long long)a.nnan);
+  }
+}
+
 static void test_cmp(void) {
   CHECK(ga_num_cmp(GA_KIND_INT, 9007199254740993ll, GA_KIND_REAL,
                    ga_dbits(9007199254740992.0)) > 0,
@@ -438,6 +512,8 @@ int main(void) {
   test_div();
   test_wide_ints();
   test_splits();
+  test_merge_specials();
+  test_merge_normalised_ints();
   test_cmp();
   test_agg_order();
   test_window_best();

@@ -69,6 +69,24 @@ def datasets(r):
     d["ties_half_even_pair_neg"] = [-ties[4], -ties[5]]
     d["ties_plus_tiny"] = ties[6:8] + [DBL_TRUE_MIN]
     d["ties_minus_tiny"] = ties[8:10] + [-DBL_TRUE_MIN]
+    # The odd-mantissa ties above round up under both "ties to even" and
+    # "ties away from zero".  With an EVEN mantissa the two rules differ
+    # (even keeps m, away gives m + 1), so these catch the wrong rule.
+    even = []
+    for _ in range(8):
+        m = (r.getrandbits(52) | (1 << 52)) & ~1
+        k = r.randint(-200, 200)
+        even.append((math.ldexp(m, k), math.ldexp(1, k - 1)))
+    d["ties_even_mant_pair"] = list(even[0])
+    d["ties_even_mant_pair2"] = list(even[1])
+    d["ties_even_mant_pair_neg"] = [-even[2][0], -even[2][1]]
+    d["ties_even_mant_plus_tiny"] = list(even[3]) + [DBL_TRUE_MIN]  # above the tie: up
+    d["ties_even_mant_minus_tiny"] = list(even[4]) + [-DBL_TRUE_MIN]  # below: down
+    # a tie reached through many values and integers: 2^53 + 1 (even below)
+    d["ties_even_int_real"] = [9007199254740992, 1.0]
+    d["ties_even_int_real_neg"] = [-9007199254740992, -1.0]
+    d["ties_even_subnormal_avg"] = [DBL_TRUE_MIN * 2, DBL_TRUE_MIN * 3] * 3  # avg: 2.5 ulps -> 2
+    d["ties_even_many"] = [even[5][0]] + [even[5][1] / 8] * 8
     # integers (INTEGER result, or the overflow error), and int/real mixes
     d["int64_edges_ok"] = [INT64_MAX, 1, -1, INT64_MIN, -1, 1, INT64_MAX]
     d["int64_overflow"] = [INT64_MAX, INT64_MAX, INT64_MIN, 2]

@@ -17,6 +17,9 @@ select 'eq_i_3_reads_less', (select count(*) from gpu_matadd('a', 'b') where i =
 --plan plan_order_j_under_eq | select * from gpu_matadd('a', 'b') where i = 3 order by j | VIRTUAL TABLE | TEMP B-TREE
 --plan plan_order_desc_sorts | select * from gpu_matadd('a', 'b') order by i desc | TEMP B-TREE |
 --plan plan_order_j_sorts | select * from gpu_matadd('a', 'b') order by j, i | TEMP B-TREE |
+--plan plan_order_j_alone_sorts | select * from gpu_matadd('a', 'b') order by j | TEMP B-TREE |
+select 'order_j_result', (select group_concat(j, ',') from (select j from gpu_matadd('a', 'b') order by j)) = (select group_concat(j, ',') from (select j from ref order by j));
+select 'order_j_where_i_range_result', (select group_concat(j, ',') from (select j from gpu_matadd('a', 'b') where i > 40 order by j)) = (select group_concat(j, ',') from (select j from ref where i > 40 order by j));
 --plan plan_persistent | select * from c where i = 3 order by j | VIRTUAL TABLE INDEX 0:i= | TEMP B-TREE
 select 'range_result', (select group_concat(i || ',' || j || ',' || printf('%.17g', v), ';') from gpu_matadd('a', 'b') where i between 40 and 59 and j > 20 and j <= 30) = (select group_concat(i || ',' || j || ',' || printf('%.17g', v), ';') from ref where i between 40 and 59 and j > 20 and j <= 30);
 select 'range_reads_less', json_extract(gpu_matadd_info(), '$.rows_read') = 20 * 10 + 10 * 6;
