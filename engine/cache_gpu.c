@@ -497,6 +497,10 @@ static int dictionary(ga_cache *c, ga_centry *e, ga_ccol *k, char *why,
     return 0;
   }
   int64_t n = e->rows;
+  if (n > INT32_MAX) { /* CUB's item counts are int */
+    snprintf(why, nwhy, "group_by on the GPU takes entries below 2^31 rows");
+    return 0;
+  }
   arena a = {NULL, 0, 0};
   carve(&a, gak_cache_dict_scratch(n));
   carve(&a, (size_t)n * 8);
@@ -641,6 +645,10 @@ static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   if (m == 0)
     return GA_SCAN_OK; /* no group; ungrouped: the one empty row */
+  if (kc && m > INT32_MAX) { /* CUB's sort counts items in an int */
+    snprintf(why, nwhy, "more than 2^31 rows to group on the GPU");
+    return GA_CACHE_DECLINED;
+  }
   const uint32_t *rows_idx = d_idx;
   int64_t slice = m / GA_CQ_MAX_SLICES + 1;
   if (slice < GA_CQ_MIN_SLICE)
