@@ -46,8 +46,8 @@ test)
   done
   ;;
 bench)
-  $PYTHON bench/cache_bench.py --rows 1e8 --reps 5 --db "$DB" --machine h200 \
-    --csv "$OUT/cache_h200_1e8.csv"
+  $PYTHON bench/cache_bench.py --rows 1e8 --reps 3 --sqlite-b-reps 1 --db "$DB" \
+    --machine h200 --csv "$OUT/cache_h200_1e8.csv"
   ;;
 small)
   $PYTHON bench/cache_bench.py --rows 1e7 --reps 7 --db "$DB" --machine h200 \
