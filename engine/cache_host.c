@@ -56,7 +56,8 @@ typedef struct hrun {
   hgroup *g;
   int64_t *slot; /* index into g, -1 empty */
   int64_t ng, capg, nslot;
-  ga_xstate st; /* ungrouped */
+  int32_t *dense; /* index + 1 into g of keys 0 .. GA_DENSE_KEYS-1 */
+  ga_xstate st;   /* ungrouped */
   int rc;
   pthread_t th;
   int started;
@@ -64,46 +65,74 @@ typedef struct hrun {
 
 /* ---- filter ---- */
 
-static int term_pass(const gak_cterm *t, const gak_clit *lits,
-                     const ga_cblock *b, int c, int64_t i) {
-  int nn = ga_bit(ga_cb_notnull(b, c), i);
-  if (t->op == GAK_CMP_ISNULL)
-    return !nn;
-  if (t->op == GAK_CMP_NOTNULL)
-    return nn;
-  if (!nn)
-    return 0;
-  int kind = ga_bit(ga_cb_isint(b, c), i) ? GA_KIND_INT : GA_KIND_REAL;
-  int64_t v = (int64_t)ga_cb_vals(b, c)[i];
-  if (t->op == GAK_CMP_IN) {
-    for (int k = 0; k < t->nlit; k++)
-      if (!ga_num_cmp(kind, v, lits[t->lit + k].kind, lits[t->lit + k].bits))
-        return 1;
-    return 0;
+/* v (kind) against literal l: <0, 0, >0, exactly.  INTEGER with INTEGER and
+** REAL with REAL compare inline (no NaN in SQLite); mixed, ga_num_cmp. */
+static inline int lit_cmp(int kind, int64_t v, const gak_clit *l) {
+  if (kind == l->kind) {
+    if (kind == GA_KIND_INT)
+      return (v > l->bits) - (v < l->bits);
+    double x = ga_bitsd(v), y = ga_bitsd(l->bits);
+    return (x > y) - (x < y);
   }
-  int r = ga_num_cmp(kind, v, lits[t->lit].kind, lits[t->lit].bits);
-  switch (t->op) {
-  case GAK_CMP_EQ:
-    return r == 0;
-  case GAK_CMP_NE:
-    return r != 0;
-  case GAK_CMP_LT:
-    return r < 0;
-  case GAK_CMP_LE:
-    return r <= 0;
-  case GAK_CMP_GT:
-    return r > 0;
-  case GAK_CMP_GE:
-    return r >= 0;
-  }
-  return 0;
+  return ga_num_cmp(kind, v, l->kind, l->bits);
 }
 
-static int row_pass(const gak_cfilter *f, const ga_cblock *b, int64_t i) {
-  for (int t = 0; t < f->nterms; t++)
-    if (!term_pass(&f->terms[t], f->lits, b, f->terms[t].col, i))
-      return 0;
-  return 1;
+/* The rows of word w of block b (rows 64w .. 64w+63, those below b->n) that
+** pass every term, as a mask; a term is tested only on the rows still in
+** (NULL passes only IS NULL; numbers compare exactly, rule 4). */
+static uint64_t word_pass(const gak_cfilter *f, const ga_cblock *b, int64_t w) {
+  int64_t i0 = w * 64, cnt = b->n - i0 < 64 ? b->n - i0 : 64;
+  uint64_t m = cnt == 64 ? ~0ull : (1ull << cnt) - 1;
+  for (int t = 0; t < f->nterms && m; t++) {
+    const gak_cterm *tm = &f->terms[t];
+    int c = tm->col;
+    uint64_t nn = ga_cb_notnull(b, c)[w], ii = ga_cb_isint(b, c)[w];
+    if (tm->op == GAK_CMP_ISNULL) {
+      m &= ~nn;
+      continue;
+    }
+    if (tm->op == GAK_CMP_NOTNULL) {
+      m &= nn;
+      continue;
+    }
+    const uint64_t *v = ga_cb_vals(b, c) + i0;
+    uint64_t in = m & nn, ok = 0;
+    while (in) {
+      int j = __builtin_ctzll(in);
+      int kind = (ii >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
+      int pass = 0;
+      if (tm->op == GAK_CMP_IN) {
+        for (int k = 0; k < tm->nlit && !pass; k++)
+          pass = lit_cmp(kind, (int64_t)v[j], &f->lits[tm->lit + k]) == 0;
+      } else {
+        int r = lit_cmp(kind, (int64_t)v[j], &f->lits[tm->lit]);
+        switch (tm->op) {
+        case GAK_CMP_EQ:
+          pass = r == 0;
+          break;
+        case GAK_CMP_NE:
+          pass = r != 0;
+          break;
+        case GAK_CMP_LT:
+          pass = r < 0;
+          break;
+        case GAK_CMP_LE:
+          pass = r <= 0;
+          break;
+        case GAK_CMP_GT:
+          pass = r > 0;
+          break;
+        case GAK_CMP_GE:
+          pass = r >= 0;
+          break;
+        }
+      }
+      ok |= (uint64_t)pass << j;
+      in &= in - 1;
+    }
+    m &= ok;
+  }
+  return m;
 }
 
 /* ---- groups ---- */
@@ -166,12 +195,12 @@ static int grow(hrun *r) {
   return 1;
 }
 
-/* The state of the group of (cls, ck); raw is the row's key value.  NULL:
-** out of memory or too many groups (r->rc set). */
-static ga_xstate *group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
+/* The index in r->g of the group of (cls, ck); raw is the row's key value.
+** -1: out of memory or too many groups (r->rc set). */
+static int64_t group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
   if (r->ng * 2 >= r->nslot && !grow(r)) {
     r->rc = GA_SCAN_NOMEM;
-    return NULL;
+    return -1;
   }
   uint64_t h = mix((uint64_t)ck * 3 + (uint64_t)cls);
   int64_t k = (int64_t)(h & (uint64_t)(r->nslot - 1));
@@ -180,19 +209,19 @@ static ga_xstate *group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
     if (j < 0)
       break;
     if (r->g[j].cls == cls && r->g[j].ck == ck)
-      return &r->g[j].st;
+      return j;
     k = (k + 1) & (r->nslot - 1);
   }
   if (r->ng >= GA_CACHE_MAX_GROUPS) {
     r->rc = GA_SCAN_FALLBACK;
-    return NULL;
+    return -1;
   }
   if (r->ng == r->capg) {
     int64_t cap = r->capg ? r->capg * 2 : 16;
     hgroup *g = sqlite3_realloc64(r->g, sizeof(hgroup) * (size_t)cap);
     if (!g) {
       r->rc = GA_SCAN_NOMEM;
-      return NULL;
+      return -1;
     }
     r->g = g;
     r->capg = cap;
@@ -202,8 +231,35 @@ static ga_xstate *group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
   g->cls = cls;
   g->ck = ck;
   g->key = *raw; /* the first row of the run wins (rule 1) */
-  r->slot[k] = r->ng++;
-  return &g->st;
+  r->slot[k] = r->ng;
+  return r->ng++;
+}
+
+/* The group of row i's key (column gc).  Small non-negative integer keys
+** (the usual group_by column) index a dense table first; others hash. */
+#define GA_DENSE_KEYS 65536
+static ga_xstate *group_at(hrun *r, const ga_cblock *b, int gc, int64_t i) {
+  int cls;
+  int64_t ck;
+  ga_value raw;
+  canon(b, gc, i, &cls, &ck, &raw);
+  int dense = cls == 1 && ck >= 0 && ck < GA_DENSE_KEYS;
+  if (dense && r->dense && r->dense[ck])
+    return &r->g[r->dense[ck] - 1].st;
+  if (dense && !r->dense) {
+    r->dense = sqlite3_malloc64(sizeof(int32_t) * GA_DENSE_KEYS);
+    if (!r->dense) {
+      r->rc = GA_SCAN_NOMEM;
+      return NULL;
+    }
+    memset(r->dense, 0, sizeof(int32_t) * GA_DENSE_KEYS);
+  }
+  int64_t j = group_of(r, cls, ck, &raw);
+  if (j < 0)
+    return NULL;
+  if (dense)
+    r->dense[ck] = (int32_t)j + 1;
+  return &r->g[j].st;
 }
 
 /* ---- one run ---- */
@@ -344,20 +400,18 @@ static void *run_main(void *arg) {
   } else {
     for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
       const ga_cblock *b = e->segs[s];
-      for (int64_t i = 0; i < b->n; i++) {
-        if (q->filter.nterms && !row_pass(&q->filter, b, i))
-          continue;
-        ga_xstate *st = &r->st;
-        if (gc >= 0) {
-          int cls;
-          int64_t ck;
-          ga_value raw;
-          canon(b, gc, i, &cls, &ck, &raw);
-          st = group_of(r, cls, ck, &raw);
-          if (!st)
+      for (int64_t w = 0; w < GA_BW(b->n) && !r->rc; w++) {
+        uint64_t m = q->filter.nterms      ? word_pass(&q->filter, b, w)
+                     : b->n - w * 64 >= 64 ? ~0ull
+                                           : (1ull << (b->n - w * 64)) - 1;
+        while (m) { /* the passing rows, in row order */
+          int64_t i = w * 64 + __builtin_ctzll(m);
+          m &= m - 1;
+          ga_xstate *st = &r->st;
+          if (gc >= 0 && !(st = group_at(r, b, gc, i)))
             break;
+          step_x(st, b, xc, i);
         }
-        step_x(st, b, xc, i);
       }
     }
   }
@@ -385,6 +439,7 @@ static void run_free(hrun *r) {
     ga_xstate_clear(&r->g[j].st);
   sqlite3_free(r->g);
   sqlite3_free(r->slot);
+  sqlite3_free(r->dense);
   ga_xstate_clear(&r->st);
 }
 

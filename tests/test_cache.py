@@ -299,6 +299,19 @@ def section_equiv(rep, r, device):
     rep.check("%s_tie_first_real" % tag, got == [("real", "real")], repr(got))
     compare(rep, con, "%s_tie_first_int" % tag, "rep", "x", "rowid >= 2000", want="uncached")
     compare(rep, con, "%s_tie_first_int_c" % tag, "rep", "x", "n = 1", want="cache")
+    # the same with keys past the host's dense table (hashed) and negative
+    con.execute("CREATE TABLE rep2(n, x)")
+    con.execute("BEGIN")
+    for i in range(3000):
+        con.execute("INSERT INTO rep2 VALUES (?, ?)",
+                    (1e6 if i == 2000 else 1000000 if i > 2000 else -7.0 if i == 10 else -7,
+                     5.0 if i == 2500 else 5))
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('rep2', 'n, x')")
+    compare(rep, con, "%s_rep2_groups" % tag, "rep2", "x", None, "n", want="cache")
+    got = con.execute("SELECT grp, typeof(grp) FROM gpu_aggregate('rep2', 'x', NULL, 'n') "
+                      "ORDER BY grp").fetchall()
+    rep.check("%s_rep2_first" % tag, got == [(-7, "integer"), (1e6, "real")], repr(got))
     # +-0: max/min of a REAL column keep the first zero's bits, across
     # blocks and runs (the whole-column shape: no filter, no NULL)
     con.execute("CREATE TABLE z(x, y)")  # untyped: a REAL column stores -0.0 as 0
