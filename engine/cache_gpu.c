@@ -644,7 +644,7 @@ static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
     goto fail;
   }
   if (m == 0)
-    return GA_SCAN_OK; /* no group; ungrouped: the one empty row */
+    return GA_SCAN_OK;       /* no group; ungrouped: the one empty row */
   if (kc && m > INT32_MAX) { /* CUB's sort counts items in an int */
     snprintf(why, nwhy, "more than 2^31 rows to group on the GPU");
     return GA_CACHE_DECLINED;
