@@ -34,6 +34,9 @@ Every rep runs every mode once, in turn (alternating, so that a busy machine
 shares out its bursts fairly); the summary is medians and their ratio to
 sqlite's in the same run.
 
+The answers of parallel, cpu and gpu (every row, value and type) must be
+identical: the run prints a check line per query and exits 1 otherwise.
+
 CSV (one line per measurement): machine, rows, query, mode, threads, rep,
 seconds, path, load1, result.  `result` is the answer's sum for a, the sum
 of the per-group sums for b (DuckDB's are not exact: that is the point).
@@ -157,6 +160,11 @@ def main():
         res.setdefault((query, mode), []).append(secs)
 
     res = {}
+    first = {}  # (query, mode) -> the answer's rows at rep 0, for the check
+
+    def keep(q, mode, rows):
+        if (q, mode) not in first:
+            first[(q, mode)] = sorted(tuple((type(v).__name__, repr(v)) for v in r) for r in rows)
     if "load" in queries:
         for rep in range(args.reps):
             if "parallel" in modes:
@@ -188,6 +196,7 @@ def main():
             if "parallel" in modes:
                 s, rows = timed(ref, "SELECT * FROM gpu_aggregate(?, ?, ?, ?)", AGG[q])
                 record(q, "parallel", rep, s, last_path(ref), answer(q, rows))
+                keep(q, "parallel", rows)
             for mode, con in (("cpu", host), ("gpu", gpu)):
                 if con is None or mode not in modes:
                     continue
@@ -196,6 +205,7 @@ def main():
                 if p != "cache":
                     print("# WARNING %s %s took the %s path" % (q, mode, p))
                 record(q, mode, rep, s, p, answer(q, rows))
+                keep(q, mode, rows)
     if "duckdb" in modes:
         cmd, why = duckdb_cmd(args)
         if not cmd:
@@ -217,6 +227,14 @@ def main():
                 record(d["query"], "duckdb_" + d["agg"], d["rep"], d["seconds"], "duckdb",
                        d["result"], threads=dt)
     out.close()
+    bad = 0
+    for q in ("a", "b"):  # every exact answer, value and type, must agree
+        got = {m: v for (qq, m), v in first.items() if qq == q}
+        if len(set(map(repr, got.values()))) > 1:
+            bad += 1
+            print("# FAIL: the answers to %s differ between %s" % (q, sorted(got)))
+        elif len(got) > 1:
+            print("# check: %s identical on %s (all rows, values and types)" % (q, sorted(got)))
     print("# %s, %d rows, %d CPUs; median seconds (ratio sqlite / mode)" % (args.machine, n, ncpu))
     for q in queries:
         base = res.get((q, "sqlite")) or res.get((q, "parallel"))
@@ -226,7 +244,8 @@ def main():
             m = statistics.median(v)
             r = statistics.median(base) / m if base else float("nan")
             print("%-5s %-13s %10.4f s  x%8.1f  (%d reps)" % (q, mode, m, r, len(v)))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
