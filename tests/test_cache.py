@@ -389,6 +389,19 @@ def section_loads(rep, r, device):
     compare(rep, con, tag + "_read_txn", "t", "n", None, "k", want="cache")
     con.execute("COMMIT")
     compare(rep, con, tag + "_after_txn", "t", "n", None, "k", want="cache")
+    # skewed and sparse rowids: pieces of very different spans, in order
+    con.execute("CREATE TABLE sk(x, g INTEGER)")
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO sk(rowid, x, g) VALUES (?, ?, ?)",
+                    [(i, r.choice([i, i * 0.5, None]), i % 5) for i in range(1, 5001)] +
+                    [(-(2 ** 62), 1.5, 1), (2 ** 62, 7, 2), (2 ** 40, 9.25, 3),
+                     (-1, -3, 1)] + [(10 ** 9 + 7 * i, i, i % 5) for i in range(3000)])
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('sk', 'x, g')")
+    rep.check(tag + "_skewed_parallel", entry(con, "main.sk")["how"].startswith("parallel"),
+              repr(entry(con, "main.sk")))
+    compare(rep, con, tag + "_skewed", "sk", "x", None, "g", want="cache")
+    compare(rep, con, tag + "_skewed_f", "sk", "x", "g IN (1, 3)", None, want="cache")
     # a reload replaces the entry's columns
     con.execute("SELECT gpu_cache('t', 'y')")
     compare(rep, con, tag + "_replaced", "t", "x", None, None, want="uncached", why="not cached")
