@@ -11,7 +11,7 @@
 
 #define GA_CONFIG_NAMES                                                        \
   "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
-  "threads, scan_min_rows"
+  "threads, scan_min_rows, cache_bytes"
 
 /* gpu_aggregate's knobs (engine/scan.c).  scan_min_rows: below it the
 ** parallel path's fixed cost (worker connections, the snapshot, threads)
@@ -20,6 +20,10 @@
 static void ga_config_default_scan(ga_config *c) {
   c->threads = 0;
   c->scan_min_rows = 200000;
+  /* gpu_cache's budget: 0 = a quarter of the GPU's memory, or of the host's
+  ** physical memory for a host cache (README "gpu_cache": measured scratch
+  ** and headroom) */
+  c->cache_bytes = 0;
 }
 
 /* Defaults measured on the H200 machine (bench/RESULTS.md, "Choosing
@@ -130,6 +134,10 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
     if (parse_int(value, 0, INT64_MAX, &v))
       goto bad_int;
     c->scan_min_rows = v;
+  } else if (!strcmp(name, "cache_bytes")) {
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
+    c->cache_bytes = v;
   } else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -161,6 +169,8 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
     snprintf(buf, nbuf, "%d", c->threads);
   else if (!strcmp(name, "scan_min_rows"))
     snprintf(buf, nbuf, "%lld", (long long)c->scan_min_rows);
+  else if (!strcmp(name, "cache_bytes"))
+    snprintf(buf, nbuf, "%lld", (long long)c->cache_bytes);
   else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -173,8 +183,9 @@ void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
   snprintf(buf, nbuf,
            "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
            "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d,"
-           "\"threads\":%d,\"scan_min_rows\":%lld}",
+           "\"threads\":%d,\"scan_min_rows\":%lld,\"cache_bytes\":%lld}",
            (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
            device_name(c->device), c->streams, (long long)c->chunk_bytes,
-           c->devices, c->threads, (long long)c->scan_min_rows);
+           c->devices, c->threads, (long long)c->scan_min_rows,
+           (long long)c->cache_bytes);
 }

@@ -28,6 +28,8 @@ typedef struct ga_config {
                             1 = the serial path (engine/scan.h) */
   int64_t scan_min_rows;  /* gpu_aggregate: tables estimated below this many
                             rows take the serial path */
+  int64_t cache_bytes;    /* gpu_cache's budget; 0 = a quarter of the memory
+                            where the cache lives (engine/cache.h) */
 } ga_config;
 
 /* Upper bound of the threads knob. */

@@ -202,6 +202,10 @@ int ga_gpu_init(const char **why) {
 static int gpu_warm;
 int ga_gpu_warm(void) { return __atomic_load_n(&gpu_warm, __ATOMIC_RELAXED); }
 
+size_t ga_gpu_dev_mem(int i) {
+  return i >= 0 && i < ga_gpu_init(NULL) ? devs[i].props.mem : 0;
+}
+
 int ga_dev_enter(int i, int *prev) {
   *prev = -1;
   if (i < 0 || i >= ga_gpu_init(NULL))

@@ -45,6 +45,9 @@ int ga_gpu_warm(void);
 #define GA_MAX_DEV 16
 #define GA_MAX_SLOTS 16
 
+/* Memory of usable device i in bytes (0 when there is no such device). */
+size_t ga_gpu_dev_mem(int i);
+
 /* Make usable device i (0 .. ga_gpu_init()-1) current on this thread; 1 on
 ** success.  *prev receives what ga_dev_leave needs to give the calling
 ** thread its own current device back (README: a query never changes the

@@ -331,8 +331,16 @@ static void *worker_main(void *arg) {
     }
     sqlite3_bind_int64(w->piece, 1, lo);
     sqlite3_bind_int64(w->piece, 2, hi);
+    if (sp->piece_begin &&
+        (rc = sp->piece_begin(sp->piece_arg, w->piece, no, lo, hi)) != 0) {
+      fail(sh, rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK,
+           "the piece consumer failed%s", NULL);
+      goto done;
+    }
     while ((rc = sqlite3_step(w->piece)) == SQLITE_ROW) {
       const char *err = NULL;
+      if (sp->piece_begin)
+        continue; /* the consumer's statement: its rows are its own */
       int grc = take_row(w, no, &rows, &bytes, &err);
       if (grc) {
         sqlite3_reset(w->piece);
@@ -350,6 +358,11 @@ static void *worker_main(void *arg) {
       goto done;
     }
     sqlite3_reset(w->piece);
+    if (sp->piece_end && (rc = sp->piece_end(sp->piece_arg, no, 1, &rows))) {
+      fail(sh, rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK,
+           "the piece consumer failed%s", NULL);
+      goto done;
+    }
     w->rows += rows;
     report(w, rows, groups);
     if (w->caller && sp->interrupted && sp->interrupted(sp->interrupted_arg)) {

@@ -15,6 +15,7 @@
 #include "scan_group.h"
 
 typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
 
 /* ---- the pool of worker connections (engine/scan_pool.c) ---- */
 
@@ -74,6 +75,17 @@ typedef struct ga_scan_spec {
   ** was interrupted */
   int (*interrupted)(void *arg);
   void *interrupted_arg;
+  /* A piece consumer instead of the fused states (gpu_cache's load,
+  ** engine/cache_load.c), NULL for gpu_aggregate: piece_begin(arg, st, no,
+  ** lo, hi) runs after ?1 and ?2 are bound (it may bind more), the rows
+  ** the statement returns are not read, then piece_end(arg, no, 1, &rows)
+  ** gives the piece's row count.  A nonzero return of either fails the scan
+  ** (GA_NOMEM: GA_SCAN_NOMEM, else GA_SCAN_FALLBACK; the consumer keeps its
+  ** own reason). */
+  int (*piece_begin)(void *arg, sqlite3_stmt *st, int64_t no, int64_t lo,
+                     int64_t hi);
+  int (*piece_end)(void *arg, int64_t no, int ok, int64_t *rows);
+  void *piece_arg;
 } ga_scan_spec;
 
 /* Rows a sparse-mode probe counts ahead (engine/scan.c, "Pieces"). */

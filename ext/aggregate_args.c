@@ -122,6 +122,10 @@ int ga_lex_sql(const char *z, ga_lex *o) {
         o->bad = 1;
         break;
       }
+      if (!s) { /* the name's copy: out of memory */
+        rc = SQLITE_NOMEM;
+        break;
+      }
       rc = after_collate ? push(&o->colls, &o->ncolls, s, (int)strlen(s))
                          : push(&o->ids, &o->nids, s, (int)strlen(s));
       sqlite3_free(s);

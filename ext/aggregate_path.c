@@ -428,7 +428,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
       !plan->sql_first || !plan->sql_kth)
     goto nomem;
   ga_scan_spec *sp = &plan->spec;
-  sp->prep = ga_state_register_worker;
+  sp->prep = ga_worker_prep;
   sp->sql_piece = plan->sql_piece;
   sp->sql_bounds = plan->sql_bounds;
   sp->sql_first = plan->sql_first;

@@ -45,6 +45,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "aggregate.h"
+#include "cache_glue.h"
 #include "gpuagg_ext.h"
 
 #define COL_GRP 0
@@ -305,6 +306,36 @@ static int overflow_of(aggr_cursor *c) {
   return 0;
 }
 
+/* last_scan.why: the path's reason, after the cache's when the table has
+** an entry that could not answer. */
+static void set_why(ga_scan_last *last, const char *cwhy, const char *why) {
+  if (cwhy[0])
+    sqlite3_snprintf((int)sizeof last->why, last->why, "cache not used: %s; %s",
+                     cwhy, why);
+  else
+    sqlite3_snprintf((int)sizeof last->why, last->why, "%s", why);
+}
+
+/* The cursor reads the merged groups of c->out (parallel path or cache);
+** the serial statement is not needed. */
+static void take_groups(aggr_cursor *c, const ga_args *a, char **err) {
+  c->g = c->out.sorted;
+  c->ng = c->out.n;
+  for (size_t i = 0; i < c->ng; i++)
+    c->rows += c->g[i]->st.rows;
+  if (overflow_of(c)) {
+    *err = sqlite3_mprintf("gpu_aggregate: integer overflow");
+    return;
+  }
+  sqlite3_finalize(c->st);
+  c->st = NULL;
+  c->serial = 0;
+  c->empty = c->ng == 0 && !a->group;
+  c->eof = c->ng == 0 && !c->empty;
+  if (c->eof)
+    report_last(c);
+}
+
 static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
                        const char *idxStr, int argc, sqlite3_value **argv) {
   (void)idxStr;
@@ -400,9 +431,17 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       err = sqlite3_mprintf("gpu_aggregate: the arguments must be SQL "
                             "expressions");
   }
+  /* the column cache first (ext/cache_fns.c): an answer from it skips
+  ** the plan; its reason for not answering joins the path's */
+  int hit = 0;
+  char cwhy[256] = "";
   if (rc == SQLITE_OK && !err)
+    rc = ga_cache_answer(conn, vt->db, &cfg, &t, &a, &c->out, &hit, cwhy,
+                         sizeof cwhy);
+  if (rc == SQLITE_OK && !err && !hit)
     rc = ga_plan_make(vt->db, &cfg, &t, &a, &plan);
   if (rc != SQLITE_OK || err) {
+    ga_scan_out_free(&c->out);
     ga_target_free(&t);
     ga_plan_free(&plan);
     sqlite3_free(sql);
@@ -416,6 +455,13 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   memset(last, 0, sizeof(*last));
   last->interrupt =
       ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  if (hit) {
+    last->path = "cache";
+    last->threads = c->out.threads;
+    sqlite3_snprintf((int)sizeof last->why, last->why, "%s", cwhy);
+    take_groups(c, &a, &err);
+    goto done;
+  }
   if (plan.parallel) {
     plan.spec.pool = pool_for(m, &plan);
     plan.spec.interrupted = ga_intr_check;
@@ -425,23 +471,9 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     if (src == GA_SCAN_OK) {
       last->path = "parallel";
       last->threads = c->out.threads;
-      sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan.why);
+      set_why(last, cwhy, plan.why);
       last->pieces = c->out.pieces;
-      c->g = c->out.sorted;
-      c->ng = c->out.n;
-      for (size_t i = 0; i < c->ng; i++)
-        c->rows += c->g[i]->st.rows;
-      if (rc == SQLITE_OK && overflow_of(c))
-        err = sqlite3_mprintf("gpu_aggregate: integer overflow");
-      if (rc == SQLITE_OK && !err) {
-        sqlite3_finalize(c->st); /* the serial statement is not needed */
-        c->st = NULL;
-        c->serial = 0;
-        c->empty = c->ng == 0 && !a.group;
-        c->eof = c->ng == 0 && !c->empty;
-        if (c->eof)
-          report_last(c);
-      }
+      take_groups(c, &a, &err);
       goto done;
     }
     if (src == GA_SCAN_INTERRUPT) {
@@ -458,7 +490,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   }
   last->path = "serial";
   last->threads = 1;
-  sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan.why);
+  set_why(last, cwhy, plan.why);
   c->serial = 1;
   c->eof = 0;
   rc = serial_step(c);

@@ -40,6 +40,7 @@
 SQLITE_EXTENSION_INIT1
 
 #include "agg.h"
+#include "cache_glue.h"
 #include "chunk.h"
 #include "gpu.h"
 #include "gpuagg_ext.h"
@@ -82,6 +83,7 @@ void ga_conn_unref(void *p) {
     }
   last = conns == NULL;
   pthread_mutex_unlock(&conns_mu);
+  ga_cache_free(conn->cache); /* its entries die with the connection */
   sqlite3_free(conn);
   if (last)
     ga_pool_trim(); /* no connection left to reuse cached chunks */
@@ -408,7 +410,7 @@ static void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc, (void)argv;
   ga_conn *conn = sqlite3_user_data(ctx);
-  char gpu[4096], cfg[512], scan[1024];
+  char gpu[4096], cfg[640], scan[1024];
   ga_counters k;
   /* device = 'cpu' promises not to touch CUDA: report, do not start it */
   ga_gpu_json(gpu, sizeof gpu, conn->cfg.device != GA_DEVICE_CPU);
@@ -419,6 +421,11 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     gpu[gl - 1] = 0; /* splice its members into ours */
   const ga_last *l = &conn->last;
   ga_scan_last_json(&conn->scan, scan, sizeof scan);
+  char *cache = ga_cache_json(conn, sqlite3_context_db_handle(ctx));
+  if (!cache) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   char errs[512];
   size_t e = 0;
   for (int st = 0; st < GA_NSTAGES; st++)
@@ -434,14 +441,15 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "\"last\":{\"path\":\"%s\",\"rows\":%lld,\"chunks_cpu\":%lld,"
       "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"h2d_ms\":%.3f,"
       "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f},"
-      "\"last_scan\":%s}",
+      "\"last_scan\":%s,\"cache\":%s}",
       GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu, (long long)k.agg_gpu,
       (long long)k.chunks_cpu, (long long)k.chunks_gpu, (long long)k.fallbacks,
       (long long)k.matadd_cpu, (long long)k.matadd_gpu,
       (long long)ga_pool_pinned_bytes(), errs, l->path ? l->path : "none",
       (long long)l->rows, (long long)l->chunks_cpu, (long long)l->chunks_gpu,
       (long long)l->fallbacks, l->h2d_ms, l->kernel_ms, l->finalize_ms,
-      l->total_ms, scan);
+      l->total_ms, scan, cache);
+  sqlite3_free(cache);
   if (!json) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -488,6 +496,12 @@ __attribute__((visibility("default")))
   memset(conn, 0, sizeof(*conn));
   conn->refs = 1; /* this function's own, dropped at the end */
   ga_config_default(&conn->cfg);
+  conn->cache = ga_cache_new();
+  if (!conn->cache) {
+    sqlite3_free(conn);
+    sqlite3_free(node);
+    return SQLITE_NOMEM;
+  }
   node->db = db;
   node->conn = conn;
   pthread_mutex_lock(&conns_mu);
@@ -527,6 +541,8 @@ __attribute__((visibility("default")))
     rc = ga_aggregate_register(db, conn);
   if (rc == SQLITE_OK)
     rc = ga_state_register(db, conn);
+  if (rc == SQLITE_OK)
+    rc = ga_cache_register(db, conn);
   if (rc != SQLITE_OK) {
     /* take back everything that points at conn (their destructors release
     ** their references); deleting what was never registered is harmless */
@@ -541,6 +557,7 @@ __attribute__((visibility("default")))
     ga_matadd_unregister(db);
     ga_aggregate_unregister(db);
     ga_state_unregister(db);
+    ga_cache_unregister(db);
   }
   ga_conn_unref(conn); /* frees conn now if nothing holds it */
   return rc;

@@ -31,6 +31,7 @@ struct ga_conn {
   ga_scan_last scan;       /* the last gpu_aggregate call (gpuagg_info) */
   int enc; /* the database's text encoding (SQLITE_UTF8/16LE/16BE), 0 until
               the first max/min needs it: BINARY collation is memcmp of it */
+  struct ga_cache *cache; /* gpu_cache's entries (engine/cache.h) */
 };
 
 /* References held by every registration that points at a ga_conn; the
@@ -50,6 +51,9 @@ void ga_matadd_unregister(sqlite3 *db);
 int ga_state_register(sqlite3 *db, ga_conn *conn);
 void ga_state_unregister(sqlite3 *db);
 int ga_state_register_worker(sqlite3 *db);
+/* Everything a gpu_aggregate worker's connection runs: gpuagg_partial and
+** gpu_cache's collector (ext/cache_fns.c). */
+int ga_worker_prep(sqlite3 *db);
 
 /* gpu_aggregate (ext/aggregate_vtab.c): register, or take back after a
 ** failed .load. */

@@ -100,6 +100,9 @@ int gak_event_elapsed(float *ms, gak_event from, gak_event to);
 
 int gak_memcpy_h2d(void *d_dst, const void *h_src, size_t bytes, gak_stream s);
 int gak_memcpy_d2h(void *h_dst, const void *d_src, size_t bytes, gak_stream s);
+/* Device to device, on the current device (the column cache grows its
+** arrays with it). */
+int gak_memcpy_d2d(void *d_dst, const void *d_src, size_t bytes, gak_stream s);
 
 /* ---- the kernels ---- */
 
@@ -132,6 +135,122 @@ int gak_matadd(const double *d_a, const double *d_b, double *d_c, int64_t n,
 ** kept for the benchmark). */
 int gak_matadd_2d(const double *d_a, const double *d_b, double *d_c,
                   int64_t rows, int64_t cols, gak_stream stream);
+
+/* ---- the column cache (kernels/cache.cu; engine/cache_gpu.c) ----
+**
+** A cached column on the device holds n values in rowid order: vals[i] is
+** the int64 or the double's bits (0 for NULL); bit i of isint (64-bit
+** words) is set when value i is an INTEGER, bit i of notnull when it is not
+** NULL.  Row numbers are below 2^32 (uint32 index lists).  Comparisons of
+** numbers are exact across INTEGER and REAL, as SQLite compares them
+** (ga_num_cmp); NULL never passes a comparison.
+**
+** A query runs as: filter -> compact (the passing rows' indices, in rowid
+** order) -> [grouped: group ids -> stable sort by group -> bounds] ->
+** reduce (one exact state per slice of a group's rows) -> merge (one state
+** per group).  The engine cuts groups into slices between bounds and
+** merge. */
+#define GAK_CMP_EQ 0
+#define GAK_CMP_NE 1
+#define GAK_CMP_LT 2
+#define GAK_CMP_LE 3
+#define GAK_CMP_GT 4
+#define GAK_CMP_GE 5
+#define GAK_CMP_ISNULL 6
+#define GAK_CMP_NOTNULL 7
+#define GAK_CMP_IN 8 /* equal to one of nlit literals */
+#define GAK_CACHE_MAX_TERMS 16
+#define GAK_CACHE_MAX_LITS 64
+
+typedef struct gak_ccol {
+  const uint64_t *vals, *isint, *notnull;
+} gak_ccol;
+
+/* A numeric literal: kind GA_KIND_INT or GA_KIND_REAL, and its bits. */
+typedef struct gak_clit {
+  int32_t kind, pad;
+  int64_t bits;
+} gak_clit;
+
+/* cols[col] OP lits[lit] (IN: lits[lit .. lit + nlit - 1]). */
+typedef struct gak_cterm {
+  int32_t col, op, lit, nlit;
+} gak_cterm;
+
+/* An AND of terms (none: every row passes); passed by value to kernels. */
+typedef struct gak_cfilter {
+  int32_t nterms, nlits;
+  gak_ccol cols[GAK_CACHE_MAX_TERMS];
+  gak_cterm terms[GAK_CACHE_MAX_TERMS];
+  gak_clit lits[GAK_CACHE_MAX_LITS];
+} gak_cfilter;
+
+/* Rows [start, start + len) of the index list, all of group `group`. */
+typedef struct gak_cslice {
+  uint32_t group, start, len, pad;
+} gak_cslice;
+
+/* Slices first_slice .. first_slice + nslices - 1 make one group. */
+typedef struct gak_cgroup {
+  uint32_t first_slice, nslices;
+} gak_cgroup;
+
+/* The exact state of a slice or a group: rows (that passed the filter),
+** count (non-NULL values), the sum partial (digits below 2^32 after the
+** reduce; sums of those after the merge, not normalised), max and min with
+** the row number of their first occurrence, the first row, and (merge,
+** grouped) the group key's value at that first row. */
+typedef struct gak_cstate {
+  ga_sum_partial sum;
+  ga_best_partial max, min;
+  int64_t rows, count, first;
+  int32_t key_kind, pad; /* GA_KIND_NONE: NULL key */
+  int64_t key_bits;
+} gak_cstate;
+
+/* Bit i of d_sel (32-bit words, ceil(n / 32) of them) = row i passes f;
+** bits past n are 0. */
+int gak_cache_filter(const gak_cfilter *f, int64_t n, uint32_t *d_sel,
+                     gak_stream s);
+/* The positions of d_sel's set bits among n, in increasing order, into
+** d_idx; their count into *d_count.  d_scratch: gak_cache_compact_scratch(n)
+** bytes. */
+size_t gak_cache_compact_scratch(int64_t n);
+int gak_cache_compact(const uint32_t *d_sel, int64_t n, uint32_t *d_idx,
+                      int64_t *d_count, void *d_scratch, gak_stream s);
+/* The sorted distinct canonical keys of the nn non-NULL values among the n
+** of a column into d_dict (room for nn), their count into *d_ndict; -1 when
+** a value has no int64 canonical key (a REAL that is not an integer in int64
+** range: such group keys stay on the uncached path), -2 when the column
+** does not hold nn non-NULL values.  The canonical key of an INTEGER is
+** itself, of a REAL its integral value (1 = 1.0, -0.0 = 0).  d_scratch:
+** gak_cache_dict_scratch(n) bytes. */
+size_t gak_cache_dict_scratch(int64_t n);
+int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn, int64_t *d_dict,
+                   int64_t *d_ndict, void *d_scratch, gak_stream s);
+/* For each of m rows d_idx[j]: its key's index in the dictionary, or ndict
+** for a NULL key, into d_gid[j]. */
+int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict, int64_t ndict,
+                        const uint32_t *d_idx, int64_t m, uint32_t *d_gid,
+                        gak_stream s);
+/* (gid, idx) pairs sorted by gid, stably (rowid order within a group), gids
+** below 2^bits.  d_scratch: gak_cache_sort_scratch(m) bytes. */
+size_t gak_cache_sort_scratch(int64_t m);
+int gak_cache_sort(const uint32_t *d_gid, const uint32_t *d_idx,
+                   uint32_t *d_gid_out, uint32_t *d_idx_out, int64_t m,
+                   int bits, void *d_scratch, gak_stream s);
+/* Where each group's rows lie in sorted gids: [start[g], end[g]) for g in
+** [0, ngroups); both 0 for a group without rows. */
+int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
+                     uint32_t *d_start, uint32_t *d_end, gak_stream s);
+/* One state per slice, over column x at rows d_idx[start .. start+len). */
+int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
+                     const gak_cslice *d_slices, int64_t nslices,
+                     gak_cstate *d_out, gak_stream s);
+/* One state per group from its slices' states; key.vals NULL: no key. */
+int gak_cache_merge(const gak_cstate *d_slice_states,
+                    const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
+                    gak_cstate *d_out, gak_stream s);
 
 #ifdef __cplusplus
 }

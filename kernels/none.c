@@ -121,3 +121,70 @@ int gak_matadd_2d(const double *a, const double *b, double *c, int64_t rows,
   (void)a, (void)b, (void)c, (void)rows, (void)cols, (void)s;
   return NB;
 }
+
+int gak_memcpy_d2d(void *d, const void *s, size_t bytes, gak_stream st) {
+  (void)d, (void)s, (void)bytes, (void)st;
+  return NB;
+}
+
+/* ---- the column cache: never reached (no GPU entry can exist) ---- */
+int gak_cache_filter(const gak_cfilter *f, int64_t n, uint32_t *d_sel,
+                     gak_stream s) {
+  (void)f, (void)n, (void)d_sel, (void)s;
+  return NB;
+}
+size_t gak_cache_compact_scratch(int64_t n) {
+  (void)n;
+  return 0;
+}
+int gak_cache_compact(const uint32_t *d_sel, int64_t n, uint32_t *d_idx,
+                      int64_t *d_count, void *d_scratch, gak_stream s) {
+  (void)d_sel, (void)n, (void)d_idx, (void)d_count, (void)d_scratch, (void)s;
+  return NB;
+}
+size_t gak_cache_dict_scratch(int64_t n) {
+  (void)n;
+  return 0;
+}
+int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn, int64_t *d_dict,
+                   int64_t *d_ndict, void *d_scratch, gak_stream s) {
+  (void)key, (void)n, (void)nn, (void)d_dict, (void)d_ndict, (void)d_scratch;
+  (void)s;
+  return NB;
+}
+int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict, int64_t ndict,
+                        const uint32_t *d_idx, int64_t m, uint32_t *d_gid,
+                        gak_stream s) {
+  (void)key, (void)d_dict, (void)ndict, (void)d_idx, (void)m, (void)d_gid;
+  (void)s;
+  return NB;
+}
+size_t gak_cache_sort_scratch(int64_t m) {
+  (void)m;
+  return 0;
+}
+int gak_cache_sort(const uint32_t *d_gid, const uint32_t *d_idx,
+                   uint32_t *d_gid_out, uint32_t *d_idx_out, int64_t m,
+                   int bits, void *d_scratch, gak_stream s) {
+  (void)d_gid, (void)d_idx, (void)d_gid_out, (void)d_idx_out, (void)m;
+  (void)bits, (void)d_scratch, (void)s;
+  return NB;
+}
+int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
+                     uint32_t *d_start, uint32_t *d_end, gak_stream s) {
+  (void)d_gid, (void)m, (void)ngroups, (void)d_start, (void)d_end, (void)s;
+  return NB;
+}
+int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
+                     const gak_cslice *d_slices, int64_t nslices,
+                     gak_cstate *d_out, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_slices, (void)nslices, (void)d_out, (void)s;
+  return NB;
+}
+int gak_cache_merge(const gak_cstate *d_slice_states,
+                    const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
+                    gak_cstate *d_out, gak_stream s) {
+  (void)d_slice_states, (void)d_groups, (void)ngroups, (void)key, (void)d_out;
+  (void)s;
+  return NB;
+}

@@ -134,5 +134,9 @@ int gak_memcpy_d2h(void *h_dst, const void *d_src, size_t bytes, gak_stream s) {
   return (int)cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost,
                               (cudaStream_t)s);
 }
+int gak_memcpy_d2d(void *d_dst, const void *d_src, size_t bytes, gak_stream s) {
+  return (int)cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice,
+                              (cudaStream_t)s);
+}
 
 } /* extern "C" */

@@ -6,10 +6,15 @@
 #   make bench-smoke   the same at tiny sizes, plots in bench/out/plots/:
 #                      under a minute, succeeds without a GPU (CI)
 #   make bench-plot    only redraw the plots from bench/out/*.csv
+#   make bench-cache   gpu_cache against sum(), the parallel scan and DuckDB
+#                      (bench/cache_bench.py; CACHE_ROWS, default 1e7)
+#   make bench-duckdb-setup
+#                      npm install of @duckdb/node-api into bench/duckdb/ (the
+#                      optional DuckDB baseline; never a test dependency)
 #
 # bench/run builds the GPU binaries (make bench-kernels / bench-matadd) when
 # a GPU is usable and they are missing; see its header for the environment.
-.PHONY: bench bench-smoke bench-plot
+.PHONY: bench bench-smoke bench-plot bench-cache bench-duckdb-setup
 
 BENCH_ENV = GPUAGG_LIB=$(abspath $(basename $(LIB))) PYTHON=$(PYTHON) SQLITE3=$(SQLITE3) \
             BENCH_BUILD=$(BUILD) $(if $(strip $(NVCC)),NVCC=$(NVCC))
@@ -22,3 +27,10 @@ bench-smoke: $(LIB)
 
 bench-plot:
 	$(PYTHON) bench/plot.py
+
+CACHE_ROWS ?= 1e7
+bench-cache: $(LIB)
+	$(BENCH_ENV) $(PYTHON) bench/cache_bench.py --rows $(CACHE_ROWS) --csv bench/out/cache.csv
+
+bench-duckdb-setup:
+	cd bench/duckdb && npm install --no-audit --no-fund

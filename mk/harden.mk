@@ -6,8 +6,9 @@
 #                        and the C harnesses under ASan+UBSan
 #   make test-valgrind   test_engine and the C harnesses under memcheck
 #   make test-oom        tests/harden/oom.c: fail the Nth sqlite3_malloc, N=1..
-#   make test-tsan       tests/harden/threads.c and aggregate_threads.c (the
-#                        workers of gpu_aggregate) under ThreadSanitizer
+#   make test-tsan       tests/harden/threads.c, aggregate_threads.c (the
+#                        workers of gpu_aggregate) and cache_threads.c
+#                        (gpu_cache, host and fake GPU) under ThreadSanitizer
 #   make fuzz            libFuzzer campaign of FUZZ_SECONDS (60) seconds
 #   make test-harden-ci  what CI runs: asan suite, oom, tsan, short fuzz
 #
@@ -63,7 +64,7 @@ $(eval $(call harden_prog,$(ASAN_BUILD),-O1 $(ASAN_FLAGS)))
 $(eval $(call harden_prog,$(TSAN_BUILD),-O1 $(TSAN_FLAGS)))
 $(eval $(call harden_prog,$(VG_BUILD),-O1))
 
-HARDEN_PROGS := oom threads surface aggregate_threads
+HARDEN_PROGS := oom threads surface aggregate_threads cache_threads
 
 test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine $(ASAN_BUILD)/fake/libgpuagg.so $(ASAN_BUILD)/fake/test_restore
@@ -71,6 +72,7 @@ test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/surface
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/threads
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/aggregate_threads
+	$(ASAN_ENV) $(ASAN_BUILD)/harden/cache_threads
 	@rm -rf $(ASAN_BUILD)/bin && mkdir -p $(ASAN_BUILD)/bin
 	@if command -v node >/dev/null 2>&1; then ln -s $(CURDIR)/$(HARDEN_DIR)/asan-node.sh $(ASAN_BUILD)/bin/node; fi
 	$(ASAN_ENV) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg GPUAGG_FAKE_LIB=$(CURDIR)/$(ASAN_BUILD)/fake/libgpuagg \
@@ -89,11 +91,21 @@ $(TSAN_BUILD)/harden/threads_fake: $(HARDEN_DIR)/threads.c $(EXT_SRC) $(ENGINE_S
 	@mkdir -p $(dir $@)
 	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_LIBS)
 
-test-tsan: $(TSAN_BUILD)/harden/threads $(TSAN_BUILD)/harden/threads_fake $(TSAN_BUILD)/harden/aggregate_threads
+# gpu_cache's threads on the fake GPU backend: loads streamed to the device
+# from the workers, queries on the device (tests/harden/cache_threads.c)
+$(TSAN_BUILD)/harden/cache_threads_fake: $(HARDEN_DIR)/cache_threads.c $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_HDRS)
+	@mkdir -p $(dir $@)
+	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_LIBS)
+
+test-tsan: $(TSAN_BUILD)/harden/threads $(TSAN_BUILD)/harden/threads_fake $(TSAN_BUILD)/harden/aggregate_threads \
+           $(TSAN_BUILD)/harden/cache_threads $(TSAN_BUILD)/harden/cache_threads_fake
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/threads
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HARDEN_GPU=1 HARDEN_ITERS=8 \
 	  GPUAGG_FAKE_DELAY_US=50 $(TSAN_BUILD)/harden/threads_fake
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/aggregate_threads
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/cache_threads
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HARDEN_GPU=1 HARDEN_ITERS=12 \
+	  GPUAGG_FAKE_DELAY_US=20 $(TSAN_BUILD)/harden/cache_threads_fake
 
 VG_SUBMAKE = $(MAKE) --no-print-directory BUILD=$(VG_BUILD) LIB=$(VG_BUILD)/libgpuagg.so CUDA=0 LTO= SANFLAGS=
 
@@ -103,6 +115,7 @@ test-valgrind: $(addprefix $(VG_BUILD)/harden/,$(HARDEN_PROGS))
 	$(VG) $(VG_BUILD)/harden/surface
 	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/threads
 	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/aggregate_threads
+	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/cache_threads
 	HARDEN_QUICK=1 $(VG) $(VG_BUILD)/harden/oom
 
 # ---- libFuzzer ----
@@ -136,8 +149,13 @@ $(THREADS_GPU): $(HARDEN_DIR)/threads.c $(EXT_SRC) $(ENGINE_SRC) $(HARDEN_HDRS) 
 	@mkdir -p $(dir $@)
 	$(HARDEN_CC) -O2 -DGPUAGG_CUDA=1 -I$(CUDA_HOME)/include -o $@ $(HARDEN_DIR)/threads.c \
 	  $(EXT_SRC) $(ENGINE_SRC) $(CU_OBJ) $(DLINK) $(CUDA_LIBS) $(SQLITE_LIBS) -lpthread -lm -ldl
-test-threads-gpu: $(THREADS_GPU)
+test-threads-gpu: $(THREADS_GPU) $(BUILD)/harden/cache_threads_gpu
 	HARDEN_GPU=1 $(THREADS_GPU)
+	HARDEN_GPU=1 $(BUILD)/harden/cache_threads_gpu
+$(BUILD)/harden/cache_threads_gpu: $(HARDEN_DIR)/cache_threads.c $(EXT_SRC) $(ENGINE_SRC) $(HARDEN_HDRS) $(CU_OBJ) $(DLINK)
+	@mkdir -p $(dir $@)
+	$(HARDEN_CC) -O2 -DGPUAGG_CUDA=1 -I$(CUDA_HOME)/include -o $@ $(HARDEN_DIR)/cache_threads.c \
+	  $(EXT_SRC) $(ENGINE_SRC) $(CU_OBJ) $(DLINK) $(CUDA_LIBS) $(SQLITE_LIBS) -lpthread -lm -ldl
 else
 test-threads-gpu:
 	@echo "SKIP: test-threads-gpu needs nvcc"

@@ -64,6 +64,7 @@ declare -A CMD=(
   [matadd]='"$PYTHON" tests/test_matadd.py'
   [aggregate]='"$PYTHON" tests/test_aggregate.py'
   [aggregate_writer]='"$PYTHON" tests/test_aggregate_writer.py'
+  [cache]='"$PYTHON" tests/test_cache.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
   [engine]='make -s --no-print-directory test-engine'
   [cpu_sum]='make -s --no-print-directory test-cpu-sum'
@@ -77,7 +78,7 @@ declare -A CMD=(
   [node]='tests/hosts/node/run.sh'
   [harden]='"$PYTHON" tests/harden/surface.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer scan_group \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache scan_group \
   engine cpu_sum state state_engine state_worker \
   python cli install wheel node harden"
 
@@ -95,7 +96,8 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     CMD[fake:gpu_faults]='fake "$PYTHON" tests/test_gpu_faults.py'
     CMD[fake:matadd]='fake "$PYTHON" tests/test_matadd.py'
     CMD[fake:seam]='fake "$PYTHON" tests/test_seam.py'
-    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam"
+    CMD[fake:cache]='fake "$PYTHON" tests/test_cache.py'
+    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache"
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
     failed=$((failed + 1))

@@ -263,6 +263,7 @@ struct op {
   int64_t m, k;
   int layout, flag;
   struct fevent *ev;
+  void *extra; /* the column cache's parameters, freed after the op */
   op *next;
 };
 typedef struct fstream {
@@ -301,6 +302,7 @@ static void *worker(void *arg) {
     if (!s->head)
       s->tail = NULL;
     s->done++;
+    free(o->extra);
     free(o);
     pthread_cond_broadcast(&s->cv);
   }
@@ -457,6 +459,19 @@ int gak_memcpy_h2d(void *d, const void *h, size_t n, gak_stream gs) {
   op *o = op_new(op_copy);
   o->a = d;
   o->b = (void *)h;
+  o->n = n;
+  enqueue(s, o);
+  return 0;
+}
+int gak_memcpy_d2d(void *d, const void *src, size_t n, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s))
+    return fail(GAK_EOTHER);
+  dev_check(d, n, s->dev, "gak_memcpy_d2d destination");
+  dev_check(src, n, s->dev, "gak_memcpy_d2d source");
+  op *o = op_new(op_copy);
+  o->a = d;
+  o->b = (void *)src;
   o->n = n;
   enqueue(s, o);
   return 0;
@@ -632,4 +647,593 @@ int gak_matadd(const double *d_a, const double *d_b, double *d_c, int64_t n,
 int gak_matadd_2d(const double *d_a, const double *d_b, double *d_c,
                   int64_t rows, int64_t cols, gak_stream gs) {
   return gak_matadd(d_a, d_b, d_c, rows * cols, gs);
+}
+
+/* ---- the column cache (kernels/cache.cu's functions, on the CPU) ----
+**
+** Written apart from engine/cache_host.c so that the two check each other:
+** numbers compare as long double (exact for int64 and double on x86-64,
+** where it has a 64-bit mantissa), the sort is a counting sort, slices sum
+** in four lanes like op_sum, and max/min keep the first occurrence by
+** position.  Every device pointer is bounds-checked at enqueue time. */
+
+static int fk_bit64(const uint64_t *w, int64_t i) {
+  return (int)((w[i >> 6] >> (i & 63)) & 1);
+}
+
+static long double fk_num(const gak_ccol *c, int64_t i) {
+  uint64_t v = c->vals[i];
+  if (fk_bit64(c->isint, i))
+    return (long double)(int64_t)v;
+  double d;
+  memcpy(&d, &v, 8);
+  return (long double)d;
+}
+
+static long double fk_lit(const gak_clit *l) {
+  if (l->kind == GA_KIND_INT)
+    return (long double)l->bits;
+  double d;
+  memcpy(&d, &l->bits, 8);
+  return (long double)d;
+}
+
+static void check_col(const gak_ccol *c, int64_t n, int dev, const char *w) {
+  dev_check(c->vals, (size_t)n * 8, dev, w);
+  dev_check(c->isint, (size_t)(n + 63) / 64 * 8, dev, w);
+  dev_check(c->notnull, (size_t)(n + 63) / 64 * 8, dev, w);
+}
+
+typedef struct fk_filter {
+  gak_cfilter f;
+} fk_filter;
+
+static void op_cfilter(op *o) {
+  const gak_cfilter *f = &((fk_filter *)o->extra)->f;
+  uint32_t *sel = o->c;
+  int64_t n = o->m;
+  if (kernel_faults(o, sel, (size_t)(n + 31) / 32 * 4))
+    return;
+  memset(sel, 0, (size_t)(n + 31) / 32 * 4);
+  for (int64_t i = 0; i < n; i++) {
+    int pass = 1;
+    for (int t = 0; pass && t < f->nterms; t++) {
+      const gak_cterm *tm = &f->terms[t];
+      const gak_ccol *c = &f->cols[tm->col];
+      int nn = fk_bit64(c->notnull, i);
+      if (tm->op == GAK_CMP_ISNULL) {
+        pass = !nn;
+        continue;
+      }
+      if (tm->op == GAK_CMP_NOTNULL) {
+        pass = nn;
+        continue;
+      }
+      if (!nn) {
+        pass = 0;
+        continue;
+      }
+      long double v = fk_num(c, i);
+      if (tm->op == GAK_CMP_IN) {
+        pass = 0;
+        for (int k = 0; k < tm->nlit; k++)
+          if (v == fk_lit(&f->lits[tm->lit + k]))
+            pass = 1;
+        continue;
+      }
+      long double l = fk_lit(&f->lits[tm->lit]);
+      pass = tm->op == GAK_CMP_EQ   ? v == l
+             : tm->op == GAK_CMP_NE ? v != l
+             : tm->op == GAK_CMP_LT ? v < l
+             : tm->op == GAK_CMP_LE ? v <= l
+             : tm->op == GAK_CMP_GT ? v > l
+             : tm->op == GAK_CMP_GE ? v >= l
+                                    : 0;
+    }
+    if (pass)
+      sel[i >> 5] |= 1u << (i & 31);
+  }
+}
+
+int gak_cache_filter(const gak_cfilter *f, int64_t n, uint32_t *d_sel,
+                     gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || n < 0 || f->nterms < 0 ||
+      f->nterms > GAK_CACHE_MAX_TERMS)
+    return fail(GAK_EOTHER);
+  for (int t = 0; t < f->nterms; t++) {
+    const gak_cterm *tm = &f->terms[t];
+    if (tm->col < 0 || tm->col >= GAK_CACHE_MAX_TERMS || tm->op < 0 ||
+        tm->op > GAK_CMP_IN ||
+        (tm->op < GAK_CMP_ISNULL && (tm->lit < 0 || tm->lit >= f->nlits)) ||
+        (tm->op == GAK_CMP_IN &&
+         (tm->nlit < 1 || tm->lit < 0 || tm->lit + tm->nlit > f->nlits)))
+      return fail(GAK_EOTHER);
+    check_col(&f->cols[tm->col], n, s->dev, "gak_cache_filter column");
+  }
+  dev_check(d_sel, (size_t)(n + 31) / 32 * 4, s->dev, "gak_cache_filter sel");
+  op *o = op_new(op_cfilter);
+  fk_filter *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  x->f = *f;
+  o->extra = x;
+  o->c = d_sel;
+  o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
+size_t gak_cache_compact_scratch(int64_t n) {
+  (void)n;
+  return 16;
+}
+
+static void op_compact(op *o) {
+  const uint32_t *sel = o->a;
+  uint32_t *idx = o->b;
+  int64_t *count = o->c, n = o->m, k = 0;
+  if (kernel_faults(o, count, 8))
+    return;
+  for (int64_t i = 0; i < n; i++)
+    if ((sel[i >> 5] >> (i & 31)) & 1)
+      idx[k++] = (uint32_t)i;
+  *count = k;
+}
+
+int gak_cache_compact(const uint32_t *d_sel, int64_t n, uint32_t *d_idx,
+                      int64_t *d_count, void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  (void)d_scratch;
+  if (!stream_ok(s) || n < 0 || n > 0xffffffffll)
+    return fail(GAK_EOTHER);
+  dev_check(d_sel, (size_t)(n + 31) / 32 * 4, s->dev, "gak_cache_compact sel");
+  dev_check(d_idx, (size_t)n * 4, s->dev, "gak_cache_compact idx");
+  dev_check(d_count, 8, s->dev, "gak_cache_compact count");
+  op *o = op_new(op_compact);
+  o->a = (void *)d_sel;
+  o->b = d_idx;
+  o->c = d_count;
+  o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
+size_t gak_cache_dict_scratch(int64_t n) {
+  (void)n;
+  return 16;
+}
+
+typedef struct fk_col {
+  gak_ccol c;
+} fk_col;
+
+static int fk_cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* An int64 canonical key of a non-NULL value: 1 and *k, or 0. */
+static int fk_canon(const gak_ccol *c, int64_t i, int64_t *k) {
+  if (fk_bit64(c->isint, i)) {
+    *k = (int64_t)c->vals[i];
+    return 1;
+  }
+  double d;
+  memcpy(&d, &c->vals[i], 8);
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+    return 0;
+  int64_t t = (int64_t)d;
+  if ((long double)t != (long double)d)
+    return 0;
+  *k = t;
+  return 1;
+}
+
+static void op_dict(op *o) {
+  const gak_ccol *c = &((fk_col *)o->extra)->c;
+  int64_t *dict = o->a, *nd = o->c, n = o->m, k = 0;
+  if (kernel_faults(o, nd, 8))
+    return;
+  for (int64_t i = 0; i < n; i++) {
+    if (!fk_bit64(c->notnull, i))
+      continue;
+    if (k == o->k) {
+      *nd = -2; /* more non-NULL values than the caller said */
+      return;
+    }
+    if (!fk_canon(c, i, &dict[k])) {
+      *nd = -1;
+      return;
+    }
+    k++;
+  }
+  if (k != o->k) {
+    *nd = -2;
+    return;
+  }
+  qsort(dict, (size_t)k, 8, fk_cmp_i64);
+  int64_t u = 0;
+  for (int64_t i = 0; i < k; i++)
+    if (i == 0 || dict[i] != dict[u - 1])
+      dict[u++] = dict[i];
+  *nd = u;
+}
+
+int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn, int64_t *d_dict,
+                   int64_t *d_ndict, void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  (void)d_scratch;
+  if (!stream_ok(s) || n < 0 || nn < 0 || nn > n)
+    return fail(GAK_EOTHER);
+  check_col(&key, n, s->dev, "gak_cache_dict key");
+  dev_check(d_dict, (size_t)(nn ? nn : 1) * 8, s->dev, "gak_cache_dict dict");
+  dev_check(d_ndict, 8, s->dev, "gak_cache_dict count");
+  op *o = op_new(op_dict);
+  fk_col *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  x->c = key;
+  o->extra = x;
+  o->a = d_dict;
+  o->c = d_ndict;
+  o->m = n;
+  o->k = nn;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_gids(op *o) {
+  const gak_ccol *c = &((fk_col *)o->extra)->c;
+  const int64_t *dict = o->a;
+  const uint32_t *idx = o->b;
+  uint32_t *gid = o->c;
+  int64_t nd = o->k, m = o->m;
+  if (kernel_faults(o, gid, (size_t)m * 4))
+    return;
+  for (int64_t j = 0; j < m; j++) {
+    int64_t i = idx[j], key;
+    if (!fk_bit64(c->notnull, i)) {
+      gid[j] = (uint32_t)nd;
+      continue;
+    }
+    const int64_t *hit = fk_canon(c, i, &key)
+                             ? bsearch(&key, dict, (size_t)nd, 8, fk_cmp_i64)
+                             : NULL;
+    if (!hit) /* cannot happen with a dictionary of this column */
+      die("gak_cache_group_ids: a key missing from the dictionary");
+    gid[j] = (uint32_t)(hit - dict);
+  }
+}
+
+int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict, int64_t ndict,
+                        const uint32_t *d_idx, int64_t m, uint32_t *d_gid,
+                        gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || ndict < 0)
+    return fail(GAK_EOTHER);
+  /* the key column is read at the rows of d_idx: checked as they are read
+  ** would be too late; its arrays are device blocks, checked at their base */
+  dev_check(key.vals, 8, s->dev, "gak_cache_group_ids key");
+  if (ndict)
+    dev_check(d_dict, (size_t)ndict * 8, s->dev, "gak_cache_group_ids dict");
+  dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cache_group_ids idx");
+  dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cache_group_ids gid");
+  op *o = op_new(op_gids);
+  fk_col *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  x->c = key;
+  o->extra = x;
+  o->a = (void *)d_dict;
+  o->b = (void *)d_idx;
+  o->c = d_gid;
+  o->k = ndict;
+  o->m = m;
+  enqueue(s, o);
+  return 0;
+}
+
+size_t gak_cache_sort_scratch(int64_t m) {
+  (void)m;
+  return 16;
+}
+
+typedef struct fk_sort {
+  const uint32_t *gid, *idx;
+  uint32_t *gid_out, *idx_out;
+} fk_sort;
+
+/* A stable counting sort. */
+static void op_csort(op *o) {
+  fk_sort *x = o->extra;
+  int64_t m = o->m, ng = (int64_t)1 << o->k;
+  if (kernel_faults(o, x->gid_out, (size_t)m * 4))
+    return;
+  int64_t *cnt = calloc((size_t)ng + 1, sizeof(int64_t));
+  if (!cnt)
+    die("out of memory in the sort");
+  for (int64_t j = 0; j < m; j++) {
+    if ((int64_t)x->gid[j] >= ng)
+      die("gak_cache_sort: a gid past 2^bits");
+    cnt[x->gid[j] + 1]++;
+  }
+  for (int64_t g = 0; g < ng; g++)
+    cnt[g + 1] += cnt[g];
+  for (int64_t j = 0; j < m; j++) {
+    int64_t p = cnt[x->gid[j]]++;
+    x->gid_out[p] = x->gid[j];
+    x->idx_out[p] = x->idx[j];
+  }
+  free(cnt);
+}
+
+int gak_cache_sort(const uint32_t *d_gid, const uint32_t *d_idx,
+                   uint32_t *d_gid_out, uint32_t *d_idx_out, int64_t m,
+                   int bits, void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  (void)d_scratch;
+  if (!stream_ok(s) || m < 0 || bits < 1 || bits > 32)
+    return fail(GAK_EOTHER);
+  dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cache_sort gid");
+  dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cache_sort idx");
+  dev_check(d_gid_out, (size_t)m * 4, s->dev, "gak_cache_sort gid_out");
+  dev_check(d_idx_out, (size_t)m * 4, s->dev, "gak_cache_sort idx_out");
+  op *o = op_new(op_csort);
+  fk_sort *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  x->gid = d_gid;
+  x->idx = d_idx;
+  x->gid_out = d_gid_out;
+  x->idx_out = d_idx_out;
+  o->extra = x;
+  o->m = m;
+  o->k = bits;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_bounds(op *o) {
+  const uint32_t *gid = o->a;
+  uint32_t *start = o->b, *end = o->c;
+  int64_t m = o->m, ng = o->k;
+  if (kernel_faults(o, start, (size_t)ng * 4))
+    return;
+  memset(start, 0, (size_t)ng * 4);
+  memset(end, 0, (size_t)ng * 4);
+  for (int64_t j = 0; j < m; j++) {
+    if ((int64_t)gid[j] >= ng)
+      die("gak_cache_bounds: a gid past ngroups");
+    if (j == 0 || gid[j - 1] != gid[j])
+      start[gid[j]] = (uint32_t)j;
+    end[gid[j]] = (uint32_t)(j + 1);
+  }
+}
+
+int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
+                     uint32_t *d_start, uint32_t *d_end, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || ngroups < 1)
+    return fail(GAK_EOTHER);
+  dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cache_bounds gid");
+  dev_check(d_start, (size_t)ngroups * 4, s->dev, "gak_cache_bounds start");
+  dev_check(d_end, (size_t)ngroups * 4, s->dev, "gak_cache_bounds end");
+  op *o = op_new(op_bounds);
+  o->a = (void *)d_gid;
+  o->b = d_start;
+  o->c = d_end;
+  o->m = m;
+  o->k = ngroups;
+  enqueue(s, o);
+  return 0;
+}
+
+/* Best of (value, position): a strictly better value replaces, so the first
+** position wins among equals (positions are visited in increasing order). */
+static void fk_best(ga_best_partial *b, const gak_ccol *c, int64_t i,
+                    int want_min) {
+  long double v = fk_num(c, i), cur;
+  if (b->kind != GA_KIND_NONE) {
+    if (b->kind == GA_KIND_INT)
+      cur = (long double)b->bits;
+    else {
+      double d;
+      memcpy(&d, &b->bits, 8);
+      cur = (long double)d;
+    }
+    if (want_min ? !(v < cur) : !(v > cur))
+      return;
+  }
+  b->kind = fk_bit64(c->isint, i) ? GA_KIND_INT : GA_KIND_REAL;
+  b->bits = (int64_t)c->vals[i];
+  b->idx = i;
+}
+
+/* Carries out of digits 0..N-2 into the next, as the kernel's reduce does
+** at the end of a slice. */
+static void fk_carry(ga_sum_partial *p) {
+  for (int d = 0; d < GA_XACC_DIGITS - 1; d++) {
+    int64_t c = p->acc[d] >> 32;
+    p->acc[d] -= c * ((int64_t)1 << 32);
+    p->acc[d + 1] += c;
+  }
+  int64_t c = p->ilo >> 32;
+  p->ilo -= c * ((int64_t)1 << 32);
+  p->ihi += c;
+  c = p->ihi >> 32;
+  p->ihi -= c * ((int64_t)1 << 32);
+  p->itop += c;
+}
+
+typedef struct fk_reduce {
+  gak_ccol x;
+  const uint32_t *idx;
+  const gak_cslice *sl;
+  gak_cstate *out;
+} fk_reduce;
+
+static void op_creduce(op *o) {
+  fk_reduce *r = o->extra;
+  int64_t ns = o->m;
+  if (kernel_faults(o, r->out, sizeof(gak_cstate) * (size_t)ns))
+    return;
+  for (int64_t k = 0; k < ns; k++) {
+    const gak_cslice *sl = &r->sl[k];
+    gak_cstate *st = &r->out[k];
+    ga_sum_partial lane[4];
+    memset(st, 0, sizeof(*st));
+    for (int l = 0; l < 4; l++)
+      ga_sum_init(&lane[l]);
+    st->rows = sl->len;
+    st->first = r->idx[sl->start];
+    for (uint32_t p = 0; p < sl->len; p++) {
+      int64_t i = r->idx[sl->start + p];
+      if (!fk_bit64(r->x.notnull, i))
+        continue;
+      st->count++;
+      int64_t v = (int64_t)r->x.vals[i];
+      if (fk_bit64(r->x.isint, i))
+        ga_sum_add_int(&lane[p & 3], v, 1);
+      else
+        ga_sum_add_real(&lane[p & 3], ga_bitsd(v), 1);
+      fk_best(&st->max, &r->x, i, 0);
+      fk_best(&st->min, &r->x, i, 1);
+    }
+    for (int l = 0; l < 4; l++) {
+      for (int d = 0; d < GA_XACC_DIGITS; d++)
+        st->sum.acc[d] += lane[l].acc[d];
+      st->sum.ilo += lane[l].ilo;
+      st->sum.ihi += lane[l].ihi;
+      st->sum.itop += lane[l].itop;
+      st->sum.nint += lane[l].nint;
+      st->sum.nreal += lane[l].nreal;
+      st->sum.npinf += lane[l].npinf;
+      st->sum.nninf += lane[l].nninf;
+      st->sum.nnan += lane[l].nnan;
+    }
+    fk_carry(&st->sum);
+  }
+}
+
+int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
+                     const gak_cslice *d_slices, int64_t nslices,
+                     gak_cstate *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || nslices < 0)
+    return fail(GAK_EOTHER);
+  dev_check(x.vals, 8, s->dev, "gak_cache_reduce x");
+  dev_check(d_slices, sizeof(gak_cslice) * (size_t)nslices, s->dev,
+            "gak_cache_reduce slices");
+  dev_check(d_out, sizeof(gak_cstate) * (size_t)nslices, s->dev,
+            "gak_cache_reduce out");
+  dev_check(d_idx, 4, s->dev, "gak_cache_reduce idx");
+  op *o = op_new(op_creduce);
+  fk_reduce *r = malloc(sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->x = x;
+  r->idx = d_idx;
+  r->sl = d_slices;
+  r->out = d_out;
+  o->extra = r;
+  o->m = nslices;
+  enqueue(s, o);
+  return 0;
+}
+
+typedef struct fk_merge {
+  const gak_cstate *in;
+  const gak_cgroup *gr;
+  gak_ccol key;
+  gak_cstate *out;
+} fk_merge;
+
+static void fk_best_merge(ga_best_partial *into, const ga_best_partial *from,
+                          int want_min) {
+  if (from->kind == GA_KIND_NONE)
+    return;
+  if (into->kind != GA_KIND_NONE) {
+    long double a, b;
+    double d;
+    if (into->kind == GA_KIND_INT)
+      a = (long double)into->bits;
+    else {
+      memcpy(&d, &into->bits, 8);
+      a = d;
+    }
+    if (from->kind == GA_KIND_INT)
+      b = (long double)from->bits;
+    else {
+      memcpy(&d, &from->bits, 8);
+      b = d;
+    }
+    int better = want_min ? b < a : b > a;
+    if (!better && !(b == a && from->idx < into->idx))
+      return;
+  }
+  *into = *from;
+}
+
+static void op_cmerge(op *o) {
+  fk_merge *r = o->extra;
+  int64_t ng = o->m;
+  if (kernel_faults(o, r->out, sizeof(gak_cstate) * (size_t)ng))
+    return;
+  for (int64_t g = 0; g < ng; g++) {
+    gak_cstate *st = &r->out[g];
+    memset(st, 0, sizeof(*st));
+    const gak_cgroup *gr = &r->gr[g];
+    for (uint32_t k = 0; k < gr->nslices; k++) {
+      const gak_cstate *in = &r->in[gr->first_slice + k];
+      for (int d = 0; d < GA_XACC_DIGITS; d++)
+        st->sum.acc[d] += in->sum.acc[d];
+      st->sum.ilo += in->sum.ilo;
+      st->sum.ihi += in->sum.ihi;
+      st->sum.itop += in->sum.itop;
+      st->sum.nint += in->sum.nint;
+      st->sum.nreal += in->sum.nreal;
+      st->sum.npinf += in->sum.npinf;
+      st->sum.nninf += in->sum.nninf;
+      st->sum.nnan += in->sum.nnan;
+      st->rows += in->rows;
+      st->count += in->count;
+      fk_best_merge(&st->max, &in->max, 0);
+      fk_best_merge(&st->min, &in->min, 1);
+      if (k == 0 || in->first < st->first)
+        st->first = in->first;
+    }
+    st->key_kind = GA_KIND_NONE;
+    if (r->key.vals && fk_bit64(r->key.notnull, st->first)) {
+      st->key_kind =
+          fk_bit64(r->key.isint, st->first) ? GA_KIND_INT : GA_KIND_REAL;
+      st->key_bits = (int64_t)r->key.vals[st->first];
+    }
+  }
+}
+
+int gak_cache_merge(const gak_cstate *d_slice_states,
+                    const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
+                    gak_cstate *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || ngroups < 0)
+    return fail(GAK_EOTHER);
+  dev_check(d_groups, sizeof(gak_cgroup) * (size_t)ngroups, s->dev,
+            "gak_cache_merge groups");
+  dev_check(d_out, sizeof(gak_cstate) * (size_t)ngroups, s->dev,
+            "gak_cache_merge out");
+  dev_check(d_slice_states, sizeof(gak_cstate), s->dev,
+            "gak_cache_merge states");
+  op *o = op_new(op_cmerge);
+  fk_merge *r = malloc(sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->in = d_slice_states;
+  r->gr = d_groups;
+  r->key = key;
+  r->out = d_out;
+  o->extra = r;
+  o->m = ngroups;
+  enqueue(s, o);
+  return 0;
 }

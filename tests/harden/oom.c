@@ -123,6 +123,19 @@ static const struct {
      "SELECT gpuagg_config('threads', 3), gpuagg_config('scan_min_rows', 0);"
      "SELECT grp, rows, count, sum, total, avg, min, max FROM gpu_aggregate('t', 'x', NULL, 'g');"
      "SELECT rows, sum, min, max FROM gpu_aggregate('s', 'v')"},
+    /* gpu_cache (ext/cache_fns.c): a parallel load and a serial one, then
+    ** answers from the host cache (a failed load leaves no entry: the
+    ** uncached path answers, the same rows) */
+    {"cache",
+     "SELECT gpuagg_config('device', 'cpu'), gpuagg_config('threads', 3),"
+     " gpuagg_config('scan_min_rows', 0);"
+     "SELECT gpu_cache('t', 'x, g');"
+     "SELECT grp, rows, count, sum, total, avg, min, max FROM gpu_aggregate('t', 'x', 'g > 1', 'g');"
+     "SELECT rows, sum, min, max FROM gpu_aggregate('t', 'x');"
+     "SELECT gpuagg_config('threads', 1);"
+     "SELECT gpu_cache('s', 'k');"
+     "SELECT rows, sum, max FROM gpu_aggregate('s', 'k', 'k BETWEEN 5 AND 90 AND k <> 7');"
+     "SELECT json_array_length(gpuagg_info(), '$.cache.entries') >= 0"},
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
 

@@ -1,0 +1,41 @@
+/*
+** cache_gpu.h — a GPU load's device arrays (cache_gpu.c), used by
+** cache_load.c: the arrays of every column, grown as rows arrive, and the
+** copies of staged blocks into them at their row offsets.
+*/
+#ifndef GA_CACHE_GPU_H
+#define GA_CACHE_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+
+typedef struct ga_cgpu ga_cgpu;
+
+/* Device bytes of ncols columns of cap rows (values and both bitmaps). */
+int64_t ga_cache_gpu_bytes(int ncols, int64_t cap);
+
+/* Arrays for cap rows on the cache's device (the first usable one), and a
+** stream.  These return GA_OK, GA_NOMEM (host memory), or GA_CLOAD_EFAIL
+** (a GPU step; ga_cgpu_why says which). */
+int ga_cgpu_begin(ga_cgpu **out, int ncols, int64_t cap, char *why,
+                  size_t nwhy);
+int64_t ga_cgpu_cap(const ga_cgpu *g);
+/* Larger arrays holding what was placed (waits for the copies first). */
+int ga_cgpu_grow(ga_cgpu *g, int64_t cap);
+/* Queue the copies of block b's rows to rows [at, at + b->n); blocks are
+** placed in row order (the bitmaps' partial words carry over). */
+int ga_cgpu_place(ga_cgpu *g, ga_cblock *b, int64_t at);
+/* Wait for every queued copy: GA_OK or GA_CLOAD_EFAIL. */
+int ga_cgpu_sync(ga_cgpu *g);
+/* Hand the arrays of `rows` rows to e (e->cols[c].d_*, e->dev), shrinking
+** them when much is unused (*freed: the bytes given back). */
+int ga_cgpu_finish(ga_cgpu *g, ga_centry *e, int64_t rows, int64_t *freed);
+/* Free g and whatever arrays it still owns. */
+void ga_cgpu_abort(ga_cgpu *g);
+#define ga_cgpu_free ga_cgpu_abort
+/* Why the last step failed. */
+const char *ga_cgpu_why(const ga_cgpu *g);
+
+#endif

@@ -1,0 +1,278 @@
+/*
+** cache_threads.c — gpu_cache under the sanitizers (make test-tsan,
+** test-asan, test-valgrind; HARDEN_GPU=1 on the fake GPU backend, or on a
+** real GPU with make test-threads-gpu's build).
+**
+** Two file databases (WAL and rollback journal), each with a writer thread
+** that commits in a loop while keeping invariants (x moves between two rows
+** of one group).  READERS threads each own a connection: they load the
+** columns into their cache (gpu_cache, whose load runs gpu_aggregate's
+** worker threads), answer gpu_aggregate ungrouped and grouped (from the
+** cache while it is current, uncached once a commit made it stale), reload
+** now and then, drop, and close and reopen the connection.  SHARED threads
+** use one connection together (SQLite's serialized mode orders their calls;
+** the cache must not care which thread calls).  Every answer must keep the
+** invariants; the cache must have answered some, and staleness must have
+** sent some elsewhere.  A watchdog fails the run on a deadlock.
+**
+** HARDEN_QUICK=1: fewer iterations.  Prints "RESULT cache_threads: ...".
+*/
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "harden.h"
+
+#define NROWS 6000
+#define GROUPS 4
+#define READERS 3
+#define SHARED 2
+
+static char paths[2][256];
+static int64_t want_sum[2], want_grows[2][GROUPS], want_gsum[2][GROUPS];
+static int iters = 30, stop_writers, gpu;
+static int fails[READERS + SHARED], checks[READERS + SHARED];
+static int hits[READERS + SHARED], misses[READERS + SHARED];
+static sqlite3 *shared_db;
+
+#define EXPECT(t, cond, ...)                                                   \
+  do {                                                                         \
+    __atomic_add_fetch(&checks[t], 1, __ATOMIC_RELAXED);                       \
+    if (!(cond) && __atomic_add_fetch(&fails[t], 1, __ATOMIC_RELAXED) <= 5) {  \
+      printf("FAIL cache thread %d: ", t);                                     \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+      fflush(stdout);                                                          \
+    }                                                                          \
+  } while (0)
+
+static void setup(int k) {
+  sqlite3 *db = open_ga(paths[k], 0);
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "PRAGMA journal_mode=%s;"
+           "CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER);"
+           "BEGIN;"
+           "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
+           "WHERE i < %d) INSERT INTO t SELECT i, (i * 7919) %% 100003 - "
+           "50000, i %% %d FROM c; COMMIT;",
+           k ? "delete" : "wal", NROWS, GROUPS);
+  char *err = NULL;
+  if (run_sql(db, sql, NULL, &err) != SQLITE_OK) {
+    fprintf(stderr, "setup: %s\n", err ? err : "?");
+    exit(2);
+  }
+  for (int i = 1; i <= NROWS; i++) {
+    int64_t x = (int64_t)((i * 7919) % 100003) - 50000;
+    want_sum[k] += x;
+    want_grows[k][i % GROUPS]++;
+    want_gsum[k][i % GROUPS] += x;
+  }
+  sqlite3_close(db);
+}
+
+static void *writer(void *arg) {
+  int k = (int)(intptr_t)arg;
+  sqlite3 *db = NULL;
+  uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)k;
+  sqlite3_open_v2(paths[k], &db, SQLITE_OPEN_READWRITE, NULL);
+  sqlite3_busy_timeout(db, 20000);
+  while (!__atomic_load_n(&stop_writers, __ATOMIC_ACQUIRE)) {
+    char sql[512];
+    int g = (int)(h_rnd(&seed) % GROUPS);
+    int d = (int)(h_rnd(&seed) % 1000) + 1, off = (int)(h_rnd(&seed) % 50);
+    snprintf(sql, sizeof sql,
+             "BEGIN IMMEDIATE;"
+             "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE g = "
+             "%d ORDER BY id LIMIT 1 OFFSET %d);"
+             "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE g = "
+             "%d ORDER BY id DESC LIMIT 1 OFFSET %d);"
+             "COMMIT;",
+             d, g, off, d, g, off);
+    if (run_sql(db, sql, NULL, NULL) != SQLITE_OK)
+      run_sql(db, "ROLLBACK", NULL, NULL);
+    /* pauses long enough for some answers to come from a current cache */
+    usleep(h_rnd(&seed) % 4 ? 2000 : 60000);
+  }
+  sqlite3_close(db);
+  return NULL;
+}
+
+static sqlite3 *reader_open(int k, int flags) {
+  sqlite3 *db = open_ga(paths[k], SQLITE_OPEN_READWRITE | flags);
+  sqlite3_busy_timeout(db, 20000);
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "SELECT gpuagg_config('threads', 3), gpuagg_config('scan_min_rows', "
+           "0), gpuagg_config('device', '%s')",
+           gpu ? "gpu" : "cpu");
+  run_sql(db, sql, NULL, NULL);
+  return db;
+}
+
+static void load(int t, sqlite3 *db) {
+  char *err = NULL;
+  /* the error message is the connection's: hold its mutex so that a thread
+  ** sharing it cannot replace the message before it is read */
+  sqlite3_mutex *mu = sqlite3_db_mutex(db);
+  if (mu)
+    sqlite3_mutex_enter(mu);
+  int rc = run_sql(db, "SELECT gpu_cache('t', 'x, g')", NULL, &err);
+  if (mu)
+    sqlite3_mutex_leave(mu);
+  /* a load may fail only because the table kept changing under it */
+  EXPECT(t, rc == SQLITE_OK || (err && strstr(err, "changed during")),
+         "gpu_cache: %s", err ? err : "?");
+  free(err); /* run_sql's copy (libc) */
+}
+
+static void check_once(int t, sqlite3 *db, int k, int grouped) {
+  sqlite3_stmt *st;
+  const char *sql = grouped ? "SELECT grp, rows, sum, json_extract(gpuagg_"
+                              "info(), '$.last_scan.path') FROM gpu_aggregate("
+                              "'t', 'x', NULL, 'g')"
+                            : "SELECT NULL, rows, sum, json_extract(gpuagg_"
+                              "info(), '$.last_scan.path') FROM gpu_aggregate("
+                              "'t', 'x')";
+  int64_t grows[GROUPS] = {0}, gsum[GROUPS] = {0}, rows = 0, sum = 0;
+  int n = 0, bad = 0, cached = 0;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    EXPECT(t, 0, "prepare: %s", sqlite3_errmsg(db));
+    return;
+  }
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t g = sqlite3_column_int64(st, 0);
+    if (grouped && (g < 0 || g >= GROUPS))
+      bad = 1;
+    else if (grouped) {
+      grows[g] = sqlite3_column_int64(st, 1);
+      gsum[g] = sqlite3_column_int64(st, 2);
+    }
+    rows += sqlite3_column_int64(st, 1);
+    sum += sqlite3_column_int64(st, 2);
+    const unsigned char *p = sqlite3_column_text(st, 3);
+    cached = p && !strcmp((const char *)p, "cache");
+    n++;
+  }
+  rc = sqlite3_finalize(st);
+  EXPECT(t, rc == SQLITE_OK, "gpu_aggregate: %s", sqlite3_errmsg(db));
+  if (rc != SQLITE_OK)
+    return;
+  for (int g = 0; grouped && g < GROUPS; g++)
+    if (grows[g] != want_grows[k][g] || gsum[g] != want_gsum[k][g])
+      bad = 1;
+  EXPECT(t,
+         !bad && n == (grouped ? GROUPS : 1) && rows == NROWS &&
+             sum == want_sum[k],
+         "db %d grouped %d cached %d: %d rows of output, rows %lld sum %lld "
+         "(want %lld)",
+         k, grouped, cached, n, (long long)rows, (long long)sum,
+         (long long)want_sum[k]);
+  __atomic_add_fetch(cached ? &hits[t] : &misses[t], 1, __ATOMIC_RELAXED);
+}
+
+static void *reader(void *arg) {
+  int t = (int)(intptr_t)arg, k = t % 2;
+  sqlite3 *db = reader_open(k, 0);
+  load(t, db);
+  for (int it = 0; it < iters; it++) {
+    check_once(t, db, k, it % 2);
+    if (it % 4 == 3)
+      load(t, db);
+    if (it % 11 == 10)
+      run_sql(db, "SELECT gpu_cache_drop('t')", NULL, NULL);
+    if (it % 13 == 12) { /* close and reopen: the cache dies with it */
+      sqlite3_close(db);
+      db = reader_open(k, 0);
+      load(t, db);
+    }
+  }
+  sqlite3_close(db);
+  return NULL;
+}
+
+/* SHARED threads: one connection (FULLMUTEX), calls in any interleaving. */
+static void *sharer(void *arg) {
+  int t = (int)(intptr_t)arg;
+  for (int it = 0; it < iters; it++) {
+    if (it % 3 == 0)
+      load(t, shared_db);
+    check_once(t, shared_db, 0, it % 2);
+  }
+  return NULL;
+}
+
+static void on_alarm(int sig) {
+  (void)sig;
+  static const char m[] = "FAIL cache_threads: watchdog: not finished in "
+                          "time (deadlock?)\n0 passed, 1 failed\n";
+  if (write(1, m, sizeof m - 1) < 0)
+    _exit(3);
+  _exit(3);
+}
+
+int main(void) {
+  if (getenv("HARDEN_QUICK") && atoi(getenv("HARDEN_QUICK")))
+    iters = 8;
+  if (getenv("HARDEN_ITERS"))
+    iters = atoi(getenv("HARDEN_ITERS"));
+  gpu = getenv("HARDEN_GPU") && atoi(getenv("HARDEN_GPU"));
+  int watchdog =
+      getenv("HARDEN_WATCHDOG") ? atoi(getenv("HARDEN_WATCHDOG")) : 900;
+  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  for (int k = 0; k < 2; k++) {
+    snprintf(paths[k], sizeof paths[k], "%s/gpuagg_cache_threads_%d_%d.db", tmp,
+             (int)getpid(), k);
+    unlink(paths[k]);
+    setup(k);
+  }
+  signal(SIGALRM, on_alarm);
+  alarm((unsigned)watchdog);
+  shared_db = reader_open(0, SQLITE_OPEN_FULLMUTEX);
+  pthread_t w[2], r[READERS], s[SHARED];
+  for (int k = 0; k < 2; k++)
+    pthread_create(&w[k], NULL, writer, (void *)(intptr_t)k);
+  for (int t = 0; t < READERS; t++)
+    pthread_create(&r[t], NULL, reader, (void *)(intptr_t)t);
+  for (int t = 0; t < SHARED; t++)
+    pthread_create(&s[t], NULL, sharer, (void *)(intptr_t)(READERS + t));
+  for (int t = 0; t < READERS; t++)
+    pthread_join(r[t], NULL);
+  for (int t = 0; t < SHARED; t++)
+    pthread_join(s[t], NULL);
+  __atomic_store_n(&stop_writers, 1, __ATOMIC_RELEASE);
+  for (int k = 0; k < 2; k++)
+    pthread_join(w[k], NULL);
+  sqlite3_close(shared_db);
+  alarm(0);
+  int passed = 0, failed = 0, nh = 0, nm = 0;
+  for (int t = 0; t < READERS + SHARED; t++) {
+    passed += checks[t] - fails[t];
+    failed += fails[t];
+    nh += hits[t];
+    nm += misses[t];
+  }
+  /* vacuous unless the cache answered and staleness was seen */
+  if (nh == 0 || nm == 0) {
+    printf("FAIL cache_threads: %d cached and %d uncached answers (want "
+           "both)\n",
+           nh, nm);
+    failed++;
+  }
+  for (int k = 0; k < 2; k++) {
+    char p[600];
+    unlink(paths[k]);
+    snprintf(p, sizeof p, "%s-wal", paths[k]);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", paths[k]);
+    unlink(p);
+  }
+  printf("cache_threads: %d + %d threads x %d calls, %d cached, %d uncached "
+         "(%s)\n",
+         READERS, SHARED, iters, nh, nm, gpu ? "GPU" : "host");
+  printf("RESULT cache_threads: %d passed, %d failed, 0 skipped\n", passed,
+         failed);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,821 @@
+"""test_cache.py — gpu_cache, the column cache behind gpu_aggregate (issue 11).
+
+Every answer gpu_aggregate gives from the cache must equal, as a set of rows
+with values AND typeof (reals by their bits), the reference query
+
+    SELECT +(g), count(*), count(x), gpu_sum(x), gpu_total(x), gpu_avg(x),
+           gpu_min(x), gpu_max(x) FROM t WHERE f GROUP BY +(g)
+
+and so the uncached path's.  Checked here:
+  - equivalence on eligible shapes (every comparison operator, BETWEEN, IN,
+    IS [NOT] NULL, literals SQLite reads in its own ways, random AND-chains,
+    group_by on INTEGER, REAL, NUMERIC and untyped columns) and ineligible
+    ones (which must take the uncached path, saying why), with mixed
+    INTEGER/REAL values, NULLs, -0.0, +-Inf, 1 vs 1.0 group keys, 5 vs 5.0
+    max/min ties, integers past 2^53 and an integer overflow; threads
+    1/2/4/7; parallel and serial loads (threads = 1, temp, :memory:, inside
+    a read transaction);
+  - never stale, with real writers: another process and another connection
+    committing (WAL and rollback journal), this connection's own writes in
+    autocommit and inside a transaction (and its rollback, and a rolled back
+    savepoint), a load inside a read transaction while another process
+    commits, DDL (drop and re-create under the same name, ALTER, CREATE
+    INDEX, VACUUM), a DETACH and ATTACH of another file under the same name,
+    a writer process committing in a loop while keeping invariants;
+  - the budget: a load too large for it fails clearly and queries take the
+    uncached path; least recently used entries are evicted; a lowered budget;
+  - errors (no such table / column, empty list, TEXT and BLOB values naming
+    the column, views, WITHOUT ROWID, a write transaction, DIRECTONLY) and
+    gpuagg_info()'s "cache" object;
+  - on a GPU (the fake backend under make test, a real one under make
+    test-gpu): the entry lives on the device; GPU failures injected while
+    loading (the load goes to host memory) and while querying (the entry is
+    dropped), device memory too small for the load or for a query, kernel
+    faults: every answer still equals the reference.
+
+The host cache is checked under every run (device = 'cpu'); the GPU cache
+when GPUAGG_TEST_GPU=1.
+"""
+
+import json
+import os
+import random
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gatest import Reporter, LIB, GPU  # noqa: E402
+
+SEED = int(os.environ.get("SEED", "20261201"))
+TMP = tempfile.mkdtemp(prefix="gpuagg_cache_")
+PYTHON = os.environ.get("PYTHON") or sys.executable
+COLS = "grp, rows, count, sum, total, avg, min, max"
+WRITER_SECONDS = float(os.environ.get("GPUAGG_WRITER_SECONDS", "2"))
+
+
+def connect(path, device="cpu", **kw):
+    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False, **kw)
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    cfg(con, "scan_min_rows", 0)
+    cfg(con, "device", device)
+    return con
+
+
+def cfg(con, name, value):
+    return con.execute("select gpuagg_config(?, ?)", (name, value)).fetchone()[0]
+
+
+def info(con):
+    return json.loads(con.execute("select gpuagg_info()").fetchone()[0])
+
+
+def last_scan(con):
+    return info(con)["last_scan"]
+
+
+def entry(con, table):
+    for e in info(con)["cache"]["entries"]:
+        if e["table"] == table:
+            return e
+    return None
+
+
+def key(v):
+    if v is None:
+        return ("null",)
+    if isinstance(v, float):
+        return ("real", struct.pack("<d", v))
+    if isinstance(v, int):
+        return ("integer", v)
+    if isinstance(v, str):
+        return ("text", v)
+    return ("blob", bytes(v))
+
+
+def rowset(rows):
+    return sorted(tuple(key(v) for v in r) for r in rows)
+
+
+def run(con, sql, params=()):
+    try:
+        return ("ok", con.execute(sql, params).fetchall())
+    except sqlite3.Error as e:
+        return ("error", str(e))
+
+
+def ref_sql(table, x, f, g):
+    x = "\n%s\n" % x
+    return ("SELECT %s, count((%s)), gpu_sum((%s)), gpu_total((%s)), gpu_avg((%s)), "
+            "gpu_min((%s)), gpu_max((%s)) FROM %s%s%s"
+            % ("+(\n%s\n), count(*)" % g if g else "NULL, count(*)", x, x, x, x, x, x, table,
+               " WHERE (\n%s\n)" % f if f else "", " GROUP BY +(\n%s\n)" % g if g else ""))
+
+
+def agg(con, table, x, f=None, g=None):
+    got = run(con, "SELECT %s FROM gpu_aggregate(?, ?, ?, ?)" % COLS, (table, x, f, g))
+    return got, last_scan(con)
+
+
+def same(got, want):
+    if got[0] == "ok" and want[0] == "ok":
+        return rowset(got[1]) == rowset(want[1])
+    return got[0] == want[0] == "error" and got[1] == "gpu_aggregate: " + want[1]
+
+
+def compare(rep, con, name, table, x, f=None, g=None, want=None, why=None, ref_con=None):
+    """gpu_aggregate against the reference; want: 'cache', 'uncached' or None."""
+    got, ls = agg(con, table, x, f, g)
+    ref = run(ref_con or con, ref_sql(table, x, f, g))
+    ok = same(got, ref)
+    detail = "got %r\nwant %r" % (got[1][:4] if got[0] == "ok" else got,
+                                  ref[1][:4] if ref[0] == "ok" else ref)
+    if ok and want == "cache":
+        ok = ls["path"] == "cache"
+        detail = "path %r why %r, want the cache" % (ls["path"], ls["why"])
+    elif ok and want == "uncached":
+        ok = ls["path"] != "cache"
+        detail = "path %r, want uncached" % ls["path"]
+    if ok and why is not None:
+        ok = why in ls["why"]
+        detail = "why %r lacks %r" % (ls["why"], why)
+    return rep.check(name, ok, "%s [%s | %s | %s | %s]" % (detail, table, x, f, g))
+
+
+# ---------------------------------------------------------------- data
+
+SPECIAL_REALS = [-0.0, 0.0, 5.0, 1.0, 2.5, 1e300, -1e300, 1e-300, 9007199254740992.0,
+                 float("inf"), float("-inf"), 0.1, -7.75]
+BIG_INTS = [9007199254740993, -9007199254740993, 2 ** 62, -(2 ** 62), 5, 1, 0]
+
+
+def mixed(r):
+    """A value for an untyped column: INTEGER, REAL or NULL."""
+    k = r.random()
+    if k < 0.12:
+        return None
+    if k < 0.40:
+        return r.randint(-50, 50)
+    if k < 0.55:
+        return r.choice(SPECIAL_REALS)
+    if k < 0.65:
+        return r.choice([5, 5.0, 1, 1.0])
+    if k < 0.72:
+        return r.choice(BIG_INTS)
+    return r.uniform(-1e3, 1e3)
+
+
+def make_table(con, name, n, r, temp=""):
+    con.execute("CREATE %s TABLE %s(x REAL, k INTEGER, y INTEGER, n NUMERIC, b, ta TEXT, "
+                "s TEXT, kr INTEGER)" % (temp, name))
+    rows = []
+    for i in range(n):
+        x = r.choice([None, r.uniform(-1e4, 1e4), r.choice(SPECIAL_REALS), r.randint(-9, 9)])
+        k = r.choice([None, r.randint(0, 20), float(r.randint(0, 20))])  # 3.0 becomes 3
+        y = r.randint(0, 1000) if r.random() > 0.05 else None
+        nn = r.choice([None, r.randint(-5, 5), r.choice([1.5, 2.0, -0.0, 3.25])])
+        kr = r.choice([1, 2, 2.5, None])  # 2.5 stays REAL: a group key the GPU declines
+        rows.append((x, k, y, nn, mixed(r), None, r.choice(["a", "b"]), kr))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?,?,?)" % name, rows)
+    con.execute("COMMIT")
+
+
+CACHED = "x, k, y, n, b, ta, kr"
+EXPRS = ["x", "k", "y", "n", "b", '"x"', "[b]", "kr"]
+GROUPS = [None, "k", "y", "n", "b", "x", "ta"]
+FILTERS = [
+    None, "y > 500", "y >= 500", "y < 500", "y <= 500", "y = 500", "y == 500", "y <> 500",
+    "y != 500", "500 < y", "500 >= y", "x > 0", "x > -0.0", "x = 0", "x >= 1e300", "x < -1e999",
+    "x <= 1e999", "b = 5", "b = 5.0", "b IN (1, 2.0, 5)", "b IN (9007199254740993)",
+    "b = 9007199254740992", "b > 9007199254740992.0", "b >= 0x10", "b < -0x10",
+    "n BETWEEN 1 AND 3.5", "n BETWEEN -1 AND -1", "k IS NULL", "k IS NOT NULL", "k ISNULL",
+    "x NOTNULL", "x NOT NULL", "(y > 100 AND y < 900) AND k <> 3", "((y > 100)) AND (k <> 3)",
+    "y > 9223372036854775807", "y < -9223372036854775808", "y > - 9223372036854775808",
+    "x = 9007199254740993", "b = 9007199254740993.0", "y BETWEEN 100 AND 50",
+    "y > +500 AND y < 600 AND x IS NOT NULL AND b IS NOT NULL", "ta IS NULL", "ta IS NOT NULL",
+    "n = 1.5", "n = 2", "k IN (1,2,3) AND y between 10 and 990",
+]
+INELIGIBLE = [  # (expr, filter, group, part of the reason)
+    ("x + 1", None, None, "the expression is not a bare column"),
+    ("abs(b)", "y > 5", "k", "the expression is not a bare column"),
+    ("x", "y > 500 OR k = 1", None, "not an AND of comparisons"),
+    ("x", "x > y", None, "not between a column and a number"),
+    ("x", "y > '500'", None, "not between a column and a number"),
+    ("x", "ta > 5", None, "TEXT affinity"),
+    ("x", "s = 'a'", None, "column s is not cached"),
+    ("x", "y + 0 > 5", None, "not an AND of comparisons"),
+    ("x", "NOT y > 5", None, "not an AND of comparisons"),
+    ("x", "y NOT BETWEEN 1 AND 5", None, "NOT is only eligible"),
+    ("x", "y IS 5", None, "IS is only eligible"),
+    ("x", "y > 5 -- a comment", None, "not an AND of comparisons"),
+    ("x", "y > 5 COLLATE NOCASE", None, "not an AND of comparisons"),
+    ("x", "y IN (1, y)", None, "not with a number"),
+    ("x", "rowid > 5", None, "not a column of the table"),
+    ("s", None, None, "column s is not cached"),
+    ("x", None, "k + 1", "group_by is not a bare column"),
+    ("x", None, "s", "column s is not cached"),
+    ("y", None, "typeof(x)", "group_by is not a bare column"),
+]
+
+
+def random_filter(r):
+    cols = ["x", "k", "y", "n", "b"]
+    lits = ["5", "5.0", "-0.0", "0", "1", "1.0", "2.5", "500", "-3", "1e300", "9007199254740993",
+            "0x20", "-9223372036854775808", "1e999"]
+    terms = []
+    for _ in range(r.randint(1, 4)):
+        c, kind = r.choice(cols), r.random()
+        if kind < 0.5:
+            op = r.choice(["=", "==", "<>", "!=", "<", "<=", ">", ">="])
+            t = "%s %s %s" % (c, op, r.choice(lits)) if r.random() < 0.7 else \
+                "%s %s %s" % (r.choice(lits), op, c)
+        elif kind < 0.65:
+            a, b = sorted([r.randint(-20, 600), r.randint(-20, 600)])
+            t = "%s BETWEEN %d AND %d" % (c, a, b)
+        elif kind < 0.8:
+            t = "%s IN (%s)" % (c, ", ".join(r.choice(lits) for _ in range(r.randint(1, 4))))
+        else:
+            t = "%s %s" % (c, r.choice(["IS NULL", "IS NOT NULL", "NOTNULL", "ISNULL"]))
+        terms.append(t)
+    return " AND ".join(terms)
+
+
+# ---------------------------------------------------------------- sections
+
+def section_equiv(rep, r, device):
+    tag = device
+    path = os.path.join(TMP, "eq_%s.db" % tag)
+    con = connect(path, device=device)
+    con.execute("PRAGMA journal_mode=wal")
+    make_table(con, "t", 6000, r)
+    n = con.execute("SELECT gpu_cache('t', ?)", (CACHED,)).fetchone()[0]
+    rep.check("%s_load_rows" % tag, n == 6000, repr(n))
+    e = entry(con, "main.t")
+    where = "gpu" if device == "gpu" else "host"
+    rep.check("%s_where" % tag, e and e["where"] == where, repr(e))
+    rep.check("%s_load_parallel" % tag, e and e["how"].startswith("parallel"), repr(e))
+    i = 0
+    for x in EXPRS:
+        for f in FILTERS:
+            g = GROUPS[i % len(GROUPS)]
+            want = "cache"
+            if device == "gpu" and (g == "x" or (g in ("n", "b"))):
+                want = None  # REAL group keys that are not integers: the GPU declines
+            if device == "cpu":
+                cfg(con, "threads", (1, 2, 4, 7)[i % 4])
+            compare(rep, con, "%s_eq_%d" % (tag, i), "t", x, f, g, want=want)
+            i += 1
+    for j in range(60):
+        compare(rep, con, "%s_rand_%d" % (tag, j), "t", r.choice(EXPRS[:5]), random_filter(r),
+                r.choice(GROUPS), want=None if device == "gpu" else "cache")
+    for j, (x, f, g, why) in enumerate(INELIGIBLE):
+        compare(rep, con, "%s_inel_%d" % (tag, j), "t", x, f, g, want="uncached",
+                why="cache not used: ")
+        rep.check("%s_inel_why_%d" % (tag, j), why in last_scan(con)["why"],
+                  repr(last_scan(con)["why"]))
+    # the GPU takes group keys whose values are integers; others the host
+    g_ok = "cache" if device == "cpu" else "uncached"
+    compare(rep, con, "%s_group_real_keys" % tag, "t", "x", "y > 10", "kr", want=g_ok)
+    compare(rep, con, "%s_group_int_keys" % tag, "t", "x", "y > 10", "k", want="cache")
+    # representatives and ties: first in rowid order
+    con.execute("CREATE TABLE rep(n, x)")
+    con.execute("BEGIN")
+    for i in range(3000):
+        con.execute("INSERT INTO rep VALUES (?, ?)",
+                    (1.0 if i == 2000 else 1 if i > 2000 else 7, 5.0 if i == 2500 else 5))
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('rep', 'n, x')")
+    compare(rep, con, "%s_rep_groups" % tag, "rep", "x", None, "n", want="cache")
+    got = con.execute("SELECT typeof(grp) FROM gpu_aggregate('rep', 'x', NULL, 'n') "
+                      "WHERE grp = 1").fetchall()
+    rep.check("%s_rep_first_real" % tag, got == [("real",)], repr(got))
+    got = con.execute("SELECT typeof(max), typeof(min) FROM gpu_aggregate('rep', 'x', "
+                      "'rowid > 2500')").fetchall()
+    rep.check("%s_tie_first_real" % tag, got == [("real", "real")], repr(got))
+    compare(rep, con, "%s_tie_first_int" % tag, "rep", "x", "rowid >= 2000", want="uncached")
+    compare(rep, con, "%s_tie_first_int_c" % tag, "rep", "x", "n = 1", want="cache")
+    # the same with keys past the host's dense table (hashed) and negative
+    con.execute("CREATE TABLE rep2(n, x)")
+    con.execute("BEGIN")
+    for i in range(3000):
+        con.execute("INSERT INTO rep2 VALUES (?, ?)",
+                    (1e6 if i == 2000 else 1000000 if i > 2000 else -7.0 if i == 10 else -7,
+                     5.0 if i == 2500 else 5))
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('rep2', 'n, x')")
+    compare(rep, con, "%s_rep2_groups" % tag, "rep2", "x", None, "n", want="cache")
+    got = con.execute("SELECT grp, typeof(grp) FROM gpu_aggregate('rep2', 'x', NULL, 'n') "
+                      "ORDER BY grp").fetchall()
+    rep.check("%s_rep2_first" % tag, got == [(-7, "integer"), (1e6, "real")], repr(got))
+    # +-0: max/min of a REAL column keep the first zero's bits, across
+    # blocks and runs (the whole-column shape: no filter, no NULL)
+    con.execute("CREATE TABLE z(x, y)")  # untyped: a REAL column stores -0.0 as 0
+    zrows = [(-1.0 - i, 1.0 + i) for i in range(12000)]
+    zrows[0], zrows[7000] = (-0.0, 0.0), (0.0, -0.0)
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO z VALUES (?, ?)", zrows)
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('z', 'x, y')")
+    for th in (1, 2, 4):
+        if device == "cpu":
+            cfg(con, "threads", th)
+        compare(rep, con, "%s_zero_max_t%d" % (tag, th), "z", "x", want="cache")
+        compare(rep, con, "%s_zero_min_t%d" % (tag, th), "z", "y", want="cache")
+        got = con.execute("SELECT max FROM gpu_aggregate('z', 'x')").fetchone()[0]
+        rep.check("%s_zero_max_bits_t%d" % (tag, th), struct.pack("<d", got) ==
+                  struct.pack("<d", -0.0), repr(got))
+    # nothing passes: the one empty row, or no group (the writes above, on
+    # this connection, made t's entry stale: any write of the owner does)
+    compare(rep, con, "%s_stale_by_other_table" % tag, "t", "x", None, None, want="uncached",
+            why="this connection wrote")
+    con.execute("SELECT gpu_cache('t', ?)", (CACHED,))
+    compare(rep, con, "%s_none_pass" % tag, "t", "x", "y > 5000", want="cache")
+    compare(rep, con, "%s_none_pass_grouped" % tag, "t", "x", "y > 5000", "k", want="cache")
+    # exact sums far beyond double rounding; integer overflow is the same error
+    con.execute("CREATE TABLE big(v, g INTEGER)")
+    con.executemany("INSERT INTO big VALUES (?, ?)",
+                    [(1e100, 1), (1.0, 1), (-1e100, 1), (2 ** 63 - 1, 2), (1, 2), (-1, 2),
+                     (0.1, 3)] + [(0.1, 3)] * 9)
+    con.execute("SELECT gpu_cache('big', 'v, g')")
+    compare(rep, con, "%s_exact_groups" % tag, "big", "v", None, "g", want="cache")
+    con.execute("INSERT INTO big VALUES (1, 4), (2 ** 63 - 1, 4)".replace("2 ** 63 - 1",
+                                                                         str(2 ** 63 - 1)))
+    con.execute("SELECT gpu_cache('big', 'v, g')")
+    compare(rep, con, "%s_overflow" % tag, "big", "v", None, "g", want="cache")
+    got = run(con, "SELECT sum FROM gpu_aggregate('big', 'v', NULL, 'g')")
+    rep.check("%s_overflow_error" % tag, got == ("error", "gpu_aggregate: integer overflow"),
+              repr(got))
+    # an empty table
+    con.execute("CREATE TABLE empty(x, g)")
+    rep.check("%s_empty_load" % tag,
+              con.execute("SELECT gpu_cache('empty', 'x, g')").fetchone()[0] == 0)
+    compare(rep, con, "%s_empty" % tag, "empty", "x", want="cache")
+    compare(rep, con, "%s_empty_grouped" % tag, "empty", "x", None, "g", want="cache")
+    con.close()
+
+
+def section_loads(rep, r, device):
+    """Serial loads: threads = 1, temp tables, :memory:, a read transaction."""
+    tag = device + "_load"
+    path = os.path.join(TMP, "ld_%s.db" % device)
+    con = connect(path, device=device)
+    make_table(con, "t", 3000, r)
+    cfg(con, "threads", 1)
+    con.execute("SELECT gpu_cache('t', 'x, k, y')")
+    e = entry(con, "main.t")
+    rep.check(tag + "_threads1_serial", e and e["how"].startswith("serial"), repr(e))
+    compare(rep, con, tag + "_threads1", "t", "x", "y > 300", "k", want="cache")
+    cfg(con, "threads", 4)
+    make_table(con, "tt", 2500, r, temp="TEMP")
+    con.execute("SELECT gpu_cache('tt', 'x, k, y, b')")
+    rep.check(tag + "_temp_serial", entry(con, "temp.tt")["how"].startswith("serial"))
+    compare(rep, con, tag + "_temp", "tt", "b", "y < 700", "k", want="cache")
+    mem = connect(":memory:", device=device)
+    make_table(mem, "m", 2500, r)
+    mem.execute("SELECT gpu_cache('m', 'x, y, n')")
+    compare(rep, mem, tag + "_memory", "m", "n", "x > 0", "y", want="cache")
+    mem.close()
+    # inside a read transaction: its own snapshot, serially
+    con.execute("BEGIN")
+    con.execute("SELECT count(*) FROM t").fetchone()
+    con.execute("SELECT gpu_cache('t', 'x, k, y, n')")
+    rep.check(tag + "_read_txn_serial", entry(con, "main.t")["how"].startswith("serial"),
+              repr(entry(con, "main.t")))
+    compare(rep, con, tag + "_read_txn", "t", "n", None, "k", want="cache")
+    con.execute("COMMIT")
+    compare(rep, con, tag + "_after_txn", "t", "n", None, "k", want="cache")
+    # skewed and sparse rowids: pieces of very different spans, in order
+    con.execute("CREATE TABLE sk(x, g INTEGER)")
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO sk(rowid, x, g) VALUES (?, ?, ?)",
+                    [(i, r.choice([i, i * 0.5, None]), i % 5) for i in range(1, 5001)] +
+                    [(-(2 ** 62), 1.5, 1), (2 ** 62, 7, 2), (2 ** 40, 9.25, 3),
+                     (-1, -3, 1)] + [(10 ** 9 + 7 * i, i, i % 5) for i in range(3000)])
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('sk', 'x, g')")
+    rep.check(tag + "_skewed_parallel", entry(con, "main.sk")["how"].startswith("parallel"),
+              repr(entry(con, "main.sk")))
+    compare(rep, con, tag + "_skewed", "sk", "x", None, "g", want="cache")
+    compare(rep, con, tag + "_skewed_f", "sk", "x", "g IN (1, 3)", None, want="cache")
+    # a reload replaces the entry's columns
+    con.execute("SELECT gpu_cache('t', 'y')")
+    compare(rep, con, tag + "_replaced", "t", "x", None, None, want="uncached", why="not cached")
+    compare(rep, con, tag + "_replaced_y", "t", "y", "y > 3", None, want="cache")
+    con.close()
+
+
+WRITE_SCRIPT = r"""
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+for stmt in sys.argv[2:]:
+    con.execute(stmt)
+con.close()
+"""
+
+
+def other_process(path, *stmts):
+    subprocess.run([PYTHON, "-c", WRITE_SCRIPT, path] + list(stmts), check=True)
+
+
+def section_stale(rep, r, device):
+    for mode in ("wal", "delete"):
+        tag = "%s_stale_%s" % (device, mode)
+        path = os.path.join(TMP, "st_%s_%s.db" % (device, mode))
+        con = connect(path, device=device)
+        con.execute("PRAGMA journal_mode=%s" % mode)
+        make_table(con, "t", 4000, r)
+
+        def load():
+            con.execute("SELECT gpu_cache('t', 'x, k, y')")
+
+        def hit(name):
+            compare(rep, con, "%s_%s_hit" % (tag, name), "t", "x", "y > 200", "k", want="cache")
+
+        def miss(name, why="stale"):
+            compare(rep, con, "%s_%s" % (tag, name), "t", "x", "y > 200", "k", want="uncached",
+                    why=why)
+
+        load()
+        hit("start")
+        other_process(path, "UPDATE t SET y = coalesce(y, 0) + 1 WHERE rowid = 17")
+        miss("other_process", "another connection committed")
+        miss("other_process_again")  # stale for good
+        load()
+        hit("reloaded")
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("INSERT INTO t(x, k, y) VALUES (1e6, 3, 999)")
+        other.close()
+        miss("other_connection", "another connection committed")
+        load()
+        con.execute("DELETE FROM t WHERE rowid = 5")
+        miss("own_write", "this connection wrote")
+        load()
+        # inside a transaction: usable while nothing changed, not after a write
+        con.execute("BEGIN")
+        hit("txn_clean")
+        con.execute("UPDATE t SET y = y + 1 WHERE rowid < 10")
+        miss("txn_uncommitted", "this connection wrote")
+        con.execute("ROLLBACK")
+        miss("after_rollback", "stale")
+        load()
+        con.execute("SAVEPOINT s1")
+        con.execute("INSERT INTO t(x, k, y) VALUES (5, 5, 500)")
+        con.execute("ROLLBACK TO s1")
+        con.execute("RELEASE s1")
+        miss("savepoint_rolled_back")
+        # a load inside a write transaction is refused
+        con.execute("BEGIN")
+        con.execute("UPDATE t SET y = y WHERE rowid = 1")
+        got = run(con, "SELECT gpu_cache('t', 'x')")
+        rep.check(tag + "_load_in_write_txn",
+                  got[0] == "error" and "not inside a transaction that writes" in got[1],
+                  repr(got))
+        con.execute("ROLLBACK")
+        if mode == "wal":
+            # loaded inside a read transaction: that snapshot, while another
+            # process commits; stale once the transaction ends
+            con.execute("BEGIN")
+            con.execute("SELECT count(*) FROM t").fetchone()
+            load()
+            other_process(path, "UPDATE t SET x = -x WHERE rowid < 100")
+            hit("txn_snapshot")  # the reference reads the same snapshot
+            con.execute("COMMIT")
+            miss("txn_snapshot_after", "another connection committed")
+        # DDL: drop and re-create under the same name, with other data
+        load()
+        other_process(path, "DROP TABLE t", "CREATE TABLE t(x REAL, k INTEGER, y INTEGER)",
+                      "INSERT INTO t VALUES (1, 1, 300), (2, 1, 400)")
+        miss("drop_recreate_other")
+        load()
+        con.execute("DROP TABLE t")
+        con.execute("CREATE TABLE t(x REAL, k INTEGER, y INTEGER)")
+        miss("drop_recreate_own", "the schema changed")
+        con.execute("INSERT INTO t VALUES (3, 1, 300), (4, 2, 400)")
+        load()
+        con.execute("ALTER TABLE t ADD COLUMN z")
+        miss("alter", "schema")
+        load()
+        con.execute("CREATE INDEX ti ON t(y)")
+        miss("create_index", "schema")
+        load()
+        con.execute("VACUUM")
+        miss("vacuum", "schema")
+        con.close()
+    # another file attached under the same name
+    tag = device + "_stale_attach"
+    a, b = os.path.join(TMP, "att_a_%s.db" % device), os.path.join(TMP, "att_b_%s.db" % device)
+    for p, v in ((a, 1), (b, 2)):
+        c = sqlite3.connect(p)
+        c.execute("CREATE TABLE u(x, g)")
+        c.executemany("INSERT INTO u VALUES (?, ?)", [(v * i, i % 3) for i in range(500)])
+        c.commit()
+        c.close()
+    con = connect(":memory:", device=device)
+    con.execute("ATTACH ? AS aux", (a,))
+    con.execute("SELECT gpu_cache('aux.u', 'x, g')")
+    compare(rep, con, tag + "_hit", "aux.u", "x", None, "g", want="cache")
+    con.execute("DETACH aux")
+    con.execute("ATTACH ? AS aux", (b,))
+    compare(rep, con, tag + "_other_file", "aux.u", "x", None, "g", want="uncached",
+            why="another database is attached")
+    con.execute("ATTACH ':memory:' AS m")
+    con.execute("CREATE TABLE m.v(x)")
+    got = run(con, "SELECT gpu_cache('m.v', 'x')")
+    rep.check(tag + "_attached_memory_refused",
+              got[0] == "error" and "attached in-memory" in got[1], repr(got))
+    con.close()
+
+
+WRITER = r"""
+import random, sqlite3, sys, time
+path, seconds = sys.argv[1], float(sys.argv[2])
+con = sqlite3.connect(path, isolation_level=None, timeout=30)
+r = random.Random(11)
+end = time.time() + seconds
+commits = 0
+print("ready", flush=True)
+while time.time() < end:
+    con.execute("BEGIN IMMEDIATE")
+    a, b = r.randrange(1, 5001), r.randrange(1, 5001)
+    d = r.randrange(1, 1000)
+    con.execute("UPDATE t SET x = x - ? WHERE id = ?", (d, a))
+    con.execute("UPDATE t SET x = x + ? WHERE id = ?", (d, b))
+    con.execute("COMMIT")
+    commits += 1
+    time.sleep(r.choice([0, 0, 0.02, 0.05]))
+print(commits, flush=True)
+"""
+
+
+def section_writer(rep, r, device):
+    """A writer process commits in a loop, keeping sum(x) and count; every
+    answer, cached or not, must keep both."""
+    for mode in ("wal", "delete"):
+        tag = "%s_writer_%s" % (device, mode)
+        path = os.path.join(TMP, "wr_%s_%s.db" % (device, mode))
+        con = connect(path, device=device, timeout=30)
+        con.execute("PRAGMA journal_mode=%s" % mode)
+        con.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER)")
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO t VALUES (?, ?, ?)", [(i, 1000, i % 4) for i in range(1, 5001)])
+        con.execute("COMMIT")
+        con.execute("PRAGMA busy_timeout = 5000")
+        w = subprocess.Popen([PYTHON, "-c", WRITER, path, str(WRITER_SECONDS)],
+                             stdout=subprocess.PIPE, text=True)
+        w.stdout.readline()
+        bad = hits = misses = loads = 0
+        end = time.time() + WRITER_SECONDS
+        while time.time() < end:
+            if r.random() < 0.3:
+                got = run(con, "SELECT gpu_cache('t', 'x, g')")
+                loads += got[0] == "ok"
+            got = run(con, "SELECT sum, count FROM gpu_aggregate('t', 'x')")
+            path_ = last_scan(con)["path"]
+            hits += path_ == "cache"
+            misses += path_ != "cache"
+            if got != ("ok", [(5000 * 1000, 5000)]):
+                bad += 1
+        w.wait()
+        commits = int(w.stdout.read().strip() or 0)
+        rep.check(tag + "_invariants", bad == 0, "%d bad answers" % bad)
+        rep.check(tag + "_exercised", commits > 5 and hits > 0 and misses > 0 and loads > 0,
+                  "commits %d hits %d misses %d loads %d" % (commits, hits, misses, loads))
+        con.close()
+
+
+def section_budget(rep, r, device):
+    tag = device + "_budget"
+    path = os.path.join(TMP, "bu_%s.db" % device)
+    con = connect(path, device=device)
+    for name in ("a", "b", "c"):
+        make_table(con, name, 3000, r)
+    con.execute("SELECT gpu_cache('a', 'x, k, y')")
+    one = entry(con, "main.a")["bytes"]
+    rep.check(tag + "_bytes", one >= 3000 * 3 * 8, repr(one))
+    # too large for the budget: a clear error, and the uncached path
+    cfg(con, "cache_bytes", one // 2)
+    got = run(con, "SELECT gpu_cache('b', 'x, k, y')")
+    rep.check(tag + "_too_large", got[0] == "error" and "needs more than cache_bytes" in got[1],
+              repr(got))
+    rep.check(tag + "_too_large_no_entry", entry(con, "main.b") is None)
+    compare(rep, con, tag + "_too_large_query", "b", "x", None, "k", want="uncached")
+    # the failed load evicted a to make room, and then gave the room back
+    rep.check(tag + "_used_after_fail", info(con)["cache"]["used"] == 0,
+              repr(info(con)["cache"]))
+    # room for two: loading a third evicts the least recently used
+    cfg(con, "cache_bytes", int(one * 2.5))
+    con.execute("SELECT gpu_cache('a', 'x, k, y')")
+    con.execute("SELECT gpu_cache('b', 'x, k, y')")
+    compare(rep, con, tag + "_touch_a", "a", "x", None, None, want="cache")
+    con.execute("SELECT gpu_cache('c', 'x, k, y')")
+    names = sorted(e["table"] for e in info(con)["cache"]["entries"])
+    rep.check(tag + "_lru_evicts_b", names == ["main.a", "main.c"], repr(names))
+    compare(rep, con, tag + "_evicted_query", "b", "x", None, None, want="uncached")
+    rep.check(tag + "_used_le_budget", info(con)["cache"]["used"] <= int(one * 2.5),
+              repr(info(con)["cache"]))
+    # a lowered budget evicts at the next use
+    cfg(con, "cache_bytes", int(one * 1.2))
+    compare(rep, con, tag + "_lowered", "a", "x", None, None)
+    rep.check(tag + "_lowered_fits", info(con)["cache"]["used"] <= int(one * 1.2),
+              repr(info(con)["cache"]))
+    cfg(con, "cache_bytes", 0)
+    rep.check(tag + "_auto_budget", info(con)["cache"]["budget"] > 0)
+    # drop
+    con.execute("SELECT gpu_cache_drop()")
+    con.execute("SELECT gpu_cache('a', 'x')")
+    rep.check(tag + "_drop", con.execute("SELECT gpu_cache_drop('a')").fetchone()[0] == 1)
+    rep.check(tag + "_drop_none", con.execute("SELECT gpu_cache_drop('a')").fetchone()[0] == 0)
+    con.execute("SELECT gpu_cache('a', 'x')")
+    con.execute("SELECT gpu_cache('b', 'y')")
+    rep.check(tag + "_drop_all", con.execute("SELECT gpu_cache_drop()").fetchone()[0] == 2)
+    rep.check(tag + "_drop_all_empty", info(con)["cache"]["entries"] == [] and
+              info(con)["cache"]["used"] == 0, repr(info(con)["cache"]))
+    con.execute("SELECT gpu_cache('a', 'x')")
+    con.execute("DROP TABLE a")
+    rep.check(tag + "_drop_dropped_table",
+              con.execute("SELECT gpu_cache_drop('a')").fetchone()[0] == 1)
+    con.close()
+
+
+def section_errors(rep, r):
+    con = connect(":memory:")
+    make_table(con, "t", 100, r)
+    con.execute("CREATE VIEW v AS SELECT * FROM t")
+    con.execute("CREATE TABLE w(a INTEGER PRIMARY KEY, b) WITHOUT ROWID")
+    con.execute("CREATE TABLE blobs(x, y)")
+    con.execute("INSERT INTO blobs VALUES (1, 2), (x'00', 3)")
+    cases = [
+        ("no_table", "SELECT gpu_cache('nope', 'x')", "gpu_cache: no such table: nope"),
+        ("no_column", "SELECT gpu_cache('t', 'x, zz')", "gpu_cache: no such column: zz"),
+        ("empty_list", "SELECT gpu_cache('t', '')", "gpu_cache: empty column list"),
+        ("blank_list", "SELECT gpu_cache('t', ' , ')", "gpu_cache: an empty name"),
+        ("bad_list", "SELECT gpu_cache('t', 'x y')", "gpu_cache: the column list must be names"),
+        ("text_column", "SELECT gpu_cache('t', 'x, s')",
+         "gpu_cache: column s holds TEXT values (only INTEGER, REAL and NULL can be cached)"),
+        ("blob_column", "SELECT gpu_cache('blobs', 'y, x')", "gpu_cache: column x holds BLOB"),
+        ("view", "SELECT gpu_cache('v', 'x')", "gpu_cache: v is a view"),
+        ("without_rowid", "SELECT gpu_cache('w', 'b')", "gpu_cache: w is a WITHOUT ROWID"),
+        ("not_text", "SELECT gpu_cache('t', 1)", "gpu_cache: the table and the column list"),
+        ("nargs", "SELECT gpu_cache('t')", "wrong number of arguments"),
+        ("drop_not_text", "SELECT gpu_cache_drop(1)", "gpu_cache_drop: the table must be text"),
+    ]
+    for name, sql, want in cases:
+        got = run(con, sql)
+        rep.check("err_" + name, got[0] == "error" and got[1].startswith(want) or
+                  (want in got[1]), repr(got))
+    rep.check("err_nothing_cached", info(con)["cache"]["entries"] == [], repr(info(con)["cache"]))
+    # quoted names, duplicates
+    n = con.execute("""SELECT gpu_cache('t', '"x", [k], `y`, x')""").fetchone()[0]
+    e = entry(con, "main.t")
+    rep.check("quoted_names", n == 100 and e["columns"] == ["x", "k", "y"], repr(e))
+    c = info(con)["cache"]
+    rep.check("info_fields", all(k in c for k in ("where", "budget", "used", "entries")) and
+              all(k in c["entries"][0] for k in ("table", "columns", "rows", "bytes", "current",
+                                                 "hits", "load_ms")), repr(c))
+    rep.check("info_current", c["entries"][0]["current"] is True, repr(c))
+    con.execute("UPDATE t SET y = 1 WHERE rowid = 1")
+    rep.check("info_not_current", entry(con, "main.t")["current"] is False,
+              repr(entry(con, "main.t")))
+    # DIRECTONLY: not from a view or trigger of the schema
+    con.execute("CREATE VIEW cv AS SELECT gpu_cache('t', 'x') AS n")
+    got = run(con, "SELECT * FROM cv")
+    rep.check("directonly_view", got[0] == "error" and "unsafe use" in got[1], repr(got))
+    con.execute("CREATE TABLE log(a)")
+    con.execute("CREATE TRIGGER tr AFTER INSERT ON log BEGIN SELECT gpu_cache_drop('t'); END")
+    got = run(con, "INSERT INTO log VALUES (1)")
+    rep.check("directonly_trigger", got[0] == "error" and "unsafe use" in got[1], repr(got))
+    # the collector is internal
+    got = run(con, "SELECT gpuagg_collect(1, x) FROM t")
+    rep.check("collector_internal", got[0] == "error" and "internal" in got[1], repr(got))
+    con.close()
+
+
+FAULT_SCRIPT = r"""
+import json, sqlite3, struct, sys
+lib, path, action = sys.argv[1], sys.argv[2], sys.argv[3]
+con = sqlite3.connect(path, isolation_level=None)
+con.enable_load_extension(True)
+con.load_extension(lib)
+for kv in sys.argv[4:]:
+    k, v = kv.split("=")
+    con.execute("select gpuagg_config(?, ?)", (k, v))
+def key(v):
+    return ("real", struct.pack("<d", v)) if isinstance(v, float) else (type(v).__name__, v)
+def rows(sql, args=()):
+    return sorted(tuple(key(v) for v in r) for r in con.execute(sql, args).fetchall())
+out = {}
+try:
+    out["load"] = con.execute("select gpu_cache('t', 'x, k, y')").fetchone()[0]
+except sqlite3.Error as e:
+    out["load"] = str(e)
+inf = json.loads(con.execute("select gpuagg_info()").fetchone()[0])
+ents = inf["cache"]["entries"]
+out["where"] = ents[0]["where"] if ents else None
+ok = True
+paths = []
+for f, g in ((None, None), ("y > 300", "k"), ("y < 900", None)):
+    got = rows("select grp, rows, count, sum, total, avg, min, max from gpu_aggregate('t', 'x', ?, ?)", (f, g))
+    paths.append(json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]["path"])
+    ref = rows("select %s, count(*), count(x), gpu_sum(x), gpu_total(x), gpu_avg(x), gpu_min(x), gpu_max(x) from t%s%s"
+               % ("+k" if g else "NULL", " where " + f if f else "", " group by +k" if g else ""))
+    ok = ok and got == ref
+out["ok"] = ok
+out["paths"] = paths
+inf = json.loads(con.execute("select gpuagg_info()").fetchone()[0])
+out["entries"] = len(inf["cache"]["entries"])
+out["errors"] = inf["counters"]["errors"]
+print(json.dumps(out))
+"""
+
+
+def section_faults(rep, r):
+    """GPU failures (fake backend or a real GPU): same answers."""
+    path = os.path.join(TMP, "fault.db")
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t(x REAL, k INTEGER, y INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                    [(r.choice([None, r.uniform(-100, 100), 5.0]), r.randint(0, 9), r.randint(0, 999))
+                     for _ in range(20000)])
+    con.commit()
+    con.close()
+
+    def case(name, env, action, *conf, want_where=None, want_paths=None, want_entries=None):
+        e = dict(os.environ)
+        e.update(env)
+        p = subprocess.run([PYTHON, "-c", FAULT_SCRIPT, LIB, path, action,
+                            "scan_min_rows=0", "device=gpu"] + list(conf),
+                           env=e, capture_output=True, text=True, timeout=300)
+        try:
+            out = json.loads(p.stdout.strip().splitlines()[-1])
+        except Exception:  # noqa: BLE001
+            rep.check("fault_" + name, False, "no result: %s %s" % (p.stdout[-400:], p.stderr[-800:]))
+            return
+        ok = out["ok"] and isinstance(out["load"], int)
+        if want_where is not None:
+            ok = ok and out["where"] == want_where
+        if want_paths is not None:  # which queries the cache answered
+            ok = ok and [q == "cache" for q in out["paths"]] == want_paths
+        if want_entries is not None:
+            ok = ok and out["entries"] == want_entries
+        rep.check("fault_" + name, ok, repr(out))
+
+    probe = connect(":memory:", device="gpu")
+    fake = info(probe).get("backend") == "fake"
+    probe.close()
+    case("none", {}, "q", want_where="gpu", want_paths=[True] * 3, want_entries=1)
+    # the load's device arrays, copies, sync: host memory instead
+    case("load_dalloc", {"GPUAGG_FAULT": "dalloc:1"}, "q", want_where="host",
+         want_paths=[True] * 3)
+    case("load_dalloc_2", {"GPUAGG_FAULT": "dalloc:2"}, "q", want_where="host")
+    case("load_h2d", {"GPUAGG_FAULT": "h2d:3"}, "q", want_where="host",
+         want_paths=[True] * 3)
+    case("load_sync", {"GPUAGG_FAULT": "sync:1"}, "q", want_where="host")
+    if fake:  # device memory of a given size: the fake backend's
+        case("load_device_too_small", {"GPUAGG_FAKE_MEM": "100000"}, "q",
+             "cache_bytes=100000000", want_where="host")
+    # a query's launch, copy, scratch, kernel: uncached, and the entry goes
+    case("query_launch", {"GPUAGG_FAULT": "launch:1"}, "q", want_where="gpu",
+         want_paths=[False] * 3, want_entries=0)
+    case("query_launch_later", {"GPUAGG_FAULT": "launch:6"}, "q", want_where="gpu")
+    case("query_d2h", {"GPUAGG_FAULT": "d2h:1"}, "q", want_where="gpu", want_entries=0)
+    # the load makes 9 device arrays (3 columns: values, 2 bitmaps); the 10th
+    # allocation is the first query's scratch
+    case("query_dalloc", {"GPUAGG_FAULT": "dalloc:10"}, "q", want_where="gpu",
+         want_paths=[False] * 3, want_entries=0)
+    if fake:  # kernels that fault while they run; device memory of a size
+        case("query_kernel", {"GPUAGG_FAKE_KERNEL_FAULT": "1"}, "q", want_where="gpu",
+             want_paths=[False] * 3, want_entries=0)
+        case("query_kernel_grouped", {"GPUAGG_FAKE_KERNEL_FAULT": "4"}, "q", want_where="gpu",
+             want_entries=0)
+        # device memory holds the entry but not a query's scratch
+        case("query_scratch_oom", {"GPUAGG_FAKE_MEM": "700000"}, "q", "cache_bytes=100000000",
+             want_where="gpu", want_entries=0)
+    else:
+        rep.skip("fault_fake_only", "kernel faults and device memory sizes: fake backend")
+
+
+def main():
+    rep = Reporter("cache")
+    r = random.Random(SEED)
+    devices = ["cpu"] + (["gpu"] if GPU else [])
+    for device in devices:
+        section_equiv(rep, r, device)
+        section_loads(rep, r, device)
+        section_stale(rep, r, device)
+        section_budget(rep, r, device)
+        section_writer(rep, r, device)
+    section_errors(rep, r)
+    if GPU:
+        section_faults(rep, r)
+    else:
+        rep.skip("gpu_cache_on_device", "no GPU (make test runs it on the fake backend)")
+    rep.finish()
+
+
+if __name__ == "__main__":
+    main()
