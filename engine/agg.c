@@ -34,6 +34,7 @@ SQLITE_EXTENSION_INIT3
 #include "chunk.h"
 #include "cpu_reduce.h"
 #include "gpu_host.h"
+#include "state.h"
 #include "xacc.h"
 
 /* A text or blob value seen while the history is kept, and how many numbers
@@ -498,38 +499,7 @@ int ga_agg_inverse(ga_agg *a, const ga_value *v) {
 /* ---- results ---- */
 
 static int sum_result(ga_agg *a, ga_value *out) {
-  ga_sum_partial *p = &a->sum;
-  int64_t n = p->nint + p->nreal;
-  out->type = GA_V_NULL;
-  if (a->op == GA_AGG_TOTAL) {
-    double r = ga_sum_round(p);
-    if (r == r)
-      out->type = GA_V_REAL, out->r = r;
-    return GA_OK;
-  }
-  if (a->op == GA_AGG_AVG) {
-    if (n == 0)
-      return GA_OK;
-    double r = ga_sum_round_div(p, n);
-    if (r == r)
-      out->type = GA_V_REAL, out->r = r;
-    return GA_OK;
-  }
-  int64_t iv = 0;
-  double rv = 0;
-  switch (ga_sum_result(p, &iv, &rv)) {
-  case GA_SUM_INT:
-    out->type = GA_V_INT;
-    out->i = iv;
-    break;
-  case GA_SUM_REAL:
-    out->type = GA_V_REAL;
-    out->r = rv;
-    break;
-  case GA_SUM_OVERFLOW:
-    return GA_OVERFLOW;
-  }
-  return GA_OK;
+  return ga_sum_value(&a->sum, a->op, out);
 }
 
 static void best_result(ga_agg *a, ga_value *out) {

@@ -84,6 +84,9 @@ int ga_xstate_merge_sum(ga_xstate *into, const ga_xstate *later, int sign);
 ** give over the rows in s: value and type.  GA_OK or GA_OVERFLOW (gpu_sum's
 ** 'integer overflow').  out->p points into s. */
 int ga_xstate_result(const ga_xstate *s, int op, ga_value *out);
+/* The same for the sum family over a bare partial (also the aggregates'
+** answer, engine/agg.c). */
+int ga_sum_value(const ga_sum_partial *p, int op, ga_value *out);
 
 /* Encode s as a BLOB of `kind` (GA_STATE_*), allocated with
 ** sqlite3_malloc64, normalised (equal states give equal bytes).  GA_OK or

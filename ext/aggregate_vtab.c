@@ -523,32 +523,6 @@ static int aggr_eof(sqlite3_vtab_cursor *pCur) {
   return ((aggr_cursor *)pCur)->eof;
 }
 
-/* A ga_value as the result; TEXT of max/min is in the state's encoding,
-** the group key's in UTF-8. */
-static void result_value(sqlite3_context *ctx, const ga_value *v, int enc) {
-  switch (v->type) {
-  case GA_V_INT:
-    sqlite3_result_int64(ctx, v->i);
-    break;
-  case GA_V_REAL:
-    sqlite3_result_double(ctx, v->r);
-    break;
-  case GA_V_TEXT:
-    if (enc == SQLITE_UTF16LE)
-      sqlite3_result_text16le(ctx, v->p, v->n, SQLITE_TRANSIENT);
-    else if (enc == SQLITE_UTF16BE)
-      sqlite3_result_text16be(ctx, v->p, v->n, SQLITE_TRANSIENT);
-    else
-      sqlite3_result_text(ctx, v->p, v->n, SQLITE_TRANSIENT);
-    break;
-  case GA_V_BLOB:
-    sqlite3_result_blob(ctx, v->p, v->n, SQLITE_TRANSIENT);
-    break;
-  default:
-    sqlite3_result_null(ctx);
-  }
-}
-
 static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
                        int col) {
   aggr_cursor *c = (aggr_cursor *)pCur;
@@ -568,7 +542,7 @@ static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
       sqlite3_result_value(ctx, sqlite3_column_value(c->st, 0));
     } else if (!c->empty) {
       ga_bval_view(&c->g[c->i]->key, &v);
-      result_value(ctx, &v, SQLITE_UTF8);
+      ga_result_value(ctx, &v, SQLITE_UTF8);
     }
     break;
   case COL_ROWS:
@@ -581,7 +555,7 @@ static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
     if (ga_xstate_result(s, col_op[col - COL_SUM], &v) == GA_OVERFLOW)
       sqlite3_result_error(ctx, "gpu_aggregate: integer overflow", -1);
     else
-      result_value(ctx, &v, s->enc);
+      ga_result_value(ctx, &v, s->enc);
   }
   return SQLITE_OK;
 }

@@ -131,29 +131,9 @@ static int to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
     out->r = sqlite3_value_double(v);
     break;
   case SQLITE_TEXT: /* in the database's encoding, as BINARY compares it */
-    out->type = GA_V_TEXT;
-    if (enc == SQLITE_UTF16LE) {
-      out->p = sqlite3_value_text16le(v);
-      out->n = sqlite3_value_bytes16(v);
-    } else if (enc == SQLITE_UTF16BE) {
-      out->p = sqlite3_value_text16be(v);
-      out->n = sqlite3_value_bytes16(v);
-    } else {
-      out->p = sqlite3_value_text(v);
-      out->n = sqlite3_value_bytes(v);
-    }
-    if (!out->p) /* text is never NULL but for a failed conversion */
-      return GA_NOMEM;
-    break;
   case SQLITE_BLOB:
-    out->type = GA_V_BLOB;
-    out->p = sqlite3_value_blob(v);
-    out->n = sqlite3_value_bytes(v);
-    if (!out->p) {
-      if (out->n > 0) /* a zeroblob that could not be expanded */
-        return GA_NOMEM;
-      out->p = ""; /* the empty blob */
-    }
+    if (!ga_value_bytes(v, sqlite3_value_type(v), enc, out))
+      return GA_NOMEM;
     break;
   default:
     out->type = GA_V_NULL;
@@ -161,43 +141,62 @@ static int to_value(int op, int enc, sqlite3_value *v, ga_value *out) {
   return GA_OK;
 }
 
-/* The main database's text encoding, asked once per connection (it cannot
-** change once the database has content, and attached databases must
-** match).  A failed lookup (out of memory, a busy schema) is an error of
-** this call and is not remembered: caching a guess would compare UTF-16
-** text as UTF-8 for the connection's whole life. */
-static int db_encoding(sqlite3_context *ctx, ga_conn *conn, int *enc) {
-  if (conn->enc) {
-    *enc = conn->enc;
-    return SQLITE_OK;
+/* max()'s view of a TEXT or BLOB value: its bytes in encoding enc (the
+** database's: BINARY compares them with memcmp).  0 when SQLite could not
+** give them (a conversion ran out of memory): that must be an error, never
+** an empty string in their place.  An empty BLOB may come back NULL. */
+int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out) {
+  out->type = type == SQLITE_TEXT ? GA_V_TEXT : GA_V_BLOB;
+  if (type == SQLITE_BLOB) {
+    out->p = sqlite3_value_blob(v);
+    out->n = sqlite3_value_bytes(v);
+  } else if (enc == SQLITE_UTF16LE) {
+    out->p = sqlite3_value_text16le(v);
+    out->n = sqlite3_value_bytes16(v);
+  } else if (enc == SQLITE_UTF16BE) {
+    out->p = sqlite3_value_text16be(v);
+    out->n = sqlite3_value_bytes16(v);
+  } else {
+    out->p = sqlite3_value_text(v);
+    out->n = sqlite3_value_bytes(v);
   }
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  if (!out->p && type == SQLITE_BLOB && out->n == 0)
+    out->p = ""; /* the empty blob */
+  return out->p != NULL;
+}
+
+/* The main database's text encoding, cached in *cache (a connection's
+** conn->enc, or a worker's own): asked once, since it cannot change once
+** the database has content, and attached databases must match.  0 when it
+** cannot be read (out of memory, a busy schema): the error is then set on
+** ctx and NOT remembered, since a cached guess would compare UTF-16 text as
+** UTF-8 for the connection's whole life. */
+int ga_db_encoding(sqlite3_context *ctx, int *cache) {
+  if (*cache)
+    return *cache;
   sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &st, NULL);
+  int enc = 0;
+  int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding",
+                              -1, &st, NULL);
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(st);
     const char *e =
         rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    if (e) {
-      conn->enc = !strcmp(e, "UTF-16le")   ? SQLITE_UTF16LE
-                  : !strcmp(e, "UTF-16be") ? SQLITE_UTF16BE
-                                           : SQLITE_UTF8;
-      rc = SQLITE_OK;
-    } else if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+    if (e)
+      enc = !strcmp(e, "UTF-16le")   ? SQLITE_UTF16LE
+            : !strcmp(e, "UTF-16be") ? SQLITE_UTF16BE
+                                     : SQLITE_UTF8;
+    else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
       rc = SQLITE_NOMEM; /* the row's text could not be made */
-    }
   }
   sqlite3_finalize(st);
-  *enc = conn->enc;
-  return rc;
-}
-
-/* Report a failed db_encoding on ctx. */
-static void encoding_error(sqlite3_context *ctx, int rc) {
-  if ((rc & 0xff) == SQLITE_NOMEM)
+  if (enc)
+    *cache = enc;
+  else if ((rc & 0xff) == SQLITE_NOMEM)
     sqlite3_result_error_nomem(ctx);
   else
     sqlite3_result_error_code(ctx, rc);
+  return enc;
 }
 
 /* Inlined: it runs for every row. */
@@ -256,11 +255,9 @@ static void ga_xstep(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   default: {
     ga_value v;
     ga_fn_data *d = sqlite3_user_data(ctx);
-    int enc, erc = db_encoding(ctx, d->conn, &enc);
-    if (erc != SQLITE_OK) {
-      encoding_error(ctx, erc);
-      return;
-    }
+    int enc = ga_db_encoding(ctx, &d->conn->enc);
+    if (!enc)
+      return; /* the error is set */
     rc = to_value(d->op, enc, arg, &v);
     if (rc == GA_OK)
       rc = ga_agg_step(*pp, &v);
@@ -301,13 +298,8 @@ static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_fn_data *d = sqlite3_user_data(ctx);
   ga_value v;
   int enc = 0;
-  if (d->op >= GA_AGG_MAX) {
-    int erc = db_encoding(ctx, d->conn, &enc);
-    if (erc != SQLITE_OK) {
-      encoding_error(ctx, erc);
-      return;
-    }
-  }
+  if (d->op >= GA_AGG_MAX && !(enc = ga_db_encoding(ctx, &d->conn->enc)))
+    return; /* the error is set */
   int rc = to_value(d->op, enc, argv[0], &v);
   if (rc) {
     report(ctx, rc);
@@ -323,8 +315,7 @@ static void ga_xinverse(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     report(ctx, rc);
 }
 
-static void result(sqlite3_context *ctx, const ga_value *v) {
-  ga_fn_data *d = sqlite3_user_data(ctx);
+void ga_result_value(sqlite3_context *ctx, const ga_value *v, int enc) {
   switch (v->type) {
   case GA_V_INT:
     sqlite3_result_int64(ctx, v->i);
@@ -333,9 +324,9 @@ static void result(sqlite3_context *ctx, const ga_value *v) {
     sqlite3_result_double(ctx, v->r);
     break;
   case GA_V_TEXT:
-    if (d->conn->enc == SQLITE_UTF16LE)
+    if (enc == SQLITE_UTF16LE)
       sqlite3_result_text16le(ctx, v->p, v->n, SQLITE_TRANSIENT);
-    else if (d->conn->enc == SQLITE_UTF16BE)
+    else if (enc == SQLITE_UTF16BE)
       sqlite3_result_text16be(ctx, v->p, v->n, SQLITE_TRANSIENT);
     else
       sqlite3_result_text(ctx, v->p, v->n, SQLITE_TRANSIENT);
@@ -346,6 +337,11 @@ static void result(sqlite3_context *ctx, const ga_value *v) {
   default:
     sqlite3_result_null(ctx);
   }
+}
+
+static void result(sqlite3_context *ctx, const ga_value *v) {
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  ga_result_value(ctx, v, d->conn->enc);
 }
 
 static void empty_result(sqlite3_context *ctx) {

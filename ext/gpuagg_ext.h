@@ -34,6 +34,14 @@ struct ga_conn {
   struct ga_cache *cache; /* gpu_cache's entries (engine/cache.h) */
 };
 
+/* The bytes of a TEXT/BLOB value as max() compares them, in encoding enc
+** (0: out of memory), and the main database's encoding cached in *cache
+** (0: the error is set on ctx).  ext/gpuagg.c. */
+int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out);
+int ga_db_encoding(sqlite3_context *ctx, int *cache);
+/* v as the function's result; TEXT given in encoding enc. */
+void ga_result_value(sqlite3_context *ctx, const ga_value *v, int enc);
+
 /* References held by every registration that points at a ga_conn; the
 ** last release frees it (ext/gpuagg.c). */
 void ga_conn_ref(ga_conn *conn);

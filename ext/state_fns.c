@@ -49,39 +49,7 @@ SQLITE_EXTENSION_INIT3
 #include "gpuagg_ext.h"
 #include "state.h"
 
-/* ---- the connection's encoding ---- */
-
-/* The main database's text encoding, cached in *cache (conn->enc on a
-** user's connection: the same field ext/gpuagg.c fills, so a connection
-** never mixes encodings).  0 when it cannot be read; the error is then set
-** on ctx and not remembered (ext/gpuagg.c's db_encoding does the same). */
-static int db_enc(sqlite3_context *ctx, int *cache) {
-  if (*cache)
-    return *cache;
-  sqlite3_stmt *st = NULL;
-  int enc = 0;
-  int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding",
-                              -1, &st, NULL);
-  if (rc == SQLITE_OK) {
-    rc = sqlite3_step(st);
-    const char *e =
-        rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    if (e)
-      enc = !strcmp(e, "UTF-16le")   ? SQLITE_UTF16LE
-            : !strcmp(e, "UTF-16be") ? SQLITE_UTF16BE
-                                     : SQLITE_UTF8;
-    else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-      rc = SQLITE_NOMEM; /* the row's text could not be made */
-  }
-  sqlite3_finalize(st);
-  if (enc)
-    *cache = enc;
-  else if ((rc & 0xff) == SQLITE_NOMEM)
-    sqlite3_result_error_nomem(ctx);
-  else
-    sqlite3_result_error_code(ctx, rc);
-  return enc;
-}
+/* ---- the connection's encoding: ga_db_encoding (ext/gpuagg.c) ---- */
 
 static const char *enc_name(int enc) {
   return enc == SQLITE_UTF16LE   ? "UTF-16le"
@@ -89,31 +57,9 @@ static const char *enc_name(int enc) {
                                  : "UTF-8";
 }
 
-/* max()'s view of a TEXT or BLOB value, bytes in encoding enc.  0 when the
-** conversion ran out of memory. */
-static int raw_bytes(sqlite3_value *v, int type, int enc, ga_value *out) {
-  out->type = type == SQLITE_TEXT ? GA_V_TEXT : GA_V_BLOB;
-  if (type == SQLITE_BLOB) {
-    out->p = sqlite3_value_blob(v);
-    out->n = sqlite3_value_bytes(v);
-  } else if (enc == SQLITE_UTF16LE) {
-    out->p = sqlite3_value_text16le(v);
-    out->n = sqlite3_value_bytes16(v);
-  } else if (enc == SQLITE_UTF16BE) {
-    out->p = sqlite3_value_text16be(v);
-    out->n = sqlite3_value_bytes16(v);
-  } else {
-    out->p = sqlite3_value_text(v);
-    out->n = sqlite3_value_bytes(v);
-  }
-  /* a TEXT value always has a (maybe empty) string: NULL means the
-  ** conversion ran out of memory; an empty BLOB may be NULL */
-  return out->p != NULL || (type == SQLITE_BLOB && out->n == 0);
-}
-
 static int enc_of(sqlite3_context *ctx) {
   ga_fn_data *d = sqlite3_user_data(ctx);
-  return db_enc(ctx, &d->conn->enc);
+  return ga_db_encoding(ctx, &d->conn->enc);
 }
 
 static const char *fn_name(sqlite3_context *ctx) {
@@ -240,7 +186,7 @@ static void best_state_step(sqlite3_context *ctx, int argc,
     int enc = enc_of(ctx);
     if (!enc)
       return; /* the error is set */
-    if (!raw_bytes(v, type, enc, &x)) {
+    if (!ga_value_bytes(v, type, enc, &x)) {
       sqlite3_result_error_nomem(ctx);
       return;
     }
@@ -419,11 +365,11 @@ typedef struct worker_data {
 static void fused_other(sqlite3_context *ctx, ga_xstate *s, sqlite3_value *v,
                         int type) {
   worker_data *w = sqlite3_user_data(ctx);
-  int enc = db_enc(ctx, &w->enc);
+  int enc = ga_db_encoding(ctx, &w->enc);
   ga_value raw, num;
   if (!enc)
     return; /* the error is set */
-  if (!raw_bytes(v, type, enc, &raw) || ga_xstate_step_max(s, &raw) ||
+  if (!ga_value_bytes(v, type, enc, &raw) || ga_xstate_step_max(s, &raw) ||
       ga_xstate_step_min(s, &raw)) {
     sqlite3_result_error_nomem(ctx);
     return;

@@ -9,7 +9,7 @@
 **      bounds), one thread per 32 rows (compaction), one block per slice
 **      (reduce) and per group (merge).  The fast whole-column shape is not
 **      here: the engine runs gak_sum / gak_best on the cached column.
-**   2. Exact: numbers compare exactly across INTEGER and REAL (num_cmp, the
+**   2. Exact: numbers compare exactly across INTEGER and REAL (gak_num_cmp, the
 **      same rules as engine/xacc.c's ga_num_cmp); a REAL adds its mantissa
 **      into ga_partial.h's digits with integer atomics (as reduce.cu's
 **      gak_sacc_add); integers add their 32-bit halves.  A slice's digits
@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "gak.h"
+#include "reduce.cuh"
 
 #define CT 256      /* threads of most kernels */
 #define CHUNK 8192  /* rows per compaction block: CT threads x 32 rows */
@@ -48,31 +49,6 @@ __device__ __forceinline__ bool bit64(const uint64_t *w, long long i) {
   return (w[i >> 6] >> (i & 63)) & 1;
 }
 
-/* i against d, exactly (d is never NaN: SQLite has none). */
-__device__ int cmp_int_real(long long i, double d) {
-  if (d >= 9223372036854775808.0)
-    return -1;
-  if (d < -9223372036854775808.0)
-    return 1;
-  long long di = (long long)d; /* truncation, exact in this range */
-  if (i != di)
-    return i < di ? -1 : 1;
-  double f = d - (double)di;
-  return f > 0 ? -1 : (f < 0 ? 1 : 0);
-}
-
-__device__ int num_cmp(int ka, long long a, int kb, long long b) {
-  if (ka == GA_KIND_INT && kb == GA_KIND_INT)
-    return (a > b) - (a < b);
-  if (ka == GA_KIND_REAL && kb == GA_KIND_REAL) {
-    double x = __longlong_as_double(a), y = __longlong_as_double(b);
-    return (x > y) - (x < y);
-  }
-  if (ka == GA_KIND_INT)
-    return cmp_int_real(a, __longlong_as_double(b));
-  return -cmp_int_real(b, __longlong_as_double(a));
-}
-
 /* ------------------------------------------------------------- filter */
 
 __device__ bool term_pass(const gak_cfilter &f, const gak_cterm &t,
@@ -89,11 +65,12 @@ __device__ bool term_pass(const gak_cfilter &f, const gak_cterm &t,
   long long v = (long long)c.vals[i];
   if (t.op == GAK_CMP_IN) {
     for (int k = 0; k < t.nlit; k++)
-      if (num_cmp(kind, v, f.lits[t.lit + k].kind, f.lits[t.lit + k].bits) == 0)
+      if (gak_num_cmp(kind, v, f.lits[t.lit + k].kind,
+                      f.lits[t.lit + k].bits) == 0)
         return true;
     return false;
   }
-  int r = num_cmp(kind, v, f.lits[t.lit].kind, f.lits[t.lit].bits);
+  int r = gak_num_cmp(kind, v, f.lits[t.lit].kind, f.lits[t.lit].bits);
   switch (t.op) {
   case GAK_CMP_EQ:
     return r == 0;
@@ -497,7 +474,7 @@ __device__ __forceinline__ bool better(const best &a, const best &b,
     return false;
   if (b.kind == GA_KIND_NONE)
     return true;
-  int c = num_cmp(a.kind, a.bits, b.kind, b.bits);
+  int c = gak_num_cmp(a.kind, a.bits, b.kind, b.bits);
   if (want_min)
     c = -c;
   return c > 0 || (c == 0 && a.idx < b.idx);

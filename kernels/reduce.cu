@@ -356,32 +356,6 @@ struct gak_best_item {
   int pad;
 };
 
-__device__ __forceinline__ int gak_cmp_int_real(long long i, double d) {
-  if (d >= 0x1p63)
-    return -1;
-  if (d < -0x1p63)
-    return 1;
-  long long di = (long long)d; /* truncation is exact here */
-  if (i != di)
-    return i < di ? -1 : 1;
-  double f = d - (double)di;
-  return f > 0 ? -1 : (f < 0 ? 1 : 0);
-}
-
-/* ga_num_cmp of engine/xacc.c, on the device */
-__device__ __forceinline__ int gak_num_cmp(int ka, long long a, int kb,
-                                           long long b) {
-  if (ka == GA_KIND_INT && kb == GA_KIND_INT)
-    return (a > b) - (a < b);
-  if (ka == GA_KIND_REAL && kb == GA_KIND_REAL) {
-    double x = __longlong_as_double(a), y = __longlong_as_double(b);
-    return (x > y) - (x < y);
-  }
-  if (ka == GA_KIND_INT)
-    return gak_cmp_int_real(a, __longlong_as_double(b));
-  return -gak_cmp_int_real(b, __longlong_as_double(a));
-}
-
 /* The total order of ga_best_partial: better value first, then smaller idx,
 ** NONE last.  merge() keeps whichever comes first. */
 template <bool MIN> struct gak_best_merge {

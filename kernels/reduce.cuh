@@ -87,6 +87,36 @@ template <class P> static inline int gak_grid_for(int64_t n) {
   return (int)g;
 }
 
+/* ------------------------------------------------------------ numbers */
+
+/* i against d, exactly (d is never NaN: SQLite has none); and ga_num_cmp of
+** engine/xacc.c on the device (the reductions and the cache kernels). */
+__device__ __forceinline__ int gak_cmp_int_real(long long i, double d) {
+  if (d >= 0x1p63)
+    return -1;
+  if (d < -0x1p63)
+    return 1;
+  long long di = (long long)d; /* truncation is exact here */
+  if (i != di)
+    return i < di ? -1 : 1;
+  double f = d - (double)di;
+  return f > 0 ? -1 : (f < 0 ? 1 : 0);
+}
+
+/* ga_num_cmp of engine/xacc.c, on the device */
+__device__ __forceinline__ int gak_num_cmp(int ka, long long a, int kb,
+                                           long long b) {
+  if (ka == GA_KIND_INT && kb == GA_KIND_INT)
+    return (a > b) - (a < b);
+  if (ka == GA_KIND_REAL && kb == GA_KIND_REAL) {
+    double x = __longlong_as_double(a), y = __longlong_as_double(b);
+    return (x > y) - (x < y);
+  }
+  if (ka == GA_KIND_INT)
+    return gak_cmp_int_real(a, __longlong_as_double(b));
+  return -gak_cmp_int_real(b, __longlong_as_double(a));
+}
+
 /* ---------------------------------------------------------------- warp */
 
 /* Shuffle any trivially copyable value, 32 bits at a time. */
