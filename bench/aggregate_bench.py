@@ -118,7 +118,14 @@ def timed(con, sql, params=()):
 
 def ga_sql(args):
     table, x, f, g = args
-    return ("SELECT * FROM gpu_aggregate(?, ?, ?, ?)", (table, x, f, g))
+    cols = "rows, count, sum, total, avg, min, max"
+    return ("SELECT %s%s FROM gpu_aggregate(?, ?, ?, ?)" % ("grp, " if g else "", cols),
+            (table, x, f, g))
+
+
+def rowset(rows):
+    """Rows as a sorted list, each value with its type (1 and 1.0 differ)."""
+    return sorted(tuple((type(v).__name__, v) for v in r) for r in rows)
 
 
 def last_scan(con):
@@ -138,10 +145,16 @@ def bench(a):
         for case in a.cases:
             ref, args, gpuref = CASES[case]
             timed(con, ref)  # warm the statement and the cache
+            # the answer every thread count must give: the gpu_ GROUP BY query
+            want = rowset(con.execute(gpuref).fetchall())
             for th in a.threads:
                 con.execute("SELECT gpuagg_config('threads', ?)", (th,))
                 sql, params = ga_sql(args)
-                timed(con, sql, params)  # warm: the pool's connections
+                # warm (the pool's connections), and check the answer
+                if rowset(con.execute(sql, params).fetchall()) != want:
+                    print("WRONG: %s at %d threads differs from the gpu_ GROUP BY query"
+                          % (case, th), flush=True)
+                    a.wrong += 1
                 # the 1-thread goal's baseline does not depend on threads
                 gref = timed(con, gpuref) if gpuref and th == a.threads[0] else ""
                 rs, gs = [], []
@@ -211,10 +224,14 @@ def main():
     a.threads = [int(x) for x in a.threads.split(",")]
     a.cases = a.cases.split(",")
     os.makedirs(os.path.dirname(os.path.abspath(a.csv)), exist_ok=True)
+    a.wrong = 0
     if a.crossover:
         crossover(a)
     else:
         bench(a)
+        print("results: %s" % ("every answer equal to the gpu_ GROUP BY query's" if not a.wrong
+                               else "%d WRONG" % a.wrong), flush=True)
+    return 1 if a.wrong else 0
 
 
 if __name__ == "__main__":

@@ -80,6 +80,16 @@
 **   Grouped scans whose pieces return many groups per row switch to two
 **   pieces per worker, so that merging states stays small next to scanning
 **   (each merge touches a group of ~800 bytes, likely out of cache).
+**
+** Grouped scans: hash mode, then sorted mode
+**   A grouped scan starts in hash mode (scan.h sql_rows): a worker groups
+**   its piece's rows in a table of its own (no lock) and moves them into
+**   the shared groups at the piece's end.  A table that reaches
+**   local_groups groups is moved at once, mid-piece (the rows of one piece
+**   still reach the shared groups in rowid order, all with that piece's
+**   number, so rule 2 of scan_group.h holds), and the scan goes sorted:
+**   the pieces claimed from then on run sql_piece (SQLite's GROUP BY), on
+**   the first GA_SCAN_SORTED_WORKERS workers only.  The flag is under mu.
 ** ===========================================================================
 */
 #include <errno.h>
@@ -96,18 +106,26 @@ SQLITE_EXTENSION_INIT3
 
 #define GA_SCAN_BASE_MAX 131072 /* rows of a piece, at most (see bench) */
 #define GA_SCAN_BASE_MIN 64
+/* Hash mode: a worker's table holds this many groups at most (~12 MB),
+** then moves them into the shared groups and the scan goes sorted. */
+#define GA_SCAN_LOCAL_GROUPS 16384
+/* Workers that go on claiming pieces once the scan is sorted (bench/
+** RESULTS.md §8: more add merges than they save). */
+#define GA_SCAN_SORTED_WORKERS 4
 
 typedef struct scan_shared scan_shared;
 
 typedef struct worker {
   scan_shared *sh;
   sqlite3 *db;
-  sqlite3_stmt *piece, *first, *kth;
+  sqlite3_stmt *piece, *rows_st, *first, *kth;
   int64_t rows;
+  int index; /* k of sh->w[k] */
   pthread_t th;
   int started;
-  int caller; /* worker 0 runs on the caller's thread and polls its
-                 interrupt between pieces */
+  int caller;           /* worker 0 runs on the caller's thread and polls its
+                           interrupt between pieces */
+  ga_group_table local; /* hash mode: this piece's groups */
 } worker;
 
 struct scan_shared {
@@ -117,7 +135,11 @@ struct scan_shared {
   int running;
   /* dispenser */
   int64_t next, max, base, base_max, npieces, nprobes, max_piece_rows;
+  int64_t est; /* rows of the table, an upper estimate */
   int exhausted, sparse;
+  int sorted;           /* hash mode has ended (go_sorted) */
+  int64_t nhash;        /* pieces claimed in hash mode */
+  int64_t local_groups; /* GA_SCAN_LOCAL_GROUPS, smaller in tests */
   /* failure */
   int cancel; /* atomic */
   int fail_rc;
@@ -192,15 +214,19 @@ static int probe(worker *w, sqlite3_stmt *st, int64_t from, int64_t offset,
   return found;
 }
 
-/* The next piece [*lo, *hi] (number *no); 0 when none is left or on a
+/* The next piece [*lo, *hi] (number *no) and its mode (*hash: hash mode,
+** else SQLite's GROUP BY); 0 when none is left for this worker or on a
 ** failure. */
-static int claim(worker *w, int64_t *lo, int64_t *hi, int64_t *no) {
+static int claim(worker *w, int64_t *lo, int64_t *hi, int64_t *no, int *hash) {
   scan_shared *sh = w->sh;
   const ga_scan_spec *sp = sh->spec;
   int got = 0;
   pthread_mutex_lock(&sh->mu);
-  if (sh->exhausted || cancelled(sh))
+  if (sh->exhausted || cancelled(sh) ||
+      (sh->sorted && w->index >= GA_SCAN_SORTED_WORKERS))
     goto out;
+  *hash = sp->sql_rows && !sh->sorted;
+  sh->nhash += *hash;
   int64_t a = sh->next, b;
   if (sh->sparse) {
     int64_t r0, rk;
@@ -263,8 +289,9 @@ static void report(worker *w, int64_t rows, int64_t groups) {
   pthread_mutex_unlock(&sh->mu);
 }
 
-/* A key column as a ga_value (TEXT as UTF-8, scan_group.h rule 1). */
-static void key_of(sqlite3_stmt *st, int col, ga_value *k) {
+/* A key column as a ga_value (TEXT as UTF-8, scan_group.h rule 1); 0 when
+** SQLite could not make its text (out of memory). */
+static int key_of(sqlite3_stmt *st, int col, ga_value *k) {
   memset(k, 0, sizeof(*k));
   switch (sqlite3_column_type(st, col)) {
   case SQLITE_INTEGER:
@@ -288,6 +315,9 @@ static void key_of(sqlite3_stmt *st, int col, ga_value *k) {
   default:
     k->type = GA_V_NULL;
   }
+  /* NULL: the empty BLOB, or out of memory (TEXT is never NULL) */
+  return k->p || k->type == GA_V_NULL || k->type == GA_V_INT ||
+         k->type == GA_V_REAL || (k->type == GA_V_BLOB && k->n == 0);
 }
 
 /* One row of the piece statement into the groups; GA_* code. */
@@ -298,9 +328,10 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
   int col = grouped ? 1 : 0;
   ga_value key;
   ga_xstate s;
-  if (grouped)
-    key_of(st, 0, &key);
-  else
+  if (grouped) {
+    if (!key_of(st, 0, &key))
+      return GA_NOMEM;
+  } else
     memset(&key, 0, sizeof(key)); /* GA_V_NULL, n = 0: no group key */
   int rc =
       ga_state_decode(sqlite3_column_blob(st, col),
@@ -313,51 +344,146 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
   return rc;
 }
 
+/* Hash mode: one row of the piece statement (key, value) into the worker's
+** own table; the rows come in rowid order (rule 2 of scan_group.h).  GA_*
+** code. */
+static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
+  sqlite3_stmt *st = w->rows_st;
+  const ga_scan_spec *sp = w->sh->spec;
+  ga_value key;
+  if (!key_of(st, 0, &key))
+    return GA_NOMEM;
+  ga_group *g = ga_gt_get(&w->local, &key, ga_key_hash(&key, sp->coll), no);
+  if (!g)
+    return GA_NOMEM;
+  (*rows)++;
+  int type = sqlite3_column_type(st, 1);
+  switch (type) {
+  case SQLITE_INTEGER:
+    ga_xstate_step_int(&g->st, sqlite3_column_int64(st, 1));
+    return GA_OK;
+  case SQLITE_FLOAT:
+    ga_xstate_step_real(&g->st, sqlite3_column_double(st, 1));
+    return GA_OK;
+  case SQLITE_NULL:
+    ga_xstate_step_null(&g->st);
+    return GA_OK;
+  default:
+    return sp->step_other(&g->st, sqlite3_column_value(st, 1), type, sp->enc);
+  }
+}
+
+/* Hash mode: the worker's table into the shared groups (all tagged with
+** piece no: rows of one piece reach the shared groups in rowid order, so a
+** piece may be moved in several parts).  GA_* code. */
+static int take_local(worker *w, int64_t no, int64_t *groups, int64_t *bytes) {
+  *groups += (int64_t)w->local.n;
+  return ga_gs_take(w->sh->groups, &w->local, no, bytes);
+}
+
+/* Hash mode ends for the rest of the scan (the worker's table filled up:
+** many groups, where SQLite's sorted GROUP BY keeps memory to the shared
+** groups); from then on only the first GA_SCAN_SORTED_WORKERS workers
+** claim pieces, since each more worker means one more state per group to
+** merge. */
+static void go_sorted(scan_shared *sh) {
+  pthread_mutex_lock(&sh->mu);
+  if (!sh->sorted) {
+    /* two pieces per worker that goes on, over what is left: each piece
+    ** costs a state per group */
+    sh->sorted = 1;
+    int64_t active =
+        sh->nw < GA_SCAN_SORTED_WORKERS ? sh->nw : GA_SCAN_SORTED_WORKERS;
+    uint64_t d = (uint64_t)sh->max - (uint64_t)sh->next;
+    int64_t left = d < (uint64_t)sh->est ? (int64_t)d + 1 : sh->est;
+    if (left / (active * 2) > sh->base_max)
+      sh->base_max = left / (active * 2);
+    sh->base = sh->base_max;
+  }
+  pthread_mutex_unlock(&sh->mu);
+}
+
+/* A failed state step or merge (GA_NOMEM, or GA_BADSTATE with err, NULL
+** when a merged count would leave int64). */
+static void fail_groups(scan_shared *sh, int grc, const char *err) {
+  if (grc == GA_NOMEM)
+    fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+  else
+    fail(sh, GA_SCAN_FALLBACK, "a worker's state: %s",
+         err ? err : "a count left int64");
+}
+
+/* One piece's rows; SQLITE_DONE, or the failure is recorded (fail) and
+** something else returned. */
+static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
+                     int64_t *rows, int64_t *groups, int64_t *bytes) {
+  scan_shared *sh = w->sh;
+  const ga_scan_spec *sp = sh->spec;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *err = NULL;
+    if (sp->piece_begin)
+      continue; /* the consumer's statement: its rows are its own */
+    int grc =
+        hash ? take_row_hash(w, no, rows) : take_row(w, no, rows, bytes, &err);
+    if (grc == GA_OK && hash && (int64_t)w->local.n >= sh->local_groups) {
+      grc = take_local(w, no, groups, bytes);
+      go_sorted(sh);
+    }
+    if (grc == GA_OK && !hash)
+      (*groups)++;
+    if (grc) {
+      sqlite3_reset(st);
+      fail_groups(sh, grc, err);
+      return SQLITE_ABORT;
+    }
+  }
+  if (rc == SQLITE_DONE && hash) {
+    int grc = take_local(w, no, groups, bytes);
+    if (grc) {
+      sqlite3_reset(st);
+      fail_groups(sh, grc, NULL);
+      return SQLITE_ABORT;
+    }
+  }
+  if (rc != SQLITE_DONE) {
+    rc = sqlite3_reset(st);
+    fail_sql(w, rc);
+    return SQLITE_ABORT;
+  }
+  sqlite3_reset(st);
+  return SQLITE_DONE;
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   scan_shared *sh = w->sh;
   const ga_scan_spec *sp = sh->spec;
   int64_t lo, hi, no;
-  if (prepare(w, sp->sql_piece, &w->piece)) {
+  int hash;
+  if (prepare(w, sp->sql_piece, &w->piece) ||
+      (sp->sql_rows && prepare(w, sp->sql_rows, &w->rows_st))) {
     fail_sql(w, sqlite3_errcode(w->db));
     goto done;
   }
-  while (!cancelled(sh) && claim(w, &lo, &hi, &no)) {
+  while (!cancelled(sh) && claim(w, &lo, &hi, &no, &hash)) {
     int64_t rows = 0, groups = 0, bytes = 0;
     int rc;
+    sqlite3_stmt *st = hash ? w->rows_st : w->piece;
     if (no == sh->fault_piece) {
       fail(sh, GA_SCAN_FALLBACK, "a worker failed: injected fault%s", NULL);
       goto done;
     }
-    sqlite3_bind_int64(w->piece, 1, lo);
-    sqlite3_bind_int64(w->piece, 2, hi);
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
     if (sp->piece_begin &&
-        (rc = sp->piece_begin(sp->piece_arg, w->piece, no, lo, hi)) != 0) {
+        (rc = sp->piece_begin(sp->piece_arg, st, no, lo, hi)) != 0) {
       fail(sh, rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK,
            "the piece consumer failed%s", NULL);
       goto done;
     }
-    while ((rc = sqlite3_step(w->piece)) == SQLITE_ROW) {
-      const char *err = NULL;
-      if (sp->piece_begin)
-        continue; /* the consumer's statement: its rows are its own */
-      int grc = take_row(w, no, &rows, &bytes, &err);
-      if (grc) {
-        sqlite3_reset(w->piece);
-        if (grc == GA_NOMEM)
-          fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
-        else
-          fail(sh, GA_SCAN_FALLBACK, "a worker's state: %s", err);
-        goto done;
-      }
-      groups++;
-    }
-    if (rc != SQLITE_DONE) {
-      rc = sqlite3_reset(w->piece);
-      fail_sql(w, rc);
+    if (run_piece(w, st, hash, no, &rows, &groups, &bytes) != SQLITE_DONE)
       goto done;
-    }
-    sqlite3_reset(w->piece);
     if (sp->piece_end && (rc = sp->piece_end(sp->piece_arg, no, 1, &rows))) {
       fail(sh, rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK,
            "the piece consumer failed%s", NULL);
@@ -376,6 +502,7 @@ static void *worker_main(void *arg) {
     }
   }
 done:
+  ga_gt_free(&w->local);
   pthread_mutex_lock(&sh->mu);
   sh->running--;
   pthread_cond_signal(&sh->done_cv);
@@ -457,9 +584,10 @@ static void end_all(scan_shared *sh) {
   for (int k = 0; k < sh->nw; k++) {
     worker *w = &sh->w[k];
     sqlite3_finalize(w->piece);
+    sqlite3_finalize(w->rows_st);
     sqlite3_finalize(w->first);
     sqlite3_finalize(w->kth);
-    w->piece = w->first = w->kth = NULL;
+    w->piece = w->rows_st = w->first = w->kth = NULL;
     if (w->db && !sqlite3_get_autocommit(w->db))
       exec(w->db, "ROLLBACK");
   }
@@ -565,6 +693,10 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   memset(&sh, 0, sizeof(sh));
   sh.spec = sp;
   sh.fault_piece = -1;
+  sh.local_groups = GA_SCAN_LOCAL_GROUPS;
+  const char *lg = getenv("GPUAGG_SCAN_LOCAL_GROUPS"); /* tests */
+  if (lg && atoll(lg) > 0)
+    sh.local_groups = atoll(lg);
   /* GPUAGG_SCAN_FAULT (tests, like GPUAGG_FAULT): piece:N fails the worker
   ** that claims piece N; begin fails the snapshot */
   const char *fault = getenv("GPUAGG_SCAN_FAULT");
@@ -584,6 +716,9 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     const char *err = NULL;
     worker *w = &sh.w[k];
     w->sh = &sh;
+    w->index = k;
+    ga_gt_init(&w->local, sp->coll);
+    w->local.rot = 32; /* emptied into the shared tables: scan_group.c */
     int orc = ga_scan_pool_take(sp->pool, 0, sp->prep, &w->db, &err);
     if (orc) {
       fail(&sh, orc == SQLITE_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK, "%s",
@@ -620,6 +755,7 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     if (base > GA_SCAN_BASE_MAX)
       base = GA_SCAN_BASE_MAX;
     sh.base = base;
+    sh.est = est;
     sh.base_max = est / ((int64_t)sh.nw * 2);
     if (sh.base_max < base)
       sh.base_max = base;
@@ -684,6 +820,7 @@ finish:
       rc = GA_SCAN_NOMEM;
   }
   out->pieces = sh.npieces;
+  out->hash_pieces = sh.nhash;
   out->probes = sh.nprobes;
   out->max_piece_rows = sh.max_piece_rows;
   snprintf(out->why, sizeof out->why, "%s", sh.why);
@@ -728,7 +865,9 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
   why[j] = 0;
   snprintf(buf, n,
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%lld,"
-           "\"ms\":%.3f,\"pieces\":%lld,\"interrupt\":\"%s\"}",
+           "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
+           "\"interrupt\":\"%s\"}",
            l->path ? l->path : "none", l->threads, why, (long long)l->rows,
-           l->ms, (long long)l->pieces, l->interrupt ? l->interrupt : "");
+           l->ms, (long long)l->pieces, (long long)l->hash_pieces,
+           l->interrupt ? l->interrupt : "");
 }

@@ -16,6 +16,7 @@
 
 typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
+typedef struct sqlite3_value sqlite3_value;
 
 /* ---- the pool of worker connections (engine/scan_pool.c) ---- */
 
@@ -62,7 +63,18 @@ typedef struct ga_scan_spec {
   **   first:  the first rowid >= ?1;  kth: the GA_SCAN_PROBE_ROWS-th one */
   const char *sql_piece, *sql_bounds, *sql_first, *sql_kth;
   int grouped;
-  int coll;    /* GA_COLL_* of the group key */
+  int coll; /* GA_COLL_* of the group key */
+  /* Hash mode (grouped only; NULL: none): sql_rows returns the rows of
+  ** (key, value) that pass the filter over rowids ?1..?2, in rowid order,
+  ** and each worker groups them in a hash table of its own, moved into the
+  ** shared groups after each piece.  SQLite's GROUP BY sorts every row
+  ** instead.  When a worker's table fills up (many groups), the scan goes
+  ** on with sql_piece (engine/scan.c, "Pieces").  Numbers are stepped
+  ** here; TEXT and BLOB values by step_other(state, value, type, enc),
+  ** with enc the database's text encoding (GA_OK or GA_NOMEM). */
+  const char *sql_rows;
+  int (*step_other)(ga_xstate *s, sqlite3_value *v, int type, int enc);
+  int enc;
   int threads; /* >= 2 */
   int wal;     /* the caller saw journal_mode = wal */
   int busy_ms; /* the caller's busy timeout: how long to try for a snapshot */
@@ -96,9 +108,10 @@ typedef struct ga_scan_out {
   ga_group **sorted;       /* them in key order: one NULL key when ungrouped,
                               none when no row was read */
   size_t n;
-  int threads;    /* workers that ran */
-  int64_t pieces; /* rowid pieces handed out */
-  int64_t probes; /* sparse-mode probes */
+  int threads;         /* workers that ran */
+  int64_t pieces;      /* rowid pieces handed out */
+  int64_t hash_pieces; /* of them in hash mode */
+  int64_t probes;      /* sparse-mode probes */
   int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
   char why[256]; /* GA_SCAN_FALLBACK: the reason */
 } ga_scan_out;
@@ -117,6 +130,7 @@ typedef struct ga_scan_last {
   int64_t rows; /* rows that passed the filter */
   double ms;
   int64_t pieces;
+  int64_t hash_pieces;   /* of them grouped in the workers' hash tables */
   const char *interrupt; /* how the waiting thread sees the caller's
                             interrupt: "sqlite3_is_interrupted" (3.41+) or
                             "probe statement" (older SQLite) */

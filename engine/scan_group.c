@@ -213,28 +213,50 @@ void ga_gt_init(ga_group_table *t, int coll) {
 void ga_gt_free(ga_group_table *t) {
   for (size_t i = 0; i < t->cap; i++)
     group_free(t->slot[i]);
+  while (t->spare) {
+    ga_group *g = t->spare;
+    t->spare = g->next_spare;
+    sqlite3_free(g);
+  }
   sqlite3_free(t->slot);
+  int rot = t->rot;
   ga_gt_init(t, t->coll);
+  t->rot = rot;
 }
 
+/* A table's slots use the hash rotated by t->rot: a worker's table (rot 32)
+** is emptied in slot order into the shared ones (rot 0), and with the same
+** bits that order would fill their slots in runs, the pathological case of
+** linear probing. */
+static size_t slot_of(const ga_group_table *t, uint64_t h) {
+  return (size_t)(t->rot ? h >> t->rot | h << (64 - t->rot) : h);
+}
+
+/* The slots and their hashes in one allocation: probing reads the hashes,
+** which are contiguous, and touches a group (~700 bytes, likely out of
+** cache) only when its hash matches. */
 static int gt_grow(ga_group_table *t) {
   size_t cap = t->cap ? t->cap * 2 : 64;
-  ga_group **s = sqlite3_malloc64(cap * sizeof(*s));
+  size_t one = sizeof(*t->slot) + sizeof(*t->hash);
+  ga_group **s = sqlite3_malloc64(cap * one);
   if (!s)
     return GA_NOMEM;
-  memset(s, 0, cap * sizeof(*s));
+  memset(s, 0, cap * one);
+  uint64_t *hs = (uint64_t *)(s + cap);
   for (size_t i = 0; i < t->cap; i++) {
     ga_group *g = t->slot[i];
     if (!g)
       continue;
-    size_t j = (size_t)g->hash & (cap - 1);
+    size_t j = slot_of(t, g->hash) & (cap - 1);
     while (s[j])
       j = (j + 1) & (cap - 1);
     s[j] = g;
+    hs[j] = g->hash;
   }
   sqlite3_free(t->slot);
-  t->bytes += (int64_t)((cap - t->cap) * sizeof(*s));
+  t->bytes += (int64_t)((cap - t->cap) * one);
   t->slot = s;
+  t->hash = hs;
   t->cap = cap;
   return GA_OK;
 }
@@ -242,12 +264,12 @@ static int gt_grow(ga_group_table *t) {
 /* The slot of key (hash h): its group, or the empty slot to fill. */
 static size_t gt_find(const ga_group_table *t, const ga_value *key,
                       uint64_t h) {
-  size_t j = (size_t)h & (t->cap - 1);
+  size_t j = slot_of(t, h) & (t->cap - 1);
   for (;;) {
     ga_group *g = t->slot[j];
     if (!g)
       return j;
-    if (g->hash == h) {
+    if (t->hash[j] == h) {
       ga_value k;
       ga_bval_view(&g->key, &k);
       if (ga_key_cmp(&k, key, t->coll) == 0)
@@ -282,6 +304,7 @@ int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
     g->st = *st; /* taken over */
     ga_xstate_init(st);
     t->slot[j] = g;
+    t->hash[j] = h;
     t->n++;
     t->bytes += group_bytes(g);
     return GA_OK;
@@ -291,6 +314,38 @@ int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
   t->bytes += group_bytes(g) - before;
   ga_xstate_clear(st);
   return rc;
+}
+
+/* The group of key in t, made (empty state, key copied, tags = piece) when
+** it is new; NULL when out of memory.  A worker's own table of one piece
+** (engine/scan.c, hash mode): its values are stepped in rowid order, so
+** the first row's key and the first among equal max/min stay (rule 2). */
+ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
+                    int64_t piece) {
+  if (gt_reserve(t))
+    return NULL;
+  size_t j = gt_find(t, key, h);
+  ga_group *g = t->slot[j];
+  if (g)
+    return g;
+  if (t->spare) { /* no allocator (its mutex) per group and piece */
+    g = t->spare;
+    t->spare = g->next_spare;
+  } else if (!(g = sqlite3_malloc64(sizeof(*g)))) {
+    return NULL;
+  }
+  memset(g, 0, sizeof(*g));
+  if (ga_bval_set(&g->key, key)) {
+    sqlite3_free(g);
+    return NULL;
+  }
+  g->hash = h;
+  g->key_piece = g->max_piece = g->min_piece = piece;
+  t->slot[j] = g;
+  t->hash[j] = h;
+  t->n++;
+  t->bytes += group_bytes(g);
+  return g;
 }
 
 /* ---- shards ---- */
@@ -330,6 +385,52 @@ int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
   int rc = ga_gt_add(&s->t[k], key, h, st, piece);
   *bytes += s->t[k].bytes - before;
   pthread_mutex_unlock(&s->mu[k]);
+  return rc;
+}
+
+int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
+               int64_t *bytes) {
+  int rc = GA_OK;
+  for (size_t j = 0; j < t->cap; j++) {
+    ga_group *g = t->slot[j];
+    if (!g)
+      continue;
+    t->slot[j] = NULL;
+    if (rc == GA_OK) {
+      ga_value key;
+      ga_bval_view(&g->key, &key);
+      int k = (int)(g->hash >> 58);
+      ga_group_table *d = &s->t[k];
+      pthread_mutex_lock(&s->mu[k]);
+      int64_t before = d->bytes;
+      rc = gt_reserve(d);
+      if (rc == GA_OK) {
+        size_t i = gt_find(d, &key, g->hash);
+        if (!d->slot[i]) { /* new here: the group itself moves */
+          d->slot[i] = g;
+          d->hash[i] = g->hash;
+          d->n++;
+          d->bytes += group_bytes(g);
+          g = NULL;
+        } else {
+          ga_group *e = d->slot[i];
+          int64_t was = group_bytes(e);
+          rc = group_merge(e, &key, &g->st, piece);
+          d->bytes += group_bytes(e) - was;
+        }
+      }
+      *bytes += d->bytes - before;
+      pthread_mutex_unlock(&s->mu[k]);
+    }
+    if (g) { /* merged (or failed): keep it for the next piece */
+      ga_bval_clear(&g->key);
+      ga_xstate_clear(&g->st);
+      g->next_spare = t->spare;
+      t->spare = g;
+    }
+  }
+  t->n = 0;
+  t->bytes = (int64_t)(t->cap * (sizeof(*t->slot) + sizeof(*t->hash)));
   return rc;
 }
 

@@ -49,14 +49,18 @@ typedef struct ga_group {
   uint64_t hash;
   int64_t key_piece, max_piece, min_piece;
   ga_xstate st;
+  struct ga_group *next_spare; /* in a table's spare list */
 } ga_group;
 
 /* A hash table of groups (one thread at a time). */
 typedef struct ga_group_table {
   ga_group **slot; /* open addressing, linear probing; cap a power of 2 */
+  uint64_t *hash;  /* hash[j]: the hash of slot[j]'s group (same block) */
   size_t cap, n;
   int coll;
-  int64_t bytes; /* held by this table, about */
+  int rot;         /* slots use the hash rotated right by rot bits */
+  ga_group *spare; /* groups kept for reuse (a worker's table) */
+  int64_t bytes;   /* held by this table, about */
 } ga_group_table;
 
 void ga_gt_init(ga_group_table *t, int coll);
@@ -66,6 +70,12 @@ void ga_gt_free(ga_group_table *t);
 ** 2).  GA_OK, GA_NOMEM or GA_BADSTATE. */
 int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
               int64_t piece);
+
+/* The group of key (hash h) in t, made empty when new, with tags = piece;
+** NULL when out of memory.  For a table that one thread fills with the
+** rows of one piece, in rowid order. */
+ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
+                    int64_t piece);
 
 /* The groups of one scan, shared by its workers: shards by hash, one mutex
 ** each, so workers merge into one set of groups (memory grows with the
@@ -79,6 +89,12 @@ void ga_gs_free(ga_group_shards *s);
 ** shard's memory grew. */
 int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
               int64_t piece, int64_t *bytes);
+/* Move every group of t (one piece's: all tagged `piece`) into s and
+** leave t empty, its slots kept for the next piece.  *bytes grows by what
+** s's memory grew.  GA_OK, GA_NOMEM or GA_BADSTATE (t is emptied all the
+** same). */
+int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
+               int64_t *bytes);
 /* Every group, in ga_key_cmp order, once no thread adds any more; *out is
 ** sqlite3_malloc'd, the groups stay owned by s.  GA_OK or GA_NOMEM. */
 int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n);

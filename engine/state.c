@@ -350,26 +350,23 @@ static void put_val(wbuf *w, const ga_bval *b, int enc) {
   }
 }
 
-int ga_state_encode(const ga_xstate *s, int kind, unsigned char **out,
-                    int64_t *n) {
-  canon c = {0};
+/* The BLOB of s into buf when it fits in cap bytes (buf may be NULL when
+** cap is 0); returns its size either way.  c is s's canonical sum. */
+static int64_t encode_to(const ga_xstate *s, int kind, const canon *c,
+                         unsigned char *buf, int64_t cap) {
   int with_sum = kind == GA_STATE_SUM || kind == GA_STATE_FUSED;
   int64_t size = HDR;
-  *out = NULL;
-  *n = 0;
-  if (with_sum) {
-    canon_of(&s->sum, &c);
-    size += SUM_FIXED + 4 * (int64_t)c.nd;
-  }
+  if (with_sum)
+    size += SUM_FIXED + 4 * (int64_t)c->nd;
   if (kind == GA_STATE_FUSED)
     size += 8 + val_size(&s->max) + val_size(&s->min);
   else if (kind == GA_STATE_MAX)
     size += val_size(&s->max);
   else if (kind == GA_STATE_MIN)
     size += val_size(&s->min);
-  wbuf w = {sqlite3_malloc64((uint64_t)size), 0};
-  if (!w.p)
-    return GA_NOMEM;
+  if (size > cap)
+    return size;
+  wbuf w = {buf, 0};
   putn(&w, MAGIC, 4);
   put8(&w, GA_STATE_VERSION);
   put8(&w, (unsigned)kind);
@@ -379,14 +376,38 @@ int ga_state_encode(const ga_xstate *s, int kind, unsigned char **out,
   if (kind == GA_STATE_FUSED)
     put64(&w, (uint64_t)s->rows);
   if (with_sum)
-    put_sum(&w, &s->sum, &c);
+    put_sum(&w, &s->sum, c);
   if (kind == GA_STATE_MAX || kind == GA_STATE_FUSED)
     put_val(&w, &s->max, enc);
   if (kind == GA_STATE_MIN || kind == GA_STATE_FUSED)
     put_val(&w, &s->min, enc);
-  *out = w.p;
-  *n = w.n;
+  return w.n;
+}
+
+static void canon_for(const ga_xstate *s, int kind, canon *c) {
+  memset(c, 0, sizeof(*c));
+  if (kind == GA_STATE_SUM || kind == GA_STATE_FUSED)
+    canon_of(&s->sum, c);
+}
+
+int ga_state_encode(const ga_xstate *s, int kind, unsigned char **out,
+                    int64_t *n) {
+  canon c;
+  canon_for(s, kind, &c);
+  int64_t size = encode_to(s, kind, &c, NULL, 0);
+  *out = sqlite3_malloc64((uint64_t)size);
+  *n = 0;
+  if (!*out)
+    return GA_NOMEM;
+  *n = encode_to(s, kind, &c, *out, size);
   return GA_OK;
+}
+
+int64_t ga_state_encode_buf(const ga_xstate *s, int kind, unsigned char *buf,
+                            int64_t cap) {
+  canon c;
+  canon_for(s, kind, &c);
+  return encode_to(s, kind, &c, buf, cap);
 }
 
 /* ---- the BLOB: reading ---- */

@@ -93,6 +93,11 @@ int ga_sum_value(const ga_sum_partial *p, int op, ga_value *out);
 ** GA_NOMEM.  A state holding TEXT must have s->enc set. */
 int ga_state_encode(const ga_xstate *s, int kind, unsigned char **out,
                     int64_t *n);
+/* The same into the caller's buffer: returns the BLOB's size, and writes it
+** only when that is at most cap (so a stack buffer serves the common small
+** state without an allocation; buf may be NULL when cap is 0). */
+int64_t ga_state_encode_buf(const ga_xstate *s, int kind, unsigned char *buf,
+                            int64_t cap);
 /* Validate completely, then decode into *out (initialised here; clear it
 ** with ga_xstate_clear).  GA_OK; GA_NOMEM; or GA_BADSTATE with *err a
 ** static text saying why (never NULL then): not a gpuagg state, truncated,

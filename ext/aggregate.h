@@ -55,9 +55,10 @@ typedef struct ga_args {
 /* SQL texts.  sqlite3_malloc'd; NULL on NOMEM.
 **   serial: on the caller's connection, rows of (grp, fused state BLOB):
 **           the reference query with one fused aggregate for the seven.
-**   piece, bounds, first, kth: what the workers run (scan.h). */
+**   piece, bounds, first, kth: what the workers run (scan.h); piece with
+**           hash = 1: scan.h's sql_rows. */
 char *ga_sql_serial(const ga_target *t, const ga_args *a);
-char *ga_sql_piece(const ga_target *t, const ga_args *a);
+char *ga_sql_piece(const ga_target *t, const ga_args *a, int hash);
 char *ga_sql_bounds(const ga_target *t);
 char *ga_sql_first(const ga_target *t);
 char *ga_sql_kth(const ga_target *t);
@@ -68,7 +69,7 @@ typedef struct ga_plan {
   char why[256]; /* why serial, or how parallel */
   ga_scan_spec spec;
   char *path, *vfs;
-  char *sql_piece, *sql_bounds, *sql_first, *sql_kth;
+  char *sql_piece, *sql_rows, *sql_bounds, *sql_first, *sql_kth;
 } ga_plan;
 
 /* Decide the path of one call; fills plan (spec.pool excepted).  Errors

@@ -356,19 +356,25 @@ char *ga_sql_serial(const ga_target *t, const ga_args *a) {
   return sqlite3_str_finish(s);
 }
 
-char *ga_sql_piece(const ga_target *t, const ga_args *a) {
+char *ga_sql_piece(const ga_target *t, const ga_args *a, int hash) {
   sqlite3_str *s = sqlite3_str_new(NULL);
-  if (has(a->group))
+  int grouped = has(a->group);
+  if (grouped)
     sqlite3_str_appendf(s, "SELECT +(\n%s\n), ", a->group);
   else
     sqlite3_str_appendall(s, "SELECT ");
+  /* hash mode: the rows themselves, in rowid order (a plain rowid-range
+  ** scan: NOT INDEXED); the worker groups them (engine/scan.h) */
   sqlite3_str_appendf(s,
-                      "gpuagg_partial((\n%s\n)) FROM main.\"%w\" NOT INDEXED "
-                      "WHERE %s >= ?1 AND %s <= ?2",
+                      hash && grouped ? "(\n%s\n) FROM main.\"%w\" NOT INDEXED "
+                                        "WHERE %s >= ?1 AND %s <= ?2"
+                                      : "gpuagg_partial((\n%s\n)) FROM "
+                                        "main.\"%w\" NOT INDEXED "
+                                        "WHERE %s >= ?1 AND %s <= ?2",
                       a->expr, t->table, t->rowid, t->rowid);
   if (has(a->filter))
     sqlite3_str_appendf(s, " AND (\n%s\n)", a->filter);
-  if (has(a->group))
+  if (grouped && !hash)
     sqlite3_str_appendf(s, " GROUP BY +(\n%s\n)", a->group);
   return sqlite3_str_finish(s);
 }

@@ -420,21 +420,38 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("cannot find the database's VFS");
   plan->path = sqlite3_mprintf("%s", file);
   plan->vfs = sqlite3_mprintf("%s", vfs->zName);
-  plan->sql_piece = ga_sql_piece(t, a);
+  /* grouped: hash mode (engine/scan.h), unless the benchmark asks for
+  ** SQLite's GROUP BY in each piece to compare (GPUAGG_SCAN_GROUP_BY=sql) */
+  const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
+  int hash = a->group && *a->group && !(gb && !strcmp(gb, "sql"));
+  int enc = 0;
+  if (hash) {
+    int erc = ga_db_encoding_of(db, &enc);
+    if ((erc & 0xff) == SQLITE_NOMEM)
+      goto nomem;
+    if (erc != SQLITE_OK)
+      SERIAL("cannot read the database's encoding");
+  }
+  plan->sql_piece = ga_sql_piece(t, a, 0);
+  plan->sql_rows = hash ? ga_sql_piece(t, a, 1) : NULL;
   plan->sql_bounds = ga_sql_bounds(t);
   plan->sql_first = ga_sql_first(t);
   plan->sql_kth = ga_sql_kth(t);
-  if (!plan->path || !plan->vfs || !plan->sql_piece || !plan->sql_bounds ||
-      !plan->sql_first || !plan->sql_kth)
+  if (!plan->path || !plan->vfs || !plan->sql_piece ||
+      (hash && !plan->sql_rows) || !plan->sql_bounds || !plan->sql_first ||
+      !plan->sql_kth)
     goto nomem;
   ga_scan_spec *sp = &plan->spec;
   sp->prep = ga_worker_prep;
   sp->sql_piece = plan->sql_piece;
+  sp->sql_rows = plan->sql_rows;
   sp->sql_bounds = plan->sql_bounds;
   sp->sql_first = plan->sql_first;
   sp->sql_kth = plan->sql_kth;
   sp->grouped = a->group && *a->group;
   sp->coll = coll;
+  sp->step_other = hash ? ga_fused_step_other : NULL;
+  sp->enc = enc;
   sp->threads = threads;
   sp->wal = !sqlite3_stricmp(buf, "wal");
   sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
@@ -463,6 +480,7 @@ void ga_plan_free(ga_plan *plan) {
   sqlite3_free(plan->path);
   sqlite3_free(plan->vfs);
   sqlite3_free(plan->sql_piece);
+  sqlite3_free(plan->sql_rows);
   sqlite3_free(plan->sql_bounds);
   sqlite3_free(plan->sql_first);
   sqlite3_free(plan->sql_kth);

@@ -36,7 +36,8 @@
 **      triggers of a database file cannot run SQL text through it; TEMP
 **      views (the application's own) can.
 **   6. An interrupt of the caller stops the workers (aggregate_path.c).
-**   7. gpuagg_info()'s last_scan: path, threads, why, rows, ms, pieces.
+**   7. gpuagg_info()'s last_scan: path, threads, why, rows, ms, pieces,
+**      hash_pieces.
 */
 #include <string.h>
 #include <time.h>
@@ -473,6 +474,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       last->threads = c->out.threads;
       set_why(last, cwhy, plan.why);
       last->pieces = c->out.pieces;
+      last->hash_pieces = c->out.hash_pieces;
       take_groups(c, &a, &err);
       goto done;
     }

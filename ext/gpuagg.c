@@ -171,25 +171,30 @@ int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out) {
 ** cannot be read (out of memory, a busy schema): the error is then set on
 ** ctx and NOT remembered, since a cached guess would compare UTF-16 text as
 ** UTF-8 for the connection's whole life. */
-int ga_db_encoding(sqlite3_context *ctx, int *cache) {
-  if (*cache)
-    return *cache;
+int ga_db_encoding_of(sqlite3 *db, int *enc) {
   sqlite3_stmt *st = NULL;
-  int enc = 0;
-  int rc = sqlite3_prepare_v2(sqlite3_context_db_handle(ctx), "PRAGMA encoding",
-                              -1, &st, NULL);
+  *enc = 0;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &st, NULL);
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(st);
     const char *e =
         rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
     if (e)
-      enc = !strcmp(e, "UTF-16le")   ? SQLITE_UTF16LE
-            : !strcmp(e, "UTF-16be") ? SQLITE_UTF16BE
-                                     : SQLITE_UTF8;
+      *enc = !strcmp(e, "UTF-16le")   ? SQLITE_UTF16LE
+             : !strcmp(e, "UTF-16be") ? SQLITE_UTF16BE
+                                      : SQLITE_UTF8;
     else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
       rc = SQLITE_NOMEM; /* the row's text could not be made */
   }
   sqlite3_finalize(st);
+  return *enc ? SQLITE_OK : rc;
+}
+
+int ga_db_encoding(sqlite3_context *ctx, int *cache) {
+  if (*cache)
+    return *cache;
+  int enc;
+  int rc = ga_db_encoding_of(sqlite3_context_db_handle(ctx), &enc);
   if (enc)
     *cache = enc;
   else if ((rc & 0xff) == SQLITE_NOMEM)

@@ -39,6 +39,8 @@ struct ga_conn {
 ** (0: the error is set on ctx).  ext/gpuagg.c. */
 int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out);
 int ga_db_encoding(sqlite3_context *ctx, int *cache);
+/* The same for a connection: SQLite result code, *enc set on SQLITE_OK. */
+int ga_db_encoding_of(sqlite3 *db, int *enc);
 /* v as the function's result; TEXT given in encoding enc. */
 void ga_result_value(sqlite3_context *ctx, const ga_value *v, int enc);
 
@@ -59,6 +61,10 @@ void ga_matadd_unregister(sqlite3 *db);
 int ga_state_register(sqlite3 *db, ga_conn *conn);
 void ga_state_unregister(sqlite3 *db);
 int ga_state_register_worker(sqlite3 *db);
+/* gpuagg_partial's step of a TEXT or BLOB value (type) into s, the text in
+** the database's encoding enc: max()'s view, then sum()'s.  GA_OK or
+** GA_NOMEM.  Also gpu_aggregate's hash-mode workers (ga_scan_spec). */
+int ga_fused_step_other(ga_xstate *s, sqlite3_value *v, int type, int enc);
 /* Everything a gpu_aggregate worker's connection runs: gpuagg_partial and
 ** gpu_cache's collector (ext/cache_fns.c). */
 int ga_worker_prep(sqlite3 *db);

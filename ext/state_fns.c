@@ -96,9 +96,19 @@ static void result_value(sqlite3_context *ctx, const ga_value *v, int enc) {
   }
 }
 
+/* A state as the result.  The common small state goes through a stack
+** buffer and SQLITE_TRANSIENT: SQLite copies it into the connection's
+** memory (its lookaside, where the build has one), and our own
+** sqlite3_malloc and sqlite3_free, each taking SQLite's global memory
+** mutex, are saved.  Workers in sorted mode return one state per group and
+** piece, and their threads queued on that mutex (bench/RESULTS.md §8). */
 static void result_state(sqlite3_context *ctx, const ga_xstate *s, int kind) {
-  unsigned char *b;
-  int64_t n;
+  unsigned char small[256], *b;
+  int64_t n = ga_state_encode_buf(s, kind, small, (int64_t)sizeof(small));
+  if (n <= (int64_t)sizeof(small)) {
+    sqlite3_result_blob64(ctx, small, (sqlite3_uint64)n, SQLITE_TRANSIENT);
+    return;
+  }
   if (ga_state_encode(s, kind, &b, &n) != GA_OK) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -362,18 +372,11 @@ typedef struct worker_data {
 
 /* TEXT and BLOB: max()'s view first (numeric_type may turn the value into a
 ** number), then sum()'s. */
-static void fused_other(sqlite3_context *ctx, ga_xstate *s, sqlite3_value *v,
-                        int type) {
-  worker_data *w = sqlite3_user_data(ctx);
-  int enc = ga_db_encoding(ctx, &w->enc);
+int ga_fused_step_other(ga_xstate *s, sqlite3_value *v, int type, int enc) {
   ga_value raw, num;
-  if (!enc)
-    return; /* the error is set */
   if (!ga_value_bytes(v, type, enc, &raw) || ga_xstate_step_max(s, &raw) ||
-      ga_xstate_step_min(s, &raw)) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
+      ga_xstate_step_min(s, &raw))
+    return GA_NOMEM;
   if (type == SQLITE_TEXT)
     s->enc = enc;
   switch (sqlite3_value_numeric_type(v)) {
@@ -386,6 +389,17 @@ static void fused_other(sqlite3_context *ctx, ga_xstate *s, sqlite3_value *v,
     num.r = sqlite3_value_double(v);
   }
   ga_xstate_step_sum(s, &num);
+  return GA_OK;
+}
+
+static void fused_other(sqlite3_context *ctx, ga_xstate *s, sqlite3_value *v,
+                        int type) {
+  worker_data *w = sqlite3_user_data(ctx);
+  int enc = ga_db_encoding(ctx, &w->enc);
+  if (!enc)
+    return; /* the error is set */
+  if (ga_fused_step_other(s, v, type, enc))
+    sqlite3_result_error_nomem(ctx);
 }
 
 #ifndef GA_FUSED_BUFFER

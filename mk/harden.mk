@@ -103,6 +103,10 @@ test-tsan: $(TSAN_BUILD)/harden/threads $(TSAN_BUILD)/harden/threads_fake $(TSAN
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HARDEN_GPU=1 HARDEN_ITERS=8 \
 	  GPUAGG_FAKE_DELAY_US=50 $(TSAN_BUILD)/harden/threads_fake
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/aggregate_threads
+	@# the grouped scans again with the workers' hash tables full at 2 groups:
+	@# every grouped call moves groups mid-piece and switches to sorted mode
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 GPUAGG_SCAN_LOCAL_GROUPS=2 \
+	  $(TSAN_BUILD)/harden/aggregate_threads
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/cache_threads
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HARDEN_GPU=1 HARDEN_ITERS=12 \
 	  GPUAGG_FAKE_DELAY_US=20 $(TSAN_BUILD)/harden/cache_threads_fake

@@ -218,6 +218,60 @@ def section_contract(rep, r):
         con.close()
 
 
+def section_group_modes(rep, r):
+    """Grouped scans: the workers' hash tables (hash mode), SQLite's GROUP BY
+    in each piece (sorted mode, GPUAGG_SCAN_GROUP_BY=sql forces it), and the
+    switch between them when a worker's table fills up (16384 groups) in the
+    middle of a piece: the same answer as the reference query each time."""
+    path = os.path.join(TMP, "modes.db")
+    con = connect(path)
+    con.execute("PRAGMA journal_mode=wal")
+    make_table(con, "t", 6000, r)
+    # many groups: ~40000 keys, each a few rows apart in rowid order, with
+    # the choices the contract fixes (1 vs 1.0 keys, 'k' vs 'K' under
+    # NOCASE, 5 vs 5.0 max/min ties) on both sides of the table's middle
+    con.execute("CREATE TABLE many(k, c TEXT COLLATE NOCASE, x, s TEXT)")
+    rows = []
+    for i in range(90000):
+        k = r.randrange(40000)
+        kk = float(k) if (k % 7 == 0 and r.random() < 0.5) else k
+        c = ("K%d" if r.random() < 0.5 else "k%d") % (k % 30000)
+        x = r.choice([5, 5.0, r.randint(-9, 9), r.uniform(-1e3, 1e3), None, "7", "a", b"z"])
+        rows.append((kk, c, x, r.choice(TEXTS)))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO many VALUES (?,?,?,?)", rows)
+    con.execute("COMMIT")
+    # a worker's table holds 1000 groups here (16384 by default): each piece
+    # of the many-key groupings fills it, mid-piece
+    os.environ["GPUAGG_SCAN_LOCAL_GROUPS"] = "1000"
+    for th in (2, 4, 7):
+        cfg(con, "threads", th)
+        for gi, g in enumerate(("k", "c", "k % 20000", "s", "typeof(x)")):
+            compare(rep, con, "many_t%d_%d" % (th, gi), "many", "x", None, g, want_path="parallel")
+            ls = last_scan(con)
+            if gi < 3:  # tens of thousands of keys: the tables fill up
+                rep.check("many_switch_t%d_%d" % (th, gi),
+                          0 < ls["hash_pieces"] < ls["pieces"], repr(ls))
+            else:  # a few keys: hash mode throughout
+                rep.check("many_hash_t%d_%d" % (th, gi),
+                          ls["hash_pieces"] == ls["pieces"] > 0, repr(ls))
+        compare(rep, con, "many_filter_t%d" % th, "many", "x", "x IS NOT NULL AND k % 3 = 0", "c",
+                want_path="parallel")
+    del os.environ["GPUAGG_SCAN_LOCAL_GROUPS"]
+    # sorted mode throughout, on the contract's table and on many groups
+    os.environ["GPUAGG_SCAN_GROUP_BY"] = "sql"
+    try:
+        cfg(con, "threads", 4)
+        for gi, g in enumerate(GROUPS[1:]):
+            compare(rep, con, "sorted_%d" % gi, "t", "x", None, g, want_path="parallel")
+            rep.check("sorted_no_hash_%d" % gi, last_scan(con)["hash_pieces"] == 0,
+                      repr(last_scan(con)))
+        compare(rep, con, "sorted_many", "many", "x", None, "k", want_path="parallel")
+    finally:
+        del os.environ["GPUAGG_SCAN_GROUP_BY"]
+    con.close()
+
+
 def section_paths(rep, r):
     path = os.path.join(TMP, "p.db")
     con = connect(path)
@@ -591,7 +645,7 @@ def section_pool(rep, r):
 def main():
     rep = Reporter("aggregate")
     r = random.Random(SEED)
-    for section in (section_contract, section_paths, section_attach, section_rowids, section_utf16,
+    for section in (section_contract, section_group_modes, section_paths, section_attach, section_rowids, section_utf16,
                     section_overflow, section_errors, section_interrupt, section_pool):
         t0 = time.time()
         try:

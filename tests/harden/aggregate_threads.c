@@ -121,6 +121,10 @@ static void check_once(int t, sqlite3 *db, int k, int grouped) {
                               "'x')";
   int64_t grows[GROUPS] = {0}, gsum[GROUPS] = {0}, rows = 0, sum = 0;
   int n = 0, rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL), bad = 0;
+  if (rc == SQLITE_INTERRUPT) { /* the interrupter hit the prepare itself */
+    interrupted[t]++;
+    return;
+  }
   if (rc != SQLITE_OK) {
     EXPECT(t, 0, "prepare: %s", sqlite3_errmsg(db));
     return;
