@@ -5,7 +5,7 @@
 
 Reads CSVs of bench/aggregate_bench.py (machine, rows, case, threads, rep,
 ref_s, ga_s, ...; default: bench/results/aggregate_*.csv except the
-crossover ones) and draws, per machine, the median ratio ref_s / ga_s (the
+crossover, before and sorted ones, and the CPU machine's loaded runs) and draws, per machine, the median ratio ref_s / ga_s (the
 speedup over SQLite's own query in the same run) against threads, one line
 per (rows, case), with the prediction written before the runs as dashes.
 Needs matplotlib (Debian: apt-get install python3-matplotlib).
@@ -33,8 +33,17 @@ def main():
     p.add_argument("csv", nargs="*")
     p.add_argument("--out", default=os.path.join(HERE, "plots", "aggregate_speedup.png"))
     a = p.parse_args()
+    # not by default: the crossover runs, and the runs that RESULTS §8 sets
+    # beside another of the same cases (before the hash mode, the sorted-mode
+    # control; the CPU machine's runs under other jobs' load, superseded by
+    # aggregate_cpu_quiet.csv).  The rerun of the GROUP BY cases
+    # (aggregate_h200_1e7_groups.csv, read last) replaces the same cases of
+    # an earlier file: a line is one run's
+    skip = ("crossover", "before", "sorted")
+    loaded = ("aggregate_cpu.csv", "aggregate_cpu_sum.csv")
     files = a.csv or [f for f in sorted(glob.glob(os.path.join(HERE, "results", "aggregate_*.csv")))
-                      if "crossover" not in f]
+                      if not any(k in os.path.basename(f) for k in skip)
+                      and os.path.basename(f) not in loaded]
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -42,11 +51,19 @@ def main():
     except ImportError:
         print("SKIP: plot_aggregate.py needs matplotlib")
         return 0
+    files.sort(key=lambda f: "groups" in os.path.basename(f))  # reruns last
     data = defaultdict(lambda: defaultdict(lambda: ([], [])))
+    owner = {}  # (machine, rows, case) -> the file its points come from
     for f in files:
         with open(f, newline="") as fh:
             for r in csv.DictReader(fh):
                 key = (int(r["rows"]), r["case"])
+                line = (r["machine"],) + key
+                if owner.setdefault(line, f) != f:  # a later run of the line
+                    if owner[line] != "replaced:" + f:
+                        for k in [k for k in data[r["machine"]] if k[:2] == key]:
+                            del data[r["machine"]][k]
+                        owner[line] = "replaced:" + f
                 refs, gas = data[r["machine"]][key + (int(r["threads"]),)]
                 refs.append(float(r["ref_s"]))
                 gas.append(float(r["ga_s"]))

@@ -283,39 +283,6 @@ static int gt_reserve(ga_group_table *t) {
   return (t->n + 1) * 4 > t->cap * 3 ? gt_grow(t) : GA_OK;
 }
 
-int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
-              int64_t piece) {
-  int rc = gt_reserve(t);
-  if (rc)
-    return rc;
-  size_t j = gt_find(t, key, h);
-  ga_group *g = t->slot[j];
-  if (!g) {
-    g = sqlite3_malloc64(sizeof(*g));
-    if (!g)
-      return GA_NOMEM;
-    memset(g, 0, sizeof(*g));
-    if (ga_bval_set(&g->key, key)) {
-      sqlite3_free(g);
-      return GA_NOMEM;
-    }
-    g->hash = h;
-    g->key_piece = g->max_piece = g->min_piece = piece;
-    g->st = *st; /* taken over */
-    ga_xstate_init(st);
-    t->slot[j] = g;
-    t->hash[j] = h;
-    t->n++;
-    t->bytes += group_bytes(g);
-    return GA_OK;
-  }
-  int64_t before = group_bytes(g);
-  rc = group_merge(g, key, st, piece);
-  t->bytes += group_bytes(g) - before;
-  ga_xstate_clear(st);
-  return rc;
-}
-
 /* The group of key in t, made (empty state, key copied, tags = piece) when
 ** it is new; NULL when out of memory.  A worker's own table of one piece
 ** (engine/scan.c, hash mode): its values are stepped in rowid order, so
@@ -346,6 +313,25 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
   t->n++;
   t->bytes += group_bytes(g);
   return g;
+}
+
+int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
+              int64_t piece) {
+  size_t n = t->n;
+  ga_group *g = ga_gt_get(t, key, h, piece);
+  if (!g)
+    return GA_NOMEM;
+  int64_t before = group_bytes(g);
+  int rc = GA_OK;
+  if (t->n != n) { /* new: st is its state */
+    g->st = *st;
+    ga_xstate_init(st);
+  } else {
+    rc = group_merge(g, key, st, piece);
+    ga_xstate_clear(st);
+  }
+  t->bytes += group_bytes(g) - before;
+  return rc;
 }
 
 /* ---- shards ---- */
