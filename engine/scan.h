@@ -69,7 +69,7 @@ typedef struct ga_scan_spec {
   ** and each worker groups them in a hash table of its own, moved into the
   ** shared groups after each piece.  SQLite's GROUP BY sorts every row
   ** instead.  When a worker's table fills up (many groups), the scan goes
-  ** on with sql_piece (engine/scan.c, "Pieces").  Numbers are stepped
+  ** on with sql_piece (engine/scan.c, "Grouped scans").  Numbers are stepped
   ** here; TEXT and BLOB values by step_other(state, value, type, enc),
   ** with enc the database's text encoding (GA_OK or GA_NOMEM). */
   const char *sql_rows;
