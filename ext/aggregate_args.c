@@ -366,12 +366,10 @@ char *ga_sql_piece(const ga_target *t, const ga_args *a, int hash) {
   /* hash mode: the rows themselves, in rowid order (a plain rowid-range
   ** scan: NOT INDEXED); the worker groups them (engine/scan.h) */
   sqlite3_str_appendf(s,
-                      hash && grouped ? "(\n%s\n) FROM main.\"%w\" NOT INDEXED "
-                                        "WHERE %s >= ?1 AND %s <= ?2"
-                                      : "gpuagg_partial((\n%s\n)) FROM "
-                                        "main.\"%w\" NOT INDEXED "
-                                        "WHERE %s >= ?1 AND %s <= ?2",
-                      a->expr, t->table, t->rowid, t->rowid);
+                      "%s(\n%s\n)%s FROM main.\"%w\" NOT INDEXED "
+                      "WHERE %s >= ?1 AND %s <= ?2",
+                      hash && grouped ? "" : "gpuagg_partial(", a->expr,
+                      hash && grouped ? "" : ")", t->table, t->rowid, t->rowid);
   if (has(a->filter))
     sqlite3_str_appendf(s, " AND (\n%s\n)", a->filter);
   if (grouped && !hash)
