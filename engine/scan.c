@@ -58,7 +58,8 @@
 **     the piece counter.  Sparse-mode probes run under mu on the claiming
 **     worker's own connection (inside its read transaction: no lock wait).
 **   done (mu + done_cv): workers still running; the caller's thread polls
-**     the caller's interrupt between the pieces it runs as worker 0, then
+**     the caller's interrupt while it runs pieces as worker 0 (a progress
+**     handler on worker 0's connection, and between pieces), then
 **     waits on done_cv with a 10 ms timeout to go on polling, and relays
 **     an interrupt with sqlite3_interrupt (thread-safe) to the workers.
 **   cancel, group_bytes: atomics.  The first failure is recorded under mu.
@@ -124,7 +125,7 @@ typedef struct worker {
   pthread_t th;
   int started;
   int caller;           /* worker 0 runs on the caller's thread and polls its
-                           interrupt between pieces */
+                           interrupt in and between pieces */
   ga_group_table local; /* hash mode: this piece's groups */
 } worker;
 
@@ -455,6 +456,27 @@ static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
   return SQLITE_DONE;
 }
 
+/* Worker 0's progress handler: the caller's interrupt, polled inside a
+** piece too (a piece can run for a long time: a slow expression, a large
+** piece of a sparse table), not only between pieces.  It stops everyone,
+** then fails its own statement with SQLITE_INTERRUPT. */
+static int caller_progress(void *arg) {
+  worker *w = arg;
+  scan_shared *sh = w->sh;
+  const ga_scan_spec *sp = sh->spec;
+  if (cancelled(sh))
+    return 1;
+  if (!sp->interrupted(sp->interrupted_arg))
+    return 0;
+  fail(sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
+  return 1;
+}
+
+/* VM instructions between two polls: a few hundred rows, tens of
+** microseconds; sqlite3_is_interrupted is one load (the older SQLite's probe
+** statement is a step, still small next to them). */
+#define GA_SCAN_POLL_OPS 4096
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   scan_shared *sh = w->sh;
@@ -482,7 +504,14 @@ static void *worker_main(void *arg) {
            "the piece consumer failed%s", NULL);
       goto done;
     }
-    if (run_piece(w, st, hash, no, &rows, &groups, &bytes) != SQLITE_DONE)
+    /* only around the piece's statement: the sparse probes run under mu,
+    ** which caller_progress's fail() takes */
+    if (w->caller && sp->interrupted)
+      sqlite3_progress_handler(w->db, GA_SCAN_POLL_OPS, caller_progress, w);
+    rc = run_piece(w, st, hash, no, &rows, &groups, &bytes);
+    if (w->caller && sp->interrupted)
+      sqlite3_progress_handler(w->db, 0, NULL, NULL);
+    if (rc != SQLITE_DONE)
       goto done;
     if (sp->piece_end && (rc = sp->piece_end(sp->piece_arg, no, 1, &rows))) {
       fail(sh, rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK,
@@ -759,13 +788,17 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     sh.base_max = est / ((int64_t)sh.nw * 2);
     if (sh.base_max < base)
       sh.base_max = base;
+    /* tests: pieces of exactly N rowids (a long piece per worker) */
+    const char *pr = getenv("GPUAGG_SCAN_PIECE_ROWS");
+    if (pr && atoll(pr) > 0)
+      sh.base = sh.base_max = atoll(pr);
     sh.next = mn;
     sh.max = mx;
   }
 
   /* workers 1..n-1 on threads of their own, worker 0 on this one (no
   ** thread to start for it, and the caller's core works instead of
-  ** waiting; it polls the interrupt between its pieces) */
+  ** waiting; it polls the interrupt in and between its pieces) */
   sh.running = sh.nw;
   out->threads = 1;
   for (int k = 1; k < sh.nw; k++) {

@@ -90,5 +90,10 @@ int ga_intr_check(void *arg);
 void ga_intr_free(ga_intr *i);
 /* 1 when sqlite3_is_interrupted was found (gpuagg_info, tests). */
 int ga_intr_native(void);
+/* rc of a failed prepare or step on db, or SQLITE_INTERRUPT where an
+** interrupt caused it: SQLite reports one that hits the parser inside a
+** virtual table's constructor (its own pragma_* tables') as SQLITE_ERROR
+** with the message "interrupted". */
+int ga_intr_rc(sqlite3 *db, int rc);
 
 #endif

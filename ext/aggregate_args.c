@@ -257,6 +257,7 @@ int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t,
            "ORDER BY t.schema = 'temp' DESC, d.seq",
       -1, &st, NULL);
   if (rc != SQLITE_OK) {
+    rc = ga_intr_rc(db, rc);
     if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
       *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
     goto done;
@@ -275,7 +276,7 @@ int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t,
     *pzErr = sqlite3_mprintf("gpu_aggregate: no such table: %s", arg);
     rc = SQLITE_ERROR;
   } else {
-    rc = sqlite3_reset(st);
+    rc = ga_intr_rc(db, sqlite3_reset(st));
     if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
       *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
   }
@@ -287,8 +288,12 @@ int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t,
   /* columns, and a rowid alias that no column shadows */
   rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, ?2)", -1,
                           &st, NULL);
-  if (rc != SQLITE_OK)
+  if (rc != SQLITE_OK) {
+    rc = ga_intr_rc(db, rc);
+    if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
+      *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
     goto done;
+  }
   sqlite3_bind_text(st, 1, t->table, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, t->schema, -1, SQLITE_STATIC);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -301,7 +306,7 @@ int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t,
   if (rc == SQLITE_DONE)
     rc = SQLITE_OK;
   else if (rc != SQLITE_NOMEM) {
-    rc = sqlite3_reset(st);
+    rc = ga_intr_rc(db, sqlite3_reset(st));
     if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
       *pzErr = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(db));
   }

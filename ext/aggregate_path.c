@@ -515,6 +515,13 @@ static is_interrupted_fn find_is_interrupted(void) {
 
 int ga_intr_native(void) { return find_is_interrupted() != NULL; }
 
+int ga_intr_rc(sqlite3 *db, int rc) {
+  if ((rc & 0xff) == SQLITE_ERROR &&
+      !strcmp(sqlite3_errmsg(db), sqlite3_errstr(SQLITE_INTERRUPT)))
+    return SQLITE_INTERRUPT;
+  return rc;
+}
+
 int ga_intr_check(void *arg) {
   ga_intr *in = arg;
   is_interrupted_fn f = find_is_interrupted();

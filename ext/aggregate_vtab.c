@@ -111,8 +111,10 @@ static int aggr_connect(sqlite3 *db, void *pAux, int argc,
                         char **pzErr) {
   (void)argc, (void)argv;
   int rc = sqlite3_declare_vtab(db, SCHEMA);
-  if (rc != SQLITE_OK)
-    return rc;
+  if (rc != SQLITE_OK) { /* interrupted or out of memory: SQLite's words */
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    return ga_intr_rc(db, rc);
+  }
   rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if (rc != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("gpu_aggregate: cannot restrict the function "
@@ -262,7 +264,7 @@ static int serial_step(aggr_cursor *c) {
     report_last(c);
     return SQLITE_OK;
   }
-  rc = sqlite3_reset(c->st);
+  rc = ga_intr_rc(vt->db, sqlite3_reset(c->st));
   if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
     return rc;
   return set_err(c, SQLITE_ERROR,
@@ -423,6 +425,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       rc = SQLITE_NOMEM;
     else if ((prc = sqlite3_prepare_v2(vt->db, sql, -1, &c->st, &tail)) !=
              SQLITE_OK) {
+      prc = ga_intr_rc(vt->db, prc);
       if ((prc & 0xff) == SQLITE_INTERRUPT || (prc & 0xff) == SQLITE_NOMEM)
         rc = prc & 0xff; /* not a problem of the arguments */
       else

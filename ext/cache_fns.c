@@ -360,7 +360,7 @@ static int collist_parse(sqlite3 *db, const ga_target *t, const char *z,
   int rc = sqlite3_prepare_v2(
       db, "SELECT name, type FROM pragma_table_xinfo(?1, ?2)", -1, &st, NULL);
   if (rc != SQLITE_OK)
-    return rc;
+    return ga_intr_rc(db, rc);
   sqlite3_bind_text(st, 1, t->table, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, t->schema, -1, SQLITE_STATIC);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -369,6 +369,8 @@ static int collist_parse(sqlite3 *db, const ga_target *t, const char *z,
       if (!sqlite3_stricmp(l->name[i], nm))
         l->aff[i] = affinity((const char *)sqlite3_column_text(st, 1));
   }
+  if (rc != SQLITE_DONE)
+    rc = ga_intr_rc(db, sqlite3_reset(st));
   sqlite3_finalize(st);
   return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }

@@ -117,8 +117,10 @@ static int matadd_connect(sqlite3 *db, void *pAux, int argc,
     return SQLITE_ERROR;
   }
   rc = sqlite3_declare_vtab(db, GA_MATADD_SCHEMA);
-  if (rc != SQLITE_OK)
+  if (rc != SQLITE_OK) { /* interrupted or out of memory: SQLite's words */
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     return rc;
+  }
     /* rule 5 is a security promise: no SQLite that cannot keep it */
 #ifndef SQLITE_VTAB_DIRECTONLY
 #error "gpu_matadd needs SQLite 3.31+ headers (SQLITE_VTAB_DIRECTONLY)"

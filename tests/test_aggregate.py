@@ -593,6 +593,35 @@ def section_interrupt(rep, r):
                   "stopped %.3f s after the interrupt; full run %.3f s" % (stopped, t_full))
         again = con.execute("SELECT rows, count, sum FROM gpu_aggregate('t', ?)", (slow,)).fetchall()
         rep.check(name + "_then_right", again == full, "%r vs %r" % (again, full))
+    # One long piece per worker (2 workers, 2 pieces): the caller's thread,
+    # worker 0, must see the interrupt inside its piece, not at its end.
+    cfg(con, "threads", 2)
+    os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "75000"
+    try:
+        t0 = time.time()
+        full = con.execute("SELECT rows, count, sum FROM gpu_aggregate('t', ?)", (slow,)).fetchall()
+        t_full = time.time() - t0
+        ls = last_scan(con)
+        rep.check("interrupt_in_piece_setup", ls["path"] == "parallel" and ls["threads"] == 2 and
+                  ls["pieces"] == 2, repr(ls))
+        res = {}
+        th_ = threading.Thread(target=lambda: res.update(r=run(con, "SELECT rows FROM gpu_aggregate('t', ?)",
+                                                             (slow,))))
+        th_.start()
+        time.sleep(min(0.05, t_full / 8))
+        ti = time.time()
+        con.interrupt()
+        th_.join()
+        stopped = time.time() - ti
+        if os.environ.get("VERBOSE") == "1":
+            print("# interrupt_in_piece: full run %.3f s, stopped %.3f s after the interrupt" % (t_full, stopped))
+        rep.check("interrupt_in_piece", res["r"][0] == "error" and "interrupt" in res["r"][1], repr(res))
+        rep.check("interrupt_in_piece_prompt", stopped < t_full / 2,
+                  "stopped %.3f s after the interrupt; one piece %.3f s" % (stopped, t_full))
+        again = con.execute("SELECT rows, count, sum FROM gpu_aggregate('t', ?)", (slow,)).fetchall()
+        rep.check("interrupt_in_piece_then_right", again == full, "%r vs %r" % (again, full))
+    finally:
+        del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
     con.close()
 
 
