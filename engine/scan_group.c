@@ -205,6 +205,23 @@ static int group_merge(ga_group *g, const ga_value *key, ga_xstate *st,
 
 /* ---- tables ---- */
 
+/* Group g (g->hash set) into empty slot j, or st merged into t's group e:
+** t's count and bytes follow. */
+static void gt_place(ga_group_table *t, size_t j, ga_group *g) {
+  t->slot[j] = g;
+  t->hash[j] = g->hash;
+  t->n++;
+  t->bytes += group_bytes(g);
+}
+
+static int gt_merge(ga_group_table *t, ga_group *e, const ga_value *key,
+                    ga_xstate *st, int64_t piece) {
+  int64_t was = group_bytes(e);
+  int rc = group_merge(e, key, st, piece);
+  t->bytes += group_bytes(e) - was;
+  return rc;
+}
+
 void ga_gt_init(ga_group_table *t, int coll) {
   memset(t, 0, sizeof(*t));
   t->coll = coll;
@@ -308,10 +325,7 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
   }
   g->hash = h;
   g->key_piece = g->max_piece = g->min_piece = piece;
-  t->slot[j] = g;
-  t->hash[j] = h;
-  t->n++;
-  t->bytes += group_bytes(g);
+  gt_place(t, j, g);
   return g;
 }
 
@@ -321,17 +335,16 @@ int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
   ga_group *g = ga_gt_get(t, key, h, piece);
   if (!g)
     return GA_NOMEM;
-  int64_t before = group_bytes(g);
-  int rc = GA_OK;
-  if (t->n != n) { /* new: st is its state */
-    g->st = *st;
-    ga_xstate_init(st);
-  } else {
-    rc = group_merge(g, key, st, piece);
+  if (t->n == n) { /* there already: merge */
+    int rc = gt_merge(t, g, key, st, piece);
     ga_xstate_clear(st);
+    return rc;
   }
+  int64_t before = group_bytes(g); /* new: st is its state */
+  g->st = *st;
+  ga_xstate_init(st);
   t->bytes += group_bytes(g) - before;
-  return rc;
+  return GA_OK;
 }
 
 /* ---- shards ---- */
@@ -393,16 +406,10 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
       if (rc == GA_OK) {
         size_t i = gt_find(d, &key, g->hash);
         if (!d->slot[i]) { /* new here: the group itself moves */
-          d->slot[i] = g;
-          d->hash[i] = g->hash;
-          d->n++;
-          d->bytes += group_bytes(g);
+          gt_place(d, i, g);
           g = NULL;
         } else {
-          ga_group *e = d->slot[i];
-          int64_t was = group_bytes(e);
-          rc = group_merge(e, &key, &g->st, piece);
-          d->bytes += group_bytes(e) - was;
+          rc = gt_merge(d, d->slot[i], &key, &g->st, piece);
         }
       }
       *bytes += d->bytes - before;

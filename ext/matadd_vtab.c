@@ -121,7 +121,7 @@ static int matadd_connect(sqlite3 *db, void *pAux, int argc,
     *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     return rc;
   }
-    /* rule 5 is a security promise: no SQLite that cannot keep it */
+  /* rule 5 is a security promise: no SQLite that cannot keep it */
 #ifndef SQLITE_VTAB_DIRECTONLY
 #error "gpu_matadd needs SQLite 3.31+ headers (SQLITE_VTAB_DIRECTONLY)"
 #endif

@@ -46,59 +46,30 @@ static pthread_mutex_t reader_mu[READERS];
     }                                                                          \
   } while (0)
 
-static void setup(int k) {
-  sqlite3 *db = open_ga(paths[k], 0);
-  char sql[512];
-  snprintf(sql, sizeof sql,
-           "PRAGMA journal_mode=%s;"
-           "CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER);"
-           "BEGIN;"
-           "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
-           "WHERE i < %d) INSERT INTO t SELECT i, (i * 7919) %% 100003 - "
-           "50000, i %% %d FROM c; COMMIT;",
-           k ? "delete" : "wal", NROWS, GROUPS);
-  char *err = NULL;
-  if (run_sql(db, sql, NULL, &err) != SQLITE_OK) {
-    fprintf(stderr, "setup: %s\n", err ? err : "?");
-    exit(2);
-  }
-  for (int i = 1; i <= NROWS; i++) {
-    int64_t x = (int64_t)((i * 7919) % 100003) - 50000;
-    want_sum[k] += x;
-    want_grows[k][i % GROUPS]++;
-    want_gsum[k][i % GROUPS] += x;
-  }
-  sqlite3_close(db);
+/* x moves between two rows of one group; a row moves from the front to a
+** new rowid past the end */
+static unsigned writer_sql(char *sql, size_t n, uint64_t *seed) {
+  int g = (int)(h_rnd(seed) % GROUPS);
+  int d = (int)(h_rnd(seed) % 1000) + 1, off = (int)(h_rnd(seed) % 50);
+  snprintf(sql, n,
+           "BEGIN IMMEDIATE;"
+           "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE g = %d "
+           "ORDER BY id LIMIT 1 OFFSET %d);"
+           "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE g = %d "
+           "ORDER BY id DESC LIMIT 1 OFFSET %d);"
+           "INSERT INTO t(x, g) SELECT x, g FROM t ORDER BY id LIMIT 1 "
+           "OFFSET %d;"
+           "DELETE FROM t WHERE id = (SELECT id FROM t ORDER BY id LIMIT 1 "
+           "OFFSET %d);"
+           "COMMIT;",
+           d, g, off, d, g, off, off, off);
+  return 500;
 }
 
 static void *writer(void *arg) {
   int k = (int)(intptr_t)arg;
-  sqlite3 *db = NULL;
-  uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)k;
-  sqlite3_open_v2(paths[k], &db, SQLITE_OPEN_READWRITE, NULL);
-  sqlite3_busy_timeout(db, 20000);
-  while (!__atomic_load_n(&stop_writers, __ATOMIC_ACQUIRE)) {
-    char sql[768];
-    int g = (int)(h_rnd(&seed) % GROUPS);
-    int d = (int)(h_rnd(&seed) % 1000) + 1, off = (int)(h_rnd(&seed) % 50);
-    snprintf(
-        sql, sizeof sql,
-        "BEGIN IMMEDIATE;"
-        "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE g = %d "
-        "ORDER BY id LIMIT 1 OFFSET %d);"
-        "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE g = %d "
-        "ORDER BY id DESC LIMIT 1 OFFSET %d);"
-        "INSERT INTO t(x, g) SELECT x, g FROM t ORDER BY id LIMIT 1 "
-        "OFFSET %d;"
-        "DELETE FROM t WHERE id = (SELECT id FROM t ORDER BY id LIMIT 1 "
-        "OFFSET %d);"
-        "COMMIT;",
-        d, g, off, d, g, off, off, off);
-    if (run_sql(db, sql, NULL, NULL) != SQLITE_OK)
-      run_sql(db, "ROLLBACK", NULL, NULL);
-    usleep(500);
-  }
-  sqlite3_close(db);
+  h_writer_loop(paths[k], &stop_writers, 0x9e3779b97f4a7c15ull + (uint64_t)k,
+                writer_sql);
   return NULL;
 }
 
@@ -226,13 +197,9 @@ int main(void) {
     iters = atoi(getenv("HARDEN_ITERS"));
   int watchdog =
       getenv("HARDEN_WATCHDOG") ? atoi(getenv("HARDEN_WATCHDOG")) : 900;
-  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  for (int k = 0; k < 2; k++) {
-    snprintf(paths[k], sizeof paths[k], "%s/gpuagg_aggr_threads_%d_%d.db", tmp,
-             (int)getpid(), k);
-    unlink(paths[k]);
-    setup(k);
-  }
+  for (int k = 0; k < 2; k++)
+    h_threads_table(paths[k], sizeof paths[k], "aggr_threads", k, NROWS, GROUPS,
+                    &want_sum[k], want_grows[k], want_gsum[k]);
   for (int t = 0; t < READERS; t++)
     pthread_mutex_init(&reader_mu[t], NULL);
   signal(SIGALRM, on_alarm);
@@ -263,14 +230,8 @@ int main(void) {
     printf("FAIL aggregate_threads: no call took the parallel path\n");
     failed++;
   }
-  for (int k = 0; k < 2; k++) {
-    char p[300];
-    unlink(paths[k]);
-    snprintf(p, sizeof p, "%s-wal", paths[k]);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", paths[k]);
-    unlink(p);
-  }
+  for (int k = 0; k < 2; k++)
+    h_unlink_db(paths[k]);
   printf("aggregate_threads: %d readers x %d calls, %d parallel, %d "
          "interrupted\n",
          READERS, iters, par, intr);

@@ -46,55 +46,26 @@ static sqlite3 *shared_db;
     }                                                                          \
   } while (0)
 
-static void setup(int k) {
-  sqlite3 *db = open_ga(paths[k], 0);
-  char sql[512];
-  snprintf(sql, sizeof sql,
-           "PRAGMA journal_mode=%s;"
-           "CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER);"
-           "BEGIN;"
-           "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
-           "WHERE i < %d) INSERT INTO t SELECT i, (i * 7919) %% 100003 - "
-           "50000, i %% %d FROM c; COMMIT;",
-           k ? "delete" : "wal", NROWS, GROUPS);
-  char *err = NULL;
-  if (run_sql(db, sql, NULL, &err) != SQLITE_OK) {
-    fprintf(stderr, "setup: %s\n", err ? err : "?");
-    exit(2);
-  }
-  for (int i = 1; i <= NROWS; i++) {
-    int64_t x = (int64_t)((i * 7919) % 100003) - 50000;
-    want_sum[k] += x;
-    want_grows[k][i % GROUPS]++;
-    want_gsum[k][i % GROUPS] += x;
-  }
-  sqlite3_close(db);
+/* x moves between two rows of one group; pauses long enough for some
+** answers to come from a current cache */
+static unsigned writer_sql(char *sql, size_t n, uint64_t *seed) {
+  int g = (int)(h_rnd(seed) % GROUPS);
+  int d = (int)(h_rnd(seed) % 1000) + 1, off = (int)(h_rnd(seed) % 50);
+  snprintf(sql, n,
+           "BEGIN IMMEDIATE;"
+           "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE g = "
+           "%d ORDER BY id LIMIT 1 OFFSET %d);"
+           "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE g = "
+           "%d ORDER BY id DESC LIMIT 1 OFFSET %d);"
+           "COMMIT;",
+           d, g, off, d, g, off);
+  return h_rnd(seed) % 4 ? 2000 : 60000;
 }
 
 static void *writer(void *arg) {
   int k = (int)(intptr_t)arg;
-  sqlite3 *db = NULL;
-  uint64_t seed = 0x9e3779b97f4a7c15ull + (uint64_t)k;
-  sqlite3_open_v2(paths[k], &db, SQLITE_OPEN_READWRITE, NULL);
-  sqlite3_busy_timeout(db, 20000);
-  while (!__atomic_load_n(&stop_writers, __ATOMIC_ACQUIRE)) {
-    char sql[512];
-    int g = (int)(h_rnd(&seed) % GROUPS);
-    int d = (int)(h_rnd(&seed) % 1000) + 1, off = (int)(h_rnd(&seed) % 50);
-    snprintf(sql, sizeof sql,
-             "BEGIN IMMEDIATE;"
-             "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE g = "
-             "%d ORDER BY id LIMIT 1 OFFSET %d);"
-             "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE g = "
-             "%d ORDER BY id DESC LIMIT 1 OFFSET %d);"
-             "COMMIT;",
-             d, g, off, d, g, off);
-    if (run_sql(db, sql, NULL, NULL) != SQLITE_OK)
-      run_sql(db, "ROLLBACK", NULL, NULL);
-    /* pauses long enough for some answers to come from a current cache */
-    usleep(h_rnd(&seed) % 4 ? 2000 : 60000);
-  }
-  sqlite3_close(db);
+  h_writer_loop(paths[k], &stop_writers, 0x9e3779b97f4a7c15ull + (uint64_t)k,
+                writer_sql);
   return NULL;
 }
 
@@ -220,13 +191,9 @@ int main(void) {
   gpu = getenv("HARDEN_GPU") && atoi(getenv("HARDEN_GPU"));
   int watchdog =
       getenv("HARDEN_WATCHDOG") ? atoi(getenv("HARDEN_WATCHDOG")) : 900;
-  const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-  for (int k = 0; k < 2; k++) {
-    snprintf(paths[k], sizeof paths[k], "%s/gpuagg_cache_threads_%d_%d.db", tmp,
-             (int)getpid(), k);
-    unlink(paths[k]);
-    setup(k);
-  }
+  for (int k = 0; k < 2; k++)
+    h_threads_table(paths[k], sizeof paths[k], "cache_threads", k, NROWS,
+                    GROUPS, &want_sum[k], want_grows[k], want_gsum[k]);
   signal(SIGALRM, on_alarm);
   alarm((unsigned)watchdog);
   shared_db = reader_open(0, SQLITE_OPEN_FULLMUTEX);
@@ -260,14 +227,8 @@ int main(void) {
            nh, nm);
     failed++;
   }
-  for (int k = 0; k < 2; k++) {
-    char p[600];
-    unlink(paths[k]);
-    snprintf(p, sizeof p, "%s-wal", paths[k]);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", paths[k]);
-    unlink(p);
-  }
+  for (int k = 0; k < 2; k++)
+    h_unlink_db(paths[k]);
   printf("cache_threads: %d + %d threads x %d calls, %d cached, %d uncached "
          "(%s)\n",
          READERS, SHARED, iters, nh, nm, gpu ? "GPU" : "host");
