@@ -10,7 +10,9 @@
 #                        workers of gpu_aggregate) and cache_threads.c
 #                        (gpu_cache, host and fake GPU) under ThreadSanitizer
 #   make fuzz            libFuzzer campaign of FUZZ_SECONDS (60) seconds
-#   make test-harden-ci  what CI runs: asan suite, oom, tsan, short fuzz
+#   make test-harden-ci  what CI runs: asan suite (less three suites), oom,
+#                        tsan, short fuzz (tests/harden/ci.sh)
+#   make harden-build    the sanitizer binaries only (make -j)
 #
 # Sanitizer builds are CPU-only (CUDA=0): ASan/TSan/valgrind do not see into
 # the GPU, and the GPU path falls back to the same host code.  Each flavour
@@ -42,7 +44,11 @@ TSAN_BUILD := build/tsan
 VG_BUILD   := build/vg
 FUZZ_BUILD := build/fuzz
 
-.PHONY: test-asan test-valgrind test-oom test-tsan fuzz fuzz-build test-harden-ci harden-tools
+.PHONY: test-asan test-valgrind test-oom test-tsan fuzz fuzz-build test-harden-ci harden-tools \
+        harden-build
+
+# Suites that test-asan leaves out (tests/harden/ci.sh sets some: CI's time)
+ASAN_SKIP_SUITES ?=
 
 # ---- the extension and test_engine with ASan+UBSan (main Makefile rules) ----
 ASAN_SUBMAKE = CFLAGS='-O1 -g' $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) LIB=$(ASAN_BUILD)/libgpuagg.so \
@@ -80,7 +86,15 @@ test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	  PYTHON=$(CURDIR)/$(HARDEN_DIR)/asan-run.sh SQLITE3=$(CURDIR)/$(HARDEN_DIR)/asan-sqlite3.sh \
 	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(shell command -v $(SQLITE3)) HARDEN_LIBASAN=$(LIBASAN) \
 	  HARDEN_NODE=$(shell command -v node) PATH=$(CURDIR)/$(ASAN_BUILD)/bin:$$PATH \
-	  tests/run_all.sh
+	  SKIP_SUITES='$(ASAN_SKIP_SUITES)' tests/run_all.sh
+
+# Every sanitizer binary of test-asan, test-oom and test-tsan, built and not
+# run (make -j harden-build: CI builds them on both cores first, then runs
+# the checks in two lanes that find them built)
+TSAN_PROGS := threads threads_fake aggregate_threads cache_threads cache_threads_fake
+harden-build: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS)) \
+              $(addprefix $(TSAN_BUILD)/harden/,$(TSAN_PROGS))
+	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/tests/test_engine $(ASAN_BUILD)/fake/libgpuagg.so $(ASAN_BUILD)/fake/test_restore
 
 test-oom: $(ASAN_BUILD)/harden/oom
 	$(ASAN_ENV) $(ASAN_BUILD)/harden/oom
@@ -97,8 +111,7 @@ $(TSAN_BUILD)/harden/cache_threads_fake: $(HARDEN_DIR)/cache_threads.c $(EXT_SRC
 	@mkdir -p $(dir $@)
 	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_LIBS)
 
-test-tsan: $(TSAN_BUILD)/harden/threads $(TSAN_BUILD)/harden/threads_fake $(TSAN_BUILD)/harden/aggregate_threads \
-           $(TSAN_BUILD)/harden/cache_threads $(TSAN_BUILD)/harden/cache_threads_fake
+test-tsan: $(addprefix $(TSAN_BUILD)/harden/,$(TSAN_PROGS))
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/threads
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HARDEN_GPU=1 HARDEN_ITERS=8 \
 	  GPUAGG_FAKE_DELAY_US=50 $(TSAN_BUILD)/harden/threads_fake
@@ -142,8 +155,9 @@ fuzz: $(FUZZ_BIN)
 	  $(FUZZ_BUILD)/corpus $(HARDEN_DIR)/corpus
 
 # ---- CI: the cheap ones ----
+# HARDEN_PARTS: some of asan oom tsan fuzz (default all; .ci/run's lanes)
 test-harden-ci:
-	@$(HARDEN_DIR)/ci.sh
+	@$(HARDEN_DIR)/ci.sh $(HARDEN_PARTS)
 
 # ---- threads on the GPU (GPU machine): the same harness built with CUDA ----
 THREADS_GPU := $(BUILD)/harden/threads_gpu

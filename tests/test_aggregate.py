@@ -557,6 +557,19 @@ def section_errors(rep, r):
     con.close()
 
 
+def interrupt_after(con, sql, args, delay):
+    """Run sql on a thread, interrupt con after delay seconds; returns run()'s
+    answer and the seconds from the interrupt to the end."""
+    res = {}
+    th = threading.Thread(target=lambda: res.update(r=run(con, sql, args)))
+    th.start()
+    time.sleep(delay)
+    ti = time.time()
+    con.interrupt()
+    th.join()
+    return res["r"], time.time() - ti
+
+
 def section_interrupt(rep, r):
     path = os.path.join(TMP, "intr.db")
     con = connect(path)
@@ -564,62 +577,37 @@ def section_interrupt(rep, r):
     con.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 150000) "
                 "INSERT INTO t SELECT i * 0.5, i FROM c")
     slow = "length(printf('%.40f %.40f %.40f', x, x / 3, x / 7))"
-    for th in (4, 1):
-        cfg(con, "threads", th)
+    q_full = "SELECT rows, count, sum FROM gpu_aggregate('t', ?)"
+    q_rows = "SELECT rows FROM gpu_aggregate('t', ?)"
+
+    def one(name, delay_cap, limit):
+        """A full run, an interrupted one, then a full run again."""
         t0 = time.time()
-        full = con.execute("SELECT rows, count, sum FROM gpu_aggregate('t', ?)", (slow,)).fetchall()
+        full = con.execute(q_full, (slow,)).fetchall()
         t_full = time.time() - t0
-        path_full = last_scan(con)["path"]
-        res = {}
-
-        def go():
-            t1 = time.time()
-            res["r"] = run(con, "SELECT rows FROM gpu_aggregate('t', ?)", (slow,))
-            res["t"] = time.time() - t1
-
-        th_ = threading.Thread(target=go)
-        th_.start()
-        time.sleep(min(0.1, t_full / 4))
-        ti = time.time()
-        con.interrupt()
-        th_.join()
-        stopped = time.time() - ti
-        name = "interrupt_%s" % path_full
-        rep.check(name, res["r"][0] == "error" and "interrupt" in res["r"][1],
-                  "%r (full run %.2f s)" % (res, t_full))
+        ls = last_scan(con)
+        name = name or "interrupt_%s" % ls["path"]
+        got, stopped = interrupt_after(con, q_rows, (slow,), min(delay_cap, t_full / 8))
+        rep.check(name, got[0] == "error" and "interrupt" in got[1], "%r (full run %.2f s)" % (got, t_full))
         if os.environ.get("VERBOSE") == "1":
             print("# %s: full run %.3f s, stopped %.3f s after the interrupt" % (name, t_full, stopped))
-        rep.check(name + "_prompt", stopped < max(0.5, t_full / 2),
+        rep.check(name + "_prompt", stopped < limit(t_full),
                   "stopped %.3f s after the interrupt; full run %.3f s" % (stopped, t_full))
-        again = con.execute("SELECT rows, count, sum FROM gpu_aggregate('t', ?)", (slow,)).fetchall()
+        again = con.execute(q_full, (slow,)).fetchall()
         rep.check(name + "_then_right", again == full, "%r vs %r" % (again, full))
+        return ls
+
+    for th in (4, 1):
+        cfg(con, "threads", th)
+        one(None, 0.1, lambda t: max(0.5, t / 2))
     # One long piece per worker (2 workers, 2 pieces): the caller's thread,
     # worker 0, must see the interrupt inside its piece, not at its end.
     cfg(con, "threads", 2)
     os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "75000"
     try:
-        t0 = time.time()
-        full = con.execute("SELECT rows, count, sum FROM gpu_aggregate('t', ?)", (slow,)).fetchall()
-        t_full = time.time() - t0
-        ls = last_scan(con)
+        ls = one("interrupt_in_piece", 0.05, lambda t: t / 2)
         rep.check("interrupt_in_piece_setup", ls["path"] == "parallel" and ls["threads"] == 2 and
                   ls["pieces"] == 2, repr(ls))
-        res = {}
-        th_ = threading.Thread(target=lambda: res.update(r=run(con, "SELECT rows FROM gpu_aggregate('t', ?)",
-                                                             (slow,))))
-        th_.start()
-        time.sleep(min(0.05, t_full / 8))
-        ti = time.time()
-        con.interrupt()
-        th_.join()
-        stopped = time.time() - ti
-        if os.environ.get("VERBOSE") == "1":
-            print("# interrupt_in_piece: full run %.3f s, stopped %.3f s after the interrupt" % (t_full, stopped))
-        rep.check("interrupt_in_piece", res["r"][0] == "error" and "interrupt" in res["r"][1], repr(res))
-        rep.check("interrupt_in_piece_prompt", stopped < t_full / 2,
-                  "stopped %.3f s after the interrupt; one piece %.3f s" % (stopped, t_full))
-        again = con.execute("SELECT rows, count, sum FROM gpu_aggregate('t', ?)", (slow,)).fetchall()
-        rep.check("interrupt_in_piece_then_right", again == full, "%r vs %r" % (again, full))
     finally:
         del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
     con.close()

@@ -49,20 +49,14 @@ static pthread_mutex_t reader_mu[READERS];
 /* x moves between two rows of one group; a row moves from the front to a
 ** new rowid past the end */
 static unsigned writer_sql(char *sql, size_t n, uint64_t *seed) {
-  int g = (int)(h_rnd(seed) % GROUPS);
-  int d = (int)(h_rnd(seed) % 1000) + 1, off = (int)(h_rnd(seed) % 50);
-  snprintf(sql, n,
-           "BEGIN IMMEDIATE;"
-           "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE g = %d "
-           "ORDER BY id LIMIT 1 OFFSET %d);"
-           "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE g = %d "
-           "ORDER BY id DESC LIMIT 1 OFFSET %d);"
+  int off, k = h_move_x_sql(sql, n, seed, GROUPS, &off);
+  snprintf(sql + k, n - (size_t)k,
            "INSERT INTO t(x, g) SELECT x, g FROM t ORDER BY id LIMIT 1 "
            "OFFSET %d;"
            "DELETE FROM t WHERE id = (SELECT id FROM t ORDER BY id LIMIT 1 "
            "OFFSET %d);"
            "COMMIT;",
-           d, g, off, d, g, off, off, off);
+           off, off);
   return 500;
 }
 

@@ -49,16 +49,8 @@ static sqlite3 *shared_db;
 /* x moves between two rows of one group; pauses long enough for some
 ** answers to come from a current cache */
 static unsigned writer_sql(char *sql, size_t n, uint64_t *seed) {
-  int g = (int)(h_rnd(seed) % GROUPS);
-  int d = (int)(h_rnd(seed) % 1000) + 1, off = (int)(h_rnd(seed) % 50);
-  snprintf(sql, n,
-           "BEGIN IMMEDIATE;"
-           "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE g = "
-           "%d ORDER BY id LIMIT 1 OFFSET %d);"
-           "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE g = "
-           "%d ORDER BY id DESC LIMIT 1 OFFSET %d);"
-           "COMMIT;",
-           d, g, off, d, g, off);
+  int off, k = h_move_x_sql(sql, n, seed, GROUPS, &off);
+  snprintf(sql + k, n - (size_t)k, "COMMIT;");
   return h_rnd(seed) % 4 ? 2000 : 60000;
 }
 

@@ -212,6 +212,23 @@ static inline void h_threads_table(char *path, size_t npath, const char *name,
   sqlite3_close(db);
 }
 
+/* The writers' first statements: "BEGIN IMMEDIATE;" and d moved from a
+** row of group g to another of g (sum(x) and each group's sum stay), the
+** rows chosen among the first and last 50 of g.  *off gets the offset. */
+static inline int h_move_x_sql(char *sql, size_t n, uint64_t *seed, int groups,
+                               int *off) {
+  int g = (int)(h_rnd(seed) % (uint64_t)groups);
+  int d = (int)(h_rnd(seed) % 1000) + 1;
+  *off = (int)(h_rnd(seed) % 50);
+  return snprintf(sql, n,
+                  "BEGIN IMMEDIATE;"
+                  "UPDATE t SET x = x - %d WHERE id = (SELECT id FROM t WHERE "
+                  "g = %d ORDER BY id LIMIT 1 OFFSET %d);"
+                  "UPDATE t SET x = x + %d WHERE id = (SELECT id FROM t WHERE "
+                  "g = %d ORDER BY id DESC LIMIT 1 OFFSET %d);",
+                  d, g, *off, d, g, *off);
+}
+
 /* A writer thread's loop: until *stop, one transaction that make_sql
 ** writes (a ROLLBACK after a failure), then the pause in microseconds that
 ** it returned.  seed: the writer's own random state. */
