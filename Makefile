@@ -109,6 +109,9 @@ endif
 # $(STAMP)/NAME.stamp holds the text of GA_CONF_NAME; its recipe always runs
 # but rewrites (and so dates) the file only when that text changed.  Any
 # mk/*.mk may add a GA_CONF_x of its own and depend on $(STAMP)/x.stamp.
+# The new text goes to a file of the recipe's own ($$$$: its shell's pid), so
+# that two makes in one tree at once (CI's lanes) never share a half-written
+# or removed file.
 STAMP      := $(BUILD)/config
 GA_CONF_c  = $(CC) | $(CPPFLAGS) | $(CFLAGS)
 GA_CONF_cu = $(NVCC) | $(NVCCFLAGS)
@@ -120,7 +123,8 @@ GA_CONF_host = $(CC) | $(SANFLAGS) | $(SQLITE_INCLUDE) | $(SQLITE_LIBS)
 all: $(LIB)
 
 $(STAMP)/%.stamp: FORCE | $(STAMP)/
-	@$(file >$@.new,$(GA_CONF_$*))cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@
+	@printf '%s\n' '$(subst ','\'',$(GA_CONF_$*))' >$@.$$$$ && \
+	  { cmp -s $@.$$$$ $@ && rm -f $@.$$$$ || mv -f $@.$$$$ $@; }
 $(STAMP)/:
 	@mkdir -p $@
 # (stamps named only by pattern rules would count as intermediate: kept)
@@ -155,3 +159,9 @@ format:
 
 # Test, bench, packaging and hardening targets live in mk/*.mk, one file per job.
 include $(sort $(wildcard mk/*.mk))
+
+# Everything `make test` runs, built and not run: CI builds it on both cores
+# before its two lanes, so that no two makes build one file at once.
+.PHONY: test-programs
+test-programs: $(LIB) $(FAKE_LIB) $(FAKE_RESTORE) $(WHEEL) $(ENGINE_TEST) \
+               $(SCAN_GROUP_TEST) $(CPU_SUM_TEST) $(STATE_TEST) $(STATE_WORKER)
