@@ -60,11 +60,18 @@ asan-lib:
 	+@$(ASAN_SUBMAKE) $(ASAN_BUILD)/libgpuagg.so
 
 # ---- C harnesses: the extension linked in (SQLITE_CORE), one per flavour ----
-# $(1) build dir, $(2) flags
+# Each flavour compiles the extension's sources once, into $(1)/hobj/ (its
+# pattern's stem is shorter than $(BUILD)/%.o's, so make prefers it), and
+# links them into each of its harnesses.  $(1) build dir, $(2) flags
+hobj = $(patsubst %.c,$(1)/hobj/%.o,$(2))
 define harden_prog
-$(1)/harden/%: $(HARDEN_DIR)/%.c $(HARDEN_SRC) $(HARDEN_HDRS)
+.PRECIOUS: $(1)/hobj/%.o
+$(1)/hobj/%.o: %.c $(HARDEN_HDRS)
 	@mkdir -p $$(dir $$@)
-	$(HARDEN_CC) $(2) -o $$@ $$< $(HARDEN_SRC) $(HARDEN_LIBS)
+	$(HARDEN_CC) $(2) -c -o $$@ $$<
+$(1)/harden/%: $(HARDEN_DIR)/%.c $(call hobj,$(1),$(HARDEN_SRC)) $(HARDEN_HDRS)
+	@mkdir -p $$(dir $$@)
+	$(HARDEN_CC) $(2) -o $$@ $$< $(call hobj,$(1),$(HARDEN_SRC)) $(HARDEN_LIBS)
 endef
 $(eval $(call harden_prog,$(ASAN_BUILD),-O1 $(ASAN_FLAGS)))
 $(eval $(call harden_prog,$(TSAN_BUILD),-O1 $(TSAN_FLAGS)))
@@ -101,15 +108,16 @@ test-oom: $(ASAN_BUILD)/harden/oom
 
 # The same threads on the fake GPU backend (tests/fakegpu/): every aggregate
 # takes the GPU path, whose stream worker threads TSan watches too.
-$(TSAN_BUILD)/harden/threads_fake: $(HARDEN_DIR)/threads.c $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_HDRS)
+TSAN_FAKE_OBJ = $(call hobj,$(TSAN_BUILD),$(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c)
+$(TSAN_BUILD)/harden/threads_fake: $(HARDEN_DIR)/threads.c $(TSAN_FAKE_OBJ) $(HARDEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_LIBS)
+	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(TSAN_FAKE_OBJ) $(HARDEN_LIBS)
 
 # gpu_cache's threads on the fake GPU backend: loads streamed to the device
 # from the workers, queries on the device (tests/harden/cache_threads.c)
-$(TSAN_BUILD)/harden/cache_threads_fake: $(HARDEN_DIR)/cache_threads.c $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_HDRS)
+$(TSAN_BUILD)/harden/cache_threads_fake: $(HARDEN_DIR)/cache_threads.c $(TSAN_FAKE_OBJ) $(HARDEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c $(HARDEN_LIBS)
+	$(HARDEN_CC) -O1 $(TSAN_FLAGS) -o $@ $< $(TSAN_FAKE_OBJ) $(HARDEN_LIBS)
 
 test-tsan: $(addprefix $(TSAN_BUILD)/harden/,$(TSAN_PROGS))
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/threads
