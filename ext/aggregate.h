@@ -85,6 +85,7 @@ void ga_plan_free(ga_plan *plan);
 typedef struct ga_intr {
   sqlite3 *db;
   sqlite3_stmt *probe;
+  int64_t next_ns; /* the probe: no step before this (CLOCK_MONOTONIC) */
 } ga_intr;
 int ga_intr_check(void *arg);
 void ga_intr_free(ga_intr *i);

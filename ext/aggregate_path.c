@@ -35,6 +35,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sqlite3ext.h"
@@ -529,7 +530,15 @@ int ga_intr_check(void *arg) {
     return f(in->db);
   /* Older SQLite: a statement stepped on the caller's connection returns
   ** SQLITE_INTERRUPT once sqlite3_interrupt was called (the flag is cleared
-  ** only when no statement of the connection runs, and ours does). */
+  ** only when no statement of the connection runs, and ours does).  A step
+  ** costs far more than a load, and worker 0 polls every few thousand VM
+  ** instructions (engine/scan.c): one step a millisecond at most. */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  if (now < in->next_ns)
+    return 0;
+  in->next_ns = now + 1000000;
   if (!in->probe &&
       sqlite3_prepare_v2(in->db, "SELECT 1", -1, &in->probe, NULL) != SQLITE_OK)
     return 0;

@@ -350,7 +350,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   ga_target t;
   ga_plan plan;
   ga_args a = {NULL, NULL, NULL, NULL};
-  ga_intr intr = {vt->db, NULL};
+  ga_intr intr = {vt->db, NULL, 0};
   char *err = NULL, *sql = NULL;
   const char *tail = NULL;
   int rc = SQLITE_OK;

@@ -516,7 +516,7 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   int done = 0;
   if (plan.parallel && !ga_cload_error(l, NULL, 0, NULL, NULL, NULL)) {
     ga_scan_out so;
-    ga_intr intr = {db, NULL};
+    ga_intr intr = {db, NULL, 0};
     char *piece = collect_sql("main", t->table, t->rowid, cl);
     plan.spec.pool = piece ? pool_for(c, &plan) : NULL;
     if (!piece || !plan.spec.pool) {
