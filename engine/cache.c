@@ -82,6 +82,7 @@ void ga_centry_free(ga_centry *e) {
   sqlite3_free(e->schema);
   sqlite3_free(e->table);
   sqlite3_free(e->stamp.file);
+  sqlite3_free(e->auth_sig);
   sqlite3_free(e);
 }
 

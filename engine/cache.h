@@ -119,6 +119,12 @@ typedef struct ga_cstamp {
   int64_t schema_version; /* PRAGMA s.schema_version: DDL, drop+recreate */
   char *file;             /* sqlite3_db_filename of the schema */
   void *fileobj;          /* its sqlite3_file (SQLITE_FCNTL_FILE_POINTER) */
+  /* An attached schema's file as it is on disk (ext/cache_fns.c rule 2):
+  ** a DETACH and ATTACH of the same file opens a new pager whose
+  ** data_version starts again, often at the same address.  nident = 0 for
+  ** main and temp, which cannot be detached. */
+  unsigned char ident[176];
+  int nident;
 } ga_cstamp;
 
 typedef struct ga_centry {
@@ -134,6 +140,10 @@ typedef struct ga_centry {
   int64_t *seg_base;
   int64_t nsegs;
   ga_cstamp stamp;
+  /* the caller's program of SELECT <the columns> at the load (ext/
+  ** aggregate_path.c ga_program_sig): an authorizer set or changed since
+  ** compiles it otherwise, and the entry does not answer */
+  char *auth_sig;
   int stale; /* an answer was refused for staleness: never used again */
   int64_t hits, lru;
   double load_ms;

@@ -762,6 +762,11 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
       exec(w->db, pragma);
     }
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_DQS_DML, sp->dqs, (int *)0);
+    /* the caller's limits (a pooled connection may carry another caller's:
+    ** every one is set, every time) */
+    for (int i = 0; i < GA_SCAN_NLIMITS; i++)
+      if (sp->limits[i] >= 0)
+        sqlite3_limit(w->db, i, sp->limits[i]);
   }
   if (fault && !strcmp(fault, "begin")) {
     fail(&sh, GA_SCAN_FALLBACK, "a worker could not start: injected fault%s",
@@ -899,8 +904,8 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
   snprintf(buf, n,
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%lld,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
-           "\"interrupt\":\"%s\"}",
+           "\"interrupt\":\"%s\",\"progress_probes\":%lld}",
            l->path ? l->path : "none", l->threads, why, (long long)l->rows,
            l->ms, (long long)l->pieces, (long long)l->hash_pieces,
-           l->interrupt ? l->interrupt : "");
+           l->interrupt ? l->interrupt : "", (long long)l->progress_probes);
 }

@@ -53,6 +53,9 @@ int ga_scan_pool_idle(void);
 ** bounds groups, whatever the thread count: about 800 bytes a group. */
 #define GA_SCAN_MAX_GROUP_BYTES ((int64_t)256 << 20)
 
+/* SQLITE_LIMIT_LENGTH (0) .. SQLITE_LIMIT_WORKER_THREADS (11) */
+#define GA_SCAN_NLIMITS 12
+
 typedef struct ga_scan_spec {
   ga_scan_pool *pool;
   ga_scan_prep_fn prep;
@@ -81,6 +84,9 @@ typedef struct ga_scan_spec {
   int caller_reads; /* the caller holds a read transaction on the file (its
                        SHARED lock: see the design in scan.c) */
   int dqs; /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
+  /* the caller's sqlite3_limit values (SQLITE_LIMIT_LENGTH ..
+  ** SQLITE_LIMIT_WORKER_THREADS), set on every worker before it runs */
+  int limits[GA_SCAN_NLIMITS];
   int64_t est_rows;        /* rows of the table, an upper estimate */
   int64_t max_group_bytes; /* GA_SCAN_MAX_GROUP_BYTES, smaller in tests */
   /* polled by the caller's thread while workers run: nonzero = the caller
@@ -130,10 +136,12 @@ typedef struct ga_scan_last {
   int64_t rows; /* rows that passed the filter */
   double ms;
   int64_t pieces;
-  int64_t hash_pieces;   /* of them grouped in the workers' hash tables */
-  const char *interrupt; /* how the waiting thread sees the caller's
-                            interrupt: "sqlite3_is_interrupted" (3.41+) or
-                            "probe statement" (older SQLite) */
+  int64_t hash_pieces;     /* of them grouped in the workers' hash tables */
+  const char *interrupt;   /* how the waiting thread sees the caller's
+                              interrupt: "sqlite3_is_interrupted" (3.41+) or
+                              "probe statement" (older SQLite) */
+  int64_t progress_probes; /* steps of the progress probe that runs the
+                              caller's progress handler (parallel path) */
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */

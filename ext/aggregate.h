@@ -17,7 +17,12 @@ typedef struct ga_lex {
   int semicolon;  /* a ';' outside strings and comments */
   int param;      /* a parameter: ?, ?N, :a, @a, $a, #N */
   int has_select; /* the keyword SELECT (a subquery) */
-  char **ids;     /* identifiers, bare and quoted (dequoted) */
+  /* a date and time function whose value may change with the statement:
+  ** one called with no argument, or with an argument that is not a literal
+  ** (a column may hold 'now'), or with a string that holds "now"; also
+  ** CURRENT_TIME, CURRENT_DATE, CURRENT_TIMESTAMP.  Its name, else "". */
+  char time_call[24];
+  char **ids; /* identifiers, bare and quoted (dequoted) */
   int nids;
   char **colls; /* names after COLLATE (dequoted) */
   int ncolls;
@@ -70,6 +75,9 @@ typedef struct ga_plan {
   ga_scan_spec spec;
   char *path, *vfs;
   char *sql_piece, *sql_rows, *sql_bounds, *sql_first, *sql_kth;
+  /* rule 9 of aggregate_path.c: the text as a worker compiles it, and the
+  ** caller's program of it (opcodes) */
+  char *auth_sql, *auth_sig;
 } ga_plan;
 
 /* Decide the path of one call; fills plan (spec.pool excepted).  Errors
@@ -78,6 +86,16 @@ typedef struct ga_plan {
 int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
                  const ga_args *a, ga_plan *plan);
 void ga_plan_free(ga_plan *plan);
+/* The checks that need a worker connection of pool (rule 9: the caller's
+** authorizer): a plan that fails them turns serial, with the reason.
+** SQLITE_OK or SQLITE_NOMEM. */
+int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool);
+
+/* The opcodes of sql's program on db, one after another (EXPLAIN): what
+** the connection's authorizer, which SQLite lets nobody read, made of it.
+** sqlite3_malloc'd; NULL when sql cannot be prepared, with *rc set (an
+** authorizer's SQLITE_DENY is one case). */
+char *ga_program_sig(sqlite3 *db, const char *sql, int *rc);
 
 /* The caller's interrupt, as seen from its own thread (aggregate_path.c):
 ** sqlite3_is_interrupted where the running SQLite has it (3.41+), else a
@@ -86,6 +104,11 @@ typedef struct ga_intr {
   sqlite3 *db;
   sqlite3_stmt *probe;
   int64_t next_ns; /* the probe: no step before this (CLOCK_MONOTONIC) */
+  /* the progress probe (both versions: the application's progress handler
+  ** runs inside it), and the next time it may step */
+  sqlite3_stmt *progress;
+  int64_t next_progress_ns;
+  int64_t progress_probes; /* steps of it (gpuagg_info's last_scan) */
 } ga_intr;
 int ga_intr_check(void *arg);
 void ga_intr_free(ga_intr *i);

@@ -39,6 +39,36 @@ static int id_char(unsigned char c) {
   return id_start(c) || (c >= '0' && c <= '9') || c == '$';
 }
 
+/* SQLite's date and time functions: flagged deterministic, yet 'now'
+** makes their value the statement's time (rule 5 of aggregate_path.c). */
+static int time_fn(const char *z, int n) {
+  static const char *const names[] = {"julianday", "date",     "time",
+                                      "datetime",  "strftime", "unixepoch"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if ((int)strlen(names[i]) == n && !sqlite3_strnicmp(z, names[i], n))
+      return 1;
+  return 0;
+}
+
+static int current_kw(const char *z, int n) {
+  return (n == 12 && !sqlite3_strnicmp(z, "current_time", n)) ||
+         (n == 12 && !sqlite3_strnicmp(z, "current_date", n)) ||
+         (n == 17 && !sqlite3_strnicmp(z, "current_timestamp", n));
+}
+
+/* Does the string literal's text hold "now" in any case? */
+static int holds_now(const char *z) {
+  for (; *z; z++)
+    if (!sqlite3_strnicmp(z, "now", 3))
+      return 1;
+  return 0;
+}
+
+static void time_mark(ga_lex *o, const char *z, int n) {
+  if (!o->time_call[0])
+    sqlite3_snprintf((int)sizeof o->time_call, o->time_call, "%.*s", n, z);
+}
+
 static int push(char ***list, int *n, const char *z, int len) {
   char **l = sqlite3_realloc64(*list, sizeof(char *) * (size_t)(*n + 1));
   if (!l)
@@ -79,6 +109,10 @@ static int quoted(const char *z, char c, char **out) {
 
 int ga_lex_sql(const char *z, ga_lex *o) {
   int depth = 0, after_collate = 0, rc = SQLITE_OK;
+  /* a date and time call: its name was the last token (pending), then the
+  ** depth of its argument list (tdepth, 0 outside one) and tokens seen */
+  const char *tname = NULL;
+  int tn = 0, pending = 0, tdepth = 0, targs = 0;
   if (!z)
     return SQLITE_OK;
   while (*z && rc == SQLITE_OK) {
@@ -110,6 +144,10 @@ int ga_lex_sql(const char *z, ga_lex *o) {
         o->bad = 1;
         break;
       }
+      if (tdepth && (!s || holds_now(s)))
+        time_mark(o, tname, tn);
+      targs += tdepth != 0;
+      pending = 0;
       sqlite3_free(s);
       z += n;
       after_collate = 0;
@@ -128,6 +166,11 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       }
       rc = after_collate ? push(&o->colls, &o->ncolls, s, (int)strlen(s))
                          : push(&o->ids, &o->nids, s, (int)strlen(s));
+      if (!after_collate && tdepth) /* a column: it may hold 'now' */
+        time_mark(o, tname, tn);
+      pending = !after_collate && !tdepth && time_fn(s, (int)strlen(s));
+      if (pending)
+        tname = z + 1, tn = n - 2;
       sqlite3_free(s);
       z += n;
       after_collate = 0;
@@ -146,11 +189,26 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       } else {
         if (n == 6 && !sqlite3_strnicmp(b, "select", 6))
           o->has_select = 1;
+        if (tdepth || current_kw(b, n))
+          time_mark(o, tdepth ? tname : b, tdepth ? tn : n);
+        pending = !tdepth && time_fn(b, n);
+        if (pending)
+          tname = b, tn = n;
         rc = push(&o->ids, &o->nids, b, n);
       }
       continue;
     }
     after_collate = 0;
+    if (c == '(' && pending && !tdepth) {
+      tdepth = depth + 1, targs = 0;
+    } else if (c == ')' && tdepth && depth == tdepth) {
+      if (!targs) /* date() and the like: now */
+        time_mark(o, tname, tn);
+      tdepth = 0;
+    } else if (tdepth && c != ',' && c != '(' && c != ')') {
+      targs++;
+    }
+    pending = 0;
     if ((c >= '0' && c <= '9') || (c == '.' && z[1] >= '0' && z[1] <= '9')) {
       while (id_char((unsigned char)*z) || *z == '.' ||
              ((*z == '+' || *z == '-') && (z[-1] == 'e' || z[-1] == 'E')))

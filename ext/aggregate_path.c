@@ -15,20 +15,48 @@
 **   4. The caller is not in autocommit (an explicit transaction, read or
 **      write: its snapshot may be older than any new read, and its own
 **      uncommitted rows must count), or it is writing that schema now, or
-**      its locking_mode is EXCLUSIVE.
-**   5. The text holds a subquery (SELECT: it may name tables that resolve
-**      differently on a worker, e.g. TEMP ones), or names another table
-**      (x IN t2).
+**      its locking_mode is EXCLUSIVE, or another of its statements is
+**      running (a cursor stepped and not finished holds a read snapshot
+**      that may be older than the workers' new one; sqlite3_txn_state
+**      cannot tell, since the calling statement always reads), or
+**      read_uncommitted = 1 (in shared-cache mode it reads other
+**      connections' uncommitted rows, which no worker sees).
+**   5. The text holds a subquery (SELECT), names a schema (a worker's
+**      "main" is the target's file), or names a table other than the
+**      target (x IN t2), or the target's own name where another schema has
+**      a table of that name (a TEMP v shadows main.v on the caller only).
 **   6. A name in the text is an application-defined function of the caller
 **      (pragma function_list, builtin = 0: an app function, or one that
 **      shadows a built-in such as an ICU lower() or a case_sensitive_like
-**      LIKE).  Workers have only SQLite's built-ins and gpuagg_partial.
+**      LIKE), or a built-in scalar function without SQLITE_DETERMINISTIC
+**      (changes(), last_insert_rowid(), random(), sqlite_version(), ...:
+**      its value is the connection's or the moment's), or a date and time
+**      function whose arguments are not all literals other than 'now'
+**      (they are flagged deterministic, yet 'now', written or read from a
+**      column, is the statement's time), or CURRENT_TIME/DATE/TIMESTAMP.
+**      Workers have only SQLite's built-ins and gpuagg_partial.
 **   7. A collation in play is not one of BINARY, NOCASE, RTRIM (explicit
 **      COLLATE names, and the declared collations of the columns the text
 **      names), or the caller's connection overrides one of those three
 **      (probed against SQLite's own definitions), or the group key's
 **      collation cannot be identified as one of them.
 **   8. The table is estimated below scan_min_rows rows.
+**   9. The application's authorizer changes the text: SQLite has no getter
+**      for it, so the caller compiles SELECT <expression, filter, key> FROM
+**      the table and a worker compiles the same; different opcodes (an
+**      SQLITE_IGNORE turns a column or a function into NULL) or an error
+**      on the caller (SQLITE_DENY) send the call to the serial path, where
+**      the authorizer acts as SQLite makes it act (ga_plan_verify).
+**   What the workers carry instead of stepping aside:
+**   10. Every sqlite3_limit of the caller, set on each worker before it
+**       runs; SQLITE_DBCONFIG_DQS_DML.
+**   11. The caller's interrupt and progress handler: its thread polls
+**       sqlite3_is_interrupted (3.41+) or steps SELECT 1 (older, at most
+**       once a millisecond), and at most every 10 ms (once before the scan)
+**       steps a probe of about 4,300 VM instructions on the caller's
+**       connection, in which SQLite calls the progress handler; a handler
+**       that returns nonzero stops the scan with SQLITE_INTERRUPT, as it
+**       stops the serial query (ga_intr_check).
 **   Worker-side failures (the snapshot within busy_timeout, a worker's
 **   error, the memory cap of groups) fall back later, in the vtab.
 */
@@ -107,24 +135,37 @@ static int in_list(char **l, int n, const char *z) {
   return 0;
 }
 
-/* A name of the text that is an app-defined function, or another table:
-** into why; 1 found, 0 none, -1 the lists cannot be read. */
+/* A name of the text that is an app-defined function, a function whose
+** value depends on the connection or the moment (no SQLITE_DETERMINISTIC:
+** changes(), last_insert_rowid(), random(), ...), a schema, or a table
+** that a worker could resolve otherwise: into why; 1 found, 0 none, -1
+** the lists cannot be read.  Workers have only SQLite's built-ins, their
+** own "main" is the target's file, and they have no TEMP tables, so a name
+** that is a table is safe only where it is the target itself and no other
+** schema holds a table of that name (a TEMP v shadows main.v). */
 static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
                        char *why, size_t n) {
   sqlite3_stmt *st = NULL;
   int found = 0;
   if (sqlite3_prepare_v2(db,
-                         "SELECT DISTINCT name FROM pragma_function_list "
-                         "WHERE builtin = 0",
+                         "SELECT name, builtin FROM pragma_function_list "
+                         "WHERE builtin = 0 OR (type = 's' AND "
+                         "(flags & 0x800) = 0) ORDER BY builtin",
                          -1, &st, NULL) != SQLITE_OK)
     return -1;
   while (!found && sqlite3_step(st) == SQLITE_ROW) {
     const char *f = (const char *)sqlite3_column_text(st, 0);
     if (f && in_list(lx->ids, lx->nids, f)) {
-      sqlite3_snprintf((int)n, why,
-                       "the text uses %s(), a function of the application "
-                       "(workers have only SQLite's built-ins)",
-                       f);
+      if (sqlite3_column_int(st, 1))
+        sqlite3_snprintf((int)n, why,
+                         "the text uses %s(), which is not deterministic "
+                         "(its value is the connection's or the moment's)",
+                         f);
+      else
+        sqlite3_snprintf((int)n, why,
+                         "the text uses %s(), a function of the application "
+                         "(workers have only SQLite's built-ins)",
+                         f);
       found = 1;
     }
   }
@@ -132,15 +173,49 @@ static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
     return -1;
   if (found)
     return 1;
-  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_list", -1, &st,
+  if (lx->time_call[0]) {
+    sqlite3_snprintf((int)n, why,
+                     "the text uses %s with an argument that is not a "
+                     "literal other than 'now' (its value is the statement's "
+                     "time)",
+                     lx->time_call);
+    return 1;
+  }
+  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &st,
                          NULL) != SQLITE_OK)
     return -1;
   while (!found && sqlite3_step(st) == SQLITE_ROW) {
     const char *z = (const char *)sqlite3_column_text(st, 0);
-    if (z && sqlite3_stricmp(z, t->table) && in_list(lx->ids, lx->nids, z)) {
-      sqlite3_snprintf((int)n, why, "the text names another table: %s", z);
+    if (z && in_list(lx->ids, lx->nids, z)) {
+      sqlite3_snprintf((int)n, why,
+                       "the text names the schema %s (a worker's main is "
+                       "the target's file)",
+                       z);
       found = 1;
     }
+  }
+  if (sqlite3_finalize(st) != SQLITE_OK)
+    return -1;
+  if (found)
+    return 1;
+  if (sqlite3_prepare_v2(db, "SELECT schema, name FROM pragma_table_list", -1,
+                         &st, NULL) != SQLITE_OK)
+    return -1;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *sc = (const char *)sqlite3_column_text(st, 0);
+    const char *z = (const char *)sqlite3_column_text(st, 1);
+    if (!sc || !z || !in_list(lx->ids, lx->nids, z))
+      continue;
+    if (sqlite3_stricmp(z, t->table))
+      sqlite3_snprintf((int)n, why, "the text names another table: %s", z);
+    else if (sqlite3_stricmp(sc, t->schema))
+      sqlite3_snprintf((int)n, why,
+                       "the text names %s, which is also a table of %s "
+                       "(a worker would read another one)",
+                       z, sc);
+    else
+      continue; /* the target itself */
+    found = 1;
   }
   if (sqlite3_finalize(st) != SQLITE_OK)
     return -1;
@@ -305,6 +380,91 @@ static int group_coll(sqlite3 *db, const ga_target *t, const char *g) {
   return coll;
 }
 
+/* ---- rule 4: statements in progress ---- */
+
+/* Statements of the connection now running: the one that calls us, and
+** any other (a cursor stepped and not finished) whose read transaction
+** fixes the connection's snapshot.  sqlite3_txn_state cannot tell them
+** apart: the calling statement always holds a read transaction. */
+static int busy_statements(sqlite3 *db) {
+  int n = 0;
+  for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st;
+       st = sqlite3_next_stmt(db, st))
+    n += sqlite3_stmt_busy(st) != 0;
+  return n;
+}
+
+/* ---- rule 9: what the application's authorizer does to the text ---- */
+
+/* An authorizer that answers SQLITE_IGNORE turns a column read or a
+** function call into OP_Null, so the same text compiles to other opcodes on
+** the caller than on a worker, which has no authorizer (aggregate.h). */
+char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
+  sqlite3_stmt *st = NULL;
+  char *x = sqlite3_mprintf("EXPLAIN %s", sql);
+  *rc = x ? sqlite3_prepare_v2(db, x, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(x);
+  if (*rc != SQLITE_OK)
+    return NULL;
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *op = (const char *)sqlite3_column_text(st, 1);
+    sqlite3_str_appendf(s, "%s ", op ? op : "?");
+  }
+  *rc = sqlite3_finalize(st);
+  char *sig = sqlite3_str_finish(s);
+  if (*rc == SQLITE_OK && !sig)
+    *rc = SQLITE_NOMEM;
+  if (*rc != SQLITE_OK) {
+    sqlite3_free(sig);
+    return NULL;
+  }
+  return sig;
+}
+
+/* The text every worker statement evaluates, as one SELECT over schema's
+** table: the expression (gpu_cache's load: a list of columns), the filter
+** and the key. */
+static char *auth_sql(const ga_target *t, const ga_args *a,
+                      const char *schema) {
+  return sqlite3_mprintf("SELECT \n%s\n, \n%s\n, \n%s\n FROM "
+                         "\"%w\".\"%w\"",
+                         a->expr, a->filter && *a->filter ? a->filter : "NULL",
+                         a->group && *a->group ? a->group : "NULL", schema,
+                         t->table);
+}
+
+int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool) {
+  sqlite3 *w = NULL;
+  const char *err = NULL;
+  int rc;
+  if (!plan->parallel || !plan->auth_sql)
+    return SQLITE_OK;
+  rc = ga_scan_pool_take(pool, 0, plan->spec.prep, &w, &err);
+  if (rc == SQLITE_NOMEM)
+    return rc;
+  if (rc != SQLITE_OK) {
+    sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s",
+                     err ? err : "cannot open a worker connection");
+    plan->parallel = 0;
+    return SQLITE_OK;
+  }
+  char *sig = ga_program_sig(w, plan->auth_sql, &rc);
+  ga_scan_pool_put(pool, w, 0, rc == SQLITE_OK);
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    return SQLITE_NOMEM;
+  if (!sig || strcmp(sig, plan->auth_sig)) {
+    sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s",
+                     sig ? "the connection's authorizer changes the "
+                           "statement (its program differs from a "
+                           "worker's)"
+                         : "a worker cannot compile the statement");
+    plan->parallel = 0;
+  }
+  sqlite3_free(sig);
+  return SQLITE_OK;
+}
+
 /* ---- the decision ---- */
 
 #define SERIAL(...)                                                            \
@@ -354,6 +514,13 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sqlite3_free(sql);
   if (sqlite3_stricmp(buf, "normal"))
     SERIAL("locking_mode is %s", buf[0] ? buf : "unknown");
+  k = busy_statements(db);
+  if (k > 1)
+    SERIAL("another statement of the connection is running (its read "
+           "snapshot may be older than a new one)");
+  if (q_int(db, "PRAGMA read_uncommitted", 0))
+    SERIAL("read_uncommitted = 1 (the connection may read other "
+           "connections' uncommitted rows)");
   /* rules 5-7 */
   if (ga_lex_sql(a->expr, &lx) || ga_lex_sql(a->filter, &lx) ||
       ga_lex_sql(a->group, &lx))
@@ -375,6 +542,20 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     goto serial;
   if (k < 0)
     SERIAL("cannot probe the collations");
+  /* rule 9: the caller's program of the text, compared with a worker's
+  ** in ga_plan_verify */
+  sql = auth_sql(t, a, t->schema);
+  if (!sql)
+    goto nomem;
+  plan->auth_sig = ga_program_sig(db, sql, &k);
+  sqlite3_free(sql);
+  sql = NULL;
+  if ((k & 0xff) == SQLITE_NOMEM || (k & 0xff) == SQLITE_INTERRUPT) {
+    rc = k & 0xff;
+    goto serial;
+  }
+  if (!plan->auth_sig)
+    SERIAL("the statement cannot be compiled here (%s)", sqlite3_errstr(k));
   int coll = GA_COLL_BINARY;
   if (a->group && *a->group) {
     coll = group_coll(db, t, a->group);
@@ -438,7 +619,8 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   plan->sql_bounds = ga_sql_bounds(t);
   plan->sql_first = ga_sql_first(t);
   plan->sql_kth = ga_sql_kth(t);
-  if (!plan->path || !plan->vfs || !plan->sql_piece ||
+  plan->auth_sql = auth_sql(t, a, "main");
+  if (!plan->auth_sql || !plan->path || !plan->vfs || !plan->sql_piece ||
       (hash && !plan->sql_rows) || !plan->sql_bounds || !plan->sql_first ||
       !plan->sql_kth)
     goto nomem;
@@ -458,6 +640,8 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
   sp->caller_reads = sqlite3_txn_state(db, t->schema) >= SQLITE_TXN_READ;
   sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
+  for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 10 */
+    sp->limits[i] = sqlite3_limit(db, i, -1);
   sp->est_rows = est;
   sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;
   const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
@@ -485,6 +669,8 @@ void ga_plan_free(ga_plan *plan) {
   sqlite3_free(plan->sql_bounds);
   sqlite3_free(plan->sql_first);
   sqlite3_free(plan->sql_kth);
+  sqlite3_free(plan->auth_sql);
+  sqlite3_free(plan->auth_sig);
   memset(plan, 0, sizeof(*plan));
 }
 
@@ -523,8 +709,45 @@ int ga_intr_rc(sqlite3 *db, int rc) {
   return rc;
 }
 
+/* The progress probe: about 4,300 VM instructions (250 turns of a
+** recursive CTE, ~30 us), stepped on the caller's connection at most once
+** every GA_INTR_PROGRESS_NS.  SQLite calls a progress handler from the VM
+** of any statement of the connection, so the application's handler (which
+** SQLite lets nobody read) runs while the workers scan: one of period N <=
+** 4096 at least once a probe, a larger one every ceil(N/4300) probes.
+** When it returns nonzero, the probe fails with SQLITE_INTERRUPT and the
+** scan stops, as the serial query would. */
+#define GA_INTR_PROGRESS_SQL                                                   \
+  "WITH RECURSIVE gpuagg_probe(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM "   \
+  "gpuagg_probe WHERE i < 250) SELECT count(*) FROM gpuagg_probe"
+#define GA_INTR_PROGRESS_NS 10000000 /* 10 ms */
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Step st once and reset it; 1 when it was interrupted. */
+static int step_interrupted(sqlite3 *db, sqlite3_stmt **st, const char *sql) {
+  if (!*st && sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
+    return 0;
+  int rc;
+  while ((rc = sqlite3_step(*st)) == SQLITE_ROW)
+    ;
+  sqlite3_reset(*st);
+  return rc == SQLITE_INTERRUPT;
+}
+
 int ga_intr_check(void *arg) {
   ga_intr *in = arg;
+  int64_t now = mono_ns();
+  if (now >= in->next_progress_ns) { /* the first call always probes */
+    in->next_progress_ns = now + GA_INTR_PROGRESS_NS;
+    in->progress_probes++;
+    if (step_interrupted(in->db, &in->progress, GA_INTR_PROGRESS_SQL))
+      return 1;
+  }
   is_interrupted_fn f = find_is_interrupted();
   if (f)
     return f(in->db);
@@ -533,21 +756,14 @@ int ga_intr_check(void *arg) {
   ** only when no statement of the connection runs, and ours does).  A step
   ** costs far more than a load, and worker 0 polls every few thousand VM
   ** instructions (engine/scan.c): one step a millisecond at most. */
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
   if (now < in->next_ns)
     return 0;
   in->next_ns = now + 1000000;
-  if (!in->probe &&
-      sqlite3_prepare_v2(in->db, "SELECT 1", -1, &in->probe, NULL) != SQLITE_OK)
-    return 0;
-  int rc = sqlite3_step(in->probe);
-  sqlite3_reset(in->probe);
-  return rc == SQLITE_INTERRUPT;
+  return step_interrupted(in->db, &in->probe, "SELECT 1");
 }
 
 void ga_intr_free(ga_intr *i) {
   sqlite3_finalize(i->probe);
-  i->probe = NULL;
+  sqlite3_finalize(i->progress);
+  i->probe = i->progress = NULL;
 }

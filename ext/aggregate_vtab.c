@@ -339,6 +339,31 @@ static void take_groups(aggr_cursor *c, const ga_args *a, char **err) {
     report_last(c);
 }
 
+/* PRAGMA reverse_unordered_selects reverses a scan without ORDER BY, and
+** with it the serial path's tie-break (rule 1: the first row in rowid
+** order wins).  It acts when a statement is compiled, so it is off from
+** the serial statement's prepare to the end of its first step (which reads
+** every row: an ungrouped aggregate, or the sort of a GROUP BY), a
+** re-prepare included; the caller's setting is back before xFilter
+** returns.  Returns 1 when it was on. */
+static int reverse_off(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int on = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA reverse_unordered_selects", -1, &st,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    on = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  if (on)
+    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 0", NULL, NULL, NULL);
+  return on;
+}
+
+static void reverse_restore(sqlite3 *db, int on) {
+  if (on)
+    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 1", NULL, NULL, NULL);
+}
+
 static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
                        const char *idxStr, int argc, sqlite3_value **argv) {
   (void)idxStr;
@@ -350,10 +375,10 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   ga_target t;
   ga_plan plan;
   ga_args a = {NULL, NULL, NULL, NULL};
-  ga_intr intr = {vt->db, NULL, 0};
+  ga_intr intr = {.db = vt->db};
   char *err = NULL, *sql = NULL;
   const char *tail = NULL;
-  int rc = SQLITE_OK;
+  int rc = SQLITE_OK, reversed = 0;
 
   aggr_reset(c);
   memset(&t, 0, sizeof(t));
@@ -420,6 +445,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   if (rc == SQLITE_OK && !err) {
     /* the reference query: its errors are SQLite's own messages */
     sql = ga_sql_serial(&t, &a);
+    reversed = reverse_off(vt->db);
     int prc;
     if (!sql)
       rc = SQLITE_NOMEM;
@@ -452,6 +478,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     sqlite3_finalize(c->st);
     c->st = NULL;
     c->t0 = 0;
+    reverse_restore(vt->db, reversed);
     return set_err(c, err ? SQLITE_ERROR : rc, err);
   }
 
@@ -468,10 +495,21 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   }
   if (plan.parallel) {
     plan.spec.pool = pool_for(m, &plan);
+    if (plan.spec.pool && ga_plan_verify(&plan, plan.spec.pool)) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+  }
+  if (plan.parallel) {
     plan.spec.interrupted = ga_intr_check;
     plan.spec.interrupted_arg = &intr;
-    int src = plan.spec.pool ? ga_scan_run(&plan.spec, &c->out) : GA_SCAN_NOMEM;
+    /* one poll before the scan: the interrupt, and the progress probe
+    ** (aggregate_path.c) that runs the application's progress handler */
+    int src = !plan.spec.pool        ? GA_SCAN_NOMEM
+              : ga_intr_check(&intr) ? GA_SCAN_INTERRUPT
+                                     : ga_scan_run(&plan.spec, &c->out);
     ga_intr_free(&intr);
+    last->progress_probes = intr.progress_probes;
     if (src == GA_SCAN_OK) {
       last->path = "parallel";
       last->threads = c->out.threads;
@@ -501,6 +539,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   rc = serial_step(c);
 
 done:
+  reverse_restore(vt->db, reversed);
   ga_target_free(&t);
   ga_plan_free(&plan);
   sqlite3_free(sql);

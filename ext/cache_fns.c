@@ -30,6 +30,11 @@
 **      are the same as now; otherwise the entry is marked stale for good
 **      and gpu_aggregate takes its uncached path.  No commit, update or
 **      rollback hook is used: those slots belong to the application.
+**      An attached schema's entry also records its file as it is on disk
+**      (header, size, WAL header and size, read through SQLite's own open
+**      files): a DETACH and ATTACH of the same file opens a new pager,
+**      whose data_version and even address can be the old ones, so only
+**      the file tells that another connection wrote it meanwhile.
 **   3. The load sees one committed state, equal to the stamps': the stamp
 **      is read before and after it (parallel workers read their own
 **      snapshot in between), and a load during which the stamp moved is
@@ -45,6 +50,16 @@
 **   5. A GPU failure during a load loads into host memory instead; during a
 **      query it drops the entry; either way the answer is the uncached
 **      path's.
+**   6. The cache answers only what the caller's connection would read now;
+**      it steps aside (uncached path, the reason in last_scan.why) while a
+**      statement or transaction of the connection writes to the schema
+**      (total_changes moves only when a statement ends: an UPDATE that
+**      reads the table row by row must see its own writes), under
+**      read_uncommitted = 1 (shared cache: other connections' uncommitted
+**      rows), and when the application's authorizer compiles a read of the
+**      entry's columns otherwise than at the load (the opcodes of SELECT
+**      <columns>, ga_program_sig; the load itself runs on the caller's
+**      connection when an authorizer changes it, aggregate_path.c rule 9).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +172,44 @@ static void stamp_free(ga_cstamp *s) {
   s->file = NULL;
 }
 
+/* Up to n bytes of f from offset 0, and its size, into *id (zeros where f
+** is not open, as a WAL before its first use). */
+static void ident_file(sqlite3_file *f, int n, unsigned char *id, int *nid) {
+  unsigned char buf[100];
+  sqlite3_int64 size = -1;
+  memset(buf, 0, sizeof buf);
+  if (f && f->pMethods) {
+    if (f->pMethods->xFileSize(f, &size) != SQLITE_OK)
+      size = -2;
+    /* SQLITE_IOERR_SHORT_READ zero-fills: a short file reads as zeros */
+    if (f->pMethods->xRead(f, buf, n, 0) != SQLITE_OK &&
+        f->pMethods->xRead(f, buf, n, 0) != SQLITE_IOERR_SHORT_READ)
+      memset(buf, 0xff, sizeof buf);
+  }
+  memcpy(id + *nid, buf, (size_t)n);
+  *nid += n;
+  memcpy(id + *nid, &size, sizeof size);
+  *nid += (int)sizeof size;
+}
+
+/* Rule 2's identity of an attached file: its first 100 bytes (the header,
+** whose change counter every commit in rollback-journal mode moves), its
+** size, and its WAL's header (new salts at each restart) and size (each
+** commit appends), read through SQLite's own open files, not a second
+** descriptor (closing one would drop the process's POSIX locks on it). */
+static void stamp_ident(sqlite3 *db, const char *schema, ga_cstamp *s) {
+  sqlite3_file *f = NULL, *j = NULL;
+  s->nident = 0;
+  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) !=
+      SQLITE_OK)
+    f = NULL;
+  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &j) !=
+      SQLITE_OK)
+    j = NULL;
+  ident_file(f, 100, s->ident, &s->nident);
+  ident_file(j, 32, s->ident, &s->nident);
+}
+
 /* The schema's state now.  SQLite result code. */
 static int stamp_read(sqlite3 *db, const char *schema, ga_cstamp *s) {
   memset(s, 0, sizeof(*s));
@@ -177,6 +230,8 @@ static int stamp_read(sqlite3 *db, const char *schema, ga_cstamp *s) {
       SQLITE_OK)
     fp = NULL;
   s->fileobj = fp;
+  if (sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp"))
+    stamp_ident(db, schema, s);
   return SQLITE_OK;
 }
 
@@ -190,7 +245,30 @@ static const char *stamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
     return "the schema changed (schema_version)";
   if (strcmp(a->file, b->file) || a->fileobj != b->fileobj)
     return "another database is attached under that name";
+  if (a->nident != b->nident || memcmp(a->ident, b->ident, (size_t)a->nident))
+    return "the attached file changed (detached and attached again, or "
+           "written)";
   return NULL;
+}
+
+/* ---- the authorizer (rule 6) ---- */
+
+/* The caller's program of SELECT <the entry's columns> FROM its table
+** (ga_program_sig); NULL with *rc on failure. */
+static char *entry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "SELECT ");
+  for (int i = 0; i < e->ncols; i++)
+    sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", e->cols[i].name);
+  sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", e->schema, e->table);
+  char *sql = sqlite3_str_finish(s);
+  if (!sql) {
+    *rc = SQLITE_NOMEM;
+    return NULL;
+  }
+  char *sig = ga_program_sig(db, sql, rc);
+  sqlite3_free(sql);
+  return sig;
 }
 
 /* ---- where and how much ---- */
@@ -516,11 +594,15 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   int done = 0;
   if (plan.parallel && !ga_cload_error(l, NULL, 0, NULL, NULL, NULL)) {
     ga_scan_out so;
-    ga_intr intr = {db, NULL, 0};
+    memset(&so, 0, sizeof(so));
+    ga_intr intr = {.db = db};
     char *piece = collect_sql("main", t->table, t->rowid, cl);
     plan.spec.pool = piece ? pool_for(c, &plan) : NULL;
-    if (!piece || !plan.spec.pool) {
+    if (!piece || !plan.spec.pool ||
+        ga_plan_verify(&plan, plan.spec.pool) != SQLITE_OK) {
       rc = SQLITE_NOMEM;
+    } else if (!plan.parallel) {
+      ; /* the serial load below, with the reason */
     } else {
       plan.spec.sql_piece = piece;
       plan.spec.grouped = 0;
@@ -529,7 +611,8 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       plan.spec.piece_arg = l;
       plan.spec.interrupted = ga_intr_check;
       plan.spec.interrupted_arg = &intr;
-      int src = ga_scan_run(&plan.spec, &so);
+      int src = ga_intr_check(&intr) ? GA_SCAN_INTERRUPT /* as gpu_aggregate */
+                                     : ga_scan_run(&plan.spec, &so);
       ga_scan_out_free(&so);
       ga_intr_free(&intr);
       if (src == GA_SCAN_OK) {
@@ -756,9 +839,17 @@ static void cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   collist_free(&cl);
   ga_target_free(&t);
-  if (!e->schema || !e->table) {
+  if (e->schema && e->table)
+    e->auth_sig = entry_sig(db, e, &rc);
+  if (!e->schema || !e->table || !e->auth_sig) {
     discard(conn->cache, e);
-    sqlite3_result_error_nomem(ctx);
+    if (e->schema && e->table && (rc & 0xff) != SQLITE_NOMEM)
+      sqlite3_result_error(ctx,
+                           "gpu_cache: cannot compile a read of the "
+                           "columns",
+                           -1);
+    else
+      sqlite3_result_error_nomem(ctx);
     return;
   }
   e->load_ms = now_ms() - t0;
@@ -895,6 +986,35 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   if (diff) {
     e->stale = 1; /* never used again (rule 2) */
     snprintf(why, nwhy, "the entry is stale: %s", diff);
+    return SQLITE_OK;
+  }
+  /* rule 6: the caller's own view of the rows */
+  if (sqlite3_txn_state(db, t->schema) == SQLITE_TXN_WRITE) {
+    snprintf(why, nwhy,
+             "a statement of this connection is writing to %s "
+             "(its changes count only when it ends)",
+             t->schema);
+    return SQLITE_OK;
+  }
+  int64_t ru = 0;
+  rc = pragma_int(db, "PRAGMA read_uncommitted%s", "", &ru);
+  if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+    return rc & 0xff;
+  if (rc != SQLITE_OK || ru) {
+    snprintf(why, nwhy,
+             "read_uncommitted = 1 (the connection may read "
+             "other connections' uncommitted rows)");
+    return SQLITE_OK;
+  }
+  char *sig = entry_sig(db, e, &rc);
+  if (!sig && ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT))
+    return rc & 0xff;
+  int same = sig && !strcmp(sig, e->auth_sig);
+  sqlite3_free(sig);
+  if (!same) {
+    snprintf(why, nwhy,
+             "the connection's authorizer treats the columns "
+             "otherwise than at the load");
     return SQLITE_OK;
   }
   int threads = cfg->threads ? cfg->threads : online_cpus();

@@ -1,0 +1,417 @@
+"""test_trust.py — the workers and the cache act as the caller's connection
+would, or step aside (issue 22, "trust round 2").
+
+Each section rebuilds one defect of the audit as a test: the answer of
+gpu_aggregate (parallel path forced: threads = 2, scan_min_rows = 0) or of
+the column cache must equal what the caller's own connection reads, and the
+path must be the one the rules of ext/aggregate_path.c and ext/cache_fns.c
+promise (gpuagg_info()'s last_scan.path and why).
+
+  detach       a cache entry of an attached file that was detached, written
+               by another connection and attached again (defect 1)
+  authorizer   SQLITE_IGNORE on a column or a function, SQLITE_DENY, on the
+               parallel path and the cache, set before or after a load (2)
+  limits       sqlite3_limit reaches the workers (2)
+  progress     the caller's progress handler runs while the workers scan,
+               and stops the scan (2)
+  snapshot     another statement of the connection holds an older WAL read
+               snapshot (3)
+  writing      a cached answer inside a statement that writes (4)
+  names        a TEMP table shadowing the target's name, another schema
+               named in the text (5)
+  functions    changes(), last_insert_rowid(), random(), 'now' in date and
+               time functions, literal dates (6)
+  reverse      PRAGMA reverse_unordered_selects and the first-row tie-break,
+               and the pragma given back (11)
+  uncommitted  shared cache with read_uncommitted = 1 (11)
+"""
+
+import json
+import os
+import sqlite3
+import struct
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gatest import Reporter, LIB  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="gpuagg_trust_")
+ROWS = 20000  # enough rows for several pieces on two workers
+
+
+def connect(path, uri=False):
+    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False, uri=uri)
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    con.execute("select gpuagg_config('scan_min_rows', 0)")
+    con.execute("select gpuagg_config('threads', 2)")
+    return con
+
+
+def last_scan(con):
+    return json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]
+
+
+def one(con, sql, params=()):
+    try:
+        row = con.execute(sql, params).fetchone()
+    except sqlite3.Error as e:
+        return ("error", str(e))
+    return row[0] if row else None
+
+
+def typed(v):
+    return (type(v).__name__, struct.pack("<d", v) if isinstance(v, float) else v)
+
+
+def fresh(name, journal="wal", rows=ROWS, setup=None):
+    """A file database with t(id INTEGER PRIMARY KEY, x, y) of `rows` rows."""
+    path = os.path.join(TMP, name)
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode=%s" % journal)
+    con.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, x, y)")
+    con.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?) "
+                "INSERT INTO t SELECT i, i % 7, i % 3 FROM c", (rows,))
+    if setup:
+        for sql in setup:
+            con.execute(sql)
+    con.close()
+    return path
+
+
+def aggr(con, *args):
+    """gpu_aggregate's first row (sum, count, rows, max, typeof(max)) or the error."""
+    sql = ("SELECT sum, count, rows, max, typeof(max) FROM gpu_aggregate(%s)"
+           % ", ".join("?" * len(args)))
+    try:
+        return tuple(con.execute(sql, args).fetchone())
+    except sqlite3.Error as e:
+        return ("error", str(e))
+
+
+def ref(con, x, table="t", where=None):
+    sql = "SELECT sum(%s), count(%s), count(*), max(%s), typeof(max(%s)) FROM %s%s" % (
+        x, x, x, x, table, " WHERE " + where if where else "")
+    try:
+        return tuple(con.execute(sql).fetchone())
+    except sqlite3.Error as e:
+        return ("error", "gpu_aggregate: " + str(e))
+
+
+def expect(rep, name, con, args, want, path=None, why=None):
+    got = aggr(con, *args)
+    ls = last_scan(con)
+    ok = got == want
+    detail = "got %r want %r" % (got, want)
+    if ok and path is not None and ls["path"] != path:
+        ok, detail = False, "path %r, want %r (why %r)" % (ls["path"], path, ls["why"])
+    if ok and why is not None and why not in ls["why"]:
+        ok, detail = False, "why %r lacks %r" % (ls["why"], why)
+    return rep.check(name, ok, detail)
+
+
+# ---------------------------------------------------------------- defect 1
+
+def section_detach(rep):
+    for journal in ("wal", "delete"):
+        path = fresh("detach_%s.db" % journal, journal, rows=3,
+                     setup=["UPDATE t SET x = id"])
+        con = connect(":memory:")
+        con.execute("ATTACH ? AS aux", (path,))
+        con.execute("SELECT gpu_cache('aux.t', 'x')")
+        rep.check("detach_%s_cached" % journal, aggr(con, "aux.t", "x")[0] == 6
+                  and last_scan(con)["path"] == "cache", repr(last_scan(con)))
+        con.execute("DETACH aux")
+        w = sqlite3.connect(path, isolation_level=None)
+        w.execute("UPDATE t SET x = x * 100")
+        w.close()
+        con.execute("ATTACH ? AS aux", (path,))
+        want = ref(con, "x", "aux.t")
+        expect(rep, "detach_%s_reattached_not_cached" % journal, con, ("aux.t", "x"), want,
+               why="the attached file changed")
+        rep.check("detach_%s_sum" % journal, want[0] == 600, repr(want))
+        # untouched across a re-attach: stale too (a new database), never wrong
+        con.execute("SELECT gpu_cache('aux.t', 'x')")
+        con.execute("DETACH aux")
+        con.execute("ATTACH ? AS aux", (path,))
+        got = aggr(con, "aux.t", "x")
+        rep.check("detach_%s_untouched_same_answer" % journal, got == ref(con, "x", "aux.t"),
+                  repr(got))
+        # an entry of an attached file still answers while nothing moves
+        con.execute("SELECT gpu_cache('aux.t', 'x')")
+        expect(rep, "detach_%s_attached_answers" % journal, con, ("aux.t", "x"),
+               ref(con, "x", "aux.t"), path="cache")
+        con.close()
+
+
+# ---------------------------------------------------------------- defect 2
+
+def section_authorizer(rep):
+    path = fresh("auth.db")
+    con = connect(path)
+    want_plain = ref(con, "x")
+
+    def ignore_x(action, a1, a2, db, trigger):
+        if action == sqlite3.SQLITE_READ and a1 == "t" and a2 == "x":
+            return sqlite3.SQLITE_IGNORE
+        return sqlite3.SQLITE_OK
+
+    con.set_authorizer(ignore_x)
+    want = ref(con, "x")
+    rep.check("auth_reference_reads_null", want[0] is None and want[1] == 0, repr(want))
+    expect(rep, "auth_ignore_column_parallel", con, ("t", "x"), want, path="serial",
+           why="authorizer")
+    expect(rep, "auth_ignore_column_other_expr", con, ("t", "y"), ref(con, "y"),
+           path="parallel")
+    # the cache: loaded under the authorizer (on the caller), its answers are
+    # the caller's reads
+    con.execute("SELECT gpu_cache('t', 'x, y')")
+    expect(rep, "auth_cache_loaded_under_authorizer", con, ("t", "x"), want)
+    con.set_authorizer(None)
+    expect(rep, "auth_cache_authorizer_removed", con, ("t", "x"), want_plain,
+           why="authorizer")
+    # loaded without one, then the authorizer comes: no cached answer
+    con.execute("SELECT gpu_cache('t', 'x, y')")
+    expect(rep, "auth_cache_plain_load", con, ("t", "x"), want_plain, path="cache")
+    con.set_authorizer(ignore_x)
+    expect(rep, "auth_cache_authorizer_set_after_load", con, ("t", "x"), want,
+           why="authorizer")
+    con.set_authorizer(None)
+    con.execute("SELECT gpu_cache_drop()")
+
+    # a function turned into NULL
+    def ignore_abs(action, a1, a2, db, trigger):
+        if action == sqlite3.SQLITE_FUNCTION and a2 == "abs":
+            return sqlite3.SQLITE_IGNORE
+        return sqlite3.SQLITE_OK
+
+    con.set_authorizer(ignore_abs)
+    expect(rep, "auth_ignore_function", con, ("t", "abs(x)"), ref(con, "abs(x)"),
+           path="serial", why="authorizer")
+
+    # a denied column: SQLite's own error, on every path
+    def deny_x(action, a1, a2, db, trigger):
+        if action == sqlite3.SQLITE_READ and a2 == "x":
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    con.set_authorizer(deny_x)
+    got, want = aggr(con, "t", "x"), ref(con, "x")
+    rep.check("auth_deny_error", got[0] == "error" and got == want, repr((got, want)))
+    con.set_authorizer(None)
+    expect(rep, "auth_removed_parallel_again", con, ("t", "x"), want_plain, path="parallel")
+    con.close()
+
+
+def section_limits(rep):
+    path = fresh("limits.db")
+    con = connect(path)
+    con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000000)
+    want = ("error", "gpu_aggregate: string or blob too big")
+    got = aggr(con, "t", "length(zeroblob(300000000))", "id < 3")
+    rep.check("limit_length_reaches_workers", got == want, repr(got))
+    rep.check("limit_length_reference", ref(con, "length(zeroblob(300000000))",
+                                            where="id < 3") == want, "")
+    con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, 1000000000)
+    expect(rep, "limit_length_raised_again", con,
+           ("t", "length(zeroblob(300000000))", "id < 3"),
+           ref(con, "length(zeroblob(300000000))", where="id < 3"), path="parallel")
+    # a pooled worker that carried a low limit gets the next caller's
+    other = connect(path)
+    expect(rep, "limit_other_connection", other,
+           ("t", "length(zeroblob(300000000))", "id < 3"),
+           ref(other, "length(zeroblob(300000000))", where="id < 3"), path="parallel")
+    other.close()
+    con.close()
+
+
+def section_progress(rep):
+    path = fresh("progress.db")
+    con = connect(path)
+    calls = [0]
+
+    def count(stop):
+        def handler():
+            calls[0] += 1
+            return 1 if stop else 0
+        return handler
+
+    con.set_progress_handler(count(False), 1000)
+    want = ref(con, "x")
+    expect(rep, "progress_parallel_answer", con, ("t", "x"), want, path="parallel")
+    ls = last_scan(con)
+    rep.check("progress_probed_during_scan", ls.get("progress_probes", 0) >= 1, repr(ls))
+    # a handler that stops every statement stops the scan too, as SQLite
+    con.set_progress_handler(count(True), 1000)
+    got = aggr(con, "t", "x")
+    rep.check("progress_handler_stops_scan", got == ("error", "interrupted"), repr(got))
+    rep.check("progress_handler_stops_reference",
+              one(con, "SELECT sum(x) FROM t") == ("error", "interrupted"), "")
+    con.set_progress_handler(None, 0)
+    expect(rep, "progress_removed", con, ("t", "x"), want, path="parallel")
+    con.close()
+
+
+# ---------------------------------------------------------------- defect 3
+
+def section_snapshot(rep):
+    path = fresh("snapshot.db")
+    con = connect(path)
+    cur = con.execute("SELECT x FROM t")
+    cur.fetchone()  # a statement in progress: the connection reads snapshot S1
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("UPDATE t SET x = x + 1000")  # S2
+    w.close()
+    want = ref(con, "x")
+    expect(rep, "snapshot_open_cursor", con, ("t", "x"), want, path="serial",
+           why="another statement")
+    cur.close()
+    con.execute("SELECT 1")  # (the cursor's statement is reset)
+    want2 = ref(con, "x")
+    rep.check("snapshot_cursor_closed_sees_s2", want2 != want, repr((want, want2)))
+    expect(rep, "snapshot_cursor_closed_parallel", con, ("t", "x"), want2, path="parallel")
+    con.close()
+
+
+# ---------------------------------------------------------------- defect 4
+
+def section_writing(rep):
+    results = {}
+    for cached in (0, 1):
+        path = fresh("writing_%d.db" % cached, rows=5, setup=["UPDATE t SET x = 1"])
+        con = connect(path)
+        if cached:
+            con.execute("SELECT gpu_cache('t', 'x, id')")
+            aggr(con, "t", "x", "id < 3")
+            rep.check("writing_cache_answers_outside", last_scan(con)["path"] == "cache",
+                      repr(last_scan(con)))
+        con.execute("UPDATE t SET x = (SELECT sum FROM gpu_aggregate('t', 'x', "
+                    "'id < ' || t.id)) WHERE id > 1")
+        results[cached] = [r[0] for r in con.execute("SELECT x FROM t ORDER BY id")]
+        con.close()
+    rep.check("writing_uncached", results[0] == [1, 1, 2, 4, 8], repr(results))
+    rep.check("writing_cached_same", results[1] == results[0], repr(results))
+    path = fresh("writing_why.db", rows=5)
+    con = connect(path)
+    con.execute("SELECT gpu_cache('t', 'x')")
+    con.execute("BEGIN")
+    con.execute("UPDATE t SET y = y")  # a write transaction; x untouched
+    aggr(con, "t", "x")
+    ls = last_scan(con)
+    rep.check("writing_txn_why", ls["path"] != "cache", repr(ls))
+    con.execute("ROLLBACK")
+    con.close()
+
+
+# ---------------------------------------------------------------- defect 5
+
+def section_names(rep):
+    path = fresh("names.db", setup=["CREATE TABLE v(x)",
+                                    "INSERT INTO v SELECT x FROM t",
+                                    "CREATE TABLE u(x)", "INSERT INTO u VALUES (3)"])
+    con = connect(path)
+    con.execute("CREATE TEMP TABLE v(x)")
+    con.execute("INSERT INTO temp.v VALUES (1)")
+    expect(rep, "names_temp_shadows_target", con, ("main.v", "x", "x IN v"),
+           ref(con, "x", "main.v", "x IN v"), path="serial", why="also a table of")
+    aux = fresh("names_aux.db", setup=["CREATE TABLE u(x)", "INSERT INTO u SELECT x FROM t"])
+    con.execute("ATTACH ? AS aux", (aux,))
+    expect(rep, "names_main_schema_from_aux", con, ("aux.u", "x", "x IN main.u"),
+           ref(con, "x", "aux.u", "x IN main.u"), path="serial", why="schema main")
+    expect(rep, "names_target_itself", con, ("aux.t", "x", "x IN (1, 2)"),
+           ref(con, "x", "aux.t", "x IN (1, 2)"), path="parallel")
+    con.close()
+
+
+# ---------------------------------------------------------------- defect 6
+
+def section_functions(rep):
+    path = fresh("functions.db")
+    con = connect(path)
+    con.execute("UPDATE t SET y = y WHERE id = 1")  # changes() = 1
+    expect(rep, "fn_changes", con, ("t", "x", "changes() = 1"),
+           ref(con, "x", where="changes() = 1"), path="serial", why="changes()")
+    con.execute("CREATE TABLE other(a)")
+    con.execute("INSERT INTO other VALUES (1)")  # last_insert_rowid() = 1
+    con.execute("UPDATE t SET y = y WHERE id = 1")
+    expect(rep, "fn_last_insert_rowid", con, ("t", "x", "id <= last_insert_rowid() * %d" % ROWS),
+           ref(con, "x", where="id <= last_insert_rowid() * %d" % ROWS), path="serial",
+           why="last_insert_rowid()")
+    aggr(con, "t", "random()")
+    rep.check("fn_random_serial", last_scan(con)["path"] == "serial", repr(last_scan(con)))
+    for label, x in (("now", "julianday('now')"), ("now_upper", "unixepoch('NOW', '+1 day')"),
+                     ("no_args", "date()"), ("column", "strftime('%s', x)"),
+                     ("quoted_column", 'julianday("x")'), ("current", "current_timestamp"),
+                     ("nested", "datetime(abs(-1))")):
+        got = con.execute("SELECT min = max FROM gpu_aggregate('t', ?)", (x,)).fetchone()
+        ls = last_scan(con)
+        rep.check("fn_time_%s_serial" % label, ls["path"] == "serial" and
+                  "the text uses" in ls["why"], repr(ls))
+        if label in ("now", "no_args", "current"):
+            rep.check("fn_time_%s_one_value" % label, got == (1,), repr(got))
+    for label, x in (("literal_date", "julianday('2026-12-01')"),
+                     ("literal_modifier", "date('2026-12-01', '+1 day')"),
+                     ("column_named_date", "x + 1")):
+        expect(rep, "fn_time_%s_parallel" % label, con, ("t", x), ref(con, x), path="parallel")
+    con.close()
+
+
+# ---------------------------------------------------------------- defect 11
+
+def section_reverse(rep):
+    path = fresh("reverse.db", rows=2, setup=["UPDATE t SET x = 5 WHERE id = 1",
+                                              "UPDATE t SET x = 5.0 WHERE id = 2"])
+    for threads in (1, 2):
+        con = connect(path)
+        con.execute("select gpuagg_config('threads', ?)", (threads,))
+        con.execute("PRAGMA reverse_unordered_selects = 1")
+        got = aggr(con, "t", "x")
+        rep.check("reverse_first_row_wins_threads%d" % threads,
+                  got[3:] == (5, "integer"), repr(got))
+        rep.check("reverse_pragma_given_back_threads%d" % threads,
+                  one(con, "PRAGMA reverse_unordered_selects") == 1, "")
+        got = con.execute("SELECT grp, typeof(max) FROM gpu_aggregate('t', 'x', NULL, "
+                          "'1')").fetchall()
+        rep.check("reverse_grouped_threads%d" % threads, got == [(1, "integer")], repr(got))
+        con.close()
+
+
+def section_uncommitted(rep):
+    path = fresh("shared.db", journal="delete", rows=3, setup=["UPDATE t SET x = id"])
+    uri = "file:%s?cache=shared" % path
+    try:
+        a = connect(uri, uri=True)
+        b = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as e:
+        rep.skip("uncommitted_shared_cache", "no shared cache: %s" % e)
+        return
+    a.execute("SELECT gpu_cache('t', 'x')")
+    a.execute("PRAGMA read_uncommitted = 1")
+    b.execute("BEGIN")
+    b.execute("UPDATE t SET x = x * 6")
+    want = ref(a, "x")
+    rep.check("uncommitted_reference_reads_36", want[0] == 36, repr(want))
+    expect(rep, "uncommitted_cache_steps_aside", a, ("t", "x"), want, why="read_uncommitted")
+    a.execute("SELECT gpu_cache_drop()")
+    expect(rep, "uncommitted_parallel_steps_aside", a, ("t", "x"), want, path="serial",
+           why="read_uncommitted")
+    b.execute("ROLLBACK")
+    a.close()
+    b.close()
+
+
+def main():
+    rep = Reporter("trust")
+    for section in (section_detach, section_authorizer, section_limits, section_progress,
+                    section_snapshot, section_writing, section_names, section_functions,
+                    section_reverse, section_uncommitted):
+        section(rep)
+    rep.finish()
+
+
+if __name__ == "__main__":
+    main()
