@@ -132,8 +132,9 @@ $(STAMP)/:
 
 # -z nodelete: SQLite unloads an extension when a connection closes; CUDA's
 # context and our pool must outlive that, or every reopen restarts CUDA.
-$(LIB): $(C_OBJ) $(CU_OBJ) $(DLINK) $(STAMP)/ld.stamp
-	$(CC) -shared -Wl,-z,defs -Wl,-z,nodelete $(LDFLAGS) -o $@ $(filter %.o,$^) $(CUDA_LIBS) $(LDLIBS)
+# mk/exports.map: sqlite3_gpuagg_init is the only exported symbol.
+$(LIB): $(C_OBJ) $(CU_OBJ) $(DLINK) $(STAMP)/ld.stamp mk/exports.map
+	$(CC) -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,--version-script=mk/exports.map $(LDFLAGS) -o $@ $(filter %.o,$^) $(CUDA_LIBS) $(LDLIBS)
 ifeq ($(CUDA),1)
 	@echo "gpuagg: built $@ with CUDA kernels ($(NVCC)), $(LTO_NOTE)"
 else

@@ -1,6 +1,7 @@
 """test_config.py — gpuagg_config(), gpuagg_info(), gpuagg_version()."""
 
 import json
+import subprocess
 import os
 import re
 import sys
@@ -121,6 +122,15 @@ def main():
     c2.enable_load_extension(True)
     r = q1(c2, "select load_extension(?, 'sqlite3_gpuagg_init')", (LIB,))
     rep.check("entry_point_name", not isinstance(r, tuple) and q1(c2, "select gpuagg_version()") == ver, repr(r))
+    # ---- the export list (mk/exports.map): the entry point and nothing else
+    try:
+        out = subprocess.run(["nm", "-D", "--defined-only", LIB + ".so"], capture_output=True,
+                             text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        rep.skip("exported_symbols", "nm: %s" % e)
+    else:
+        names = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
+        rep.check("exported_symbols", names == ["sqlite3_gpuagg_init"], repr(names))
     rep.finish()
 
 
