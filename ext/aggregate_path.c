@@ -29,6 +29,11 @@
 **      (probed against SQLite's own definitions), or the group key's
 **      collation cannot be identified as one of them.
 **   8. The table is estimated below scan_min_rows rows.
+**   9. The group key's collation is NOCASE or RTRIM in a UTF-16 database:
+**      SQLite registers them for UTF-8 only and compares the keys converted,
+**      but returns the stored UTF-16 bytes, which that conversion does not
+**      always give back (malformed surrogates).  BINARY keys of a UTF-16
+**      database are held in its encoding (engine/scan_group.h rule 1).
 **   Worker-side failures (the snapshot within busy_timeout, a worker's
 **   error, the memory cap of groups) fall back later, in the vtab.
 */
@@ -426,12 +431,15 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
   int hash = a->group && *a->group && !(gb && !strcmp(gb, "sql"));
   int enc = 0;
-  if (hash) {
+  if (a->group && *a->group) { /* both modes read TEXT keys (rule 9) */
     int erc = ga_db_encoding_of(db, &enc);
     if ((erc & 0xff) == SQLITE_NOMEM)
       goto nomem;
     if (erc != SQLITE_OK)
       SERIAL("cannot read the database's encoding");
+    if (enc != SQLITE_UTF8 && coll != GA_COLL_BINARY)
+      SERIAL("%s group keys of a UTF-16 database",
+             coll == GA_COLL_NOCASE ? "NOCASE" : "RTRIM");
   }
   plan->sql_piece = ga_sql_piece(t, a, 0);
   plan->sql_rows = hash ? ga_sql_piece(t, a, 1) : NULL;

@@ -100,10 +100,84 @@ def section_encoding():
                 con.close()
 
 
+# ------------------------------------------------------------ 2. UTF-16 group keys
+
+# Two malformed sequences, a high surrogate then a non-surrogate, that
+# SQLite's UTF-16 to UTF-8 conversion reads alike (U+D800 with the low 10
+# bits of the next unit: U+10041 for both), and ordinary keys.
+KEYS = {
+    "le": ["00D84100", "00D84104", "6100", "4100", "61002000", "00D8", "3DD800DE", "41FF"],
+    "be": ["D8000041", "D8000441", "0061", "0041", "00610020", "D800", "D83DDE00", "FF41"],
+}
+N_ROWS = 3000
+
+
+def last_scan(con):
+    return json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]
+
+
+def utf16_table(enc):
+    path = fresh("keys16%s.db" % enc)
+    con = connect(path)
+    con.text_factory = bytes  # the values as SQLite's UTF-8, malformed or not
+    con.execute("PRAGMA encoding = 'UTF-16%s'" % enc)
+    con.execute("CREATE TABLE t(k, x, kn TEXT COLLATE NOCASE, kr TEXT COLLATE RTRIM)")
+    cases = " ".join("WHEN %d THEN CAST(X'%s' AS TEXT)" % (i, h)
+                     for i, h in enumerate(KEYS[enc]))
+    key = "CASE i %% %d %s END" % (len(KEYS[enc]), cases)
+    con.execute("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < %d) "
+                "INSERT INTO t SELECT %s, i, %s, %s FROM s"
+                % (N_ROWS - 1, key, key, key))
+    # the two malformed keys: 2 groups of 1500 under BINARY (issue 22)
+    con.execute("CREATE TABLE t2(k, x)")
+    con.execute("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < %d) "
+                "INSERT INTO t2 SELECT CASE i %% 2 WHEN 0 THEN CAST(X'%s' AS TEXT) "
+                "ELSE CAST(X'%s' AS TEXT) END, i FROM s" % (N_ROWS - 1, KEYS[enc][0], KEYS[enc][1]))
+    return con
+
+
+def group_rows(con, sql, params=()):
+    return sorted(con.execute(sql, params).fetchall(), key=repr)
+
+
+def section_utf16_keys():
+    for enc in ("le", "be"):
+        con = utf16_table(enc)
+        con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+        for table, g, want_path in (("t2", "k", "parallel"), ("t", "k", "parallel"),
+                                    ("t", "kn", "serial"), ("t", "kr", "serial"),
+                                    ("t", "k COLLATE NOCASE", "serial"),
+                                    ("t", "k COLLATE RTRIM", "serial")):
+            ref = group_rows(con, "SELECT hex(g), typeof(g), g, n, c, s FROM (SELECT +(%s) g, "
+                                  "count(*) n, count(x) c, sum(x) s FROM %s GROUP BY +(%s))"
+                             % (g, table, g))
+            for threads in (1, 2, 4):
+                for mode in ("hash", "sorted"):
+                    if mode == "sorted":
+                        os.environ["GPUAGG_SCAN_GROUP_BY"] = "sql"
+                    con.execute("SELECT gpuagg_config('threads', ?)", (threads,))
+                    try:
+                        got = group_rows(con, "SELECT hex(grp), typeof(grp), grp, rows, count, sum "
+                                              "FROM gpu_aggregate(?, 'x', NULL, ?)", (table, g))
+                    finally:
+                        os.environ.pop("GPUAGG_SCAN_GROUP_BY", None)
+                    ls = last_scan(con)
+                    tag = "keys16%s_%s_%s_t%d_%s" % (enc, table, g.replace(" ", "_"), threads, mode)
+                    rep.check(tag, got == ref, "got %r\nwant %r" % (got[:4], ref[:4]))
+                    path = "serial" if threads == 1 else want_path
+                    rep.check(tag + "_path", ls["path"] == path,
+                              "path %r why %r, want %s" % (ls["path"], ls["why"], path))
+            if table == "t2":
+                rep.check("keys16%s_two_groups" % enc, [r[3] for r in ref] == [N_ROWS // 2] * 2,
+                          repr(ref))
+        con.close()
+
+
 # ------------------------------------------------------------ main
 
 def main():
     section_encoding()
+    section_utf16_keys()
     rep.finish()
 
 
