@@ -2,7 +2,7 @@
 """gpu_aggregate against SQLite's own loop, in the same run (issue 10).
 
   bench/aggregate_bench.py [--rows 1e7,1e8] [--threads 1,2,4,8,16] [--reps 5]
-                           [--cases sum,group100,group1e5,filter]
+                           [--cases sum,group100,group1e5,filter,filter1pct]
                            [--db DIR] [--csv FILE] [--machine NAME]
   bench/aggregate_bench.py --crossover [--threads 0] ...   (scan_min_rows)
 
@@ -20,6 +20,7 @@ ref, ...) --reps times for every thread count:
   group1e5  the same with h (100,000 groups)
   filter    SELECT sum(x) FROM tg WHERE f < 5
                                             | gpu_aggregate('tg', 'x', 'f < 5')
+  filter1pct  the same with h < 1000 (1% of the rows: every piece sparse)
 The equivalent GROUP BY query with the gpu_ aggregates (the 1-thread goal's
 baseline) is timed once per case, at the first thread count: gpuref_s.
 
@@ -58,6 +59,11 @@ CASES = {
     "filter": ("SELECT sum(x) FROM tg WHERE f < 5", ("tg", "x", "f < 5", None),
                "SELECT count(*), count(x), gpu_sum(x), gpu_total(x), gpu_avg(x), gpu_min(x), "
                "gpu_max(x) FROM tg WHERE f < 5"),
+    # a selective filter: every piece is sparse, so every claim probes under
+    # the dispenser mutex (issue 22's concern: does that serialise 16 workers?)
+    "filter1pct": ("SELECT sum(x) FROM tg WHERE h < 1000", ("tg", "x", "h < 1000", None),
+                   "SELECT count(*), count(x), gpu_sum(x), gpu_total(x), gpu_avg(x), gpu_min(x), "
+                   "gpu_max(x) FROM tg WHERE h < 1000"),
 }
 CASES["sum"] = (CASES["sum"][0], CASES["sum"][1],
                 "SELECT count(*), count(x), gpu_sum(x), gpu_total(x), gpu_avg(x), gpu_min(x), "

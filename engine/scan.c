@@ -290,9 +290,10 @@ static void report(worker *w, int64_t rows, int64_t groups) {
   pthread_mutex_unlock(&sh->mu);
 }
 
-/* A key column as a ga_value (TEXT as UTF-8, scan_group.h rule 1); 0 when
-** SQLite could not make its text (out of memory). */
-static int key_of(sqlite3_stmt *st, int col, ga_value *k) {
+/* A key column as a ga_value; TEXT in the database's encoding enc (0 or
+** SQLITE_UTF8: as UTF-8), scan_group.h rule 1.  0 when SQLite could not
+** make its text (out of memory). */
+static int key_of(sqlite3_stmt *st, int col, int enc, ga_value *k) {
   memset(k, 0, sizeof(*k));
   switch (sqlite3_column_type(st, col)) {
   case SQLITE_INTEGER:
@@ -303,11 +304,18 @@ static int key_of(sqlite3_stmt *st, int col, ga_value *k) {
     k->type = GA_V_REAL;
     k->r = sqlite3_column_double(st, col);
     break;
-  case SQLITE_TEXT:
+  case SQLITE_TEXT: {
+    sqlite3_value *v = sqlite3_column_value(st, col);
     k->type = GA_V_TEXT;
-    k->p = sqlite3_column_text(st, col);
-    k->n = sqlite3_column_bytes(st, col);
+    /* the stored bytes: no conversion, so no two keys become one */
+    k->p = enc == SQLITE_UTF16LE   ? sqlite3_value_text16le(v)
+           : enc == SQLITE_UTF16BE ? sqlite3_value_text16be(v)
+                                   : sqlite3_value_text(v);
+    k->n = enc == SQLITE_UTF16LE || enc == SQLITE_UTF16BE
+               ? sqlite3_value_bytes16(v)
+               : sqlite3_value_bytes(v);
     break;
+  }
   case SQLITE_BLOB:
     k->type = GA_V_BLOB;
     k->p = sqlite3_column_blob(st, col);
@@ -330,7 +338,7 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
   ga_value key;
   ga_xstate s;
   if (grouped) {
-    if (!key_of(st, 0, &key))
+    if (!key_of(st, 0, w->sh->spec->enc, &key))
       return GA_NOMEM;
   } else
     memset(&key, 0, sizeof(key)); /* GA_V_NULL, n = 0: no group key */
@@ -352,7 +360,7 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
   sqlite3_stmt *st = w->rows_st;
   const ga_scan_spec *sp = w->sh->spec;
   ga_value key;
-  if (!key_of(st, 0, &key))
+  if (!key_of(st, 0, sp->enc, &key))
     return GA_NOMEM;
   ga_group *g = ga_gt_get(&w->local, &key, ga_key_hash(&key, sp->coll), no);
   if (!g)

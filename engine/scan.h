@@ -74,7 +74,9 @@ typedef struct ga_scan_spec {
   ** instead.  When a worker's table fills up (many groups), the scan goes
   ** on with sql_piece (engine/scan.c, "Grouped scans").  Numbers are stepped
   ** here; TEXT and BLOB values by step_other(state, value, type, enc),
-  ** with enc the database's text encoding (GA_OK or GA_NOMEM). */
+  ** with enc the database's text encoding (GA_OK or GA_NOMEM).  Grouped
+  ** scans hold TEXT keys in enc too (0: UTF-8; UTF-16 only under BINARY,
+  ** scan_group.h rule 1). */
   const char *sql_rows;
   int (*step_other)(ga_xstate *s, sqlite3_value *v, int type, int enc);
   int enc;

@@ -9,7 +9,12 @@
 **      0 = -0.0); TEXT by the group's collation, one of SQLite's built-ins
 **      BINARY, NOCASE, RTRIM, reimplemented here byte for byte (the caller
 **      checks that the connection does not override them); BLOB by memcmp.
-**      TEXT is held as UTF-8 (equality is the same in every encoding).
+**      TEXT is held in the bytes SQLite compares: BINARY compares the
+**      database's encoding (memcmp of UTF-16 in a UTF-16 database: two
+**      malformed surrogate sequences that convert to the same UTF-8 are two
+**      groups), NOCASE and RTRIM UTF-8 (SQLite registers them for UTF-8
+**      only; the caller keeps a UTF-16 database's NOCASE and RTRIM keys on
+**      the serial path, since the converted bytes are no representative).
 **   2. Where the contract leaves a choice, the row first in rowid order
 **      wins: the group's representative key, and among equal max/min values
 **      (5 vs 5.0) the first.  Every part of a state carries the number of

@@ -13,9 +13,9 @@
 **      version, kind, reserved bytes, lengths, the canonical form, and the
 **      consistency of the counts with the values (an integer total larger
 **      than nint * 2^63 or a real sum larger than its count of finite
-**      values times DBL_MAX cannot come from encode).  A BLOB that encode
-**      cannot produce is refused, so the counts and digits of a merge stay
-**      far inside int64.
+**      values times DBL_MAX cannot come from encode, nor can a count of
+**      NaNs: SQL passes none).  A BLOB that encode cannot produce is
+**      refused, so the counts and digits of a merge stay far inside int64.
 */
 #include "state.h"
 
@@ -473,6 +473,10 @@ static void get_sum(rbuf *r, ga_sum_partial *p) {
   ga_i128 lim = (ga_i128)nint << 63;
   if (t > lim || t < -lim)
     return bad(r, "malformed state (integer total too large for its count)");
+  /* SQL has no NaN (SQLite reads it as NULL), so no step counts one and
+  ** encode writes 0; a count of NaNs would turn the merge into NULL */
+  if (nnan != 0)
+    return bad(r, "malformed state (a NaN count)");
   if ((unsigned __int128)npinf + (unsigned __int128)nninf +
           (unsigned __int128)nnan >
       (unsigned __int128)nreal)

@@ -75,7 +75,7 @@ typedef struct ga_plan {
   ga_scan_spec spec;
   char *path, *vfs;
   char *sql_piece, *sql_rows, *sql_bounds, *sql_first, *sql_kth;
-  /* rule 9 of aggregate_path.c: the text as a worker compiles it, and the
+  /* rule 10 of aggregate_path.c: the text as a worker compiles it, and the
   ** caller's program of it (opcodes) */
   char *auth_sql, *auth_sig;
 } ga_plan;
@@ -86,7 +86,7 @@ typedef struct ga_plan {
 int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
                  const ga_args *a, ga_plan *plan);
 void ga_plan_free(ga_plan *plan);
-/* The checks that need a worker connection of pool (rule 9: the caller's
+/* The checks that need a worker connection of pool (rule 10: the caller's
 ** authorizer): a plan that fails them turns serial, with the reason.
 ** SQLITE_OK or SQLITE_NOMEM. */
 int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool);

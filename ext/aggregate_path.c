@@ -41,16 +41,21 @@
 **      (probed against SQLite's own definitions), or the group key's
 **      collation cannot be identified as one of them.
 **   8. The table is estimated below scan_min_rows rows.
-**   9. The application's authorizer changes the text: SQLite has no getter
+**   9. The group key's collation is NOCASE or RTRIM in a UTF-16 database:
+**      SQLite registers them for UTF-8 only and compares the keys converted,
+**      but returns the stored UTF-16 bytes, which that conversion does not
+**      always give back (malformed surrogates).  BINARY keys of a UTF-16
+**      database are held in its encoding (engine/scan_group.h rule 1).
+**  10. The application's authorizer changes the text: SQLite has no getter
 **      for it, so the caller compiles SELECT <expression, filter, key> FROM
 **      the table and a worker compiles the same; different opcodes (an
 **      SQLITE_IGNORE turns a column or a function into NULL) or an error
 **      on the caller (SQLITE_DENY) send the call to the serial path, where
 **      the authorizer acts as SQLite makes it act (ga_plan_verify).
 **   What the workers carry instead of stepping aside:
-**   10. Every sqlite3_limit of the caller, set on each worker before it
+**   11. Every sqlite3_limit of the caller, set on each worker before it
 **       runs; SQLITE_DBCONFIG_DQS_DML.
-**   11. The caller's interrupt and progress handler: its thread polls
+**   12. The caller's interrupt and progress handler: its thread polls
 **       sqlite3_is_interrupted (3.41+) or steps SELECT 1 (older, at most
 **       once a millisecond), and at most every 10 ms (once before the scan)
 **       steps a probe of about 4,300 VM instructions on the caller's
@@ -394,7 +399,7 @@ static int busy_statements(sqlite3 *db) {
   return n;
 }
 
-/* ---- rule 9: what the application's authorizer does to the text ---- */
+/* ---- rule 10: what the application's authorizer does to the text ---- */
 
 /* An authorizer that answers SQLITE_IGNORE turns a column read or a
 ** function call into OP_Null, so the same text compiles to other opcodes on
@@ -542,7 +547,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     goto serial;
   if (k < 0)
     SERIAL("cannot probe the collations");
-  /* rule 9: the caller's program of the text, compared with a worker's
+  /* rule 10: the caller's program of the text, compared with a worker's
   ** in ga_plan_verify */
   sql = auth_sql(t, a, t->schema);
   if (!sql)
@@ -607,12 +612,15 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
   int hash = a->group && *a->group && !(gb && !strcmp(gb, "sql"));
   int enc = 0;
-  if (hash) {
+  if (a->group && *a->group) { /* both modes read TEXT keys (rule 9) */
     int erc = ga_db_encoding_of(db, &enc);
     if ((erc & 0xff) == SQLITE_NOMEM)
       goto nomem;
     if (erc != SQLITE_OK)
       SERIAL("cannot read the database's encoding");
+    if (enc != SQLITE_UTF8 && coll != GA_COLL_BINARY)
+      SERIAL("%s group keys of a UTF-16 database",
+             coll == GA_COLL_NOCASE ? "NOCASE" : "RTRIM");
   }
   plan->sql_piece = ga_sql_piece(t, a, 0);
   plan->sql_rows = hash ? ga_sql_piece(t, a, 1) : NULL;
@@ -640,7 +648,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
   sp->caller_reads = sqlite3_txn_state(db, t->schema) >= SQLITE_TXN_READ;
   sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
-  for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 10 */
+  for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 11 */
     sp->limits[i] = sqlite3_limit(db, i, -1);
   sp->est_rows = est;
   sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;

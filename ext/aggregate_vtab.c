@@ -87,7 +87,8 @@ typedef struct aggr_cursor {
   ga_scan_out out;
   ga_group **g;
   size_t ng, i;
-  int empty; /* ungrouped, no group: the one empty row */
+  int empty;   /* ungrouped, no group: the one empty row */
+  int key_enc; /* TEXT group keys' encoding: the database's (0: UTF-8) */
   ga_xstate none;
   /* both */
   int eof, serial;
@@ -209,6 +210,7 @@ static void aggr_reset(aggr_cursor *c) {
   c->g = NULL;
   c->ng = c->i = 0;
   c->empty = 0;
+  c->key_enc = 0;
   ga_xstate_clear(&c->none);
   ga_xstate_clear(&c->cur);
   for (int k = 0; k < NARGS_MAX; k++) {
@@ -511,6 +513,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     ga_intr_free(&intr);
     last->progress_probes = intr.progress_probes;
     if (src == GA_SCAN_OK) {
+      c->key_enc = plan.spec.enc;
       last->path = "parallel";
       last->threads = c->out.threads;
       set_why(last, cwhy, plan.why);
@@ -586,7 +589,7 @@ static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
       sqlite3_result_value(ctx, sqlite3_column_value(c->st, 0));
     } else if (!c->empty) {
       ga_bval_view(&c->g[c->i]->key, &v);
-      ga_result_value(ctx, &v, SQLITE_UTF8);
+      ga_result_value(ctx, &v, c->key_enc); /* the stored bytes */
     }
     break;
   case COL_ROWS:

@@ -59,7 +59,7 @@
 **      rows), and when the application's authorizer compiles a read of the
 **      entry's columns otherwise than at the load (the opcodes of SELECT
 **      <columns>, ga_program_sig; the load itself runs on the caller's
-**      connection when an authorizer changes it, aggregate_path.c rule 9).
+**      connection when an authorizer changes it, aggregate_path.c rule 10).
 */
 #include <stdio.h>
 #include <stdlib.h>

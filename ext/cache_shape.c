@@ -33,6 +33,18 @@
 **      AND, BETWEEN, IN, IS, NOT, NULL, ISNULL, NOTNULL, any case.
 **   4. Comments, parameters, functions, COLLATE, casts, arithmetic,
 **      subqueries: ineligible.
+**   5. The REAL -9223372036854775808.0 (-2^63) against the rowid alias
+**      (INTEGER PRIMARY KEY) with = or IN.  Where SQLite seeks the rowid
+**      with a literal (OP_SeekRowid), integer affinity leaves -2^63.0 REAL
+**      (sqlite3VdbeIntegerAffinity takes only values above -2^63), so no
+**      row matches, not even rowid -2^63; where it compares instead (the
+**      term is not the seek) the comparison is numeric and that row does
+**      match.  Every other operator, every other column (indexed or not),
+**      and every other literal compare numerically either way.  So: the
+**      alias's only = / one-number IN term with it is always the seek, and
+**      its literal becomes 0.5, which no integer equals; with another = or
+**      IN on the alias, or in an IN list of several numbers (a small
+**      ANALYZEd table is scanned), the planner decides: ineligible.
 */
 #include <stdio.h>
 #include <string.h>
@@ -437,6 +449,73 @@ static int term(parser *p) {
             NULL);
 }
 
+/* -2^63 as a REAL literal (rule 5). */
+static int min_real(const gak_clit *l) {
+  return l->kind == GA_KIND_REAL && l->bits == (int64_t)0xc3e0000000000000u;
+}
+
+/* Is entry column c the rowid alias?  Asked of the planner, which seeks
+** the rowid for c = 1 only then (it knows the DESC quirk, WITHOUT ROWID).
+** 1, 0, or -1 (SQLite failed: nomem set, or ineligible). */
+static int rowid_alias(parser *p, int c) {
+  char *sql = sqlite3_mprintf(
+      "EXPLAIN QUERY PLAN SELECT 1 FROM \"%w\".\"%w\" WHERE \"%w\" = 1",
+      p->e->schema, p->e->table, p->e->cols[c].name);
+  sqlite3_stmt *st = NULL;
+  int alias = 0, rc;
+  if (!sql) {
+    p->rc = SQLITE_NOMEM;
+    return -1;
+  }
+  rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL);
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *d = (const char *)sqlite3_column_text(st, 3);
+      if (d && strstr(d, "INTEGER PRIMARY KEY"))
+        alias = 1;
+    }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_DONE)
+    return alias;
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    p->rc = SQLITE_NOMEM;
+  no(p, "cannot tell whether %s is the rowid", p->e->cols[c].name);
+  return -1;
+}
+
+/* Rule 5, once the whole filter is read: 1 ok, 0 not eligible. */
+static int rowid_min_real(parser *p) {
+  gak_cfilter *f = &p->q->filter;
+  for (int i = 0; i < f->nterms; i++) {
+    gak_cterm *tm = &f->terms[i];
+    int hit = -1, neq = 0;
+    if (tm->op != GAK_CMP_EQ && tm->op != GAK_CMP_IN)
+      continue;
+    for (int k = tm->lit; k < tm->lit + tm->nlit; k++)
+      if (min_real(&f->lits[k]))
+        hit = k;
+    if (hit < 0)
+      continue;
+    int alias = rowid_alias(p, tm->col);
+    if (alias < 0)
+      return 0;
+    if (!alias)
+      continue;
+    for (int j = 0; j < f->nterms; j++)
+      neq += f->terms[j].col == tm->col &&
+             (f->terms[j].op == GAK_CMP_EQ || f->terms[j].op == GAK_CMP_IN);
+    if (neq > 1 || tm->nlit > 1)
+      return no(p,
+                "-9223372036854775808.0 with = or IN on the rowid %s: "
+                "SQLite's plan decides",
+                p->e->cols[tm->col].name);
+    double never = 0.5; /* what the seek finds: no row */
+    memcpy(&f->lits[hit].bits, &never, 8);
+  }
+  return 1;
+}
+
 static int all_terms(parser *p) {
   if (!term(p))
     return 0;
@@ -496,7 +575,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   if (p.L.nomem)
     p.rc = SQLITE_NOMEM;
   else
-    ok = all_terms(&p) && peek(&p)->kind == T_END;
+    ok = all_terms(&p) && peek(&p)->kind == T_END && rowid_min_real(&p);
   if (!ok)
     no(&p,
        "the filter is not an AND of comparisons of a column with a "

@@ -165,12 +165,18 @@ int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out) {
   return out->p != NULL;
 }
 
-/* The main database's text encoding, cached in *cache (a connection's
-** conn->enc, or a worker's own): asked once, since it cannot change once
-** the database has content, and attached databases must match.  0 when it
-** cannot be read (out of memory, a busy schema): the error is then set on
-** ctx and NOT remembered, since a cached guess would compare UTF-16 text as
-** UTF-8 for the connection's whole life. */
+/* The main database's text encoding (a connection's conn->enc, or a
+** worker's own).  Rules:
+**   1. Read with PRAGMA encoding; 0 when it cannot be read (out of memory,
+**      a busy schema): the error is then set on ctx and NOT remembered,
+**      since a cached guess would compare UTF-16 text as UTF-8 for the
+**      connection's whole life.
+**   2. Kept in *cache only once it can no longer change: PRAGMA encoding =
+**      changes it while the main database has no schema object (SQLite
+**      fixes it at the first CREATE, main or temp; page_count is no sign:
+**      PRAGMA user_version = 1 writes page 1 and leaves it open).  Until
+**      then it is read again on every call (attached databases must match
+**      main, so main's is every schema's). */
 int ga_db_encoding_of(sqlite3 *db, int *enc) {
   sqlite3_stmt *st = NULL;
   *enc = 0;
@@ -190,16 +196,33 @@ int ga_db_encoding_of(sqlite3 *db, int *enc) {
   return *enc ? SQLITE_OK : rc;
 }
 
+/* Rule 2: has a schema object fixed the encoding?  Asked before the
+** encoding is read, so that a schema another connection just created is
+** loaded first.  0 also when it cannot tell (not cached then). */
+static int enc_fixed(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int fixed = 0;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT EXISTS (SELECT 1 FROM main.sqlite_schema) OR "
+                         "EXISTS (SELECT 1 FROM temp.sqlite_schema)",
+                         -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    fixed = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return fixed;
+}
+
 int ga_db_encoding(sqlite3_context *ctx, int *cache) {
   if (*cache)
     return *cache;
-  int enc;
-  int rc = ga_db_encoding_of(sqlite3_context_db_handle(ctx), &enc);
-  if (enc)
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  int enc, fixed = enc_fixed(db);
+  int rc = ga_db_encoding_of(db, &enc);
+  if (enc && fixed)
     *cache = enc;
-  else if ((rc & 0xff) == SQLITE_NOMEM)
+  else if (!enc && (rc & 0xff) == SQLITE_NOMEM)
     sqlite3_result_error_nomem(ctx);
-  else
+  else if (!enc)
     sqlite3_result_error_code(ctx, rc);
   return enc;
 }
@@ -346,7 +369,10 @@ void ga_result_value(sqlite3_context *ctx, const ga_value *v, int enc) {
 
 static void result(sqlite3_context *ctx, const ga_value *v) {
   ga_fn_data *d = sqlite3_user_data(ctx);
-  ga_result_value(ctx, v, d->conn->enc);
+  int enc = d->conn->enc; /* read by the steps that stored the text */
+  if (v->type == GA_V_TEXT && !enc && !(enc = ga_db_encoding(ctx, &enc)))
+    return; /* the error is set */
+  ga_result_value(ctx, v, enc);
 }
 
 static void empty_result(sqlite3_context *ctx) {

@@ -30,13 +30,15 @@ struct ga_conn {
   ga_fn_data fns[GA_NAGG]; /* user data of the aggregates */
   ga_scan_last scan;       /* the last gpu_aggregate call (gpuagg_info) */
   int enc; /* the database's text encoding (SQLITE_UTF8/16LE/16BE), 0 until
-              the first max/min needs it: BINARY collation is memcmp of it */
+              a max/min needs it once it is fixed (ga_db_encoding rule 2):
+              BINARY collation is memcmp of it */
   struct ga_cache *cache; /* gpu_cache's entries (engine/cache.h) */
 };
 
 /* The bytes of a TEXT/BLOB value as max() compares them, in encoding enc
-** (0: out of memory), and the main database's encoding cached in *cache
-** (0: the error is set on ctx).  ext/gpuagg.c. */
+** (0: out of memory), and the main database's encoding, cached in *cache
+** once it can no longer change (0: the error is set on ctx).
+** ext/gpuagg.c. */
 int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out);
 int ga_db_encoding(sqlite3_context *ctx, int *cache);
 /* The same for a connection: SQLite result code, *enc set on SQLITE_OK. */

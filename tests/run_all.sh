@@ -66,6 +66,7 @@ declare -A CMD=(
   [aggregate_writer]='"$PYTHON" tests/test_aggregate_writer.py'
   [cache]='"$PYTHON" tests/test_cache.py'
   [trust]='"$PYTHON" tests/test_trust.py'
+  [trust_values]='"$PYTHON" tests/test_trust_values.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
   [engine]='make -s --no-print-directory test-engine'
   [cpu_sum]='make -s --no-print-directory test-cpu-sum'
@@ -79,7 +80,7 @@ declare -A CMD=(
   [node]='tests/hosts/node/run.sh'
   [harden]='"$PYTHON" tests/harden/surface.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust scan_group \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values scan_group \
   engine cpu_sum state state_engine state_worker \
   python cli install wheel node harden"
 

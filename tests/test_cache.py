@@ -359,6 +359,62 @@ def section_equiv(rep, r, device):
     con.close()
 
 
+MIN_REAL = "-9223372036854775808.0"
+ROWID_MIN = [  # (filter, path): issue 22, defect 9
+    ("id = %s" % MIN_REAL, "cache"), ("%s = id" % MIN_REAL, "cache"),
+    ("id == %s" % MIN_REAL, "cache"), ("id IN (%s)" % MIN_REAL, "cache"),
+    ("id = %s AND x IS NOT NULL" % MIN_REAL, "cache"),
+    ("id = -9223372036854775808", "cache"), ("id = -9223372036854775808e0", "cache"),
+    ("id = -0x8000000000000000", "cache"), ("id = -9223372036854775807.0", "cache"),
+    ("id <> %s" % MIN_REAL, "cache"), ("id < %s" % MIN_REAL, "cache"),
+    ("id <= %s" % MIN_REAL, "cache"), ("id > %s" % MIN_REAL, "cache"),
+    ("id >= %s" % MIN_REAL, "cache"), ("%s >= id" % MIN_REAL, "cache"),
+    ("id BETWEEN %s AND 0" % MIN_REAL, "cache"),
+    ("x = %s" % MIN_REAL, "cache"), ("x IN (%s, 5)" % MIN_REAL, "cache"),
+    ("r = %s" % MIN_REAL, "cache"), ("n = %s" % MIN_REAL, "cache"),
+    ("b = %s" % MIN_REAL, "cache"), ("b IN (%s)" % MIN_REAL, "cache"),
+    ("id > 0 AND id = %s" % MIN_REAL, "cache"),
+    # the planner decides which term seeks: SQLite answers
+    ("id IN (%s, 5)" % MIN_REAL, "uncached"), ("id IN (%s, 1, 2)" % MIN_REAL, "uncached"),
+    ("id = -9223372036854775808 AND id = %s" % MIN_REAL, "uncached"),
+    ("id = %s AND id = -9223372036854775808" % MIN_REAL, "uncached"),
+    ("id = -9223372036854775808 AND id IN (%s, 1)" % MIN_REAL, "uncached"),
+]
+
+
+def section_rowid_min(rep, r, device):
+    """The REAL -2^63 against the rowid alias (issue 22, defect 9): SQLite's
+    rowid seek never matches it, a comparison does; the cache must agree."""
+    tag = device
+    path = os.path.join(TMP, "rowid_min_%s.db" % tag)
+    con = connect(path, device=device)
+    vals = [-2 ** 63, -2 ** 63 + 1, -1, 0, 5, 2 ** 63 - 1]
+    # DESC: not a rowid alias (SQLite's quirk), so numeric like any column
+    for t, decl in (("ra", "id INTEGER PRIMARY KEY"), ("rd", "id INTEGER PRIMARY KEY DESC")):
+        con.execute("CREATE TABLE %s(%s, x INTEGER, r REAL, n NUMERIC, b, v)" % (t, decl))
+        con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?)" % t,
+                        [(v, v, v, v, v, i + 0.5) for i, v in enumerate(vals)])
+    for analyze in (0, 1):
+        if analyze:  # a small ANALYZEd table: SQLite scans for IN lists
+            con.execute("ANALYZE")
+        for t in ("ra", "rd"):
+            con.execute("SELECT gpu_cache('%s', 'id, x, r, n, b, v')" % t)
+            for i, (f, want) in enumerate(ROWID_MIN):
+                if t == "rd":  # no alias: every comparison is numeric
+                    want = "cache"
+                for g in (None, "x"):
+                    name = "%s_rowid_min_%s_a%d_%d_%s" % (tag, t, analyze, i, g)
+                    if analyze and want == "uncached":
+                        # the uncached path's plan (NOT INDEXED, rowid
+                        # ranges) may differ from the reference's here
+                        agg(con, t, "v", f, g)
+                        ls = last_scan(con)
+                        rep.check(name, ls["path"] != "cache", repr(ls))
+                        continue
+                    compare(rep, con, name, t, "v", f, g, want=want)
+    con.close()
+
+
 def section_loads(rep, r, device):
     """Serial loads: threads = 1, temp tables, :memory:, a read transaction."""
     tag = device + "_load"
@@ -805,6 +861,7 @@ def main():
     devices = ["cpu"] + (["gpu"] if GPU else [])
     for device in devices:
         section_equiv(rep, r, device)
+        section_rowid_min(rep, r, device)
         section_loads(rep, r, device)
         section_stale(rep, r, device)
         section_budget(rep, r, device)

@@ -346,6 +346,19 @@ def check_bad(con):
         # a bad state after good ones still fails the whole aggregate
         err = one(con, "select %s(s) from (select ? s union all select ?)" % fn, (own, own[:-1]))
         rep.check("bad_%s_after_good" % agg, isinstance(err, tuple) and err[1].startswith(fn + ": "), shown(err))
+    # a NaN count: README's layout says always 0 from SQL, and only bytes
+    # that _state can write are accepted (issue 22); one NaN with one real
+    nan1 = (b"GAST" + bytes([1, 1, 0, 0]) + le64(0) * 3 + le64(1) + le64(0) * 2 + le64(1)
+            + bytes([0, 0, 0]))
+    for agg in ("sum", "total", "avg"):
+        fn = "gpu_%s_merge" % agg
+        err = one(con, "select %s(?)" % fn, (nan1,))
+        rep.check("bad_%s_nan_count" % agg, isinstance(err, tuple) and err[1].startswith(fn + ": ")
+                  and "NaN" in err[1], shown(err))
+    # the same bytes with a NaN count of 0 are a state (+0.0 from one real)
+    nan0 = nan1[:56] + le64(0) + nan1[64:]
+    rep.check("nan_count_0_ok", same(one(con, "select gpu_total_merge(?)", (nan0,)), 0.0),
+              shown(one(con, "select gpu_total_merge(?)", (nan0,))))
     # an empty table's sum state is no max state
     err = one(con, "select gpu_max_merge(gpu_sum_state) from (select gpu_sum_state(1) as gpu_sum_state)")
     rep.check("bad_sum_state_to_max", isinstance(err, tuple) and "sum state" in err[1], shown(err))

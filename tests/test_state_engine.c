@@ -548,6 +548,11 @@ static void test_bad(void) {
   hhdr(&h, GA_STATE_SUM);
   hsum(&h, 0, 0, 1, 1, 1, 0, 0, 0, NULL);
   expect_bad(&h, GA_STATE_SUM, "infinities", "two infinities, one real");
+  /* NaN count: SQL never makes one (README: always 0), issue 22 */
+  hhdr(&h, GA_STATE_SUM);
+  hsum(&h, 0, 0, 1, 0, 0, 0, 0, 0, NULL);
+  h.n -= 11, h64(&h, 1), h8(&h, 0), h8(&h, 0), h8(&h, 0);
+  expect_bad(&h, GA_STATE_SUM, "NaN count", "a NaN count of 1");
   hhdr(&h, GA_STATE_SUM);
   hsum(&h, 0, 0, 0, 0, 0, 0, 3, 1, d1);
   expect_bad(&h, GA_STATE_SUM, "too large", "real digits without reals");
