@@ -321,6 +321,14 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   memset(plan, 0, sizeof(*plan));
   memset(&lx, 0, sizeof(lx));
 
+  /* the schema this plan reads (the columns, the group key's collation):
+  ** the workers' snapshot must have the same (engine/scan.c, Checks) */
+  sql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", t->schema);
+  if (!sql)
+    goto nomem;
+  int64_t schema_version = q_int(db, sql, -1);
+  sqlite3_free(sql);
+  sql = NULL;
   /* rule 1 */
   int threads = cfg->threads ? cfg->threads : online_cpus();
   if (cfg->threads == 1)
@@ -407,6 +415,8 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (est < cfg->scan_min_rows)
     SERIAL("the table has fewer than scan_min_rows = %lld rows",
            (long long)cfg->scan_min_rows);
+  if (schema_version < 0)
+    SERIAL("cannot read the schema version");
 
   /* parallel: the spec */
   sql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", t->schema);
@@ -459,6 +469,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->caller_reads = sqlite3_txn_state(db, t->schema) >= SQLITE_TXN_READ;
   sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
   sp->est_rows = est;
+  sp->schema_version = schema_version;
   sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;
   const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
   if (cap_env && atoll(cap_env) > 0)
