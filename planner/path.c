@@ -486,6 +486,14 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   memset(plan, 0, sizeof(*plan));
   memset(&lx, 0, sizeof(lx));
 
+  /* the schema this plan reads (the columns, the group key's collation):
+  ** the workers' snapshot must have the same (engine/scan.c, Checks) */
+  sql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", t->schema);
+  if (!sql)
+    goto nomem;
+  int64_t schema_version = q_int(db, sql, -1);
+  sqlite3_free(sql);
+  sql = NULL;
   /* rule 1 */
   int threads = cfg->threads ? cfg->threads : online_cpus();
   if (cfg->threads == 1)
@@ -593,6 +601,8 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (est < cfg->scan_min_rows)
     SERIAL("the table has fewer than scan_min_rows = %lld rows",
            (long long)cfg->scan_min_rows);
+  if (schema_version < 0)
+    SERIAL("cannot read the schema version");
 
   /* parallel: the spec */
   sql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", t->schema);
@@ -651,6 +661,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 11 */
     sp->limits[i] = sqlite3_limit(db, i, -1);
   sp->est_rows = est;
+  sp->schema_version = schema_version;
   sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;
   const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
   if (cap_env && atoll(cap_env) > 0)
@@ -736,11 +747,14 @@ static int64_t mono_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Step st once and reset it; 1 when it was interrupted. */
+/* Step st to its end and reset it; 1 when it was interrupted.  Preparing
+** it is part of the poll: SQLite's parser stops at an interrupt too, so a
+** probe not yet prepared when the interrupt came fails to prepare with it
+** (and would fail again at every poll, the interrupt never seen). */
 static int step_interrupted(sqlite3 *db, sqlite3_stmt **st, const char *sql) {
-  if (!*st && sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK)
-    return 0;
   int rc;
+  if (!*st && (rc = sqlite3_prepare_v2(db, sql, -1, st, NULL)) != SQLITE_OK)
+    return (ga_intr_rc(db, rc) & 0xff) == SQLITE_INTERRUPT;
   while ((rc = sqlite3_step(*st)) == SQLITE_ROW)
     ;
   sqlite3_reset(*st);

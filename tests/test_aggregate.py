@@ -605,14 +605,123 @@ def section_interrupt(rep, r):
         one(None, 0.1, lambda t: max(0.5, t / 2))
     # One long piece per worker (2 workers, 2 pieces): the caller's thread,
     # worker 0, must see the interrupt inside its piece, not at its end.
+    # No timing: the interrupt is sent once the gauge shows the caller's
+    # thread inside a piece (its poll set), and last_scan says where it
+    # landed ("between": only after the piece; "wait": after worker 0 was
+    # done).
     cfg(con, "threads", 2)
     os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "75000"
     try:
-        ls = one("interrupt_in_piece", 0.05, lambda t: t / 2)
+        full = con.execute(q_full, (slow,)).fetchall()
+        ls = last_scan(con)
         rep.check("interrupt_in_piece_setup", ls["path"] == "parallel" and ls["threads"] == 2 and
                   ls["pieces"] == 2, repr(ls))
+        # pieces of seconds (a hex of 20 kB a row): the interrupt, sent as
+        # soon as the piece is seen running, lands inside it unless this
+        # thread stalls for as long
+        heavy = "length(hex(zeroblob(20000 + y % 2)))"
+        got, seen = interrupt_when(con, q_rows, (heavy,), "caller_in_piece")
+        ls = last_scan(con)
+        rep.check("interrupt_in_piece", seen and got[0] == "error" and "interrupt" in got[1] and
+                  ls["interrupted_in"] == "piece", "%r seen %r %r" % (got, seen, ls))
+        again = con.execute(q_full, (slow,)).fetchall()
+        rep.check("interrupt_in_piece_then_right", again == full, "%r vs %r" % (again, full))
     finally:
         del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
+    con.close()
+
+
+def interrupt_when(con, sql, args, gauge):
+    """Run sql on a thread and interrupt con once the process-wide gauge
+    (gpuagg_info()'s scans) is nonzero, seen from another connection: no
+    timing.  The interrupt is sent again every few ms until the call ends
+    (the probe statement of SQLite before 3.41 may miss a single one that
+    lands as it starts).  Returns run()'s answer and whether the gauge was
+    seen (a guard of 120 s ends the wait for one that never rises: a FAIL,
+    not a hang)."""
+    res = {}
+    mon = connect(":memory:")
+    th = threading.Thread(target=lambda: res.update(r=run(con, sql, args)))
+    th.start()
+    seen = False
+    for _ in range(120000):
+        if scans(mon)[gauge] > 0:
+            seen = True
+            break
+        if not th.is_alive():
+            break
+        time.sleep(0.001)
+    while th.is_alive():
+        con.interrupt()
+        th.join(0.005)
+    mon.close()
+    return res["r"], seen
+
+
+def section_snapshot(rep, r):
+    """Issue 22 (defect 8, concern D): the snapshot waits a bounded number
+    of retries for a busy lock, then serial; it honours an interrupt while
+    it waits; a schema change between planning and the snapshot goes
+    serial.  Counters and states only, never seconds."""
+    path = os.path.join(TMP, "snap.db")
+    con = connect(path, timeout=10)  # busy_timeout 10000
+    con.execute("PRAGMA journal_mode = wal")
+    make_table(con, "t", 6000, r)
+    cfg(con, "threads", 4)
+    compare(rep, con, "snap_free", "t", "x", None, "g", want_path="parallel")
+    rep.check("snap_free_no_waits", last_scan(con)["snapshot_waits"] == 0, repr(last_scan(con)))
+    # a write transaction open on another connection: serial at once
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("BEGIN IMMEDIATE")
+    w.execute("INSERT INTO t(g, x) VALUES ('uncommitted', 1e9)")
+    ok = compare(rep, con, "snap_writer_serial", "t", "x", None, "g", want_path="serial")
+    ls = last_scan(con)
+    rep.check("snap_writer_bounded", ok and "write lock is busy" in ls["why"] and
+              0 < ls["snapshot_waits"] <= 40, repr(ls))
+    # an interrupt while it waits (a wait made long for the test: up to the
+    # busy timeout) ends the call at once, noticed in the snapshot
+    os.environ["GPUAGG_SCAN_SNAPSHOT_TRIES"] = "1000000000"
+    try:
+        got, seen = interrupt_when(con, "SELECT rows FROM gpu_aggregate('t', 'x')", (),
+                                   "waiting_for_snapshot")
+        ls = last_scan(con)
+        rep.check("snap_interrupt_in_wait", seen and got[0] == "error" and "interrupt" in got[1] and
+                  ls["interrupted_in"] == "snapshot", "%r %r" % (got, ls))
+    finally:
+        del os.environ["GPUAGG_SCAN_SNAPSHOT_TRIES"]
+    rep.check("snap_gauge_back", scans(con)["waiting_for_snapshot"] == 0, repr(scans(con)))
+    w.execute("ROLLBACK")
+    w.close()
+    compare(rep, con, "snap_after_writer", "t", "x", None, "g", want_path="parallel")
+    # the rollback-journal retry loop (a gpu_cache load: its caller holds no
+    # read lock), with worker 0's begin made busy as under a writer's
+    # PENDING lock: bounded too, then the serial load
+    rb = os.path.join(TMP, "snap_rb.db")
+    c2 = connect(rb, timeout=10)
+    make_table(c2, "t", 6000, r)
+    cfg(c2, "threads", 4)
+    os.environ["GPUAGG_SCAN_FAULT"] = "busy"
+    try:
+        n = c2.execute("SELECT gpu_cache('t', 'y')").fetchone()[0]
+    finally:
+        del os.environ["GPUAGG_SCAN_FAULT"]
+    ent = json.loads(c2.execute("SELECT gpuagg_info()").fetchone()[0])["cache"]["entries"]
+    note = ent[0].get("how", "") if ent else ""
+    import re
+    m = re.search(r"database is locked .*; (\d+) retries", note)
+    rep.check("snap_rollback_bounded", n == 6000 and m is not None and 0 < int(m.group(1)) <= 40,
+              "%r %r" % (n, ent))
+    c2.close()
+    # the schema changes between planning and the snapshot (another
+    # connection's CREATE and DROP, injected there): serial, same answer
+    os.environ["GPUAGG_SCAN_FAULT"] = "schema"
+    try:
+        compare(rep, con, "snap_schema_changed", "t", "x", None, "g", want_path="serial")
+        rep.check("snap_schema_changed_why", "schema changed" in last_scan(con)["why"],
+                  repr(last_scan(con)))
+    finally:
+        del os.environ["GPUAGG_SCAN_FAULT"]
+    compare(rep, con, "snap_schema_after", "t", "x", None, "g", want_path="parallel")
     con.close()
 
 
@@ -662,11 +771,108 @@ def section_pool(rep, r):
     con.close()
 
 
+def scans(con):
+    """gpuagg_info()'s process-wide "scans" object (pool and gauges)."""
+    return json.loads(con.execute("select gpuagg_info()").fetchone()[0])["scans"]
+
+
+def fds_under(prefix, deleted=None):
+    """Descriptors of this process to files whose path starts with prefix;
+    deleted=True: only to deleted files, False: only to existing ones."""
+    n = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            continue
+        if link.startswith(prefix) and (deleted is None or link.endswith(" (deleted)") == deleted):
+            n += 1
+    return n
+
+
+def shard_table(con, schema, n):
+    con.execute("CREATE TABLE %s.t(x, g)" % schema)
+    con.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
+                "INSERT INTO %s.t SELECT i, i %% 7 FROM c" % (n, schema))
+
+
+def section_pool_files(rep, r):
+    """Issue 22 (defect 7): pools of detached or deleted files are closed,
+    and the idle pooled connections of all files stay within the bound."""
+    d = os.path.join(TMP, "shards")
+    os.makedirs(d)
+    con = connect(os.path.join(d, "main.db"))
+    cfg(con, "threads", 4)
+    shard_table(con, "main", 3000)
+    # 1. detached in turn: the next call drops the pool of the file before
+    for i in range(20):
+        shard = os.path.join(d, "s%02d.db" % i)
+        con.execute("ATTACH ? AS s", (shard,))
+        shard_table(con, "s", 2000)
+        got = con.execute("SELECT rows FROM gpu_aggregate('s.t', 'x')").fetchall()
+        ok = got == [(2000,)] and last_scan(con)["path"] == "parallel"
+        con.execute("DETACH s")
+        if i:  # the previous shard: dropped by the call above
+            prev = os.path.join(d, "s%02d.db" % (i - 1))
+            ok = ok and fds_to(prev) == 0
+        rep.check("pool_detached_%d" % i, ok, "%r %r, %d fds to the previous shard"
+                  % (got, last_scan(con), fds_to(os.path.join(d, "s%02d.db" % max(i - 1, 0)))))
+    con.execute("SELECT * FROM gpu_aggregate('t', 'x')").fetchall()
+    n = fds_under(os.path.join(d, "s"))
+    rep.check("pool_detached_all_closed", n == 0, "%d fds to detached shards" % n)
+    # 2. attached, detached and deleted in turn (the audit's case)
+    for i in range(20):
+        shard = os.path.join(d, "x%02d.db" % i)
+        con.execute("ATTACH ? AS s", (shard,))
+        shard_table(con, "s", 2000)
+        con.execute("SELECT * FROM gpu_aggregate('s.t', 'x')").fetchall()
+        con.execute("DETACH s")
+        os.unlink(shard)
+    con.execute("SELECT * FROM gpu_aggregate('t', 'x')").fetchall()
+    n = fds_under(os.path.join(d, "x"), deleted=True)
+    rep.check("pool_deleted_all_closed", n == 0, "%d fds to deleted shards" % n)
+    # 3. deleted while still attached: the pool's idle connections close at
+    # the next pool operation; the user's connection keeps its own
+    shard = os.path.join(d, "y.db")
+    con.execute("ATTACH ? AS s", (shard,))
+    shard_table(con, "s", 2000)
+    own = fds_to(shard)
+    con.execute("SELECT * FROM gpu_aggregate('s.t', 'x')").fetchall()
+    pooled = fds_to(shard) - own
+    os.unlink(shard)
+    con.execute("SELECT * FROM gpu_aggregate('t', 'x')").fetchall()
+    n = fds_under(shard, deleted=True)
+    rep.check("pool_deleted_attached_closed", pooled >= 3 and n == own,
+              "%d pooled before, %d fds to the deleted file, the user's own %d" % (pooled, n, own))
+    con.execute("DETACH s")
+    con.close()
+    # 4. the bound: ten files at once (main and 9 attached), WAL (a helper
+    # each), 8 threads: 90 connections would be kept without it
+    con = connect(os.path.join(d, "b0.db"))
+    cfg(con, "threads", 8)
+    con.execute("PRAGMA journal_mode = wal")
+    shard_table(con, "main", 3000)
+    for i in range(1, 10):
+        con.execute("ATTACH ? AS b%d" % i, (os.path.join(d, "b%d.db" % i),))
+        con.execute("PRAGMA b%d.journal_mode = wal" % i)
+        shard_table(con, "b%d" % i, 3000)
+    par = 0
+    for i in range(10):
+        con.execute("SELECT * FROM gpu_aggregate('%s.t', 'x')" % ("main" if i == 0 else "b%d" % i)).fetchall()
+        par += last_scan(con)["path"] == "parallel"
+    sc = scans(con)
+    rep.check("pool_bound", par == 10 and sc["pool_max_idle"] == 64 and 48 <= sc["pool_idle"] <= 64,
+              "%d parallel, %r" % (par, sc))
+    con.close()
+    rep.check("pool_bound_closed", scans(connect(":memory:"))["pool_idle"] == 0, "")
+
+
 def main():
     rep = Reporter("aggregate")
     r = random.Random(SEED)
     for section in (section_contract, section_group_modes, section_paths, section_attach, section_rowids, section_utf16,
-                    section_overflow, section_errors, section_interrupt, section_pool):
+                    section_overflow, section_errors, section_interrupt, section_pool, section_pool_files,
+                    section_snapshot):
         t0 = time.time()
         try:
             section(rep, r)

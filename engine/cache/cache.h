@@ -162,7 +162,8 @@ typedef struct ga_cache {
   size_t scratch_bytes;
   int64_t queries_gpu, queries_host, fallbacks;
   /* worker pools of the files this cache loaded from in parallel (held
-  ** until the cache is freed, like gpu_aggregate's module holds its own) */
+  ** while they stay attached, like gpu_aggregate's module holds its own:
+  ** engine/scan_pool.c rule 2) */
   ga_scan_pool **pools;
   int npools;
 } ga_cache;

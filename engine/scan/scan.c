@@ -28,8 +28,8 @@
 **     max rowid): a WAL read transaction's snapshot is fixed by its first
 **     read, so all workers see the last commit before the helper's lock.
 **     The helper then ends its transaction (ROLLBACK; it wrote nothing).
-**     No lock: BEGIN IMMEDIATE not had within the busy timeout, or the file
-**     cannot be opened read-write -> serial path.
+**     No lock: BEGIN IMMEDIATE not had within the bounded wait (below), or
+**     the file cannot be opened read-write -> serial path.
 **   Rollback journal (DELETE, TRUNCATE, PERSIST, MEMORY, OFF): worker 0
 **     runs BEGIN and its first read, taking a SHARED lock that its read
 **     transaction holds to the end.  A commit needs EXCLUSIVE, which cannot
@@ -44,8 +44,20 @@
 **     it, so the call goes to the serial path at once, where the caller
 **     reads with the lock it has.  Otherwise every begun transaction is
 **     ended (the writer may commit) and the whole begin is tried again
-**     after a short sleep, until the caller's busy timeout has passed, and
-**     then serial.  Never wait while holding a lock the writer waits for.
+**     after a short sleep, within the bounded wait, and then serial.  Never
+**     wait while holding a lock the writer waits for.
+**   The bounded wait (issue 22): both waits above retry at most
+**     GA_SCAN_SNAPSHOT_TRIES times, GA_SCAN_SNAPSHOT_SLEEP_US apart (about
+**     10 ms), and never past the caller's busy timeout.  A write
+**     transaction can stay open for minutes; the serial path does not wait
+**     for it in WAL mode (readers never block on the writer there), and in
+**     rollback-journal mode it waits as any reader of the caller does, with
+**     SQLite's own busy handler.  Each retry polls the caller's interrupt
+**     first: an interrupt ends the call at once (GA_SCAN_INTERRUPT).
+**   Checks: worker 0 must see the caller's schema_version of planning time
+**     (the group key's collation and the columns were read from that
+**     schema: a DROP and CREATE in between would change them), else
+**     serial; the caller's own statement is re-prepared by SQLite.
 **   Checks: every worker must read the same min and max rowid, and see the
 **     journal mode the protocol assumed (switching between WAL and a
 **     rollback journal needs an exclusive lock, so it happened before our
@@ -62,6 +74,9 @@
 **     handler on worker 0's connection, and between pieces), then
 **     waits on done_cv with a 10 ms timeout to go on polling, and relays
 **     an interrupt with sqlite3_interrupt (thread-safe) to the workers.
+**     Every poll is caller_interrupted(), which records where the interrupt
+**     was noticed (ga_scan_out.interrupted_in: tests assert on it, not on
+**     time).
 **   cancel, group_bytes: atomics.  The first failure is recorded under mu.
 **   groups: one set shared by the workers, in 64 shards by hash, each with
 **     its own mutex (scan_group.h); a worker holds one shard's mutex at a
@@ -93,7 +108,6 @@
 **   the first GA_SCAN_SORTED_WORKERS workers only.  The flag is under mu.
 ** ===========================================================================
 */
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,9 +159,15 @@ struct scan_shared {
   int cancel; /* atomic */
   int fail_rc;
   char why[256];
-  ga_group_shards *groups; /* shared by the workers (scan_group.h) */
-  int64_t group_bytes;     /* atomic */
-  int64_t fault_piece;     /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
+  const char *intr_in; /* GA_SCAN_INTERRUPT: where (ga_scan_out) */
+  /* the snapshot's bounded wait */
+  int64_t snap_waits, snap_tries;
+  double deadline;
+  int waiting;                  /* counted in the gauge now_waiting */
+  int fault_busy, fault_schema; /* GPUAGG_SCAN_FAULT=busy, schema (tests) */
+  ga_group_shards *groups;      /* shared by the workers (scan_group.h) */
+  int64_t group_bytes;          /* atomic */
+  int64_t fault_piece;          /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
   worker *w;
   int nw;
 };
@@ -158,12 +178,25 @@ static int64_t sat_add(int64_t a, int64_t b) { /* b >= 0 */
   return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-/* Record the first failure and stop everyone.  rc: GA_SCAN_FALLBACK,
-** GA_SCAN_INTERRUPT or GA_SCAN_NOMEM. */
-static void fail(scan_shared *sh, int rc, const char *fmt, const char *a) {
+/* The gauges of scan.h (atomics). */
+static int now_waiting, now_in_caller_piece;
+
+int ga_scan_now_waiting(void) {
+  return __atomic_load_n(&now_waiting, __ATOMIC_RELAXED);
+}
+
+int ga_scan_now_in_caller_piece(void) {
+  return __atomic_load_n(&now_in_caller_piece, __ATOMIC_RELAXED);
+}
+
+/* Record the first failure (an interrupt: where it was noticed) and stop
+** everyone.  rc: GA_SCAN_FALLBACK, GA_SCAN_INTERRUPT or GA_SCAN_NOMEM. */
+static void fail_in(scan_shared *sh, int rc, const char *where, const char *fmt,
+                    const char *a) {
   pthread_mutex_lock(&sh->mu);
   if (!sh->fail_rc) {
     sh->fail_rc = rc;
+    sh->intr_in = where;
     snprintf(sh->why, sizeof sh->why, fmt, a ? a : "");
   }
   pthread_mutex_unlock(&sh->mu);
@@ -173,8 +206,23 @@ static void fail(scan_shared *sh, int rc, const char *fmt, const char *a) {
         sqlite3_interrupt(sh->w[k].db);
 }
 
+static void fail(scan_shared *sh, int rc, const char *fmt, const char *a) {
+  fail_in(sh, rc, NULL, fmt, a);
+}
+
 static int cancelled(scan_shared *sh) {
   return __atomic_load_n(&sh->cancel, __ATOMIC_ACQUIRE);
+}
+
+/* The caller's interrupt, polled on the caller's thread only (worker 0,
+** the snapshot, the wait for the workers): 1 when it was interrupted, and
+** then the scan fails with GA_SCAN_INTERRUPT, noticed at where. */
+static int caller_interrupted(scan_shared *sh, const char *where) {
+  const ga_scan_spec *sp = sh->spec;
+  if (!sp->interrupted || !sp->interrupted(sp->interrupted_arg))
+    return 0;
+  fail_in(sh, GA_SCAN_INTERRUPT, where, "interrupted%s", NULL);
+  return 1;
 }
 
 /* A worker's SQLite error: interrupted by us (cancel), out of memory, or a
@@ -470,14 +518,7 @@ static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
 ** then fails its own statement with SQLITE_INTERRUPT. */
 static int caller_progress(void *arg) {
   worker *w = arg;
-  scan_shared *sh = w->sh;
-  const ga_scan_spec *sp = sh->spec;
-  if (cancelled(sh))
-    return 1;
-  if (!sp->interrupted(sp->interrupted_arg))
-    return 0;
-  fail(sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
-  return 1;
+  return cancelled(w->sh) || caller_interrupted(w->sh, "piece");
 }
 
 /* VM instructions between two polls: a few hundred rows, tens of
@@ -514,11 +555,15 @@ static void *worker_main(void *arg) {
     }
     /* only around the piece's statement: the sparse probes run under mu,
     ** which caller_progress's fail() takes */
-    if (w->caller && sp->interrupted)
+    if (w->caller && sp->interrupted) {
       sqlite3_progress_handler(w->db, GA_SCAN_POLL_OPS, caller_progress, w);
+      __atomic_add_fetch(&now_in_caller_piece, 1, __ATOMIC_RELAXED);
+    }
     rc = run_piece(w, st, hash, no, &rows, &groups, &bytes);
-    if (w->caller && sp->interrupted)
+    if (w->caller && sp->interrupted) {
+      __atomic_sub_fetch(&now_in_caller_piece, 1, __ATOMIC_RELAXED);
       sqlite3_progress_handler(w->db, 0, NULL, NULL);
+    }
     if (rc != SQLITE_DONE)
       goto done;
     if (sp->piece_end && (rc = sp->piece_end(sp->piece_arg, no, 1, &rows))) {
@@ -528,10 +573,8 @@ static void *worker_main(void *arg) {
     }
     w->rows += rows;
     report(w, rows, groups);
-    if (w->caller && sp->interrupted && sp->interrupted(sp->interrupted_arg)) {
-      fail(sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
+    if (w->caller && caller_interrupted(sh, "between"))
       goto done;
-    }
     if (__atomic_add_fetch(&sh->group_bytes, bytes, __ATOMIC_RELAXED) >
         sp->max_group_bytes) {
       fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s", NULL);
@@ -559,22 +602,30 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) && errno == EINTR)
-    ;
-}
-
-/* The helper's busy handler: try again every 200 us until the deadline.
-** SQLite's own backs off to 100 ms sleeps, and loses the race to a writer
-** that commits back to back. */
-static int helper_busy(void *arg, int n) {
-  (void)n;
-  if (now_ms() >= *(double *)arg)
+/* One more retry of the snapshot's bounded wait (design above)?  Polls
+** the caller's interrupt first (then 0, the scan failed with
+** GA_SCAN_INTERRUPT), and sleeps GA_SCAN_SNAPSHOT_SLEEP_US before a retry. */
+static int snap_retry(scan_shared *sh) {
+  if (caller_interrupted(sh, "snapshot"))
     return 0;
-  struct timespec ts = {0, 200000L};
+  if (sh->snap_waits >= sh->snap_tries || now_ms() >= sh->deadline)
+    return 0;
+  if (!sh->waiting) {
+    sh->waiting = 1;
+    __atomic_add_fetch(&now_waiting, 1, __ATOMIC_RELAXED);
+  }
+  sh->snap_waits++;
+  struct timespec ts = {0, GA_SCAN_SNAPSHOT_SLEEP_US * 1000L};
   nanosleep(&ts, NULL);
   return 1;
+}
+
+/* The helper's busy handler: snap_retry, every GA_SCAN_SNAPSHOT_SLEEP_US.
+** SQLite's own backs off to 100 ms sleeps, loses the race to a writer that
+** commits back to back, and does not see the caller's interrupt. */
+static int helper_busy(void *arg, int n) {
+  (void)n;
+  return snap_retry(arg);
 }
 
 /* BEGIN and the first read on worker k: min and max rowid (have = 0 for an
@@ -601,6 +652,19 @@ static int begin_worker(worker *w, const char *bounds, int *have, int64_t *mn,
   }
   sqlite3_finalize(st);
   return rc;
+}
+
+/* PRAGMA main.schema_version on a worker (inside its read transaction:
+** the snapshot's), -1 when it cannot be read. */
+static int64_t schema_version(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA main.schema_version", -1, &st, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
 }
 
 static int is_wal(sqlite3 *db) {
@@ -637,7 +701,7 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
   sqlite3 *helper = NULL;
   const char *err = NULL;
   int rc;
-  double deadline = now_ms() + (sp->busy_ms > 0 ? sp->busy_ms : 0);
+  sh->deadline = now_ms() + (sp->busy_ms > 0 ? sp->busy_ms : 0);
   if (sp->wal) {
     rc = ga_scan_pool_take(sp->pool, 1, NULL, &helper, &err);
     if (rc) {
@@ -645,17 +709,20 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
            err);
       return sh->fail_rc;
     }
-    sqlite3_busy_handler(helper, helper_busy, &deadline);
+    sqlite3_busy_handler(helper, helper_busy, sh);
     rc = exec(helper, "BEGIN IMMEDIATE");
     sqlite3_busy_handler(helper, NULL, NULL);
     if (rc) {
+      char why[160];
+      snprintf(why, sizeof why,
+               (rc & 0xff) == SQLITE_BUSY
+                   ? "the WAL write lock is busy (a write transaction is "
+                     "open; %lld retries)"
+                   : "cannot take the WAL write lock",
+               (long long)sh->snap_waits);
       ga_scan_pool_put(sp->pool, helper, 1, (rc & 0xff) == SQLITE_BUSY);
-      fail(sh, GA_SCAN_FALLBACK, "%s",
-           (rc & 0xff) == SQLITE_BUSY
-               ? "no snapshot: the WAL write lock was busy for longer than "
-                 "the busy timeout"
-               : "no snapshot: cannot take the WAL write lock");
-      return GA_SCAN_FALLBACK;
+      fail(sh, GA_SCAN_FALLBACK, "no snapshot: %s", why);
+      return sh->fail_rc; /* or GA_SCAN_INTERRUPT, recorded first */
     }
   }
   for (;;) {
@@ -665,16 +732,21 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
       int h = 0;
       int64_t a = 0, b = 0;
       rc = begin_worker(&sh->w[k], sp->sql_bounds, &h, &a, &b);
+      if (rc == SQLITE_OK && k == 0 && sh->fault_busy)
+        rc = SQLITE_BUSY; /* tests: as if a writer held PENDING */
       if (rc == SQLITE_OK && k == 0) {
         *have = h, *mn = a, *mx = b;
-        if (is_wal(sh->w[0].db) != (sp->wal != 0)) {
+        const char *changed =
+            is_wal(sh->w[0].db) != (sp->wal != 0)               ? "journal mode"
+            : schema_version(sh->w[0].db) != sp->schema_version ? "schema"
+                                                                : NULL;
+        if (changed) {
           end_all(sh);
           if (helper) {
             exec(helper, "ROLLBACK");
             ga_scan_pool_put(sp->pool, helper, 1, 1);
           }
-          fail(sh, GA_SCAN_FALLBACK,
-               "the journal mode changed during the call%s", NULL);
+          fail(sh, GA_SCAN_FALLBACK, "the %s changed during the call", changed);
           return GA_SCAN_FALLBACK;
         }
       } else if (rc == SQLITE_OK &&
@@ -689,27 +761,31 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     char copy[200];
     snprintf(copy, sizeof copy, "%s", msg ? msg : "?");
     end_all(sh);
-    if (busy && !sp->wal && !sp->caller_reads && now_ms() < deadline) {
-      sleep_ms(1); /* let the waiting writer commit, then try again */
+    /* let the waiting writer commit, then try again */
+    if (busy && !sp->wal && !sp->caller_reads && snap_retry(sh))
       continue;
-    }
     if (helper) {
       exec(helper, "ROLLBACK");
       ga_scan_pool_put(sp->pool, helper, 1, 1);
     }
-    if ((rc & 0xff) == SQLITE_NOMEM)
+    if (sh->fail_rc)
+      ; /* interrupted while it waited */
+    else if ((rc & 0xff) == SQLITE_NOMEM)
       fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
     else if (rc == SQLITE_INTERNAL)
       fail(sh, GA_SCAN_FALLBACK, "workers saw different tables%s", NULL);
-    else if (busy)
+    else if (busy && sp->caller_reads && !sp->wal)
       fail(sh, GA_SCAN_FALLBACK,
-           sp->caller_reads && !sp->wal
-               ? "no snapshot: a writer waits for this connection's read "
-                 "lock to commit%s"
-               : "no snapshot within the busy timeout (a writer is "
-                 "committing)%s",
+           "no snapshot: a writer waits for this connection's read lock to "
+           "commit%s",
            NULL);
-    else
+    else if (busy) {
+      snprintf(copy, sizeof copy, "%lld", (long long)sh->snap_waits);
+      fail(sh, GA_SCAN_FALLBACK,
+           "no snapshot: the database is locked (a writer is committing; "
+           "%s retries)",
+           copy);
+    } else
       fail(sh, GA_SCAN_FALLBACK, "a worker could not start: %s", copy);
     return sh->fail_rc;
   }
@@ -718,6 +794,23 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     ga_scan_pool_put(sp->pool, helper, 1, 1);
   }
   return GA_SCAN_OK;
+}
+
+/* GPUAGG_SCAN_FAULT=schema (tests): a DDL commit by another connection
+** between planning and the snapshot, through the helper (WAL, or no reader
+** in the way).  Nonzero when it failed (the scan failed too). */
+static int schema_fault(scan_shared *sh) {
+  const ga_scan_spec *sp = sh->spec;
+  sqlite3 *db = NULL;
+  const char *err = NULL;
+  int rc = ga_scan_pool_take(sp->pool, 1, NULL, &db, &err);
+  if (rc == SQLITE_OK)
+    rc = exec(db, "CREATE TABLE gpuagg_schema_fault(x);"
+                  "DROP TABLE gpuagg_schema_fault");
+  ga_scan_pool_put(sp->pool, db, 1, rc == SQLITE_OK);
+  if (rc)
+    fail(sh, GA_SCAN_FALLBACK, "the schema fault failed%s", NULL);
+  return rc;
 }
 
 /* ---- the scan ---- */
@@ -735,10 +828,19 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   if (lg && atoll(lg) > 0)
     sh.local_groups = atoll(lg);
   /* GPUAGG_SCAN_FAULT (tests, like GPUAGG_FAULT): piece:N fails the worker
-  ** that claims piece N; begin fails the snapshot */
+  ** that claims piece N; begin fails the snapshot; busy: worker 0's begin
+  ** always finds the file locked (as under a writer's PENDING lock); schema:
+  ** another connection changes the schema after planning, before the
+  ** snapshot */
   const char *fault = getenv("GPUAGG_SCAN_FAULT");
   if (fault && !strncmp(fault, "piece:", 6))
     sh.fault_piece = strtoll(fault + 6, NULL, 10);
+  sh.fault_busy = fault && !strcmp(fault, "busy");
+  sh.fault_schema = fault && !strcmp(fault, "schema");
+  sh.snap_tries = GA_SCAN_SNAPSHOT_TRIES;
+  const char *tries = getenv("GPUAGG_SCAN_SNAPSHOT_TRIES"); /* tests */
+  if (tries && atoll(tries) > 0)
+    sh.snap_tries = atoll(tries);
   pthread_mutex_init(&sh.mu, NULL);
   pthread_cond_init(&sh.done_cv, NULL);
   sh.w = sqlite3_malloc64(sizeof(worker) * (size_t)sp->threads);
@@ -781,7 +883,12 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
          NULL);
     goto finish;
   }
-  if (snapshot(&sh, &have, &mn, &mx) != GA_SCAN_OK)
+  if (sh.fault_schema && schema_fault(&sh))
+    goto finish;
+  rc = snapshot(&sh, &have, &mn, &mx);
+  if (sh.waiting)
+    __atomic_sub_fetch(&now_waiting, 1, __ATOMIC_RELAXED);
+  if (rc != GA_SCAN_OK)
     goto finish;
   if (!have)
     goto finish; /* an empty table: no piece, no group */
@@ -838,10 +945,9 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
       ts.tv_nsec -= 1000000000L;
     }
     pthread_cond_timedwait(&sh.done_cv, &sh.mu, &ts);
-    if (sh.running > 0 && sp->interrupted &&
-        sp->interrupted(sp->interrupted_arg)) {
-      pthread_mutex_unlock(&sh.mu);
-      fail(&sh, GA_SCAN_INTERRUPT, "interrupted%s", NULL);
+    if (sh.running > 0 && !cancelled(&sh)) {
+      pthread_mutex_unlock(&sh.mu); /* caller_interrupted takes it */
+      caller_interrupted(&sh, "wait");
       pthread_mutex_lock(&sh.mu);
     }
   }
@@ -869,6 +975,8 @@ finish:
   out->hash_pieces = sh.nhash;
   out->probes = sh.nprobes;
   out->max_piece_rows = sh.max_piece_rows;
+  out->snapshot_waits = sh.snap_waits;
+  out->interrupted_in = rc == GA_SCAN_INTERRUPT ? sh.intr_in : NULL;
   snprintf(out->why, sizeof out->why, "%s", sh.why);
   for (int k = 0; k < sh.nw; k++) {
     worker *w = &sh.w[k];
@@ -912,8 +1020,11 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
   snprintf(buf, n,
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%lld,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
-           "\"interrupt\":\"%s\",\"progress_probes\":%lld}",
+           "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
+           "\"snapshot_waits\":%lld,\"progress_probes\":%lld}",
            l->path ? l->path : "none", l->threads, why, (long long)l->rows,
            l->ms, (long long)l->pieces, (long long)l->hash_pieces,
-           l->interrupt ? l->interrupt : "", (long long)l->progress_probes);
+           l->interrupt ? l->interrupt : "",
+           l->interrupted_in ? l->interrupted_in : "",
+           (long long)l->snapshot_waits, (long long)l->progress_probes);
 }

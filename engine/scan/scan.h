@@ -21,17 +21,30 @@ typedef struct sqlite3_value sqlite3_value;
 /* ---- the pool of worker connections (engine/scan_pool.c) ---- */
 
 /* One database file (VFS name + path).  A user connection that runs a
-** parallel scan on it holds a reference; the last release closes its idle
-** connections.  Connections are opened read-only and NOMUTEX (each is used
-** by one thread at a time) with the caller's VFS, except the one read-write
-** "helper" that takes the WAL write lock for a moment (engine/scan.c). */
+** parallel scan on it holds a reference while the file is attached to it;
+** the last release closes its idle connections.  Connections are opened
+** read-only and NOMUTEX (each is used by one thread at a time) with the
+** caller's VFS, except the one read-write "helper" that takes the WAL write
+** lock for a moment (engine/scan.c).  The rules, and the bound below, are
+** at the top of engine/scan_pool.c. */
 typedef struct ga_scan_pool ga_scan_pool;
+
+/* Idle connections kept in all pools together, helpers included (rule 4
+** of scan_pool.c: the one idle the longest is closed first). */
+#define GA_SCAN_POOL_MAX_IDLE 64
 
 /* Called once on every new connection (gpuagg's worker functions). */
 typedef int (*ga_scan_prep_fn)(sqlite3 *db);
 
 ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path);
 void ga_scan_pool_unref(ga_scan_pool *p);
+/* A holder's list of references (gpu_aggregate's module, the column
+** cache): hold adds the pool of (vfs, path) once and returns it (NULL: out
+** of memory); prune releases those of files that db no longer has attached
+** (PRAGMA database_list; nothing when it cannot be read). */
+ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
+                                const char *path);
+void ga_scan_pool_prune(sqlite3 *db, ga_scan_pool **list, int *n);
 /* A connection of the pool (rw: the helper), or a new one.  SQLite result
 ** code; *err gets a static reason on failure. */
 int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
@@ -80,9 +93,10 @@ typedef struct ga_scan_spec {
   const char *sql_rows;
   int (*step_other)(ga_xstate *s, sqlite3_value *v, int type, int enc);
   int enc;
-  int threads; /* >= 2 */
-  int wal;     /* the caller saw journal_mode = wal */
-  int busy_ms; /* the caller's busy timeout: how long to try for a snapshot */
+  int threads;      /* >= 2 */
+  int wal;          /* the caller saw journal_mode = wal */
+  int busy_ms;      /* the caller's busy timeout: the snapshot waits no longer
+                       (and GA_SCAN_SNAPSHOT_TRIES at most) */
   int caller_reads; /* the caller holds a read transaction on the file (its
                        SHARED lock: see the design in scan.c) */
   int dqs; /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
@@ -90,6 +104,9 @@ typedef struct ga_scan_spec {
   ** SQLITE_LIMIT_WORKER_THREADS), set on every worker before it runs */
   int limits[GA_SCAN_NLIMITS];
   int64_t est_rows;        /* rows of the table, an upper estimate */
+  int64_t schema_version;  /* the caller's PRAGMA schema_version when it
+                              planned (the group key's collation): worker 0
+                              must see the same in the snapshot */
   int64_t max_group_bytes; /* GA_SCAN_MAX_GROUP_BYTES, smaller in tests */
   /* polled by the caller's thread while workers run: nonzero = the caller
   ** was interrupted */
@@ -108,6 +125,14 @@ typedef struct ga_scan_spec {
   void *piece_arg;
 } ga_scan_spec;
 
+/* How long the snapshot waits for a busy lock (a writer): at most this
+** many retries, GA_SCAN_SNAPSHOT_SLEEP_US apart (about 10 ms), and never
+** past the caller's busy timeout; then the serial path, which in WAL mode
+** reads while the writer works.  The caller's interrupt is polled at each
+** retry (engine/scan.c, "One snapshot"). */
+#define GA_SCAN_SNAPSHOT_TRIES 40
+#define GA_SCAN_SNAPSHOT_SLEEP_US 250
+
 /* Rows a sparse-mode probe counts ahead (engine/scan.c, "Pieces"). */
 #define GA_SCAN_PROBE_ROWS 4096
 
@@ -121,6 +146,12 @@ typedef struct ga_scan_out {
   int64_t hash_pieces; /* of them in hash mode */
   int64_t probes;      /* sparse-mode probes */
   int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
+  int64_t snapshot_waits; /* retries of the snapshot on a busy lock */
+  /* GA_SCAN_INTERRUPT: where the caller's thread noticed it: "snapshot"
+  ** (waiting for a lock), "piece" (worker 0 inside a piece, its progress
+  ** handler), "between" (worker 0 between pieces), "wait" (waiting for the
+  ** other workers) */
+  const char *interrupted_in;
   char why[256]; /* GA_SCAN_FALLBACK: the reason */
 } ga_scan_out;
 
@@ -128,6 +159,12 @@ typedef struct ga_scan_out {
 ** GA_SCAN_INTERRUPT or GA_SCAN_NOMEM.  Always call ga_scan_out_free. */
 int ga_scan_run(const ga_scan_spec *spec, ga_scan_out *out);
 void ga_scan_out_free(ga_scan_out *out);
+
+/* Process-wide gauges (gpuagg_info()'s "scans"; tests wait on them instead
+** of on time): scans now waiting for a busy lock in their snapshot, and
+** callers' threads now inside a piece with the interrupt poll set. */
+int ga_scan_now_waiting(void);
+int ga_scan_now_in_caller_piece(void);
 
 /* ---- what gpuagg_info() reports as last_scan ---- */
 
@@ -138,12 +175,14 @@ typedef struct ga_scan_last {
   int64_t rows; /* rows that passed the filter */
   double ms;
   int64_t pieces;
-  int64_t hash_pieces;     /* of them grouped in the workers' hash tables */
-  const char *interrupt;   /* how the waiting thread sees the caller's
-                              interrupt: "sqlite3_is_interrupted" (3.41+) or
-                              "probe statement" (older SQLite) */
-  int64_t progress_probes; /* steps of the progress probe that runs the
-                              caller's progress handler (parallel path) */
+  int64_t hash_pieces;        /* of them grouped in the workers' hash tables */
+  const char *interrupt;      /* how the waiting thread sees the caller's
+                                 interrupt: "sqlite3_is_interrupted" (3.41+) or
+                                 "probe statement" (older SQLite) */
+  const char *interrupted_in; /* interrupted: ga_scan_out's, or "serial" */
+  int64_t snapshot_waits;     /* ga_scan_out's */
+  int64_t progress_probes;    /* steps of the progress probe that runs the
+                                 caller's progress handler (parallel path) */
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */

@@ -37,7 +37,9 @@
 **      views (the application's own) can.
 **   6. An interrupt of the caller stops the workers (aggregate_path.c).
 **   7. gpuagg_info()'s last_scan: path, threads, why, rows, ms, pieces,
-**      hash_pieces.
+**      hash_pieces, interrupted_in (where an interrupt was noticed: scan.h,
+**      or "serial"), snapshot_waits (retries of the snapshot's bounded
+**      wait for a busy lock).
 */
 #include <string.h>
 #include <time.h>
@@ -68,7 +70,8 @@ static const int col_op[5] = {GA_AGG_SUM, GA_AGG_TOTAL, GA_AGG_AVG, GA_AGG_MIN,
 
 typedef struct aggr_module {
   ga_conn *conn;
-  ga_scan_pool **pools; /* files this connection scanned in parallel */
+  ga_scan_pool **pools; /* files this connection scanned in parallel and
+                           still has attached (scan_pool.c rule 2) */
   int npools;
 } aggr_module;
 
@@ -267,38 +270,12 @@ static int serial_step(aggr_cursor *c) {
     return SQLITE_OK;
   }
   rc = ga_intr_rc(vt->db, sqlite3_reset(c->st));
+  if ((rc & 0xff) == SQLITE_INTERRUPT)
+    vt->mod->conn->scan.interrupted_in = "serial";
   if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
     return rc;
   return set_err(c, SQLITE_ERROR,
                  sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(vt->db)));
-}
-
-static int module_has_pool(aggr_module *m, ga_scan_pool *p) {
-  for (int i = 0; i < m->npools; i++)
-    if (m->pools[i] == p)
-      return 1;
-  return 0;
-}
-
-/* This connection's reference to the pool of plan's file (kept until the
-** connection closes). */
-static ga_scan_pool *pool_for(aggr_module *m, const ga_plan *plan) {
-  ga_scan_pool *p = ga_scan_pool_ref(plan->vfs, plan->path);
-  if (!p)
-    return NULL;
-  if (module_has_pool(m, p)) {
-    ga_scan_pool_unref(p); /* already counted for this connection */
-    return p;
-  }
-  ga_scan_pool **l =
-      sqlite3_realloc64(m->pools, sizeof(*l) * (size_t)(m->npools + 1));
-  if (!l) {
-    ga_scan_pool_unref(p);
-    return NULL;
-  }
-  m->pools = l;
-  l[m->npools++] = p;
-  return p;
 }
 
 /* Any group's gpu_sum overflow is the reference query's error too. */
@@ -383,6 +360,9 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   int rc = SQLITE_OK, reversed = 0;
 
   aggr_reset(c);
+  /* the pools of files detached since the last call close now, whatever
+  ** path this call takes (scan_pool.c rule 2) */
+  ga_scan_pool_prune(vt->db, m->pools, &m->npools);
   memset(&t, 0, sizeof(t));
   memset(&plan, 0, sizeof(plan));
   c->t0 = now_ms();
@@ -496,7 +476,8 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     goto done;
   }
   if (plan.parallel) {
-    plan.spec.pool = pool_for(m, &plan);
+    plan.spec.pool =
+        ga_scan_pool_hold(&m->pools, &m->npools, plan.vfs, plan.path);
     if (plan.spec.pool && ga_plan_verify(&plan, plan.spec.pool)) {
       rc = SQLITE_NOMEM;
       goto done;
@@ -512,6 +493,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
                                      : ga_scan_run(&plan.spec, &c->out);
     ga_intr_free(&intr);
     last->progress_probes = intr.progress_probes;
+    last->snapshot_waits = c->out.snapshot_waits;
     if (src == GA_SCAN_OK) {
       c->key_enc = plan.spec.enc;
       last->path = "parallel";
@@ -523,6 +505,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       goto done;
     }
     if (src == GA_SCAN_INTERRUPT) {
+      last->interrupted_in = c->out.interrupted_in;
       rc = SQLITE_INTERRUPT;
       goto done;
     }

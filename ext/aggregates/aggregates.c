@@ -468,14 +468,16 @@ static void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "\"last\":{\"path\":\"%s\",\"rows\":%lld,\"chunks_cpu\":%lld,"
       "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"h2d_ms\":%.3f,"
       "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f},"
-      "\"last_scan\":%s,\"cache\":%s}",
+      "\"last_scan\":%s,\"scans\":{\"pool_idle\":%d,\"pool_max_idle\":%d,"
+      "\"waiting_for_snapshot\":%d,\"caller_in_piece\":%d},\"cache\":%s}",
       GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu, (long long)k.agg_gpu,
       (long long)k.chunks_cpu, (long long)k.chunks_gpu, (long long)k.fallbacks,
       (long long)k.matadd_cpu, (long long)k.matadd_gpu,
       (long long)ga_pool_pinned_bytes(), errs, l->path ? l->path : "none",
       (long long)l->rows, (long long)l->chunks_cpu, (long long)l->chunks_gpu,
       (long long)l->fallbacks, l->h2d_ms, l->kernel_ms, l->finalize_ms,
-      l->total_ms, scan, cache);
+      l->total_ms, scan, ga_scan_pool_idle(), GA_SCAN_POOL_MAX_IDLE,
+      ga_scan_now_waiting(), ga_scan_now_in_caller_piece(), cache);
   sqlite3_free(cache);
   if (!json) {
     sqlite3_result_error_nomem(ctx);

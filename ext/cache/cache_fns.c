@@ -496,27 +496,6 @@ static char *collect_sql(const char *schema, const char *table,
   return sqlite3_str_finish(s);
 }
 
-/* A pool reference for the cache (kept until the cache is freed). */
-static ga_scan_pool *pool_for(ga_cache *c, const ga_plan *plan) {
-  ga_scan_pool *p = ga_scan_pool_ref(plan->vfs, plan->path);
-  if (!p)
-    return NULL;
-  for (int i = 0; i < c->npools; i++)
-    if (c->pools[i] == p) {
-      ga_scan_pool_unref(p);
-      return p;
-    }
-  ga_scan_pool **l =
-      sqlite3_realloc64(c->pools, sizeof(*l) * (size_t)(c->npools + 1));
-  if (!l) {
-    ga_scan_pool_unref(p);
-    return NULL;
-  }
-  c->pools = l;
-  l[c->npools++] = p;
-  return p;
-}
-
 /* Run the collector over the whole table on the caller's connection, as
 ** piece 0.  SQLite result code. */
 static int load_serial(sqlite3 *db, const ga_target *t, const collist *cl,
@@ -597,7 +576,11 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     memset(&so, 0, sizeof(so));
     ga_intr intr = {.db = db};
     char *piece = collect_sql("main", t->table, t->rowid, cl);
-    plan.spec.pool = piece ? pool_for(c, &plan) : NULL;
+    /* a reference while the file stays attached (scan_pool.c rule 2) */
+    ga_scan_pool_prune(db, c->pools, &c->npools);
+    plan.spec.pool =
+        piece ? ga_scan_pool_hold(&c->pools, &c->npools, plan.vfs, plan.path)
+              : NULL;
     if (!piece || !plan.spec.pool ||
         ga_plan_verify(&plan, plan.spec.pool) != SQLITE_OK) {
       rc = SQLITE_NOMEM;
