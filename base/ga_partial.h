@@ -1,7 +1,7 @@
 /*
 ** ga_partial.h — the mergeable partial results that every reducer produces.
 **
-** The CPU reducer (engine/cpu_reduce.c) and the CUDA kernels (kernels/)
+** The CPU reducer (engine/reduce/cpu_reduce.c) and the CUDA kernels (kernels/)
 ** both write these structs, and the engine merges them in any order.  Every
 ** field is an integer, and merging is integer addition (sum) or a total order
 ** (max/min), so the merged result does not depend on how the input was cut

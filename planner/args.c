@@ -1,5 +1,5 @@
 /*
-** aggregate_args.c — gpu_aggregate's arguments: lexing the SQL text of the
+** planner/args.c — gpu_aggregate's arguments: lexing the SQL text of the
 ** expression, filter and group-by, resolving the table name, and the SQL
 ** texts built from them (the serial reference query and the workers').
 **
@@ -27,7 +27,8 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
-#include "aggregate.h"
+#include "glue.h"
+#include "planner.h"
 
 /* ---- lexing ---- */
 
@@ -40,7 +41,7 @@ static int id_char(unsigned char c) {
 }
 
 /* SQLite's date and time functions: flagged deterministic, yet 'now'
-** makes their value the statement's time (rule 5 of aggregate_path.c). */
+** makes their value the statement's time (rule 5 of planner/path.c). */
 static int time_fn(const char *z, int n) {
   static const char *const names[] = {"julianday", "date",     "time",
                                       "datetime",  "strftime", "unixepoch"};
@@ -427,7 +428,7 @@ char *ga_sql_piece(const ga_target *t, const ga_args *a, int hash) {
   else
     sqlite3_str_appendall(s, "SELECT ");
   /* hash mode: the rows themselves, in rowid order (a plain rowid-range
-  ** scan: NOT INDEXED); the worker groups them (engine/scan.h) */
+  ** scan: NOT INDEXED); the worker groups them (engine/scan/scan.h) */
   sqlite3_str_appendf(s,
                       "%s(\n%s\n)%s FROM main.\"%w\" NOT INDEXED "
                       "WHERE %s >= ?1 AND %s <= ?2",

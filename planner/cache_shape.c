@@ -1,6 +1,6 @@
 /*
 ** cache_shape.c — which gpu_aggregate calls the column cache may answer,
-** and the query they become (engine/cache.h's ga_cquery).
+** and the query they become (engine/cache/cache.h's ga_cquery).
 **
 ** Eligible shapes (anything else takes the uncached path, with the reason):
 **   expression  a bare column name (quoted or not) of the entry;
@@ -53,7 +53,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache.h"
-#include "cache_glue.h"
+#include "cache_plan.h"
 
 enum { T_END, T_ID, T_QID, T_NUM, T_OP, T_LP, T_RP, T_COMMA, T_SIGN, T_BAD };
 

@@ -1,17 +1,19 @@
 /*
-** aggregate.h — what the files of gpu_aggregate share: the vtab
-** (aggregate_vtab.c), its arguments and SQL texts (aggregate_args.c) and
-** the choice of path (aggregate_path.c).
+** planner.h — SQL text to a plan: gpu_aggregate's arguments lexed, its
+** table resolved and its SQL texts made (planner/args.c), and the choice
+** of path with the scan's spec (planner/path.c).  The column cache's part
+** is planner/cache_plan.h; the vtab that runs a plan is
+** ext/aggregate/aggregate_vtab.c.
 */
-#ifndef GA_AGGREGATE_H
-#define GA_AGGREGATE_H
+#ifndef GA_PLANNER_H
+#define GA_PLANNER_H
 
 #include "sqlite3ext.h"
 
 #include "config.h"
 #include "scan.h"
 
-/* An argument's SQL text as a lexer sees it (aggregate_args.c). */
+/* An argument's SQL text as a lexer sees it (planner/args.c). */
 typedef struct ga_lex {
   int bad;        /* unbalanced parentheses, unterminated string/comment */
   int semicolon;  /* a ';' outside strings and comments */
@@ -68,14 +70,14 @@ char *ga_sql_bounds(const ga_target *t);
 char *ga_sql_first(const ga_target *t);
 char *ga_sql_kth(const ga_target *t);
 
-/* The decision (aggregate_path.c). */
+/* The decision (planner/path.c). */
 typedef struct ga_plan {
   int parallel;  /* else serial */
   char why[256]; /* why serial, or how parallel */
   ga_scan_spec spec;
   char *path, *vfs;
   char *sql_piece, *sql_rows, *sql_bounds, *sql_first, *sql_kth;
-  /* rule 10 of aggregate_path.c: the text as a worker compiles it, and the
+  /* rule 10 of planner/path.c: the text as a worker compiles it, and the
   ** caller's program of it (opcodes) */
   char *auth_sql, *auth_sig;
 } ga_plan;
@@ -96,28 +98,5 @@ int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool);
 ** sqlite3_malloc'd; NULL when sql cannot be prepared, with *rc set (an
 ** authorizer's SQLITE_DENY is one case). */
 char *ga_program_sig(sqlite3 *db, const char *sql, int *rc);
-
-/* The caller's interrupt, as seen from its own thread (aggregate_path.c):
-** sqlite3_is_interrupted where the running SQLite has it (3.41+), else a
-** probe statement that SQLite's own interrupt check answers. */
-typedef struct ga_intr {
-  sqlite3 *db;
-  sqlite3_stmt *probe;
-  int64_t next_ns; /* the probe: no step before this (CLOCK_MONOTONIC) */
-  /* the progress probe (both versions: the application's progress handler
-  ** runs inside it), and the next time it may step */
-  sqlite3_stmt *progress;
-  int64_t next_progress_ns;
-  int64_t progress_probes; /* steps of it (gpuagg_info's last_scan) */
-} ga_intr;
-int ga_intr_check(void *arg);
-void ga_intr_free(ga_intr *i);
-/* 1 when sqlite3_is_interrupted was found (gpuagg_info, tests). */
-int ga_intr_native(void);
-/* rc of a failed prepare or step on db, or SQLITE_INTERRUPT where an
-** interrupt caused it: SQLite reports one that hits the parser inside a
-** virtual table's constructor (its own pragma_* tables') as SQLITE_ERROR
-** with the message "interrupted". */
-int ga_intr_rc(sqlite3 *db, int rc);
 
 #endif

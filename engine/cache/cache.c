@@ -14,8 +14,9 @@
 #include "cache.h"
 
 #include <string.h>
+#include <unistd.h>
 
-#include "gpu_host.h"
+#include "gpu.h"
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
@@ -191,4 +192,23 @@ void ga_cache_fit(ga_cache *c, int64_t budget) {
     }
     ga_centry_free(v);
   }
+}
+
+/* ---- where and how much ---- */
+
+int ga_cache_where(const ga_config *cfg) {
+  if (cfg->device == GA_DEVICE_CPU)
+    return GA_CACHE_HOST;
+  return ga_gpu_ndev(cfg) > 0 ? GA_CACHE_GPU : GA_CACHE_HOST;
+}
+
+int64_t ga_cache_budget(const ga_config *cfg, int where) {
+  if (cfg->cache_bytes > 0)
+    return cfg->cache_bytes;
+  if (where == GA_CACHE_GPU)
+    return (int64_t)(ga_gpu_dev_mem(0) / 4);
+  long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || ps <= 0)
+    return (int64_t)1 << 30;
+  return (int64_t)pages * ps / 4;
 }

@@ -12,7 +12,7 @@
 **                  (kernels/cache.cu behind kernels/gak.h)
 **
 ** The SQLite side (the SQL functions, the staleness stamps, which shapes are
-** eligible) is ext/cache_fns.c and ext/cache_shape.c.
+** eligible) is ext/cache/cache_fns.c and planner/cache_shape.c.
 **
 ** Rules:
 **   1. An entry holds only INTEGER, REAL and NULL values, as SQL read them
@@ -48,7 +48,7 @@
 #define GA_CACHE_MAX_COLS 64
 #define GA_CACHE_MAX_ROWS ((int64_t)0xffffffffu - 1)
 /* Groups a cached GROUP BY may have (past it: the uncached path, whose
-** group memory cap is of the same order, engine/scan.h). */
+** group memory cap is of the same order, engine/scan/scan.h). */
 #define GA_CACHE_MAX_GROUPS ((int64_t)1 << 18)
 
 /* Column affinities (SQLite's rules on the declared type). */
@@ -111,7 +111,7 @@ typedef struct ga_ccol {
   int dict_state; /* 0 not built, 1 built, -1 cannot group on the GPU */
 } ga_ccol;
 
-/* The SQLite state an entry was loaded from (ext/cache_fns.c): an answer
+/* The SQLite state an entry was loaded from (ext/cache/cache_fns.c): an answer
 ** is taken only while every field is the same as now. */
 typedef struct ga_cstamp {
   int64_t data_version;   /* PRAGMA s.data_version: other connections */
@@ -119,7 +119,7 @@ typedef struct ga_cstamp {
   int64_t schema_version; /* PRAGMA s.schema_version: DDL, drop+recreate */
   char *file;             /* sqlite3_db_filename of the schema */
   void *fileobj;          /* its sqlite3_file (SQLITE_FCNTL_FILE_POINTER) */
-  /* An attached schema's file as it is on disk (ext/cache_fns.c rule 2):
+  /* An attached schema's file as it is on disk (ext/cache/cache_fns.c rule 2):
   ** a DETACH and ATTACH of the same file opens a new pager whose
   ** data_version starts again, often at the same address.  nident = 0 for
   ** main and temp, which cannot be detached. */
@@ -141,7 +141,7 @@ typedef struct ga_centry {
   int64_t nsegs;
   ga_cstamp stamp;
   /* the caller's program of SELECT <the columns> at the load (ext/
-  ** aggregate_path.c ga_program_sig): an authorizer set or changed since
+  ** planner/path.c ga_program_sig): an authorizer set or changed since
   ** compiles it otherwise, and the entry does not answer */
   char *auth_sig;
   int stale; /* an answer was refused for staleness: never used again */
@@ -163,7 +163,7 @@ typedef struct ga_cache {
   int64_t queries_gpu, queries_host, fallbacks;
   /* worker pools of the files this cache loaded from in parallel (held
   ** while they stay attached, like gpu_aggregate's module holds its own:
-  ** engine/scan_pool.c rule 2) */
+  ** engine/scan/scan_pool.c rule 2) */
   ga_scan_pool **pools;
   int npools;
 } ga_cache;
@@ -189,7 +189,7 @@ int64_t ga_cache_touch(ga_cache *c);
 
 /* ---- a query on an entry (cache_host.c, cache_gpu.c) ---- */
 
-/* The shape ext/cache_shape.c accepts: the expression is entry column xcol,
+/* The shape planner/cache_shape.c accepts: the expression is entry column xcol,
 ** the group key column gcol (-1: none), and an AND of terms over entry
 ** columns (filter.cols unused here: terms name entry columns). */
 typedef struct ga_cquery {
@@ -255,5 +255,12 @@ void ga_cload_abort(ga_cload *l);
 typedef struct ga_csink ga_csink;
 int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
                  int ncols);
+
+/* Where a new entry lives under cfg (GA_CACHE_GPU when a GPU is usable
+** and device is not 'cpu'), and the budget there: cache_bytes, or a quarter
+** of the GPU's memory or of the host's physical memory (README
+** "gpu_cache"). */
+int ga_cache_where(const ga_config *cfg);
+int64_t ga_cache_budget(const ga_config *cfg, int where);
 
 #endif

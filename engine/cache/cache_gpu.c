@@ -22,7 +22,7 @@
 #include "cache_gpu.h"
 #include "cpu_reduce.h"
 #include "gak.h"
-#include "gpu_host.h"
+#include "gpu.h"
 #include "scan_group.h"
 #include "sqlite3ext.h"
 #include "xacc.h"

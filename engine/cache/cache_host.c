@@ -6,7 +6,7 @@
 **      equal rows; each thread walks its run in row order and keeps one
 **      exact state per group (ungrouped: one).  Runs are numbered in row
 **      order and handed to the group merge of gpu_aggregate's parallel path
-**      (ga_gs_add, engine/scan_group.h) as piece numbers, so the group's
+**      (ga_gs_add, engine/scan/scan_group.h) as piece numbers, so the group's
 **      representative key and max/min ties are the first row's in rowid
 **      order, as on every other path.
 **   2. A row's value is stepped with the same ga_xstate_step_* that the

@@ -4,7 +4,7 @@
 **   SELECT gpuagg_collect(?3, "x", "k", ...) FROM t NOT INDEXED
 **    WHERE rowid >= ?1 AND rowid <= ?2
 **
-** over rowid pieces (engine/scan.c, with the piece hooks below), so the
+** over rowid pieces (engine/scan/scan.c, with the piece hooks below), so the
 ** values are collected inside their own SQL; ?3 is the piece's sink.  The
 ** serial path runs the same statement over the whole table on the caller's
 ** connection, as piece 0.
@@ -37,7 +37,7 @@
 
 #include "cache.h"
 #include "cache_gpu.h"
-#include "gpu_host.h"
+#include "gpu.h"
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 

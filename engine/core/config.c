@@ -3,17 +3,16 @@
 */
 #include "config.h"
 
-#include "gpu.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GA_CONFIG_NAMES                                                        \
   "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
   "threads, scan_min_rows, cache_bytes"
 
-/* gpu_aggregate's knobs (engine/scan.c).  scan_min_rows: below it the
+/* gpu_aggregate's knobs (engine/scan/scan.c).  scan_min_rows: below it the
 ** parallel path's fixed cost (worker connections, the snapshot, threads)
 ** outweighs what the workers save; measured in bench/RESULTS.md
 ** ("gpu_aggregate: where the parallel path starts to pay"). */
@@ -188,4 +187,11 @@ void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
            device_name(c->device), c->streams, (long long)c->chunk_bytes,
            c->devices, c->threads, (long long)c->scan_min_rows,
            (long long)c->cache_bytes);
+}
+
+int ga_config_threads(const ga_config *c) {
+  if (c->threads)
+    return c->threads;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > GA_CONFIG_MAX_THREADS ? GA_CONFIG_MAX_THREADS : (int)n;
 }

@@ -25,15 +25,20 @@ typedef struct ga_config {
   int64_t chunk_bytes;    /* bytes of one pinned chunk */
   int devices;            /* how many visible GPUs to use; 0 = all */
   int threads;            /* gpu_aggregate workers; 0 = one per online CPU,
-                            1 = the serial path (engine/scan.h) */
+                            1 = the serial path (engine/scan/scan.h) */
   int64_t scan_min_rows;  /* gpu_aggregate: tables estimated below this many
                             rows take the serial path */
   int64_t cache_bytes;    /* gpu_cache's budget; 0 = a quarter of the memory
-                            where the cache lives (engine/cache.h) */
+                            where the cache lives (engine/cache/cache.h) */
 } ga_config;
 
 /* Upper bound of the threads knob. */
 #define GA_CONFIG_MAX_THREADS 256
+
+/* Devices and stream slots per device that the engine can drive (the
+** bounds of the devices and streams knobs; engine/reduce/gpu.c). */
+#define GA_MAX_DEV 16
+#define GA_MAX_SLOTS 16
 
 /* Defaults, chosen by measurement (bench/RESULTS.md). */
 void ga_config_default(ga_config *c);
@@ -47,5 +52,8 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
                   char *err, size_t nerr);
 /* The whole config as a JSON object into buf. */
 void ga_config_json(const ga_config *c, char *buf, size_t nbuf);
+/* The threads a scan uses: the threads knob, or (0) one per online CPU,
+** at most GA_CONFIG_MAX_THREADS. */
+int ga_config_threads(const ga_config *c);
 
 #endif

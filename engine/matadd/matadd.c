@@ -30,7 +30,6 @@ SQLITE_EXTENSION_INIT3
 
 #include "gak.h"
 #include "gpu.h"
-#include "gpu_host.h"
 
 #define GA_MATADD_MAX_STREAMS 16
 #define GA_MATADD_MIN_BAND ((int64_t)1 << 17) /* 1 MiB of doubles */
@@ -298,7 +297,7 @@ static int compute_dense(ga_matadd_input *a, ga_matadd_input *b,
   /* The GPU is worth its copies only for big matrices (cpu_max_rows, and
   ** gpu_start_rows while this process has not started CUDA), unless the user
   ** forces it; device = cpu never touches CUDA.  Same rule as the
-  ** aggregates (engine/agg.c, wants_gpu). */
+  ** aggregates (engine/reduce/agg.c, wants_gpu). */
   use_gpu =
       cfg->device != GA_DEVICE_CPU &&
       (cfg->device == GA_DEVICE_GPU ||

@@ -2,7 +2,8 @@
 ** matadd.h — the engine of gpu_matadd: C = A + B for two matrices given as
 ** lists of (i, j, v) entries, a missing entry counting as 0.
 **
-** The SQLite glue (ext/matadd_vtab.c) reads and validates the rows of the two
+** The SQLite glue (ext/matadd/matadd_vtab.c) reads and validates the rows of
+*the two
 ** inputs into ga_matadd_input lists, then ga_matadd_compute() picks a path:
 **
 **   dense   the bounding box of both inputs is reasonably filled: both are

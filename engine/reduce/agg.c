@@ -33,8 +33,7 @@ SQLITE_EXTENSION_INIT3
 #include "bestval.h"
 #include "chunk.h"
 #include "cpu_reduce.h"
-#include "gpu_host.h"
-#include "state.h"
+#include "gpu.h"
 #include "xacc.h"
 
 /* A text or blob value seen while the history is kept, and how many numbers

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "agg.h"
+#include "value.h"
 
 /* An owned copy of a ga_value (text and blob bytes copied). */
 typedef struct ga_bval {

@@ -111,7 +111,8 @@ void ga_pool_trim(void);
 int64_t ga_pool_pinned_bytes(void);
 
 /* Room after a pinned chunk's bitmap for the partial the GPU sends back
-** (engine/pool.c lays it out, engine/gpu.c's device output matches). */
+** (engine/reduce/pool.c lays it out, engine/reduce/gpu.c's device output
+*matches). */
 #define GA_OUT_BYTES 1024
 _Static_assert(sizeof(ga_sum_partial) <= GA_OUT_BYTES &&
                    sizeof(ga_best_partial) <= GA_OUT_BYTES,

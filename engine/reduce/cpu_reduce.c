@@ -2,7 +2,7 @@
 ** cpu_reduce.c — CPU reducers over a chunk (see cpu_reduce.h).
 **
 ** Integers: the 32-bit halves are summed separately (ga_partial.h), a loop
-** the compiler vectorises.  Reals and mixed chunks: engine/cpu_sum.c
+** the compiler vectorises.  Reals and mixed chunks: engine/reduce/cpu_sum.c
 ** (exponent bins in front of the superaccumulator, no rounding anywhere).
 */
 #include "cpu_reduce.h"

@@ -1,6 +1,6 @@
 /*
 ** cpu_sum.h — the CPU's exact sum of doubles: ga_cpu_sum's REAL and MIXED
-** layouts (engine/cpu_sum.c), and its variants for tests and benchmarks.
+** layouts (engine/reduce/cpu_sum.c), and its variants for tests and benchmarks.
 **
 ** Every variant gives the same partial after ga_sum_normalize as adding the
 ** values one at a time with ga_xacc_add_real (variant 0, the reference);

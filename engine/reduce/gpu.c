@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "gak.h"
-#include "gpu_host.h"
+#include "gpu.h"
 
 static ga_counters counters;
 

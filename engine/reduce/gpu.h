@@ -13,6 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chunk.h"
+#include "config.h"
+
 /* Pipeline stages, for fault injection (env GPUAGG_FAULT=stage:n, e.g.
 ** "h2d:3" fails the 3rd host-to-device copy of the process; several
 ** comma-separated specs are allowed) and for the error counters. */
@@ -41,9 +44,8 @@ int ga_gpu_init(const char **why);
 /* 1 once this process has run GPU work (CUDA's start is paid). */
 int ga_gpu_warm(void);
 
-/* Devices and stream slots per device that the engine can drive. */
-#define GA_MAX_DEV 16
-#define GA_MAX_SLOTS 16
+/* Devices and stream slots per device that the engine can drive:
+** GA_MAX_DEV, GA_MAX_SLOTS (config.h, the knobs' bounds). */
 
 /* Memory of usable device i in bytes (0 when there is no such device). */
 size_t ga_gpu_dev_mem(int i);
@@ -75,5 +77,39 @@ ga_counters *ga_counters_global(void);
 ** devices (name, compute capability, memory), usable and why.  With
 ** start = 0 it does not start CUDA: before the first GPU use it says so. */
 void ga_gpu_json(char *buf, size_t n, int start);
+
+/* ---- the pipeline: the engine's own GPU calls, used by the pool and the
+** aggregate engine (callers need no CUDA headers) ---- */
+
+#define GA_OP_SUM 0
+#define GA_OP_MAX 1
+#define GA_OP_MIN 2
+
+/* Pinned host memory and events (NULL on failure, counted). */
+void *ga_gpu_host_alloc(size_t bytes);
+void ga_gpu_host_free(void *p);
+void *ga_gpu_event_create(int timing);
+void ga_gpu_event_destroy(void *ev);
+
+/* Device memory and a stream of the current device, checked and counted
+** (stages dalloc, init); 0 on failure with nothing left allocated. */
+int ga_dev_alloc(void **p, size_t bytes);
+int ga_stream_new(void **stream);
+
+/* Devices this config may use: 0 when the GPU path is off or unusable. */
+int ga_gpu_ndev(const ga_config *cfg);
+
+/* Queue the reduction of a pinned chunk on device dev, stream slot `slot`:
+** copy in, kernel, partial back into c->h_out, event.  Returns 1 when
+** queued, 0 when a step failed (nothing of it is left in flight: the caller
+** reduces the chunk on the CPU). */
+int ga_gpu_submit(ga_chunk *c, int op, int dev, int slot);
+/* 1: the partial is in c->h_out; 0: not yet; -1: failed (nothing left in
+** flight; reduce on the CPU). */
+int ga_gpu_poll(ga_chunk *c);
+/* Block until done: 1 ok, 0 failed as above. */
+int ga_gpu_wait(ga_chunk *c);
+/* Device time of a finished chunk's copy-in and kernel, in ms. */
+void ga_gpu_chunk_times(ga_chunk *c, double *h2d_ms, double *kernel_ms);
 
 #endif

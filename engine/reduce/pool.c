@@ -17,7 +17,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "chunk.h"
-#include "gpu_host.h"
+#include "gpu.h"
 
 #define GA_POOL_MAX_CPU                                                        \
   160 /* cached CPU chunks kept: max/min history (GA_HISTORY_MAX)              \

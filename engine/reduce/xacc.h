@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ga_partial.h"
+#include "value.h"
 
 typedef __int128 ga_i128;
 
@@ -107,5 +108,11 @@ static inline void ga_xacc_add_real(ga_sum_partial *p, double x, int sign) {
   }
   ga_xacc_add_at(p->acc, m, e, (int)(b >> 63) ^ (sign < 0));
 }
+
+/* What gpu_sum / gpu_total / gpu_avg (op = GA_AGG_*) give over the values
+** behind partial p: value and type (the aggregates' answer, agg.c, and the
+** states', engine/state/).  GA_OK or GA_OVERFLOW (gpu_sum's 'integer
+** overflow'). */
+int ga_sum_value(const ga_sum_partial *p, int op, ga_value *out);
 
 #endif

@@ -3,8 +3,9 @@
 ** read-only connections to one database file, each aggregating rowid pieces
 ** of one table inside its own SQL, on one snapshot, with the exact partial
 ** states merged in rowid order.  The locking design is at the top of
-** engine/scan.c; the SQL glue (what the workers run, and every condition
-** that keeps a query on the serial path) is ext/aggregate_vtab.c.
+** engine/scan/scan.c; the SQL glue (what the workers run, and every condition
+** that keeps a query on the serial path) is planner/path.c and
+** ext/aggregate/aggregate_vtab.c.
 */
 #ifndef GA_SCAN_H
 #define GA_SCAN_H
@@ -13,46 +14,11 @@
 #include <stdint.h>
 
 #include "scan_group.h"
+#include "scan_pool.h"
 
 typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
 typedef struct sqlite3_value sqlite3_value;
-
-/* ---- the pool of worker connections (engine/scan_pool.c) ---- */
-
-/* One database file (VFS name + path).  A user connection that runs a
-** parallel scan on it holds a reference while the file is attached to it;
-** the last release closes its idle connections.  Connections are opened
-** read-only and NOMUTEX (each is used by one thread at a time) with the
-** caller's VFS, except the one read-write "helper" that takes the WAL write
-** lock for a moment (engine/scan.c).  The rules, and the bound below, are
-** at the top of engine/scan_pool.c. */
-typedef struct ga_scan_pool ga_scan_pool;
-
-/* Idle connections kept in all pools together, helpers included (rule 4
-** of scan_pool.c: the one idle the longest is closed first). */
-#define GA_SCAN_POOL_MAX_IDLE 64
-
-/* Called once on every new connection (gpuagg's worker functions). */
-typedef int (*ga_scan_prep_fn)(sqlite3 *db);
-
-ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path);
-void ga_scan_pool_unref(ga_scan_pool *p);
-/* A holder's list of references (gpu_aggregate's module, the column
-** cache): hold adds the pool of (vfs, path) once and returns it (NULL: out
-** of memory); prune releases those of files that db no longer has attached
-** (PRAGMA database_list; nothing when it cannot be read). */
-ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
-                                const char *path);
-void ga_scan_pool_prune(sqlite3 *db, ga_scan_pool **list, int *n);
-/* A connection of the pool (rw: the helper), or a new one.  SQLite result
-** code; *err gets a static reason on failure. */
-int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
-                      sqlite3 **out, const char **err);
-/* Give it back (keep = 0: it failed, close it). */
-void ga_scan_pool_put(ga_scan_pool *p, sqlite3 *db, int rw, int keep);
-/* Connections now idle in all pools (tests). */
-int ga_scan_pool_idle(void);
 
 /* ---- one parallel scan ---- */
 
@@ -85,7 +51,8 @@ typedef struct ga_scan_spec {
   ** and each worker groups them in a hash table of its own, moved into the
   ** shared groups after each piece.  SQLite's GROUP BY sorts every row
   ** instead.  When a worker's table fills up (many groups), the scan goes
-  ** on with sql_piece (engine/scan.c, "Grouped scans").  Numbers are stepped
+  ** on with sql_piece (engine/scan/scan.c, "Grouped scans").  Numbers are
+  *stepped
   ** here; TEXT and BLOB values by step_other(state, value, type, enc),
   ** with enc the database's text encoding (GA_OK or GA_NOMEM).  Grouped
   ** scans hold TEXT keys in enc too (0: UTF-8; UTF-16 only under BINARY,
@@ -113,7 +80,8 @@ typedef struct ga_scan_spec {
   int (*interrupted)(void *arg);
   void *interrupted_arg;
   /* A piece consumer instead of the fused states (gpu_cache's load,
-  ** engine/cache_load.c), NULL for gpu_aggregate: piece_begin(arg, st, no,
+  ** engine/cache/cache_load.c), NULL for gpu_aggregate: piece_begin(arg, st,
+  *no,
   ** lo, hi) runs after ?1 and ?2 are bound (it may bind more), the rows
   ** the statement returns are not read, then piece_end(arg, no, 1, &rows)
   ** gives the piece's row count.  A nonzero return of either fails the scan
@@ -129,11 +97,11 @@ typedef struct ga_scan_spec {
 ** many retries, GA_SCAN_SNAPSHOT_SLEEP_US apart (about 10 ms), and never
 ** past the caller's busy timeout; then the serial path, which in WAL mode
 ** reads while the writer works.  The caller's interrupt is polled at each
-** retry (engine/scan.c, "One snapshot"). */
+** retry (engine/scan/scan.c, "One snapshot"). */
 #define GA_SCAN_SNAPSHOT_TRIES 40
 #define GA_SCAN_SNAPSHOT_SLEEP_US 250
 
-/* Rows a sparse-mode probe counts ahead (engine/scan.c, "Pieces"). */
+/* Rows a sparse-mode probe counts ahead (engine/scan/scan.c, "Pieces"). */
 #define GA_SCAN_PROBE_ROWS 4096
 
 typedef struct ga_scan_out {

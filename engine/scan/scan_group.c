@@ -302,7 +302,7 @@ static int gt_reserve(ga_group_table *t) {
 
 /* The group of key in t, made (empty state, key copied, tags = piece) when
 ** it is new; NULL when out of memory.  A worker's own table of one piece
-** (engine/scan.c, hash mode): its values are stepped in rowid order, so
+** (engine/scan/scan.c, hash mode): its values are stepped in rowid order, so
 ** the first row's key and the first among equal max/min stay (rule 2). */
 ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
                     int64_t piece) {

@@ -1,7 +1,7 @@
 /*
 ** scan_group.h — the groups of gpu_aggregate's parallel path: group keys
 ** compared as SQLite's GROUP BY compares them, and tables of exact states
-** merged in rowid order (engine/scan.c).
+** merged in rowid order (engine/scan/scan.c).
 **
 ** Rules:
 **   1. Two keys are one group exactly when SQLite's GROUP BY would put them
@@ -85,7 +85,8 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
 /* The groups of one scan, shared by its workers: shards by hash, one mutex
 ** each, so workers merge into one set of groups (memory grows with the
 ** groups, not groups x threads; in hash mode each worker's own table adds
-** at most a bounded number, engine/scan.c) and rarely wait for each other. */
+** at most a bounded number, engine/scan/scan.c) and rarely wait for each other.
+ */
 #define GA_GS_SHARDS 64
 typedef struct ga_group_shards ga_group_shards;
 

@@ -1,10 +1,10 @@
 /*
 ** scan_pool.c — the process-wide pool of gpu_aggregate's worker
-** connections, one entry per database file (see scan.h).
+** connections, one entry per database file (see scan_pool.h).
 **
 ** Rules:
 **   1. Pooled connections are idle: no thread uses them, no transaction is
-**      open on them (engine/scan.c ends every transaction before ga_scan_
+**      open on them (engine/scan/scan.c ends every transaction before ga_scan_
 **      pool_put, and closes a connection it cannot bring back to that).
 **   2. An entry lives while user connections hold references to it; the
 **      last release closes its idle connections.  A user connection holds
@@ -30,13 +30,14 @@
 **      (no I/O on the file itself).
 */
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
-#include "scan.h"
+#include "scan_pool.h"
 
 struct ga_scan_pool {
   char *vfs, *path;

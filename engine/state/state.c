@@ -197,40 +197,6 @@ int ga_xstate_merge(ga_xstate *into, const ga_xstate *later) {
 
 /* ---- results ---- */
 
-int ga_sum_value(const ga_sum_partial *p, int op, ga_value *out) {
-  int64_t n = p->nint + p->nreal;
-  out->type = GA_V_NULL;
-  if (op == GA_AGG_TOTAL) { /* 0.0 when empty; NULL for +Inf with -Inf */
-    double r = ga_sum_round(p);
-    if (r == r)
-      out->type = GA_V_REAL, out->r = r;
-    return GA_OK;
-  }
-  if (op == GA_AGG_AVG) {
-    if (n == 0)
-      return GA_OK;
-    double r = ga_sum_round_div(p, n);
-    if (r == r)
-      out->type = GA_V_REAL, out->r = r;
-    return GA_OK;
-  }
-  int64_t iv = 0;
-  double rv = 0;
-  switch (ga_sum_result(p, &iv, &rv)) {
-  case GA_SUM_INT:
-    out->type = GA_V_INT;
-    out->i = iv;
-    break;
-  case GA_SUM_REAL:
-    out->type = GA_V_REAL;
-    out->r = rv;
-    break;
-  case GA_SUM_OVERFLOW:
-    return GA_OVERFLOW;
-  }
-  return GA_OK;
-}
-
 int ga_xstate_result(const ga_xstate *s, int op, ga_value *out) {
   memset(out, 0, sizeof(*out));
   switch (op) {

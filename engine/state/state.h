@@ -3,8 +3,9 @@
 ** aggregate (rows, count, exact sum, max, min), stepping, merging, results,
 ** and the versioned BLOB formats that store them (README "Aggregate states").
 **
-** Users: ext/state_fns.c (gpu_<agg>_state / gpu_<agg>_merge and the fused
-** worker aggregate) and gpu_aggregate's workers (engine/scan.c), which hand
+** Users: ext/states/states.c (gpu_<agg>_state / gpu_<agg>_merge and the fused
+** worker aggregate) and gpu_aggregate's workers (engine/scan/scan.c), which
+*hand
 ** their partials back as the fused BLOB: one partial format for both.
 **
 ** Rules:
@@ -26,9 +27,9 @@
 
 #include <stdint.h>
 
-#include "agg.h"
 #include "bestval.h"
 #include "ga_partial.h"
+#include "value.h"
 #include "xacc.h"
 
 /* The exact state of one aggregate group, as every gpu_ aggregate needs it.
@@ -84,9 +85,6 @@ int ga_xstate_merge_sum(ga_xstate *into, const ga_xstate *later, int sign);
 ** give over the rows in s: value and type.  GA_OK or GA_OVERFLOW (gpu_sum's
 ** 'integer overflow').  out->p points into s. */
 int ga_xstate_result(const ga_xstate *s, int op, ga_value *out);
-/* The same for the sum family over a bare partial (also the aggregates'
-** answer, engine/agg.c). */
-int ga_sum_value(const ga_sum_partial *p, int op, ga_value *out);
 
 /* Encode s as a BLOB of `kind` (GA_STATE_*), allocated with
 ** sqlite3_malloc64, normalised (equal states give equal bytes).  GA_OK or

@@ -24,18 +24,18 @@
 **      seven aggregates fused into gpuagg_partial(X) (the workers' one, so
 **      X is evaluated once a row), NOT INDEXED on rowid tables so that rows
 **      come in rowid order; streamed, one group at a time.
-**      Parallel: engine/scan.c, taken only under the conditions of
-**      aggregate_path.c; any failure there falls back to serial.
+**      Parallel: engine/scan/scan.c, taken only under the conditions of
+**      planner/path.c; any failure there falls back to serial.
 **   3. Row order: not promised (as for GROUP BY without ORDER BY).  Today
 **      both paths return groups in ascending grp under its collation.
 **   4. Errors start "gpu_aggregate:" and name the problem: a wrong number of
 **      arguments or type, no such table, SQLite's own message for a bad
 **      expression, an argument that is not one expression (rule 2 of
-**      aggregate_args.c), integer overflow of sum.
+**      planner/args.c), integer overflow of sum.
 **   5. The module is SQLITE_VTAB_DIRECTONLY and eponymous-only: views and
 **      triggers of a database file cannot run SQL text through it; TEMP
 **      views (the application's own) can.
-**   6. An interrupt of the caller stops the workers (aggregate_path.c).
+**   6. An interrupt of the caller stops the workers (planner/path.c).
 **   7. gpuagg_info()'s last_scan: path, threads, why, rows, ms, pieces,
 **      hash_pieces, interrupted_in (where an interrupt was noticed: scan.h,
 **      or "serial"), snapshot_waits (retries of the snapshot's bounded
@@ -47,9 +47,10 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
-#include "aggregate.h"
-#include "cache_glue.h"
-#include "gpuagg_ext.h"
+#include "aggregate_vtab.h"
+#include "cache_plan.h"
+#include "glue.h"
+#include "planner.h"
 
 #define COL_GRP 0
 #define COL_ROWS 1
@@ -397,7 +398,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   a.filter = c->arg[2] && *c->arg[2] ? c->arg[2] : NULL;
   a.group = c->arg[3] && *c->arg[3] ? c->arg[3] : NULL;
 
-  /* each text argument must be one expression (aggregate_args.c rule 2) */
+  /* each text argument must be one expression (planner/args.c rule 2) */
   for (int k = 1; k < NARGS_MAX; k++) {
     const char *z = k == 1 ? a.expr : k == 2 ? a.filter : a.group;
     ga_lex lx;
@@ -443,7 +444,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       err = sqlite3_mprintf("gpu_aggregate: the arguments must be SQL "
                             "expressions");
   }
-  /* the column cache first (ext/cache_fns.c): an answer from it skips
+  /* the column cache first (ext/cache/cache_fns.c): an answer from it skips
   ** the plan; its reason for not answering joins the path's */
   int hit = 0;
   char cwhy[256] = "";
@@ -487,7 +488,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     plan.spec.interrupted = ga_intr_check;
     plan.spec.interrupted_arg = &intr;
     /* one poll before the scan: the interrupt, and the progress probe
-    ** (aggregate_path.c) that runs the application's progress handler */
+    ** (planner/path.c) that runs the application's progress handler */
     int src = !plan.spec.pool        ? GA_SCAN_NOMEM
               : ga_intr_check(&intr) ? GA_SCAN_INTERRUPT
                                      : ga_scan_run(&plan.spec, &c->out);
@@ -595,7 +596,7 @@ static int aggr_rowid(sqlite3_vtab_cursor *pCur, sqlite3_int64 *pRowid) {
   return SQLITE_OK;
 }
 
-static sqlite3_module aggr_methods = {
+const sqlite3_module ga_aggregate_methods = {
     .iVersion = 0,
     .xCreate = NULL, /* eponymous-only: no CREATE VIRTUAL TABLE */
     .xConnect = aggr_connect,
@@ -613,7 +614,7 @@ static sqlite3_module aggr_methods = {
 
 /* The module owns m: a reference to the connection's ga_conn and to every
 ** pool it used (scan_pool.c rule 2). */
-static void module_free(void *p) {
+void ga_aggregate_data_free(void *p) {
   aggr_module *m = p;
   for (int i = 0; i < m->npools; i++)
     ga_scan_pool_unref(m->pools[i]);
@@ -622,22 +623,12 @@ static void module_free(void *p) {
   sqlite3_free(m);
 }
 
-int ga_aggregate_register(sqlite3 *db, ga_conn *conn) {
+void *ga_aggregate_data_new(ga_conn *conn) {
   aggr_module *m = sqlite3_malloc(sizeof(*m));
   if (!m)
-    return SQLITE_NOMEM;
+    return NULL;
   memset(m, 0, sizeof(*m));
   m->conn = conn;
   ga_conn_ref(conn);
-  /* m is freed when the connection closes, or at once if this fails */
-  int rc = sqlite3_create_module_v2(db, "gpu_aggregate", &aggr_methods, m,
-                                    module_free);
-  /* the serial path runs the workers' fused aggregate on this connection */
-  return rc == SQLITE_OK ? ga_state_register_worker(db) : rc;
-}
-
-void ga_aggregate_unregister(sqlite3 *db) {
-  sqlite3_create_module(db, "gpu_aggregate", NULL, NULL);
-  sqlite3_create_function(db, "gpuagg_partial", 1, SQLITE_UTF8, NULL, NULL,
-                          NULL, NULL);
+  return m;
 }

@@ -1,5 +1,6 @@
 /*
-** cache_fns.c — gpu_cache's SQL glue.
+** cache_fns.c — gpu_cache and gpu_cache_drop: the load of a column cache
+** entry, and its drop.
 **
 ** SQL interface:
 **
@@ -10,31 +11,18 @@
 **                               cached.  The list replaces t's entry.
 **   gpu_cache_drop('t')         drops t's entry; returns 1, or 0 if none.
 **   gpu_cache_drop()            drops every entry; returns how many.
-**   gpuagg_collect(P, c1, ...)  internal: the load's per-row collector, an
-**                               aggregate that only a bound sink pointer
-**                               (sqlite3_bind_pointer) makes useful.
 **
-** gpu_aggregate asks ga_cache_answer before it plans a scan.
+** The load's per-row collector, gpuagg_collect, is ext/workers/collect.c;
+** gpu_aggregate asks planner/cache_plan.c's ga_cache_answer before it plans
+** a scan.
 **
 ** Rules:
 **   1. gpu_cache and gpu_cache_drop are SQLITE_DIRECTONLY; errors start
 **      "gpu_cache:" (no such table, no such column, an empty or malformed
 **      list, a TEXT or BLOB value naming its column, the budget, a view or
 **      WITHOUT ROWID table, a write transaction).
-**   2. Never stale.  An entry records (ga_cstamp) the schema's data_version
-**      (commits of every other connection and process), this connection's
-**      sqlite3_total_changes64 (its own writes, committed or not, rolled
-**      back or not), the schema_version (DDL, drop and re-create under one
-**      name, VACUUM) and the file behind the schema (a DETACH and ATTACH of
-**      another file under the same name).  An answer is taken only when all
-**      are the same as now; otherwise the entry is marked stale for good
-**      and gpu_aggregate takes its uncached path.  No commit, update or
-**      rollback hook is used: those slots belong to the application.
-**      An attached schema's entry also records its file as it is on disk
-**      (header, size, WAL header and size, read through SQLite's own open
-**      files): a DETACH and ATTACH of the same file opens a new pager,
-**      whose data_version and even address can be the old ones, so only
-**      the file tells that another connection wrote it meanwhile.
+**   2. Never stale: the stamps of planner/cache_plan.c (rule 2 there) are
+**      read before and after each load.
 **   3. The load sees one committed state, equal to the stamps': the stamp
 **      is read before and after it (parallel workers read their own
 **      snapshot in between), and a load during which the stamp moved is
@@ -50,16 +38,8 @@
 **   5. A GPU failure during a load loads into host memory instead; during a
 **      query it drops the entry; either way the answer is the uncached
 **      path's.
-**   6. The cache answers only what the caller's connection would read now;
-**      it steps aside (uncached path, the reason in last_scan.why) while a
-**      statement or transaction of the connection writes to the schema
-**      (total_changes moves only when a statement ends: an UPDATE that
-**      reads the table row by row must see its own writes), under
-**      read_uncommitted = 1 (shared cache: other connections' uncommitted
-**      rows), and when the application's authorizer compiles a read of the
-**      entry's columns otherwise than at the load (the opcodes of SELECT
-**      <columns>, ga_program_sig; the load itself runs on the caller's
-**      connection when an authorizer changes it, aggregate_path.c rule 10).
+**   6. The cache steps aside where the caller's connection would read
+**      something else (planner/cache_plan.c, rule 6 there).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +50,9 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
-#include "cache_glue.h"
-#include "gpu_host.h"
+#include "cache_fns.h"
+#include "cache_plan.h"
+#include "gpu.h"
 
 #define GA_CACHE_LOAD_TRIES 3
 
@@ -79,221 +60,6 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* ---- gpuagg_collect ---- */
-
-static void collect_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ga_csink *s = sqlite3_value_pointer(argv[0], GA_CLOAD_SINK);
-  int types[GA_CACHE_MAX_COLS];
-  int64_t words[GA_CACHE_MAX_COLS];
-  int n = argc - 1;
-  if (!s || n < 1 || n > GA_CACHE_MAX_COLS) {
-    sqlite3_result_error(ctx, "gpuagg_collect: internal to gpu_cache", -1);
-    return;
-  }
-  for (int c = 0; c < n; c++) {
-    sqlite3_value *v = argv[c + 1];
-    switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER:
-      types[c] = GA_V_INT;
-      words[c] = sqlite3_value_int64(v);
-      break;
-    case SQLITE_FLOAT: {
-      double d = sqlite3_value_double(v);
-      types[c] = GA_V_REAL;
-      memcpy(&words[c], &d, 8);
-      break;
-    }
-    case SQLITE_NULL:
-      types[c] = GA_V_NULL;
-      words[c] = 0;
-      break;
-    case SQLITE_TEXT:
-      types[c] = GA_V_TEXT;
-      break;
-    default:
-      types[c] = GA_V_BLOB;
-    }
-  }
-  if (ga_csink_row(s, types, words, n))
-    sqlite3_result_error(ctx, "gpuagg_collect: the load stopped", -1);
-}
-
-static void collect_final(sqlite3_context *ctx) { sqlite3_result_null(ctx); }
-
-int ga_cache_register_worker(sqlite3 *db) {
-  return sqlite3_create_function(db, "gpuagg_collect", -1,
-                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, NULL,
-                                 collect_step, collect_final);
-}
-
-int ga_worker_prep(sqlite3 *db) {
-  int rc = ga_state_register_worker(db);
-  return rc == SQLITE_OK ? ga_cache_register_worker(db) : rc;
-}
-
-/* ---- stamps (rule 2) ---- */
-
-static int pragma_int(sqlite3 *db, const char *fmt, const char *schema,
-                      int64_t *out) {
-  sqlite3_stmt *st = NULL;
-  char *sql = sqlite3_mprintf(fmt, schema);
-  if (!sql)
-    return SQLITE_NOMEM;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-  sqlite3_free(sql);
-  if (rc == SQLITE_OK) {
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-      *out = sqlite3_column_int64(st, 0);
-      rc = SQLITE_OK;
-    } else {
-      rc = sqlite3_reset(st);
-      if (rc == SQLITE_OK)
-        rc = SQLITE_ERROR;
-    }
-  }
-  sqlite3_finalize(st);
-  return rc;
-}
-
-static int64_t total_changes(sqlite3 *db) {
-#ifndef SQLITE_CORE
-  /* the API table has total_changes64 from 3.37 on */
-  if (sqlite3_libversion_number() < 3037000)
-    return sqlite3_total_changes(db);
-#endif
-  return sqlite3_total_changes64(db);
-}
-
-static void stamp_free(ga_cstamp *s) {
-  sqlite3_free(s->file);
-  s->file = NULL;
-}
-
-/* Up to n bytes of f from offset 0, and its size, into *id (zeros where f
-** is not open, as a WAL before its first use). */
-static void ident_file(sqlite3_file *f, int n, unsigned char *id, int *nid) {
-  unsigned char buf[100];
-  sqlite3_int64 size = -1;
-  memset(buf, 0, sizeof buf);
-  if (f && f->pMethods) {
-    if (f->pMethods->xFileSize(f, &size) != SQLITE_OK)
-      size = -2;
-    /* SQLITE_IOERR_SHORT_READ zero-fills: a short file reads as zeros */
-    if (f->pMethods->xRead(f, buf, n, 0) != SQLITE_OK &&
-        f->pMethods->xRead(f, buf, n, 0) != SQLITE_IOERR_SHORT_READ)
-      memset(buf, 0xff, sizeof buf);
-  }
-  memcpy(id + *nid, buf, (size_t)n);
-  *nid += n;
-  memcpy(id + *nid, &size, sizeof size);
-  *nid += (int)sizeof size;
-}
-
-/* Rule 2's identity of an attached file: its first 100 bytes (the header,
-** whose change counter every commit in rollback-journal mode moves), its
-** size, and its WAL's header (new salts at each restart) and size (each
-** commit appends), read through SQLite's own open files, not a second
-** descriptor (closing one would drop the process's POSIX locks on it). */
-static void stamp_ident(sqlite3 *db, const char *schema, ga_cstamp *s) {
-  sqlite3_file *f = NULL, *j = NULL;
-  s->nident = 0;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) !=
-      SQLITE_OK)
-    f = NULL;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &j) !=
-      SQLITE_OK)
-    j = NULL;
-  ident_file(f, 100, s->ident, &s->nident);
-  ident_file(j, 32, s->ident, &s->nident);
-}
-
-/* The schema's state now.  SQLite result code. */
-static int stamp_read(sqlite3 *db, const char *schema, ga_cstamp *s) {
-  memset(s, 0, sizeof(*s));
-  int rc =
-      pragma_int(db, "PRAGMA \"%w\".data_version", schema, &s->data_version);
-  if (rc == SQLITE_OK)
-    rc = pragma_int(db, "PRAGMA \"%w\".schema_version", schema,
-                    &s->schema_version);
-  if (rc != SQLITE_OK)
-    return rc;
-  s->total_changes = total_changes(db);
-  const char *f = sqlite3_db_filename(db, schema);
-  s->file = sqlite3_mprintf("%s", f ? f : "");
-  if (!s->file)
-    return SQLITE_NOMEM;
-  void *fp = NULL;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &fp) !=
-      SQLITE_OK)
-    fp = NULL;
-  s->fileobj = fp;
-  if (sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp"))
-    stamp_ident(db, schema, s);
-  return SQLITE_OK;
-}
-
-/* NULL when a and b are the same state, else what differs. */
-static const char *stamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
-  if (a->data_version != b->data_version)
-    return "another connection committed (data_version)";
-  if (a->total_changes != b->total_changes)
-    return "this connection wrote (total_changes)";
-  if (a->schema_version != b->schema_version)
-    return "the schema changed (schema_version)";
-  if (strcmp(a->file, b->file) || a->fileobj != b->fileobj)
-    return "another database is attached under that name";
-  if (a->nident != b->nident || memcmp(a->ident, b->ident, (size_t)a->nident))
-    return "the attached file changed (detached and attached again, or "
-           "written)";
-  return NULL;
-}
-
-/* ---- the authorizer (rule 6) ---- */
-
-/* The caller's program of SELECT <the entry's columns> FROM its table
-** (ga_program_sig); NULL with *rc on failure. */
-static char *entry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  sqlite3_str_appendall(s, "SELECT ");
-  for (int i = 0; i < e->ncols; i++)
-    sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", e->cols[i].name);
-  sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", e->schema, e->table);
-  char *sql = sqlite3_str_finish(s);
-  if (!sql) {
-    *rc = SQLITE_NOMEM;
-    return NULL;
-  }
-  char *sig = ga_program_sig(db, sql, rc);
-  sqlite3_free(sql);
-  return sig;
-}
-
-/* ---- where and how much ---- */
-
-static int where_for(const ga_config *cfg) {
-  if (cfg->device == GA_DEVICE_CPU)
-    return GA_CACHE_HOST;
-  return ga_gpu_ndev(cfg) > 0 ? GA_CACHE_GPU : GA_CACHE_HOST;
-}
-
-/* The budget (README "gpu_cache": a quarter of where the cache lives). */
-static int64_t budget_for(const ga_config *cfg, int where) {
-  if (cfg->cache_bytes > 0)
-    return cfg->cache_bytes;
-  if (where == GA_CACHE_GPU)
-    return (int64_t)(ga_gpu_dev_mem(0) / 4);
-  long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || ps <= 0)
-    return (int64_t)1 << 30;
-  return (int64_t)pages * ps / 4;
-}
-
-static int online_cpus(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > GA_CONFIG_MAX_THREADS ? GA_CONFIG_MAX_THREADS : (int)n;
 }
 
 /* ---- the column list ---- */
@@ -542,7 +308,7 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   int rc = SQLITE_OK;
   *out = NULL;
   *gpu_failed = 0;
-  /* the plan's path rules (aggregate_path.c), on the column list as text */
+  /* the plan's path rules (planner/path.c), on the column list as text */
   sqlite3_str *s = sqlite3_str_new(NULL);
   for (int i = 0; i < cl->n; i++)
     sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", cl->name[i]);
@@ -565,7 +331,7 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   }
   ga_cload *l = ga_cload_new(
       c, where, cl->n, plan.parallel ? plan.spec.est_rows : rowid_span(db, t),
-      budget_for(cfg, where));
+      ga_cache_budget(cfg, where));
   if (!l) {
     ga_plan_free(&plan);
     return SQLITE_NOMEM;
@@ -648,7 +414,7 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       *err = sqlite3_mprintf("gpu_cache: %s.%s (%d column%s) needs more than "
                              "cache_bytes = %lld bytes in %s memory",
                              t->schema, t->table, cl->n, cl->n > 1 ? "s" : "",
-                             (long long)budget_for(cfg, where),
+                             (long long)ga_cache_budget(cfg, where),
                              where == GA_CACHE_GPU ? "GPU" : "host");
     else
       *err = sqlite3_mprintf("gpu_cache: %s.%s: %s", t->schema, t->table, why);
@@ -680,9 +446,9 @@ static void result_err(sqlite3_context *ctx, int rc, char *err) {
   }
 }
 
-static void cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  ga_conn *conn = sqlite3_user_data(ctx);
+  ga_conn *conn = ((ga_fn_data *)sqlite3_user_data(ctx))->conn;
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   ga_config cfg = conn->cfg;
   ga_target t;
@@ -753,7 +519,7 @@ static void cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_centry *old = ga_cache_find(conn->cache, t.schema, t.table);
   if (old)
     ga_cache_drop(conn->cache, old);
-  int where = where_for(&cfg);
+  int where = ga_cache_where(&cfg);
   ga_centry *e = NULL;
   char note[160] = "";
   double t0 = now_ms();
@@ -763,7 +529,7 @@ static void cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     int gpu_failed = 0;
     memset(&before, 0, sizeof(before));
     memset(&after, 0, sizeof(after));
-    rc = stamp_read(db, t.schema, &before);
+    rc = ga_cstamp_read(db, t.schema, &before);
     if (rc == SQLITE_OK)
       rc = load_once(conn, db, &cfg, &t, &cl, where, &e, note, sizeof note,
                      &err, &gpu_failed);
@@ -773,31 +539,31 @@ static void cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       /* rule 5: host memory instead */
       sqlite3_free(err);
       err = NULL;
-      stamp_free(&before);
+      ga_cstamp_free(&before);
       where = GA_CACHE_HOST;
       gpu_note = 1;
       continue;
     }
     if (rc == SQLITE_OK)
-      rc = stamp_read(db, t.schema, &after);
+      rc = ga_cstamp_read(db, t.schema, &after);
     if (rc != SQLITE_OK) {
       discard(conn->cache, e);
       e = NULL;
-      stamp_free(&before);
-      stamp_free(&after);
+      ga_cstamp_free(&before);
+      ga_cstamp_free(&after);
       break;
     }
     /* the load wrote nothing on this connection; its own reads do not
     ** count as changes */
-    if (!stamp_diff(&before, &after)) {
+    if (!ga_cstamp_diff(&before, &after)) {
       e->stamp = before;
-      stamp_free(&after);
+      ga_cstamp_free(&after);
       break;
     }
     discard(conn->cache, e);
     e = NULL;
-    stamp_free(&before);
-    stamp_free(&after);
+    ga_cstamp_free(&before);
+    ga_cstamp_free(&after);
     if (++tries >= GA_CACHE_LOAD_TRIES) {
       err = sqlite3_mprintf("gpu_cache: %s.%s changed during each of %d "
                             "loads; nothing cached",
@@ -823,7 +589,7 @@ static void cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   collist_free(&cl);
   ga_target_free(&t);
   if (e->schema && e->table)
-    e->auth_sig = entry_sig(db, e, &rc);
+    e->auth_sig = ga_centry_sig(db, e, &rc);
   if (!e->schema || !e->table || !e->auth_sig) {
     discard(conn->cache, e);
     if (e->schema && e->table && (rc & 0xff) != SQLITE_NOMEM)
@@ -849,8 +615,8 @@ static void cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_int64(ctx, e->rows);
 }
 
-static void drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ga_conn *conn = sqlite3_user_data(ctx);
+void ga_cache_drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  ga_conn *conn = ((ga_fn_data *)sqlite3_user_data(ctx))->conn;
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   if (!conn->cache) {
     sqlite3_result_int(ctx, 0);
@@ -895,203 +661,4 @@ static void drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (e)
     ga_cache_drop(conn->cache, e);
   sqlite3_result_int(ctx, e != NULL);
-}
-
-int ga_cache_register(sqlite3 *db, ga_conn *conn) {
-  int rc = ga_cache_register_worker(db); /* the serial load runs it here */
-  const int flags = SQLITE_UTF8 | SQLITE_DIRECTONLY;
-  if (rc == SQLITE_OK) {
-    ga_conn_ref(conn);
-    rc = sqlite3_create_function_v2(db, "gpu_cache", 2, flags, conn, cache_fn,
-                                    NULL, NULL, ga_conn_unref);
-  }
-  for (int n = 0; rc == SQLITE_OK && n <= 1; n++) {
-    ga_conn_ref(conn);
-    rc = sqlite3_create_function_v2(db, "gpu_cache_drop", n, flags, conn,
-                                    drop_fn, NULL, NULL, ga_conn_unref);
-  }
-  return rc;
-}
-
-void ga_cache_unregister(sqlite3 *db) {
-  sqlite3_create_function(db, "gpu_cache", 2, SQLITE_UTF8, NULL, NULL, NULL,
-                          NULL);
-  for (int n = 0; n <= 1; n++)
-    sqlite3_create_function(db, "gpu_cache_drop", n, SQLITE_UTF8, NULL, NULL,
-                            NULL, NULL);
-  sqlite3_create_function(db, "gpuagg_collect", -1, SQLITE_UTF8, NULL, NULL,
-                          NULL, NULL);
-}
-
-/* ---- gpu_aggregate's cache step ---- */
-
-int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
-                    const ga_target *t, const ga_args *a, ga_scan_out *out,
-                    int *hit, char *why, size_t nwhy) {
-  ga_cache *c = conn->cache;
-  ga_cquery q;
-  ga_cstamp now;
-  *hit = 0;
-  why[0] = 0;
-  memset(out, 0, sizeof(*out));
-  ga_centry *e = c ? ga_cache_find(c, t->schema, t->table) : NULL;
-  if (!e)
-    return SQLITE_OK;
-  if (cfg->cache_bytes > 0)
-    ga_cache_fit(c, cfg->cache_bytes); /* a lowered budget */
-  e = ga_cache_find(c, t->schema, t->table);
-  if (!e) {
-    snprintf(why, nwhy, "the entry was evicted (cache_bytes)");
-    return SQLITE_OK;
-  }
-  if (e->stale) {
-    snprintf(why, nwhy, "the entry is stale; gpu_cache reloads it");
-    return SQLITE_OK;
-  }
-  if (e->where == GA_CACHE_GPU && cfg->device == GA_DEVICE_CPU) {
-    snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
-    return SQLITE_OK;
-  }
-  int rc = ga_cache_shape(db, e, t, a, &q, why, nwhy);
-  if (rc != 1)
-    return rc == 0 ? SQLITE_OK : rc;
-  rc = stamp_read(db, t->schema, &now);
-  if (rc != SQLITE_OK) {
-    stamp_free(&now);
-    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
-      return rc & 0xff;
-    snprintf(why, nwhy, "cannot read the database's version (%s)",
-             sqlite3_errstr(rc));
-    return SQLITE_OK;
-  }
-  const char *diff = stamp_diff(&e->stamp, &now);
-  stamp_free(&now);
-  if (diff) {
-    e->stale = 1; /* never used again (rule 2) */
-    snprintf(why, nwhy, "the entry is stale: %s", diff);
-    return SQLITE_OK;
-  }
-  /* rule 6: the caller's own view of the rows */
-  if (sqlite3_txn_state(db, t->schema) == SQLITE_TXN_WRITE) {
-    snprintf(why, nwhy,
-             "a statement of this connection is writing to %s "
-             "(its changes count only when it ends)",
-             t->schema);
-    return SQLITE_OK;
-  }
-  int64_t ru = 0;
-  rc = pragma_int(db, "PRAGMA read_uncommitted%s", "", &ru);
-  if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
-    return rc & 0xff;
-  if (rc != SQLITE_OK || ru) {
-    snprintf(why, nwhy,
-             "read_uncommitted = 1 (the connection may read "
-             "other connections' uncommitted rows)");
-    return SQLITE_OK;
-  }
-  char *sig = entry_sig(db, e, &rc);
-  if (!sig && ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT))
-    return rc & 0xff;
-  int same = sig && !strcmp(sig, e->auth_sig);
-  sqlite3_free(sig);
-  if (!same) {
-    snprintf(why, nwhy,
-             "the connection's authorizer treats the columns "
-             "otherwise than at the load");
-    return SQLITE_OK;
-  }
-  int threads = cfg->threads ? cfg->threads : online_cpus();
-  char qwhy[200] = "";
-  if (e->where == GA_CACHE_GPU)
-    rc = ga_cache_query_gpu(c, e, &q, out, qwhy, sizeof qwhy);
-  else
-    rc = ga_cache_query_host(c, e, &q, threads, out, qwhy, sizeof qwhy);
-  if (rc == GA_SCAN_OK) {
-    *hit = 1;
-    e->hits++;
-    e->lru = ga_cache_touch(c);
-    if (e->where == GA_CACHE_GPU)
-      c->queries_gpu++;
-    else
-      c->queries_host++;
-    snprintf(why, nwhy, "%s cache", e->where == GA_CACHE_GPU ? "GPU" : "host");
-    return SQLITE_OK;
-  }
-  if (rc == GA_SCAN_NOMEM)
-    return SQLITE_NOMEM;
-  if (rc == GA_CACHE_DECLINED) { /* this shape, not the entry */
-    snprintf(why, nwhy, "%s", qwhy);
-    return SQLITE_OK;
-  }
-  c->fallbacks++;
-  if (e->where == GA_CACHE_GPU) { /* rule 5 */
-    snprintf(why, nwhy, "%s; the entry was dropped", qwhy);
-    ga_cache_drop(c, e);
-  } else {
-    snprintf(why, nwhy, "%s", qwhy);
-  }
-  return SQLITE_OK;
-}
-
-/* ---- gpuagg_info()'s "cache" ---- */
-
-static void json_str(sqlite3_str *s, const char *z) {
-  sqlite3_str_appendchar(s, 1, '"');
-  for (; z && *z; z++) {
-    unsigned char ch = (unsigned char)*z;
-    if (ch == '"' || ch == '\\')
-      sqlite3_str_appendf(s, "\\%c", ch);
-    else if (ch < 0x20)
-      sqlite3_str_appendf(s, "\\u%04x", ch);
-    else
-      sqlite3_str_appendchar(s, 1, (char)ch);
-  }
-  sqlite3_str_appendchar(s, 1, '"');
-}
-
-char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
-  ga_config cfg = conn->cfg;
-  ga_cache *c = conn->cache;
-  int where = where_for(&cfg);
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  sqlite3_str_appendf(
-      s,
-      "{\"where\":\"%s\",\"budget\":%lld,\"used\":%lld,"
-      "\"scratch\":%lld,\"queries_gpu\":%lld,"
-      "\"queries_host\":%lld,\"fallbacks\":%lld,\"entries\":[",
-      where == GA_CACHE_GPU ? "gpu" : "host",
-      (long long)budget_for(&cfg, where), (long long)(c ? c->used : 0),
-      (long long)(c ? c->scratch_bytes : 0),
-      (long long)(c ? c->queries_gpu : 0), (long long)(c ? c->queries_host : 0),
-      (long long)(c ? c->fallbacks : 0));
-  for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
-    ga_cstamp now;
-    int current = 0;
-    memset(&now, 0, sizeof(now));
-    if (!e->stale && stamp_read(db, e->schema, &now) == SQLITE_OK)
-      current = stamp_diff(&e->stamp, &now) == NULL;
-    stamp_free(&now);
-    sqlite3_str_appendf(s, "%s{\"table\":", e == c->entries ? "" : ",");
-    char *full = sqlite3_mprintf("%s.%s", e->schema, e->table);
-    json_str(s, full);
-    sqlite3_free(full);
-    sqlite3_str_appendall(s, ",\"columns\":[");
-    for (int k = 0; k < e->ncols; k++) {
-      if (k)
-        sqlite3_str_appendchar(s, 1, ',');
-      json_str(s, e->cols[k].name);
-    }
-    sqlite3_str_appendf(s,
-                        "],\"rows\":%lld,\"bytes\":%lld,\"where\":\"%s\","
-                        "\"current\":%s,\"hits\":%lld,\"load_ms\":%.3f,"
-                        "\"how\":",
-                        (long long)e->rows, (long long)e->bytes,
-                        e->where == GA_CACHE_GPU ? "gpu" : "host",
-                        current ? "true" : "false", (long long)e->hits,
-                        e->load_ms);
-    json_str(s, e->note);
-    sqlite3_str_appendchar(s, 1, '}');
-  }
-  sqlite3_str_appendall(s, "]}");
-  return sqlite3_str_finish(s);
 }

@@ -39,7 +39,8 @@
 **      empty name shows as ''.
 **   5. The module is SQLITE_VTAB_DIRECTONLY: views and triggers (which may
 **      come from an untrusted database file) cannot use it.
-**   6. Computation is in engine/matadd.c: dense (CPU, or GPU row bands over
+**   6. Computation is in engine/matadd/matadd.c: dense (CPU, or GPU row bands
+*over
 **      several streams) or sparse (sorted merge); see matadd.h.  The config
 **      of the connection (gpuagg_config) is snapshot at the start of a scan.
 */
@@ -49,8 +50,9 @@ SQLITE_EXTENSION_INIT3
 #include <math.h>
 #include <string.h>
 
-#include "gpuagg_ext.h"
+#include "glue.h"
 #include "matadd.h"
+#include "matadd_vtab.h"
 
 /* Columns of the virtual table. */
 #define GA_MATADD_COL_I 0
@@ -810,7 +812,7 @@ static int matadd_rowid(sqlite3_vtab_cursor *pCur, sqlite3_int64 *pRowid) {
 }
 
 /* Designated initialisers: the struct grows with SQLite versions. */
-static sqlite3_module ga_matadd_methods = {
+const sqlite3_module ga_matadd_methods = {
     .iVersion = 0,
     .xCreate = matadd_connect, /* = xConnect: eponymous and creatable */
     .xConnect = matadd_connect,
@@ -826,11 +828,16 @@ static sqlite3_module ga_matadd_methods = {
     .xRowid = matadd_rowid,
 };
 
-/* gpu_matadd_info(): the last scan of this connection, as JSON. */
-static void matadd_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  ga_matadd_module *m = sqlite3_user_data(ctx);
+/* gpu_matadd_info(): the last scan of this connection, as JSON (the
+** module's data; none before the module is made, or after it went). */
+void ga_matadd_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  ga_matadd_module *m = ((ga_fn_data *)sqlite3_user_data(ctx))->conn->matadd;
   char *z;
   (void)argc, (void)argv;
+  if (!m) {
+    sqlite3_result_null(ctx);
+    return;
+  }
   z = sqlite3_mprintf(
       "{\"path\":\"%s\",\"rows_a\":%lld,\"rows_b\":%lld,"
       "\"rows_read\":%lld,\"cells\":%lld,\"bands\":%d,\"streams\":%d,"
@@ -846,34 +853,21 @@ static void matadd_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 /* The module owns m and a reference to the connection's ga_conn. */
-static void matadd_module_free(void *p) {
+void ga_matadd_data_free(void *p) {
   ga_matadd_module *m = p;
+  if (m->conn->matadd == m)
+    m->conn->matadd = NULL;
   ga_conn_unref(m->conn);
   sqlite3_free(m);
 }
 
-int ga_matadd_register(sqlite3 *db, ga_conn *conn) {
+void *ga_matadd_data_new(ga_conn *conn) {
   ga_matadd_module *m = sqlite3_malloc(sizeof(*m));
-  int rc;
   if (!m)
-    return SQLITE_NOMEM;
+    return NULL;
   memset(m, 0, sizeof(*m));
   m->conn = conn;
   ga_conn_ref(conn);
-  /* m is freed when the connection closes, or at once if this fails */
-  rc = sqlite3_create_module_v2(db, "gpu_matadd", &ga_matadd_methods, m,
-                                matadd_module_free);
-  if (rc != SQLITE_OK)
-    return rc;
-  /* gpu_matadd_info reads m, which lives as long as the module: both go
-  ** when the connection closes, or together in ga_matadd_unregister */
-  return sqlite3_create_function_v2(db, "gpu_matadd_info", 0, SQLITE_UTF8, m,
-                                    matadd_info, NULL, NULL, NULL);
-}
-
-void ga_matadd_unregister(sqlite3 *db) {
-  sqlite3_create_function(db, "gpu_matadd_info", 0, SQLITE_UTF8, NULL, NULL,
-                          NULL, NULL);
-  sqlite3_create_module(db, "gpu_matadd", NULL,
-                        NULL); /* a NULL module drops it */
+  conn->matadd = m; /* gpu_matadd_info reads it there */
+  return m;
 }

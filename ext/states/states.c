@@ -1,5 +1,5 @@
 /*
-** state_fns.c — SQL functions of exact aggregate states (README
+** states.c — SQL functions of exact aggregate states (README
 ** "Aggregate states").
 **
 ** SQL interface:
@@ -15,9 +15,7 @@
 **   gpu_max_merge(S), gpu_min_merge(S)
 **        aggregate over max/min states; among equal INTEGER and REAL values
 **        the state merged first wins.
-**   gpuagg_partial(X)   (worker connections of gpu_aggregate only, see
-**        ga_state_register_worker): one BLOB with rows, count, exact sum,
-**        max and min of X, stepped by one call per row.
+**   (gpuagg_partial, the fused state the workers step, is ext/workers/.)
 **
 ** Rules this file keeps:
 **   1. NULL states are skipped; anything else that is not a valid state of
@@ -37,8 +35,9 @@
 **      validated before use.
 **   5. xFinal frees every copy an aggregate holds (the only cleanup hook
 **      SQLite guarantees).
-**   6. Each registration on a user's connection holds a reference to its
-**      ga_conn (ext/gpuagg.c rule 6).
+**   6. Registered from ext/init.c's table: each function's user data is a
+**      ga_fn_data (name and aggregate) holding a reference to the ga_conn
+**      (ext/common/conn.c rule 1).
 */
 #include <stdio.h>
 #include <string.h>
@@ -46,10 +45,11 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
-#include "gpuagg_ext.h"
+#include "glue.h"
 #include "state.h"
+#include "states.h"
 
-/* ---- the connection's encoding: ga_db_encoding (ext/gpuagg.c) ---- */
+/* ---- the connection's encoding: ga_db_encoding (ext/common/values.c) ---- */
 
 static const char *enc_name(int enc) {
   return enc == SQLITE_UTF16LE   ? "UTF-16le"
@@ -74,46 +74,6 @@ static void error(sqlite3_context *ctx, const char *why) {
   } else {
     sqlite3_result_error_nomem(ctx);
   }
-}
-
-static void result_value(sqlite3_context *ctx, const ga_value *v, int enc) {
-  switch (v->type) {
-  case GA_V_INT:
-    sqlite3_result_int64(ctx, v->i);
-    break;
-  case GA_V_REAL:
-    sqlite3_result_double(ctx, v->r);
-    break;
-  case GA_V_TEXT:
-    sqlite3_result_text64(ctx, v->p, (sqlite3_uint64)v->n, SQLITE_TRANSIENT,
-                          (unsigned char)(enc ? enc : SQLITE_UTF8));
-    break;
-  case GA_V_BLOB:
-    sqlite3_result_blob64(ctx, v->p, (sqlite3_uint64)v->n, SQLITE_TRANSIENT);
-    break;
-  default:
-    sqlite3_result_null(ctx);
-  }
-}
-
-/* A state as the result.  The common small state goes through a stack
-** buffer and SQLITE_TRANSIENT: SQLite copies it into the connection's
-** memory (its lookaside, where the build has one), and our own
-** sqlite3_malloc and sqlite3_free, each taking SQLite's global memory
-** mutex, are saved.  Workers in sorted mode return one state per group and
-** piece, and their threads queued on that mutex (bench/RESULTS.md §8). */
-static void result_state(sqlite3_context *ctx, const ga_xstate *s, int kind) {
-  unsigned char small[256], *b;
-  int64_t n = ga_state_encode_buf(s, kind, small, (int64_t)sizeof(small));
-  if (n <= (int64_t)sizeof(small)) {
-    sqlite3_result_blob64(ctx, small, (sqlite3_uint64)n, SQLITE_TRANSIENT);
-    return;
-  }
-  if (ga_state_encode(s, kind, &b, &n) != GA_OK) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_blob64(ctx, b, (sqlite3_uint64)n, sqlite3_free);
 }
 
 /* ---- gpu_sum_state, gpu_total_state, gpu_avg_state ---- */
@@ -145,29 +105,27 @@ static void sum_one(sqlite3_context *ctx, sqlite3_value *v, int sign) {
     ga_sum_normalize(&c->s.sum);
 }
 
-static void sum_state_step(sqlite3_context *ctx, int argc,
-                           sqlite3_value **argv) {
+void ga_states_sum_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   sum_one(ctx, argv[0], 1);
 }
 
-static void sum_state_inverse(sqlite3_context *ctx, int argc,
-                              sqlite3_value **argv) {
+void ga_states_sum_inverse(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv) {
   (void)argc;
   sum_one(ctx, argv[0], -1);
 }
 
-static void sum_state_value(sqlite3_context *ctx) {
+void ga_states_sum_value(sqlite3_context *ctx) {
   sum_ctx *c = sqlite3_aggregate_context(ctx, 0);
   ga_xstate empty;
   ga_xstate_init(&empty);
-  result_state(ctx, c ? &c->s : &empty, GA_STATE_SUM);
+  ga_result_state(ctx, c ? &c->s : &empty, GA_STATE_SUM);
 }
 
 /* ---- gpu_max_state, gpu_min_state ---- */
 
-static void best_state_step(sqlite3_context *ctx, int argc,
-                            sqlite3_value **argv) {
+void ga_states_best_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_fn_data *d = sqlite3_user_data(ctx);
   sqlite3_value *v = argv[0];
@@ -209,13 +167,13 @@ static void best_state_step(sqlite3_context *ctx, int argc,
     sqlite3_result_error_nomem(ctx);
 }
 
-static void best_state_final(sqlite3_context *ctx) {
+void ga_states_best_final(sqlite3_context *ctx) {
   ga_fn_data *d = sqlite3_user_data(ctx);
   ga_xstate *s = sqlite3_aggregate_context(ctx, 0);
   ga_xstate empty;
   ga_xstate_init(&empty);
-  result_state(ctx, s ? s : &empty,
-               d->op == GA_AGG_MIN ? GA_STATE_MIN : GA_STATE_MAX);
+  ga_result_state(ctx, s ? s : &empty,
+                  d->op == GA_AGG_MIN ? GA_STATE_MIN : GA_STATE_MAX);
   if (s)
     ga_xstate_clear(s);
 }
@@ -292,19 +250,18 @@ static void sum_merge_one(sqlite3_context *ctx, sqlite3_value *v, int sign) {
     error(ctx, "the merged counts exceed 2^63");
 }
 
-static void sum_merge_step(sqlite3_context *ctx, int argc,
-                           sqlite3_value **argv) {
+void ga_merge_sum_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   sum_merge_one(ctx, argv[0], 1);
 }
 
-static void sum_merge_inverse(sqlite3_context *ctx, int argc,
-                              sqlite3_value **argv) {
+void ga_merge_sum_inverse(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
   (void)argc;
   sum_merge_one(ctx, argv[0], -1);
 }
 
-static void sum_merge_value(sqlite3_context *ctx) {
+void ga_merge_sum_value(sqlite3_context *ctx) {
   ga_fn_data *d = sqlite3_user_data(ctx);
   sum_ctx *c = sqlite3_aggregate_context(ctx, 0);
   ga_xstate empty;
@@ -313,11 +270,10 @@ static void sum_merge_value(sqlite3_context *ctx) {
   if (ga_xstate_result(c ? &c->s : &empty, d->op, &v) == GA_OVERFLOW)
     sqlite3_result_error(ctx, "integer overflow", -1); /* as gpu_sum */
   else
-    result_value(ctx, &v, 0);
+    ga_result_value(ctx, &v, 0);
 }
 
-static void best_merge_step(sqlite3_context *ctx, int argc,
-                            sqlite3_value **argv) {
+void ga_merge_best_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   ga_fn_data *d = sqlite3_user_data(ctx);
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
@@ -351,7 +307,7 @@ static void best_merge_step(sqlite3_context *ctx, int argc,
     sqlite3_result_error_nomem(ctx);
 }
 
-static void best_merge_final(sqlite3_context *ctx) {
+void ga_merge_best_final(sqlite3_context *ctx) {
   ga_fn_data *d = sqlite3_user_data(ctx);
   ga_xstate *s = sqlite3_aggregate_context(ctx, 0);
   ga_value v;
@@ -360,225 +316,6 @@ static void best_merge_final(sqlite3_context *ctx) {
     return;
   }
   ga_xstate_result(s, d->op, &v);
-  result_value(ctx, &v, s->enc);
+  ga_result_value(ctx, &v, s->enc);
   ga_xstate_clear(s);
-}
-
-/* ---- gpuagg_partial: the fused worker aggregate ---- */
-
-typedef struct worker_data {
-  int enc; /* the worker connection's encoding, 0 until the first text */
-} worker_data;
-
-/* TEXT and BLOB: max()'s view first (numeric_type may turn the value into a
-** number), then sum()'s. */
-int ga_fused_step_other(ga_xstate *s, sqlite3_value *v, int type, int enc) {
-  ga_value raw, num;
-  if (!ga_value_bytes(v, type, enc, &raw) || ga_xstate_step_max(s, &raw) ||
-      ga_xstate_step_min(s, &raw))
-    return GA_NOMEM;
-  if (type == SQLITE_TEXT)
-    s->enc = enc;
-  switch (sqlite3_value_numeric_type(v)) {
-  case SQLITE_INTEGER:
-    num.type = GA_V_INT;
-    num.i = sqlite3_value_int64(v);
-    break;
-  default:
-    num.type = GA_V_REAL;
-    num.r = sqlite3_value_double(v);
-  }
-  ga_xstate_step_sum(s, &num);
-  return GA_OK;
-}
-
-static void fused_other(sqlite3_context *ctx, ga_xstate *s, sqlite3_value *v,
-                        int type) {
-  worker_data *w = sqlite3_user_data(ctx);
-  int enc = ga_db_encoding(ctx, &w->enc);
-  if (!enc)
-    return; /* the error is set */
-  if (ga_fused_step_other(s, v, type, enc))
-    sqlite3_result_error_nomem(ctx);
-}
-
-#ifndef GA_FUSED_BUFFER
-/* One call per row: numbers take the inline path of state.h (no
-** allocation, no dispatch; bench/state_rows.sh measured it against
-** buffering values for ga_cpu_sum, GA_FUSED_BUFFER below). */
-static void fused_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  ga_xstate *s = sqlite3_aggregate_context(ctx, sizeof(*s));
-  if (!s) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_value *v = argv[0];
-  int type = sqlite3_value_type(v);
-  switch (type) {
-  case SQLITE_INTEGER:
-    ga_xstate_step_int(s, sqlite3_value_int64(v));
-    return;
-  case SQLITE_FLOAT:
-    ga_xstate_step_real(s, sqlite3_value_double(v));
-    return;
-  case SQLITE_NULL:
-    ga_xstate_step_null(s);
-    return;
-  default:
-    fused_other(ctx, s, v, type);
-  }
-}
-
-static void fused_final(sqlite3_context *ctx) {
-  ga_xstate *s = sqlite3_aggregate_context(ctx, 0);
-  ga_xstate empty;
-  ga_xstate_init(&empty);
-  result_state(ctx, s ? s : &empty, GA_STATE_FUSED);
-  if (s)
-    ga_xstate_clear(s);
-}
-#else
-/* The measured alternative (bench/state_rows.sh builds it): numbers are
-** buffered 64 at a time and summed by ga_cpu_sum; max/min as above. */
-#include "cpu_reduce.h"
-
-typedef struct fused_ctx {
-  ga_xstate s; /* first: fused_other steps it directly */
-  int n;
-  uint64_t isint;
-  uint64_t buf[64];
-} fused_ctx;
-
-static void fused_flush(fused_ctx *c) {
-  int layout = c->isint == ~0ull ? GA_LAYOUT_INT
-               : c->isint == 0   ? GA_LAYOUT_REAL
-                                 : GA_LAYOUT_MIXED;
-  ga_cpu_sum(c->buf, &c->isint, c->n, layout, &c->s.sum);
-  c->n = 0;
-  c->isint = 0;
-}
-
-static void fused_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  fused_ctx *c = sqlite3_aggregate_context(ctx, sizeof(*c));
-  if (!c) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  ga_xstate *s = &c->s;
-  sqlite3_value *v = argv[0];
-  int type = sqlite3_value_type(v);
-  ga_value x;
-  switch (type) {
-  case SQLITE_INTEGER:
-    x.type = GA_V_INT;
-    x.i = sqlite3_value_int64(v);
-    c->buf[c->n] = (uint64_t)x.i;
-    c->isint |= 1ull << c->n;
-    ga_xstate_best_int(&s->max, x.i, 0);
-    ga_xstate_best_int(&s->min, x.i, 1);
-    break;
-  case SQLITE_FLOAT:
-    x.type = GA_V_REAL;
-    x.r = sqlite3_value_double(v);
-    c->buf[c->n] = (uint64_t)ga_dbits(x.r);
-    ga_xstate_best_real(&s->max, x.r, 0);
-    ga_xstate_best_real(&s->min, x.r, 1);
-    break;
-  case SQLITE_NULL:
-    s->rows++;
-    return;
-  default:
-    fused_other(ctx, s, v, type);
-    return;
-  }
-  s->rows++;
-  s->count++;
-  if (++c->n == 64) {
-    fused_flush(c);
-    if ((s->count & GA_STATE_NORM_MASK) < 64)
-      ga_sum_normalize(&s->sum);
-  }
-}
-
-static void fused_final(sqlite3_context *ctx) {
-  fused_ctx *c = sqlite3_aggregate_context(ctx, 0);
-  ga_xstate empty;
-  ga_xstate_init(&empty);
-  if (c)
-    fused_flush(c);
-  result_state(ctx, c ? &c->s : &empty, GA_STATE_FUSED);
-  if (c)
-    ga_xstate_clear(&c->s);
-}
-#endif
-
-/* ---- registration ---- */
-
-static const struct {
-  const char *name;
-  int op, merge;
-} fns[] = {
-    {"gpu_sum_state", GA_AGG_SUM, 0},     {"gpu_total_state", GA_AGG_TOTAL, 0},
-    {"gpu_avg_state", GA_AGG_AVG, 0},     {"gpu_max_state", GA_AGG_MAX, 0},
-    {"gpu_min_state", GA_AGG_MIN, 0},     {"gpu_sum_merge", GA_AGG_SUM, 1},
-    {"gpu_total_merge", GA_AGG_TOTAL, 1}, {"gpu_avg_merge", GA_AGG_AVG, 1},
-    {"gpu_max_merge", GA_AGG_MAX, 1},     {"gpu_min_merge", GA_AGG_MIN, 1},
-};
-#define NFNS ((int)(sizeof(fns) / sizeof(fns[0])))
-
-static void fn_data_free(void *p) {
-  ga_fn_data *d = p;
-  ga_conn_unref(d->conn);
-  sqlite3_free(d);
-}
-
-int ga_state_register(sqlite3 *db, ga_conn *conn) {
-  const int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
-  int rc = SQLITE_OK;
-  for (int i = 0; rc == SQLITE_OK && i < NFNS; i++) {
-    ga_fn_data *d = sqlite3_malloc64(sizeof(*d));
-    if (!d)
-      return SQLITE_NOMEM;
-    d->name = fns[i].name;
-    d->op = fns[i].op;
-    d->conn = conn;
-    ga_conn_ref(conn); /* released by fn_data_free, also on failure */
-    int sum = fns[i].op <= GA_AGG_AVG;
-    if (!fns[i].merge && sum)
-      rc = sqlite3_create_window_function(
-          db, d->name, 1, flags, d, sum_state_step, sum_state_value,
-          sum_state_value, sum_state_inverse, fn_data_free);
-    else if (!fns[i].merge)
-      rc = sqlite3_create_function_v2(db, d->name, 1, flags, d, NULL,
-                                      best_state_step, best_state_final,
-                                      fn_data_free);
-    else if (sum)
-      rc = sqlite3_create_window_function(
-          db, d->name, 1, flags, d, sum_merge_step, sum_merge_value,
-          sum_merge_value, sum_merge_inverse, fn_data_free);
-    else
-      rc = sqlite3_create_function_v2(db, d->name, 1, flags, d, NULL,
-                                      best_merge_step, best_merge_final,
-                                      fn_data_free);
-  }
-  return rc;
-}
-
-void ga_state_unregister(sqlite3 *db) {
-  for (int i = 0; i < NFNS; i++) /* deleting what is not there is harmless */
-    sqlite3_create_window_function(db, fns[i].name, 1, SQLITE_UTF8, NULL, NULL,
-                                   NULL, NULL, NULL, NULL);
-}
-
-int ga_state_register_worker(sqlite3 *db) {
-  worker_data *w = sqlite3_malloc64(sizeof(*w));
-  if (!w)
-    return SQLITE_NOMEM;
-  w->enc = 0;
-  return sqlite3_create_function_v2(
-      db, "gpuagg_partial", 1,
-      SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, w, NULL,
-      fused_step, fused_final, sqlite3_free);
 }
