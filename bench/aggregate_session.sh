@@ -7,7 +7,7 @@
 #                                      and the scan_min_rows crossover
 #   bench/aggregate_session.sh small   1e7 rows: sum, group100, group1e5 and
 #                                      filter at 1, 2, 4, 8, 16 threads
-#   bench/aggregate_session.sh sparse  1e7 rows: filter (10%) and filter1pct
+#   bench/aggregate_session.sh sparse  1e7 rows: filter (50%) and filter1pct
 #                                      (1%: every piece sparse) at 1..16 threads
 #   bench/aggregate_session.sh mmap    1e8 rows, sum at 8 and 16 threads with
 #                                      the workers reading through mmap
@@ -41,7 +41,7 @@ case "${1:-}" in
     ;;
   sparse)
     # issue 22: the sparse-rowid probes run under the dispenser mutex; a 1%
-    # filter makes every piece sparse.  Same-run ratio against 10% (filter).
+    # filter makes every piece sparse.  Same-run ratio against 50% (filter).
     "$PY" bench/aggregate_bench.py --rows 1e7 --cases filter,filter1pct --threads "$THREADS" \
       --reps 3 --db "$DB" --csv "$OUT/aggregate_h200_sparse.csv" --machine h200
     ;;
