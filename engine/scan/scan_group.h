@@ -86,7 +86,7 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
 ** each, so workers merge into one set of groups (memory grows with the
 ** groups, not groups x threads; in hash mode each worker's own table adds
 ** at most a bounded number, engine/scan/scan.c) and rarely wait for each other.
- */
+*/
 #define GA_GS_SHARDS 64
 typedef struct ga_group_shards ga_group_shards;
 
