@@ -67,7 +67,13 @@ LTO_USED  = $(eval LTO_USED := $(if $(strip $(LTO)),$(if $(LTO_PROBE),$(LTO))))$
 LTO_NOTE  = $(if $(strip $(LTO)),$(if $(LTO_USED),LTO $(LTO),no LTO ($(CC) cannot link with $(LTO); see README)),no LTO)
 
 # (override: `make CFLAGS=-O3` adds to these instead of dropping -fPIC & co.)
-override CPPFLAGS += -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
+# One folder per capability (mk/layers.txt lists them in layer order, and
+# make check-layout checks the order); headers are included by name.
+SRC_DIRS := base engine/core engine/reduce engine/state engine/scan engine/cache \
+            engine/matadd ext/common ext/workers planner ext/aggregates ext/states \
+            ext/aggregate ext/cache ext/matadd ext/config ext
+GA_INC   := $(addprefix -I,$(SRC_DIRS)) -Ikernels
+override CPPFLAGS += $(GA_INC) $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
 CFLAGS   ?= -O2 -g
 # hardening (mk/harden.mk builds the sanitizer variants with HARDEN= HARDEN_LD=)
 HARDEN    ?= -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2 -fstack-protector-strong
@@ -83,10 +89,14 @@ GENCODE ?= -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_86,code=sm_
            -gencode=arch=compute_89,code=sm_89 -gencode=arch=compute_90,code=sm_90 \
            -gencode=arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -std=c++17
-override NVCCFLAGS += $(GENCODE) -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Iengine -Ikernels
+override NVCCFLAGS += $(GENCODE) -Xcompiler -fPIC -Xcompiler -fvisibility=hidden -Ibase -Ikernels
 
-EXT_SRC    := $(wildcard ext/*.c)
-ENGINE_SRC := $(wildcard engine/*.c)
+# the SQLite glue and the planner; the engine (host side of the kernels)
+EXT_SRC    := $(wildcard ext/*.c ext/*/*.c planner/*.c)
+ENGINE_SRC := $(wildcard engine/*/*.c)
+# every header of the library (objects depend on all: a header that moved
+# or changed rebuilds what may include it)
+ALL_HDRS   := $(wildcard base/*.h engine/*/*.h ext/*/*.h planner/*.h kernels/*.h)
 CU_SRC     := $(filter-out kernels/bench_%.cu,$(wildcard kernels/*.cu))
 C_OBJ      := $(patsubst %.c,$(BUILD)/%.o,$(EXT_SRC) $(ENGINE_SRC))
 ENGINE_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(ENGINE_SRC))
@@ -141,11 +151,11 @@ else
 	@echo "gpuagg: built $@ WITHOUT CUDA ($(CPU_ONLY_WHY)): CPU path only, $(LTO_NOTE)"
 endif
 
-$(BUILD)/%.o: %.c $(wildcard engine/*.h ext/*.h kernels/*.h) $(STAMP)/c.stamp
+$(BUILD)/%.o: %.c $(ALL_HDRS) $(STAMP)/c.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh engine/ga_partial.h) $(STAMP)/cu.stamp
+$(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh base/*.h) $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
@@ -156,7 +166,7 @@ clean:
 	rm -rf $(BUILD) $(LIB) dist
 
 format:
-	clang-format -i $(wildcard ext/*.[ch] engine/*.[ch] kernels/*.h kernels/*.cu kernels/*.cuh tests/*.c bench/*.c bench/*.cu)
+	clang-format -i $(wildcard base/*.h engine/*/*.[ch] ext/*.[ch] ext/*/*.[ch] planner/*.[ch] kernels/*.h kernels/*.cu kernels/*.cuh kernels/*.c tests/*.c tests/harden/*.[ch] bench/*.c bench/*.cu)
 
 # Test, bench, packaging and hardening targets live in mk/*.mk, one file per job.
 include $(sort $(wildcard mk/*.mk))

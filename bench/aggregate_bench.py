@@ -45,6 +45,8 @@ import statistics
 import sys
 import time
 
+import bench_db
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.environ.get("GPUAGG_LIB") or os.path.join(os.path.dirname(HERE), "libgpuagg")
 
@@ -71,32 +73,15 @@ CASES["sum"] = (CASES["sum"][0], CASES["sum"][1],
 
 
 def connect(path):
-    con = sqlite3.connect(path, isolation_level=None)
-    con.enable_load_extension(True)
-    con.load_extension(LIB)
-    return con
+    return bench_db.connect(path, LIB)
 
 
 def make_db(path, n, need_tg):
     con = sqlite3.connect(path, isolation_level=None)
-    have = {r[0] for r in con.execute("SELECT name FROM sqlite_schema")}
-    if "t" not in have:
-        t0 = time.time()
-        con.execute("CREATE TABLE t(x REAL)")
-        con.execute("BEGIN")
-        con.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?) "
-                    "INSERT INTO t SELECT (abs(random()) % 1000000000) / 1000.0 FROM c", (n,))
-        con.execute("COMMIT")
-        print("# made t: %d rows in %.1f s" % (n, time.time() - t0), flush=True)
-    if need_tg and "tg" not in have:
-        t0 = time.time()
-        con.execute("CREATE TABLE tg(x REAL, g INTEGER, h INTEGER, f INTEGER)")
-        con.execute("BEGIN")
-        con.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?) "
-                    "INSERT INTO tg SELECT (abs(random()) % 1000000000) / 1000.0, i % 100, "
-                    "i % 100000, i % 10 FROM c", (n,))
-        con.execute("COMMIT")
-        print("# made tg: %d rows in %.1f s" % (n, time.time() - t0), flush=True)
+    bench_db.make_table(con, "t", "x REAL", n, "(abs(random()) % 1000000000) / 1000.0")
+    if need_tg:
+        bench_db.make_table(con, "tg", "x REAL, g INTEGER, h INTEGER, f INTEGER", n,
+                            "(abs(random()) % 1000000000) / 1000.0, i % 100, i % 100000, i % 10")
     con.close()
 
 

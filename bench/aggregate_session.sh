@@ -26,8 +26,8 @@ DB=${DB:-/tmp/aggb}
 PY=${PYTHON:-/usr/bin/python3}
 THREADS=${THREADS:-1,2,4,8,16}
 mkdir -p "$OUT" "$DB"
+source bench/session_env.sh
 [ -e libgpuagg.so ] || make -j"$(nproc)" >/dev/null
-echo "# $(nproc) CPUs, $(uname -n), $(date -u)"
 case "${1:-}" in
   big)
     "$PY" bench/aggregate_bench.py --rows 1e8 --cases sum --threads "$THREADS" --reps 3 \

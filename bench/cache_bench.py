@@ -51,6 +51,8 @@ import subprocess
 import sys
 import time
 
+import bench_db
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.environ.get("GPUAGG_LIB") or os.path.join(os.path.dirname(HERE), "libgpuagg")
 
@@ -60,27 +62,14 @@ AGG = {"a": ("c", "x", None, None), "b": ("c", "x", "y > 500", "k")}
 
 
 def connect(path, device=None, threads=0):
-    con = sqlite3.connect(path, isolation_level=None)
-    con.enable_load_extension(True)
-    con.load_extension(LIB)
-    con.execute("SELECT gpuagg_config('threads', ?)", (threads,))
-    if device:
-        con.execute("SELECT gpuagg_config('device', ?)", (device,))
-    return con
+    return bench_db.connect(path, LIB, [("threads", threads)] + ([("device", device)] if device else []))
 
 
 def make_db(path, n):
     con = sqlite3.connect(path, isolation_level=None)
-    have = {r[0] for r in con.execute("SELECT name FROM sqlite_schema")}
-    if "c" not in have:
-        t0 = time.time()
-        con.execute("CREATE TABLE c(x REAL, k INTEGER, y INTEGER)")
-        con.execute("BEGIN")
-        con.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < ?) "
-                    "INSERT INTO c SELECT ((i * 2654435761) % 1000003) / 1000.0, (i * 7919) % 1000, "
-                    "(i * 104729) % 1000 FROM s", (n,))
-        con.execute("COMMIT")
-        print("# made %s: %d rows in %.1f s" % (path, n, time.time() - t0), flush=True)
+    bench_db.make_table(con, "c", "x REAL, k INTEGER, y INTEGER", n,
+                        "((i * 2654435761) % 1000003) / 1000.0, (i * 7919) % 1000, (i * 104729) % 1000",
+                        label=path)
     con.execute("SELECT count(*), sum(x) FROM c").fetchone()  # warm the page cache
     con.close()
 

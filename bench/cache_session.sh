@@ -24,14 +24,8 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
 DB=${DB:-/tmp/gpuagg_cache_bench}
 mkdir -p "$OUT" "$DB"
-if [ -f .device-kit/env.sh ]; then
-  source .device-kit/env.sh
-  export SQLITE_LIBS="-L$PWD/.device-kit/lib -l:libsqlite3.so.0"
-fi
-export PYTHON=${PYTHON:-python3} SQLITE3=${SQLITE3:-sqlite3} PYTHONUNBUFFERED=1
+source bench/session_env.sh
 [ -e libgpuagg.so ] || make -j"$(nproc)" >/dev/null
-echo "# $(nproc) CPUs, $(uname -n), $(date -u)"
-nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null
 case "${1:-}" in
 test)
   GPUAGG_TEST_GPU=1 SUITES=cache tests/run_all.sh >"$OUT/test_cache_gpu.log" 2>&1

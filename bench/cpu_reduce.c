@@ -2,7 +2,8 @@
 ** cpu_reduce.c — the CPU rows of the seeds' reduction table: a plain
 ** one-thread loop (what numpy's sum does, rounding at every add) and
 ** gpuagg's exact CPU path (ga_cpu_sum), plus each variant of the exact sum
-** of reals (engine/cpu_sum.h; "reference" is the one-value-at-a-time add it
+** of reals (engine/reduce/cpu_sum.h; "reference" is the one-value-at-a-time add
+*it
 ** replaced), on several data sets.
 **
 **   build/bench/cpu_reduce [--csv FILE] [--reps N] [--sizes 1080x1920,1GiB]

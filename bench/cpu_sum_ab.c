@@ -1,5 +1,5 @@
 /*
-** cpu_sum_ab.c — A/B of two builds of engine/cpu_sum.c in one process
+** cpu_sum_ab.c — A/B of two builds of engine/reduce/cpu_sum.c in one process
 ** (bench/cpu_sum_ab.sh builds them with their exported names prefixed A_ and
 ** B_), against the plain one-thread loop, alternating.
 **

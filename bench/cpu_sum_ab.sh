@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cpu_sum_ab.sh — A/B of engine/cpu_sum.c between two git revisions (or the
+# cpu_sum_ab.sh — A/B of engine/reduce/cpu_sum.c between two git revisions (or the
 # working tree, "."), in one process (bench/cpu_sum_ab.c): the issue 13
 # optimisation steps, each against the step before, measured side by side.
 #
@@ -30,8 +30,8 @@ trap 'rm -rf "$TMP"' EXIT
 NAMES="ga_cpu_sum_reals ga_cpu_sum_nvariants ga_cpu_sum_variant_name ga_cpu_sum_variant_ok ga_cpu_sum_variant_best ga_cpu_sum_variant"
 build() { # rev, prefix -> object
   local rev=$1 pre=$2 src=$TMP/$2.c defs=()
-  if [ "$rev" = . ]; then cp engine/cpu_sum.c "$src"
-  else git show "$rev:engine/cpu_sum.c" >"$src" || return 1; fi
+  if [ "$rev" = . ]; then cp engine/reduce/cpu_sum.c "$src"
+  else git show "$rev:engine/reduce/cpu_sum.c" >"$src" || return 1; fi
   for f in $NAMES; do defs+=("-D$f=$pre$f"); done
   $CC -std=c11 -O2 -D_GNU_SOURCE -Iengine "${defs[@]}" -c -o "$TMP/$pre.o" "$src"
 }
@@ -49,7 +49,7 @@ while [ $# -ge 2 ]; do
   [ "$rb" != "$b" ] && vb=${b#*:}
   build "$ra" A_ && build "$rb" B_ || exit 1
   $CC -std=c11 -O2 -D_GNU_SOURCE -Iengine -Ibench -o "$TMP/ab" bench/cpu_sum_ab.c \
-    "$TMP/A_.o" "$TMP/B_.o" engine/xacc.c -lm || exit 1
+    "$TMP/A_.o" "$TMP/B_.o" engine/reduce/xacc.c -lm || exit 1
   label="$(git rev-parse --short "$ra" 2>/dev/null || echo "$ra") -> $(git rev-parse --short "$rb" 2>/dev/null || echo "$rb")"
   [ "$ra" = . ] && label=". -> $rb"
   [ "$rb" = . ] && label="${label% -> *} -> ."

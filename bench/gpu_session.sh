@@ -14,14 +14,9 @@
 set -u
 out=${OUT:-bench/out}
 mkdir -p "$out"
-if [ -f .device-kit/env.sh ]; then
-  source .device-kit/env.sh
-  export SQLITE_LIBS="-L$PWD/.device-kit/lib -l:libsqlite3.so.0"
-fi
-export PYTHON=${PYTHON:-python3} SQLITE3=${SQLITE3:-sqlite3} PYTHONUNBUFFERED=1
+source bench/session_env.sh
 B=build/dev
 mk() { make -s -j16 BUILD=$B GENCODE=-gencode=arch=compute_90,code=sm_90 "$@"; }
-nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
 
 case "${1:-test}" in
 test)

@@ -8,7 +8,8 @@
 ** zero), times every kernel with CUDA events after warm-up (median of --reps
 ** samples, 25 by default; a sample of a small size times a batch of
 ** back-to-back launches, so that host launch gaps do not count), checks
-** every result against the CPU (engine/xacc.c: exact partials compared after
+** every result against the CPU (engine/reduce/xacc.c: exact partials compared
+*after
 ** ga_sum_normalize, max/min by a CPU loop) and prints the table last:
 ** kernel, size, median ms, GB/s, % of the matching CUB op (matadd: % of the
 ** device-to-device copy).  Bytes are those read (plus written, for copy and

@@ -31,7 +31,7 @@
 #include "bench_util.h"
 #include "chunk.h"
 #include "cpu_reduce.h"
-#include "gpu_host.h"
+#include "gpu.h"
 #include "xacc.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;

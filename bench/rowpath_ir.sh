@@ -13,7 +13,7 @@
 # query per run: sum(x) and gpu_sum(x), REAL and INTEGER columns.  The whole
 # process is counted (the load of the extension is the same for both
 # queries, so the difference is the per-row work).  Valgrind reports no
-# AVX-512, so engine/cpu_sum.c runs its AVX2 variant here.
+# AVX-512, so engine/reduce/cpu_sum.c runs its AVX2 variant here.
 # CSV columns: rev, kind, query, ir, ir_per_row, over_sum_per_row.
 set -u
 cd "$(dirname "$0")/.." || exit 2

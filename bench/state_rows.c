@@ -14,7 +14,7 @@
 ** --toggle-collect=run_query (bench/state_rows.sh does).
 **
 ** Linked with the extension's objects (SQLITE_CORE), so gpuagg_partial is
-** registered with ga_state_register_worker, as the scan's workers do.
+** registered with ga_worker_prep, as the scan's workers do.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@
 struct sqlite3_api_routines;
 int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
                         const struct sqlite3_api_routines *pApi);
-int ga_state_register_worker(sqlite3 *db);
+int ga_worker_prep(sqlite3 *db);
 
 static void die(sqlite3 *db, const char *what) {
   fprintf(stderr, "state_rows: %s: %s\n", what, db ? sqlite3_errmsg(db) : "");
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
   if (sqlite3_open(argv[1], &db) != SQLITE_OK)
     die(db, "open");
   if (sqlite3_gpuagg_init(db, &err, NULL) != SQLITE_OK ||
-      ga_state_register_worker(db) != SQLITE_OK)
+      ga_worker_prep(db) != SQLITE_OK)
     die(db, "register");
   fill(db, rows, kind);
   const char *sql =

@@ -10,7 +10,8 @@
 **      (reduce) and per group (merge).  The fast whole-column shape is not
 **      here: the engine runs gak_sum / gak_best on the cached column.
 **   2. Exact: numbers compare exactly across INTEGER and REAL (gak_num_cmp, the
-**      same rules as engine/xacc.c's ga_num_cmp); a REAL adds its mantissa
+**      same rules as engine/reduce/xacc.c's ga_num_cmp); a REAL adds its
+*mantissa
 **      into ga_partial.h's digits with integer atomics (as reduce.cu's
 **      gak_sacc_add); integers add their 32-bit halves.  A slice's digits
 **      are carried into [0, 2^32) at its end (the top one signed), so the

@@ -1,7 +1,8 @@
 /*
 ** gak.h — the C API of gpuagg's device side (the "gak_" prefix).
 **
-** The engine (engine/gpu.c, engine/matadd.c: plain C11, no CUDA headers)
+** The engine (engine/reduce/gpu.c, engine/matadd/matadd.c: plain C11, no CUDA
+*headers)
 ** calls only these functions.  Three backends implement them:
 **
 **   kernels/ (.cu)     CUDA: the kernels and their launch wrappers, and
@@ -22,7 +23,7 @@
 **      while it runs surface later, at gak_event_query/sync or
 **      gak_stream_sync, classed GAK_EKERNEL when a kernel faulted.
 **   3. Output partials are written completely by the call (no pre-zeroing is
-**      needed by the caller), in the formats of engine/ga_partial.h, so the
+**      needed by the caller), in the formats of base/ga_partial.h, so the
 **      engine merges device and CPU partials alike.
 **   4. Device calls act on the calling thread's current device
 **      (gak_set_device); the engine restores the caller's device after use.
@@ -33,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../engine/ga_partial.h"
+#include "ga_partial.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -113,7 +114,8 @@ size_t gak_scratch_bytes(int64_t n);
 /* Exact sum of n values (layout GA_LAYOUT_*; d_isint is read only for
 ** GA_LAYOUT_MIXED) into *d_out.  0 <= n <= GA_XACC_SAFE_ADDS (2^29): the
 ** partial's digits are sums of per-value pieces below 2^33, and the engine
-** merges partials that respect that bound (engine/xacc.h).  Values that an
+** merges partials that respect that bound (engine/reduce/xacc.h).  Values that
+*an
 ** in-register expansion cannot hold (wide exponent ranges, Inf, NaN) are
 ** deferred through d_scratch (gak_scratch_bytes(n) bytes) to a second
 ** kernel when n is large (4M values and more), so d_scratch must be given. */
@@ -136,7 +138,7 @@ int gak_matadd(const double *d_a, const double *d_b, double *d_c, int64_t n,
 int gak_matadd_2d(const double *d_a, const double *d_b, double *d_c,
                   int64_t rows, int64_t cols, gak_stream stream);
 
-/* ---- the column cache (kernels/cache.cu; engine/cache_gpu.c) ----
+/* ---- the column cache (kernels/cache.cu; engine/cache/cache_gpu.c) ----
 **
 ** A cached column on the device holds n values in rowid order: vals[i] is
 ** the int64 or the double's bits (0 for NULL); bit i of isint (64-bit

@@ -1,7 +1,7 @@
 /*
 ** none.c — the gak.h backend of a build without CUDA (CUDA=0, or no nvcc).
 **
-** Every call fails with GAK_ENOTBUILT, so engine/gpu.c reports "built
+** Every call fails with GAK_ENOTBUILT, so engine/reduce/gpu.c reports "built
 ** without CUDA", never takes a GPU path and counts no error: the extension
 ** answers everything on the CPU.  Error codes are the classes themselves.
 */

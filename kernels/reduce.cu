@@ -1,6 +1,6 @@
 /*
 ** reduce.cu — gak_scratch_bytes, gak_sum and gak_best (kernels/gak.h) on the
-** framework of reduce.cuh, writing the partials of engine/ga_partial.h.
+** framework of reduce.cuh, writing the partials of base/ga_partial.h.
 **
 ** Exact f64 sum.  Each thread keeps a floating-point expansion of L doubles
 ** in registers: adding x runs a TwoSum cascade, s[0] += x, then the rounding

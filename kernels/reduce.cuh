@@ -90,7 +90,7 @@ template <class P> static inline int gak_grid_for(int64_t n) {
 /* ------------------------------------------------------------ numbers */
 
 /* i against d, exactly (d is never NaN: SQLite has none); and ga_num_cmp of
-** engine/xacc.c on the device (the reductions and the cache kernels). */
+** engine/reduce/xacc.c on the device (the reductions and the cache kernels). */
 __device__ __forceinline__ int gak_cmp_int_real(long long i, double d) {
   if (d >= 0x1p63)
     return -1;
@@ -103,7 +103,7 @@ __device__ __forceinline__ int gak_cmp_int_real(long long i, double d) {
   return f > 0 ? -1 : (f < 0 ? 1 : 0);
 }
 
-/* ga_num_cmp of engine/xacc.c, on the device */
+/* ga_num_cmp of engine/reduce/xacc.c, on the device */
 __device__ __forceinline__ int gak_num_cmp(int ka, long long a, int kb,
                                            long long b) {
   if (ka == GA_KIND_INT && kb == GA_KIND_INT)

@@ -2,7 +2,7 @@
 ** runtime.cu — the runtime half of gak.h over the CUDA runtime API.
 **
 ** Each function is one CUDA call: the engine checks and counts every result
-** (engine/gpu.c, ga_cuda_ok), so nothing here retries or hides an error.
+** (engine/reduce/gpu.c, ga_cuda_ok), so nothing here retries or hides an error.
 ** Error codes are cudaError_t values; gak_error_class() maps the ones the
 ** engine must tell apart.
 */

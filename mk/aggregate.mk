@@ -24,16 +24,16 @@ test-aggregate-newsqlite: $(LIB)
 	  $(NEWSQLITE_DIR)/newsqlite $(CURDIR)/$(basename $(LIB)); \
 	fi
 
-# engine/scan_group.c against SQLite (tests/test_scan_group.c), linked like
+# engine/scan/scan_group.c against SQLite (tests/test_scan_group.c), linked like
 # test_engine (SQLITE_CORE, libsqlite3).
 SCAN_GROUP_TEST := $(BUILD)/tests/test_scan_group
-SCAN_GROUP_SRC := tests/test_scan_group.c engine/scan_group.c engine/state.c \
-                  engine/bestval.c engine/xacc.c
+SCAN_GROUP_SRC := tests/test_scan_group.c engine/scan/scan_group.c engine/state/state.c \
+                  engine/reduce/bestval.c engine/reduce/xacc.c
 
-$(SCAN_GROUP_TEST): $(SCAN_GROUP_SRC) $(wildcard engine/*.h)
+$(SCAN_GROUP_TEST): $(SCAN_GROUP_SRC) $(ALL_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(SANFLAGS) \
-	  -Iengine -Ikernels $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ $(SCAN_GROUP_SRC) \
+	  $(GA_INC) $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) -o $@ $(SCAN_GROUP_SRC) \
 	  $(SQLITE_LIBS) -lpthread -lm
 
 .PHONY: test-scan-group

@@ -1,11 +1,11 @@
 # mk/cpu_sum_test.mk — tests/test_cpu_sum.c: every variant of the CPU's exact
-# sum (engine/cpu_sum.c) against the per-value reference (run by make test).
+# sum (engine/reduce/cpu_sum.c) against the per-value reference (run by make test).
 CPU_SUM_TEST := $(BUILD)/tests/test_cpu_sum
-CPU_SUM_TEST_SRC := tests/test_cpu_sum.c engine/cpu_sum.c engine/cpu_reduce.c engine/xacc.c
+CPU_SUM_TEST_SRC := tests/test_cpu_sum.c engine/reduce/cpu_sum.c engine/reduce/cpu_reduce.c engine/reduce/xacc.c
 
-$(CPU_SUM_TEST): $(CPU_SUM_TEST_SRC) $(wildcard engine/*.h) $(STAMP)/host.stamp
+$(CPU_SUM_TEST): $(CPU_SUM_TEST_SRC) $(ALL_HDRS) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE $(SANFLAGS) -Iengine \
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -D_GNU_SOURCE $(SANFLAGS) $(GA_INC) \
 	  -o $@ $(CPU_SUM_TEST_SRC) $(SANFLAGS) -lpthread -lm
 
 .PHONY: test-cpu-sum

@@ -1,13 +1,13 @@
 # mk/dist.mk — what the packages (mk/wheel.mk, mk/npm.mk, mk/release.mk)
 # share: the version, the legal files, and the words that describe a build.
 #
-# The version has one home, GPUAGG_VERSION in ext/gpuagg.c (what
+# The version has one home, GPUAGG_VERSION in ext/config/config_fns.h (what
 # gpuagg_version() returns); the packages read it from there.  What the .so
 # needs from the system (glibc version, shared libraries) is measured on the
 # built file by pkg/needs.sh, never typed.  pkg/stage.sh turns the templates
 # pkg/<kind>/*.in into a package tree under $(BUILD)/.
 
-GPUAGG_VERSION := $(shell sed -n 's/^\#define GPUAGG_VERSION "\([^"]*\)".*/\1/p' ext/gpuagg.c)
+GPUAGG_VERSION := $(shell sed -n 's/^\#define GPUAGG_VERSION "\([^"]*\)".*/\1/p' ext/config/config_fns.h)
 DIST       ?= dist
 DIST_ARCH  := $(shell uname -m)
 NPM        ?= npm

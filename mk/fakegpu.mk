@@ -11,7 +11,7 @@ FAKE_DIR := $(BUILD)/fake
 FAKE_LIB := $(FAKE_DIR)/libgpuagg.so
 FAKE_SRC := $(EXT_SRC) $(ENGINE_SRC) tests/fakegpu/fakegpu.c
 
-FAKE_HDRS := $(wildcard engine/*.h ext/*.h kernels/*.h)
+FAKE_HDRS := $(ALL_HDRS)
 
 # One object per source (a change rebuilds one file: the mutation runner
 # builds dozens of trees that differ from a built one in one file).  Its own
@@ -20,7 +20,7 @@ FAKE_OBJ := $(patsubst %.c,$(FAKE_DIR)/obj/%.o,$(FAKE_SRC))
 $(FAKE_DIR)/obj/%.o: %.c $(FAKE_HDRS) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g -fPIC -fvisibility=hidden -Wall -Wextra -D_GNU_SOURCE \
-	  -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) $(SANFLAGS) -c -o $@ $<
+	  $(GA_INC) $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) $(SANFLAGS) -c -o $@ $<
 
 $(FAKE_LIB): $(FAKE_OBJ)
 	$(CC) -shared -Wl,-z,defs -Wl,-z,nodelete -o $@ $(FAKE_OBJ) $(SANFLAGS) -lpthread -lm
@@ -33,7 +33,7 @@ FAKE_RESTORE := $(FAKE_DIR)/test_restore
 FAKE_CORE_OBJ := $(patsubst %.c,$(FAKE_DIR)/core/%.o,tests/fakegpu/test_restore.c $(FAKE_SRC))
 $(FAKE_DIR)/core/%.o: %.c $(FAKE_HDRS) $(wildcard tests/harden/*.h) $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Iext \
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(GA_INC) \
 	  -Itests/harden $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE)) $(SANFLAGS) -c -o $@ $<
 $(FAKE_RESTORE): $(FAKE_CORE_OBJ)
 	$(CC) -o $@ $(FAKE_CORE_OBJ) $(SANFLAGS) $(SQLITE_LIBS) -lpthread -lm -ldl

@@ -21,9 +21,9 @@
 
 HARDEN_DIR   := tests/harden
 HARDEN_SRC   := $(EXT_SRC) $(ENGINE_SRC) kernels/none.c
-HARDEN_HDRS  := $(wildcard engine/*.h ext/*.h kernels/*.h $(HARDEN_DIR)/*.h)
+HARDEN_HDRS  := $(ALL_HDRS) $(wildcard $(HARDEN_DIR)/*.h)
 HARDEN_CC    := $(CC) -std=c11 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE \
-                -Iengine -Ikernels -Iext $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
+                $(GA_INC) $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
 HARDEN_LIBS  := $(SQLITE_LIBS) -lpthread -lm -ldl
 
 ASAN_FLAGS   ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
@@ -148,7 +148,7 @@ FUZZ_BIN := $(FUZZ_BUILD)/gpuagg_fuzz
 $(FUZZ_BIN): $(HARDEN_DIR)/fuzz.c $(HARDEN_SRC) $(HARDEN_HDRS)
 	@$(HARDEN_DIR)/need-libfuzzer.sh $(FUZZ_CC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE -Iengine -Ikernels -Iext \
+	$(FUZZ_CC) -std=c11 -g -O1 -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE $(GA_INC) \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
 	  -o $@ $< $(HARDEN_SRC) $(HARDEN_LIBS)
 

@@ -4,7 +4,7 @@
 #   make gpu-kernels-test   build/tests/gpu_kernels_test
 #
 # Both link every kernels/*.cu (bench_*.cu included, which the .so leaves
-# out) as relocatable device code plus engine/xacc.c for the CPU reference.
+# out) as relocatable device code plus engine/reduce/xacc.c for the CPU reference.
 # On a GPU machine, `make GENCODE=-arch=sm_90 ...` builds faster.  Without
 # nvcc the targets say so and succeed, so CI stays green.
 
@@ -24,19 +24,19 @@ gpu-kernels-test: $(KERNELS_TEST)
 
 # xacc.c built on its own (not via the .so's object) so that the bench does
 # not depend on the rest of engine/ compiling.
-$(KERNELS_HOSTOBJ): engine/xacc.c engine/xacc.h engine/ga_partial.h $(STAMP)/host.stamp
+$(KERNELS_HOSTOBJ): engine/reduce/xacc.c engine/reduce/xacc.h base/ga_partial.h $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -std=c11 -Wall -Wextra -Iengine -c -o $@ $<
+	$(CC) -O2 -std=c11 -Wall -Wextra $(GA_INC) -c -o $@ $<
 
-$(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h $(STAMP)/cu.stamp
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
-
-$(BUILD)/bench/kernels.o: bench/kernels.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h engine/xacc.h $(STAMP)/cu.stamp
+$(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
-$(BUILD)/tests/gpu_kernels_test.o: tests/gpu_kernels_test.cu $(wildcard kernels/*.h kernels/*.cuh) engine/ga_partial.h engine/xacc.h $(STAMP)/cu.stamp
+$(BUILD)/bench/kernels.o: bench/kernels.cu $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
+
+$(BUILD)/tests/gpu_kernels_test.o: tests/gpu_kernels_test.cu $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 

@@ -24,7 +24,7 @@ $(MATADD_BENCH): $(BUILD)/bench/matadd.o $(BUILD)/kernels/matadd.o
 else
 $(MATADD_BENCH): bench/matadd.c $(STAMP)/host.stamp
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -std=c11 -Wall -Wextra -Ikernels -Iengine -o $@ $<
+	$(CC) -O2 -std=c11 -Wall -Wextra $(GA_INC) -o $@ $<
 endif
 
 bench-matadd-run: $(MATADD_BENCH) $(LIB)

@@ -1,6 +1,6 @@
 /*
 ** gpu_kernels_test.cu — adversarial correctness of gak_sum and gak_best
-** against the CPU reference (engine/xacc.c).
+** against the CPU reference (engine/reduce/xacc.c).
 **
 ** Sums: the GPU partial and the CPU partial (ga_sum_add_real/int) must be
 ** byte-identical after ga_sum_normalize, since both represent the same exact

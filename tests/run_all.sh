@@ -79,10 +79,11 @@ declare -A CMD=(
   [wheel]='tests/hosts/test_wheel.sh'
   [node]='tests/hosts/node/run.sh'
   [harden]='"$PYTHON" tests/harden/surface.py'
+  [layout]='"$PYTHON" tests/layout/test_layout.py'
 )
 DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values scan_group \
   engine cpu_sum state state_engine state_worker \
-  python cli install wheel node harden"
+  python cli install wheel node harden layout"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
 # one worker thread per stream, partials made like the kernels make them.

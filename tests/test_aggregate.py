@@ -461,7 +461,7 @@ def section_utf16(rep, r):
     make_table(con, "t", 5000, r)
     for g in (None, "g", "s", "s COLLATE RTRIM"):
         # NOCASE/RTRIM keys: SQLite compares them as UTF-8 but returns the
-        # stored UTF-16 (issue 22): the serial path (aggregate_path.c rule 9)
+        # stored UTF-16 (issue 22): the serial path (planner/path.c rule 9)
         p = "serial" if g in ("g", "s COLLATE RTRIM") else "parallel"  # g: NOCASE
         compare(rep, con, "utf16_%s" % g, "t", "s", None, g, want_path=p)
         compare(rep, con, "utf16_x_%s" % g, "t", "x", "y > 2000", g, want_path=p)

@@ -1,5 +1,6 @@
 /*
-** test_cpu_sum.c — every variant of the CPU's exact sum (engine/cpu_sum.c)
+** test_cpu_sum.c — every variant of the CPU's exact sum
+*(engine/reduce/cpu_sum.c)
 ** against the one-value-at-a-time superaccumulator add, on adversarial data.
 **
 ** Oracle: ga_sum_add_real / ga_sum_add_int per value (the reference the GPU

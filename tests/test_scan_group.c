@@ -1,5 +1,5 @@
 /*
-** test_scan_group.c — engine/scan_group.c against SQLite itself
+** test_scan_group.c — engine/scan/scan_group.c against SQLite itself
 ** (make test-scan-group; suite scan_group of tests/run_all.sh).
 **
 **   1. ga_coll_cmp agrees in sign with SQLite's BINARY, NOCASE and RTRIM on

@@ -1,8 +1,8 @@
 /*
-** test_state_engine.c — C unit tests of engine/state.c (no SQL, no GPU).
+** test_state_engine.c — C unit tests of engine/state/state.c (no SQL, no GPU).
 **
 ** Oracles that do not come from the code under test:
-**   - the aggregate engine (engine/agg.c, CPU path) over the same values
+**   - the aggregate engine (engine/reduce/agg.c, CPU path) over the same values
 **     gives what every state result must give, value and type;
 **   - a state split at random points, each piece encoded, decoded and
 **     merged in order, must encode to the same bytes as one pass (the

@@ -1,6 +1,6 @@
 /*
 ** test_state_worker.c — gpuagg_partial(x), the fused aggregate of
-** gpu_aggregate's workers, at the SQL level (ga_state_register_worker).
+** gpu_aggregate's workers, at the SQL level (ga_worker_prep, ext/workers/).
 **
 ** As a worker does: the table is cut into rowid ranges, each range's
 ** gpuagg_partial BLOB is decoded and the states are merged in rowid order.
@@ -23,7 +23,7 @@
 struct sqlite3_api_routines;
 int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
                         const struct sqlite3_api_routines *pApi);
-int ga_state_register_worker(sqlite3 *db);
+int ga_worker_prep(sqlite3 *db);
 
 static int passed, failed;
 #define CHECK(cond, ...)                                                       \
@@ -250,7 +250,7 @@ int main(void) {
     snprintf(sql, sizeof sql, "PRAGMA encoding = '%s'", encs[e]);
     exec(db, sql);
     if (sqlite3_gpuagg_init(db, &err, NULL) != SQLITE_OK ||
-        ga_state_register_worker(db) != SQLITE_OK) {
+        ga_worker_prep(db) != SQLITE_OK) {
       printf("FAIL register\n");
       return 1;
     }

@@ -4,7 +4,7 @@ would, or step aside (issue 22, "trust round 2").
 Each section rebuilds one defect of the audit as a test: the answer of
 gpu_aggregate (parallel path forced: threads = 2, scan_min_rows = 0) or of
 the column cache must equal what the caller's own connection reads, and the
-path must be the one the rules of ext/aggregate_path.c and ext/cache_fns.c
+path must be the one the rules of planner/path.c and ext/cache/cache_fns.c
 promise (gpuagg_info()'s last_scan.path and why).
 
   detach       a cache entry of an attached file that was detached, written

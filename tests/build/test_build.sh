@@ -76,7 +76,7 @@ else bad cflags "CFLAGS=-O1 recompiled $(ncompiled) of $nsrc objects: $(tail_out
 
 lto_objs() { # objects of build/ that hold LTO bytecode
   local o n=0
-  for o in "$d"/build/ext/*.o "$d"/build/engine/*.o; do
+  for o in $(find "$d/build/ext" "$d/build/engine" "$d/build/planner" -name '*.o'); do
     readelf -S "$o" 2>/dev/null | grep -q '\.gnu\.lto_' && n=$((n + 1))
   done
   echo "$n"

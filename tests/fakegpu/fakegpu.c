@@ -568,7 +568,7 @@ int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
   return 0;
 }
 
-/* max/min with the first occurrence, written apart from engine/cpu_reduce.c
+/* max/min with the first occurrence, written apart from engine/reduce/cpu_reduce.c
 ** so that the two check each other. */
 static void op_best(op *o) {
   ga_best_partial *out = o->c;
@@ -651,7 +651,7 @@ int gak_matadd_2d(const double *d_a, const double *d_b, double *d_c,
 
 /* ---- the column cache (kernels/cache.cu's functions, on the CPU) ----
 **
-** Written apart from engine/cache_host.c so that the two check each other:
+** Written apart from engine/cache/cache_host.c so that the two check each other:
 ** numbers compare as long double (exact for int64 and double on x86-64,
 ** where it has a 64-bit mantissa), the sort is a counting sort, slices sum
 ** in four lanes like op_sum, and max/min keep the first occurrence by

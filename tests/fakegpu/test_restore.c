@@ -4,7 +4,7 @@
 ** A host application that uses CUDA itself (several GPUs) runs gpuagg
 ** queries from a thread whose current device it chose.  The engine switches
 ** devices to feed every GPU; it must switch back before each call returns
-** (engine/gpu.c rule 4).  On the fake backend with three devices: for each
+** (engine/reduce/gpu.c rule 4).  On the fake backend with three devices: for each
 ** starting device, aggregates over two devices and gpu_matadd run, and the
 ** thread's device afterwards must be the one it had.  Prints "RESTORE OK".
 */

@@ -34,8 +34,10 @@ static int passed, failed;
 
 static const char *setup =
     "CREATE TABLE t(g, x);"
-    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<30000)"
-    " INSERT INTO t SELECT i % 13, CASE WHEN i % 4 = 0 THEN i * 0.5 WHEN i % 97 = 0 THEN"
+    "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE "
+    "i<30000)"
+    " INSERT INTO t SELECT i % 13, CASE WHEN i % 4 = 0 THEN i * 0.5 WHEN i % "
+    "97 = 0 THEN"
     " 'v' || i ELSE i END FROM c;"
     "CREATE TABLE a(i INTEGER, j INTEGER, v REAL);"
     "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i<39)"
@@ -45,9 +47,12 @@ static const char *queries[] = {
     "SELECT gpu_sum(x), gpu_total(x), gpu_avg(x) FROM t",
     "SELECT gpu_max(x), gpu_min(x) FROM t",
     "SELECT g, gpu_sum(x), gpu_max(x) FROM t GROUP BY g",
-    "SELECT gpu_sum(x) OVER (ORDER BY rowid ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) FROM t",
-    "SELECT gpu_max(x) OVER (ORDER BY rowid ROWS BETWEEN 10 PRECEDING AND CURRENT ROW) FROM t",
-    "SELECT gpu_min(x) OVER (ORDER BY rowid ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) FROM t",
+    "SELECT gpu_sum(x) OVER (ORDER BY rowid ROWS BETWEEN 10 PRECEDING AND "
+    "CURRENT ROW) FROM t",
+    "SELECT gpu_max(x) OVER (ORDER BY rowid ROWS BETWEEN 10 PRECEDING AND "
+    "CURRENT ROW) FROM t",
+    "SELECT gpu_min(x) OVER (ORDER BY rowid ROWS BETWEEN CURRENT ROW AND "
+    "UNBOUNDED FOLLOWING) FROM t",
     "SELECT count(*), gpu_sum(v) FROM gpu_matadd('a', 'a')",
 };
 #define NQ ((int)(sizeof(queries) / sizeof(queries[0])))
@@ -81,31 +86,34 @@ static void test_progress(void) {
       sqlite3_progress_handler(db, 0, NULL, NULL);
       if (rc == SQLITE_INTERRUPT) {
         ninterrupted++;
-        /* "interrupted", or gpu_matadd's "gpu_matadd: reading table a: interrupted" */
+        /* "interrupted", or gpu_matadd's "gpu_matadd: reading table a:
+         * interrupted" */
         size_t el = err ? strlen(err) : 0;
-        CHECK(el >= 11 && !strcmp(err + el - 11, "interrupted"), "query %d n %d: message %s", q,
-              n, err ? err : "");
+        CHECK(el >= 11 && !strcmp(err + el - 11, "interrupted"),
+              "query %d n %d: message %s", q, n, err ? err : "");
       } else {
         ncomplete++;
         CHECK(rc == SQLITE_OK && got.p && !strcmp(got.p, want.p),
-              "query %d n %d: rc %d (%s), not SQLITE_INTERRUPT or the answer", q, n, rc,
-              err ? err : "");
+              "query %d n %d: rc %d (%s), not SQLITE_INTERRUPT or the answer",
+              q, n, rc, err ? err : "");
       }
       free(err);
       err = NULL;
       hs_reset(&got);
       rc = run_sql(db, queries[q], &got, &err); /* still usable */
-      CHECK(rc == SQLITE_OK && !strcmp(got.p, want.p), "query %d n %d: after interrupt: %s", q,
-            n, err ? err : "wrong answer");
+      CHECK(rc == SQLITE_OK && !strcmp(got.p, want.p),
+            "query %d n %d: after interrupt: %s", q, n,
+            err ? err : "wrong answer");
       free(err);
       CHECK(sqlite3_close(db) == SQLITE_OK, "close");
-      CHECK(sqlite3_memory_used() == m0, "query %d n %d: leak of %lld bytes", q, n,
-            (long long)(sqlite3_memory_used() - m0));
-      if (ncomplete >= 2) break;
+      CHECK(sqlite3_memory_used() == m0, "query %d n %d: leak of %lld bytes", q,
+            n, (long long)(sqlite3_memory_used() - m0));
+      if (ncomplete >= 2)
+        break;
     }
     CHECK(ninterrupted > 0, "query %d: never interrupted", q);
-    printf("progress interrupt, query %d: %d interrupted, %d completed\n", q, ninterrupted,
-           ncomplete);
+    printf("progress interrupt, query %d: %d interrupted, %d completed\n", q,
+           ninterrupted, ncomplete);
     hs_free(&want);
     hs_free(&got);
   }
@@ -134,16 +142,19 @@ static void test_thread_interrupt(void) {
     pthread_t th;
     pthread_create(&th, NULL, irq_thread, &a);
     const char *q = k % 2 ? queries[k % NQ]
-                          : "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE "
-                            "i<400000) SELECT gpu_sum(i), gpu_max(i), gpu_min(i * 0.5) FROM c";
+                          : "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT "
+                            "i+1 FROM c WHERE "
+                            "i<400000) SELECT gpu_sum(i), gpu_max(i), "
+                            "gpu_min(i * 0.5) FROM c";
     int rc = run_sql(db, q, NULL, &err);
     pthread_join(th, NULL);
     seen += rc == SQLITE_INTERRUPT;
-    CHECK(rc == SQLITE_OK || rc == SQLITE_INTERRUPT, "thread interrupt %d: rc %d %s", k, rc,
-          err ? err : "");
+    CHECK(rc == SQLITE_OK || rc == SQLITE_INTERRUPT,
+          "thread interrupt %d: rc %d %s", k, rc, err ? err : "");
     free(err);
     CHECK(sqlite3_close(db) == SQLITE_OK, "close");
-    CHECK(sqlite3_memory_used() == m0, "thread interrupt %d: leak of %lld bytes", k,
+    CHECK(sqlite3_memory_used() == m0,
+          "thread interrupt %d: leak of %lld bytes", k,
           (long long)(sqlite3_memory_used() - m0));
   }
   CHECK(seen > 0, "sqlite3_interrupt never landed");
@@ -159,7 +170,8 @@ int main(void) {
   /* warm-up: SQLite's one-time allocations */
   sqlite3 *db = open_ga(dbpath, 0);
   run_sql(db, setup, NULL, NULL);
-  for (int q = 0; q < NQ; q++) run_sql(db, queries[q], NULL, NULL);
+  for (int q = 0; q < NQ; q++)
+    run_sql(db, queries[q], NULL, NULL);
   sqlite3_close(db);
   test_progress();
   test_thread_interrupt();

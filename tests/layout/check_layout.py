@@ -7,23 +7,22 @@ Reads the declared layer order (mk/layers.txt: one line a layer, bottom
 first, `name: folder folder ...`), then builds the graph of the library's
 sources:
 
-  * a node is a module: the files of one folder that share a stem
-    (engine/scan/scan.c, scan.h: one module), so that a header and its
-    source are one node and two modules that use each other's types form a
-    cycle as surely as two that call each other;
-  * an edge A -> B when a file of A has `#include "x"` naming a file of B, or
-    when A's object file (OBJDIR/<source>.o) has an undefined symbol that B's
-    object defines (`nm -P`).
+  * a node is a source file (.c, .cu, .h, .cuh) of the declared folders;
+  * an edge A -> B when A has `#include "B"`, or when A's object file
+    (OBJDIR/<source>.o) has an undefined symbol that B's object defines
+    (`nm -P`): two sources that call each other form a cycle, and so do
+    headers that include each other.
 
 It fails (exit 1) on:
-  1. a cycle between modules (each strongly connected component is listed,
+  1. a cycle between files (each strongly connected component is listed,
      with the edges inside it and why each exists);
   2. an edge that points up the declared order (a lower layer using a
-     higher one, e.g. kernels -> engine);
+     higher one, e.g. kernels -> engine), or one between two folders of a
+     `siblings` layer (one feature using another's internals);
   3. a source of the library folders in no declared layer, an object file
      missing (build first), an #include that names no file or several.
 
-When it passes it prints the graph's layers: each module at its depth (the
+When it passes it prints the graph's layers: each file at its depth (the
 longest path below it), grouped by layer.  Standard library only.
 """
 
@@ -35,12 +34,14 @@ import subprocess
 import sys
 
 SRC_EXT = (".c", ".cu")
+SIBLINGS = set()  # layers whose folders may not use each other
 ALL_EXT = (".c", ".cu", ".h", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
 def read_layers(path):
-    """[(name, [folders])], bottom first."""
+    """[(name, [folders])], bottom first; a line `siblings NAME: ...` makes
+    a layer whose folders may not use each other (SIBLINGS)."""
     layers = []
     with open(path) as f:
         for no, line in enumerate(f, 1):
@@ -50,6 +51,9 @@ def read_layers(path):
             if ":" not in line:
                 raise SystemExit("%s:%d: expected 'name: folder ...'" % (path, no))
             name, folders = line.split(":", 1)
+            if name.startswith("siblings "):
+                name = name[len("siblings "):]
+                SIBLINGS.add(name.strip())
             folders = [d.strip().rstrip("/") for d in folders.split() if d.strip()]
             if not folders:
                 raise SystemExit("%s:%d: layer %s names no folder" % (path, no, name))
@@ -69,13 +73,20 @@ def layer_of(rel, layers):
 
 
 def module_of(rel):
-    return os.path.splitext(rel)[0]
+    return rel  # a node is a file
 
 
 def sources(root, layers):
+    """Every source under the top folders of the declared ones (ext/ for
+    ext/cache): a new folder that the layer file does not name is found,
+    and fails as being in no layer."""
     out = []
-    for _, folders in layers:
-        for d in folders:
+    tops = sorted(set(d.split("/")[0] for _, folders in layers for d in folders))
+    for d in tops:
+        if os.path.isfile(os.path.join(root, d)):
+            out.append(d)
+            continue
+        if True:
             top = os.path.join(root, d)
             for dirpath, _, files in os.walk(top):
                 for f in files:
@@ -219,13 +230,16 @@ def main():
                       if a in comp and b in comp]
             errors.append("cycle between %s:\n%s" % (", ".join(comp), "\n".join(inside)))
     for (a, b), why in sorted(edges.items()):
-        la, lb = layer_of(a + ".x", layers), layer_of(b + ".x", layers)
+        la, lb = layer_of(a, layers), layer_of(b, layers)
         if la and lb and la[0] < lb[0]:
             errors.append("upward: %s (%s) -> %s (%s): %s" % (a, la[1], b, lb[1], why))
+        elif la and lb and la[0] == lb[0] and la[1] in SIBLINGS and \
+                os.path.dirname(a) != os.path.dirname(b):
+            errors.append("sibling: %s -> %s (layer %s): %s" % (a, b, la[1], why))
     if errors:
         for e in errors:
             print("check-layout: FAIL: %s" % e)
-        print("check-layout: %d problem(s) in %d modules, %d edges"
+        print("check-layout: %d problem(s) in %d files, %d edges"
               % (len(errors), len(modules), len(edges)))
         return 1
     # depth: the longest path below each module (the graph is acyclic now)
@@ -239,9 +253,9 @@ def main():
 
     for m in modules:
         d(m)
-    print("check-layout: %d modules, %d edges, no cycle, nothing points up" % (len(modules), len(edges)))
+    print("check-layout: %d files, %d edges, no cycle, nothing points up" % (len(modules), len(edges)))
     for i, (name, folders) in enumerate(layers):
-        mine = [m for m in modules if layer_of(m + ".x", layers)[0] == i]
+        mine = [m for m in modules if layer_of(m, layers)[0] == i]
         print("layer %d %s (%s):" % (i, name, " ".join(folders)))
         for lvl in sorted(set(depth[m] for m in mine)):
             print("  depth %2d: %s" % (lvl, " ".join(sorted(m for m in mine if depth[m] == lvl))))

@@ -1,0 +1,214 @@
+/*
+** cache.c — the column cache's entries, budget and eviction (cache.h).
+**
+** Rules:
+**   1. c->used is the sum of the bytes of every entry plus what a load under
+**      way holds; it is changed only under c->mu.
+**   2. Eviction takes the least recently used entry (loaded or answered
+**      longest ago), stale entries before current ones, and never the entry
+**      being loaded or refreshed.
+**   3. Freeing an entry frees everything it holds (host blocks, device
+**      arrays, dictionaries); the device query scratch goes with the last
+**      GPU entry.
+*/
+#include "cache.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu.h"
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+/* ---- blocks ---- */
+
+ga_cblock *ga_cb_new(int ncols, int64_t cap, int pinned) {
+  if (cap < 1)
+    cap = 1;
+  size_t words = (size_t)ncols * (size_t)cap +
+                 (size_t)ncols * 2 * (size_t)GA_BW(cap) +
+                 (pinned ? (size_t)ncols * 2 * ((size_t)GA_BW(cap) + 2) : 0);
+  ga_cblock *b = sqlite3_malloc64(sizeof(*b));
+  if (!b)
+    return NULL;
+  memset(b, 0, sizeof(*b));
+  b->ncols = ncols;
+  b->cap = cap;
+  b->pinned = pinned;
+  b->bytes = (int64_t)(words * 8);
+  b->mem = pinned ? ga_gpu_host_alloc(words * 8) : sqlite3_malloc64(words * 8);
+  if (!b->mem) {
+    sqlite3_free(b);
+    return NULL;
+  }
+  /* the bitmaps are set bit by bit */
+  memset(ga_cb_isint(b, 0), 0, (size_t)ncols * 2 * (size_t)GA_BW(cap) * 8);
+  return b;
+}
+
+void ga_cb_free(ga_cblock *b) {
+  if (!b)
+    return;
+  if (b->pinned)
+    ga_gpu_host_free(b->mem);
+  else
+    sqlite3_free(b->mem);
+  sqlite3_free(b);
+}
+
+/* ---- the cache ---- */
+
+ga_cache *ga_cache_new(void) {
+  ga_cache *c = sqlite3_malloc64(sizeof(*c));
+  if (!c)
+    return NULL;
+  memset(c, 0, sizeof(*c));
+  pthread_mutex_init(&c->mu, NULL);
+  c->dev = -1;
+  return c;
+}
+
+void ga_centry_free(ga_centry *e) {
+  if (!e)
+    return;
+  if (e->where == GA_CACHE_GPU)
+    ga_cache_gpu_free_entry(e);
+  for (int64_t i = 0; i < e->nsegs; i++)
+    ga_cb_free(e->segs[i]);
+  sqlite3_free(e->segs);
+  sqlite3_free(e->seg_base);
+  for (int k = 0; k < e->ncols && e->cols; k++)
+    sqlite3_free(e->cols[k].name);
+  sqlite3_free(e->cols);
+  sqlite3_free(e->schema);
+  sqlite3_free(e->table);
+  sqlite3_free(e->stamp.file);
+  sqlite3_free(e->auth_sig);
+  sqlite3_free(e);
+}
+
+static int any_gpu_entry(const ga_cache *c) {
+  for (const ga_centry *e = c->entries; e; e = e->next)
+    if (e->where == GA_CACHE_GPU)
+      return 1;
+  return 0;
+}
+
+/* Unlink e (under c->mu); the caller frees it. */
+static void unlink_entry(ga_cache *c, ga_centry *e) {
+  for (ga_centry **pp = &c->entries; *pp; pp = &(*pp)->next)
+    if (*pp == e) {
+      *pp = e->next;
+      c->used -= e->bytes;
+      e->next = NULL;
+      return;
+    }
+}
+
+void ga_cache_drop(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  unlink_entry(c, e);
+  int gpu_left = any_gpu_entry(c);
+  pthread_mutex_unlock(&c->mu);
+  ga_centry_free(e);
+  if (!gpu_left)
+    ga_cache_gpu_release(c);
+}
+
+void ga_cache_drop_all(ga_cache *c) {
+  while (c->entries)
+    ga_cache_drop(c, c->entries);
+}
+
+void ga_cache_free(ga_cache *c) {
+  if (!c)
+    return;
+  ga_cache_drop_all(c);
+  ga_cache_gpu_release(c);
+  for (int i = 0; i < c->npools; i++)
+    ga_scan_pool_unref(c->pools[i]);
+  sqlite3_free(c->pools);
+  pthread_mutex_destroy(&c->mu);
+  sqlite3_free(c);
+}
+
+ga_centry *ga_cache_find(ga_cache *c, const char *schema, const char *table) {
+  for (ga_centry *e = c->entries; e; e = e->next)
+    if (!sqlite3_stricmp(e->schema, schema) &&
+        !sqlite3_stricmp(e->table, table))
+      return e;
+  return NULL;
+}
+
+int64_t ga_cache_touch(ga_cache *c) {
+  return __atomic_add_fetch(&c->tick, 1, __ATOMIC_RELAXED);
+}
+
+/* The eviction victim (rule 2), or NULL. */
+static ga_centry *victim(ga_cache *c, const ga_centry *keep) {
+  ga_centry *best = NULL;
+  for (ga_centry *e = c->entries; e; e = e->next) {
+    if (e == keep)
+      continue;
+    if (!best || (e->stale && !best->stale) ||
+        (e->stale == best->stale && e->lru < best->lru))
+      best = e;
+  }
+  return best;
+}
+
+int ga_cache_reserve(ga_cache *c, int64_t budget, int64_t more,
+                     const ga_centry *keep) {
+  for (;;) {
+    pthread_mutex_lock(&c->mu);
+    if (c->used + more <= budget) {
+      c->used += more;
+      pthread_mutex_unlock(&c->mu);
+      return 1;
+    }
+    ga_centry *v = victim(c, keep);
+    if (!v) {
+      pthread_mutex_unlock(&c->mu);
+      return 0;
+    }
+    unlink_entry(c, v);
+    pthread_mutex_unlock(&c->mu);
+    ga_centry_free(v); /* device frees outside the mutex */
+  }
+}
+
+void ga_cache_fit(ga_cache *c, int64_t budget) {
+  for (;;) {
+    pthread_mutex_lock(&c->mu);
+    ga_centry *v = c->used > budget ? victim(c, NULL) : NULL;
+    if (v)
+      unlink_entry(c, v);
+    int gpu_left = any_gpu_entry(c);
+    pthread_mutex_unlock(&c->mu);
+    if (!v) {
+      if (!gpu_left)
+        ga_cache_gpu_release(c);
+      return;
+    }
+    ga_centry_free(v);
+  }
+}
+
+/* ---- where and how much ---- */
+
+int ga_cache_where(const ga_config *cfg) {
+  if (cfg->device == GA_DEVICE_CPU)
+    return GA_CACHE_HOST;
+  return ga_gpu_ndev(cfg) > 0 ? GA_CACHE_GPU : GA_CACHE_HOST;
+}
+
+int64_t ga_cache_budget(const ga_config *cfg, int where) {
+  if (cfg->cache_bytes > 0)
+    return cfg->cache_bytes;
+  if (where == GA_CACHE_GPU)
+    return (int64_t)(ga_gpu_dev_mem(0) / 4);
+  long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || ps <= 0)
+    return (int64_t)1 << 30;
+  return (int64_t)pages * ps / 4;
+}

@@ -1,0 +1,266 @@
+/*
+** cache.h — gpu_cache's column cache: a connection's copies of table
+** columns, in rowid order, in GPU memory or in host memory, and the
+** answers gpu_aggregate takes from them.
+**
+**   cache.c        entries, the byte budget, least-recently-used eviction
+**   cache_load.c   loading: sinks that gpu_aggregate's workers fill inside
+**                  their own SQL (gpuagg_collect), pieces placed in rowid
+**                  order, streamed to the device through pinned blocks
+**   cache_host.c   queries on a host entry, with all cores
+**   cache_gpu.c    device arrays, their growth, and queries on the device
+**                  (kernels/cache.cu behind kernels/gak.h)
+**
+** The SQLite side (the SQL functions, the staleness stamps, which shapes are
+** eligible) is ext/cache/cache_fns.c and planner/cache_shape.c.
+**
+** Rules:
+**   1. An entry holds only INTEGER, REAL and NULL values, as SQL read them
+**      (after the column's affinity), in rowid order: row i of every column
+**      of an entry is the same table row.
+**   2. A value is a 64-bit word (int64, or the double's bits; 0 for NULL)
+**      with two bits: isint and notnull.  Host segments and device arrays
+**      use the same words and bitmaps (64-bit words, bit i of word i/64).
+**   3. Answers are exact ga_xstate states, merged in rowid order where the
+**      contract cares (first row's group key, max/min ties), so a cached
+**      answer is bit-identical to the uncached one.
+**   4. The budget counts every byte an entry holds (values, bitmaps, group
+**      dictionaries), wherever it lives.  Query scratch on the device is
+**      reported apart (it is freed with the last entry).
+**   5. The cache belongs to one connection; its mutex only guards against
+**      that connection's own load workers (eviction while they grow an
+**      entry).  No answer is ever taken from an entry marked stale.
+*/
+#ifndef GA_CACHE_H
+#define GA_CACHE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gak.h"
+#include "scan.h"
+
+#define GA_CACHE_HOST 0
+#define GA_CACHE_GPU 1
+
+/* Columns of one entry, at most; rows, below 2^32 (device row numbers). */
+#define GA_CACHE_MAX_COLS 64
+#define GA_CACHE_MAX_ROWS ((int64_t)0xffffffffu - 1)
+/* Groups a cached GROUP BY may have (past it: the uncached path, whose
+** group memory cap is of the same order, engine/scan/scan.h). */
+#define GA_CACHE_MAX_GROUPS ((int64_t)1 << 18)
+
+/* Column affinities (SQLite's rules on the declared type). */
+#define GA_AFF_BLOB 0
+#define GA_AFF_TEXT 1
+#define GA_AFF_NUMERIC 2
+#define GA_AFF_INTEGER 3
+#define GA_AFF_REAL 4
+
+/* Words of a bitmap of n bits. */
+#define GA_BW(n) (((n) + 63) / 64)
+
+/* A block of rows of every column of an entry: what a load's sink fills,
+** and, for a host entry, what it keeps (its segments, in rowid order).
+** One allocation: vals of column c at mem + c*cap, then per column the
+** isint and notnull bitmaps (GA_BW(cap) words each), then, for the GPU,
+** room to shift those bitmaps to the block's row offset (cache_gpu.c). */
+typedef struct ga_cblock {
+  struct ga_cblock *next;
+  int64_t n, cap; /* rows held, rows it has room for */
+  int ncols;
+  int pinned; /* from ga_gpu_host_alloc (a GPU load's staging) */
+  uint64_t *mem;
+  int64_t bytes;
+} ga_cblock;
+
+static inline uint64_t *ga_cb_vals(const ga_cblock *b, int c) {
+  return b->mem + (size_t)c * (size_t)b->cap;
+}
+static inline uint64_t *ga_cb_isint(const ga_cblock *b, int c) {
+  return b->mem + (size_t)b->ncols * (size_t)b->cap +
+         (size_t)c * 2 * (size_t)GA_BW(b->cap);
+}
+static inline uint64_t *ga_cb_notnull(const ga_cblock *b, int c) {
+  return ga_cb_isint(b, c) + GA_BW(b->cap);
+}
+/* The GPU's shift room: 2 * ncols runs of GA_BW(cap) + 2 words. */
+static inline uint64_t *ga_cb_stage(const ga_cblock *b) {
+  return b->mem + (size_t)b->ncols * (size_t)b->cap +
+         (size_t)b->ncols * 2 * (size_t)GA_BW(b->cap);
+}
+static inline int ga_bit(const uint64_t *bits, int64_t i) {
+  return (int)((bits[i >> 6] >> (i & 63)) & 1);
+}
+
+/* A block of cap rows for ncols columns (pinned: in page-locked memory for a
+** GPU load); bitmaps zeroed.  NULL when out of memory. */
+ga_cblock *ga_cb_new(int ncols, int64_t cap, int pinned);
+void ga_cb_free(ga_cblock *b);
+
+/* One cached column. */
+typedef struct ga_ccol {
+  char *name;
+  int aff;                    /* GA_AFF_* of its declared type */
+  int64_t nnull, nint, nreal; /* what it holds */
+  /* GPU entry: n values, the bitmaps, and the group dictionary */
+  uint64_t *d_vals, *d_isint, *d_notnull;
+  int64_t *d_dict;
+  int64_t ndict;  /* keys in d_dict */
+  int dict_state; /* 0 not built, 1 built, -1 cannot group on the GPU */
+} ga_ccol;
+
+/* The SQLite state an entry was loaded from (ext/cache/cache_fns.c): an answer
+** is taken only while every field is the same as now. */
+typedef struct ga_cstamp {
+  int64_t data_version;   /* PRAGMA s.data_version: other connections */
+  int64_t total_changes;  /* sqlite3_total_changes64: this connection */
+  int64_t schema_version; /* PRAGMA s.schema_version: DDL, drop+recreate */
+  char *file;             /* sqlite3_db_filename of the schema */
+  void *fileobj;          /* its sqlite3_file (SQLITE_FCNTL_FILE_POINTER) */
+  /* An attached schema's file as it is on disk (ext/cache/cache_fns.c rule 2):
+  ** a DETACH and ATTACH of the same file opens a new pager whose
+  ** data_version starts again, often at the same address.  nident = 0 for
+  ** main and temp, which cannot be detached. */
+  unsigned char ident[176];
+  int nident;
+} ga_cstamp;
+
+typedef struct ga_centry {
+  struct ga_centry *next;
+  char *schema, *table; /* as ga_target_resolve names them */
+  int where;            /* GA_CACHE_HOST or GA_CACHE_GPU */
+  int dev;              /* GPU entry: the engine's device index */
+  int ncols;
+  ga_ccol *cols;
+  int64_t rows, bytes;
+  /* host entry: its blocks in rowid order, and where each starts */
+  ga_cblock **segs;
+  int64_t *seg_base;
+  int64_t nsegs;
+  ga_cstamp stamp;
+  /* the caller's program of SELECT <the columns> at the load (ext/
+  ** planner/path.c ga_program_sig): an authorizer set or changed since
+  ** compiles it otherwise, and the entry does not answer */
+  char *auth_sig;
+  int stale; /* an answer was refused for staleness: never used again */
+  int64_t hits, lru;
+  double load_ms;
+  char note[128]; /* how it was loaded (parallel/serial, GPU fallback) */
+} ga_centry;
+
+typedef struct ga_cache {
+  pthread_mutex_t mu;
+  ga_centry *entries;
+  int64_t used; /* bytes of every entry, and of a load under way */
+  int64_t tick; /* LRU clock */
+  /* the GPU: a stream and the query scratch of the device entries use */
+  int dev;
+  void *stream;
+  void *d_scratch;
+  size_t scratch_bytes;
+  int64_t queries_gpu, queries_host, fallbacks;
+  /* worker pools of the files this cache loaded from in parallel (held
+  ** while they stay attached, like gpu_aggregate's module holds its own:
+  ** engine/scan/scan_pool.c rule 2) */
+  ga_scan_pool **pools;
+  int npools;
+} ga_cache;
+
+ga_cache *ga_cache_new(void);
+void ga_cache_free(ga_cache *c);
+
+/* The entry of schema.table, or NULL. */
+ga_centry *ga_cache_find(ga_cache *c, const char *schema, const char *table);
+/* Unlink and free one entry (its bytes leave c->used). */
+void ga_cache_drop(ga_cache *c, ga_centry *e);
+void ga_cache_drop_all(ga_cache *c);
+void ga_centry_free(ga_centry *e); /* an entry in no list */
+/* Make room for `more` bytes within budget by evicting least recently used
+** entries (stale ones first), never `keep`.  1 when it fits (c->used +
+** more <= budget), 0 when it cannot.  Takes c->mu. */
+int ga_cache_reserve(ga_cache *c, int64_t budget, int64_t more,
+                     const ga_centry *keep);
+/* Evict until c->used <= budget (a lowered cache_bytes). */
+void ga_cache_fit(ga_cache *c, int64_t budget);
+/* A new entry's LRU tick (most recent). */
+int64_t ga_cache_touch(ga_cache *c);
+
+/* ---- a query on an entry (cache_host.c, cache_gpu.c) ---- */
+
+/* The shape planner/cache_shape.c accepts: the expression is entry column xcol,
+** the group key column gcol (-1: none), and an AND of terms over entry
+** columns (filter.cols unused here: terms name entry columns). */
+typedef struct ga_cquery {
+  int xcol, gcol;
+  gak_cfilter filter;
+} ga_cquery;
+
+/* Answer q from e: the groups (ungrouped: one NULL key, or none when no row
+** passed) into out->groups / out->sorted / out->n, as ga_scan_run would.
+** GA_SCAN_OK; GA_SCAN_NOMEM; GA_CACHE_DECLINED with why (the entry cannot
+** answer this shape: too many groups, group keys the GPU does not take);
+** GA_SCAN_FALLBACK with why (a GPU step failed: drop the entry). */
+#define GA_CACHE_DECLINED 40
+int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                        int threads, ga_scan_out *out, char *why, size_t nwhy);
+int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                       ga_scan_out *out, char *why, size_t nwhy);
+
+/* ---- GPU storage (cache_gpu.c) ---- */
+
+/* Free a GPU entry's device arrays (ga_centry_free calls it). */
+void ga_cache_gpu_free_entry(ga_centry *e);
+/* Free the query scratch and the stream (the last entry went). */
+void ga_cache_gpu_release(ga_cache *c);
+
+/* ---- loading (cache_load.c) ---- */
+
+typedef struct ga_cload ga_cload;
+
+/* Start loading ncols columns into a new entry (not yet in the cache),
+** where = GA_CACHE_GPU or GA_CACHE_HOST, within budget bytes (evicting
+** other entries of c as it grows).  NULL when out of memory. */
+ga_cload *ga_cload_new(ga_cache *c, int where, int ncols, int64_t est_rows,
+                       int64_t budget);
+/* The scan hooks (scan.h's piece_begin / piece_end), arg = the load; the
+** piece statement's ?3 gets the piece's sink (gpuagg_collect's pointer). */
+int ga_cload_piece_begin(void *load, sqlite3_stmt *st, int64_t no, int64_t lo,
+                         int64_t hi);
+int ga_cload_piece_end(void *load, int64_t no, int ok, int64_t *rows);
+/* Forget every piece (a failed parallel scan, before a serial retry). */
+void ga_cload_reset(ga_cload *l);
+/* The load's failure: GA_OK; GA_NOMEM; GA_CLOAD_ETYPE (column *col holds a
+** value of type *type, GA_V_TEXT or GA_V_BLOB); GA_CLOAD_EBUDGET (it does
+** not fit in the budget); GA_CLOAD_EFAIL with why (too many rows, a GPU
+** step: *gpu_failed set). */
+#define GA_CLOAD_EFAIL 30
+#define GA_CLOAD_ETYPE 31
+#define GA_CLOAD_EBUDGET 32
+int ga_cload_error(const ga_cload *l, char *why, size_t nwhy, int *gpu_failed,
+                   int *col, int *type);
+/* Rows placed or collected so far (after finish: the entry's rows). */
+int64_t ga_cload_rows(const ga_cload *l);
+/* Finish: the entry (columns without names, stamps unset; l is freed), or
+** NULL with ga_cload_error set (then ga_cload_abort). */
+ga_centry *ga_cload_finish(ga_cload *l);
+void ga_cload_abort(ga_cload *l);
+
+/* The pointer type gpuagg_collect takes (sqlite3_bind_pointer). */
+#define GA_CLOAD_SINK "gpuagg_cache_sink"
+
+/* One row into a sink: its values (types GA_V_NULL/INT/REAL, or another type
+** naming the offending column: the load then fails).  GA_OK or an error. */
+typedef struct ga_csink ga_csink;
+int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
+                 int ncols);
+
+/* Where a new entry lives under cfg (GA_CACHE_GPU when a GPU is usable
+** and device is not 'cpu'), and the budget there: cache_bytes, or a quarter
+** of the GPU's memory or of the host's physical memory (README
+** "gpu_cache"). */
+int ga_cache_where(const ga_config *cfg);
+int64_t ga_cache_budget(const ga_config *cfg, int where);
+
+#endif

@@ -1,0 +1,504 @@
+/*
+** cache_host.c — queries on a host entry (cache.h), with all cores.
+**
+** Rules:
+**   1. The entry's segments are cut into `threads` contiguous runs of about
+**      equal rows; each thread walks its run in row order and keeps one
+**      exact state per group (ungrouped: one).  Runs are numbered in row
+**      order and handed to the group merge of gpu_aggregate's parallel path
+**      (ga_gs_add, engine/scan/scan_group.h) as piece numbers, so the group's
+**      representative key and max/min ties are the first row's in rowid
+**      order, as on every other path.
+**   2. A row's value is stepped with the same ga_xstate_step_* that the
+**      workers' fused aggregate uses, so a cached answer is the uncached
+**      one.  The whole-column shape (no filter, no group, no NULL) sums with
+**      ga_cpu_sum and ga_cpu_best in L1-sized blocks instead: exact, and
+**      equal by construction (integer digits; first occurrence).
+**   3. Group keys: NULL is one group; numbers are one group when equal
+**      (1 = 1.0, 0 = -0.0), found through a canonical key: an integer for
+**      every INTEGER and every REAL with an integral value in int64 range,
+**      else the REAL's bits.
+**   4. Filter terms compare exactly (ga_num_cmp); NULL passes only IS NULL.
+*/
+#include <math.h>
+#include <pthread.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <stdio.h>
+#include <string.h>
+
+#include "cache.h"
+#include "cpu_reduce.h"
+#include "scan_group.h"
+#include "sqlite3ext.h"
+#include "state.h"
+#include "xacc.h"
+SQLITE_EXTENSION_INIT3
+
+/* Values a whole-column block sums at once (32 KiB: L1). */
+#define GA_CH_BLOCK 4096
+
+typedef struct hgroup {
+  int64_t ck;   /* canonical key */
+  int cls;      /* 0 NULL, 1 integer key, 2 REAL bits key */
+  ga_value key; /* the first row's value (number or NULL) */
+  ga_xstate st;
+} hgroup;
+
+typedef struct hrun {
+  const ga_centry *e;
+  const ga_cquery *q;
+  int64_t s0, s1; /* segments [s0, s1) */
+  int no;         /* run number, in row order */
+  ga_group_shards *gs;
+  /* grouped: open addressing */
+  hgroup *g;
+  int64_t *slot; /* index into g, -1 empty */
+  int64_t ng, capg, nslot;
+  int32_t *dense; /* index + 1 into g of keys 0 .. GA_DENSE_KEYS-1 */
+  ga_xstate st;   /* ungrouped */
+  int rc;
+  pthread_t th;
+  int started;
+} hrun;
+
+/* ---- filter ---- */
+
+/* v (kind) against literal l: <0, 0, >0, exactly.  INTEGER with INTEGER and
+** REAL with REAL compare inline (no NaN in SQLite); mixed, ga_num_cmp. */
+static inline int lit_cmp(int kind, int64_t v, const gak_clit *l) {
+  if (kind == l->kind) {
+    if (kind == GA_KIND_INT)
+      return (v > l->bits) - (v < l->bits);
+    double x = ga_bitsd(v), y = ga_bitsd(l->bits);
+    return (x > y) - (x < y);
+  }
+  return ga_num_cmp(kind, v, l->kind, l->bits);
+}
+
+/* The rows of word w of block b (rows 64w .. 64w+63, those below b->n) that
+** pass every term, as a mask; a term is tested only on the rows still in
+** (NULL passes only IS NULL; numbers compare exactly, rule 4). */
+static uint64_t word_pass(const gak_cfilter *f, const ga_cblock *b, int64_t w) {
+  int64_t i0 = w * 64, cnt = b->n - i0 < 64 ? b->n - i0 : 64;
+  uint64_t m = cnt == 64 ? ~0ull : (1ull << cnt) - 1;
+  for (int t = 0; t < f->nterms && m; t++) {
+    const gak_cterm *tm = &f->terms[t];
+    int c = tm->col;
+    uint64_t nn = ga_cb_notnull(b, c)[w], ii = ga_cb_isint(b, c)[w];
+    if (tm->op == GAK_CMP_ISNULL) {
+      m &= ~nn;
+      continue;
+    }
+    if (tm->op == GAK_CMP_NOTNULL) {
+      m &= nn;
+      continue;
+    }
+    const uint64_t *v = ga_cb_vals(b, c) + i0;
+    uint64_t in = m & nn, ok = 0;
+    while (in) {
+      int j = __builtin_ctzll(in);
+      int kind = (ii >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
+      int pass = 0;
+      if (tm->op == GAK_CMP_IN) {
+        for (int k = 0; k < tm->nlit && !pass; k++)
+          pass = lit_cmp(kind, (int64_t)v[j], &f->lits[tm->lit + k]) == 0;
+      } else {
+        int r = lit_cmp(kind, (int64_t)v[j], &f->lits[tm->lit]);
+        switch (tm->op) {
+        case GAK_CMP_EQ:
+          pass = r == 0;
+          break;
+        case GAK_CMP_NE:
+          pass = r != 0;
+          break;
+        case GAK_CMP_LT:
+          pass = r < 0;
+          break;
+        case GAK_CMP_LE:
+          pass = r <= 0;
+          break;
+        case GAK_CMP_GT:
+          pass = r > 0;
+          break;
+        case GAK_CMP_GE:
+          pass = r >= 0;
+          break;
+        }
+      }
+      ok |= (uint64_t)pass << j;
+      in &= in - 1;
+    }
+    m &= ok;
+  }
+  return m;
+}
+
+/* ---- groups ---- */
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/* Rule 3's canonical key of a value of column c, row i. */
+static void canon(const ga_cblock *b, int c, int64_t i, int *cls, int64_t *ck,
+                  ga_value *raw) {
+  memset(raw, 0, sizeof(*raw));
+  if (!ga_bit(ga_cb_notnull(b, c), i)) {
+    *cls = 0;
+    *ck = 0;
+    raw->type = GA_V_NULL;
+    return;
+  }
+  int64_t v = (int64_t)ga_cb_vals(b, c)[i];
+  if (ga_bit(ga_cb_isint(b, c), i)) {
+    *cls = 1;
+    *ck = v;
+    raw->type = GA_V_INT;
+    raw->i = v;
+    return;
+  }
+  double r = ga_bitsd(v);
+  raw->type = GA_V_REAL;
+  raw->r = r;
+  if (r >= -0x1p63 && r < 0x1p63 && r == trunc(r)) {
+    *cls = 1;
+    *ck = (int64_t)r;
+  } else {
+    *cls = 2;
+    *ck = v;
+  }
+}
+
+static int grow(hrun *r) {
+  int64_t nslot = r->nslot ? r->nslot * 2 : 64;
+  int64_t *slot = sqlite3_malloc64(sizeof(int64_t) * (size_t)nslot);
+  if (!slot)
+    return 0;
+  for (int64_t k = 0; k < nslot; k++)
+    slot[k] = -1;
+  for (int64_t j = 0; j < r->ng; j++) {
+    uint64_t h = mix((uint64_t)r->g[j].ck * 3 + (uint64_t)r->g[j].cls);
+    int64_t k = (int64_t)(h & (uint64_t)(nslot - 1));
+    while (slot[k] >= 0)
+      k = (k + 1) & (nslot - 1);
+    slot[k] = j;
+  }
+  sqlite3_free(r->slot);
+  r->slot = slot;
+  r->nslot = nslot;
+  return 1;
+}
+
+/* The index in r->g of the group of (cls, ck); raw is the row's key value.
+** -1: out of memory or too many groups (r->rc set). */
+static int64_t group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
+  if (r->ng * 2 >= r->nslot && !grow(r)) {
+    r->rc = GA_SCAN_NOMEM;
+    return -1;
+  }
+  uint64_t h = mix((uint64_t)ck * 3 + (uint64_t)cls);
+  int64_t k = (int64_t)(h & (uint64_t)(r->nslot - 1));
+  for (;;) {
+    int64_t j = r->slot[k];
+    if (j < 0)
+      break;
+    if (r->g[j].cls == cls && r->g[j].ck == ck)
+      return j;
+    k = (k + 1) & (r->nslot - 1);
+  }
+  if (r->ng >= GA_CACHE_MAX_GROUPS) {
+    r->rc = GA_SCAN_FALLBACK;
+    return -1;
+  }
+  if (r->ng == r->capg) {
+    int64_t cap = r->capg ? r->capg * 2 : 16;
+    hgroup *g = sqlite3_realloc64(r->g, sizeof(hgroup) * (size_t)cap);
+    if (!g) {
+      r->rc = GA_SCAN_NOMEM;
+      return -1;
+    }
+    r->g = g;
+    r->capg = cap;
+  }
+  hgroup *g = &r->g[r->ng];
+  memset(g, 0, sizeof(*g));
+  g->cls = cls;
+  g->ck = ck;
+  g->key = *raw; /* the first row of the run wins (rule 1) */
+  r->slot[k] = r->ng;
+  return r->ng++;
+}
+
+/* The group of row i's key (column gc).  Small non-negative integer keys
+** (the usual group_by column) index a dense table first; others hash. */
+#define GA_DENSE_KEYS 65536
+static ga_xstate *group_at(hrun *r, const ga_cblock *b, int gc, int64_t i) {
+  int cls;
+  int64_t ck;
+  ga_value raw;
+  canon(b, gc, i, &cls, &ck, &raw);
+  int dense = cls == 1 && ck >= 0 && ck < GA_DENSE_KEYS;
+  if (dense && r->dense && r->dense[ck])
+    return &r->g[r->dense[ck] - 1].st;
+  if (dense && !r->dense) {
+    r->dense = sqlite3_malloc64(sizeof(int32_t) * GA_DENSE_KEYS);
+    if (!r->dense) {
+      r->rc = GA_SCAN_NOMEM;
+      return NULL;
+    }
+    memset(r->dense, 0, sizeof(int32_t) * GA_DENSE_KEYS);
+  }
+  int64_t j = group_of(r, cls, ck, &raw);
+  if (j < 0)
+    return NULL;
+  if (dense)
+    r->dense[ck] = (int32_t)j + 1;
+  return &r->g[j].st;
+}
+
+/* ---- one run ---- */
+
+static void step_x(ga_xstate *st, const ga_cblock *b, int xc, int64_t i) {
+  if (!ga_bit(ga_cb_notnull(b, xc), i)) {
+    ga_xstate_step_null(st);
+    return;
+  }
+  uint64_t v = ga_cb_vals(b, xc)[i];
+  if (ga_bit(ga_cb_isint(b, xc), i))
+    ga_xstate_step_int(st, (int64_t)v);
+  else
+    ga_xstate_step_real(st, ga_bitsd((int64_t)v));
+}
+
+/* The largest and smallest of n > 0 doubles (no NaN: SQLite has none),
+** two lanes of SSE2 at a time (the x86-64 baseline).  Which zero of +-0
+** comes back does not matter: the caller looks for the first value equal to
+** it, and +0 == -0. */
+static void minmax_real(const uint64_t *v, int64_t n, double *mx, double *mn) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if (n >= 8) {
+    __m128d a0 = _mm_loadu_pd((const double *)v), a1 = a0, a2 = a0, a3 = a0;
+    __m128d b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (; i + 8 <= n; i += 8) {
+      const double *p = (const double *)(v + i);
+      __m128d x0 = _mm_loadu_pd(p), x1 = _mm_loadu_pd(p + 2);
+      __m128d x2 = _mm_loadu_pd(p + 4), x3 = _mm_loadu_pd(p + 6);
+      a0 = _mm_max_pd(a0, x0), a1 = _mm_max_pd(a1, x1);
+      a2 = _mm_max_pd(a2, x2), a3 = _mm_max_pd(a3, x3);
+      b0 = _mm_min_pd(b0, x0), b1 = _mm_min_pd(b1, x1);
+      b2 = _mm_min_pd(b2, x2), b3 = _mm_min_pd(b3, x3);
+    }
+    a0 = _mm_max_pd(_mm_max_pd(a0, a1), _mm_max_pd(a2, a3));
+    b0 = _mm_min_pd(_mm_min_pd(b0, b1), _mm_min_pd(b2, b3));
+    double m[2], k[2];
+    _mm_storeu_pd(m, a0);
+    _mm_storeu_pd(k, b0);
+    *mx = m[0] > m[1] ? m[0] : m[1];
+    *mn = k[0] < k[1] ? k[0] : k[1];
+  } else
+#endif
+  {
+    *mx = *mn = ga_bitsd((int64_t)v[0]);
+  }
+  for (; i < n; i++) {
+    double x = ga_bitsd((int64_t)v[i]);
+    if (x > *mx)
+      *mx = x;
+    if (x < *mn)
+      *mn = x;
+  }
+}
+
+/* Fold a REAL block's max or min (value m, first found at or after row 0
+** of the block, whose first row is `pos` in the run) into best: a strictly
+** better value replaces it, an equal one does not (the earlier row wins). */
+static void fold_real(ga_best_partial *best, const uint64_t *v, int64_t n,
+                      double m, int64_t pos, int want_min) {
+  if (best->kind == GA_KIND_REAL) {
+    double b = ga_bitsd(best->bits);
+    if (want_min ? !(m < b) : !(m > b))
+      return;
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (ga_bitsd((int64_t)v[i]) == m) { /* the first row holding it */
+      best->kind = GA_KIND_REAL;
+      best->bits = (int64_t)v[i];
+      best->idx = pos + i;
+      return;
+    }
+}
+
+/* Rule 2's whole-column blocks, for a run without NULL or filter. */
+static void whole(hrun *r) {
+  const ga_centry *e = r->e;
+  int xc = r->q->xcol;
+  ga_best_partial mx = {GA_KIND_NONE, 0, 0, 0}, mn = mx;
+  int64_t pos = 0, since = 0; /* row of the run; values since a normalise */
+  for (int64_t s = r->s0; s < r->s1; s++) {
+    const ga_cblock *b = e->segs[s];
+    const ga_ccol *k = &e->cols[xc];
+    int layout = k->nint == e->rows    ? GA_LAYOUT_INT
+                 : k->nreal == e->rows ? GA_LAYOUT_REAL
+                                       : GA_LAYOUT_MIXED;
+    for (int64_t o = 0; o < b->n; o += GA_CH_BLOCK) {
+      int64_t n = b->n - o < GA_CH_BLOCK ? b->n - o : GA_CH_BLOCK;
+      const uint64_t *v = ga_cb_vals(b, xc) + o;
+      const uint64_t *bits = ga_cb_isint(b, xc) + o / 64;
+      ga_best_partial p;
+      ga_cpu_sum(v, bits, n, layout, &r->st.sum);
+      if (layout == GA_LAYOUT_REAL) { /* one pass for both, vectorised */
+        double hi, lo;
+        minmax_real(v, n, &hi, &lo);
+        fold_real(&mx, v, n, hi, pos, 0);
+        fold_real(&mn, v, n, lo, pos, 1);
+      } else {
+        ga_cpu_best(v, bits, n, layout, 0, &p);
+        p.idx += pos;
+        ga_best_merge(&mx, &p, 0);
+        ga_cpu_best(v, bits, n, layout, 1, &p);
+        p.idx += pos;
+        ga_best_merge(&mn, &p, 1);
+      }
+      pos += n;
+      since += n;
+      if (since > GA_STATE_NORM_MASK) { /* ga_cpu_sum's bound per partial */
+        ga_sum_normalize(&r->st.sum);
+        since = 0;
+      }
+    }
+  }
+  r->st.rows = r->st.count = pos;
+  if (pos) {
+    ga_value v;
+    memset(&v, 0, sizeof(v));
+    v.type = mx.kind == GA_KIND_INT ? GA_V_INT : GA_V_REAL;
+    v.i = mx.bits;
+    v.r = ga_bitsd(mx.bits);
+    ga_bval_set(&r->st.max, &v); /* numbers: nothing to allocate */
+    v.type = mn.kind == GA_KIND_INT ? GA_V_INT : GA_V_REAL;
+    v.i = mn.bits;
+    v.r = ga_bitsd(mn.bits);
+    ga_bval_set(&r->st.min, &v);
+  }
+}
+
+static void *run_main(void *arg) {
+  hrun *r = arg;
+  const ga_centry *e = r->e;
+  const ga_cquery *q = r->q;
+  int xc = q->xcol, gc = q->gcol;
+  int64_t bytes = 0;
+  if (gc < 0 && q->filter.nterms == 0 && e->cols[xc].nnull == 0) {
+    whole(r);
+  } else {
+    for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
+      const ga_cblock *b = e->segs[s];
+      for (int64_t w = 0; w < GA_BW(b->n) && !r->rc; w++) {
+        uint64_t m = q->filter.nterms      ? word_pass(&q->filter, b, w)
+                     : b->n - w * 64 >= 64 ? ~0ull
+                                           : (1ull << (b->n - w * 64)) - 1;
+        while (m) { /* the passing rows, in row order */
+          int64_t i = w * 64 + __builtin_ctzll(m);
+          m &= m - 1;
+          ga_xstate *st = &r->st;
+          if (gc >= 0 && !(st = group_at(r, b, gc, i)))
+            break;
+          step_x(st, b, xc, i);
+        }
+      }
+    }
+  }
+  if (r->rc)
+    return NULL;
+  /* hand the run's groups over (piece number = run number, rule 1) */
+  if (gc < 0) {
+    if (r->st.rows > 0) {
+      ga_value none;
+      memset(&none, 0, sizeof(none));
+      none.type = GA_V_NULL;
+      if (ga_gs_add(r->gs, &none, &r->st, r->no, &bytes))
+        r->rc = GA_SCAN_NOMEM;
+    }
+  } else {
+    for (int64_t j = 0; j < r->ng && !r->rc; j++)
+      if (ga_gs_add(r->gs, &r->g[j].key, &r->g[j].st, r->no, &bytes))
+        r->rc = GA_SCAN_NOMEM;
+  }
+  return NULL;
+}
+
+static void run_free(hrun *r) {
+  for (int64_t j = 0; j < r->ng; j++)
+    ga_xstate_clear(&r->g[j].st);
+  sqlite3_free(r->g);
+  sqlite3_free(r->slot);
+  sqlite3_free(r->dense);
+  ga_xstate_clear(&r->st);
+}
+
+int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                        int threads, ga_scan_out *out, char *why, size_t nwhy) {
+  (void)c;
+  memset(out, 0, sizeof(*out));
+  if (threads < 1)
+    threads = 1;
+  if (threads > e->nsegs)
+    threads = e->nsegs > 0 ? (int)e->nsegs : 1;
+  out->groups = ga_gs_new(GA_COLL_BINARY);
+  hrun *runs = sqlite3_malloc64(sizeof(hrun) * (size_t)threads);
+  if (!out->groups || !runs) {
+    sqlite3_free(runs);
+    ga_scan_out_free(out);
+    return GA_SCAN_NOMEM;
+  }
+  memset(runs, 0, sizeof(hrun) * (size_t)threads);
+  /* contiguous runs of about rows / threads rows */
+  int64_t s = 0;
+  for (int t = 0; t < threads; t++) {
+    hrun *r = &runs[t];
+    r->e = e;
+    r->q = q;
+    r->no = t;
+    r->gs = out->groups;
+    r->s0 = s;
+    int64_t goal = e->rows * (t + 1) / threads;
+    while (s < e->nsegs &&
+           (t == threads - 1 || e->seg_base[s] + e->segs[s]->n <= goal ||
+            s == r->s0))
+      s++;
+    r->s1 = s;
+  }
+  for (int t = 1; t < threads; t++)
+    runs[t].started =
+        pthread_create(&runs[t].th, NULL, run_main, &runs[t]) == 0;
+  run_main(&runs[0]);
+  for (int t = 1; t < threads; t++) {
+    if (runs[t].started)
+      pthread_join(runs[t].th, NULL);
+    else
+      run_main(&runs[t]); /* no thread: this one does it */
+  }
+  int rc = GA_SCAN_OK;
+  for (int t = 0; t < threads; t++) {
+    if (runs[t].rc && rc == GA_SCAN_OK)
+      rc = runs[t].rc;
+    run_free(&runs[t]);
+  }
+  sqlite3_free(runs);
+  if (rc == GA_SCAN_FALLBACK)
+    snprintf(why, nwhy, "more than %lld groups",
+             (long long)GA_CACHE_MAX_GROUPS);
+  if (rc == GA_SCAN_OK && ga_gs_sorted(out->groups, &out->sorted, &out->n))
+    rc = GA_SCAN_NOMEM;
+  if (rc != GA_SCAN_OK)
+    ga_scan_out_free(out);
+  out->threads = threads;
+  return rc;
+}

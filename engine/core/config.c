@@ -1,0 +1,197 @@
+/*
+** config.c — gpuagg_config() knobs: defaults, parsing, printing.
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GA_CONFIG_NAMES                                                        \
+  "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
+  "threads, scan_min_rows, cache_bytes"
+
+/* gpu_aggregate's knobs (engine/scan/scan.c).  scan_min_rows: below it the
+** parallel path's fixed cost (worker connections, the snapshot, threads)
+** outweighs what the workers save; measured in bench/RESULTS.md
+** ("gpu_aggregate: where the parallel path starts to pay"). */
+static void ga_config_default_scan(ga_config *c) {
+  c->threads = 0;
+  c->scan_min_rows = 200000;
+  /* gpu_cache's budget: 0 = a quarter of the GPU's memory, or of the host's
+  ** physical memory for a host cache (README "gpu_cache": measured scratch
+  ** and headroom) */
+  c->cache_bytes = 0;
+}
+
+/* Defaults measured on the H200 machine (bench/RESULTS.md, "Choosing
+** cpu_max_rows" and "Pipeline"): in a connection where CUDA runs already, the
+** GPU path of gpu_sum is as fast as its CPU path at 1e6 values and faster
+** above; starting CUDA costs about 0.6 s per process, which the GPU's gain
+** (about 8 ns a value) repays only past ~1e8 values.  Two streams reach 97.5%
+** of the pinned copy bandwidth; more add memory, not speed. */
+void ga_config_default(ga_config *c) {
+  c->cpu_max_rows = 1000000;
+  c->gpu_start_rows = 100000000;
+  c->device = GA_DEVICE_AUTO;
+  c->streams = 2;
+  c->chunk_bytes = 8 << 20;
+  c->devices = 0;
+  ga_config_default_scan(c);
+}
+
+static const char *device_name(int d) {
+  return d == GA_DEVICE_CPU ? "cpu" : d == GA_DEVICE_GPU ? "gpu" : "auto";
+}
+
+/* The value as an error message shows it: quoted text, or a bare NULL for
+** SQL NULL (so that NULL does not read as the string 'NULL'). */
+static const char *shown(const char *value, char *buf, size_t nbuf) {
+  if (!value)
+    return "NULL";
+  snprintf(buf, nbuf, "'%s'", value);
+  return buf;
+}
+
+/* A whole decimal integer in [lo, hi], or -1 on error. */
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  if (!s || !*s)
+    return -1;
+  long long v = strtoll(s, &end, 10);
+  if (*end || v < lo || v > hi)
+    return -1;
+  *out = v;
+  return 0;
+}
+
+int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
+                  size_t nerr) {
+  int64_t v;
+  char q[128]; /* the value as shown(): quoted, cut to fit */
+  if (!strcmp(name, "cpu_max_rows")) {
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
+    c->cpu_max_rows = v;
+  } else if (!strcmp(name, "gpu_start_rows")) {
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
+    c->gpu_start_rows = v;
+  } else if (!strcmp(name, "device")) {
+    if (value && !strcmp(value, "auto"))
+      c->device = GA_DEVICE_AUTO;
+    else if (value && !strcmp(value, "cpu"))
+      c->device = GA_DEVICE_CPU;
+    else if (value && !strcmp(value, "gpu"))
+      c->device = GA_DEVICE_GPU;
+    else {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for device: %s (valid: auto, cpu, "
+               "gpu)",
+               shown(value, q, sizeof q));
+      return 1;
+    }
+  } else if (!strcmp(name, "streams")) {
+    if (parse_int(value, 1, GA_MAX_SLOTS, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for streams: %s (valid: 1 to %d)",
+               shown(value, q, sizeof q), GA_MAX_SLOTS);
+      return 1;
+    }
+    c->streams = (int)v;
+  } else if (!strcmp(name, "chunk_bytes")) {
+    /* at most a quarter of the pinned cap (chunk.h), so that streams of
+    ** chunks fit in it */
+    if (parse_int(value, 4096, (int64_t)128 << 20, &v) || (v & 511)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for chunk_bytes: %s (valid: a "
+               "multiple of 512 from 4096 to 134217728)",
+               shown(value, q, sizeof q));
+      return 1;
+    }
+    c->chunk_bytes = v;
+  } else if (!strcmp(name, "devices")) {
+    if (parse_int(value, 0, GA_MAX_DEV, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for devices: %s (valid: 0 = all "
+               "visible GPUs, or 1 to %d)",
+               shown(value, q, sizeof q), GA_MAX_DEV);
+      return 1;
+    }
+    c->devices = (int)v;
+  } else if (!strcmp(name, "threads")) {
+    if (parse_int(value, 0, GA_CONFIG_MAX_THREADS, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for threads: '%s' (valid: 0 = one per "
+               "online CPU, 1 = serial, or up to %d)",
+               value ? value : "NULL", GA_CONFIG_MAX_THREADS);
+      return 1;
+    }
+    c->threads = (int)v;
+  } else if (!strcmp(name, "scan_min_rows")) {
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
+    c->scan_min_rows = v;
+  } else if (!strcmp(name, "cache_bytes")) {
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
+    c->cache_bytes = v;
+  } else {
+    snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
+             GA_CONFIG_NAMES);
+    return 1;
+  }
+  return 0;
+bad_int:
+  snprintf(err, nerr,
+           "gpuagg_config: bad value for %s: %s (valid: an integer >= 0)", name,
+           shown(value, q, sizeof q));
+  return 1;
+}
+
+int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
+                  char *err, size_t nerr) {
+  if (!strcmp(name, "cpu_max_rows"))
+    snprintf(buf, nbuf, "%lld", (long long)c->cpu_max_rows);
+  else if (!strcmp(name, "gpu_start_rows"))
+    snprintf(buf, nbuf, "%lld", (long long)c->gpu_start_rows);
+  else if (!strcmp(name, "device"))
+    snprintf(buf, nbuf, "%s", device_name(c->device));
+  else if (!strcmp(name, "streams"))
+    snprintf(buf, nbuf, "%d", c->streams);
+  else if (!strcmp(name, "chunk_bytes"))
+    snprintf(buf, nbuf, "%lld", (long long)c->chunk_bytes);
+  else if (!strcmp(name, "devices"))
+    snprintf(buf, nbuf, "%d", c->devices);
+  else if (!strcmp(name, "threads"))
+    snprintf(buf, nbuf, "%d", c->threads);
+  else if (!strcmp(name, "scan_min_rows"))
+    snprintf(buf, nbuf, "%lld", (long long)c->scan_min_rows);
+  else if (!strcmp(name, "cache_bytes"))
+    snprintf(buf, nbuf, "%lld", (long long)c->cache_bytes);
+  else {
+    snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
+             GA_CONFIG_NAMES);
+    return 1;
+  }
+  return 0;
+}
+
+void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
+  snprintf(buf, nbuf,
+           "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
+           "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d,"
+           "\"threads\":%d,\"scan_min_rows\":%lld,\"cache_bytes\":%lld}",
+           (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
+           device_name(c->device), c->streams, (long long)c->chunk_bytes,
+           c->devices, c->threads, (long long)c->scan_min_rows,
+           (long long)c->cache_bytes);
+}
+
+int ga_config_threads(const ga_config *c) {
+  if (c->threads)
+    return c->threads;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > GA_CONFIG_MAX_THREADS ? GA_CONFIG_MAX_THREADS : (int)n;
+}

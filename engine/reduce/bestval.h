@@ -1,0 +1,41 @@
+/*
+** bestval.h — owned values for max/min: comparison in max()'s order, and
+** the monotonic queue that lets a window frame slide in O(1) amortised.
+*/
+#ifndef GA_BESTVAL_H
+#define GA_BESTVAL_H
+
+#include <stdint.h>
+
+#include "value.h"
+
+/* An owned copy of a ga_value (text and blob bytes copied). */
+typedef struct ga_bval {
+  int type, n;
+  int64_t i;
+  double r;
+  void *p;
+} ga_bval;
+
+/* max()'s order: NULL < numbers (exact across INTEGER/REAL) < TEXT (memcmp)
+** < BLOB (memcmp).  Returns <0, 0, >0. */
+int ga_value_cmp(const ga_value *a, const ga_value *b);
+int ga_bval_set(ga_bval *dst, const ga_value *src); /* GA_OK or GA_NOMEM */
+void ga_bval_clear(ga_bval *b);
+void ga_bval_view(const ga_bval *b, ga_value *out);
+
+/* Monotonic deque of a sliding frame's candidates: values are pushed at the
+** back after popping every strictly worse one, so the front is the frame's
+** best and equal values keep their order (the first seen wins).  A row that
+** leaves the frame is the oldest; it is still queued only if it equals the
+** front, which is how ga_deque_leave finds it without row numbers. */
+typedef struct ga_deque {
+  ga_bval *v;
+  int64_t head, len, cap;
+} ga_deque;
+int ga_deque_push(ga_deque *d, const ga_value *x, int want_min);
+void ga_deque_leave(ga_deque *d, const ga_value *x);
+const ga_bval *ga_deque_front(const ga_deque *d);
+void ga_deque_free(ga_deque *d);
+
+#endif

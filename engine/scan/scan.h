@@ -1,0 +1,159 @@
+/*
+** scan.h — gpu_aggregate's parallel path: worker threads with pooled
+** read-only connections to one database file, each aggregating rowid pieces
+** of one table inside its own SQL, on one snapshot, with the exact partial
+** states merged in rowid order.  The locking design is at the top of
+** engine/scan/scan.c; the SQL glue (what the workers run, and every condition
+** that keeps a query on the serial path) is planner/path.c and
+** ext/aggregate/aggregate_vtab.c.
+*/
+#ifndef GA_SCAN_H
+#define GA_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scan_group.h"
+#include "scan_pool.h"
+
+typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
+typedef struct sqlite3_value sqlite3_value;
+
+/* ---- one parallel scan ---- */
+
+#define GA_SCAN_OK 0
+#define GA_SCAN_NOMEM 1     /* GA_NOMEM */
+#define GA_SCAN_FALLBACK 20 /* take the serial path; why says why */
+#define GA_SCAN_INTERRUPT 21
+
+/* Memory the groups of one scan may hold (README "gpu_aggregate": past
+** it, the serial path).  The workers share one set of groups, so this
+** bounds groups, whatever the thread count: about 800 bytes a group. */
+#define GA_SCAN_MAX_GROUP_BYTES ((int64_t)256 << 20)
+
+/* SQLITE_LIMIT_LENGTH (0) .. SQLITE_LIMIT_WORKER_THREADS (11) */
+#define GA_SCAN_NLIMITS 12
+
+typedef struct ga_scan_spec {
+  ga_scan_pool *pool;
+  ga_scan_prep_fn prep;
+  /* SQL the workers run, on their connection's "main" schema:
+  **   piece:  rows of (key, fused state BLOB) when grouped, else one row of
+  **           (state BLOB), over rowids ?1..?2 (inclusive)
+  **   bounds: SELECT min(rowid), max(rowid) FROM the table
+  **   first:  the first rowid >= ?1;  kth: the GA_SCAN_PROBE_ROWS-th one */
+  const char *sql_piece, *sql_bounds, *sql_first, *sql_kth;
+  int grouped;
+  int coll; /* GA_COLL_* of the group key */
+  /* Hash mode (grouped only; NULL: none): sql_rows returns the rows of
+  ** (key, value) that pass the filter over rowids ?1..?2, in rowid order,
+  ** and each worker groups them in a hash table of its own, moved into the
+  ** shared groups after each piece.  SQLite's GROUP BY sorts every row
+  ** instead.  When a worker's table fills up (many groups), the scan goes
+  ** on with sql_piece (engine/scan/scan.c, "Grouped scans").  Numbers are
+  *stepped
+  ** here; TEXT and BLOB values by step_other(state, value, type, enc),
+  ** with enc the database's text encoding (GA_OK or GA_NOMEM).  Grouped
+  ** scans hold TEXT keys in enc too (0: UTF-8; UTF-16 only under BINARY,
+  ** scan_group.h rule 1). */
+  const char *sql_rows;
+  int (*step_other)(ga_xstate *s, sqlite3_value *v, int type, int enc);
+  int enc;
+  int threads;      /* >= 2 */
+  int wal;          /* the caller saw journal_mode = wal */
+  int busy_ms;      /* the caller's busy timeout: the snapshot waits no longer
+                       (and GA_SCAN_SNAPSHOT_TRIES at most) */
+  int caller_reads; /* the caller holds a read transaction on the file (its
+                       SHARED lock: see the design in scan.c) */
+  int dqs; /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
+  /* the caller's sqlite3_limit values (SQLITE_LIMIT_LENGTH ..
+  ** SQLITE_LIMIT_WORKER_THREADS), set on every worker before it runs */
+  int limits[GA_SCAN_NLIMITS];
+  int64_t est_rows;        /* rows of the table, an upper estimate */
+  int64_t schema_version;  /* the caller's PRAGMA schema_version when it
+                              planned (the group key's collation): worker 0
+                              must see the same in the snapshot */
+  int64_t max_group_bytes; /* GA_SCAN_MAX_GROUP_BYTES, smaller in tests */
+  /* polled by the caller's thread while workers run: nonzero = the caller
+  ** was interrupted */
+  int (*interrupted)(void *arg);
+  void *interrupted_arg;
+  /* A piece consumer instead of the fused states (gpu_cache's load,
+  ** engine/cache/cache_load.c), NULL for gpu_aggregate: piece_begin(arg, st,
+  *no,
+  ** lo, hi) runs after ?1 and ?2 are bound (it may bind more), the rows
+  ** the statement returns are not read, then piece_end(arg, no, 1, &rows)
+  ** gives the piece's row count.  A nonzero return of either fails the scan
+  ** (GA_NOMEM: GA_SCAN_NOMEM, else GA_SCAN_FALLBACK; the consumer keeps its
+  ** own reason). */
+  int (*piece_begin)(void *arg, sqlite3_stmt *st, int64_t no, int64_t lo,
+                     int64_t hi);
+  int (*piece_end)(void *arg, int64_t no, int ok, int64_t *rows);
+  void *piece_arg;
+} ga_scan_spec;
+
+/* How long the snapshot waits for a busy lock (a writer): at most this
+** many retries, GA_SCAN_SNAPSHOT_SLEEP_US apart (about 10 ms), and never
+** past the caller's busy timeout; then the serial path, which in WAL mode
+** reads while the writer works.  The caller's interrupt is polled at each
+** retry (engine/scan/scan.c, "One snapshot"). */
+#define GA_SCAN_SNAPSHOT_TRIES 40
+#define GA_SCAN_SNAPSHOT_SLEEP_US 250
+
+/* Rows a sparse-mode probe counts ahead (engine/scan/scan.c, "Pieces"). */
+#define GA_SCAN_PROBE_ROWS 4096
+
+typedef struct ga_scan_out {
+  ga_group_shards *groups; /* owns the merged groups */
+  ga_group **sorted;       /* them in key order: one NULL key when ungrouped,
+                              none when no row was read */
+  size_t n;
+  int threads;         /* workers that ran */
+  int64_t pieces;      /* rowid pieces handed out */
+  int64_t hash_pieces; /* of them in hash mode */
+  int64_t probes;      /* sparse-mode probes */
+  int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
+  int64_t snapshot_waits; /* retries of the snapshot on a busy lock */
+  /* GA_SCAN_INTERRUPT: where the caller's thread noticed it: "snapshot"
+  ** (waiting for a lock), "piece" (worker 0 inside a piece, its progress
+  ** handler), "between" (worker 0 between pieces), "wait" (waiting for the
+  ** other workers) */
+  const char *interrupted_in;
+  char why[256]; /* GA_SCAN_FALLBACK: the reason */
+} ga_scan_out;
+
+/* Run it.  GA_SCAN_OK (out->sorted filled), GA_SCAN_FALLBACK,
+** GA_SCAN_INTERRUPT or GA_SCAN_NOMEM.  Always call ga_scan_out_free. */
+int ga_scan_run(const ga_scan_spec *spec, ga_scan_out *out);
+void ga_scan_out_free(ga_scan_out *out);
+
+/* Process-wide gauges (gpuagg_info()'s "scans"; tests wait on them instead
+** of on time): scans now waiting for a busy lock in their snapshot, and
+** callers' threads now inside a piece with the interrupt poll set. */
+int ga_scan_now_waiting(void);
+int ga_scan_now_in_caller_piece(void);
+
+/* ---- what gpuagg_info() reports as last_scan ---- */
+
+typedef struct ga_scan_last {
+  const char *path; /* "parallel", "serial", NULL before any */
+  int threads;
+  char why[256];
+  int64_t rows; /* rows that passed the filter */
+  double ms;
+  int64_t pieces;
+  int64_t hash_pieces;        /* of them grouped in the workers' hash tables */
+  const char *interrupt;      /* how the waiting thread sees the caller's
+                                 interrupt: "sqlite3_is_interrupted" (3.41+) or
+                                 "probe statement" (older SQLite) */
+  const char *interrupted_in; /* interrupted: ga_scan_out's, or "serial" */
+  int64_t snapshot_waits;     /* ga_scan_out's */
+  int64_t progress_probes;    /* steps of the progress probe that runs the
+                                 caller's progress handler (parallel path) */
+} ga_scan_last;
+
+/* The JSON object into buf (always terminated). */
+void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n);
+
+#endif

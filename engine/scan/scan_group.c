@@ -1,0 +1,458 @@
+/*
+** scan_group.c — see scan_group.h.
+*/
+#include "scan_group.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "xacc.h"
+
+/* ---- SQLite's built-in collations (sqlite3/main.c: binCollFunc,
+** rtrimCollFunc, nocaseCollatingFunc with sqlite3StrNICmp) ---- */
+
+static unsigned char lower_ascii(unsigned char c) {
+  return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+static int bin_cmp(const unsigned char *a, int na, const unsigned char *b,
+                   int nb) {
+  int n = na < nb ? na : nb;
+  int c = n ? memcmp(a, b, (size_t)n) : 0;
+  return c ? c : na - nb;
+}
+
+static int rtrim_len(const unsigned char *p, int n) {
+  while (n > 0 && p[n - 1] == ' ')
+    n--;
+  return n;
+}
+
+int ga_coll_cmp(int coll, const void *pa, int na, const void *pb, int nb) {
+  const unsigned char *a = pa, *b = pb;
+  if (coll == GA_COLL_RTRIM)
+    return bin_cmp(a, rtrim_len(a, na), b, rtrim_len(b, nb));
+  if (coll != GA_COLL_NOCASE)
+    return bin_cmp(a, na, b, nb);
+  /* sqlite3StrNICmp over the shorter length: it stops at a NUL in a, and
+  ** then compares that NUL with b's byte */
+  int n = na < nb ? na : nb, i = 0;
+  while (i < n && a[i] != 0 && lower_ascii(a[i]) == lower_ascii(b[i]))
+    i++;
+  int r = i == n ? 0 : (int)lower_ascii(a[i]) - (int)lower_ascii(b[i]);
+  return r ? r : na - nb;
+}
+
+/* ---- keys ---- */
+
+static int rank(int type) {
+  return type == GA_V_NULL   ? 0
+         : type <= GA_V_REAL ? 1
+         : type == GA_V_TEXT ? 2
+                             : 3;
+}
+
+int ga_key_cmp(const ga_value *a, const ga_value *b, int coll) {
+  int ra = rank(a->type), rb = rank(b->type);
+  if (ra != rb)
+    return ra < rb ? -1 : 1;
+  switch (ra) {
+  case 0:
+    return 0;
+  case 1: {
+    int ka = a->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL;
+    int kb = b->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL;
+    return ga_num_cmp(ka, ka == GA_KIND_INT ? a->i : ga_dbits(a->r), kb,
+                      kb == GA_KIND_INT ? b->i : ga_dbits(b->r));
+  }
+  case 2: {
+    int c = ga_coll_cmp(coll, a->p, a->n, b->p, b->n);
+    return (c > 0) - (c < 0);
+  }
+  default: {
+    int c = bin_cmp(a->p, a->n, b->p, b->n);
+    return (c > 0) - (c < 0);
+  }
+  }
+}
+
+static uint64_t mix64(uint64_t x) { /* splitmix64's finaliser */
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+static uint64_t hash_bytes(uint64_t h, const unsigned char *p, int n,
+                           int fold) {
+  for (int i = 0; i < n; i++) {
+    h ^= fold ? lower_ascii(p[i]) : p[i];
+    h *= 0x100000001b3ull; /* FNV-1a */
+  }
+  return mix64(h);
+}
+
+uint64_t ga_key_hash(const ga_value *k, int coll) {
+  switch (k->type) {
+  case GA_V_INT:
+    return mix64((uint64_t)k->i ^ 0x1111);
+  case GA_V_REAL:
+    /* an integral REAL within int64 equals that INTEGER (and -0.0 is 0) */
+    if (k->r >= -9223372036854775808.0 && k->r < 9223372036854775808.0 &&
+        k->r == (double)(int64_t)k->r)
+      return mix64((uint64_t)(int64_t)k->r ^ 0x1111);
+    return mix64((uint64_t)ga_dbits(k->r) ^ 0x2222);
+  case GA_V_TEXT: {
+    const unsigned char *p = k->p;
+    int n = k->n;
+    if (coll == GA_COLL_RTRIM)
+      return hash_bytes(0xcbf29ce484222325ull, p, rtrim_len(p, n), 0);
+    if (coll == GA_COLL_NOCASE) {
+      /* equal under NOCASE: same length, same folded bytes up to the first
+      ** NUL (sqlite3StrNICmp ignores what follows it) */
+      int m = 0;
+      while (m < n && p[m])
+        m++;
+      return hash_bytes(0xcbf29ce484222325ull ^ (uint64_t)n, p, m, 1);
+    }
+    return hash_bytes(0xcbf29ce484222325ull, p, n, 0);
+  }
+  case GA_V_BLOB:
+    return hash_bytes(0x84222325cbf29ce4ull, k->p, k->n, 0);
+  default:
+    return 0x9e3779b97f4a7c15ull;
+  }
+}
+
+/* ---- groups ---- */
+
+static int64_t text_bytes(const ga_bval *b) {
+  return b->type == GA_V_TEXT || b->type == GA_V_BLOB ? b->n : 0;
+}
+
+static int64_t group_bytes(const ga_group *g) {
+  return (int64_t)sizeof(*g) + text_bytes(&g->key) + text_bytes(&g->st.max) +
+         text_bytes(&g->st.min) + 32;
+}
+
+static void group_free(ga_group *g) {
+  if (!g)
+    return;
+  ga_bval_clear(&g->key);
+  ga_xstate_clear(&g->st);
+  sqlite3_free(g);
+}
+
+/* b better than a as a max (want_min 0) or a min: NULL is "none". */
+static int cmp_best(const ga_bval *a, const ga_bval *b, int want_min) {
+  ga_value va, vb;
+  ga_bval_view(a, &va);
+  ga_bval_view(b, &vb);
+  if (vb.type == GA_V_NULL)
+    return va.type == GA_V_NULL ? 0 : -1;
+  if (va.type == GA_V_NULL)
+    return 1;
+  int c = ga_value_cmp(&vb, &va);
+  return want_min ? -c : c;
+}
+
+static void swap_bval(ga_bval *a, ga_bval *b) {
+  ga_bval t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* g += st, st from piece `piece` with key `key` (rule 2). */
+static int group_merge(ga_group *g, const ga_value *key, ga_xstate *st,
+                       int64_t piece) {
+  int cmax = cmp_best(&g->st.max, &st->max, 0);
+  int cmin = cmp_best(&g->st.min, &st->min, 1);
+  int tie_max = cmax == 0 && st->max.type != GA_V_NULL && piece < g->max_piece;
+  int tie_min = cmin == 0 && st->min.type != GA_V_NULL && piece < g->min_piece;
+  ga_bval k = {0};
+  if (piece < g->key_piece && ga_bval_set(&k, key))
+    return GA_NOMEM;
+  int rc = ga_xstate_merge(&g->st, st); /* g's wins ties ... */
+  if (rc) {
+    ga_bval_clear(&k);
+    return rc;
+  }
+  if (cmax > 0 || tie_max) {
+    if (tie_max) /* ... unless st's came first in rowid order */
+      swap_bval(&g->st.max, &st->max);
+    g->max_piece = piece;
+  }
+  if (cmin > 0 || tie_min) {
+    if (tie_min)
+      swap_bval(&g->st.min, &st->min);
+    g->min_piece = piece;
+  }
+  if (piece < g->key_piece) {
+    swap_bval(&g->key, &k);
+    g->key_piece = piece;
+  }
+  ga_bval_clear(&k);
+  if (!g->st.enc)
+    g->st.enc = st->enc;
+  return GA_OK;
+}
+
+/* ---- tables ---- */
+
+/* Group g (g->hash set) into empty slot j, or st merged into t's group e:
+** t's count and bytes follow. */
+static void gt_place(ga_group_table *t, size_t j, ga_group *g) {
+  t->slot[j] = g;
+  t->hash[j] = g->hash;
+  t->n++;
+  t->bytes += group_bytes(g);
+}
+
+static int gt_merge(ga_group_table *t, ga_group *e, const ga_value *key,
+                    ga_xstate *st, int64_t piece) {
+  int64_t was = group_bytes(e);
+  int rc = group_merge(e, key, st, piece);
+  t->bytes += group_bytes(e) - was;
+  return rc;
+}
+
+void ga_gt_init(ga_group_table *t, int coll) {
+  memset(t, 0, sizeof(*t));
+  t->coll = coll;
+}
+
+void ga_gt_free(ga_group_table *t) {
+  for (size_t i = 0; i < t->cap; i++)
+    group_free(t->slot[i]);
+  while (t->spare) {
+    ga_group *g = t->spare;
+    t->spare = g->next_spare;
+    sqlite3_free(g);
+  }
+  sqlite3_free(t->slot);
+  int rot = t->rot;
+  ga_gt_init(t, t->coll);
+  t->rot = rot;
+}
+
+/* A table's slots use the hash rotated by t->rot: a worker's table (rot 32)
+** is emptied in slot order into the shared ones (rot 0), and with the same
+** bits that order would fill their slots in runs, the pathological case of
+** linear probing. */
+static size_t slot_of(const ga_group_table *t, uint64_t h) {
+  return (size_t)(t->rot ? h >> t->rot | h << (64 - t->rot) : h);
+}
+
+/* The slots and their hashes in one allocation: probing reads the hashes,
+** which are contiguous, and touches a group (~700 bytes, likely out of
+** cache) only when its hash matches. */
+static int gt_grow(ga_group_table *t) {
+  size_t cap = t->cap ? t->cap * 2 : 64;
+  size_t one = sizeof(*t->slot) + sizeof(*t->hash);
+  ga_group **s = sqlite3_malloc64(cap * one);
+  if (!s)
+    return GA_NOMEM;
+  memset(s, 0, cap * one);
+  uint64_t *hs = (uint64_t *)(s + cap);
+  for (size_t i = 0; i < t->cap; i++) {
+    ga_group *g = t->slot[i];
+    if (!g)
+      continue;
+    size_t j = slot_of(t, g->hash) & (cap - 1);
+    while (s[j])
+      j = (j + 1) & (cap - 1);
+    s[j] = g;
+    hs[j] = g->hash;
+  }
+  sqlite3_free(t->slot);
+  t->bytes += (int64_t)((cap - t->cap) * one);
+  t->slot = s;
+  t->hash = hs;
+  t->cap = cap;
+  return GA_OK;
+}
+
+/* The slot of key (hash h): its group, or the empty slot to fill. */
+static size_t gt_find(const ga_group_table *t, const ga_value *key,
+                      uint64_t h) {
+  size_t j = slot_of(t, h) & (t->cap - 1);
+  for (;;) {
+    ga_group *g = t->slot[j];
+    if (!g)
+      return j;
+    if (t->hash[j] == h) {
+      ga_value k;
+      ga_bval_view(&g->key, &k);
+      if (ga_key_cmp(&k, key, t->coll) == 0)
+        return j;
+    }
+    j = (j + 1) & (t->cap - 1);
+  }
+}
+
+static int gt_reserve(ga_group_table *t) {
+  return (t->n + 1) * 4 > t->cap * 3 ? gt_grow(t) : GA_OK;
+}
+
+/* The group of key in t, made (empty state, key copied, tags = piece) when
+** it is new; NULL when out of memory.  A worker's own table of one piece
+** (engine/scan/scan.c, hash mode): its values are stepped in rowid order, so
+** the first row's key and the first among equal max/min stay (rule 2). */
+ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
+                    int64_t piece) {
+  if (gt_reserve(t))
+    return NULL;
+  size_t j = gt_find(t, key, h);
+  ga_group *g = t->slot[j];
+  if (g)
+    return g;
+  if (t->spare) { /* no allocator (its mutex) per group and piece */
+    g = t->spare;
+    t->spare = g->next_spare;
+  } else if (!(g = sqlite3_malloc64(sizeof(*g)))) {
+    return NULL;
+  }
+  memset(g, 0, sizeof(*g));
+  if (ga_bval_set(&g->key, key)) {
+    sqlite3_free(g);
+    return NULL;
+  }
+  g->hash = h;
+  g->key_piece = g->max_piece = g->min_piece = piece;
+  gt_place(t, j, g);
+  return g;
+}
+
+int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
+              int64_t piece) {
+  size_t n = t->n;
+  ga_group *g = ga_gt_get(t, key, h, piece);
+  if (!g)
+    return GA_NOMEM;
+  if (t->n == n) { /* there already: merge */
+    int rc = gt_merge(t, g, key, st, piece);
+    ga_xstate_clear(st);
+    return rc;
+  }
+  int64_t before = group_bytes(g); /* new: st is its state */
+  g->st = *st;
+  ga_xstate_init(st);
+  t->bytes += group_bytes(g) - before;
+  return GA_OK;
+}
+
+/* ---- shards ---- */
+
+struct ga_group_shards {
+  ga_group_table t[GA_GS_SHARDS];
+  pthread_mutex_t mu[GA_GS_SHARDS];
+};
+
+ga_group_shards *ga_gs_new(int coll) {
+  ga_group_shards *s = sqlite3_malloc64(sizeof(*s));
+  if (!s)
+    return NULL;
+  for (int i = 0; i < GA_GS_SHARDS; i++) {
+    ga_gt_init(&s->t[i], coll);
+    pthread_mutex_init(&s->mu[i], NULL);
+  }
+  return s;
+}
+
+void ga_gs_free(ga_group_shards *s) {
+  if (!s)
+    return;
+  for (int i = 0; i < GA_GS_SHARDS; i++) {
+    ga_gt_free(&s->t[i]);
+    pthread_mutex_destroy(&s->mu[i]);
+  }
+  sqlite3_free(s);
+}
+
+int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
+              int64_t piece, int64_t *bytes) {
+  uint64_t h = ga_key_hash(key, s->t[0].coll);
+  int k = (int)(h >> 58); /* the slots use the low bits */
+  pthread_mutex_lock(&s->mu[k]);
+  int64_t before = s->t[k].bytes;
+  int rc = ga_gt_add(&s->t[k], key, h, st, piece);
+  *bytes += s->t[k].bytes - before;
+  pthread_mutex_unlock(&s->mu[k]);
+  return rc;
+}
+
+int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
+               int64_t *bytes) {
+  int rc = GA_OK;
+  for (size_t j = 0; j < t->cap; j++) {
+    ga_group *g = t->slot[j];
+    if (!g)
+      continue;
+    t->slot[j] = NULL;
+    if (rc == GA_OK) {
+      ga_value key;
+      ga_bval_view(&g->key, &key);
+      int k = (int)(g->hash >> 58);
+      ga_group_table *d = &s->t[k];
+      pthread_mutex_lock(&s->mu[k]);
+      int64_t before = d->bytes;
+      rc = gt_reserve(d);
+      if (rc == GA_OK) {
+        size_t i = gt_find(d, &key, g->hash);
+        if (!d->slot[i]) { /* new here: the group itself moves */
+          gt_place(d, i, g);
+          g = NULL;
+        } else {
+          rc = gt_merge(d, d->slot[i], &key, &g->st, piece);
+        }
+      }
+      *bytes += d->bytes - before;
+      pthread_mutex_unlock(&s->mu[k]);
+    }
+    if (g) { /* merged (or failed): keep it for the next piece */
+      ga_bval_clear(&g->key);
+      ga_xstate_clear(&g->st);
+      g->next_spare = t->spare;
+      t->spare = g;
+    }
+  }
+  t->n = 0;
+  t->bytes = (int64_t)(t->cap * (sizeof(*t->slot) + sizeof(*t->hash)));
+  return rc;
+}
+
+/* qsort has no context argument in C11: the collation travels in a
+** thread-local (two connections may sort at once) */
+static _Thread_local int gs_coll_for_sort;
+
+static int sort_cmp(const void *pa, const void *pb) {
+  const ga_group *a = *(ga_group *const *)pa, *b = *(ga_group *const *)pb;
+  ga_value ka, kb;
+  ga_bval_view(&a->key, &ka);
+  ga_bval_view(&b->key, &kb);
+  return ga_key_cmp(&ka, &kb, gs_coll_for_sort);
+}
+
+int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n) {
+  size_t total = 0, k = 0;
+  for (int i = 0; i < GA_GS_SHARDS; i++)
+    total += s->t[i].n;
+  ga_group **v = sqlite3_malloc64((total ? total : 1) * sizeof(*v));
+  if (!v)
+    return GA_NOMEM;
+  for (int i = 0; i < GA_GS_SHARDS; i++)
+    for (size_t j = 0; j < s->t[i].cap; j++)
+      if (s->t[i].slot[j])
+        v[k++] = s->t[i].slot[j];
+  gs_coll_for_sort = s->t[0].coll;
+  qsort(v, k, sizeof(*v), sort_cmp);
+  *out = v;
+  *n = k;
+  return GA_OK;
+}

@@ -1,0 +1,109 @@
+/*
+** scan_group.h — the groups of gpu_aggregate's parallel path: group keys
+** compared as SQLite's GROUP BY compares them, and tables of exact states
+** merged in rowid order (engine/scan/scan.c).
+**
+** Rules:
+**   1. Two keys are one group exactly when SQLite's GROUP BY would put them
+**      in one: NULLs together; INTEGER and REAL by exact value (1 = 1.0,
+**      0 = -0.0); TEXT by the group's collation, one of SQLite's built-ins
+**      BINARY, NOCASE, RTRIM, reimplemented here byte for byte (the caller
+**      checks that the connection does not override them); BLOB by memcmp.
+**      TEXT is held in the bytes SQLite compares: BINARY compares the
+**      database's encoding (memcmp of UTF-16 in a UTF-16 database: two
+**      malformed surrogate sequences that convert to the same UTF-8 are two
+**      groups), NOCASE and RTRIM UTF-8 (SQLite registers them for UTF-8
+**      only; the caller keeps a UTF-16 database's NOCASE and RTRIM keys on
+**      the serial path, since the converted bytes are no representative).
+**   2. Where the contract leaves a choice, the row first in rowid order
+**      wins: the group's representative key, and among equal max/min values
+**      (5 vs 5.0) the first.  Every part of a state carries the number of
+**      the rowid piece it came from ("tags"); pieces are numbered in rowid
+**      order, so merging by tags gives the rowid-order answer whatever order
+**      the workers' tables are merged in.
+**   3. Pieces arrive in any order (workers interleave): every merge compares
+**      tags, so the answer does not depend on the order.
+**   4. Memory is counted (ga_group_table.bytes) so the scan can cap it.
+*/
+#ifndef GA_SCAN_GROUP_H
+#define GA_SCAN_GROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agg.h"
+#include "bestval.h"
+#include "state.h"
+
+/* SQLite's built-in collations. */
+#define GA_COLL_BINARY 0
+#define GA_COLL_NOCASE 1
+#define GA_COLL_RTRIM 2
+
+/* Text comparison exactly as SQLite's built-in collation `coll`. */
+int ga_coll_cmp(int coll, const void *a, int na, const void *b, int nb);
+/* GROUP BY's comparison of two keys (rule 1), a total order: NULL < numbers
+** < TEXT (collation) < BLOB. */
+int ga_key_cmp(const ga_value *a, const ga_value *b, int coll);
+/* A hash that agrees with ga_key_cmp == 0. */
+uint64_t ga_key_hash(const ga_value *k, int coll);
+
+/* One group: its representative key and its state, with rule 2's tags. */
+typedef struct ga_group {
+  ga_bval key;
+  uint64_t hash;
+  int64_t key_piece, max_piece, min_piece;
+  ga_xstate st;
+  struct ga_group *next_spare; /* in a table's spare list */
+} ga_group;
+
+/* A hash table of groups (one thread at a time). */
+typedef struct ga_group_table {
+  ga_group **slot; /* open addressing, linear probing; cap a power of 2 */
+  uint64_t *hash;  /* hash[j]: the hash of slot[j]'s group (same block) */
+  size_t cap, n;
+  int coll;
+  int rot;         /* slots use the hash rotated right by rot bits */
+  ga_group *spare; /* groups kept for reuse (a worker's table) */
+  int64_t bytes;   /* held by this table, about */
+} ga_group_table;
+
+void ga_gt_init(ga_group_table *t, int coll);
+void ga_gt_free(ga_group_table *t);
+/* Merge `st` (the state of rowid piece `piece` for `key`, whose hash is h;
+** taken over: *st is left empty) into the table, pieces in any order (rule
+** 2).  GA_OK, GA_NOMEM or GA_BADSTATE. */
+int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
+              int64_t piece);
+
+/* The group of key (hash h) in t, made empty when new, with tags = piece;
+** NULL when out of memory.  For a table that one thread fills with the
+** rows of one piece, in rowid order. */
+ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
+                    int64_t piece);
+
+/* The groups of one scan, shared by its workers: shards by hash, one mutex
+** each, so workers merge into one set of groups (memory grows with the
+** groups, not groups x threads; in hash mode each worker's own table adds
+** at most a bounded number, engine/scan/scan.c) and rarely wait for each other.
+*/
+#define GA_GS_SHARDS 64
+typedef struct ga_group_shards ga_group_shards;
+
+ga_group_shards *ga_gs_new(int coll); /* NULL: out of memory */
+void ga_gs_free(ga_group_shards *s);
+/* ga_gt_add into the key's shard, thread-safe.  *bytes grows by what the
+** shard's memory grew. */
+int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
+              int64_t piece, int64_t *bytes);
+/* Move every group of t (one piece's: all tagged `piece`) into s and
+** leave t empty, its slots kept for the next piece.  *bytes grows by what
+** s's memory grew.  GA_OK, GA_NOMEM or GA_BADSTATE (t is emptied all the
+** same). */
+int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
+               int64_t *bytes);
+/* Every group, in ga_key_cmp order, once no thread adds any more; *out is
+** sqlite3_malloc'd, the groups stay owned by s.  GA_OK or GA_NOMEM. */
+int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n);
+
+#endif

@@ -1,0 +1,634 @@
+/*
+** aggregate_vtab.c — gpu_aggregate, a table-valued function.
+**
+** SQL interface:
+**
+**   SELECT grp, rows, count, sum, total, avg, min, max
+**     FROM gpu_aggregate('t', 'x' [, 'filter' [, 'group_by']]);
+**
+**   One row per group: grp (NULL without group_by), rows (rows that pass
+**   the filter), count (non-NULL x), and what gpu_sum, gpu_total, gpu_avg,
+**   gpu_min and gpu_max give, value and type.  Without group_by exactly one
+**   row, even when nothing matches.
+**
+** Rules:
+**   1. The contract: the rows equal, as a set (values and typeof), those of
+**        SELECT +(g), count(*), count(x), gpu_sum(x), gpu_total(x),
+**               gpu_avg(x), gpu_min(x), gpu_max(x)
+**          FROM t WHERE f GROUP BY +(g)
+**      on one committed state of the database that existed during the call,
+**      whatever the path and thread count; where it leaves a choice (a
+**      group's representative, 1 vs 1.0 or 'a' vs 'A'; equal INTEGER and
+**      REAL in min/max) the row first in rowid order wins.
+**   2. Two paths.  Serial: that query on the caller's connection, with the
+**      seven aggregates fused into gpuagg_partial(X) (the workers' one, so
+**      X is evaluated once a row), NOT INDEXED on rowid tables so that rows
+**      come in rowid order; streamed, one group at a time.
+**      Parallel: engine/scan/scan.c, taken only under the conditions of
+**      planner/path.c; any failure there falls back to serial.
+**   3. Row order: not promised (as for GROUP BY without ORDER BY).  Today
+**      both paths return groups in ascending grp under its collation.
+**   4. Errors start "gpu_aggregate:" and name the problem: a wrong number of
+**      arguments or type, no such table, SQLite's own message for a bad
+**      expression, an argument that is not one expression (rule 2 of
+**      planner/args.c), integer overflow of sum.
+**   5. The module is SQLITE_VTAB_DIRECTONLY and eponymous-only: views and
+**      triggers of a database file cannot run SQL text through it; TEMP
+**      views (the application's own) can.
+**   6. An interrupt of the caller stops the workers (planner/path.c).
+**   7. gpuagg_info()'s last_scan: path, threads, why, rows, ms, pieces,
+**      hash_pieces, interrupted_in (where an interrupt was noticed: scan.h,
+**      or "serial"), snapshot_waits (retries of the snapshot's bounded
+**      wait for a busy lock).
+*/
+#include <string.h>
+#include <time.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "aggregate_vtab.h"
+#include "cache_plan.h"
+#include "glue.h"
+#include "planner.h"
+
+#define COL_GRP 0
+#define COL_ROWS 1
+#define COL_COUNT 2
+#define COL_SUM 3  /* .. COL_MAX = 7, in GA_AGG_* order from here */
+#define COL_ARG0 8 /* hidden: table, expr, filter, group_by */
+#define NARGS_MAX 4
+/* hidden arg12..13 only catch extra arguments with our own message */
+#define SCHEMA                                                                 \
+  "CREATE TABLE x(grp, rows, count, sum, total, avg, min, max, tbl HIDDEN, "   \
+  "expr HIDDEN, filter HIDDEN, group_by HIDDEN, arg5 HIDDEN, arg6 HIDDEN)"
+#define NCOL 14
+#define BADARGS 0x100
+
+/* Column c's aggregate (GA_AGG_*), for c in COL_SUM..COL_SUM+4. */
+static const int col_op[5] = {GA_AGG_SUM, GA_AGG_TOTAL, GA_AGG_AVG, GA_AGG_MIN,
+                              GA_AGG_MAX};
+
+typedef struct aggr_module {
+  ga_conn *conn;
+  ga_scan_pool **pools; /* files this connection scanned in parallel and
+                           still has attached (scan_pool.c rule 2) */
+  int npools;
+} aggr_module;
+
+typedef struct aggr_vtab {
+  sqlite3_vtab base;
+  sqlite3 *db;
+  aggr_module *mod;
+} aggr_vtab;
+
+typedef struct aggr_cursor {
+  sqlite3_vtab_cursor base;
+  /* serial path */
+  sqlite3_stmt *st;
+  ga_xstate cur; /* the current row's state */
+  /* parallel path */
+  ga_scan_out out;
+  ga_group **g;
+  size_t ng, i;
+  int empty;   /* ungrouped, no group: the one empty row */
+  int key_enc; /* TEXT group keys' encoding: the database's (0: UTF-8) */
+  ga_xstate none;
+  /* both */
+  int eof, serial;
+  sqlite3_int64 rowid;
+  char *arg[NARGS_MAX];
+  int64_t rows;
+  double t0;
+  int reported;
+} aggr_cursor;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- connect ---- */
+
+static int aggr_connect(sqlite3 *db, void *pAux, int argc,
+                        const char *const *argv, sqlite3_vtab **ppVtab,
+                        char **pzErr) {
+  (void)argc, (void)argv;
+  int rc = sqlite3_declare_vtab(db, SCHEMA);
+  if (rc != SQLITE_OK) { /* interrupted or out of memory: SQLite's words */
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    return ga_intr_rc(db, rc);
+  }
+  rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("gpu_aggregate: cannot restrict the function "
+                             "to direct use (SQLite too old?)");
+    return rc;
+  }
+  aggr_vtab *vt = sqlite3_malloc(sizeof(*vt));
+  if (!vt)
+    return SQLITE_NOMEM;
+  memset(vt, 0, sizeof(*vt));
+  vt->db = db;
+  vt->mod = pAux;
+  *ppVtab = &vt->base;
+  return SQLITE_OK;
+}
+
+static int aggr_disconnect(sqlite3_vtab *pVtab) {
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+/* ---- plan: the arguments are equality constraints on hidden columns ---- */
+
+static int aggr_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
+  (void)pVtab;
+  int iArg[NCOL - COL_ARG0], maxHidden = -1, unusable = 0, n = 0;
+  for (int k = 0; k < NCOL - COL_ARG0; k++)
+    iArg[k] = -1;
+  for (int k = 0; k < p->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &p->aConstraint[k];
+    if (c->iColumn < COL_ARG0 || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+      continue;
+    int a = c->iColumn - COL_ARG0;
+    if (a > maxHidden)
+      maxHidden = a;
+    if (!c->usable)
+      unusable = 1;
+    else if (iArg[a] < 0)
+      iArg[a] = k;
+  }
+  int got = maxHidden + 1;
+  /* a wrong count is reported by xFilter (SQLite also plans subsets) */
+  if (got < 2 || got > NARGS_MAX) {
+    p->idxNum = BADARGS | got;
+    p->estimatedCost = 1e300;
+    p->estimatedRows = (sqlite3_int64)1 << 62;
+    return SQLITE_OK;
+  }
+  for (int a = 0; a < got; a++)
+    if (iArg[a] < 0)
+      return unusable ? SQLITE_CONSTRAINT : SQLITE_ERROR;
+  for (int a = 0; a < got; a++) {
+    p->aConstraintUsage[iArg[a]].argvIndex = ++n;
+    p->aConstraintUsage[iArg[a]].omit = 1;
+  }
+  p->idxNum = got;
+  p->estimatedCost = 1e6;
+  p->estimatedRows = 1000;
+  return SQLITE_OK;
+}
+
+/* ---- cursor ---- */
+
+static int aggr_open(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur) {
+  (void)pVtab;
+  aggr_cursor *c = sqlite3_malloc(sizeof(*c));
+  if (!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  c->eof = 1;
+  *ppCur = &c->base;
+  return SQLITE_OK;
+}
+
+/* last_scan, once per scan (at eof, or when the cursor goes earlier). */
+static void report_last(aggr_cursor *c) {
+  aggr_vtab *vt = (aggr_vtab *)c->base.pVtab;
+  if (c->reported || !vt)
+    return;
+  c->reported = 1;
+  ga_scan_last *l = &vt->mod->conn->scan;
+  l->rows = c->rows;
+  l->ms = now_ms() - c->t0;
+}
+
+static void aggr_reset(aggr_cursor *c) {
+  if (c->t0 > 0)
+    report_last(c);
+  sqlite3_finalize(c->st);
+  c->st = NULL;
+  ga_scan_out_free(&c->out);
+  c->g = NULL;
+  c->ng = c->i = 0;
+  c->empty = 0;
+  c->key_enc = 0;
+  ga_xstate_clear(&c->none);
+  ga_xstate_clear(&c->cur);
+  for (int k = 0; k < NARGS_MAX; k++) {
+    sqlite3_free(c->arg[k]);
+    c->arg[k] = NULL;
+  }
+  c->eof = 1;
+  c->rowid = 0;
+  c->rows = 0;
+  c->t0 = 0;
+  c->reported = 0;
+}
+
+static int aggr_close(sqlite3_vtab_cursor *pCur) {
+  aggr_reset((aggr_cursor *)pCur);
+  sqlite3_free(pCur);
+  return SQLITE_OK;
+}
+
+static int set_err(aggr_cursor *c, int rc, char *msg) {
+  if (msg) {
+    sqlite3_free(c->base.pVtab->zErrMsg);
+    c->base.pVtab->zErrMsg = msg;
+  }
+  return rc;
+}
+
+/* Step the serial statement and decode its state; errors get our prefix,
+** and a gpu_sum overflow is the reference query's error. */
+static int serial_step(aggr_cursor *c) {
+  aggr_vtab *vt = (aggr_vtab *)c->base.pVtab;
+  int rc = sqlite3_step(c->st);
+  ga_xstate_clear(&c->cur);
+  if (rc == SQLITE_ROW) {
+    const char *why = NULL;
+    ga_value v;
+    int drc = ga_state_decode(sqlite3_column_blob(c->st, 1),
+                              sqlite3_column_bytes(c->st, 1), GA_STATE_FUSED,
+                              &c->cur, &why);
+    if (drc == GA_NOMEM)
+      return SQLITE_NOMEM;
+    if (drc)
+      return set_err(c, SQLITE_ERROR,
+                     sqlite3_mprintf("gpu_aggregate: %s", why));
+    c->rows += c->cur.rows;
+    if (ga_xstate_result(&c->cur, GA_AGG_SUM, &v) == GA_OVERFLOW)
+      return set_err(c, SQLITE_ERROR,
+                     sqlite3_mprintf("gpu_aggregate: integer overflow"));
+    return SQLITE_OK;
+  }
+  c->eof = 1;
+  if (rc == SQLITE_DONE) {
+    report_last(c);
+    return SQLITE_OK;
+  }
+  rc = ga_intr_rc(vt->db, sqlite3_reset(c->st));
+  if ((rc & 0xff) == SQLITE_INTERRUPT)
+    vt->mod->conn->scan.interrupted_in = "serial";
+  if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+    return rc;
+  return set_err(c, SQLITE_ERROR,
+                 sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(vt->db)));
+}
+
+/* Any group's gpu_sum overflow is the reference query's error too. */
+static int overflow_of(aggr_cursor *c) {
+  for (size_t i = 0; i < c->ng; i++) {
+    ga_value v;
+    if (ga_xstate_result(&c->g[i]->st, GA_AGG_SUM, &v) == GA_OVERFLOW)
+      return 1;
+  }
+  return 0;
+}
+
+/* last_scan.why: the path's reason, after the cache's when the table has
+** an entry that could not answer. */
+static void set_why(ga_scan_last *last, const char *cwhy, const char *why) {
+  if (cwhy[0])
+    sqlite3_snprintf((int)sizeof last->why, last->why, "cache not used: %s; %s",
+                     cwhy, why);
+  else
+    sqlite3_snprintf((int)sizeof last->why, last->why, "%s", why);
+}
+
+/* The cursor reads the merged groups of c->out (parallel path or cache);
+** the serial statement is not needed. */
+static void take_groups(aggr_cursor *c, const ga_args *a, char **err) {
+  c->g = c->out.sorted;
+  c->ng = c->out.n;
+  for (size_t i = 0; i < c->ng; i++)
+    c->rows += c->g[i]->st.rows;
+  if (overflow_of(c)) {
+    *err = sqlite3_mprintf("gpu_aggregate: integer overflow");
+    return;
+  }
+  sqlite3_finalize(c->st);
+  c->st = NULL;
+  c->serial = 0;
+  c->empty = c->ng == 0 && !a->group;
+  c->eof = c->ng == 0 && !c->empty;
+  if (c->eof)
+    report_last(c);
+}
+
+/* PRAGMA reverse_unordered_selects reverses a scan without ORDER BY, and
+** with it the serial path's tie-break (rule 1: the first row in rowid
+** order wins).  It acts when a statement is compiled, so it is off from
+** the serial statement's prepare to the end of its first step (which reads
+** every row: an ungrouped aggregate, or the sort of a GROUP BY), a
+** re-prepare included; the caller's setting is back before xFilter
+** returns.  Returns 1 when it was on. */
+static int reverse_off(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int on = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA reverse_unordered_selects", -1, &st,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    on = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  if (on)
+    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 0", NULL, NULL, NULL);
+  return on;
+}
+
+static void reverse_restore(sqlite3 *db, int on) {
+  if (on)
+    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 1", NULL, NULL, NULL);
+}
+
+static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
+                       const char *idxStr, int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  aggr_cursor *c = (aggr_cursor *)pCur;
+  aggr_vtab *vt = (aggr_vtab *)pCur->pVtab;
+  aggr_module *m = vt->mod;
+  ga_conn *conn = m->conn;
+  ga_config cfg = conn->cfg; /* a snapshot, as the aggregates take it */
+  ga_target t;
+  ga_plan plan;
+  ga_args a = {NULL, NULL, NULL, NULL};
+  ga_intr intr = {.db = vt->db};
+  char *err = NULL, *sql = NULL;
+  const char *tail = NULL;
+  int rc = SQLITE_OK, reversed = 0;
+
+  aggr_reset(c);
+  /* the pools of files detached since the last call close now, whatever
+  ** path this call takes (scan_pool.c rule 2) */
+  ga_scan_pool_prune(vt->db, m->pools, &m->npools);
+  memset(&t, 0, sizeof(t));
+  memset(&plan, 0, sizeof(plan));
+  c->t0 = now_ms();
+  if (idxNum & BADARGS) {
+    c->t0 = 0;
+    return set_err(c, SQLITE_ERROR,
+                   sqlite3_mprintf("gpu_aggregate: expected 2 to 4 arguments "
+                                   "(table, expression [, filter [, "
+                                   "group_by]]), got %d",
+                                   idxNum & 0xff));
+  }
+  static const char *const names[NARGS_MAX] = {"the table", "the expression",
+                                               "the filter", "group_by"};
+  for (int k = 0; k < argc && k < NARGS_MAX; k++) {
+    int ty = sqlite3_value_type(argv[k]);
+    if (ty == SQLITE_NULL && k >= 2)
+      continue;
+    if (ty != SQLITE_TEXT) {
+      c->t0 = 0;
+      return set_err(c, SQLITE_ERROR,
+                     sqlite3_mprintf("gpu_aggregate: %s must be text%s",
+                                     names[k], k >= 2 ? " or NULL" : ""));
+    }
+    c->arg[k] = sqlite3_mprintf("%s", sqlite3_value_text(argv[k]));
+    if (!c->arg[k]) {
+      c->t0 = 0;
+      return SQLITE_NOMEM;
+    }
+  }
+  a.table = c->arg[0];
+  a.expr = c->arg[1];
+  a.filter = c->arg[2] && *c->arg[2] ? c->arg[2] : NULL;
+  a.group = c->arg[3] && *c->arg[3] ? c->arg[3] : NULL;
+
+  /* each text argument must be one expression (planner/args.c rule 2) */
+  for (int k = 1; k < NARGS_MAX; k++) {
+    const char *z = k == 1 ? a.expr : k == 2 ? a.filter : a.group;
+    ga_lex lx;
+    memset(&lx, 0, sizeof(lx));
+    if (k == 1 && !*z) {
+      err = sqlite3_mprintf("gpu_aggregate: the expression is empty");
+      break;
+    }
+    if (ga_lex_sql(z, &lx)) {
+      ga_lex_free(&lx);
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    if (lx.bad || lx.semicolon || lx.param)
+      err = sqlite3_mprintf(
+          "gpu_aggregate: %s must be one SQL expression (%s): %s", names[k],
+          lx.semicolon ? "no ';'"
+          : lx.param   ? "no parameters"
+                       : "balanced parentheses, closed quotes and comments",
+          z);
+    ga_lex_free(&lx);
+    if (err)
+      break;
+  }
+  if (rc == SQLITE_OK && !err)
+    rc = ga_target_resolve(vt->db, a.table, &t, &err);
+  if (rc == SQLITE_OK && !err) {
+    /* the reference query: its errors are SQLite's own messages */
+    sql = ga_sql_serial(&t, &a);
+    reversed = reverse_off(vt->db);
+    int prc;
+    if (!sql)
+      rc = SQLITE_NOMEM;
+    else if ((prc = sqlite3_prepare_v2(vt->db, sql, -1, &c->st, &tail)) !=
+             SQLITE_OK) {
+      prc = ga_intr_rc(vt->db, prc);
+      if ((prc & 0xff) == SQLITE_INTERRUPT || (prc & 0xff) == SQLITE_NOMEM)
+        rc = prc & 0xff; /* not a problem of the arguments */
+      else
+        err = sqlite3_mprintf("gpu_aggregate: %s", sqlite3_errmsg(vt->db));
+    } else if (!c->st || (tail && *tail) ||
+               sqlite3_bind_parameter_count(c->st) != 0)
+      err = sqlite3_mprintf("gpu_aggregate: the arguments must be SQL "
+                            "expressions");
+  }
+  /* the column cache first (ext/cache/cache_fns.c): an answer from it skips
+  ** the plan; its reason for not answering joins the path's */
+  int hit = 0;
+  char cwhy[256] = "";
+  if (rc == SQLITE_OK && !err)
+    rc = ga_cache_answer(conn, vt->db, &cfg, &t, &a, &c->out, &hit, cwhy,
+                         sizeof cwhy);
+  if (rc == SQLITE_OK && !err && !hit)
+    rc = ga_plan_make(vt->db, &cfg, &t, &a, &plan);
+  if (rc != SQLITE_OK || err) {
+    ga_scan_out_free(&c->out);
+    ga_target_free(&t);
+    ga_plan_free(&plan);
+    sqlite3_free(sql);
+    sqlite3_finalize(c->st);
+    c->st = NULL;
+    c->t0 = 0;
+    reverse_restore(vt->db, reversed);
+    return set_err(c, err ? SQLITE_ERROR : rc, err);
+  }
+
+  ga_scan_last *last = &conn->scan;
+  memset(last, 0, sizeof(*last));
+  last->interrupt =
+      ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  if (hit) {
+    last->path = "cache";
+    last->threads = c->out.threads;
+    sqlite3_snprintf((int)sizeof last->why, last->why, "%s", cwhy);
+    take_groups(c, &a, &err);
+    goto done;
+  }
+  if (plan.parallel) {
+    plan.spec.pool =
+        ga_scan_pool_hold(&m->pools, &m->npools, plan.vfs, plan.path);
+    if (plan.spec.pool && ga_plan_verify(&plan, plan.spec.pool)) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+  }
+  if (plan.parallel) {
+    plan.spec.interrupted = ga_intr_check;
+    plan.spec.interrupted_arg = &intr;
+    /* one poll before the scan: the interrupt, and the progress probe
+    ** (planner/path.c) that runs the application's progress handler */
+    int src = !plan.spec.pool        ? GA_SCAN_NOMEM
+              : ga_intr_check(&intr) ? GA_SCAN_INTERRUPT
+                                     : ga_scan_run(&plan.spec, &c->out);
+    ga_intr_free(&intr);
+    last->progress_probes = intr.progress_probes;
+    last->snapshot_waits = c->out.snapshot_waits;
+    if (src == GA_SCAN_OK) {
+      c->key_enc = plan.spec.enc;
+      last->path = "parallel";
+      last->threads = c->out.threads;
+      set_why(last, cwhy, plan.why);
+      last->pieces = c->out.pieces;
+      last->hash_pieces = c->out.hash_pieces;
+      take_groups(c, &a, &err);
+      goto done;
+    }
+    if (src == GA_SCAN_INTERRUPT) {
+      last->interrupted_in = c->out.interrupted_in;
+      rc = SQLITE_INTERRUPT;
+      goto done;
+    }
+    if (src == GA_SCAN_NOMEM) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    /* GA_SCAN_FALLBACK: the serial path, with the reason */
+    sqlite3_snprintf((int)sizeof plan.why, plan.why, "%s", c->out.why);
+    ga_scan_out_free(&c->out);
+  }
+  last->path = "serial";
+  last->threads = 1;
+  set_why(last, cwhy, plan.why);
+  c->serial = 1;
+  c->eof = 0;
+  rc = serial_step(c);
+
+done:
+  reverse_restore(vt->db, reversed);
+  ga_target_free(&t);
+  ga_plan_free(&plan);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK || err) {
+    c->eof = 1;
+    report_last(c);
+    return set_err(c, err ? SQLITE_ERROR : rc, err);
+  }
+  return SQLITE_OK;
+}
+
+static int aggr_next(sqlite3_vtab_cursor *pCur) {
+  aggr_cursor *c = (aggr_cursor *)pCur;
+  c->rowid++;
+  if (c->serial)
+    return serial_step(c);
+  if (c->empty || ++c->i >= c->ng) {
+    c->eof = 1;
+    report_last(c);
+  }
+  return SQLITE_OK;
+}
+
+static int aggr_eof(sqlite3_vtab_cursor *pCur) {
+  return ((aggr_cursor *)pCur)->eof;
+}
+
+static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
+                       int col) {
+  aggr_cursor *c = (aggr_cursor *)pCur;
+  if (col >= COL_ARG0) {
+    const char *z = col - COL_ARG0 < NARGS_MAX ? c->arg[col - COL_ARG0] : NULL;
+    if (z)
+      sqlite3_result_text(ctx, z, -1, SQLITE_TRANSIENT);
+    return SQLITE_OK;
+  }
+  const ga_xstate *s = c->serial  ? &c->cur
+                       : c->empty ? &c->none
+                                  : &c->g[c->i]->st;
+  ga_value v;
+  switch (col) {
+  case COL_GRP:
+    if (c->serial) {
+      sqlite3_result_value(ctx, sqlite3_column_value(c->st, 0));
+    } else if (!c->empty) {
+      ga_bval_view(&c->g[c->i]->key, &v);
+      ga_result_value(ctx, &v, c->key_enc); /* the stored bytes */
+    }
+    break;
+  case COL_ROWS:
+    sqlite3_result_int64(ctx, s->rows);
+    break;
+  case COL_COUNT:
+    sqlite3_result_int64(ctx, s->count);
+    break;
+  default:
+    if (ga_xstate_result(s, col_op[col - COL_SUM], &v) == GA_OVERFLOW)
+      sqlite3_result_error(ctx, "gpu_aggregate: integer overflow", -1);
+    else
+      ga_result_value(ctx, &v, s->enc);
+  }
+  return SQLITE_OK;
+}
+
+static int aggr_rowid(sqlite3_vtab_cursor *pCur, sqlite3_int64 *pRowid) {
+  *pRowid = ((aggr_cursor *)pCur)->rowid;
+  return SQLITE_OK;
+}
+
+const sqlite3_module ga_aggregate_methods = {
+    .iVersion = 0,
+    .xCreate = NULL, /* eponymous-only: no CREATE VIRTUAL TABLE */
+    .xConnect = aggr_connect,
+    .xBestIndex = aggr_best_index,
+    .xDisconnect = aggr_disconnect,
+    .xDestroy = aggr_disconnect,
+    .xOpen = aggr_open,
+    .xClose = aggr_close,
+    .xFilter = aggr_filter,
+    .xNext = aggr_next,
+    .xEof = aggr_eof,
+    .xColumn = aggr_column,
+    .xRowid = aggr_rowid,
+};
+
+/* The module owns m: a reference to the connection's ga_conn and to every
+** pool it used (scan_pool.c rule 2). */
+void ga_aggregate_data_free(void *p) {
+  aggr_module *m = p;
+  for (int i = 0; i < m->npools; i++)
+    ga_scan_pool_unref(m->pools[i]);
+  sqlite3_free(m->pools);
+  ga_conn_unref(m->conn);
+  sqlite3_free(m);
+}
+
+void *ga_aggregate_data_new(ga_conn *conn) {
+  aggr_module *m = sqlite3_malloc(sizeof(*m));
+  if (!m)
+    return NULL;
+  memset(m, 0, sizeof(*m));
+  m->conn = conn;
+  ga_conn_ref(conn);
+  return m;
+}

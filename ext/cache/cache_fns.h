@@ -1,0 +1,13 @@
+/*
+** cache_fns.h — gpu_cache and gpu_cache_drop (cache_fns.c), for ext/init.c's
+** table.  User data: a ga_fn_data (its ga_conn holds the cache).
+*/
+#ifndef GA_CACHE_FNS_H
+#define GA_CACHE_FNS_H
+
+#include "sqlite3ext.h"
+
+void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void ga_cache_drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+** conn.c — one ga_conn per user connection (ext/common/glue.h).
+**
+** Rules:
+**   1. Every registration that points at a connection's ga_conn holds a
+**      reference to it (ga_conn_ref), released by its destructor: when the
+**      connection closes, when a registration fails (SQLite calls the
+**      destructor then too), or when a failed .load takes them back.  The
+**      last release frees it, so nothing can point at a freed ga_conn.
+**   2. A second .load into the same connection finds its ga_conn and
+**      registers nothing again.
+*/
+#include <pthread.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "cache.h"
+#include "chunk.h"
+#include "glue.h"
+
+typedef struct ga_conn_node {
+  sqlite3 *db;
+  ga_conn *conn;
+  struct ga_conn_node *next;
+} ga_conn_node;
+
+static pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_conn_node *conns;
+
+/* Rule 1. */
+void ga_conn_ref(ga_conn *conn) {
+  __atomic_add_fetch(&conn->refs, 1, __ATOMIC_RELAXED);
+}
+
+void ga_conn_unref(void *p) {
+  ga_conn *conn = p;
+  if (__atomic_sub_fetch(&conn->refs, 1, __ATOMIC_ACQ_REL) > 0)
+    return;
+  int last;
+  pthread_mutex_lock(&conns_mu);
+  for (ga_conn_node **pp = &conns; *pp; pp = &(*pp)->next)
+    if ((*pp)->conn == conn) {
+      ga_conn_node *n = *pp;
+      *pp = n->next;
+      sqlite3_free(n);
+      break;
+    }
+  last = conns == NULL;
+  pthread_mutex_unlock(&conns_mu);
+  ga_cache_free(conn->cache); /* its entries die with the connection */
+  sqlite3_free(conn);
+  if (last)
+    ga_pool_trim(); /* no connection left to reuse cached chunks */
+}
+
+ga_conn *ga_conn_open(sqlite3 *db, int *again) {
+  *again = 0;
+  pthread_mutex_lock(&conns_mu);
+  for (ga_conn_node *n = conns; n; n = n->next)
+    if (n->db == db) {
+      pthread_mutex_unlock(&conns_mu);
+      *again = 1;
+      return NULL;
+    }
+  pthread_mutex_unlock(&conns_mu);
+  ga_conn *conn = sqlite3_malloc64(sizeof(*conn));
+  ga_conn_node *node = sqlite3_malloc64(sizeof(*node));
+  if (conn) {
+    memset(conn, 0, sizeof(*conn));
+    conn->cache = ga_cache_new();
+  }
+  if (!conn || !node || !conn->cache) {
+    sqlite3_free(conn);
+    sqlite3_free(node);
+    return NULL;
+  }
+  conn->refs = 1; /* the caller's */
+  ga_config_default(&conn->cfg);
+  node->db = db;
+  node->conn = conn;
+  pthread_mutex_lock(&conns_mu);
+  node->next = conns;
+  conns = node;
+  pthread_mutex_unlock(&conns_mu);
+  return conn;
+}

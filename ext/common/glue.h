@@ -1,0 +1,97 @@
+/*
+** glue.h — the bottom of the SQLite glue (ext/common/): what every feature
+** shares, registering nothing.
+**
+**   conn.c    one ga_conn per user connection, reference counted
+**   values.c  SQLite values to and from the engine's (ga_value, states),
+**             the database's text encoding
+**   intr.c    the caller's interrupt and progress handler, seen from the
+**             thread that waits for workers
+*/
+#ifndef GA_GLUE_H
+#define GA_GLUE_H
+
+#include "sqlite3ext.h"
+
+#include "agg.h"
+#include "config.h"
+#include "scan.h"
+#include "state.h"
+
+typedef struct ga_conn ga_conn;
+
+/* The user data of a function (ext/init.c makes one per registration):
+** its name (for errors), its aggregate (GA_AGG_*, where it has one) and the
+** connection. */
+typedef struct ga_fn_data {
+  const char *name;
+  int op;
+  ga_conn *conn;
+} ga_fn_data;
+
+/* One per connection: what gpuagg_config() set, what gpuagg_info() reports,
+** and the features' per-connection state; freed when the last registration
+** that points at it goes (ga_conn_unref). */
+struct ga_conn {
+  int refs;          /* see ga_conn_ref */
+  ga_config cfg;     /* what gpuagg_config() set on this connection */
+  ga_last last;      /* the last aggregate, for gpuagg_info() */
+  ga_scan_last scan; /* the last gpu_aggregate call (gpuagg_info) */
+  int enc; /* the database's text encoding (SQLITE_UTF8/16LE/16BE), 0 until
+              the first max/min needs it: BINARY collation is memcmp of it */
+  struct ga_cache *cache; /* gpu_cache's entries (engine/cache/cache.h) */
+  void *matadd; /* gpu_matadd's data (ext/matadd/), for gpu_matadd_info */
+};
+
+/* ---- conn.c ---- */
+
+/* The connection's ga_conn, made on the first .load (one reference, the
+** caller's, to drop with ga_conn_unref); NULL with *again = 1 when db has
+** one already (a second .load: everything is registered), NULL with
+** *again = 0 when out of memory. */
+ga_conn *ga_conn_open(sqlite3 *db, int *again);
+/* References held by every registration that points at a ga_conn; the
+** last release frees it. */
+void ga_conn_ref(ga_conn *conn);
+void ga_conn_unref(void *conn);
+
+/* ---- values.c ---- */
+
+/* The bytes of a TEXT/BLOB value as max() compares them, in encoding enc
+** (0: out of memory), and the main database's encoding cached in *cache
+** (0: the error is set on ctx). */
+int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out);
+int ga_db_encoding(sqlite3_context *ctx, int *cache);
+/* The same for a connection: SQLite result code, *enc set on SQLITE_OK. */
+int ga_db_encoding_of(sqlite3 *db, int *enc);
+/* v as the function's result; TEXT given in encoding enc. */
+void ga_result_value(sqlite3_context *ctx, const ga_value *v, int enc);
+/* A state BLOB (GA_STATE_* kind) as the function's result. */
+void ga_result_state(sqlite3_context *ctx, const ga_xstate *s, int kind);
+
+/* ---- intr.c ---- */
+
+/* The caller's interrupt, as seen from its own thread (ext/common/intr.c):
+** sqlite3_is_interrupted where the running SQLite has it (3.41+), else a
+** probe statement that SQLite's own interrupt check answers. */
+typedef struct ga_intr {
+  sqlite3 *db;
+  sqlite3_stmt *probe;
+  int64_t next_ns; /* the probe: no step before this (CLOCK_MONOTONIC) */
+  /* the progress probe (both versions: the application's progress handler
+  ** runs inside it), and the next time it may step */
+  sqlite3_stmt *progress;
+  int64_t next_progress_ns;
+  int64_t progress_probes; /* steps of it (gpuagg_info's last_scan) */
+} ga_intr;
+int ga_intr_check(void *arg);
+void ga_intr_free(ga_intr *i);
+/* 1 when sqlite3_is_interrupted was found (gpuagg_info, tests). */
+int ga_intr_native(void);
+/* rc of a failed prepare or step on db, or SQLITE_INTERRUPT where an
+** interrupt caused it: SQLite reports one that hits the parser inside a
+** virtual table's constructor (its own pragma_* tables') as SQLITE_ERROR
+** with the message "interrupted". */
+int ga_intr_rc(sqlite3 *db, int rc);
+
+#endif

@@ -1,0 +1,204 @@
+/*
+** init.c — sqlite3_gpuagg_init: the extension's entry point, which
+** registers every SQL function and module of gpuagg from the two tables
+** below (the top of the layers, mk/layers.txt; nothing calls into it).
+**
+** SQL interface: the functions of the tables, documented where each lives:
+**   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min
+**   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
+**   ext/aggregate/   gpu_aggregate (table-valued)
+**   ext/cache/       gpu_cache, gpu_cache_drop
+**   ext/matadd/      gpu_matadd (virtual table), gpu_matadd_info
+**   ext/config/      gpuagg_config, gpuagg_info, gpuagg_version
+**   ext/workers/     gpuagg_partial, gpuagg_collect (internal: the serial
+**                    paths run them here; worker connections get them from
+**                    ga_worker_prep)
+**
+** Rules:
+**   1. Every registration that points at the connection's ga_conn holds a
+**      reference to it, taken before the call (SQLite calls the destructor
+**      when a registration fails, too), released by its destructor
+**      (ext/common/conn.c rule 1).
+**   2. A second .load into one connection registers nothing again.
+**   3. When one registration fails, every one of the tables is taken back
+**      (deleting what was never registered is harmless), so a failed .load
+**      leaves no function pointing at freed memory.
+**   4. Nothing touches CUDA at .load; the engine starts it at first GPU use.
+*/
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "aggregate_vtab.h"
+#include "aggregates.h"
+#include "cache_fns.h"
+#include "config_fns.h"
+#include "glue.h"
+#include "matadd_vtab.h"
+#include "states.h"
+#include "workers.h"
+
+typedef void (*ga_xfunc)(sqlite3_context *, int, sqlite3_value **);
+typedef void (*ga_xfinal)(sqlite3_context *);
+
+/* What a function's user data is. */
+enum {
+  GA_UD_NONE,    /* none */
+  GA_UD_FN,      /* a ga_fn_data: name, op, the ga_conn (a reference) */
+  GA_UD_PARTIAL, /* gpuagg_partial's ga_partial_data */
+};
+
+#define DET (SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
+#define DIRECT SQLITE_DIRECTONLY
+
+/* One SQL function: scalar (xFunc), aggregate (xStep, xFinal) or window
+** aggregate (xValue and xInverse too). */
+typedef struct ga_fn_reg {
+  const char *name;
+  int nargs;
+  int flags; /* besides SQLITE_UTF8 */
+  int data;  /* GA_UD_* */
+  int op;    /* GA_AGG_* of the ga_fn_data */
+  ga_xfunc xFunc, xStep, xInverse;
+  ga_xfinal xFinal, xValue;
+} ga_fn_reg;
+
+#define SCALAR(name, n, flags, data, f)                                        \
+  { name, n, flags, data, 0, f, 0, 0, 0, 0 }
+#define AGG(name, flags, data, op, step, final)                                \
+  { name, 1, flags, data, op, 0, step, 0, final, 0 }
+#define WINDOW(name, op, step, inverse, value, final)                          \
+  { name, 1, DET, GA_UD_FN, op, 0, step, inverse, final, value }
+
+static const ga_fn_reg fns[] = {
+    WINDOW("gpu_sum", GA_AGG_SUM, ga_fn_sum_step, ga_fn_inverse, ga_fn_value,
+           ga_fn_final),
+    WINDOW("gpu_total", GA_AGG_TOTAL, ga_fn_sum_step, ga_fn_inverse,
+           ga_fn_value, ga_fn_final),
+    WINDOW("gpu_avg", GA_AGG_AVG, ga_fn_sum_step, ga_fn_inverse, ga_fn_value,
+           ga_fn_final),
+    WINDOW("gpu_max", GA_AGG_MAX, ga_fn_best_step, ga_fn_inverse, ga_fn_value,
+           ga_fn_final),
+    WINDOW("gpu_min", GA_AGG_MIN, ga_fn_best_step, ga_fn_inverse, ga_fn_value,
+           ga_fn_final),
+    WINDOW("gpu_sum_state", GA_AGG_SUM, ga_states_sum_step,
+           ga_states_sum_inverse, ga_states_sum_value, ga_states_sum_value),
+    WINDOW("gpu_total_state", GA_AGG_TOTAL, ga_states_sum_step,
+           ga_states_sum_inverse, ga_states_sum_value, ga_states_sum_value),
+    WINDOW("gpu_avg_state", GA_AGG_AVG, ga_states_sum_step,
+           ga_states_sum_inverse, ga_states_sum_value, ga_states_sum_value),
+    AGG("gpu_max_state", DET, GA_UD_FN, GA_AGG_MAX, ga_states_best_step,
+        ga_states_best_final),
+    AGG("gpu_min_state", DET, GA_UD_FN, GA_AGG_MIN, ga_states_best_step,
+        ga_states_best_final),
+    WINDOW("gpu_sum_merge", GA_AGG_SUM, ga_merge_sum_step, ga_merge_sum_inverse,
+           ga_merge_sum_value, ga_merge_sum_value),
+    WINDOW("gpu_total_merge", GA_AGG_TOTAL, ga_merge_sum_step,
+           ga_merge_sum_inverse, ga_merge_sum_value, ga_merge_sum_value),
+    WINDOW("gpu_avg_merge", GA_AGG_AVG, ga_merge_sum_step, ga_merge_sum_inverse,
+           ga_merge_sum_value, ga_merge_sum_value),
+    AGG("gpu_max_merge", DET, GA_UD_FN, GA_AGG_MAX, ga_merge_best_step,
+        ga_merge_best_final),
+    AGG("gpu_min_merge", DET, GA_UD_FN, GA_AGG_MIN, ga_merge_best_step,
+        ga_merge_best_final),
+    AGG("gpuagg_partial", DET, GA_UD_PARTIAL, 0, ga_partial_step,
+        ga_partial_final),
+    {"gpuagg_collect", -1, DIRECT, GA_UD_NONE, 0, 0, ga_collect_step, 0,
+     ga_collect_final, 0},
+    SCALAR("gpu_cache", 2, DIRECT, GA_UD_FN, ga_cache_fn),
+    SCALAR("gpu_cache_drop", 0, DIRECT, GA_UD_FN, ga_cache_drop_fn),
+    SCALAR("gpu_cache_drop", 1, DIRECT, GA_UD_FN, ga_cache_drop_fn),
+    SCALAR("gpu_matadd_info", 0, 0, GA_UD_FN, ga_matadd_info_fn),
+    SCALAR("gpuagg_version", 0, DET, GA_UD_NONE, ga_version_fn),
+    SCALAR("gpuagg_info", 0, DIRECT, GA_UD_FN, ga_info_fn),
+    SCALAR("gpuagg_config", 1, DIRECT, GA_UD_FN, ga_config_fn),
+    SCALAR("gpuagg_config", 2, DIRECT, GA_UD_FN, ga_config_fn),
+};
+#define NFNS ((int)(sizeof(fns) / sizeof(fns[0])))
+
+/* One module: its data is made per connection and holds a reference. */
+typedef struct ga_mod_reg {
+  const char *name;
+  const sqlite3_module *module;
+  void *(*make)(ga_conn *conn);
+  void (*destroy)(void *data);
+} ga_mod_reg;
+
+static const ga_mod_reg mods[] = {
+    {"gpu_aggregate", &ga_aggregate_methods, ga_aggregate_data_new,
+     ga_aggregate_data_free},
+    {"gpu_matadd", &ga_matadd_methods, ga_matadd_data_new, ga_matadd_data_free},
+};
+#define NMODS ((int)(sizeof(mods) / sizeof(mods[0])))
+
+static void fn_data_free(void *p) {
+  ga_fn_data *d = p;
+  ga_conn_unref(d->conn);
+  sqlite3_free(d);
+}
+
+/* Register fns[i] on db.  SQLite result code. */
+static int register_fn(sqlite3 *db, ga_conn *conn, const ga_fn_reg *f) {
+  void *data = NULL;
+  void (*destroy)(void *) = NULL;
+  if (f->data == GA_UD_FN) {
+    ga_fn_data *d = sqlite3_malloc64(sizeof(*d));
+    if (!d)
+      return SQLITE_NOMEM;
+    d->name = f->name;
+    d->op = f->op;
+    d->conn = conn;
+    ga_conn_ref(conn); /* rule 1: fn_data_free releases it */
+    data = d, destroy = fn_data_free;
+  } else if (f->data == GA_UD_PARTIAL) {
+    if (!(data = ga_partial_data_new()))
+      return SQLITE_NOMEM;
+    destroy = sqlite3_free;
+  }
+  int flags = SQLITE_UTF8 | f->flags;
+  if (f->xValue)
+    return sqlite3_create_window_function(db, f->name, f->nargs, flags, data,
+                                          f->xStep, f->xFinal, f->xValue,
+                                          f->xInverse, destroy);
+  return sqlite3_create_function_v2(db, f->name, f->nargs, flags, data,
+                                    f->xFunc, f->xStep, f->xFinal, destroy);
+}
+
+/* Rule 3. */
+static void unregister_all(sqlite3 *db) {
+  for (int i = 0; i < NFNS; i++)
+    sqlite3_create_function(db, fns[i].name, fns[i].nargs, SQLITE_UTF8, NULL,
+                            NULL, NULL, NULL);
+  for (int i = 0; i < NMODS; i++)
+    sqlite3_create_module(db, mods[i].name, NULL, NULL);
+}
+
+#ifdef _WIN32
+__declspec(dllexport)
+#else
+__attribute__((visibility("default")))
+#endif
+    int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
+                            const sqlite3_api_routines *pApi) {
+  SQLITE_EXTENSION_INIT2(pApi);
+  (void)pzErrMsg;
+  int again, rc = SQLITE_OK;
+  ga_conn *conn = ga_conn_open(db, &again); /* one reference, ours */
+  if (!conn)
+    return again ? SQLITE_OK : SQLITE_NOMEM; /* rule 2 */
+  for (int i = 0; rc == SQLITE_OK && i < NMODS; i++) {
+    void *data = mods[i].make(conn);
+    /* the module owns data from here: destroyed with it, or at once if the
+    ** registration fails */
+    rc = data ? sqlite3_create_module_v2(db, mods[i].name, mods[i].module, data,
+                                         mods[i].destroy)
+              : SQLITE_NOMEM;
+  }
+  for (int i = 0; rc == SQLITE_OK && i < NFNS; i++)
+    rc = register_fn(db, conn, &fns[i]);
+  if (rc != SQLITE_OK)
+    unregister_all(db);
+  ga_conn_unref(conn); /* frees conn now if nothing holds it */
+  return rc;
+}

@@ -1,0 +1,43 @@
+/*
+** cache_plan.h — the column cache as gpu_aggregate's planner sees it
+** (planner/cache_shape.c, planner/cache_plan.c): does an entry answer a
+** call, is it current, and its state for gpuagg_info.  gpu_cache's own
+** SQL functions (the load) are ext/cache/.
+*/
+#ifndef GA_CACHE_PLAN_H
+#define GA_CACHE_PLAN_H
+
+#include "sqlite3ext.h"
+
+#include "cache.h"
+#include "glue.h"
+#include "planner.h"
+
+/* Does the entry e answer gpu_aggregate's arguments a on table t?  1 with
+** the query in *q, 0 with the reason in why, or SQLITE_NOMEM
+** (cache_shape.c). */
+int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
+                   const ga_args *a, ga_cquery *q, char *why, size_t nwhy);
+
+/* gpu_aggregate's cache step (ext/aggregate/aggregate_vtab.c), before it
+** plans a scan: *hit = 1 with the groups in *out when the cache answered;
+** *hit = 0 when it did not, with the reason in why ("" when the table has
+** no entry).  SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT. */
+int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
+                    const ga_target *t, const ga_args *a, ga_scan_out *out,
+                    int *hit, char *why, size_t nwhy);
+
+/* gpuagg_info()'s "cache" object, sqlite3_malloc'd (NULL: no memory). */
+char *ga_cache_json(ga_conn *conn, sqlite3 *db);
+
+/* The stamps of rule 2 (cache_plan.c): the schema's state now (SQLite
+** result code), what differs between two (NULL: the same state), and the
+** free of one. */
+int ga_cstamp_read(sqlite3 *db, const char *schema, ga_cstamp *s);
+const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b);
+void ga_cstamp_free(ga_cstamp *s);
+/* Rule 6's record of the authorizer: the caller's program of SELECT <the
+** entry's columns> FROM its table (ga_program_sig); NULL with *rc. */
+char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc);
+
+#endif

@@ -1,0 +1,586 @@
+/*
+** cache_shape.c — which gpu_aggregate calls the column cache may answer,
+** and the query they become (engine/cache/cache.h's ga_cquery).
+**
+** Eligible shapes (anything else takes the uncached path, with the reason):
+**   expression  a bare column name (quoted or not) of the entry;
+**   group_by    empty, or a bare column name of the entry;
+**   filter      empty, or an AND (parentheses allowed) of terms
+**                 col OP number | number OP col     OP: = == <> != < <= > >=
+**                 col BETWEEN number AND number
+**                 col IN (number, ...)
+**                 col IS NULL | col IS NOT NULL | col ISNULL | col NOTNULL
+**                 | col NOT NULL
+**               where number is a numeric literal with at most one sign.
+**
+** Rules:
+**   1. SQLite's semantics, or ineligible.  The entry holds only INTEGER, REAL
+**      and NULL values.  A column compared with a number uses the column's
+**      affinity: INTEGER, REAL, NUMERIC and BLOB (none) leave a numeric
+**      literal's value as it is, so the comparison is SQLite's exact one
+**      between numbers (ga_num_cmp); TEXT affinity would turn the number
+**      into text, so a TEXT-affinity column in a comparison is ineligible.
+**      Collations do not apply to numbers; NULL fails every comparison and
+**      an AND of terms passes a row only when every term is true, so NULL
+**      and false need no distinction (there is no NOT, no OR).
+**   2. A literal's value is what SQLite makes of its text: it is evaluated
+**      by SQLite itself (SELECT <sign><literal>), so hexadecimal, integers
+**      too large for int64 (REAL), 1e999 (Inf) and -9223372036854775808
+**      are SQLite's.  It must come out INTEGER or REAL.
+**   3. A name is a column only if it is one of the table's columns (what
+**      SQLite resolves first); a name that is no column makes the shape
+**      ineligible (it may be a string in double quotes).  Keywords are
+**      AND, BETWEEN, IN, IS, NOT, NULL, ISNULL, NOTNULL, any case.
+**   4. Comments, parameters, functions, COLLATE, casts, arithmetic,
+**      subqueries: ineligible.
+**   5. The REAL -9223372036854775808.0 (-2^63) against the rowid alias
+**      (INTEGER PRIMARY KEY) with = or IN.  Where SQLite seeks the rowid
+**      with a literal (OP_SeekRowid), integer affinity leaves -2^63.0 REAL
+**      (sqlite3VdbeIntegerAffinity takes only values above -2^63), so no
+**      row matches, not even rowid -2^63; where it compares instead (the
+**      term is not the seek) the comparison is numeric and that row does
+**      match.  Every other operator, every other column (indexed or not),
+**      and every other literal compare numerically either way.  So: the
+**      alias's only = / one-number IN term with it is always the seek, and
+**      its literal becomes 0.5, which no integer equals; with another = or
+**      IN on the alias, or in an IN list of several numbers (a small
+**      ANALYZEd table is scanned), the planner decides: ineligible.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "cache.h"
+#include "cache_plan.h"
+
+enum { T_END, T_ID, T_QID, T_NUM, T_OP, T_LP, T_RP, T_COMMA, T_SIGN, T_BAD };
+
+typedef struct tok {
+  int kind;
+  const char *z; /* the source text */
+  int n;
+  char *id; /* T_ID / T_QID: the name (dequoted), sqlite3_malloc'd */
+  int op;   /* T_OP: GAK_CMP_*; T_SIGN: '+' or '-' */
+} tok;
+
+typedef struct lexer {
+  tok *t;
+  int n, cap, pos;
+  int nomem;
+} lexer;
+
+static int is_id0(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+         c >= 0x80;
+}
+static int is_id(unsigned char c) {
+  return is_id0(c) || (c >= '0' && c <= '9') || c == '$';
+}
+
+static void push(lexer *L, int kind, const char *z, int n, char *id, int op) {
+  if (L->n == L->cap) {
+    int cap = L->cap ? L->cap * 2 : 16;
+    tok *t = sqlite3_realloc64(L->t, sizeof(tok) * (size_t)cap);
+    if (!t) {
+      L->nomem = 1;
+      sqlite3_free(id);
+      return;
+    }
+    L->t = t;
+    L->cap = cap;
+  }
+  tok *t = &L->t[L->n++];
+  t->kind = kind;
+  t->z = z;
+  t->n = n;
+  t->id = id;
+  t->op = op;
+}
+
+/* A quoted name at z (closing c; doubled closers stand for one, not for
+** ']'): its length, and the name in *out; 0 when unterminated. */
+static int quoted(const char *z, char c, char **out, int *nomem) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  int i = 1;
+  for (;; i++) {
+    if (!z[i]) {
+      sqlite3_free(sqlite3_str_finish(s));
+      return 0;
+    }
+    if (z[i] == c) {
+      if (c != ']' && z[i + 1] == c)
+        i++;
+      else
+        break;
+    }
+    sqlite3_str_appendchar(s, 1, z[i]);
+  }
+  *out = sqlite3_str_finish(s);
+  if (!*out)
+    *nomem = 1;
+  return i + 1;
+}
+
+/* Tokens of z, ending with T_END (after a T_BAD, if any). */
+static void lex(lexer *L, const char *z) {
+  int bad = 0;
+  while (*z && !L->nomem && !bad) {
+    unsigned char c = (unsigned char)*z;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      z++;
+    } else if (c == '"' || c == '[' || c == '`') {
+      char *id = NULL;
+      int n = quoted(z, c == '[' ? ']' : (char)c, &id, &L->nomem);
+      if (!n) {
+        push(L, T_BAD, z, 1, NULL, 0);
+        bad = 1;
+        continue;
+      }
+      push(L, T_QID, z, n, id, 0);
+      z += n;
+    } else if (is_id0(c)) {
+      const char *b = z;
+      while (is_id((unsigned char)*z))
+        z++;
+      char *id = sqlite3_mprintf("%.*s", (int)(z - b), b);
+      if (!id)
+        L->nomem = 1;
+      push(L, T_ID, b, (int)(z - b), id, 0);
+    } else if ((c >= '0' && c <= '9') ||
+               (c == '.' && z[1] >= '0' && z[1] <= '9')) {
+      const char *b = z;
+      int hex = c == '0' && (z[1] == 'x' || z[1] == 'X');
+      while (
+          is_id((unsigned char)*z) || *z == '.' ||
+          (!hex && (*z == '+' || *z == '-') && (z[-1] == 'e' || z[-1] == 'E')))
+        z++;
+      push(L, T_NUM, b, (int)(z - b), NULL, 0);
+    } else if (c == '(' || c == ')' || c == ',') {
+      push(L, c == '(' ? T_LP : c == ')' ? T_RP : T_COMMA, z, 1, NULL, 0);
+      z++;
+    } else if (c == '+' || c == '-') {
+      if (c == '-' && z[1] == '-') { /* a comment: not ours (rule 4) */
+        push(L, T_BAD, z, 1, NULL, 0);
+        bad = 1;
+        continue;
+      }
+      push(L, T_SIGN, z, 1, NULL, c);
+      z++;
+    } else if (c == '=' || c == '<' || c == '>' || c == '!') {
+      int op = -1, n = 1;
+      if (c == '=')
+        op = GAK_CMP_EQ, n = z[1] == '=' ? 2 : 1;
+      else if (c == '!' && z[1] == '=')
+        op = GAK_CMP_NE, n = 2;
+      else if (c == '<' && z[1] == '>')
+        op = GAK_CMP_NE, n = 2;
+      else if (c == '<' && z[1] == '=')
+        op = GAK_CMP_LE, n = 2;
+      else if (c == '>' && z[1] == '=')
+        op = GAK_CMP_GE, n = 2;
+      else if (c == '<' && z[1] != '<')
+        op = GAK_CMP_LT;
+      else if (c == '>' && z[1] != '>')
+        op = GAK_CMP_GT;
+      if (op < 0) {
+        push(L, T_BAD, z, 1, NULL, 0);
+        bad = 1;
+        continue;
+      }
+      push(L, T_OP, z, n, NULL, op);
+      z += n;
+    } else {
+      push(L, T_BAD, z, 1, NULL, 0);
+      bad = 1;
+    }
+  }
+  push(L, T_END, z, 0, NULL, 0);
+}
+
+static void lexer_free(lexer *L) {
+  for (int i = 0; i < L->n; i++)
+    sqlite3_free(L->t[i].id);
+  sqlite3_free(L->t);
+  memset(L, 0, sizeof(*L));
+}
+
+/* ---- the parser ---- */
+
+typedef struct parser {
+  lexer L;
+  sqlite3 *db;
+  const ga_centry *e;
+  const char *const *tcols; /* the table's columns */
+  int ntcols;
+  ga_cquery *q;
+  char *why;
+  size_t nwhy;
+  int rc; /* SQLITE_NOMEM, or 0 */
+} parser;
+
+static tok *peek(parser *p) { return &p->L.t[p->L.pos]; }
+/* The next token; T_END is never passed. */
+static tok *next(parser *p) {
+  tok *t = &p->L.t[p->L.pos];
+  if (t->kind != T_END)
+    p->L.pos++;
+  return t;
+}
+
+static int kw(const tok *t, const char *w) {
+  return t->kind == T_ID && !sqlite3_stricmp(t->id, w);
+}
+
+static int is_keyword(const tok *t) {
+  static const char *const k[] = {"AND",     "BETWEEN", "IN",     "IS",
+                                  "NOT",     "NULL",    "ISNULL", "NOTNULL",
+                                  "COLLATE", "OR",      "LIKE",   "GLOB",
+                                  "ESCAPE",  "CAST",    "CASE",   "SELECT"};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (kw(t, k[i]))
+      return 1;
+  return 0;
+}
+
+static int no(parser *p, const char *fmt, const char *a) {
+  if (!p->why[0])
+    sqlite3_snprintf((int)p->nwhy, p->why, fmt, a ? a : "");
+  return 0;
+}
+
+/* The entry column named by token t: its index, or -1 (why set). */
+static int column(parser *p, const tok *t) {
+  if ((t->kind != T_ID && t->kind != T_QID) ||
+      (t->kind == T_ID && is_keyword(t)))
+    return -1;
+  for (int c = 0; c < p->e->ncols; c++)
+    if (!sqlite3_stricmp(p->e->cols[c].name, t->id))
+      return c;
+  for (int c = 0; c < p->ntcols; c++)
+    if (!sqlite3_stricmp(p->tcols[c], t->id)) {
+      no(p, "column %s is not cached", p->tcols[c]);
+      return -1;
+    }
+  no(p, "%s is not a column of the table", t->id);
+  return -1;
+}
+
+/* [sign] NUM, evaluated by SQLite (rule 2), into lits[]: its index, -1. */
+static int literal(parser *p) {
+  const tok *sign = NULL;
+  if (peek(p)->kind == T_SIGN)
+    sign = next(p);
+  tok *t = next(p);
+  if (t->kind != T_NUM)
+    return no(p, "a comparison is not with a number%s", NULL) - 1;
+  gak_cfilter *f = &p->q->filter;
+  if (f->nlits >= GAK_CACHE_MAX_LITS)
+    return no(p, "more numbers than the cache takes%s", NULL) - 1;
+  char *sql = sqlite3_mprintf(
+      "SELECT %s%.*s", sign ? (sign->op == '-' ? "-" : "+") : "", t->n, t->z);
+  sqlite3_stmt *st = NULL;
+  int lit = -1;
+  if (!sql) {
+    p->rc = SQLITE_NOMEM;
+    return -1;
+  }
+  int rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL);
+  if (rc == SQLITE_OK && sqlite3_column_count(st) == 1 &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    int ty = sqlite3_column_type(st, 0);
+    gak_clit *l = &f->lits[f->nlits];
+    memset(l, 0, sizeof(*l));
+    if (ty == SQLITE_INTEGER) {
+      l->kind = GA_KIND_INT;
+      l->bits = sqlite3_column_int64(st, 0);
+      lit = f->nlits++;
+    } else if (ty == SQLITE_FLOAT) {
+      double d = sqlite3_column_double(st, 0);
+      l->kind = GA_KIND_REAL;
+      memcpy(&l->bits, &d, 8);
+      lit = f->nlits++;
+    }
+  } else if ((rc & 0xff) == SQLITE_NOMEM) {
+    p->rc = SQLITE_NOMEM;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  if (lit < 0)
+    no(p, "%s is not a number SQLite reads as one", NULL);
+  return lit;
+}
+
+static gak_cterm *term_new(parser *p, int col, int op) {
+  gak_cfilter *f = &p->q->filter;
+  if (f->nterms >= GAK_CACHE_MAX_TERMS) {
+    no(p, "more terms than the cache takes%s", NULL);
+    return NULL;
+  }
+  if (op < GAK_CMP_ISNULL && p->e->cols[col].aff == GA_AFF_TEXT) {
+    /* rule 1: TEXT affinity would compare the number as text */
+    no(p, "column %s has TEXT affinity", p->e->cols[col].name);
+    return NULL;
+  }
+  gak_cterm *t = &f->terms[f->nterms++];
+  t->col = col;
+  t->op = op;
+  t->lit = 0;
+  t->nlit = 0;
+  return t;
+}
+
+static int mirror(int op) {
+  return op == GAK_CMP_LT   ? GAK_CMP_GT
+         : op == GAK_CMP_LE ? GAK_CMP_GE
+         : op == GAK_CMP_GT ? GAK_CMP_LT
+         : op == GAK_CMP_GE ? GAK_CMP_LE
+                            : op;
+}
+
+static int all_terms(parser *p);
+
+/* One term; 1 ok, 0 not eligible. */
+static int term(parser *p) {
+  tok *t = peek(p);
+  if (t->kind == T_LP) {
+    next(p);
+    if (!all_terms(p))
+      return 0;
+    if (next(p)->kind != T_RP)
+      return no(p, "the filter is not an AND of comparisons%s", NULL);
+    return 1;
+  }
+  if (t->kind == T_NUM || t->kind == T_SIGN) { /* number OP col */
+    int lit = literal(p);
+    if (lit < 0)
+      return 0;
+    tok *o = next(p);
+    if (o->kind != T_OP)
+      return no(p, "the filter is not an AND of comparisons%s", NULL);
+    int col = column(p, next(p));
+    if (col < 0)
+      return no(p, "a comparison is not between a column and a number%s", NULL);
+    gak_cterm *tm = term_new(p, col, mirror(o->op));
+    if (!tm)
+      return 0;
+    tm->lit = lit;
+    tm->nlit = 1;
+    return 1;
+  }
+  int col = column(p, next(p));
+  if (col < 0)
+    return no(p,
+              "the filter is not an AND of comparisons of a column with "
+              "a number%s",
+              NULL);
+  t = next(p);
+  if (t->kind == T_OP) {
+    if (peek(p)->kind != T_NUM && peek(p)->kind != T_SIGN)
+      return no(p, "a comparison is not between a column and a number%s", NULL);
+    gak_cterm *tm = term_new(p, col, t->op);
+    if (!tm)
+      return 0;
+    int lit = literal(p);
+    tm->lit = lit;
+    tm->nlit = 1;
+    return lit >= 0;
+  }
+  if (kw(t, "ISNULL"))
+    return term_new(p, col, GAK_CMP_ISNULL) != NULL;
+  if (kw(t, "NOTNULL"))
+    return term_new(p, col, GAK_CMP_NOTNULL) != NULL;
+  if (kw(t, "IS")) {
+    int neg = kw(peek(p), "NOT");
+    if (neg)
+      next(p);
+    if (!kw(next(p), "NULL"))
+      return no(p, "IS is only eligible with NULL%s", NULL);
+    return term_new(p, col, neg ? GAK_CMP_NOTNULL : GAK_CMP_ISNULL) != NULL;
+  }
+  if (kw(t, "NOT")) {
+    if (!kw(next(p), "NULL"))
+      return no(p, "NOT is only eligible in NOT NULL%s", NULL);
+    return term_new(p, col, GAK_CMP_NOTNULL) != NULL;
+  }
+  if (kw(t, "BETWEEN")) { /* x >= a AND x <= b, x read once (SQLite) */
+    gak_cterm *ge = term_new(p, col, GAK_CMP_GE);
+    if (!ge)
+      return 0;
+    int a = literal(p);
+    if (a < 0)
+      return 0;
+    ge->lit = a;
+    ge->nlit = 1;
+    if (!kw(next(p), "AND"))
+      return no(p, "BETWEEN needs AND%s", NULL);
+    gak_cterm *le = term_new(p, col, GAK_CMP_LE);
+    if (!le)
+      return 0;
+    int b = literal(p);
+    if (b < 0)
+      return 0;
+    le->lit = b;
+    le->nlit = 1;
+    return 1;
+  }
+  if (kw(t, "IN")) {
+    if (next(p)->kind != T_LP)
+      return no(p, "IN is only eligible with a list of numbers%s", NULL);
+    gak_cterm *tm = term_new(p, col, GAK_CMP_IN);
+    if (!tm)
+      return 0;
+    tm->lit = p->q->filter.nlits;
+    for (;;) {
+      if (literal(p) < 0)
+        return 0;
+      tm->nlit++;
+      tok *s = next(p);
+      if (s->kind == T_RP)
+        return 1;
+      if (s->kind != T_COMMA)
+        return no(p, "IN is only eligible with a list of numbers%s", NULL);
+    }
+  }
+  return no(p,
+            "the filter is not an AND of comparisons of a column with a "
+            "number%s",
+            NULL);
+}
+
+/* -2^63 as a REAL literal (rule 5). */
+static int min_real(const gak_clit *l) {
+  return l->kind == GA_KIND_REAL && l->bits == (int64_t)0xc3e0000000000000u;
+}
+
+/* Is entry column c the rowid alias?  Asked of the planner, which seeks
+** the rowid for c = 1 only then (it knows the DESC quirk, WITHOUT ROWID).
+** 1, 0, or -1 (SQLite failed: nomem set, or ineligible). */
+static int rowid_alias(parser *p, int c) {
+  char *sql = sqlite3_mprintf(
+      "EXPLAIN QUERY PLAN SELECT 1 FROM \"%w\".\"%w\" WHERE \"%w\" = 1",
+      p->e->schema, p->e->table, p->e->cols[c].name);
+  sqlite3_stmt *st = NULL;
+  int alias = 0, rc;
+  if (!sql) {
+    p->rc = SQLITE_NOMEM;
+    return -1;
+  }
+  rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL);
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const char *d = (const char *)sqlite3_column_text(st, 3);
+      if (d && strstr(d, "INTEGER PRIMARY KEY"))
+        alias = 1;
+    }
+  sqlite3_finalize(st);
+  if (rc == SQLITE_DONE)
+    return alias;
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    p->rc = SQLITE_NOMEM;
+  no(p, "cannot tell whether %s is the rowid", p->e->cols[c].name);
+  return -1;
+}
+
+/* Rule 5, once the whole filter is read: 1 ok, 0 not eligible. */
+static int rowid_min_real(parser *p) {
+  gak_cfilter *f = &p->q->filter;
+  for (int i = 0; i < f->nterms; i++) {
+    gak_cterm *tm = &f->terms[i];
+    int hit = -1, neq = 0;
+    if (tm->op != GAK_CMP_EQ && tm->op != GAK_CMP_IN)
+      continue;
+    for (int k = tm->lit; k < tm->lit + tm->nlit; k++)
+      if (min_real(&f->lits[k]))
+        hit = k;
+    if (hit < 0)
+      continue;
+    int alias = rowid_alias(p, tm->col);
+    if (alias < 0)
+      return 0;
+    if (!alias)
+      continue;
+    for (int j = 0; j < f->nterms; j++)
+      neq += f->terms[j].col == tm->col &&
+             (f->terms[j].op == GAK_CMP_EQ || f->terms[j].op == GAK_CMP_IN);
+    if (neq > 1 || tm->nlit > 1)
+      return no(p,
+                "-9223372036854775808.0 with = or IN on the rowid %s: "
+                "SQLite's plan decides",
+                p->e->cols[tm->col].name);
+    double never = 0.5; /* what the seek finds: no row */
+    memcpy(&f->lits[hit].bits, &never, 8);
+  }
+  return 1;
+}
+
+static int all_terms(parser *p) {
+  if (!term(p))
+    return 0;
+  while (kw(peek(p), "AND")) {
+    next(p);
+    if (!term(p))
+      return 0;
+  }
+  return 1;
+}
+
+/* A bare column: the entry column's index, or -1 (why set). */
+static int bare(parser *p, const char *z, const char *what) {
+  lexer L;
+  memset(&L, 0, sizeof(L));
+  lex(&L, z);
+  int col = -1;
+  if (L.nomem) {
+    p->rc = SQLITE_NOMEM;
+  } else if (L.n == 2 && (L.t[0].kind == T_ID || L.t[0].kind == T_QID)) {
+    col = column(p, &L.t[0]);
+    if (col < 0)
+      no(p, "%s is not a cached column", what);
+  } else {
+    no(p, "%s is not a bare column", what);
+  }
+  lexer_free(&L);
+  return col;
+}
+
+int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
+                   const ga_args *a, ga_cquery *q, char *why, size_t nwhy) {
+  parser p;
+  memset(&p, 0, sizeof(p));
+  memset(q, 0, sizeof(*q));
+  p.db = db;
+  p.e = e;
+  p.tcols = (const char *const *)t->cols;
+  p.ntcols = t->ncols;
+  p.q = q;
+  p.why = why;
+  p.nwhy = nwhy;
+  why[0] = 0;
+  q->gcol = -1;
+  q->xcol = bare(&p, a->expr, "the expression");
+  if (q->xcol < 0)
+    return p.rc ? p.rc : 0;
+  if (a->group && *a->group) {
+    q->gcol = bare(&p, a->group, "group_by");
+    if (q->gcol < 0)
+      return p.rc ? p.rc : 0;
+  }
+  if (!a->filter || !*a->filter)
+    return 1;
+  lex(&p.L, a->filter);
+  int ok = 0;
+  if (p.L.nomem)
+    p.rc = SQLITE_NOMEM;
+  else
+    ok = all_terms(&p) && peek(&p)->kind == T_END && rowid_min_real(&p);
+  if (!ok)
+    no(&p,
+       "the filter is not an AND of comparisons of a column with a "
+       "number%s",
+       NULL);
+  lexer_free(&p.L);
+  return p.rc ? p.rc : ok;
+}

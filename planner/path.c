@@ -1,0 +1,690 @@
+/*
+** path.c — which path one gpu_aggregate call takes (the caller's
+** interrupt as the waiting thread sees it is ext/common/intr.c).
+**
+** The parallel path runs the query on other connections, so it is taken
+** only where those connections cannot differ from the caller's in any way
+** that changes the answer.  Every condition below sends the call to the
+** serial path (the reference query on the caller's own connection), with
+** the reason in gpuagg_info()'s last_scan.why:
+**   1. threads = 1, or one online CPU; SQLite built or configured without
+**      threads (sqlite3_threadsafe() == 0, SQLITE_CONFIG_SINGLETHREAD).
+**   2. Not a file: temp tables, :memory: (no file name).
+**   3. Not a rowid table: views, virtual tables, WITHOUT ROWID, a table
+**      whose rowid, _rowid_ and oid are all column names.
+**   4. The caller is not in autocommit (an explicit transaction, read or
+**      write: its snapshot may be older than any new read, and its own
+**      uncommitted rows must count), or it is writing that schema now, or
+**      its locking_mode is EXCLUSIVE, or another of its statements is
+**      running (a cursor stepped and not finished holds a read snapshot
+**      that may be older than the workers' new one; sqlite3_txn_state
+**      cannot tell, since the calling statement always reads), or
+**      read_uncommitted = 1 (in shared-cache mode it reads other
+**      connections' uncommitted rows, which no worker sees).
+**   5. The text holds a subquery (SELECT), names a schema (a worker's
+**      "main" is the target's file), or names a table other than the
+**      target (x IN t2), or the target's own name where another schema has
+**      a table of that name (a TEMP v shadows main.v on the caller only).
+**   6. A name in the text is an application-defined function of the caller
+**      (pragma function_list, builtin = 0: an app function, or one that
+**      shadows a built-in such as an ICU lower() or a case_sensitive_like
+**      LIKE), or a built-in scalar function without SQLITE_DETERMINISTIC
+**      (changes(), last_insert_rowid(), random(), sqlite_version(), ...:
+**      its value is the connection's or the moment's), or a date and time
+**      function whose arguments are not all literals other than 'now'
+**      (they are flagged deterministic, yet 'now', written or read from a
+**      column, is the statement's time), or CURRENT_TIME/DATE/TIMESTAMP.
+**      Workers have only SQLite's built-ins and gpuagg_partial.
+**   7. A collation in play is not one of BINARY, NOCASE, RTRIM (explicit
+**      COLLATE names, and the declared collations of the columns the text
+**      names), or the caller's connection overrides one of those three
+**      (probed against SQLite's own definitions), or the group key's
+**      collation cannot be identified as one of them.
+**   8. The table is estimated below scan_min_rows rows.
+**   9. The group key's collation is NOCASE or RTRIM in a UTF-16 database:
+**      SQLite registers them for UTF-8 only and compares the keys converted,
+**      but returns the stored UTF-16 bytes, which that conversion does not
+**      always give back (malformed surrogates).  BINARY keys of a UTF-16
+**      database are held in its encoding (engine/scan/scan_group.h rule 1).
+**  10. The application's authorizer changes the text: SQLite has no getter
+**      for it, so the caller compiles SELECT <expression, filter, key> FROM
+**      the table and a worker compiles the same; different opcodes (an
+**      SQLITE_IGNORE turns a column or a function into NULL) or an error
+**      on the caller (SQLITE_DENY) send the call to the serial path, where
+**      the authorizer acts as SQLite makes it act (ga_plan_verify).
+**   What the workers carry instead of stepping aside:
+**   11. Every sqlite3_limit of the caller, set on each worker before it
+**       runs; SQLITE_DBCONFIG_DQS_DML.
+**   12. The caller's interrupt and progress handler: its thread polls
+**       sqlite3_is_interrupted (3.41+) or steps SELECT 1 (older, at most
+**       once a millisecond), and at most every 10 ms (once before the scan)
+**       steps a probe of about 4,300 VM instructions on the caller's
+**       connection, in which SQLite calls the progress handler; a handler
+**       that returns nonzero stops the scan with SQLITE_INTERRUPT, as it
+**       stops the serial query (ga_intr_check).
+**   Worker-side failures (the snapshot within busy_timeout, a worker's
+**   error, the memory cap of groups) fall back later, in the vtab.
+*/
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "glue.h"
+#include "planner.h"
+#include "scan_group.h"
+#include "workers.h"
+
+/* ---- small queries on the caller's connection ---- */
+
+/* The first column of the first row as int64 (def when none). */
+static int64_t q_int(sqlite3 *db, const char *sql, int64_t def) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = def;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW &&
+      sqlite3_column_type(st, 0) != SQLITE_NULL)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* The first column as text into buf ("" when none). */
+static void q_text(sqlite3 *db, const char *sql, char *buf, size_t n) {
+  sqlite3_stmt *st = NULL;
+  buf[0] = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(st, 0);
+    if (z)
+      sqlite3_snprintf((int)n, buf, "%s", z);
+  }
+  sqlite3_finalize(st);
+}
+
+/* ---- rule 1: threads ---- */
+
+/* SQLITE_CONFIG_SINGLETHREAD at run time leaves the library without
+** mutexes; a connection opened FULLMUTEX then has none.  Asked once. */
+static int runtime_threadsafe(void) {
+  static int known; /* 0 unknown, 1 yes, 2 no */
+  int k = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+  if (!k) {
+    sqlite3 *db = NULL;
+    k = 2;
+    if (sqlite3_open_v2(":memory:", &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX,
+                        NULL) == SQLITE_OK &&
+        sqlite3_db_mutex(db))
+      k = 1;
+    sqlite3_close(db);
+    __atomic_store_n(&known, k, __ATOMIC_RELEASE);
+  }
+  return k == 1;
+}
+
+/* ---- rules 5-7: names in the text ---- */
+
+static int in_list(char **l, int n, const char *z) {
+  for (int i = 0; i < n; i++)
+    if (!sqlite3_stricmp(l[i], z))
+      return 1;
+  return 0;
+}
+
+/* A name of the text that is an app-defined function, a function whose
+** value depends on the connection or the moment (no SQLITE_DETERMINISTIC:
+** changes(), last_insert_rowid(), random(), ...), a schema, or a table
+** that a worker could resolve otherwise: into why; 1 found, 0 none, -1
+** the lists cannot be read.  Workers have only SQLite's built-ins, their
+** own "main" is the target's file, and they have no TEMP tables, so a name
+** that is a table is safe only where it is the target itself and no other
+** schema holds a table of that name (a TEMP v shadows main.v). */
+static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
+                       char *why, size_t n) {
+  sqlite3_stmt *st = NULL;
+  int found = 0;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT name, builtin FROM pragma_function_list "
+                         "WHERE builtin = 0 OR (type = 's' AND "
+                         "(flags & 0x800) = 0) ORDER BY builtin",
+                         -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *f = (const char *)sqlite3_column_text(st, 0);
+    if (f && in_list(lx->ids, lx->nids, f)) {
+      if (sqlite3_column_int(st, 1))
+        sqlite3_snprintf((int)n, why,
+                         "the text uses %s(), which is not deterministic "
+                         "(its value is the connection's or the moment's)",
+                         f);
+      else
+        sqlite3_snprintf((int)n, why,
+                         "the text uses %s(), a function of the application "
+                         "(workers have only SQLite's built-ins)",
+                         f);
+      found = 1;
+    }
+  }
+  if (sqlite3_finalize(st) != SQLITE_OK)
+    return -1;
+  if (found)
+    return 1;
+  if (lx->time_call[0]) {
+    sqlite3_snprintf((int)n, why,
+                     "the text uses %s with an argument that is not a "
+                     "literal other than 'now' (its value is the statement's "
+                     "time)",
+                     lx->time_call);
+    return 1;
+  }
+  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &st,
+                         NULL) != SQLITE_OK)
+    return -1;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(st, 0);
+    if (z && in_list(lx->ids, lx->nids, z)) {
+      sqlite3_snprintf((int)n, why,
+                       "the text names the schema %s (a worker's main is "
+                       "the target's file)",
+                       z);
+      found = 1;
+    }
+  }
+  if (sqlite3_finalize(st) != SQLITE_OK)
+    return -1;
+  if (found)
+    return 1;
+  if (sqlite3_prepare_v2(db, "SELECT schema, name FROM pragma_table_list", -1,
+                         &st, NULL) != SQLITE_OK)
+    return -1;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *sc = (const char *)sqlite3_column_text(st, 0);
+    const char *z = (const char *)sqlite3_column_text(st, 1);
+    if (!sc || !z || !in_list(lx->ids, lx->nids, z))
+      continue;
+    if (sqlite3_stricmp(z, t->table))
+      sqlite3_snprintf((int)n, why, "the text names another table: %s", z);
+    else if (sqlite3_stricmp(sc, t->schema))
+      sqlite3_snprintf((int)n, why,
+                       "the text names %s, which is also a table of %s "
+                       "(a worker would read another one)",
+                       z, sc);
+    else
+      continue; /* the target itself */
+    found = 1;
+  }
+  if (sqlite3_finalize(st) != SQLITE_OK)
+    return -1;
+  return found;
+}
+
+static int builtin_coll(const char *z) {
+  if (!sqlite3_stricmp(z, "BINARY"))
+    return GA_COLL_BINARY;
+  if (!sqlite3_stricmp(z, "NOCASE"))
+    return GA_COLL_NOCASE;
+  if (!sqlite3_stricmp(z, "RTRIM"))
+    return GA_COLL_RTRIM;
+  return -1;
+}
+
+/* Pairs that tell SQLite's built-in collations from look-alikes: case, the
+** order of '[' against letters (folding up or down), non-ASCII case,
+** trailing spaces and tabs, prefixes. */
+static const char *const probe_pairs[][2] = {
+    {"a", "A"},
+    {"a", "B"},
+    {"B", "a"},
+    {"[", "A"},
+    {"a ", "a"},
+    {"a", "a  "},
+    {"\xc3\xa9", "\xc3\x89"},
+    {"", "a"},
+    {"ab", "a"},
+    {"a\t", "a"},
+    {"A", "a "},
+    {"x y", "X Y "},
+    {"10", "9"},
+    {"z", "\xc3\xa9"},
+};
+#define NPAIRS (int)(sizeof(probe_pairs) / sizeof(probe_pairs[0]))
+
+/* 1 when the caller's BINARY, NOCASE and RTRIM agree with SQLite's on every
+** probe pair, 0 (why set) when one differs, -1 when it cannot be asked. */
+static int colls_genuine(sqlite3 *db, char *why, size_t n) {
+  static const char *const names[3] = {"BINARY", "NOCASE", "RTRIM"};
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_stmt *st = NULL;
+  int ok = 1;
+  sqlite3_str_appendall(s, "SELECT ");
+  for (int c = 0; c < 3; c++)
+    for (int i = 0; i < NPAIRS; i++)
+      sqlite3_str_appendf(s, "%s(%Q COLLATE %s > %Q) - (%Q COLLATE %s < %Q)",
+                          c || i ? ", " : "", probe_pairs[i][0], names[c],
+                          probe_pairs[i][1], probe_pairs[i][0], names[c],
+                          probe_pairs[i][1]);
+  char *sql = sqlite3_str_finish(s);
+  if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_step(st) != SQLITE_ROW)
+    ok = -1;
+  for (int c = 0; ok == 1 && c < 3; c++)
+    for (int i = 0; ok == 1 && i < NPAIRS; i++) {
+      const char *a = probe_pairs[i][0], *b = probe_pairs[i][1];
+      int want = ga_coll_cmp(c, a, (int)strlen(a), b, (int)strlen(b));
+      want = (want > 0) - (want < 0);
+      if (sqlite3_column_int(st, c * NPAIRS + i) != want) {
+        sqlite3_snprintf((int)n, why,
+                         "the connection overrides the collation %s", names[c]);
+        ok = 0;
+      }
+    }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return ok;
+}
+
+typedef int (*meta_fn)(sqlite3 *, const char *, const char *, const char *,
+                       char const **, char const **, int *, int *, int *);
+
+/* Rule 7's names: explicit COLLATEs and the declared collations of the
+** columns the text names must all be built-ins.  1 ok, 0 (why set), -1. */
+static int colls_builtin(sqlite3 *db, const ga_target *t, const ga_lex *lx,
+                         char *why, size_t n) {
+  for (int i = 0; i < lx->ncolls; i++)
+    if (builtin_coll(lx->colls[i]) < 0) {
+      sqlite3_snprintf((int)n, why, "the text uses the collation %s",
+                       lx->colls[i]);
+      return 0;
+    }
+  meta_fn meta = NULL;
+#ifdef SQLITE_CORE
+  meta = sqlite3_table_column_metadata;
+#else
+  meta = sqlite3_api->table_column_metadata; /* NULL when not compiled in */
+#endif
+  if (getenv("GPUAGG_SCAN_NO_METADATA")) /* tests: the fallback below */
+    meta = NULL;
+  if (!meta) {
+    /* without column metadata: every COLLATE of the table's CREATE
+    ** statement must be a built-in one (a little stricter) */
+    sqlite3_stmt *st = NULL;
+    ga_lex tl;
+    int ok = -1;
+    memset(&tl, 0, sizeof(tl));
+    char *sql = sqlite3_mprintf(
+        "SELECT sql FROM \"%w\".sqlite_schema WHERE name = ?1", t->schema);
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, t->table, -1, SQLITE_STATIC);
+      if (sqlite3_step(st) == SQLITE_ROW &&
+          ga_lex_sql((const char *)sqlite3_column_text(st, 0), &tl) ==
+              SQLITE_OK) {
+        ok = 1;
+        for (int i = 0; ok == 1 && i < tl.ncolls; i++)
+          if (builtin_coll(tl.colls[i]) < 0) {
+            sqlite3_snprintf((int)n, why, "the table uses the collation %s",
+                             tl.colls[i]);
+            ok = 0;
+          }
+      }
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    ga_lex_free(&tl);
+    return ok;
+  }
+  for (int c = 0; c < t->ncols; c++) {
+    if (!in_list(lx->ids, lx->nids, t->cols[c]))
+      continue;
+    const char *coll = NULL;
+    if (meta(db, t->schema, t->table, t->cols[c], NULL, &coll, NULL, NULL,
+             NULL) != SQLITE_OK)
+      return -1;
+    if (coll && builtin_coll(coll) < 0) {
+      sqlite3_snprintf((int)n, why, "column %s has the collation %s",
+                       t->cols[c], coll);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* The group key's collation, as SQLite itself applies it: a compound
+** SELECT takes its column's collation from its leftmost SELECT, so GROUP BY
+** over (+(G) ... WHERE 0) UNION ALL probe values groups them with G's
+** collation.  'a','A' and 'a','a ' tell the three built-ins apart (the
+** names in play are built-ins, checked above).  GA_COLL_* or -1. */
+static int group_coll(sqlite3 *db, const ga_target *t, const char *g) {
+  sqlite3_stmt *st = NULL;
+  int coll = -1;
+  char *sql = sqlite3_mprintf(
+      "SELECT (SELECT count(*) FROM (SELECT 1 FROM (SELECT +(\n%s\n) AS k "
+      "FROM \"%w\".\"%w\" WHERE 0 UNION ALL SELECT 'a' UNION ALL SELECT 'A') "
+      "GROUP BY k)), (SELECT count(*) FROM (SELECT 1 FROM (SELECT +(\n%s\n) "
+      "AS k FROM \"%w\".\"%w\" WHERE 0 UNION ALL SELECT 'a' UNION ALL SELECT "
+      "'a ') GROUP BY k))",
+      g, t->schema, t->table, g, t->schema, t->table);
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
+    coll = a == 1 && b == 2   ? GA_COLL_NOCASE
+           : a == 2 && b == 1 ? GA_COLL_RTRIM
+           : a == 2 && b == 2 ? GA_COLL_BINARY
+                              : -1;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return coll;
+}
+
+/* ---- rule 4: statements in progress ---- */
+
+/* Statements of the connection now running: the one that calls us, and
+** any other (a cursor stepped and not finished) whose read transaction
+** fixes the connection's snapshot.  sqlite3_txn_state cannot tell them
+** apart: the calling statement always holds a read transaction. */
+static int busy_statements(sqlite3 *db) {
+  int n = 0;
+  for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st;
+       st = sqlite3_next_stmt(db, st))
+    n += sqlite3_stmt_busy(st) != 0;
+  return n;
+}
+
+/* ---- rule 10: what the application's authorizer does to the text ---- */
+
+/* An authorizer that answers SQLITE_IGNORE turns a column read or a
+** function call into OP_Null, so the same text compiles to other opcodes on
+** the caller than on a worker, which has no authorizer (aggregate.h). */
+char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
+  sqlite3_stmt *st = NULL;
+  char *x = sqlite3_mprintf("EXPLAIN %s", sql);
+  *rc = x ? sqlite3_prepare_v2(db, x, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(x);
+  if (*rc != SQLITE_OK)
+    return NULL;
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *op = (const char *)sqlite3_column_text(st, 1);
+    sqlite3_str_appendf(s, "%s ", op ? op : "?");
+  }
+  *rc = sqlite3_finalize(st);
+  char *sig = sqlite3_str_finish(s);
+  if (*rc == SQLITE_OK && !sig)
+    *rc = SQLITE_NOMEM;
+  if (*rc != SQLITE_OK) {
+    sqlite3_free(sig);
+    return NULL;
+  }
+  return sig;
+}
+
+/* The text every worker statement evaluates, as one SELECT over schema's
+** table: the expression (gpu_cache's load: a list of columns), the filter
+** and the key. */
+static char *auth_sql(const ga_target *t, const ga_args *a,
+                      const char *schema) {
+  return sqlite3_mprintf("SELECT \n%s\n, \n%s\n, \n%s\n FROM "
+                         "\"%w\".\"%w\"",
+                         a->expr, a->filter && *a->filter ? a->filter : "NULL",
+                         a->group && *a->group ? a->group : "NULL", schema,
+                         t->table);
+}
+
+int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool) {
+  sqlite3 *w = NULL;
+  const char *err = NULL;
+  int rc;
+  if (!plan->parallel || !plan->auth_sql)
+    return SQLITE_OK;
+  rc = ga_scan_pool_take(pool, 0, plan->spec.prep, &w, &err);
+  if (rc == SQLITE_NOMEM)
+    return rc;
+  if (rc != SQLITE_OK) {
+    sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s",
+                     err ? err : "cannot open a worker connection");
+    plan->parallel = 0;
+    return SQLITE_OK;
+  }
+  char *sig = ga_program_sig(w, plan->auth_sql, &rc);
+  ga_scan_pool_put(pool, w, 0, rc == SQLITE_OK);
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    return SQLITE_NOMEM;
+  if (!sig || strcmp(sig, plan->auth_sig)) {
+    sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s",
+                     sig ? "the connection's authorizer changes the "
+                           "statement (its program differs from a "
+                           "worker's)"
+                         : "a worker cannot compile the statement");
+    plan->parallel = 0;
+  }
+  sqlite3_free(sig);
+  return SQLITE_OK;
+}
+
+/* ---- the decision ---- */
+
+#define SERIAL(...)                                                            \
+  do {                                                                         \
+    sqlite3_snprintf((int)sizeof plan->why, plan->why, __VA_ARGS__);           \
+    goto serial;                                                               \
+  } while (0)
+
+int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
+                 const ga_args *a, ga_plan *plan) {
+  ga_lex lx;
+  char buf[64], *sql = NULL;
+  int rc = SQLITE_OK, k;
+  memset(plan, 0, sizeof(*plan));
+  memset(&lx, 0, sizeof(lx));
+
+  /* the schema this plan reads (the columns, the group key's collation):
+  ** the workers' snapshot must have the same (engine/scan/scan.c, Checks) */
+  sql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", t->schema);
+  if (!sql)
+    goto nomem;
+  int64_t schema_version = q_int(db, sql, -1);
+  sqlite3_free(sql);
+  sql = NULL;
+  /* rule 1 */
+  int threads = ga_config_threads(cfg);
+  if (cfg->threads == 1)
+    SERIAL("threads = 1");
+  if (threads < 2)
+    SERIAL("one online CPU (threads = 0)");
+  if (!sqlite3_threadsafe() || !runtime_threadsafe())
+    SERIAL("SQLite is single-threaded here");
+  /* rule 2 */
+  const char *file = sqlite3_db_filename(db, t->schema);
+  if (!sqlite3_stricmp(t->schema, "temp") || !file || !*file)
+    SERIAL("%s", !sqlite3_stricmp(t->schema, "temp")
+                     ? "a temp table"
+                     : "an in-memory database (no file)");
+  /* rule 3 */
+  if (strcmp(t->type, "table") && strcmp(t->type, "shadow"))
+    SERIAL("%s is a %s", t->table, t->type);
+  if (t->without_rowid)
+    SERIAL("%s is a WITHOUT ROWID table", t->table);
+  if (!t->rowid)
+    SERIAL("%s has columns named rowid, _rowid_ and oid", t->table);
+  /* rule 4 */
+  if (!sqlite3_get_autocommit(db))
+    SERIAL("inside an explicit transaction");
+  if (sqlite3_txn_state(db, t->schema) == SQLITE_TXN_WRITE)
+    SERIAL("the connection is writing to %s", t->schema);
+  sql = sqlite3_mprintf("PRAGMA \"%w\".locking_mode", t->schema);
+  if (!sql)
+    goto nomem;
+  q_text(db, sql, buf, sizeof buf);
+  sqlite3_free(sql);
+  if (sqlite3_stricmp(buf, "normal"))
+    SERIAL("locking_mode is %s", buf[0] ? buf : "unknown");
+  k = busy_statements(db);
+  if (k > 1)
+    SERIAL("another statement of the connection is running (its read "
+           "snapshot may be older than a new one)");
+  if (q_int(db, "PRAGMA read_uncommitted", 0))
+    SERIAL("read_uncommitted = 1 (the connection may read other "
+           "connections' uncommitted rows)");
+  /* rules 5-7 */
+  if (ga_lex_sql(a->expr, &lx) || ga_lex_sql(a->filter, &lx) ||
+      ga_lex_sql(a->group, &lx))
+    goto nomem;
+  if (lx.has_select)
+    SERIAL("the text holds a subquery");
+  k = names_check(db, t, &lx, plan->why, sizeof plan->why);
+  if (k > 0)
+    goto serial;
+  if (k < 0)
+    SERIAL("cannot list the connection's functions and tables");
+  k = colls_builtin(db, t, &lx, plan->why, sizeof plan->why);
+  if (k == 0)
+    goto serial;
+  if (k < 0)
+    SERIAL("cannot read the columns' collations");
+  k = colls_genuine(db, plan->why, sizeof plan->why);
+  if (k == 0)
+    goto serial;
+  if (k < 0)
+    SERIAL("cannot probe the collations");
+  /* rule 10: the caller's program of the text, compared with a worker's
+  ** in ga_plan_verify */
+  sql = auth_sql(t, a, t->schema);
+  if (!sql)
+    goto nomem;
+  plan->auth_sig = ga_program_sig(db, sql, &k);
+  sqlite3_free(sql);
+  sql = NULL;
+  if ((k & 0xff) == SQLITE_NOMEM || (k & 0xff) == SQLITE_INTERRUPT) {
+    rc = k & 0xff;
+    goto serial;
+  }
+  if (!plan->auth_sig)
+    SERIAL("the statement cannot be compiled here (%s)", sqlite3_errstr(k));
+  int coll = GA_COLL_BINARY;
+  if (a->group && *a->group) {
+    coll = group_coll(db, t, a->group);
+    if (coll < 0)
+      SERIAL("the group key's collation is not a built-in one");
+  }
+  /* rule 8: rows of the table, an upper estimate (the rowid span, and what
+  ** the file's pages can hold at 5 bytes a row at least) */
+  sql = sqlite3_mprintf(
+      "SELECT (SELECT %s FROM \"%w\".\"%w\" ORDER BY %s DESC LIMIT 1) - "
+      "(SELECT %s FROM \"%w\".\"%w\" ORDER BY %s LIMIT 1) + 1",
+      t->rowid, t->schema, t->table, t->rowid, t->rowid, t->schema, t->table,
+      t->rowid);
+  if (!sql)
+    goto nomem;
+  int64_t span = q_int(db, sql, 0);
+  sqlite3_free(sql);
+  sql = sqlite3_mprintf("SELECT (SELECT page_count FROM \"%w\".pragma_"
+                        "page_count) * (SELECT page_size FROM \"%w\".pragma_"
+                        "page_size) / 5",
+                        t->schema, t->schema);
+  if (!sql)
+    goto nomem;
+  int64_t cap = q_int(db, sql, INT64_MAX);
+  sqlite3_free(sql);
+  sql = NULL;
+  int64_t est = span <= 0    ? cap
+                : span < cap ? span
+                             : cap; /* span <= 0: overflowed */
+  if (est < cfg->scan_min_rows)
+    SERIAL("the table has fewer than scan_min_rows = %lld rows",
+           (long long)cfg->scan_min_rows);
+  if (schema_version < 0)
+    SERIAL("cannot read the schema version");
+
+  /* parallel: the spec */
+  sql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", t->schema);
+  if (!sql)
+    goto nomem;
+  q_text(db, sql, buf, sizeof buf);
+  sqlite3_free(sql);
+  sqlite3_vfs *vfs = NULL;
+  if (sqlite3_file_control(db, t->schema, SQLITE_FCNTL_VFS_POINTER, &vfs) !=
+          SQLITE_OK ||
+      !vfs)
+    SERIAL("cannot find the database's VFS");
+  plan->path = sqlite3_mprintf("%s", file);
+  plan->vfs = sqlite3_mprintf("%s", vfs->zName);
+  /* grouped: hash mode (engine/scan/scan.h), unless the benchmark asks for
+  ** SQLite's GROUP BY in each piece to compare (GPUAGG_SCAN_GROUP_BY=sql) */
+  const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
+  int hash = a->group && *a->group && !(gb && !strcmp(gb, "sql"));
+  int enc = 0;
+  if (a->group && *a->group) { /* both modes read TEXT keys (rule 9) */
+    int erc = ga_db_encoding_of(db, &enc);
+    if ((erc & 0xff) == SQLITE_NOMEM)
+      goto nomem;
+    if (erc != SQLITE_OK)
+      SERIAL("cannot read the database's encoding");
+    if (enc != SQLITE_UTF8 && coll != GA_COLL_BINARY)
+      SERIAL("%s group keys of a UTF-16 database",
+             coll == GA_COLL_NOCASE ? "NOCASE" : "RTRIM");
+  }
+  plan->sql_piece = ga_sql_piece(t, a, 0);
+  plan->sql_rows = hash ? ga_sql_piece(t, a, 1) : NULL;
+  plan->sql_bounds = ga_sql_bounds(t);
+  plan->sql_first = ga_sql_first(t);
+  plan->sql_kth = ga_sql_kth(t);
+  plan->auth_sql = auth_sql(t, a, "main");
+  if (!plan->auth_sql || !plan->path || !plan->vfs || !plan->sql_piece ||
+      (hash && !plan->sql_rows) || !plan->sql_bounds || !plan->sql_first ||
+      !plan->sql_kth)
+    goto nomem;
+  ga_scan_spec *sp = &plan->spec;
+  sp->prep = ga_worker_prep;
+  sp->sql_piece = plan->sql_piece;
+  sp->sql_rows = plan->sql_rows;
+  sp->sql_bounds = plan->sql_bounds;
+  sp->sql_first = plan->sql_first;
+  sp->sql_kth = plan->sql_kth;
+  sp->grouped = a->group && *a->group;
+  sp->coll = coll;
+  sp->step_other = hash ? ga_fused_step_other : NULL;
+  sp->enc = enc;
+  sp->threads = threads;
+  sp->wal = !sqlite3_stricmp(buf, "wal");
+  sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
+  sp->caller_reads = sqlite3_txn_state(db, t->schema) >= SQLITE_TXN_READ;
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
+  for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 11 */
+    sp->limits[i] = sqlite3_limit(db, i, -1);
+  sp->est_rows = est;
+  sp->schema_version = schema_version;
+  sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;
+  const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
+  if (cap_env && atoll(cap_env) > 0)
+    sp->max_group_bytes = atoll(cap_env);
+  plan->parallel = 1;
+  sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s snapshot",
+                   sp->wal ? "WAL" : "rollback-journal");
+  ga_lex_free(&lx);
+  return SQLITE_OK;
+
+nomem:
+  rc = SQLITE_NOMEM;
+serial:
+  ga_lex_free(&lx);
+  plan->parallel = 0;
+  return rc;
+}
+
+void ga_plan_free(ga_plan *plan) {
+  sqlite3_free(plan->path);
+  sqlite3_free(plan->vfs);
+  sqlite3_free(plan->sql_piece);
+  sqlite3_free(plan->sql_rows);
+  sqlite3_free(plan->sql_bounds);
+  sqlite3_free(plan->sql_first);
+  sqlite3_free(plan->sql_kth);
+  sqlite3_free(plan->auth_sql);
+  sqlite3_free(plan->auth_sig);
+  memset(plan, 0, sizeof(*plan));
+}

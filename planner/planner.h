@@ -1,0 +1,102 @@
+/*
+** planner.h — SQL text to a plan: gpu_aggregate's arguments lexed, its
+** table resolved and its SQL texts made (planner/args.c), and the choice
+** of path with the scan's spec (planner/path.c).  The column cache's part
+** is planner/cache_plan.h; the vtab that runs a plan is
+** ext/aggregate/aggregate_vtab.c.
+*/
+#ifndef GA_PLANNER_H
+#define GA_PLANNER_H
+
+#include "sqlite3ext.h"
+
+#include "config.h"
+#include "scan.h"
+
+/* An argument's SQL text as a lexer sees it (planner/args.c). */
+typedef struct ga_lex {
+  int bad;        /* unbalanced parentheses, unterminated string/comment */
+  int semicolon;  /* a ';' outside strings and comments */
+  int param;      /* a parameter: ?, ?N, :a, @a, $a, #N */
+  int has_select; /* the keyword SELECT (a subquery) */
+  /* a date and time function whose value may change with the statement:
+  ** one called with no argument, or with an argument that is not a literal
+  ** (a column may hold 'now'), or with a string that holds "now"; also
+  ** CURRENT_TIME, CURRENT_DATE, CURRENT_TIMESTAMP.  Its name, else "". */
+  char time_call[24];
+  char **ids; /* identifiers, bare and quoted (dequoted) */
+  int nids;
+  char **colls; /* names after COLLATE (dequoted) */
+  int ncolls;
+} ga_lex;
+
+/* Lex z into *out (appending to its lists: one ga_lex may collect several
+** arguments).  SQLITE_OK or SQLITE_NOMEM. */
+int ga_lex_sql(const char *z, ga_lex *out);
+void ga_lex_free(ga_lex *l);
+
+/* The table argument, resolved on the caller's connection. */
+typedef struct ga_target {
+  char *schema; /* as in pragma database_list ("main", "temp", "aux") */
+  char *table;  /* as in the schema */
+  char *type;   /* pragma table_list's: table, view, virtual, shadow */
+  int without_rowid;
+  char **cols; /* column names (table_xinfo), for collations */
+  int ncols;
+  const char *rowid; /* rowid, _rowid_ or oid: one no column shadows; NULL
+                        when all three are column names */
+} ga_target;
+
+/* Split and resolve the table name (quoted identifiers, schema.table); an
+** unqualified name is looked up as SQLite does (temp, main, attached).
+** SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR with *pzErr "gpu_aggregate:
+** no such table: ...". */
+int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t, char **pzErr);
+void ga_target_free(ga_target *t);
+
+/* The four arguments (filter and group NULL when absent). */
+typedef struct ga_args {
+  const char *table, *expr, *filter, *group;
+} ga_args;
+
+/* SQL texts.  sqlite3_malloc'd; NULL on NOMEM.
+**   serial: on the caller's connection, rows of (grp, fused state BLOB):
+**           the reference query with one fused aggregate for the seven.
+**   piece, bounds, first, kth: what the workers run (scan.h); piece with
+**           hash = 1: scan.h's sql_rows. */
+char *ga_sql_serial(const ga_target *t, const ga_args *a);
+char *ga_sql_piece(const ga_target *t, const ga_args *a, int hash);
+char *ga_sql_bounds(const ga_target *t);
+char *ga_sql_first(const ga_target *t);
+char *ga_sql_kth(const ga_target *t);
+
+/* The decision (planner/path.c). */
+typedef struct ga_plan {
+  int parallel;  /* else serial */
+  char why[256]; /* why serial, or how parallel */
+  ga_scan_spec spec;
+  char *path, *vfs;
+  char *sql_piece, *sql_rows, *sql_bounds, *sql_first, *sql_kth;
+  /* rule 10 of planner/path.c: the text as a worker compiles it, and the
+  ** caller's program of it (opcodes) */
+  char *auth_sql, *auth_sig;
+} ga_plan;
+
+/* Decide the path of one call; fills plan (spec.pool excepted).  Errors
+** only for out of memory: every other problem is a reason for the serial
+** path, which then reports SQLite's own error if there is one. */
+int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
+                 const ga_args *a, ga_plan *plan);
+void ga_plan_free(ga_plan *plan);
+/* The checks that need a worker connection of pool (rule 10: the caller's
+** authorizer): a plan that fails them turns serial, with the reason.
+** SQLITE_OK or SQLITE_NOMEM. */
+int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool);
+
+/* The opcodes of sql's program on db, one after another (EXPLAIN): what
+** the connection's authorizer, which SQLite lets nobody read, made of it.
+** sqlite3_malloc'd; NULL when sql cannot be prepared, with *rc set (an
+** authorizer's SQLITE_DENY is one case). */
+char *ga_program_sig(sqlite3 *db, const char *sql, int *rc);
+
+#endif
