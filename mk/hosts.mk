@@ -1,6 +1,7 @@
 # mk/hosts.mk — gpuagg from its host languages (tests/hosts/).
 #
-#   make test-hosts     Python (standard sqlite3 module), the sqlite3 CLI,
+#   make test-hosts     Python (standard sqlite3 module), sqlite-utils and
+#                       pandas (tests/hosts/test_analysts.py), the sqlite3 CLI,
 #                       make install into a temporary DESTDIR, and Node.js
 #                       (better-sqlite3 12.x, npm-installed into
 #                       tests/hosts/node/node_modules on first use: needs the
@@ -22,6 +23,7 @@ test-hosts: $(LIB)
 	@if command -v $(NPM) >/dev/null 2>&1; then $(MAKE) --no-print-directory -s npm; fi
 	@$(HOSTS_ENV) GPUAGG_NPM_TGZ=$(CURDIR)/$(NPM_TGZ) sh -c 'rc=0; \
 	  $(PYTHON) tests/hosts/test_python.py || rc=1; \
+	  $(PYTHON) tests/hosts/test_analysts.py || rc=1; \
 	  tests/hosts/test_cli.sh || rc=1; \
 	  tests/hosts/test_install.sh || rc=1; \
 	  tests/hosts/node/run.sh --install || rc=1; \

@@ -223,6 +223,8 @@ int ga_lex_sql(const char *z, ga_lex *o) {
     }
     if (c == ';')
       o->semicolon = 1;
+    if (c == ',' && depth == 0)
+      o->commas++;
     if (c == '(')
       depth++;
     if (c == ')' && --depth < 0)

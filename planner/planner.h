@@ -19,6 +19,7 @@ typedef struct ga_lex {
   int semicolon;  /* a ';' outside strings and comments */
   int param;      /* a parameter: ?, ?N, :a, @a, $a, #N */
   int has_select; /* the keyword SELECT (a subquery) */
+  int commas;     /* ',' outside parentheses: a list, not one expression */
   /* a date and time function whose value may change with the statement:
   ** one called with no argument, or with an argument that is not a literal
   ** (a column may hold 'now'), or with a string that holds "now"; also

@@ -66,6 +66,7 @@ declare -A CMD=(
   [aggregate_writer]='"$PYTHON" tests/test_aggregate_writer.py'
   [cache]='"$PYTHON" tests/test_cache.py'
   [trust]='"$PYTHON" tests/test_trust.py'
+  [first_hour]='"$PYTHON" tests/test_first_hour.py'
   [trust_values]='"$PYTHON" tests/test_trust_values.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
   [engine]='make -s --no-print-directory test-engine'
@@ -74,6 +75,7 @@ declare -A CMD=(
   [state_engine]='make -s --no-print-directory test-state-engine'
   [state_worker]='make -s --no-print-directory test-state-worker'
   [python]='"$PYTHON" tests/hosts/test_python.py'
+  [analysts]='"$PYTHON" tests/hosts/test_analysts.py'
   [cli]='tests/hosts/test_cli.sh'
   [install]='tests/hosts/test_install.sh'
   [wheel]='tests/hosts/test_wheel.sh'
@@ -81,9 +83,9 @@ declare -A CMD=(
   [harden]='"$PYTHON" tests/harden/surface.py'
   [layout]='"$PYTHON" tests/layout/test_layout.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values scan_group \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values first_hour scan_group \
   engine cpu_sum state state_engine state_worker \
-  python cli install wheel node harden layout"
+  python analysts cli install wheel node harden layout"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
 # one worker thread per stream, partials made like the kernels make them.

@@ -132,6 +132,29 @@ void ga_cache_free(ga_cache *c) {
   sqlite3_free(c);
 }
 
+void ga_cache_unlink(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  unlink_entry(c, e);
+  pthread_mutex_unlock(&c->mu);
+}
+
+void ga_cache_relink(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  e->next = c->entries;
+  c->entries = e;
+  c->used += e->bytes;
+  pthread_mutex_unlock(&c->mu);
+}
+
+void ga_cache_free_unlinked(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  int gpu_left = any_gpu_entry(c);
+  pthread_mutex_unlock(&c->mu);
+  ga_centry_free(e);
+  if (!gpu_left)
+    ga_cache_gpu_release(c);
+}
+
 ga_centry *ga_cache_find(ga_cache *c, const char *schema, const char *table) {
   for (ga_centry *e = c->entries; e; e = e->next)
     if (!sqlite3_stricmp(e->schema, schema) &&

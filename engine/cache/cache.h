@@ -177,6 +177,13 @@ ga_centry *ga_cache_find(ga_cache *c, const char *schema, const char *table);
 void ga_cache_drop(ga_cache *c, ga_centry *e);
 void ga_cache_drop_all(ga_cache *c);
 void ga_centry_free(ga_centry *e); /* an entry in no list */
+/* A reload's old entry (ext/cache/cache_fns.c rule 7): out of the list and
+** its bytes out of `used` while the new one loads; back as it was when the
+** load fails; freed (with the GPU's scratch when no GPU entry is left) when
+** it succeeds. */
+void ga_cache_unlink(ga_cache *c, ga_centry *e);
+void ga_cache_relink(ga_cache *c, ga_centry *e);
+void ga_cache_free_unlinked(ga_cache *c, ga_centry *e);
 /* Make room for `more` bytes within budget by evicting least recently used
 ** entries (stale ones first), never `keep`.  1 when it fits (c->used +
 ** more <= budget), 0 when it cannot.  Takes c->mu. */

@@ -1017,13 +1017,16 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
     }
   }
   why[j] = 0;
+  char rows[24] = "null"; /* not counted to the end (ga_scan_last.rows) */
+  if (l->rows >= 0)
+    snprintf(rows, sizeof rows, "%lld", (long long)l->rows);
   snprintf(buf, n,
-           "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%lld,"
+           "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%s,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
            "\"snapshot_waits\":%lld,\"progress_probes\":%lld}",
-           l->path ? l->path : "none", l->threads, why, (long long)l->rows,
-           l->ms, (long long)l->pieces, (long long)l->hash_pieces,
+           l->path ? l->path : "none", l->threads, why, rows, l->ms,
+           (long long)l->pieces, (long long)l->hash_pieces,
            l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes);

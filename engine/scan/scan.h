@@ -140,7 +140,10 @@ typedef struct ga_scan_last {
   const char *path; /* "parallel", "serial", NULL before any */
   int threads;
   char why[256];
-  int64_t rows; /* rows that passed the filter */
+  int64_t rows; /* rows that passed the filter, over the whole table; -1
+                   (JSON null) when the serial path's statement was not read
+                   to its end (a LIMIT stopped it): those rows are counted as
+                   the groups are read */
   double ms;
   int64_t pieces;
   int64_t hash_pieces;        /* of them grouped in the workers' hash tables */

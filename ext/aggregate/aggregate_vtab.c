@@ -39,7 +39,19 @@
 **   7. gpuagg_info()'s last_scan: path, threads, why, rows, ms, pieces,
 **      hash_pieces, interrupted_in (where an interrupt was noticed: scan.h,
 **      or "serial"), snapshot_waits (retries of the snapshot's bounded
-**      wait for a busy lock).
+**      wait for a busy lock), progress_probes.  rows counts the rows that
+**      passed the filter over the whole table, whatever LIMIT the statement
+**      has; null where the serial path's statement was not read to its end
+**      (it counts them as it streams the groups, and a LIMIT stopped it).
+**   8. One answer per cursor and arguments.  SQLite calls xFilter again on
+**      the same cursor for each row of an outer loop (several calls joined
+**      in CTEs, a correlated use): with the same arguments the cursor
+**      serves the rows it computed the first time, from the parallel
+**      path's or the cache's groups, or from the serial path's groups kept
+**      as they streamed (up to GA_SCAN_MAX_GROUP_BYTES; past it, and for a
+**      statement not read to its end, the next xFilter runs again).  The
+**      cursor is closed when its statement ends: the next statement runs
+**      anew.  gpuagg_info()'s gpu_aggregate {calls, replays} counts them.
 */
 #include <string.h>
 #include <time.h>
@@ -101,6 +113,15 @@ typedef struct aggr_cursor {
   int64_t rows;
   double t0;
   int reported;
+  int complete; /* rows counts every row that passed the filter */
+  /* Rule 8: the answer kept for the same arguments again on this cursor.
+  ** memo: c->g (the parallel path's or the cache's groups, or memo_g) holds
+  ** the whole answer for arg[] and idx.  The serial path builds memo_g as it
+  ** streams (memo_off once it passed the memory cap). */
+  int memo, memo_off, idx;
+  ga_group **memo_g;
+  size_t memo_n, memo_cap;
+  int64_t memo_bytes;
 } aggr_cursor;
 
 static double now_ms(void) {
@@ -176,8 +197,17 @@ static int aggr_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
     p->aConstraintUsage[iArg[a]].omit = 1;
   }
   p->idxNum = got;
-  p->estimatedCost = 1e6;
-  p->estimatedRows = 1000;
+  /* Honest estimates (rule 8): a call scans its whole table once, so it
+  ** costs like a full scan of a large table, whatever its constraints; the
+  ** planner then puts it in an outer loop where it can.  Without group_by
+  ** it returns exactly one row; with one, a guess. */
+  p->estimatedCost = 1e9;
+  if (got <= 3) {
+    p->estimatedRows = 1;
+    p->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  } else {
+    p->estimatedRows = 1000;
+  }
   return SQLITE_OK;
 }
 
@@ -201,8 +231,112 @@ static void report_last(aggr_cursor *c) {
     return;
   c->reported = 1;
   ga_scan_last *l = &vt->mod->conn->scan;
-  l->rows = c->rows;
+  l->rows = c->complete ? c->rows : -1; /* rule 7: -1 reads as null */
   l->ms = now_ms() - c->t0;
+}
+
+/* ---- rule 8: the answer kept per cursor ---- */
+
+static void memo_free(aggr_cursor *c) {
+  for (size_t i = 0; i < c->memo_n; i++) {
+    ga_bval_clear(&c->memo_g[i]->key);
+    ga_xstate_clear(&c->memo_g[i]->st);
+    sqlite3_free(c->memo_g[i]);
+  }
+  sqlite3_free(c->memo_g);
+  c->memo_g = NULL;
+  c->memo_n = c->memo_cap = 0;
+  c->memo_bytes = 0;
+}
+
+/* Stop keeping the serial path's groups (memory cap, out of memory): the
+** next xFilter with the same arguments runs the query again. */
+static void memo_stop(aggr_cursor *c) {
+  memo_free(c);
+  c->memo_off = 1;
+}
+
+/* Keep the serial path's current group (its key, column 0, and c->cur). */
+static void memo_add(aggr_cursor *c) {
+  if (c->memo_off)
+    return;
+  sqlite3_value *kv = sqlite3_column_value(c->st, 0);
+  int type = sqlite3_value_type(kv);
+  ga_value key;
+  memset(&key, 0, sizeof(key));
+  if (type == SQLITE_INTEGER)
+    key.type = GA_V_INT, key.i = sqlite3_value_int64(kv);
+  else if (type == SQLITE_FLOAT)
+    key.type = GA_V_REAL, key.r = sqlite3_value_double(kv);
+  else if (type == SQLITE_NULL)
+    key.type = GA_V_NULL;
+  else if (!ga_value_bytes(kv, type, c->key_enc ? c->key_enc : SQLITE_UTF8,
+                           &key)) {
+    memo_stop(c);
+    return;
+  }
+  int64_t bytes =
+      (int64_t)sizeof(ga_group) + key.n + c->cur.max.n + c->cur.min.n + 64;
+  if (c->memo_bytes + bytes > GA_SCAN_MAX_GROUP_BYTES) {
+    memo_stop(c);
+    return;
+  }
+  if (c->memo_n == c->memo_cap) {
+    size_t cap = c->memo_cap ? c->memo_cap * 2 : 16;
+    ga_group **g = sqlite3_realloc64(c->memo_g, sizeof(*g) * cap);
+    if (!g) {
+      memo_stop(c);
+      return;
+    }
+    c->memo_g = g;
+    c->memo_cap = cap;
+  }
+  ga_group *g = sqlite3_malloc64(sizeof(*g));
+  if (!g) {
+    memo_stop(c);
+    return;
+  }
+  memset(g, 0, sizeof(*g));
+  ga_xstate_init(&g->st);
+  if (ga_bval_set(&g->key, &key) || ga_xstate_merge(&g->st, &c->cur)) {
+    ga_bval_clear(&g->key);
+    ga_xstate_clear(&g->st);
+    sqlite3_free(g);
+    memo_stop(c);
+    return;
+  }
+  c->memo_g[c->memo_n++] = g;
+  c->memo_bytes += bytes;
+}
+
+/* The same call again: idxNum and every argument's text equal. */
+static int memo_same(const aggr_cursor *c, int idxNum, int argc,
+                     sqlite3_value **argv) {
+  if (!c->memo || idxNum != c->idx)
+    return 0;
+  for (int k = 0; k < NARGS_MAX; k++) {
+    const char *z = k < argc && sqlite3_value_type(argv[k]) != SQLITE_NULL
+                        ? (const char *)sqlite3_value_text(argv[k])
+                        : NULL;
+    if (!z != !c->arg[k] || (z && strcmp(z, c->arg[k])))
+      return 0;
+  }
+  return 1;
+}
+
+/* Serve the kept answer from its first row; last_scan stays the call's. */
+static void memo_rewind(aggr_cursor *c) {
+  if (c->serial) { /* the serial statement's groups, kept */
+    sqlite3_finalize(c->st);
+    c->st = NULL;
+    c->serial = 0;
+    c->g = c->memo_g;
+    c->ng = c->memo_n;
+  }
+  c->i = 0;
+  c->rowid = 0;
+  c->eof = c->ng == 0 && !c->empty;
+  c->reported = 1;
 }
 
 static void aggr_reset(aggr_cursor *c) {
@@ -221,9 +355,13 @@ static void aggr_reset(aggr_cursor *c) {
     sqlite3_free(c->arg[k]);
     c->arg[k] = NULL;
   }
+  memo_free(c);
+  c->memo = c->memo_off = 0;
+  c->idx = 0;
   c->eof = 1;
   c->rowid = 0;
   c->rows = 0;
+  c->complete = 0;
   c->t0 = 0;
   c->reported = 0;
 }
@@ -263,10 +401,13 @@ static int serial_step(aggr_cursor *c) {
     if (ga_xstate_result(&c->cur, GA_AGG_SUM, &v) == GA_OVERFLOW)
       return set_err(c, SQLITE_ERROR,
                      sqlite3_mprintf("gpu_aggregate: integer overflow"));
+    memo_add(c);
     return SQLITE_OK;
   }
   c->eof = 1;
   if (rc == SQLITE_DONE) {
+    c->complete = 1;        /* every group was read: rows is the whole count */
+    c->memo = !c->memo_off; /* rule 8 */
     report_last(c);
     return SQLITE_OK;
   }
@@ -306,6 +447,7 @@ static void take_groups(aggr_cursor *c, const ga_args *a, char **err) {
   c->ng = c->out.n;
   for (size_t i = 0; i < c->ng; i++)
     c->rows += c->g[i]->st.rows;
+  c->complete = 1;
   if (overflow_of(c)) {
     *err = sqlite3_mprintf("gpu_aggregate: integer overflow");
     return;
@@ -315,6 +457,7 @@ static void take_groups(aggr_cursor *c, const ga_args *a, char **err) {
   c->serial = 0;
   c->empty = c->ng == 0 && !a->group;
   c->eof = c->ng == 0 && !c->empty;
+  c->memo = 1; /* rule 8: every group is here */
   if (c->eof)
     report_last(c);
 }
@@ -360,7 +503,15 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   const char *tail = NULL;
   int rc = SQLITE_OK, reversed = 0;
 
+  /* rule 8: the same call again on this cursor (the inner loop of a join
+  ** calls xFilter once per outer row): the rows computed the first time */
+  if (memo_same(c, idxNum, argc, argv)) {
+    memo_rewind(c);
+    conn->aggregate_replays++;
+    return SQLITE_OK;
+  }
   aggr_reset(c);
+  conn->aggregate_calls++;
   /* the pools of files detached since the last call close now, whatever
   ** path this call takes (scan_pool.c rule 2) */
   ga_scan_pool_prune(vt->db, m->pools, &m->npools);
@@ -393,6 +544,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       return SQLITE_NOMEM;
     }
   }
+  c->idx = idxNum;
   a.table = c->arg[0];
   a.expr = c->arg[1];
   a.filter = c->arg[2] && *c->arg[2] ? c->arg[2] : NULL;
@@ -412,7 +564,15 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       rc = SQLITE_NOMEM;
       break;
     }
-    if (lx.bad || lx.semicolon || lx.param)
+    if (lx.commas && !lx.bad && !lx.semicolon && !lx.param)
+      err = sqlite3_mprintf(
+          "gpu_aggregate: %s must be one SQL expression, not a list: %s (%s)",
+          names[k], z,
+          k == 3 ? "one key a call: group by one expression such as "
+                   "a || '|' || b, or by one column"
+                 : "one expression a call: join several calls on grp, "
+                   "as docs/gpu_aggregate.md shows");
+    else if (lx.bad || lx.semicolon || lx.param)
       err = sqlite3_mprintf(
           "gpu_aggregate: %s must be one SQL expression (%s): %s", names[k],
           lx.semicolon ? "no ';'"
@@ -521,6 +681,9 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   last->path = "serial";
   last->threads = 1;
   set_why(last, cwhy, plan.why);
+  /* the kept groups' TEXT keys in the database's encoding (rule 8) */
+  if (ga_db_encoding_of(vt->db, &c->key_enc) != SQLITE_OK)
+    c->memo_off = 1;
   c->serial = 1;
   c->eof = 0;
   rc = serial_step(c);

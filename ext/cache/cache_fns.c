@@ -40,6 +40,12 @@
 **      path's.
 **   6. The cache steps aside where the caller's connection would read
 **      something else (planner/cache_plan.c, rule 6 there).
+**   7. A reload is atomic: the old entry answers no query while the new one
+**      loads (it is out of the list, and its bytes do not count against
+**      the budget, so that a table reloaded with the same columns fits:
+**      both copies exist for that moment), and when the load fails (a
+**      TEXT column named by mistake, the budget, an error) it is back as
+**      it was, current if it was current.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +167,18 @@ static int collist_parse(sqlite3 *db, const ga_target *t, const char *z,
     for (int c = 0; c < t->ncols; c++)
       if (!sqlite3_stricmp(t->cols[c], id))
         found = c;
+    if (found < 0 &&
+        (!sqlite3_stricmp(id, "rowid") || !sqlite3_stricmp(id, "_rowid_") ||
+         !sqlite3_stricmp(id, "oid"))) {
+      *err = sqlite3_mprintf(
+          "gpu_cache: %s is the row's key, not a column: every entry keeps "
+          "its rows in rowid order, and a shape that reads %s takes the "
+          "uncached path; cache the table's INTEGER PRIMARY KEY column "
+          "instead, if it has one",
+          id, id);
+      sqlite3_free(id);
+      return SQLITE_ERROR;
+    }
     if (found < 0) {
       *err = sqlite3_mprintf("gpu_cache: no such column: %s", id);
       sqlite3_free(id);
@@ -515,10 +533,11 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
 
-  /* a refresh replaces the entry: its bytes are free for the new one */
+  /* rule 7: a reload replaces the entry only when it succeeds; meanwhile
+  ** the old one is out of the list, its bytes free for the new one */
   ga_centry *old = ga_cache_find(conn->cache, t.schema, t.table);
   if (old)
-    ga_cache_drop(conn->cache, old);
+    ga_cache_unlink(conn->cache, old);
   int where = ga_cache_where(&cfg);
   ga_centry *e = NULL;
   char note[160] = "";
@@ -575,6 +594,8 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc != SQLITE_OK) {
     collist_free(&cl);
     ga_target_free(&t);
+    if (old)
+      ga_cache_relink(conn->cache, old); /* rule 7: as it was */
     result_err(ctx, rc, err);
     return;
   }
@@ -592,6 +613,8 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     e->auth_sig = ga_centry_sig(db, e, &rc);
   if (!e->schema || !e->table || !e->auth_sig) {
     discard(conn->cache, e);
+    if (old)
+      ga_cache_relink(conn->cache, old); /* rule 7, as above */
     if (e->schema && e->table && (rc & 0xff) != SQLITE_NOMEM)
       sqlite3_result_error(ctx,
                            "gpu_cache: cannot compile a read of the "
@@ -612,6 +635,8 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   e->next = conn->cache->entries; /* its bytes are in used already */
   conn->cache->entries = e;
   pthread_mutex_unlock(&conn->cache->mu);
+  if (old)
+    ga_cache_free_unlinked(conn->cache, old); /* replaced */
   sqlite3_result_int64(ctx, e->rows);
 }
 

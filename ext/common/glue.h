@@ -41,6 +41,9 @@ struct ga_conn {
               the first max/min needs it: BINARY collation is memcmp of it */
   struct ga_cache *cache; /* gpu_cache's entries (engine/cache/cache.h) */
   void *matadd; /* gpu_matadd's data (ext/matadd/), for gpu_matadd_info */
+  /* gpu_aggregate's xFilter calls that computed an answer, and those that
+  ** served the answer a cursor kept (gpuagg_info's "gpu_aggregate") */
+  int64_t aggregate_calls, aggregate_replays;
 };
 
 /* ---- conn.c ---- */

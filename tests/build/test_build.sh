@@ -28,9 +28,12 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SQLITE3=${SQLITE3:-sqlite3}
 p=0 f=0 s=0
-ok() { p=$((p + 1)); [ "${VERBOSE:-0}" = 1 ] && echo "PASS [build] $1"; return 0; }
-bad() { f=$((f + 1)); echo "FAIL [build] $1: $2"; }
-skip() { s=$((s + 1)); echo "SKIP: [build] $1 ($2)"; }
+# a line per case as it ends (the cases take minutes: CI and people see it
+# go on), PASS lines included
+ok() { p=$((p + 1)); echo "PASS [build] $1 ($((SECONDS - t_case))s)"; t_case=$SECONDS; return 0; }
+bad() { f=$((f + 1)); echo "FAIL [build] $1: $2"; t_case=$SECONDS; }
+skip() { s=$((s + 1)); echo "SKIP: [build] $1 ($2)"; t_case=$SECONDS; }
+t_case=$SECONDS
 finish() { echo "RESULT build: $p passed, $f failed, $s skipped"; [ "$f" -eq 0 ]; exit; }
 
 for t in git make "$SQLITE3"; do

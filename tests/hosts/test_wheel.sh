@@ -97,9 +97,22 @@ try:
     print("load_disabled: load_extension still allowed after gpuagg.load")
 except sqlite3.OperationalError as e:
     print("load_disabled: ok" if "not authorized" in str(e) else "load_disabled: %s" % e)
+# a Python whose sqlite3 cannot load extensions (its connections have no
+# enable_load_extension): a clear error naming what to do, not AttributeError
+class NoLoading:
+    pass
+try:
+    gpuagg.load(NoLoading())
+    print("friendly_error: no error")
+except gpuagg.ExtensionLoadingUnavailable as e:
+    m = str(e)
+    print("friendly_error: ok" if m.startswith("gpuagg.load: ") and "/usr/bin/python3" in m
+          and "loadable_path()" in m else "friendly_error: %s" % m)
+except Exception as e:
+    print("friendly_error: %r" % e)
 PY
 )
-for c in load exact load_disabled; do
+for c in load exact load_disabled friendly_error; do
   line=$(printf '%s\n' "$out" | grep "^$c: " | head -n 1)
   case "$line" in
     "$c: ok") ok "$c" ;;
