@@ -20,8 +20,8 @@ SELECT json_extract(gpuagg_info(), '$.cuda_compiled') AS cuda_compiled,
 SELECT sum(i) FROM t;
 SELECT gpu_sum(i) FROM t;
 .print '-- reals: sum() rounds at every row, gpu_sum() once at the end'
-SELECT printf('%.17g', sum(r)) AS "sum(r)" FROM t;
-SELECT printf('%.17g', gpu_sum(r)) AS "gpu_sum(r)" FROM t;
+SELECT printf('%!.17g', sum(r)) AS "sum(r)" FROM t;
+SELECT printf('%!.17g', gpu_sum(r)) AS "gpu_sum(r)" FROM t;
 SELECT max(r), gpu_max(r) FROM t;
 .timer off
 
@@ -29,9 +29,11 @@ SELECT max(r), gpu_max(r) FROM t;
 SELECT json_extract(gpuagg_info(), '$.last') AS last;
 
 .print '-- exactness: ten times 0.1, and cancellation'
-SELECT printf('%.17g', sum(x)) AS sum, printf('%.17g', gpu_sum(x)) AS gpu_sum
+-- '%!.17g': without the '!' flag SQLite's printf shows at most 16 significant
+-- digits, and sum()'s 0.99999999999999989 would print as 1.0.
+SELECT printf('%!.17g', sum(x)) AS sum, printf('%!.17g', gpu_sum(x)) AS gpu_sum
 FROM (SELECT 0.1 AS x FROM generate_series(1, 10));
-SELECT printf('%.17g', sum(x)) AS sum, printf('%.17g', gpu_sum(x)) AS gpu_sum
+SELECT printf('%!.17g', sum(x)) AS sum, printf('%!.17g', gpu_sum(x)) AS gpu_sum
 FROM (SELECT column1 AS x FROM (VALUES (1e100), (1.0), (-1e100)));
 .print '-- order independence: INT64_MAX + 1 - 1'
 SELECT gpu_sum(x) AS gpu_sum

@@ -82,10 +82,11 @@ declare -A CMD=(
   [node]='tests/hosts/node/run.sh'
   [harden]='"$PYTHON" tests/harden/surface.py'
   [layout]='"$PYTHON" tests/layout/test_layout.py'
+  [docs]='"$PYTHON" tests/test_docs.py'
 )
 DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values first_hour scan_group \
   engine cpu_sum state state_engine state_worker \
-  python analysts cli install wheel node harden layout"
+  python analysts cli install wheel node harden layout docs"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
 # one worker thread per stream, partials made like the kernels make them.

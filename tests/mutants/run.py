@@ -45,7 +45,7 @@ SUITES = os.environ.get(
     "MUTANT_SUITES",
     "engine cpu_sum sql exact chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
     "fake:exact fake:chunks fake:matadd state state_engine state_worker scan_group trust trust_values first_hour aggregate "
-    "aggregate_writer cache fake:cache python cli diff gpu gpu_faults install node")
+    "aggregate_writer cache fake:cache python analysts cli diff gpu gpu_faults docs install node")
 FIELDS = ("name", "file", "find", "repl")
 
 
