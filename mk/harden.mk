@@ -162,6 +162,11 @@ fuzz: $(FUZZ_BIN)
 	  $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
 	  $(FUZZ_BUILD)/corpus $(HARDEN_DIR)/corpus
 
+# ---- all of them: the whole suite under ASan, TSan, every allocation failed
+# in turn, and the fuzzer for FUZZ_SECONDS (valgrind apart: test-valgrind)
+.PHONY: test-harden
+test-harden: test-asan test-tsan test-oom fuzz
+
 # ---- CI: the cheap ones ----
 # HARDEN_PARTS: some of asan oom tsan fuzz (default all; .ci/run's lanes)
 test-harden-ci:

@@ -18,7 +18,7 @@ help:
 	  '  make test-build    the build itself in a temporary copy (1-3 min, a line per case)' \
 	  '  make check-layout  no cycle between files, no dependency up the layers (mk/layers.txt)' \
 	  '  make test-mutants  deliberate bugs the suites must catch (about 45 min)' \
-	  '  make test-asan     the suite under AddressSanitizer; test-tsan, test-oom, test-valgrind, fuzz' \
+	  '  make test-harden   ASan (the whole suite), TSan, OOM sweep, fuzz; apart: test-valgrind' \
 	  '  make test-harden-ci  what CI runs of the sanitizers' \
 	  '' \
 	  '  make bench         the benchmarks (bench/RESULTS.md); bench-smoke: a quick run' \
