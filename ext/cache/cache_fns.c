@@ -612,10 +612,11 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (e->schema && e->table)
     e->auth_sig = ga_centry_sig(db, e, &rc);
   if (!e->schema || !e->table || !e->auth_sig) {
+    int nomem = !e->schema || !e->table || (rc & 0xff) == SQLITE_NOMEM;
     discard(conn->cache, e);
     if (old)
       ga_cache_relink(conn->cache, old); /* rule 7, as above */
-    if (e->schema && e->table && (rc & 0xff) != SQLITE_NOMEM)
+    if (!nomem)
       sqlite3_result_error(ctx,
                            "gpu_cache: cannot compile a read of the "
                            "columns",

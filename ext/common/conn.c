@@ -72,6 +72,8 @@ ga_conn *ga_conn_open(sqlite3 *db, int *again) {
     conn->cache = ga_cache_new();
   }
   if (!conn || !node || !conn->cache) {
+    if (conn)
+      ga_cache_free(conn->cache); /* (NULL-safe) */
     sqlite3_free(conn);
     sqlite3_free(node);
     return NULL;
