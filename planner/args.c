@@ -169,6 +169,7 @@ int ga_lex_sql(const char *z, ga_lex *o) {
                          : push(&o->ids, &o->nids, s, (int)strlen(s));
       if (!after_collate && tdepth) /* a column: it may hold 'now' */
         time_mark(o, tname, tn);
+      targs += tdepth != 0; /* an argument, so not date() */
       pending = !after_collate && !tdepth && time_fn(s, (int)strlen(s));
       if (pending)
         tname = z + 1, tn = n - 2;
