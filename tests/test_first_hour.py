@@ -82,23 +82,29 @@ def section_join(rep):
         c2, _ = counts(con)
         rep.check("join_%s_next_statement_anew" % label, c2 - c1 == 3, "calls %d" % (c2 - c1))
         con.close()
-    # arguments from the outer row: one computation per distinct value
+    # arguments from the outer row: one computation per distinct value,
+    # on the same cursor (a join: xFilter again with other arguments) and
+    # in a correlated subquery (a cursor of its own each time)
     con = connect(path, 2)
     con.execute("CREATE TEMP TABLE f(lim INTEGER)")
-    con.execute("INSERT INTO f VALUES (10), (20), (30)")
-    c0, _ = counts(con)
-    got = con.execute("SELECT lim, (SELECT rows FROM gpu_aggregate('t', 'x', 'id <= ' || lim)) "
-                      "FROM f ORDER BY lim").fetchall()
-    c1, _ = counts(con)
-    rep.check("join_outer_arguments", got == [(10, 10), (20, 20), (30, 30)] and c1 - c0 == 3,
-              "%r calls %d" % (got, c1 - c0))
+    con.execute("INSERT INTO f VALUES (10), (20), (30), (20)")
+    for label, q in (("join", "SELECT f.lim, a.rows FROM f, gpu_aggregate('t', 'x', "
+                              "'id <= ' || f.lim) AS a ORDER BY f.rowid"),
+                     ("subquery", "SELECT lim, (SELECT rows FROM gpu_aggregate('t', 'x', "
+                                  "'id <= ' || lim)) FROM f ORDER BY f.rowid")):
+        c0, _ = counts(con)
+        got = con.execute(q).fetchall()
+        c1, _ = counts(con)
+        rep.check("join_outer_arguments_%s" % label,
+                  got == [(10, 10), (20, 20), (30, 30), (20, 20)] and 3 <= c1 - c0 <= 4,
+                  "%r calls %d" % (got, c1 - c0))
     # a serial cursor stopped by a LIMIT inside the inner loop keeps nothing:
     # the next outer row computes again, and the answers stay right
     con.execute("SELECT gpuagg_config('threads', 1)")
     q = ("SELECT f.lim, (SELECT grp FROM gpu_aggregate('t', 'x', NULL, 'g') ORDER BY rowid LIMIT 1)"
          " FROM f ORDER BY f.lim")
     got = con.execute(q).fetchall()
-    rep.check("join_serial_limit_inner", got == [(10, 0), (20, 0), (30, 0)], repr(got))
+    rep.check("join_serial_limit_inner", got == [(10, 0), (20, 0), (20, 0), (30, 0)], repr(got))
     con.close()
 
 
