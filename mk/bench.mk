@@ -8,13 +8,20 @@
 #   make bench-plot    only redraw the plots from bench/out/*.csv
 #   make bench-cache   gpu_cache against sum(), the parallel scan and DuckDB
 #                      (bench/cache_bench.py; CACHE_ROWS, default 1e7)
+#   make bench-query   gpu_query's analytics benchmark: TPC-H Q1, Q6 and three
+#                      dashboard queries against SQLite's own text and DuckDB
+#                      (bench/query_bench.py; QUERY_ROWS, default 6e6;
+#                      QUERY_THREADS, gpu_query's threads, default 0 = every
+#                      core; QUERY_REPS, default 5; QUERY_ARGS, more options),
+#                      CSV in bench/results/query_<machine>_<date>.csv, plot
+#                      bench/plots/query.png
 #   make bench-duckdb-setup
 #                      npm install of @duckdb/node-api into bench/duckdb/ (the
 #                      optional DuckDB baseline; never a test dependency)
 #
 # bench/run builds the GPU binaries (make bench-kernels / bench-matadd) when
 # a GPU is usable and they are missing; see its header for the environment.
-.PHONY: bench bench-smoke bench-plot bench-cache bench-duckdb-setup
+.PHONY: bench bench-smoke bench-plot bench-cache bench-query bench-duckdb-setup
 
 BENCH_ENV = GPUAGG_LIB=$(abspath $(basename $(LIB))) PYTHON=$(PYTHON) SQLITE3=$(SQLITE3) \
             BENCH_BUILD=$(BUILD) $(if $(strip $(NVCC)),NVCC=$(NVCC))
@@ -31,6 +38,15 @@ bench-plot:
 CACHE_ROWS ?= 1e7
 bench-cache: $(LIB)
 	$(BENCH_ENV) $(PYTHON) bench/cache_bench.py --rows $(CACHE_ROWS) --csv bench/out/cache.csv
+
+QUERY_ROWS ?= 6e6
+QUERY_THREADS ?= 0
+QUERY_REPS ?= 5
+QUERY_ARGS ?=
+bench-query: $(LIB)
+	$(BENCH_ENV) $(PYTHON) bench/query_bench.py --rows $(QUERY_ROWS) --threads $(QUERY_THREADS) \
+	  --reps $(QUERY_REPS) $(QUERY_ARGS)
+	$(PYTHON) bench/plot_query.py
 
 bench-duckdb-setup:
 	cd bench/duckdb && npm install --no-audit --no-fund

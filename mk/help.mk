@@ -22,6 +22,7 @@ help:
 	  '  make test-harden-ci  what CI runs of the sanitizers' \
 	  '' \
 	  '  make bench         the benchmarks (bench/RESULTS.md); bench-smoke: a quick run' \
+	  '  make bench-query   gpu_query: TPC-H Q1, Q6, dashboards vs SQLite, DuckDB (QUERY_ROWS=6e6, QUERY_THREADS=0)' \
 	  '  make format        clang-format the sources' \
 	  '  make clean         remove build/, the .so and dist/' \
 	  '' \
