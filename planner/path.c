@@ -646,7 +646,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->sql_first = plan->sql_first;
   sp->sql_kth = plan->sql_kth;
   sp->grouped = a->group && *a->group;
-  sp->coll = coll;
+  sp->shape = ga_gshape_one(coll);
   sp->step_other = hash ? ga_fused_step_other : NULL;
   sp->enc = enc;
   sp->threads = threads;
