@@ -383,15 +383,15 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
   sqlite3_stmt *st = w->piece;
   const ga_scan_spec *sp = w->sh->spec;
   const ga_gshape *shape = &sp->shape;
-  int col = sp->grouped ? shape->nk : 0, rc = GA_OK;
+  int col = sp->grouped ? shape->nk + shape->nc : 0, rc = GA_OK;
   ga_value key[GA_MAX_KEYS];
   ga_xstate s[GA_MAX_STATES];
   if (sp->grouped) {
-    for (int i = 0; i < shape->nk; i++)
+    for (int i = 0; i < shape->nk + shape->nc; i++)
       if (!key_of(st, i, sp->enc, &key[i]))
         return GA_NOMEM;
   } else
-    memset(key, 0, sizeof(key[0])); /* GA_V_NULL, n = 0: no group key */
+    memset(&key[0], 0, sizeof(key[0])); /* GA_V_NULL, n = 0: no group key */
   int n = 0;
   for (; n < shape->ns && rc == GA_OK; n++)
     rc = ga_state_decode(sqlite3_column_blob(st, col + n),
@@ -433,7 +433,7 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
   const ga_scan_spec *sp = w->sh->spec;
   const ga_gshape *shape = &sp->shape;
   ga_value key[GA_MAX_KEYS];
-  for (int i = 0; i < shape->nk; i++)
+  for (int i = 0; i < shape->nk + shape->nc; i++)
     if (!key_of(st, i, sp->enc, &key[i]))
       return GA_NOMEM;
   ga_group *g = ga_gt_get(&w->local, key, ga_keys_hash(key, shape), no);
@@ -441,7 +441,7 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
     return GA_NOMEM;
   (*rows)++;
   for (int i = 0; i < shape->ns; i++) {
-    int rc = step_value(sp, &g->st[i], st, shape->nk + i);
+    int rc = step_value(sp, &g->st[i], st, shape->nk + shape->nc + i);
     if (rc)
       return rc;
   }

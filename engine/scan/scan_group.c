@@ -166,7 +166,7 @@ static int64_t text_bytes(const ga_bval *b) {
 
 static int64_t group_bytes(const ga_group *g, const ga_gshape *s) {
   int64_t n = GA_GROUP_FIXED_BYTES(s) + 32;
-  for (int i = 0; i < s->nk; i++)
+  for (int i = 0; i < s->nk + s->nc; i++)
     n += text_bytes(&g->key[i]);
   for (int i = 0; i < s->ns; i++)
     n += text_bytes(&g->st[i].max) + text_bytes(&g->st[i].min);
@@ -177,7 +177,7 @@ static int64_t group_bytes(const ga_group *g, const ga_gshape *s) {
 static void group_reset(ga_group *g, const ga_gshape *s) {
   memset(g, 0, (size_t)GA_GROUP_FIXED_BYTES(s));
   g->key = (ga_bval *)(g + 1);
-  g->st = (ga_xstate *)(g->key + s->nk);
+  g->st = (ga_xstate *)(g->key + s->nk + s->nc);
   g->tag = (int64_t *)(g->st + s->ns);
 }
 
@@ -190,7 +190,7 @@ ga_group *ga_group_new(const ga_gshape *s) {
 
 /* What g holds, not g itself. */
 static void group_clear(ga_group *g, const ga_gshape *s) {
-  for (int i = 0; i < s->nk; i++)
+  for (int i = 0; i < s->nk + s->nc; i++)
     ga_bval_clear(&g->key[i]);
   for (int i = 0; i < s->ns; i++)
     ga_xstate_clear(&g->st[i]);
@@ -204,7 +204,7 @@ void ga_group_free(ga_group *g, const ga_gshape *s) {
 }
 
 static void keys_view(const ga_group *g, const ga_gshape *s, ga_value *out) {
-  for (int i = 0; i < s->nk; i++)
+  for (int i = 0; i < s->nk + s->nc; i++)
     ga_bval_view(&g->key[i], &out[i]);
 }
 
@@ -257,17 +257,17 @@ static int group_merge(ga_group *g, const ga_gshape *s, const ga_value *keys,
                        ga_xstate *sts, int64_t piece) {
   ga_bval k[GA_MAX_KEYS];
   int newkey = piece < g->key_piece, rc = GA_OK;
-  memset(k, 0, sizeof(ga_bval) * (size_t)s->nk);
-  for (int i = 0; newkey && i < s->nk && rc == GA_OK; i++)
+  memset(k, 0, sizeof(ga_bval) * (size_t)(s->nk + s->nc));
+  for (int i = 0; newkey && i < s->nk + s->nc && rc == GA_OK; i++)
     rc = ga_bval_set(&k[i], &keys[i]);
   for (int i = 0; i < s->ns && rc == GA_OK; i++)
     rc = state_merge(&g->st[i], &g->tag[2 * i], &sts[i], piece);
   if (rc == GA_OK && newkey) {
-    for (int i = 0; i < s->nk; i++)
+    for (int i = 0; i < s->nk + s->nc; i++)
       swap_bval(&g->key[i], &k[i]);
     g->key_piece = piece;
   }
-  for (int i = 0; i < s->nk; i++)
+  for (int i = 0; i < s->nk + s->nc; i++)
     ga_bval_clear(&k[i]);
   return rc;
 }
@@ -391,7 +391,7 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
   } else if (!(g = ga_group_new(s))) {
     return NULL;
   }
-  for (int i = 0; i < s->nk; i++)
+  for (int i = 0; i < s->nk + s->nc; i++)
     if (ga_bval_set(&g->key[i], &keys[i])) {
       ga_group_free(g, s);
       return NULL;

@@ -55,10 +55,14 @@ uint64_t ga_key_hash(const ga_value *k, int coll);
 ** NULL key), each compared under its collation, and ns exact states (one
 ** per distinct aggregate argument: gpu_query's measures; gpu_aggregate has
 ** one of each). */
-#define GA_MAX_KEYS 16
+#define GA_MAX_KEYS 32 /* compared and carried */
 #define GA_MAX_STATES 64
 typedef struct ga_gshape {
   int nk, ns;
+  /* carried values after the keys: the group's first row's (rule 2),
+  ** neither compared nor hashed (gpu_query: the columns that group terms
+  ** such as substr(d, 1, 4) read, which its post-aggregate query reads) */
+  int nc;
   int coll[GA_MAX_KEYS]; /* GA_COLL_* of each key */
 } ga_gshape;
 
@@ -76,7 +80,7 @@ typedef struct ga_group {
   uint64_t hash;
   int64_t key_piece;
   struct ga_group *next_spare; /* in a table's spare list */
-  ga_bval *key;                /* shape.nk keys */
+  ga_bval *key;                /* shape.nk keys, then shape.nc carried */
   ga_xstate *st;               /* shape.ns states */
   int64_t *tag;                /* 2 per state: the pieces of its max, min */
 } ga_group;

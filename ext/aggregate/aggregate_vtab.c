@@ -239,7 +239,7 @@ static void report_last(aggr_cursor *c) {
 
 /* The kept groups' shape: one key, one state. */
 static const ga_gshape *memo_shape(void) {
-  static const ga_gshape one = {1, 1, {GA_COLL_BINARY}};
+  static const ga_gshape one = {.nk = 1, .ns = 1, .coll = {GA_COLL_BINARY}};
   return &one;
 }
 
