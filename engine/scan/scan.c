@@ -544,10 +544,13 @@ static int caller_progress(void *arg) {
 ** statement is a step, still small next to them). */
 #define GA_SCAN_POLL_OPS 4096
 
-/* The spec's parameter values into parameters 3.. of st. */
+/* The spec's parameter values into parameters 3.. of st (a NULL entry is
+** an unbound parameter). */
 static int bind_params(sqlite3_stmt *st, const ga_scan_spec *sp) {
   int n = sqlite3_bind_parameter_count(st);
   for (int i = 0; i < sp->nparams && i + 3 <= n; i++) {
+    if (!sp->params[i])
+      continue; /* unbound: NULL */
     int rc = sqlite3_bind_value(st, i + 3, sp->params[i]);
     if (rc != SQLITE_OK)
       return rc;

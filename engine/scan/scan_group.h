@@ -89,7 +89,8 @@ typedef struct ga_group {
 ** README's bytes per group: the cap GA_SCAN_MAX_GROUP_BYTES counts these
 ** plus the bytes of keys and max/min values, and 32 bytes of slot). */
 #define GA_GROUP_FIXED_BYTES(s)                                                \
-  ((int64_t)sizeof(ga_group) + (int64_t)(s)->nk * (int64_t)sizeof(ga_bval) +   \
+  ((int64_t)sizeof(ga_group) +                                                 \
+   (int64_t)((s)->nk + (s)->nc) * (int64_t)sizeof(ga_bval) +                   \
    (int64_t)(s)->ns * (int64_t)(sizeof(ga_xstate) + 2 * sizeof(int64_t)))
 
 /* An empty group of shape s (keys NULL, states empty), NULL when out of
