@@ -52,10 +52,15 @@ same reference loosely (same count, text and integers equal, floats within
 the exact ones is reported too.
 
 CSV (one line per measurement): machine, rows, query, mode, threads, rep,
-ms, path, scan_threads, load1, result_rows.  `threads` is the mode's
-setting (sqlite: 1, gpu_query: --threads or the CPU count, duckdb: its
-threads); `path` and `scan_threads` are gpuagg_info()'s last_scan.path and
-.threads after a gpu_query call ('sqlite' or 'duckdb' and empty elsewhere).
+ms, path, scan_threads, load1, result_rows, cpu_ms, other_ms.  `threads` is
+the mode's setting (sqlite: 1, gpu_query: --threads or the CPU count,
+duckdb: its threads); `path` and `scan_threads` are gpuagg_info()'s
+last_scan.path and .threads after a gpu_query call ('sqlite' or 'duckdb'
+and empty elsewhere).  `cpu_ms` is the CPU time the call took (this
+process, every thread; DuckDB's: the node process's), `other_ms` the CPU
+time every other process of the machine took meanwhile (/proc/stat's busy
+time less cpu_ms, 10 ms ticks): on a shared machine it tells whether the
+threads had their cores (2 threads on 2 cores: cpu_ms near 2 x ms).
 Default CSV: bench/results/query_<machine>_<date>.csv (appended to).
 """
 import argparse
@@ -204,6 +209,24 @@ class DuckDB:
         self.p.wait()
 
 
+def busy_ms():
+    """The machine's busy CPU time so far (/proc/stat), or None."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = v[3] + (v[4] if len(v) > 4 else 0)     # idle + iowait
+    return (sum(v[:8]) - idle) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu_ms(pid):
+    """utime + stime of process pid (every thread), in ms."""
+    with open("/proc/%d/stat" % pid) as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return (int(v[11]) + int(v[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
 def scan_info(con):
     s = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
     return s.get("path", ""), s.get("threads", ""), s.get("why", "")
@@ -284,10 +307,12 @@ def main():
 
     out = open(csv_path, "a")
     if out.tell() == 0:
-        out.write("machine,rows,query,mode,threads,rep,ms,path,scan_threads,load1,result_rows\n")
+        out.write("machine,rows,query,mode,threads,rep,ms,path,scan_threads,load1,result_rows,"
+                  "cpu_ms,other_ms\n")
     mode_threads = {"sqlite": 1, "gpu_query": args.threads or ncpu, "gpu_query_t1": 1,
                     "duckdb": args.duckdb_threads}
     res = {}        # (query, mode) -> [ms]
+    cores = {}      # (query, mode) -> [(cpu_ms / ms, other_ms / ms)]
     bad = {}        # (query, mode) -> first mismatch
     paths = {}      # (query, mode) -> {path (why)}
     duck_diff = {}  # query -> None or a description
@@ -298,15 +323,19 @@ def main():
             k = rep % len(modes)
             for mode in modes[k:] + modes[:k]:
                 path_, sthreads = mode, ""
+                b0 = busy_ms()
                 if mode == "duckdb":
+                    c0 = proc_cpu_ms(duck.p.pid)
                     secs, rows = duck.query(sql, params)
+                    cpu = proc_cpu_ms(duck.p.pid) - c0
                 else:
                     con = cons[mode]
                     text = sql if mode == "sqlite" else "SELECT * FROM %s(%s)" % (
                         vt[(mode, q)], ", ".join("?" * len(params)))
-                    t0 = time.perf_counter()
+                    c0, t0 = time.process_time(), time.perf_counter()
                     rows = con.execute(text, params).fetchall()
                     secs = time.perf_counter() - t0
+                    cpu = (time.process_time() - c0) * 1e3
                     if mode != "sqlite":
                         path_, sthreads, why = scan_info(con)
                         paths.setdefault((q, mode), set()).add(
@@ -317,11 +346,14 @@ def main():
                         own[q] = rows
                 if mode == "duckdb" and q not in duck_diff:
                     duck_diff[q] = compare_loose(ref[q], rows)
-                out.write("%s,%d,%s,%s,%d,%d,%.3f,%s,%s,%.2f,%d\n"
+                other = "" if b0 is None else "%.0f" % max(0.0, busy_ms() - b0 - cpu)
+                out.write("%s,%d,%s,%s,%d,%d,%.3f,%s,%s,%.2f,%d,%.0f,%s\n"
                           % (args.machine, n, q, mode, mode_threads[mode], rep, secs * 1e3,
-                             path_, sthreads, os.getloadavg()[0], len(rows)))
+                             path_, sthreads, os.getloadavg()[0], len(rows), cpu, other))
                 out.flush()
                 res.setdefault((q, mode), []).append(secs * 1e3)
+                cores.setdefault((q, mode), []).append(
+                    (cpu / (secs * 1e3), None if b0 is None else float(other) / (secs * 1e3)))
     out.close()
     if duck:
         duck.close()
@@ -348,9 +380,9 @@ def main():
             nd, worst = rel_err(ref[q], own[q])
             print("# sqlite's own %s: %d REAL values differ from the exact ones "
                   "(largest relative difference %.1e)" % (q, nd, worst))
-    print("# %s, %d rows, %d CPUs, gpu_query threads %d; median ms "
-          "(x = sqlite's median / the mode's, same run)" % (args.machine, n, ncpu,
-                                                             mode_threads.get("gpu_query", 0)))
+    print("# %s, %d rows, %d CPUs, gpu_query threads %d; median ms (x = sqlite's median / "
+          "the mode's, same run); cores: the call's CPU time / wall, others': the rest of the "
+          "machine's (medians)" % (args.machine, n, ncpu, mode_threads.get("gpu_query", 0)))
     for q in queries:
         base = statistics.median(res[(q, "sqlite")]) if (q, "sqlite") in res else None
         for mode in modes:
@@ -358,8 +390,11 @@ def main():
             if not v:
                 continue
             m = statistics.median(v)
-            print("%-3s %-13s %10.1f ms  x%6.2f  (%d reps)"
-                  % (q, mode, m, base / m if base else float("nan"), len(v)))
+            own_ = statistics.median(c for c, _ in cores[(q, mode)])
+            oth = [o for _, o in cores[(q, mode)] if o is not None]
+            print("%-3s %-13s %10.1f ms  x%6.2f  (%d reps)  cores %.2f, others' %s"
+                  % (q, mode, m, base / m if base else float("nan"), len(v), own_,
+                     "%.2f" % statistics.median(oth) if oth else "?"))
     if (("q1", "gpu_query") in res and ("q1", "sqlite") in res):
         x = statistics.median(res[("q1", "sqlite")]) / statistics.median(res[("q1", "gpu_query")])
         print("# target q1 gpu_query >= 3x sqlite: %.2fx, %s" % (x, "met" if x >= 3 else "NOT met"))
