@@ -5,7 +5,7 @@
 
 Reads CSVs of bench/query_bench.py (machine, rows, query, mode, threads,
 rep, ms, ...; default: bench/results/query_*.csv) and draws one panel per
-(machine, rows): per query (q1, q6, d1, d2, d3), the median milliseconds of
+CSV and (machine, rows), so that every ratio is of one run: per query (q1, q6, d1, d2, d3), the median milliseconds of
 each mode (SQLite's own text, gpu_query with its threads, gpu_query with
 one thread, DuckDB) on a log scale, each bar labelled with its ratio to
 SQLite's median of the same run (x = SQLite / mode: above 1 is faster).
@@ -43,35 +43,35 @@ def main():
     except ImportError:
         print("SKIP: no matplotlib")
         return 0
-    data = defaultdict(list)  # (machine, rows, query, mode) -> ms
-    threads = {}              # (machine, rows, mode) -> the mode's threads
+    data = defaultdict(list)  # (file, machine, rows, query, mode) -> ms
+    threads = {}              # (file, machine, rows, mode) -> the mode's threads
     for f in files:
         with open(f) as fh:
             for r in csv.DictReader(fh):
-                key = (r["machine"], int(r["rows"]))
+                key = (os.path.basename(f), r["machine"], int(r["rows"]))
                 data[key + (r["query"], r["mode"])].append(float(r["ms"]))
                 threads[key + (r["mode"],)] = r["threads"]
-    panels = sorted({(m, n) for (m, n, _, _) in data})
+    panels = sorted({(f, m, n) for (f, m, n, _, _) in data})
     if not panels:
         print("no data in", files)
         return 1
     fig, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), 4.8), squeeze=False)
-    for ax, (machine, rows) in zip(axes[0], panels):
+    for ax, (fname, machine, rows) in zip(axes[0], panels):
         width = 0.2
         for j, mode in enumerate(MODES):
             xs, ys, labels = [], [], []
             for i, q in enumerate(QUERIES):
-                v = data.get((machine, rows, q, mode))
+                v = data.get((fname, machine, rows, q, mode))
                 if not v:
                     continue
-                base = data.get((machine, rows, q, "sqlite"))
+                base = data.get((fname, machine, rows, q, "sqlite"))
                 m = statistics.median(v)
                 xs.append(i + (j - 1.5) * width)
                 ys.append(m)
                 labels.append("%.2gx" % (statistics.median(base) / m) if base else "")
             if not xs:
                 continue
-            label = LABEL[mode] % threads.get((machine, rows, mode)) if "%" in LABEL[mode] \
+            label = LABEL[mode] % threads.get((fname, machine, rows, mode)) if "%" in LABEL[mode] \
                 else LABEL[mode]
             bars = ax.bar(xs, ys, width, label=label, color=COLOR[mode])
             for b, t in zip(bars, labels):
@@ -81,10 +81,10 @@ def main():
         ax.set_xticks(range(len(QUERIES)))
         ax.set_xticklabels([TICKS[q] for q in QUERIES], fontsize=8)
         ax.set_ylabel("ms (median, log scale)")
-        ax.set_title("%s, %.0e lineitem rows (label: SQLite / mode, same run)" % (machine, rows),
-                     fontsize=9)
+        ax.set_title("%s, %.0e lineitem rows (%s)\nlabel: SQLite's median / the mode's"
+                     % (machine, rows, fname), fontsize=9)
         ax.margins(y=0.25)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4)
     fig.tight_layout()
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     fig.savefig(a.out, dpi=110)
