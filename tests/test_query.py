@@ -292,7 +292,7 @@ NUM_EXPRS = ["{a}", "{b}", "{c}", "{x}", "{y}", "{z}", "{x} * {z} + {c}", "{x} *
              "iif({c} % 2 = 0, {x}, {y})", "max({a}, {c})", "min({x}, {z})", "round({x}, 1)",
              "{y} * 2", "{b} + {c}", "nullif({a}, 0)", "{rowid}", "{x} / {c}",
              "CAST({c} AS REAL) / 3", "{z} * {z} - {x}", "{x} + {x} * {z}", "{b} - {a}",
-             "{y} + 0", "{u} + 0"]
+             "{y} + 0", "{u} + 0", "{u}", "{s}"]
 ANY_EXPRS = ["{s}", "{u}", "{u} || {s}", "typeof({y})", "upper({u})", "{u} COLLATE RTRIM",
              "{s} COLLATE BINARY", "substr({s}, 1, 1)"]
 # group terms: (template, numeric?)
@@ -330,6 +330,10 @@ class Query:
         self.tref = t.name + ((" AS tt" if r.random() < 0.5 else " tt") if alias else "")
         q = alias and r.random() < 0.5
         self.cols = {c: ("tt." + c if q and r.random() < 0.7 else c) for c in COLS}
+        if r.random() < 0.1:  # quoted names
+            self.cols = {c: re.sub("^(tt\\.)?(\\w+)$", lambda m: (m.group(1) or "") + '"%s"' % (
+                m.group(2).upper() if r.random() < 0.3 else m.group(2)), v) if c != "rowid" else v
+                for c, v in self.cols.items()}
         self.plain = {c: c for c in COLS}
 
     # -- pieces
@@ -577,7 +581,18 @@ class Query:
             else:
                 sql += " LIMIT %s, %s" % (self.lit_or_param(r.choice([0, 1, 3]), reuse=False), self.lit_or_param(lim, reuse=False))
         self.ordered = ordered
+        self.limited = " LIMIT " in sql
+        self.grouped = bool(gby)
         self.loose_cols = [bool(it[2]) for it in items]
+        if r.random() < 0.3:  # keywords in other cases, clauses on lines of their own, comments
+            for kw in ("SELECT ", " FROM ", " WHERE ", " GROUP BY ", " HAVING ", " ORDER BY ",
+                       " LIMIT ", " OFFSET "):
+                w = kw.lower() if r.random() < 0.5 else kw
+                if kw[0] == " " and r.random() < 0.4:
+                    w = r.choice(["\n", "\n  ", "\t", " -- a comment\n", " /* c */ "]) + w.lstrip(" ")
+                sql = sql.replace(kw, w, 1)
+            if r.random() < 0.3:
+                sql = "/* generated */ " + sql
         self.render(sql)
         return self
 
@@ -750,10 +765,10 @@ def main():
                       "params %r" % (want[1], SEED, qi, q.ref, params))
             continue
         stats["ordered"] += q.ordered
-        stats["limit"] += " LIMIT " in q.text
+        stats["limit"] += q.limited
         stats["params"] += bool(params)
         stats["loose_cols"] += any(q.loose_cols)
-        stats["nokeys"] += " GROUP BY " not in q.text
+        stats["nokeys"] += not q.grouped
         if want[0] == "ok":
             stats["ref_rows"] += len(want[1])
         if want[0] == "error":
