@@ -244,6 +244,7 @@ class Table:
         self.name, self.n, self.clean, self.overflow, self.huge, self.db = \
             name, n, clean, overflow, huge, db
         self.amb = {}
+        self.indexed = False
 
 
 def fill_table(con, t, r):
@@ -267,6 +268,9 @@ def fill_table(con, t, r):
     con.executemany("INSERT INTO %s(rowid, a, b, c, x, y, z, s, u) VALUES (?,?,?,?,?,?,?,?,?)"
                     % t.name, rows)
     con.execute("COMMIT")
+    if t.indexed:
+        con.execute("CREATE INDEX %s_c ON %s(c)" % (t.name, t.name))
+        con.execute("CREATE INDEX %s_s ON %s(s)" % (t.name, t.name))
 
 
 def ambiguous(probe, t, expr, binary=False):
@@ -276,8 +280,10 @@ def ambiguous(probe, t, expr, binary=False):
     choice."""
     k = (expr, binary)
     if k not in t.amb:
+        # (a COLLATE inside a function's argument is the function's too:
+        # rk(u COLLATE RTRIM) needs its own COLLATE BINARY)
         g = "(%s) COLLATE BINARY" % expr if binary else "(%s)" % expr
-        row = probe.execute("SELECT 1 FROM %s GROUP BY %s HAVING count(DISTINCT rk(%s)) > 1 LIMIT 1"
+        row = probe.execute("SELECT 1 FROM %s GROUP BY %s HAVING count(DISTINCT rk(%s) COLLATE BINARY) > 1 LIMIT 1"
                             % (t.name, g, expr)).fetchone()
         t.amb[k] = row is not None
     return t.amb[k]
@@ -328,6 +334,11 @@ class Query:
         self.params = []
         alias = r.random() < 0.3
         self.tref = t.name + ((" AS tt" if r.random() < 0.5 else " tt") if alias else "")
+        k = r.random()
+        if k < 0.03:
+            self.tref += " NOT INDEXED"
+        elif k < 0.08 and t.indexed:
+            self.tref += " INDEXED BY %s_%s" % (t.name, r.choice("cs"))
         q = alias and r.random() < 0.5
         self.cols = {c: ("tt." + c if q and r.random() < 0.7 else c) for c in COLS}
         if r.random() < 0.1:  # quoted names
@@ -707,6 +718,7 @@ def make_tables(r):
     for i, n in enumerate(sizes):
         t = Table("t%d" % i, n, clean=r.random() < 0.5, overflow=r.random() < 0.2,
                   huge=r.random() < 0.3, db="w" if i % 2 == 0 else "d")
+        t.indexed = r.random() < 0.3
         fill_table(cons[t.db], t, r)
         tables.append(t)
     for db in cons:
@@ -718,6 +730,9 @@ def make_tables(r):
     names.load_extension(LIB)
     for t in tables:
         names.execute("CREATE TABLE %s%s" % (t.name, SCHEMA))
+        if t.indexed:
+            names.execute("CREATE INDEX %s_c ON %s(c)" % (t.name, t.name))
+            names.execute("CREATE INDEX %s_s ON %s(s)" % (t.name, t.name))
     return cons, probes, names, tables
 
 
