@@ -534,7 +534,7 @@ class Query:
                 if numeric:
                     self.num_terms.append(text)
                 if r.random() < 0.25:  # an expression over the term
-                    w = r.choice(["upper(%s)", "typeof(%s)", "coalesce(%s, 'none')", "%s IS NULL",
+                    w = r.choice(["upper(%s)", "typeof(%s)", "coalesce(%s, 'none')", "(%s) IS NULL",
                                   "(%s) || 'x'"] + (["(%s) * 2", "-(%s)", "(%s) + 0.5"] if numeric else []))
                     items.append([w % text, None, False, None, True])
         nagg = r.randint(1, 6)
@@ -615,7 +615,7 @@ class Query:
             if k < 0.3:
                 atoms.append("count(*) > %s" % self.lit_or_param(r.randint(0, 8)))
             elif k < 0.5 and self.num_terms:
-                atoms.append("%s > %s" % (r.choice(self.num_terms), sql_lit(r.randint(-2, 5))))
+                atoms.append("(%s) > %s" % (r.choice(self.num_terms), sql_lit(r.randint(-2, 5))))
             elif k < 0.8:
                 atoms.append("%s > %s" % (self.post_strict(),
                                           self.lit_or_param(r.choice([0, 1, 10, 100.5, -1e300]))))
