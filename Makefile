@@ -71,7 +71,7 @@ LTO_NOTE  = $(if $(strip $(LTO)),$(if $(LTO_USED),LTO $(LTO),no LTO ($(CC) canno
 # make check-layout checks the order); headers are included by name.
 SRC_DIRS := base engine/core engine/reduce engine/state engine/scan engine/cache \
             engine/matadd ext/common ext/workers planner ext/aggregates ext/states \
-            ext/aggregate ext/cache ext/matadd ext/config ext
+            ext/aggregate ext/query ext/cache ext/matadd ext/config ext
 GA_INC   := $(addprefix -I,$(SRC_DIRS)) -Ikernels
 override CPPFLAGS += $(GA_INC) $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
 CFLAGS   ?= -O2 -g

@@ -7,6 +7,8 @@
 **   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
+**   ext/query/       gpu_query (virtual table), and internally the groups
+**                    table gpuagg_groups and its aggregate gpuagg_pick
 **   ext/cache/       gpu_cache, gpu_cache_drop
 **   ext/matadd/      gpu_matadd (virtual table), gpu_matadd_info
 **   ext/config/      gpuagg_config, gpuagg_info, gpuagg_version
@@ -36,6 +38,7 @@ SQLITE_EXTENSION_INIT3
 #include "config_fns.h"
 #include "glue.h"
 #include "matadd_vtab.h"
+#include "query_vtab.h"
 #include "states.h"
 #include "workers.h"
 
@@ -106,6 +109,7 @@ static const ga_fn_reg fns[] = {
         ga_partial_final),
     {"gpuagg_collect", -1, DIRECT, GA_UD_NONE, 0, 0, ga_collect_step, 0,
      ga_collect_final, 0},
+    AGG("gpuagg_pick", DIRECT, GA_UD_NONE, 0, ga_pick_step, ga_pick_final),
     SCALAR("gpu_cache", 2, DIRECT, GA_UD_FN, ga_cache_fn),
     SCALAR("gpu_cache_drop", 0, DIRECT, GA_UD_FN, ga_cache_drop_fn),
     SCALAR("gpu_cache_drop", 1, DIRECT, GA_UD_FN, ga_cache_drop_fn),
@@ -129,6 +133,8 @@ static const ga_mod_reg mods[] = {
     {"gpu_aggregate", &ga_aggregate_methods, ga_aggregate_data_new,
      ga_aggregate_data_free},
     {"gpu_matadd", &ga_matadd_methods, ga_matadd_data_new, ga_matadd_data_free},
+    {"gpu_query", &ga_query_methods, ga_query_data_new, ga_query_data_free},
+    {"gpuagg_groups", &ga_groups_methods, NULL, NULL}, /* no data */
 };
 #define NMODS ((int)(sizeof(mods) / sizeof(mods[0])))
 
@@ -188,12 +194,13 @@ __attribute__((visibility("default")))
   if (!conn)
     return again ? SQLITE_OK : SQLITE_NOMEM; /* rule 2 */
   for (int i = 0; rc == SQLITE_OK && i < NMODS; i++) {
-    void *data = mods[i].make(conn);
+    void *data = mods[i].make ? mods[i].make(conn) : NULL;
     /* the module owns data from here: destroyed with it, or at once if the
     ** registration fails */
-    rc = data ? sqlite3_create_module_v2(db, mods[i].name, mods[i].module, data,
-                                         mods[i].destroy)
-              : SQLITE_NOMEM;
+    rc = data || !mods[i].make
+             ? sqlite3_create_module_v2(db, mods[i].name, mods[i].module, data,
+                                        mods[i].destroy)
+             : SQLITE_NOMEM;
   }
   for (int i = 0; rc == SQLITE_OK && i < NFNS; i++)
     rc = register_fn(db, conn, &fns[i]);

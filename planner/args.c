@@ -423,24 +423,44 @@ char *ga_sql_serial(const ga_target *t, const ga_args *a) {
   return sqlite3_str_finish(s);
 }
 
-char *ga_sql_piece(const ga_target *t, const ga_args *a, int hash) {
+void ga_parts_of_args(const ga_args *a, ga_parts *p, const char **keys,
+                      const char **vals) {
+  memset(p, 0, sizeof(*p));
+  p->filter = has(a->filter) ? a->filter : NULL;
+  p->nkeys = has(a->group);
+  keys[0] = a->group;
+  vals[0] = a->expr;
+  p->nvals = 1;
+  p->keys = keys;
+  p->vals = vals;
+}
+
+char *ga_sql_piece(const ga_target *t, const ga_parts *p, int hash) {
   sqlite3_str *s = sqlite3_str_new(NULL);
-  int grouped = has(a->group);
-  if (grouped)
-    sqlite3_str_appendf(s, "SELECT +(\n%s\n), ", a->group);
-  else
-    sqlite3_str_appendall(s, "SELECT ");
+  int grouped = p->nkeys > 0;
+  sqlite3_str_appendall(s, "SELECT ");
+  for (int i = 0; i < p->nkeys; i++)
+    sqlite3_str_appendf(s, "+(\n%s\n), ", p->keys[i]);
+  for (int i = p->nkeys; i < p->nkeys + p->ncarry; i++)
+    sqlite3_str_appendf(s, "%s, ", p->keys[i]);
   /* hash mode: the rows themselves, in rowid order (a plain rowid-range
   ** scan: NOT INDEXED); the worker groups them (engine/scan/scan.h) */
-  sqlite3_str_appendf(s,
-                      "%s(\n%s\n)%s FROM main.\"%w\" NOT INDEXED "
-                      "WHERE %s >= ?1 AND %s <= ?2",
-                      hash && grouped ? "" : "gpuagg_partial(", a->expr,
-                      hash && grouped ? "" : ")", t->table, t->rowid, t->rowid);
-  if (has(a->filter))
-    sqlite3_str_appendf(s, " AND (\n%s\n)", a->filter);
-  if (grouped && !hash)
-    sqlite3_str_appendf(s, " GROUP BY +(\n%s\n)", a->group);
+  for (int i = 0; i < p->nvals; i++)
+    sqlite3_str_appendf(s, "%s%s(\n%s\n)%s", i ? ", " : "",
+                        hash && grouped ? "" : "gpuagg_partial(", p->vals[i],
+                        hash && grouped ? "" : ")");
+  sqlite3_str_appendf(s, " FROM main.\"%w\"", t->table);
+  if (p->alias)
+    sqlite3_str_appendf(s, " AS \"%w\"", p->alias);
+  sqlite3_str_appendf(s, " NOT INDEXED WHERE %s >= ?1 AND %s <= ?2", t->rowid,
+                      t->rowid);
+  if (has(p->filter))
+    sqlite3_str_appendf(s, " AND (\n%s\n)", p->filter);
+  if (grouped && !hash) {
+    sqlite3_str_appendall(s, " GROUP BY ");
+    for (int i = 0; i < p->nkeys; i++)
+      sqlite3_str_appendf(s, "%s+(\n%s\n)", i ? ", " : "", p->keys[i]);
+  }
   return sqlite3_str_finish(s);
 }
 

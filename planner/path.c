@@ -424,15 +424,22 @@ char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
 }
 
 /* The text every worker statement evaluates, as one SELECT over schema's
-** table: the expression (gpu_cache's load: a list of columns), the filter
-** and the key. */
-static char *auth_sql(const ga_target *t, const ga_args *a,
+** table: the values (gpu_cache's load: a list of columns), the filter, the
+** keys and the carried columns. */
+static char *auth_sql(const ga_target *t, const ga_parts *p,
                       const char *schema) {
-  return sqlite3_mprintf("SELECT \n%s\n, \n%s\n, \n%s\n FROM "
-                         "\"%w\".\"%w\"",
-                         a->expr, a->filter && *a->filter ? a->filter : "NULL",
-                         a->group && *a->group ? a->group : "NULL", schema,
-                         t->table);
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "SELECT ");
+  for (int i = 0; i < p->nvals; i++)
+    sqlite3_str_appendf(s, "\n%s\n, ", p->vals[i]);
+  sqlite3_str_appendf(s, "\n%s\n",
+                      p->filter && *p->filter ? p->filter : "NULL");
+  for (int i = 0; i < p->nkeys + p->ncarry; i++)
+    sqlite3_str_appendf(s, ", \n%s\n", p->keys[i]);
+  sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", schema, t->table);
+  if (p->alias)
+    sqlite3_str_appendf(s, " AS \"%w\"", p->alias);
+  return sqlite3_str_finish(s);
 }
 
 int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool) {
@@ -476,7 +483,16 @@ int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool) {
 
 int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
                  const ga_args *a, ga_plan *plan) {
+  const char *keys[1], *vals[1];
+  ga_parts p;
+  ga_parts_of_args(a, &p, keys, vals);
+  return ga_plan_parts(db, cfg, t, &p, plan);
+}
+
+int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
+                  const ga_parts *p, ga_plan *plan) {
   ga_lex lx;
+  int coll[GA_MAX_KEYS];
   char buf[64], *sql = NULL;
   int rc = SQLITE_OK, k;
   memset(plan, 0, sizeof(*plan));
@@ -531,8 +547,15 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("read_uncommitted = 1 (the connection may read other "
            "connections' uncommitted rows)");
   /* rules 5-7 */
-  if (ga_lex_sql(a->expr, &lx) || ga_lex_sql(a->filter, &lx) ||
-      ga_lex_sql(a->group, &lx))
+  if (ga_lex_sql(p->filter, &lx))
+    goto nomem;
+  for (k = 0; k < p->nvals; k++)
+    if (ga_lex_sql(p->vals[k], &lx))
+      goto nomem;
+  for (k = 0; k < p->nkeys + p->ncarry; k++)
+    if (ga_lex_sql(p->keys[k], &lx))
+      goto nomem;
+  if (p->alias && ga_lex_sql(p->alias, &lx))
     goto nomem;
   if (lx.has_select)
     SERIAL("the text holds a subquery");
@@ -553,7 +576,7 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("cannot probe the collations");
   /* rule 10: the caller's program of the text, compared with a worker's
   ** in ga_plan_verify */
-  sql = auth_sql(t, a, t->schema);
+  sql = auth_sql(t, p, t->schema);
   if (!sql)
     goto nomem;
   plan->auth_sig = ga_program_sig(db, sql, &k);
@@ -565,11 +588,12 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   }
   if (!plan->auth_sig)
     SERIAL("the statement cannot be compiled here (%s)", sqlite3_errstr(k));
-  int coll = GA_COLL_BINARY;
-  if (a->group && *a->group) {
-    coll = group_coll(db, t, a->group);
-    if (coll < 0)
+  int any_text_coll = 0; /* a key compared under NOCASE or RTRIM */
+  for (k = 0; k < p->nkeys; k++) {
+    coll[k] = group_coll(db, t, p->keys[k]);
+    if (coll[k] < 0)
       SERIAL("the group key's collation is not a built-in one");
+    any_text_coll |= coll[k] != GA_COLL_BINARY;
   }
   /* rule 8: rows of the table, an upper estimate (the rowid span, and what
   ** the file's pages can hold at 5 bytes a row at least) */
@@ -616,24 +640,23 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   /* grouped: hash mode (engine/scan/scan.h), unless the benchmark asks for
   ** SQLite's GROUP BY in each piece to compare (GPUAGG_SCAN_GROUP_BY=sql) */
   const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
-  int hash = a->group && *a->group && !(gb && !strcmp(gb, "sql"));
+  int hash = p->nkeys > 0 && !(gb && !strcmp(gb, "sql"));
   int enc = 0;
-  if (a->group && *a->group) { /* both modes read TEXT keys (rule 9) */
+  if (p->nkeys > 0) { /* both modes read TEXT keys (rule 9) */
     int erc = ga_db_encoding_of(db, &enc);
     if ((erc & 0xff) == SQLITE_NOMEM)
       goto nomem;
     if (erc != SQLITE_OK)
       SERIAL("cannot read the database's encoding");
-    if (enc != SQLITE_UTF8 && coll != GA_COLL_BINARY)
-      SERIAL("%s group keys of a UTF-16 database",
-             coll == GA_COLL_NOCASE ? "NOCASE" : "RTRIM");
+    if (enc != SQLITE_UTF8 && any_text_coll)
+      SERIAL("NOCASE or RTRIM group keys of a UTF-16 database");
   }
-  plan->sql_piece = ga_sql_piece(t, a, 0);
-  plan->sql_rows = hash ? ga_sql_piece(t, a, 1) : NULL;
+  plan->sql_piece = ga_sql_piece(t, p, 0);
+  plan->sql_rows = hash ? ga_sql_piece(t, p, 1) : NULL;
   plan->sql_bounds = ga_sql_bounds(t);
   plan->sql_first = ga_sql_first(t);
   plan->sql_kth = ga_sql_kth(t);
-  plan->auth_sql = auth_sql(t, a, "main");
+  plan->auth_sql = auth_sql(t, p, "main");
   if (!plan->auth_sql || !plan->path || !plan->vfs || !plan->sql_piece ||
       (hash && !plan->sql_rows) || !plan->sql_bounds || !plan->sql_first ||
       !plan->sql_kth)
@@ -645,8 +668,14 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->sql_bounds = plan->sql_bounds;
   sp->sql_first = plan->sql_first;
   sp->sql_kth = plan->sql_kth;
-  sp->grouped = a->group && *a->group;
-  sp->coll = coll;
+  sp->grouped = p->nkeys > 0;
+  sp->shape.nk = p->nkeys > 0 ? p->nkeys : 1; /* ungrouped: one NULL key */
+  sp->shape.nc = p->nkeys > 0 ? p->ncarry : 0;
+  sp->shape.ns = p->nvals;
+  for (k = 0; k < p->nkeys; k++)
+    sp->shape.coll[k] = coll[k];
+  sp->params = p->params;
+  sp->nparams = p->nparams;
   sp->step_other = hash ? ga_fused_step_other : NULL;
   sp->enc = enc;
   sp->threads = threads;

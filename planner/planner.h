@@ -60,13 +60,34 @@ typedef struct ga_args {
   const char *table, *expr, *filter, *group;
 } ga_args;
 
+/* What the workers evaluate, as SQL texts over the table: gpu_aggregate's
+** arguments (ga_parts_of_args) or a gpu_query's parts (planner/query.c).
+** Parameters in the texts are ?3.. (params[0] is ?3): ?1 and ?2 are the
+** pieces' rowid bounds. */
+typedef struct ga_parts {
+  const char *filter; /* NULL or "": none */
+  const char *alias;  /* the FROM clause's name for the table, NULL: none */
+  int nkeys;          /* 0: ungrouped */
+  int ncarry;         /* columns carried with the first row (scan_group.h) */
+  int nvals;          /* >= 1 */
+  const char *const *keys; /* nkeys keys, then ncarry carried columns */
+  const char *const *vals;
+  sqlite3_value *const *params;
+  int nparams;
+} ga_parts;
+
+/* a's parts (one key or none, one value); keys and vals are the arrays
+** parts points at. */
+void ga_parts_of_args(const ga_args *a, ga_parts *p, const char **keys,
+                      const char **vals);
+
 /* SQL texts.  sqlite3_malloc'd; NULL on NOMEM.
 **   serial: on the caller's connection, rows of (grp, fused state BLOB):
 **           the reference query with one fused aggregate for the seven.
 **   piece, bounds, first, kth: what the workers run (scan.h); piece with
 **           hash = 1: scan.h's sql_rows. */
 char *ga_sql_serial(const ga_target *t, const ga_args *a);
-char *ga_sql_piece(const ga_target *t, const ga_args *a, int hash);
+char *ga_sql_piece(const ga_target *t, const ga_parts *p, int hash);
 char *ga_sql_bounds(const ga_target *t);
 char *ga_sql_first(const ga_target *t);
 char *ga_sql_kth(const ga_target *t);
@@ -88,6 +109,9 @@ typedef struct ga_plan {
 ** path, which then reports SQLite's own error if there is one. */
 int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
                  const ga_args *a, ga_plan *plan);
+/* The same for any parts (gpu_query's): the path rules over every text. */
+int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
+                  const ga_parts *p, ga_plan *plan);
 void ga_plan_free(ga_plan *plan);
 /* The checks that need a worker connection of pool (rule 10: the caller's
 ** authorizer): a plan that fails them turns serial, with the reason.

@@ -7,8 +7,8 @@ result mixing two commits would break:
   - a row is deleted near the start and inserted again, same x and group,
     at a new rowid past the end (rows per group constant).
 Meanwhile this process runs gpu_aggregate (4 threads: about 32 rowid pieces
-read by different workers) over and over; every result must keep every
-invariant.  Both journal modes: WAL (the snapshot needs the helper's write
+read by different workers) and a gpu_query of two keys and three measures
+over and over; every result must keep every invariant.  Both journal modes: WAL (the snapshot needs the helper's write
 lock) and DELETE (the workers' SHARED locks).  A run where the writer did
 not commit during the reads, or where no read took the parallel path, would
 prove nothing and fails.
@@ -90,6 +90,11 @@ def run_mode(rep, mode, tmp):
     con.load_extension(LIB)
     con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
     con.execute("SELECT gpuagg_config('threads', 4)")
+    # gpu_query (issue 19): two keys (h is a function of g: the groups are
+    # g's) and three measures in one pass; d must be 0 and c the rows
+    con.execute("CREATE VIRTUAL TABLE temp.wq USING gpu_query('SELECT g, "
+                "g % 2 AS h, count(*) AS n, sum(x) AS s, total(x * 2) - "
+                "2 * sum(x) AS d, count(x) AS c FROM t GROUP BY g, h')")
     w = subprocess.Popen([sys.executable, "-c", WRITER, path, str(SECONDS + 1), str(N), str(GROUPS),
                           "0.001" if mode == "wal" else "0.004"],
                          stdout=subprocess.PIPE, text=True)
@@ -98,9 +103,13 @@ def run_mode(rep, mode, tmp):
     first_bad = None
     end = time.time() + SECONDS
     while time.time() < end:
-        for grouped in (0, 1):
+        for grouped in (0, 1, 2):
             try:
-                if grouped:
+                if grouped == 2:
+                    got = con.execute("SELECT g, n, s, d, c FROM wq").fetchall()
+                    ok = ({g: (n, s_) for g, n, s_, _, _ in got} == want_group and
+                          all(d == 0 and c == n for _, n, _, d, c in got))
+                elif grouped:
                     got = con.execute("SELECT grp, rows, sum FROM gpu_aggregate('t', 'x', NULL, 'g')"
                                       ).fetchall()
                     ok = {g: (n, s) for g, n, s in got} == want_group

@@ -209,17 +209,21 @@ static void test_keys(sqlite3 *db) {
 
 /* ---- tables: rows in pieces, added out of order ---- */
 
+/* Rows of up to MAXK keys and MAXS values; a round uses nk keys and ns
+** states (gpu_query's shapes), with the key collations of the round. */
 #define NROWS 3000
+#define MAXK 3
+#define MAXS 3
 typedef struct row {
-  val key;
-  int xt; /* x: 0 NULL, 1 INTEGER 5, 2 REAL 5.0, 3 INTEGER i, 4 text */
-  int64_t xi;
+  val key[MAXK];
+  int xt[MAXS]; /* x: 0 NULL, 1 INTEGER 5, 2 REAL 5.0, 3 INTEGER i, 4 text */
+  int64_t xi[MAXS];
 } row;
 
-static void x_value(const row *r, ga_value *num, ga_value *raw) {
+static void x_value(const row *r, int s, ga_value *num, ga_value *raw) {
   memset(num, 0, sizeof(*num));
   memset(raw, 0, sizeof(*raw));
-  switch (r->xt) {
+  switch (r->xt[s]) {
   case 0:
     num->type = raw->type = GA_V_NULL;
     break;
@@ -233,7 +237,7 @@ static void x_value(const row *r, ga_value *num, ga_value *raw) {
     break;
   case 3:
     num->type = raw->type = GA_V_INT;
-    num->i = raw->i = r->xi;
+    num->i = raw->i = r->xi[s];
     break;
   default:
     num->type = GA_V_REAL; /* sum()'s view of 'z' is 0.0 */
@@ -244,27 +248,53 @@ static void x_value(const row *r, ga_value *num, ga_value *raw) {
   }
 }
 
+/* Row i's states (one value each, stepped) into s; keys into k. */
+static void row_states(const row *r, const ga_gshape *sh, ga_xstate *s,
+                       ga_value *k) {
+  for (int j = 0; j < sh->nk + sh->nc; j++)
+    k[j] = as_key(&r->key[j]);
+  for (int j = 0; j < sh->ns; j++) {
+    ga_value num, raw;
+    ga_xstate_init(&s[j]);
+    s[j].enc = SQLITE_UTF8;
+    x_value(r, j, &num, &raw);
+    ga_xstate_step(&s[j], &num, &raw);
+  }
+}
+
+static int same_value(const ga_value *a, const ga_value *b) {
+  return a->type == b->type && (a->type != GA_V_INT || a->i == b->i) &&
+         (a->type != GA_V_REAL || !memcmp(&a->r, &b->r, sizeof a->r)) &&
+         (a->type < GA_V_TEXT ||
+          (a->n == b->n && !memcmp(a->p, b->p, (size_t)a->n)));
+}
+
 static void test_tables(void) {
   static row rows[NROWS];
-  for (int round = 0; round < 30; round++) {
-    int coll = round % 3;
-    for (int i = 0; i < NROWS; i++) {
-      rand_val(&rows[i].key);
-      rows[i].xt = (int)(rnd() % 5);
-      rows[i].xi = (int64_t)(rnd() % 1000) - 500;
-    }
+  for (int round = 0; round < 2 * MAXK * MAXS; round++) {
+    ga_gshape sh;
+    memset(&sh, 0, sizeof(sh));
+    sh.nk = 1 + round % MAXK;
+    sh.ns = 1 + (round / MAXK) % MAXS;
+    /* a carried value (gpu_query's columns of group terms): the first
+    ** row's, neither compared nor hashed */
+    sh.nc = sh.nk < MAXK ? (round / (MAXK * MAXS)) % 2 : 0;
+    for (int j = 0; j < sh.nk; j++)
+      sh.coll[j] = (round + j) % 3;
+    for (int i = 0; i < NROWS; i++)
+      for (int j = 0; j < MAXK; j++) {
+        rand_val(&rows[i].key[j]);
+        rows[i].xt[j] = (int)(rnd() % 5);
+        rows[i].xi[j] = (int64_t)(rnd() % 1000) - 500;
+      }
     /* expected: one table fed in rowid order, one piece per row */
     ga_group_table want;
-    ga_gt_init(&want, coll);
+    ga_gt_init(&want, &sh);
     for (int i = 0; i < NROWS; i++) {
-      ga_xstate s;
-      ga_value num, raw, k = as_key(&rows[i].key);
-      ga_xstate_init(&s);
-      s.enc = SQLITE_UTF8;
-      x_value(&rows[i], &num, &raw);
-      ga_xstate_step(&s, &num, &raw);
-      ga_gt_add(&want, &k, ga_key_hash(&k, coll), &s, i);
-      ga_xstate_clear(&s);
+      ga_xstate s[MAXS];
+      ga_value k[MAXK];
+      row_states(&rows[i], &sh, s, k);
+      ga_gt_add(&want, k, ga_keys_hash(k, &sh), s, i);
     }
     /* got: random pieces, stepped in order inside a piece, added to the
     ** shards in a random order of pieces */
@@ -279,29 +309,34 @@ static void test_tables(void) {
       order[p] = order[q];
       order[q] = t;
     }
-    ga_group_shards *gs = ga_gs_new(coll);
+    ga_group_shards *gs = ga_gs_new(&sh);
     int64_t bytes = 0;
     for (int o = 0; o < ncut; o++) {
       int p = order[o];
       ga_group_table piece; /* the piece's GROUP BY: first row wins */
-      ga_gt_init(&piece, coll);
+      ga_gt_init(&piece, &sh);
       for (int i = cut[p]; i < cut[p + 1]; i++) {
-        ga_xstate s;
-        ga_value num, raw, k = as_key(&rows[i].key);
-        ga_xstate_init(&s);
-        s.enc = SQLITE_UTF8;
-        x_value(&rows[i], &num, &raw);
-        ga_xstate_step(&s, &num, &raw);
-        ga_gt_add(&piece, &k, ga_key_hash(&k, coll), &s, 0);
-        ga_xstate_clear(&s);
+        ga_xstate s[MAXS];
+        ga_value k[MAXK];
+        row_states(&rows[i], &sh, s, k);
+        /* a worker's table tags its groups with the piece (ga_gs_take
+        ** moves them as they are); ga_gs_add tags what it adds */
+        ga_gt_add(&piece, k, ga_keys_hash(k, &sh), s, p % 2 ? p : 0);
       }
-      for (size_t j = 0; j < piece.cap; j++) {
-        ga_group *g = piece.slot[j];
-        if (!g)
-          continue;
-        ga_value k;
-        ga_bval_view(&g->key, &k);
-        ga_gs_add(gs, &k, &g->st, p, &bytes);
+      /* half the pieces move whole (a worker's table), half group by group
+      ** (SQLite's GROUP BY in a piece) */
+      if (p % 2) {
+        ga_gs_take(gs, &piece, p, &bytes);
+      } else {
+        for (size_t j = 0; j < piece.cap; j++) {
+          ga_group *g = piece.slot[j];
+          if (!g)
+            continue;
+          ga_value k[MAXK];
+          for (int q = 0; q < sh.nk + sh.nc; q++)
+            ga_bval_view(&g->key[q], &k[q]);
+          ga_gs_add(gs, k, g->st, p, &bytes);
+        }
       }
       ga_gt_free(&piece);
     }
@@ -311,40 +346,49 @@ static void test_tables(void) {
     check(n == want.n, "group count", round);
     check(bytes > 0, "bytes counted", round);
     for (size_t j = 0; j < n; j++) {
-      ga_value k, wk;
-      ga_bval_view(&v[j]->key, &k);
+      ga_value k[MAXK], wk[MAXK];
+      for (int q = 0; q < sh.nk + sh.nc; q++)
+        ga_bval_view(&v[j]->key[q], &k[q]);
+      if (j > 0) { /* sorted */
+        ga_value pk[MAXK];
+        for (int q = 0; q < sh.nk; q++)
+          ga_bval_view(&v[j - 1]->key[q], &pk[q]);
+        check(ga_keys_cmp(pk, k, &sh) < 0, "sorted, distinct", round);
+      }
       ga_group *w = NULL;
       for (size_t q = 0; q < want.cap && !w; q++)
         if (want.slot[q]) {
-          ga_bval_view(&want.slot[q]->key, &wk);
-          if (ga_key_cmp(&k, &wk, coll) == 0)
+          for (int r = 0; r < sh.nk; r++)
+            ga_bval_view(&want.slot[q]->key[r], &wk[r]);
+          if (ga_keys_cmp(k, wk, &sh) == 0)
             w = want.slot[q];
         }
       check(w != NULL, "group found", round);
       if (!w)
         continue;
-      ga_bval_view(&w->key, &wk);
-      /* the representative: same type and bytes as the first row's */
-      check(k.type == wk.type && k.n == wk.n &&
-                (k.type != GA_V_REAL || k.r == wk.r) &&
-                (k.type < GA_V_TEXT || !memcmp(k.p, wk.p, (size_t)k.n)),
-            "first-row representative", round);
-      check(v[j]->st.rows == w->st.rows && v[j]->st.count == w->st.count,
-            "rows and count", round);
-      for (int op = GA_AGG_SUM; op <= GA_AGG_MIN; op++) {
-        ga_value a, b;
-        int ra = ga_xstate_result(&v[j]->st, op, &a);
-        int rb = ga_xstate_result(&w->st, op, &b);
-        int same = ra == rb && a.type == b.type &&
-                   (a.type != GA_V_INT || a.i == b.i) &&
-                   (a.type != GA_V_REAL || !memcmp(&a.r, &b.r, sizeof a.r)) &&
-                   (a.type < GA_V_TEXT ||
-                    (a.n == b.n && !memcmp(a.p, b.p, (size_t)a.n)));
-        check(same,
-              op == GA_AGG_MAX   ? "max, first seen wins"
-              : op == GA_AGG_MIN ? "min, first seen wins"
-                                 : "sum/total/avg",
+      /* the representatives: same type and bytes as the first row's */
+      for (int q = 0; q < sh.nk + sh.nc; q++) {
+        ga_bval_view(&w->key[q], &wk[q]);
+        check(k[q].type == wk[q].type && k[q].n == wk[q].n &&
+                  (k[q].type != GA_V_REAL || k[q].r == wk[q].r) &&
+                  (k[q].type < GA_V_TEXT ||
+                   !memcmp(k[q].p, wk[q].p, (size_t)k[q].n)),
+              "first-row representative", round);
+      }
+      for (int q = 0; q < sh.ns; q++) {
+        const ga_xstate *gv = &v[j]->st[q], *gw = &w->st[q];
+        check(gv->rows == gw->rows && gv->count == gw->count, "rows and count",
               round);
+        for (int op = GA_AGG_SUM; op <= GA_AGG_MIN; op++) {
+          ga_value a, b;
+          int ra = ga_xstate_result(gv, op, &a);
+          int rb = ga_xstate_result(gw, op, &b);
+          check(ra == rb && same_value(&a, &b),
+                op == GA_AGG_MAX   ? "max, first seen wins"
+                : op == GA_AGG_MIN ? "min, first seen wins"
+                                   : "sum/total/avg",
+                round);
+        }
       }
     }
     sqlite3_free(v);

@@ -768,7 +768,8 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
       return GA_SCAN_FALLBACK;
     }
   }
-  out->groups = ga_gs_new(GA_COLL_BINARY);
+  out->shape = ga_gshape_one(GA_COLL_BINARY);
+  out->groups = ga_gs_new(&out->shape);
   if (!out->groups) {
     ga_dev_leave(prev);
     return GA_SCAN_NOMEM;

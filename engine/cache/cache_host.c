@@ -451,7 +451,8 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     threads = 1;
   if (threads > e->nsegs)
     threads = e->nsegs > 0 ? (int)e->nsegs : 1;
-  out->groups = ga_gs_new(GA_COLL_BINARY);
+  out->shape = ga_gshape_one(GA_COLL_BINARY);
+  out->groups = ga_gs_new(&out->shape);
   hrun *runs = sqlite3_malloc64(sizeof(hrun) * (size_t)threads);
   if (!out->groups || !runs) {
     sqlite3_free(runs);

@@ -381,53 +381,71 @@ static int key_of(sqlite3_stmt *st, int col, int enc, ga_value *k) {
 static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
                     const char **err) {
   sqlite3_stmt *st = w->piece;
-  int grouped = w->sh->spec->grouped;
-  int col = grouped ? 1 : 0;
-  ga_value key;
-  ga_xstate s;
-  if (grouped) {
-    if (!key_of(st, 0, w->sh->spec->enc, &key))
-      return GA_NOMEM;
+  const ga_scan_spec *sp = w->sh->spec;
+  const ga_gshape *shape = &sp->shape;
+  int col = sp->grouped ? shape->nk + shape->nc : 0, rc = GA_OK;
+  ga_value key[GA_MAX_KEYS];
+  ga_xstate s[GA_MAX_STATES];
+  if (sp->grouped) {
+    for (int i = 0; i < shape->nk + shape->nc; i++)
+      if (!key_of(st, i, sp->enc, &key[i]))
+        return GA_NOMEM;
   } else
-    memset(&key, 0, sizeof(key)); /* GA_V_NULL, n = 0: no group key */
-  int rc =
-      ga_state_decode(sqlite3_column_blob(st, col),
-                      sqlite3_column_bytes(st, col), GA_STATE_FUSED, &s, err);
-  if (rc)
+    memset(&key[0], 0, sizeof(key[0])); /* GA_V_NULL, n = 0: no group key */
+  int n = 0;
+  for (; n < shape->ns && rc == GA_OK; n++)
+    rc = ga_state_decode(sqlite3_column_blob(st, col + n),
+                         sqlite3_column_bytes(st, col + n), GA_STATE_FUSED,
+                         &s[n], err);
+  if (rc) { /* the failed one is empty (decode initialises it) */
+    for (int i = 0; i < n; i++)
+      ga_xstate_clear(&s[i]);
     return rc;
-  *rows += s.rows;
-  rc = ga_gs_add(w->sh->groups, &key, &s, no, bytes);
-  ga_xstate_clear(&s);
-  return rc;
+  }
+  *rows += s[0].rows;
+  return ga_gs_add(w->sh->groups, key, s, no, bytes); /* clears s */
 }
 
-/* Hash mode: one row of the piece statement (key, value) into the worker's
-** own table; the rows come in rowid order (rule 2 of scan_group.h).  GA_*
-** code. */
+/* One value into a state (hash mode); GA_* code. */
+static int step_value(const ga_scan_spec *sp, ga_xstate *s, sqlite3_stmt *st,
+                      int col) {
+  int type = sqlite3_column_type(st, col);
+  switch (type) {
+  case SQLITE_INTEGER:
+    ga_xstate_step_int(s, sqlite3_column_int64(st, col));
+    return GA_OK;
+  case SQLITE_FLOAT:
+    ga_xstate_step_real(s, sqlite3_column_double(st, col));
+    return GA_OK;
+  case SQLITE_NULL:
+    ga_xstate_step_null(s);
+    return GA_OK;
+  default:
+    return sp->step_other(s, sqlite3_column_value(st, col), type, sp->enc);
+  }
+}
+
+/* Hash mode: one row of the piece statement (keys, values) into the
+** worker's own table; the rows come in rowid order (rule 2 of
+** scan_group.h).  GA_* code. */
 static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
   sqlite3_stmt *st = w->rows_st;
   const ga_scan_spec *sp = w->sh->spec;
-  ga_value key;
-  if (!key_of(st, 0, sp->enc, &key))
-    return GA_NOMEM;
-  ga_group *g = ga_gt_get(&w->local, &key, ga_key_hash(&key, sp->coll), no);
+  const ga_gshape *shape = &sp->shape;
+  ga_value key[GA_MAX_KEYS];
+  for (int i = 0; i < shape->nk + shape->nc; i++)
+    if (!key_of(st, i, sp->enc, &key[i]))
+      return GA_NOMEM;
+  ga_group *g = ga_gt_get(&w->local, key, ga_keys_hash(key, shape), no);
   if (!g)
     return GA_NOMEM;
   (*rows)++;
-  int type = sqlite3_column_type(st, 1);
-  switch (type) {
-  case SQLITE_INTEGER:
-    ga_xstate_step_int(&g->st, sqlite3_column_int64(st, 1));
-    return GA_OK;
-  case SQLITE_FLOAT:
-    ga_xstate_step_real(&g->st, sqlite3_column_double(st, 1));
-    return GA_OK;
-  case SQLITE_NULL:
-    ga_xstate_step_null(&g->st);
-    return GA_OK;
-  default:
-    return sp->step_other(&g->st, sqlite3_column_value(st, 1), type, sp->enc);
+  for (int i = 0; i < shape->ns; i++) {
+    int rc = step_value(sp, &g->st[i], st, shape->nk + shape->nc + i);
+    if (rc)
+      return rc;
   }
+  return GA_OK;
 }
 
 /* Hash mode: the worker's table into the shared groups (all tagged with
@@ -526,6 +544,20 @@ static int caller_progress(void *arg) {
 ** statement is a step, still small next to them). */
 #define GA_SCAN_POLL_OPS 4096
 
+/* The spec's parameter values into parameters 3.. of st (a NULL entry is
+** an unbound parameter). */
+static int bind_params(sqlite3_stmt *st, const ga_scan_spec *sp) {
+  int n = sqlite3_bind_parameter_count(st);
+  for (int i = 0; i < sp->nparams && i + 3 <= n; i++) {
+    if (!sp->params[i])
+      continue; /* unbound: NULL */
+    int rc = sqlite3_bind_value(st, i + 3, sp->params[i]);
+    if (rc != SQLITE_OK)
+      return rc;
+  }
+  return SQLITE_OK;
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   scan_shared *sh = w->sh;
@@ -536,6 +568,17 @@ static void *worker_main(void *arg) {
       (sp->sql_rows && prepare(w, sp->sql_rows, &w->rows_st))) {
     fail_sql(w, sqlite3_errcode(w->db));
     goto done;
+  }
+  if (sp->nparams) { /* the query's parameters, read one worker at a time */
+    pthread_mutex_lock(&sh->mu);
+    int brc = bind_params(w->piece, sp);
+    if (brc == SQLITE_OK && w->rows_st)
+      brc = bind_params(w->rows_st, sp);
+    pthread_mutex_unlock(&sh->mu);
+    if (brc != SQLITE_OK) {
+      fail_sql(w, brc);
+      goto done;
+    }
   }
   while (!cancelled(sh) && claim(w, &lo, &hi, &no, &hash)) {
     int64_t rows = 0, groups = 0, bytes = 0;
@@ -844,7 +887,8 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   pthread_mutex_init(&sh.mu, NULL);
   pthread_cond_init(&sh.done_cv, NULL);
   sh.w = sqlite3_malloc64(sizeof(worker) * (size_t)sp->threads);
-  sh.groups = out->groups = ga_gs_new(sp->coll);
+  out->shape = sp->shape;
+  sh.groups = out->groups = ga_gs_new(&sp->shape);
   if (!sh.w || !sh.groups) {
     rc = GA_SCAN_NOMEM;
     goto cleanup;
@@ -856,7 +900,7 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     worker *w = &sh.w[k];
     w->sh = &sh;
     w->index = k;
-    ga_gt_init(&w->local, sp->coll);
+    ga_gt_init(&w->local, &sp->shape);
     w->local.rot = 32; /* emptied into the shared tables: scan_group.c */
     int orc = ga_scan_pool_take(sp->pool, 0, sp->prep, &w->db, &err);
     if (orc) {

@@ -29,7 +29,9 @@ typedef struct sqlite3_value sqlite3_value;
 
 /* Memory the groups of one scan may hold (README "gpu_aggregate": past
 ** it, the serial path).  The workers share one set of groups, so this
-** bounds groups, whatever the thread count: about 800 bytes a group. */
+** bounds groups, whatever the thread count: GA_GROUP_FIXED_BYTES + 32
+** bytes a group (about 800 with one key and one state), plus the bytes of
+** TEXT and BLOB keys and max/min values. */
 #define GA_SCAN_MAX_GROUP_BYTES ((int64_t)256 << 20)
 
 /* SQLITE_LIMIT_LENGTH (0) .. SQLITE_LIMIT_WORKER_THREADS (11) */
@@ -39,15 +41,23 @@ typedef struct ga_scan_spec {
   ga_scan_pool *pool;
   ga_scan_prep_fn prep;
   /* SQL the workers run, on their connection's "main" schema:
-  **   piece:  rows of (key, fused state BLOB) when grouped, else one row of
-  **           (state BLOB), over rowids ?1..?2 (inclusive)
+  **   piece:  rows of (shape.nk keys, shape.ns fused state BLOBs) when
+  **           grouped, else one row of (shape.ns state BLOBs), over rowids
+  **           ?1..?2 (inclusive)
   **   bounds: SELECT min(rowid), max(rowid) FROM the table
   **   first:  the first rowid >= ?1;  kth: the GA_SCAN_PROBE_ROWS-th one */
   const char *sql_piece, *sql_bounds, *sql_first, *sql_kth;
   int grouped;
-  int coll; /* GA_COLL_* of the group key */
+  /* the groups: keys (ungrouped: one NULL key) with their collations, and
+  ** states, one per value column */
+  ga_gshape shape;
+  /* values bound to parameters 3.. of the piece and rows statements (the
+  ** query's own parameters; ?1 and ?2 are the rowid bounds), read by each
+  ** worker while it prepares */
+  sqlite3_value *const *params;
+  int nparams;
   /* Hash mode (grouped only; NULL: none): sql_rows returns the rows of
-  ** (key, value) that pass the filter over rowids ?1..?2, in rowid order,
+  ** (keys, values) that pass the filter over rowids ?1..?2, in rowid order,
   ** and each worker groups them in a hash table of its own, moved into the
   ** shared groups after each piece.  SQLite's GROUP BY sorts every row
   ** instead.  When a worker's table fills up (many groups), the scan goes
@@ -108,6 +118,7 @@ typedef struct ga_scan_out {
   ga_group_shards *groups; /* owns the merged groups */
   ga_group **sorted;       /* them in key order: one NULL key when ungrouped,
                               none when no row was read */
+  ga_gshape shape;         /* the spec's */
   size_t n;
   int threads;         /* workers that ran */
   int64_t pieces;      /* rowid pieces handed out */

@@ -130,23 +130,82 @@ uint64_t ga_key_hash(const ga_value *k, int coll) {
   }
 }
 
+/* ---- tuples of keys ---- */
+
+ga_gshape ga_gshape_one(int coll) {
+  ga_gshape s;
+  memset(&s, 0, sizeof(s));
+  s.nk = s.ns = 1;
+  s.coll[0] = coll;
+  return s;
+}
+
+int ga_keys_cmp(const ga_value *a, const ga_value *b, const ga_gshape *s) {
+  for (int i = 0; i < s->nk; i++) {
+    int c = ga_key_cmp(&a[i], &b[i], s->coll[i]);
+    if (c)
+      return c;
+  }
+  return 0;
+}
+
+uint64_t ga_keys_hash(const ga_value *k, const ga_gshape *s) {
+  if (s->nk == 1)
+    return ga_key_hash(k, s->coll[0]);
+  uint64_t h = 0x243f6a8885a308d3ull;
+  for (int i = 0; i < s->nk; i++)
+    h = mix64(h * 0x9e3779b97f4a7c15ull ^ ga_key_hash(&k[i], s->coll[i]));
+  return h;
+}
+
 /* ---- groups ---- */
 
 static int64_t text_bytes(const ga_bval *b) {
   return b->type == GA_V_TEXT || b->type == GA_V_BLOB ? b->n : 0;
 }
 
-static int64_t group_bytes(const ga_group *g) {
-  return (int64_t)sizeof(*g) + text_bytes(&g->key) + text_bytes(&g->st.max) +
-         text_bytes(&g->st.min) + 32;
+static int64_t group_bytes(const ga_group *g, const ga_gshape *s) {
+  int64_t n = GA_GROUP_FIXED_BYTES(s) + 32;
+  for (int i = 0; i < s->nk + s->nc; i++)
+    n += text_bytes(&g->key[i]);
+  for (int i = 0; i < s->ns; i++)
+    n += text_bytes(&g->st[i].max) + text_bytes(&g->st[i].min);
+  return n;
 }
 
-static void group_free(ga_group *g) {
+/* Point g's arrays into its own block and empty them. */
+static void group_reset(ga_group *g, const ga_gshape *s) {
+  memset(g, 0, (size_t)GA_GROUP_FIXED_BYTES(s));
+  g->key = (ga_bval *)(g + 1);
+  g->st = (ga_xstate *)(g->key + s->nk + s->nc);
+  g->tag = (int64_t *)(g->st + s->ns);
+}
+
+ga_group *ga_group_new(const ga_gshape *s) {
+  ga_group *g = sqlite3_malloc64((uint64_t)GA_GROUP_FIXED_BYTES(s));
+  if (g)
+    group_reset(g, s);
+  return g;
+}
+
+/* What g holds, not g itself. */
+static void group_clear(ga_group *g, const ga_gshape *s) {
+  for (int i = 0; i < s->nk + s->nc; i++)
+    ga_bval_clear(&g->key[i]);
+  for (int i = 0; i < s->ns; i++)
+    ga_xstate_clear(&g->st[i]);
+}
+
+void ga_group_free(ga_group *g, const ga_gshape *s) {
   if (!g)
     return;
-  ga_bval_clear(&g->key);
-  ga_xstate_clear(&g->st);
+  group_clear(g, s);
   sqlite3_free(g);
+}
+
+static void keys_view(const ga_group *g, const ga_gshape *s, ga_value *out) {
+  for (int i = 0; i < s->nk + s->nc; i++)
+    ga_bval_view(&g->key[i], &out[i]);
 }
 
 /* b better than a as a max (want_min 0) or a min: NULL is "none". */
@@ -168,39 +227,49 @@ static void swap_bval(ga_bval *a, ga_bval *b) {
   *b = t;
 }
 
-/* g += st, st from piece `piece` with key `key` (rule 2). */
-static int group_merge(ga_group *g, const ga_value *key, ga_xstate *st,
+/* One state: into += st, st from piece `piece`; tag: into's two tags. */
+static int state_merge(ga_xstate *into, int64_t *tag, ga_xstate *st,
                        int64_t piece) {
-  int cmax = cmp_best(&g->st.max, &st->max, 0);
-  int cmin = cmp_best(&g->st.min, &st->min, 1);
-  int tie_max = cmax == 0 && st->max.type != GA_V_NULL && piece < g->max_piece;
-  int tie_min = cmin == 0 && st->min.type != GA_V_NULL && piece < g->min_piece;
-  ga_bval k = {0};
-  if (piece < g->key_piece && ga_bval_set(&k, key))
-    return GA_NOMEM;
-  int rc = ga_xstate_merge(&g->st, st); /* g's wins ties ... */
-  if (rc) {
-    ga_bval_clear(&k);
+  int cmax = cmp_best(&into->max, &st->max, 0);
+  int cmin = cmp_best(&into->min, &st->min, 1);
+  int tie_max = cmax == 0 && st->max.type != GA_V_NULL && piece < tag[0];
+  int tie_min = cmin == 0 && st->min.type != GA_V_NULL && piece < tag[1];
+  int rc = ga_xstate_merge(into, st); /* into's wins ties ... */
+  if (rc)
     return rc;
-  }
   if (cmax > 0 || tie_max) {
     if (tie_max) /* ... unless st's came first in rowid order */
-      swap_bval(&g->st.max, &st->max);
-    g->max_piece = piece;
+      swap_bval(&into->max, &st->max);
+    tag[0] = piece;
   }
   if (cmin > 0 || tie_min) {
     if (tie_min)
-      swap_bval(&g->st.min, &st->min);
-    g->min_piece = piece;
+      swap_bval(&into->min, &st->min);
+    tag[1] = piece;
   }
-  if (piece < g->key_piece) {
-    swap_bval(&g->key, &k);
+  if (!into->enc)
+    into->enc = st->enc;
+  return GA_OK;
+}
+
+/* g += sts, the states of piece `piece` with keys `keys` (rule 2). */
+static int group_merge(ga_group *g, const ga_gshape *s, const ga_value *keys,
+                       ga_xstate *sts, int64_t piece) {
+  ga_bval k[GA_MAX_KEYS];
+  int newkey = piece < g->key_piece, rc = GA_OK;
+  memset(k, 0, sizeof(ga_bval) * (size_t)(s->nk + s->nc));
+  for (int i = 0; newkey && i < s->nk + s->nc && rc == GA_OK; i++)
+    rc = ga_bval_set(&k[i], &keys[i]);
+  for (int i = 0; i < s->ns && rc == GA_OK; i++)
+    rc = state_merge(&g->st[i], &g->tag[2 * i], &sts[i], piece);
+  if (rc == GA_OK && newkey) {
+    for (int i = 0; i < s->nk + s->nc; i++)
+      swap_bval(&g->key[i], &k[i]);
     g->key_piece = piece;
   }
-  ga_bval_clear(&k);
-  if (!g->st.enc)
-    g->st.enc = st->enc;
-  return GA_OK;
+  for (int i = 0; i < s->nk + s->nc; i++)
+    ga_bval_clear(&k[i]);
+  return rc;
 }
 
 /* ---- tables ---- */
@@ -211,25 +280,25 @@ static void gt_place(ga_group_table *t, size_t j, ga_group *g) {
   t->slot[j] = g;
   t->hash[j] = g->hash;
   t->n++;
-  t->bytes += group_bytes(g);
+  t->bytes += group_bytes(g, &t->shape);
 }
 
-static int gt_merge(ga_group_table *t, ga_group *e, const ga_value *key,
-                    ga_xstate *st, int64_t piece) {
-  int64_t was = group_bytes(e);
-  int rc = group_merge(e, key, st, piece);
-  t->bytes += group_bytes(e) - was;
+static int gt_merge(ga_group_table *t, ga_group *e, const ga_value *keys,
+                    ga_xstate *sts, int64_t piece) {
+  int64_t was = group_bytes(e, &t->shape);
+  int rc = group_merge(e, &t->shape, keys, sts, piece);
+  t->bytes += group_bytes(e, &t->shape) - was;
   return rc;
 }
 
-void ga_gt_init(ga_group_table *t, int coll) {
+void ga_gt_init(ga_group_table *t, const ga_gshape *s) {
   memset(t, 0, sizeof(*t));
-  t->coll = coll;
+  t->shape = *s;
 }
 
 void ga_gt_free(ga_group_table *t) {
   for (size_t i = 0; i < t->cap; i++)
-    group_free(t->slot[i]);
+    ga_group_free(t->slot[i], &t->shape);
   while (t->spare) {
     ga_group *g = t->spare;
     t->spare = g->next_spare;
@@ -237,7 +306,8 @@ void ga_gt_free(ga_group_table *t) {
   }
   sqlite3_free(t->slot);
   int rot = t->rot;
-  ga_gt_init(t, t->coll);
+  ga_gshape s = t->shape;
+  ga_gt_init(t, &s);
   t->rot = rot;
 }
 
@@ -278,8 +348,8 @@ static int gt_grow(ga_group_table *t) {
   return GA_OK;
 }
 
-/* The slot of key (hash h): its group, or the empty slot to fill. */
-static size_t gt_find(const ga_group_table *t, const ga_value *key,
+/* The slot of keys (hash h): its group, or the empty slot to fill. */
+static size_t gt_find(const ga_group_table *t, const ga_value *keys,
                       uint64_t h) {
   size_t j = slot_of(t, h) & (t->cap - 1);
   for (;;) {
@@ -287,9 +357,9 @@ static size_t gt_find(const ga_group_table *t, const ga_value *key,
     if (!g)
       return j;
     if (t->hash[j] == h) {
-      ga_value k;
-      ga_bval_view(&g->key, &k);
-      if (ga_key_cmp(&k, key, t->coll) == 0)
+      ga_value k[GA_MAX_KEYS];
+      keys_view(g, &t->shape, k);
+      if (ga_keys_cmp(k, keys, &t->shape) == 0)
         return j;
     }
     j = (j + 1) & (t->cap - 1);
@@ -300,51 +370,61 @@ static int gt_reserve(ga_group_table *t) {
   return (t->n + 1) * 4 > t->cap * 3 ? gt_grow(t) : GA_OK;
 }
 
-/* The group of key in t, made (empty state, key copied, tags = piece) when
-** it is new; NULL when out of memory.  A worker's own table of one piece
-** (engine/scan/scan.c, hash mode): its values are stepped in rowid order, so
-** the first row's key and the first among equal max/min stay (rule 2). */
-ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
+/* The group of keys in t, made (empty states, keys copied, tags = piece)
+** when it is new; NULL when out of memory.  A worker's own table of one
+** piece (engine/scan/scan.c, hash mode): its values are stepped in rowid
+** order, so the first row's keys and the first among equal max/min stay
+** (rule 2). */
+ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
                     int64_t piece) {
+  const ga_gshape *s = &t->shape;
   if (gt_reserve(t))
     return NULL;
-  size_t j = gt_find(t, key, h);
+  size_t j = gt_find(t, keys, h);
   ga_group *g = t->slot[j];
   if (g)
     return g;
   if (t->spare) { /* no allocator (its mutex) per group and piece */
     g = t->spare;
     t->spare = g->next_spare;
-  } else if (!(g = sqlite3_malloc64(sizeof(*g)))) {
+    group_reset(g, s);
+  } else if (!(g = ga_group_new(s))) {
     return NULL;
   }
-  memset(g, 0, sizeof(*g));
-  if (ga_bval_set(&g->key, key)) {
-    sqlite3_free(g);
-    return NULL;
-  }
+  for (int i = 0; i < s->nk + s->nc; i++)
+    if (ga_bval_set(&g->key[i], &keys[i])) {
+      ga_group_free(g, s);
+      return NULL;
+    }
   g->hash = h;
-  g->key_piece = g->max_piece = g->min_piece = piece;
+  g->key_piece = piece;
+  for (int i = 0; i < 2 * s->ns; i++)
+    g->tag[i] = piece;
   gt_place(t, j, g);
   return g;
 }
 
-int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
-              int64_t piece) {
+int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
+              ga_xstate *sts, int64_t piece) {
   size_t n = t->n;
-  ga_group *g = ga_gt_get(t, key, h, piece);
+  const ga_gshape *s = &t->shape;
+  ga_group *g = ga_gt_get(t, keys, h, piece);
+  int rc = GA_OK;
   if (!g)
-    return GA_NOMEM;
-  if (t->n == n) { /* there already: merge */
-    int rc = gt_merge(t, g, key, st, piece);
-    ga_xstate_clear(st);
-    return rc;
+    rc = GA_NOMEM;
+  else if (t->n == n) /* there already: merge */
+    rc = gt_merge(t, g, keys, sts, piece);
+  else { /* new: sts are its states */
+    int64_t before = group_bytes(g, s);
+    for (int i = 0; i < s->ns; i++) {
+      g->st[i] = sts[i];
+      ga_xstate_init(&sts[i]);
+    }
+    t->bytes += group_bytes(g, s) - before;
   }
-  int64_t before = group_bytes(g); /* new: st is its state */
-  g->st = *st;
-  ga_xstate_init(st);
-  t->bytes += group_bytes(g) - before;
-  return GA_OK;
+  for (int i = 0; i < s->ns; i++)
+    ga_xstate_clear(&sts[i]);
+  return rc;
 }
 
 /* ---- shards ---- */
@@ -354,12 +434,12 @@ struct ga_group_shards {
   pthread_mutex_t mu[GA_GS_SHARDS];
 };
 
-ga_group_shards *ga_gs_new(int coll) {
+ga_group_shards *ga_gs_new(const ga_gshape *shape) {
   ga_group_shards *s = sqlite3_malloc64(sizeof(*s));
   if (!s)
     return NULL;
   for (int i = 0; i < GA_GS_SHARDS; i++) {
-    ga_gt_init(&s->t[i], coll);
+    ga_gt_init(&s->t[i], shape);
     pthread_mutex_init(&s->mu[i], NULL);
   }
   return s;
@@ -375,13 +455,17 @@ void ga_gs_free(ga_group_shards *s) {
   sqlite3_free(s);
 }
 
-int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
+const ga_gshape *ga_gs_shape(const ga_group_shards *s) {
+  return &s->t[0].shape;
+}
+
+int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
               int64_t piece, int64_t *bytes) {
-  uint64_t h = ga_key_hash(key, s->t[0].coll);
+  uint64_t h = ga_keys_hash(keys, &s->t[0].shape);
   int k = (int)(h >> 58); /* the slots use the low bits */
   pthread_mutex_lock(&s->mu[k]);
   int64_t before = s->t[k].bytes;
-  int rc = ga_gt_add(&s->t[k], key, h, st, piece);
+  int rc = ga_gt_add(&s->t[k], keys, h, sts, piece);
   *bytes += s->t[k].bytes - before;
   pthread_mutex_unlock(&s->mu[k]);
   return rc;
@@ -396,28 +480,27 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
       continue;
     t->slot[j] = NULL;
     if (rc == GA_OK) {
-      ga_value key;
-      ga_bval_view(&g->key, &key);
+      ga_value key[GA_MAX_KEYS];
+      keys_view(g, &t->shape, key);
       int k = (int)(g->hash >> 58);
       ga_group_table *d = &s->t[k];
       pthread_mutex_lock(&s->mu[k]);
       int64_t before = d->bytes;
       rc = gt_reserve(d);
       if (rc == GA_OK) {
-        size_t i = gt_find(d, &key, g->hash);
+        size_t i = gt_find(d, key, g->hash);
         if (!d->slot[i]) { /* new here: the group itself moves */
           gt_place(d, i, g);
           g = NULL;
         } else {
-          rc = gt_merge(d, d->slot[i], &key, &g->st, piece);
+          rc = gt_merge(d, d->slot[i], key, g->st, piece);
         }
       }
       *bytes += d->bytes - before;
       pthread_mutex_unlock(&s->mu[k]);
     }
     if (g) { /* merged (or failed): keep it for the next piece */
-      ga_bval_clear(&g->key);
-      ga_xstate_clear(&g->st);
+      group_clear(g, &t->shape);
       g->next_spare = t->spare;
       t->spare = g;
     }
@@ -427,16 +510,16 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
   return rc;
 }
 
-/* qsort has no context argument in C11: the collation travels in a
+/* qsort has no context argument in C11: the shape travels in a
 ** thread-local (two connections may sort at once) */
-static _Thread_local int gs_coll_for_sort;
+static _Thread_local const ga_gshape *gs_shape_for_sort;
 
 static int sort_cmp(const void *pa, const void *pb) {
   const ga_group *a = *(ga_group *const *)pa, *b = *(ga_group *const *)pb;
-  ga_value ka, kb;
-  ga_bval_view(&a->key, &ka);
-  ga_bval_view(&b->key, &kb);
-  return ga_key_cmp(&ka, &kb, gs_coll_for_sort);
+  ga_value ka[GA_MAX_KEYS], kb[GA_MAX_KEYS];
+  keys_view(a, gs_shape_for_sort, ka);
+  keys_view(b, gs_shape_for_sort, kb);
+  return ga_keys_cmp(ka, kb, gs_shape_for_sort);
 }
 
 int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n) {
@@ -450,7 +533,7 @@ int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n) {
     for (size_t j = 0; j < s->t[i].cap; j++)
       if (s->t[i].slot[j])
         v[k++] = s->t[i].slot[j];
-  gs_coll_for_sort = s->t[0].coll;
+  gs_shape_for_sort = &s->t[0].shape;
   qsort(v, k, sizeof(*v), sort_cmp);
   *out = v;
   *n = k;

@@ -1,12 +1,14 @@
 /*
-** scan_group.h — the groups of gpu_aggregate's parallel path: group keys
-** compared as SQLite's GROUP BY compares them, and tables of exact states
-** merged in rowid order (engine/scan/scan.c).
+** scan_group.h — the groups of the parallel scan (gpu_aggregate,
+** gpu_query): tuples of group keys compared as SQLite's GROUP BY compares
+** them, and tables of exact states, several per group, merged in rowid
+** order (engine/scan/scan.c).
 **
 ** Rules:
-**   1. Two keys are one group exactly when SQLite's GROUP BY would put them
-**      in one: NULLs together; INTEGER and REAL by exact value (1 = 1.0,
-**      0 = -0.0); TEXT by the group's collation, one of SQLite's built-ins
+**   1. Two key tuples are one group exactly when SQLite's GROUP BY would
+**      put them in one: key by key, NULLs together; INTEGER and REAL by exact
+*value (1 = 1.0,
+**      0 = -0.0); TEXT by that key's collation, one of SQLite's built-ins
 **      BINARY, NOCASE, RTRIM, reimplemented here byte for byte (the caller
 **      checks that the connection does not override them); BLOB by memcmp.
 **      TEXT is held in the bytes SQLite compares: BINARY compares the
@@ -16,8 +18,9 @@
 **      only; the caller keeps a UTF-16 database's NOCASE and RTRIM keys on
 **      the serial path, since the converted bytes are no representative).
 **   2. Where the contract leaves a choice, the row first in rowid order
-**      wins: the group's representative key, and among equal max/min values
-**      (5 vs 5.0) the first.  Every part of a state carries the number of
+**      wins: the group's representative keys (all of one row), and among
+**      equal max/min values of each state (5 vs 5.0) the first.  The keys
+**      and each state's max and min carry the number of
 **      the rowid piece it came from ("tags"); pieces are numbered in rowid
 **      order, so merging by tags gives the rowid-order answer whatever order
 **      the workers' tables are merged in.
@@ -48,38 +51,76 @@ int ga_key_cmp(const ga_value *a, const ga_value *b, int coll);
 /* A hash that agrees with ga_key_cmp == 0. */
 uint64_t ga_key_hash(const ga_value *k, int coll);
 
-/* One group: its representative key and its state, with rule 2's tags. */
+/* The shape of a scan's groups: nk keys (1 for an ungrouped scan: one
+** NULL key), each compared under its collation, and ns exact states (one
+** per distinct aggregate argument: gpu_query's measures; gpu_aggregate has
+** one of each). */
+#define GA_MAX_KEYS 32 /* compared and carried */
+#define GA_MAX_STATES 64
+typedef struct ga_gshape {
+  int nk, ns;
+  /* carried values after the keys: the group's first row's (rule 2),
+  ** neither compared nor hashed (gpu_query: the columns that group terms
+  ** such as substr(d, 1, 4) read, which its post-aggregate query reads) */
+  int nc;
+  int coll[GA_MAX_KEYS]; /* GA_COLL_* of each key */
+} ga_gshape;
+
+/* One key and one state under collation coll (gpu_aggregate, the cache). */
+ga_gshape ga_gshape_one(int coll);
+
+/* GROUP BY's comparison of two key tuples: key by key, rule 1. */
+int ga_keys_cmp(const ga_value *a, const ga_value *b, const ga_gshape *s);
+/* A hash that agrees with ga_keys_cmp == 0 (ga_key_hash when nk = 1). */
+uint64_t ga_keys_hash(const ga_value *k, const ga_gshape *s);
+
+/* One group: its representative keys and its states, with rule 2's tags.
+** One allocation holds the group and its arrays (ga_group_new). */
 typedef struct ga_group {
-  ga_bval key;
   uint64_t hash;
-  int64_t key_piece, max_piece, min_piece;
-  ga_xstate st;
+  int64_t key_piece;
   struct ga_group *next_spare; /* in a table's spare list */
+  ga_bval *key;                /* shape.nk keys, then shape.nc carried */
+  ga_xstate *st;               /* shape.ns states */
+  int64_t *tag;                /* 2 per state: the pieces of its max, min */
 } ga_group;
+
+/* Memory of a group of shape s, before its TEXT and BLOB bytes (the
+** README's bytes per group: the cap GA_SCAN_MAX_GROUP_BYTES counts these
+** plus the bytes of keys and max/min values, and 32 bytes of slot). */
+#define GA_GROUP_FIXED_BYTES(s)                                                \
+  ((int64_t)sizeof(ga_group) +                                                 \
+   (int64_t)((s)->nk + (s)->nc) * (int64_t)sizeof(ga_bval) +                   \
+   (int64_t)(s)->ns * (int64_t)(sizeof(ga_xstate) + 2 * sizeof(int64_t)))
+
+/* An empty group of shape s (keys NULL, states empty), NULL when out of
+** memory; ga_group_free frees it with what it holds. */
+ga_group *ga_group_new(const ga_gshape *s);
+void ga_group_free(ga_group *g, const ga_gshape *s);
 
 /* A hash table of groups (one thread at a time). */
 typedef struct ga_group_table {
   ga_group **slot; /* open addressing, linear probing; cap a power of 2 */
   uint64_t *hash;  /* hash[j]: the hash of slot[j]'s group (same block) */
   size_t cap, n;
-  int coll;
+  ga_gshape shape;
   int rot;         /* slots use the hash rotated right by rot bits */
   ga_group *spare; /* groups kept for reuse (a worker's table) */
   int64_t bytes;   /* held by this table, about */
 } ga_group_table;
 
-void ga_gt_init(ga_group_table *t, int coll);
+void ga_gt_init(ga_group_table *t, const ga_gshape *s);
 void ga_gt_free(ga_group_table *t);
-/* Merge `st` (the state of rowid piece `piece` for `key`, whose hash is h;
-** taken over: *st is left empty) into the table, pieces in any order (rule
-** 2).  GA_OK, GA_NOMEM or GA_BADSTATE. */
-int ga_gt_add(ga_group_table *t, const ga_value *key, uint64_t h, ga_xstate *st,
-              int64_t piece);
+/* Merge sts (shape.ns states of rowid piece `piece` for keys, whose hash is
+** h; taken over: they are left empty) into the table, pieces in any order
+** (rule 2).  GA_OK, GA_NOMEM or GA_BADSTATE. */
+int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
+              ga_xstate *sts, int64_t piece);
 
-/* The group of key (hash h) in t, made empty when new, with tags = piece;
+/* The group of keys (hash h) in t, made empty when new, with tags = piece;
 ** NULL when out of memory.  For a table that one thread fills with the
 ** rows of one piece, in rowid order. */
-ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
+ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
                     int64_t piece);
 
 /* The groups of one scan, shared by its workers: shards by hash, one mutex
@@ -90,11 +131,11 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *key, uint64_t h,
 #define GA_GS_SHARDS 64
 typedef struct ga_group_shards ga_group_shards;
 
-ga_group_shards *ga_gs_new(int coll); /* NULL: out of memory */
+ga_group_shards *ga_gs_new(const ga_gshape *s); /* NULL: out of memory */
 void ga_gs_free(ga_group_shards *s);
-/* ga_gt_add into the key's shard, thread-safe.  *bytes grows by what the
+/* ga_gt_add into the keys' shard, thread-safe.  *bytes grows by what the
 ** shard's memory grew. */
-int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
+int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
               int64_t piece, int64_t *bytes);
 /* Move every group of t (one piece's: all tagged `piece`) into s and
 ** leave t empty, its slots kept for the next piece.  *bytes grows by what
@@ -102,8 +143,10 @@ int ga_gs_add(ga_group_shards *s, const ga_value *key, ga_xstate *st,
 ** same). */
 int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
                int64_t *bytes);
-/* Every group, in ga_key_cmp order, once no thread adds any more; *out is
+/* Every group, in ga_keys_cmp order, once no thread adds any more; *out is
 ** sqlite3_malloc'd, the groups stay owned by s.  GA_OK or GA_NOMEM. */
 int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n);
+/* The shape s was made with. */
+const ga_gshape *ga_gs_shape(const ga_group_shards *s);
 
 #endif

@@ -237,12 +237,15 @@ static void report_last(aggr_cursor *c) {
 
 /* ---- rule 8: the answer kept per cursor ---- */
 
+/* The kept groups' shape: one key, one state. */
+static const ga_gshape *memo_shape(void) {
+  static const ga_gshape one = {.nk = 1, .ns = 1, .coll = {GA_COLL_BINARY}};
+  return &one;
+}
+
 static void memo_free(aggr_cursor *c) {
-  for (size_t i = 0; i < c->memo_n; i++) {
-    ga_bval_clear(&c->memo_g[i]->key);
-    ga_xstate_clear(&c->memo_g[i]->st);
-    sqlite3_free(c->memo_g[i]);
-  }
+  for (size_t i = 0; i < c->memo_n; i++)
+    ga_group_free(c->memo_g[i], memo_shape());
   sqlite3_free(c->memo_g);
   c->memo_g = NULL;
   c->memo_n = c->memo_cap = 0;
@@ -275,8 +278,8 @@ static void memo_add(aggr_cursor *c) {
     memo_stop(c);
     return;
   }
-  int64_t bytes =
-      (int64_t)sizeof(ga_group) + key.n + c->cur.max.n + c->cur.min.n + 64;
+  int64_t bytes = GA_GROUP_FIXED_BYTES(memo_shape()) + key.n + c->cur.max.n +
+                  c->cur.min.n + 64;
   if (c->memo_bytes + bytes > GA_SCAN_MAX_GROUP_BYTES) {
     memo_stop(c);
     return;
@@ -291,17 +294,13 @@ static void memo_add(aggr_cursor *c) {
     c->memo_g = g;
     c->memo_cap = cap;
   }
-  ga_group *g = sqlite3_malloc64(sizeof(*g));
+  ga_group *g = ga_group_new(memo_shape());
   if (!g) {
     memo_stop(c);
     return;
   }
-  memset(g, 0, sizeof(*g));
-  ga_xstate_init(&g->st);
-  if (ga_bval_set(&g->key, &key) || ga_xstate_merge(&g->st, &c->cur)) {
-    ga_bval_clear(&g->key);
-    ga_xstate_clear(&g->st);
-    sqlite3_free(g);
+  if (ga_bval_set(g->key, &key) || ga_xstate_merge(g->st, &c->cur)) {
+    ga_group_free(g, memo_shape());
     memo_stop(c);
     return;
   }
@@ -424,7 +423,7 @@ static int serial_step(aggr_cursor *c) {
 static int overflow_of(aggr_cursor *c) {
   for (size_t i = 0; i < c->ng; i++) {
     ga_value v;
-    if (ga_xstate_result(&c->g[i]->st, GA_AGG_SUM, &v) == GA_OVERFLOW)
+    if (ga_xstate_result(c->g[i]->st, GA_AGG_SUM, &v) == GA_OVERFLOW)
       return 1;
   }
   return 0;
@@ -446,7 +445,7 @@ static void take_groups(aggr_cursor *c, const ga_args *a, char **err) {
   c->g = c->out.sorted;
   c->ng = c->out.n;
   for (size_t i = 0; i < c->ng; i++)
-    c->rows += c->g[i]->st.rows;
+    c->rows += c->g[i]->st[0].rows;
   c->complete = 1;
   if (overflow_of(c)) {
     *err = sqlite3_mprintf("gpu_aggregate: integer overflow");
@@ -728,14 +727,14 @@ static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
   }
   const ga_xstate *s = c->serial  ? &c->cur
                        : c->empty ? &c->none
-                                  : &c->g[c->i]->st;
+                                  : c->g[c->i]->st;
   ga_value v;
   switch (col) {
   case COL_GRP:
     if (c->serial) {
       sqlite3_result_value(ctx, sqlite3_column_value(c->st, 0));
     } else if (!c->empty) {
-      ga_bval_view(&c->g[c->i]->key, &v);
+      ga_bval_view(c->g[c->i]->key, &v);
       ga_result_value(ctx, &v, c->key_enc); /* the stored bytes */
     }
     break;

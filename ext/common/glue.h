@@ -44,6 +44,8 @@ struct ga_conn {
   /* gpu_aggregate's xFilter calls that computed an answer, and those that
   ** served the answer a cursor kept (gpuagg_info's "gpu_aggregate") */
   int64_t aggregate_calls, aggregate_replays;
+  /* the same for gpu_query (gpuagg_info's "gpu_query") */
+  int64_t query_calls, query_replays;
 };
 
 /* ---- conn.c ---- */

@@ -7,7 +7,8 @@
 ** between two rows of one group, a row moves from the front to a new rowid
 ** past the end).  READERS threads, each with its own connection, run
 ** gpu_aggregate with 3 workers (so up to READERS * 3 worker threads and the
-** pools of both files are shared), ungrouped and grouped, and check every
+** pools of both files are shared), ungrouped and grouped, and gpu_query
+** with two keys and four measures, and check every
 ** result against the invariants.  An interrupter thread calls
 ** sqlite3_interrupt on random readers (their answer may then be
 ** SQLITE_INTERRUPT, never a wrong one), and readers close and reopen their
@@ -74,16 +75,26 @@ static sqlite3 *reader_open(int t) {
           "SELECT gpuagg_config('threads', 3), gpuagg_config('scan_min_rows', "
           "0)",
           NULL, NULL);
+  /* gpu_query's multi-key, multi-measure hash path (issue 19): h is a
+  ** function of g, so the groups are g's; d must be 0 and c the rows */
+  run_sql(db,
+          "CREATE VIRTUAL TABLE temp.q USING gpu_query('SELECT g, g % 2 AS h, "
+          "count(*) AS n, sum(x) AS s, total(x * 2) - 2 * sum(x) AS d, "
+          "count(x) AS c FROM t GROUP BY g, h')",
+          NULL, NULL);
   return db;
 }
 
-/* One gpu_aggregate; 1 when the answer keeps the invariants. */
+/* One gpu_aggregate (grouped 0, 1) or gpu_query (2): 1 when the answer
+** keeps the invariants. */
 static void check_once(int t, sqlite3 *db, int k, int grouped) {
   sqlite3_stmt *st;
-  const char *sql = grouped ? "SELECT grp, rows, sum FROM gpu_aggregate('t', "
-                              "'x', NULL, 'g')"
-                            : "SELECT NULL, rows, sum FROM gpu_aggregate('t', "
-                              "'x')";
+  const char *sql =
+      grouped == 2 ? "SELECT g, n, s, d, c FROM q"
+      : grouped    ? "SELECT grp, rows, sum, 0, rows FROM gpu_aggregate('t', "
+                     "'x', NULL, 'g')"
+                   : "SELECT NULL, rows, sum, 0, rows FROM gpu_aggregate('t', "
+                     "'x')";
   int64_t grows[GROUPS] = {0}, gsum[GROUPS] = {0}, rows = 0, sum = 0;
   int n = 0, rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL), bad = 0;
   /* the interrupter hit the prepare itself; inside gpu_aggregate's
@@ -109,6 +120,9 @@ static void check_once(int t, sqlite3 *db, int k, int grouped) {
     }
     rows += sqlite3_column_int64(st, 1);
     sum += sqlite3_column_int64(st, 2);
+    if (sqlite3_column_double(st, 3) != 0.0 ||
+        sqlite3_column_int64(st, 4) != sqlite3_column_int64(st, 1))
+      bad = 1;
     n++;
   }
   rc = sqlite3_finalize(st);
@@ -144,7 +158,7 @@ static void *reader(void *arg) {
   sqlite3 *db = reader_db[t] = reader_open(t);
   pthread_mutex_unlock(&reader_mu[t]);
   for (int it = 0; it < iters; it++) {
-    check_once(t, db, k, it % 2);
+    check_once(t, db, k, it % 3);
     if (it % 9 == 8) { /* close and reopen: pool references */
       pthread_mutex_lock(&reader_mu[t]);
       sqlite3_close(db);

@@ -1,0 +1,272 @@
+/*
+** groups_vtab.c — the merged groups of one gpu_query call, as a table that
+** SQLite's own query reads (planner/query.c, "post").
+**
+** SQL interface (internal; gpu_query creates and drops it):
+**
+**   CREATE VIRTUAL TABLE temp."<q>_groups"
+**     USING gpuagg_groups('<schema>', <columns>);
+**   SELECT ... FROM temp."<q>_groups"(?handle) AS <name> ...
+**   gpuagg_pick(X)   an aggregate: X of the group's one row
+**
+** Rules:
+**   1. The columns are those of <schema>: the group's key and carried
+**      columns, declared with their table's type and collation (so keys keep
+**      their affinity and collation in HAVING and ORDER BY), one column per
+**      aggregate value, and the HIDDEN handle.  A row is a group.
+**   2. The handle is a pointer bound by gpu_query (sqlite3_bind_pointer,
+**      type "gpuagg_groups"): no SQL text can make one, so the table shows
+**      no rows to anyone else.  Without one, no row.
+**   3. An aggregate value is what gpu_sum, gpu_total, gpu_avg, gpu_min,
+**      gpu_max, count(x) or count(*) gives over the group's rows.  A
+**      gpu_sum that overflows is a private BLOB instead (random bytes of
+**      this process), which gpuagg_pick turns into the error "integer
+**      overflow" when SQLite finalises that group, as the reference query
+**      raises it: groups that a LIMIT never reaches raise nothing.
+**   4. DIRECTONLY, both: not from triggers or views of a database file.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "query_vtab.h"
+
+/* Rule 3's marker: a prefix and 16 random bytes. */
+#define MARK_PREFIX "gpuagg:overflow:"
+#define MARK_BYTES (sizeof(MARK_PREFIX) - 1 + 16)
+static unsigned char mark[MARK_BYTES];
+static int mark_made; /* atomic */
+
+static const unsigned char *overflow_mark(void) {
+  if (!__atomic_load_n(&mark_made, __ATOMIC_ACQUIRE)) {
+    unsigned char m[MARK_BYTES];
+    memcpy(m, MARK_PREFIX, sizeof(MARK_PREFIX) - 1);
+    sqlite3_randomness(16, m + sizeof(MARK_PREFIX) - 1);
+    /* two threads may both make one: the first stored wins */
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&mark_made, &expected, 2, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      memcpy(mark, m, MARK_BYTES);
+      __atomic_store_n(&mark_made, 1, __ATOMIC_RELEASE);
+    }
+    while (__atomic_load_n(&mark_made, __ATOMIC_ACQUIRE) != 1)
+      ;
+  }
+  return mark;
+}
+
+/* ---- gpuagg_pick ---- */
+
+static void pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3_value **kept = sqlite3_aggregate_context(ctx, sizeof(*kept));
+  if (!kept) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if (*kept)
+    return; /* one row a group; the first stays */
+  *kept = sqlite3_value_dup(argv[0]);
+  if (!*kept)
+    sqlite3_result_error_nomem(ctx);
+}
+
+static void pick_final(sqlite3_context *ctx) {
+  sqlite3_value **kept = sqlite3_aggregate_context(ctx, 0);
+  if (!kept || !*kept)
+    return; /* no row: NULL */
+  sqlite3_value *v = *kept;
+  if (sqlite3_value_type(v) == SQLITE_BLOB &&
+      sqlite3_value_bytes(v) == (int)MARK_BYTES &&
+      !memcmp(sqlite3_value_blob(v), overflow_mark(), MARK_BYTES))
+    sqlite3_result_error(ctx, "integer overflow", -1);
+  else
+    sqlite3_result_value(ctx, v);
+  sqlite3_value_free(v);
+  *kept = NULL;
+}
+
+void ga_pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  pick_step(ctx, argc, argv);
+}
+
+void ga_pick_final(sqlite3_context *ctx) { pick_final(ctx); }
+
+/* ---- the table ---- */
+
+typedef struct groups_vtab {
+  sqlite3_vtab base;
+  int ncol; /* declared columns, the handle last */
+} groups_vtab;
+
+typedef struct groups_cursor {
+  sqlite3_vtab_cursor base;
+  const ga_qgroups *gs;
+  size_t i, n; /* row i of n */
+} groups_cursor;
+
+/* The schema argument: a quoted SQL string. */
+static char *unquote(const char *z) {
+  size_t n = strlen(z);
+  if (n < 2 || z[0] != '\'' || z[n - 1] != '\'')
+    return NULL;
+  char *o = sqlite3_malloc64(n);
+  if (!o)
+    return NULL;
+  size_t k = 0;
+  for (size_t j = 1; j + 1 < n; j++) {
+    o[k++] = z[j];
+    if (z[j] == '\'')
+      j++;
+  }
+  o[k] = 0;
+  return o;
+}
+
+static int groups_connect(sqlite3 *db, void *aux, int argc,
+                          const char *const *argv, sqlite3_vtab **pp,
+                          char **err) {
+  (void)aux;
+  char *schema = argc == 5 ? unquote(argv[3]) : NULL;
+  int ncol = argc == 5 ? atoi(argv[4]) : 0;
+  if (!schema || ncol < 1) {
+    sqlite3_free(schema);
+    *err = sqlite3_mprintf("gpuagg_groups: made by gpu_query only");
+    return SQLITE_ERROR;
+  }
+  int rc = sqlite3_declare_vtab(db, schema);
+  sqlite3_free(schema);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("gpuagg_groups: %s", sqlite3_errmsg(db));
+    return rc;
+  }
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  groups_vtab *vt = sqlite3_malloc(sizeof(*vt));
+  if (!vt)
+    return SQLITE_NOMEM;
+  memset(vt, 0, sizeof(*vt));
+  vt->ncol = ncol;
+  *pp = &vt->base;
+  return SQLITE_OK;
+}
+
+static int groups_disconnect(sqlite3_vtab *vt) {
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+/* The handle (the last column) must be bound: rule 2. */
+static int groups_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
+  groups_vtab *vt = (groups_vtab *)pv;
+  int found = -1;
+  for (int k = 0; k < p->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &p->aConstraint[k];
+    if (c->iColumn == vt->ncol - 1 && c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      if (!c->usable)
+        return SQLITE_CONSTRAINT;
+      found = k;
+    }
+  }
+  if (found >= 0) {
+    p->aConstraintUsage[found].argvIndex = 1;
+    p->aConstraintUsage[found].omit = 1;
+    p->idxNum = 1;
+  }
+  p->estimatedCost = 1000;
+  p->estimatedRows = 1000;
+  return SQLITE_OK;
+}
+
+static int groups_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **pp) {
+  (void)vt;
+  groups_cursor *c = sqlite3_malloc(sizeof(*c));
+  if (!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  *pp = &c->base;
+  return SQLITE_OK;
+}
+
+static int groups_close(sqlite3_vtab_cursor *c) {
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+static int groups_filter(sqlite3_vtab_cursor *pc, int idxNum,
+                         const char *idxStr, int argc, sqlite3_value **argv) {
+  (void)idxStr;
+  groups_cursor *c = (groups_cursor *)pc;
+  c->gs = idxNum == 1 && argc == 1
+              ? sqlite3_value_pointer(argv[0], "gpuagg_groups")
+              : NULL;
+  c->i = 0;
+  /* ungrouped: exactly one row, the empty state when nothing matched */
+  c->n = !c->gs ? 0 : c->gs->ungrouped && c->gs->n == 0 ? 1 : c->gs->n;
+  return SQLITE_OK;
+}
+
+static int groups_next(sqlite3_vtab_cursor *pc) {
+  ((groups_cursor *)pc)->i++;
+  return SQLITE_OK;
+}
+
+static int groups_eof(sqlite3_vtab_cursor *pc) {
+  groups_cursor *c = (groups_cursor *)pc;
+  return c->i >= c->n;
+}
+
+static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
+                         int col) {
+  groups_cursor *c = (groups_cursor *)pc;
+  const ga_qgroups *gs = c->gs;
+  const ga_query *q = gs->q;
+  const ga_group *g = gs->n ? gs->g[c->i] : NULL;
+  ga_value v;
+  if (col < q->nreps) {
+    if (g) {
+      ga_bval_view(&g->key[q->rep_slot[col]], &v);
+      ga_result_value(ctx, &v, gs->enc);
+    }
+    return SQLITE_OK;
+  }
+  col -= q->nreps;
+  if (col >= q->naggs)
+    return SQLITE_OK; /* the handle */
+  const ga_qagg *a = &q->aggs[col];
+  ga_xstate none;
+  memset(&none, 0, sizeof(none));
+  const ga_xstate *s = g ? &g->st[a->val] : &none;
+  if (a->op == GA_Q_COUNT_STAR)
+    sqlite3_result_int64(ctx, s->rows);
+  else if (a->op == GA_Q_COUNT)
+    sqlite3_result_int64(ctx, s->count);
+  else if (ga_xstate_result(s, a->op, &v) == GA_OVERFLOW)
+    sqlite3_result_blob(ctx, overflow_mark(), (int)MARK_BYTES,
+                        SQLITE_TRANSIENT);
+  else
+    ga_result_value(ctx, &v, s->enc);
+  return SQLITE_OK;
+}
+
+static int groups_rowid(sqlite3_vtab_cursor *pc, sqlite3_int64 *r) {
+  *r = (sqlite3_int64)((groups_cursor *)pc)->i;
+  return SQLITE_OK;
+}
+
+const sqlite3_module ga_groups_methods = {
+    .iVersion = 0,
+    .xCreate = groups_connect,
+    .xConnect = groups_connect,
+    .xBestIndex = groups_best_index,
+    .xDisconnect = groups_disconnect,
+    .xDestroy = groups_disconnect,
+    .xOpen = groups_open,
+    .xClose = groups_close,
+    .xFilter = groups_filter,
+    .xNext = groups_next,
+    .xEof = groups_eof,
+    .xColumn = groups_column,
+    .xRowid = groups_rowid,
+};

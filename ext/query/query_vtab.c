@@ -1,0 +1,750 @@
+/*
+** query_vtab.c — gpu_query: an analyst's whole SELECT through the parallel
+** exact scan.
+**
+** SQL interface:
+**
+**   CREATE VIRTUAL TABLE temp.q1 USING gpu_query('SELECT ... FROM t ...');
+**   SELECT * FROM q1(p1, p2, ...);
+**
+**   The columns are the SELECT's result columns (planner/query.c rule 3)
+**   and, HIDDEN, its parameters, named as written ("?1", ":a"; an
+**   anonymous ? is "?N"), which table-valued-function arguments or
+**   "?1" = ... constraints bind; an unbound parameter is NULL.
+**
+** Rules:
+**   1. The contract: the rows equal those of the SELECT run on the caller's
+**      connection with sum, total, avg, min, max replaced by gpu_sum ...
+**      gpu_max (count unchanged), values and typeof, on one committed state
+**      of the database that existed during the call; in the text's ORDER
+**      BY order where it has one.  Where it leaves a choice (a group's
+**      representative, equal INTEGER and REAL in min/max), the parallel
+**      path takes the first row in rowid order; the serial path SQLite's
+**      own choice, over the rows in rowid order (NOT INDEXED).
+**   2. Two paths.  Parallel: the workers compute every distinct aggregate
+**      argument's exact state per group in one pass (planner/path.c's
+**      conditions, engine/scan/scan.c), and SQLite evaluates the select
+**      list, HAVING, ORDER BY and LIMIT over the merged groups
+**      (groups_vtab.c).  Serial: the text with gpu_ aggregates on the
+**      caller's connection.  Any failure of the parallel path (and a
+**      schema changed since CREATE) takes the serial one, with the reason
+**      in gpuagg_info()'s last_scan.why.
+**   3. The text is parsed again at each call (the schema may have
+**      changed); the columns stay those of CREATE: a call whose text now
+**      has other columns is an error.
+**   4. Temp only, DIRECTONLY: CREATE fails elsewhere (a table in a file
+**      would re-prepare its text at every connect, and could not even be
+**      dropped once a column it names was renamed).  The table's groups
+**      table, temp."<name>_groups", is created, renamed and dropped with it.
+**   5. Errors start "gpu_query:" and name the construct (planner/query.c
+**      rule 1) or carry SQLite's own message.
+**   6. An interrupt or progress handler of the caller acts as on
+**      gpu_aggregate (planner/path.c rule 12); last_scan as gpu_aggregate's,
+**      with rows null on the serial path.
+**   7. One answer per cursor and parameters: SQLite calls xFilter again on
+**      the same cursor for each outer row of a join; with the same
+**      parameter values the cursor serves the rows it kept (up to
+**      GA_SCAN_MAX_GROUP_BYTES of them; past it, it runs again).
+**      gpuagg_info()'s gpu_query {calls, replays} counts them.
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "query_vtab.h"
+
+typedef struct query_module {
+  ga_conn *conn;
+  ga_scan_pool **pools; /* files this connection scanned (scan_pool.c) */
+  int npools;
+} query_module;
+
+typedef struct query_vtab {
+  sqlite3_vtab base;
+  sqlite3 *db;
+  query_module *mod;
+  char *sql;           /* the SELECT */
+  char *groups;        /* its groups table, in temp */
+  char *groups_schema; /* that table's columns at CREATE */
+  int ncols, nparams;
+} query_vtab;
+
+typedef struct query_cursor {
+  sqlite3_vtab_cursor base;
+  sqlite3_stmt *st; /* the post query (parallel) or the serial one */
+  ga_query q;
+  ga_scan_out out;
+  ga_qgroups gs;
+  sqlite3_value **params; /* nparams; NULL: unbound */
+  int np;
+  int eof, serial, reversed;
+  sqlite3_int64 rowid;
+  double t0;
+  int reported;
+  int64_t rows; /* passed the filter (parallel), -1: not counted */
+  /* rule 7: the rows kept, ncols values each */
+  sqlite3_value **kept;
+  size_t nkept, capkept;
+  int64_t kept_bytes;
+  int memo, memo_off, replay;
+  size_t ri;
+} query_cursor;
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A quoted SQL string's text (sqlite3_malloc'd), NULL when z is not one. */
+static char *unquote(const char *z) {
+  size_t n = strlen(z);
+  if (n < 2 || z[0] != '\'' || z[n - 1] != '\'')
+    return NULL;
+  char *o = sqlite3_malloc64(n);
+  if (!o)
+    return NULL;
+  size_t k = 0;
+  for (size_t j = 1; j + 1 < n; j++) {
+    o[k++] = z[j];
+    if (z[j] == '\'')
+      j++;
+  }
+  o[k] = 0;
+  return o;
+}
+
+static void vtab_free(query_vtab *vt) {
+  if (!vt)
+    return;
+  sqlite3_free(vt->sql);
+  sqlite3_free(vt->groups);
+  sqlite3_free(vt->groups_schema);
+  sqlite3_free(vt);
+}
+
+static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                sqlite3_vtab **pp, char **err, int create) {
+  query_vtab *vt = NULL;
+  ga_query q;
+  int rc;
+  memset(&q, 0, sizeof(q));
+  if (sqlite3_stricmp(argv[1], "temp")) {
+    *err = sqlite3_mprintf("gpu_query: create it in temp: CREATE VIRTUAL "
+                           "TABLE temp.%s USING gpu_query('SELECT ...')",
+                           argv[2]);
+    return SQLITE_ERROR;
+  }
+  if (argc != 4) {
+    *err = sqlite3_mprintf("gpu_query: expected one argument, the text of "
+                           "one SELECT, got %d",
+                           argc - 3);
+    return SQLITE_ERROR;
+  }
+  vt = sqlite3_malloc(sizeof(*vt));
+  if (!vt)
+    return SQLITE_NOMEM;
+  memset(vt, 0, sizeof(*vt));
+  vt->db = db;
+  vt->mod = aux;
+  vt->sql = unquote(argv[3]);
+  vt->groups = sqlite3_mprintf("%s_groups", argv[2]);
+  if (!vt->groups) {
+    vtab_free(vt);
+    return SQLITE_NOMEM;
+  }
+  if (!vt->sql) {
+    vtab_free(vt);
+    *err = sqlite3_mprintf("gpu_query: the argument must be the SELECT as a "
+                           "string: gpu_query('SELECT ...')");
+    return SQLITE_ERROR;
+  }
+  rc = ga_query_parse(db, vt->sql, vt->groups, &q, err);
+  if (rc != SQLITE_OK) {
+    vtab_free(vt);
+    return rc;
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "CREATE TABLE x(");
+  for (int i = 0; i < q.ncols; i++)
+    sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", q.col_name[i]);
+  for (int i = 0; i < q.nparams; i++)
+    sqlite3_str_appendf(s, ", \"%w\" HIDDEN", q.param_name[i]);
+  sqlite3_str_appendall(s, ")");
+  char *decl = sqlite3_str_finish(s);
+  vt->ncols = q.ncols;
+  vt->nparams = q.nparams;
+  vt->groups_schema = sqlite3_mprintf("%s", q.groups_schema);
+  rc = !decl || !vt->groups_schema ? SQLITE_NOMEM
+                                   : sqlite3_declare_vtab(db, decl);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  if (rc == SQLITE_OK && create) {
+    char *x = sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE temp.\"%w\" USING gpuagg_groups(%Q, %d)",
+        vt->groups, q.groups_schema, q.nreps + q.naggs + 1);
+    rc = x ? sqlite3_exec(db, x, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(x);
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
+      *err = sqlite3_mprintf("gpu_query: cannot create %s: %s", vt->groups,
+                             sqlite3_errmsg(db));
+  } else if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+    *err = sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(db));
+  }
+  sqlite3_free(decl);
+  ga_query_free(&q);
+  if (rc != SQLITE_OK) {
+    vtab_free(vt);
+    return rc;
+  }
+  *pp = &vt->base;
+  return SQLITE_OK;
+}
+
+static int query_create(sqlite3 *db, void *aux, int argc,
+                        const char *const *argv, sqlite3_vtab **pp,
+                        char **err) {
+  return init(db, aux, argc, argv, pp, err, 1);
+}
+
+static int query_connect(sqlite3 *db, void *aux, int argc,
+                         const char *const *argv, sqlite3_vtab **pp,
+                         char **err) {
+  return init(db, aux, argc, argv, pp, err, 0);
+}
+
+static int query_disconnect(sqlite3_vtab *pv) {
+  vtab_free((query_vtab *)pv);
+  return SQLITE_OK;
+}
+
+static int query_destroy(sqlite3_vtab *pv) {
+  query_vtab *vt = (query_vtab *)pv;
+  char *x = sqlite3_mprintf("DROP TABLE IF EXISTS temp.\"%w\"", vt->groups);
+  int rc = x ? sqlite3_exec(vt->db, x, NULL, NULL, NULL) : SQLITE_NOMEM;
+  sqlite3_free(x);
+  if (rc != SQLITE_OK)
+    return rc;
+  vtab_free(vt);
+  return SQLITE_OK;
+}
+
+static int query_rename(sqlite3_vtab *pv, const char *name) {
+  query_vtab *vt = (query_vtab *)pv;
+  char *g = sqlite3_mprintf("%s_groups", name);
+  char *x = g ? sqlite3_mprintf("ALTER TABLE temp.\"%w\" RENAME TO \"%w\"",
+                                vt->groups, g)
+              : NULL;
+  int rc = x ? sqlite3_exec(vt->db, x, NULL, NULL, NULL) : SQLITE_NOMEM;
+  sqlite3_free(x);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(g);
+    return rc;
+  }
+  sqlite3_free(vt->groups);
+  vt->groups = g;
+  return SQLITE_OK;
+}
+
+/* ---- plan: parameters are equality constraints on hidden columns ---- */
+
+static int query_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
+  query_vtab *vt = (query_vtab *)pv;
+  int n = 0;
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  char *seen = sqlite3_malloc64((size_t)vt->nparams + 1);
+  if (!seen) {
+    sqlite3_free(sqlite3_str_finish(s));
+    return SQLITE_NOMEM;
+  }
+  memset(seen, 0, (size_t)vt->nparams + 1);
+  for (int k = 0; k < p->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &p->aConstraint[k];
+    int a = c->iColumn - vt->ncols;
+    if (a < 0 || c->op != SQLITE_INDEX_CONSTRAINT_EQ || seen[a])
+      continue;
+    if (!c->usable) {
+      sqlite3_free(seen);
+      sqlite3_free(sqlite3_str_finish(s));
+      return SQLITE_CONSTRAINT;
+    }
+    seen[a] = 1;
+    p->aConstraintUsage[k].argvIndex = ++n;
+    p->aConstraintUsage[k].omit = 1;
+    sqlite3_str_appendf(s, "%d,", a);
+  }
+  sqlite3_free(seen);
+  char *idx = sqlite3_str_finish(s);
+  if (!idx && n)
+    return SQLITE_NOMEM;
+  p->idxStr = idx;
+  p->needToFreeIdxStr = 1;
+  p->idxNum = n;
+  /* a call scans its whole table once (gpu_aggregate's estimates) */
+  p->estimatedCost = 1e9;
+  p->estimatedRows = 1000;
+  return SQLITE_OK;
+}
+
+/* ---- cursor ---- */
+
+static int query_open(sqlite3_vtab *pv, sqlite3_vtab_cursor **pp) {
+  (void)pv;
+  query_cursor *c = sqlite3_malloc(sizeof(*c));
+  if (!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  c->eof = 1;
+  *pp = &c->base;
+  return SQLITE_OK;
+}
+
+static void report_last(query_cursor *c) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  if (c->reported || c->t0 <= 0)
+    return;
+  c->reported = 1;
+  ga_scan_last *l = &vt->mod->conn->scan;
+  l->rows = c->rows;
+  l->ms = now_ms() - c->t0;
+}
+
+static void kept_free(query_cursor *c) {
+  for (size_t i = 0; i < c->nkept; i++)
+    sqlite3_value_free(c->kept[i]);
+  sqlite3_free(c->kept);
+  c->kept = NULL;
+  c->nkept = c->capkept = 0;
+  c->kept_bytes = 0;
+}
+
+/* Keep the statement's current row (rule 7). */
+static void keep_row(query_cursor *c, int ncols) {
+  if (c->memo_off)
+    return;
+  if (c->nkept + (size_t)ncols > c->capkept) {
+    size_t cap = c->capkept ? c->capkept * 2 : 64;
+    while (cap < c->nkept + (size_t)ncols)
+      cap *= 2;
+    sqlite3_value **k = sqlite3_realloc64(c->kept, sizeof(*k) * cap);
+    if (!k)
+      goto stop;
+    c->kept = k;
+    c->capkept = cap;
+  }
+  for (int i = 0; i < ncols; i++) {
+    sqlite3_value *v = sqlite3_value_dup(sqlite3_column_value(c->st, i));
+    if (!v)
+      goto stop;
+    c->kept[c->nkept++] = v;
+    c->kept_bytes += 64 + sqlite3_value_bytes(v);
+  }
+  if (c->kept_bytes <= GA_SCAN_MAX_GROUP_BYTES)
+    return;
+stop:
+  kept_free(c);
+  c->memo_off = 1;
+}
+
+static void reverse_restore(query_cursor *c) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  if (c->reversed)
+    sqlite3_exec(vt->db, "PRAGMA reverse_unordered_selects = 1", NULL, NULL,
+                 NULL);
+  c->reversed = 0;
+}
+
+static void cursor_reset(query_cursor *c) {
+  report_last(c);
+  reverse_restore(c);
+  sqlite3_finalize(c->st);
+  c->st = NULL;
+  ga_scan_out_free(&c->out);
+  memset(&c->gs, 0, sizeof(c->gs));
+  ga_query_free(&c->q);
+  for (int i = 0; i < c->np; i++)
+    sqlite3_value_free(c->params[i]);
+  sqlite3_free(c->params);
+  c->params = NULL;
+  c->np = 0;
+  kept_free(c);
+  c->memo = c->memo_off = c->replay = 0;
+  c->ri = 0;
+  c->eof = 1;
+  c->serial = 0;
+  c->rowid = 0;
+  c->t0 = 0;
+  c->reported = 0;
+  c->rows = -1;
+}
+
+static int query_close(sqlite3_vtab_cursor *pc) {
+  cursor_reset((query_cursor *)pc);
+  sqlite3_free(pc);
+  return SQLITE_OK;
+}
+
+static int set_err(query_cursor *c, int rc, char *msg) {
+  if (msg) {
+    sqlite3_free(c->base.pVtab->zErrMsg);
+    c->base.pVtab->zErrMsg = msg;
+  }
+  return rc;
+}
+
+/* Step the statement: a row (kept, rule 7), the end, or an error with our
+** prefix. */
+static int step(query_cursor *c) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  int rc = sqlite3_step(c->st);
+  reverse_restore(c); /* the first step read every row */
+  if (rc == SQLITE_ROW) {
+    keep_row(c, vt->ncols);
+    return SQLITE_OK;
+  }
+  c->eof = 1;
+  if (rc == SQLITE_DONE) {
+    c->memo = !c->memo_off;
+    report_last(c);
+    return SQLITE_OK;
+  }
+  rc = ga_intr_rc(vt->db, sqlite3_reset(c->st));
+  report_last(c);
+  if ((rc & 0xff) == SQLITE_INTERRUPT && c->serial)
+    vt->mod->conn->scan.interrupted_in = "serial";
+  if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+    return rc;
+  return set_err(c, SQLITE_ERROR,
+                 sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(vt->db)));
+}
+
+/* Rule 7: the same parameter values as the kept answer's. */
+static int same_params(const query_cursor *c, const sqlite3_value *const *p,
+                       int np) {
+  if (!c->memo || np != c->np)
+    return 0;
+  for (int i = 0; i < np; i++) {
+    sqlite3_value *a = c->params[i];
+    const sqlite3_value *b = p[i];
+    int ta = a ? sqlite3_value_type(a) : SQLITE_NULL;
+    int tb = b ? sqlite3_value_type((sqlite3_value *)b) : SQLITE_NULL;
+    if (ta != tb)
+      return 0;
+    if (ta == SQLITE_NULL)
+      continue;
+    if (ta == SQLITE_INTEGER &&
+        sqlite3_value_int64(a) != sqlite3_value_int64((sqlite3_value *)b))
+      return 0;
+    if (ta == SQLITE_FLOAT) {
+      double x = sqlite3_value_double(a),
+             y = sqlite3_value_double((sqlite3_value *)b);
+      if (memcmp(&x, &y, sizeof x))
+        return 0;
+    }
+    if (ta == SQLITE_TEXT || ta == SQLITE_BLOB) {
+      const void *x = ta == SQLITE_TEXT ? (const void *)sqlite3_value_text(a)
+                                        : sqlite3_value_blob(a);
+      const void *y = ta == SQLITE_TEXT
+                          ? (const void *)sqlite3_value_text((sqlite3_value *)b)
+                          : sqlite3_value_blob((sqlite3_value *)b);
+      int nx = sqlite3_value_bytes(a),
+          ny = sqlite3_value_bytes((sqlite3_value *)b);
+      if (nx != ny || (nx && memcmp(x, y, (size_t)nx)))
+        return 0;
+    }
+  }
+  return 1;
+}
+
+/* The parameter values into st (1..np). */
+static int bind_all(query_cursor *c, sqlite3_stmt *st) {
+  for (int i = 0; i < c->np; i++)
+    if (c->params[i]) {
+      int rc = sqlite3_bind_value(st, i + 1, c->params[i]);
+      if (rc != SQLITE_OK)
+        return rc;
+    }
+  return SQLITE_OK;
+}
+
+static int reverse_off(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int on = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA reverse_unordered_selects", -1, &st,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    on = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  if (on)
+    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 0", NULL, NULL, NULL);
+  return on;
+}
+
+/* The parallel path; SQLITE_OK with c->st the post query, or with *why set
+** (and no statement) for the serial path, or an error. */
+static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  query_module *m = vt->mod;
+  ga_scan_last *last = &m->conn->scan;
+  ga_intr intr = {.db = vt->db};
+  int rc = SQLITE_OK;
+  plan->spec.pool =
+      ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs, plan->path);
+  if (plan->spec.pool && ga_plan_verify(plan, plan->spec.pool))
+    return SQLITE_NOMEM;
+  if (!plan->parallel) {
+    sqlite3_snprintf((int)n, why, "%s", plan->why);
+    return SQLITE_OK;
+  }
+  plan->spec.interrupted = ga_intr_check;
+  plan->spec.interrupted_arg = &intr;
+  int src = !plan->spec.pool       ? GA_SCAN_NOMEM
+            : ga_intr_check(&intr) ? GA_SCAN_INTERRUPT
+                                   : ga_scan_run(&plan->spec, &c->out);
+  ga_intr_free(&intr);
+  last->progress_probes = intr.progress_probes;
+  last->snapshot_waits = c->out.snapshot_waits;
+  if (src == GA_SCAN_INTERRUPT) {
+    last->interrupted_in = c->out.interrupted_in;
+    return SQLITE_INTERRUPT;
+  }
+  if (src == GA_SCAN_NOMEM)
+    return SQLITE_NOMEM;
+  if (src != GA_SCAN_OK) {
+    sqlite3_snprintf((int)n, why, "%s", c->out.why);
+    ga_scan_out_free(&c->out);
+    return SQLITE_OK;
+  }
+  c->gs.q = &c->q;
+  c->gs.g = c->out.sorted;
+  c->gs.n = c->out.n;
+  c->gs.ungrouped = c->q.nkeys == 0;
+  c->gs.enc = plan->spec.enc;
+  c->rows = 0;
+  for (size_t i = 0; i < c->out.n; i++)
+    c->rows += c->out.sorted[i]->st[0].rows;
+  rc = sqlite3_prepare_v2(vt->db, c->q.post_sql, -1, &c->st, NULL);
+  if (rc == SQLITE_OK)
+    rc = bind_all(c, c->st);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_pointer(c->st, c->np + 1, &c->gs, "gpuagg_groups", NULL);
+  if (rc != SQLITE_OK) {
+    rc = ga_intr_rc(vt->db, rc);
+    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+      return rc & 0xff;
+    sqlite3_snprintf((int)n, why,
+                     "the query over the groups does not compile: %s",
+                     sqlite3_errmsg(vt->db));
+    sqlite3_finalize(c->st);
+    c->st = NULL;
+    ga_scan_out_free(&c->out);
+    memset(&c->gs, 0, sizeof(c->gs));
+    c->rows = -1;
+    return SQLITE_OK;
+  }
+  last->path = "parallel";
+  last->threads = c->out.threads;
+  sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
+  last->pieces = c->out.pieces;
+  last->hash_pieces = c->out.hash_pieces;
+  return SQLITE_OK;
+}
+
+static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
+                        int argc, sqlite3_value **argv) {
+  query_cursor *c = (query_cursor *)pc;
+  query_vtab *vt = (query_vtab *)pc->pVtab;
+  query_module *m = vt->mod;
+  ga_conn *conn = m->conn;
+  ga_config cfg = conn->cfg;
+  ga_plan plan;
+  char why[256] = "", *err = NULL;
+  int rc = SQLITE_OK;
+  (void)idxNum;
+
+  /* the parameters, in their order (unbound: NULL) */
+  sqlite3_value **p = NULL;
+  if (vt->nparams) {
+    p = sqlite3_malloc64(sizeof(*p) * (size_t)vt->nparams);
+    if (!p)
+      return SQLITE_NOMEM;
+    memset(p, 0, sizeof(*p) * (size_t)vt->nparams);
+    const char *z = idxStr ? idxStr : "";
+    for (int k = 0; k < argc && *z; k++) {
+      int a = atoi(z);
+      if (a >= 0 && a < vt->nparams && !p[a])
+        p[a] = argv[k];
+      while (*z && *z != ',')
+        z++;
+      if (*z)
+        z++;
+    }
+  }
+  /* rule 7 */
+  if (same_params(c, (const sqlite3_value *const *)p, vt->nparams)) {
+    sqlite3_free(p);
+    sqlite3_finalize(c->st);
+    c->st = NULL;
+    c->replay = 1;
+    c->ri = 0;
+    c->rowid = 0;
+    c->eof = c->nkept == 0;
+    conn->query_replays++;
+    return SQLITE_OK;
+  }
+  cursor_reset(c);
+  conn->query_calls++;
+  c->np = vt->nparams;
+  if (c->np) {
+    c->params = sqlite3_malloc64(sizeof(*c->params) * (size_t)c->np);
+    if (!c->params) {
+      sqlite3_free(p);
+      return SQLITE_NOMEM;
+    }
+    for (int i = 0; i < c->np; i++) {
+      c->params[i] = p[i] ? sqlite3_value_dup(p[i]) : NULL;
+      if (p[i] && !c->params[i])
+        rc = SQLITE_NOMEM;
+    }
+  }
+  sqlite3_free(p);
+  if (rc != SQLITE_OK)
+    return rc;
+  ga_scan_pool_prune(vt->db, m->pools, &m->npools);
+  memset(&plan, 0, sizeof(plan));
+  c->t0 = now_ms();
+
+  /* rule 3: the text again, on today's schema */
+  rc = ga_query_parse(vt->db, vt->sql, vt->groups, &c->q, &err);
+  if (rc == SQLITE_OK &&
+      (c->q.ncols != vt->ncols || c->q.nparams != vt->nparams))
+    err = sqlite3_mprintf("gpu_query: the query's columns changed since "
+                          "CREATE (drop %s and create it again)",
+                          vt->groups);
+  if (rc != SQLITE_OK || err) {
+    c->t0 = 0;
+    return set_err(c, err ? SQLITE_ERROR : rc, err);
+  }
+  ga_scan_last *last = &conn->scan;
+  memset(last, 0, sizeof(*last));
+  last->interrupt =
+      ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  if (c->q.serial_why) {
+    sqlite3_snprintf((int)sizeof why, why, "%s", c->q.serial_why);
+  } else if (strcmp(c->q.groups_schema, vt->groups_schema)) {
+    sqlite3_snprintf((int)sizeof why, why,
+                     "the table's columns changed since CREATE");
+  } else {
+    ga_parts parts;
+    ga_query_parts(&c->q, &parts, c->params, c->np);
+    rc = ga_plan_parts(vt->db, &cfg, &c->q.t, &parts, &plan);
+    if (rc == SQLITE_OK && plan.parallel)
+      rc = run_parallel(c, &plan, why, sizeof why);
+    else if (rc == SQLITE_OK)
+      sqlite3_snprintf((int)sizeof why, why, "%s", plan.why);
+  }
+  ga_plan_free(&plan);
+  if (rc != SQLITE_OK) {
+    report_last(c);
+    return rc;
+  }
+  if (!c->st) { /* the serial path */
+    last->path = "serial";
+    last->threads = 1;
+    sqlite3_snprintf((int)sizeof last->why, last->why, "%s", why);
+    c->serial = 1;
+    c->rows = -1;
+    c->reversed = reverse_off(vt->db);
+    rc = sqlite3_prepare_v2(vt->db, c->q.serial_sql, -1, &c->st, NULL);
+    if (rc == SQLITE_OK)
+      rc = bind_all(c, c->st);
+    if (rc != SQLITE_OK) {
+      rc = ga_intr_rc(vt->db, rc);
+      reverse_restore(c);
+      report_last(c);
+      if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+        return rc & 0xff;
+      return set_err(c, SQLITE_ERROR,
+                     sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(vt->db)));
+    }
+  }
+  c->eof = 0;
+  return step(c);
+}
+
+static int query_next(sqlite3_vtab_cursor *pc) {
+  query_cursor *c = (query_cursor *)pc;
+  query_vtab *vt = (query_vtab *)pc->pVtab;
+  c->rowid++;
+  if (c->replay) {
+    c->ri++;
+    c->eof = c->ri * (size_t)vt->ncols >= c->nkept;
+    return SQLITE_OK;
+  }
+  return step(c);
+}
+
+static int query_eof(sqlite3_vtab_cursor *pc) {
+  return ((query_cursor *)pc)->eof;
+}
+
+static int query_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
+                        int col) {
+  query_cursor *c = (query_cursor *)pc;
+  query_vtab *vt = (query_vtab *)pc->pVtab;
+  if (col >= vt->ncols) {
+    int a = col - vt->ncols;
+    if (a < c->np && c->params[a])
+      sqlite3_result_value(ctx, c->params[a]);
+    return SQLITE_OK;
+  }
+  if (c->replay)
+    sqlite3_result_value(ctx, c->kept[c->ri * (size_t)vt->ncols + (size_t)col]);
+  else
+    sqlite3_result_value(ctx, sqlite3_column_value(c->st, col));
+  return SQLITE_OK;
+}
+
+static int query_rowid(sqlite3_vtab_cursor *pc, sqlite3_int64 *r) {
+  *r = ((query_cursor *)pc)->rowid;
+  return SQLITE_OK;
+}
+
+const sqlite3_module ga_query_methods = {
+    .iVersion = 1,
+    .xCreate = query_create,
+    .xConnect = query_connect,
+    .xBestIndex = query_best_index,
+    .xDisconnect = query_disconnect,
+    .xDestroy = query_destroy,
+    .xOpen = query_open,
+    .xClose = query_close,
+    .xFilter = query_filter,
+    .xNext = query_next,
+    .xEof = query_eof,
+    .xColumn = query_column,
+    .xRowid = query_rowid,
+    .xRename = query_rename,
+};
+
+void ga_query_data_free(void *p) {
+  query_module *m = p;
+  for (int i = 0; i < m->npools; i++)
+    ga_scan_pool_unref(m->pools[i]);
+  sqlite3_free(m->pools);
+  ga_conn_unref(m->conn);
+  sqlite3_free(m);
+}
+
+void *ga_query_data_new(ga_conn *conn) {
+  query_module *m = sqlite3_malloc(sizeof(*m));
+  if (!m)
+    return NULL;
+  memset(m, 0, sizeof(*m));
+  m->conn = conn;
+  ga_conn_ref(conn);
+  return m;
+}

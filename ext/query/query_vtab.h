@@ -1,0 +1,33 @@
+/*
+** query_vtab.h — gpu_query (query_vtab.c) and the table of its groups
+** (groups_vtab.c), for ext/init.c's table.
+*/
+#ifndef GA_QUERY_VTAB_H
+#define GA_QUERY_VTAB_H
+
+#include "sqlite3ext.h"
+
+#include "glue.h"
+#include "query.h"
+
+/* The merged groups of one call, which the groups table's rows show (its
+** handle, bound as a pointer of type "gpuagg_groups"). */
+typedef struct ga_qgroups {
+  const ga_query *q;
+  ga_group **g;
+  size_t n;
+  int ungrouped; /* one row even without a group */
+  int enc;       /* TEXT keys' encoding (0: UTF-8) */
+} ga_qgroups;
+
+extern const sqlite3_module ga_query_methods;
+extern const sqlite3_module ga_groups_methods;
+void *ga_query_data_new(ga_conn *conn);
+void ga_query_data_free(void *m);
+
+/* gpuagg_pick(X): an aggregate, X of the group's one row (groups_vtab.c
+** rule 3). */
+void ga_pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void ga_pick_final(sqlite3_context *ctx);
+
+#endif

@@ -1,0 +1,1252 @@
+/*
+** query.c — gpu_query's planner (query.h): the text of one SELECT, read
+** token by token, checked against the grammar, and split in three.
+**
+**   workers  SELECT keys, carried columns, aggregate arguments FROM the
+**            table WHERE rowid range AND filter   (planner/path.c, scan.c)
+**   post     the text itself over the merged groups: its select list,
+**            GROUP BY, HAVING, ORDER BY and LIMIT as written, FROM the
+**            groups table under the text's own table name or alias, no
+**            WHERE, and each aggregate call replaced by gpuagg_pick(column)
+**            of its value in the group (ext/query/groups_vtab.c)
+**   serial   the text with sum, total, avg, min and max replaced by
+**            gpu_sum ... gpu_max and NOT INDEXED after the table
+**
+** Rules:
+**   1. The grammar.  One SELECT; FROM one table, optional alias and
+**      INDEXED BY / NOT INDEXED; WHERE, GROUP BY (at most 16 terms), HAVING,
+**      ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e), sum, total,
+**      avg, min, max (and gpu_ spellings) with one argument.  Everything
+**      else is an error naming the construct: WITH, VALUES, compound
+**      selects, joins, subqueries, views, virtual tables, WITHOUT ROWID,
+**      DISTINCT or FILTER in an aggregate, window functions, other
+**      aggregates, '*' in the select list, a column outside aggregates that
+**      no group term reads, a query with neither aggregate nor GROUP BY.
+**   2. Names resolve as SQLite resolves them: a GROUP BY term that is an
+**      integer is the select list's item; an identifier that is no column
+**      of the table but an item's alias is that item's expression (also
+**      inside a term or the WHERE clause).  SQLite compiles the text on the
+**      caller's connection first, so every other error is SQLite's own.
+**   3. Result columns are named as sqlite3_column_name names them; a name
+**      taken before (a parameter's, or an earlier column's, compared
+**      case-insensitively) becomes name:1, name:2, ... the first free one.
+**   4. Parameters are numbered as SQLite numbers them (?, ?N, :a, @a, $a);
+**      every text made here writes them as ?N with SQLite's number (+2 in
+**      the workers' texts), so each text binds the same values by number.
+**   5. A group term that is a bare column is its own column of the groups
+**      table; any other term's columns are carried with the group's first
+**      row (scan_group.h), so SQLite evaluates the term again over the
+**      groups and finds the same groups (the term is deterministic,
+**      planner/path.c rule 6, else the serial path).  The groups table
+**      declares each column with its table's type and collation, so keys
+**      keep their affinity and collation in HAVING and ORDER BY.
+*/
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "query.h"
+
+/* ---- tokens ---- */
+
+enum { T_ID = 1, T_QID, T_STR, T_NUM, T_VAR, T_BLOB, T_OP };
+
+typedef struct tok {
+  int type, off, len;
+  int var; /* T_VAR: SQLite's number */
+} tok;
+
+static int id_start(unsigned char c) {
+  return isalpha(c) || c == '_' || c >= 0x80;
+}
+
+static int id_char(unsigned char c) {
+  return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
+}
+
+/* z into tokens; 0, 1 (unterminated string, quote or comment), or
+** SQLITE_NOMEM (as -1). */
+static int tokenize(const char *z, tok **out, int *nout) {
+  int n = 0, cap = 0;
+  tok *v = NULL;
+  const unsigned char *s = (const unsigned char *)z;
+  int i = 0;
+  for (;;) {
+    while (s[i] && isspace(s[i]))
+      i++;
+    if (!s[i])
+      break;
+    if (s[i] == '-' && s[i + 1] == '-') {
+      while (s[i] && s[i] != '\n')
+        i++;
+      continue;
+    }
+    if (s[i] == '/' && s[i + 1] == '*') {
+      const char *e = strstr(z + i + 2, "*/");
+      if (!e)
+        goto bad;
+      i = (int)(e - z) + 2;
+      continue;
+    }
+    tok t = {0, i, 0, 0};
+    unsigned char c = s[i];
+    if (c == '\'' || c == '"' || c == '`' || c == '[') {
+      unsigned char close = c == '[' ? ']' : c;
+      int j = i + 1;
+      for (;;) {
+        if (!s[j])
+          goto bad;
+        if (s[j] == close) {
+          if (close != ']' && s[j + 1] == close) {
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        j++;
+      }
+      t.type = c == '\'' ? T_STR : T_QID;
+      t.len = j + 1 - i;
+    } else if ((c == 'x' || c == 'X') && s[i + 1] == '\'') {
+      int j = i + 2;
+      while (s[j] && s[j] != '\'')
+        j++;
+      if (!s[j])
+        goto bad;
+      t.type = T_BLOB;
+      t.len = j + 1 - i;
+    } else if (isdigit(c) || (c == '.' && isdigit(s[i + 1]))) {
+      int j = i;
+      if (c == '0' && (s[j + 1] == 'x' || s[j + 1] == 'X')) {
+        j += 2;
+        while (isxdigit(s[j]))
+          j++;
+      } else {
+        while (isdigit(s[j]) || s[j] == '_')
+          j++;
+        if (s[j] == '.') {
+          j++;
+          while (isdigit(s[j]) || s[j] == '_')
+            j++;
+        }
+        if ((s[j] == 'e' || s[j] == 'E') &&
+            (isdigit(s[j + 1]) ||
+             ((s[j + 1] == '+' || s[j + 1] == '-') && isdigit(s[j + 2])))) {
+          j += 2;
+          while (isdigit(s[j]))
+            j++;
+        }
+      }
+      t.type = T_NUM;
+      t.len = j - i;
+    } else if (c == '?') {
+      int j = i + 1;
+      while (isdigit(s[j]))
+        j++;
+      t.type = T_VAR;
+      t.len = j - i;
+    } else if ((c == ':' || c == '@' || c == '$' || c == '#') &&
+               id_char(s[i + 1])) {
+      int j = i + 1;
+      while (id_char(s[j]) || (s[j] == ':' && s[j + 1] == ':'))
+        j += s[j] == ':' ? 2 : 1;
+      t.type = T_VAR;
+      t.len = j - i;
+    } else if (id_start(c)) {
+      int j = i;
+      while (id_char(s[j]))
+        j++;
+      t.type = T_ID;
+      t.len = j - i;
+    } else {
+      static const char *const two[] = {
+          "||", "<=", ">=", "==", "!=", "<>", "<<", ">>", "->"};
+      t.type = T_OP;
+      t.len = 1;
+      if (s[i] == '-' && s[i + 1] == '>' && s[i + 2] == '>')
+        t.len = 3;
+      else
+        for (size_t k = 0; k < sizeof two / sizeof two[0]; k++)
+          if (s[i] == two[k][0] && s[i + 1] == two[k][1])
+            t.len = 2;
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 64;
+      tok *nv = sqlite3_realloc64(v, sizeof(tok) * (size_t)cap);
+      if (!nv) {
+        sqlite3_free(v);
+        return -1;
+      }
+      v = nv;
+    }
+    v[n++] = t;
+    i += t.len;
+  }
+  *out = v;
+  *nout = n;
+  return 0;
+bad:
+  sqlite3_free(v);
+  return 1;
+}
+
+/* ---- the parse ---- */
+
+typedef struct span {
+  int a, b; /* tokens [a, b) */
+} span;
+
+typedef struct item {
+  span expr;   /* without its alias */
+  char *alias; /* NULL: none */
+} item;
+
+typedef struct aggcall {
+  span all; /* name ( args ) */
+  int agg;  /* index into q->aggs */
+} aggcall;
+
+typedef struct parse {
+  sqlite3 *db;
+  const char *z;
+  tok *t;
+  int n;
+  ga_query *q;
+  char **err;
+  int distinct;    /* token of DISTINCT/ALL after SELECT, else -1 */
+  span items_span; /* the select list */
+  item *items;
+  int nitems;
+  span from, where, group, having, order, limit;
+  int from_name_end; /* the token after the table's name and alias */
+  int indexed;       /* the text has INDEXED BY or NOT INDEXED */
+  span *terms;
+  int nterms;
+  aggcall *calls;
+  int ncalls, capcalls;
+  char **aggnames; /* the connection's other aggregate functions */
+  int naggnames;
+  char **valnorm; /* normalised text of each value, for sharing */
+} parse;
+
+static int kw(const parse *p, int i, const char *w) {
+  return i >= 0 && i < p->n && p->t[i].type == T_ID &&
+         (int)strlen(w) == p->t[i].len &&
+         !sqlite3_strnicmp(p->z + p->t[i].off, w, p->t[i].len);
+}
+
+static int op(const parse *p, int i, const char *w) {
+  return i >= 0 && i < p->n && p->t[i].type == T_OP &&
+         (int)strlen(w) == p->t[i].len &&
+         !memcmp(p->z + p->t[i].off, w, (size_t)p->t[i].len);
+}
+
+static int fail(parse *p, const char *fmt, const char *a) {
+  if (!*p->err)
+    *p->err = sqlite3_mprintf(fmt, a ? a : "");
+  return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* An identifier token's name, dequoted (sqlite3_malloc'd). */
+static char *tok_name(const parse *p, int i) {
+  const tok *t = &p->t[i];
+  const char *s = p->z + t->off;
+  if (t->type != T_QID)
+    return sqlite3_mprintf("%.*s", t->len, s);
+  char close = s[0] == '[' ? ']' : s[0];
+  char *o = sqlite3_malloc(t->len);
+  if (!o)
+    return NULL;
+  int k = 0;
+  for (int j = 1; j < t->len - 1; j++) {
+    o[k++] = s[j];
+    if (s[j] == close && close != ']')
+      j++;
+  }
+  o[k] = 0;
+  return o;
+}
+
+static int is_name(const parse *p, int i) {
+  return i >= 0 && i < p->n && (p->t[i].type == T_ID || p->t[i].type == T_QID);
+}
+
+/* Token i names a column of the table (or its rowid): its index in
+** t.cols, GA_Q_ROWID, or -1. */
+#define GA_Q_ROWID (-2)
+static int col_of(const parse *p, int i) {
+  if (!is_name(p, i))
+    return -1;
+  char *z = tok_name(p, i);
+  int r = -1;
+  if (!z)
+    return -1;
+  for (int c = 0; c < p->q->t.ncols && r < 0; c++)
+    if (!sqlite3_stricmp(z, p->q->t.cols[c]))
+      r = c;
+  if (r < 0 && p->q->t.rowid &&
+      (!sqlite3_stricmp(z, "rowid") || !sqlite3_stricmp(z, "oid") ||
+       !sqlite3_stricmp(z, "_rowid_")))
+    r = GA_Q_ROWID;
+  sqlite3_free(z);
+  return r;
+}
+
+/* The item whose alias token i names (not a column: rule 2), or -1. */
+static int alias_of(const parse *p, int i) {
+  if (!is_name(p, i) || col_of(p, i) != -1 || op(p, i - 1, ".") ||
+      op(p, i + 1, "(") || op(p, i + 1, "."))
+    return -1;
+  char *z = tok_name(p, i);
+  int r = -1;
+  for (int k = 0; z && k < p->nitems && r < 0; k++)
+    if (p->items[k].alias && !sqlite3_stricmp(z, p->items[k].alias))
+      r = k;
+  sqlite3_free(z);
+  return r;
+}
+
+static int agg_of(parse *p, int i); /* the call starting at token i */
+
+/* Append tokens [a, b) to s with the text between them, parameters as
+** ?(N + off) (rule 4); subst: aliases become their items (rule 2); calls:
+** aggregate calls become gpuagg_pick("col") (post) or gpu_ names
+** (serial: calls = 2). */
+static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
+                 int calls) {
+  for (int i = a; i < b; i++) {
+    const tok *t = &p->t[i];
+    if (i > a)
+      sqlite3_str_append(s, p->z + p->t[i - 1].off + p->t[i - 1].len,
+                         t->off - (p->t[i - 1].off + p->t[i - 1].len));
+    int k;
+    if (t->type == T_VAR) {
+      sqlite3_str_appendf(s, "?%d", t->var + off);
+    } else if (calls && (k = agg_of(p, i)) >= 0) {
+      aggcall *c = &p->calls[k];
+      if (calls == 1) {
+        sqlite3_str_appendf(s, "gpuagg_pick(\"%w\")", p->q->agg_col[c->agg]);
+        i = c->all.b - 1;
+      } else { /* serial: the name only; its arguments as they are */
+        if (p->t[i].len < 4 || sqlite3_strnicmp(p->z + t->off, "gpu_", 4)) {
+          if (p->q->aggs[c->agg].op < GA_Q_COUNT_STAR)
+            sqlite3_str_appendall(s, "gpu_");
+        }
+        sqlite3_str_append(s, p->z + t->off, t->len);
+      }
+    } else if (subst && (k = alias_of(p, i)) >= 0) {
+      sqlite3_str_appendall(s, "(");
+      emit(p, s, p->items[k].expr.a, p->items[k].expr.b, off, 0, 0);
+      sqlite3_str_appendall(s, ")");
+    } else {
+      sqlite3_str_append(s, p->z + t->off, t->len);
+    }
+  }
+}
+
+static char *text(parse *p, int a, int b, int off, int subst) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  emit(p, s, a, b, off, subst, 0);
+  return sqlite3_str_finish(s);
+}
+
+/* Tokens [a, b) joined by spaces, names lowercased: two arguments that
+** normalise alike are one value (a, A and "a" alike). */
+static char *norm(parse *p, int a, int b) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  for (int i = a; i < b; i++) {
+    const tok *t = &p->t[i];
+    if (t->type == T_VAR) {
+      sqlite3_str_appendf(s, "?%d ", t->var);
+    } else if (is_name(p, i)) {
+      char *z = tok_name(p, i);
+      for (char *c = z; c && *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+      sqlite3_str_appendf(s, "\"%w\" ", z ? z : "");
+      sqlite3_free(z);
+    } else {
+      sqlite3_str_appendf(s, "%.*s ", t->len, p->z + t->off);
+    }
+  }
+  return sqlite3_str_finish(s);
+}
+
+/* Where a clause ends: the next top-level clause keyword after a. */
+static int clause_end(const parse *p, int a) {
+  static const char *const kws[] = {"FROM",  "WHERE",  "GROUP", "HAVING",
+                                    "ORDER", "WINDOW", "LIMIT"};
+  int depth = 0;
+  for (int i = a; i < p->n; i++) {
+    if (op(p, i, "("))
+      depth++;
+    else if (op(p, i, ")"))
+      depth--;
+    else if (depth == 0)
+      for (size_t k = 0; k < sizeof kws / sizeof kws[0]; k++)
+        if (kw(p, i, kws[k]))
+          return i;
+  }
+  return p->n;
+}
+
+/* Split [a, b) at top-level commas into *out (sqlite3_malloc'd). */
+static int split(const parse *p, int a, int b, span **out, int *n) {
+  int cap = 1, depth = 0;
+  for (int i = a; i < b; i++)
+    cap += op(p, i, ",");
+  span *v = sqlite3_malloc64(sizeof(span) * (size_t)cap);
+  if (!v)
+    return SQLITE_NOMEM;
+  int k = 0, s0 = a;
+  for (int i = a; i <= b; i++) {
+    if (i < b && op(p, i, "("))
+      depth++;
+    else if (i < b && op(p, i, ")"))
+      depth--;
+    else if (i == b || (depth == 0 && op(p, i, ","))) {
+      v[k].a = s0;
+      v[k].b = i;
+      k++;
+      s0 = i + 1;
+    }
+  }
+  *out = v;
+  *n = k;
+  return SQLITE_OK;
+}
+
+/* The token closing the parenthesis at i. */
+static int close_of(const parse *p, int i) {
+  int depth = 0;
+  for (; i < p->n; i++) {
+    if (op(p, i, "("))
+      depth++;
+    else if (op(p, i, ")") && --depth == 0)
+      return i;
+  }
+  return p->n - 1;
+}
+
+static const char *const our_aggs[] = {"count", "sum", "total",
+                                       "avg",   "min", "max"};
+static const int our_ops[] = {GA_Q_COUNT, GA_AGG_SUM, GA_AGG_TOTAL,
+                              GA_AGG_AVG, GA_AGG_MIN, GA_AGG_MAX};
+
+/* Which of ours the name at i is (its index in our_aggs), or -1. */
+static int our_agg(const parse *p, int i) {
+  if (p->t[i].type != T_ID || !op(p, i + 1, "("))
+    return -1;
+  const char *z = p->z + p->t[i].off;
+  int len = p->t[i].len;
+  int gpu = len > 4 && !sqlite3_strnicmp(z, "gpu_", 4);
+  if (gpu)
+    z += 4, len -= 4;
+  for (int k = gpu ? 1 : 0; k < 6; k++) /* there is no gpu_count */
+    if ((int)strlen(our_aggs[k]) == len &&
+        !sqlite3_strnicmp(z, our_aggs[k], len))
+      return k;
+  return -1;
+}
+
+static int agg_of(parse *p, int i) {
+  for (int k = 0; k < p->ncalls; k++)
+    if (p->calls[k].all.a == i)
+      return k;
+  return -1;
+}
+
+/* The value of argument [a, b): its index, shared by equal texts. */
+static int value_of(parse *p, int a, int b, int *idx) {
+  char *nz = norm(p, a, b);
+  if (!nz)
+    return SQLITE_NOMEM;
+  ga_query *q = p->q;
+  for (int k = 0; k < q->nvals; k++)
+    if (!strcmp(p->valnorm[k], nz)) {
+      sqlite3_free(nz);
+      *idx = k;
+      return SQLITE_OK;
+    }
+  if (q->nvals == GA_MAX_STATES) {
+    sqlite3_free(nz);
+    return fail(p, "gpu_query: more than %s distinct aggregate arguments",
+                "64");
+  }
+  char *v = text(p, a, b, 2, 1);
+  if (!v) {
+    sqlite3_free(nz);
+    return SQLITE_NOMEM;
+  }
+  p->valnorm[q->nvals] = nz;
+  q->vals[q->nvals] = v;
+  *idx = q->nvals++;
+  return SQLITE_OK;
+}
+
+/* Find the aggregate calls in [a, b) (rule 1). */
+static int find_calls(parse *p, int a, int b) {
+  ga_query *q = p->q;
+  for (int i = a; i < b; i++) {
+    if (kw(p, i, "OVER") && op(p, i - 1, ")"))
+      return fail(p,
+                  "gpu_query: window functions (OVER) are not "
+                  "supported%s",
+                  NULL);
+    if (p->t[i].type != T_ID || !op(p, i + 1, "("))
+      continue;
+    int which = our_agg(p, i);
+    int close = close_of(p, i + 1);
+    span *args = NULL;
+    int nargs = 0;
+    if (which < 0) {
+      char *name = tok_name(p, i);
+      int other = 0;
+      for (int k = 0; name && k < p->naggnames; k++)
+        other |= !sqlite3_stricmp(name, p->aggnames[k]);
+      if (other) {
+        *p->err = sqlite3_mprintf(
+            "gpu_query: the aggregate %s() is not supported (count, sum, "
+            "total, avg, min and max are)",
+            name);
+        sqlite3_free(name);
+        return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
+      }
+      sqlite3_free(name);
+      continue;
+    }
+    if (kw(p, i + 2, "DISTINCT"))
+      return fail(p,
+                  "gpu_query: DISTINCT inside an aggregate is not "
+                  "supported (%s(DISTINCT ...))",
+                  our_aggs[which]);
+    if (kw(p, close + 1, "FILTER"))
+      return fail(p,
+                  "gpu_query: FILTER (WHERE ...) on an aggregate is not "
+                  "supported%s",
+                  NULL);
+    if (kw(p, close + 1, "OVER"))
+      return fail(p,
+                  "gpu_query: window functions (OVER) are not "
+                  "supported%s",
+                  NULL);
+    if (close > i + 2 && split(p, i + 2, close, &args, &nargs))
+      return SQLITE_NOMEM;
+    if (nargs > 1) { /* min(a, b), max(a, b): scalar; look inside */
+      sqlite3_free(args);
+      i++;
+      continue;
+    }
+    int opn = our_ops[which], val = 0;
+    if (which == 0 && (nargs == 0 || (close == i + 3 && op(p, i + 2, "*"))))
+      opn = GA_Q_COUNT_STAR;
+    else if (nargs == 1 && value_of(p, args[0].a, args[0].b, &val)) {
+      sqlite3_free(args);
+      return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    sqlite3_free(args);
+    int k;
+    for (k = 0; k < q->naggs; k++)
+      if (q->aggs[k].op == opn &&
+          (opn == GA_Q_COUNT_STAR || q->aggs[k].val == val))
+        break;
+    if (k == q->naggs) {
+      if (k == GA_Q_MAX_AGGS)
+        return fail(p, "gpu_query: more than %s aggregate calls", "128");
+      q->aggs[k].op = opn;
+      q->aggs[k].val = opn == GA_Q_COUNT_STAR ? 0 : val;
+      q->naggs++;
+    }
+    if (p->ncalls == p->capcalls) {
+      int cap = p->capcalls ? p->capcalls * 2 : 16;
+      aggcall *nc = sqlite3_realloc64(p->calls, sizeof(aggcall) * (size_t)cap);
+      if (!nc)
+        return SQLITE_NOMEM;
+      p->calls = nc;
+      p->capcalls = cap;
+    }
+    p->calls[p->ncalls].all.a = i;
+    p->calls[p->ncalls].all.b = close + 1;
+    p->calls[p->ncalls].agg = k;
+    p->ncalls++;
+    i = close;
+  }
+  return SQLITE_OK;
+}
+
+/* Number the parameters as SQLite does (rule 4) and check the numbers
+** against st's. */
+static int number_params(parse *p, sqlite3_stmt *st) {
+  int nvar = 0;
+  for (int i = 0; i < p->n; i++) {
+    tok *t = &p->t[i];
+    if (t->type != T_VAR)
+      continue;
+    const char *z = p->z + t->off;
+    if (z[0] == '?' && t->len == 1) {
+      t->var = ++nvar;
+    } else if (z[0] == '?') {
+      t->var = atoi(z + 1);
+      if (t->var > nvar)
+        nvar = t->var;
+    } else {
+      char *name = sqlite3_mprintf("%.*s", t->len, z);
+      if (!name)
+        return SQLITE_NOMEM;
+      int idx = sqlite3_bind_parameter_index(st, name);
+      sqlite3_free(name);
+      t->var = idx;
+      if (idx > nvar)
+        nvar = idx;
+    }
+    if (t->var < 1 || t->var > sqlite3_bind_parameter_count(st))
+      return fail(p, "gpu_query: cannot number a parameter%s", NULL);
+  }
+  return SQLITE_OK;
+}
+
+/* The connection's aggregate functions that are not ours. */
+static int list_aggs(parse *p) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(p->db,
+                              "SELECT DISTINCT name FROM pragma_function_list "
+                              "WHERE type IN ('a', 'w')",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK)
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK; /* cannot tell: SQLite will */
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *z = (const char *)sqlite3_column_text(st, 0);
+    if (!z)
+      continue;
+    char **nv = sqlite3_realloc64(p->aggnames,
+                                  sizeof(char *) * (size_t)(p->naggnames + 1));
+    if (!nv) {
+      sqlite3_finalize(st);
+      return SQLITE_NOMEM;
+    }
+    p->aggnames = nv;
+    if (!(nv[p->naggnames] = sqlite3_mprintf("%s", z))) {
+      sqlite3_finalize(st);
+      return SQLITE_NOMEM;
+    }
+    p->naggnames++;
+  }
+  return sqlite3_finalize(st) == SQLITE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* The select list: items and their aliases (from SQLite's column names). */
+static int read_items(parse *p, sqlite3_stmt *st) {
+  span *sp = NULL;
+  int n = 0;
+  if (split(p, p->items_span.a, p->items_span.b, &sp, &n))
+    return SQLITE_NOMEM;
+  p->items = sqlite3_malloc64(sizeof(item) * (size_t)n);
+  if (!p->items) {
+    sqlite3_free(sp);
+    return SQLITE_NOMEM;
+  }
+  memset(p->items, 0, sizeof(item) * (size_t)n);
+  p->nitems = n;
+  int rc = SQLITE_OK;
+  for (int k = 0; k < n && rc == SQLITE_OK; k++) {
+    span e = sp[k];
+    if (e.b - e.a >= 1 && op(p, e.b - 1, "*")) {
+      rc = fail(p,
+                "gpu_query: '*' in the select list: name the grouped "
+                "columns and the aggregates%s",
+                NULL);
+      break;
+    }
+    const char *cn = sqlite3_column_name(st, k);
+    /* an alias: [AS] name at the end, naming the column */
+    if (cn && e.b - e.a >= 2 && is_name(p, e.b - 1) && !op(p, e.b - 2, ".") &&
+        !kw(p, e.b - 2, "COLLATE")) {
+      char *z = tok_name(p, e.b - 1);
+      if (!z) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      if (!strcmp(z, cn)) {
+        p->items[k].alias = z;
+        e.b -= kw(p, e.b - 2, "AS") ? 2 : 1;
+      } else {
+        sqlite3_free(z);
+      }
+    }
+    p->items[k].expr = e;
+  }
+  sqlite3_free(sp);
+  return rc;
+}
+
+/* FROM: one table, [AS] alias, INDEXED BY x | NOT INDEXED (rule 1). */
+static int read_from(parse *p, char **table) {
+  int a = p->from.a, b = p->from.b, i = a;
+  for (int k = a; k < b; k++) {
+    if (op(p, k, ",") || kw(p, k, "JOIN"))
+      return fail(p,
+                  "gpu_query: joins are not supported (FROM must name "
+                  "one table)%s",
+                  NULL);
+    if (op(p, k, "("))
+      return fail(p,
+                  "gpu_query: FROM must name one table, not a subquery "
+                  "or a table-valued function%s",
+                  NULL);
+  }
+  if (!is_name(p, i))
+    return fail(p, "gpu_query: FROM must name one table%s", NULL);
+  i++;
+  if (i + 1 < b && op(p, i, ".") && is_name(p, i + 1))
+    i += 2;
+  *table =
+      sqlite3_mprintf("%.*s", p->t[i - 1].off + p->t[i - 1].len - p->t[a].off,
+                      p->z + p->t[a].off);
+  if (!*table)
+    return SQLITE_NOMEM;
+  char *name = tok_name(p, i - 1);
+  if (!name)
+    return SQLITE_NOMEM;
+  if (i < b && kw(p, i, "AS"))
+    i++;
+  if (i < b && is_name(p, i) && !kw(p, i, "INDEXED") && !kw(p, i, "NOT")) {
+    sqlite3_free(name);
+    name = tok_name(p, i);
+    p->q->has_alias = 1;
+    i++;
+  }
+  p->q->qual = name;
+  p->from_name_end = i;
+  if (kw(p, i, "INDEXED") && kw(p, i + 1, "BY") && is_name(p, i + 2))
+    i += 3, p->indexed = 1;
+  else if (kw(p, i, "NOT") && kw(p, i + 1, "INDEXED"))
+    i += 2, p->indexed = 1;
+  if (i != b)
+    return fail(p, "gpu_query: FROM must name one table%s", NULL);
+  return p->q->qual ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Column c's declared type and collation, as the groups table declares
+** it (rule 5). */
+static char *decl_of(parse *p, int c) {
+  ga_query *q = p->q;
+  if (c == GA_Q_ROWID)
+    return sqlite3_mprintf("INTEGER");
+  const char *type = NULL, *coll = NULL;
+  typedef int (*meta_fn)(sqlite3 *, const char *, const char *, const char *,
+                         char const **, char const **, int *, int *, int *);
+  meta_fn meta = NULL;
+#ifdef SQLITE_CORE
+  meta = sqlite3_table_column_metadata;
+#else
+  meta = sqlite3_api->table_column_metadata;
+#endif
+  if (!meta || meta(p->db, q->t.schema, q->t.table, q->t.cols[c], &type, &coll,
+                    NULL, NULL, NULL) != SQLITE_OK) {
+    q->serial_why = "the columns' collations cannot be read (SQLite built "
+                    "without column metadata)";
+    return sqlite3_mprintf("");
+  }
+  return sqlite3_mprintf("%s COLLATE \"%w\"", type ? type : "",
+                         coll ? coll : "BINARY");
+}
+
+/* Add column c (token i names it) to the groups table as slot `slot` when
+** it is not there yet; its index. */
+static int add_rep(parse *p, int i, int c, int slot, int *idx) {
+  ga_query *q = p->q;
+  char *z = tok_name(p, i);
+  if (!z)
+    return SQLITE_NOMEM;
+  const char *name = c >= 0 ? q->t.cols[c] : z;
+  for (int k = 0; k < q->nreps; k++)
+    if (!sqlite3_stricmp(q->rep_name[k], name)) {
+      sqlite3_free(z);
+      *idx = k;
+      return SQLITE_OK;
+    }
+  int k = q->nreps;
+  q->rep_name[k] = sqlite3_mprintf("%s", name);
+  q->rep_decl[k] = decl_of(p, c);
+  q->rep_slot[k] = slot;
+  sqlite3_free(z);
+  if (!q->rep_name[k] || !q->rep_decl[k])
+    return SQLITE_NOMEM;
+  q->nreps++;
+  *idx = k;
+  return SQLITE_OK;
+}
+
+/* The group terms: keys (rule 2), the groups table's columns (rule 5). */
+static int read_terms(parse *p) {
+  ga_query *q = p->q;
+  if (p->group.b > p->group.a &&
+      split(p, p->group.a, p->group.b, &p->terms, &p->nterms))
+    return SQLITE_NOMEM;
+  if (p->nterms > 16)
+    return fail(p, "gpu_query: more than 16 GROUP BY terms%s", NULL);
+  int cap = 2 * p->nterms + q->t.ncols + 2;
+  q->keys = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
+  q->rep_name = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
+  q->rep_decl = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
+  q->rep_slot = sqlite3_malloc64(sizeof(int) * (size_t)(cap));
+  if (!q->keys || !q->rep_name || !q->rep_decl || !q->rep_slot)
+    return SQLITE_NOMEM;
+  span *res = sqlite3_malloc64(sizeof(span) * (size_t)(p->nterms + 1));
+  if (!res)
+    return SQLITE_NOMEM;
+  /* each term's expression: an item for a position or an alias */
+  for (int k = 0; k < p->nterms; k++) {
+    span e = p->terms[k];
+    int it = -1;
+    if (e.b == e.a + 1 && p->t[e.a].type == T_NUM)
+      it = atoi(p->z + p->t[e.a].off) - 1;
+    else if (e.b == e.a + 1)
+      it = alias_of(p, e.a);
+    if (it >= 0 && it < p->nitems)
+      e = p->items[it].expr;
+    res[k] = e;
+    q->keys[k] = text(p, e.a, e.b, 2, 1);
+    if (!q->keys[k]) {
+      sqlite3_free(res);
+      return SQLITE_NOMEM;
+    }
+  }
+  q->nkeys = p->nterms;
+  /* bare columns first: their own slots */
+  int rc = SQLITE_OK, idx;
+  for (int k = 0; k < p->nterms && rc == SQLITE_OK; k++) {
+    span e = res[k];
+    int last = e.b - 1, c = col_of(p, last);
+    int bare =
+        c != -1 && (e.b == e.a + 1 || (e.b == e.a + 3 && op(p, e.a + 1, ".")));
+    if (bare)
+      rc = add_rep(p, last, c, k, &idx);
+  }
+  /* the columns other terms read: carried */
+  for (int k = 0; k < p->nterms && rc == SQLITE_OK; k++)
+    for (int i = res[k].a; i < res[k].b && rc == SQLITE_OK; i++) {
+      int c = col_of(p, i);
+      if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, "."))
+        continue;
+      int before = q->nreps;
+      rc = add_rep(p, i, c, q->nkeys + q->ncarry, &idx);
+      if (rc == SQLITE_OK && q->nreps > before) {
+        q->keys[q->nkeys + q->ncarry] =
+            sqlite3_mprintf("\"%w\"", q->rep_name[idx]);
+        if (!q->keys[q->nkeys + q->ncarry])
+          rc = SQLITE_NOMEM;
+        q->ncarry++;
+      }
+    }
+  sqlite3_free(res);
+  return rc;
+}
+
+/* Rule 1: a column outside aggregates that the groups table lacks. */
+static int check_bare(parse *p, int a, int b) {
+  for (int i = a; i < b; i++) {
+    int k = agg_of(p, i);
+    if (k >= 0) {
+      i = p->calls[k].all.b - 1;
+      continue;
+    }
+    int c = col_of(p, i);
+    if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, "."))
+      continue;
+    char *z = tok_name(p, i);
+    if (!z)
+      return SQLITE_NOMEM;
+    int found = 0;
+    for (int r = 0; r < p->q->nreps; r++)
+      found |=
+          !sqlite3_stricmp(p->q->rep_name[r], c >= 0 ? p->q->t.cols[c] : z);
+    for (int r = 0; r < p->nitems && !found; r++) /* an alias there */
+      found |= p->items[r].alias && !sqlite3_stricmp(p->items[r].alias, z) &&
+               (i < p->items_span.a || i >= p->items_span.b);
+    if (!found) {
+      *p->err = sqlite3_mprintf("gpu_query: the column %s is neither grouped "
+                                "nor aggregated",
+                                z);
+      sqlite3_free(z);
+      return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    sqlite3_free(z);
+  }
+  return SQLITE_OK;
+}
+
+/* A name for the groups table's columns that no table column has. */
+static char *fresh(parse *p, const char *base, int k) {
+  for (int extra = 0;; extra++) {
+    char *z = sqlite3_mprintf("%s%.*s%d", base, extra, "________", k);
+    if (!z || extra >= 8)
+      return z;
+    int clash = 0;
+    for (int c = 0; c < p->q->t.ncols; c++)
+      clash |= !sqlite3_stricmp(z, p->q->t.cols[c]);
+    for (int r = 0; r < p->q->nreps; r++)
+      clash |= !sqlite3_stricmp(z, p->q->rep_name[r]);
+    if (!clash)
+      return z;
+    sqlite3_free(z);
+  }
+}
+
+/* Rule 3. */
+static int name_columns(parse *p, sqlite3_stmt *st) {
+  ga_query *q = p->q;
+  int np = q->nparams, nc = sqlite3_column_count(st);
+  q->param_name = sqlite3_malloc64(sizeof(char *) * (size_t)(np + 1));
+  q->col_name = sqlite3_malloc64(sizeof(char *) * (size_t)(nc + 1));
+  if (!q->param_name || !q->col_name)
+    return SQLITE_NOMEM;
+  for (int i = 0; i < np; i++) {
+    const char *z = sqlite3_bind_parameter_name(st, i + 1);
+    q->param_name[i] =
+        z ? sqlite3_mprintf("%s", z) : sqlite3_mprintf("?%d", i + 1);
+    if (!q->param_name[i])
+      return SQLITE_NOMEM;
+  }
+  for (int i = 0; i < nc; i++) {
+    const char *base = sqlite3_column_name(st, i);
+    if (!base)
+      return SQLITE_NOMEM;
+    char *z = sqlite3_mprintf("%s", base);
+    for (int k = 1; z; k++) {
+      int taken = 0;
+      for (int j = 0; j < np && !taken; j++)
+        taken = !sqlite3_stricmp(z, q->param_name[j]);
+      for (int j = 0; j < q->ncols && !taken; j++)
+        taken = !sqlite3_stricmp(z, q->col_name[j]);
+      if (!taken)
+        break;
+      sqlite3_free(z);
+      z = sqlite3_mprintf("%s:%d", base, k);
+    }
+    if (!z)
+      return SQLITE_NOMEM;
+    q->col_name[q->ncols++] = z;
+  }
+  return SQLITE_OK;
+}
+
+/* The post query and the groups table (rule 5), and the serial query. */
+static int make_texts(parse *p, const char *groups) {
+  ga_query *q = p->q;
+  q->agg_col = sqlite3_malloc64(sizeof(char *) * (size_t)(q->naggs + 1));
+  if (!q->agg_col)
+    return SQLITE_NOMEM;
+  for (int k = 0; k < q->naggs; k++)
+    if (!(q->agg_col[k] = fresh(p, "gpuagg_v", k)))
+      return SQLITE_NOMEM;
+  char *handle = fresh(p, "gpuagg_handle", 0);
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "CREATE TABLE x(");
+  for (int k = 0; k < q->nreps; k++)
+    sqlite3_str_appendf(s, "\"%w\" %s, ", q->rep_name[k], q->rep_decl[k]);
+  for (int k = 0; k < q->naggs; k++)
+    sqlite3_str_appendf(s, "\"%w\", ", q->agg_col[k]);
+  sqlite3_str_appendf(s, "\"%w\" HIDDEN)", handle ? handle : "");
+  sqlite3_free(handle);
+  q->groups_schema = sqlite3_str_finish(s);
+
+  /* post: SELECT [DISTINCT] items FROM groups(?H) AS qual [GROUP BY ...]
+  ** [HAVING ...] [ORDER BY ...] [LIMIT ...] */
+  s = sqlite3_str_new(NULL);
+  emit(p, s, 0, p->from.a - 1, 0, 0, 1);
+  sqlite3_str_appendf(s, " FROM temp.\"%w\"(?%d) AS \"%w\" ", groups,
+                      q->nparams + 1, q->qual);
+  span tail[4] = {p->group, p->having, p->order, p->limit};
+  for (int k = 0; k < 4; k++)
+    if (tail[k].b > tail[k].a) {
+      int kwtok = tail[k].a - (k == 0 || k == 2 ? 2 : 1);
+      emit(p, s, kwtok, tail[k].b, 0, 0, 1);
+      sqlite3_str_appendall(s, " ");
+    }
+  q->post_sql = sqlite3_str_finish(s);
+
+  /* serial: the text, gpu_ names, NOT INDEXED after the table */
+  s = sqlite3_str_new(NULL);
+  int cut = p->from_name_end;
+  emit(p, s, 0, cut, 0, 0, 2);
+  if (!p->indexed && !strcmp(q->t.type, "table") && !q->t.without_rowid)
+    sqlite3_str_appendall(s, " NOT INDEXED");
+  sqlite3_str_appendall(s, " ");
+  emit(p, s, cut, p->n, 0, 0, 2);
+  q->serial_sql = sqlite3_str_finish(s);
+  if (!q->groups_schema || !q->post_sql || !q->serial_sql)
+    return SQLITE_NOMEM;
+  return SQLITE_OK;
+}
+
+int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
+                   ga_query *q, char **err) {
+  parse P, *p = &P;
+  sqlite3_stmt *st = NULL;
+  const char *tail = NULL;
+  char *table = NULL;
+  int rc;
+  memset(q, 0, sizeof(*q));
+  memset(p, 0, sizeof(*p));
+  *err = NULL;
+  p->db = db;
+  p->z = sql;
+  p->q = q;
+  p->err = err;
+  p->distinct = -1;
+
+  rc = tokenize(sql, &p->t, &p->n);
+  if (rc < 0)
+    return SQLITE_NOMEM;
+  if (rc > 0) {
+    rc = fail(p, "gpu_query: an unterminated string, quote or comment%s", NULL);
+    goto done;
+  }
+  while (p->n > 0 && op(p, p->n - 1, ";"))
+    p->n--;
+  for (int i = 0; i < p->n; i++)
+    if (op(p, i, ";")) {
+      rc = fail(p, "gpu_query: one SELECT statement, not several%s", NULL);
+      goto done;
+    }
+  if (kw(p, 0, "WITH")) {
+    rc = fail(p,
+              "gpu_query: common table expressions (WITH) are not "
+              "supported%s",
+              NULL);
+    goto done;
+  }
+  if (!kw(p, 0, "SELECT")) {
+    rc = fail(p, "gpu_query: the argument must be one SELECT%s",
+              kw(p, 0, "VALUES") ? " (not VALUES)" : "");
+    goto done;
+  }
+  /* SQLite's own errors first: the text must compile on the caller */
+  rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_NOMEM)
+      goto done;
+    *err = sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(db));
+    rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto done;
+  }
+  if (!st) {
+    rc = fail(p, "gpu_query: the argument must be one SELECT%s", NULL);
+    goto done;
+  }
+  /* the clauses */
+  {
+    int depth = 0;
+    for (int i = 1; i < p->n; i++) {
+      if (op(p, i, "("))
+        depth++;
+      else if (op(p, i, ")"))
+        depth--;
+      if (kw(p, i, "SELECT")) {
+        rc = fail(p, "gpu_query: subqueries are not supported%s", NULL);
+        goto done;
+      }
+      if (depth == 0 &&
+          (kw(p, i, "UNION") || kw(p, i, "INTERSECT") || kw(p, i, "EXCEPT"))) {
+        rc = fail(p,
+                  "gpu_query: compound selects (UNION, INTERSECT, "
+                  "EXCEPT) are not supported%s",
+                  NULL);
+        goto done;
+      }
+    }
+  }
+  int i = 1;
+  if (kw(p, i, "DISTINCT") || kw(p, i, "ALL"))
+    p->distinct = i++;
+  p->items_span.a = i;
+  p->items_span.b = i = clause_end(p, i);
+  if (!kw(p, i, "FROM")) {
+    rc = fail(p, "gpu_query: the SELECT must read FROM one table%s", NULL);
+    goto done;
+  }
+  p->from.a = i + 1;
+  p->from.b = i = clause_end(p, i + 1);
+  if (kw(p, i, "WHERE")) {
+    p->where.a = i + 1;
+    p->where.b = i = clause_end(p, i + 1);
+  }
+  if (kw(p, i, "GROUP") && kw(p, i + 1, "BY")) {
+    p->group.a = i + 2;
+    p->group.b = i = clause_end(p, i + 2);
+  }
+  if (kw(p, i, "HAVING")) {
+    p->having.a = i + 1;
+    p->having.b = i = clause_end(p, i + 1);
+  }
+  if (kw(p, i, "WINDOW")) {
+    rc = fail(p, "gpu_query: window functions (WINDOW) are not supported%s",
+              NULL);
+    goto done;
+  }
+  if (kw(p, i, "ORDER") && kw(p, i + 1, "BY")) {
+    p->order.a = i + 2;
+    p->order.b = i = clause_end(p, i + 2);
+  }
+  if (kw(p, i, "LIMIT")) {
+    p->limit.a = i + 1;
+    p->limit.b = i = p->n;
+  }
+  if (i != p->n) {
+    rc = fail(p, "gpu_query: cannot read the clauses of the SELECT%s", NULL);
+    goto done;
+  }
+  if ((rc = read_from(p, &table)) != SQLITE_OK)
+    goto done;
+  rc = ga_target_resolve(db, table, &q->t, err);
+  if (rc != SQLITE_OK) {
+    if (*err && !strncmp(*err, "gpu_aggregate: ", 15)) {
+      char *e = sqlite3_mprintf("gpu_query: %s", *err + 15);
+      sqlite3_free(*err);
+      *err = e;
+    }
+    goto done;
+  }
+  if (!strcmp(q->t.type, "view") || !strcmp(q->t.type, "virtual")) {
+    *err = sqlite3_mprintf("gpu_query: %s is a %s table (FROM must name a "
+                           "rowid table)",
+                           q->t.table, q->t.type);
+    rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto done;
+  }
+  if (q->t.without_rowid || !q->t.rowid) {
+    *err = sqlite3_mprintf("gpu_query: %s is %s (FROM must name a rowid "
+                           "table)",
+                           q->t.table,
+                           q->t.without_rowid ? "a WITHOUT ROWID table"
+                                              : "without a rowid name");
+    rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto done;
+  }
+  q->nparams = sqlite3_bind_parameter_count(st);
+  if ((rc = number_params(p, st)) != SQLITE_OK)
+    goto done;
+  if ((rc = read_items(p, st)) != SQLITE_OK)
+    goto done;
+  if ((rc = list_aggs(p)) != SQLITE_OK)
+    goto done;
+  q->vals = sqlite3_malloc64(sizeof(char *) * (GA_MAX_STATES + 1));
+  p->valnorm = sqlite3_malloc64(sizeof(char *) * (GA_MAX_STATES + 1));
+  q->aggs = sqlite3_malloc64(sizeof(ga_qagg) * GA_Q_MAX_AGGS);
+  if (!q->vals || !p->valnorm || !q->aggs) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  /* aggregates: in the select list, HAVING and ORDER BY only (SQLite has
+  ** refused them elsewhere) */
+  if ((rc = find_calls(p, p->items_span.a, p->items_span.b)) ||
+      (rc = find_calls(p, p->having.a, p->having.b)) ||
+      (rc = find_calls(p, p->order.a, p->order.b)))
+    goto done;
+  if ((rc = read_terms(p)) != SQLITE_OK)
+    goto done;
+  if (q->naggs == 0 && q->nkeys == 0) {
+    rc = fail(p,
+              "gpu_query: the query has neither an aggregate nor GROUP "
+              "BY (nothing to aggregate)%s",
+              NULL);
+    goto done;
+  }
+  if ((rc = check_bare(p, p->items_span.a, p->items_span.b)) ||
+      (rc = check_bare(p, p->having.a, p->having.b)) ||
+      (rc = check_bare(p, p->order.a, p->order.b)))
+    goto done;
+  if (q->nkeys + q->ncarry > GA_MAX_KEYS) {
+    rc = fail(p, "gpu_query: the group terms read too many columns%s", NULL);
+    goto done;
+  }
+  if (q->nvals == 0) { /* count(*) alone: one value to count rows with */
+    q->vals[0] = sqlite3_mprintf("NULL");
+    p->valnorm[0] = sqlite3_mprintf("NULL");
+    if (!q->vals[0] || !p->valnorm[0]) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    q->nvals = 1;
+  }
+  if (p->where.b > p->where.a &&
+      !(q->filter = text(p, p->where.a, p->where.b, 2, 1))) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  if ((rc = name_columns(p, st)) != SQLITE_OK)
+    goto done;
+  rc = make_texts(p, groups);
+
+done:
+  sqlite3_finalize(st);
+  sqlite3_free(table);
+  sqlite3_free(p->t);
+  for (int k = 0; k < p->nitems; k++)
+    sqlite3_free(p->items[k].alias);
+  sqlite3_free(p->items);
+  sqlite3_free(p->terms);
+  sqlite3_free(p->calls);
+  for (int k = 0; k < p->naggnames; k++)
+    sqlite3_free(p->aggnames[k]);
+  sqlite3_free(p->aggnames);
+  if (p->valnorm)
+    for (int k = 0; k < q->nvals; k++)
+      sqlite3_free(p->valnorm[k]);
+  sqlite3_free(p->valnorm);
+  if (rc != SQLITE_OK)
+    ga_query_free(q);
+  if (rc == SQLITE_ERROR && !*err)
+    rc = SQLITE_NOMEM;
+  return rc;
+}
+
+void ga_query_free(ga_query *q) {
+  ga_target_free(&q->t);
+  sqlite3_free(q->qual);
+  sqlite3_free(q->filter);
+  for (int k = 0; q->keys && k < q->nkeys + q->ncarry; k++)
+    sqlite3_free(q->keys[k]);
+  sqlite3_free(q->keys);
+  for (int k = 0; q->vals && k < q->nvals; k++)
+    sqlite3_free(q->vals[k]);
+  sqlite3_free(q->vals);
+  for (int k = 0; k < q->nreps; k++) {
+    sqlite3_free(q->rep_name[k]);
+    sqlite3_free(q->rep_decl[k]);
+  }
+  sqlite3_free(q->rep_name);
+  sqlite3_free(q->rep_decl);
+  sqlite3_free(q->rep_slot);
+  for (int k = 0; q->agg_col && k < q->naggs; k++)
+    sqlite3_free(q->agg_col[k]);
+  sqlite3_free(q->agg_col);
+  sqlite3_free(q->aggs);
+  sqlite3_free(q->groups_schema);
+  sqlite3_free(q->post_sql);
+  sqlite3_free(q->serial_sql);
+  for (int k = 0; q->param_name && k < q->nparams; k++)
+    sqlite3_free(q->param_name[k]);
+  sqlite3_free(q->param_name);
+  for (int k = 0; k < q->ncols; k++)
+    sqlite3_free(q->col_name[k]);
+  sqlite3_free(q->col_name);
+  memset(q, 0, sizeof(*q));
+}
+
+void ga_query_parts(const ga_query *q, ga_parts *p,
+                    sqlite3_value *const *params, int nparams) {
+  memset(p, 0, sizeof(*p));
+  p->filter = q->filter;
+  p->alias = q->has_alias ? q->qual : NULL;
+  p->nkeys = q->nkeys;
+  p->ncarry = q->ncarry;
+  p->nvals = q->nvals;
+  p->keys = (const char *const *)q->keys;
+  p->vals = (const char *const *)q->vals;
+  p->params = params;
+  p->nparams = nparams;
+}

@@ -1,0 +1,71 @@
+/*
+** query.h — gpu_query's planner: one analyst's SELECT split into what the
+** workers evaluate (keys, the columns carried with them, the distinct
+** aggregate arguments, the filter: planner.h's ga_parts), the query SQLite
+** runs over the merged groups afterwards (the select list, HAVING, ORDER BY
+** and LIMIT as written), and the serial query.  The rules it keeps are at
+** the top of planner/query.c.
+*/
+#ifndef GA_QUERY_H
+#define GA_QUERY_H
+
+#include "sqlite3ext.h"
+
+#include "planner.h"
+
+/* An aggregate of the text: what a value column of the groups table holds.
+** op is a GA_AGG_* (value.h) or one of these. */
+#define GA_Q_COUNT_STAR 10 /* count(*): the group's rows */
+#define GA_Q_COUNT 11      /* count(e): e's non-NULL values */
+
+typedef struct ga_qagg {
+  int op;
+  int val; /* index into vals (count(*): 0, any state counts rows) */
+} ga_qagg;
+
+/* The most aggregate calls, distinct (op, argument) pairs, of one query. */
+#define GA_Q_MAX_AGGS 128
+
+typedef struct ga_query {
+  ga_target t;
+  char *qual; /* the name the text qualifies columns with: the alias, else
+                 the table's name as written */
+  int has_alias;
+  /* the workers' texts (parameters as ?3..) */
+  char *filter;
+  int nkeys, ncarry;
+  char **keys; /* nkeys keys, then ncarry carried columns (quoted names) */
+  int nvals;
+  char **vals;
+  /* the groups table: its columns are the carried and key columns the text
+  ** reads outside aggregates (rep_*), then one per aggregate (aggs) */
+  int nreps;
+  char **rep_name; /* as the table names it */
+  char **rep_decl; /* declared type and COLLATE, as in the table */
+  int *rep_slot;   /* its key (or carried) slot */
+  int naggs;
+  ga_qagg *aggs;
+  char **agg_col;      /* the groups table's name of each */
+  char *groups_schema; /* CREATE TABLE x(...) of the groups table */
+  /* SQLite's own texts, with the original parameter numbers */
+  char *post_sql;   /* over the groups table; ?(nparams + 1) is the handle */
+  char *serial_sql; /* the text with gpu_ aggregates, rows in rowid order */
+  int nparams;
+  char **param_name; /* as written: "?1", ":a" (an anonymous ? is "?N") */
+  int ncols;
+  char **col_name;        /* the result columns, made unique (rule 3) */
+  const char *serial_why; /* not NULL: the parallel path cannot serve */
+} ga_query;
+
+/* Parse and check sql on db (the caller's connection), for the groups
+** table `groups` (a name in temp).  SQLITE_OK; SQLITE_NOMEM; or
+** SQLITE_ERROR with *err "gpu_query: ..." (sqlite3_malloc'd). */
+int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
+                   ga_query *q, char **err);
+void ga_query_free(ga_query *q);
+
+/* The workers' parts of q (keys, vals: arrays of q). */
+void ga_query_parts(const ga_query *q, ga_parts *p,
+                    sqlite3_value *const *params, int nparams);
+
+#endif

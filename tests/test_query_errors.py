@@ -1,0 +1,230 @@
+"""test_query_errors.py — gpu_query's interface (issue 19): every error at
+CREATE with its exact text, temp only, the column and parameter names and
+their duplicates, HAVING on an INTEGER key compared with TEXT (the key keeps
+its affinity), NOCASE keys in HAVING, the groups table's life (created,
+renamed, dropped with the table), one answer per cursor in a join (rule 7:
+gpuagg_info's gpu_query calls and replays), the memory cap's fallback, and
+gpu_aggregate's answers unchanged.  The differential generator of the
+contract is tests/test_query.py.
+"""
+
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gatest import Reporter, LIB  # noqa: E402
+
+R = Reporter("query_errors")
+
+
+def check(ok, name, detail=""):
+    R.check(name, ok, detail)
+
+TMP = tempfile.mkdtemp(prefix="gpuagg_query_")
+
+
+def connect(path):
+    db = sqlite3.connect(path, isolation_level=None)
+    db.enable_load_extension(True)
+    db.load_extension(LIB)
+    db.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    db.execute("SELECT gpuagg_config('threads', 2)")
+    return db
+
+
+def info(db):
+    return json.loads(db.execute("SELECT gpuagg_info()").fetchone()[0])
+
+
+def create(db, name, sql, schema="temp"):
+    db.execute("CREATE VIRTUAL TABLE %s.%s USING gpu_query('%s')"
+               % (schema, name, sql.replace("'", "''")))
+
+
+def error_of(db, stmt):
+    try:
+        db.execute(stmt).fetchall()
+    except sqlite3.Error as e:
+        return str(e)
+    return None
+
+
+db = connect(os.path.join(TMP, "q.db"))
+db.executescript("""
+CREATE TABLE t(a INTEGER, b TEXT COLLATE NOCASE, x REAL, y INTEGER, d TEXT);
+CREATE TABLE u(z);
+CREATE VIEW v AS SELECT * FROM t;
+CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID;
+""")
+db.executemany("INSERT INTO t VALUES (?,?,?,?,?)",
+               [(i % 7, "Ab"[i % 2] + "c", i * 0.5, i, "199%d-01-01" % (i % 9))
+                for i in range(2000)])
+
+ERRORS = [
+    ("SELECT a, sum(x) FROM t, u GROUP BY a",
+     "gpu_query: joins are not supported (FROM must name one table)"),
+    ("SELECT a, sum(x) FROM t JOIN u GROUP BY a",
+     "gpu_query: joins are not supported (FROM must name one table)"),
+    ("SELECT sum(x) FROM (SELECT x FROM t)",
+     "gpu_query: subqueries are not supported"),
+    ("SELECT sum(x) FROM t WHERE a IN (SELECT z FROM u)",
+     "gpu_query: subqueries are not supported"),
+    ("WITH c AS (SELECT * FROM t) SELECT sum(x) FROM c",
+     "gpu_query: common table expressions (WITH) are not supported"),
+    ("SELECT sum(x) FROM t UNION ALL SELECT sum(y) FROM t",
+     "gpu_query: compound selects (UNION, INTERSECT, EXCEPT) are not "
+     "supported"),
+    ("VALUES (1)", "gpu_query: the argument must be one SELECT (not VALUES)"),
+    ("SELECT count(DISTINCT a) FROM t",
+     "gpu_query: DISTINCT inside an aggregate is not supported "
+     "(count(DISTINCT ...))"),
+    ("SELECT sum(x) FILTER (WHERE a > 1) FROM t",
+     "gpu_query: FILTER (WHERE ...) on an aggregate is not supported"),
+    ("SELECT sum(x) OVER () FROM t",
+     "gpu_query: window functions (OVER) are not supported"),
+    ("SELECT group_concat(b) FROM t",
+     "gpu_query: the aggregate group_concat() is not supported (count, sum, "
+     "total, avg, min and max are)"),
+    ("SELECT a, x, sum(y) FROM t GROUP BY a",
+     "gpu_query: the column x is neither grouped nor aggregated"),
+    ("SELECT * FROM t",
+     "gpu_query: '*' in the select list: name the grouped columns and the "
+     "aggregates"),
+    ("SELECT a FROM t", "gpu_query: the query has neither an aggregate nor "
+     "GROUP BY (nothing to aggregate)"),
+    ("SELECT sum(x) FROM v",
+     "gpu_query: v is a view table (FROM must name a rowid table)"),
+    ("SELECT sum(v) FROM w",
+     "gpu_query: w is a WITHOUT ROWID table (FROM must name a rowid table)"),
+    ("SELECT sum(x) FROM nosuch", "gpu_query: no such table: nosuch"),
+    ("SELECT sum(nosuch) FROM t", "gpu_query: no such column: nosuch"),
+    ("SELECT sum(x) FROM t; SELECT 1",
+     "gpu_query: one SELECT statement, not several"),
+    ("SELECT 'abc FROM t", "gpu_query: an unterminated string, quote or comment"),
+    ("SELECT a, sum(x) FROM t GROUP BY " + ", ".join(["a"] * 17),
+     "gpu_query: more than 16 GROUP BY terms"),
+]
+for i, (sql, want) in enumerate(ERRORS):
+    got = error_of(db, "CREATE VIRTUAL TABLE temp.e%d USING gpu_query('%s')"
+                   % (i, sql.replace("'", "''")))
+    check(got == want, "error: %s" % sql[:60], "got %r, want %r" % (got, want))
+
+# temp only; one argument, a string
+got = error_of(db, "CREATE VIRTUAL TABLE main.m USING gpu_query('SELECT sum(x) FROM t')")
+check(got == "gpu_query: create it in temp: CREATE VIRTUAL TABLE temp.m USING "
+        "gpu_query('SELECT ...')", "temp only", got)
+got = error_of(db, "CREATE VIRTUAL TABLE temp.m USING gpu_query('SELECT sum(x) FROM t', 2)")
+check(got == "gpu_query: expected one argument, the text of one SELECT, got 2",
+        "one argument", got)
+got = error_of(db, "CREATE VIRTUAL TABLE temp.m USING gpu_query(x)")
+check(got == "gpu_query: the argument must be the SELECT as a string: "
+        "gpu_query('SELECT ...')", "a string", got)
+
+# names: duplicates (rule 3) and parameters (hidden)
+create(db, "names", "SELECT a, a, A, sum(x) AS s, :lo, ?1 FROM t WHERE y > :lo "
+       "AND y < ?3 GROUP BY a")
+cols = [r[1] for r in db.execute("SELECT * FROM pragma_table_xinfo('names')")]
+# :lo is parameter 1 (?1 too), ?2 has no name, ?3; a bare column is named
+# as the table declares it (a, not A)
+check(cols == ["a", "a:1", "a:2", "s", ":lo:1", "?1", ":lo", "?2", "?3"],
+        "column and parameter names", cols)
+hidden = [r[6] for r in db.execute("SELECT * FROM pragma_table_xinfo('names')")]
+check(hidden == [0] * 6 + [1] * 3, "parameters are hidden", hidden)
+rows = db.execute("SELECT a, s FROM names(5, 0, 100) ORDER BY a").fetchall()
+ref = db.execute("SELECT a, gpu_sum(x) FROM t WHERE y > 5 AND y < 100 GROUP BY a "
+                 "ORDER BY a").fetchall()
+check(rows == ref, "parameters bind in order", rows[:3])
+rows = db.execute("SELECT a, s FROM names WHERE \":lo\" = 5 AND \"?3\" = 100 "
+                  "ORDER BY a").fetchall()
+check(rows == ref, "parameters by constraints", rows[:3])
+check(db.execute("SELECT count(*) FROM names").fetchone()[0] == 0,
+        "unbound parameters are NULL (y > NULL matches nothing)")
+
+# affinity and collation of keys after the merge
+create(db, "aff", "SELECT a, b, count(*) AS n FROM t GROUP BY a, b HAVING a = '5' "
+       "AND b = 'AC' ORDER BY a, b")
+rows = db.execute("SELECT * FROM aff").fetchall()
+check(info(db)["last_scan"]["path"] == "parallel", "parallel path", info(db)["last_scan"])
+ref = db.execute("SELECT a, b, count(*) FROM t GROUP BY a, b HAVING a = '5' AND "
+                 "b = 'AC' ORDER BY a, b").fetchall()
+check(rows == ref and len(rows) == 1, "HAVING a = '5' on an INTEGER key, "
+        "NOCASE key", (rows, ref))
+
+# Q1-like: several keys, aggregates over expressions, date filter
+Q1 = ("SELECT b, a % 3 AS m, sum(x) AS sq, sum(x * (1 - y / 1000.0)) AS sd, "
+      "avg(x), count(*) AS c, max(d), min(y), total(x) / count(*) AS r "
+      "FROM t WHERE d <= ?1 GROUP BY b, m HAVING count(*) > 10 ORDER BY b, m")
+create(db, "q1", Q1)
+REF = (Q1.replace("sum(", "gpu_sum(").replace("avg(", "gpu_avg(")
+       .replace("max(", "gpu_max(").replace("min(", "gpu_min(")
+       .replace("total(", "gpu_total("))
+for th in (1, 2, 4):
+    db.execute("SELECT gpuagg_config('threads', %d)" % th)
+    got = db.execute("SELECT * FROM q1('1996-01-01')").fetchall()
+    want = db.execute(REF, ("1996-01-01",)).fetchall()
+    check(got == want and len(got) > 0, "Q1 shape, threads %d" % th, (got[:2], want[:2]))
+db.execute("SELECT gpuagg_config('threads', 2)")
+
+# rule 7: one answer per cursor in a join
+calls0 = info(db)["gpu_query"]
+rows = db.execute("SELECT count(*) FROM t AS o CROSS JOIN q1('1996-01-01') AS g "
+                  "WHERE g.b = o.b AND o.y < 50").fetchone()[0]
+calls1 = info(db)["gpu_query"]
+check(calls1["calls"] - calls0["calls"] == 1 and
+        calls1["replays"] - calls0["replays"] >= 49,
+        "the inner loop of a join runs once", (calls0, calls1, rows))
+
+# the memory cap: past it, the serial path, same rows
+os.environ["GPUAGG_SCAN_MAX_GROUP_BYTES"] = "2000"
+got = db.execute("SELECT * FROM q1('1996-01-01')").fetchall()
+ls = info(db)["last_scan"]
+del os.environ["GPUAGG_SCAN_MAX_GROUP_BYTES"]
+check(ls["path"] == "serial" and "memory cap" in ls["why"] and
+        got == db.execute(REF, ("1996-01-01",)).fetchall(),
+        "memory cap: serial, same rows", ls)
+
+# the groups table lives and dies with the table
+names = lambda: [r[0] for r in db.execute(
+    "SELECT name FROM temp.sqlite_schema WHERE name LIKE 'q1%' ORDER BY 1")]
+check(names() == ["q1", "q1_groups"], "groups table made", names())
+db.execute("ALTER TABLE q1 RENAME TO q2")
+check([r[0] for r in db.execute("SELECT name FROM temp.sqlite_schema WHERE "
+        "name LIKE 'q2%' ORDER BY 1")] == ["q2", "q2_groups"], "renamed with it")
+check(db.execute("SELECT count(*) FROM q2('1996-01-01')").fetchone()[0] > 0,
+        "renamed table answers")
+db.execute("DROP TABLE q2")
+check(db.execute("SELECT count(*) FROM temp.sqlite_schema WHERE name LIKE 'q2%'")
+        .fetchone()[0] == 0, "dropped with it")
+check(db.execute("SELECT count(*) FROM aff_groups").fetchone()[0] == 0,
+        "the groups table shows nothing without a handle")
+
+# integer overflow: the reference's error
+db.execute("CREATE TABLE big(g, v INTEGER)")
+db.executemany("INSERT INTO big VALUES (?, ?)", [(1, 2**62), (1, 2**62), (2, 1)] * 1)
+create(db, "ov", "SELECT g, sum(v) FROM big GROUP BY g")
+got = error_of(db, "SELECT * FROM ov")
+check(got is not None and "integer overflow" in got, "overflow is an error", got)
+create(db, "ov2", "SELECT g, sum(v) FROM big GROUP BY g ORDER BY g DESC LIMIT 1")
+got = error_of(db, "SELECT * FROM ov2")
+ref = error_of(db, "SELECT g, gpu_sum(v) FROM big GROUP BY g ORDER BY g DESC LIMIT 1")
+check(got is None and ref is None, "no error for a group LIMIT never reaches",
+        (got, ref))
+
+# serial path: a temp table, with its reason
+db.execute("CREATE TEMP TABLE tt AS SELECT * FROM t")
+create(db, "qt", "SELECT a, sum(x) FROM tt GROUP BY a ORDER BY a")
+got = db.execute("SELECT * FROM qt").fetchall()
+check(info(db)["last_scan"]["path"] == "serial" and
+        info(db)["last_scan"]["why"] == "a temp table" and
+        got == db.execute("SELECT a, gpu_sum(x) FROM tt GROUP BY a ORDER BY a").fetchall(),
+        "temp table: serial", info(db)["last_scan"])
+
+# gpu_aggregate unchanged beside it
+got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()
+ref = db.execute("SELECT a, gpu_sum(x) FROM t WHERE y > 3 GROUP BY a ORDER BY a").fetchall()
+check(got == ref, "gpu_aggregate unchanged", got[:2])
+
+R.finish()
