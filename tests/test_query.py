@@ -80,6 +80,7 @@ import struct
 import sys
 import tempfile
 import time
+from collections import Counter
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -692,6 +693,23 @@ def rows_key(rows, loose, ordered):
     return ks if ordered else sorted(ks)
 
 
+def first_diff(got, want, loose, ordered):
+    """Where two row lists differ: the first differing position (ordered),
+    else the rows only one side has."""
+    gk, wk = rows_key(got, loose, True), rows_key(want, loose, True)
+    if ordered:
+        for i in range(max(len(gk), len(wk))):
+            if i >= len(gk) or i >= len(wk) or gk[i] != wk[i]:
+                return "; first at row %d: got %s want %s" % (
+                    i, show_rows(got[i:i + 2], 2) if i < len(got) else "-",
+                    show_rows(want[i:i + 2], 2) if i < len(want) else "-")
+        return ""
+    g, w = Counter(gk), Counter(wk)
+    only_g = [row for row, k in zip(got, gk) if g[k] > w.get(k, 0)]
+    only_w = [row for row, k in zip(want, wk) if w[k] > g.get(k, 0)]
+    return "; only got %s; only want %s" % (show_rows(only_g, 4), show_rows(only_w, 4))
+
+
 def last_scan(con):
     try:
         return json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
@@ -755,7 +773,7 @@ def main():
     small = [t for t in tables if t.n < 20000]
     fails = 0
     stats = {"serial": 0, "parallel": 0, "other": 0, "why": {}, "errors_both": 0, "rows": 0,
-             "ordered": 0, "limit": 0, "params": 0, "loose_cols": 0, "nokeys": 0, "name_bad": 0, "ref_errors": 0,
+             "ordered": 0, "limit": 0, "params": 0, "loose_cols": 0, "nokeys": 0, "name_bad": 0, "ref_errors": 0, "why_eg": {},
              "ref_rows": 0}
     name_fail = []
     log = open(os.path.join(TMP, "failures.txt"), "w")
@@ -825,6 +843,7 @@ def main():
                         stats["serial" if path == "serial" else "other"] += 1
                         why = str(ls.get("why"))[:80]
                         stats["why"][why] = stats["why"].get(why, 0) + 1
+                        stats["why_eg"].setdefault(why, q.text)
                 if got[0] != want[0]:
                     problems.append("threads %d: %s %s, reference %s %s" % (
                         th, got[0], show_rows(got[1]) if got[0] == "ok" else got[1], want[0],
@@ -834,9 +853,11 @@ def main():
                     if th == THREADS[0]:
                         stats["errors_both"] += 1
                     continue
-                if rows_key(got[1], q.loose_cols, q.ordered) != rows_key(want[1], q.loose_cols, q.ordered):
-                    problems.append("threads %d (path %s): rows differ\n  got  %s\n  want %s" % (
-                        th, ls.get("path"), show_rows(got[1]), show_rows(want[1])))
+                gk, wk = rows_key(got[1], q.loose_cols, q.ordered), rows_key(want[1], q.loose_cols, q.ordered)
+                if gk != wk:
+                    problems.append("threads %d (path %s): rows differ%s\n  got  %s\n  want %s" % (
+                        th, ls.get("path"), first_diff(got[1], want[1], q.loose_cols, q.ordered),
+                        show_rows(got[1]), show_rows(want[1])))
                 if th == THREADS[0]:
                     exp_names = unique_names(orig[2])
                     if [n.lower() for n in got[2]] != [n.lower() for n in exp_names]:
@@ -865,7 +886,7 @@ def main():
         print("# gpu_query paths (threads 2 and 4): %d parallel, %d serial, %d other of %d runs (%.1f%%)"
               % (stats["parallel"], stats["serial"], stats["other"], runs, 100 * share))
         for why, n in whys[:12]:
-            print("#   %6d serial: %s" % (n, why))
+            print("#   %6d serial: %s (e.g. %s)" % (n, why, stats["why_eg"][why][:300]))
         rep.check("parallel_share", share >= PARALLEL_MIN,
                   "only %.1f%% of the runs at 2 and 4 threads took the parallel path (want >= %.0f%%): %r"
                   % (100 * share, 100 * PARALLEL_MIN, whys[:8]))
