@@ -97,7 +97,7 @@ INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)
 MAX_DETAILED = 25  # failures printed in full; the rest in one line each
 
-COLS = ("a", "b", "c", "x", "y", "z", "s", "u", "rowid")
+COLS = ("a", "b", "c", "x", "y", "z", "s", "u", "rowid", "id")
 
 # ---------------------------------------------------------------- values
 
@@ -238,6 +238,7 @@ def rowids(r, n):
 
 
 SCHEMA = "(a INTEGER, b INTEGER, c INTEGER, x REAL, y, z REAL, s TEXT COLLATE NOCASE, u TEXT)"
+SCHEMA_ID = "(id INTEGER PRIMARY KEY, " + SCHEMA[1:]  # id: the rowid under another name
 
 
 class Table:
@@ -245,11 +246,13 @@ class Table:
         self.name, self.n, self.clean, self.overflow, self.huge, self.db = \
             name, n, clean, overflow, huge, db
         self.amb = {}
+        self.span = 0
+        self.has_id = False
         self.indexed = False
 
 
 def fill_table(con, t, r):
-    con.execute("CREATE TABLE %s%s" % (t.name, SCHEMA))
+    con.execute("CREATE TABLE %s%s" % (t.name, SCHEMA_ID if t.has_id else SCHEMA))
     rids = rowids(r, t.n)
     rows = []
     s_pool = TEXT_S if t.clean else TEXT_S + TEXT_S_CASE
@@ -265,6 +268,7 @@ def fill_table(con, t, r):
                      None if r.random() < 0.05 else r.uniform(-10, 10),
                      None if r.random() < 0.07 else r.choice(s_pool),
                      None if r.random() < 0.07 else r.choice(u_pool)))
+    t.span = (rows[-1][0] - rows[0][0] + 1) if rows else 0
     con.execute("BEGIN")
     con.executemany("INSERT INTO %s(rowid, a, b, c, x, y, z, s, u) VALUES (?,?,?,?,?,?,?,?,?)"
                     % t.name, rows)
@@ -311,7 +315,16 @@ GROUP_TERMS = [("{a}", True), ("{c} % 10", True), ("{c} / 100", True), ("{s}", F
                ("substr({u}, 1, 1)", False), ("coalesce({a}, -1)", True), ("{y} + 0", True),
                ("{c} * 0.5", True), ("{a} + {c} % 3", True), ("{u} COLLATE NOCASE", False),
                ("{rowid} % 5", True), ("{z} > {x}", True), ("{c} % 4 = 0", True), ("{c}", True),
-               ("{a} * 1.0", True), ("upper({s})", False)]
+               ("{a} * 1.0", True), ("upper({s})", False),
+               # collations that travel: CAST and unary + keep the column's,
+               # a COLLATE inside a function's argument is the function's, other
+               # functions and || of a bare column are BINARY
+               ("+{s}", False), ("CAST({s} AS TEXT)", False), ("trim({s})", False),
+               ("substr({u} COLLATE NOCASE, 1, 2)", False), ("{s} || ''", False),
+               ("{u} COLLATE NOCASE || ''", False), ("coalesce({s}, {u})", False),
+               ("CASE WHEN {c} > 500 THEN {s} ELSE {u} END", False),
+               # many groups
+               ("{rowid}", True), ("{z}", True), ("{x}", True), ("{id}", True), ("{id} % 3", True)]
 AGGS = ["sum", "total", "avg", "min", "max"]
 
 
@@ -335,6 +348,7 @@ class Query:
         self.params = []
         alias = r.random() < 0.3
         self.tref = t.name + ((" AS tt" if r.random() < 0.5 else " tt") if alias else "")
+        self.qual = "tt" if alias else t.name
         k = r.random()
         if k < 0.03:
             self.tref += " NOT INDEXED"
@@ -347,8 +361,22 @@ class Query:
                 m.group(2).upper() if r.random() < 0.3 else m.group(2)), v) if c != "rowid" else v
                 for c, v in self.cols.items()}
         self.plain = {c: c for c in COLS}
+        if not t.has_id:
+            self.cols["id"], self.plain["id"] = self.cols["rowid"], "rowid"
 
     # -- pieces
+
+    def spelling(self, c):
+        """Another way to write column c of the table."""
+        r = self.r
+        if c == "id" and not self.t.has_id:
+            c = "rowid"
+        forms = [c, c.upper(), '"%s"' % c, self.qual + "." + c]
+        if c == "rowid":
+            forms = ["rowid", "_rowid_", "oid", "ROWID", self.qual + ".oid", self.qual + "._rowid_"]
+        if c in ("rowid", "id") and self.t.has_id:
+            forms = ["rowid", "_rowid_", "oid", "id", "ID", self.qual + ".id", self.qual + ".rowid"]
+        return r.choice(forms)
 
     def col_text(self, tpl):
         return tpl.format(**self.cols)
@@ -392,6 +420,9 @@ class Query:
         pool = NUM_EXPRS if name in ("sum", "total", "avg") or r.random() < 0.6 else ANY_EXPRS
         if name in ("sum", "avg") and self.t.overflow and r.random() < 0.5:
             arg = "{b}"
+        elif name in ("sum", "total", "avg", "count") and r.random() < 0.06:  # a parameter inside
+            arg = r.choice(["{x} * %P", "CASE WHEN {c} > %P THEN {x} END", "{a} + %P", "coalesce({y}, %P)"])
+            arg = arg.replace("%P", self.param(r.choice([2, -1, 0.5, 100, None, "7", 1e300])))
         else:
             arg = r.choice(pool)
         return self.agg(name, arg)
@@ -429,8 +460,10 @@ class Query:
             return "%s || '|' || %s" % (A, self.post_strict(depth + 1)), False
         if k < 0.88 and self.num_terms:
             return "(%s) %s %s" % (r.choice(self.num_terms), r.choice(["+", "*", "-"]), A), False
-        if k < 0.94:
+        if k < 0.91:
             return "count(*) * 1.0 / (%s + 1)" % self.rand_count(), False
+        if k < 0.94:
+            return "%s %s %s" % (A, r.choice(["+", "*", ">"]), self.param(r.choice([1, 2.5, -3, None, "x"]))), False
         return "%s - %s" % (self.agg("max", "{a}")[0], self.agg("min", "{a}")[0]), False
 
     def rand_count(self):
@@ -501,7 +534,11 @@ class Query:
             return ""
         s = self.where_atom()
         for _ in range(n - 1):
-            s = "%s %s %s" % (s, r.choice(["AND", "AND", "OR"]), self.where_atom())
+            if self.where_aliases and r.random() < 0.15:  # a result alias (SQLite allows it)
+                atom = "%s IS NOT %s" % (r.choice(self.where_aliases), self.lit_or_param(r.choice([None, 1, "a", 0.5])))
+            else:
+                atom = self.where_atom()
+            s = "%s %s %s" % (s, r.choice(["AND", "AND", "OR"]), atom)
             if r.random() < 0.2:
                 s = "(%s)" % s
         if r.random() < 0.1:
@@ -517,6 +554,7 @@ class Query:
         terms = r.sample(GROUP_TERMS, min(nk, len(GROUP_TERMS)))
         items = []  # [text, alias, loose, term index or None, strict_for_order]
         self.num_terms = []
+        self.text_terms = []
         gby = []
         term_refs = []  # how ORDER BY can name each term
         for i, (tpl, numeric) in enumerate(terms):
@@ -528,12 +566,19 @@ class Query:
                 term_refs.append(text)
             else:
                 alias = "k%d" % i if mode == "alias" or r.random() < 0.3 else None
-                items.append([text, alias, amb, i, True])
+                shown = text
+                if mode != "pos" and re.fullmatch("{\\w+}", tpl) and r.random() < 0.4:
+                    shown = self.spelling(tpl[1:-1])  # the same column, written otherwise
+                items.append([shown, alias, amb, i, True])
                 gby.append(("\ue004%d\ue005" % i) if mode == "pos" else alias if mode == "alias" else text)
                 term_refs.append(("\ue004%d\ue005" % i) if r.random() < 0.3 else alias or text)
             if not amb:
                 if numeric:
                     self.num_terms.append(text)
+                else:
+                    self.text_terms.append("(%s)" % text if " " in text else text)
+                if tpl in ("{a}", "{c}"):  # '3' = 3 by the column's affinity
+                    self.text_terms.append(text)
                 if r.random() < 0.25:  # an expression over the term
                     w = r.choice(["upper(%s)", "typeof(%s)", "coalesce(%s, 'none')", "(%s) IS NULL",
                                   "(%s) || 'x'"] + (["(%s) * 2", "-(%s)", "(%s) + 0.5"] if numeric else []))
@@ -543,13 +588,14 @@ class Query:
             txt, loose = self.post_expr()
             alias = None
             if r.random() < 0.25:
-                alias = r.choice(["v%d" % len(items), "V%d" % len(items), "n", "N", "count(*)"])
-                alias = '"%s"' % alias if "(" in alias else alias
+                alias = r.choice(["v%d" % len(items), "V%d" % len(items), "n", "N", "count(*)", "?1", ":P1"])
+                alias = '"%s"' % alias if alias[0] in "(?:" or "(" in alias else alias
             items.append([txt, alias, loose, None, not loose])
         if r.random() < 0.05:  # a duplicate column, for the names
             items.append(list(items[-1]))
         r.shuffle(items)
         self.items = items
+        self.where_aliases = [it[1] for it in items if it[1] and it[3] is not None]
         # positions of term items
         pos = {}
         for j, it in enumerate(items):
@@ -576,6 +622,8 @@ class Query:
                     ords.append(str(j + 1) if r.random() < 0.5 or not items[j][1] else items[j][1])
                 else:
                     ords.append(self.post_strict())
+                if r.random() < 0.15:
+                    ords[-1] += r.choice([" COLLATE NOCASE", " COLLATE RTRIM", " COLLATE BINARY"])
             ords += [fix_pos(tr) for tr in term_refs]
             r.shuffle(ords)  # any order: all group terms are in it, so it is total
             ords = [o + r.choice(["", "", " ASC", " DESC", " DESC", " NULLS FIRST", " DESC NULLS LAST"])
@@ -615,8 +663,11 @@ class Query:
             k = r.random()
             if k < 0.3:
                 atoms.append("count(*) > %s" % self.lit_or_param(r.randint(0, 8)))
-            elif k < 0.5 and self.num_terms:
+            elif k < 0.4 and self.num_terms:
                 atoms.append("(%s) > %s" % (r.choice(self.num_terms), sql_lit(r.randint(-2, 5))))
+            elif k < 0.5 and self.text_terms:  # under the term's collation (and affinity)
+                atoms.append("%s %s %s" % (r.choice(self.text_terms), r.choice(["=", "<>", ">", "<="]),
+                                           self.lit_or_param(r.choice(TEXT_S + TEXT_S_CASE + TEXT_U + ["3"]))))
             elif k < 0.8:
                 atoms.append("%s > %s" % (self.post_strict(),
                                           self.lit_or_param(r.choice([0, 1, 10, 100.5, -1e300]))))
@@ -626,13 +677,18 @@ class Query:
 
     def render(self, sql):
         order = []
+        nvar = [0]
 
         def par(m):
             if m.group(1) is not None:
                 return m.group(0)
             p = self.params[int(m.group(2))]
             if p.index is None:
-                p.index = len(order) + 1
+                # ?N one past the next number leaves a gap: a parameter
+                # nobody binds (NULL)
+                gap = p.style == "num" and self.r.random() < 0.15
+                p.index = nvar[0] + 1 + gap
+                nvar[0] = p.index
                 order.append(p)
                 return {"num": "?%d" % p.index, "anon": "?", "named": ":" + p.name,
                         "at": "@" + p.name, "dollar": "$" + p.name}[p.style]
@@ -643,7 +699,13 @@ class Query:
                     "at": "@" + p.name, "dollar": "$" + p.name}[p.style]
 
         sql = MARK.sub(par, sql)
-        self.values = [p.value for p in order]
+        self.values = [None] * nvar[0]
+        self.param_names = ["?%d" % (i + 1) for i in range(nvar[0])]
+        for p in order:
+            self.values[p.index - 1] = p.value
+            self.param_names[p.index - 1] = {"num": "?%d" % p.index, "anon": "?%d" % p.index,
+                                             "named": ":" + p.name, "at": "@" + p.name,
+                                             "dollar": "$" + p.name}[p.style]
         written = lambda m: self.aggnames[int(m.group(1))]  # noqa: E731
 
         def ref(m):
@@ -717,6 +779,23 @@ def last_scan(con):
         return {}
 
 
+def stress_knobs(r, t):
+    """The scan's test knobs for some queries: tiny pieces (many merges in
+    small tables), tiny worker group tables (the switch to SQLite's GROUP BY
+    mid-piece), SQLite's GROUP BY throughout.  Answers must not change."""
+    k = r.random()
+    knobs = {}
+    if k < 0.25 and t.span:
+        rows = r.choice([1, 2, 3, 7, 17, 100])
+        if t.span // rows < 3000:
+            knobs["GPUAGG_SCAN_PIECE_ROWS"] = str(rows)
+    if 0.15 < k < 0.35:
+        knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(r.choice([1, 2, 5, 50]))
+    if 0.35 < k < 0.42:
+        knobs["GPUAGG_SCAN_GROUP_BY"] = "sql"
+    return knobs
+
+
 def make_tables(r):
     """Two file databases (WAL, rollback journal) with the tables."""
     cons, probes = {}, {}
@@ -737,6 +816,7 @@ def make_tables(r):
         t = Table("t%d" % i, n, clean=r.random() < 0.5, overflow=r.random() < 0.2,
                   huge=r.random() < 0.3, db="w" if i % 2 == 0 else "d")
         t.indexed = r.random() < 0.3
+        t.has_id = r.random() < 0.4
         fill_table(cons[t.db], t, r)
         tables.append(t)
     for db in cons:
@@ -747,7 +827,7 @@ def make_tables(r):
     names.enable_load_extension(True)
     names.load_extension(LIB)
     for t in tables:
-        names.execute("CREATE TABLE %s%s" % (t.name, SCHEMA))
+        names.execute("CREATE TABLE %s%s" % (t.name, SCHEMA_ID if t.has_id else SCHEMA))
         if t.indexed:
             names.execute("CREATE INDEX %s_c ON %s(c)" % (t.name, t.name))
             names.execute("CREATE INDEX %s_s ON %s(s)" % (t.name, t.name))
@@ -822,6 +902,8 @@ def main():
             rep.check("q%d" % qi, True)
             continue
         problems = []
+        knobs = stress_knobs(r, t)
+        os.environ.update(knobs)
         create = run(con, "CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(q.text))
         if create[0] != "ok":
             problems.append("CREATE failed: %s" % create[1])
@@ -859,20 +941,22 @@ def main():
                         th, ls.get("path"), first_diff(got[1], want[1], q.loose_cols, q.ordered),
                         show_rows(got[1]), show_rows(want[1])))
                 if th == THREADS[0]:
-                    exp_names = unique_names(orig[2])
+                    exp_names = unique_names(q.param_names + orig[2])[len(q.param_names):]
                     if [n.lower() for n in got[2]] != [n.lower() for n in exp_names]:
                         stats["name_bad"] += 1
                         if len(name_fail) < 5:
                             name_fail.append("query %d: got %r want %r\n  %s" % (qi, got[2], exp_names, q.text))
             con.execute("DROP TABLE temp.q")
+        for k in knobs:
+            del os.environ[k]
         if want[0] == "ok":
             stats["rows"] += len(want[1])
         ok = not problems
         if not ok:
             fails += 1
             detail = ("SEED=%d query %d on %s (%d rows, %s)\n  text: %s\n  ref:  %s\n  params %r\n  loose %r "
-                      "ordered %r\n  %s" % (SEED, qi, t.name, t.n, "WAL" if t.db == "w" else "rollback",
-                                             q.text, q.ref, params, q.loose_cols, q.ordered,
+                      "ordered %r knobs %r\n  %s" % (SEED, qi, t.name, t.n, "WAL" if t.db == "w" else "rollback",
+                                             q.text, q.ref, params, q.loose_cols, q.ordered, knobs,
                                              "\n  ".join(problems)))
             log.write(detail + "\n\n")
             if fails > MAX_DETAILED:
