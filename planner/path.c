@@ -358,16 +358,23 @@ static int colls_builtin(sqlite3 *db, const ga_target *t, const ga_lex *lx,
 ** over (+(G) ... WHERE 0) UNION ALL probe values groups them with G's
 ** collation.  'a','A' and 'a','a ' tell the three built-ins apart (the
 ** names in play are built-ins, checked above).  GA_COLL_* or -1. */
-static int group_coll(sqlite3 *db, const ga_target *t, const char *g) {
+static int group_coll(sqlite3 *db, const ga_target *t, const char *alias,
+                      const char *g) {
   sqlite3_stmt *st = NULL;
   int coll = -1;
-  char *sql = sqlite3_mprintf(
-      "SELECT (SELECT count(*) FROM (SELECT 1 FROM (SELECT +(\n%s\n) AS k "
-      "FROM \"%w\".\"%w\" WHERE 0 UNION ALL SELECT 'a' UNION ALL SELECT 'A') "
-      "GROUP BY k)), (SELECT count(*) FROM (SELECT 1 FROM (SELECT +(\n%s\n) "
-      "AS k FROM \"%w\".\"%w\" WHERE 0 UNION ALL SELECT 'a' UNION ALL SELECT "
-      "'a ') GROUP BY k))",
-      g, t->schema, t->table, g, t->schema, t->table);
+  /* the text may qualify its columns with the FROM clause's alias */
+  char *from = alias ? sqlite3_mprintf("\"%w\".\"%w\" AS \"%w\"", t->schema,
+                                       t->table, alias)
+                     : sqlite3_mprintf("\"%w\".\"%w\"", t->schema, t->table);
+  char *sql = from ? sqlite3_mprintf(
+                         "SELECT (SELECT count(*) FROM (SELECT 1 FROM (SELECT "
+                         "+(\n%s\n) AS k FROM %s WHERE 0 UNION ALL SELECT 'a' "
+                         "UNION ALL SELECT 'A') GROUP BY k)), (SELECT count(*) "
+                         "FROM (SELECT 1 FROM (SELECT +(\n%s\n) AS k FROM %s "
+                         "WHERE 0 UNION ALL SELECT 'a' UNION ALL SELECT 'a ') "
+                         "GROUP BY k))",
+                         g, from, g, from)
+                   : NULL;
   if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW) {
     int a = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
@@ -378,6 +385,7 @@ static int group_coll(sqlite3 *db, const ga_target *t, const char *g) {
   }
   sqlite3_finalize(st);
   sqlite3_free(sql);
+  sqlite3_free(from);
   return coll;
 }
 
@@ -590,7 +598,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("the statement cannot be compiled here (%s)", sqlite3_errstr(k));
   int any_text_coll = 0; /* a key compared under NOCASE or RTRIM */
   for (k = 0; k < p->nkeys; k++) {
-    coll[k] = group_coll(db, t, p->keys[k]);
+    coll[k] = group_coll(db, t, p->alias, p->keys[k]);
     if (coll[k] < 0)
       SERIAL("the group key's collation is not a built-in one");
     any_text_coll |= coll[k] != GA_COLL_BINARY;

@@ -230,6 +230,7 @@ typedef struct parse {
   char **aggnames; /* the connection's other aggregate functions */
   int naggnames;
   char **valnorm; /* normalised text of each value, for sharing */
+  int ipk;        /* find_ipk */
 } parse;
 
 static int kw(const parse *p, int i, const char *w) {
@@ -274,8 +275,31 @@ static int is_name(const parse *p, int i) {
   return i >= 0 && i < p->n && (p->t[i].type == T_ID || p->t[i].type == T_QID);
 }
 
-/* Token i names a column of the table (or its rowid): its index in
-** t.cols, GA_Q_ROWID, or -1. */
+/* The table's INTEGER PRIMARY KEY, an alias of its rowid: its index in
+** t.cols, or -1. */
+static int find_ipk(parse *p) {
+  ga_query *q = p->q;
+  sqlite3_stmt *st = NULL;
+  int ipk = -1, n = 0;
+  char *sql = sqlite3_mprintf("SELECT name, upper(type) = 'INTEGER' FROM "
+                              "\"%w\".pragma_table_info(%Q) WHERE pk",
+                              q->t.schema, q->t.table);
+  if (sql && sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *z = (const char *)sqlite3_column_text(st, 0);
+      n++;
+      for (int c = 0; z && sqlite3_column_int(st, 1) && c < q->t.ncols; c++)
+        if (!sqlite3_stricmp(z, q->t.cols[c]))
+          ipk = c;
+    }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return n == 1 && !q->t.without_rowid ? ipk : -1;
+}
+
+/* Token i names a column of the table (or its rowid, under one of its
+** names or as its INTEGER PRIMARY KEY): its index in t.cols, GA_Q_ROWID,
+** or -1. */
 #define GA_Q_ROWID (-2)
 static int col_of(const parse *p, int i) {
   if (!is_name(p, i))
@@ -290,6 +314,8 @@ static int col_of(const parse *p, int i) {
   if (r < 0 && p->q->t.rowid &&
       (!sqlite3_stricmp(z, "rowid") || !sqlite3_stricmp(z, "oid") ||
        !sqlite3_stricmp(z, "_rowid_")))
+    r = GA_Q_ROWID;
+  if (r >= 0 && r == p->ipk)
     r = GA_Q_ROWID;
   sqlite3_free(z);
   return r;
@@ -328,7 +354,16 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
     } else if (calls && (k = agg_of(p, i)) >= 0) {
       aggcall *c = &p->calls[k];
       if (calls == 1) {
+        /* an explicit COLLATE in the argument is the call's collation
+        ** (ORDER BY max(u COLLATE RTRIM)): it stays on the value */
+        int coll = -1;
+        for (int j = c->all.a + 2; j + 1 < c->all.b - 1 && coll < 0; j++)
+          if (kw(p, j, "COLLATE") && is_name(p, j + 1))
+            coll = j + 1;
         sqlite3_str_appendf(s, "gpuagg_pick(\"%w\")", p->q->agg_col[c->agg]);
+        if (coll >= 0)
+          sqlite3_str_appendf(s, " COLLATE %.*s", p->t[coll].len,
+                              p->z + p->t[coll].off);
         i = c->all.b - 1;
       } else { /* serial: the name only; its arguments as they are */
         if (p->t[i].len < 4 || sqlite3_strnicmp(p->z + t->off, "gpu_", 4)) {
@@ -753,14 +788,56 @@ static char *decl_of(parse *p, int c) {
                          coll ? coll : "BINARY");
 }
 
+static int add_rep(parse *p, int i, int c, int slot, int *idx);
+
+/* The rowid under each of its names that no other column takes (rowid,
+** oid, _rowid_, its INTEGER PRIMARY KEY), one slot: the text may read it under
+*another name than the
+** group term's, and the groups table's own rowid is not the table's. */
+static int add_rowid(parse *p, int slot, int *idx) {
+  ga_query *q = p->q;
+  const char *names[4] = {"rowid", "oid", "_rowid_",
+                          p->ipk >= 0 ? q->t.cols[p->ipk] : NULL};
+  int first = -1;
+  for (int n = 0; n < 4 && names[n]; n++) {
+    int taken = 0;
+    for (int c = 0; c < q->t.ncols; c++)
+      taken |= c != p->ipk && !sqlite3_stricmp(names[n], q->t.cols[c]);
+    for (int k = 0; k < q->nreps && !taken; k++)
+      if (!sqlite3_stricmp(names[n], q->rep_name[k])) {
+        taken = 1;
+        if (first < 0)
+          first = k;
+      }
+    if (taken)
+      continue;
+    int k = q->nreps;
+    q->rep_name[k] = sqlite3_mprintf("%s", names[n]);
+    q->rep_decl[k] = sqlite3_mprintf("INTEGER");
+    q->rep_slot[k] = slot;
+    if (!q->rep_name[k] || !q->rep_decl[k]) {
+      sqlite3_free(q->rep_name[k]);
+      sqlite3_free(q->rep_decl[k]);
+      return SQLITE_NOMEM;
+    }
+    q->nreps++;
+    if (first < 0)
+      first = k;
+  }
+  *idx = first;
+  return SQLITE_OK;
+}
+
 /* Add column c (token i names it) to the groups table as slot `slot` when
 ** it is not there yet; its index. */
 static int add_rep(parse *p, int i, int c, int slot, int *idx) {
   ga_query *q = p->q;
+  if (c == GA_Q_ROWID)
+    return add_rowid(p, slot, idx);
   char *z = tok_name(p, i);
   if (!z)
     return SQLITE_NOMEM;
-  const char *name = c >= 0 ? q->t.cols[c] : z;
+  const char *name = q->t.cols[c];
   for (int k = 0; k < q->nreps; k++)
     if (!sqlite3_stricmp(q->rep_name[k], name)) {
       sqlite3_free(z);
@@ -787,7 +864,7 @@ static int read_terms(parse *p) {
     return SQLITE_NOMEM;
   if (p->nterms > 16)
     return fail(p, "gpu_query: more than 16 GROUP BY terms%s", NULL);
-  int cap = 2 * p->nterms + q->t.ncols + 2;
+  int cap = 2 * p->nterms + q->t.ncols + 3;
   q->keys = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
   q->rep_name = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
   q->rep_decl = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
@@ -997,6 +1074,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   p->q = q;
   p->err = err;
   p->distinct = -1;
+  p->ipk = -1;
 
   rc = tokenize(sql, &p->t, &p->n);
   if (rc < 0)
@@ -1126,6 +1204,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;
   }
+  p->ipk = find_ipk(p);
   q->nparams = sqlite3_bind_parameter_count(st);
   if ((rc = number_params(p, st)) != SQLITE_OK)
     goto done;

@@ -44,7 +44,8 @@ LIST = os.path.join(HERE, "mutants.txt")
 SUITES = os.environ.get(
     "MUTANT_SUITES",
     "engine cpu_sum sql exact chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
-    "fake:exact fake:chunks fake:matadd state state_engine state_worker scan_group trust trust_values first_hour aggregate "
+    "fake:exact fake:chunks fake:matadd state state_engine state_worker scan_group query_errors trust trust_values first_hour "
+    "aggregate query "
     "aggregate_writer cache fake:cache python analysts cli diff gpu gpu_faults docs install node")
 FIELDS = ("name", "file", "find", "repl")
 
