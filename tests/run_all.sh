@@ -68,6 +68,7 @@ declare -A CMD=(
   [trust]='"$PYTHON" tests/test_trust.py'
   [first_hour]='"$PYTHON" tests/test_first_hour.py'
   [trust_values]='"$PYTHON" tests/test_trust_values.py'
+  [query]='"$PYTHON" tests/test_query.py'
   [query_errors]='"$PYTHON" tests/test_query_errors.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
   [engine]='make -s --no-print-directory test-engine'
@@ -85,7 +86,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query_errors first_hour scan_group \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_errors first_hour scan_group \
   engine cpu_sum state state_engine state_worker \
   python analysts cli install wheel node harden layout docs"
 
