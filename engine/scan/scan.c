@@ -356,12 +356,21 @@ static int key_of(sqlite3_stmt *st, int col, int enc, ga_value *k) {
     sqlite3_value *v = sqlite3_column_value(st, col);
     k->type = GA_V_TEXT;
     /* the stored bytes: no conversion, so no two keys become one */
-    k->p = enc == SQLITE_UTF16LE   ? sqlite3_value_text16le(v)
-           : enc == SQLITE_UTF16BE ? sqlite3_value_text16be(v)
-                                   : sqlite3_value_text(v);
-    k->n = enc == SQLITE_UTF16LE || enc == SQLITE_UTF16BE
-               ? sqlite3_value_bytes16(v)
-               : sqlite3_value_bytes(v);
+    if (enc == SQLITE_UTF16LE || enc == SQLITE_UTF16BE) {
+      k->p = enc == SQLITE_UTF16LE ? sqlite3_value_text16le(v)
+                                   : sqlite3_value_text16be(v);
+      k->n = sqlite3_value_bytes16(v);
+    } else if (enc != SQLITE_UTF8) { /* unknown: as UTF-8 */
+      k->p = sqlite3_value_text(v);
+      k->n = sqlite3_value_bytes(v);
+    } else {
+      /* UTF-8 as SQLite holds it, without the terminator that
+      ** sqlite3_value_text would add to a computed value (substr(...)):
+      ** that is an allocation a row, through SQLite's global allocator
+      ** mutex, which 16 workers contend for (bench/RESULTS.md §11) */
+      k->n = sqlite3_value_bytes(v);
+      k->p = k->n ? sqlite3_value_blob(v) : (const void *)"";
+    }
     break;
   }
   case SQLITE_BLOB:
