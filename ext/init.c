@@ -130,10 +130,10 @@ typedef struct ga_mod_reg {
 } ga_mod_reg;
 
 static const ga_mod_reg mods[] = {
-    {"gpu_aggregate", &ga_aggregate_methods, ga_aggregate_data_new,
-     ga_aggregate_data_free},
+    {"gpu_aggregate", &ga_aggregate_methods, ga_scan_module_new,
+     ga_scan_module_free},
     {"gpu_matadd", &ga_matadd_methods, ga_matadd_data_new, ga_matadd_data_free},
-    {"gpu_query", &ga_query_methods, ga_query_data_new, ga_query_data_free},
+    {"gpu_query", &ga_query_methods, ga_scan_module_new, ga_scan_module_free},
     {"gpuagg_groups", &ga_groups_methods, NULL, NULL}, /* no data */
 };
 #define NMODS ((int)(sizeof(mods) / sizeof(mods[0])))

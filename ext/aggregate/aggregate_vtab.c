@@ -81,17 +81,10 @@ SQLITE_EXTENSION_INIT3
 static const int col_op[5] = {GA_AGG_SUM, GA_AGG_TOTAL, GA_AGG_AVG, GA_AGG_MIN,
                               GA_AGG_MAX};
 
-typedef struct aggr_module {
-  ga_conn *conn;
-  ga_scan_pool **pools; /* files this connection scanned in parallel and
-                           still has attached (scan_pool.c rule 2) */
-  int npools;
-} aggr_module;
-
 typedef struct aggr_vtab {
   sqlite3_vtab base;
   sqlite3 *db;
-  aggr_module *mod;
+  ga_scan_module *mod;
 } aggr_vtab;
 
 typedef struct aggr_cursor {
@@ -461,37 +454,12 @@ static void take_groups(aggr_cursor *c, const ga_args *a, char **err) {
     report_last(c);
 }
 
-/* PRAGMA reverse_unordered_selects reverses a scan without ORDER BY, and
-** with it the serial path's tie-break (rule 1: the first row in rowid
-** order wins).  It acts when a statement is compiled, so it is off from
-** the serial statement's prepare to the end of its first step (which reads
-** every row: an ungrouped aggregate, or the sort of a GROUP BY), a
-** re-prepare included; the caller's setting is back before xFilter
-** returns.  Returns 1 when it was on. */
-static int reverse_off(sqlite3 *db) {
-  sqlite3_stmt *st = NULL;
-  int on = 0;
-  if (sqlite3_prepare_v2(db, "PRAGMA reverse_unordered_selects", -1, &st,
-                         NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    on = sqlite3_column_int(st, 0);
-  sqlite3_finalize(st);
-  if (on)
-    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 0", NULL, NULL, NULL);
-  return on;
-}
-
-static void reverse_restore(sqlite3 *db, int on) {
-  if (on)
-    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 1", NULL, NULL, NULL);
-}
-
 static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
                        const char *idxStr, int argc, sqlite3_value **argv) {
   (void)idxStr;
   aggr_cursor *c = (aggr_cursor *)pCur;
   aggr_vtab *vt = (aggr_vtab *)pCur->pVtab;
-  aggr_module *m = vt->mod;
+  ga_scan_module *m = vt->mod;
   ga_conn *conn = m->conn;
   ga_config cfg = conn->cfg; /* a snapshot, as the aggregates take it */
   ga_target t;
@@ -587,7 +555,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   if (rc == SQLITE_OK && !err) {
     /* the reference query: its errors are SQLite's own messages */
     sql = ga_sql_serial(&t, &a);
-    reversed = reverse_off(vt->db);
+    reversed = ga_reverse_off(vt->db);
     int prc;
     if (!sql)
       rc = SQLITE_NOMEM;
@@ -620,7 +588,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     sqlite3_finalize(c->st);
     c->st = NULL;
     c->t0 = 0;
-    reverse_restore(vt->db, reversed);
+    ga_reverse_restore(vt->db, reversed);
     return set_err(c, err ? SQLITE_ERROR : rc, err);
   }
 
@@ -688,7 +656,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   rc = serial_step(c);
 
 done:
-  reverse_restore(vt->db, reversed);
+  ga_reverse_restore(vt->db, reversed);
   ga_target_free(&t);
   ga_plan_free(&plan);
   sqlite3_free(sql);
@@ -773,24 +741,3 @@ const sqlite3_module ga_aggregate_methods = {
     .xColumn = aggr_column,
     .xRowid = aggr_rowid,
 };
-
-/* The module owns m: a reference to the connection's ga_conn and to every
-** pool it used (scan_pool.c rule 2). */
-void ga_aggregate_data_free(void *p) {
-  aggr_module *m = p;
-  for (int i = 0; i < m->npools; i++)
-    ga_scan_pool_unref(m->pools[i]);
-  sqlite3_free(m->pools);
-  ga_conn_unref(m->conn);
-  sqlite3_free(m);
-}
-
-void *ga_aggregate_data_new(ga_conn *conn) {
-  aggr_module *m = sqlite3_malloc(sizeof(*m));
-  if (!m)
-    return NULL;
-  memset(m, 0, sizeof(*m));
-  m->conn = conn;
-  ga_conn_ref(conn);
-  return m;
-}

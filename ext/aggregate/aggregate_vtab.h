@@ -9,10 +9,7 @@
 
 #include "glue.h"
 
-/* The module and its data (one per connection: a reference to the ga_conn
-** and to the pools of the files it scanned). */
+/* The module; its data is a ga_scan_module (glue.h). */
 extern const sqlite3_module ga_aggregate_methods;
-void *ga_aggregate_data_new(ga_conn *conn);
-void ga_aggregate_data_free(void *m);
 
 #endif

@@ -88,3 +88,42 @@ ga_conn *ga_conn_open(sqlite3 *db, int *again) {
   pthread_mutex_unlock(&conns_mu);
   return conn;
 }
+
+/* ---- the scanning modules' data ---- */
+
+void *ga_scan_module_new(ga_conn *conn) {
+  ga_scan_module *m = sqlite3_malloc(sizeof(*m));
+  if (!m)
+    return NULL;
+  memset(m, 0, sizeof(*m));
+  m->conn = conn;
+  ga_conn_ref(conn);
+  return m;
+}
+
+void ga_scan_module_free(void *p) {
+  ga_scan_module *m = p;
+  for (int i = 0; i < m->npools; i++)
+    ga_scan_pool_unref(m->pools[i]);
+  sqlite3_free(m->pools);
+  ga_conn_unref(m->conn);
+  sqlite3_free(m);
+}
+
+int ga_reverse_off(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int on = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA reverse_unordered_selects", -1, &st,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    on = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  if (on)
+    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 0", NULL, NULL, NULL);
+  return on;
+}
+
+void ga_reverse_restore(sqlite3 *db, int on) {
+  if (on)
+    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 1", NULL, NULL, NULL);
+}

@@ -99,4 +99,30 @@ int ga_intr_native(void);
 ** with the message "interrupted". */
 int ga_intr_rc(sqlite3 *db, int rc);
 
+/* ---- shared by the scanning modules (gpu_aggregate, gpu_query) ---- */
+
+/* A scanning module's data, one per connection: a reference to its ga_conn
+** and to every pool of the files it scanned in parallel and still has
+** attached (scan_pool.c rule 2).  ga_scan_module_new takes a reference to
+** conn (NULL when out of memory); ga_scan_module_free releases them all. */
+typedef struct ga_scan_module {
+  ga_conn *conn;
+  ga_scan_pool **pools;
+  int npools;
+} ga_scan_module;
+void *ga_scan_module_new(ga_conn *conn);
+void ga_scan_module_free(void *m);
+
+/* PRAGMA reverse_unordered_selects reverses a scan without ORDER BY, and
+** with it the serial paths' tie-break (the first row in rowid order wins):
+** ga_reverse_off turns it off for a serial statement's compile and first
+** step and returns 1 when it was on; ga_reverse_restore(db, that) puts the
+** caller's setting back. */
+int ga_reverse_off(sqlite3 *db);
+void ga_reverse_restore(sqlite3 *db, int on);
+
+/* The text of a quoted SQL string ('it''s'), sqlite3_malloc'd; NULL when z
+** is not one, or out of memory. */
+char *ga_unquote(const char *z);
+
 #endif

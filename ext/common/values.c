@@ -138,3 +138,20 @@ void ga_result_state(sqlite3_context *ctx, const ga_xstate *s, int kind) {
   }
   sqlite3_result_blob64(ctx, b, (sqlite3_uint64)n, sqlite3_free);
 }
+
+char *ga_unquote(const char *z) {
+  size_t n = strlen(z);
+  if (n < 2 || z[0] != '\'' || z[n - 1] != '\'')
+    return NULL;
+  char *o = sqlite3_malloc64(n);
+  if (!o)
+    return NULL;
+  size_t k = 0;
+  for (size_t j = 1; j + 1 < n; j++) {
+    o[k++] = z[j];
+    if (z[j] == '\'')
+      j++; /* '' is one quote */
+  }
+  o[k] = 0;
+  return o;
+}

@@ -107,29 +107,11 @@ typedef struct groups_cursor {
   size_t i, n; /* row i of n */
 } groups_cursor;
 
-/* The schema argument: a quoted SQL string. */
-static char *unquote(const char *z) {
-  size_t n = strlen(z);
-  if (n < 2 || z[0] != '\'' || z[n - 1] != '\'')
-    return NULL;
-  char *o = sqlite3_malloc64(n);
-  if (!o)
-    return NULL;
-  size_t k = 0;
-  for (size_t j = 1; j + 1 < n; j++) {
-    o[k++] = z[j];
-    if (z[j] == '\'')
-      j++;
-  }
-  o[k] = 0;
-  return o;
-}
-
 static int groups_connect(sqlite3 *db, void *aux, int argc,
                           const char *const *argv, sqlite3_vtab **pp,
                           char **err) {
   (void)aux;
-  char *schema = argc == 5 ? unquote(argv[3]) : NULL;
+  char *schema = argc == 5 ? ga_unquote(argv[3]) : NULL;
   int ncol = argc == 5 ? atoi(argv[4]) : 0;
   if (!schema || ncol < 1) {
     sqlite3_free(schema);

@@ -56,16 +56,10 @@ SQLITE_EXTENSION_INIT3
 
 #include "query_vtab.h"
 
-typedef struct query_module {
-  ga_conn *conn;
-  ga_scan_pool **pools; /* files this connection scanned (scan_pool.c) */
-  int npools;
-} query_module;
-
 typedef struct query_vtab {
   sqlite3_vtab base;
   sqlite3 *db;
-  query_module *mod;
+  ga_scan_module *mod;
   char *sql;           /* the SELECT */
   char *groups;        /* its groups table, in temp */
   char *groups_schema; /* that table's columns at CREATE */
@@ -97,24 +91,6 @@ static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* A quoted SQL string's text (sqlite3_malloc'd), NULL when z is not one. */
-static char *unquote(const char *z) {
-  size_t n = strlen(z);
-  if (n < 2 || z[0] != '\'' || z[n - 1] != '\'')
-    return NULL;
-  char *o = sqlite3_malloc64(n);
-  if (!o)
-    return NULL;
-  size_t k = 0;
-  for (size_t j = 1; j + 1 < n; j++) {
-    o[k++] = z[j];
-    if (z[j] == '\'')
-      j++;
-  }
-  o[k] = 0;
-  return o;
 }
 
 static void vtab_free(query_vtab *vt) {
@@ -150,7 +126,7 @@ static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
   memset(vt, 0, sizeof(*vt));
   vt->db = db;
   vt->mod = aux;
-  vt->sql = unquote(argv[3]);
+  vt->sql = ga_unquote(argv[3]);
   vt->groups = sqlite3_mprintf("%s_groups", argv[2]);
   if (!vt->groups) {
     vtab_free(vt);
@@ -350,10 +326,7 @@ stop:
 }
 
 static void reverse_restore(query_cursor *c) {
-  query_vtab *vt = (query_vtab *)c->base.pVtab;
-  if (c->reversed)
-    sqlite3_exec(vt->db, "PRAGMA reverse_unordered_selects = 1", NULL, NULL,
-                 NULL);
+  ga_reverse_restore(((query_vtab *)c->base.pVtab)->db, c->reversed);
   c->reversed = 0;
 }
 
@@ -470,24 +443,11 @@ static int bind_all(query_cursor *c, sqlite3_stmt *st) {
   return SQLITE_OK;
 }
 
-static int reverse_off(sqlite3 *db) {
-  sqlite3_stmt *st = NULL;
-  int on = 0;
-  if (sqlite3_prepare_v2(db, "PRAGMA reverse_unordered_selects", -1, &st,
-                         NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    on = sqlite3_column_int(st, 0);
-  sqlite3_finalize(st);
-  if (on)
-    sqlite3_exec(db, "PRAGMA reverse_unordered_selects = 0", NULL, NULL, NULL);
-  return on;
-}
-
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
 ** (and no statement) for the serial path, or an error. */
 static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
   query_vtab *vt = (query_vtab *)c->base.pVtab;
-  query_module *m = vt->mod;
+  ga_scan_module *m = vt->mod;
   ga_scan_last *last = &m->conn->scan;
   ga_intr intr = {.db = vt->db};
   int rc = SQLITE_OK;
@@ -557,7 +517,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
                         int argc, sqlite3_value **argv) {
   query_cursor *c = (query_cursor *)pc;
   query_vtab *vt = (query_vtab *)pc->pVtab;
-  query_module *m = vt->mod;
+  ga_scan_module *m = vt->mod;
   ga_conn *conn = m->conn;
   ga_config cfg = conn->cfg;
   ga_plan plan;
@@ -657,7 +617,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     sqlite3_snprintf((int)sizeof last->why, last->why, "%s", why);
     c->serial = 1;
     c->rows = -1;
-    c->reversed = reverse_off(vt->db);
+    c->reversed = ga_reverse_off(vt->db);
     rc = sqlite3_prepare_v2(vt->db, c->q.serial_sql, -1, &c->st, NULL);
     if (rc == SQLITE_OK)
       rc = bind_all(c, c->st);
@@ -729,22 +689,3 @@ const sqlite3_module ga_query_methods = {
     .xRowid = query_rowid,
     .xRename = query_rename,
 };
-
-void ga_query_data_free(void *p) {
-  query_module *m = p;
-  for (int i = 0; i < m->npools; i++)
-    ga_scan_pool_unref(m->pools[i]);
-  sqlite3_free(m->pools);
-  ga_conn_unref(m->conn);
-  sqlite3_free(m);
-}
-
-void *ga_query_data_new(ga_conn *conn) {
-  query_module *m = sqlite3_malloc(sizeof(*m));
-  if (!m)
-    return NULL;
-  memset(m, 0, sizeof(*m));
-  m->conn = conn;
-  ga_conn_ref(conn);
-  return m;
-}

@@ -20,10 +20,10 @@ typedef struct ga_qgroups {
   int enc;       /* TEXT keys' encoding (0: UTF-8) */
 } ga_qgroups;
 
+/* gpu_query's data is a ga_scan_module (glue.h); the groups table has
+** none. */
 extern const sqlite3_module ga_query_methods;
 extern const sqlite3_module ga_groups_methods;
-void *ga_query_data_new(ga_conn *conn);
-void ga_query_data_free(void *m);
 
 /* gpuagg_pick(X): an aggregate, X of the group's one row (groups_vtab.c
 ** rule 3). */
