@@ -168,6 +168,14 @@ for th in (1, 2, 4):
     check(got == want and len(got) > 0, "Q1 shape, threads %d" % th, (got[:2], want[:2]))
 db.execute("SELECT gpuagg_config('threads', 2)")
 
+# two calls on the same expression share one state (spelling and case
+# aside): x, and x * (1 - y / 1000.0); count(*) needs none
+create(db, "share", "SELECT b, sum(x), avg(x), max(X), total( x ), count(*), "
+       "sum(x * (1 - y / 1000.0)), min(x*(1-y/1000.0)) FROM t GROUP BY b")
+db.execute("SELECT * FROM share").fetchall()
+ls = info(db)["last_scan"]
+check(ls["path"] == "parallel" and ls["values"] == 2, "equal arguments share a state", ls)
+
 # rule 7: one answer per cursor in a join
 calls0 = info(db)["gpu_query"]
 rows = db.execute("SELECT count(*) FROM t AS o CROSS JOIN q1('1996-01-01') AS g "

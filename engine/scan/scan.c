@@ -1077,10 +1077,11 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%s,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
-           "\"snapshot_waits\":%lld,\"progress_probes\":%lld}",
+           "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
            l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
-           (long long)l->snapshot_waits, (long long)l->progress_probes);
+           (long long)l->snapshot_waits, (long long)l->progress_probes,
+           l->values);
 }

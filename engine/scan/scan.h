@@ -163,8 +163,10 @@ typedef struct ga_scan_last {
                                  "probe statement" (older SQLite) */
   const char *interrupted_in; /* interrupted: ga_scan_out's, or "serial" */
   int64_t snapshot_waits;     /* ga_scan_out's */
-  int64_t progress_probes;    /* steps of the progress probe that runs the
-                                 caller's progress handler (parallel path) */
+  int values; /* distinct aggregate arguments the workers computed (equal
+                 ones share a state: gpu_query), 0 on the serial path */
+  int64_t progress_probes; /* steps of the progress probe that runs the
+                              caller's progress handler (parallel path) */
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */

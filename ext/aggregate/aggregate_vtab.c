@@ -629,6 +629,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       set_why(last, cwhy, plan.why);
       last->pieces = c->out.pieces;
       last->hash_pieces = c->out.hash_pieces;
+      last->values = 1;
       take_groups(c, &a, &err);
       goto done;
     }

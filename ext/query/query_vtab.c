@@ -510,6 +510,7 @@ static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
   sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
   last->pieces = c->out.pieces;
   last->hash_pieces = c->out.hash_pieces;
+  last->values = c->q.nvals;
   return SQLITE_OK;
 }
 
