@@ -185,6 +185,17 @@ check(calls1["calls"] - calls0["calls"] == 1 and
         calls1["replays"] - calls0["replays"] >= 49,
         "the inner loop of a join runs once", (calls0, calls1, rows))
 
+# ... but with other parameter values on the same cursor, it runs again
+db.execute("CREATE TABLE ps(v)")
+db.executemany("INSERT INTO ps VALUES (?)", [(5,), (100,), (5,)])
+create(db, "pq", "SELECT count(*) AS n FROM t WHERE y < ?1")
+calls0 = info(db)["gpu_query"]
+rows = db.execute("SELECT ps.v, pq.n FROM ps CROSS JOIN pq(ps.v) AS pq").fetchall()
+calls1 = info(db)["gpu_query"]
+check(sorted(rows) == [(5, 5), (5, 5), (100, 100)] and
+      calls1["calls"] - calls0["calls"] == 3,
+      "other parameter values run again", (rows, calls0, calls1))
+
 # the memory cap: past it, the serial path, same rows
 os.environ["GPUAGG_SCAN_MAX_GROUP_BYTES"] = "2000"
 got = db.execute("SELECT * FROM q1('1996-01-01')").fetchall()
