@@ -41,9 +41,9 @@ typedef struct ga_scan_spec {
   ga_scan_pool *pool;
   ga_scan_prep_fn prep;
   /* SQL the workers run, on their connection's "main" schema:
-  **   piece:  rows of (shape.nk keys, shape.ns fused state BLOBs) when
-  **           grouped, else one row of (shape.ns state BLOBs), over rowids
-  **           ?1..?2 (inclusive)
+  **   piece:  rows of (shape.nk keys, shape.nc carried values, shape.ns
+  **           fused state BLOBs) when grouped, else one row of (shape.ns
+  **           state BLOBs), over rowids ?1..?2 (inclusive)
   **   bounds: SELECT min(rowid), max(rowid) FROM the table
   **   first:  the first rowid >= ?1;  kth: the GA_SCAN_PROBE_ROWS-th one */
   const char *sql_piece, *sql_bounds, *sql_first, *sql_kth;

@@ -6,11 +6,11 @@
 **
 ** Rules:
 **   1. Two key tuples are one group exactly when SQLite's GROUP BY would
-**      put them in one: key by key, NULLs together; INTEGER and REAL by exact
-*value (1 = 1.0,
-**      0 = -0.0); TEXT by that key's collation, one of SQLite's built-ins
-**      BINARY, NOCASE, RTRIM, reimplemented here byte for byte (the caller
-**      checks that the connection does not override them); BLOB by memcmp.
+**      put them in one: key by key, NULLs together; INTEGER and REAL by
+**      exact value (1 = 1.0, 0 = -0.0); TEXT by that key's collation, one
+**      of SQLite's built-ins BINARY, NOCASE, RTRIM, reimplemented here byte
+**      for byte (the caller checks that the connection does not override
+**      them); BLOB by memcmp.
 **      TEXT is held in the bytes SQLite compares: BINARY compares the
 **      database's encoding (memcmp of UTF-16 in a UTF-16 database: two
 **      malformed surrogate sequences that convert to the same UTF-8 are two
@@ -20,8 +20,8 @@
 **   2. Where the contract leaves a choice, the row first in rowid order
 **      wins: the group's representative keys (all of one row), and among
 **      equal max/min values of each state (5 vs 5.0) the first.  The keys
-**      and each state's max and min carry the number of
-**      the rowid piece it came from ("tags"); pieces are numbered in rowid
+**      and each state's max and min carry the number of the rowid piece
+**      they came from ("tags"); pieces are numbered in rowid
 **      order, so merging by tags gives the rowid-order answer whatever order
 **      the workers' tables are merged in.
 **   3. Pieces arrive in any order (workers interleave): every merge compares
