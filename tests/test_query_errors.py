@@ -241,6 +241,19 @@ check(info(db)["last_scan"]["path"] == "serial" and
         got == db.execute("SELECT a, gpu_sum(x) FROM tt GROUP BY a ORDER BY a").fetchall(),
         "temp table: serial", info(db)["last_scan"])
 
+# the serial path reads in rowid order even under reverse_unordered_selects
+# (the first row wins a tie: max 5 before 5.0), and the caller's setting is
+# back afterwards
+db.execute("CREATE TEMP TABLE tie(k, v)")
+db.executemany("INSERT INTO tie VALUES (?, ?)", [(1, 5), (1.0, 5.0)])
+create(db, "qtie", "SELECT max(v), typeof(max(v)) FROM tie")
+db.execute("PRAGMA reverse_unordered_selects = 1")
+got = db.execute("SELECT * FROM qtie").fetchall()
+back = db.execute("PRAGMA reverse_unordered_selects").fetchone()[0]
+db.execute("PRAGMA reverse_unordered_selects = 0")
+check(got == [(5, "integer")] and back == 1,
+      "serial path: rowid order under reverse_unordered_selects", (got, back))
+
 # gpu_aggregate unchanged beside it
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()
 ref = db.execute("SELECT a, gpu_sum(x) FROM t WHERE y > 3 GROUP BY a ORDER BY a").fetchall()
