@@ -13,8 +13,8 @@
 #                      (bench/query_bench.py; QUERY_ROWS, default 6e6;
 #                      QUERY_THREADS, gpu_query's threads, default 0 = every
 #                      core; QUERY_REPS, default 5; QUERY_ARGS, more options),
-#                      CSV in bench/results/query_<machine>_<date>.csv, plot
-#                      bench/plots/query.png
+#                      CSV QUERY_CSV (bench/results/query_<host>_<date>.csv,
+#                      appended to), its plot bench/plots/query.png
 #   make bench-duckdb-setup
 #                      npm install of @duckdb/node-api into bench/duckdb/ (the
 #                      optional DuckDB baseline; never a test dependency)
@@ -43,10 +43,11 @@ QUERY_ROWS ?= 6e6
 QUERY_THREADS ?= 0
 QUERY_REPS ?= 5
 QUERY_ARGS ?=
+QUERY_CSV ?= bench/results/query_$(shell uname -n)_$(shell date +%F).csv
 bench-query: $(LIB)
 	$(BENCH_ENV) $(PYTHON) bench/query_bench.py --rows $(QUERY_ROWS) --threads $(QUERY_THREADS) \
-	  --reps $(QUERY_REPS) $(QUERY_ARGS)
-	$(PYTHON) bench/plot_query.py
+	  --reps $(QUERY_REPS) --csv $(QUERY_CSV) $(QUERY_ARGS)
+	$(PYTHON) bench/plot_query.py $(QUERY_CSV)
 
 bench-duckdb-setup:
 	cd bench/duckdb && npm install --no-audit --no-fund
