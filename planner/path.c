@@ -7,8 +7,9 @@
 ** that changes the answer.  Every condition below sends the call to the
 ** serial path (the reference query on the caller's own connection), with
 ** the reason in gpuagg_info()'s last_scan.why:
-**   1. threads = 1, or one online CPU; SQLite built or configured without
-**      threads (sqlite3_threadsafe() == 0, SQLITE_CONFIG_SINGLETHREAD).
+**   1. threads = 1, or one online CPU (unless the caller asks for a plan of
+**      one worker: gpu_query); SQLite built or configured without threads
+**      (sqlite3_threadsafe() == 0, SQLITE_CONFIG_SINGLETHREAD).
 **   2. Not a file: temp tables, :memory: (no file name).
 **   3. Not a rowid table: views, virtual tables, WITHOUT ROWID, a table
 **      whose rowid, _rowid_ and oid are all column names.
@@ -516,9 +517,9 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sql = NULL;
   /* rule 1 */
   int threads = ga_config_threads(cfg);
-  if (cfg->threads == 1)
+  if (cfg->threads == 1 && !p->one_worker)
     SERIAL("threads = 1");
-  if (threads < 2)
+  if (threads < 2 && !p->one_worker)
     SERIAL("one online CPU (threads = 0)");
   if (!sqlite3_threadsafe() || !runtime_threadsafe())
     SERIAL("SQLite is single-threaded here");

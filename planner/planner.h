@@ -74,6 +74,10 @@ typedef struct ga_parts {
   const char *const *vals;
   sqlite3_value *const *params;
   int nparams;
+  /* one worker is a plan too (gpu_query's grouped queries with threads =
+  ** 1: the workers' hash grouping costs less a row than the serial text's
+  ** GROUP BY, which sorts); 0: threads = 1 means the serial path */
+  int one_worker;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

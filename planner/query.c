@@ -1328,4 +1328,8 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->vals = (const char *const *)q->vals;
   p->params = params;
   p->nparams = nparams;
+  /* grouped: one worker's hash grouping beats the serial text's GROUP BY
+  ** (it sorts); ungrouped, the serial text is as cheap (bench/RESULTS.md
+  ** §11) */
+  p->one_worker = q->nkeys > 0;
 }

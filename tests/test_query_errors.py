@@ -168,6 +168,19 @@ for th in (1, 2, 4):
     check(got == want and len(got) > 0, "Q1 shape, threads %d" % th, (got[:2], want[:2]))
 db.execute("SELECT gpuagg_config('threads', 2)")
 
+# threads = 1: a grouped query runs one worker (its hash grouping costs less
+# than the serial text's sort); an ungrouped one the serial text
+db.execute("SELECT gpuagg_config('threads', 1)")
+db.execute("SELECT * FROM q1('1996-01-01')").fetchall()
+ls1 = info(db)["last_scan"]
+create(db, "ungrouped", "SELECT sum(x), count(*) FROM t")
+db.execute("SELECT * FROM ungrouped").fetchall()
+ls2 = info(db)["last_scan"]
+db.execute("SELECT gpuagg_config('threads', 2)")
+check(ls1["path"] == "parallel" and ls1["threads"] == 1 and
+      ls2["path"] == "serial" and ls2["why"] == "threads = 1",
+      "threads = 1: one worker when grouped, serial otherwise", (ls1, ls2))
+
 # two calls on the same expression share one state (spelling and case
 # aside): x, and x * (1 - y / 1000.0); count(*) needs none
 create(db, "share", "SELECT b, sum(x), avg(x), max(X), total( x ), count(*), "

@@ -70,7 +70,7 @@ typedef struct ga_scan_spec {
   const char *sql_rows;
   int (*step_other)(ga_xstate *s, sqlite3_value *v, int type, int enc);
   int enc;
-  int threads;      /* >= 2 */
+  int threads;      /* >= 1 (1: worker 0 alone, on the caller's thread) */
   int wal;          /* the caller saw journal_mode = wal */
   int busy_ms;      /* the caller's busy timeout: the snapshot waits no longer
                        (and GA_SCAN_SNAPSHOT_TRIES at most) */
