@@ -128,6 +128,20 @@ def sql_type(v):
     return "text" if isinstance(v, str) else "blob"
 
 
+def typed_key(v):
+    """A value with its storage class, reals by their bits (1 != 1.0, 0.0 !=
+    -0.0): rows compared as SQLite returned them, value and typeof."""
+    if v is None:
+        return ("null",)
+    if isinstance(v, float):
+        return ("real", struct.pack("<d", v))
+    if isinstance(v, int):
+        return ("integer", v)
+    if isinstance(v, str):
+        return ("text", v)
+    return ("blob", bytes(v))
+
+
 def sort_key(v):
     """SQLite's order of values under BINARY in a UTF-8 database: numbers <
     TEXT (memcmp of UTF-8) < BLOB (memcmp).  Python compares int with float

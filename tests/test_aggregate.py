@@ -26,14 +26,13 @@ import json
 import os
 import random
 import sqlite3
-import struct
 import sys
 import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gatest import Reporter, LIB, GPU, MODES  # noqa: E402
+from gatest import typed_key, Reporter, LIB, GPU, MODES  # noqa: E402
 
 SEED = int(os.environ.get("SEED", "20261130"))
 TMP = tempfile.mkdtemp(prefix="gpuagg_aggr_")
@@ -59,17 +58,7 @@ def last_scan(con):
     return json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]
 
 
-def key(v):
-    """A value with its storage class; reals by their bits (1 != 1.0)."""
-    if v is None:
-        return ("null",)
-    if isinstance(v, float):
-        return ("real", struct.pack("<d", v))
-    if isinstance(v, int):
-        return ("integer", v)
-    if isinstance(v, str):
-        return ("text", v)
-    return ("blob", bytes(v))
+key = typed_key  # gatest: value and storage class, reals by bits
 
 
 def rowset(rows):

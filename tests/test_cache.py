@@ -48,7 +48,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gatest import Reporter, LIB, GPU  # noqa: E402
+from gatest import typed_key, Reporter, LIB, GPU  # noqa: E402
 
 SEED = int(os.environ.get("SEED", "20261201"))
 TMP = tempfile.mkdtemp(prefix="gpuagg_cache_")
@@ -85,16 +85,7 @@ def entry(con, table):
     return None
 
 
-def key(v):
-    if v is None:
-        return ("null",)
-    if isinstance(v, float):
-        return ("real", struct.pack("<d", v))
-    if isinstance(v, int):
-        return ("integer", v)
-    if isinstance(v, str):
-        return ("text", v)
-    return ("blob", bytes(v))
+key = typed_key  # gatest: value and storage class, reals by bits
 
 
 def rowset(rows):

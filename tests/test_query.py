@@ -101,7 +101,6 @@ import os
 import random
 import re
 import sqlite3
-import struct
 import sys
 import tempfile
 import time
@@ -109,7 +108,7 @@ from collections import Counter
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gatest import Reporter, LIB  # noqa: E402
+from gatest import typed_key, Reporter, LIB  # noqa: E402
 
 SEED = int(os.environ.get("SEED", "20260519"))
 QUERIES = int(os.environ.get("QUERIES", "5200"))
@@ -129,17 +128,7 @@ COLS = ("a", "b", "c", "x", "y", "z", "s", "u", "rowid", "id")
 # ---------------------------------------------------------------- values
 
 
-def key(v):
-    """A value with its storage class; reals by their bits."""
-    if v is None:
-        return ("null",)
-    if isinstance(v, float):
-        return ("real", struct.pack("<d", v))
-    if isinstance(v, int):
-        return ("integer", v)
-    if isinstance(v, str):
-        return ("text", v)
-    return ("blob", bytes(v))
+key = typed_key  # gatest: value and storage class, reals by bits
 
 
 def ascii_lower(s):
