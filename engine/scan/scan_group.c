@@ -203,8 +203,10 @@ void ga_group_free(ga_group *g, const ga_gshape *s) {
   sqlite3_free(g);
 }
 
-static void keys_view(const ga_group *g, const ga_gshape *s, ga_value *out) {
-  for (int i = 0; i < s->nk + s->nc; i++)
+/* g's first n keys as values: the compared ones (s->nk) to look a group
+** up or sort it, all of them (nk + nc) to move it. */
+static void keys_view(const ga_group *g, int n, ga_value *out) {
+  for (int i = 0; i < n; i++)
     ga_bval_view(&g->key[i], &out[i]);
 }
 
@@ -358,7 +360,7 @@ static size_t gt_find(const ga_group_table *t, const ga_value *keys,
       return j;
     if (t->hash[j] == h) {
       ga_value k[GA_MAX_KEYS];
-      keys_view(g, &t->shape, k);
+      keys_view(g, t->shape.nk, k);
       if (ga_keys_cmp(k, keys, &t->shape) == 0)
         return j;
     }
@@ -481,7 +483,7 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
     t->slot[j] = NULL;
     if (rc == GA_OK) {
       ga_value key[GA_MAX_KEYS];
-      keys_view(g, &t->shape, key);
+      keys_view(g, t->shape.nk + t->shape.nc, key);
       int k = (int)(g->hash >> 58);
       ga_group_table *d = &s->t[k];
       pthread_mutex_lock(&s->mu[k]);
@@ -517,8 +519,8 @@ static _Thread_local const ga_gshape *gs_shape_for_sort;
 static int sort_cmp(const void *pa, const void *pb) {
   const ga_group *a = *(ga_group *const *)pa, *b = *(ga_group *const *)pb;
   ga_value ka[GA_MAX_KEYS], kb[GA_MAX_KEYS];
-  keys_view(a, gs_shape_for_sort, ka);
-  keys_view(b, gs_shape_for_sort, kb);
+  keys_view(a, gs_shape_for_sort->nk, ka);
+  keys_view(b, gs_shape_for_sort->nk, kb);
   return ga_keys_cmp(ka, kb, gs_shape_for_sort);
 }
 
