@@ -36,7 +36,8 @@ Products stay below 2^63 (no REAL overflow in SQLite, no error in DuckDB)
 for up to 4e9 rows.  The SQLite file gets a table lineitem_meta(rows,
 version); a file with other rows or another version is made anew (through
 FILE.tmp, then renamed).  With the sqlite3 CLI (SQLITE3, default sqlite3)
-the rows come from its generate_series, else from a recursive CTE in
+the rows come from its generate_series (--jobs processes make row ranges
+side by side, one copies them in order), else from a recursive CTE in
 Python's sqlite3.  Prints nothing else than '# made ...' or '# reusing ...'.
 """
 import argparse
@@ -156,16 +157,54 @@ def _fill_cte(path, n):
     con.close()
 
 
-def _fill_cli(path, n, cli):
-    script = "\n".join([
-        "PRAGMA journal_mode = OFF;", "PRAGMA synchronous = OFF;", "BEGIN;",
-        create_sql() + ";",
-        "INSERT INTO lineitem %s;" % select_sql(
-            n, "sqlite", "(SELECT value AS i FROM generate_series(1, %d)) g" % n),
-        "CREATE TABLE lineitem_meta(rows INTEGER, version INTEGER);",
-        "INSERT INTO lineitem_meta VALUES (%d, %d);" % (n, VERSION), "COMMIT;"])
-    subprocess.run([cli, "-bail", path], input=script, text=True, check=True,
-                   stdout=subprocess.DEVNULL)
+def _cli(cli, path, lines):
+    script = "\n".join(["PRAGMA journal_mode = OFF;", "PRAGMA synchronous = OFF;", "BEGIN;"] +
+                       lines + ["COMMIT;"])
+    return subprocess.Popen([cli, "-bail", path], stdin=subprocess.PIPE, text=True,
+                            stdout=subprocess.DEVNULL), script
+
+
+def _rows_sql(n, a, b):
+    """INSERT of rows a..b of an n-row table (values depend on i and n only)."""
+    return "INSERT INTO lineitem %s;" % select_sql(
+        n, "sqlite", "(SELECT value AS i FROM generate_series(%d, %d)) g" % (a, b))
+
+
+def _fill_cli(path, n, cli, jobs):
+    """One CLI for small tables; else `jobs` CLIs make row ranges into part
+    files side by side (the rows are SQL over i: the same as one pass), and
+    one copies them in order, so rowid = i as in one pass."""
+    meta_sql = ["CREATE TABLE lineitem_meta(rows INTEGER, version INTEGER);",
+                "INSERT INTO lineitem_meta VALUES (%d, %d);" % (n, VERSION)]
+    if jobs <= 1 or n < 1000000:
+        procs = [_cli(cli, path, [create_sql() + ";", _rows_sql(n, 1, n)] + meta_sql)]
+        parts = []
+    else:
+        cuts = [1 + n * k // jobs for k in range(jobs + 1)]
+        parts = ["%s.part%d" % (path, k) for k in range(jobs)]
+        for f in parts:
+            if os.path.exists(f):
+                os.remove(f)
+        procs = [_cli(cli, parts[k], [create_sql() + ";", _rows_sql(n, cuts[k], cuts[k + 1] - 1)])
+                 for k in range(jobs)]
+    for p, script in procs:
+        p.stdin.write(script)
+        p.stdin.close()
+    for p, _ in procs:
+        if p.wait():
+            raise subprocess.CalledProcessError(p.returncode, cli)
+    if parts:
+        copy = [create_sql() + ";"]
+        for k, f in enumerate(parts):
+            copy.append("ATTACH '%s' AS p%d;" % (f.replace("'", "''"), k))
+        copy += ["INSERT INTO lineitem SELECT * FROM p%d.lineitem;" % k
+                 for k in range(len(parts))] + meta_sql
+        p, script = _cli(cli, path, copy)
+        p.communicate(script)
+        for f in parts:
+            os.remove(f)
+        if p.returncode:
+            raise subprocess.CalledProcessError(p.returncode, cli)
 
 
 def meta(path):
@@ -182,8 +221,9 @@ def meta(path):
         return None
 
 
-def make(path, n, quiet=False):
-    """FILE with n rows of lineitem, made unless it is already there."""
+def make(path, n, quiet=False, jobs=None):
+    """FILE with n rows of lineitem, made unless it is already there (with
+    the sqlite3 CLI: `jobs` processes, default one per CPU)."""
     if meta(path) == (n, VERSION):
         if not quiet:
             print("# reusing %s (%d rows)" % (path, n), flush=True)
@@ -194,12 +234,15 @@ def make(path, n, quiet=False):
         if os.path.exists(f):
             os.remove(f)
     cli = shutil.which(os.environ.get("SQLITE3", "sqlite3"))
-    how = "sqlite3 CLI"
+    jobs = jobs or os.cpu_count() or 1
+    how = "sqlite3 CLI, %d jobs" % jobs
     if cli:
         try:
-            _fill_cli(tmp, n, cli)
+            _fill_cli(tmp, n, cli, jobs)
         except subprocess.CalledProcessError:   # a CLI without generate_series
-            os.remove(tmp)
+            for f in [tmp] + ["%s.part%d" % (tmp, k) for k in range(jobs)]:
+                if os.path.exists(f):
+                    os.remove(f)
             cli = None
     if not cli:
         how = "recursive CTE"
@@ -290,6 +333,7 @@ def main():
     ap.add_argument("--duckdb-sql", action="store_true", help="print DuckDB's CREATE TABLE")
     ap.add_argument("--ranges", action="store_true", help="print value ranges of --db")
     ap.add_argument("--selftest", type=int, metavar="N")
+    ap.add_argument("--jobs", type=int, help="CLI processes making the rows (default: CPUs)")
     args = ap.parse_args()
     n = int(float(args.rows))
     if args.selftest:
@@ -297,7 +341,7 @@ def main():
     if args.duckdb_sql:
         print(duckdb_sql(n) + ";")
     if args.db:
-        make(args.db, n)
+        make(args.db, n, jobs=args.jobs)
         if args.ranges:
             ranges(args.db)
     elif not args.duckdb_sql:

@@ -13,8 +13,8 @@ count N and mmap setting m, alternating, --reps times:
           the file's size when m = 1), each runs SQLite's own
           SELECT sum(x) FROM t WHERE rowid BETWEEN lo AND hi over 1/N of the
           rowids (the GIL is released while SQLite steps)
-  ga      gpu_aggregate('t', 'x') with threads = N (its workers get PRAGMA
-          mmap_size through GPUAGG_SCAN_MMAP when m = 1)
+  ga      gpu_aggregate('t', 'x') with threads = N (PRAGMA mmap_size on the
+          caller's connection when m = 1: its workers read as it does)
 The cost a row per thread is wall seconds x N / rows, in ns.  CSV: machine,
 rows, mode, mmap, threads, rep, s, ns_row_thread.  The summary prints the
 medians; the prediction being tested is in bench/RESULTS.md.
@@ -56,10 +56,7 @@ def sqlite_sums(path, rows, n, mmap_bytes):
 
 
 def ga_sum(con, n, mmap_bytes):
-    if mmap_bytes:
-        os.environ["GPUAGG_SCAN_MMAP"] = str(mmap_bytes)
-    else:
-        os.environ.pop("GPUAGG_SCAN_MMAP", None)
+    con.execute("PRAGMA mmap_size = %d" % mmap_bytes)
     con.execute("SELECT gpuagg_config('threads', %d)" % n)
     t0 = time.perf_counter()
     con.execute("SELECT sum FROM gpu_aggregate('t', 'x')").fetchall()

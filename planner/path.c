@@ -685,18 +685,24 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     sp->shape.coll[k] = coll[k];
   sp->params = p->params;
   sp->nparams = p->nparams;
-  sp->step_other = hash ? ga_fused_step_other : NULL;
+  sp->step_other = hash ? ga_group_step_other : NULL;
   sp->enc = enc;
   sp->threads = threads;
   sp->wal = !sqlite3_stricmp(buf, "wal");
   sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
+  sql = sqlite3_mprintf("PRAGMA \"%w\".mmap_size", t->schema);
+  if (!sql)
+    goto nomem;
+  sp->mmap_size = q_int(db, sql, 0);
+  sqlite3_free(sql);
+  sql = NULL;
   sp->caller_reads = sqlite3_txn_state(db, t->schema) >= SQLITE_TXN_READ;
   sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, -1, &sp->dqs);
   for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 11 */
     sp->limits[i] = sqlite3_limit(db, i, -1);
   sp->est_rows = est;
   sp->schema_version = schema_version;
-  sp->max_group_bytes = GA_SCAN_MAX_GROUP_BYTES;
+  sp->max_group_bytes = ga_config_group_bytes(cfg);
   const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
   if (cap_env && atoll(cap_env) > 0)
     sp->max_group_bytes = atoll(cap_env);

@@ -209,14 +209,20 @@ check(sorted(rows) == [(5, 5), (5, 5), (100, 100)] and
       calls1["calls"] - calls0["calls"] == 3,
       "other parameter values run again", (rows, calls0, calls1))
 
-# the memory cap: past it, the serial path, same rows
-os.environ["GPUAGG_SCAN_MAX_GROUP_BYTES"] = "2000"
+# the memory cap (the group_bytes knob): past it, the serial path, same
+# rows; 0 (an eighth of the machine's memory) takes the parallel path again
+db.execute("SELECT gpuagg_config('group_bytes', 2000)")
 got = db.execute("SELECT * FROM q1('1996-01-01')").fetchall()
 ls = info(db)["last_scan"]
-del os.environ["GPUAGG_SCAN_MAX_GROUP_BYTES"]
 check(ls["path"] == "serial" and "memory cap" in ls["why"] and
         got == db.execute(REF, ("1996-01-01",)).fetchall(),
         "memory cap: serial, same rows", ls)
+db.execute("SELECT gpuagg_config('group_bytes', 0)")
+got = db.execute("SELECT * FROM q1('1996-01-01')").fetchall()
+ls = info(db)["last_scan"]
+check(ls["path"] == "parallel" and
+        got == db.execute(REF, ("1996-01-01",)).fetchall(),
+        "group_bytes 0: parallel, same rows", ls)
 
 # the groups table lives and dies with the table
 names = lambda: [r[0] for r in db.execute(

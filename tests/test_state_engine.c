@@ -10,7 +10,9 @@
 **   - BLOBs written here byte by byte from README's layout must decode to
 **     the values written, and every way of breaking one must be refused;
 **   - a decode that succeeds must re-encode to the very bytes it read (any
-**     accepted BLOB is canonical), tried on every bit flip and truncation.
+**     accepted BLOB is canonical), tried on every bit flip and truncation;
+**   - a compact group state (gstate.c) stepped and merged in pieces must
+**     encode, seen as a ga_xstate, to the bytes of one ga_xstate pass.
 ** Prints one line per failure and ends with "RESULT state_engine: ...".
 */
 #include <float.h>
@@ -22,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "agg.h"
+#include "gstate.h"
 #include "state.h"
 
 static int passed, failed;
@@ -768,6 +771,153 @@ static void test_many(void) {
   ga_xstate_clear(&s);
 }
 
+/* ---- the compact group state (gstate.h) ---- */
+
+/* Values of one binary order of magnitude band: the window's case. */
+static void gen_band(pair *p, int lo_exp, int span) {
+  memset(p, 0, sizeof(*p));
+  p->num.type = GA_V_REAL;
+  double m = (double)(int64_t)(rnd() >> 11) * 0x1p-53; /* [0, 1) */
+  p->num.r = ldexp(1.0 + m, lo_exp + (int)(rnd() % (uint64_t)(span + 1)));
+  if (rnd() % 3 == 0)
+    p->num.r = -p->num.r;
+  if (rnd() % 17 == 0) { /* an integer now and then */
+    p->num.type = GA_V_INT;
+    p->num.i = (int64_t)(rnd() % 2001) - 1000;
+  }
+  p->raw = p->num;
+}
+
+static int gstep(ga_gstate *g, const pair *v) {
+  if (v->raw.type == GA_V_INT && v->num.type == GA_V_INT)
+    return ga_gstate_step_int(g, v->num.i);
+  if (v->raw.type == GA_V_REAL && v->num.type == GA_V_REAL)
+    return ga_gstate_step_real(g, v->num.r);
+  if (v->raw.type == GA_V_NULL) {
+    ga_gstate_step_null(g);
+    return GA_OK;
+  }
+  return ga_gstate_step(g, &v->num, &v->raw);
+}
+
+/* The fused BLOB of a compact state seen as a ga_xstate. */
+static void g_encode(const ga_gstate *g, unsigned char **b, int64_t *n) {
+  ga_xstate view;
+  ga_gstate_view(g, &view);
+  if (ga_state_encode(&view, GA_STATE_FUSED, b, n))
+    abort();
+}
+
+/* Values split into pieces at random; each piece stepped into a compact
+** state (or a ga_xstate taken over: a decoded BLOB of sorted mode), the
+** pieces merged in order: the same bytes and results as one ga_xstate. */
+static void test_gstate(void) {
+  enum { N = 600 };
+  pair v[N];
+  int wide = 0, narrow = 0;
+  for (int round = 0; round < 3000; round++) {
+    int n = (int)(rnd() % N), band = round % 3 != 0;
+    int lo_exp = (int)(rnd() % 400) - 200, span = (int)(rnd() % 90);
+    for (int i = 0; i < n; i++) {
+      if (band)
+        gen_band(&v[i], lo_exp, span);
+      else
+        gen(&v[i], (int)(rnd() % 4));
+    }
+    ga_xstate want;
+    ga_xstate_init(&want);
+    step_all(&want, v, n);
+    ga_gstate got;
+    ga_gstate_init(&got);
+    for (int i = 0; i < n;) {
+      int len = 1 + (int)(rnd() % (uint64_t)(rnd() % 3 ? 40 : n));
+      if (i + len > n)
+        len = n - i;
+      ga_gstate part;
+      ga_gstate_init(&part);
+      if (rnd() % 4 == 0) {
+        ga_xstate x;
+        ga_xstate_init(&x);
+        step_all(&x, v + i, len);
+        CHECK(ga_gstate_take(&part, &x) == GA_OK, "take");
+      } else {
+        for (int j = i; j < i + len; j++)
+          if (gstep(&part, &v[j]))
+            abort();
+      }
+      CHECK(ga_gstate_merge(&got, &part) == GA_OK, "merge round %d", round);
+      ga_gstate_clear(&part);
+      i += len;
+    }
+    unsigned char *b1, *b2;
+    int64_t n1, n2;
+    g_encode(&got, &b1, &n1);
+    if (ga_state_encode(&want, GA_STATE_FUSED, &b2, &n2))
+      abort();
+    CHECK(n1 == n2 && !memcmp(b1, b2, (size_t)n1),
+          "round %d (band %d, exp %d + %d, %d values): the compact state's "
+          "bytes differ from one ga_xstate pass",
+          round, band, lo_exp, span, n);
+    for (int op = GA_AGG_SUM; op <= GA_AGG_MIN; op++) {
+      ga_value a, c;
+      int ra = ga_gstate_result(&got, op, &a);
+      int rc = ga_xstate_result(&want, op, &c);
+      CHECK(ra == rc && (ra != GA_OK || same_value(&a, &c)),
+            "round %d op %d: result", round, op);
+    }
+    if (band && n > 0) {
+      if (got.sum.wide)
+        wide++;
+      else
+        narrow++;
+    }
+    sqlite3_free(b1);
+    sqlite3_free(b2);
+    ga_gstate_clear(&got);
+    ga_xstate_clear(&want);
+  }
+  /* values within 2^100 of each other stay in the window (5 digits besides
+  ** a value's 3: rule 1's point); wider ones go wide, and are still exact */
+  CHECK(wide == 0 && narrow > 1000, "band values: %d windowed, %d wide", narrow,
+        wide);
+
+  /* a window far from the first one: the state goes wide */
+  ga_gstate g;
+  ga_gstate_init(&g);
+  ga_gstate_step_real(&g, 1.0);
+  CHECK(!g.sum.wide, "1.0: windowed");
+  ga_gstate_step_real(&g, 0x1p300);
+  CHECK(g.sum.wide != NULL, "1.0 and 2^300: wide");
+  CHECK(ga_gstate_heap_bytes(&g) == (int64_t)sizeof(ga_sum_partial),
+        "a wide state counts its accumulator");
+  ga_gstate_clear(&g);
+}
+
+/* The periodic normalisation, with values at the top of the window. */
+static void test_gstate_many(void) {
+  ga_gstate g;
+  ga_xstate x;
+  ga_gstate_init(&g);
+  ga_xstate_init(&x);
+  int64_t n = ((int64_t)1 << 27) + 4321;
+  double v = 0x1.fffffffffffffp+40;
+  for (int64_t i = 0; i < n; i++) {
+    ga_gstate_step_real(&g, i % 5 == 4 ? -v : v);
+    ga_xstate_step_real(&x, i % 5 == 4 ? -v : v);
+  }
+  unsigned char *b1, *b2;
+  int64_t n1, n2;
+  g_encode(&g, &b1, &n1);
+  if (ga_state_encode(&x, GA_STATE_FUSED, &b2, &n2))
+    abort();
+  CHECK(n1 == n2 && !memcmp(b1, b2, (size_t)n1) && !g.sum.wide,
+        "2^27 + 4321 values near 2^41: the same state, windowed");
+  sqlite3_free(b1);
+  sqlite3_free(b2);
+  ga_gstate_clear(&g);
+  ga_xstate_clear(&x);
+}
+
 int main(void) {
   test_layout();
   test_bad();
@@ -775,6 +925,8 @@ int main(void) {
   test_splits();
   test_mutations();
   test_many();
+  test_gstate();
+  test_gstate_many();
   printf("RESULT state_engine: %d passed, %d failed, 0 skipped\n", passed,
          failed);
   return failed != 0;

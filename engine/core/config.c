@@ -10,7 +10,7 @@
 
 #define GA_CONFIG_NAMES                                                        \
   "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
-  "threads, scan_min_rows, cache_bytes"
+  "threads, scan_min_rows, cache_bytes, group_bytes"
 
 /* gpu_aggregate's knobs (engine/scan/scan.c).  scan_min_rows: below it the
 ** parallel path's fixed cost (worker connections, the snapshot, threads)
@@ -23,6 +23,19 @@ static void ga_config_default_scan(ga_config *c) {
   ** physical memory for a host cache (README "gpu_cache": measured scratch
   ** and headroom) */
   c->cache_bytes = 0;
+  /* the merged groups of one parallel scan (gpu_aggregate, gpu_query): 0 =
+  ** an eighth of the host's physical memory.  Past the cap the call takes
+  ** the serial path, where SQLite's GROUP BY sorts through temp files. */
+  c->group_bytes = 0;
+}
+
+int64_t ga_config_group_bytes(const ga_config *c) {
+  if (c->group_bytes > 0)
+    return c->group_bytes;
+  long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || ps <= 0)
+    return (int64_t)256 << 20;
+  return (int64_t)pages * ps / 8;
 }
 
 /* Defaults measured on the H200 machine (bench/RESULTS.md, "Choosing
@@ -137,6 +150,10 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
     if (parse_int(value, 0, INT64_MAX, &v))
       goto bad_int;
     c->cache_bytes = v;
+  } else if (!strcmp(name, "group_bytes")) {
+    if (parse_int(value, 0, INT64_MAX, &v))
+      goto bad_int;
+    c->group_bytes = v;
   } else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -170,6 +187,8 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
     snprintf(buf, nbuf, "%lld", (long long)c->scan_min_rows);
   else if (!strcmp(name, "cache_bytes"))
     snprintf(buf, nbuf, "%lld", (long long)c->cache_bytes);
+  else if (!strcmp(name, "group_bytes"))
+    snprintf(buf, nbuf, "%lld", (long long)c->group_bytes);
   else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -182,11 +201,12 @@ void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
   snprintf(buf, nbuf,
            "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
            "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d,"
-           "\"threads\":%d,\"scan_min_rows\":%lld,\"cache_bytes\":%lld}",
+           "\"threads\":%d,\"scan_min_rows\":%lld,\"cache_bytes\":%lld,"
+           "\"group_bytes\":%lld}",
            (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
            device_name(c->device), c->streams, (long long)c->chunk_bytes,
            c->devices, c->threads, (long long)c->scan_min_rows,
-           (long long)c->cache_bytes);
+           (long long)c->cache_bytes, (long long)c->group_bytes);
 }
 
 int ga_config_threads(const ga_config *c) {

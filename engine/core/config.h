@@ -30,7 +30,12 @@ typedef struct ga_config {
                             rows take the serial path */
   int64_t cache_bytes;    /* gpu_cache's budget; 0 = a quarter of the memory
                             where the cache lives (engine/cache/cache.h) */
+  int64_t group_bytes;    /* the parallel scan's groups at most; 0 = an
+                            eighth of the host's physical memory */
 } ga_config;
+
+/* The group memory cap in effect (group_bytes, or its default). */
+int64_t ga_config_group_bytes(const ga_config *c);
 
 /* Upper bound of the threads knob. */
 #define GA_CONFIG_MAX_THREADS 256

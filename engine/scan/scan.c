@@ -93,19 +93,24 @@
 **   the position of the k-th row after it (k = min(base, 4096)), and sizes
 **   the piece to hold about base rows at that density.  A dense cluster
 **   hidden behind sparse rows inside one piece can still make it larger.
-**   Grouped scans whose pieces return many groups per row switch to two
-**   pieces per worker, so that merging states stays small next to scanning
-**   (each merge touches a group of ~800 bytes, likely out of cache).
+**   Grouped scans whose pieces return many groups per row take the largest
+**   pieces, so that merging states stays small next to scanning (each
+**   merge touches a group likely out of cache).
 **
-** Grouped scans: hash mode, then sorted mode
-**   A grouped scan starts in hash mode (scan.h sql_rows): a worker groups
+** Grouped scans: hash mode, or sorted mode
+**   A grouped scan runs in hash mode (scan.h sql_rows): a worker groups
 **   its piece's rows in a table of its own (no lock) and moves them into
 **   the shared groups at the piece's end.  A table that reaches
-**   local_groups groups is moved at once, mid-piece (the rows of one piece
-**   still reach the shared groups in rowid order, all with that piece's
-**   number, so rule 2 of scan_group.h holds), and the scan goes sorted:
-**   the pieces claimed from then on run sql_piece (SQLite's GROUP BY), on
-**   the first GA_SCAN_SORTED_WORKERS workers only.  The flag is under mu.
+**   local_groups groups is moved at once, mid-piece, and the piece goes on
+**   in an empty table (the rows of one piece still reach the shared groups
+**   in rowid order, all with that piece's number, so rule 2 of
+**   scan_group.h holds).  Memory is then the shared groups plus a bounded
+**   table per worker, and each row costs at most one merge of compact
+**   states (engine/state/gstate.h): cheaper than SQLite's GROUP BY, which
+**   sorts every row (bench/RESULTS.md §11, high-cardinality groups).
+**   Without sql_rows (a plan that cannot step values itself) every piece
+**   runs sql_piece, SQLite's GROUP BY, and its groups are merged as they
+**   come: sorted mode.
 ** ===========================================================================
 */
 #include <pthread.h>
@@ -121,12 +126,14 @@ SQLITE_EXTENSION_INIT3
 
 #define GA_SCAN_BASE_MAX 131072 /* rows of a piece, at most (see bench) */
 #define GA_SCAN_BASE_MIN 64
-/* Hash mode: a worker's table holds this many groups at most (~12 MB),
-** then moves them into the shared groups and the scan goes sorted. */
-#define GA_SCAN_LOCAL_GROUPS 16384
-/* Workers that go on claiming pieces once the scan is sorted (bench/
-** RESULTS.md §8: more add merges than they save). */
-#define GA_SCAN_SORTED_WORKERS 4
+/* Hash mode: a worker's table holds this many bytes of groups at most
+** (GA_GROUP_FIXED_BYTES each, and its slot), then moves them into the
+** shared groups: the fewer moves, the fewer merges (each touches a shared
+** group likely out of cache), while 16 workers' tables stay at 512 MiB.
+** d2 of bench/RESULTS.md §11 fits 35,000 groups, a 1-key 1-state scan
+** 90,000. */
+#define GA_SCAN_LOCAL_BYTES ((int64_t)32 << 20)
+#define GA_SCAN_LOCAL_MIN 1024
 
 typedef struct scan_shared scan_shared;
 
@@ -152,9 +159,9 @@ struct scan_shared {
   int64_t next, max, base, base_max, npieces, nprobes, max_piece_rows;
   int64_t est; /* rows of the table, an upper estimate */
   int exhausted, sparse;
-  int sorted;           /* hash mode has ended (go_sorted) */
   int64_t nhash;        /* pieces claimed in hash mode */
-  int64_t local_groups; /* GA_SCAN_LOCAL_GROUPS, smaller in tests */
+  int64_t nflush;       /* worker tables moved mid-piece (atomic) */
+  int64_t local_groups; /* from GA_SCAN_LOCAL_BYTES, smaller in tests */
   /* failure */
   int cancel; /* atomic */
   int fail_rc;
@@ -271,10 +278,9 @@ static int claim(worker *w, int64_t *lo, int64_t *hi, int64_t *no, int *hash) {
   const ga_scan_spec *sp = sh->spec;
   int got = 0;
   pthread_mutex_lock(&sh->mu);
-  if (sh->exhausted || cancelled(sh) ||
-      (sh->sorted && w->index >= GA_SCAN_SORTED_WORKERS))
+  if (sh->exhausted || cancelled(sh))
     goto out;
-  *hash = sp->sql_rows && !sh->sorted;
+  *hash = sp->sql_rows != NULL;
   sh->nhash += *hash;
   int64_t a = sh->next, b;
   if (sh->sparse) {
@@ -416,18 +422,16 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
 }
 
 /* One value into a state (hash mode); GA_* code. */
-static int step_value(const ga_scan_spec *sp, ga_xstate *s, sqlite3_stmt *st,
+static int step_value(const ga_scan_spec *sp, ga_gstate *s, sqlite3_stmt *st,
                       int col) {
   int type = sqlite3_column_type(st, col);
   switch (type) {
   case SQLITE_INTEGER:
-    ga_xstate_step_int(s, sqlite3_column_int64(st, col));
-    return GA_OK;
+    return ga_gstate_step_int(s, sqlite3_column_int64(st, col));
   case SQLITE_FLOAT:
-    ga_xstate_step_real(s, sqlite3_column_double(st, col));
-    return GA_OK;
+    return ga_gstate_step_real(s, sqlite3_column_double(st, col));
   case SQLITE_NULL:
-    ga_xstate_step_null(s);
+    ga_gstate_step_null(s);
     return GA_OK;
   default:
     return sp->step_other(s, sqlite3_column_value(st, col), type, sp->enc);
@@ -465,28 +469,6 @@ static int take_local(worker *w, int64_t no, int64_t *groups, int64_t *bytes) {
   return ga_gs_take(w->sh->groups, &w->local, no, bytes);
 }
 
-/* Hash mode ends for the rest of the scan (the worker's table filled up:
-** many groups, where SQLite's sorted GROUP BY keeps memory to the shared
-** groups); from then on only the first GA_SCAN_SORTED_WORKERS workers
-** claim pieces, since each more worker means one more state per group to
-** merge. */
-static void go_sorted(scan_shared *sh) {
-  pthread_mutex_lock(&sh->mu);
-  if (!sh->sorted) {
-    /* two pieces per worker that goes on, over what is left: each piece
-    ** costs a state per group */
-    sh->sorted = 1;
-    int64_t active =
-        sh->nw < GA_SCAN_SORTED_WORKERS ? sh->nw : GA_SCAN_SORTED_WORKERS;
-    uint64_t d = (uint64_t)sh->max - (uint64_t)sh->next;
-    int64_t left = d < (uint64_t)sh->est ? (int64_t)d + 1 : sh->est;
-    if (left / (active * 2) > sh->base_max)
-      sh->base_max = left / (active * 2);
-    sh->base = sh->base_max;
-  }
-  pthread_mutex_unlock(&sh->mu);
-}
-
 /* A failed state step or merge (GA_NOMEM, or GA_BADSTATE with err, NULL
 ** when a merged count would leave int64). */
 static void fail_groups(scan_shared *sh, int grc, const char *err) {
@@ -511,8 +493,8 @@ static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
     int grc =
         hash ? take_row_hash(w, no, rows) : take_row(w, no, rows, bytes, &err);
     if (grc == GA_OK && hash && (int64_t)w->local.n >= sh->local_groups) {
-      grc = take_local(w, no, groups, bytes);
-      go_sorted(sh);
+      grc = take_local(w, no, groups, bytes); /* and the piece goes on */
+      __atomic_add_fetch(&sh->nflush, 1, __ATOMIC_RELAXED);
     }
     if (grc == GA_OK && !hash)
       (*groups)++;
@@ -875,7 +857,10 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   memset(&sh, 0, sizeof(sh));
   sh.spec = sp;
   sh.fault_piece = -1;
-  sh.local_groups = GA_SCAN_LOCAL_GROUPS;
+  sh.local_groups =
+      GA_SCAN_LOCAL_BYTES / (GA_GROUP_FIXED_BYTES(&sp->shape) + 32);
+  if (sh.local_groups < GA_SCAN_LOCAL_MIN)
+    sh.local_groups = GA_SCAN_LOCAL_MIN;
   const char *lg = getenv("GPUAGG_SCAN_LOCAL_GROUPS"); /* tests */
   if (lg && atoll(lg) > 0)
     sh.local_groups = atoll(lg);
@@ -917,13 +902,13 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
            err);
       goto finish;
     }
-    sqlite3_busy_timeout(w->db, 0);   /* design: begins fail fast */
-    if (getenv("GPUAGG_SCAN_MMAP")) { /* experiment: memory-mapped reads */
-      char pragma[64];
-      snprintf(pragma, sizeof pragma, "PRAGMA mmap_size=%lld",
-               atoll(getenv("GPUAGG_SCAN_MMAP")));
-      exec(w->db, pragma);
-    }
+    sqlite3_busy_timeout(w->db, 0); /* design: begins fail fast */
+    /* the caller's memory-mapped reads of the file (0: none, SQLite's
+    ** default), set every time on a pooled connection */
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA mmap_size=%lld",
+             (long long)sp->mmap_size);
+    exec(w->db, pragma);
     sqlite3_db_config(w->db, SQLITE_DBCONFIG_DQS_DML, sp->dqs, (int *)0);
     /* the caller's limits (a pooled connection may carry another caller's:
     ** every one is set, every time) */
@@ -1026,6 +1011,7 @@ finish:
   }
   out->pieces = sh.npieces;
   out->hash_pieces = sh.nhash;
+  out->hash_flushes = sh.nflush;
   out->probes = sh.nprobes;
   out->max_piece_rows = sh.max_piece_rows;
   out->snapshot_waits = sh.snap_waits;
@@ -1076,11 +1062,12 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
   snprintf(buf, n,
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%s,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
+           "\"hash_flushes\":%lld,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
            "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
-           l->interrupt ? l->interrupt : "",
+           (long long)l->hash_flushes, l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
            l->values);

@@ -27,12 +27,17 @@ typedef struct sqlite3_value sqlite3_value;
 #define GA_SCAN_FALLBACK 20 /* take the serial path; why says why */
 #define GA_SCAN_INTERRUPT 21
 
-/* Memory the groups of one scan may hold (README "gpu_aggregate": past
-** it, the serial path).  The workers share one set of groups, so this
-** bounds groups, whatever the thread count: GA_GROUP_FIXED_BYTES + 32
-** bytes a group (about 800 with one key and one state), plus the bytes of
-** TEXT and BLOB keys and max/min values. */
-#define GA_SCAN_MAX_GROUP_BYTES ((int64_t)256 << 20)
+/* The groups of one scan hold at most spec.max_group_bytes (the
+** group_bytes knob, engine/core/config.h; past it, the serial path).  The
+** workers share one set of groups, so this bounds groups, whatever the
+** thread count: GA_GROUP_FIXED_BYTES + 32 bytes a group (about 400 with one
+** key and one state), plus the bytes of TEXT and BLOB keys and max/min
+** values, plus a worker's own table in hash mode (GA_SCAN_LOCAL_GROUPS
+** groups at most, scan.c).
+**
+** What a cursor keeps of a call's groups to replay them (gpu_aggregate's
+** and gpu_query's memo) is bounded apart, by this: */
+#define GA_SCAN_MEMO_BYTES ((int64_t)256 << 20)
 
 /* SQLITE_LIMIT_LENGTH (0) .. SQLITE_LIMIT_WORKER_THREADS (11) */
 #define GA_SCAN_NLIMITS 12
@@ -68,7 +73,7 @@ typedef struct ga_scan_spec {
   ** scans hold TEXT keys in enc too (0: UTF-8; UTF-16 only under BINARY,
   ** scan_group.h rule 1). */
   const char *sql_rows;
-  int (*step_other)(ga_xstate *s, sqlite3_value *v, int type, int enc);
+  int (*step_other)(ga_gstate *s, sqlite3_value *v, int type, int enc);
   int enc;
   int threads;      /* >= 1 (1: worker 0 alone, on the caller's thread) */
   int wal;          /* the caller saw journal_mode = wal */
@@ -77,6 +82,9 @@ typedef struct ga_scan_spec {
   int caller_reads; /* the caller holds a read transaction on the file (its
                        SHARED lock: see the design in scan.c) */
   int dqs; /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
+  int64_t mmap_size; /* the caller's PRAGMA mmap_size of the table's schema:
+                        the workers read the file as it does (bench/
+                        RESULTS.md §11: a third less a row at 16 threads) */
   /* the caller's sqlite3_limit values (SQLITE_LIMIT_LENGTH ..
   ** SQLITE_LIMIT_WORKER_THREADS), set on every worker before it runs */
   int limits[GA_SCAN_NLIMITS];
@@ -84,7 +92,7 @@ typedef struct ga_scan_spec {
   int64_t schema_version;  /* the caller's PRAGMA schema_version when it
                               planned (the group key's collation): worker 0
                               must see the same in the snapshot */
-  int64_t max_group_bytes; /* GA_SCAN_MAX_GROUP_BYTES, smaller in tests */
+  int64_t max_group_bytes; /* group_bytes, smaller in tests */
   /* polled by the caller's thread while workers run: nonzero = the caller
   ** was interrupted */
   int (*interrupted)(void *arg);
@@ -120,10 +128,11 @@ typedef struct ga_scan_out {
                               none when no row was read */
   ga_gshape shape;         /* the spec's */
   size_t n;
-  int threads;         /* workers that ran */
-  int64_t pieces;      /* rowid pieces handed out */
-  int64_t hash_pieces; /* of them in hash mode */
-  int64_t probes;      /* sparse-mode probes */
+  int threads;          /* workers that ran */
+  int64_t pieces;       /* rowid pieces handed out */
+  int64_t hash_pieces;  /* of them in hash mode */
+  int64_t hash_flushes; /* worker tables full mid-piece, moved (scan.c) */
+  int64_t probes;       /* sparse-mode probes */
   int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
   int64_t snapshot_waits; /* retries of the snapshot on a busy lock */
   /* GA_SCAN_INTERRUPT: where the caller's thread noticed it: "snapshot"
@@ -158,6 +167,7 @@ typedef struct ga_scan_last {
   double ms;
   int64_t pieces;
   int64_t hash_pieces;        /* of them grouped in the workers' hash tables */
+  int64_t hash_flushes;       /* ga_scan_out's */
   const char *interrupt;      /* how the waiting thread sees the caller's
                                  interrupt: "sqlite3_is_interrupted" (3.41+) or
                                  "probe statement" (older SQLite) */

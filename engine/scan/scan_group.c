@@ -169,7 +169,7 @@ static int64_t group_bytes(const ga_group *g, const ga_gshape *s) {
   for (int i = 0; i < s->nk + s->nc; i++)
     n += text_bytes(&g->key[i]);
   for (int i = 0; i < s->ns; i++)
-    n += text_bytes(&g->st[i].max) + text_bytes(&g->st[i].min);
+    n += ga_gstate_heap_bytes(&g->st[i]);
   return n;
 }
 
@@ -177,7 +177,7 @@ static int64_t group_bytes(const ga_group *g, const ga_gshape *s) {
 static void group_reset(ga_group *g, const ga_gshape *s) {
   memset(g, 0, (size_t)GA_GROUP_FIXED_BYTES(s));
   g->key = (ga_bval *)(g + 1);
-  g->st = (ga_xstate *)(g->key + s->nk + s->nc);
+  g->st = (ga_gstate *)(g->key + s->nk + s->nc); /* all zero: empty */
   g->tag = (int64_t *)(g->st + s->ns);
 }
 
@@ -193,7 +193,7 @@ static void group_clear(ga_group *g, const ga_gshape *s) {
   for (int i = 0; i < s->nk + s->nc; i++)
     ga_bval_clear(&g->key[i]);
   for (int i = 0; i < s->ns; i++)
-    ga_xstate_clear(&g->st[i]);
+    ga_gstate_clear(&g->st[i]);
 }
 
 void ga_group_free(ga_group *g, const ga_gshape *s) {
@@ -230,13 +230,13 @@ static void swap_bval(ga_bval *a, ga_bval *b) {
 }
 
 /* One state: into += st, st from piece `piece`; tag: into's two tags. */
-static int state_merge(ga_xstate *into, int64_t *tag, ga_xstate *st,
+static int state_merge(ga_gstate *into, int64_t *tag, ga_gstate *st,
                        int64_t piece) {
   int cmax = cmp_best(&into->max, &st->max, 0);
   int cmin = cmp_best(&into->min, &st->min, 1);
   int tie_max = cmax == 0 && st->max.type != GA_V_NULL && piece < tag[0];
   int tie_min = cmin == 0 && st->min.type != GA_V_NULL && piece < tag[1];
-  int rc = ga_xstate_merge(into, st); /* into's wins ties ... */
+  int rc = ga_gstate_merge(into, st); /* into's wins ties ... */
   if (rc)
     return rc;
   if (cmax > 0 || tie_max) {
@@ -256,7 +256,7 @@ static int state_merge(ga_xstate *into, int64_t *tag, ga_xstate *st,
 
 /* g += sts, the states of piece `piece` with keys `keys` (rule 2). */
 static int group_merge(ga_group *g, const ga_gshape *s, const ga_value *keys,
-                       ga_xstate *sts, int64_t piece) {
+                       ga_gstate *sts, int64_t piece) {
   ga_bval k[GA_MAX_KEYS];
   int newkey = piece < g->key_piece, rc = GA_OK;
   memset(k, 0, sizeof(ga_bval) * (size_t)(s->nk + s->nc));
@@ -286,7 +286,7 @@ static void gt_place(ga_group_table *t, size_t j, ga_group *g) {
 }
 
 static int gt_merge(ga_group_table *t, ga_group *e, const ga_value *keys,
-                    ga_xstate *sts, int64_t piece) {
+                    ga_gstate *sts, int64_t piece) {
   int64_t was = group_bytes(e, &t->shape);
   int rc = group_merge(e, &t->shape, keys, sts, piece);
   t->bytes += group_bytes(e, &t->shape) - was;
@@ -408,24 +408,30 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
 
 int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
               ga_xstate *sts, int64_t piece) {
-  size_t n = t->n;
   const ga_gshape *s = &t->shape;
-  ga_group *g = ga_gt_get(t, keys, h, piece);
-  int rc = GA_OK;
-  if (!g)
-    rc = GA_NOMEM;
-  else if (t->n == n) /* there already: merge */
-    rc = gt_merge(t, g, keys, sts, piece);
-  else { /* new: sts are its states */
-    int64_t before = group_bytes(g, s);
-    for (int i = 0; i < s->ns; i++) {
-      g->st[i] = sts[i];
-      ga_xstate_init(&sts[i]);
+  ga_gstate gs[GA_MAX_STATES];
+  int n = 0, rc = GA_OK;
+  for (; n < s->ns && rc == GA_OK; n++)
+    rc = ga_gstate_take(&gs[n], &sts[n]);
+  if (rc == GA_OK) {
+    size_t had = t->n;
+    ga_group *g = ga_gt_get(t, keys, h, piece);
+    if (!g)
+      rc = GA_NOMEM;
+    else if (t->n == had) /* there already: merge */
+      rc = gt_merge(t, g, keys, gs, piece);
+    else { /* new: gs are its states */
+      int64_t before = group_bytes(g, s);
+      memcpy(g->st, gs, sizeof(ga_gstate) * (size_t)s->ns);
+      memset(gs, 0, sizeof(ga_gstate) * (size_t)s->ns);
+      t->bytes += group_bytes(g, s) - before;
     }
-    t->bytes += group_bytes(g, s) - before;
   }
-  for (int i = 0; i < s->ns; i++)
+  for (int i = 0; i < s->ns; i++) {
+    if (i < n)
+      ga_gstate_clear(&gs[i]);
     ga_xstate_clear(&sts[i]);
+  }
   return rc;
 }
 

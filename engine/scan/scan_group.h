@@ -36,7 +36,7 @@
 
 #include "agg.h"
 #include "bestval.h"
-#include "state.h"
+#include "gstate.h"
 
 /* SQLite's built-in collations. */
 #define GA_COLL_BINARY 0
@@ -81,17 +81,17 @@ typedef struct ga_group {
   int64_t key_piece;
   struct ga_group *next_spare; /* in a table's spare list */
   ga_bval *key;                /* shape.nk keys, then shape.nc carried */
-  ga_xstate *st;               /* shape.ns states */
+  ga_gstate *st;               /* shape.ns states (compact: gstate.h) */
   int64_t *tag;                /* 2 per state: the pieces of its max, min */
 } ga_group;
 
 /* Memory of a group of shape s, before its TEXT and BLOB bytes (the
-** README's bytes per group: the cap GA_SCAN_MAX_GROUP_BYTES counts these
+** README's bytes per group: the cap group_bytes counts these
 ** plus the bytes of keys and max/min values, and 32 bytes of slot). */
 #define GA_GROUP_FIXED_BYTES(s)                                                \
   ((int64_t)sizeof(ga_group) +                                                 \
    (int64_t)((s)->nk + (s)->nc) * (int64_t)sizeof(ga_bval) +                   \
-   (int64_t)(s)->ns * (int64_t)(sizeof(ga_xstate) + 2 * sizeof(int64_t)))
+   (int64_t)(s)->ns * (int64_t)(sizeof(ga_gstate) + 2 * sizeof(int64_t)))
 
 /* An empty group of shape s (keys NULL, states empty), NULL when out of
 ** memory; ga_group_free frees it with what it holds. */

@@ -54,7 +54,7 @@ void ga_xstate_step_sum(ga_xstate *s, const ga_value *num) {
 }
 
 /* Set a best value: numbers in place, text and blob copied. */
-static int best_set(ga_bval *b, const ga_value *v) {
+int ga_best_set(ga_bval *b, const ga_value *v) {
   if (v->type == GA_V_INT || v->type == GA_V_REAL) {
     if (b->p) {
       sqlite3_free(b->p);
@@ -69,7 +69,7 @@ static int best_set(ga_bval *b, const ga_value *v) {
   return ga_bval_set(b, v);
 }
 
-static int best_update(ga_bval *b, const ga_value *v, int want_min) {
+int ga_best_update(ga_bval *b, const ga_value *v, int want_min) {
   if (v->type == GA_V_NULL)
     return GA_OK;
   if (b->type != GA_V_NULL) {
@@ -79,15 +79,15 @@ static int best_update(ga_bval *b, const ga_value *v, int want_min) {
     if (want_min ? c >= 0 : c <= 0)
       return GA_OK; /* not strictly better: the earlier one stays */
   }
-  return best_set(b, v);
+  return ga_best_set(b, v);
 }
 
 int ga_xstate_step_max(ga_xstate *s, const ga_value *raw) {
-  return best_update(&s->max, raw, 0);
+  return ga_best_update(&s->max, raw, 0);
 }
 
 int ga_xstate_step_min(ga_xstate *s, const ga_value *raw) {
-  return best_update(&s->min, raw, 1);
+  return ga_best_update(&s->min, raw, 1);
 }
 
 void ga_xstate_best_num_slow(ga_bval *b, const ga_value *v, int want_min) {
@@ -101,7 +101,7 @@ void ga_xstate_best_num_slow(ga_bval *b, const ga_value *v, int want_min) {
   } else if (b->type != GA_V_NULL && !want_min) {
     return; /* a TEXT or BLOB max beats every number */
   }
-  best_set(b, v); /* numbers never need a copy: this cannot fail */
+  ga_best_set(b, v); /* numbers never need a copy: this cannot fail */
 }
 
 int ga_xstate_step(ga_xstate *s, const ga_value *num, const ga_value *raw) {
@@ -162,7 +162,7 @@ int ga_xstate_merge(ga_xstate *into, const ga_xstate *later) {
   ga_bval_view(&into->max, &cur);
   if (v.type != GA_V_NULL &&
       (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) > 0)) {
-    if (best_set(&mx, &v))
+    if (ga_best_set(&mx, &v))
       return GA_NOMEM;
     take_max = 1;
   }
@@ -170,7 +170,7 @@ int ga_xstate_merge(ga_xstate *into, const ga_xstate *later) {
   ga_bval_view(&into->min, &cur);
   if (v.type != GA_V_NULL &&
       (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) < 0)) {
-    if (best_set(&mn, &v)) {
+    if (ga_best_set(&mn, &v)) {
       ga_bval_clear(&mx);
       return GA_NOMEM;
     }

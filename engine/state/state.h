@@ -73,6 +73,12 @@ void ga_xstate_step_sum(ga_xstate *s, const ga_value *num); /* + rows/count */
 int ga_xstate_step_max(ga_xstate *s, const ga_value *raw);
 int ga_xstate_step_min(ga_xstate *s, const ga_value *raw);
 
+/* max()'s (want_min 0) or min()'s step on one best value: v replaces *b
+** only when strictly better (NULL never); ga_best_set sets it outright
+** (numbers in place, TEXT and BLOB copied).  GA_OK or GA_NOMEM. */
+int ga_best_update(ga_bval *b, const ga_value *v, int want_min);
+int ga_best_set(ga_bval *b, const ga_value *v);
+
 /* into += later, where `later` covers rows AFTER into's rows: among equal
 ** values in max/min into's wins.  GA_OK, GA_NOMEM, or GA_BADSTATE when the
 ** merged counts would leave int64 (only crafted BLOBs can do that). */

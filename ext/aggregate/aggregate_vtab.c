@@ -48,7 +48,7 @@
 **      in CTEs, a correlated use): with the same arguments the cursor
 **      serves the rows it computed the first time, from the parallel
 **      path's or the cache's groups, or from the serial path's groups kept
-**      as they streamed (up to GA_SCAN_MAX_GROUP_BYTES; past it, and for a
+**      as they streamed (up to GA_SCAN_MEMO_BYTES; past it, and for a
 **      statement not read to its end, the next xFilter runs again).  The
 **      cursor is closed when its statement ends: the next statement runs
 **      anew.  gpuagg_info()'s gpu_aggregate {calls, replays} counts them.
@@ -273,7 +273,7 @@ static void memo_add(aggr_cursor *c) {
   }
   int64_t bytes = GA_GROUP_FIXED_BYTES(memo_shape()) + key.n + c->cur.max.n +
                   c->cur.min.n + 64;
-  if (c->memo_bytes + bytes > GA_SCAN_MAX_GROUP_BYTES) {
+  if (c->memo_bytes + bytes > GA_SCAN_MEMO_BYTES) {
     memo_stop(c);
     return;
   }
@@ -292,7 +292,11 @@ static void memo_add(aggr_cursor *c) {
     memo_stop(c);
     return;
   }
-  if (ga_bval_set(g->key, &key) || ga_xstate_merge(g->st, &c->cur)) {
+  ga_xstate copy; /* c->cur stays the row's: take a copy of it */
+  ga_xstate_init(&copy);
+  if (ga_bval_set(g->key, &key) || ga_xstate_merge(&copy, &c->cur) ||
+      ga_gstate_take(g->st, &copy)) {
+    ga_xstate_clear(&copy);
     ga_group_free(g, memo_shape());
     memo_stop(c);
     return;
@@ -416,7 +420,7 @@ static int serial_step(aggr_cursor *c) {
 static int overflow_of(aggr_cursor *c) {
   for (size_t i = 0; i < c->ng; i++) {
     ga_value v;
-    if (ga_xstate_result(c->g[i]->st, GA_AGG_SUM, &v) == GA_OVERFLOW)
+    if (ga_gstate_result(c->g[i]->st, GA_AGG_SUM, &v) == GA_OVERFLOW)
       return 1;
   }
   return 0;
@@ -629,6 +633,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       set_why(last, cwhy, plan.why);
       last->pieces = c->out.pieces;
       last->hash_pieces = c->out.hash_pieces;
+      last->hash_flushes = c->out.hash_flushes;
       last->values = 1;
       take_groups(c, &a, &err);
       goto done;
@@ -694,9 +699,14 @@ static int aggr_column(sqlite3_vtab_cursor *pCur, sqlite3_context *ctx,
       sqlite3_result_text(ctx, z, -1, SQLITE_TRANSIENT);
     return SQLITE_OK;
   }
-  const ga_xstate *s = c->serial  ? &c->cur
-                       : c->empty ? &c->none
-                                  : c->g[c->i]->st;
+  ga_xstate view; /* a group's compact state, seen as a ga_xstate */
+  const ga_xstate *s = &view;
+  if (c->serial)
+    s = &c->cur;
+  else if (c->empty)
+    s = &c->none;
+  else
+    ga_gstate_view(c->g[c->i]->st, &view);
   ga_value v;
   switch (col) {
   case COL_GRP:

@@ -217,14 +217,14 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
   if (col >= q->naggs)
     return SQLITE_OK; /* the handle */
   const ga_qagg *a = &q->aggs[col];
-  ga_xstate none;
-  memset(&none, 0, sizeof(none));
-  const ga_xstate *s = g ? &g->st[a->val] : &none;
+  ga_gstate none;
+  ga_gstate_init(&none);
+  const ga_gstate *s = g ? &g->st[a->val] : &none;
   if (a->op == GA_Q_COUNT_STAR)
     sqlite3_result_int64(ctx, s->rows);
   else if (a->op == GA_Q_COUNT)
     sqlite3_result_int64(ctx, s->count);
-  else if (ga_xstate_result(s, a->op, &v) == GA_OVERFLOW)
+  else if (ga_gstate_result(s, a->op, &v) == GA_OVERFLOW)
     sqlite3_result_blob(ctx, overflow_mark(), (int)MARK_BYTES,
                         SQLITE_TRANSIENT);
   else

@@ -44,7 +44,7 @@
 **   7. One answer per cursor and parameters: SQLite calls xFilter again on
 **      the same cursor for each outer row of a join; with the same
 **      parameter values the cursor serves the rows it kept (up to
-**      GA_SCAN_MAX_GROUP_BYTES of them; past it, it runs again).
+**      GA_SCAN_MEMO_BYTES of them; past it, it runs again).
 **      gpuagg_info()'s gpu_query {calls, replays} counts them.
 */
 #include <stdlib.h>
@@ -318,7 +318,7 @@ static void keep_row(query_cursor *c, int ncols) {
     c->kept[c->nkept++] = v;
     c->kept_bytes += 64 + sqlite3_value_bytes(v);
   }
-  if (c->kept_bytes <= GA_SCAN_MAX_GROUP_BYTES)
+  if (c->kept_bytes <= GA_SCAN_MEMO_BYTES)
     return;
 stop:
   kept_free(c);
@@ -510,6 +510,7 @@ static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
   sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
   last->pieces = c->out.pieces;
   last->hash_pieces = c->out.hash_pieces;
+  last->hash_flushes = c->out.hash_flushes;
   last->values = c->q.nvals;
   return SQLITE_OK;
 }

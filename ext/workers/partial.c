@@ -27,26 +27,47 @@ void *ga_partial_data_new(void) {
   return w;
 }
 
-/* TEXT and BLOB: max()'s view first (numeric_type may turn the value into a
-** number), then sum()'s. */
+/* A TEXT or BLOB value: max()'s view first (raw, the bytes in the
+** database encoding, which max and min copy only when they keep them),
+** since sqlite3_value_numeric_type may turn the value into a number; then
+** sum()'s (num).  0 when out of memory. */
+static int other_raw(sqlite3_value *v, int type, int enc, ga_value *raw,
+                     ga_bval *max, ga_bval *min) {
+  return ga_value_bytes(v, type, enc, raw) && !ga_best_update(max, raw, 0) &&
+         !ga_best_update(min, raw, 1);
+}
+
+static void other_num(sqlite3_value *v, ga_value *num) {
+  switch (sqlite3_value_numeric_type(v)) {
+  case SQLITE_INTEGER:
+    num->type = GA_V_INT;
+    num->i = sqlite3_value_int64(v);
+    break;
+  default:
+    num->type = GA_V_REAL;
+    num->r = sqlite3_value_double(v);
+  }
+}
+
 int ga_fused_step_other(ga_xstate *s, sqlite3_value *v, int type, int enc) {
   ga_value raw, num;
-  if (!ga_value_bytes(v, type, enc, &raw) || ga_xstate_step_max(s, &raw) ||
-      ga_xstate_step_min(s, &raw))
+  if (!other_raw(v, type, enc, &raw, &s->max, &s->min))
     return GA_NOMEM;
   if (type == SQLITE_TEXT)
     s->enc = enc;
-  switch (sqlite3_value_numeric_type(v)) {
-  case SQLITE_INTEGER:
-    num.type = GA_V_INT;
-    num.i = sqlite3_value_int64(v);
-    break;
-  default:
-    num.type = GA_V_REAL;
-    num.r = sqlite3_value_double(v);
-  }
+  other_num(v, &num);
   ga_xstate_step_sum(s, &num);
   return GA_OK;
+}
+
+int ga_group_step_other(ga_gstate *s, sqlite3_value *v, int type, int enc) {
+  ga_value raw, num;
+  if (!other_raw(v, type, enc, &raw, &s->max, &s->min))
+    return GA_NOMEM;
+  if (type == SQLITE_TEXT)
+    s->enc = enc;
+  other_num(v, &num);
+  return ga_gstate_step_sum(s, &num);
 }
 
 static void fused_other(sqlite3_context *ctx, ga_xstate *s, sqlite3_value *v,

@@ -8,7 +8,7 @@
 
 #include "sqlite3ext.h"
 
-#include "state.h"
+#include "gstate.h"
 
 /* gpuagg_partial(X) (partial.c): xStep and xFinal; its user data is a
 ** ga_partial_data of the connection's own (ga_partial_data_new, freed with
@@ -21,8 +21,11 @@ void ga_partial_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void ga_partial_final(sqlite3_context *ctx);
 /* gpuagg_partial's step of a TEXT or BLOB value (type) into s, the text in
 ** the database's encoding enc: max()'s view, then sum()'s.  GA_OK or
-** GA_NOMEM.  Also gpu_aggregate's hash-mode workers (ga_scan_spec). */
+** GA_NOMEM. */
 int ga_fused_step_other(ga_xstate *s, sqlite3_value *v, int type, int enc);
+/* The same into a group's compact state (engine/state/gstate.h): the step
+** of gpu_aggregate's and gpu_query's hash-mode workers (ga_scan_spec). */
+int ga_group_step_other(ga_gstate *s, sqlite3_value *v, int type, int enc);
 
 /* gpuagg_collect (collect.c): xStep and xFinal, no user data. */
 void ga_collect_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);

@@ -1,0 +1,382 @@
+/*
+** gstate.c — the compact exact group state (gstate.h): a windowed
+** superaccumulator that goes wide only when its values need it.
+*/
+#include "gstate.h"
+
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#define W GA_WSUM_DIGITS
+#define NDIG GA_XACC_DIGITS
+
+void ga_gstate_init(ga_gstate *s) { memset(s, 0, sizeof(*s)); }
+
+void ga_gstate_clear(ga_gstate *s) {
+  ga_bval_clear(&s->max);
+  ga_bval_clear(&s->min);
+  sqlite3_free(s->sum.wide);
+  ga_gstate_init(s);
+}
+
+static int64_t bval_heap(const ga_bval *b) {
+  return b->type == GA_V_TEXT || b->type == GA_V_BLOB ? b->n : 0;
+}
+
+int64_t ga_gstate_heap_bytes(const ga_gstate *s) {
+  return (s->sum.wide ? (int64_t)sizeof(ga_sum_partial) : 0) +
+         bval_heap(&s->max) + bval_heap(&s->min);
+}
+
+/* ---- the window ---- */
+
+static void digits_normalize(int64_t *d, int n) {
+  for (int k = 0; k < n - 1; k++) {
+    int64_t c = d[k] >> 32; /* arithmetic: floor */
+    d[k] -= (int64_t)((uint64_t)c << 32);
+    d[k + 1] += c;
+  }
+}
+
+/* Carries, then a negative value's sign folded down: normalising makes
+** -x into 2^32 - 1 digits up to the top one, -1; -1 on top of 2^32 - 1 is
+** -1 a digit lower, the same value.  The digits in use then span the
+** value's own, not the whole window (which the next move needs free). */
+static void window_normalize(int64_t *d) {
+  digits_normalize(d, W);
+  for (int t = W - 1; t > 0 && (d[t] == 0 || d[t] == -1); t--)
+    if (d[t] == -1) {
+      d[t - 1] -= (int64_t)1 << 32;
+      d[t] = 0;
+    }
+}
+
+void ga_wsum_normalize(ga_wsum *w) {
+  if (w->wide)
+    ga_sum_normalize(w->wide); /* its integer fields are zero */
+  else
+    window_normalize(w->d);
+  /* the integer halves, as ga_sum_normalize does */
+  int64_t c = w->ilo >> 32;
+  w->ilo &= (int64_t)0xffffffff;
+  w->ihi = (int64_t)((uint64_t)w->ihi + (uint64_t)c);
+  c = w->ihi >> 32;
+  w->ihi &= (int64_t)0xffffffff;
+  w->itop += c;
+  w->adds = 0;
+}
+
+/* The xacc indexes of the lowest and highest nonzero digit; 0 when none. */
+static int used(const ga_wsum *w, int *a, int *t) {
+  int i = 0, j = W - 1;
+  while (i < W && !w->d[i])
+    i++;
+  if (i == W)
+    return 0;
+  while (!w->d[j])
+    j--;
+  *a = w->lo + i;
+  *t = w->lo + j;
+  return 1;
+}
+
+/* Move the window over digits [need_lo, need_hi] (at most W of them),
+** centred, keeping every digit in use where it is in value. */
+static void rewindow(ga_wsum *w, int need_lo, int need_hi) {
+  int lo = need_lo - (W - (need_hi - need_lo + 1)) / 2;
+  if (lo > NDIG - W)
+    lo = NDIG - W;
+  if (lo < 0)
+    lo = 0;
+  int64_t d[W] = {0};
+  for (int i = 0; i < W; i++)
+    if (w->d[i])
+      d[w->lo + i - lo] = w->d[i]; /* in [0, W): used digits fit */
+  memcpy(w->d, d, sizeof(d));
+  w->lo = lo;
+}
+
+/* Every digit into a new whole accumulator; GA_OK or GA_NOMEM. */
+static int go_wide(ga_wsum *w) {
+  ga_sum_partial *p = sqlite3_malloc64(sizeof(*p));
+  if (!p)
+    return GA_NOMEM;
+  memset(p, 0, sizeof(*p));
+  for (int i = 0; i < W; i++)
+    p->acc[w->lo + i] = w->d[i];
+  memset(w->d, 0, sizeof(w->d));
+  w->lo = 0;
+  w->wide = p;
+  return GA_OK;
+}
+
+int ga_wsum_add_slow(ga_wsum *w, uint64_t m, int pos, int neg) {
+  int k = pos >> 5, a, t;
+  if (!w->wide) {
+    /* the value's digits and its headroom digit (rule 2), and those in use */
+    int need_lo = k, need_hi = k + 3;
+    if (used(w, &a, &t)) {
+      need_lo = a < k ? a : k;
+      need_hi = t > k + 3 ? t : k + 3;
+    }
+    if (need_hi - need_lo < W) {
+      rewindow(w, need_lo, need_hi);
+      ga_xacc_add_at(w->d, m, pos - 32 * w->lo, neg);
+      return GA_OK;
+    }
+    if (go_wide(w))
+      return GA_NOMEM;
+  }
+  ga_xacc_add_at(w->wide->acc, m, pos, neg);
+  return GA_OK;
+}
+
+void ga_wsum_expand(const ga_wsum *w, ga_sum_partial *out) {
+  if (w->wide) {
+    memcpy(out->acc, w->wide->acc, sizeof(out->acc));
+  } else {
+    memset(out->acc, 0, sizeof(out->acc));
+    memcpy(out->acc + w->lo, w->d, sizeof(w->d));
+  }
+  out->ilo = w->ilo;
+  out->ihi = w->ihi;
+  out->itop = w->itop;
+  out->nint = w->nint;
+  out->nreal = w->nreal;
+  out->npinf = w->npinf;
+  out->nninf = w->nninf;
+  out->nnan = w->nnan;
+}
+
+/* A whole accumulator's digits into an empty w (counts and integers apart):
+** normalised, a negative value's sign folded down into its top digit in
+** use, then held in a window when they fit one (with headroom), else
+** wide.  GA_OK or GA_NOMEM. */
+static int wsum_take_digits(ga_wsum *w, const ga_sum_partial *src) {
+  ga_sum_partial p = *src;
+  ga_sum_normalize(&p);
+  int a = 0, t = NDIG - 1;
+  while (a < NDIG && !p.acc[a])
+    a++;
+  if (a == NDIG)
+    return GA_OK; /* no digit: the empty window */
+  /* -1 on top of 2^32 - 1 is -1 a digit lower: same value */
+  while (t > a && (p.acc[t] == 0 || p.acc[t] == -1)) {
+    if (p.acc[t] == -1)
+      p.acc[t - 1] -= (int64_t)1 << 32;
+    p.acc[t] = 0;
+    t--;
+  }
+  if (t + 1 - a < W) {
+    rewindow(w, a, t + 1); /* w is empty: only lo moves */
+    for (int i = a; i <= t; i++)
+      w->d[i - w->lo] = p.acc[i];
+    return GA_OK;
+  }
+  w->wide = sqlite3_malloc64(sizeof(*w->wide));
+  if (!w->wide)
+    return GA_NOMEM;
+  memset(w->wide, 0, sizeof(*w->wide));
+  memcpy(w->wide->acc, p.acc, sizeof(p.acc));
+  return GA_OK;
+}
+
+/* into's digits += later's; into unchanged in value on GA_NOMEM. */
+static int wsum_merge_digits(ga_wsum *into, const ga_wsum *later) {
+  int a1, t1, a2 = 0, t2 = 0;
+  if (!into->wide && !later->wide) {
+    if (!used(later, &a2, &t2))
+      return GA_OK; /* no digit */
+    if (a2 >= into->lo && t2 < into->lo + W &&
+        (int64_t)into->adds + later->adds < GA_WSUM_MAX_ADDS) {
+      /* the windows line up: no carry, no move (rule 2's bound) */
+      for (int k = a2; k <= t2; k++)
+        into->d[k - into->lo] += later->d[k - later->lo];
+      into->adds += later->adds + 1;
+      return GA_OK;
+    }
+  }
+  ga_wsum b = *later; /* its digits only: b.wide stays later's */
+  if (!b.wide) {
+    window_normalize(b.d);
+    if (!used(&b, &a2, &t2))
+      return GA_OK;
+  }
+  if (!into->wide && !b.wide) {
+    ga_wsum_normalize(into);
+    int lo = a2, hi = t2;
+    if (used(into, &a1, &t1)) {
+      lo = a1 < lo ? a1 : lo;
+      hi = t1 > hi ? t1 : hi;
+    }
+    if (hi + 1 - lo < W) { /* with a headroom digit for the carries */
+      rewindow(into, lo, hi + 1);
+      for (int i = 0; i < W; i++)
+        if (b.d[i])
+          into->d[b.lo + i - into->lo] += b.d[i];
+      window_normalize(into->d);
+      into->adds = 0;
+      return GA_OK;
+    }
+  }
+  if (!into->wide && go_wide(into))
+    return GA_NOMEM;
+  ga_sum_partial *p = into->wide;
+  ga_sum_normalize(p); /* later's digits may hold up to 2^27 adds */
+  if (b.wide) {
+    for (int k = 0; k < NDIG; k++)
+      p->acc[k] += b.wide->acc[k];
+  } else {
+    for (int i = 0; i < W; i++)
+      p->acc[b.lo + i] += b.d[i];
+  }
+  ga_sum_normalize(p);
+  into->adds = 0;
+  return GA_OK;
+}
+
+/* ---- steps, merges, views ---- */
+
+int ga_gstate_step_sum(ga_gstate *s, const ga_value *num) {
+  if (num->type == GA_V_REAL && ga_wsum_add_real(&s->sum, num->r))
+    return GA_NOMEM; /* the only add that can fail: nothing counted */
+  s->rows++;
+  if (num->type == GA_V_NULL)
+    return GA_OK;
+  s->count++;
+  if (num->type == GA_V_INT)
+    ga_wsum_add_int(&s->sum, num->i);
+  if (++s->sum.adds >= GA_WSUM_MAX_ADDS)
+    ga_wsum_normalize(&s->sum);
+  return GA_OK;
+}
+
+int ga_gstate_step(ga_gstate *s, const ga_value *num, const ga_value *raw) {
+  int rc = ga_best_update(&s->max, raw, 0);
+  if (rc == GA_OK)
+    rc = ga_best_update(&s->min, raw, 1);
+  if (rc == GA_OK) /* counted only once the row is taken completely */
+    rc = ga_gstate_step_sum(s, num);
+  return rc;
+}
+
+static int add_count(int64_t *into, int64_t v) {
+  int64_t r;
+  if (__builtin_add_overflow(*into, v, &r))
+    return GA_BADSTATE;
+  *into = r;
+  return GA_OK;
+}
+
+static ga_i128 int_total(const ga_wsum *w) {
+  return (ga_i128)w->itop * ((ga_i128)1 << 64) +
+         (ga_i128)w->ihi * ((ga_i128)1 << 32) + (ga_i128)w->ilo;
+}
+
+int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
+  ga_wsum *a = &into->sum;
+  const ga_wsum *f = &later->sum;
+  int64_t c[7] = {into->rows, into->count, a->nint, a->nreal,
+                  a->npinf,   a->nninf,    a->nnan};
+  const int64_t d[7] = {later->rows, later->count, f->nint, f->nreal,
+                        f->npinf,    f->nninf,     f->nnan};
+  for (int k = 0; k < 7; k++)
+    if (add_count(&c[k], d[k]))
+      return GA_BADSTATE; /* nothing changed */
+  /* the copies of max and min before the digits, so that a failure leaves
+  ** into unchanged */
+  ga_bval mx = {0}, mn = {0};
+  ga_value v, cur;
+  int take_max = 0, take_min = 0;
+  ga_bval_view(&later->max, &v);
+  ga_bval_view(&into->max, &cur);
+  if (v.type != GA_V_NULL &&
+      (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) > 0)) {
+    if (ga_best_set(&mx, &v))
+      return GA_NOMEM;
+    take_max = 1;
+  }
+  ga_bval_view(&later->min, &v);
+  ga_bval_view(&into->min, &cur);
+  if (v.type != GA_V_NULL &&
+      (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) < 0)) {
+    if (ga_best_set(&mn, &v)) {
+      ga_bval_clear(&mx);
+      return GA_NOMEM;
+    }
+    take_min = 1;
+  }
+  if (wsum_merge_digits(a, f)) {
+    ga_bval_clear(&mx);
+    ga_bval_clear(&mn);
+    return GA_NOMEM;
+  }
+  ga_i128 it = int_total(a) + int_total(f); /* |each| < 2^126 */
+  a->ilo = (int64_t)(it & (ga_i128)0xffffffff);
+  a->ihi = (int64_t)((it >> 32) & (ga_i128)0xffffffff);
+  a->itop = (int64_t)(it >> 64);
+  into->rows = c[0];
+  into->count = c[1];
+  a->nint = c[2];
+  a->nreal = c[3];
+  a->npinf = c[4];
+  a->nninf = c[5];
+  a->nnan = c[6];
+  if (take_max) {
+    ga_bval_clear(&into->max);
+    into->max = mx;
+  }
+  if (take_min) {
+    ga_bval_clear(&into->min);
+    into->min = mn;
+  }
+  if (!into->enc)
+    into->enc = later->enc;
+  return GA_OK;
+}
+
+int ga_gstate_take(ga_gstate *s, ga_xstate *x) {
+  ga_gstate_init(s);
+  if (wsum_take_digits(&s->sum, &x->sum))
+    return GA_NOMEM;
+  ga_wsum *w = &s->sum;
+  w->ilo = x->sum.ilo;
+  w->ihi = x->sum.ihi;
+  w->itop = x->sum.itop;
+  w->nint = x->sum.nint;
+  w->nreal = x->sum.nreal;
+  w->npinf = x->sum.npinf;
+  w->nninf = x->sum.nninf;
+  w->nnan = x->sum.nnan;
+  s->rows = x->rows;
+  s->count = x->count;
+  s->max = x->max;
+  s->min = x->min;
+  s->enc = x->enc;
+  memset(&x->max, 0, sizeof(x->max));
+  memset(&x->min, 0, sizeof(x->min));
+  ga_xstate_clear(x);
+  return GA_OK;
+}
+
+void ga_gstate_view(const ga_gstate *s, ga_xstate *out) {
+  out->rows = s->rows;
+  out->count = s->count;
+  ga_wsum_expand(&s->sum, &out->sum);
+  out->max = s->max;
+  out->min = s->min;
+  out->enc = s->enc;
+}
+
+int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
+  memset(out, 0, sizeof(*out));
+  if (op == GA_AGG_MAX || op == GA_AGG_MIN) {
+    ga_bval_view(op == GA_AGG_MAX ? &s->max : &s->min, out);
+    return GA_OK;
+  }
+  ga_sum_partial p;
+  ga_wsum_expand(&s->sum, &p);
+  return ga_sum_value(&p, op, out);
+}

@@ -1,0 +1,176 @@
+/*
+** gstate.h — the compact exact state that a group of the parallel scan
+** holds (engine/scan/scan_group.h): the same answers as ga_xstate (state.h)
+** in about a fifth of its memory.
+**
+** Why: a ga_xstate carries a whole superaccumulator (68 digits, 544 bytes)
+** for its sum, whatever the values.  A scan with many groups (d2 of
+** bench/RESULTS.md §11: three measures, rows/600 x 21 groups) holds one per
+** group and measure, merges one per group and piece, and so spent more on
+** moving and normalising digits than on reading rows; its groups passed the
+** memory cap where SQLite's sorted GROUP BY did not.
+**
+** Rules:
+**   1. Exactness: a ga_wsum holds the same digits as a ga_sum_partial
+**      (xacc.h), only those of a window of GA_WSUM_DIGITS consecutive
+**      digits; every other digit is zero.  Values of one column usually
+**      span a few binary orders of magnitude, so the window holds them all.
+**      A value outside the window moves the window when the digits in use
+**      and the value fit in one; otherwise the state goes wide: the whole
+**      accumulator is allocated and holds the digits from then on.  Either
+**      way ga_wsum_expand gives the ga_sum_partial of the same value, so
+**      every answer is ga_xstate's, bit for bit.
+**   2. Headroom: the window's top digit only receives carries, never a
+**      value's own bits (each add lands at most at the digit below it).  A
+**      digit grows by less than 2^33 a value, as in xacc.h, and by less
+**      than 2^33 a merged state's digit (normalised, or itself bounded so);
+**      `adds` counts both since the digits were last normalised, and
+**      reaching GA_WSUM_MAX_ADDS normalises them: every digit stays below
+**      2^61.  A merge of two windows that line up is then eight additions.
+**   3. Max and min, counts and the integer halves are ga_xstate's (the
+**      same fields and the same update code), so their rules hold as
+**      written in state.h.
+*/
+#ifndef GA_GSTATE_H
+#define GA_GSTATE_H
+
+#include <stdint.h>
+
+#include "state.h"
+
+#define GA_WSUM_DIGITS 8 /* 256 bits: 5 digits besides a value's 3 */
+#define GA_WSUM_MAX_ADDS (1 << 27)
+
+/* The exact sum, windowed (rule 1).  The integer fields are
+** ga_sum_partial's. */
+typedef struct ga_wsum {
+  int64_t d[GA_WSUM_DIGITS]; /* digits lo .. lo + GA_WSUM_DIGITS - 1 */
+  int32_t lo;                /* xacc digit index of d[0] */
+  int32_t adds;              /* values and merges since normalised (rule 2) */
+  ga_sum_partial *wide;      /* every digit once the window could not hold them;
+                                only its acc is used (sqlite3_malloc64) */
+  int64_t ilo, ihi, itop, nint, nreal, npinf, nninf, nnan;
+} ga_wsum;
+
+/* One group's state for one aggregate argument: ga_xstate with a ga_wsum.
+** All zero is the empty state (ga_gstate_init): a window at digit 0 that
+** moves at the first value above it. */
+typedef struct ga_gstate {
+  int64_t rows, count;
+  ga_wsum sum;
+  ga_bval max, min;
+  int enc;
+} ga_gstate;
+
+void ga_gstate_init(ga_gstate *s);
+void ga_gstate_clear(ga_gstate *s); /* frees what it holds; s is empty */
+/* Heap bytes s holds beyond itself (the wide accumulator, TEXT/BLOB
+** bytes of max and min), for the scan's memory cap. */
+int64_t ga_gstate_heap_bytes(const ga_gstate *s);
+
+/* The slow half of adding a real (the value at xacc position pos, mantissa
+** m, negative when neg): move the window or go wide.  GA_OK or GA_NOMEM
+** (nothing added then). */
+int ga_wsum_add_slow(ga_wsum *w, uint64_t m, int pos, int neg);
+/* Carries: digits below the window's top end in [0, 2^32). */
+void ga_wsum_normalize(ga_wsum *w);
+/* The ga_sum_partial of the same value and counts (rule 1). */
+void ga_wsum_expand(const ga_wsum *w, ga_sum_partial *out);
+
+static inline int ga_wsum_add_real(ga_wsum *w, double x) {
+  uint64_t b = (uint64_t)ga_dbits(x);
+  int e = (int)((b >> 52) & 0x7ff);
+  uint64_t m = b & ((1ull << 52) - 1);
+  w->nreal++;
+  if (e == 0x7ff) {
+    if (m)
+      w->nnan++;
+    else if (b >> 63)
+      w->nninf++;
+    else
+      w->npinf++;
+    return GA_OK;
+  }
+  if (e == 0) {
+    if (m == 0)
+      return GA_OK; /* +-0 adds nothing */
+  } else {
+    m |= 1ull << 52;
+    e -= 1;
+  }
+  int neg = (int)(b >> 63);
+  if (w->wide) {
+    ga_xacc_add_at(w->wide->acc, m, e, neg);
+    return GA_OK;
+  }
+  /* digits k .. k+2, and k+3 as headroom (rule 2), inside the window */
+  unsigned j = (unsigned)((e >> 5) - w->lo);
+  if (j <= GA_WSUM_DIGITS - 4) {
+    ga_xacc_add_at(w->d, m, e - 32 * w->lo, neg);
+    return GA_OK;
+  }
+  int rc = ga_wsum_add_slow(w, m, e, neg);
+  if (rc)
+    w->nreal--;
+  return rc;
+}
+
+static inline void ga_wsum_add_int(ga_wsum *w, int64_t v) {
+  /* ga_sum_add_int's halves (xacc.c) */
+  w->nint++;
+  w->ilo = (int64_t)((uint64_t)w->ilo + ((uint64_t)v & 0xffffffffu));
+  w->ihi = (int64_t)((uint64_t)w->ihi + (uint64_t)(v >> 32));
+}
+
+/* The row steps of state.h, for a ga_gstate.  GA_OK or GA_NOMEM (only a
+** REAL that makes the state go wide allocates; the row is not counted
+** then). */
+static inline int ga_gstate_step_int(ga_gstate *s, int64_t v) {
+  s->rows++;
+  s->count++;
+  ga_wsum_add_int(&s->sum, v);
+  if (++s->sum.adds >= GA_WSUM_MAX_ADDS)
+    ga_wsum_normalize(&s->sum);
+  ga_xstate_best_int(&s->max, v, 0);
+  ga_xstate_best_int(&s->min, v, 1);
+  return GA_OK;
+}
+
+static inline int ga_gstate_step_real(ga_gstate *s, double v) {
+  if (ga_wsum_add_real(&s->sum, v))
+    return GA_NOMEM;
+  s->rows++;
+  s->count++;
+  if (++s->sum.adds >= GA_WSUM_MAX_ADDS)
+    ga_wsum_normalize(&s->sum);
+  ga_xstate_best_real(&s->max, v, 0);
+  ga_xstate_best_real(&s->min, v, 1);
+  return GA_OK;
+}
+
+static inline void ga_gstate_step_null(ga_gstate *s) { s->rows++; }
+
+/* Any value: num is sum()'s classification (GA_V_NULL, INT or REAL), raw
+** max()'s view (ga_xstate_step).  GA_OK or GA_NOMEM.  The sum's half
+** alone (rows, count, sum) is ga_gstate_step_sum; max()'s and min()'s are
+** ga_best_update on s->max and s->min. */
+int ga_gstate_step(ga_gstate *s, const ga_value *num, const ga_value *raw);
+int ga_gstate_step_sum(ga_gstate *s, const ga_value *num);
+
+/* into += later, where later covers rows after into's: among equal max/min
+** values into's wins (state.h rule 2).  GA_OK, GA_NOMEM or GA_BADSTATE (a
+** merged count would leave int64); into is unchanged on failure. */
+int ga_gstate_merge(ga_gstate *into, const ga_gstate *later);
+
+/* A ga_xstate's contents into an empty s (x is left empty: its max and min
+** move).  GA_OK or GA_NOMEM (x unchanged then). */
+int ga_gstate_take(ga_gstate *s, ga_xstate *x);
+
+/* ga_xstate_result's answer for s (out->p may point into s). */
+int ga_gstate_result(const ga_gstate *s, int op, ga_value *out);
+
+/* A read-only ga_xstate view of s, for ga_xstate_result and
+** ga_state_encode: out's max and min point into s (never clear out). */
+void ga_gstate_view(const ga_gstate *s, ga_xstate *out);
+
+#endif
