@@ -157,9 +157,9 @@ def _fill_cte(path, n):
     con.close()
 
 
-def _cli(cli, path, lines):
-    script = "\n".join(["PRAGMA journal_mode = OFF;", "PRAGMA synchronous = OFF;", "BEGIN;"] +
-                       lines + ["COMMIT;"])
+def _cli(cli, path, lines, txn=True):
+    script = "\n".join(["PRAGMA journal_mode = OFF;", "PRAGMA synchronous = OFF;"] +
+                       (["BEGIN;"] + lines + ["COMMIT;"] if txn else lines))
     return subprocess.Popen([cli, "-bail", path], stdin=subprocess.PIPE, text=True,
                             stdout=subprocess.DEVNULL), script
 
@@ -195,11 +195,13 @@ def _fill_cli(path, n, cli, jobs):
             raise subprocess.CalledProcessError(p.returncode, cli)
     if parts:
         copy = [create_sql() + ";"]
-        for k, f in enumerate(parts):
-            copy.append("ATTACH '%s' AS p%d;" % (f.replace("'", "''"), k))
-        copy += ["INSERT INTO lineitem SELECT * FROM p%d.lineitem;" % k
-                 for k in range(len(parts))] + meta_sql
-        p, script = _cli(cli, path, copy)
+        for f in parts:  # one at a time (SQLite attaches 10 at most), each
+            # copied in its own transaction (DETACH needs none open)
+            copy += ["ATTACH '%s' AS part;" % f.replace("'", "''"), "BEGIN;",
+                     "INSERT INTO lineitem SELECT * FROM part.lineitem;", "COMMIT;",
+                     "DETACH part;"]
+        copy += ["BEGIN;"] + meta_sql + ["COMMIT;"]
+        p, script = _cli(cli, path, copy, txn=False)
         p.communicate(script)
         for f in parts:
             os.remove(f)

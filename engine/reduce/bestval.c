@@ -41,6 +41,18 @@ void ga_bval_clear(ga_bval *b) {
 
 int ga_bval_set(ga_bval *dst, const ga_value *src) {
   void *p = NULL;
+  if ((src->type == GA_V_TEXT || src->type == GA_V_BLOB) &&
+      src->n <= GA_BVAL_INLINE) {
+    char small[GA_BVAL_INLINE + 1] = {0}; /* src may be dst's own bytes */
+    if (src->n)
+      memcpy(small, src->p, (size_t)src->n);
+    sqlite3_free(dst->p);
+    dst->type = src->type;
+    dst->n = src->n;
+    memcpy(dst->small, small, sizeof(small));
+    dst->p = NULL;
+    return GA_OK;
+  }
   if (src->type == GA_V_TEXT || src->type == GA_V_BLOB) {
     p = sqlite3_malloc64((uint64_t)src->n + 1);
     if (!p)
@@ -61,9 +73,15 @@ int ga_bval_set(ga_bval *dst, const ga_value *src) {
 void ga_bval_view(const ga_bval *b, ga_value *out) {
   out->type = b->type;
   out->n = b->n;
-  out->i = b->i;
-  out->r = b->r;
-  out->p = b->p;
+  if ((b->type == GA_V_TEXT || b->type == GA_V_BLOB) && !b->p) {
+    out->i = 0;
+    out->r = 0;
+    out->p = b->small;
+  } else {
+    out->i = b->i;
+    out->r = b->r;
+    out->p = b->p;
+  }
 }
 
 static ga_bval *at(const ga_deque *d, int64_t k) {

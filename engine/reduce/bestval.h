@@ -9,11 +9,22 @@
 
 #include "value.h"
 
-/* An owned copy of a ga_value (text and blob bytes copied). */
+/* An owned copy of a ga_value (text and blob bytes copied).  TEXT and
+** BLOB of at most GA_BVAL_INLINE bytes live in the bval itself (p NULL):
+** a group's keys (flags, modes, ISO dates) then cost no allocation, which
+** in a scan's hot loop goes through SQLite's global allocator mutex.  Read
+** the bytes through ga_bval_view: the bval may have moved since it was
+** set. */
+#define GA_BVAL_INLINE 15
 typedef struct ga_bval {
   int type, n;
-  int64_t i;
-  double r;
+  union {
+    struct {
+      int64_t i;
+      double r;
+    };
+    char small[GA_BVAL_INLINE + 1]; /* with a terminating 0 */
+  };
   void *p;
 } ga_bval;
 

@@ -896,6 +896,7 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     w->index = k;
     ga_gt_init(&w->local, &sp->shape);
     w->local.rot = 32; /* emptied into the shared tables: scan_group.c */
+    w->local.arena = ga_gs_arena(sh.groups);
     int orc = ga_scan_pool_take(sp->pool, 0, sp->prep, &w->db, &err);
     if (orc) {
       fail(&sh, orc == SQLITE_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK, "%s",

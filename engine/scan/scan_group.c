@@ -161,7 +161,7 @@ uint64_t ga_keys_hash(const ga_value *k, const ga_gshape *s) {
 /* ---- groups ---- */
 
 static int64_t text_bytes(const ga_bval *b) {
-  return b->type == GA_V_TEXT || b->type == GA_V_BLOB ? b->n : 0;
+  return b->p ? b->n : 0; /* short ones live in the bval (bestval.h) */
 }
 
 static int64_t group_bytes(const ga_group *g, const ga_gshape *s) {
@@ -175,7 +175,9 @@ static int64_t group_bytes(const ga_group *g, const ga_gshape *s) {
 
 /* Point g's arrays into its own block and empty them. */
 static void group_reset(ga_group *g, const ga_gshape *s) {
+  int in_arena = g->in_arena;
   memset(g, 0, (size_t)GA_GROUP_FIXED_BYTES(s));
+  g->in_arena = in_arena;
   g->key = (ga_bval *)(g + 1);
   g->st = (ga_gstate *)(g->key + s->nk + s->nc); /* all zero: empty */
   g->tag = (int64_t *)(g->st + s->ns);
@@ -183,8 +185,45 @@ static void group_reset(ga_group *g, const ga_gshape *s) {
 
 ga_group *ga_group_new(const ga_gshape *s) {
   ga_group *g = sqlite3_malloc64((uint64_t)GA_GROUP_FIXED_BYTES(s));
-  if (g)
+  if (g) {
+    g->in_arena = 0;
     group_reset(g, s);
+  }
+  return g;
+}
+
+/* ---- arenas ---- */
+
+struct ga_garena {
+  pthread_mutex_t mu;
+  void *blocks; /* each starts with the pointer to the next */
+};
+
+/* The block header keeps the groups 16-byte aligned. */
+#define ARENA_HDR 16
+
+/* A new group of t's shape: from t's arena block when it has one. */
+static ga_group *gt_new_group(ga_group_table *t) {
+  const ga_gshape *s = &t->shape;
+  if (!t->arena)
+    return ga_group_new(s);
+  size_t one = (size_t)GA_GROUP_FIXED_BYTES(s);
+  if (t->block_left == 0) {
+    char *b = sqlite3_malloc64(ARENA_HDR + one * GA_ARENA_GROUPS);
+    if (!b)
+      return NULL;
+    pthread_mutex_lock(&t->arena->mu);
+    *(void **)b = t->arena->blocks;
+    t->arena->blocks = b;
+    pthread_mutex_unlock(&t->arena->mu);
+    t->block = b + ARENA_HDR;
+    t->block_left = GA_ARENA_GROUPS;
+  }
+  ga_group *g = (ga_group *)t->block;
+  t->block += one;
+  t->block_left--;
+  g->in_arena = 1;
+  group_reset(g, s);
   return g;
 }
 
@@ -200,7 +239,8 @@ void ga_group_free(ga_group *g, const ga_gshape *s) {
   if (!g)
     return;
   group_clear(g, s);
-  sqlite3_free(g);
+  if (!g->in_arena)
+    sqlite3_free(g);
 }
 
 /* g's first n keys as values: the compared ones (s->nk) to look a group
@@ -304,13 +344,16 @@ void ga_gt_free(ga_group_table *t) {
   while (t->spare) {
     ga_group *g = t->spare;
     t->spare = g->next_spare;
-    sqlite3_free(g);
+    if (!g->in_arena) /* emptied when it became a spare */
+      sqlite3_free(g);
   }
   sqlite3_free(t->slot);
   int rot = t->rot;
   ga_gshape s = t->shape;
+  ga_garena *arena = t->arena;
   ga_gt_init(t, &s);
   t->rot = rot;
+  t->arena = arena; /* its blocks are freed with the arena */
 }
 
 /* A table's slots use the hash rotated by t->rot: a worker's table (rot 32)
@@ -390,7 +433,7 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
     g = t->spare;
     t->spare = g->next_spare;
     group_reset(g, s);
-  } else if (!(g = ga_group_new(s))) {
+  } else if (!(g = gt_new_group(t))) {
     return NULL;
   }
   for (int i = 0; i < s->nk + s->nc; i++)
@@ -440,6 +483,7 @@ int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
 struct ga_group_shards {
   ga_group_table t[GA_GS_SHARDS];
   pthread_mutex_t mu[GA_GS_SHARDS];
+  ga_garena arena; /* the worker tables' groups (they move in here) */
 };
 
 ga_group_shards *ga_gs_new(const ga_gshape *shape) {
@@ -450,8 +494,12 @@ ga_group_shards *ga_gs_new(const ga_gshape *shape) {
     ga_gt_init(&s->t[i], shape);
     pthread_mutex_init(&s->mu[i], NULL);
   }
+  pthread_mutex_init(&s->arena.mu, NULL);
+  s->arena.blocks = NULL;
   return s;
 }
+
+ga_garena *ga_gs_arena(ga_group_shards *s) { return &s->arena; }
 
 void ga_gs_free(ga_group_shards *s) {
   if (!s)
@@ -460,6 +508,14 @@ void ga_gs_free(ga_group_shards *s) {
     ga_gt_free(&s->t[i]);
     pthread_mutex_destroy(&s->mu[i]);
   }
+  /* after every group is emptied (the shards' above, the workers' tables
+  ** before: scan.c frees them first) */
+  while (s->arena.blocks) {
+    void *b = s->arena.blocks;
+    s->arena.blocks = *(void **)b;
+    sqlite3_free(b);
+  }
+  pthread_mutex_destroy(&s->arena.mu);
   sqlite3_free(s);
 }
 
@@ -481,37 +537,51 @@ int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
 
 int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
                int64_t *bytes) {
-  int rc = GA_OK;
+  /* by shard first, so that each shard's lock is taken once a move, not
+  ** once a group: 16 workers moving tens of thousands of groups each
+  ** otherwise queue on the locks */
+  ga_group *head[GA_GS_SHARDS] = {0};
   for (size_t j = 0; j < t->cap; j++) {
     ga_group *g = t->slot[j];
     if (!g)
       continue;
     t->slot[j] = NULL;
-    if (rc == GA_OK) {
-      ga_value key[GA_MAX_KEYS];
-      keys_view(g, t->shape.nk + t->shape.nc, key);
-      int k = (int)(g->hash >> 58);
-      ga_group_table *d = &s->t[k];
-      pthread_mutex_lock(&s->mu[k]);
-      int64_t before = d->bytes;
-      rc = gt_reserve(d);
+    int k = (int)(g->hash >> 58); /* the slots use the low bits */
+    g->next_spare = head[k];
+    head[k] = g;
+  }
+  int rc = GA_OK;
+  for (int k = 0; k < GA_GS_SHARDS; k++) {
+    if (!head[k])
+      continue;
+    ga_group_table *d = &s->t[k];
+    pthread_mutex_lock(&s->mu[k]);
+    int64_t before = d->bytes;
+    for (ga_group *g = head[k], *next; g; g = next) {
+      next = g->next_spare;
+      g->next_spare = NULL;
       if (rc == GA_OK) {
-        size_t i = gt_find(d, key, g->hash);
-        if (!d->slot[i]) { /* new here: the group itself moves */
-          gt_place(d, i, g);
-          g = NULL;
-        } else {
-          rc = gt_merge(d, d->slot[i], key, g->st, piece);
+        ga_value key[GA_MAX_KEYS];
+        keys_view(g, t->shape.nk + t->shape.nc, key);
+        rc = gt_reserve(d);
+        if (rc == GA_OK) {
+          size_t i = gt_find(d, key, g->hash);
+          if (!d->slot[i]) { /* new here: the group itself moves */
+            gt_place(d, i, g);
+            g = NULL;
+          } else {
+            rc = gt_merge(d, d->slot[i], key, g->st, piece);
+          }
         }
       }
-      *bytes += d->bytes - before;
-      pthread_mutex_unlock(&s->mu[k]);
+      if (g) { /* merged (or failed): keep it for the next piece */
+        group_clear(g, &t->shape);
+        g->next_spare = t->spare;
+        t->spare = g;
+      }
     }
-    if (g) { /* merged (or failed): keep it for the next piece */
-      group_clear(g, &t->shape);
-      g->next_spare = t->spare;
-      t->spare = g;
-    }
+    *bytes += d->bytes - before;
+    pthread_mutex_unlock(&s->mu[k]);
   }
   t->n = 0;
   t->bytes = (int64_t)(t->cap * (sizeof(*t->slot) + sizeof(*t->hash)));

@@ -80,9 +80,10 @@ typedef struct ga_group {
   uint64_t hash;
   int64_t key_piece;
   struct ga_group *next_spare; /* in a table's spare list */
-  ga_bval *key;                /* shape.nk keys, then shape.nc carried */
-  ga_gstate *st;               /* shape.ns states (compact: gstate.h) */
-  int64_t *tag;                /* 2 per state: the pieces of its max, min */
+  int in_arena;  /* part of a ga_garena's block: not freed alone */
+  ga_bval *key;  /* shape.nk keys, then shape.nc carried */
+  ga_gstate *st; /* shape.ns states (compact: gstate.h) */
+  int64_t *tag;  /* 2 per state: the pieces of its max, min */
 } ga_group;
 
 /* Memory of a group of shape s, before its TEXT and BLOB bytes (the
@@ -98,15 +99,28 @@ typedef struct ga_group {
 ga_group *ga_group_new(const ga_gshape *s);
 void ga_group_free(ga_group *g, const ga_gshape *s);
 
+/* Blocks of groups for the worker tables of one scan, freed with its shards
+** (ga_gs_free): a worker table that runs out of spare groups takes them
+** from its own block, and a new block (GA_ARENA_GROUPS groups, one
+** allocation) under the arena's mutex.  A group that moves into the shared
+** groups leaves its worker for good, so with many groups every row of
+** hash mode would otherwise allocate one, through SQLite's allocator and
+** its global mutex. */
+#define GA_ARENA_GROUPS 256
+typedef struct ga_garena ga_garena;
+
 /* A hash table of groups (one thread at a time). */
 typedef struct ga_group_table {
   ga_group **slot; /* open addressing, linear probing; cap a power of 2 */
   uint64_t *hash;  /* hash[j]: the hash of slot[j]'s group (same block) */
   size_t cap, n;
   ga_gshape shape;
-  int rot;         /* slots use the hash rotated right by rot bits */
-  ga_group *spare; /* groups kept for reuse (a worker's table) */
-  int64_t bytes;   /* held by this table, about */
+  int rot;           /* slots use the hash rotated right by rot bits */
+  ga_group *spare;   /* groups kept for reuse (a worker's table) */
+  int64_t bytes;     /* held by this table, about */
+  ga_garena *arena;  /* where new groups come from; NULL: each its own */
+  char *block;       /* the arena block being used, and what is left */
+  size_t block_left; /* of it, in groups */
 } ga_group_table;
 
 void ga_gt_init(ga_group_table *t, const ga_gshape *s);
@@ -148,5 +162,7 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
 int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n);
 /* The shape s was made with. */
 const ga_gshape *ga_gs_shape(const ga_group_shards *s);
+/* The arena of s's scan, for its worker tables (t->arena). */
+ga_garena *ga_gs_arena(ga_group_shards *s);
 
 #endif

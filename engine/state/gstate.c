@@ -22,7 +22,7 @@ void ga_gstate_clear(ga_gstate *s) {
 }
 
 static int64_t bval_heap(const ga_bval *b) {
-  return b->type == GA_V_TEXT || b->type == GA_V_BLOB ? b->n : 0;
+  return b->p ? b->n : 0; /* short ones live in the bval (bestval.h) */
 }
 
 int64_t ga_gstate_heap_bytes(const ga_gstate *s) {

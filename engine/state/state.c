@@ -295,6 +295,12 @@ static int64_t val_size(const ga_bval *b) {
   }
 }
 
+static const void *bval_bytes(const ga_bval *b) {
+  ga_value v;
+  ga_bval_view(b, &v);
+  return v.p;
+}
+
 static void put_val(wbuf *w, const ga_bval *b, int enc) {
   put8(w, (unsigned)b->type);
   switch (b->type) {
@@ -307,11 +313,11 @@ static void put_val(wbuf *w, const ga_bval *b, int enc) {
   case GA_V_TEXT:
     put8(w, (unsigned)enc);
     put32(w, (uint32_t)b->n);
-    putn(w, b->p, b->n);
+    putn(w, bval_bytes(b), b->n);
     break;
   case GA_V_BLOB:
     put32(w, (uint32_t)b->n);
-    putn(w, b->p, b->n);
+    putn(w, bval_bytes(b), b->n);
     break;
   }
 }
