@@ -918,6 +918,54 @@ static void test_gstate_many(void) {
   ga_xstate_clear(&x);
 }
 
+/* Direct mode's max/min: rows of pieces stepped in any order of pieces
+** (rows of one piece in order), a tie going to the earlier piece, must
+** keep what one pass in rowid order keeps: value, type and bits. */
+static void test_best_tagged(void) {
+  enum { N = 60 };
+  pair v[N];
+  for (int round = 0; round < 4000; round++) {
+    int n = 1 + (int)(rnd() % N), mode = (int)(rnd() % 4);
+    int piece_of[N], np = 1 + (int)(rnd() % 6);
+    for (int i = 0; i < n; i++) {
+      gen(&v[i], mode);
+      if (rnd() % 4 == 0 && v[i].num.type == GA_V_REAL && v[i].num.r == 0)
+        v[i].raw.r = v[i].num.r = rnd() % 2 ? 0.0 : -0.0;
+    }
+    /* pieces: contiguous runs, numbered in rowid order */
+    for (int i = 0, p = 0; i < n; i++) {
+      if (i > 0 && p + 1 < np && rnd() % 3 == 0)
+        p++;
+      piece_of[i] = p;
+    }
+    for (int want_min = 0; want_min < 2; want_min++) {
+      ga_bval ref = {0}, got = {0};
+      int64_t tag = INT64_MAX;
+      for (int i = 0; i < n; i++)
+        ga_best_update(&ref, &v[i].raw, want_min);
+      int order[8];
+      for (int p = 0; p < np; p++)
+        order[p] = p;
+      for (int p = np - 1; p > 0; p--) {
+        int q = (int)(rnd() % (uint64_t)(p + 1)), t = order[p];
+        order[p] = order[q];
+        order[q] = t;
+      }
+      for (int o = 0; o < np; o++)
+        for (int i = 0; i < n; i++)
+          if (piece_of[i] == order[o])
+            ga_gstate_best_tagged(&got, &tag, piece_of[i], &v[i].raw, want_min);
+      ga_value a, b;
+      ga_bval_view(&got, &a);
+      ga_bval_view(&ref, &b);
+      CHECK(same_value(&a, &b), "round %d (%s): tagged best differs", round,
+            want_min ? "min" : "max");
+      ga_bval_clear(&ref);
+      ga_bval_clear(&got);
+    }
+  }
+}
+
 int main(void) {
   test_layout();
   test_bad();
@@ -927,6 +975,7 @@ int main(void) {
   test_many();
   test_gstate();
   test_gstate_many();
+  test_best_tagged();
   printf("RESULT state_engine: %d passed, %d failed, 0 skipped\n", passed,
          failed);
   return failed != 0;

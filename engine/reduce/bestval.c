@@ -70,20 +70,6 @@ int ga_bval_set(ga_bval *dst, const ga_value *src) {
   return GA_OK;
 }
 
-void ga_bval_view(const ga_bval *b, ga_value *out) {
-  out->type = b->type;
-  out->n = b->n;
-  if ((b->type == GA_V_TEXT || b->type == GA_V_BLOB) && !b->p) {
-    out->i = 0;
-    out->r = 0;
-    out->p = b->small;
-  } else {
-    out->i = b->i;
-    out->r = b->r;
-    out->p = b->p;
-  }
-}
-
 static ga_bval *at(const ga_deque *d, int64_t k) {
   return &d->v[(d->head + k) % d->cap];
 }

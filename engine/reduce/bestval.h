@@ -33,7 +33,20 @@ typedef struct ga_bval {
 int ga_value_cmp(const ga_value *a, const ga_value *b);
 int ga_bval_set(ga_bval *dst, const ga_value *src); /* GA_OK or GA_NOMEM */
 void ga_bval_clear(ga_bval *b);
-void ga_bval_view(const ga_bval *b, ga_value *out);
+/* The value of b (out->p points into b or its copy). */
+static inline void ga_bval_view(const ga_bval *b, ga_value *out) {
+  out->type = b->type;
+  out->n = b->n;
+  if ((b->type == GA_V_TEXT || b->type == GA_V_BLOB) && !b->p) {
+    out->i = 0;
+    out->r = 0;
+    out->p = b->small;
+  } else {
+    out->i = b->i;
+    out->r = b->r;
+    out->p = b->p;
+  }
+}
 
 /* Monotonic deque of a sliding frame's candidates: values are pushed at the
 ** back after popping every strictly worse one, so the front is the frame's

@@ -108,6 +108,12 @@
 **   table per worker, and each row costs at most one merge of compact
 **   states (engine/state/gstate.h): cheaper than SQLite's GROUP BY, which
 **   sorts every row (bench/RESULTS.md §11, high-cardinality groups).
+**   When a move finds fewer than two rows a group (many groups: each
+**   would be moved for a row or two), the worker goes direct for the rest
+**   of the scan: each row is stepped straight into its shared group under
+**   the shard's lock, with rule 2 kept by the piece tags
+**   (ga_gstate_best_tagged; ga_gs_hold_group gives keys to an earlier
+**   piece).
 **   Without sql_rows (a plan that cannot step values itself) every piece
 **   runs sql_piece, SQLite's GROUP BY, and its groups are merged as they
 **   come: sorted mode.
@@ -134,6 +140,9 @@ SQLITE_EXTENSION_INIT3
 ** 90,000. */
 #define GA_SCAN_LOCAL_BYTES ((int64_t)32 << 20)
 #define GA_SCAN_LOCAL_MIN 1024
+/* A piece's table of at least this many groups, or a full one, can send
+** its worker to direct mode (take_local). */
+#define GA_SCAN_DIRECT_MIN 4096
 
 typedef struct scan_shared scan_shared;
 
@@ -148,6 +157,9 @@ typedef struct worker {
   int caller;           /* worker 0 runs on the caller's thread and polls its
                            interrupt in and between pieces */
   ga_group_table local; /* hash mode: this piece's groups */
+  int64_t local_rows;   /* rows stepped into it since it was last moved */
+  int direct;           /* rows go straight into the shared groups */
+  int64_t direct_rows;  /* so taken */
 } worker;
 
 struct scan_shared {
@@ -421,6 +433,15 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
   return ga_gs_add(w->sh->groups, key, s, no, bytes); /* clears s */
 }
 
+/* Hash and direct modes: the row's keys and carried values (the first
+** columns of sql_rows); 0 when out of memory. */
+static int read_keys(sqlite3_stmt *st, const ga_scan_spec *sp, ga_value *key) {
+  for (int i = 0; i < sp->shape.nk + sp->shape.nc; i++)
+    if (!key_of(st, i, sp->enc, &key[i]))
+      return 0;
+  return 1;
+}
+
 /* One value into a state (hash mode); GA_* code. */
 static int step_value(const ga_scan_spec *sp, ga_gstate *s, sqlite3_stmt *st,
                       int col) {
@@ -434,8 +455,47 @@ static int step_value(const ga_scan_spec *sp, ga_gstate *s, sqlite3_stmt *st,
     ga_gstate_step_null(s);
     return GA_OK;
   default:
-    return sp->step_other(s, sqlite3_column_value(st, col), type, sp->enc);
+    return sp->step_other(s, NULL, 0, sqlite3_column_value(st, col), type,
+                          sp->enc);
   }
+}
+
+/* Direct mode: one value into a shared group's state, rule 2 by its tags
+** (tag: the state's two, piece: the row's); *extra grows by the TEXT or
+** BLOB bytes the state kept.  GA_* code. */
+static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int64_t *tag,
+                             int64_t piece, sqlite3_stmt *st, int col,
+                             int64_t *extra) {
+  int type = sqlite3_column_type(st, col);
+  ga_value x = {0};
+  switch (type) {
+  case SQLITE_INTEGER:
+    x.type = GA_V_INT;
+    x.i = sqlite3_column_int64(st, col);
+    break;
+  case SQLITE_FLOAT:
+    x.type = GA_V_REAL;
+    x.r = sqlite3_column_double(st, col);
+    break;
+  case SQLITE_NULL:
+    ga_gstate_step_null(s);
+    return GA_OK;
+  default: {
+    int64_t was = ga_gstate_heap_bytes(s);
+    int rc = sp->step_other(s, tag, piece, sqlite3_column_value(st, col), type,
+                            sp->enc);
+    *extra += ga_gstate_heap_bytes(s) - was;
+    return rc;
+  }
+  }
+  /* numbers: no allocation for max and min */
+  ga_gstate_best_tagged(&s->max, &tag[0], piece, &x, 0);
+  ga_gstate_best_tagged(&s->min, &tag[1], piece, &x, 1);
+  int64_t was = s->sum.wide ? 1 : 0;
+  int rc = ga_gstate_step_sum(s, &x);
+  if (!was && s->sum.wide)
+    *extra += (int64_t)sizeof(ga_sum_partial);
+  return rc;
 }
 
 /* Hash mode: one row of the piece statement (keys, values) into the
@@ -446,9 +506,8 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
   const ga_scan_spec *sp = w->sh->spec;
   const ga_gshape *shape = &sp->shape;
   ga_value key[GA_MAX_KEYS];
-  for (int i = 0; i < shape->nk + shape->nc; i++)
-    if (!key_of(st, i, sp->enc, &key[i]))
-      return GA_NOMEM;
+  if (!read_keys(st, sp, key))
+    return GA_NOMEM;
   ga_group *g = ga_gt_get(&w->local, key, ga_keys_hash(key, shape), no);
   if (!g)
     return GA_NOMEM;
@@ -461,11 +520,46 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
   return GA_OK;
 }
 
+/* Direct mode: one row of the piece statement straight into the shared
+** groups, under its shard's lock (many groups: a worker's own table would
+** hold each group for a row or two, and moving it would cost more than
+** the row).  GA_* code. */
+static int take_row_direct(worker *w, int64_t no, int64_t *rows,
+                           int64_t *bytes) {
+  sqlite3_stmt *st = w->rows_st;
+  const ga_scan_spec *sp = w->sh->spec;
+  const ga_gshape *shape = &sp->shape;
+  ga_value key[GA_MAX_KEYS];
+  if (!read_keys(st, sp, key))
+    return GA_NOMEM;
+  ga_gs_hold hold;
+  ga_group *g =
+      ga_gs_hold_group(w->sh->groups, key, ga_keys_hash(key, shape), no, &hold);
+  if (!g)
+    return GA_NOMEM;
+  (*rows)++;
+  int rc = GA_OK;
+  int64_t extra = 0;
+  for (int i = 0; i < shape->ns && rc == GA_OK; i++)
+    rc = step_value_direct(sp, &g->st[i], &g->tag[2 * i], no, st,
+                           shape->nk + shape->nc + i, &extra);
+  ga_gs_release(w->sh->groups, &hold, extra, bytes);
+  return rc;
+}
+
 /* Hash mode: the worker's table into the shared groups (all tagged with
 ** piece no: rows of one piece reach the shared groups in rowid order, so a
 ** piece may be moved in several parts).  GA_* code. */
-static int take_local(worker *w, int64_t no, int64_t *groups, int64_t *bytes) {
-  *groups += (int64_t)w->local.n;
+static int take_local(worker *w, int64_t no, int64_t *groups, int64_t *bytes,
+                      int full) {
+  int64_t n = (int64_t)w->local.n;
+  *groups += n;
+  /* fewer than two rows a group: the table saves less than moving its
+  ** groups costs, so this worker goes direct for the rest of the scan (a
+  ** full table, or a piece's worth of groups: not a few stray ones) */
+  if ((full || n >= GA_SCAN_DIRECT_MIN) && n * 2 > w->local_rows)
+    w->direct = 1;
+  w->local_rows = 0;
   return ga_gs_take(w->sh->groups, &w->local, no, bytes);
 }
 
@@ -490,22 +584,30 @@ static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
     const char *err = NULL;
     if (sp->piece_begin)
       continue; /* the consumer's statement: its rows are its own */
-    int grc =
-        hash ? take_row_hash(w, no, rows) : take_row(w, no, rows, bytes, &err);
-    if (grc == GA_OK && hash && (int64_t)w->local.n >= sh->local_groups) {
-      grc = take_local(w, no, groups, bytes); /* and the piece goes on */
-      __atomic_add_fetch(&sh->nflush, 1, __ATOMIC_RELAXED);
+    int grc;
+    if (!hash) {
+      grc = take_row(w, no, rows, bytes, &err);
+    } else if (w->direct) {
+      grc = take_row_direct(w, no, rows, bytes);
+      w->direct_rows++;
+    } else {
+      grc = take_row_hash(w, no, rows);
+      w->local_rows++;
+      if (grc == GA_OK && (int64_t)w->local.n >= sh->local_groups) {
+        grc = take_local(w, no, groups, bytes, 1); /* the piece goes on */
+        __atomic_add_fetch(&sh->nflush, 1, __ATOMIC_RELAXED);
+      }
     }
-    if (grc == GA_OK && !hash)
-      (*groups)++;
+    if (grc == GA_OK && (!hash || w->direct))
+      (*groups)++; /* a group a row, at most */
     if (grc) {
       sqlite3_reset(st);
       fail_groups(sh, grc, err);
       return SQLITE_ABORT;
     }
   }
-  if (rc == SQLITE_DONE && hash) {
-    int grc = take_local(w, no, groups, bytes);
+  if (rc == SQLITE_DONE && hash && w->local.n) {
+    int grc = take_local(w, no, groups, bytes, 0);
     if (grc) {
       sqlite3_reset(st);
       fail_groups(sh, grc, NULL);
@@ -1013,6 +1115,8 @@ finish:
   out->pieces = sh.npieces;
   out->hash_pieces = sh.nhash;
   out->hash_flushes = sh.nflush;
+  for (int k = 0; sh.w && k < sh.nw; k++)
+    out->direct_rows += sh.w[k].direct_rows;
   out->probes = sh.nprobes;
   out->max_piece_rows = sh.max_piece_rows;
   out->snapshot_waits = sh.snap_waits;
@@ -1063,12 +1167,13 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
   snprintf(buf, n,
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%s,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
-           "\"hash_flushes\":%lld,"
+           "\"hash_flushes\":%lld,\"direct_rows\":%lld,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
            "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
-           (long long)l->hash_flushes, l->interrupt ? l->interrupt : "",
+           (long long)l->hash_flushes, (long long)l->direct_rows,
+           l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
            l->values);

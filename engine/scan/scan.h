@@ -73,7 +73,8 @@ typedef struct ga_scan_spec {
   ** scans hold TEXT keys in enc too (0: UTF-8; UTF-16 only under BINARY,
   ** scan_group.h rule 1). */
   const char *sql_rows;
-  int (*step_other)(ga_gstate *s, sqlite3_value *v, int type, int enc);
+  int (*step_other)(ga_gstate *s, int64_t *tag, int64_t piece, sqlite3_value *v,
+                    int type, int enc);
   int enc;
   int threads;      /* >= 1 (1: worker 0 alone, on the caller's thread) */
   int wal;          /* the caller saw journal_mode = wal */
@@ -132,6 +133,7 @@ typedef struct ga_scan_out {
   int64_t pieces;       /* rowid pieces handed out */
   int64_t hash_pieces;  /* of them in hash mode */
   int64_t hash_flushes; /* worker tables full mid-piece, moved (scan.c) */
+  int64_t direct_rows;  /* rows stepped straight into the shared groups */
   int64_t probes;       /* sparse-mode probes */
   int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
   int64_t snapshot_waits; /* retries of the snapshot on a busy lock */
@@ -168,6 +170,7 @@ typedef struct ga_scan_last {
   int64_t pieces;
   int64_t hash_pieces;        /* of them grouped in the workers' hash tables */
   int64_t hash_flushes;       /* ga_scan_out's */
+  int64_t direct_rows;        /* ga_scan_out's */
   const char *interrupt;      /* how the waiting thread sees the caller's
                                  interrupt: "sqlite3_is_interrupted" (3.41+) or
                                  "probe statement" (older SQLite) */

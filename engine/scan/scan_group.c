@@ -490,12 +490,13 @@ ga_group_shards *ga_gs_new(const ga_gshape *shape) {
   ga_group_shards *s = sqlite3_malloc64(sizeof(*s));
   if (!s)
     return NULL;
-  for (int i = 0; i < GA_GS_SHARDS; i++) {
-    ga_gt_init(&s->t[i], shape);
-    pthread_mutex_init(&s->mu[i], NULL);
-  }
   pthread_mutex_init(&s->arena.mu, NULL);
   s->arena.blocks = NULL;
+  for (int i = 0; i < GA_GS_SHARDS; i++) {
+    ga_gt_init(&s->t[i], shape);
+    s->t[i].arena = &s->arena; /* direct mode makes groups here */
+    pthread_mutex_init(&s->mu[i], NULL);
+  }
   return s;
 }
 
@@ -533,6 +534,39 @@ int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
   *bytes += s->t[k].bytes - before;
   pthread_mutex_unlock(&s->mu[k]);
   return rc;
+}
+
+ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
+                           int64_t piece, ga_gs_hold *hold) {
+  ga_group_table *d = &s->t[h >> 58];
+  const ga_gshape *sh = &d->shape;
+  hold->k = (int)(h >> 58);
+  pthread_mutex_lock(&s->mu[hold->k]);
+  hold->before = d->bytes;
+  size_t n = d->n;
+  ga_group *g = ga_gt_get(d, keys, h, piece);
+  if (g && d->n == n && piece < g->key_piece) { /* an earlier piece's row */
+    int64_t was = group_bytes(g, sh);
+    for (int i = 0; i < sh->nk + sh->nc && g; i++)
+      if (ga_bval_set(&g->key[i], &keys[i]))
+        g = NULL;
+    if (g) {
+      g->key_piece = piece;
+      d->bytes += group_bytes(g, sh) - was;
+    }
+  }
+  if (!g) {
+    pthread_mutex_unlock(&s->mu[hold->k]);
+    return NULL;
+  }
+  return g;
+}
+
+void ga_gs_release(ga_group_shards *s, ga_gs_hold *hold, int64_t extra,
+                   int64_t *bytes) {
+  s->t[hold->k].bytes += extra;
+  *bytes += s->t[hold->k].bytes - hold->before;
+  pthread_mutex_unlock(&s->mu[hold->k]);
 }
 
 int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,

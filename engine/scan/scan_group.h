@@ -151,6 +151,22 @@ void ga_gs_free(ga_group_shards *s);
 ** shard's memory grew. */
 int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
               int64_t piece, int64_t *bytes);
+/* Direct mode (engine/scan/scan.c): the group of keys (hash h) in s, made
+** when new (keys copied, tags = piece) and given keys when piece comes
+** before its own (rule 2), returned with its shard locked until
+** ga_gs_release; NULL when out of memory (unlocked).  The caller steps
+** the row's values into it with their piece's tags. */
+typedef struct ga_gs_hold {
+  int k;
+  int64_t before; /* the shard's bytes when locked */
+} ga_gs_hold;
+ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
+                           int64_t piece, ga_gs_hold *hold);
+/* Unlock; *bytes grows by what the shard's memory grew, `extra` included
+** (TEXT or BLOB that the caller's steps kept). */
+void ga_gs_release(ga_group_shards *s, ga_gs_hold *hold, int64_t extra,
+                   int64_t *bytes);
+
 /* Move every group of t (one piece's: all tagged `piece`) into s and
 ** leave t empty, its slots kept for the next piece.  *bytes grows by what
 ** s's memory grew.  GA_OK, GA_NOMEM or GA_BADSTATE (t is emptied all the

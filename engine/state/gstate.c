@@ -380,3 +380,36 @@ int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
   ga_wsum_expand(&s->sum, &p);
   return ga_sum_value(&p, op, out);
 }
+
+int ga_gstate_best_tagged(ga_bval *b, int64_t *tag, int64_t piece,
+                          const ga_value *v, int want_min) {
+  if (v->type == GA_V_NULL)
+    return GA_OK;
+  if (v->type == b->type && v->type == GA_V_REAL) { /* the common case */
+    if (want_min ? v->r > b->r : v->r < b->r)
+      return GA_OK;
+    if (v->r == b->r && piece >= *tag)
+      return GA_OK; /* 0.0 and -0.0 are equal: rowid order */
+  } else if (v->type == b->type && v->type == GA_V_INT) {
+    if (want_min ? v->i > b->i : v->i < b->i)
+      return GA_OK;
+    if (v->i == b->i) { /* the same value: only the tag can change */
+      if (piece < *tag)
+        *tag = piece;
+      return GA_OK;
+    }
+  } else if (b->type != GA_V_NULL) {
+    ga_value cur;
+    ga_bval_view(b, &cur);
+    int c = ga_value_cmp(v, &cur);
+    if (want_min)
+      c = -c;
+    /* equal values may differ (5 and 5.0, 0.0 and -0.0): rowid order */
+    if (c < 0 || (c == 0 && piece >= *tag))
+      return GA_OK;
+  }
+  if (ga_best_set(b, v))
+    return GA_NOMEM;
+  *tag = piece;
+  return GA_OK;
+}

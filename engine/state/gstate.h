@@ -166,6 +166,14 @@ int ga_gstate_merge(ga_gstate *into, const ga_gstate *later);
 ** move).  GA_OK or GA_NOMEM (x unchanged then). */
 int ga_gstate_take(ga_gstate *s, ga_xstate *x);
 
+/* max()'s (want_min 0) or min()'s step for a value v of rowid piece
+** `piece` that may come after rows of later pieces (the scan's direct
+** mode): *tag is the piece of the current best, and a tie goes to the
+** earlier piece (within a piece, rows come in rowid order: the first
+** stays).  GA_OK or GA_NOMEM. */
+int ga_gstate_best_tagged(ga_bval *b, int64_t *tag, int64_t piece,
+                          const ga_value *v, int want_min);
+
 /* ga_xstate_result's answer for s (out->p may point into s). */
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out);
 

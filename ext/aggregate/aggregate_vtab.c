@@ -634,6 +634,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       last->pieces = c->out.pieces;
       last->hash_pieces = c->out.hash_pieces;
       last->hash_flushes = c->out.hash_flushes;
+      last->direct_rows = c->out.direct_rows;
       last->values = 1;
       take_groups(c, &a, &err);
       goto done;

@@ -511,6 +511,7 @@ static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
   last->pieces = c->out.pieces;
   last->hash_pieces = c->out.hash_pieces;
   last->hash_flushes = c->out.hash_flushes;
+  last->direct_rows = c->out.direct_rows;
   last->values = c->q.nvals;
   return SQLITE_OK;
 }

@@ -60,10 +60,17 @@ int ga_fused_step_other(ga_xstate *s, sqlite3_value *v, int type, int enc) {
   return GA_OK;
 }
 
-int ga_group_step_other(ga_gstate *s, sqlite3_value *v, int type, int enc) {
+int ga_group_step_other(ga_gstate *s, int64_t *tag, int64_t piece,
+                        sqlite3_value *v, int type, int enc) {
   ga_value raw, num;
-  if (!other_raw(v, type, enc, &raw, &s->max, &s->min))
+  if (tag) { /* direct mode: rule 2 by the tags */
+    if (!ga_value_bytes(v, type, enc, &raw) ||
+        ga_gstate_best_tagged(&s->max, &tag[0], piece, &raw, 0) ||
+        ga_gstate_best_tagged(&s->min, &tag[1], piece, &raw, 1))
+      return GA_NOMEM;
+  } else if (!other_raw(v, type, enc, &raw, &s->max, &s->min)) {
     return GA_NOMEM;
+  }
   if (type == SQLITE_TEXT)
     s->enc = enc;
   other_num(v, &num);

@@ -24,8 +24,11 @@ void ga_partial_final(sqlite3_context *ctx);
 ** GA_NOMEM. */
 int ga_fused_step_other(ga_xstate *s, sqlite3_value *v, int type, int enc);
 /* The same into a group's compact state (engine/state/gstate.h): the step
-** of gpu_aggregate's and gpu_query's hash-mode workers (ga_scan_spec). */
-int ga_group_step_other(ga_gstate *s, sqlite3_value *v, int type, int enc);
+** of gpu_aggregate's and gpu_query's hash-mode workers (ga_scan_spec).
+** tag: NULL in a worker's own table (rows in rowid order); in the shared
+** groups (direct mode) the group's two tags of s, and piece the row's. */
+int ga_group_step_other(ga_gstate *s, int64_t *tag, int64_t piece,
+                        sqlite3_value *v, int type, int enc);
 
 /* gpuagg_collect (collect.c): xStep and xFinal, no user data. */
 void ga_collect_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
