@@ -125,7 +125,8 @@ test-tsan: $(addprefix $(TSAN_BUILD)/harden/,$(TSAN_PROGS))
 	  GPUAGG_FAKE_DELAY_US=50 $(TSAN_BUILD)/harden/threads_fake
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/aggregate_threads
 	@# the grouped scans again with the workers' hash tables full at 2 groups:
-	@# every grouped call moves groups mid-piece and switches to sorted mode
+	@# every grouped call moves groups mid-piece, and its workers go direct
+	@# (rows into the shared groups under the shard locks)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 GPUAGG_SCAN_LOCAL_GROUPS=2 \
 	  $(TSAN_BUILD)/harden/aggregate_threads
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 $(TSAN_BUILD)/harden/cache_threads

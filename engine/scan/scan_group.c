@@ -480,22 +480,34 @@ int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
 
 /* ---- shards ---- */
 
+/* A shard's lock and table on cache lines of their own: 16 workers lock
+** shards at every row in direct mode, and neighbours sharing a line would
+** bounce it between cores at each lock and each count. */
+typedef struct gs_shard {
+  _Alignas(64) pthread_mutex_t mu;
+  ga_group_table t;
+} gs_shard;
+
 struct ga_group_shards {
-  ga_group_table t[GA_GS_SHARDS];
-  pthread_mutex_t mu[GA_GS_SHARDS];
+  gs_shard sh[GA_GS_SHARDS];
   ga_garena arena; /* the worker tables' groups (they move in here) */
+  void *block;     /* the allocation s is aligned in */
 };
 
 ga_group_shards *ga_gs_new(const ga_gshape *shape) {
-  ga_group_shards *s = sqlite3_malloc64(sizeof(*s));
-  if (!s)
+  /* SQLite's allocator aligns to 8 bytes: the shards need 64 */
+  char *block = sqlite3_malloc64(sizeof(ga_group_shards) + 64);
+  if (!block)
     return NULL;
+  ga_group_shards *s =
+      (ga_group_shards *)(block + (64 - (uintptr_t)block % 64) % 64);
+  s->block = block;
   pthread_mutex_init(&s->arena.mu, NULL);
   s->arena.blocks = NULL;
   for (int i = 0; i < GA_GS_SHARDS; i++) {
-    ga_gt_init(&s->t[i], shape);
-    s->t[i].arena = &s->arena; /* direct mode makes groups here */
-    pthread_mutex_init(&s->mu[i], NULL);
+    ga_gt_init(&s->sh[i].t, shape);
+    s->sh[i].t.arena = &s->arena; /* direct mode makes groups here */
+    pthread_mutex_init(&s->sh[i].mu, NULL);
   }
   return s;
 }
@@ -506,8 +518,8 @@ void ga_gs_free(ga_group_shards *s) {
   if (!s)
     return;
   for (int i = 0; i < GA_GS_SHARDS; i++) {
-    ga_gt_free(&s->t[i]);
-    pthread_mutex_destroy(&s->mu[i]);
+    ga_gt_free(&s->sh[i].t);
+    pthread_mutex_destroy(&s->sh[i].mu);
   }
   /* after every group is emptied (the shards' above, the workers' tables
   ** before: scan.c frees them first) */
@@ -517,31 +529,31 @@ void ga_gs_free(ga_group_shards *s) {
     sqlite3_free(b);
   }
   pthread_mutex_destroy(&s->arena.mu);
-  sqlite3_free(s);
+  sqlite3_free(s->block);
 }
 
 const ga_gshape *ga_gs_shape(const ga_group_shards *s) {
-  return &s->t[0].shape;
+  return &s->sh[0].t.shape;
 }
 
 int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
               int64_t piece, int64_t *bytes) {
-  uint64_t h = ga_keys_hash(keys, &s->t[0].shape);
+  uint64_t h = ga_keys_hash(keys, &s->sh[0].t.shape);
   int k = (int)(h >> 58); /* the slots use the low bits */
-  pthread_mutex_lock(&s->mu[k]);
-  int64_t before = s->t[k].bytes;
-  int rc = ga_gt_add(&s->t[k], keys, h, sts, piece);
-  *bytes += s->t[k].bytes - before;
-  pthread_mutex_unlock(&s->mu[k]);
+  pthread_mutex_lock(&s->sh[k].mu);
+  int64_t before = s->sh[k].t.bytes;
+  int rc = ga_gt_add(&s->sh[k].t, keys, h, sts, piece);
+  *bytes += s->sh[k].t.bytes - before;
+  pthread_mutex_unlock(&s->sh[k].mu);
   return rc;
 }
 
 ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
                            int64_t piece, ga_gs_hold *hold) {
-  ga_group_table *d = &s->t[h >> 58];
+  ga_group_table *d = &s->sh[h >> 58].t;
   const ga_gshape *sh = &d->shape;
   hold->k = (int)(h >> 58);
-  pthread_mutex_lock(&s->mu[hold->k]);
+  pthread_mutex_lock(&s->sh[hold->k].mu);
   hold->before = d->bytes;
   size_t n = d->n;
   ga_group *g = ga_gt_get(d, keys, h, piece);
@@ -556,7 +568,7 @@ ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
     }
   }
   if (!g) {
-    pthread_mutex_unlock(&s->mu[hold->k]);
+    pthread_mutex_unlock(&s->sh[hold->k].mu);
     return NULL;
   }
   return g;
@@ -564,9 +576,9 @@ ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
 
 void ga_gs_release(ga_group_shards *s, ga_gs_hold *hold, int64_t extra,
                    int64_t *bytes) {
-  s->t[hold->k].bytes += extra;
-  *bytes += s->t[hold->k].bytes - hold->before;
-  pthread_mutex_unlock(&s->mu[hold->k]);
+  s->sh[hold->k].t.bytes += extra;
+  *bytes += s->sh[hold->k].t.bytes - hold->before;
+  pthread_mutex_unlock(&s->sh[hold->k].mu);
 }
 
 int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
@@ -588,8 +600,8 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
   for (int k = 0; k < GA_GS_SHARDS; k++) {
     if (!head[k])
       continue;
-    ga_group_table *d = &s->t[k];
-    pthread_mutex_lock(&s->mu[k]);
+    ga_group_table *d = &s->sh[k].t;
+    pthread_mutex_lock(&s->sh[k].mu);
     int64_t before = d->bytes;
     for (ga_group *g = head[k], *next; g; g = next) {
       next = g->next_spare;
@@ -615,7 +627,7 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
       }
     }
     *bytes += d->bytes - before;
-    pthread_mutex_unlock(&s->mu[k]);
+    pthread_mutex_unlock(&s->sh[k].mu);
   }
   t->n = 0;
   t->bytes = (int64_t)(t->cap * (sizeof(*t->slot) + sizeof(*t->hash)));
@@ -637,15 +649,15 @@ static int sort_cmp(const void *pa, const void *pb) {
 int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n) {
   size_t total = 0, k = 0;
   for (int i = 0; i < GA_GS_SHARDS; i++)
-    total += s->t[i].n;
+    total += s->sh[i].t.n;
   ga_group **v = sqlite3_malloc64((total ? total : 1) * sizeof(*v));
   if (!v)
     return GA_NOMEM;
   for (int i = 0; i < GA_GS_SHARDS; i++)
-    for (size_t j = 0; j < s->t[i].cap; j++)
-      if (s->t[i].slot[j])
-        v[k++] = s->t[i].slot[j];
-  gs_shape_for_sort = &s->t[0].shape;
+    for (size_t j = 0; j < s->sh[i].t.cap; j++)
+      if (s->sh[i].t.slot[j])
+        v[k++] = s->sh[i].t.slot[j];
+  gs_shape_for_sort = &s->sh[0].t.shape;
   qsort(v, k, sizeof(*v), sort_cmp);
   *out = v;
   *n = k;
