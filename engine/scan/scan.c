@@ -80,8 +80,14 @@
 **   cancel, group_bytes: atomics.  The first failure is recorded under mu.
 **   groups: one set shared by the workers, in 64 shards by hash, each with
 **     its own mutex (scan_group.h); a worker holds one shard's mutex at a
-**     time and waits on nothing while holding it.  The caller's thread
-**     reads the groups after joining every worker.
+**     time and waits on nothing while holding it but SQLite's own
+**     allocator mutex (a long TEXT max in direct mode; SQLite never calls
+**     us holding it, so no cycle).  A move of a worker's table takes each
+**     shard once; direct mode takes a shard a row.  New groups of worker
+**     tables and of direct mode come from the shards' arena: its mutex
+**     guards only its block list, taken once per 256 groups, never while
+**     holding it anything else.  The caller's thread reads the groups
+**     after joining every worker.
 **
 ** Pieces (balance on sparse and skewed rowids)
 **   Pieces are rowid ranges handed out in increasing order and numbered in
@@ -499,51 +505,35 @@ static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int64_t *tag,
 }
 
 /* Hash mode: one row of the piece statement (keys, values) into the
-** worker's own table; the rows come in rowid order (rule 2 of
-** scan_group.h).  GA_* code. */
-static int take_row_hash(worker *w, int64_t no, int64_t *rows) {
+** worker's own table, whose rows come in rowid order (rule 2 of
+** scan_group.h); or in direct mode (w->direct: many groups, where a
+** worker's table would hold each group for a row or two and moving it
+** would cost more than the row) straight into the shared groups, under
+** the shard's lock, rule 2 kept by the piece tags.  GA_* code. */
+static int take_row_hash(worker *w, int64_t no, int64_t *rows, int64_t *bytes) {
   sqlite3_stmt *st = w->rows_st;
   const ga_scan_spec *sp = w->sh->spec;
   const ga_gshape *shape = &sp->shape;
   ga_value key[GA_MAX_KEYS];
   if (!read_keys(st, sp, key))
     return GA_NOMEM;
-  ga_group *g = ga_gt_get(&w->local, key, ga_keys_hash(key, shape), no);
-  if (!g)
-    return GA_NOMEM;
-  (*rows)++;
-  for (int i = 0; i < shape->ns; i++) {
-    int rc = step_value(sp, &g->st[i], st, shape->nk + shape->nc + i);
-    if (rc)
-      return rc;
-  }
-  return GA_OK;
-}
-
-/* Direct mode: one row of the piece statement straight into the shared
-** groups, under its shard's lock (many groups: a worker's own table would
-** hold each group for a row or two, and moving it would cost more than
-** the row).  GA_* code. */
-static int take_row_direct(worker *w, int64_t no, int64_t *rows,
-                           int64_t *bytes) {
-  sqlite3_stmt *st = w->rows_st;
-  const ga_scan_spec *sp = w->sh->spec;
-  const ga_gshape *shape = &sp->shape;
-  ga_value key[GA_MAX_KEYS];
-  if (!read_keys(st, sp, key))
-    return GA_NOMEM;
+  uint64_t h = ga_keys_hash(key, shape);
   ga_gs_hold hold;
-  ga_group *g =
-      ga_gs_hold_group(w->sh->groups, key, ga_keys_hash(key, shape), no, &hold);
+  ga_group *g = w->direct ? ga_gs_hold_group(w->sh->groups, key, h, no, &hold)
+                          : ga_gt_get(&w->local, key, h, no);
   if (!g)
     return GA_NOMEM;
   (*rows)++;
   int rc = GA_OK;
   int64_t extra = 0;
-  for (int i = 0; i < shape->ns && rc == GA_OK; i++)
-    rc = step_value_direct(sp, &g->st[i], &g->tag[2 * i], no, st,
-                           shape->nk + shape->nc + i, &extra);
-  ga_gs_release(w->sh->groups, &hold, extra, bytes);
+  for (int i = 0; i < shape->ns && rc == GA_OK; i++) {
+    int col = shape->nk + shape->nc + i;
+    rc = w->direct ? step_value_direct(sp, &g->st[i], &g->tag[2 * i], no, st,
+                                       col, &extra)
+                   : step_value(sp, &g->st[i], st, col);
+  }
+  if (w->direct)
+    ga_gs_release(w->sh->groups, &hold, extra, bytes);
   return rc;
 }
 
@@ -588,10 +578,10 @@ static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
     if (!hash) {
       grc = take_row(w, no, rows, bytes, &err);
     } else if (w->direct) {
-      grc = take_row_direct(w, no, rows, bytes);
+      grc = take_row_hash(w, no, rows, bytes);
       w->direct_rows++;
     } else {
-      grc = take_row_hash(w, no, rows);
+      grc = take_row_hash(w, no, rows, bytes);
       w->local_rows++;
       if (grc == GA_OK && (int64_t)w->local.n >= sh->local_groups) {
         grc = take_local(w, no, groups, bytes, 1); /* the piece goes on */

@@ -287,30 +287,11 @@ int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
       return GA_BADSTATE; /* nothing changed */
   /* the copies of max and min before the digits, so that a failure leaves
   ** into unchanged */
-  ga_bval mx = {0}, mn = {0};
-  ga_value v, cur;
-  int take_max = 0, take_min = 0;
-  ga_bval_view(&later->max, &v);
-  ga_bval_view(&into->max, &cur);
-  if (v.type != GA_V_NULL &&
-      (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) > 0)) {
-    if (ga_best_set(&mx, &v))
-      return GA_NOMEM;
-    take_max = 1;
-  }
-  ga_bval_view(&later->min, &v);
-  ga_bval_view(&into->min, &cur);
-  if (v.type != GA_V_NULL &&
-      (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) < 0)) {
-    if (ga_best_set(&mn, &v)) {
-      ga_bval_clear(&mx);
-      return GA_NOMEM;
-    }
-    take_min = 1;
-  }
+  ga_bval_merge m;
+  if (ga_bval_merge_begin(&m, &into->max, &into->min, &later->max, &later->min))
+    return GA_NOMEM;
   if (wsum_merge_digits(a, f)) {
-    ga_bval_clear(&mx);
-    ga_bval_clear(&mn);
+    ga_bval_merge_end(&m, &into->max, &into->min, 0);
     return GA_NOMEM;
   }
   ga_i128 it = int_total(a) + int_total(f); /* |each| < 2^126 */
@@ -324,14 +305,7 @@ int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
   a->npinf = c[4];
   a->nninf = c[5];
   a->nnan = c[6];
-  if (take_max) {
-    ga_bval_clear(&into->max);
-    into->max = mx;
-  }
-  if (take_min) {
-    ga_bval_clear(&into->min);
-    into->min = mn;
-  }
+  ga_bval_merge_end(&m, &into->max, &into->min, 1);
   if (!into->enc)
     into->enc = later->enc;
   return GA_OK;

@@ -153,43 +153,57 @@ int ga_xstate_merge_sum(ga_xstate *into, const ga_xstate *later, int sign) {
   return GA_OK;
 }
 
-int ga_xstate_merge(ga_xstate *into, const ga_xstate *later) {
-  /* copies first, so that a failure leaves into unchanged */
-  ga_bval mx = {0}, mn = {0};
+int ga_bval_merge_begin(ga_bval_merge *m, const ga_bval *max,
+                        const ga_bval *min, const ga_bval *later_max,
+                        const ga_bval *later_min) {
   ga_value v, cur;
-  int take_max = 0, take_min = 0;
-  ga_bval_view(&later->max, &v);
-  ga_bval_view(&into->max, &cur);
+  memset(m, 0, sizeof(*m));
+  ga_bval_view(later_max, &v);
+  ga_bval_view(max, &cur);
   if (v.type != GA_V_NULL &&
       (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) > 0)) {
-    if (ga_best_set(&mx, &v))
+    if (ga_best_set(&m->max, &v))
       return GA_NOMEM;
-    take_max = 1;
+    m->take_max = 1;
   }
-  ga_bval_view(&later->min, &v);
-  ga_bval_view(&into->min, &cur);
+  ga_bval_view(later_min, &v);
+  ga_bval_view(min, &cur);
   if (v.type != GA_V_NULL &&
       (cur.type == GA_V_NULL || ga_value_cmp(&v, &cur) < 0)) {
-    if (ga_best_set(&mn, &v)) {
-      ga_bval_clear(&mx);
+    if (ga_best_set(&m->min, &v)) {
+      ga_bval_clear(&m->max);
       return GA_NOMEM;
     }
-    take_min = 1;
+    m->take_min = 1;
   }
+  return GA_OK;
+}
+
+void ga_bval_merge_end(ga_bval_merge *m, ga_bval *max, ga_bval *min,
+                       int commit) {
+  if (commit && m->take_max) {
+    ga_bval_clear(max);
+    *max = m->max;
+  } else {
+    ga_bval_clear(&m->max);
+  }
+  if (commit && m->take_min) {
+    ga_bval_clear(min);
+    *min = m->min;
+  } else {
+    ga_bval_clear(&m->min);
+  }
+}
+
+int ga_xstate_merge(ga_xstate *into, const ga_xstate *later) {
+  /* copies first, so that a failure leaves into unchanged */
+  ga_bval_merge m;
+  if (ga_bval_merge_begin(&m, &into->max, &into->min, &later->max, &later->min))
+    return GA_NOMEM;
   int rc = ga_xstate_merge_sum(into, later, 1);
-  if (rc) {
-    ga_bval_clear(&mx);
-    ga_bval_clear(&mn);
+  ga_bval_merge_end(&m, &into->max, &into->min, rc == GA_OK);
+  if (rc)
     return rc;
-  }
-  if (take_max) {
-    ga_bval_clear(&into->max);
-    into->max = mx;
-  }
-  if (take_min) {
-    ga_bval_clear(&into->min);
-    into->min = mn;
-  }
   if (!into->enc)
     into->enc = later->enc;
   return GA_OK;

@@ -79,6 +79,20 @@ int ga_xstate_step_min(ga_xstate *s, const ga_value *raw);
 int ga_best_update(ga_bval *b, const ga_value *v, int want_min);
 int ga_best_set(ga_bval *b, const ga_value *v);
 
+/* The max/min half of a merge (into's max and min += later's, among equal
+** values into's winning), in two steps so that a failure elsewhere leaves
+** into unchanged: begin copies later's values that beat into's (GA_OK or
+** GA_NOMEM, nothing kept then); end puts them in (commit) or drops them. */
+typedef struct ga_bval_merge {
+  ga_bval max, min;
+  int take_max, take_min;
+} ga_bval_merge;
+int ga_bval_merge_begin(ga_bval_merge *m, const ga_bval *max,
+                        const ga_bval *min, const ga_bval *later_max,
+                        const ga_bval *later_min);
+void ga_bval_merge_end(ga_bval_merge *m, ga_bval *max, ga_bval *min,
+                       int commit);
+
 /* into += later, where `later` covers rows AFTER into's rows: among equal
 ** values in max/min into's wins.  GA_OK, GA_NOMEM, or GA_BADSTATE when the
 ** merged counts would leave int64 (only crafted BLOBs can do that). */
