@@ -143,7 +143,7 @@ SQLITE_EXTENSION_INIT3
 ** shared groups: the fewer moves, the fewer merges (each touches a shared
 ** group likely out of cache), while 16 workers' tables stay at 512 MiB.
 ** d2 of bench/RESULTS.md §11 fits 35,000 groups, a 1-key 1-state scan
-** 90,000. */
+** 84,000. */
 #define GA_SCAN_LOCAL_BYTES ((int64_t)32 << 20)
 #define GA_SCAN_LOCAL_MIN 1024
 /* A piece's table of at least this many groups, or a full one, can send
