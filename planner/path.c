@@ -681,6 +681,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->shape.nk = p->nkeys > 0 ? p->nkeys : 1; /* ungrouped: one NULL key */
   sp->shape.nc = p->nkeys > 0 ? p->ncarry : 0;
   sp->shape.ns = p->nvals;
+  sp->any_order = p->any_order;
   for (k = 0; k < p->nkeys; k++)
     sp->shape.coll[k] = coll[k];
   sp->params = p->params;

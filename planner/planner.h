@@ -78,6 +78,9 @@ typedef struct ga_parts {
   ** 1: the workers' hash grouping costs less a row than the serial text's
   ** GROUP BY, which sorts); 0: threads = 1 means the serial path */
   int one_worker;
+  /* the merged groups may come in any order (gpu_query: SQLite's GROUP BY
+  ** in its post query sorts them again); 0: in key order */
+  int any_order;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

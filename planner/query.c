@@ -1332,4 +1332,5 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   ** (it sorts); ungrouped, the serial text is as cheap (bench/RESULTS.md
   ** §11) */
   p->one_worker = q->nkeys > 0;
+  p->any_order = 1;
 }

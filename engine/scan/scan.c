@@ -1099,7 +1099,8 @@ finish:
       if (w->rows > out->max_worker_rows)
         out->max_worker_rows = w->rows;
     }
-    if (ga_gs_sorted(sh.groups, &out->sorted, &out->n))
+    if ((sp->any_order ? ga_gs_list : ga_gs_sorted)(sh.groups, &out->sorted,
+                                                    &out->n))
       rc = GA_SCAN_NOMEM;
   }
   out->pieces = sh.npieces;

@@ -82,7 +82,9 @@ typedef struct ga_scan_spec {
                        (and GA_SCAN_SNAPSHOT_TRIES at most) */
   int caller_reads; /* the caller holds a read transaction on the file (its
                        SHARED lock: see the design in scan.c) */
-  int dqs; /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
+  int dqs;       /* the caller's SQLITE_DBCONFIG_DQS_DML, copied to workers */
+  int any_order; /* ga_scan_out.sorted need not be in key order (gpu_query:
+                    its post query's GROUP BY sorts the groups itself) */
   int64_t mmap_size; /* the caller's PRAGMA mmap_size of the table's schema:
                         the workers read the file as it does (bench/
                         RESULTS.md §11: a third less a row at 16 threads) */
@@ -125,7 +127,8 @@ typedef struct ga_scan_spec {
 
 typedef struct ga_scan_out {
   ga_group_shards *groups; /* owns the merged groups */
-  ga_group **sorted;       /* them in key order: one NULL key when ungrouped,
+  ga_group **sorted;       /* them in key order (in any order with
+                              spec.any_order): one NULL key when ungrouped,
                               none when no row was read */
   ga_gshape shape;         /* the spec's */
   size_t n;

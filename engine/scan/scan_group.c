@@ -647,6 +647,14 @@ static int sort_cmp(const void *pa, const void *pb) {
 }
 
 int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n) {
+  if (ga_gs_list(s, out, n))
+    return GA_NOMEM;
+  gs_shape_for_sort = &s->sh[0].t.shape;
+  qsort(*out, *n, sizeof(**out), sort_cmp);
+  return GA_OK;
+}
+
+int ga_gs_list(ga_group_shards *s, ga_group ***out, size_t *n) {
   size_t total = 0, k = 0;
   for (int i = 0; i < GA_GS_SHARDS; i++)
     total += s->sh[i].t.n;
@@ -657,8 +665,6 @@ int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n) {
     for (size_t j = 0; j < s->sh[i].t.cap; j++)
       if (s->sh[i].t.slot[j])
         v[k++] = s->sh[i].t.slot[j];
-  gs_shape_for_sort = &s->sh[0].t.shape;
-  qsort(v, k, sizeof(*v), sort_cmp);
   *out = v;
   *n = k;
   return GA_OK;

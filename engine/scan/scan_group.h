@@ -176,6 +176,9 @@ int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,
 /* Every group, in ga_keys_cmp order, once no thread adds any more; *out is
 ** sqlite3_malloc'd, the groups stay owned by s.  GA_OK or GA_NOMEM. */
 int ga_gs_sorted(ga_group_shards *s, ga_group ***out, size_t *n);
+/* The same in no particular order (no sort: millions of groups take
+** seconds on one thread). */
+int ga_gs_list(ga_group_shards *s, ga_group ***out, size_t *n);
 /* The shape s was made with. */
 const ga_gshape *ga_gs_shape(const ga_group_shards *s);
 /* The arena of s's scan, for its worker tables (t->arena). */
