@@ -473,34 +473,28 @@ static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int64_t *tag,
                              int64_t piece, sqlite3_stmt *st, int col,
                              int64_t *extra) {
   int type = sqlite3_column_type(st, col);
-  ga_value x = {0};
-  switch (type) {
-  case SQLITE_INTEGER:
-    x.type = GA_V_INT;
-    x.i = sqlite3_column_int64(st, col);
-    break;
-  case SQLITE_FLOAT:
-    x.type = GA_V_REAL;
-    x.r = sqlite3_column_double(st, col);
-    break;
-  case SQLITE_NULL:
+  if (type == SQLITE_NULL) {
     ga_gstate_step_null(s);
     return GA_OK;
-  default: {
-    int64_t was = ga_gstate_heap_bytes(s);
-    int rc = sp->step_other(s, tag, piece, sqlite3_column_value(st, col), type,
-                            sp->enc);
-    *extra += ga_gstate_heap_bytes(s) - was;
-    return rc;
   }
+  int64_t was = ga_gstate_heap_bytes(s); /* a TEXT max, a wide sum */
+  int rc;
+  if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) {
+    ga_value x = {0};
+    x.type = type == SQLITE_INTEGER ? GA_V_INT : GA_V_REAL;
+    if (type == SQLITE_INTEGER)
+      x.i = sqlite3_column_int64(st, col);
+    else
+      x.r = sqlite3_column_double(st, col);
+    /* numbers: max and min allocate nothing */
+    ga_gstate_best_tagged(&s->max, &tag[0], piece, &x, 0);
+    ga_gstate_best_tagged(&s->min, &tag[1], piece, &x, 1);
+    rc = ga_gstate_step_sum(s, &x);
+  } else {
+    rc = sp->step_other(s, tag, piece, sqlite3_column_value(st, col), type,
+                        sp->enc);
   }
-  /* numbers: no allocation for max and min */
-  ga_gstate_best_tagged(&s->max, &tag[0], piece, &x, 0);
-  ga_gstate_best_tagged(&s->min, &tag[1], piece, &x, 1);
-  int64_t was = s->sum.wide ? 1 : 0;
-  int rc = ga_gstate_step_sum(s, &x);
-  if (!was && s->sum.wide)
-    *extra += (int64_t)sizeof(ga_sum_partial);
+  *extra += ga_gstate_heap_bytes(s) - was;
   return rc;
 }
 

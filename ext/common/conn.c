@@ -91,14 +91,18 @@ ga_conn *ga_conn_open(sqlite3 *db, int *again) {
 
 /* ---- the scanning modules' data ---- */
 
-void *ga_scan_module_new(ga_conn *conn) {
-  ga_scan_module *m = sqlite3_malloc(sizeof(*m));
+void *ga_conn_data_new(ga_conn *conn, size_t size) {
+  ga_conn **m = sqlite3_malloc64(size);
   if (!m)
     return NULL;
-  memset(m, 0, sizeof(*m));
-  m->conn = conn;
+  memset(m, 0, size);
+  *m = conn; /* the first member */
   ga_conn_ref(conn);
   return m;
+}
+
+void *ga_scan_module_new(ga_conn *conn) {
+  return ga_conn_data_new(conn, sizeof(ga_scan_module));
 }
 
 void ga_scan_module_free(void *p) {

@@ -59,6 +59,10 @@ ga_conn *ga_conn_open(sqlite3 *db, int *again);
 ** last release frees it. */
 void ga_conn_ref(ga_conn *conn);
 void ga_conn_unref(void *conn);
+/* A module's user data of `size` bytes, zeroed, whose first member is
+** the ga_conn *conn it keeps a reference to (ga_conn_ref); NULL when out
+** of memory. */
+void *ga_conn_data_new(ga_conn *conn, size_t size);
 
 /* ---- values.c ---- */
 

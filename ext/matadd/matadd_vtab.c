@@ -862,12 +862,8 @@ void ga_matadd_data_free(void *p) {
 }
 
 void *ga_matadd_data_new(ga_conn *conn) {
-  ga_matadd_module *m = sqlite3_malloc(sizeof(*m));
-  if (!m)
-    return NULL;
-  memset(m, 0, sizeof(*m));
-  m->conn = conn;
-  ga_conn_ref(conn);
-  conn->matadd = m; /* gpu_matadd_info reads it there */
+  ga_matadd_module *m = ga_conn_data_new(conn, sizeof(*m));
+  if (m)
+    conn->matadd = m; /* gpu_matadd_info reads it there */
   return m;
 }
