@@ -1029,6 +1029,23 @@ static int make_texts(parse *p, const char *groups) {
   sqlite3_str_appendf(s, "\"%w\" HIDDEN)", handle ? handle : "");
   sqlite3_free(handle);
   q->groups_schema = sqlite3_str_finish(s);
+  /* an ORDER BY of as many terms as the GROUP BY may be the same list, and
+  ** SQLite then takes the groups' order for the ORDER BY's (select.c's
+  ** orderByGrp) even where sqlite3_vtab_distinct says any order will do:
+  ** that GROUP BY is not the groups table's to consume (nkeys 0) */
+  int norder = 0;
+  if (p->order.b > p->order.a) {
+    span *ord;
+    if (split(p, p->order.a, p->order.b, &ord, &norder))
+      return SQLITE_NOMEM;
+    sqlite3_free(ord);
+  }
+  s = sqlite3_str_new(NULL); /* never empty: sqlite3_str_finish's NULL */
+  int nkeys = norder == q->nkeys ? 0 : q->nkeys;
+  sqlite3_str_appendf(s, "%d:", nkeys);
+  for (int k = 0; k < q->nreps; k++)
+    sqlite3_str_appendf(s, " %d", q->rep_slot[k] < nkeys ? q->rep_slot[k] : -1);
+  q->key_map = sqlite3_str_finish(s);
 
   /* post: SELECT [DISTINCT] items FROM groups(?H) AS qual [GROUP BY ...]
   ** [HAVING ...] [ORDER BY ...] [LIMIT ...] */
@@ -1054,7 +1071,7 @@ static int make_texts(parse *p, const char *groups) {
   sqlite3_str_appendall(s, " ");
   emit(p, s, cut, p->n, 0, 0, 2);
   q->serial_sql = sqlite3_str_finish(s);
-  if (!q->groups_schema || !q->post_sql || !q->serial_sql)
+  if (!q->groups_schema || !q->key_map || !q->post_sql || !q->serial_sql)
     return SQLITE_NOMEM;
   return SQLITE_OK;
 }
@@ -1305,6 +1322,7 @@ void ga_query_free(ga_query *q) {
   sqlite3_free(q->agg_col);
   sqlite3_free(q->aggs);
   sqlite3_free(q->groups_schema);
+  sqlite3_free(q->key_map);
   sqlite3_free(q->post_sql);
   sqlite3_free(q->serial_sql);
   for (int k = 0; q->param_name && k < q->nparams; k++)

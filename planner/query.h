@@ -47,6 +47,10 @@ typedef struct ga_query {
   ga_qagg *aggs;
   char **agg_col;      /* the groups table's name of each */
   char *groups_schema; /* CREATE TABLE x(...) of the groups table */
+  /* "nkeys: s0 s1 ...": each rep column's key slot, or -1 (carried): the
+  ** groups table reads it to consume a GROUP BY of every key
+  ** (ext/query/groups_vtab.c rule 5) */
+  char *key_map;
   /* SQLite's own texts, with the original parameter numbers */
   char *post_sql;   /* over the groups table; ?(nparams + 1) is the handle */
   char *serial_sql; /* the text with gpu_ aggregates, rows in rowid order */

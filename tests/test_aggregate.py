@@ -234,21 +234,31 @@ def section_group_modes(rep, r):
     # a worker's table holds 1000 groups here (16384 by default): each piece
     # of the many-key groupings fills it, mid-piece
     os.environ["GPUAGG_SCAN_LOCAL_GROUPS"] = "1000"
-    for th in (2, 4, 7):
+    # direct mode row by row (0), in the default batches (None), and in
+    # batches of 3 rows with 192 bytes of keys: x's TEXT and BLOB values
+    # and long keys (s) step a batch early and then their row alone
+    for th, batch in ((2, "0"), (4, None), (7, "3")):
         cfg(con, "threads", th)
+        if batch is None:
+            os.environ.pop("GPUAGG_SCAN_DIRECT_BATCH", None)
+        else:
+            os.environ["GPUAGG_SCAN_DIRECT_BATCH"] = batch
         for gi, g in enumerate(("k", "c", "k % 10000", "s", "typeof(x)")):
             compare(rep, con, "many_t%d_%d" % (th, gi), "many", "x", None, g, want_path="parallel")
             ls = last_scan(con)
             # hash mode throughout; tens of thousands of keys fill the
             # tables up mid-piece with a row or two a group, so the workers
-            # go direct; a few keys never do
-            full = (ls["hash_flushes"] > 0 and ls["direct_rows"] > 0 if gi < 3
-                    else ls["hash_flushes"] == 0 and ls["direct_rows"] == 0)
+            # go direct, in batches unless they are off; a few keys never do
+            full = (ls["hash_flushes"] > 0 and ls["direct_rows"] > 0 and
+                    (ls["direct_batches"] > 0) == (batch != "0") if gi < 3
+                    else ls["hash_flushes"] == 0 and ls["direct_rows"] == 0 and
+                    ls["direct_batches"] == 0)
             rep.check("many_flush_t%d_%d" % (th, gi),
                       ls["hash_pieces"] == ls["pieces"] > 0 and full, repr(ls))
         compare(rep, con, "many_filter_t%d" % th, "many", "x", "x IS NOT NULL AND k % 3 = 0", "c",
                 want_path="parallel")
     del os.environ["GPUAGG_SCAN_LOCAL_GROUPS"]
+    os.environ.pop("GPUAGG_SCAN_DIRECT_BATCH", None)
     # sorted mode throughout, on the contract's table and on many groups
     os.environ["GPUAGG_SCAN_GROUP_BY"] = "sql"
     try:

@@ -801,8 +801,8 @@ def last_scan(con):
 
 def stress_knobs(r, t):
     """The scan's test knobs for some queries: tiny pieces (many merges in
-    small tables), tiny worker group tables (the switch to SQLite's GROUP BY
-    mid-piece), SQLite's GROUP BY throughout.  Answers must not change."""
+    small tables), tiny worker group tables (direct mode mid-piece, in
+    batches of a few rows or row by row), SQLite's GROUP BY throughout.  Answers must not change."""
     k = r.random()
     knobs = {}
     if k < 0.25 and t.span:
@@ -811,6 +811,10 @@ def stress_knobs(r, t):
             knobs["GPUAGG_SCAN_PIECE_ROWS"] = str(rows)
     if 0.15 < k < 0.35:
         knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(r.choice([1, 2, 5, 50]))
+        # direct mode row by row, or in batches of a few rows and bytes
+        batch = r.choice([None, "0", "2", "5"])
+        if batch:
+            knobs["GPUAGG_SCAN_DIRECT_BATCH"] = batch
     if 0.35 < k < 0.42:
         knobs["GPUAGG_SCAN_GROUP_BY"] = "sql"
     return knobs

@@ -10,7 +10,8 @@
 **   3. Group tables and shards: random pieces of random rows, added in a
 **      random order (as workers interleave), give the same groups, counts,
 **      first-row representatives and first-seen max/min (5 vs 5.0) as the
-**      rows taken in rowid order.
+**      rows taken in rowid order; pieces move whole, group by group, or go
+**      direct (row by row or in batches, ga_gs_batch).
 ** Prints FAIL lines and "RESULT scan_group: p passed, f failed, 0 skipped".
 */
 #include <stdio.h>
@@ -269,6 +270,61 @@ static int same_value(const ga_value *a, const ga_value *b) {
           (a->n == b->n && !memcmp(a->p, b->p, (size_t)a->n)));
 }
 
+/* Direct mode (engine/scan/scan.c) over rows [a, b) of piece p: rows of
+** numbers and NULLs in batches of a random size (1 to 7 rows, so batches
+** fill often), a row with a TEXT value stepping the batch first, then
+** itself through ga_gs_hold_group, as scan.c's take_row_batch does. */
+static void direct_piece(ga_group_shards *gs, const ga_gshape *sh,
+                         const row *rows, int a, int b, int64_t p,
+                         int64_t *bytes) {
+  ga_gs_batch batch;
+  int first = (int)(rnd() % GA_GS_SHARDS);
+  if (ga_gs_batch_init(&batch, sh, 1 + (int)(rnd() % 7)) != GA_OK) {
+    check(0, "batch made", p);
+    return;
+  }
+  for (int i = a; i < b; i++) {
+    ga_value k[MAXK], num[MAXS], raw[MAXS];
+    int text = 0;
+    for (int j = 0; j < sh->nk + sh->nc; j++)
+      k[j] = as_key(&rows[i].key[j]);
+    for (int j = 0; j < sh->ns; j++) {
+      x_value(&rows[i], j, &num[j], &raw[j]);
+      text |= raw[j].type == GA_V_TEXT;
+    }
+    uint64_t h = ga_keys_hash(k, sh);
+    if (!text && ga_gs_batch_room(&batch, 64)) {
+      ga_gs_batch_add(&batch, k, raw, h);
+      continue;
+    }
+    check(ga_gs_step_batch(gs, &batch, p, first, bytes) == GA_OK,
+          "batch stepped", p);
+    if (!text) { /* it was full */
+      ga_gs_batch_add(&batch, k, raw, h);
+      continue;
+    }
+    ga_gs_hold hold;
+    ga_group *g = ga_gs_hold_group(gs, k, h, p, &hold);
+    check(g != NULL, "group held", p);
+    if (!g)
+      continue;
+    int64_t extra = 0;
+    for (int j = 0; j < sh->ns; j++) {
+      ga_gstate *st = &g->st[j];
+      int64_t was = ga_gstate_heap_bytes(st);
+      ga_gstate_best_tagged(&st->max, &g->tag[2 * j], p, &raw[j], 0);
+      ga_gstate_best_tagged(&st->min, &g->tag[2 * j + 1], p, &raw[j], 1);
+      ga_gstate_step_sum(st, &num[j]);
+      extra += ga_gstate_heap_bytes(st) - was;
+    }
+    ga_gs_release(gs, &hold, extra, bytes);
+  }
+  check(ga_gs_step_batch(gs, &batch, p, first, bytes) == GA_OK, "batch stepped",
+        p);
+  check(batch.n == 0, "batch emptied", p);
+  ga_gs_batch_free(&batch);
+}
+
 static void test_tables(void) {
   static row rows[NROWS];
   for (int round = 0; round < 2 * MAXK * MAXS; round++) {
@@ -321,11 +377,13 @@ static void test_tables(void) {
         row_states(&rows[i], &sh, s, k);
         /* a worker's table tags its groups with the piece (ga_gs_take
         ** moves them as they are); ga_gs_add tags what it adds */
-        ga_gt_add(&piece, k, ga_keys_hash(k, &sh), s, p % 2 ? p : 0);
+        ga_gt_add(&piece, k, ga_keys_hash(k, &sh), s, p % 3 == 1 ? p : 0);
       }
-      /* half the pieces move whole (a worker's table), half group by group
-      ** (SQLite's GROUP BY in a piece) */
-      if (p % 2) {
+      /* a third of the pieces move whole (a worker's table), a third group
+      ** by group (SQLite's GROUP BY in a piece), a third go direct */
+      if (p % 3 == 2) {
+        direct_piece(gs, &sh, rows, cut[p], cut[p + 1], p, &bytes);
+      } else if (p % 3 == 1) {
         ga_gs_take(gs, &piece, p, &bytes);
       } else {
         for (size_t j = 0; j < piece.cap; j++) {

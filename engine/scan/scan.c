@@ -149,6 +149,10 @@ SQLITE_EXTENSION_INIT3
 /* A piece's table of at least this many groups, or a full one, can send
 ** its worker to direct mode (take_local). */
 #define GA_SCAN_DIRECT_MIN 4096
+/* Direct mode's rows a batch (ga_gs_batch): about 40 a shard, enough to
+** prefetch ahead and to lock each shard once for many rows; the batch's
+** arrays (64 bytes a value) stay in a core's L2 for d2's six values. */
+#define GA_SCAN_DIRECT_BATCH 2560
 
 typedef struct scan_shared scan_shared;
 
@@ -160,12 +164,14 @@ typedef struct worker {
   int index; /* k of sh->w[k] */
   pthread_t th;
   int started;
-  int caller;           /* worker 0 runs on the caller's thread and polls its
-                           interrupt in and between pieces */
-  ga_group_table local; /* hash mode: this piece's groups */
-  int64_t local_rows;   /* rows stepped into it since it was last moved */
-  int direct;           /* rows go straight into the shared groups */
-  int64_t direct_rows;  /* so taken */
+  int caller;             /* worker 0 runs on the caller's thread and polls its
+                             interrupt in and between pieces */
+  ga_group_table local;   /* hash mode: this piece's groups */
+  int64_t local_rows;     /* rows stepped into it since it was last moved */
+  int direct;             /* rows go straight into the shared groups */
+  int64_t direct_rows;    /* so taken */
+  int64_t direct_batches; /* of them, stepped a batch at a time */
+  ga_gs_batch batch;      /* direct mode's rows, stepped a batch at a time */
 } worker;
 
 struct scan_shared {
@@ -180,6 +186,7 @@ struct scan_shared {
   int64_t nhash;        /* pieces claimed in hash mode */
   int64_t nflush;       /* worker tables moved mid-piece (atomic) */
   int64_t local_groups; /* from GA_SCAN_LOCAL_BYTES, smaller in tests */
+  int batch_rows;       /* GA_SCAN_DIRECT_BATCH; tests: 0, row by row */
   /* failure */
   int cancel; /* atomic */
   int fail_rc;
@@ -486,10 +493,7 @@ static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int64_t *tag,
       x.i = sqlite3_column_int64(st, col);
     else
       x.r = sqlite3_column_double(st, col);
-    /* numbers: max and min allocate nothing */
-    ga_gstate_best_tagged(&s->max, &tag[0], piece, &x, 0);
-    ga_gstate_best_tagged(&s->min, &tag[1], piece, &x, 1);
-    rc = ga_gstate_step_sum(s, &x);
+    rc = ga_gstate_step_tagged(s, tag, piece, &x);
   } else {
     rc = sp->step_other(s, tag, piece, sqlite3_column_value(st, col), type,
                         sp->enc);
@@ -529,6 +533,71 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows, int64_t *bytes) {
   if (w->direct)
     ga_gs_release(w->sh->groups, &hold, extra, bytes);
   return rc;
+}
+
+/* Direct mode: the worker's batch into the shared groups (emptied,
+** whatever the outcome).  GA_* code. */
+static int step_batch(worker *w, int64_t no, int64_t *bytes) {
+  if (!w->batch.n)
+    return GA_OK;
+  w->direct_batches++;
+  return ga_gs_step_batch(w->sh->groups, &w->batch, no,
+                          w->index * GA_GS_SHARDS / w->sh->nw, bytes);
+}
+
+/* Direct mode in batches (ga_gs_batch): the row's keys, hash and values
+** into the worker's batch, stepped when it is full.  A row with a TEXT or
+** BLOB value, or keys with too many bytes for a batch, steps the batch,
+** then itself alone (take_row_hash): rows reach their groups in rowid
+** order.  GA_* code. */
+static int take_row_batch(worker *w, int64_t no, int64_t *rows,
+                          int64_t *bytes) {
+  sqlite3_stmt *st = w->rows_st;
+  const ga_scan_spec *sp = w->sh->spec;
+  const ga_gshape *shape = &sp->shape;
+  int nkc = shape->nk + shape->nc, rc;
+  ga_value key[GA_MAX_KEYS], val[GA_MAX_STATES];
+  if (!w->batch.cap &&
+      ga_gs_batch_init(&w->batch, shape, w->sh->batch_rows) != GA_OK)
+    return GA_NOMEM;
+  for (int i = 0; i < shape->ns; i++) {
+    ga_value *x = &val[i];
+    memset(x, 0, sizeof(*x));
+    switch (sqlite3_column_type(st, nkc + i)) {
+    case SQLITE_INTEGER:
+      x->type = GA_V_INT;
+      x->i = sqlite3_column_int64(st, nkc + i);
+      break;
+    case SQLITE_FLOAT:
+      x->type = GA_V_REAL;
+      x->r = sqlite3_column_double(st, nkc + i);
+      break;
+    case SQLITE_NULL:
+      x->type = GA_V_NULL;
+      break;
+    default:
+      goto alone;
+    }
+  }
+  if (!read_keys(st, sp, key))
+    return GA_NOMEM;
+  size_t text = 0;
+  for (int i = 0; i < nkc; i++)
+    if (key[i].type == GA_V_TEXT || key[i].type == GA_V_BLOB)
+      text += (size_t)key[i].n;
+  if (!ga_gs_batch_room(&w->batch, text)) {
+    if ((rc = step_batch(w, no, bytes)) != GA_OK)
+      return rc;
+    if (!ga_gs_batch_room(&w->batch, text))
+      goto alone;
+  }
+  ga_gs_batch_add(&w->batch, key, val, ga_keys_hash(key, shape));
+  (*rows)++;
+  return GA_OK;
+alone:
+  if ((rc = step_batch(w, no, bytes)) != GA_OK)
+    return rc;
+  return take_row_hash(w, no, rows, bytes);
 }
 
 /* Hash mode: the worker's table into the shared groups (all tagged with
@@ -572,7 +641,8 @@ static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
     if (!hash) {
       grc = take_row(w, no, rows, bytes, &err);
     } else if (w->direct) {
-      grc = take_row_hash(w, no, rows, bytes);
+      grc = sh->batch_rows > 1 ? take_row_batch(w, no, rows, bytes)
+                               : take_row_hash(w, no, rows, bytes);
       w->direct_rows++;
     } else {
       grc = take_row_hash(w, no, rows, bytes);
@@ -585,8 +655,18 @@ static int run_piece(worker *w, sqlite3_stmt *st, int hash, int64_t no,
     if (grc == GA_OK && (!hash || w->direct))
       (*groups)++; /* a group a row, at most */
     if (grc) {
+      ga_gs_batch_drop(&w->batch); /* a failed scan: its rows go nowhere */
       sqlite3_reset(st);
       fail_groups(sh, grc, err);
+      return SQLITE_ABORT;
+    }
+  }
+  if (w->batch.n) { /* the piece's last rows; none, when it failed */
+    int grc = rc == SQLITE_DONE ? step_batch(w, no, bytes) : GA_OK;
+    ga_gs_batch_drop(&w->batch);
+    if (grc) {
+      sqlite3_reset(st);
+      fail_groups(sh, grc, NULL);
       return SQLITE_ABORT;
     }
   }
@@ -703,6 +783,7 @@ static void *worker_main(void *arg) {
   }
 done:
   ga_gt_free(&w->local);
+  ga_gs_batch_free(&w->batch);
   pthread_mutex_lock(&sh->mu);
   sh->running--;
   pthread_cond_signal(&sh->done_cv);
@@ -947,6 +1028,10 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
       GA_SCAN_LOCAL_BYTES / (GA_GROUP_FIXED_BYTES(&sp->shape) + 32);
   if (sh.local_groups < GA_SCAN_LOCAL_MIN)
     sh.local_groups = GA_SCAN_LOCAL_MIN;
+  sh.batch_rows = GA_SCAN_DIRECT_BATCH;
+  const char *db = getenv("GPUAGG_SCAN_DIRECT_BATCH"); /* tests, A/B */
+  if (db)
+    sh.batch_rows = atoi(db);
   const char *lg = getenv("GPUAGG_SCAN_LOCAL_GROUPS"); /* tests */
   if (lg && atoll(lg) > 0)
     sh.local_groups = atoll(lg);
@@ -1100,8 +1185,10 @@ finish:
   out->pieces = sh.npieces;
   out->hash_pieces = sh.nhash;
   out->hash_flushes = sh.nflush;
-  for (int k = 0; sh.w && k < sh.nw; k++)
+  for (int k = 0; sh.w && k < sh.nw; k++) {
     out->direct_rows += sh.w[k].direct_rows;
+    out->direct_batches += sh.w[k].direct_batches;
+  }
   out->probes = sh.nprobes;
   out->max_piece_rows = sh.max_piece_rows;
   out->snapshot_waits = sh.snap_waits;
@@ -1153,12 +1240,13 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%s,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
            "\"hash_flushes\":%lld,\"direct_rows\":%lld,"
+           "\"direct_batches\":%lld,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
            "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
            (long long)l->hash_flushes, (long long)l->direct_rows,
-           l->interrupt ? l->interrupt : "",
+           (long long)l->direct_batches, l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
            l->values);

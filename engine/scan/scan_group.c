@@ -548,29 +548,34 @@ int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
   return rc;
 }
 
-ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
-                           int64_t piece, ga_gs_hold *hold) {
-  ga_group_table *d = &s->sh[h >> 58].t;
+/* Direct mode's group of keys in shard table d (its lock held): made when
+** new, given keys when piece comes before its own (rule 2).  NULL when out
+** of memory. */
+static ga_group *gs_get_locked(ga_group_table *d, const ga_value *keys,
+                               uint64_t h, int64_t piece) {
   const ga_gshape *sh = &d->shape;
-  hold->k = (int)(h >> 58);
-  pthread_mutex_lock(&s->sh[hold->k].mu);
-  hold->before = d->bytes;
   size_t n = d->n;
   ga_group *g = ga_gt_get(d, keys, h, piece);
   if (g && d->n == n && piece < g->key_piece) { /* an earlier piece's row */
     int64_t was = group_bytes(g, sh);
-    for (int i = 0; i < sh->nk + sh->nc && g; i++)
+    for (int i = 0; i < sh->nk + sh->nc; i++)
       if (ga_bval_set(&g->key[i], &keys[i]))
-        g = NULL;
-    if (g) {
-      g->key_piece = piece;
-      d->bytes += group_bytes(g, sh) - was;
-    }
+        return NULL;
+    g->key_piece = piece;
+    d->bytes += group_bytes(g, sh) - was;
   }
-  if (!g) {
+  return g;
+}
+
+ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
+                           int64_t piece, ga_gs_hold *hold) {
+  ga_group_table *d = &s->sh[h >> 58].t;
+  hold->k = (int)(h >> 58);
+  pthread_mutex_lock(&s->sh[hold->k].mu);
+  hold->before = d->bytes;
+  ga_group *g = gs_get_locked(d, keys, h, piece);
+  if (!g)
     pthread_mutex_unlock(&s->sh[hold->k].mu);
-    return NULL;
-  }
   return g;
 }
 
@@ -579,6 +584,160 @@ void ga_gs_release(ga_group_shards *s, ga_gs_hold *hold, int64_t extra,
   s->sh[hold->k].t.bytes += extra;
   *bytes += s->sh[hold->k].t.bytes - hold->before;
   pthread_mutex_unlock(&s->sh[hold->k].mu);
+}
+
+/* ---- direct mode in batches ---- */
+
+int ga_gs_batch_init(ga_gs_batch *b, const ga_gshape *s, int cap) {
+  memset(b, 0, sizeof(*b));
+  b->cap = cap;
+  b->nkc = s->nk + s->nc;
+  b->ns = s->ns;
+  b->text_cap = (size_t)cap * 64; /* keys past it step the batch early */
+  b->h = sqlite3_malloc64(sizeof(*b->h) * (size_t)cap);
+  b->key = sqlite3_malloc64(sizeof(ga_value) * (size_t)(cap * b->nkc + 1));
+  b->val = sqlite3_malloc64(sizeof(ga_value) * (size_t)(cap * b->ns + 1));
+  b->order = sqlite3_malloc64(sizeof(int) * (size_t)cap);
+  b->text = sqlite3_malloc64(b->text_cap);
+  if (!b->h || !b->key || !b->val || !b->order || !b->text) {
+    ga_gs_batch_free(b);
+    return GA_NOMEM;
+  }
+  return GA_OK;
+}
+
+void ga_gs_batch_free(ga_gs_batch *b) {
+  sqlite3_free(b->h);
+  sqlite3_free(b->key);
+  sqlite3_free(b->val);
+  sqlite3_free(b->order);
+  sqlite3_free(b->text);
+  memset(b, 0, sizeof(*b));
+}
+
+int ga_gs_batch_room(const ga_gs_batch *b, size_t text) {
+  return b->n < b->cap && text <= b->text_cap - b->text_n;
+}
+
+void ga_gs_batch_add(ga_gs_batch *b, const ga_value *keys, const ga_value *val,
+                     uint64_t h) {
+  ga_value *k = &b->key[(size_t)b->n * (size_t)b->nkc];
+  for (int i = 0; i < b->nkc; i++) {
+    k[i] = keys[i];
+    if ((keys[i].type == GA_V_TEXT || keys[i].type == GA_V_BLOB) &&
+        keys[i].n > 0) {
+      memcpy(b->text + b->text_n, keys[i].p, (size_t)keys[i].n);
+      k[i].p = b->text + b->text_n;
+      b->text_n += (size_t)keys[i].n;
+    }
+  }
+  memcpy(&b->val[(size_t)b->n * (size_t)b->ns], val,
+         sizeof(ga_value) * (size_t)b->ns);
+  b->h[b->n++] = h;
+}
+
+/* How far ahead of the row being stepped its slot, then its group, are
+** prefetched (twice as far for the slot, whose line the group's lookup
+** reads): enough misses in flight to cover a memory latency with the work
+** of a few rows, few enough to stay inside the core's fill buffers. */
+#define GS_PREFETCH_AHEAD 6
+
+/* The home slot of hash h in table d (its line is prefetched a few rows
+** ahead).  The prefetches themselves stay in gs_step_rows: GCC finds a
+** function whose only effect is a prefetch "const" and drops its calls. */
+static size_t gs_home(const ga_group_table *d, uint64_t h) {
+  return slot_of(d, h) & (d->cap - 1);
+}
+
+/* The group of hash h: the first slot from its home with that hash (a
+** likely match; the step still compares keys), NULL for none within the
+** few slots a prefetched line holds. */
+static const char *gs_likely_group(const ga_group_table *d, uint64_t h) {
+  size_t j = gs_home(d, h);
+  for (int probe = 0; probe < 8; probe++, j = (j + 1) & (d->cap - 1)) {
+    if (!d->slot[j])
+      return NULL; /* a new group */
+    if (d->hash[j] == h)
+      return (const char *)d->slot[j];
+  }
+  return NULL;
+}
+
+/* The m rows idx[] of b (one shard's, in batch order) into d, whose lock
+** is held.  GA_OK or GA_NOMEM. */
+static int gs_step_rows(ga_group_table *d, const ga_gs_batch *b, const int *idx,
+                        int m, int64_t piece) {
+  const int A = GS_PREFETCH_AHEAD;
+  int64_t extra = 0;
+  int rc = GA_OK;
+  int64_t len = GA_GROUP_FIXED_BYTES(&d->shape); /* what a step reads */
+  for (int i = 0; i < m && rc == GA_OK; i++) {
+    if (i + 2 * A < m && d->cap) {
+      size_t j = gs_home(d, b->h[idx[i + 2 * A]]);
+      __builtin_prefetch(&d->slot[j], 0);
+      __builtin_prefetch(&d->hash[j], 0);
+    }
+    const char *ahead =
+        i + A < m && d->cap ? gs_likely_group(d, b->h[idx[i + A]]) : NULL;
+    for (int64_t o = 0; ahead && o < len; o += 64)
+      __builtin_prefetch(ahead + o, 1);
+    int r = idx[i];
+    ga_group *g =
+        gs_get_locked(d, &b->key[(size_t)r * (size_t)b->nkc], b->h[r], piece);
+    if (!g) {
+      rc = GA_NOMEM;
+      break;
+    }
+    const ga_value *v = &b->val[(size_t)r * (size_t)b->ns];
+    for (int k = 0; k < b->ns && rc == GA_OK; k++) {
+      int64_t was = ga_gstate_heap_bytes(&g->st[k]); /* a wide sum */
+      rc = ga_gstate_step_tagged(&g->st[k], &g->tag[2 * k], piece, &v[k]);
+      extra += ga_gstate_heap_bytes(&g->st[k]) - was;
+    }
+  }
+  d->bytes += extra;
+  return rc;
+}
+
+int ga_gs_step_batch(ga_group_shards *s, ga_gs_batch *b, int64_t piece,
+                     int first, int64_t *bytes) {
+  /* the rows by shard, in batch order within one (a counting sort) */
+  int start[GA_GS_SHARDS + 1] = {0}, at[GA_GS_SHARDS];
+  for (int r = 0; r < b->n; r++)
+    start[(b->h[r] >> 58) + 1]++;
+  for (int k = 0; k < GA_GS_SHARDS; k++) {
+    start[k + 1] += start[k];
+    at[k] = start[k];
+  }
+  for (int r = 0; r < b->n; r++)
+    b->order[at[b->h[r] >> 58]++] = r;
+  /* each shard once: free ones first, then wait for the busy ones */
+  int rc = GA_OK, left = 0;
+  unsigned char busy[GA_GS_SHARDS] = {0};
+  for (int pass = 0; pass < 2 && rc == GA_OK; pass++) {
+    for (int j = 0; j < GA_GS_SHARDS && rc == GA_OK; j++) {
+      int k = (first + j) % GA_GS_SHARDS;
+      if (start[k] == start[k + 1] || (pass == 1 && !busy[k]))
+        continue;
+      if (pass == 0 && pthread_mutex_trylock(&s->sh[k].mu)) {
+        busy[k] = 1;
+        left++;
+        continue;
+      }
+      if (pass == 1)
+        pthread_mutex_lock(&s->sh[k].mu);
+      ga_group_table *d = &s->sh[k].t;
+      int64_t before = d->bytes;
+      rc = gs_step_rows(d, b, &b->order[start[k]], start[k + 1] - start[k],
+                        piece);
+      *bytes += d->bytes - before;
+      pthread_mutex_unlock(&s->sh[k].mu);
+    }
+    if (!left)
+      break;
+  }
+  ga_gs_batch_drop(b);
+  return rc;
 }
 
 int ga_gs_take(ga_group_shards *s, ga_group_table *t, int64_t piece,

@@ -167,6 +167,49 @@ ga_group *ga_gs_hold_group(ga_group_shards *s, const ga_value *keys, uint64_t h,
 void ga_gs_release(ga_group_shards *s, ga_gs_hold *hold, int64_t extra,
                    int64_t *bytes);
 
+/* Direct mode in batches: a worker's rows of one piece, numbers and NULLs
+** in every state (other rows take ga_gs_hold_group), kept until the batch
+** is full or the piece ends, then stepped shard by shard.  One lock a
+** shard a batch instead of one a row, and with a shard's rows known ahead,
+** their slots and groups are prefetched a few rows before they are
+** stepped: each row otherwise waits for four or five cache misses in a
+** row (a slot, the group's keys, its states), one after the other.  Rows
+** of a shard are stepped in the batch's order, which is rowid order, so
+** rule 2 holds as in ga_gs_hold_group. */
+typedef struct ga_gs_batch {
+  int n, cap;    /* rows held, and room */
+  int nkc, ns;   /* a row's keys and carried values; its state values */
+  uint64_t *h;   /* the rows' hashes */
+  ga_value *key; /* nkc a row; TEXT and BLOB bytes in text */
+  ga_value *val; /* ns a row: GA_V_NULL, INT or REAL */
+  int *order;    /* the rows by shard (ga_gs_step_batch's) */
+  char *text;    /* the keys' bytes, copied: SQLite's are gone after a step */
+  size_t text_n, text_cap;
+} ga_gs_batch;
+
+/* Room for cap rows of shape s (cap >= 1).  GA_OK or GA_NOMEM. */
+int ga_gs_batch_init(ga_gs_batch *b, const ga_gshape *s, int cap);
+void ga_gs_batch_free(ga_gs_batch *b);
+/* Room for a row whose keys hold `text` bytes of TEXT and BLOB: 1, or 0
+** when the batch must be stepped first (full; or too little text room,
+** and no room ever when text exceeds an empty batch's). */
+int ga_gs_batch_room(const ga_gs_batch *b, size_t text);
+/* The batch's next row: its keys copied (the caller checked room), its
+** values (val, ns of them) and hash. */
+void ga_gs_batch_add(ga_gs_batch *b, const ga_value *keys, const ga_value *val,
+                     uint64_t h);
+/* Forget b's rows (a failed scan's). */
+static inline void ga_gs_batch_drop(ga_gs_batch *b) {
+  b->n = 0;
+  b->text_n = 0;
+}
+/* Step b's rows (all of rowid piece `piece`) into s and empty b, whatever
+** the outcome.  Shards are visited from `first` on (workers start apart),
+** skipping busy ones until the end.  *bytes grows by what s's memory grew.
+** GA_OK or GA_NOMEM. */
+int ga_gs_step_batch(ga_group_shards *s, ga_gs_batch *b, int64_t piece,
+                     int first, int64_t *bytes);
+
 /* Move every group of t (one piece's: all tagged `piece`) into s and
 ** leave t empty, its slots kept for the next piece.  *bytes grows by what
 ** s's memory grew.  GA_OK, GA_NOMEM or GA_BADSTATE (t is emptied all the

@@ -253,6 +253,18 @@ int ga_gstate_step_sum(ga_gstate *s, const ga_value *num) {
   return GA_OK;
 }
 
+int ga_gstate_step_tagged(ga_gstate *s, int64_t *tag, int64_t piece,
+                          const ga_value *x) {
+  if (x->type == GA_V_NULL) {
+    ga_gstate_step_null(s);
+    return GA_OK;
+  }
+  /* numbers: max and min allocate nothing, so only the sum can fail */
+  ga_gstate_best_tagged(&s->max, &tag[0], piece, x, 0);
+  ga_gstate_best_tagged(&s->min, &tag[1], piece, x, 1);
+  return ga_gstate_step_sum(s, x);
+}
+
 int ga_gstate_step(ga_gstate *s, const ga_value *num, const ga_value *raw) {
   int rc = ga_best_update(&s->max, raw, 0);
   if (rc == GA_OK)

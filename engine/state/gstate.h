@@ -174,6 +174,12 @@ int ga_gstate_take(ga_gstate *s, ga_xstate *x);
 int ga_gstate_best_tagged(ga_bval *b, int64_t *tag, int64_t piece,
                           const ga_value *v, int want_min);
 
+/* Direct mode's step of a number or NULL x (GA_V_NULL, INT or REAL) of
+** rowid piece `piece`: the sum, and max and min by ga_gstate_best_tagged
+** with tag[0] and tag[1].  GA_OK or GA_NOMEM. */
+int ga_gstate_step_tagged(ga_gstate *s, int64_t *tag, int64_t piece,
+                          const ga_value *x);
+
 /* ga_xstate_result's answer for s (out->p may point into s). */
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out);
 

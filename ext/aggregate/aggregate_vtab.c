@@ -635,6 +635,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       last->hash_pieces = c->out.hash_pieces;
       last->hash_flushes = c->out.hash_flushes;
       last->direct_rows = c->out.direct_rows;
+      last->direct_batches = c->out.direct_batches;
       last->values = 1;
       take_groups(c, &a, &err);
       goto done;

@@ -5,7 +5,7 @@
 ** SQL interface (internal; gpu_query creates and drops it):
 **
 **   CREATE VIRTUAL TABLE temp."<q>_groups"
-**     USING gpuagg_groups('<schema>', <columns>);
+**     USING gpuagg_groups('<schema>', <columns>, '<keymap>');
 **   SELECT ... FROM temp."<q>_groups"(?handle) AS <name> ...
 **   gpuagg_pick(X)   an aggregate: X of the group's one row
 **
@@ -24,6 +24,12 @@
 **      overflow" when SQLite finalises that group, as the reference query
 **      raises it: groups that a LIMIT never reaches raise nothing.
 **   4. DIRECTONLY, both: not from triggers or views of a database file.
+**   5. A GROUP BY of the post query that names every key column is
+**      consumed (sqlite3_vtab_distinct 1, SQLite 3.38 on): each row is a
+**      group already, distinct under the same comparison (the columns'
+**      own collations, scan_group.h rule 1), so rows of equal keys are
+**      trivially adjacent, and SQLite skips its sort of millions of
+**      groups.  <keymap> (planner/query.h) says which columns are keys.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +104,29 @@ void ga_pick_final(sqlite3_context *ctx) { pick_final(ctx); }
 
 typedef struct groups_vtab {
   sqlite3_vtab base;
-  int ncol; /* declared columns, the handle last */
+  int ncol;       /* declared columns, the handle last */
+  int nkeys;      /* the scan's compared keys */
+  int nmap;       /* columns with a slot in key_of */
+  int key_of[64]; /* column -> key slot, -1: carried (rule 5) */
 } groups_vtab;
+
+/* "nkeys: s0 s1 ..." (planner/query.h) into vt; 0 when malformed. */
+static int read_key_map(groups_vtab *vt, const char *z) {
+  char *end;
+  long n = strtol(z, &end, 10);
+  if (end == z || *end != ':' || n < 0 || n > 16)
+    return 0;
+  vt->nkeys = (int)n;
+  for (z = end + 1; *z;) {
+    long k = strtol(z, &end, 10);
+    if (end == z || k < -1 || k >= n)
+      return 0;
+    if (vt->nmap < (int)(sizeof vt->key_of / sizeof vt->key_of[0]))
+      vt->key_of[vt->nmap++] = (int)k;
+    z = end;
+  }
+  return 1;
+}
 
 typedef struct groups_cursor {
   sqlite3_vtab_cursor base;
@@ -111,13 +138,18 @@ static int groups_connect(sqlite3 *db, void *aux, int argc,
                           const char *const *argv, sqlite3_vtab **pp,
                           char **err) {
   (void)aux;
-  char *schema = argc == 5 ? ga_unquote(argv[3]) : NULL;
-  int ncol = argc == 5 ? atoi(argv[4]) : 0;
-  if (!schema || ncol < 1) {
+  char *schema = argc == 6 ? ga_unquote(argv[3]) : NULL;
+  int ncol = argc == 6 ? atoi(argv[4]) : 0;
+  char *map = argc == 6 ? ga_unquote(argv[5]) : NULL;
+  groups_vtab probe;
+  memset(&probe, 0, sizeof probe);
+  if (!schema || ncol < 1 || !map || !read_key_map(&probe, map)) {
     sqlite3_free(schema);
+    sqlite3_free(map);
     *err = sqlite3_mprintf("gpuagg_groups: made by gpu_query only");
     return SQLITE_ERROR;
   }
+  sqlite3_free(map);
   int rc = sqlite3_declare_vtab(db, schema);
   sqlite3_free(schema);
   if (rc != SQLITE_OK) {
@@ -128,7 +160,7 @@ static int groups_connect(sqlite3 *db, void *aux, int argc,
   groups_vtab *vt = sqlite3_malloc(sizeof(*vt));
   if (!vt)
     return SQLITE_NOMEM;
-  memset(vt, 0, sizeof(*vt));
+  *vt = probe;
   vt->ncol = ncol;
   *pp = &vt->base;
   return SQLITE_OK;
@@ -137,6 +169,21 @@ static int groups_connect(sqlite3 *db, void *aux, int argc,
 static int groups_disconnect(sqlite3_vtab *vt) {
   sqlite3_free(vt);
   return SQLITE_OK;
+}
+
+/* Rule 5: is p's ORDER BY the post query's GROUP BY over every key? */
+static int groups_by_keys(const groups_vtab *vt, sqlite3_index_info *p) {
+  if (p->nOrderBy < 1 || vt->nkeys < 1 ||
+      sqlite3_libversion_number() < 3038000 || sqlite3_vtab_distinct(p) != 1)
+    return 0;
+  unsigned seen = 0;
+  for (int i = 0; i < p->nOrderBy; i++) {
+    int col = p->aOrderBy[i].iColumn;
+    if (col < 0 || col >= vt->nmap || vt->key_of[col] < 0)
+      return 0; /* the rowid, a carried or an aggregate column */
+    seen |= 1u << vt->key_of[col];
+  }
+  return seen == (1u << vt->nkeys) - 1;
 }
 
 /* The handle (the last column) must be bound: rule 2. */
@@ -158,6 +205,7 @@ static int groups_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
   }
   p->estimatedCost = 1000;
   p->estimatedRows = 1000;
+  p->orderByConsumed = groups_by_keys(vt, p);
   return SQLITE_OK;
 }
 
