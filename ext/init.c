@@ -8,7 +8,8 @@
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
 **   ext/query/       gpu_query (virtual table), and internally the groups
-**                    table gpuagg_groups and its aggregate gpuagg_pick
+**                    table gpuagg_groups, its aggregate gpuagg_pick and
+**                    scalars gpuagg_value and gpuagg_check
 **   ext/cache/       gpu_cache, gpu_cache_drop
 **   ext/matadd/      gpu_matadd (virtual table), gpu_matadd_info
 **   ext/config/      gpuagg_config, gpuagg_info, gpuagg_version
@@ -110,6 +111,8 @@ static const ga_fn_reg fns[] = {
     {"gpuagg_collect", -1, DIRECT, GA_UD_NONE, 0, 0, ga_collect_step, 0,
      ga_collect_final, 0},
     AGG("gpuagg_pick", DIRECT, GA_UD_NONE, 0, ga_pick_step, ga_pick_final),
+    SCALAR("gpuagg_value", 1, DIRECT, GA_UD_NONE, ga_value_fn),
+    SCALAR("gpuagg_check", -1, DIRECT, GA_UD_NONE, ga_check_fn),
     SCALAR("gpu_cache", 2, DIRECT, GA_UD_FN, ga_cache_fn),
     SCALAR("gpu_cache_drop", 0, DIRECT, GA_UD_FN, ga_cache_drop_fn),
     SCALAR("gpu_cache_drop", 1, DIRECT, GA_UD_FN, ga_cache_drop_fn),

@@ -8,7 +8,8 @@
 **            GROUP BY, HAVING, ORDER BY and LIMIT as written, FROM the
 **            groups table under the text's own table name or alias, no
 **            WHERE, and each aggregate call replaced by gpuagg_pick(column)
-**            of its value in the group (ext/query/groups_vtab.c)
+**            of its value in the group (ext/query/groups_vtab.c); flat
+**            (rule 6): no GROUP BY, HAVING as WHERE, gpuagg_value(column)
 **   serial   the text with sum, total, avg, min and max replaced by
 **            gpu_sum ... gpu_max and NOT INDEXED after the table
 **
@@ -40,6 +41,15 @@
 **      planner/path.c rule 6, else the serial path).  The groups table
 **      declares each column with its table's type and collation, so keys
 **      keep their affinity and collation in HAVING and ORDER BY.
+**   6. Flat: where every GROUP BY term is a bare column of the table, a
+**      row of the groups table is one group of SQLite's GROUP BY over the
+**      same columns (scan_group.h rule 1), so the post query leaves the
+**      GROUP BY out: its HAVING condition becomes a WHERE and each
+**      aggregate a scalar read of its column; gpuagg_check raises a sum's
+**      overflow first, as SQLite's finalising every aggregate would.  SQLite
+*then neither sorts
+**      nor aggregates the groups again (millions, on one thread), and an
+**      ORDER BY ... LIMIT keeps the few rows it needs.
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -339,8 +349,8 @@ static int agg_of(parse *p, int i); /* the call starting at token i */
 
 /* Append tokens [a, b) to s with the text between them, parameters as
 ** ?(N + off) (rule 4); subst: aliases become their items (rule 2); calls:
-** aggregate calls become gpuagg_pick("col") (post) or gpu_ names
-** (serial: calls = 2). */
+** aggregate calls become gpuagg_pick("col") (post, calls = 1),
+** gpuagg_value("col") (flat post, 3) or gpu_ names (serial, 2). */
 static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
                  int calls) {
   for (int i = a; i < b; i++) {
@@ -353,14 +363,16 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
       sqlite3_str_appendf(s, "?%d", t->var + off);
     } else if (calls && (k = agg_of(p, i)) >= 0) {
       aggcall *c = &p->calls[k];
-      if (calls == 1) {
+      if (calls == 1 || calls == 3) {
         /* an explicit COLLATE in the argument is the call's collation
         ** (ORDER BY max(u COLLATE RTRIM)): it stays on the value */
         int coll = -1;
         for (int j = c->all.a + 2; j + 1 < c->all.b - 1 && coll < 0; j++)
           if (kw(p, j, "COLLATE") && is_name(p, j + 1))
             coll = j + 1;
-        sqlite3_str_appendf(s, "gpuagg_pick(\"%w\")", p->q->agg_col[c->agg]);
+        sqlite3_str_appendf(s, "%s(\"%w\")",
+                            calls == 3 ? "gpuagg_value" : "gpuagg_pick",
+                            p->q->agg_col[c->agg]);
         if (coll >= 0)
           sqlite3_str_appendf(s, " COLLATE %.*s", p->t[coll].len,
                               p->z + p->t[coll].off);
@@ -894,6 +906,7 @@ static int read_terms(parse *p) {
   q->nkeys = p->nterms;
   /* bare columns first: their own slots */
   int rc = SQLITE_OK, idx;
+  q->flat = p->nterms > 0;
   for (int k = 0; k < p->nterms && rc == SQLITE_OK; k++) {
     span e = res[k];
     int last = e.b - 1, c = col_of(p, last);
@@ -901,6 +914,7 @@ static int read_terms(parse *p) {
         c != -1 && (e.b == e.a + 1 || (e.b == e.a + 3 && op(p, e.a + 1, ".")));
     if (bare)
       rc = add_rep(p, last, c, k, &idx);
+    q->flat &= bare;
   }
   /* the columns other terms read: carried */
   for (int k = 0; k < p->nterms && rc == SQLITE_OK; k++)
@@ -1010,6 +1024,30 @@ static int name_columns(parse *p, sqlite3_stmt *st) {
   return SQLITE_OK;
 }
 
+/* Rule 6's WHERE: SQLite finalises every aggregate of a group before its
+** HAVING, so a sum that overflowed raises its error whatever the HAVING's
+** short cuts (x OR sum(b) > 1): gpuagg_check(sums...) first, then the
+** HAVING condition, in a CASE that keeps that order. */
+static void flat_where(parse *p, sqlite3_str *s) {
+  ga_query *q = p->q;
+  int nsums = 0;
+  for (int k = 0; k < q->naggs; k++)
+    if (q->aggs[k].op == GA_AGG_SUM)
+      sqlite3_str_appendf(s, "%s\"%w\"",
+                          nsums++ ? ", " : "WHERE CASE WHEN gpuagg_check(",
+                          q->agg_col[k]);
+  int having = p->having.b > p->having.a;
+  if (nsums)
+    sqlite3_str_appendall(s, having ? ") THEN (" : ") THEN 1");
+  else if (having)
+    sqlite3_str_appendall(s, "WHERE (");
+  if (having) {
+    emit(p, s, p->having.a, p->having.b, 0, 0, 3);
+    sqlite3_str_appendall(s, ")");
+  }
+  sqlite3_str_appendall(s, nsums ? " END " : " ");
+}
+
 /* The post query and the groups table (rule 5), and the serial query. */
 static int make_texts(parse *p, const char *groups) {
   ga_query *q = p->q;
@@ -1029,37 +1067,25 @@ static int make_texts(parse *p, const char *groups) {
   sqlite3_str_appendf(s, "\"%w\" HIDDEN)", handle ? handle : "");
   sqlite3_free(handle);
   q->groups_schema = sqlite3_str_finish(s);
-  /* an ORDER BY of as many terms as the GROUP BY may be the same list, and
-  ** SQLite then takes the groups' order for the ORDER BY's (select.c's
-  ** orderByGrp) even where sqlite3_vtab_distinct says any order will do:
-  ** that GROUP BY is not the groups table's to consume (nkeys 0) */
-  int norder = 0;
-  if (p->order.b > p->order.a) {
-    span *ord;
-    if (split(p, p->order.a, p->order.b, &ord, &norder))
-      return SQLITE_NOMEM;
-    sqlite3_free(ord);
-  }
-  s = sqlite3_str_new(NULL); /* never empty: sqlite3_str_finish's NULL */
-  int nkeys = norder == q->nkeys ? 0 : q->nkeys;
-  sqlite3_str_appendf(s, "%d:", nkeys);
-  for (int k = 0; k < q->nreps; k++)
-    sqlite3_str_appendf(s, " %d", q->rep_slot[k] < nkeys ? q->rep_slot[k] : -1);
-  q->key_map = sqlite3_str_finish(s);
 
   /* post: SELECT [DISTINCT] items FROM groups(?H) AS qual [GROUP BY ...]
-  ** [HAVING ...] [ORDER BY ...] [LIMIT ...] */
+  ** [HAVING ...] [ORDER BY ...] [LIMIT ...]; flat (rule 6): no GROUP BY,
+  ** WHERE (the HAVING condition), gpuagg_value for gpuagg_pick */
+  int calls = q->flat ? 3 : 1;
   s = sqlite3_str_new(NULL);
-  emit(p, s, 0, p->from.a - 1, 0, 0, 1);
+  emit(p, s, 0, p->from.a - 1, 0, 0, calls);
   sqlite3_str_appendf(s, " FROM temp.\"%w\"(?%d) AS \"%w\" ", groups,
                       q->nparams + 1, q->qual);
+  if (q->flat)
+    flat_where(p, s);
   span tail[4] = {p->group, p->having, p->order, p->limit};
-  for (int k = 0; k < 4; k++)
-    if (tail[k].b > tail[k].a) {
-      int kwtok = tail[k].a - (k == 0 || k == 2 ? 2 : 1);
-      emit(p, s, kwtok, tail[k].b, 0, 0, 1);
-      sqlite3_str_appendall(s, " ");
-    }
+  for (int k = q->flat ? 2 : 0; k < 4; k++) {
+    if (tail[k].b <= tail[k].a)
+      continue;
+    int kwtok = tail[k].a - (k == 0 || k == 2 ? 2 : 1);
+    emit(p, s, kwtok, tail[k].b, 0, 0, calls);
+    sqlite3_str_appendall(s, " ");
+  }
   q->post_sql = sqlite3_str_finish(s);
 
   /* serial: the text, gpu_ names, NOT INDEXED after the table */
@@ -1071,7 +1097,7 @@ static int make_texts(parse *p, const char *groups) {
   sqlite3_str_appendall(s, " ");
   emit(p, s, cut, p->n, 0, 0, 2);
   q->serial_sql = sqlite3_str_finish(s);
-  if (!q->groups_schema || !q->key_map || !q->post_sql || !q->serial_sql)
+  if (!q->groups_schema || !q->post_sql || !q->serial_sql)
     return SQLITE_NOMEM;
   return SQLITE_OK;
 }
@@ -1322,7 +1348,6 @@ void ga_query_free(ga_query *q) {
   sqlite3_free(q->agg_col);
   sqlite3_free(q->aggs);
   sqlite3_free(q->groups_schema);
-  sqlite3_free(q->key_map);
   sqlite3_free(q->post_sql);
   sqlite3_free(q->serial_sql);
   for (int k = 0; q->param_name && k < q->nparams; k++)

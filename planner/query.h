@@ -47,10 +47,9 @@ typedef struct ga_query {
   ga_qagg *aggs;
   char **agg_col;      /* the groups table's name of each */
   char *groups_schema; /* CREATE TABLE x(...) of the groups table */
-  /* "nkeys: s0 s1 ...": each rep column's key slot, or -1 (carried): the
-  ** groups table reads it to consume a GROUP BY of every key
-  ** (ext/query/groups_vtab.c rule 5) */
-  char *key_map;
+  /* every GROUP BY term a bare column: each groups-table row is one group
+  ** of SQLite's GROUP BY, and the post query has none (query.c rule 6) */
+  int flat;
   /* SQLite's own texts, with the original parameter numbers */
   char *post_sql;   /* over the groups table; ?(nparams + 1) is the handle */
   char *serial_sql; /* the text with gpu_ aggregates, rows in rowid order */

@@ -278,6 +278,7 @@ static void direct_piece(ga_group_shards *gs, const ga_gshape *sh,
                          const row *rows, int a, int b, int64_t p,
                          int64_t *bytes) {
   ga_gs_batch batch;
+  int64_t wait = 0;
   int first = (int)(rnd() % GA_GS_SHARDS);
   if (ga_gs_batch_init(&batch, sh, 1 + (int)(rnd() % 7)) != GA_OK) {
     check(0, "batch made", p);
@@ -297,7 +298,7 @@ static void direct_piece(ga_group_shards *gs, const ga_gshape *sh,
       ga_gs_batch_add(&batch, k, raw, h);
       continue;
     }
-    check(ga_gs_step_batch(gs, &batch, p, first, bytes) == GA_OK,
+    check(ga_gs_step_batch(gs, &batch, p, first, bytes, &wait) == GA_OK,
           "batch stepped", p);
     if (!text) { /* it was full */
       ga_gs_batch_add(&batch, k, raw, h);
@@ -319,8 +320,8 @@ static void direct_piece(ga_group_shards *gs, const ga_gshape *sh,
     }
     ga_gs_release(gs, &hold, extra, bytes);
   }
-  check(ga_gs_step_batch(gs, &batch, p, first, bytes) == GA_OK, "batch stepped",
-        p);
+  check(ga_gs_step_batch(gs, &batch, p, first, bytes, &wait) == GA_OK,
+        "batch stepped", p);
   check(batch.n == 0, "batch emptied", p);
   ga_gs_batch_free(&batch);
 }

@@ -171,7 +171,9 @@ typedef struct worker {
   int direct;             /* rows go straight into the shared groups */
   int64_t direct_rows;    /* so taken */
   int64_t direct_batches; /* of them, stepped a batch at a time */
-  ga_gs_batch batch;      /* direct mode's rows, stepped a batch at a time */
+  double piece_ms;        /* in its pieces (last_scan.worker_ms) */
+  int64_t flush_ns, wait_ns; /* stepping batches; blocked on shards */
+  ga_gs_batch batch;         /* direct mode's rows, stepped a batch at a time */
 } worker;
 
 struct scan_shared {
@@ -205,6 +207,7 @@ struct scan_shared {
 };
 
 static int exec(sqlite3 *db, const char *sql);
+static double now_ms(void);
 
 static int64_t sat_add(int64_t a, int64_t b) { /* b >= 0 */
   return a > INT64_MAX - b ? INT64_MAX : a + b;
@@ -541,8 +544,15 @@ static int step_batch(worker *w, int64_t no, int64_t *bytes) {
   if (!w->batch.n)
     return GA_OK;
   w->direct_batches++;
-  return ga_gs_step_batch(w->sh->groups, &w->batch, no,
-                          w->index * GA_GS_SHARDS / w->sh->nw, bytes);
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int rc =
+      ga_gs_step_batch(w->sh->groups, &w->batch, no,
+                       w->index * GA_GS_SHARDS / w->sh->nw, bytes, &w->wait_ns);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  w->flush_ns +=
+      (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+  return rc;
 }
 
 /* Direct mode in batches (ga_gs_batch): the row's keys, hash and values
@@ -759,7 +769,9 @@ static void *worker_main(void *arg) {
       sqlite3_progress_handler(w->db, GA_SCAN_POLL_OPS, caller_progress, w);
       __atomic_add_fetch(&now_in_caller_piece, 1, __ATOMIC_RELAXED);
     }
+    double t0 = now_ms();
     rc = run_piece(w, st, hash, no, &rows, &groups, &bytes);
+    w->piece_ms += now_ms() - t0;
     if (w->caller && sp->interrupted) {
       __atomic_sub_fetch(&now_in_caller_piece, 1, __ATOMIC_RELAXED);
       sqlite3_progress_handler(w->db, 0, NULL, NULL);
@@ -1188,6 +1200,9 @@ finish:
   for (int k = 0; sh.w && k < sh.nw; k++) {
     out->direct_rows += sh.w[k].direct_rows;
     out->direct_batches += sh.w[k].direct_batches;
+    out->worker_ms += sh.w[k].piece_ms;
+    out->flush_ms += (double)sh.w[k].flush_ns / 1e6;
+    out->lock_wait_ms += (double)sh.w[k].wait_ns / 1e6;
   }
   out->probes = sh.nprobes;
   out->max_piece_rows = sh.max_piece_rows;
@@ -1240,13 +1255,15 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            "{\"path\":\"%s\",\"threads\":%d,\"why\":\"%s\",\"rows\":%s,"
            "\"ms\":%.3f,\"pieces\":%lld,\"hash_pieces\":%lld,"
            "\"hash_flushes\":%lld,\"direct_rows\":%lld,"
-           "\"direct_batches\":%lld,"
+           "\"direct_batches\":%lld,\"worker_ms\":%.1f,\"flush_ms\":%.1f,"
+           "\"lock_wait_ms\":%.1f,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
            "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
            (long long)l->hash_flushes, (long long)l->direct_rows,
-           (long long)l->direct_batches, l->interrupt ? l->interrupt : "",
+           (long long)l->direct_batches, l->worker_ms, l->flush_ms,
+           l->lock_wait_ms, l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
            l->values);

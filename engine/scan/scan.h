@@ -138,7 +138,10 @@ typedef struct ga_scan_out {
   int64_t hash_flushes;   /* worker tables full mid-piece, moved (scan.c) */
   int64_t direct_rows;    /* rows stepped straight into the shared groups */
   int64_t direct_batches; /* batches those rows went in (ga_gs_batch) */
-  int64_t probes;         /* sparse-mode probes */
+  /* the workers' time, summed: in their pieces; of it, stepping direct
+  ** mode's batches; of that, waiting for shards that others held */
+  double worker_ms, flush_ms, lock_wait_ms;
+  int64_t probes; /* sparse-mode probes */
   int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
   int64_t snapshot_waits; /* retries of the snapshot on a busy lock */
   /* GA_SCAN_INTERRUPT: where the caller's thread noticed it: "snapshot"
@@ -172,10 +175,11 @@ typedef struct ga_scan_last {
                    the groups are read */
   double ms;
   int64_t pieces;
-  int64_t hash_pieces;        /* of them grouped in the workers' hash tables */
-  int64_t hash_flushes;       /* ga_scan_out's */
-  int64_t direct_rows;        /* ga_scan_out's */
-  int64_t direct_batches;     /* ga_scan_out's */
+  int64_t hash_pieces;    /* of them grouped in the workers' hash tables */
+  int64_t hash_flushes;   /* ga_scan_out's */
+  int64_t direct_rows;    /* ga_scan_out's */
+  int64_t direct_batches; /* ga_scan_out's */
+  double worker_ms, flush_ms, lock_wait_ms; /* ga_scan_out's */
   const char *interrupt;      /* how the waiting thread sees the caller's
                                  interrupt: "sqlite3_is_interrupted" (3.41+) or
                                  "probe statement" (older SQLite) */

@@ -205,10 +205,10 @@ static inline void ga_gs_batch_drop(ga_gs_batch *b) {
 }
 /* Step b's rows (all of rowid piece `piece`) into s and empty b, whatever
 ** the outcome.  Shards are visited from `first` on (workers start apart),
-** skipping busy ones until the end.  *bytes grows by what s's memory grew.
-** GA_OK or GA_NOMEM. */
+** skipping busy ones until the end.  *bytes grows by what s's memory grew,
+** *wait_ns by the time spent waiting for busy shards.  GA_OK or GA_NOMEM. */
 int ga_gs_step_batch(ga_group_shards *s, ga_gs_batch *b, int64_t piece,
-                     int first, int64_t *bytes);
+                     int first, int64_t *bytes, int64_t *wait_ns);
 
 /* Move every group of t (one piece's: all tagged `piece`) into s and
 ** leave t empty, its slots kept for the next piece.  *bytes grows by what

@@ -636,6 +636,9 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
       last->hash_flushes = c->out.hash_flushes;
       last->direct_rows = c->out.direct_rows;
       last->direct_batches = c->out.direct_batches;
+      last->worker_ms = c->out.worker_ms;
+      last->flush_ms = c->out.flush_ms;
+      last->lock_wait_ms = c->out.lock_wait_ms;
       last->values = 1;
       take_groups(c, &a, &err);
       goto done;

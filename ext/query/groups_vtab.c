@@ -5,9 +5,11 @@
 ** SQL interface (internal; gpu_query creates and drops it):
 **
 **   CREATE VIRTUAL TABLE temp."<q>_groups"
-**     USING gpuagg_groups('<schema>', <columns>, '<keymap>');
+**     USING gpuagg_groups('<schema>', <columns>);
 **   SELECT ... FROM temp."<q>_groups"(?handle) AS <name> ...
 **   gpuagg_pick(X)   an aggregate: X of the group's one row
+**   gpuagg_value(X)  a scalar: X (rule 6)
+**   gpuagg_check(X, ...)  a scalar: 1 (rule 6)
 **
 ** Rules:
 **   1. The columns are those of <schema>: the group's key and carried
@@ -24,12 +26,15 @@
 **      overflow" when SQLite finalises that group, as the reference query
 **      raises it: groups that a LIMIT never reaches raise nothing.
 **   4. DIRECTONLY, both: not from triggers or views of a database file.
-**   5. A GROUP BY of the post query that names every key column is
-**      consumed (sqlite3_vtab_distinct 1, SQLite 3.38 on): each row is a
-**      group already, distinct under the same comparison (the columns'
-**      own collations, scan_group.h rule 1), so rows of equal keys are
-**      trivially adjacent, and SQLite skips its sort of millions of
-**      groups.  <keymap> (planner/query.h) says which columns are keys.
+**   5. Where every GROUP BY term of the text is a bare key column, each row
+**      is one group of SQLite's GROUP BY already (the same comparison:
+**      scan_group.h rule 1), and the post query has no GROUP BY
+**      (planner/query.c rule 6): it reads each aggregate value through
+**      gpuagg_value(X), a scalar, instead of the aggregate gpuagg_pick, and
+**      SQLite neither sorts nor aggregates millions of groups again.
+**   6. gpuagg_value(X) is X, except rule 3's marker, which raises "integer
+**      overflow" where SQLite evaluates it, as gpuagg_pick does;
+**      gpuagg_check(X, ...) is 1, or that error when any X is the marker.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +68,14 @@ static const unsigned char *overflow_mark(void) {
   return mark;
 }
 
-/* ---- gpuagg_pick ---- */
+/* ---- gpuagg_pick, gpuagg_value ---- */
+
+/* Rule 3's marker? */
+static int is_overflow_mark(sqlite3_value *v) {
+  return sqlite3_value_type(v) == SQLITE_BLOB &&
+         sqlite3_value_bytes(v) == (int)MARK_BYTES &&
+         !memcmp(sqlite3_value_blob(v), overflow_mark(), MARK_BYTES);
+}
 
 static void pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
@@ -84,14 +96,29 @@ static void pick_final(sqlite3_context *ctx) {
   if (!kept || !*kept)
     return; /* no row: NULL */
   sqlite3_value *v = *kept;
-  if (sqlite3_value_type(v) == SQLITE_BLOB &&
-      sqlite3_value_bytes(v) == (int)MARK_BYTES &&
-      !memcmp(sqlite3_value_blob(v), overflow_mark(), MARK_BYTES))
+  if (is_overflow_mark(v))
     sqlite3_result_error(ctx, "integer overflow", -1);
   else
     sqlite3_result_value(ctx, v);
   sqlite3_value_free(v);
   *kept = NULL;
+}
+
+void ga_value_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  if (is_overflow_mark(argv[0]))
+    sqlite3_result_error(ctx, "integer overflow", -1);
+  else
+    sqlite3_result_value(ctx, argv[0]);
+}
+
+void ga_check_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  for (int i = 0; i < argc; i++)
+    if (is_overflow_mark(argv[i])) {
+      sqlite3_result_error(ctx, "integer overflow", -1);
+      return;
+    }
+  sqlite3_result_int(ctx, 1);
 }
 
 void ga_pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -104,29 +131,8 @@ void ga_pick_final(sqlite3_context *ctx) { pick_final(ctx); }
 
 typedef struct groups_vtab {
   sqlite3_vtab base;
-  int ncol;       /* declared columns, the handle last */
-  int nkeys;      /* the scan's compared keys */
-  int nmap;       /* columns with a slot in key_of */
-  int key_of[64]; /* column -> key slot, -1: carried (rule 5) */
+  int ncol; /* declared columns, the handle last */
 } groups_vtab;
-
-/* "nkeys: s0 s1 ..." (planner/query.h) into vt; 0 when malformed. */
-static int read_key_map(groups_vtab *vt, const char *z) {
-  char *end;
-  long n = strtol(z, &end, 10);
-  if (end == z || *end != ':' || n < 0 || n > 16)
-    return 0;
-  vt->nkeys = (int)n;
-  for (z = end + 1; *z;) {
-    long k = strtol(z, &end, 10);
-    if (end == z || k < -1 || k >= n)
-      return 0;
-    if (vt->nmap < (int)(sizeof vt->key_of / sizeof vt->key_of[0]))
-      vt->key_of[vt->nmap++] = (int)k;
-    z = end;
-  }
-  return 1;
-}
 
 typedef struct groups_cursor {
   sqlite3_vtab_cursor base;
@@ -138,18 +144,13 @@ static int groups_connect(sqlite3 *db, void *aux, int argc,
                           const char *const *argv, sqlite3_vtab **pp,
                           char **err) {
   (void)aux;
-  char *schema = argc == 6 ? ga_unquote(argv[3]) : NULL;
-  int ncol = argc == 6 ? atoi(argv[4]) : 0;
-  char *map = argc == 6 ? ga_unquote(argv[5]) : NULL;
-  groups_vtab probe;
-  memset(&probe, 0, sizeof probe);
-  if (!schema || ncol < 1 || !map || !read_key_map(&probe, map)) {
+  char *schema = argc == 5 ? ga_unquote(argv[3]) : NULL;
+  int ncol = argc == 5 ? atoi(argv[4]) : 0;
+  if (!schema || ncol < 1) {
     sqlite3_free(schema);
-    sqlite3_free(map);
     *err = sqlite3_mprintf("gpuagg_groups: made by gpu_query only");
     return SQLITE_ERROR;
   }
-  sqlite3_free(map);
   int rc = sqlite3_declare_vtab(db, schema);
   sqlite3_free(schema);
   if (rc != SQLITE_OK) {
@@ -160,7 +161,7 @@ static int groups_connect(sqlite3 *db, void *aux, int argc,
   groups_vtab *vt = sqlite3_malloc(sizeof(*vt));
   if (!vt)
     return SQLITE_NOMEM;
-  *vt = probe;
+  memset(vt, 0, sizeof(*vt));
   vt->ncol = ncol;
   *pp = &vt->base;
   return SQLITE_OK;
@@ -169,21 +170,6 @@ static int groups_connect(sqlite3 *db, void *aux, int argc,
 static int groups_disconnect(sqlite3_vtab *vt) {
   sqlite3_free(vt);
   return SQLITE_OK;
-}
-
-/* Rule 5: is p's ORDER BY the post query's GROUP BY over every key? */
-static int groups_by_keys(const groups_vtab *vt, sqlite3_index_info *p) {
-  if (p->nOrderBy < 1 || vt->nkeys < 1 ||
-      sqlite3_libversion_number() < 3038000 || sqlite3_vtab_distinct(p) != 1)
-    return 0;
-  unsigned seen = 0;
-  for (int i = 0; i < p->nOrderBy; i++) {
-    int col = p->aOrderBy[i].iColumn;
-    if (col < 0 || col >= vt->nmap || vt->key_of[col] < 0)
-      return 0; /* the rowid, a carried or an aggregate column */
-    seen |= 1u << vt->key_of[col];
-  }
-  return seen == (1u << vt->nkeys) - 1;
 }
 
 /* The handle (the last column) must be bound: rule 2. */
@@ -205,7 +191,6 @@ static int groups_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
   }
   p->estimatedCost = 1000;
   p->estimatedRows = 1000;
-  p->orderByConsumed = groups_by_keys(vt, p);
   return SQLITE_OK;
 }
 
@@ -237,8 +222,24 @@ static int groups_filter(sqlite3_vtab_cursor *pc, int idxNum,
   return SQLITE_OK;
 }
 
+/* Groups ahead of the row being read whose memory is brought towards the
+** cache: the group itself far ahead, then what its pointers reach.  The
+** groups lie in hash order all over memory, so each row otherwise waits
+** for a few cache misses in a row. */
+#define GROUPS_AHEAD 8
+
 static int groups_next(sqlite3_vtab_cursor *pc) {
-  ((groups_cursor *)pc)->i++;
+  groups_cursor *c = (groups_cursor *)pc;
+  c->i++;
+  const ga_qgroups *gs = c->gs;
+  if (gs && c->i + 2 * GROUPS_AHEAD < gs->n)
+    __builtin_prefetch(gs->g[c->i + 2 * GROUPS_AHEAD], 0);
+  if (gs && c->i + GROUPS_AHEAD < gs->n) {
+    const ga_group *g = gs->g[c->i + GROUPS_AHEAD];
+    __builtin_prefetch(g->key, 0);
+    for (int k = 0; k < gs->q->naggs; k++)
+      __builtin_prefetch(&g->st[gs->q->aggs[k].val], 0);
+  }
   return SQLITE_OK;
 }
 
@@ -266,7 +267,8 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
     return SQLITE_OK; /* the handle */
   const ga_qagg *a = &q->aggs[col];
   ga_gstate none;
-  ga_gstate_init(&none);
+  if (!g)
+    ga_gstate_init(&none);
   const ga_gstate *s = g ? &g->st[a->val] : &none;
   if (a->op == GA_Q_COUNT_STAR)
     sqlite3_result_int64(ctx, s->rows);

@@ -63,7 +63,6 @@ typedef struct query_vtab {
   char *sql;           /* the SELECT */
   char *groups;        /* its groups table, in temp */
   char *groups_schema; /* that table's columns at CREATE */
-  char *key_map;       /* and its keys (query.h) */
   int ncols, nparams;
 } query_vtab;
 
@@ -100,7 +99,6 @@ static void vtab_free(query_vtab *vt) {
   sqlite3_free(vt->sql);
   sqlite3_free(vt->groups);
   sqlite3_free(vt->groups_schema);
-  sqlite3_free(vt->key_map);
   sqlite3_free(vt);
 }
 
@@ -156,16 +154,14 @@ static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
   vt->ncols = q.ncols;
   vt->nparams = q.nparams;
   vt->groups_schema = sqlite3_mprintf("%s", q.groups_schema);
-  vt->key_map = sqlite3_mprintf("%s", q.key_map);
-  rc = !decl || !vt->groups_schema || !vt->key_map
-           ? SQLITE_NOMEM
-           : sqlite3_declare_vtab(db, decl);
+  rc = !decl || !vt->groups_schema ? SQLITE_NOMEM
+                                   : sqlite3_declare_vtab(db, decl);
   if (rc == SQLITE_OK)
     rc = sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   if (rc == SQLITE_OK && create) {
     char *x = sqlite3_mprintf(
-        "CREATE VIRTUAL TABLE temp.\"%w\" USING gpuagg_groups(%Q, %d, %Q)",
-        vt->groups, q.groups_schema, q.nreps + q.naggs + 1, q.key_map);
+        "CREATE VIRTUAL TABLE temp.\"%w\" USING gpuagg_groups(%Q, %d)",
+        vt->groups, q.groups_schema, q.nreps + q.naggs + 1);
     rc = x ? sqlite3_exec(db, x, NULL, NULL, NULL) : SQLITE_NOMEM;
     sqlite3_free(x);
     if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
@@ -517,6 +513,9 @@ static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
   last->hash_flushes = c->out.hash_flushes;
   last->direct_rows = c->out.direct_rows;
   last->direct_batches = c->out.direct_batches;
+  last->worker_ms = c->out.worker_ms;
+  last->flush_ms = c->out.flush_ms;
+  last->lock_wait_ms = c->out.lock_wait_ms;
   last->values = c->q.nvals;
   return SQLITE_OK;
 }
@@ -602,8 +601,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
   if (c->q.serial_why) {
     sqlite3_snprintf((int)sizeof why, why, "%s", c->q.serial_why);
-  } else if (strcmp(c->q.groups_schema, vt->groups_schema) ||
-             strcmp(c->q.key_map, vt->key_map)) {
+  } else if (strcmp(c->q.groups_schema, vt->groups_schema)) {
     sqlite3_snprintf((int)sizeof why, why,
                      "the table's columns changed since CREATE");
   } else {
