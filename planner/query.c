@@ -1150,6 +1150,14 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   if (rc != SQLITE_OK) {
     if ((rc & 0xff) == SQLITE_NOMEM)
       goto done;
+    /* the caller's interrupt (SQLite reports it from a prepare inside a
+    ** running statement as SQLITE_ERROR "interrupted"): SQLITE_INTERRUPT,
+    ** as the statement's other steps give it, not an error of the text */
+    if ((rc & 0xff) == SQLITE_INTERRUPT ||
+        !strcmp(sqlite3_errmsg(db), sqlite3_errstr(SQLITE_INTERRUPT))) {
+      rc = SQLITE_INTERRUPT;
+      goto done;
+    }
     *err = sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(db));
     rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;

@@ -61,7 +61,8 @@ typedef struct ga_query {
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups
-** table `groups` (a name in temp).  SQLITE_OK; SQLITE_NOMEM; or
+** table `groups` (a name in temp).  SQLITE_OK; SQLITE_NOMEM; SQLITE_INTERRUPT
+** (the caller's interrupt, seen while SQLite compiles the text); or
 ** SQLITE_ERROR with *err "gpu_query: ..." (sqlite3_malloc'd). */
 int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
                    ga_query *q, char **err);

@@ -4,7 +4,8 @@ their duplicates, HAVING on an INTEGER key compared with TEXT (the key keeps
 its affinity), NOCASE keys in HAVING, the groups table's life (created,
 renamed, dropped with the table), one answer per cursor in a join (rule 7:
 gpuagg_info's gpu_query calls and replays), the memory cap's fallback, and
-gpu_aggregate's answers unchanged.  The differential generator of the
+gpu_aggregate's answers unchanged, the caller's interrupt while the text
+compiles.  The differential generator of the
 contract is tests/test_query.py.
 """
 
@@ -272,6 +273,16 @@ back = db.execute("PRAGMA reverse_unordered_selects").fetchone()[0]
 db.execute("PRAGMA reverse_unordered_selects = 0")
 check(got == [(5, "integer")] and back == 1,
       "serial path: rowid order under reverse_unordered_selects", (got, back))
+
+# the caller's interrupt, set before the call compiles its text again
+# (a function in the table's arguments calls sqlite3_interrupt): SQLite's
+# own "interrupted", SQLITE_INTERRUPT, not an error of the text
+create(db, "qint", "SELECT a, sum(x) FROM t WHERE y > ?1 GROUP BY a")
+db.create_function("interrupt_now", 0, lambda: (db.interrupt(), 3)[1])
+err = error_of(db, "SELECT * FROM qint(interrupt_now())")
+check(err == "interrupted", "interrupt while the text compiles", err)
+check(db.execute("SELECT count(*) FROM qint(3)").fetchone()[0] > 0,
+      "after the interrupt: the next call answers")
 
 # gpu_aggregate unchanged beside it
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()
