@@ -338,10 +338,29 @@ static void test_tables(void) {
     sh.nc = sh.nk < MAXK ? (round / (MAXK * MAXS)) % 2 : 0;
     for (int j = 0; j < sh.nk; j++)
       sh.coll[j] = (round + j) % 3;
+    /* odd rounds: keys 1, 1.0, 5, 5.0, 'a', 'A' and values NULL, 5, 5.0,
+    ** so that groups hold many rows, rows of one group meet in a batch of
+    ** direct mode, and the representative (1 or 1.0) and the max/min ties
+    ** (5 or 5.0) depend on the order the rows are stepped in */
+    val pool[6];
+    memset(pool, 0, sizeof pool);
+    pool[0].type = pool[2].type = GA_V_INT;
+    pool[0].i = 1;
+    pool[2].i = 5;
+    pool[1].type = pool[3].type = GA_V_REAL;
+    pool[1].r = 1.0;
+    pool[3].r = 5.0;
+    pool[4].type = pool[5].type = GA_V_TEXT;
+    pool[4].t[0] = 'a';
+    pool[5].t[0] = 'A';
+    pool[4].n = pool[5].n = 1;
     for (int i = 0; i < NROWS; i++)
       for (int j = 0; j < MAXK; j++) {
-        rand_val(&rows[i].key[j]);
-        rows[i].xt[j] = (int)(rnd() % 5);
+        if (round % 2)
+          rows[i].key[j] = pool[rnd() % 6];
+        else
+          rand_val(&rows[i].key[j]);
+        rows[i].xt[j] = (int)(rnd() % (round % 2 ? 3 : 5));
         rows[i].xi[j] = (int64_t)(rnd() % 1000) - 500;
       }
     /* expected: one table fed in rowid order, one piece per row */
@@ -370,6 +389,10 @@ static void test_tables(void) {
     int64_t bytes = 0;
     for (int o = 0; o < ncut; o++) {
       int p = order[o];
+      /* a third of the pieces move whole (a worker's table, mode 1), a
+      ** third group by group (SQLite's GROUP BY in a piece, 0), a third go
+      ** direct (2); which third the first piece is in changes by round */
+      int mode = (p + round) % 3;
       ga_group_table piece; /* the piece's GROUP BY: first row wins */
       ga_gt_init(&piece, &sh);
       for (int i = cut[p]; i < cut[p + 1]; i++) {
@@ -378,13 +401,11 @@ static void test_tables(void) {
         row_states(&rows[i], &sh, s, k);
         /* a worker's table tags its groups with the piece (ga_gs_take
         ** moves them as they are); ga_gs_add tags what it adds */
-        ga_gt_add(&piece, k, ga_keys_hash(k, &sh), s, p % 3 == 1 ? p : 0);
+        ga_gt_add(&piece, k, ga_keys_hash(k, &sh), s, mode == 1 ? p : 0);
       }
-      /* a third of the pieces move whole (a worker's table), a third group
-      ** by group (SQLite's GROUP BY in a piece), a third go direct */
-      if (p % 3 == 2) {
+      if (mode == 2) {
         direct_piece(gs, &sh, rows, cut[p], cut[p + 1], p, &bytes);
-      } else if (p % 3 == 1) {
+      } else if (mode == 1) {
         ga_gs_take(gs, &piece, p, &bytes);
       } else {
         for (size_t j = 0; j < piece.cap; j++) {
