@@ -29,7 +29,8 @@ extern const sqlite3_module ga_groups_methods;
 ** rule 3). */
 void ga_pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void ga_pick_final(sqlite3_context *ctx);
-/* gpuagg_value(X): X, or rule 3's error (groups_vtab.c rule 6). */
+/* gpuagg_value(X): X; gpuagg_check(X, ...): 1 or the overflow error
+ * (groups_vtab.c rule 6). */
 void ga_value_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void ga_check_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
