@@ -260,6 +260,8 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     rc = ga_cache_query_gpu(c, e, &q, out, qwhy, sizeof qwhy);
   else
     rc = ga_cache_query_host(c, e, &q, threads, out, qwhy, sizeof qwhy);
+  if (rc == GA_SCAN_OK && ga_cache_decode_keys(e, &q, out))
+    rc = GA_SCAN_NOMEM;
   if (rc == GA_SCAN_OK) {
     *hit = 1;
     e->hits++;

@@ -33,6 +33,18 @@
 **      AND, BETWEEN, IN, IS, NOT, NULL, ISNULL, NOTNULL, any case.
 **   4. Comments, parameters, functions, COLLATE, casts, arithmetic,
 **      subqueries: ineligible.
+**   6. TEXT columns (engine/cache/cache.h rule 1: codes and a dictionary;
+**      issue 20).  Compared only with string literals ('...', SQLite's own
+**      value of the literal, in the database's encoding), only where the
+**      column's affinity is TEXT or none (a numeric affinity would turn a
+**      numeric-looking literal into a number) and its collation BINARY (the
+**      dictionary's order); grouped only under BINARY.  A comparison with
+**      a string becomes one with the string's insertion point among the
+**      codes: = and <> with its code, or with -1 (no code) when the
+**      dictionary lacks it; < and >= with the insertion point; <= and >
+**      with it, moved by one when the value is absent.  NULL still fails
+**      every comparison (no code).  A TEXT column as the expression, or
+**      compared with a number: ineligible.
 **   5. The REAL -9223372036854775808.0 (-2^63) against the rowid alias
 **      (INTEGER PRIMARY KEY) with = or IN.  Where SQLite seeks the rowid
 **      with a literal (OP_SeekRowid), integer affinity leaves -2^63.0 REAL
@@ -55,7 +67,19 @@ SQLITE_EXTENSION_INIT3
 #include "cache.h"
 #include "cache_plan.h"
 
-enum { T_END, T_ID, T_QID, T_NUM, T_OP, T_LP, T_RP, T_COMMA, T_SIGN, T_BAD };
+enum {
+  T_END,
+  T_ID,
+  T_QID,
+  T_NUM,
+  T_STR,
+  T_OP,
+  T_LP,
+  T_RP,
+  T_COMMA,
+  T_SIGN,
+  T_BAD
+};
 
 typedef struct tok {
   int kind;
@@ -157,6 +181,17 @@ static void lex(lexer *L, const char *z) {
           (!hex && (*z == '+' || *z == '-') && (z[-1] == 'e' || z[-1] == 'E')))
         z++;
       push(L, T_NUM, b, (int)(z - b), NULL, 0);
+    } else if (c == '\'') { /* a string literal, '' inside (rule 6) */
+      const char *b = z++;
+      while (*z && (*z != '\'' || z[1] == '\''))
+        z += *z == '\'' ? 2 : 1;
+      if (!*z) {
+        push(L, T_BAD, b, 1, NULL, 0);
+        bad = 1;
+        continue;
+      }
+      z++;
+      push(L, T_STR, b, (int)(z - b), NULL, 0);
     } else if (c == '(' || c == ')' || c == ',') {
       push(L, c == '(' ? T_LP : c == ')' ? T_RP : T_COMMA, z, 1, NULL, 0);
       z++;
@@ -211,6 +246,8 @@ static void lexer_free(lexer *L) {
 typedef struct parser {
   lexer L;
   sqlite3 *db;
+  const ga_target *t;
+  int enc; /* the database's text encoding (rule 6), 0 until read */
   const ga_centry *e;
   const char *const *tcols; /* the table's columns */
   int ntcols;
@@ -312,13 +349,102 @@ static int literal(parser *p) {
   return lit;
 }
 
+/* Rule 6: may TEXT column c be compared (compared 1) or grouped?  1, or 0
+** with the reason. */
+static int text_ok(parser *p, int c, int compared) {
+  const ga_ccol *col = &p->e->cols[c];
+  if (compared && col->aff != GA_AFF_TEXT && col->aff != GA_AFF_BLOB)
+    return no(p, "TEXT column %s has a numeric affinity", col->name);
+  const char *type, *coll;
+  if (ga_column_decl(p->db, p->t->schema, p->t->table, col->name, &type,
+                     &coll) != SQLITE_OK)
+    return no(p, "the collation of TEXT column %s cannot be read", col->name);
+  if (coll && sqlite3_stricmp(coll, "BINARY"))
+    return no(p, "TEXT column %s has a collation other than BINARY", col->name);
+  return 1;
+}
+
+/* Rule 6: a string literal compared with TEXT column c by op (mirrored
+** already): its insertion point among the codes as an INTEGER literal,
+** *op adjusted; the literal's index, or -1 (why set). */
+static int text_literal(parser *p, int c, int *op) {
+  tok *t = next(p);
+  if (t->kind != T_STR)
+    return no(p, "TEXT column %s is compared with a number",
+              p->e->cols[c].name) -
+           1;
+  gak_cfilter *f = &p->q->filter;
+  if (f->nlits >= GAK_CACHE_MAX_LITS)
+    return no(p, "more literals than the cache takes%s", NULL) - 1;
+  if (!p->enc && ga_db_encoding_of(p->db, &p->enc) != SQLITE_OK) {
+    p->rc = SQLITE_NOMEM;
+    return -1;
+  }
+  char *sql = sqlite3_mprintf("SELECT %.*s", t->n, t->z);
+  sqlite3_stmt *st = NULL;
+  int lit = -1,
+      rc = sql ? sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+  if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+      sqlite3_column_type(st, 0) == SQLITE_TEXT) {
+    const void *z;
+    int n;
+    if (p->enc == SQLITE_UTF16LE || p->enc == SQLITE_UTF16BE) {
+      sqlite3_value *cv = sqlite3_column_value(st, 0);
+      z = p->enc == SQLITE_UTF16LE ? sqlite3_value_text16le(cv)
+                                   : sqlite3_value_text16be(cv);
+      n = sqlite3_value_bytes16(cv);
+    } else {
+      z = sqlite3_column_text(st, 0);
+      n = sqlite3_column_bytes(st, 0);
+    }
+    int found = 0;
+    int64_t at = z ? ga_dict_find(p->e->cols[c].dict, z, n, &found) : -1;
+    if (at >= 0) {
+      int64_t v = at;
+      if (*op == GAK_CMP_EQ || *op == GAK_CMP_NE || *op == GAK_CMP_IN)
+        v = found ? at : -1; /* -1: no code */
+      else if (*op == GAK_CMP_LE && !found)
+        *op = GAK_CMP_LT;
+      else if (*op == GAK_CMP_GT && !found)
+        *op = GAK_CMP_GE;
+      gak_clit *l = &f->lits[f->nlits];
+      memset(l, 0, sizeof(*l));
+      l->kind = GA_KIND_INT;
+      l->bits = v;
+      lit = f->nlits++;
+    } else {
+      rc = SQLITE_NOMEM;
+    }
+  }
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    p->rc = SQLITE_NOMEM;
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  if (lit < 0)
+    no(p, "%s is not a string SQLite reads as one", NULL);
+  return lit;
+}
+
+/* A literal compared with column col by *op: a string for a TEXT column
+** (rule 6), else a number (rule 2).  Its index, or -1. */
+static int value_lit(parser *p, int col, int *op) {
+  if (p->e->cols[col].dict)
+    return text_ok(p, col, 1) ? text_literal(p, col, op) : -1;
+  if (peek(p)->kind == T_STR)
+    return no(p, "column %s holds numbers, compared with a string",
+              p->e->cols[col].name) -
+           1;
+  return literal(p);
+}
+
 static gak_cterm *term_new(parser *p, int col, int op) {
   gak_cfilter *f = &p->q->filter;
   if (f->nterms >= GAK_CACHE_MAX_TERMS) {
     no(p, "more terms than the cache takes%s", NULL);
     return NULL;
   }
-  if (op < GAK_CMP_ISNULL && p->e->cols[col].aff == GA_AFF_TEXT) {
+  if (op < GAK_CMP_ISNULL && p->e->cols[col].aff == GA_AFF_TEXT &&
+      !p->e->cols[col].dict) {
     /* rule 1: TEXT affinity would compare the number as text */
     no(p, "column %s has TEXT affinity", p->e->cols[col].name);
     return NULL;
@@ -352,17 +478,27 @@ static int term(parser *p) {
       return no(p, "the filter is not an AND of comparisons%s", NULL);
     return 1;
   }
-  if (t->kind == T_NUM || t->kind == T_SIGN) { /* number OP col */
-    int lit = literal(p);
-    if (lit < 0)
-      return 0;
+  if (t->kind == T_NUM || t->kind == T_SIGN || t->kind == T_STR) {
+    /* literal OP col: read as col OP' literal */
+    int at = p->L.pos;
+    while (peek(p)->kind != T_OP && peek(p)->kind != T_END)
+      next(p);
     tok *o = next(p);
     if (o->kind != T_OP)
       return no(p, "the filter is not an AND of comparisons%s", NULL);
     int col = column(p, next(p));
     if (col < 0)
-      return no(p, "a comparison is not between a column and a number%s", NULL);
-    gak_cterm *tm = term_new(p, col, mirror(o->op));
+      return no(p, "a comparison is not between a column and a literal%s",
+                NULL);
+    int end = p->L.pos, op = mirror(o->op);
+    p->L.pos = at;
+    int lit = value_lit(p, col, &op);
+    if (lit < 0)
+      return 0;
+    if (p->L.t[p->L.pos].kind != T_OP)
+      return no(p, "the filter is not an AND of comparisons%s", NULL);
+    p->L.pos = end;
+    gak_cterm *tm = term_new(p, col, op);
     if (!tm)
       return 0;
     tm->lit = lit;
@@ -377,15 +513,20 @@ static int term(parser *p) {
               NULL);
   t = next(p);
   if (t->kind == T_OP) {
-    if (peek(p)->kind != T_NUM && peek(p)->kind != T_SIGN)
-      return no(p, "a comparison is not between a column and a number%s", NULL);
-    gak_cterm *tm = term_new(p, col, t->op);
+    if (peek(p)->kind != T_NUM && peek(p)->kind != T_SIGN &&
+        peek(p)->kind != T_STR)
+      return no(p, "a comparison is not between a column and a literal%s",
+                NULL);
+    int op = t->op;
+    int lit = value_lit(p, col, &op);
+    if (lit < 0)
+      return 0;
+    gak_cterm *tm = term_new(p, col, op);
     if (!tm)
       return 0;
-    int lit = literal(p);
     tm->lit = lit;
     tm->nlit = 1;
-    return lit >= 0;
+    return 1;
   }
   if (kw(t, "ISNULL"))
     return term_new(p, col, GAK_CMP_ISNULL) != NULL;
@@ -405,21 +546,22 @@ static int term(parser *p) {
     return term_new(p, col, GAK_CMP_NOTNULL) != NULL;
   }
   if (kw(t, "BETWEEN")) { /* x >= a AND x <= b, x read once (SQLite) */
-    gak_cterm *ge = term_new(p, col, GAK_CMP_GE);
-    if (!ge)
-      return 0;
-    int a = literal(p);
+    int opa = GAK_CMP_GE, opb = GAK_CMP_LE;
+    int a = value_lit(p, col, &opa);
     if (a < 0)
+      return 0;
+    if (!kw(next(p), "AND"))
+      return no(p, "BETWEEN needs AND%s", NULL);
+    int b = value_lit(p, col, &opb);
+    if (b < 0)
+      return 0;
+    gak_cterm *ge = term_new(p, col, opa);
+    if (!ge)
       return 0;
     ge->lit = a;
     ge->nlit = 1;
-    if (!kw(next(p), "AND"))
-      return no(p, "BETWEEN needs AND%s", NULL);
-    gak_cterm *le = term_new(p, col, GAK_CMP_LE);
+    gak_cterm *le = term_new(p, col, opb);
     if (!le)
-      return 0;
-    int b = literal(p);
-    if (b < 0)
       return 0;
     le->lit = b;
     le->nlit = 1;
@@ -433,7 +575,8 @@ static int term(parser *p) {
       return 0;
     tm->lit = p->q->filter.nlits;
     for (;;) {
-      if (literal(p) < 0)
+      int op = GAK_CMP_IN;
+      if (value_lit(p, col, &op) < 0)
         return 0;
       tm->nlit++;
       tok *s = next(p);
@@ -552,6 +695,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   memset(&p, 0, sizeof(p));
   memset(q, 0, sizeof(*q));
   p.db = db;
+  p.t = t;
   p.e = e;
   p.tcols = (const char *const *)t->cols;
   p.ntcols = t->ncols;
@@ -563,9 +707,14 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   q->xcol = bare(&p, a->expr, "the expression");
   if (q->xcol < 0)
     return p.rc ? p.rc : 0;
+  if (e->cols[q->xcol].dict) /* rule 6 */
+    return no(&p, "the expression's column %s holds TEXT",
+              e->cols[q->xcol].name);
   if (a->group && *a->group) {
     q->gcol = bare(&p, a->group, "group_by");
     if (q->gcol < 0)
+      return p.rc ? p.rc : 0;
+    if (e->cols[q->gcol].dict && !text_ok(&p, q->gcol, 0))
       return p.rc ? p.rc : 0;
   }
   if (!a->filter || !*a->filter)

@@ -58,6 +58,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "glue.h"
 #include "query.h"
 
 /* ---- tokens ---- */
@@ -782,16 +783,8 @@ static char *decl_of(parse *p, int c) {
   if (c == GA_Q_ROWID)
     return sqlite3_mprintf("INTEGER");
   const char *type = NULL, *coll = NULL;
-  typedef int (*meta_fn)(sqlite3 *, const char *, const char *, const char *,
-                         char const **, char const **, int *, int *, int *);
-  meta_fn meta = NULL;
-#ifdef SQLITE_CORE
-  meta = sqlite3_table_column_metadata;
-#else
-  meta = sqlite3_api->table_column_metadata;
-#endif
-  if (!meta || meta(p->db, q->t.schema, q->t.table, q->t.cols[c], &type, &coll,
-                    NULL, NULL, NULL) != SQLITE_OK) {
+  if (ga_column_decl(p->db, q->t.schema, q->t.table, q->t.cols[c], &type,
+                     &coll) != SQLITE_OK) {
     q->serial_why = "the columns' collations cannot be read (SQLite built "
                     "without column metadata)";
     return sqlite3_mprintf("");

@@ -71,6 +71,7 @@ declare -A CMD=(
   [query]='"$PYTHON" tests/test_query.py'
   [query_errors]='"$PYTHON" tests/test_query_errors.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
+  [cache_dict]='make -s --no-print-directory test-cache-dict'
   [engine]='make -s --no-print-directory test-engine'
   [cpu_sum]='make -s --no-print-directory test-cpu-sum'
   [state]='"$PYTHON" tests/test_state.py'
@@ -86,7 +87,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_errors first_hour scan_group \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_errors first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker \
   python analysts cli install wheel node harden layout docs"
 

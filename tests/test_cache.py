@@ -24,9 +24,17 @@ and so the uncached path's.  Checked here:
     a writer process committing in a loop while keeping invariants;
   - the budget: a load too large for it fails clearly and queries take the
     uncached path; least recently used entries are evicted; a lowered budget;
-  - errors (no such table / column, empty list, TEXT and BLOB values naming
-    the column, views, WITHOUT ROWID, a write transaction, DIRECTONLY) and
-    gpuagg_info()'s "cache" object;
+  - errors (no such table / column, empty list, TEXT mixed with numbers and
+    BLOB values naming the column, views, WITHOUT ROWID, a write
+    transaction, DIRECTONLY) and gpuagg_info()'s "cache" object;
+  - TEXT columns (issue 20: a dictionary and codes, host memory): grouped
+    on and compared with string literals (=, <>, <, <=, >, >=, mirrored,
+    BETWEEN, IN, present and absent values, '' and long strings, embedded
+    NUL, UTF-8 and UTF-16le databases, parallel and serial loads), the
+    ineligible shapes with their reasons (the column as the expression, a
+    number literal, NOCASE, numeric affinity), TEXT updates by another
+    process and by the connection itself caught as stale, 200,000
+    distinct values, and a GPU load falling back to host memory;
   - on a GPU (the fake backend under make test, a real one under make
     test-gpu): the entry lives on the device; GPU failures injected while
     loading (the load goes to host memory) and while querying (the entry is
@@ -195,8 +203,8 @@ INELIGIBLE = [  # (expr, filter, group, part of the reason)
     ("x + 1", None, None, "the expression is not a bare column"),
     ("abs(b)", "y > 5", "k", "the expression is not a bare column"),
     ("x", "y > 500 OR k = 1", None, "not an AND of comparisons"),
-    ("x", "x > y", None, "not between a column and a number"),
-    ("x", "y > '500'", None, "not between a column and a number"),
+    ("x", "x > y", None, "not between a column and a literal"),
+    ("x", "y > '500'", None, "holds numbers, compared with a string"),
     ("x", "ta > 5", None, "TEXT affinity"),
     ("x", "s = 'a'", None, "column s is not cached"),
     ("x", "y + 0 > 5", None, "not an AND of comparisons"),
@@ -696,14 +704,16 @@ def section_errors(rep, r):
     con.execute("CREATE TABLE w(a INTEGER PRIMARY KEY, b) WITHOUT ROWID")
     con.execute("CREATE TABLE blobs(x, y)")
     con.execute("INSERT INTO blobs VALUES (1, 2), (x'00', 3)")
+    con.execute("CREATE TABLE mix(v)")
+    con.execute("INSERT INTO mix VALUES ('a'), (1), (NULL)")
     cases = [
         ("no_table", "SELECT gpu_cache('nope', 'x')", "gpu_cache: no such table: nope"),
         ("no_column", "SELECT gpu_cache('t', 'x, zz')", "gpu_cache: no such column: zz"),
         ("empty_list", "SELECT gpu_cache('t', '')", "gpu_cache: empty column list"),
         ("blank_list", "SELECT gpu_cache('t', ' , ')", "gpu_cache: an empty name"),
         ("bad_list", "SELECT gpu_cache('t', 'x y')", "gpu_cache: the column list must be names"),
-        ("text_column", "SELECT gpu_cache('t', 'x, s')",
-         "gpu_cache: column s holds TEXT values (only INTEGER, REAL and NULL can be cached)"),
+        ("mixed_column", "SELECT gpu_cache('mix', 'v')",
+         "gpu_cache: column v holds TEXT and numbers (a column is cached as numbers or as TEXT)"),
         ("blob_column", "SELECT gpu_cache('blobs', 'y, x')", "gpu_cache: column x holds BLOB"),
         ("view", "SELECT gpu_cache('v', 'x')", "gpu_cache: v is a view"),
         ("without_rowid", "SELECT gpu_cache('w', 'b')", "gpu_cache: w is a WITHOUT ROWID"),
@@ -846,6 +856,90 @@ def section_faults(rep, r):
         rep.skip("fault_fake_only", "kernel faults and device memory sizes: fake backend")
 
 
+WORDS = ["", "a", "A", "b", "ab", "b\x00c", "zz", "\u00e9", "\u00e4", "\u4e2d", "long" * 40,
+         "2024-01-05", "2024-11-30", "1995-03-15", " a"]
+TEXT_FILTERS = [
+    "w = 'a'", "w == 'zz'", "w <> 'a'", "w != 'nope'", "w = 'nope'", "w < 'b'", "w <= 'b'",
+    "w <= 'aa'", "w > 'ab'", "w > 'aa'", "w >= 'ab'", "w >= ''", "w > ''", "'b' > w",
+    "'aa' <= w", "w BETWEEN 'a' AND 'b'", "w BETWEEN 'aa' AND 'zzz'", "w BETWEEN 'z' AND 'a'",
+    "w IN ('a', 'zz', 'nope')", "w IN ('nope')", "w IS NULL", "w IS NOT NULL",
+    "w = 'it''s'", "d >= '2024-01-01' AND d < '2024-12-31'", "d <= '1995-03-15'",
+    "w > 'a' AND y > 300", "w = '\u00e9'", "w >= '\u4e2d'",
+]
+
+
+def text_table(con, name, n, r):
+    con.execute("CREATE TABLE %s(w TEXT, d, y INTEGER, x REAL, nc TEXT COLLATE NOCASE, "
+                "ni INTEGER)" % name)
+    rows = []
+    for i in range(n):
+        w = r.choice(WORDS + [None, "it's"])
+        d = r.choice(["2024-01-05", "2024-11-30", "1995-03-15", "2025-02-01", None])
+        rows.append((w, d, r.randint(0, 1000), r.uniform(-1e3, 1e3), r.choice(["a", "A", "b"]),
+                     r.choice(["x", "y"])))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?)" % name, rows)
+    con.execute("COMMIT")
+
+
+def section_text(rep, r, device):
+    for enc in ("UTF-8", "UTF-16le"):
+        tag = "%s_text_%s" % (device, enc.replace("-", ""))
+        path = os.path.join(TMP, "%s.db" % tag)
+        con = connect(path, device=device)
+        con.execute("PRAGMA encoding = '%s'" % enc)
+        con.execute("PRAGMA journal_mode=wal")
+        text_table(con, "t", 3000, r)
+        for threads in (1, 4):
+            cfg(con, "threads", threads)
+            n = con.execute("SELECT gpu_cache('t', 'w, d, y, x, nc, ni')").fetchone()[0]
+            e = entry(con, "main.t")
+            rep.check("%s_load_t%d" % (tag, threads), n == 3000 and e and e["where"] == "host",
+                      repr(e))
+        for gi, g in enumerate((None, "w", "d")):
+            for fi, f in enumerate([None] + TEXT_FILTERS):
+                compare(rep, con, "%s_eligible_%d_%d" % (tag, gi, fi), "t", "x", f, g,
+                        want="cache")
+        for fi, f in enumerate((None, "w > 'a'")):
+            compare(rep, con, "%s_count_by_text_%d" % (tag, fi), "t", "y", f, "w", want="cache")
+        for i, (x, f, g, why) in enumerate([
+                ("w", None, None, "the expression's column w holds TEXT"),
+                ("x", "w = 5", None, "TEXT column w is compared with a number"),
+                ("x", "y = 'a'", None, "holds numbers, compared with a string"),
+                ("x", "nc = 'a'", None, "collation other than BINARY"),
+                ("x", None, "nc", "collation other than BINARY"),
+                ("x", "ni = 'x'", None, "numeric affinity"),
+                ("x", "w LIKE 'a%'", None, "not an AND of comparisons")]):
+            compare(rep, con, "%s_ineligible_%d" % (tag, i), "t", x, f, g, want="uncached",
+                    why=why)
+        # stale after a TEXT update, by another process and by this connection
+        compare(rep, con, "%s_stale_before" % tag, "t", "x", "w = 'zz'", "d", want="cache")
+        # a value that differs (SQLite writes no page for an identical row)
+        other_process(path, "UPDATE t SET w = CASE WHEN w = 'zz' THEN 'a' ELSE 'zz' END "
+                      "WHERE rowid = 5")
+        compare(rep, con, "%s_stale_other_process" % tag, "t", "x", "w = 'zz'", "d",
+                want="uncached", why="another connection committed")
+        con.execute("SELECT gpu_cache('t', 'w, d, y, x')")
+        compare(rep, con, "%s_stale_reloaded" % tag, "t", "x", "w = 'zz'", "d", want="cache")
+        con.execute("UPDATE t SET w = 'new value' WHERE rowid = 6")
+        compare(rep, con, "%s_stale_own_write" % tag, "t", "x", "w = 'new value'", "w",
+                want="uncached", why="this connection")
+        con.execute("SELECT gpu_cache('t', 'w, d, y, x')")
+        compare(rep, con, "%s_own_write_reloaded" % tag, "t", "x", "w >= 'new value'", "w",
+                want="cache")
+        con.close()
+    # many distinct values: 200,000 in 250,000 rows
+    con = connect(":memory:", device=device)
+    con.execute("CREATE TABLE many(w TEXT, x)")
+    con.execute("WITH RECURSIVE s(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM s "
+                "WHERE value < 250000) INSERT INTO many SELECT 'v' || (value * 7919 % 200000), "
+                "value % 97 FROM s")
+    n = con.execute("SELECT gpu_cache('many', 'w, x')").fetchone()[0]
+    rep.check("%s_text_many_load" % device, n == 250000, repr(n))
+    for i, f in enumerate((None, "w >= 'v150000' AND w < 'v150100'", "w = 'v199999'")):
+        compare(rep, con, "%s_text_many_%d" % (device, i), "many", "x", f, "w", want="cache")
+
+
 def main():
     rep = Reporter("cache")
     r = random.Random(SEED)
@@ -857,6 +951,7 @@ def main():
         section_stale(rep, r, device)
         section_budget(rep, r, device)
         section_writer(rep, r, device)
+        section_text(rep, r, device)
     section_errors(rep, r)
     if GPU:
         section_faults(rep, r)

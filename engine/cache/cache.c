@@ -77,8 +77,10 @@ void ga_centry_free(ga_centry *e) {
     ga_cb_free(e->segs[i]);
   sqlite3_free(e->segs);
   sqlite3_free(e->seg_base);
-  for (int k = 0; k < e->ncols && e->cols; k++)
+  for (int k = 0; k < e->ncols && e->cols; k++) {
     sqlite3_free(e->cols[k].name);
+    ga_dict_free(e->cols[k].dict);
+  }
   sqlite3_free(e->cols);
   sqlite3_free(e->schema);
   sqlite3_free(e->table);
@@ -234,4 +236,22 @@ int64_t ga_cache_budget(const ga_config *cfg, int where) {
   if (pages <= 0 || ps <= 0)
     return (int64_t)1 << 30;
   return (int64_t)pages * ps / 4;
+}
+
+int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
+                         ga_scan_out *out) {
+  const ga_dict *d = q->gcol >= 0 ? e->cols[q->gcol].dict : NULL;
+  for (size_t i = 0; d && i < out->n; i++) {
+    ga_bval *k = &out->sorted[i]->key[0];
+    ga_value v;
+    ga_bval_view(k, &v);
+    if (v.type != GA_V_INT)
+      continue; /* NULL */
+    ga_value t = {0};
+    t.type = GA_V_TEXT;
+    ga_dict_value(d, (uint32_t)v.i, &t.p, &t.n);
+    if (ga_bval_set(k, &t))
+      return GA_NOMEM;
+  }
+  return GA_OK;
 }

@@ -15,9 +15,14 @@
 ** eligible) is ext/cache/cache_fns.c and planner/cache_shape.c.
 **
 ** Rules:
-**   1. An entry holds only INTEGER, REAL and NULL values, as SQL read them
+**   1. An entry holds INTEGER, REAL and NULL values, as SQL read them
 **      (after the column's affinity), in rowid order: row i of every column
-**      of an entry is the same table row.
+**      of an entry is the same table row.  A column whose values are TEXT
+**      (and NULL) holds codes instead, with its dictionary (dict.h, issue
+**      20): a code is an INTEGER word, the value's rank in BINARY order.
+**      Host entries only, for now: a GPU load that meets TEXT fails as a
+**      GPU step, and the caller loads into host memory.  TEXT mixed with
+**      numbers in one column, and BLOB, are not cached.
 **   2. A value is a 64-bit word (int64, or the double's bits; 0 for NULL)
 **      with two bits: isint and notnull.  Host segments and device arrays
 **      use the same words and bitmaps (64-bit words, bit i of word i/64).
@@ -38,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dict.h"
 #include "gak.h"
 #include "scan.h"
 
@@ -104,6 +110,8 @@ typedef struct ga_ccol {
   char *name;
   int aff;                    /* GA_AFF_* of its declared type */
   int64_t nnull, nint, nreal; /* what it holds */
+  int64_t ntext;              /* TEXT values: then the words are codes */
+  ga_dict *dict;              /* the codes' values (rule 1), or NULL */
   /* GPU entry: n values, the bitmaps, and the group dictionary */
   uint64_t *d_vals, *d_isint, *d_notnull;
   int64_t *d_dict;
@@ -215,6 +223,12 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
 int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
                        ga_scan_out *out, char *why, size_t nwhy);
 
+/* A TEXT group key column (rule 1): each group's key, a code, becomes its
+** value (the codes' order is the values' BINARY order, so out->sorted
+** stays sorted).  GA_OK or GA_NOMEM. */
+int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
+                         ga_scan_out *out);
+
 /* ---- GPU storage (cache_gpu.c) ---- */
 
 /* Free a GPU entry's device arrays (ga_centry_free calls it). */
@@ -245,6 +259,8 @@ void ga_cload_reset(ga_cload *l);
 #define GA_CLOAD_EFAIL 30
 #define GA_CLOAD_ETYPE 31
 #define GA_CLOAD_EBUDGET 32
+#define GA_CLOAD_EMIXED 33 /* column *col holds TEXT and numbers */
+#define GA_CLOAD_EDICT 34  /* column *col has too many distinct values */
 int ga_cload_error(const ga_cload *l, char *why, size_t nwhy, int *gpu_failed,
                    int *col, int *type);
 /* Rows placed or collected so far (after finish: the entry's rows). */
@@ -257,11 +273,16 @@ void ga_cload_abort(ga_cload *l);
 /* The pointer type gpuagg_collect takes (sqlite3_bind_pointer). */
 #define GA_CLOAD_SINK "gpuagg_cache_sink"
 
-/* One row into a sink: its values (types GA_V_NULL/INT/REAL, or another type
-** naming the offending column: the load then fails).  GA_OK or an error. */
+/* One row into a sink: its values (types GA_V_NULL/INT/REAL; GA_V_TEXT with
+** its bytes in the database's encoding, text[c] and tlen[c]; a BLOB names
+** the offending column: the load then fails).  GA_OK or an error. */
 typedef struct ga_csink ga_csink;
+/* The database's text encoding (SQLITE_UTF8, SQLITE_UTF16LE or BE): the
+** bytes TEXT values arrive in (ga_csink_row), set before the first piece. */
+void ga_cload_set_enc(ga_cload *l, int enc);
+int ga_csink_enc(const ga_csink *s);
 int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
-                 int ncols);
+                 const void *const *text, const int *tlen, int ncols);
 
 /* Where a new entry lives under cfg (GA_CACHE_GPU when a GPU is usable
 ** and device is not 'cpu'), and the budget there: cache_bytes, or a quarter

@@ -28,8 +28,14 @@
 **      (ga_cache_reserve, evicting others) before they are allocated; a
 **      load that cannot fit fails with GA_CLOAD_EBUDGET.
 **   6. The first failure wins and stops the scan (the hooks return it):
-**      a TEXT or BLOB value (its column), the budget, the row limit, a GPU
-**      step (gpu_failed: the caller may load into host memory instead).
+**      a BLOB value (its column), TEXT mixed with numbers in a column, the
+**      budget, the row limit, a GPU step (gpu_failed: the caller may load
+**      into host memory instead; TEXT on a GPU load is one, cache.h rule 1).
+**   7. TEXT (host): a sink interns its piece's values of a column in a
+**      dictionary of its own (dict.h) and writes local ids; the piece's end
+**      merges it into the load's dictionary of that column and rewrites the
+**      ids as load ids; the finish seals the dictionaries and rewrites
+**      every id as its code.  Each step keeps row i's word row i's value.
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,7 +56,8 @@ struct ga_csink {
   ga_cblock *head, *tail; /* GPU: the blocks not yet placed */
   int64_t rows, cap_hint;
   int done;
-  int64_t *stats; /* nnull, nint, nreal per column */
+  int64_t *stats;     /* nnull, nint, nreal, ntext per column */
+  ga_dict_local **dl; /* TEXT: this piece's values of each column (rule 7) */
 };
 
 struct ga_cload {
@@ -69,6 +76,8 @@ struct ga_cload {
   char why[256];
   ga_cgpu *g;
   ga_cblock *free_blocks; /* pinned, recycled */
+  ga_dict **dict;         /* TEXT: each column's values (rule 7), under mu */
+  int enc;                /* the bytes TEXT values come in */
 };
 
 /* Record the first failure (under l->mu). */
@@ -293,8 +302,39 @@ static int sink_grow(ga_csink *s) {
   return failed(l) ? GA_CLOAD_EFAIL : GA_OK;
 }
 
+/* A TEXT value of column c into the sink's dictionary (rule 7): its id. */
+static int sink_text(ga_csink *s, int c, const void *p, int n, uint64_t *word) {
+  ga_cload *l = s->load;
+  if (l->where == GA_CACHE_GPU) { /* cache.h rule 1: host memory instead */
+    pthread_mutex_lock(&l->mu);
+    set_err(l, GA_CLOAD_EFAIL, 1, "TEXT columns are cached in host memory");
+    pthread_mutex_unlock(&l->mu);
+    return 1;
+  }
+  if (!s->dl) {
+    s->dl = sqlite3_malloc64(sizeof(*s->dl) * (size_t)l->ncols);
+    if (!s->dl)
+      return GA_NOMEM;
+    memset(s->dl, 0, sizeof(*s->dl) * (size_t)l->ncols);
+  }
+  if (!s->dl[c] && !(s->dl[c] = ga_dict_local_new()))
+    return GA_NOMEM;
+  uint32_t id;
+  int rc = ga_dict_local_intern(s->dl[c], p, n, &id);
+  if (rc) {
+    pthread_mutex_lock(&l->mu);
+    if (!l->err)
+      l->bad_col = c;
+    set_err(l, rc == GA_DICT_FULL ? GA_CLOAD_EDICT : GA_NOMEM, 0, "text");
+    pthread_mutex_unlock(&l->mu);
+    return 1;
+  }
+  *word = id;
+  return GA_OK;
+}
+
 int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
-                 int ncols) {
+                 const void *const *text, const int *tlen, int ncols) {
   ga_cblock *b = s->tail;
   if (!b || b->n == b->cap) {
     if (sink_grow(s))
@@ -307,19 +347,30 @@ int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
     switch (types[c]) {
     case GA_V_NULL:
       ga_cb_vals(b, c)[i] = 0;
-      s->stats[3 * c]++;
+      s->stats[4 * c]++;
       break;
     case GA_V_INT:
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_isint(b, c)[i >> 6] |= bit;
       ga_cb_notnull(b, c)[i >> 6] |= bit;
-      s->stats[3 * c + 1]++;
+      s->stats[4 * c + 1]++;
       break;
     case GA_V_REAL:
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_notnull(b, c)[i >> 6] |= bit;
-      s->stats[3 * c + 2]++;
+      s->stats[4 * c + 2]++;
       break;
+    case GA_V_TEXT: {
+      uint64_t w;
+      int rc = sink_text(s, c, text[c], tlen[c], &w);
+      if (rc)
+        return rc;
+      ga_cb_vals(b, c)[i] = w; /* an id, then a code: an INTEGER word */
+      ga_cb_isint(b, c)[i >> 6] |= bit;
+      ga_cb_notnull(b, c)[i >> 6] |= bit;
+      s->stats[4 * c + 3]++;
+      break;
+    }
     default: {
       ga_cload *l = s->load;
       pthread_mutex_lock(&l->mu);
@@ -344,14 +395,14 @@ int ga_cload_piece_begin(void *arg, sqlite3_stmt *st, int64_t no, int64_t lo,
   if (failed(l))
     return GA_CLOAD_EFAIL;
   ga_csink *s = sqlite3_malloc64(sizeof(*s));
-  int64_t *stats = sqlite3_malloc64(sizeof(int64_t) * 3 * (size_t)l->ncols);
+  int64_t *stats = sqlite3_malloc64(sizeof(int64_t) * 4 * (size_t)l->ncols);
   if (!s || !stats) {
     sqlite3_free(s);
     sqlite3_free(stats);
     return GA_NOMEM;
   }
   memset(s, 0, sizeof(*s));
-  memset(stats, 0, sizeof(int64_t) * 3 * (size_t)l->ncols);
+  memset(stats, 0, sizeof(int64_t) * 4 * (size_t)l->ncols);
   s->load = l;
   s->no = no;
   s->stats = stats;
@@ -415,6 +466,57 @@ static void shrink_last(ga_csink *s) {
   ga_cb_free(b);
 }
 
+/* Column c's words of the rows with a value, in the blocks from b on: an
+** id becomes map[id]. */
+static void remap(ga_cblock *b, int c, const uint32_t *map) {
+  for (; b; b = b->next) {
+    uint64_t *v = ga_cb_vals(b, c);
+    const uint64_t *nn = ga_cb_notnull(b, c);
+    for (int64_t i = 0; i < b->n; i++)
+      if (ga_bit(nn, i))
+        v[i] = map[v[i]];
+  }
+}
+
+/* Rule 7 at a piece's end: each TEXT column's values into the load's
+** dictionary, the piece's ids into load ids.  GA_OK or an error (set). */
+static int piece_text(ga_cload *l, ga_csink *s) {
+  for (int c = 0; s->dl && c < l->ncols; c++) {
+    uint32_t n = s->dl[c] ? ga_dict_local_count(s->dl[c]) : 0;
+    if (!n)
+      continue;
+    int rc = GA_OK;
+    uint32_t *map = sqlite3_malloc64(sizeof(uint32_t) * n);
+    pthread_mutex_lock(&l->mu);
+    if (!l->dict) {
+      l->dict = sqlite3_malloc64(sizeof(*l->dict) * (size_t)l->ncols);
+      if (l->dict)
+        memset(l->dict, 0, sizeof(*l->dict) * (size_t)l->ncols);
+    }
+    if (!map || !l->dict || (!l->dict[c] && !(l->dict[c] = ga_dict_new())))
+      rc = GA_NOMEM;
+    ga_dict *d = l->dict ? l->dict[c] : NULL;
+    pthread_mutex_unlock(&l->mu);
+    if (rc == GA_OK)
+      rc = ga_dict_merge(d, s->dl[c], map); /* takes d's own mutex */
+    if (rc == GA_OK) {
+      remap(s->head, c, map);
+    } else {
+      pthread_mutex_lock(&l->mu);
+      if (!l->err)
+        l->bad_col = c;
+      set_err(l, rc == GA_DICT_FULL ? GA_CLOAD_EDICT : GA_NOMEM, 0, "text");
+      pthread_mutex_unlock(&l->mu);
+    }
+    sqlite3_free(map);
+    ga_dict_local_free(s->dl[c]);
+    s->dl[c] = NULL;
+    if (rc)
+      return rc;
+  }
+  return GA_OK;
+}
+
 int ga_cload_piece_end(void *arg, int64_t no, int ok, int64_t *rows) {
   ga_cload *l = arg;
   pthread_mutex_lock(&l->mu);
@@ -423,6 +525,8 @@ int ga_cload_piece_end(void *arg, int64_t no, int ok, int64_t *rows) {
   if (!s || !ok)
     return failed(l) ? GA_CLOAD_EFAIL : GA_OK;
   *rows = s->rows;
+  if (piece_text(l, s))
+    return GA_CLOAD_EFAIL;
   if (l->where == GA_CACHE_HOST)
     shrink_last(s);
   pthread_mutex_lock(&l->mu);
@@ -446,7 +550,18 @@ static void sink_free(ga_csink *s) {
     ga_cb_free(b);
   }
   sqlite3_free(s->stats);
+  for (int c = 0; s->dl && c < s->load->ncols; c++)
+    ga_dict_local_free(s->dl[c]);
+  sqlite3_free(s->dl);
   sqlite3_free(s);
+}
+
+/* The load's dictionaries (a retry starts without them). */
+static void forget_dicts(ga_cload *l) {
+  for (int c = 0; l->dict && c < l->ncols; c++)
+    ga_dict_free(l->dict[c]);
+  sqlite3_free(l->dict);
+  l->dict = NULL;
 }
 
 /* Free the sinks, giving back their host blocks' reservations. */
@@ -470,10 +585,15 @@ static void forget_pieces(ga_cload *l) {
   l->rows = 0;
 }
 
+void ga_cload_set_enc(ga_cload *l, int enc) { l->enc = enc; }
+
+int ga_csink_enc(const ga_csink *s) { return s->load->enc; }
+
 void ga_cload_reset(ga_cload *l) {
   if (l->g)
     ga_cgpu_sync(l->g); /* no copy may still read a block */
   forget_pieces(l);
+  forget_dicts(l);
   l->err = 0;
   l->gpu_failed = l->bad_col = l->bad_type = 0;
   l->why[0] = 0;
@@ -498,6 +618,7 @@ static void release(ga_cload *l) {
   if (l->g)
     ga_cgpu_sync(l->g);
   forget_pieces(l);
+  forget_dicts(l);
   while (l->free_blocks) {
     ga_cblock *b = l->free_blocks;
     l->free_blocks = b->next;
@@ -518,6 +639,45 @@ void ga_cload_abort(ga_cload *l) {
     return;
   release(l);
   sqlite3_free(l);
+}
+
+/* Rule 7 at the finish (host): a column of TEXT and numbers fails; each
+** dictionary is sealed, counted in the budget and given to its column, and
+** the load ids in the pieces' blocks become codes.  GA_OK or an error. */
+static int finish_text(ga_cload *l, ga_centry *e) {
+  for (int c = 0; c < l->ncols; c++) {
+    ga_ccol *col = &e->cols[c];
+    if (!col->ntext)
+      continue;
+    if (col->nint + col->nreal) {
+      l->bad_col = c;
+      set_err(l, GA_CLOAD_EMIXED, 0, "mixed");
+      return 1;
+    }
+    ga_dict *d = l->dict[c];
+    if (ga_dict_seal(d)) {
+      set_err(l, GA_NOMEM, 0, "out of memory");
+      return 1;
+    }
+    if (!reserve(l, ga_dict_bytes(d))) {
+      set_err(l, GA_CLOAD_EBUDGET, 0, "budget");
+      return 1;
+    }
+    int64_t n = ga_dict_count(d);
+    uint32_t *code = sqlite3_malloc64(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    if (!code) {
+      set_err(l, GA_NOMEM, 0, "out of memory");
+      return 1;
+    }
+    for (int64_t id = 0; id < n; id++)
+      code[id] = ga_dict_code(d, (uint32_t)id);
+    for (int64_t i = 0; i < l->npieces; i++)
+      remap(l->pieces[i]->head, c, code);
+    sqlite3_free(code);
+    col->dict = d;
+    l->dict[c] = NULL;
+  }
+  return 0;
 }
 
 ga_centry *ga_cload_finish(ga_cload *l) {
@@ -554,10 +714,15 @@ ga_centry *ga_cload_finish(ga_cload *l) {
   e->rows = l->rows;
   for (int64_t i = 0; i < l->npieces; i++)
     for (int c = 0; c < l->ncols; c++) {
-      cols[c].nnull += l->pieces[i]->stats[3 * c];
-      cols[c].nint += l->pieces[i]->stats[3 * c + 1];
-      cols[c].nreal += l->pieces[i]->stats[3 * c + 2];
+      cols[c].nnull += l->pieces[i]->stats[4 * c];
+      cols[c].nint += l->pieces[i]->stats[4 * c + 1];
+      cols[c].nreal += l->pieces[i]->stats[4 * c + 2];
+      cols[c].ntext += l->pieces[i]->stats[4 * c + 3];
     }
+  if (finish_text(l, e)) {
+    ga_centry_free(e);
+    return NULL;
+  }
   if (l->where == GA_CACHE_HOST) {
     int64_t n = 0;
     for (int64_t i = 0; i < l->npieces; i++)

@@ -354,6 +354,14 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     ga_plan_free(&plan);
     return SQLITE_NOMEM;
   }
+  int enc = SQLITE_UTF8; /* the bytes a TEXT column is cached in */
+  rc = ga_db_encoding_of(db, &enc);
+  if (rc != SQLITE_OK) {
+    ga_cload_abort(l);
+    ga_plan_free(&plan);
+    return ga_intr_rc(db, rc);
+  }
+  ga_cload_set_enc(l, enc);
   int done = 0;
   if (plan.parallel && !ga_cload_error(l, NULL, 0, NULL, NULL, NULL)) {
     ga_scan_out so;
@@ -425,9 +433,17 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       return SQLITE_NOMEM;
     if (lerr == GA_CLOAD_ETYPE)
       *err =
-          sqlite3_mprintf("gpu_cache: column %s holds %s values (only "
-                          "INTEGER, REAL and NULL can be cached)",
+          sqlite3_mprintf("gpu_cache: column %s holds %s values (INTEGER, "
+                          "REAL, TEXT and NULL can be cached)",
                           cl->name[col], type == GA_V_TEXT ? "TEXT" : "BLOB");
+    else if (lerr == GA_CLOAD_EMIXED)
+      *err = sqlite3_mprintf("gpu_cache: column %s holds TEXT and numbers (a "
+                             "column is cached as numbers or as TEXT)",
+                             cl->name[col]);
+    else if (lerr == GA_CLOAD_EDICT)
+      *err = sqlite3_mprintf("gpu_cache: column %s has more than %lld "
+                             "distinct TEXT values",
+                             cl->name[col], (long long)GA_DICT_MAX);
     else if (lerr == GA_CLOAD_EBUDGET)
       *err = sqlite3_mprintf("gpu_cache: %s.%s (%d column%s) needs more than "
                              "cache_bytes = %lld bytes in %s memory",

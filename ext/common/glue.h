@@ -73,6 +73,11 @@ int ga_value_bytes(sqlite3_value *v, int type, int enc, ga_value *out);
 int ga_db_encoding(sqlite3_context *ctx, int *cache);
 /* The same for a connection: SQLite result code, *enc set on SQLITE_OK. */
 int ga_db_encoding_of(sqlite3 *db, int *enc);
+/* schema.table's column `col`: its declared type and collation (NULL for
+** none), as sqlite3_table_column_metadata gives them; SQLITE_ERROR when
+** SQLite was built without column metadata (or the column is gone). */
+int ga_column_decl(sqlite3 *db, const char *schema, const char *table,
+                   const char *col, const char **type, const char **coll);
 /* v as the function's result; TEXT given in encoding enc. */
 void ga_result_value(sqlite3_context *ctx, const ga_value *v, int enc);
 /* A state BLOB (GA_STATE_* kind) as the function's result. */

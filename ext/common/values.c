@@ -155,3 +155,19 @@ char *ga_unquote(const char *z) {
   o[k] = 0;
   return o;
 }
+
+int ga_column_decl(sqlite3 *db, const char *schema, const char *table,
+                   const char *col, const char **type, const char **coll) {
+  typedef int (*meta_fn)(sqlite3 *, const char *, const char *, const char *,
+                         char const **, char const **, int *, int *, int *);
+  meta_fn meta = NULL;
+#ifdef SQLITE_CORE
+  meta = sqlite3_table_column_metadata;
+#else
+  meta = sqlite3_api->table_column_metadata;
+#endif
+  *type = *coll = NULL;
+  if (!meta)
+    return SQLITE_ERROR;
+  return meta(db, schema, table, col, type, coll, NULL, NULL, NULL);
+}
