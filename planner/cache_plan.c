@@ -346,7 +346,18 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
                         current ? "true" : "false", (long long)e->hits,
                         e->load_ms);
     json_str(s, e->note);
-    sqlite3_str_appendchar(s, 1, '}');
+    /* TEXT columns: their distinct values (engine/cache/dict.h) */
+    sqlite3_str_appendall(s, ",\"text\":{");
+    for (int k = 0, n = 0; k < e->ncols; k++) {
+      if (!e->cols[k].dict)
+        continue;
+      if (n++)
+        sqlite3_str_appendchar(s, 1, ',');
+      json_str(s, e->cols[k].name);
+      sqlite3_str_appendf(s, ":%lld",
+                          (long long)ga_dict_count(e->cols[k].dict));
+    }
+    sqlite3_str_appendall(s, "}}");
   }
   sqlite3_str_appendall(s, "]}");
   return sqlite3_str_finish(s);

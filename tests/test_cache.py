@@ -894,8 +894,12 @@ def section_text(rep, r, device):
             cfg(con, "threads", threads)
             n = con.execute("SELECT gpu_cache('t', 'w, d, y, x, nc, ni')").fetchone()[0]
             e = entry(con, "main.t")
-            rep.check("%s_load_t%d" % (tag, threads), n == 3000 and e and e["where"] == "host",
-                      repr(e))
+            distinct = con.execute("SELECT count(DISTINCT w), count(DISTINCT d), "
+                                   "count(DISTINCT nc COLLATE BINARY), count(DISTINCT ni) "
+                                   "FROM t").fetchone()
+            rep.check("%s_load_t%d" % (tag, threads),
+                      n == 3000 and e and e["where"] == "host" and
+                      e["text"] == dict(zip(("w", "d", "nc", "ni"), distinct)), repr(e))
         for gi, g in enumerate((None, "w", "d")):
             for fi, f in enumerate([None] + TEXT_FILTERS):
                 compare(rep, con, "%s_eligible_%d_%d" % (tag, gi, fi), "t", "x", f, g,
