@@ -445,6 +445,28 @@ __global__ void __launch_bounds__(CT)
   }
 }
 
+__global__ void k_remap(unsigned long long *vals,
+                        const unsigned long long *notnull, long long n,
+                        const uint32_t *map) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    if ((notnull[i >> 6] >> (i & 63)) & 1)
+      vals[i] = map[vals[i]];
+}
+
+extern "C" int gak_cache_remap(uint64_t *d_vals, const uint64_t *d_notnull,
+                               int64_t n, const uint32_t *d_map, int64_t nmap,
+                               gak_stream st) {
+  if (n < 0 || nmap < 0)
+    return (int)cudaErrorInvalidValue;
+  if (n == 0)
+    return 0;
+  k_remap<<<grid_for(n, CT), CT, 0, (cudaStream_t)st>>>(
+      (unsigned long long *)d_vals, (const unsigned long long *)d_notnull, n,
+      d_map);
+  return (int)cudaGetLastError();
+}
+
 extern "C" int gak_cache_bounds(const uint32_t *d_gid, int64_t m,
                                 int64_t ngroups, uint32_t *d_start,
                                 uint32_t *d_end, gak_stream st) {

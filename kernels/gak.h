@@ -241,6 +241,11 @@ size_t gak_cache_sort_scratch(int64_t m);
 int gak_cache_sort(const uint32_t *d_gid, const uint32_t *d_idx,
                    uint32_t *d_gid_out, uint32_t *d_idx_out, int64_t m,
                    int bits, void *d_scratch, gak_stream s);
+/* A TEXT column's words (engine/cache/dict.h): each row with a value (its
+** bit in d_notnull) gets d_map[its word], which is below nmap: a load's id
+** becomes the value's code. */
+int gak_cache_remap(uint64_t *d_vals, const uint64_t *d_notnull, int64_t n,
+                    const uint32_t *d_map, int64_t nmap, gak_stream s);
 /* Where each group's rows lie in sorted gids: [start[g], end[g]) for g in
 ** [0, ngroups); both 0 for a group without rows. */
 int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,

@@ -170,6 +170,11 @@ int gak_cache_sort(const uint32_t *d_gid, const uint32_t *d_idx,
   (void)bits, (void)d_scratch, (void)s;
   return NB;
 }
+int gak_cache_remap(uint64_t *d_vals, const uint64_t *d_notnull, int64_t n,
+                    const uint32_t *d_map, int64_t nmap, gak_stream s) {
+  (void)d_vals, (void)d_notnull, (void)n, (void)d_map, (void)nmap, (void)s;
+  return NB;
+}
 int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
                      uint32_t *d_start, uint32_t *d_end, gak_stream s) {
   (void)d_gid, (void)m, (void)ngroups, (void)d_start, (void)d_end, (void)s;

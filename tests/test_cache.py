@@ -34,7 +34,7 @@ and so the uncached path's.  Checked here:
     ineligible shapes with their reasons (the column as the expression, a
     number literal, NOCASE, numeric affinity), TEXT updates by another
     process and by the connection itself caught as stale, 200,000
-    distinct values, and a GPU load falling back to host memory;
+    distinct values, on the host and on the GPU (codes on the device);
   - on a GPU (the fake backend under make test, a real one under make
     test-gpu): the entry lives on the device; GPU failures injected while
     loading (the load goes to host memory) and while querying (the entry is
@@ -898,7 +898,7 @@ def section_text(rep, r, device):
                                    "count(DISTINCT nc COLLATE BINARY), count(DISTINCT ni) "
                                    "FROM t").fetchone()
             rep.check("%s_load_t%d" % (tag, threads),
-                      n == 3000 and e and e["where"] == "host" and
+                      n == 3000 and e and e["where"] == ("gpu" if device == "gpu" else "host") and
                       e["text"] == dict(zip(("w", "d", "nc", "ni"), distinct)), repr(e))
         for gi, g in enumerate((None, "w", "d")):
             for fi, f in enumerate([None] + TEXT_FILTERS):

@@ -19,10 +19,9 @@
 **      (after the column's affinity), in rowid order: row i of every column
 **      of an entry is the same table row.  A column whose values are TEXT
 **      (and NULL) holds codes instead, with its dictionary (dict.h, issue
-**      20): a code is an INTEGER word, the value's rank in BINARY order.
-**      Host entries only, for now: a GPU load that meets TEXT fails as a
-**      GPU step, and the caller loads into host memory.  TEXT mixed with
-**      numbers in one column, and BLOB, are not cached.
+**      20): a code is an INTEGER word, the value's rank in BINARY order,
+**      in host and GPU entries alike (the dictionary stays in host memory).
+**      TEXT mixed with numbers in one column, and BLOB, are not cached.
 **   2. A value is a 64-bit word (int64, or the double's bits; 0 for NULL)
 **      with two bits: isint and notnull.  Host segments and device arrays
 **      use the same words and bitmaps (64-bit words, bit i of word i/64).

@@ -247,6 +247,32 @@ int ga_cgpu_place(ga_cgpu *g, ga_cblock *b, int64_t at) {
   return GA_OK;
 }
 
+int ga_cgpu_remap(ga_cgpu *g, int col, const uint32_t *map, int64_t nmap) {
+  if (ga_cgpu_sync(g))
+    return GA_CLOAD_EFAIL;
+  int prev, ok = 0;
+  if (!ga_dev_enter(g->dev, &prev)) {
+    snprintf(g->why, sizeof g->why, "the GPU cannot be selected");
+    return GA_CLOAD_EFAIL;
+  }
+  void *d_map = NULL;
+  size_t bytes = (size_t)(nmap ? nmap : 1) * 4;
+  ok = ga_cuda_ok(GA_STAGE_DALLOC, gak_malloc(&d_map, bytes)) &&
+       ga_cuda_ok(GA_STAGE_H2D,
+                  gak_memcpy_h2d(d_map, map, (size_t)nmap * 4, g->stream)) &&
+       ga_cuda_ok(GA_STAGE_LAUNCH,
+                  gak_cache_remap(g->vals[col], g->notnull[col], g->rows, d_map,
+                                  nmap, g->stream)) &&
+       ga_cuda_ok(GA_STAGE_SYNC, gak_stream_sync(g->stream));
+  if (!ok) {
+    gak_take_error();
+    snprintf(g->why, sizeof g->why, "the codes of a TEXT column failed");
+  }
+  gfree(d_map);
+  ga_dev_leave(prev);
+  return ok ? GA_OK : GA_CLOAD_EFAIL;
+}
+
 int ga_cgpu_finish(ga_cgpu *g, ga_centry *e, int64_t rows, int64_t *freed) {
   *freed = 0;
   if (rows != g->rows || ga_cgpu_sync(g)) {

@@ -29,6 +29,10 @@ int ga_cgpu_grow(ga_cgpu *g, int64_t cap);
 int ga_cgpu_place(ga_cgpu *g, ga_cblock *b, int64_t at);
 /* Wait for every queued copy: GA_OK or GA_CLOAD_EFAIL. */
 int ga_cgpu_sync(ga_cgpu *g);
+/* A TEXT column's placed rows: each word w with a value becomes map[w]
+** (map: nmap entries, the load ids' codes; cache_load.c rule 7).  Waits
+** for the copies first and for the remap.  GA_OK or GA_CLOAD_EFAIL. */
+int ga_cgpu_remap(ga_cgpu *g, int col, const uint32_t *map, int64_t nmap);
 /* Hand the arrays of `rows` rows to e (e->cols[c].d_*, e->dev), shrinking
 ** them when much is unused (*freed: the bytes given back). */
 int ga_cgpu_finish(ga_cgpu *g, ga_centry *e, int64_t rows, int64_t *freed);

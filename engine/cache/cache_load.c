@@ -30,12 +30,15 @@
 **   6. The first failure wins and stops the scan (the hooks return it):
 **      a BLOB value (its column), TEXT mixed with numbers in a column, the
 **      budget, the row limit, a GPU step (gpu_failed: the caller may load
-**      into host memory instead; TEXT on a GPU load is one, cache.h rule 1).
-**   7. TEXT (host): a sink interns its piece's values of a column in a
-**      dictionary of its own (dict.h) and writes local ids; the piece's end
-**      merges it into the load's dictionary of that column and rewrites the
-**      ids as load ids; the finish seals the dictionaries and rewrites
-**      every id as its code.  Each step keeps row i's word row i's value.
+**      into host memory instead).
+**   7. TEXT: a sink interns its block's values of a column in a dictionary
+**      of its own (dict.h) and writes local ids; when the block is complete
+**      (full, or the piece's last) that dictionary merges into the load's
+**      dictionary of the column, the block's ids become load ids, and the
+**      sink's dictionary starts again.  So a placed block (GPU) holds load
+**      ids; the finish seals the dictionaries and turns every load id into
+**      its code (host: in the blocks; GPU: gak_cache_remap on the device).
+**      Each step keeps row i's word row i's value.
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -281,10 +284,15 @@ static void place(ga_cload *l) {
 
 /* ---- sinks ---- */
 
-/* A new tail for s (rule 4). */
+static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b);
+
+/* A new tail for s (rule 4), once the full one's TEXT ids are load ids
+** (rule 7: a GPU load may place it as soon as the new tail is linked). */
 static int sink_grow(ga_csink *s) {
   ga_cload *l = s->load;
   if (failed(l))
+    return 1;
+  if (s->tail && s->tail->n && block_text(l, s, s->tail))
     return 1;
   /* (s->head may change under another thread's placement: rows is ours) */
   ga_cblock *b = block_new(l, s->rows == 0 ? s->cap_hint : GA_CLOAD_BLOCK_ROWS);
@@ -305,12 +313,6 @@ static int sink_grow(ga_csink *s) {
 /* A TEXT value of column c into the sink's dictionary (rule 7): its id. */
 static int sink_text(ga_csink *s, int c, const void *p, int n, uint64_t *word) {
   ga_cload *l = s->load;
-  if (l->where == GA_CACHE_GPU) { /* cache.h rule 1: host memory instead */
-    pthread_mutex_lock(&l->mu);
-    set_err(l, GA_CLOAD_EFAIL, 1, "TEXT columns are cached in host memory");
-    pthread_mutex_unlock(&l->mu);
-    return 1;
-  }
   if (!s->dl) {
     s->dl = sqlite3_malloc64(sizeof(*s->dl) * (size_t)l->ncols);
     if (!s->dl)
@@ -466,21 +468,21 @@ static void shrink_last(ga_csink *s) {
   ga_cb_free(b);
 }
 
-/* Column c's words of the rows with a value, in the blocks from b on: an
-** id becomes map[id]. */
+/* Column c's words of the rows with a value in block b: an id becomes
+** map[id]. */
 static void remap(ga_cblock *b, int c, const uint32_t *map) {
-  for (; b; b = b->next) {
-    uint64_t *v = ga_cb_vals(b, c);
-    const uint64_t *nn = ga_cb_notnull(b, c);
-    for (int64_t i = 0; i < b->n; i++)
-      if (ga_bit(nn, i))
-        v[i] = map[v[i]];
-  }
+  uint64_t *v = ga_cb_vals(b, c);
+  const uint64_t *nn = ga_cb_notnull(b, c);
+  for (int64_t i = 0; i < b->n; i++)
+    if (ga_bit(nn, i))
+      v[i] = map[v[i]];
 }
 
-/* Rule 7 at a piece's end: each TEXT column's values into the load's
-** dictionary, the piece's ids into load ids.  GA_OK or an error (set). */
-static int piece_text(ga_cload *l, ga_csink *s) {
+/* Rule 7 when a block is complete (full, or the piece's last): each TEXT
+** column's values so far into the load's dictionary, block b's ids into
+** load ids, and the sink's dictionary emptied for its next block (ids
+** start again).  GA_OK or an error (set). */
+static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b) {
   for (int c = 0; s->dl && c < l->ncols; c++) {
     uint32_t n = s->dl[c] ? ga_dict_local_count(s->dl[c]) : 0;
     if (!n)
@@ -500,7 +502,7 @@ static int piece_text(ga_cload *l, ga_csink *s) {
     if (rc == GA_OK)
       rc = ga_dict_merge(d, s->dl[c], map); /* takes d's own mutex */
     if (rc == GA_OK) {
-      remap(s->head, c, map);
+      remap(b, c, map);
     } else {
       pthread_mutex_lock(&l->mu);
       if (!l->err)
@@ -509,8 +511,7 @@ static int piece_text(ga_cload *l, ga_csink *s) {
       pthread_mutex_unlock(&l->mu);
     }
     sqlite3_free(map);
-    ga_dict_local_free(s->dl[c]);
-    s->dl[c] = NULL;
+    ga_dict_local_clear(s->dl[c]);
     if (rc)
       return rc;
   }
@@ -525,7 +526,7 @@ int ga_cload_piece_end(void *arg, int64_t no, int ok, int64_t *rows) {
   if (!s || !ok)
     return failed(l) ? GA_CLOAD_EFAIL : GA_OK;
   *rows = s->rows;
-  if (piece_text(l, s))
+  if (s->tail && block_text(l, s, s->tail))
     return GA_CLOAD_EFAIL;
   if (l->where == GA_CACHE_HOST)
     shrink_last(s);
@@ -671,9 +672,18 @@ static int finish_text(ga_cload *l, ga_centry *e) {
     }
     for (int64_t id = 0; id < n; id++)
       code[id] = ga_dict_code(d, (uint32_t)id);
-    for (int64_t i = 0; i < l->npieces; i++)
-      remap(l->pieces[i]->head, c, code);
+    int rc = GA_OK;
+    if (l->where == GA_CACHE_GPU) /* every block is placed already */
+      rc = ga_cgpu_remap(l->g, c, code, n);
+    else
+      for (int64_t i = 0; i < l->npieces; i++)
+        for (ga_cblock *b = l->pieces[i]->head; b; b = b->next)
+          remap(b, c, code);
     sqlite3_free(code);
+    if (rc) {
+      set_err(l, GA_CLOAD_EFAIL, 1, "%s", ga_cgpu_why(l->g));
+      return 1;
+    }
     col->dict = d;
     l->dict[c] = NULL;
   }

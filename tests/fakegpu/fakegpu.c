@@ -994,6 +994,40 @@ int gak_cache_sort(const uint32_t *d_gid, const uint32_t *d_idx,
   return 0;
 }
 
+static void op_remap(op *o) {
+  uint64_t *vals = o->a;
+  const uint64_t *nn = o->b;
+  const uint32_t *map = o->c;
+  for (int64_t i = 0; i < o->m; i++)
+    if ((nn[i >> 6] >> (i & 63)) & 1) {
+      if (vals[i] >= (uint64_t)o->k)
+        die("gak_cache_remap: a word past the map");
+      vals[i] = map[vals[i]];
+    }
+}
+
+int gak_cache_remap(uint64_t *d_vals, const uint64_t *d_notnull, int64_t n,
+                    const uint32_t *d_map, int64_t nmap, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || n < 0 || nmap < 0)
+    return fail(GAK_EOTHER);
+  if (n == 0)
+    return 0;
+  dev_check(d_vals, (size_t)n * 8, s->dev, "gak_cache_remap vals");
+  dev_check(d_notnull, (size_t)((n + 63) / 64) * 8, s->dev,
+            "gak_cache_remap notnull");
+  if (nmap)
+    dev_check(d_map, (size_t)nmap * 4, s->dev, "gak_cache_remap map");
+  op *o = op_new(op_remap);
+  o->a = d_vals;
+  o->b = (void *)d_notnull;
+  o->c = (void *)d_map;
+  o->m = n;
+  o->k = nmap;
+  enqueue(s, o);
+  return 0;
+}
+
 static void op_bounds(op *o) {
   const uint32_t *gid = o->a;
   uint32_t *start = o->b, *end = o->c;
