@@ -45,6 +45,10 @@
 **      with it, moved by one when the value is absent.  NULL still fails
 **      every comparison (no code).  A TEXT column as the expression, or
 **      compared with a number: ineligible.
+**   7. The expression may be arithmetic (host entries): numeric cached
+**      columns, numbers ([sign] NUM, rule 2), + - * / %, unary - and +,
+**      parentheses, with SQLite's precedence; it runs as engine/cache/
+**      cexpr.h's program, with SQLite's semantics row by row.
 **   5. The REAL -9223372036854775808.0 (-2^63) against the rowid alias
 **      (INTEGER PRIMARY KEY) with = or IN.  Where SQLite seeks the rowid
 **      with a literal (OP_SeekRowid), integer affinity leaves -2^63.0 REAL
@@ -78,6 +82,7 @@ enum {
   T_RP,
   T_COMMA,
   T_SIGN,
+  T_MULOP, /* * / %: arithmetic (rule 7) */
   T_BAD
 };
 
@@ -192,6 +197,9 @@ static void lex(lexer *L, const char *z) {
       }
       z++;
       push(L, T_STR, b, (int)(z - b), NULL, 0);
+    } else if (c == '*' || c == '%' || (c == '/' && z[1] != '*')) {
+      push(L, T_MULOP, z, 1, NULL, c);
+      z++;
     } else if (c == '(' || c == ')' || c == ',') {
       push(L, c == '(' ? T_LP : c == ')' ? T_RP : T_COMMA, z, 1, NULL, 0);
       z++;
@@ -304,49 +312,63 @@ static int column(parser *p, const tok *t) {
   return -1;
 }
 
-/* [sign] NUM, evaluated by SQLite (rule 2), into lits[]: its index, -1. */
-static int literal(parser *p) {
+/* [sign] NUM, evaluated by SQLite (rule 2), into *out (INT or REAL): 1,
+** or 0 (why set, or nomem). */
+static int number(parser *p, ga_value *out) {
   const tok *sign = NULL;
   if (peek(p)->kind == T_SIGN)
     sign = next(p);
   tok *t = next(p);
   if (t->kind != T_NUM)
-    return no(p, "a comparison is not with a number%s", NULL) - 1;
-  gak_cfilter *f = &p->q->filter;
-  if (f->nlits >= GAK_CACHE_MAX_LITS)
-    return no(p, "more numbers than the cache takes%s", NULL) - 1;
+    return no(p, "a comparison is not with a number%s", NULL);
   char *sql = sqlite3_mprintf(
       "SELECT %s%.*s", sign ? (sign->op == '-' ? "-" : "+") : "", t->n, t->z);
   sqlite3_stmt *st = NULL;
-  int lit = -1;
+  int ok = 0;
   if (!sql) {
     p->rc = SQLITE_NOMEM;
-    return -1;
+    return 0;
   }
+  memset(out, 0, sizeof(*out));
   int rc = sqlite3_prepare_v2(p->db, sql, -1, &st, NULL);
   if (rc == SQLITE_OK && sqlite3_column_count(st) == 1 &&
       sqlite3_step(st) == SQLITE_ROW) {
     int ty = sqlite3_column_type(st, 0);
-    gak_clit *l = &f->lits[f->nlits];
-    memset(l, 0, sizeof(*l));
     if (ty == SQLITE_INTEGER) {
-      l->kind = GA_KIND_INT;
-      l->bits = sqlite3_column_int64(st, 0);
-      lit = f->nlits++;
+      out->type = GA_V_INT;
+      out->i = sqlite3_column_int64(st, 0);
+      ok = 1;
     } else if (ty == SQLITE_FLOAT) {
-      double d = sqlite3_column_double(st, 0);
-      l->kind = GA_KIND_REAL;
-      memcpy(&l->bits, &d, 8);
-      lit = f->nlits++;
+      out->type = GA_V_REAL;
+      out->r = sqlite3_column_double(st, 0);
+      ok = 1;
     }
   } else if ((rc & 0xff) == SQLITE_NOMEM) {
     p->rc = SQLITE_NOMEM;
   }
   sqlite3_finalize(st);
   sqlite3_free(sql);
-  if (lit < 0)
+  if (!ok)
     no(p, "%s is not a number SQLite reads as one", NULL);
-  return lit;
+  return ok;
+}
+
+/* [sign] NUM (rule 2) into lits[]: its index, -1. */
+static int literal(parser *p) {
+  gak_cfilter *f = &p->q->filter;
+  if (f->nlits >= GAK_CACHE_MAX_LITS)
+    return no(p, "more numbers than the cache takes%s", NULL) - 1;
+  ga_value v;
+  if (!number(p, &v))
+    return -1;
+  gak_clit *l = &f->lits[f->nlits];
+  memset(l, 0, sizeof(*l));
+  l->kind = v.type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL;
+  if (v.type == GA_V_INT)
+    l->bits = v.i;
+  else
+    memcpy(&l->bits, &v.r, 8);
+  return f->nlits++;
 }
 
 /* Rule 6: may TEXT column c be compared (compared 1) or grouped?  1, or 0
@@ -670,6 +692,108 @@ static int all_terms(parser *p) {
   return 1;
 }
 
+/* ---- rule 7: the expression as arithmetic ---- */
+
+static int x_add(parser *p);
+
+static int x_emit(parser *p, int op, int col, const ga_value *v) {
+  ga_cexpr *x = &p->q->x;
+  if (x->n >= GA_CX_MAX)
+    return no(p, "the expression is longer than the cache takes%s", NULL);
+  ga_cx_ins *in = &x->ins[x->n++];
+  memset(in, 0, sizeof(*in));
+  in->op = op;
+  in->col = col;
+  if (v)
+    in->v = *v;
+  return 1;
+}
+
+/* column | [sign] number | ( expr ) | - unary | + unary */
+static int x_unary(parser *p) {
+  tok *t = peek(p);
+  if (t->kind == T_SIGN && p->L.t[p->L.pos + 1].kind == T_NUM) {
+    ga_value v; /* -5 is SQLite's literal -5 */
+    return number(p, &v) && x_emit(p, GA_CX_LIT, 0, &v);
+  }
+  if (t->kind == T_SIGN) {
+    next(p);
+    if (!x_unary(p))
+      return 0;
+    return t->op == '-' ? x_emit(p, GA_CX_NEG, 0, NULL) : 1;
+  }
+  if (t->kind == T_NUM) {
+    ga_value v;
+    return number(p, &v) && x_emit(p, GA_CX_LIT, 0, &v);
+  }
+  if (t->kind == T_LP) {
+    next(p);
+    if (!x_add(p))
+      return 0;
+    if (next(p)->kind != T_RP)
+      return no(p, "the expression's parentheses do not close%s", NULL);
+    return 1;
+  }
+  if (t->kind == T_ID && p->L.t[p->L.pos + 1].kind == T_LP)
+    return no(p, "the expression calls a function (%s)", t->id);
+  int c = column(p, next(p));
+  if (c < 0)
+    return 0;
+  if (p->e->cols[c].dict)
+    return no(p, "TEXT column %s in an arithmetic expression",
+              p->e->cols[c].name);
+  return x_emit(p, GA_CX_COL, c, NULL);
+}
+
+static int x_mul(parser *p) {
+  if (!x_unary(p))
+    return 0;
+  while (peek(p)->kind == T_MULOP) {
+    int c = next(p)->op;
+    if (!x_unary(p))
+      return 0;
+    if (!x_emit(p,
+                c == '*'   ? GA_CX_MUL
+                : c == '/' ? GA_CX_DIV
+                           : GA_CX_MOD,
+                0, NULL))
+      return 0;
+  }
+  return 1;
+}
+
+static int x_add(parser *p) {
+  if (!x_mul(p))
+    return 0;
+  while (peek(p)->kind == T_SIGN) {
+    int c = next(p)->op;
+    if (!x_mul(p))
+      return 0;
+    if (!x_emit(p, c == '+' ? GA_CX_ADD : GA_CX_SUB, 0, NULL))
+      return 0;
+  }
+  return 1;
+}
+
+/* The expression as rule 7's program: 1, or 0 (why set). */
+static int x_program(parser *p, const char *z) {
+  lexer L = p->L;
+  memset(&p->L, 0, sizeof(p->L));
+  lex(&p->L, z);
+  int ok = 0;
+  if (p->L.nomem)
+    p->rc = SQLITE_NOMEM;
+  else
+    ok = x_add(p) && peek(p)->kind == T_END;
+  lexer_free(&p->L);
+  p->L = L;
+  if (ok) {
+    p->q->has_x = 1;
+    p->q->xcol = 0; /* any: the program reads its own columns */
+  }
+  return ok;
+}
+
 /* A bare column: the entry column's index, or -1 (why set). */
 static int bare(parser *p, const char *z, const char *what) {
   lexer L;
@@ -705,9 +829,22 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   why[0] = 0;
   q->gcol = -1;
   q->xcol = bare(&p, a->expr, "the expression");
-  if (q->xcol < 0)
+  if (q->xcol < 0 && !p.rc && strstr(why, "not a bare column")) {
+    why[0] = 0; /* rule 7: arithmetic, on a host entry */
+    if (e->where == GA_CACHE_GPU)
+      return no(&p,
+                "the expression is arithmetic, which GPU entries do not "
+                "take yet%s",
+                NULL);
+    if (!x_program(&p, a->expr)) {
+      if (!p.rc)
+        no(&p, "the expression is not arithmetic over cached columns%s", NULL);
+      return p.rc ? p.rc : 0;
+    }
+  } else if (q->xcol < 0) {
     return p.rc ? p.rc : 0;
-  if (e->cols[q->xcol].dict) /* rule 6 */
+  }
+  if (!q->has_x && e->cols[q->xcol].dict) /* rule 6 */
     return no(&p, "the expression's column %s holds TEXT",
               e->cols[q->xcol].name);
   if (a->group && *a->group) {

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cexpr.h"
 #include "dict.h"
 #include "gak.h"
 #include "scan.h"
@@ -209,6 +210,8 @@ int64_t ga_cache_touch(ga_cache *c);
 typedef struct ga_cquery {
   int xcol, gcol;
   gak_cfilter filter;
+  int has_x; /* the expression is x (host entries), not column xcol */
+  ga_cexpr x;
 } ga_cquery;
 
 /* Answer q from e: the groups (ungrouped: one NULL key, or none when no row

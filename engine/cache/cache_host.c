@@ -19,6 +19,8 @@
 **      every INTEGER and every REAL with an integral value in int64 range,
 **      else the REAL's bits.
 **   4. Filter terms compare exactly (ga_num_cmp); NULL passes only IS NULL.
+**   5. An arithmetic expression (cexpr.h) is evaluated a row at a time with
+**      SQLite's semantics, then stepped as a column's value would be.
 */
 #include <math.h>
 #include <pthread.h>
@@ -389,13 +391,47 @@ static void whole(hrun *r) {
   }
 }
 
+/* Row i of block b, for an expression (cexpr.h). */
+typedef struct xrow {
+  const ga_cblock *b;
+  int64_t i;
+} xrow;
+
+static void fetch_col(const void *arg, int c, ga_value *v) {
+  const xrow *r = arg;
+  memset(v, 0, sizeof(*v));
+  if (!ga_bit(ga_cb_notnull(r->b, c), r->i)) {
+    v->type = GA_V_NULL;
+  } else if (ga_bit(ga_cb_isint(r->b, c), r->i)) {
+    v->type = GA_V_INT;
+    v->i = (int64_t)ga_cb_vals(r->b, c)[r->i];
+  } else {
+    v->type = GA_V_REAL;
+    v->r = ga_bitsd((int64_t)ga_cb_vals(r->b, c)[r->i]);
+  }
+}
+
+/* The expression's value at row i, stepped (rule 2). */
+static void step_expr(ga_xstate *st, const ga_cblock *b, const ga_cexpr *x,
+                      int64_t i) {
+  xrow r = {b, i};
+  ga_value v;
+  ga_cexpr_eval(x, fetch_col, &r, &v);
+  if (v.type == GA_V_INT)
+    ga_xstate_step_int(st, v.i);
+  else if (v.type == GA_V_REAL)
+    ga_xstate_step_real(st, v.r);
+  else
+    ga_xstate_step_null(st);
+}
+
 static void *run_main(void *arg) {
   hrun *r = arg;
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
   int xc = q->xcol, gc = q->gcol;
   int64_t bytes = 0;
-  if (gc < 0 && q->filter.nterms == 0 && e->cols[xc].nnull == 0) {
+  if (gc < 0 && q->filter.nterms == 0 && !q->has_x && e->cols[xc].nnull == 0) {
     whole(r);
   } else {
     for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
@@ -410,7 +446,10 @@ static void *run_main(void *arg) {
           ga_xstate *st = &r->st;
           if (gc >= 0 && !(st = group_at(r, b, gc, i)))
             break;
-          step_x(st, b, xc, i);
+          if (q->has_x)
+            step_expr(st, b, &q->x, i);
+          else
+            step_x(st, b, xc, i);
         }
       }
     }
