@@ -152,12 +152,12 @@ def section_messages(rep):
 def section_reload(rep):
     path = make_db("reload.db", 3000)
     con = connect(path, 2)
-    con.execute("ALTER TABLE t ADD COLUMN s TEXT")
-    con.execute("UPDATE t SET s = 'v' || id")
+    con.execute("ALTER TABLE t ADD COLUMN s")
+    con.execute("UPDATE t SET s = CASE WHEN id % 2 THEN 'v' || id ELSE id END")  # TEXT and numbers
     con.execute("SELECT gpu_cache('t', 'x, g')")
     want = con.execute("SELECT sum, max FROM gpu_aggregate('t', 'x')").fetchone()
     rep.check("reload_cached", info(con)["last_scan"]["path"] == "cache", repr(info(con)["last_scan"]))
-    for label, args in (("text_column", ("t", "x, s")), ("no_such_column", ("t", "x, nope")),
+    for label, args in (("mixed_column", ("t", "x, s")), ("no_such_column", ("t", "x, nope")),
                         ("budget", None)):
         if args is None:
             con.execute("SELECT gpuagg_config('cache_bytes', 1000)")
