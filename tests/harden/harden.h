@@ -190,14 +190,15 @@ static inline void h_threads_table(char *path, size_t npath, const char *name,
   h_unlink_db(path);
   sqlite3 *db = open_ga(path, 0);
   char sql[512];
-  snprintf(sql, sizeof sql,
-           "PRAGMA journal_mode=%s;"
-           "CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER);"
-           "BEGIN;"
-           "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
-           "WHERE i < %d) INSERT INTO t SELECT i, (i * 7919) %% 100003 - "
-           "50000, i %% %d FROM c; COMMIT;",
-           k ? "delete" : "wal", nrows, groups);
+  snprintf(
+      sql, sizeof sql,
+      "PRAGMA journal_mode=%s;"
+      "CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER, s TEXT);"
+      "BEGIN;"
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
+      "WHERE i < %d) INSERT INTO t SELECT i, (i * 7919) %% 100003 - "
+      "50000, i %% %d, 'g' || (i %% %d) FROM c; COMMIT;",
+      k ? "delete" : "wal", nrows, groups, groups);
   char *err = NULL;
   if (run_sql(db, sql, NULL, &err) != SQLITE_OK) {
     fprintf(stderr, "setup: %s\n", err ? err : "?");
