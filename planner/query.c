@@ -1278,8 +1278,11 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
               NULL);
     goto done;
   }
-  if ((rc = check_bare(p, p->items_span.a, p->items_span.b)) ||
-      (rc = check_bare(p, p->having.a, p->having.b)) ||
+  /* each item's expression, not its alias: `sum(x) AS s` names no column
+  ** s, even where the table has one */
+  for (int k = 0; k < p->nitems && rc == SQLITE_OK; k++)
+    rc = check_bare(p, p->items[k].expr.a, p->items[k].expr.b);
+  if (rc != SQLITE_OK || (rc = check_bare(p, p->having.a, p->having.b)) ||
       (rc = check_bare(p, p->order.a, p->order.b)))
     goto done;
   if (q->nkeys + q->ncarry > GA_MAX_KEYS) {

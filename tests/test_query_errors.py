@@ -274,6 +274,14 @@ db.execute("PRAGMA reverse_unordered_selects = 0")
 check(got == [(5, "integer")] and back == 1,
       "serial path: rowid order under reverse_unordered_selects", (got, back))
 
+# an alias that is also a column's name: the alias names no column there
+# (`sum(x) AS d` with a column d), as in SQLite
+create(db, "qalias", "SELECT a, sum(x) AS d, count(*) AS b FROM t GROUP BY a ORDER BY a")
+got = db.execute("SELECT * FROM qalias").fetchall()
+ref = db.execute("SELECT a, gpu_sum(x) AS d, count(*) AS b FROM t GROUP BY a ORDER BY a").fetchall()
+check(got == ref and info(db)["last_scan"]["path"] == "parallel", "alias named like a column",
+      (got[:2], ref[:2]))
+
 # the caller's interrupt, set before the call compiles its text again
 # (a function in the table's arguments calls sqlite3_interrupt): SQLite's
 # own "interrupted", SQLITE_INTERRUPT, not an error of the text

@@ -80,7 +80,7 @@ static void load(int t, sqlite3 *db) {
   sqlite3_mutex *mu = sqlite3_db_mutex(db);
   if (mu)
     sqlite3_mutex_enter(mu);
-  int rc = run_sql(db, "SELECT gpu_cache('t', 'x, g, s')", NULL, &err);
+  int rc = run_sql(db, "SELECT gpu_cache('t', 'x, g, lbl')", NULL, &err);
   if (mu)
     sqlite3_mutex_leave(mu);
   /* a load may fail only because the table kept changing under it */
@@ -89,7 +89,7 @@ static void load(int t, sqlite3 *db) {
   free(err); /* run_sql's copy (libc) */
 }
 
-/* grouped 0: the sum; 1: by g; 2: group 1 through its TEXT label s (the
+/* grouped 0: the sum; 1: by g; 2: group 1 through its TEXT label lbl (the
 ** cache's dictionary, merged by the load's workers) */
 static void check_once(int t, sqlite3 *db, int k, int grouped) {
   sqlite3_stmt *st;
@@ -98,7 +98,7 @@ static void check_once(int t, sqlite3 *db, int k, int grouped) {
                                    "gpu_aggregate('t', 'x', NULL, 'g')"
                     : grouped    ? "SELECT NULL, rows, sum, json_extract("
                                    "gpuagg_info(), '$.last_scan.path') FROM "
-                                   "gpu_aggregate('t', 'x', 's = ''g1''')"
+                                   "gpu_aggregate('t', 'x', 'lbl = ''g1''')"
                                  : "SELECT NULL, rows, sum, json_extract("
                                    "gpuagg_info(), '$.last_scan.path') FROM "
                                    "gpu_aggregate('t', 'x')";

@@ -193,7 +193,7 @@ static inline void h_threads_table(char *path, size_t npath, const char *name,
   snprintf(
       sql, sizeof sql,
       "PRAGMA journal_mode=%s;"
-      "CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER, s TEXT);"
+      "CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER, lbl TEXT);"
       "BEGIN;"
       "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
       "WHERE i < %d) INSERT INTO t SELECT i, (i * 7919) %% 100003 - "
