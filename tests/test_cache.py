@@ -706,6 +706,9 @@ def section_errors(rep, r):
     con.execute("INSERT INTO blobs VALUES (1, 2), (x'00', 3)")
     con.execute("CREATE TABLE mix(v)")
     con.execute("INSERT INTO mix VALUES ('a'), (1), (NULL)")
+    # a large number after TEXT in one piece: never read as a dictionary id
+    con.execute("CREATE TABLE mixb(v)")
+    con.execute("INSERT INTO mixb VALUES ('a'), (1000000000), ('b'), (-5)")
     cases = [
         ("no_table", "SELECT gpu_cache('nope', 'x')", "gpu_cache: no such table: nope"),
         ("no_column", "SELECT gpu_cache('t', 'x, zz')", "gpu_cache: no such column: zz"),
@@ -714,6 +717,8 @@ def section_errors(rep, r):
         ("bad_list", "SELECT gpu_cache('t', 'x y')", "gpu_cache: the column list must be names"),
         ("mixed_column", "SELECT gpu_cache('mix', 'v')",
          "gpu_cache: column v holds TEXT and numbers (a column is cached as numbers or as TEXT)"),
+        ("mixed_column_big", "SELECT gpu_cache('mixb', 'v')",
+         "gpu_cache: column v holds TEXT and numbers"),
         ("blob_column", "SELECT gpu_cache('blobs', 'y, x')", "gpu_cache: column x holds BLOB"),
         ("view", "SELECT gpu_cache('v', 'x')", "gpu_cache: v is a view"),
         ("without_rowid", "SELECT gpu_cache('w', 'b')", "gpu_cache: w is a WITHOUT ROWID"),

@@ -335,6 +335,18 @@ static int sink_text(ga_csink *s, int c, const void *p, int n, uint64_t *word) {
   return GA_OK;
 }
 
+/* A column of TEXT and numbers (rule 7 rewrites every word of a TEXT
+** column as an id, so this sink's rows must not mix): the load fails. */
+static int sink_mixed(ga_csink *s, int c) {
+  ga_cload *l = s->load;
+  pthread_mutex_lock(&l->mu);
+  if (!l->err)
+    l->bad_col = c;
+  set_err(l, GA_CLOAD_EMIXED, 0, "mixed");
+  pthread_mutex_unlock(&l->mu);
+  return 1;
+}
+
 int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
                  const void *const *text, const int *tlen, int ncols) {
   ga_cblock *b = s->tail;
@@ -352,18 +364,24 @@ int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
       s->stats[4 * c]++;
       break;
     case GA_V_INT:
+      if (s->stats[4 * c + 3])
+        return sink_mixed(s, c);
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_isint(b, c)[i >> 6] |= bit;
       ga_cb_notnull(b, c)[i >> 6] |= bit;
       s->stats[4 * c + 1]++;
       break;
     case GA_V_REAL:
+      if (s->stats[4 * c + 3])
+        return sink_mixed(s, c);
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_notnull(b, c)[i >> 6] |= bit;
       s->stats[4 * c + 2]++;
       break;
     case GA_V_TEXT: {
       uint64_t w;
+      if (s->stats[4 * c + 1] || s->stats[4 * c + 2])
+        return sink_mixed(s, c);
       int rc = sink_text(s, c, text[c], tlen[c], &w);
       if (rc)
         return rc;
