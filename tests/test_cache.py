@@ -959,8 +959,8 @@ def random_arith(r, depth=0):
     if depth > 2 or k < 0.35:
         return r.choice(["a", "b", "c", "a", "c", "5", "-1", "0", "0.5", "-0.0", "1e20",
                          "9223372036854775807", "-9223372036854775808", "(a)"])
-    if k < 0.45:
-        return r.choice(["-", "+", "- "]) + random_arith(r, depth + 1)
+    if k < 0.45:  # a space after the sign: "--" would start a comment
+        return r.choice(["- ", "+ "]) + random_arith(r, depth + 1)
     op = r.choice(["+", "-", "*", "/", "%", "*", "+"])
     e = "%s %s %s" % (random_arith(r, depth + 1), op, random_arith(r, depth + 1))
     return "(%s)" % e if r.random() < 0.4 else e
