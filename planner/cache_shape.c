@@ -794,7 +794,8 @@ static int x_program(parser *p, const char *z) {
   return ok;
 }
 
-/* A bare column: the entry column's index, or -1 (why set). */
+/* A bare column: the entry column's index, or -1 (why set: not a cached
+** column), or -2 (why set: not one name at all). */
 static int bare(parser *p, const char *z, const char *what) {
   lexer L;
   memset(&L, 0, sizeof(L));
@@ -808,6 +809,7 @@ static int bare(parser *p, const char *z, const char *what) {
       no(p, "%s is not a cached column", what);
   } else {
     no(p, "%s is not a bare column", what);
+    col = -2;
   }
   lexer_free(&L);
   return col;
@@ -829,7 +831,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   why[0] = 0;
   q->gcol = -1;
   q->xcol = bare(&p, a->expr, "the expression");
-  if (q->xcol < 0 && !p.rc && strstr(why, "not a bare column")) {
+  if (q->xcol == -2 && !p.rc) {
     why[0] = 0; /* rule 7: arithmetic, on a host entry */
     if (e->where == GA_CACHE_GPU)
       return no(&p,
