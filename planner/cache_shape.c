@@ -833,16 +833,16 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   q->xcol = bare(&p, a->expr, "the expression");
   if (q->xcol == -2 && !p.rc) {
     why[0] = 0; /* rule 7: arithmetic, on a host entry */
-    if (e->where == GA_CACHE_GPU)
-      return no(&p,
-                "the expression is arithmetic, which GPU entries do not "
-                "take yet%s",
-                NULL);
     if (!x_program(&p, a->expr)) {
       if (!p.rc)
         no(&p, "the expression is not arithmetic over cached columns%s", NULL);
       return p.rc ? p.rc : 0;
     }
+    if (e->where == GA_CACHE_GPU)
+      return no(&p,
+                "the expression is arithmetic, which GPU entries do not "
+                "take yet%s",
+                NULL);
   } else if (q->xcol < 0) {
     return p.rc ? p.rc : 0;
   }

@@ -988,7 +988,7 @@ def section_arith(rep, r, device):
     for i, x in enumerate(exprs):
         f = None if i % 3 else "d >= '1994-01-01' AND d < '1995-01-01' AND c BETWEEN 0 AND 5"
         g = "d" if i % 4 == 1 else None
-        if gpu:
+        if gpu and x.strip() not in ("a", "b", "c"):  # a bare column stays the GPU's
             compare(rep, con, "%s_arith_%d" % (device, i), "t", x, f, g, want="uncached",
                     why="GPU entries do not take yet")
         else:
