@@ -255,7 +255,6 @@ typedef struct parser {
   lexer L;
   sqlite3 *db;
   const ga_target *t;
-  int enc; /* the database's text encoding (rule 6), 0 until read */
   const ga_centry *e;
   const char *const *tcols; /* the table's columns */
   int ntcols;
@@ -398,10 +397,6 @@ static int text_literal(parser *p, int c, int *op) {
   gak_cfilter *f = &p->q->filter;
   if (f->nlits >= GAK_CACHE_MAX_LITS)
     return no(p, "more literals than the cache takes%s", NULL) - 1;
-  if (!p->enc && ga_db_encoding_of(p->db, &p->enc) != SQLITE_OK) {
-    p->rc = SQLITE_NOMEM;
-    return -1;
-  }
   char *sql = sqlite3_mprintf("SELECT %.*s", t->n, t->z);
   sqlite3_stmt *st = NULL;
   int lit = -1,
@@ -410,10 +405,10 @@ static int text_literal(parser *p, int c, int *op) {
       sqlite3_column_type(st, 0) == SQLITE_TEXT) {
     const void *z;
     int n;
-    if (p->enc == SQLITE_UTF16LE || p->enc == SQLITE_UTF16BE) {
+    if (p->e->enc == SQLITE_UTF16LE || p->e->enc == SQLITE_UTF16BE) {
       sqlite3_value *cv = sqlite3_column_value(st, 0);
-      z = p->enc == SQLITE_UTF16LE ? sqlite3_value_text16le(cv)
-                                   : sqlite3_value_text16be(cv);
+      z = p->e->enc == SQLITE_UTF16LE ? sqlite3_value_text16le(cv)
+                                      : sqlite3_value_text16be(cv);
       n = sqlite3_value_bytes16(cv);
     } else {
       z = sqlite3_column_text(st, 0);

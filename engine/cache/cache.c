@@ -241,6 +241,7 @@ int64_t ga_cache_budget(const ga_config *cfg, int where) {
 int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
                          ga_scan_out *out) {
   const ga_dict *d = q->gcol >= 0 ? e->cols[q->gcol].dict : NULL;
+  out->enc = e->enc;
   for (size_t i = 0; d && i < out->n; i++) {
     ga_bval *k = &out->sorted[i]->key[0];
     ga_value v;

@@ -140,6 +140,7 @@ typedef struct ga_centry {
   char *schema, *table; /* as ga_target_resolve names them */
   int where;            /* GA_CACHE_HOST or GA_CACHE_GPU */
   int dev;              /* GPU entry: the engine's device index */
+  int enc;              /* the database's encoding: its TEXT values' bytes */
   int ncols;
   ga_ccol *cols;
   int64_t rows, bytes;
@@ -227,7 +228,7 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
 
 /* A TEXT group key column (rule 1): each group's key, a code, becomes its
 ** value (the codes' order is the values' BINARY order, so out->sorted
-** stays sorted).  GA_OK or GA_NOMEM. */
+** stays sorted), in the entry's encoding (out->enc).  GA_OK or GA_NOMEM. */
 int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
                          ga_scan_out *out);
 

@@ -736,6 +736,7 @@ ga_centry *ga_cload_finish(ga_cload *l) {
   memset(e, 0, sizeof(*e));
   memset(cols, 0, sizeof(ga_ccol) * (size_t)l->ncols);
   e->where = GA_CACHE_HOST; /* until the device arrays are its own */
+  e->enc = l->enc;
   e->dev = -1;
   e->ncols = l->ncols;
   e->cols = cols;

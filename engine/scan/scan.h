@@ -131,6 +131,7 @@ typedef struct ga_scan_out {
                               spec.any_order): one NULL key when ungrouped,
                               none when no row was read */
   ga_gshape shape;         /* the spec's */
+  int enc; /* a cache answer: its TEXT keys' encoding (SQLITE_UTF8 ...) */
   size_t n;
   int threads;            /* workers that ran */
   int64_t pieces;         /* rowid pieces handed out */

@@ -603,9 +603,8 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   if (hit) {
     last->path = "cache";
     last->threads = c->out.threads;
-    /* a TEXT key from the cache is in the database's encoding (its bytes) */
-    if (ga_db_encoding_of(vt->db, &c->key_enc) != SQLITE_OK)
-      c->key_enc = SQLITE_UTF8;
+    /* a TEXT key from the cache is in the entry's encoding (its bytes) */
+    c->key_enc = c->out.enc ? c->out.enc : SQLITE_UTF8;
     sqlite3_snprintf((int)sizeof last->why, last->why, "%s", cwhy);
     take_groups(c, &a, &err);
     goto done;
