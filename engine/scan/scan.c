@@ -172,8 +172,9 @@ typedef struct worker {
   int64_t direct_rows;    /* so taken */
   int64_t direct_batches; /* of them, stepped a batch at a time */
   double piece_ms;        /* in its pieces (last_scan.worker_ms) */
-  int64_t flush_ns, wait_ns; /* stepping batches; blocked on shards */
-  ga_gs_batch batch;         /* direct mode's rows, stepped a batch at a time */
+  double flush_ms;        /* stepping batches */
+  int64_t wait_ns;        /* of it, blocked on shards */
+  ga_gs_batch batch;      /* direct mode's rows, stepped a batch at a time */
 } worker;
 
 struct scan_shared {
@@ -544,14 +545,11 @@ static int step_batch(worker *w, int64_t no, int64_t *bytes) {
   if (!w->batch.n)
     return GA_OK;
   w->direct_batches++;
-  struct timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
+  double t0 = now_ms();
   int rc =
       ga_gs_step_batch(w->sh->groups, &w->batch, no,
                        w->index * GA_GS_SHARDS / w->sh->nw, bytes, &w->wait_ns);
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  w->flush_ns +=
-      (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+  w->flush_ms += now_ms() - t0;
   return rc;
 }
 
@@ -1201,7 +1199,7 @@ finish:
     out->direct_rows += sh.w[k].direct_rows;
     out->direct_batches += sh.w[k].direct_batches;
     out->worker_ms += sh.w[k].piece_ms;
-    out->flush_ms += (double)sh.w[k].flush_ns / 1e6;
+    out->flush_ms += sh.w[k].flush_ms;
     out->lock_wait_ms += (double)sh.w[k].wait_ns / 1e6;
   }
   out->probes = sh.nprobes;
