@@ -83,23 +83,17 @@ void ga_cx_binary(int op, const ga_value *a, const ga_value *b, ga_value *out) {
   int64_t x = a->i, y = b->i, r;
   switch (op) {
   case GA_CX_ADD:
-    if (__builtin_add_overflow(x, y, &r)) {
-      fp_math(op, a, b, out);
-      return;
-    }
-    break;
   case GA_CX_SUB:
-    if (__builtin_sub_overflow(x, y, &r)) {
+  case GA_CX_MUL: {
+    int over = op == GA_CX_ADD   ? __builtin_add_overflow(x, y, &r)
+               : op == GA_CX_SUB ? __builtin_sub_overflow(x, y, &r)
+                                 : __builtin_mul_overflow(x, y, &r);
+    if (over) { /* SQLite's fp_math: (double)a op (double)b */
       fp_math(op, a, b, out);
       return;
     }
     break;
-  case GA_CX_MUL:
-    if (__builtin_mul_overflow(x, y, &r)) {
-      fp_math(op, a, b, out);
-      return;
-    }
-    break;
+  }
   case GA_CX_DIV:
     if (y == 0) {
       set_null(out);
