@@ -177,13 +177,12 @@ char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
   return sig;
 }
 
-/* ---- gpu_aggregate's cache step ---- */
+/* ---- the cache step ---- */
 
-int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
-                    const ga_target *t, const ga_args *a, ga_scan_out *out,
-                    int *hit, char *why, size_t nwhy) {
+static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
+                        const ga_target *t, const ga_parts *p, ga_cquery *qp,
+                        ga_scan_out *out, int *hit, char *why, size_t nwhy) {
   ga_cache *c = conn->cache;
-  ga_cquery q;
   ga_cstamp now;
   *hit = 0;
   why[0] = 0;
@@ -206,7 +205,7 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
-  int rc = ga_cache_shape(db, e, t, a, &q, why, nwhy);
+  int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;
   rc = ga_cstamp_read(db, t->schema, &now);
@@ -257,10 +256,10 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   int threads = ga_config_threads(cfg);
   char qwhy[200] = "";
   if (e->where == GA_CACHE_GPU)
-    rc = ga_cache_query_gpu(c, e, &q, out, qwhy, sizeof qwhy);
+    rc = ga_cache_query_gpu(c, e, qp, out, qwhy, sizeof qwhy);
   else
-    rc = ga_cache_query_host(c, e, &q, threads, out, qwhy, sizeof qwhy);
-  if (rc == GA_SCAN_OK && ga_cache_decode_keys(e, &q, out))
+    rc = ga_cache_query_host(c, e, qp, threads, out, qwhy, sizeof qwhy);
+  if (rc == GA_SCAN_OK && ga_cache_decode_keys(e, qp, out))
     rc = GA_SCAN_NOMEM;
   if (rc == GA_SCAN_OK) {
     *hit = 1;
@@ -287,6 +286,16 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "%s", qwhy);
   }
   return SQLITE_OK;
+}
+
+int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
+                    const ga_target *t, const ga_parts *p, ga_scan_out *out,
+                    int *hit, char *why, size_t nwhy) {
+  ga_cquery q;
+  memset(&q, 0, sizeof(q));
+  int rc = cache_answer(conn, db, cfg, t, p, &q, out, hit, why, nwhy);
+  ga_cquery_free(&q);
+  return rc;
 }
 
 /* ---- gpuagg_info()'s "cache" ---- */

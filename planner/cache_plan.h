@@ -13,18 +13,20 @@
 #include "glue.h"
 #include "planner.h"
 
-/* Does the entry e answer gpu_aggregate's arguments a on table t?  1 with
-** the query in *q, 0 with the reason in why, or SQLITE_NOMEM
-** (cache_shape.c). */
+/* Does the entry e answer the parts p (gpu_aggregate's arguments,
+** ga_parts_of_args, or gpu_query's) on table t?  1 with the query in *q, 0
+** with the reason in why, or SQLITE_NOMEM (cache_shape.c).  Free *q with
+** ga_cquery_free whatever the outcome. */
 int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
-                   const ga_args *a, ga_cquery *q, char *why, size_t nwhy);
+                   const ga_parts *p, ga_cquery *q, char *why, size_t nwhy);
 
-/* gpu_aggregate's cache step (ext/aggregate/aggregate_vtab.c), before it
-** plans a scan: *hit = 1 with the groups in *out when the cache answered;
-** *hit = 0 when it did not, with the reason in why ("" when the table has
-** no entry).  SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT. */
+/* The cache step of gpu_aggregate (ext/aggregate/aggregate_vtab.c) and
+** gpu_query (ext/query/query_vtab.c), before they plan a scan: *hit = 1
+** with the groups in *out when the cache answered (their TEXT in
+** out->enc); *hit = 0 when it did not, with the reason in why ("" when the
+** table has no entry).  SQLITE_OK, or SQLITE_NOMEM / SQLITE_INTERRUPT. */
 int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
-                    const ga_target *t, const ga_args *a, ga_scan_out *out,
+                    const ga_target *t, const ga_parts *p, ga_scan_out *out,
                     int *hit, char *why, size_t nwhy);
 
 /* gpuagg_info()'s "cache" object, sqlite3_malloc'd (NULL: no memory). */

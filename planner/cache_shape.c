@@ -83,6 +83,7 @@ enum {
   T_COMMA,
   T_SIGN,
   T_MULOP, /* * / %: arithmetic (rule 7) */
+  T_VAR,   /* ?N: a parameter (rule 8) */
   T_BAD
 };
 
@@ -90,8 +91,9 @@ typedef struct tok {
   int kind;
   const char *z; /* the source text */
   int n;
-  char *id; /* T_ID / T_QID: the name (dequoted), sqlite3_malloc'd */
-  int op;   /* T_OP: GAK_CMP_*; T_SIGN: '+' or '-' */
+  char *id;   /* T_ID / T_QID: the name (dequoted), sqlite3_malloc'd */
+  char *qual; /* T_ID / T_QID: its qualifier (q.name), or NULL */
+  int op;     /* T_OP: GAK_CMP_*; T_SIGN: '+' or '-'; T_VAR: N */
 } tok;
 
 typedef struct lexer {
@@ -125,6 +127,7 @@ static void push(lexer *L, int kind, const char *z, int n, char *id, int op) {
   t->z = z;
   t->n = n;
   t->id = id;
+  t->qual = NULL;
   t->op = op;
 }
 
@@ -152,6 +155,27 @@ static int quoted(const char *z, char c, char **out, int *nomem) {
   return i + 1;
 }
 
+/* A name at z, quoted or not, pushed as T_QID or T_ID: its length, or 0
+** (unterminated quote, or out of memory). */
+static int name_at(lexer *L, const char *z) {
+  unsigned char c = (unsigned char)*z;
+  if (c == '"' || c == '[' || c == '`') {
+    char *id = NULL;
+    int n = quoted(z, c == '[' ? ']' : (char)c, &id, &L->nomem);
+    if (n)
+      push(L, T_QID, z, n, id, 0);
+    return L->nomem ? 0 : n;
+  }
+  const char *b = z;
+  while (is_id((unsigned char)*z))
+    z++;
+  char *id = sqlite3_mprintf("%.*s", (int)(z - b), b);
+  if (!id)
+    L->nomem = 1;
+  push(L, T_ID, b, (int)(z - b), id, 0);
+  return L->nomem ? 0 : (int)(z - b);
+}
+
 /* Tokens of z, ending with T_END (after a T_BAD, if any). */
 static void lex(lexer *L, const char *z) {
   int bad = 0;
@@ -159,24 +183,44 @@ static void lex(lexer *L, const char *z) {
     unsigned char c = (unsigned char)*z;
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
       z++;
-    } else if (c == '"' || c == '[' || c == '`') {
-      char *id = NULL;
-      int n = quoted(z, c == '[' ? ']' : (char)c, &id, &L->nomem);
+    } else if (c == '"' || c == '[' || c == '`' || is_id0(c)) {
+      /* a name, or q.name (rule 8); three parts are not ours */
+      int n = name_at(L, z);
       if (!n) {
         push(L, T_BAD, z, 1, NULL, 0);
         bad = 1;
         continue;
       }
-      push(L, T_QID, z, n, id, 0);
       z += n;
-    } else if (is_id0(c)) {
-      const char *b = z;
-      while (is_id((unsigned char)*z))
-        z++;
-      char *id = sqlite3_mprintf("%.*s", (int)(z - b), b);
-      if (!id)
-        L->nomem = 1;
-      push(L, T_ID, b, (int)(z - b), id, 0);
+      if (*z == '.' && (is_id0((unsigned char)z[1]) || z[1] == '"' ||
+                        z[1] == '[' || z[1] == '`')) {
+        tok *q = &L->t[L->n - 1];
+        char *qual = q->id;
+        L->n--;
+        int m = name_at(L, z + 1);
+        if (!m || L->nomem) {
+          sqlite3_free(qual);
+          push(L, T_BAD, z, 1, NULL, 0);
+          bad = 1;
+          continue;
+        }
+        tok *t = &L->t[L->n - 1];
+        t->kind = T_QID;
+        t->qual = qual;
+        t->z = z - n;
+        t->n = n + 1 + m;
+        z += 1 + m;
+        if (*z == '.') {
+          push(L, T_BAD, z, 1, NULL, 0);
+          bad = 1;
+        }
+      }
+    } else if (c == '?' && z[1] >= '0' && z[1] <= '9') {
+      const char *b = z++;
+      int v = 0;
+      while (*z >= '0' && *z <= '9' && v < 100000)
+        v = v * 10 + (*z++ - '0');
+      push(L, T_VAR, b, (int)(z - b), NULL, v);
     } else if ((c >= '0' && c <= '9') ||
                (c == '.' && z[1] >= '0' && z[1] <= '9')) {
       const char *b = z;
@@ -243,8 +287,10 @@ static void lex(lexer *L, const char *z) {
 }
 
 static void lexer_free(lexer *L) {
-  for (int i = 0; i < L->n; i++)
+  for (int i = 0; i < L->n; i++) {
     sqlite3_free(L->t[i].id);
+    sqlite3_free(L->t[i].qual);
+  }
   sqlite3_free(L->t);
   memset(L, 0, sizeof(*L));
 }
@@ -259,9 +305,12 @@ typedef struct parser {
   const char *const *tcols; /* the table's columns */
   int ntcols;
   ga_cquery *q;
+  const ga_parts *parts; /* the alias, the parameters (rule 8) */
+  ga_cexpr *x;           /* the program being read (rule 7) */
   char *why;
   size_t nwhy;
-  int rc; /* SQLITE_NOMEM, or 0 */
+  int rc;    /* SQLITE_NOMEM, or 0 */
+  int never; /* a comparison with a NULL parameter: no row passes */
 } parser;
 
 static tok *peek(parser *p) { return &p->L.t[p->L.pos]; }
@@ -299,6 +348,13 @@ static int column(parser *p, const tok *t) {
   if ((t->kind != T_ID && t->kind != T_QID) ||
       (t->kind == T_ID && is_keyword(t)))
     return -1;
+  if (t->qual) { /* rule 8: the FROM clause's name for the table */
+    const char *as = p->parts && p->parts->alias ? p->parts->alias : p->t->table;
+    if (sqlite3_stricmp(t->qual, as)) {
+      no(p, "the name %s is qualified by another table's name", t->id);
+      return -1;
+    }
+  }
   for (int c = 0; c < p->e->ncols; c++)
     if (!sqlite3_stricmp(p->e->cols[c].name, t->id))
       return c;
@@ -385,53 +441,68 @@ static int text_ok(parser *p, int c, int compared) {
   return 1;
 }
 
-/* Rule 6: a string literal compared with TEXT column c by op (mirrored
-** already): its insertion point among the codes as an INTEGER literal,
-** *op adjusted; the literal's index, or -1 (why set). */
+/* Rule 6: TEXT bytes z, n (the database's encoding) compared with TEXT
+** column c by *op (mirrored already): their insertion point among the codes
+** as an INTEGER literal, *op adjusted; the literal's index, or -1. */
+static int text_code_lit(parser *p, int c, int *op, const void *z, int n) {
+  gak_cfilter *f = &p->q->filter;
+  if (f->nlits >= GAK_CACHE_MAX_LITS)
+    return no(p, "more literals than the cache takes%s", NULL) - 1;
+  int found = 0;
+  int64_t at = ga_dict_find(p->e->cols[c].dict, z ? z : "", n, &found);
+  if (at < 0) {
+    p->rc = SQLITE_NOMEM;
+    return -1;
+  }
+  int64_t v = at;
+  if (*op == GAK_CMP_EQ || *op == GAK_CMP_NE || *op == GAK_CMP_IN)
+    v = found ? at : -1; /* -1: no code */
+  else if (*op == GAK_CMP_LE && !found)
+    *op = GAK_CMP_LT;
+  else if (*op == GAK_CMP_GT && !found)
+    *op = GAK_CMP_GE;
+  gak_clit *l = &f->lits[f->nlits];
+  memset(l, 0, sizeof(*l));
+  l->kind = GA_KIND_INT;
+  l->bits = v;
+  return f->nlits++;
+}
+
+/* A TEXT value's bytes in the entry's encoding. */
+static const void *text_bytes(parser *p, sqlite3_value *v, int *n) {
+  const void *z;
+  if (p->e->enc == SQLITE_UTF16LE || p->e->enc == SQLITE_UTF16BE) {
+    z = p->e->enc == SQLITE_UTF16LE ? sqlite3_value_text16le(v)
+                                    : sqlite3_value_text16be(v);
+    *n = sqlite3_value_bytes16(v);
+  } else {
+    z = sqlite3_value_text(v);
+    *n = sqlite3_value_bytes(v);
+  }
+  if (!z)
+    p->rc = SQLITE_NOMEM; /* a TEXT value has bytes */
+  return z;
+}
+
+/* Rule 6: a string literal compared with TEXT column c by *op (mirrored
+** already): text_code_lit of SQLite's value of it; the literal's index, or
+** -1 (why set). */
 static int text_literal(parser *p, int c, int *op) {
   tok *t = next(p);
   if (t->kind != T_STR)
     return no(p, "TEXT column %s is compared with a number",
               p->e->cols[c].name) -
            1;
-  gak_cfilter *f = &p->q->filter;
-  if (f->nlits >= GAK_CACHE_MAX_LITS)
-    return no(p, "more literals than the cache takes%s", NULL) - 1;
   char *sql = sqlite3_mprintf("SELECT %.*s", t->n, t->z);
   sqlite3_stmt *st = NULL;
   int lit = -1,
       rc = sql ? sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) : SQLITE_NOMEM;
   if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
       sqlite3_column_type(st, 0) == SQLITE_TEXT) {
-    const void *z;
-    int n;
-    if (p->e->enc == SQLITE_UTF16LE || p->e->enc == SQLITE_UTF16BE) {
-      sqlite3_value *cv = sqlite3_column_value(st, 0);
-      z = p->e->enc == SQLITE_UTF16LE ? sqlite3_value_text16le(cv)
-                                      : sqlite3_value_text16be(cv);
-      n = sqlite3_value_bytes16(cv);
-    } else {
-      z = sqlite3_column_text(st, 0);
-      n = sqlite3_column_bytes(st, 0);
-    }
-    int found = 0;
-    int64_t at = z ? ga_dict_find(p->e->cols[c].dict, z, n, &found) : -1;
-    if (at >= 0) {
-      int64_t v = at;
-      if (*op == GAK_CMP_EQ || *op == GAK_CMP_NE || *op == GAK_CMP_IN)
-        v = found ? at : -1; /* -1: no code */
-      else if (*op == GAK_CMP_LE && !found)
-        *op = GAK_CMP_LT;
-      else if (*op == GAK_CMP_GT && !found)
-        *op = GAK_CMP_GE;
-      gak_clit *l = &f->lits[f->nlits];
-      memset(l, 0, sizeof(*l));
-      l->kind = GA_KIND_INT;
-      l->bits = v;
-      lit = f->nlits++;
-    } else {
-      rc = SQLITE_NOMEM;
-    }
+    int n = 0;
+    const void *z = text_bytes(p, sqlite3_column_value(st, 0), &n);
+    if (z)
+      lit = text_code_lit(p, c, op, z, n);
   }
   if ((rc & 0xff) == SQLITE_NOMEM)
     p->rc = SQLITE_NOMEM;
@@ -442,9 +513,58 @@ static int text_literal(parser *p, int c, int *op) {
   return lit;
 }
 
+/* Rule 8: the value of parameter token t (NULL when unbound). */
+static sqlite3_value *param(parser *p, const tok *t) {
+  int k = t->op - 3; /* ?3 is the first (planner.h's ga_parts) */
+  if (!p->parts || k < 0 || k >= p->parts->nparams)
+    return NULL;
+  return p->parts->params[k];
+}
+
+/* Rule 8: a parameter compared with column col by *op: a literal's index;
+** -1 (why set); -2 when its value is NULL (the comparison is never
+** true). */
+static int param_lit(parser *p, int col, int *op) {
+  sqlite3_value *v = param(p, next(p));
+  int ty = v ? sqlite3_value_type(v) : SQLITE_NULL;
+  if (ty == SQLITE_NULL)
+    return -2;
+  if (p->e->cols[col].dict) {
+    if (ty != SQLITE_TEXT)
+      return no(p, "TEXT column %s is compared with a parameter that is not "
+                   "TEXT",
+                p->e->cols[col].name) -
+             1;
+    int n = 0;
+    const void *z = text_bytes(p, v, &n);
+    return z ? text_code_lit(p, col, op, z, n) : -1;
+  }
+  if (ty != SQLITE_INTEGER && ty != SQLITE_FLOAT)
+    return no(p, "column %s holds numbers, compared with a parameter that is "
+                 "not a number",
+              p->e->cols[col].name) -
+           1;
+  gak_cfilter *f = &p->q->filter;
+  if (f->nlits >= GAK_CACHE_MAX_LITS)
+    return no(p, "more literals than the cache takes%s", NULL) - 1;
+  gak_clit *l = &f->lits[f->nlits];
+  memset(l, 0, sizeof(*l));
+  if (ty == SQLITE_INTEGER) {
+    l->kind = GA_KIND_INT;
+    l->bits = sqlite3_value_int64(v);
+  } else {
+    double r = sqlite3_value_double(v);
+    l->kind = GA_KIND_REAL;
+    memcpy(&l->bits, &r, 8);
+  }
+  return f->nlits++;
+}
+
 /* A literal compared with column col by *op: a string for a TEXT column
 ** (rule 6), else a number (rule 2).  Its index, or -1. */
 static int value_lit(parser *p, int col, int *op) {
+  if (peek(p)->kind == T_VAR)
+    return param_lit(p, col, op);
   if (p->e->cols[col].dict)
     return text_ok(p, col, 1) ? text_literal(p, col, op) : -1;
   if (peek(p)->kind == T_STR)
@@ -495,7 +615,8 @@ static int term(parser *p) {
       return no(p, "the filter is not an AND of comparisons%s", NULL);
     return 1;
   }
-  if (t->kind == T_NUM || t->kind == T_SIGN || t->kind == T_STR) {
+  if (t->kind == T_NUM || t->kind == T_SIGN || t->kind == T_STR ||
+      t->kind == T_VAR) {
     /* literal OP col: read as col OP' literal */
     int at = p->L.pos;
     while (peek(p)->kind != T_OP && peek(p)->kind != T_END)
@@ -510,11 +631,13 @@ static int term(parser *p) {
     int end = p->L.pos, op = mirror(o->op);
     p->L.pos = at;
     int lit = value_lit(p, col, &op);
-    if (lit < 0)
+    if (lit == -1)
       return 0;
     if (p->L.t[p->L.pos].kind != T_OP)
       return no(p, "the filter is not an AND of comparisons%s", NULL);
     p->L.pos = end;
+    if (lit == -2)
+      return p->never = 1;
     gak_cterm *tm = term_new(p, col, op);
     if (!tm)
       return 0;
@@ -531,13 +654,15 @@ static int term(parser *p) {
   t = next(p);
   if (t->kind == T_OP) {
     if (peek(p)->kind != T_NUM && peek(p)->kind != T_SIGN &&
-        peek(p)->kind != T_STR)
+        peek(p)->kind != T_STR && peek(p)->kind != T_VAR)
       return no(p, "a comparison is not between a column and a literal%s",
                 NULL);
     int op = t->op;
     int lit = value_lit(p, col, &op);
-    if (lit < 0)
+    if (lit == -1)
       return 0;
+    if (lit == -2)
+      return p->never = 1;
     gak_cterm *tm = term_new(p, col, op);
     if (!tm)
       return 0;
@@ -565,13 +690,15 @@ static int term(parser *p) {
   if (kw(t, "BETWEEN")) { /* x >= a AND x <= b, x read once (SQLite) */
     int opa = GAK_CMP_GE, opb = GAK_CMP_LE;
     int a = value_lit(p, col, &opa);
-    if (a < 0)
+    if (a == -1)
       return 0;
     if (!kw(next(p), "AND"))
       return no(p, "BETWEEN needs AND%s", NULL);
     int b = value_lit(p, col, &opb);
-    if (b < 0)
+    if (b == -1)
       return 0;
+    if (a == -2 || b == -2)
+      return p->never = 1;
     gak_cterm *ge = term_new(p, col, opa);
     if (!ge)
       return 0;
@@ -592,10 +719,10 @@ static int term(parser *p) {
       return 0;
     tm->lit = p->q->filter.nlits;
     for (;;) {
-      int op = GAK_CMP_IN;
-      if (value_lit(p, col, &op) < 0)
+      int op = GAK_CMP_IN, lit = value_lit(p, col, &op);
+      if (lit == -1)
         return 0;
-      tm->nlit++;
+      tm->nlit += lit >= 0; /* NULL in the list: never equal (rule 8) */
       tok *s = next(p);
       if (s->kind == T_RP)
         return 1;
@@ -692,7 +819,7 @@ static int all_terms(parser *p) {
 static int x_add(parser *p);
 
 static int x_emit(parser *p, int op, int col, const ga_value *v) {
-  ga_cexpr *x = &p->q->x;
+  ga_cexpr *x = p->x;
   if (x->n >= GA_CX_MAX)
     return no(p, "the expression is longer than the cache takes%s", NULL);
   ga_cx_ins *in = &x->ins[x->n++];
@@ -720,6 +847,25 @@ static int x_unary(parser *p) {
   if (t->kind == T_NUM) {
     ga_value v;
     return number(p, &v) && x_emit(p, GA_CX_LIT, 0, &v);
+  }
+  if (t->kind == T_VAR || kw(t, "NULL")) { /* rule 8; NULL */
+    sqlite3_value *pv = t->kind == T_VAR ? param(p, t) : NULL;
+    int ty = pv ? sqlite3_value_type(pv) : SQLITE_NULL;
+    ga_value v;
+    next(p);
+    memset(&v, 0, sizeof(v));
+    if (ty == SQLITE_INTEGER) {
+      v.type = GA_V_INT;
+      v.i = sqlite3_value_int64(pv);
+    } else if (ty == SQLITE_FLOAT) {
+      v.type = GA_V_REAL;
+      v.r = sqlite3_value_double(pv);
+    } else if (ty == SQLITE_NULL) {
+      v.type = GA_V_NULL;
+    } else {
+      return no(p, "a parameter in the expression is not a number%s", NULL);
+    }
+    return x_emit(p, GA_CX_LIT, 0, &v);
   }
   if (t->kind == T_LP) {
     next(p);
@@ -770,48 +916,34 @@ static int x_add(parser *p) {
   return 1;
 }
 
-/* The expression as rule 7's program: 1, or 0 (why set). */
-static int x_program(parser *p, const char *z) {
+/* z as rule 7's program into *x: 1, or 0 (why set).  A bare TEXT column
+** is a program too (its codes: a key's or a carried column's). */
+static int x_program(parser *p, const char *z, ga_cexpr *x) {
   lexer L = p->L;
   memset(&p->L, 0, sizeof(p->L));
+  memset(x, 0, sizeof(*x));
   lex(&p->L, z);
+  p->x = x;
   int ok = 0;
-  if (p->L.nomem)
+  if (p->L.nomem) {
     p->rc = SQLITE_NOMEM;
-  else
+  } else if (p->L.n == 2 && (p->L.t[0].kind == T_ID || p->L.t[0].kind == T_QID) &&
+             !kw(&p->L.t[0], "NULL")) {
+    int c = column(p, &p->L.t[0]); /* a bare column, TEXT or not */
+    ok = c >= 0 && x_emit(p, GA_CX_COL, c, NULL);
+  } else {
     ok = x_add(p) && peek(p)->kind == T_END;
+    if (!ok && !p->why[0] && !p->rc)
+      no(p, "%s is not arithmetic over cached columns", z);
+  }
   lexer_free(&p->L);
   p->L = L;
-  if (ok) {
-    p->q->has_x = 1;
-    p->q->xcol = 0; /* any: the program reads its own columns */
-  }
   return ok;
 }
 
-/* A bare column: the entry column's index, or -1 (why set: not a cached
-** column), or -2 (why set: not one name at all). */
-static int bare(parser *p, const char *z, const char *what) {
-  lexer L;
-  memset(&L, 0, sizeof(L));
-  lex(&L, z);
-  int col = -1;
-  if (L.nomem) {
-    p->rc = SQLITE_NOMEM;
-  } else if (L.n == 2 && (L.t[0].kind == T_ID || L.t[0].kind == T_QID)) {
-    col = column(p, &L.t[0]);
-    if (col < 0)
-      no(p, "%s is not a cached column", what);
-  } else {
-    no(p, "%s is not a bare column", what);
-    col = -2;
-  }
-  lexer_free(&L);
-  return col;
-}
-
 int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
-                   const ga_args *a, ga_cquery *q, char *why, size_t nwhy) {
+                   const ga_parts *parts, ga_cquery *q, char *why,
+                   size_t nwhy) {
   parser p;
   memset(&p, 0, sizeof(p));
   memset(q, 0, sizeof(*q));
@@ -821,44 +953,64 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   p.tcols = (const char *const *)t->cols;
   p.ntcols = t->ncols;
   p.q = q;
+  p.parts = parts;
   p.why = why;
   p.nwhy = nwhy;
   why[0] = 0;
-  q->gcol = -1;
-  q->xcol = bare(&p, a->expr, "the expression");
-  if (q->xcol == -2 && !p.rc) {
-    why[0] = 0; /* rule 7: arithmetic, on a host entry */
-    if (!x_program(&p, a->expr)) {
-      if (!p.rc)
-        no(&p, "the expression is not arithmetic over cached columns%s", NULL);
+  q->nkeys = parts->nkeys;
+  q->ncarry = parts->ncarry;
+  q->nvals = parts->nvals;
+  q->xcol = q->gcol = -1;
+  int nkc = q->nkeys + q->ncarry;
+  if (nkc > GA_MAX_KEYS)
+    return no(&p, "more keys and carried columns than the cache takes%s",
+              NULL);
+  q->prog = sqlite3_malloc64(sizeof(ga_cexpr) * (size_t)(nkc + q->nvals));
+  if (!q->prog)
+    return SQLITE_NOMEM;
+  for (int k = 0; k < nkc; k++) {
+    ga_cexpr *x = &q->prog[k];
+    if (!x_program(&p, parts->keys[k], x))
       return p.rc ? p.rc : 0;
-    }
-    if (e->where == GA_CACHE_GPU)
-      return no(&p,
-                "the expression is arithmetic, which GPU entries do not "
-                "take yet%s",
-                NULL);
-  } else if (q->xcol < 0) {
-    return p.rc ? p.rc : 0;
-  }
-  if (!q->has_x && e->cols[q->xcol].dict) /* rule 6 */
-    return no(&p, "the expression's column %s holds TEXT",
-              e->cols[q->xcol].name);
-  if (a->group && *a->group) {
-    q->gcol = bare(&p, a->group, "group_by");
-    if (q->gcol < 0)
-      return p.rc ? p.rc : 0;
-    if (e->cols[q->gcol].dict && !text_ok(&p, q->gcol, 0))
+    int c = ga_cx_bare(x);
+    /* rule 6: a TEXT key groups under BINARY; a carried one is only read */
+    if (k < q->nkeys && c >= 0 && e->cols[c].dict && !text_ok(&p, c, 0))
       return p.rc ? p.rc : 0;
   }
-  if (!a->filter || !*a->filter)
+  for (int i = 0; i < q->nvals; i++) {
+    ga_cexpr *x = &q->prog[nkc + i];
+    if (!x_program(&p, parts->vals[i], x))
+      return p.rc ? p.rc : 0;
+    int c = ga_cx_bare(x);
+    if (c >= 0 && e->cols[c].dict) /* rule 6 */
+      return no(&p, "the aggregate argument %s holds TEXT", e->cols[c].name);
+  }
+  q->xcol = q->nvals == 1 ? ga_cx_bare(ga_cq_val(q, 0)) : -1;
+  q->gcol = q->nkeys == 1 && !q->ncarry ? ga_cx_bare(ga_cq_key(q, 0)) : -1;
+  q->simple = q->nvals == 1 && !q->ncarry && (!q->nkeys || q->gcol >= 0);
+  if (e->where == GA_CACHE_GPU && (!q->simple || q->xcol < 0))
+    return no(&p,
+              "several keys or values, or arithmetic: GPU entries do not "
+              "take them yet%s",
+              NULL);
+  if (!parts->filter || !*parts->filter)
     return 1;
-  lex(&p.L, a->filter);
+  lex(&p.L, parts->filter);
   int ok = 0;
   if (p.L.nomem)
     p.rc = SQLITE_NOMEM;
   else
     ok = all_terms(&p) && peek(&p)->kind == T_END && rowid_min_real(&p);
+  if (ok && p.never) { /* rule 8: one term no row passes */
+    gak_cfilter *f = &q->filter;
+    if (f->nterms >= GAK_CACHE_MAX_TERMS) {
+      ok = no(&p, "more terms than the cache takes%s", NULL);
+    } else {
+      gak_cterm *tm = &f->terms[f->nterms++];
+      memset(tm, 0, sizeof(*tm));
+      tm->op = GAK_CMP_IN; /* in an empty list */
+    }
+  }
   if (!ok)
     no(&p,
        "the filter is not an AND of comparisons of a column with a "

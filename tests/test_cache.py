@@ -216,9 +216,9 @@ INELIGIBLE = [  # (expr, filter, group, part of the reason)
     ("x", "y IN (1, y)", None, "not with a number"),
     ("x", "rowid > 5", None, "not a column of the table"),
     ("s", None, None, "column s is not cached"),
-    ("x", None, "k + 1", "group_by is not a bare column"),
+    ("x", None, "k || 1", "not arithmetic over cached columns"),
     ("x", None, "s", "column s is not cached"),
-    ("y", None, "typeof(x)", "group_by is not a bare column"),
+    ("y", None, "typeof(x)", "the expression calls a function (typeof)"),
 ]
 
 
@@ -912,7 +912,7 @@ def section_text(rep, r, device):
         for fi, f in enumerate((None, "w > 'a'")):
             compare(rep, con, "%s_count_by_text_%d" % (tag, fi), "t", "y", f, "w", want="cache")
         for i, (x, f, g, why) in enumerate([
-                ("w", None, None, "the expression's column w holds TEXT"),
+                ("w", None, None, "the aggregate argument w holds TEXT"),
                 ("x", "w = 5", None, "TEXT column w is compared with a number"),
                 ("x", "y = 'a'", None, "holds numbers, compared with a string"),
                 ("x", "nc = 'a'", None, "collation other than BINARY"),
@@ -990,7 +990,7 @@ def section_arith(rep, r, device):
         g = "d" if i % 4 == 1 else None
         if gpu and x.strip() not in ("a", "b", "c"):  # a bare column stays the GPU's
             compare(rep, con, "%s_arith_%d" % (device, i), "t", x, f, g, want="uncached",
-                    why="GPU entries do not take yet")
+                    why="GPU entries do not take them yet")
         else:
             compare(rep, con, "%s_arith_%d" % (device, i), "t", x, f, g, want="cache")
     for i, (x, why) in enumerate([("d + 1", "TEXT column d in an arithmetic expression"),

@@ -238,21 +238,29 @@ int64_t ga_cache_budget(const ga_config *cfg, int where) {
   return (int64_t)pages * ps / 4;
 }
 
+void ga_cquery_free(ga_cquery *q) {
+  sqlite3_free(q->prog);
+  q->prog = NULL;
+}
+
 int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
                          ga_scan_out *out) {
-  const ga_dict *d = q->gcol >= 0 ? e->cols[q->gcol].dict : NULL;
   out->enc = e->enc;
-  for (size_t i = 0; d && i < out->n; i++) {
-    ga_bval *k = &out->sorted[i]->key[0];
-    ga_value v;
-    ga_bval_view(k, &v);
-    if (v.type != GA_V_INT)
-      continue; /* NULL */
-    ga_value t = {0};
-    t.type = GA_V_TEXT;
-    ga_dict_value(d, (uint32_t)v.i, &t.p, &t.n);
-    if (ga_bval_set(k, &t))
-      return GA_NOMEM;
+  for (int k = 0; k < q->nkeys + q->ncarry; k++) {
+    int c = ga_cx_bare(ga_cq_key(q, k));
+    const ga_dict *d = c >= 0 ? e->cols[c].dict : NULL;
+    for (size_t i = 0; d && i < out->n; i++) {
+      ga_bval *b = &out->sorted[i]->key[k];
+      ga_value v;
+      ga_bval_view(b, &v);
+      if (v.type != GA_V_INT)
+        continue; /* NULL */
+      ga_value t = {0};
+      t.type = GA_V_TEXT;
+      ga_dict_value(d, (uint32_t)v.i, &t.p, &t.n);
+      if (ga_bval_set(b, &t))
+        return GA_NOMEM;
+    }
   }
   return GA_OK;
 }

@@ -205,15 +205,36 @@ int64_t ga_cache_touch(ga_cache *c);
 
 /* ---- a query on an entry (cache_host.c, cache_gpu.c) ---- */
 
-/* The shape planner/cache_shape.c accepts: the expression is entry column xcol,
-** the group key column gcol (-1: none), and an AND of terms over entry
-** columns (filter.cols unused here: terms name entry columns). */
+/* The shape planner/cache_shape.c accepts: gpu_aggregate's or gpu_query's
+** parts (planner.h's ga_parts) over entry columns.  Every key, carried
+** column and value is a program (cexpr.h: a bare column is one GA_CX_COL);
+** a TEXT column's program gives its codes (rule 1), which
+** ga_cache_decode_keys turns into the values for keys and carried columns.
+** The filter is an AND of terms over entry columns (filter.cols unused
+** here: terms name entry columns). */
 typedef struct ga_cquery {
-  int xcol, gcol;
+  int nkeys, ncarry, nvals; /* as the parts' (nkeys 0: ungrouped) */
+  ga_cexpr *prog;           /* nkeys + ncarry programs, then nvals */
   gak_cfilter filter;
-  int has_x; /* the expression is x (host entries), not column xcol */
-  ga_cexpr x;
+  /* the one-value shapes (gpu_aggregate's, and the GPU's today): xcol is
+  ** value 0's bare column when nvals = 1 (else -1), gcol key 0's when
+  ** nkeys = 1 and ncarry = 0 (else -1); simple when nvals = 1, ncarry = 0
+  ** and the key, if any, is a bare column */
+  int xcol, gcol, simple;
 } ga_cquery;
+
+/* The program of value i, of key or carried column k. */
+static inline const ga_cexpr *ga_cq_val(const ga_cquery *q, int i) {
+  return &q->prog[q->nkeys + q->ncarry + i];
+}
+static inline const ga_cexpr *ga_cq_key(const ga_cquery *q, int k) {
+  return &q->prog[k];
+}
+/* A program's bare column, or -1. */
+static inline int ga_cx_bare(const ga_cexpr *x) {
+  return x->n == 1 && x->ins[0].op == GA_CX_COL ? x->ins[0].col : -1;
+}
+void ga_cquery_free(ga_cquery *q);
 
 /* Answer q from e: the groups (ungrouped: one NULL key, or none when no row
 ** passed) into out->groups / out->sorted / out->n, as ga_scan_run would.
@@ -226,7 +247,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
 int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
                        ga_scan_out *out, char *why, size_t nwhy);
 
-/* A TEXT group key column (rule 1): each group's key, a code, becomes its
+/* TEXT key and carried columns (rule 1): each group's code becomes its
 ** value (the codes' order is the values' BINARY order, so out->sorted
 ** stays sorted), in the entry's encoding (out->enc).  GA_OK or GA_NOMEM. */
 int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,

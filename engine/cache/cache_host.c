@@ -19,8 +19,16 @@
 **      every INTEGER and every REAL with an integral value in int64 range,
 **      else the REAL's bits.
 **   4. Filter terms compare exactly (ga_num_cmp); NULL passes only IS NULL.
-**   5. An arithmetic expression (cexpr.h) is evaluated a row at a time with
-**      SQLite's semantics, then stepped as a column's value would be.
+**   5. An arithmetic expression (cexpr.h) is evaluated with SQLite's
+**      semantics, then stepped as a column's value would be.
+**   6. gpu_query's shapes (several keys, carried columns, many values, or a
+**      key that is an expression): every program runs a word (64 rows) at
+**      a time (ga_cexpr_eval_word), and each passing row, in row order,
+**      finds its group by its key tuple in the run's own table (ga_gt_get,
+**      the workers' tables of engine/scan/scan_group.h, so keys compare
+**      as GROUP BY compares them), then steps each value into its state.
+**      The run's table then moves into the shared groups (ga_gs_take) under
+**      its run number, as in rule 1.
 */
 #include <math.h>
 #include <pthread.h>
@@ -425,13 +433,117 @@ static void step_expr(ga_xstate *st, const ga_cblock *b, const ga_cexpr *x,
     ga_xstate_step_null(st);
 }
 
+/* ---- rule 6: several keys and values ---- */
+
+typedef struct wsrc {
+  const ga_cblock *b;
+  int64_t w;
+} wsrc;
+
+/* Column c's word w of block b (cexpr.h's load). */
+static void load_word(const void *arg, int c, ga_cx_word *out) {
+  const wsrc *s = arg;
+  int64_t i0 = s->w * 64, cnt = s->b->n - i0 < 64 ? s->b->n - i0 : 64;
+  memcpy(out->v, ga_cb_vals(s->b, c) + i0, sizeof(uint64_t) * (size_t)cnt);
+  for (int64_t j = cnt; j < 64; j++)
+    out->v[j] = 0;
+  out->isint = ga_cb_isint(s->b, c)[s->w];
+  out->notnull = ga_cb_notnull(s->b, c)[s->w];
+}
+
+static inline void lane_value(const ga_cx_word *w, int j, ga_value *v) {
+  memset(v, 0, sizeof(*v));
+  if (!((w->notnull >> j) & 1)) {
+    v->type = GA_V_NULL;
+  } else if ((w->isint >> j) & 1) {
+    v->type = GA_V_INT;
+    v->i = (int64_t)w->v[j];
+  } else {
+    v->type = GA_V_REAL;
+    v->r = ga_bitsd((int64_t)w->v[j]);
+  }
+}
+
+static void general(hrun *r) {
+  const ga_centry *e = r->e;
+  const ga_cquery *q = r->q;
+  int nkc = q->nkeys + q->ncarry, np = nkc + q->nvals;
+  ga_gshape shape;
+  memset(&shape, 0, sizeof(shape));
+  shape.nk = q->nkeys ? q->nkeys : 1; /* ungrouped: one NULL key */
+  shape.nc = q->ncarry;
+  shape.ns = q->nvals; /* collations: BINARY (codes and numbers) */
+  ga_group_table t;
+  ga_gt_init(&t, &shape);
+  /* the programs' words, then one program's stack */
+  ga_cx_word *wd = sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + GA_CX_MAX));
+  if (!wd) {
+    r->rc = GA_SCAN_NOMEM;
+    return;
+  }
+  ga_cx_word *stack = wd + np;
+  ga_value key[GA_MAX_KEYS];
+  int skip = q->nkeys ? 0 : 1; /* the NULL key's slot */
+  memset(key, 0, sizeof(key));
+  key[0].type = GA_V_NULL;
+  for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
+    const ga_cblock *b = e->segs[s];
+    for (int64_t w = 0; w < GA_BW(b->n) && !r->rc; w++) {
+      uint64_t m = q->filter.nterms      ? word_pass(&q->filter, b, w)
+                   : b->n - w * 64 >= 64 ? ~0ull
+                                         : (1ull << (b->n - w * 64)) - 1;
+      if (!m)
+        continue;
+      wsrc src = {b, w};
+      for (int k = 0; k < np; k++)
+        ga_cexpr_eval_word(&q->prog[k], load_word, &src, stack, &wd[k]);
+      while (m && !r->rc) { /* the passing rows, in row order */
+        int j = __builtin_ctzll(m);
+        m &= m - 1;
+        for (int k = 0; k < nkc; k++)
+          lane_value(&wd[k], j, &key[k + skip]);
+        ga_group *g = ga_gt_get(&t, key, ga_keys_hash(key, &shape), r->no);
+        if (!g) {
+          r->rc = GA_SCAN_NOMEM;
+          break;
+        }
+        if ((int64_t)t.n > GA_CACHE_MAX_GROUPS) {
+          r->rc = GA_SCAN_FALLBACK;
+          break;
+        }
+        for (int i = 0; i < q->nvals; i++) {
+          const ga_cx_word *v = &wd[nkc + i];
+          ga_gstate *st = &g->st[i];
+          if (!((v->notnull >> j) & 1))
+            ga_gstate_step_null(st);
+          else if ((v->isint >> j) & 1)
+            ga_gstate_step_int(st, (int64_t)v->v[j]);
+          else if (ga_gstate_step_real(st, ga_bitsd((int64_t)v->v[j])))
+            r->rc = GA_SCAN_NOMEM;
+        }
+      }
+    }
+  }
+  int64_t bytes = 0;
+  if (!r->rc) {
+    int rc = ga_gs_take(r->gs, &t, r->no, &bytes);
+    r->rc = rc == GA_OK ? 0 : rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK;
+  }
+  ga_gt_free(&t);
+  sqlite3_free(wd);
+}
+
 static void *run_main(void *arg) {
   hrun *r = arg;
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
   int xc = q->xcol, gc = q->gcol;
   int64_t bytes = 0;
-  if (gc < 0 && q->filter.nterms == 0 && !q->has_x && e->cols[xc].nnull == 0) {
+  if (!q->simple) {
+    general(r);
+    return NULL;
+  }
+  if (gc < 0 && q->filter.nterms == 0 && xc >= 0 && e->cols[xc].nnull == 0) {
     whole(r);
   } else {
     for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
@@ -446,8 +558,8 @@ static void *run_main(void *arg) {
           ga_xstate *st = &r->st;
           if (gc >= 0 && !(st = group_at(r, b, gc, i)))
             break;
-          if (q->has_x)
-            step_expr(st, b, &q->x, i);
+          if (xc < 0)
+            step_expr(st, b, ga_cq_val(q, 0), i);
           else
             step_x(st, b, xc, i);
         }
@@ -491,6 +603,11 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (threads > e->nsegs)
     threads = e->nsegs > 0 ? (int)e->nsegs : 1;
   out->shape = ga_gshape_one(GA_COLL_BINARY);
+  if (!q->simple) { /* rule 6 */
+    out->shape.nk = q->nkeys ? q->nkeys : 1;
+    out->shape.nc = q->ncarry;
+    out->shape.ns = q->nvals;
+  }
   out->groups = ga_gs_new(&out->shape);
   hrun *runs = sqlite3_malloc64(sizeof(hrun) * (size_t)threads);
   if (!out->groups || !runs) {

@@ -146,3 +146,146 @@ void ga_cexpr_eval(const ga_cexpr *x,
   }
   *out = st[0];
 }
+
+/* ---- a word at a time (rule 5) ---- */
+
+static void lane_get(const ga_cx_word *w, int j, ga_value *v) {
+  memset(v, 0, sizeof(*v));
+  if (!((w->notnull >> j) & 1)) {
+    v->type = GA_V_NULL;
+  } else if ((w->isint >> j) & 1) {
+    v->type = GA_V_INT;
+    v->i = (int64_t)w->v[j];
+  } else {
+    v->type = GA_V_REAL;
+    memcpy(&v->r, &w->v[j], 8);
+  }
+}
+
+static void lane_set(ga_cx_word *w, int j, const ga_value *v) {
+  uint64_t bit = 1ull << j;
+  w->notnull &= ~bit;
+  w->isint &= ~bit;
+  w->v[j] = 0;
+  if (v->type == GA_V_INT) {
+    w->v[j] = (uint64_t)v->i;
+    w->notnull |= bit;
+    w->isint |= bit;
+  } else if (v->type == GA_V_REAL) {
+    memcpy(&w->v[j], &v->r, 8);
+    w->notnull |= bit;
+  }
+}
+
+/* a op b into a, lanes `slow` by ga_cx_binary. */
+static void word_slow(int op, ga_cx_word *a, const ga_cx_word *b,
+                      uint64_t slow) {
+  while (slow) {
+    int j = __builtin_ctzll(slow);
+    slow &= slow - 1;
+    ga_value x, y, r;
+    lane_get(a, j, &x);
+    lane_get(b, j, &y);
+    ga_cx_binary(op, &x, &y, &r);
+    lane_set(a, j, &r);
+  }
+}
+
+static inline double bits_d(uint64_t u) {
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+static inline uint64_t d_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
+/* a op b into a, 64 lanes (rule 5). */
+static void word_binary(int op, ga_cx_word *a, const ga_cx_word *b) {
+  uint64_t live = a->notnull & b->notnull;
+  uint64_t ints = a->isint & b->isint & live;
+  uint64_t reals = live & ~ints; /* a REAL operand: both as doubles */
+  uint64_t slow;
+  if (op == GA_CX_MOD) {
+    slow = live;
+  } else if (reals == live && live) {
+    uint64_t nul = 0;
+    for (int j = 0; j < 64; j++) {
+      double x = (a->isint >> j) & 1 ? (double)(int64_t)a->v[j] : bits_d(a->v[j]);
+      double y = (b->isint >> j) & 1 ? (double)(int64_t)b->v[j] : bits_d(b->v[j]);
+      double r = op == GA_CX_ADD   ? x + y
+                 : op == GA_CX_SUB ? x - y
+                 : op == GA_CX_MUL ? x * y
+                 : y != 0.0        ? x / y
+                                   : 0.0;
+      nul |= (uint64_t)(r != r || (op == GA_CX_DIV && y == 0.0)) << j;
+      a->v[j] = d_bits(r);
+    }
+    a->notnull = live & ~nul; /* NaN (Inf - Inf) and x / 0.0: NULL */
+    a->isint = 0;
+    return;
+  } else if (ints == live && live && op != GA_CX_DIV) {
+    uint64_t over = 0, r[64];
+    for (int j = 0; j < 64; j++) {
+      int64_t x = (int64_t)a->v[j], y = (int64_t)b->v[j], z;
+      int o = op == GA_CX_ADD   ? __builtin_add_overflow(x, y, &z)
+              : op == GA_CX_SUB ? __builtin_sub_overflow(x, y, &z)
+                                : __builtin_mul_overflow(x, y, &z);
+      over |= (uint64_t)o << j;
+      r[j] = (uint64_t)z;
+    }
+    slow = over & live; /* SQLite's (double)a op (double)b there */
+    for (int j = 0; j < 64; j++)
+      if (!((slow >> j) & 1)) /* an overflowed lane keeps its operand */
+        a->v[j] = r[j];
+    a->isint = live;
+  } else {
+    slow = live;
+  }
+  if (slow) {
+    a->notnull &= live;
+    word_slow(op, a, b, slow);
+  }
+  a->notnull &= live;
+}
+
+void ga_cexpr_eval_word(const ga_cexpr *x,
+                        void (*load)(const void *arg, int col, ga_cx_word *w),
+                        const void *arg, ga_cx_word *stack, ga_cx_word *out) {
+  int sp = 0;
+  for (int k = 0; k < x->n; k++) {
+    const ga_cx_ins *in = &x->ins[k];
+    switch (in->op) {
+    case GA_CX_COL:
+      load(arg, in->col, &stack[sp++]);
+      break;
+    case GA_CX_LIT: {
+      ga_cx_word *w = &stack[sp++];
+      uint64_t bits = in->v.type == GA_V_INT    ? (uint64_t)in->v.i
+                      : in->v.type == GA_V_REAL ? d_bits(in->v.r)
+                                                : 0;
+      for (int j = 0; j < 64; j++)
+        w->v[j] = bits;
+      w->notnull = in->v.type == GA_V_NULL ? 0 : ~0ull;
+      w->isint = in->v.type == GA_V_INT ? ~0ull : 0;
+      break;
+    }
+    case GA_CX_NEG: { /* rule 3: 0 - x */
+      ga_cx_word *w = &stack[sp]; /* a free slot */
+      for (int j = 0; j < 64; j++)
+        w->v[j] = 0;
+      w->notnull = w->isint = ~0ull;
+      word_binary(GA_CX_SUB, w, &stack[sp - 1]);
+      memcpy(&stack[sp - 1], w, sizeof(*w));
+      break;
+    }
+    default:
+      word_binary(in->op, &stack[sp - 2], &stack[sp - 1]);
+      sp--;
+    }
+  }
+  if (out != &stack[0])
+    memcpy(out, &stack[0], sizeof(*out));
+}

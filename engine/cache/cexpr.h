@@ -20,6 +20,10 @@
 **      is 0.0); +x is x.
 **   4. One operation a statement, and the file is ISO C (-std=c11: GCC's
 **      default there is -ffp-contract=off): no a*b + c is ever fused.
+**   5. A word at a time (ga_cexpr_eval_word): 64 rows in the entries' own
+**      layout (values, isint and notnull masks).  Lanes whose operands are
+**      all REAL, or all INTEGER without overflow, run as plain loops; any
+**      other lane takes ga_cx_binary, so every lane is rule 2's value.
 */
 #ifndef GA_CEXPR_H
 #define GA_CEXPR_H
@@ -44,7 +48,7 @@ enum {
 typedef struct ga_cx_ins {
   int op;
   int col;    /* GA_CX_COL: the entry column */
-  ga_value v; /* GA_CX_LIT: the literal (INT or REAL) */
+  ga_value v; /* GA_CX_LIT: the literal (NULL, INT or REAL) */
 } ga_cx_ins;
 
 typedef struct ga_cexpr {
@@ -60,5 +64,20 @@ void ga_cx_binary(int op, const ga_value *a, const ga_value *b, ga_value *out);
 void ga_cexpr_eval(const ga_cexpr *x,
                    void (*fetch)(const void *arg, int col, ga_value *v),
                    const void *arg, ga_value *out);
+
+/* 64 rows of a value (rule 5): v[j] is lane j's int64 or double bits,
+** bit j of isint / notnull as in an entry's bitmaps. */
+typedef struct ga_cx_word {
+  uint64_t v[64];
+  uint64_t isint, notnull;
+} ga_cx_word;
+
+/* Run x on 64 rows: load(arg, col, &w) gives column col's word.  stack has
+** room for GA_CX_MAX words; the value lands in *out (which may be
+** stack[0]).  Lanes past the rows the caller has are computed from
+** whatever load gave them, harmlessly. */
+void ga_cexpr_eval_word(const ga_cexpr *x,
+                        void (*load)(const void *arg, int col, ga_cx_word *w),
+                        const void *arg, ga_cx_word *stack, ga_cx_word *out);
 
 #endif

@@ -579,9 +579,13 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   ** the plan; its reason for not answering joins the path's */
   int hit = 0;
   char cwhy[256] = "";
-  if (rc == SQLITE_OK && !err)
-    rc = ga_cache_answer(conn, vt->db, &cfg, &t, &a, &c->out, &hit, cwhy,
+  if (rc == SQLITE_OK && !err) {
+    ga_parts parts;
+    const char *keys[1], *vals[1];
+    ga_parts_of_args(&a, &parts, keys, vals);
+    rc = ga_cache_answer(conn, vt->db, &cfg, &t, &parts, &c->out, &hit, cwhy,
                          sizeof cwhy);
+  }
   if (rc == SQLITE_OK && !err && !hit)
     rc = ga_plan_make(vt->db, &cfg, &t, &a, &plan);
   if (rc != SQLITE_OK || err) {

@@ -54,6 +54,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_plan.h"
 #include "query_vtab.h"
 
 typedef struct query_vtab {
@@ -443,6 +444,42 @@ static int bind_all(query_cursor *c, sqlite3_stmt *st) {
   return SQLITE_OK;
 }
 
+/* The merged groups of c->out (their TEXT in encoding enc) under the post
+** query: SQLITE_OK with c->st; with *why set and no statement (the serial
+** path: the post query does not compile); or an error. */
+static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  int rc;
+  c->gs.q = &c->q;
+  c->gs.g = c->out.sorted;
+  c->gs.n = c->out.n;
+  c->gs.ungrouped = c->q.nkeys == 0;
+  c->gs.enc = enc;
+  c->rows = 0;
+  for (size_t i = 0; i < c->out.n; i++)
+    c->rows += c->out.sorted[i]->st[0].rows;
+  rc = sqlite3_prepare_v2(vt->db, c->q.post_sql, -1, &c->st, NULL);
+  if (rc == SQLITE_OK)
+    rc = bind_all(c, c->st);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_pointer(c->st, c->np + 1, &c->gs, "gpuagg_groups", NULL);
+  if (rc != SQLITE_OK) {
+    rc = ga_intr_rc(vt->db, rc);
+    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+      return rc & 0xff;
+    sqlite3_snprintf((int)n, why,
+                     "the query over the groups does not compile: %s",
+                     sqlite3_errmsg(vt->db));
+    sqlite3_finalize(c->st);
+    c->st = NULL;
+    ga_scan_out_free(&c->out);
+    memset(&c->gs, 0, sizeof(c->gs));
+    c->rows = -1;
+    return SQLITE_OK;
+  }
+  return SQLITE_OK;
+}
+
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
 ** (and no statement) for the serial path, or an error. */
 static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
@@ -478,33 +515,9 @@ static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
     ga_scan_out_free(&c->out);
     return SQLITE_OK;
   }
-  c->gs.q = &c->q;
-  c->gs.g = c->out.sorted;
-  c->gs.n = c->out.n;
-  c->gs.ungrouped = c->q.nkeys == 0;
-  c->gs.enc = plan->spec.enc;
-  c->rows = 0;
-  for (size_t i = 0; i < c->out.n; i++)
-    c->rows += c->out.sorted[i]->st[0].rows;
-  rc = sqlite3_prepare_v2(vt->db, c->q.post_sql, -1, &c->st, NULL);
-  if (rc == SQLITE_OK)
-    rc = bind_all(c, c->st);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_bind_pointer(c->st, c->np + 1, &c->gs, "gpuagg_groups", NULL);
-  if (rc != SQLITE_OK) {
-    rc = ga_intr_rc(vt->db, rc);
-    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
-      return rc & 0xff;
-    sqlite3_snprintf((int)n, why,
-                     "the query over the groups does not compile: %s",
-                     sqlite3_errmsg(vt->db));
-    sqlite3_finalize(c->st);
-    c->st = NULL;
-    ga_scan_out_free(&c->out);
-    memset(&c->gs, 0, sizeof(c->gs));
-    c->rows = -1;
-    return SQLITE_OK;
-  }
+  rc = serve_groups(c, plan->spec.enc, why, n);
+  if (rc != SQLITE_OK || !c->st)
+    return rc;
   last->path = "parallel";
   last->threads = c->out.threads;
   sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
@@ -528,8 +541,8 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   ga_conn *conn = m->conn;
   ga_config cfg = conn->cfg;
   ga_plan plan;
-  char why[256] = "", *err = NULL;
-  int rc = SQLITE_OK;
+  char why[256] = "", cwhy[256] = "", *err = NULL;
+  int rc = SQLITE_OK, hit = 0;
   (void)idxNum;
 
   /* the parameters, in their order (unbound: NULL) */
@@ -607,11 +620,34 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   } else {
     ga_parts parts;
     ga_query_parts(&c->q, &parts, c->params, c->np);
-    rc = ga_plan_parts(vt->db, &cfg, &c->q.t, &parts, &plan);
-    if (rc == SQLITE_OK && plan.parallel)
-      rc = run_parallel(c, &plan, why, sizeof why);
-    else if (rc == SQLITE_OK)
-      sqlite3_snprintf((int)sizeof why, why, "%s", plan.why);
+    /* rule 8: the column cache first */
+    rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
+                         cwhy, sizeof cwhy);
+    if (rc == SQLITE_OK && hit) {
+      rc = serve_groups(c, c->out.enc, why, sizeof why);
+      if (rc == SQLITE_OK && c->st) {
+        last->path = "cache";
+        last->threads = c->out.threads;
+        last->values = c->q.nvals;
+        sqlite3_snprintf((int)sizeof last->why, last->why, "%s", cwhy);
+      }
+    } else if (rc == SQLITE_OK) {
+      rc = ga_plan_parts(vt->db, &cfg, &c->q.t, &parts, &plan);
+      if (rc == SQLITE_OK && plan.parallel)
+        rc = run_parallel(c, &plan, why, sizeof why);
+      else if (rc == SQLITE_OK)
+        sqlite3_snprintf((int)sizeof why, why, "%s", plan.why);
+    }
+  }
+  if (cwhy[0] && !hit && c->st) { /* the parallel path: its why, after */
+    char w[256];
+    sqlite3_snprintf((int)sizeof w, w, "cache not used: %s; %s", cwhy,
+                     last->why);
+    sqlite3_snprintf((int)sizeof last->why, last->why, "%s", w);
+  } else if (cwhy[0] && !hit) { /* the serial path's */
+    char w[256];
+    sqlite3_snprintf((int)sizeof w, w, "cache not used: %s; %s", cwhy, why);
+    sqlite3_snprintf((int)sizeof why, why, "%s", w);
   }
   ga_plan_free(&plan);
   if (rc != SQLITE_OK) {
