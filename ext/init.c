@@ -138,6 +138,7 @@ static const ga_mod_reg mods[] = {
     {"gpu_matadd", &ga_matadd_methods, ga_matadd_data_new, ga_matadd_data_free},
     {"gpu_query", &ga_query_methods, ga_scan_module_new, ga_scan_module_free},
     {"gpuagg_groups", &ga_groups_methods, NULL, NULL}, /* no data */
+    {"gpuagg_cache_dict", &ga_cdict_methods, NULL, NULL},
 };
 #define NMODS ((int)(sizeof(mods) / sizeof(mods[0])))
 

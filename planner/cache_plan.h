@@ -29,6 +29,22 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                     const ga_target *t, const ga_parts *p, ga_scan_out *out,
                     int *hit, char *why, size_t nwhy);
 
+/* The argument of the table-valued function gpuagg_cache_dict(?)
+** (ext/cache/dict_vtab.c), which the derived columns of cache_derive.c
+** read: a dictionary's values as rows (code, value in every value column)
+** in code order, then the row (count, NULL).  The value columns are
+** declared with each affinity and built-in collation, so an expression
+** over the one named like the source column's declaration acts as it does
+** on the column: "v_<blob|text|numeric|integer|real>_<binary|nocase|
+** rtrim>". */
+typedef struct ga_cdict_src {
+  const ga_dict *d;
+  int enc; /* the bytes' encoding (SQLITE_UTF8, SQLITE_UTF16LE/BE) */
+} ga_cdict_src;
+#define GA_CDICT_PTR "gpuagg_cache_dict"
+extern const char *const ga_cdict_aff[5];  /* by GA_AFF_* */
+extern const char *const ga_cdict_coll[3]; /* BINARY, NOCASE, RTRIM */
+
 /* gpuagg_info()'s "cache" object, sqlite3_malloc'd (NULL: no memory). */
 char *ga_cache_json(ga_conn *conn, sqlite3 *db);
 

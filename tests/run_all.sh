@@ -69,6 +69,7 @@ declare -A CMD=(
   [first_hour]='"$PYTHON" tests/test_first_hour.py'
   [trust_values]='"$PYTHON" tests/test_trust_values.py'
   [query]='"$PYTHON" tests/test_query.py'
+  [query_cache]='env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-1500} "$PYTHON" tests/test_query.py'
   [query_errors]='"$PYTHON" tests/test_query_errors.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
   [cache_dict]='make -s --no-print-directory test-cache-dict'
@@ -87,7 +88,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_errors first_hour scan_group cache_dict \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_cache query_errors first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker \
   python analysts cli install wheel node harden layout docs"
 
@@ -106,7 +107,8 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     CMD[fake:matadd]='fake "$PYTHON" tests/test_matadd.py'
     CMD[fake:seam]='fake "$PYTHON" tests/test_seam.py'
     CMD[fake:cache]='fake "$PYTHON" tests/test_cache.py'
-    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache"
+    CMD[fake:query_cache]='fake env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-600} "$PYTHON" tests/test_query.py'
+    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:query_cache"
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
     failed=$((failed + 1))

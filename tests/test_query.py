@@ -90,8 +90,18 @@ names the original text gets from sqlite3_column_name, each taken name
 (the parameters' first, then earlier columns, case-insensitively) made
 unique as name:1, name:2, ...
 
+With CACHE=1 (the suite query_cache, issue 20) every table's cacheable
+columns (all but y, which holds BLOBs) are loaded into gpu_cache first, on
+the table's own connection (a host entry; GPU entries under the fake or a
+real GPU).  The same answers are required; every run at 2 and 4 threads is
+counted as answered from the cache or not, and one not answered must say
+why in last_scan.why ("cache not used: ..."), except where the cache step
+is not reached (a documented serial rule; an ATTACHed schema's table,
+which has no entry on that connection).  The suite fails when fewer than
+CACHE_MIN of those runs came from the cache.
+
 Environment: SEED (default 20260519), QUERIES (default 5200), PARALLEL_MIN
-(default 0.9), VERBOSE=1 (PASS lines, table build time), SELFCHECK=1 (the
+(default 0.9), CACHE=1, CACHE_MIN (default 0.25), VERBOSE=1 (PASS lines, table build time), SELFCHECK=1 (the
 reference also run scanning in reverse rowid order: the comparison must
 not see its other choices).
 """
@@ -114,7 +124,9 @@ SEED = int(os.environ.get("SEED", "20260519"))
 QUERIES = int(os.environ.get("QUERIES", "5200"))
 PARALLEL_MIN = float(os.environ.get("PARALLEL_MIN", "0.9"))
 VERBOSE = os.environ.get("VERBOSE") == "1"
-SELFCHECK = os.environ.get("SELFCHECK") == "1"  # the reference against itself, reversed
+SELFCHECK = os.environ.get("SELFCHECK") == "1"
+CACHE = os.environ.get("CACHE") == "1"
+CACHE_MIN = float(os.environ.get("CACHE_MIN", "0.25"))  # the reference against itself, reversed
 TMP = tempfile.mkdtemp(prefix="gpuagg_query_")
 THREADS = (1, 2, 4)
 INT64_MAX = (1 << 63) - 1
@@ -359,7 +371,7 @@ class Query:
     until render(): the text (as written) and the reference (gpu_ names)."""
 
     def __init__(self, r, t, probe, schema=""):
-        self.r, self.t, self.probe = r, t, probe
+        self.r, self.t, self.probe, self.schema = r, t, probe, schema
         self.aggnames = []  # spelling as written, by marker number
         self.params = []
         alias = r.random() < 0.3
@@ -848,6 +860,10 @@ def make_tables(r):
         t.has_id = r.random() < 0.4
         fill_table(cons[t.db], t, r)
         tables.append(t)
+    if CACHE:  # every column but y (BLOBs), on the table's own connection
+        for t in tables:
+            cols = "a,b,c,x,z,s,u" + (",id" if t.has_id else "")
+            cons[t.db].execute("SELECT gpu_cache(?, ?)", (t.name, cols))
     cons["w"].execute("ATTACH ? AS aux", (os.path.join(TMP, "d.db"),))
     for db, _, _ in DBS:
         probe = sqlite3.connect(os.path.join(TMP, "%s.db" % db), isolation_level=None)
@@ -895,9 +911,20 @@ class Run:
         if th > 1:
             path = ls.get("path")
             why = str(ls.get("why"))[:80]
-            if path == "parallel":
+            if CACHE:
+                if path == "cache":
+                    st["cache"] += 1
+                elif not (str(ls.get("why")).startswith("cache not used: ") or q.schema or
+                          why.startswith(EXPECTED_SERIAL)):
+                    self.problems.append("%s: not from the cache, and last_scan.why does not say "
+                                         "why: %r" % (label, ls.get("why")))
+                elif str(ls.get("why")).startswith("cache not used: "):
+                    cwhy = str(ls.get("why"))[len("cache not used: "):].split(";")[0][:70]
+                    st["cache_why"][cwhy] = st["cache_why"].get(cwhy, 0) + 1
+            if path == "parallel" or path == "cache":
                 st["parallel"] += 1
-            elif path == "serial" and why.startswith(EXPECTED_SERIAL):
+            elif path == "serial" and re.sub(r"^cache not used: [^;]*; ", "", why).startswith(
+                    EXPECTED_SERIAL):
                 st["expected_serial"] += 1
             else:
                 st["serial" if path == "serial" else "other"] += 1
@@ -949,7 +976,8 @@ def main():
     stats = {"serial": 0, "parallel": 0, "other": 0, "why": {}, "why_eg": {}, "errors_both": 0,
              "ordered": 0, "limit": 0, "params": 0, "loose_cols": 0, "nokeys": 0, "name_bad": 0,
              "name_fail": [], "ref_errors": 0, "ref_rows": 0, "again": 0, "where_bound": 0,
-             "attached": 0, "utf16": 0, "expected_serial": 0, "choice_differs": 0}
+             "attached": 0, "utf16": 0, "expected_serial": 0, "choice_differs": 0,
+             "cache": 0, "cache_why": {}}
     log = open(os.path.join(TMP, "failures.txt"), "w")
     n_big = max(2, QUERIES // 120)
     for qi in range(QUERIES):
@@ -1053,6 +1081,14 @@ def main():
         rep.check("parallel_share", share >= PARALLEL_MIN,
                   "only %.1f%% of the runs at 2 and 4 threads took the parallel path (want >= %.0f%%): %r"
                   % (100 * share, 100 * PARALLEL_MIN, whys[:8]))
+        if CACHE:
+            cshare = stats["cache"] / runs if runs else 0
+            print("# from the cache: %d of %d runs at 2 and 4 threads (%.1f%%); not, because:"
+                  % (stats["cache"], runs, 100 * cshare))
+            for why, n in sorted(stats["cache_why"].items(), key=lambda kv: -kv[1])[:10]:
+                print("#   %6d %s" % (n, why))
+            rep.check("cache_share", cshare >= CACHE_MIN, "only %.1f%% of the runs came from the cache "
+                      "(want >= %.0f%%)" % (100 * cshare, 100 * CACHE_MIN))
         rep.check("column_names", stats["name_bad"] == 0, "%d queries with other names, e.g.\n%s"
                   % (stats["name_bad"], "\n".join(stats["name_fail"])))
     print("# %d queries (SEED=%d): %d ordered, %d with LIMIT, %d with parameters (%d bound by constraints, "

@@ -241,14 +241,28 @@ int64_t ga_cache_budget(const ga_config *cfg, int where) {
 void ga_cquery_free(ga_cquery *q) {
   sqlite3_free(q->prog);
   q->prog = NULL;
+  if (q->env) {
+    for (int i = 0; i < q->env->nmaps; i++) {
+      sqlite3_free(q->env->maps[i].v);
+      sqlite3_free(q->env->maps[i].type);
+    }
+    sqlite3_free(q->env->maps);
+    sqlite3_free(q->env);
+    q->env = NULL;
+  }
+  for (int i = 0; i < q->nowned; i++)
+    ga_dict_free(q->owned[i]);
+  sqlite3_free(q->owned);
+  q->owned = NULL;
+  q->nowned = 0;
 }
 
 int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
                          ga_scan_out *out) {
   out->enc = e->enc;
+  (void)e;
   for (int k = 0; k < q->nkeys + q->ncarry; k++) {
-    int c = ga_cx_bare(ga_cq_key(q, k));
-    const ga_dict *d = c >= 0 ? e->cols[c].dict : NULL;
+    const ga_dict *d = q->kdict[k];
     for (size_t i = 0; d && i < out->n; i++) {
       ga_bval *b = &out->sorted[i]->key[k];
       ga_value v;

@@ -215,7 +215,17 @@ int64_t ga_cache_touch(ga_cache *c);
 typedef struct ga_cquery {
   int nkeys, ncarry, nvals; /* as the parts' (nkeys 0: ungrouped) */
   ga_cexpr *prog;           /* nkeys + ncarry programs, then nvals */
+  /* the dictionary of each key's and carried column's codes (a TEXT column
+  ** or a derived one), NULL for numbers */
+  const ga_dict *kdict[GA_MAX_KEYS];
   gak_cfilter filter;
+  /* a filter that is no AND of terms: a program, true where a row passes
+  ** (host entries); has_fprog 0: filter's terms */
+  int has_fprog;
+  ga_cexpr fprog;
+  ga_cx_env *env; /* the programs' IN lists and maps */
+  ga_dict **owned; /* derived dictionaries, freed with the query */
+  int nowned;
   /* the one-value shapes (gpu_aggregate's, and the GPU's today): xcol is
   ** value 0's bare column when nvals = 1 (else -1), gcol key 0's when
   ** nkeys = 1 and ncarry = 0 (else -1); simple when nvals = 1, ncarry = 0

@@ -19,10 +19,13 @@
 **      every INTEGER and every REAL with an integral value in int64 range,
 **      else the REAL's bits.
 **   4. Filter terms compare exactly (ga_num_cmp); NULL passes only IS NULL.
-**   5. An arithmetic expression (cexpr.h) is evaluated with SQLite's
-**      semantics, then stepped as a column's value would be.
-**   6. gpu_query's shapes (several keys, carried columns, many values, or a
-**      key that is an expression): every program runs a word (64 rows) at
+**   5. An expression (cexpr.h) is evaluated with SQLite's semantics, then
+**      stepped as a column's value would be.  A row that passes and reads
+**      a lane marked as an error (cexpr.h rule 5) declines the answer: the
+**      uncached path lets SQLite raise it.
+**   6. Expressions and gpu_query's shapes (several keys, carried columns,
+**      many values, a key that is an expression, a filter that is a
+**      program): every program runs a word (64 rows) at
 **      a time (ga_cexpr_eval_word), and each passing row, in row order,
 **      finds its group by its key tuple in the run's own table (ga_gt_get,
 **      the workers' tables of engine/scan/scan_group.h, so keys compare
@@ -399,40 +402,6 @@ static void whole(hrun *r) {
   }
 }
 
-/* Row i of block b, for an expression (cexpr.h). */
-typedef struct xrow {
-  const ga_cblock *b;
-  int64_t i;
-} xrow;
-
-static void fetch_col(const void *arg, int c, ga_value *v) {
-  const xrow *r = arg;
-  memset(v, 0, sizeof(*v));
-  if (!ga_bit(ga_cb_notnull(r->b, c), r->i)) {
-    v->type = GA_V_NULL;
-  } else if (ga_bit(ga_cb_isint(r->b, c), r->i)) {
-    v->type = GA_V_INT;
-    v->i = (int64_t)ga_cb_vals(r->b, c)[r->i];
-  } else {
-    v->type = GA_V_REAL;
-    v->r = ga_bitsd((int64_t)ga_cb_vals(r->b, c)[r->i]);
-  }
-}
-
-/* The expression's value at row i, stepped (rule 2). */
-static void step_expr(ga_xstate *st, const ga_cblock *b, const ga_cexpr *x,
-                      int64_t i) {
-  xrow r = {b, i};
-  ga_value v;
-  ga_cexpr_eval(x, fetch_col, &r, &v);
-  if (v.type == GA_V_INT)
-    ga_xstate_step_int(st, v.i);
-  else if (v.type == GA_V_REAL)
-    ga_xstate_step_real(st, v.r);
-  else
-    ga_xstate_step_null(st);
-}
-
 /* ---- rule 6: several keys and values ---- */
 
 typedef struct wsrc {
@@ -475,13 +444,18 @@ static void general(hrun *r) {
   shape.ns = q->nvals; /* collations: BINARY (codes and numbers) */
   ga_group_table t;
   ga_gt_init(&t, &shape);
-  /* the programs' words, then one program's stack */
-  ga_cx_word *wd = sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + GA_CX_MAX));
+  /* the programs' words, the filter's, then the deepest program's stack */
+  int depth = q->has_fprog ? q->fprog.depth : 1;
+  for (int k = 0; k < np; k++)
+    if (q->prog[k].depth > depth)
+      depth = q->prog[k].depth;
+  ga_cx_word *wd =
+      sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + 1 + depth));
   if (!wd) {
     r->rc = GA_SCAN_NOMEM;
     return;
   }
-  ga_cx_word *stack = wd + np;
+  ga_cx_word *stack = wd + np + 1;
   ga_value key[GA_MAX_KEYS];
   int skip = q->nkeys ? 0 : 1; /* the NULL key's slot */
   memset(key, 0, sizeof(key));
@@ -495,8 +469,32 @@ static void general(hrun *r) {
       if (!m)
         continue;
       wsrc src = {b, w};
-      for (int k = 0; k < np; k++)
+      if (q->has_fprog) { /* true lanes pass (cexpr.h rule 4) */
+        ga_cexpr_eval_word(&q->fprog, load_word, &src, stack, &wd[np]);
+        uint64_t t = wd[np].notnull, f = wd[np].err & m;
+        for (uint64_t k = t; k; k &= k - 1) {
+          int j = __builtin_ctzll(k);
+          if ((wd[np].isint >> j) & 1 ? wd[np].v[j] == 0
+                                      : ga_bitsd((int64_t)wd[np].v[j]) == 0.0)
+            t &= ~(1ull << j);
+        }
+        if (f) { /* rule 5 */
+          r->rc = GA_CACHE_DECLINED;
+          break;
+        }
+        m &= t;
+        if (!m)
+          continue;
+      }
+      uint64_t err = 0;
+      for (int k = 0; k < np; k++) {
         ga_cexpr_eval_word(&q->prog[k], load_word, &src, stack, &wd[k]);
+        err |= wd[k].err;
+      }
+      if (err & m) { /* rule 5 */
+        r->rc = GA_CACHE_DECLINED;
+        break;
+      }
       while (m && !r->rc) { /* the passing rows, in row order */
         int j = __builtin_ctzll(m);
         m &= m - 1;
@@ -539,7 +537,7 @@ static void *run_main(void *arg) {
   const ga_cquery *q = r->q;
   int xc = q->xcol, gc = q->gcol;
   int64_t bytes = 0;
-  if (!q->simple) {
+  if (!q->simple || xc < 0 || q->has_fprog) {
     general(r);
     return NULL;
   }
@@ -558,10 +556,7 @@ static void *run_main(void *arg) {
           ga_xstate *st = &r->st;
           if (gc >= 0 && !(st = group_at(r, b, gc, i)))
             break;
-          if (xc < 0)
-            step_expr(st, b, ga_cq_val(q, 0), i);
-          else
-            step_x(st, b, xc, i);
+          step_x(st, b, xc, i);
         }
       }
     }
@@ -652,6 +647,10 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (rc == GA_SCAN_FALLBACK)
     snprintf(why, nwhy, "more than %lld groups",
              (long long)GA_CACHE_MAX_GROUPS);
+  if (rc == GA_CACHE_DECLINED)
+    snprintf(why, nwhy,
+             "an expression raises an error on a row (abs of "
+             "-9223372036854775808): SQLite reports it");
   if (rc == GA_SCAN_OK && ga_gs_sorted(out->groups, &out->sorted, &out->n))
     rc = GA_SCAN_NOMEM;
   if (rc != GA_SCAN_OK)

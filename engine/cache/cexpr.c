@@ -1,11 +1,15 @@
 /*
-** cexpr.c — arithmetic over a cache entry's columns (cexpr.h): SQLite's
-** OP_Add ... OP_Remainder, one row at a time.
+** cexpr.c — expressions over a cache entry's columns (cexpr.h), 64 rows at
+** a time: SQLite's OP_Add ... OP_Remainder, comparisons, logic, CASE,
+** coalesce, abs and the derived columns' maps.
 */
 #include "cexpr.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "gak.h"
+#include "xacc.h"
 
 /* SQLite's doubleToInt64: saturating, for % with a REAL operand. */
 static int64_t to_int64(double r) {
@@ -117,37 +121,7 @@ void ga_cx_binary(int op, const ga_value *a, const ga_value *b, ga_value *out) {
   out->i = r;
 }
 
-void ga_cexpr_eval(const ga_cexpr *x,
-                   void (*fetch)(const void *arg, int col, ga_value *v),
-                   const void *arg, ga_value *out) {
-  ga_value st[GA_CX_MAX];
-  int sp = 0;
-  static const ga_value zero = {GA_V_INT, 0, 0, 0.0, 0};
-  for (int k = 0; k < x->n; k++) {
-    const ga_cx_ins *in = &x->ins[k];
-    switch (in->op) {
-    case GA_CX_COL:
-      fetch(arg, in->col, &st[sp++]);
-      break;
-    case GA_CX_LIT:
-      st[sp++] = in->v;
-      break;
-    case GA_CX_NEG: { /* rule 3: 0 - x */
-      ga_value v = st[sp - 1];
-      ga_cx_binary(GA_CX_SUB, &zero, &v, &st[sp - 1]);
-      break;
-    }
-    default: {
-      ga_value a = st[sp - 2], b = st[sp - 1];
-      ga_cx_binary(in->op, &a, &b, &st[sp - 2]);
-      sp--;
-    }
-    }
-  }
-  *out = st[0];
-}
-
-/* ---- a word at a time (rule 5) ---- */
+/* ---- a word at a time (rule 7) ---- */
 
 static void lane_get(const ga_cx_word *w, int j, ga_value *v) {
   memset(v, 0, sizeof(*v));
@@ -177,6 +151,17 @@ static void lane_set(ga_cx_word *w, int j, const ga_value *v) {
   }
 }
 
+static inline double bits_d(uint64_t u) {
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+static inline uint64_t d_bits(double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  return u;
+}
+
 /* a op b into a, lanes `slow` by ga_cx_binary. */
 static void word_slow(int op, ga_cx_word *a, const ga_cx_word *b,
                       uint64_t slow) {
@@ -191,23 +176,13 @@ static void word_slow(int op, ga_cx_word *a, const ga_cx_word *b,
   }
 }
 
-static inline double bits_d(uint64_t u) {
-  double d;
-  memcpy(&d, &u, 8);
-  return d;
-}
-static inline uint64_t d_bits(double d) {
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  return u;
-}
-
-/* a op b into a, 64 lanes (rule 5). */
+/* a op b into a, 64 lanes (rules 2, 7). */
 static void word_binary(int op, ga_cx_word *a, const ga_cx_word *b) {
   uint64_t live = a->notnull & b->notnull;
   uint64_t ints = a->isint & b->isint & live;
   uint64_t reals = live & ~ints; /* a REAL operand: both as doubles */
   uint64_t slow;
+  a->err |= b->err;
   if (op == GA_CX_MOD) {
     slow = live;
   } else if (reals == live && live) {
@@ -244,11 +219,167 @@ static void word_binary(int op, ga_cx_word *a, const ga_cx_word *b) {
   } else {
     slow = live;
   }
-  if (slow) {
-    a->notnull &= live;
-    word_slow(op, a, b, slow);
-  }
   a->notnull &= live;
+  if (slow)
+    word_slow(op, a, b, slow);
+  a->notnull &= live;
+}
+
+/* Lane j's comparison of a with b: <0, 0, >0 (both numbers, rule 4). */
+static inline int lane_cmp(const ga_cx_word *a, const ga_cx_word *b, int j) {
+  int ka = (a->isint >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
+  int kb = (b->isint >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
+  return ga_num_cmp(ka, (int64_t)a->v[j], kb, (int64_t)b->v[j]);
+}
+
+static inline int cmp_holds(int op, int r) {
+  switch (op) {
+  case GAK_CMP_EQ:
+    return r == 0;
+  case GAK_CMP_NE:
+    return r != 0;
+  case GAK_CMP_LT:
+    return r < 0;
+  case GAK_CMP_LE:
+    return r <= 0;
+  case GAK_CMP_GT:
+    return r > 0;
+  default:
+    return r >= 0;
+  }
+}
+
+/* The truth of a and b's lanes as 0/1 INTEGER words: where a op b holds. */
+static uint64_t word_cmp_mask(int op, const ga_cx_word *a, const ga_cx_word *b,
+                              uint64_t live) {
+  uint64_t ints = a->isint & b->isint & live, reals = ~(a->isint | b->isint) & live;
+  uint64_t yes = 0;
+  if (ints == live) {
+    for (int j = 0; j < 64; j++) {
+      int64_t x = (int64_t)a->v[j], y = (int64_t)b->v[j];
+      yes |= (uint64_t)cmp_holds(op, (x > y) - (x < y)) << j;
+    }
+  } else if (reals == live) {
+    for (int j = 0; j < 64; j++) {
+      double x = bits_d(a->v[j]), y = bits_d(b->v[j]);
+      yes |= (uint64_t)cmp_holds(op, (x > y) - (x < y)) << j;
+    }
+  } else {
+    for (uint64_t m = live; m; m &= m - 1) {
+      int j = __builtin_ctzll(m);
+      yes |= (uint64_t)cmp_holds(op, lane_cmp(a, b, j)) << j;
+    }
+  }
+  return yes & live;
+}
+
+/* w := the truth values `yes` on lanes `live`, NULL elsewhere. */
+static void set_bool(ga_cx_word *w, uint64_t yes, uint64_t live) {
+  for (int j = 0; j < 64; j++)
+    w->v[j] = (yes >> j) & 1;
+  w->notnull = live;
+  w->isint = ~0ull;
+}
+
+/* The lanes where w is true, and where it is false (rule 4). */
+static void truth(const ga_cx_word *w, uint64_t *t, uint64_t *f) {
+  uint64_t nz = 0;
+  for (int j = 0; j < 64; j++) {
+    int x = (w->isint >> j) & 1 ? w->v[j] != 0 : bits_d(w->v[j]) != 0.0;
+    nz |= (uint64_t)x << j;
+  }
+  *t = nz & w->notnull;
+  *f = ~nz & w->notnull;
+}
+
+/* lanes m of src into dst */
+static void take_lanes(ga_cx_word *dst, const ga_cx_word *src, uint64_t m) {
+  for (uint64_t k = m; k; k &= k - 1) {
+    int j = __builtin_ctzll(k);
+    dst->v[j] = src->v[j];
+  }
+  dst->notnull = (dst->notnull & ~m) | (src->notnull & m);
+  dst->isint = (dst->isint & ~m) | (src->isint & m);
+}
+
+/* rule 4's CASE over s[0 .. 2*pairs + has_else - 1], into *out. */
+static void word_case(ga_cx_word *s, int pairs, int has_else,
+                      ga_cx_word *out) {
+  ga_cx_word r;
+  uint64_t open = ~0ull, err = 0;
+  memset(&r, 0, sizeof(r));
+  for (int k = 0; k < pairs; k++) {
+    uint64_t t, f;
+    truth(&s[2 * k], &t, &f);
+    err |= s[2 * k].err; /* conservative: rule 5 */
+    uint64_t take = open & t;
+    take_lanes(&r, &s[2 * k + 1], take);
+    err |= s[2 * k + 1].err;
+    open &= ~t;
+  }
+  if (has_else) {
+    take_lanes(&r, &s[2 * pairs], open);
+    err |= s[2 * pairs].err;
+  } else {
+    r.notnull &= ~open;
+  }
+  r.err = err;
+  *out = r;
+}
+
+/* rule 4's x IN (pool a .. a+n-1), NULL element written when has_null. */
+static void word_in(ga_cx_word *x, const ga_value *lits, int n, int has_null) {
+  uint64_t live = x->notnull, yes = 0;
+  if (n == 0 && !has_null) { /* x IN () is 0, even for a NULL x */
+    set_bool(x, 0, ~0ull);
+    return;
+  }
+  for (uint64_t m = live; m; m &= m - 1) {
+    int j = __builtin_ctzll(m);
+    int kx = (x->isint >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
+    for (int k = 0; k < n; k++) {
+      const ga_value *l = &lits[k];
+      int64_t lb = l->i;
+      if (l->type == GA_V_REAL)
+        memcpy(&lb, &l->r, 8);
+      if (!ga_num_cmp(kx, (int64_t)x->v[j],
+                      l->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL, lb)) {
+        yes |= 1ull << j;
+        break;
+      }
+    }
+  }
+  /* no match: NULL when the list holds a NULL (rule 4) */
+  set_bool(x, yes, has_null ? yes : live);
+}
+
+static void word_abs(ga_cx_word *x) {
+  for (uint64_t m = x->notnull; m; m &= m - 1) {
+    int j = __builtin_ctzll(m);
+    if ((x->isint >> j) & 1) {
+      int64_t v = (int64_t)x->v[j];
+      if (v == INT64_MIN)
+        x->err |= 1ull << j; /* SQLite: integer overflow (rule 5) */
+      else if (v < 0)
+        x->v[j] = (uint64_t)-v;
+    } else if (bits_d(x->v[j]) < 0.0) { /* SQLite's: abs(-0.0) is -0.0 */
+      x->v[j] = d_bits(-bits_d(x->v[j]));
+    }
+  }
+}
+
+static void word_map(ga_cx_word *x, const ga_cx_map *m) {
+  uint64_t nn = 0, ii = 0;
+  for (int j = 0; j < 64; j++) {
+    int64_t c = (x->notnull >> j) & 1 ? (int64_t)x->v[j] : m->n;
+    if (c < 0 || c > m->n)
+      c = m->n; /* a lane past the rows (rule 7) */
+    x->v[j] = m->v[c];
+    nn |= (uint64_t)(m->type[c] != GA_V_NULL) << j;
+    ii |= (uint64_t)(m->type[c] == GA_V_INT) << j;
+  }
+  x->notnull = nn;
+  x->isint = ii;
 }
 
 void ga_cexpr_eval_word(const ga_cexpr *x,
@@ -257,9 +388,11 @@ void ga_cexpr_eval_word(const ga_cexpr *x,
   int sp = 0;
   for (int k = 0; k < x->n; k++) {
     const ga_cx_ins *in = &x->ins[k];
+    ga_cx_word *top = &stack[sp - 1];
     switch (in->op) {
     case GA_CX_COL:
-      load(arg, in->col, &stack[sp++]);
+      load(arg, in->col, &stack[sp]);
+      stack[sp++].err = 0;
       break;
     case GA_CX_LIT: {
       ga_cx_word *w = &stack[sp++];
@@ -270,22 +403,104 @@ void ga_cexpr_eval_word(const ga_cexpr *x,
         w->v[j] = bits;
       w->notnull = in->v.type == GA_V_NULL ? 0 : ~0ull;
       w->isint = in->v.type == GA_V_INT ? ~0ull : 0;
+      w->err = 0;
       break;
     }
     case GA_CX_NEG: { /* rule 3: 0 - x */
       ga_cx_word *w = &stack[sp]; /* a free slot */
-      for (int j = 0; j < 64; j++)
-        w->v[j] = 0;
+      memset(w, 0, sizeof(*w));
       w->notnull = w->isint = ~0ull;
-      word_binary(GA_CX_SUB, w, &stack[sp - 1]);
-      memcpy(&stack[sp - 1], w, sizeof(*w));
+      word_binary(GA_CX_SUB, w, top);
+      *top = *w;
       break;
     }
+    case GA_CX_CMP: {
+      ga_cx_word *a = &stack[sp - 2];
+      uint64_t live = a->notnull & top->notnull;
+      a->err |= top->err;
+      set_bool(a, word_cmp_mask(in->a, a, top, live), live);
+      sp--;
+      break;
+    }
+    case GA_CX_IS: {
+      ga_cx_word *a = &stack[sp - 2];
+      uint64_t live = a->notnull & top->notnull;
+      uint64_t same = word_cmp_mask(GAK_CMP_EQ, a, top, live) |
+                      (~a->notnull & ~top->notnull);
+      a->err |= top->err;
+      set_bool(a, in->a ? ~same : same, ~0ull);
+      sp--;
+      break;
+    }
+    case GA_CX_ISNULL: {
+      uint64_t nul = ~top->notnull;
+      set_bool(top, in->a ? ~nul : nul, ~0ull);
+      break;
+    }
+    case GA_CX_NOT: {
+      uint64_t t, f;
+      truth(top, &t, &f);
+      set_bool(top, f, t | f);
+      break;
+    }
+    case GA_CX_AND:
+    case GA_CX_OR: {
+      ga_cx_word *a = &stack[sp - 2];
+      uint64_t ta, fa, tb, fb;
+      truth(a, &ta, &fa);
+      truth(top, &tb, &fb);
+      a->err |= top->err;
+      if (in->op == GA_CX_AND) /* false wins, then NULL */
+        set_bool(a, ta & tb, fa | fb | (ta & tb));
+      else /* true wins, then NULL */
+        set_bool(a, ta | tb, ta | tb | (fa & fb));
+      sp--;
+      break;
+    }
+    case GA_CX_IN:
+      word_in(top, &x->env->pool[in->a], in->b, in->col);
+      break;
+    case GA_CX_BETWEEN: { /* x lo hi */
+      ga_cx_word *xv = &stack[sp - 3], *lo = &stack[sp - 2];
+      uint64_t l1 = xv->notnull & lo->notnull, l2 = xv->notnull & top->notnull;
+      uint64_t y1 = word_cmp_mask(in->a, xv, lo, l1);
+      uint64_t y2 = word_cmp_mask(in->b, xv, top, l2);
+      uint64_t f = (l1 & ~y1) | (l2 & ~y2); /* AND: false wins */
+      xv->err |= lo->err | top->err;
+      set_bool(xv, y1 & y2, f | (y1 & y2));
+      sp -= 2;
+      break;
+    }
+    case GA_CX_CASE: {
+      int n = 2 * in->a + in->b;
+      word_case(&stack[sp - n], in->a, in->b, &stack[sp - n]);
+      sp -= n - 1;
+      break;
+    }
+    case GA_CX_COALESCE: {
+      int n = in->a;
+      ga_cx_word *s = &stack[sp - n];
+      uint64_t open = ~s[0].notnull, err = s[0].err;
+      for (int i = 1; i < n; i++) {
+        take_lanes(&s[0], &s[i], open & s[i].notnull);
+        err |= s[i].err;
+        open &= ~s[i].notnull;
+      }
+      s[0].err = err;
+      sp -= n - 1;
+      break;
+    }
+    case GA_CX_ABS:
+      word_abs(top);
+      break;
+    case GA_CX_MAP:
+      word_map(top, &x->env->maps[in->a]);
+      break;
     default:
-      word_binary(in->op, &stack[sp - 2], &stack[sp - 1]);
+      word_binary(in->op, &stack[sp - 2], top);
       sp--;
     }
   }
   if (out != &stack[0])
-    memcpy(out, &stack[0], sizeof(*out));
+    *out = stack[0];
 }

@@ -1,11 +1,15 @@
 /*
-** cexpr.h — arithmetic over a cache entry's columns (issue 20, section 2):
-** a small stack program that the host cache runs a row at a time, with
-** SQLite's own semantics, bit for bit.
+** cexpr.h — expressions over a cache entry's columns (issue 20, section 2):
+** a small stack program that the host cache runs 64 rows at a time, with
+** SQLite's own semantics, bit for bit.  planner/cache_shape.c writes the
+** programs; kernels/cache_expr.cu runs the same ones on the GPU.
 **
 ** Rules:
-**   1. Values are NULL, INTEGER or REAL (a TEXT column is never an operand:
-**      planner/cache_shape.c).  NULL in, NULL out.
+**   1. Values are NULL, INTEGER or REAL.  A TEXT column's value is its code
+**      (engine/cache/dict.h: the value's rank in BINARY order), an INTEGER
+**      the planner only compares with codes of the same dictionary, or with
+**      a TEXT literal's insertion point, or maps (GA_CX_MAP).  NULL in, NULL
+**      out, but for IS, IS NULL, CASE, coalesce and the logic of AND / OR.
 **   2. `a op b` is SQLite's OP_Add, OP_Subtract, OP_Multiply, OP_Divide,
 **      OP_Remainder:
 **      - both INTEGER: + - * exactly, and on overflow (double)a op (double)b
@@ -18,12 +22,26 @@
 **      - a REAL result that is NaN (Inf - Inf) is NULL.
 **   3. -x is SQLite's 0 - x (so -(-9223372036854775808) is REAL and -0.0
 **      is 0.0); +x is x.
-**   4. One operation a statement, and the file is ISO C (-std=c11: GCC's
+**   4. Comparisons of numbers are exact across INTEGER and REAL (1 = 1.0);
+**      the result is 1, 0 or NULL.  A value is true when it is a number
+**      other than 0 (0.0 and -0.0 are false).  AND, OR and NOT are SQLite's
+**      three-valued logic; x IN (list) is 1 on a match, else NULL when x or
+**      an element is NULL, else 0; x BETWEEN a AND b is x >= a AND x <= b
+**      with x read once; IS / IS NOT compare with NULL equal to NULL.
+**      CASE takes the first true WHEN's THEN (else ELSE, else NULL);
+**      coalesce the first non-NULL argument; abs(x) of an INTEGER is an
+**      INTEGER, of a REAL a REAL negated when below 0 (abs(-0.0) is -0.0,
+**      as SQLite's).
+**   5. Errors: abs(-9223372036854775808) is an error in SQLite.  A lane
+**      that may raise one is marked (ga_cx_word.err) wherever it flows, and
+**      the caller takes the uncached path when a row it reads is marked,
+**      so SQLite reports it (or not, where it would not evaluate it).
+**   6. One operation a statement, and the file is ISO C (-std=c11: GCC's
 **      default there is -ffp-contract=off): no a*b + c is ever fused.
-**   5. A word at a time (ga_cexpr_eval_word): 64 rows in the entries' own
-**      layout (values, isint and notnull masks).  Lanes whose operands are
-**      all REAL, or all INTEGER without overflow, run as plain loops; any
-**      other lane takes ga_cx_binary, so every lane is rule 2's value.
+**   7. A word at a time: 64 rows in the entries' own layout (values, isint
+**      and notnull masks).  Lanes whose operands are all REAL (or INTEGER
+**      with REAL), or all INTEGER without overflow, run as plain loops; any
+**      other lane takes the scalar rule, so every lane is rules 2-4's value.
 */
 #ifndef GA_CEXPR_H
 #define GA_CEXPR_H
@@ -32,50 +50,78 @@
 
 #include "value.h"
 
-#define GA_CX_MAX 48 /* instructions of one program */
+#define GA_CX_MAX 64 /* instructions of one program */
 
 enum {
-  GA_CX_COL,
-  GA_CX_LIT,
+  GA_CX_COL, /* col: the entry column */
+  GA_CX_LIT, /* v: the literal (NULL, INT or REAL) */
   GA_CX_NEG,
   GA_CX_ADD,
   GA_CX_SUB,
   GA_CX_MUL,
   GA_CX_DIV,
-  GA_CX_MOD
+  GA_CX_MOD,
+  GA_CX_CMP,      /* a: GAK_CMP_EQ .. GAK_CMP_GE; pops b then a */
+  GA_CX_IS,       /* a: 0 IS, 1 IS NOT */
+  GA_CX_ISNULL,   /* a: 0 IS NULL, 1 NOT NULL */
+  GA_CX_NOT,      /* */
+  GA_CX_AND,      /* */
+  GA_CX_OR,       /* */
+  GA_CX_IN,       /* x IN the pool's a .. a + b - 1 (col: 1 when a NULL
+                     element was written) */
+  GA_CX_BETWEEN,  /* pops hi, lo, x: x a' lo AND x b' hi, a and b are the
+                     comparisons (GAK_CMP_GE/GT, GAK_CMP_LE/LT) */
+  GA_CX_CASE,     /* a WHEN/THEN pairs then b (0/1) ELSE, all pushed */
+  GA_CX_COALESCE, /* a arguments, all pushed */
+  GA_CX_ABS,      /* */
+  GA_CX_MAP       /* a: the map; pops a code, pushes its mapped value */
 };
 
 typedef struct ga_cx_ins {
   int op;
-  int col;    /* GA_CX_COL: the entry column */
-  ga_value v; /* GA_CX_LIT: the literal (NULL, INT or REAL) */
+  int col, a, b;
+  ga_value v;
 } ga_cx_ins;
+
+/* A derived column (planner/cache_shape.c): the value SQLite computed for
+** each code of one TEXT column's dictionary, as words (code n: the value
+** for a NULL column value). */
+typedef struct ga_cx_map {
+  int64_t n; /* codes (n + 1 entries with the NULL one) */
+  uint64_t *v;
+  uint8_t *type; /* GA_V_NULL, GA_V_INT or GA_V_REAL */
+} ga_cx_map;
+
+/* Literals of IN lists, and the maps, shared by one query's programs. */
+#define GA_CX_POOL 256
+typedef struct ga_cx_env {
+  int npool;
+  ga_value pool[GA_CX_POOL];
+  int nmaps;
+  ga_cx_map *maps;
+} ga_cx_env;
 
 typedef struct ga_cexpr {
   int n;
+  int depth; /* the stack it needs */
   ga_cx_ins ins[GA_CX_MAX];
+  const ga_cx_env *env;
 } ga_cexpr;
 
 /* SQLite's `a op b` (rule 2; op GA_CX_ADD .. GA_CX_MOD) into *out. */
 void ga_cx_binary(int op, const ga_value *a, const ga_value *b, ga_value *out);
 
-/* Run x on one row: fetch(arg, col, &v) gives column col's value there.
-** Programs are made valid by their parser (every operand present). */
-void ga_cexpr_eval(const ga_cexpr *x,
-                   void (*fetch)(const void *arg, int col, ga_value *v),
-                   const void *arg, ga_value *out);
-
-/* 64 rows of a value (rule 5): v[j] is lane j's int64 or double bits,
-** bit j of isint / notnull as in an entry's bitmaps. */
+/* 64 rows of a value (rule 7): v[j] is lane j's int64 or double bits, bit
+** j of isint / notnull as in an entry's bitmaps; err marks rule 5's
+** lanes. */
 typedef struct ga_cx_word {
   uint64_t v[64];
-  uint64_t isint, notnull;
+  uint64_t isint, notnull, err;
 } ga_cx_word;
 
 /* Run x on 64 rows: load(arg, col, &w) gives column col's word.  stack has
-** room for GA_CX_MAX words; the value lands in *out (which may be
-** stack[0]).  Lanes past the rows the caller has are computed from
-** whatever load gave them, harmlessly. */
+** room for x->depth words; the value lands in *out.  Lanes past the rows
+** the caller has are computed from whatever load gave them, harmlessly. */
 void ga_cexpr_eval_word(const ga_cexpr *x,
                         void (*load)(const void *arg, int col, ga_cx_word *w),
                         const void *arg, ga_cx_word *stack, ga_cx_word *out);

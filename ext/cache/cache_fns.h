@@ -9,5 +9,7 @@
 
 void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void ga_cache_drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* gpuagg_cache_dict, the derived columns' table (dict_vtab.c). */
+extern const sqlite3_module ga_cdict_methods;
 
 #endif
