@@ -405,6 +405,76 @@ extern "C" int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict,
   return (int)cudaGetLastError();
 }
 
+/* Several keys (gak_cache_key_ids): one thread per row. */
+__global__ void __launch_bounds__(CT)
+    k_key_ids(const gak_ckeys ks, const uint32_t *idx, long long m,
+              uint32_t *gid) {
+  for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
+       j += (long long)gridDim.x * CT) {
+    long long i = idx[j];
+    uint32_t g = 0;
+    for (int q = 0; q < ks.n && g != 0xffffffffu; q++) {
+      const gak_ckey &kk = ks.k[q];
+      long long id = -1, k;
+      bool nn = bit64(kk.col.notnull, i);
+      if (kk.map) {
+        long long code = nn ? (long long)kk.col.vals[i] : kk.nmap - 1;
+        if (code >= 0 && code < kk.nmap)
+          id = kk.map[nn ? code : kk.nmap - 1];
+      } else if (!nn) {
+        id = kk.ndict;
+      } else if (canon(kk.col, i, &k)) {
+        long long lo = 0, hi = kk.ndict; /* first entry >= k */
+        while (lo < hi) {
+          long long mid = (lo + hi) >> 1;
+          if (kk.dict[mid] < k)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        if (lo < kk.ndict && kk.dict[lo] == k)
+          id = lo;
+      }
+      g = id < 0 ? 0xffffffffu : g + (uint32_t)id * kk.stride;
+    }
+    gid[j] = g;
+  }
+}
+
+extern "C" int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx,
+                                 int64_t m, uint32_t *d_gid, gak_stream s) {
+  if (m < 0 || !k || k->n < 1 || k->n > GAK_CACHE_MAX_KEYS)
+    return (int)cudaErrorInvalidValue;
+  if (m == 0)
+    return (int)cudaSuccess;
+  k_key_ids<<<grid_for(m, CT), CT, 0, (cudaStream_t)s>>>(*k, d_idx, m, d_gid);
+  return (int)cudaGetLastError();
+}
+
+__global__ void __launch_bounds__(CT)
+    k_gather(const gak_ccol c, const uint32_t *rows, long long n,
+             gak_cval *out) {
+  for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < n;
+       j += (long long)gridDim.x * CT) {
+    long long i = rows[j];
+    gak_cval v;
+    v.pad = 0;
+    v.type = !bit64(c.notnull, i) ? 0 : bit64(c.isint, i) ? 1 : 2;
+    v.bits = v.type ? (long long)c.vals[i] : 0;
+    out[j] = v;
+  }
+}
+
+extern "C" int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
+                                int64_t n, gak_cval *d_out, gak_stream s) {
+  if (n < 0)
+    return (int)cudaErrorInvalidValue;
+  if (n == 0)
+    return (int)cudaSuccess;
+  k_gather<<<grid_for(n, CT), CT, 0, (cudaStream_t)s>>>(col, d_rows, n, d_out);
+  return (int)cudaGetLastError();
+}
+
 extern "C" size_t gak_cache_sort_scratch(int64_t m) {
   size_t bytes = 0;
   if (m < 1)

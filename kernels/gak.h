@@ -259,6 +259,81 @@ int gak_cache_merge(const gak_cstate *d_slice_states,
                     const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
                     gak_cstate *d_out, gak_stream s);
 
+/* ---- expressions and keys (kernels/cache_expr.cu; issue 20) ----
+**
+** A program is engine/cache/cexpr.h's, one instruction a gak_cins (op:
+** its GA_CX_* number; col: a slot of cols; a, b; the literal's type
+** (base/cx_ops.h's GA_CX_T*) and bits), run one row a thread with the
+** scalar rules of base/cx_ops.h, which the host's lanes run too. */
+#define GAK_CX_MAX 64   /* instructions (cexpr.h's GA_CX_MAX) */
+#define GAK_CX_DEPTH 16 /* the stack a program may use on the GPU */
+#define GAK_CX_COLS 16  /* column slots of one program */
+#define GAK_CX_MAPS 8   /* derived columns' maps of one program */
+#define GAK_CACHE_MAX_KEYS 16
+
+typedef struct gak_cval {
+  int32_t type, pad; /* GA_CX_TNULL, GA_CX_TINT, GA_CX_TREAL */
+  int64_t bits;
+} gak_cval;
+
+typedef struct gak_cins {
+  int32_t op, col, a, b;
+  int32_t type, pad; /* GA_CX_LIT's literal */
+  int64_t bits;
+} gak_cins;
+
+/* A derived column's map: the value of each code (n of them; code n:
+** the value for a NULL). */
+typedef struct gak_cmap {
+  const uint64_t *v;
+  const uint8_t *type; /* GA_V_NULL, GA_V_INT or GA_V_REAL (value.h) */
+  int64_t n;
+} gak_cmap;
+
+typedef struct gak_cprog {
+  int32_t n, depth;
+  gak_cins ins[GAK_CX_MAX];
+  gak_ccol cols[GAK_CX_COLS];
+  gak_cmap maps[GAK_CX_MAPS];
+  const gak_cval *pool; /* the IN lists' literals (device memory) */
+} gak_cprog;
+
+/* Program p's value at each of n rows into d_vals (the int64 or the
+** double's bits, 0 for NULL) and the isint / notnull bitmaps (64-bit words,
+** bits past n cleared), as a cached column holds them.  *d_err becomes 1
+** when a row whose bit is set in d_sel (32-bit words; NULL: every row)
+** raises an error (abs(-9223372036854775808)); the caller zeroes it. */
+int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_sel,
+                   uint64_t *d_vals, uint64_t *d_isint, uint64_t *d_notnull,
+                   uint32_t *d_err, gak_stream s);
+
+/* One key of several: its id is the index of the value's canonical key in
+** dict (ndict of them; a NULL value: ndict), or, where map is set, the
+** value is a code and its id map[code] (a NULL value: map[nmap - 1]).  The
+** group id is the sum of id * stride over the keys. */
+typedef struct gak_ckey {
+  gak_ccol col;
+  const int64_t *dict;
+  int64_t ndict;
+  const uint32_t *map;
+  int64_t nmap;
+  uint32_t stride, pad;
+} gak_ckey;
+
+typedef struct gak_ckeys {
+  int32_t n, pad;
+  gak_ckey k[GAK_CACHE_MAX_KEYS];
+} gak_ckeys;
+
+/* For each of m rows d_idx[j]: its group id into d_gid[j] (0xffffffff for
+** a value missing from a dictionary: the engine's count check fails). */
+int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx, int64_t m,
+                      uint32_t *d_gid, gak_stream s);
+
+/* Column col's value at each of n rows d_rows[j] into d_out[j]. */
+int gak_cache_gather(gak_ccol col, const uint32_t *d_rows, int64_t n,
+                     gak_cval *d_out, gak_stream s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -158,6 +158,9 @@ static int code_cmp_ok(parser *p, const xk *k) {
   return k->coll_col < 0 || ga_cl_text_ok(p, k->coll_col, 1);
 }
 
+/* IS (0) or IS NOT (1) of a number and a TEXT: never the same. */
+static int in_is_not(int neg) { return neg ? 1 : 0; }
+
 /* a op b, both read (a K_STR is not written yet): the comparison written,
 ** rule 1.  is: IS / IS NOT (a = 0 / 1) instead of op. */
 static int compare(parser *p, const xk *a, int op, const xk *b, int is) {
@@ -175,6 +178,25 @@ static int compare(parser *p, const xk *a, int op, const xk *b, int is) {
     code = b, str = a, mirror = 1;
   } else if ((a->k == K_CODE && b->k == K_NULL) ||
              (a->k == K_NULL && b->k == K_CODE)) {
+  } else if ((a->k == K_NUM && !a->aff && b->k == K_STR) ||
+             (a->k == K_STR && b->k == K_NUM && !b->aff)) {
+    /* no affinity on either side: a number is below any TEXT, so the
+    ** comparison is a constant for a number, NULL for NULL (IS: a
+    ** constant); the number alone is written */
+    if (a->k == K_STR && !is)
+      op = ga_cl_mirror(op);
+    int c = is ? in_is_not(op)
+               : op == GAK_CMP_NE || op == GAK_CMP_LT || op == GAK_CMP_LE;
+    ga_value zero = {0}, v = {0};
+    zero.type = v.type = GA_V_INT;
+    v.i = c;
+    if (is) /* x * 0 + c: 0 or 1 whatever x (ISNULL makes it a number) */
+      return ga_cl_emit(p, GA_CX_ISNULL, 0, 0, 0, NULL) && lit(p, &zero) &&
+             ga_cl_emit(p, GA_CX_MUL, 0, 0, 0, NULL) && lit(p, &v) &&
+             ga_cl_emit(p, GA_CX_ADD, 0, 0, 0, NULL);
+    /* CASE WHEN x NOT NULL THEN c END */
+    return ga_cl_emit(p, GA_CX_ISNULL, 0, 1, 0, NULL) && lit(p, &v) &&
+           ga_cl_emit(p, GA_CX_CASE, 0, 1, 0, NULL);
   } else {
     return ga_cl_no(p, "TEXT compared with a number (affinity)%s", NULL);
   }
@@ -242,7 +264,7 @@ static int call_native(parser *p, const char *name, xk *k) {
   ga_cl_next(p); /* the name */
   ga_cl_next(p); /* ( */
   int n = 0;
-  xk all = {K_NULL, NULL, -1, NULL, NULL};
+  xk all = {K_NULL, NULL, -1, 0, NULL, NULL};
   for (;;) {
     xk a;
     if (!x_or(p, &a))
@@ -276,7 +298,7 @@ static int call_native(parser *p, const char *name, xk *k) {
 /* CASE [base] WHEN w THEN t ... [ELSE e] END (the CASE read). */
 static int x_case(parser *p, xk *k) {
   int base = -1, pairs = 0, has_else = 0;
-  xk all = {K_NULL, NULL, -1, NULL, NULL};
+  xk all = {K_NULL, NULL, -1, 0, NULL, NULL};
   if (!ga_cl_kw(ga_cl_peek(p), "WHEN")) { /* the base: where it starts */
     base = p->L.pos;
     int n0 = p->x->n, sp0 = p->sp;
@@ -403,6 +425,7 @@ static int x_primary(parser *p, xk *k) {
     k->coll_col = c;
   } else {
     k->k = K_NUM;
+    k->aff = 1; /* the column's affinity (rule 1) */
   }
   return ga_cl_emit(p, GA_CX_COL, c, 0, 0, NULL);
 }
@@ -424,6 +447,7 @@ static int x_unary(parser *p, xk *k) {
       return 1;
     if (!is_num(k))
       return ga_cl_no(p, "minus of TEXT%s", NULL);
+    k->aff = 0;
     return ga_cl_emit(p, GA_CX_NEG, 0, 0, 0, NULL);
   }
   return x_primary(p, k);
@@ -434,6 +458,7 @@ static int arith(parser *p, xk *a, const xk *b, int op) {
     return ga_cl_no(p, "TEXT in an arithmetic expression%s", NULL);
   a->k = a->k == K_NULL && b->k == K_NULL ? K_NULL : K_NUM;
   a->coll_col = -1;
+  a->aff = 0;
   return ga_cl_emit(p, op, 0, 0, 0, NULL);
 }
 
@@ -466,7 +491,7 @@ static int x_add(parser *p, xk *k) {
 }
 
 static xk bool_kind(void) {
-  xk k = {K_NUM, NULL, -1, NULL, NULL};
+  xk k = {K_NUM, NULL, -1, 0, NULL, NULL};
   return k;
 }
 

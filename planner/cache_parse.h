@@ -71,6 +71,8 @@ typedef struct xk {
   const ga_dict *d;  /* K_CODE */
   int coll_col;      /* K_CODE: the TEXT column whose collation it carries
                         (a bare column, +column), else -1 (BINARY) */
+  int aff;           /* K_NUM: 1 when it has an affinity (a column, +column:
+                        a TEXT literal met would be converted), else 0 */
   const tok *str;    /* K_STR: a literal's token, or */
   sqlite3_value *sv; /* K_STR: a parameter's value */
 } xk;

@@ -409,6 +409,13 @@ static int all_terms(parser *p) {
   return 1;
 }
 
+/* A GPU entry's own limits (engine/cache/cache_gpu_query.c rule 5). */
+static int gpu_takes(parser *p) {
+  if (p->e->where != GA_CACHE_GPU)
+    return 1;
+  return ga_cache_gpu_takes(p->e, p->q, p->why, p->nwhy);
+}
+
 int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
                    const ga_parts *parts, ga_cquery *q, char *why,
                    size_t nwhy) {
@@ -461,13 +468,8 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   q->xcol = q->nvals == 1 ? ga_cx_bare(ga_cq_val(q, 0)) : -1;
   q->gcol = q->nkeys == 1 && !q->ncarry ? ga_cx_bare(ga_cq_key(q, 0)) : -1;
   q->simple = q->nvals == 1 && !q->ncarry && (!q->nkeys || q->gcol >= 0);
-  if (e->where == GA_CACHE_GPU && (!q->simple || q->xcol < 0))
-    return ga_cl_no(&p,
-              "several keys or values, or arithmetic: GPU entries do not "
-              "take them yet%s",
-              NULL);
   if (!parts->filter || !*parts->filter)
-    return 1;
+    return gpu_takes(&p);
   ga_cl_lex(&p.L, parts->filter);
   int ok = 0;
   if (p.L.nomem)
@@ -485,8 +487,10 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
     }
   }
   ga_cl_lexer_free(&p.L);
-  if (ok || p.rc)
-    return p.rc ? p.rc : ok;
+  if (p.rc)
+    return p.rc;
+  if (ok)
+    return gpu_takes(&p);
   /* rule 7: the filter as a program (host entries) */
   char terms_why[256];
   sqlite3_snprintf((int)sizeof terms_why, terms_why, "%s", why);

@@ -257,6 +257,12 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
 int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
                        ga_scan_out *out, char *why, size_t nwhy);
 
+/* Can a GPU entry answer q (cache_gpu_query.c rule 5: keys that are columns
+** or derived columns, values within the kernels' limits, an AND of terms)?
+** 1, or 0 with why. */
+int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
+                       size_t nwhy);
+
 /* TEXT key and carried columns (rule 1): each group's code becomes its
 ** value (the codes' order is the values' BINARY order, so out->sorted
 ** stays sorted), in the entry's encoding (out->enc).  GA_OK or GA_NOMEM. */

@@ -5,120 +5,29 @@
 */
 #include "cexpr.h"
 
-#include <math.h>
 #include <string.h>
 
+#include "cx_ops.h"
 #include "gak.h"
-#include "xacc.h"
-
-/* SQLite's doubleToInt64: saturating, for % with a REAL operand. */
-static int64_t to_int64(double r) {
-  if (r <= -9223372036854775808.0)
-    return INT64_MIN;
-  if (r >= 9223372036854775808.0)
-    return INT64_MAX;
-  return (int64_t)r;
-}
-
-static double as_double(const ga_value *v) {
-  return v->type == GA_V_INT ? (double)v->i : v->r;
-}
-
-static void set_null(ga_value *out) {
-  memset(out, 0, sizeof(*out));
-  out->type = GA_V_NULL;
-}
-
-static void set_real(ga_value *out, double r) {
-  if (isnan(r)) { /* rule 2: Inf - Inf */
-    set_null(out);
-    return;
-  }
-  memset(out, 0, sizeof(*out));
-  out->type = GA_V_REAL;
-  out->r = r;
-}
-
-/* Rule 2 with a REAL operand (or an INTEGER overflow: fp_math). */
-static void fp_math(int op, const ga_value *a, const ga_value *b,
-                    ga_value *out) {
-  double ra = as_double(a), rb = as_double(b), r;
-  switch (op) {
-  case GA_CX_ADD:
-    r = ra + rb;
-    break;
-  case GA_CX_SUB:
-    r = ra - rb;
-    break;
-  case GA_CX_MUL:
-    r = ra * rb;
-    break;
-  case GA_CX_DIV:
-    if (rb == 0.0) {
-      set_null(out);
-      return;
-    }
-    r = ra / rb;
-    break;
-  default: { /* %: both as int64, the result REAL */
-    int64_t ia = a->type == GA_V_INT ? a->i : to_int64(a->r);
-    int64_t ib = b->type == GA_V_INT ? b->i : to_int64(b->r);
-    if (ib == 0) {
-      set_null(out);
-      return;
-    }
-    if (ib == -1)
-      ib = 1;
-    r = (double)(ia % ib);
-  }
-  }
-  set_real(out, r);
-}
 
 void ga_cx_binary(int op, const ga_value *a, const ga_value *b, ga_value *out) {
-  if (a->type == GA_V_NULL || b->type == GA_V_NULL) {
-    set_null(out);
-    return;
-  }
-  if (a->type != GA_V_INT || b->type != GA_V_INT) {
-    fp_math(op, a, b, out);
-    return;
-  }
-  int64_t x = a->i, y = b->i, r;
-  switch (op) {
-  case GA_CX_ADD:
-  case GA_CX_SUB:
-  case GA_CX_MUL: {
-    int over = op == GA_CX_ADD   ? __builtin_add_overflow(x, y, &r)
-               : op == GA_CX_SUB ? __builtin_sub_overflow(x, y, &r)
-                                 : __builtin_mul_overflow(x, y, &r);
-    if (over) { /* SQLite's fp_math: (double)a op (double)b */
-      fp_math(op, a, b, out);
-      return;
-    }
-    break;
-  }
-  case GA_CX_DIV:
-    if (y == 0) {
-      set_null(out);
-      return;
-    }
-    if (y == -1 && x == INT64_MIN) {
-      fp_math(op, a, b, out);
-      return;
-    }
-    r = x / y;
-    break;
-  default:
-    if (y == 0) {
-      set_null(out);
-      return;
-    }
-    r = y == -1 ? 0 : x % y;
-  }
   memset(out, 0, sizeof(*out));
-  out->type = GA_V_INT;
-  out->i = r;
+  out->type = GA_V_NULL;
+  if (a->type == GA_V_NULL || b->type == GA_V_NULL)
+    return;
+  int rt;
+  uint64_t rb;
+  ga_cx_arith(op - GA_CX_ADD, a->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
+              a->type == GA_V_INT ? (uint64_t)a->i : ga_cx_u(a->r),
+              b->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
+              b->type == GA_V_INT ? (uint64_t)b->i : ga_cx_u(b->r), &rt, &rb);
+  if (rt == GA_CX_TINT) {
+    out->type = GA_V_INT;
+    out->i = (int64_t)rb;
+  } else if (rt == GA_CX_TREAL) {
+    out->type = GA_V_REAL;
+    out->r = ga_cx_d(rb);
+  }
 }
 
 /* ---- a word at a time (rule 7) ---- */
@@ -151,17 +60,6 @@ static void lane_set(ga_cx_word *w, int j, const ga_value *v) {
   }
 }
 
-static inline double bits_d(uint64_t u) {
-  double d;
-  memcpy(&d, &u, 8);
-  return d;
-}
-static inline uint64_t d_bits(double d) {
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  return u;
-}
-
 /* a op b into a, lanes `slow` by ga_cx_binary. */
 static void word_slow(int op, ga_cx_word *a, const ga_cx_word *b,
                       uint64_t slow) {
@@ -188,15 +86,15 @@ static void word_binary(int op, ga_cx_word *a, const ga_cx_word *b) {
   } else if (reals == live && live) {
     uint64_t nul = 0;
     for (int j = 0; j < 64; j++) {
-      double x = (a->isint >> j) & 1 ? (double)(int64_t)a->v[j] : bits_d(a->v[j]);
-      double y = (b->isint >> j) & 1 ? (double)(int64_t)b->v[j] : bits_d(b->v[j]);
+      double x = (a->isint >> j) & 1 ? (double)(int64_t)a->v[j] : ga_cx_d(a->v[j]);
+      double y = (b->isint >> j) & 1 ? (double)(int64_t)b->v[j] : ga_cx_d(b->v[j]);
       double r = op == GA_CX_ADD   ? x + y
                  : op == GA_CX_SUB ? x - y
                  : op == GA_CX_MUL ? x * y
                  : y != 0.0        ? x / y
                                    : 0.0;
       nul |= (uint64_t)(r != r || (op == GA_CX_DIV && y == 0.0)) << j;
-      a->v[j] = d_bits(r);
+      a->v[j] = ga_cx_u(r);
     }
     a->notnull = live & ~nul; /* NaN (Inf - Inf) and x / 0.0: NULL */
     a->isint = 0;
@@ -227,26 +125,8 @@ static void word_binary(int op, ga_cx_word *a, const ga_cx_word *b) {
 
 /* Lane j's comparison of a with b: <0, 0, >0 (both numbers, rule 4). */
 static inline int lane_cmp(const ga_cx_word *a, const ga_cx_word *b, int j) {
-  int ka = (a->isint >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
-  int kb = (b->isint >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
-  return ga_num_cmp(ka, (int64_t)a->v[j], kb, (int64_t)b->v[j]);
-}
-
-static inline int cmp_holds(int op, int r) {
-  switch (op) {
-  case GAK_CMP_EQ:
-    return r == 0;
-  case GAK_CMP_NE:
-    return r != 0;
-  case GAK_CMP_LT:
-    return r < 0;
-  case GAK_CMP_LE:
-    return r <= 0;
-  case GAK_CMP_GT:
-    return r > 0;
-  default:
-    return r >= 0;
-  }
+  return ga_cx_cmp((a->isint >> j) & 1 ? GA_CX_TINT : GA_CX_TREAL, a->v[j],
+                   (b->isint >> j) & 1 ? GA_CX_TINT : GA_CX_TREAL, b->v[j]);
 }
 
 /* The truth of a and b's lanes as 0/1 INTEGER words: where a op b holds. */
@@ -257,17 +137,17 @@ static uint64_t word_cmp_mask(int op, const ga_cx_word *a, const ga_cx_word *b,
   if (ints == live) {
     for (int j = 0; j < 64; j++) {
       int64_t x = (int64_t)a->v[j], y = (int64_t)b->v[j];
-      yes |= (uint64_t)cmp_holds(op, (x > y) - (x < y)) << j;
+      yes |= (uint64_t)ga_cx_holds(op, (x > y) - (x < y)) << j;
     }
   } else if (reals == live) {
     for (int j = 0; j < 64; j++) {
-      double x = bits_d(a->v[j]), y = bits_d(b->v[j]);
-      yes |= (uint64_t)cmp_holds(op, (x > y) - (x < y)) << j;
+      double x = ga_cx_d(a->v[j]), y = ga_cx_d(b->v[j]);
+      yes |= (uint64_t)ga_cx_holds(op, (x > y) - (x < y)) << j;
     }
   } else {
     for (uint64_t m = live; m; m &= m - 1) {
       int j = __builtin_ctzll(m);
-      yes |= (uint64_t)cmp_holds(op, lane_cmp(a, b, j)) << j;
+      yes |= (uint64_t)ga_cx_holds(op, lane_cmp(a, b, j)) << j;
     }
   }
   return yes & live;
@@ -285,7 +165,7 @@ static void set_bool(ga_cx_word *w, uint64_t yes, uint64_t live) {
 static void truth(const ga_cx_word *w, uint64_t *t, uint64_t *f) {
   uint64_t nz = 0;
   for (int j = 0; j < 64; j++) {
-    int x = (w->isint >> j) & 1 ? w->v[j] != 0 : bits_d(w->v[j]) != 0.0;
+    int x = (w->isint >> j) & 1 ? w->v[j] != 0 : ga_cx_d(w->v[j]) != 0.0;
     nz |= (uint64_t)x << j;
   }
   *t = nz & w->notnull;
@@ -336,14 +216,11 @@ static void word_in(ga_cx_word *x, const ga_value *lits, int n, int has_null) {
   }
   for (uint64_t m = live; m; m &= m - 1) {
     int j = __builtin_ctzll(m);
-    int kx = (x->isint >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
+    int tx = (x->isint >> j) & 1 ? GA_CX_TINT : GA_CX_TREAL;
     for (int k = 0; k < n; k++) {
       const ga_value *l = &lits[k];
-      int64_t lb = l->i;
-      if (l->type == GA_V_REAL)
-        memcpy(&lb, &l->r, 8);
-      if (!ga_num_cmp(kx, (int64_t)x->v[j],
-                      l->type == GA_V_INT ? GA_KIND_INT : GA_KIND_REAL, lb)) {
+      if (!ga_cx_cmp(tx, x->v[j], l->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
+                     l->type == GA_V_INT ? (uint64_t)l->i : ga_cx_u(l->r))) {
         yes |= 1ull << j;
         break;
       }
@@ -362,8 +239,8 @@ static void word_abs(ga_cx_word *x) {
         x->err |= 1ull << j; /* SQLite: integer overflow (rule 5) */
       else if (v < 0)
         x->v[j] = (uint64_t)-v;
-    } else if (bits_d(x->v[j]) < 0.0) { /* SQLite's: abs(-0.0) is -0.0 */
-      x->v[j] = d_bits(-bits_d(x->v[j]));
+    } else if (ga_cx_d(x->v[j]) < 0.0) { /* SQLite's: abs(-0.0) is -0.0 */
+      x->v[j] = ga_cx_u(-ga_cx_d(x->v[j]));
     }
   }
 }
@@ -397,7 +274,7 @@ void ga_cexpr_eval_word(const ga_cexpr *x,
     case GA_CX_LIT: {
       ga_cx_word *w = &stack[sp++];
       uint64_t bits = in->v.type == GA_V_INT    ? (uint64_t)in->v.i
-                      : in->v.type == GA_V_REAL ? d_bits(in->v.r)
+                      : in->v.type == GA_V_REAL ? ga_cx_u(in->v.r)
                                                 : 0;
       for (int j = 0; j < 64; j++)
         w->v[j] = bits;

@@ -48,34 +48,10 @@
 
 #include <stdint.h>
 
+#include "cx_ops.h" /* the instructions, the scalar rules */
 #include "value.h"
 
 #define GA_CX_MAX 64 /* instructions of one program */
-
-enum {
-  GA_CX_COL, /* col: the entry column */
-  GA_CX_LIT, /* v: the literal (NULL, INT or REAL) */
-  GA_CX_NEG,
-  GA_CX_ADD,
-  GA_CX_SUB,
-  GA_CX_MUL,
-  GA_CX_DIV,
-  GA_CX_MOD,
-  GA_CX_CMP,      /* a: GAK_CMP_EQ .. GAK_CMP_GE; pops b then a */
-  GA_CX_IS,       /* a: 0 IS, 1 IS NOT */
-  GA_CX_ISNULL,   /* a: 0 IS NULL, 1 NOT NULL */
-  GA_CX_NOT,      /* */
-  GA_CX_AND,      /* */
-  GA_CX_OR,       /* */
-  GA_CX_IN,       /* x IN the pool's a .. a + b - 1 (col: 1 when a NULL
-                     element was written) */
-  GA_CX_BETWEEN,  /* pops hi, lo, x: x a' lo AND x b' hi, a and b are the
-                     comparisons (GAK_CMP_GE/GT, GAK_CMP_LE/LT) */
-  GA_CX_CASE,     /* a WHEN/THEN pairs then b (0/1) ELSE, all pushed */
-  GA_CX_COALESCE, /* a arguments, all pushed */
-  GA_CX_ABS,      /* */
-  GA_CX_MAP       /* a: the map; pops a code, pushes its mapped value */
-};
 
 typedef struct ga_cx_ins {
   int op;
@@ -83,13 +59,15 @@ typedef struct ga_cx_ins {
   ga_value v;
 } ga_cx_ins;
 
-/* A derived column (planner/cache_shape.c): the value SQLite computed for
+/* A derived column (planner/cache_derive.c): the value SQLite computed for
 ** each code of one TEXT column's dictionary, as words (code n: the value
 ** for a NULL column value). */
 typedef struct ga_cx_map {
   int64_t n; /* codes (n + 1 entries with the NULL one) */
   uint64_t *v;
-  uint8_t *type; /* GA_V_NULL, GA_V_INT or GA_V_REAL */
+  uint8_t *type; /* GA_V_NULL, GA_V_INT or GA_V_REAL (= GA_CX_T*) */
+  /* on the GPU (engine/cache/cache_gpu.c): copies, made once a query */
+  void *d_v, *d_type;
 } ga_cx_map;
 
 /* Literals of IN lists, and the maps, shared by one query's programs. */

@@ -618,17 +618,25 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   /* the entry takes the names and the affinities */
   e->schema = sqlite3_mprintf("%s", t.schema);
   e->table = sqlite3_mprintf("%s", t.table);
+  int nodict = 0;
   for (int i = 0; i < cl.n; i++) {
-    e->cols[i].name = cl.name[i];
-    e->cols[i].aff = cl.aff[i];
+    ga_ccol *col = &e->cols[i];
+    col->name = cl.name[i];
+    col->aff = cl.aff[i];
     cl.name[i] = NULL;
+    /* a TEXT-affinity column of NULLs only: TEXT with no value yet (an
+    ** empty dictionary), so its shapes are those of TEXT columns */
+    if (col->aff == GA_AFF_TEXT && !col->dict && !col->nint && !col->nreal &&
+        (!(col->dict = ga_dict_new()) || ga_dict_seal(col->dict)))
+      nodict = 1;
   }
   collist_free(&cl);
   ga_target_free(&t);
-  if (e->schema && e->table)
+  if (e->schema && e->table && !nodict)
     e->auth_sig = ga_centry_sig(db, e, &rc);
   if (!e->schema || !e->table || !e->auth_sig) {
-    int nomem = !e->schema || !e->table || (rc & 0xff) == SQLITE_NOMEM;
+    int nomem =
+        !e->schema || !e->table || nodict || (rc & 0xff) == SQLITE_NOMEM;
     discard(conn->cache, e);
     if (old)
       ga_cache_relink(conn->cache, old); /* rule 7, as above */

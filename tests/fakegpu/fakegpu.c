@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cx_run.h"
 #include "gak.h"
 #include "xacc.h"
 
@@ -1271,3 +1272,174 @@ int gak_cache_merge(const gak_cstate *d_slice_states,
   enqueue(s, o);
   return 0;
 }
+
+/* ---- expressions and keys (kernels/cache_expr.cu, kernels/cache.cu) ---- */
+
+typedef struct fk_eval {
+  gak_cprog p;
+  const uint32_t *sel;
+  uint64_t *vals, *isint, *notnull;
+  uint32_t *err;
+} fk_eval;
+
+static void op_eval(op *o) {
+  fk_eval *x = o->extra;
+  int64_t n = o->m, nw = (n + 63) / 64;
+  if (kernel_faults(o, x->vals, (size_t)n * 8))
+    return;
+  for (int64_t w = 0; w < nw; w++)
+    x->isint[w] = x->notnull[w] = 0;
+  for (int64_t i = 0; i < n; i++) { /* the kernel's interpreter itself */
+    int e = 0;
+    ga_cxr_v r = ga_cx_run(&x->p, i, &e);
+    x->vals[i] = r.v;
+    if (r.t != GA_CX_TNULL)
+      x->notnull[i >> 6] |= 1ull << (i & 63);
+    if (r.t == GA_CX_TINT)
+      x->isint[i >> 6] |= 1ull << (i & 63);
+    if (e && (!x->sel || ((x->sel[i >> 5] >> (i & 31)) & 1)))
+      *x->err = 1;
+  }
+}
+
+int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_sel,
+                   uint64_t *d_vals, uint64_t *d_isint, uint64_t *d_notnull,
+                   uint32_t *d_err, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || !p || n < 0 || p->depth > GAK_CX_DEPTH || p->n < 1 ||
+      p->n > GAK_CX_MAX)
+    return fail(GAK_EOTHER);
+  if (n == 0)
+    return 0;
+  size_t bw = (size_t)((n + 63) / 64) * 8;
+  dev_check(d_vals, (size_t)n * 8, s->dev, "gak_cache_eval vals");
+  dev_check(d_isint, bw, s->dev, "gak_cache_eval isint");
+  dev_check(d_notnull, bw, s->dev, "gak_cache_eval notnull");
+  dev_check(d_err, 4, s->dev, "gak_cache_eval err");
+  if (d_sel)
+    dev_check(d_sel, (size_t)((n + 31) / 32) * 4, s->dev, "gak_cache_eval sel");
+  for (int k = 0; k < p->n; k++) /* the columns it reads, at their base */
+    if (p->ins[k].op == GA_CX_COL)
+      dev_check(p->cols[p->ins[k].col].vals, (size_t)n * 8, s->dev,
+                "gak_cache_eval column");
+  op *o = op_new(op_eval);
+  fk_eval *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  x->p = *p;
+  x->sel = d_sel;
+  x->vals = d_vals;
+  x->isint = d_isint;
+  x->notnull = d_notnull;
+  x->err = d_err;
+  o->extra = x;
+  o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
+typedef struct fk_keys {
+  gak_ckeys k;
+  const uint32_t *idx;
+  uint32_t *gid;
+} fk_keys;
+
+static void op_key_ids(op *o) {
+  fk_keys *x = o->extra;
+  int64_t m = o->m;
+  if (kernel_faults(o, x->gid, (size_t)m * 4))
+    return;
+  for (int64_t j = 0; j < m; j++) {
+    int64_t i = x->idx[j];
+    uint32_t g = 0;
+    for (int q = 0; q < x->k.n && g != 0xffffffffu; q++) {
+      const gak_ckey *kk = &x->k.k[q];
+      int64_t id = -1, key;
+      int nn = fk_bit64(kk->col.notnull, i);
+      if (kk->map) {
+        int64_t code = nn ? (int64_t)kk->col.vals[i] : kk->nmap - 1;
+        if (code >= 0 && code < kk->nmap)
+          id = kk->map[code];
+      } else if (!nn) {
+        id = kk->ndict;
+      } else if (fk_canon(&kk->col, i, &key)) {
+        const int64_t *hit =
+            bsearch(&key, kk->dict, (size_t)kk->ndict, 8, fk_cmp_i64);
+        id = hit ? hit - kk->dict : -1;
+      }
+      g = id < 0 ? 0xffffffffu : g + (uint32_t)id * kk->stride;
+    }
+    x->gid[j] = g;
+  }
+}
+
+int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx, int64_t m,
+                      uint32_t *d_gid, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || !k || m < 0 || k->n < 1 || k->n > GAK_CACHE_MAX_KEYS)
+    return fail(GAK_EOTHER);
+  if (m == 0)
+    return 0;
+  dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cache_key_ids idx");
+  dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cache_key_ids gid");
+  for (int q = 0; q < k->n; q++) {
+    dev_check(k->k[q].col.vals, 8, s->dev, "gak_cache_key_ids key");
+    if (k->k[q].map)
+      dev_check(k->k[q].map, (size_t)k->k[q].nmap * 4, s->dev,
+                "gak_cache_key_ids map");
+    else if (k->k[q].ndict)
+      dev_check(k->k[q].dict, (size_t)k->k[q].ndict * 8, s->dev,
+                "gak_cache_key_ids dict");
+  }
+  op *o = op_new(op_key_ids);
+  fk_keys *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  x->k = *k;
+  x->idx = d_idx;
+  x->gid = d_gid;
+  o->extra = x;
+  o->m = m;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_gather(op *o) {
+  const gak_ccol *c = &((fk_col *)o->extra)->c;
+  const uint32_t *rows = o->a;
+  gak_cval *out = o->c;
+  if (kernel_faults(o, out, (size_t)o->m * sizeof(gak_cval)))
+    return;
+  for (int64_t j = 0; j < o->m; j++) {
+    int64_t i = rows[j];
+    out[j].pad = 0;
+    out[j].type = !fk_bit64(c->notnull, i)  ? GA_CX_TNULL
+                  : fk_bit64(c->isint, i) ? GA_CX_TINT
+                                          : GA_CX_TREAL;
+    out[j].bits = out[j].type ? (int64_t)c->vals[i] : 0;
+  }
+}
+
+int gak_cache_gather(gak_ccol col, const uint32_t *d_rows, int64_t n,
+                     gak_cval *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || n < 0)
+    return fail(GAK_EOTHER);
+  if (n == 0)
+    return 0;
+  dev_check(col.vals, 8, s->dev, "gak_cache_gather column");
+  dev_check(d_rows, (size_t)n * 4, s->dev, "gak_cache_gather rows");
+  dev_check(d_out, (size_t)n * sizeof(gak_cval), s->dev, "gak_cache_gather out");
+  op *o = op_new(op_gather);
+  fk_col *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  x->c = col;
+  o->extra = x;
+  o->a = (void *)d_rows;
+  o->c = d_out;
+  o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+

@@ -1,0 +1,1011 @@
+/*
+** cache_gpu_query.c — queries on a GPU entry (cache.h), through the cache
+** kernels of kernels/gak.h.
+**
+** Rules:
+**   1. Every device call goes through ga_cuda_ok (so GPUAGG_FAULT can fail
+**      it, and it is counted); allocations through ga_dev_alloc; the
+**      caller's current device is restored (ga_dev_enter / ga_dev_leave).
+**   2. A failed step returns GA_SCAN_FALLBACK: the caller takes the
+**      uncached path (same answer) and drops the entry; nothing is left in
+**      flight (the stream is drained before returning).
+**   3. A query's answer is the exact states of its groups, merged on the
+**      device; only those states come back (and small arrays: the count of
+**      passing rows, a grouped query's group bounds, the groups' keys).
+**   4. The whole-column shape (no filter, no group, no NULL in x) runs the
+**      same gak_sum / gak_best as gpu_sum, over the cached column itself.
+**   5. gpu_query's shapes (issue 20): keys that are columns or derived
+**      columns, combined into one group id (each key's dense id times the
+**      product of the earlier keys' counts; at most GA_CACHE_MAX_GROUPS
+**      ids); values that are columns or programs (kernels/cache_expr.cu
+**      writes a program's value as a scratch column, then it reduces as a
+**      column does).  One sort by group id, one reduce and merge per value.
+**      The keys of a group are its first row's, gathered there and made on
+**      the host by the key's program (a map lookup at most).
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu_reduce.h"
+#include "gak.h"
+#include "gpu.h"
+#include "scan_group.h"
+#include "sqlite3ext.h"
+#include "xacc.h"
+SQLITE_EXTENSION_INIT3
+
+#include "cache.h"
+
+static void gfree(void *p) {
+  if (p && gak_free(p))
+    gak_take_error();
+}
+
+/* ---- queries ---- */
+
+/* Slices of a group's rows: at most 4096 per group plus one per group. */
+#define GA_CQ_MIN_SLICE 4096
+#define GA_CQ_MAX_SLICES 4096
+/* gak_sum's bound per call (GA_XACC_SAFE_ADDS), a multiple of 64 so that
+** the bitmap of a chunk starts on a word */
+#define GA_CQ_SUM_CHUNK ((int64_t)1 << 28)
+
+/* A scratch arena of the cache's device: carved in order, 256-aligned. */
+typedef struct arena {
+  char *base;
+  size_t off, cap;
+} arena;
+
+static size_t al(size_t n) { return (n + 255) & ~(size_t)255; }
+
+static void *carve(arena *a, size_t n) {
+  void *p = a->base ? a->base + a->off : NULL;
+  a->off += al(n ? n : 1);
+  return p;
+}
+
+/* The query scratch of at least `bytes` (device current). */
+static int scratch(ga_cache *c, size_t bytes) {
+  if (c->scratch_bytes >= bytes)
+    return 1;
+  gak_stream_sync(c->stream);
+  gfree(c->d_scratch);
+  c->d_scratch = NULL;
+  c->scratch_bytes = 0;
+  bytes += bytes / 8; /* room for the next, slightly larger query */
+  if (!ga_dev_alloc(&c->d_scratch, bytes))
+    return 0;
+  c->scratch_bytes = bytes;
+  return 1;
+}
+
+static gak_ccol ccol(const ga_ccol *k) {
+  gak_ccol g = {k->d_vals, k->d_isint, k->d_notnull};
+  return g;
+}
+
+static void bval_of(ga_bval *b, const ga_best_partial *p) {
+  memset(b, 0, sizeof(*b));
+  if (p->kind == GA_KIND_INT) {
+    b->type = GA_V_INT;
+    b->i = p->bits;
+  } else if (p->kind == GA_KIND_REAL) {
+    b->type = GA_V_REAL;
+    b->r = ga_bitsd(p->bits);
+  }
+}
+
+/* A device state as the engine's (numbers only: nothing to allocate). */
+static void xstate_of(ga_xstate *st, const gak_cstate *cs) {
+  memset(st, 0, sizeof(*st));
+  st->rows = cs->rows;
+  st->count = cs->count;
+  st->sum = cs->sum;
+  ga_sum_normalize(&st->sum);
+  bval_of(&st->max, &cs->max);
+  bval_of(&st->min, &cs->min);
+}
+
+/* A group's answer into the output groups (piece 0: one state per group). */
+static int add_group(ga_group_shards *gs, const gak_cstate *cs, int grouped) {
+  ga_xstate st;
+  ga_value key;
+  int64_t bytes = 0;
+  memset(&key, 0, sizeof(key));
+  xstate_of(&st, cs);
+  key.type = GA_V_NULL;
+  if (grouped && cs->key_kind == GA_KIND_INT) {
+    key.type = GA_V_INT;
+    key.i = cs->key_bits;
+  } else if (grouped && cs->key_kind == GA_KIND_REAL) {
+    key.type = GA_V_REAL;
+    key.r = ga_bitsd(cs->key_bits);
+  }
+  return ga_gs_add(gs, &key, &st, 0, &bytes);
+}
+
+#define STEP(stage, call)                                                      \
+  do {                                                                         \
+    if (!ga_cuda_ok(stage, call)) {                                            \
+      snprintf(why, nwhy, "a GPU step failed (%s)", ga_stage_name(stage));     \
+      goto fail;                                                               \
+    }                                                                          \
+  } while (0)
+
+static int sync_or(ga_cache *c, char *why, size_t nwhy) {
+  int err = gak_stream_sync(c->stream);
+  int kernel = err && gak_error_class(err) == GAK_EKERNEL;
+  if (ga_cuda_ok(GA_STAGE_KERNEL, kernel ? err : 0) &&
+      ga_cuda_ok(GA_STAGE_SYNC, kernel ? 0 : err))
+    return 1;
+  snprintf(why, nwhy, "a GPU step failed (%s)", kernel ? "kernel" : "sync");
+  return 0;
+}
+
+/* The whole-column shape (rule 4). */
+static int whole_column(ga_cache *c, ga_centry *e, const ga_ccol *x,
+                        ga_group_shards *gs, char *why, size_t nwhy) {
+  int64_t n = e->rows;
+  int layout = x->nint == n    ? GA_LAYOUT_INT
+               : x->nreal == n ? GA_LAYOUT_REAL
+                               : GA_LAYOUT_MIXED;
+  int64_t nch = (n + GA_CQ_SUM_CHUNK - 1) / GA_CQ_SUM_CHUNK;
+  int64_t ch = n < GA_CQ_SUM_CHUNK ? n : GA_CQ_SUM_CHUNK;
+  size_t outb = sizeof(ga_sum_partial) + 2 * sizeof(ga_best_partial);
+  arena a = {NULL, 0, 0};
+  carve(&a, gak_scratch_bytes(ch));
+  carve(&a, outb * (size_t)nch);
+  if (!scratch(c, a.off)) {
+    snprintf(why, nwhy, "no GPU memory for the query");
+    return GA_SCAN_FALLBACK;
+  }
+  a.base = c->d_scratch;
+  a.off = 0;
+  void *d_sc = carve(&a, gak_scratch_bytes(ch));
+  char *d_out = carve(&a, outb * (size_t)nch);
+  char *h = sqlite3_malloc64(outb * (size_t)nch);
+  if (!h)
+    return GA_SCAN_NOMEM;
+  for (int64_t k = 0; k < nch; k++) {
+    int64_t off = k * GA_CQ_SUM_CHUNK, len = n - off < ch ? n - off : ch;
+    const uint64_t *v = x->d_vals + off, *bits = x->d_isint + off / 64;
+    char *o = d_out + outb * (size_t)k;
+    ga_best_partial *bo = (ga_best_partial *)(o + sizeof(ga_sum_partial));
+    STEP(GA_STAGE_LAUNCH,
+         gak_sum(v, bits, len, layout, (ga_sum_partial *)o, d_sc, c->stream));
+    STEP(GA_STAGE_LAUNCH,
+         gak_best(v, bits, len, layout, 0, bo, d_sc, c->stream));
+    STEP(GA_STAGE_LAUNCH,
+         gak_best(v, bits, len, layout, 1, bo + 1, d_sc, c->stream));
+  }
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(h, d_out, outb * (size_t)nch, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  gak_cstate cs;
+  memset(&cs, 0, sizeof(cs));
+  for (int64_t k = 0; k < nch; k++) {
+    const char *o = h + outb * (size_t)k;
+    ga_sum_partial p;
+    ga_best_partial b[2];
+    memcpy(&p, o, sizeof p);
+    memcpy(b, o + sizeof p, sizeof b);
+    ga_sum_merge(&cs.sum, &p);
+    for (int j = 0; j < 2; j++) {
+      b[j].idx += k * GA_CQ_SUM_CHUNK;
+      ga_best_merge(j ? &cs.min : &cs.max, &b[j], j);
+    }
+  }
+  cs.rows = cs.count = n;
+  sqlite3_free(h);
+  return add_group(gs, &cs, 0) ? GA_SCAN_NOMEM : GA_SCAN_OK;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+  sqlite3_free(h);
+  return GA_SCAN_FALLBACK;
+}
+
+/* The group dictionary of column k (built once, kept with the entry and
+** counted in its bytes).  1 ready, 0 not groupable (why), -1 failed. */
+static int dictionary(ga_cache *c, ga_centry *e, ga_ccol *k, char *why,
+                      size_t nwhy) {
+  if (k->dict_state == 1)
+    return 1;
+  if (k->dict_state < 0) {
+    snprintf(why, nwhy, "group_by %s: %s", k->name,
+             k->ndict < 0 ? "REAL keys that are not integers stay uncached "
+                            "on the GPU"
+                          : "too many groups");
+    return 0;
+  }
+  int64_t n = e->rows;
+  if (n > INT32_MAX) { /* CUB's item counts are int */
+    snprintf(why, nwhy, "group_by on the GPU takes entries below 2^31 rows");
+    return 0;
+  }
+  arena a = {NULL, 0, 0};
+  carve(&a, gak_cache_dict_scratch(n));
+  carve(&a, (size_t)n * 8);
+  carve(&a, 8);
+  if (!scratch(c, a.off)) {
+    snprintf(why, nwhy, "no GPU memory for the group dictionary");
+    return -1;
+  }
+  a.base = c->d_scratch;
+  a.off = 0;
+  void *d_sc = carve(&a, gak_cache_dict_scratch(n));
+  int64_t *d_dict = carve(&a, (size_t)n * 8);
+  int64_t *d_n = carve(&a, 8), nd = 0;
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_dict(ccol(k), n, n - k->nnull, d_dict, d_n, d_sc, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&nd, d_n, 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  if (nd < -1) {
+    snprintf(why, nwhy, "a GPU step failed (the key column's NULL count)");
+    goto fail;
+  }
+  if (nd < 0 || nd > GA_CACHE_MAX_GROUPS) {
+    k->dict_state = -1;
+    k->ndict = nd < 0 ? -1 : nd;
+    return dictionary(c, e, k, why, nwhy);
+  }
+  size_t bytes = (size_t)(nd ? nd : 1) * 8;
+  if (!ga_dev_alloc((void **)&k->d_dict, bytes)) {
+    snprintf(why, nwhy, "no GPU memory for the group dictionary");
+    return -1;
+  }
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_d2d(k->d_dict, d_dict, (size_t)nd * 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  k->ndict = nd;
+  k->dict_state = 1;
+  pthread_mutex_lock(&c->mu);
+  e->bytes += (int64_t)bytes; /* may pass the budget a little: see README */
+  c->used += (int64_t)bytes;
+  pthread_mutex_unlock(&c->mu);
+  return 1;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+  gfree(k->d_dict);
+  k->d_dict = NULL;
+  return -1;
+}
+
+static int bits_for(int64_t maxval) {
+  int b = 1;
+  while (b < 32 && ((int64_t)1 << b) <= maxval)
+    b++;
+  return b;
+}
+
+/* The general shape: filter, compact, [group], reduce, merge. */
+static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                   ga_group_shards *gs, char *why, size_t nwhy) {
+  int64_t n = e->rows;
+  const ga_ccol *x = &e->cols[q->xcol];
+  ga_ccol *kc = q->gcol >= 0 ? &e->cols[q->gcol] : NULL;
+  int64_t ngroups = 1;
+  uint32_t *h_se = NULL;
+  gak_cslice *h_sl = NULL;
+  gak_cgroup *h_gr = NULL;
+  gak_cstate *h_st = NULL;
+  int rc = GA_SCAN_FALLBACK;
+  if (kc) {
+    int d = dictionary(c, e, kc, why, nwhy);
+    if (d <= 0)
+      return d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
+    ngroups = kc->ndict + 1; /* and the NULL group */
+  }
+  gak_cfilter f = q->filter;
+  for (int t = 0; t < f.nterms; t++)
+    f.cols[t] = ccol(&e->cols[f.terms[t].col]);
+  for (int t = 0; t < f.nterms; t++)
+    f.terms[t].col = t; /* the kernel reads cols[t] for term t */
+
+  /* phase 1: sized by n and the groups */
+  /* slices: at most ceil(m / slice) + one per group, slice >= 4096 rows */
+  int64_t maxsl =
+      (n / GA_CQ_MIN_SLICE + 1 < GA_CQ_MAX_SLICES ? n / GA_CQ_MIN_SLICE + 1
+                                                  : GA_CQ_MAX_SLICES) +
+      ngroups + 1;
+  arena a = {NULL, 0, 0};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) {
+      if (!scratch(c, a.off)) {
+        snprintf(why, nwhy, "no GPU memory for the query");
+        return GA_SCAN_FALLBACK;
+      }
+      a.base = c->d_scratch;
+      a.off = 0;
+    }
+    carve(&a, (size_t)GA_BW(n) * 8);         /* sel */
+    carve(&a, (size_t)n * 4);                /* idx */
+    carve(&a, 8);                            /* count */
+    carve(&a, gak_cache_compact_scratch(n)); /* compact */
+    if (kc) {
+      carve(&a, (size_t)n * 4 * 3); /* gid, gid_out, idx_out */
+      carve(&a, gak_cache_sort_scratch(n));
+      carve(&a, (size_t)ngroups * 4 * 2); /* start, end */
+    }
+    carve(&a, sizeof(gak_cslice) * (size_t)maxsl);
+    carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
+    carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
+    carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
+  }
+  a.off = 0;
+  uint32_t *d_sel = carve(&a, (size_t)GA_BW(n) * 8);
+  uint32_t *d_idx = carve(&a, (size_t)n * 4);
+  int64_t *d_count = carve(&a, 8);
+  void *d_csc = carve(&a, gak_cache_compact_scratch(n));
+  uint32_t *d_gid = NULL, *d_gid2 = NULL, *d_idx2 = NULL, *d_start = NULL;
+  void *d_ssc = NULL;
+  if (kc) {
+    d_gid = carve(&a, (size_t)n * 4 * 3);
+    d_gid2 = d_gid + n;
+    d_idx2 = d_gid + 2 * n;
+    d_ssc = carve(&a, gak_cache_sort_scratch(n));
+    d_start = carve(&a, (size_t)ngroups * 4 * 2);
+  }
+  gak_cslice *d_sl = carve(&a, sizeof(gak_cslice) * (size_t)maxsl);
+  gak_cstate *d_sst = carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
+  gak_cgroup *d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
+  gak_cstate *d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
+
+  int64_t m = 0;
+  STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  if (m < 0 || m > n) {
+    snprintf(why, nwhy, "a GPU step failed (bad row count)");
+    goto fail;
+  }
+  if (m == 0)
+    return GA_SCAN_OK;       /* no group; ungrouped: the one empty row */
+  if (kc && m > INT32_MAX) { /* CUB's sort counts items in an int */
+    snprintf(why, nwhy, "more than 2^31 rows to group on the GPU");
+    return GA_CACHE_DECLINED;
+  }
+  const uint32_t *rows_idx = d_idx;
+  int64_t slice = m / GA_CQ_MAX_SLICES + 1;
+  if (slice < GA_CQ_MIN_SLICE)
+    slice = GA_CQ_MIN_SLICE;
+  h_sl = sqlite3_malloc64(sizeof(gak_cslice) * (size_t)maxsl);
+  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngroups);
+  h_se = sqlite3_malloc64((size_t)ngroups * 4 * 2);
+  if (!h_sl || !h_gr || !h_se) {
+    rc = GA_SCAN_NOMEM;
+    goto fail;
+  }
+  if (kc) {
+    STEP(GA_STAGE_LAUNCH, gak_cache_group_ids(ccol(kc), kc->d_dict, kc->ndict,
+                                              d_idx, m, d_gid, c->stream));
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_sort(d_gid, d_idx, d_gid2, d_idx2, m, bits_for(ngroups - 1),
+                        d_ssc, c->stream));
+    STEP(GA_STAGE_LAUNCH, gak_cache_bounds(d_gid2, m, ngroups, d_start,
+                                           d_start + ngroups, c->stream));
+    STEP(GA_STAGE_D2H,
+         gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
+    if (!sync_or(c, why, nwhy))
+      goto fail;
+    rows_idx = d_idx2;
+  } else {
+    h_se[0] = 0;
+    h_se[1] = (uint32_t)m;
+  }
+  int64_t nsl = 0, ngr = 0, total = 0;
+  for (int64_t g = 0; g < ngroups; g++) {
+    uint32_t s0 = h_se[g], s1 = kc ? h_se[ngroups + g] : h_se[1];
+    if (s1 <= s0)
+      continue;
+    if (s1 > m) {
+      snprintf(why, nwhy, "a GPU step failed (bad group bounds)");
+      goto fail;
+    }
+    total += s1 - s0;
+    h_gr[ngr].first_slice = (uint32_t)nsl;
+    for (int64_t p = s0; p < s1; p += slice) {
+      if (nsl >= maxsl) {
+        snprintf(why, nwhy, "a GPU step failed (too many slices)");
+        goto fail;
+      }
+      h_sl[nsl].group = (uint32_t)ngr;
+      h_sl[nsl].start = (uint32_t)p;
+      h_sl[nsl].len = (uint32_t)(s1 - p < slice ? s1 - p : slice);
+      h_sl[nsl].pad = 0;
+      nsl++;
+    }
+    h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
+    ngr++;
+  }
+  if (total != m) { /* every passing row in exactly one group */
+    snprintf(why, nwhy, "a GPU step failed (group bounds do not add up)");
+    goto fail;
+  }
+  h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr);
+  if (!h_st) {
+    rc = GA_SCAN_NOMEM;
+    goto fail;
+  }
+  gak_ccol key = {NULL, NULL, NULL};
+  if (kc)
+    key = ccol(kc);
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_h2d(d_sl, h_sl, sizeof(gak_cslice) * (size_t)nsl, c->stream));
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_h2d(d_gr, h_gr, sizeof(gak_cgroup) * (size_t)ngr, c->stream));
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_reduce(ccol(x), rows_idx, d_sl, nsl, d_sst, c->stream));
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_merge(d_sst, d_gr, ngr, key, d_gst, c->stream));
+  STEP(
+      GA_STAGE_D2H,
+      gak_memcpy_d2h(h_st, d_gst, sizeof(gak_cstate) * (size_t)ngr, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  rc = GA_SCAN_OK;
+  for (int64_t g = 0; g < ngr && rc == GA_SCAN_OK; g++)
+    if (add_group(gs, &h_st[g], kc != NULL))
+      rc = GA_SCAN_NOMEM;
+  sqlite3_free(h_sl);
+  sqlite3_free(h_gr);
+  sqlite3_free(h_se);
+  sqlite3_free(h_st);
+  return rc;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+  sqlite3_free(h_sl);
+  sqlite3_free(h_gr);
+  sqlite3_free(h_se);
+  sqlite3_free(h_st);
+  return rc;
+}
+
+static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                 ga_group_shards *gs, char *why, size_t nwhy);
+
+int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                       ga_scan_out *out, char *why, size_t nwhy) {
+  int prev, rc;
+  memset(out, 0, sizeof(*out));
+  if (!ga_dev_enter(e->dev, &prev)) {
+    snprintf(why, nwhy, "cannot use the GPU");
+    return GA_SCAN_FALLBACK;
+  }
+  if (c->dev != e->dev || !c->stream) {
+    ga_dev_leave(prev);
+    ga_cache_gpu_release(c);
+    if (!ga_dev_enter(e->dev, &prev)) {
+      snprintf(why, nwhy, "cannot use the GPU");
+      return GA_SCAN_FALLBACK;
+    }
+    c->dev = e->dev;
+    if (!ga_stream_new(&c->stream)) {
+      ga_dev_leave(prev);
+      snprintf(why, nwhy, "a GPU step failed (init)");
+      return GA_SCAN_FALLBACK;
+    }
+  }
+  int one = q->simple && q->xcol >= 0 && !q->has_fprog;
+  out->shape = ga_gshape_one(GA_COLL_BINARY);
+  if (!one) { /* rule 5 */
+    out->shape.nk = q->nkeys ? q->nkeys : 1;
+    out->shape.nc = q->ncarry;
+    out->shape.ns = q->nvals;
+  }
+  out->groups = ga_gs_new(&out->shape);
+  if (!out->groups) {
+    ga_dev_leave(prev);
+    return GA_SCAN_NOMEM;
+  }
+  const ga_ccol *x = one ? &e->cols[q->xcol] : NULL;
+  if (!one)
+    rc = multi(c, e, q, out->groups, why, nwhy);
+  else if (q->gcol < 0 && q->filter.nterms == 0 && x->nnull == 0)
+    rc = e->rows ? whole_column(c, e, x, out->groups, why, nwhy) : GA_SCAN_OK;
+  else
+    rc = general(c, e, q, out->groups, why, nwhy);
+  ga_dev_leave(prev);
+  if (rc == GA_SCAN_OK && ga_gs_sorted(out->groups, &out->sorted, &out->n))
+    rc = GA_SCAN_NOMEM;
+  if (rc != GA_SCAN_OK)
+    ga_scan_out_free(out);
+  out->threads = 1;
+  return rc;
+}
+
+/* ---- rule 5: gpu_query's shapes ---- */
+
+/* Where a key or carried column of q comes from on the GPU: an entry
+** column, through a derived column's map or not. */
+typedef struct gsrc {
+  int col;
+  const ga_cx_map *map;
+} gsrc;
+
+static int key_source(const ga_cquery *q, int k, gsrc *g) {
+  const ga_cexpr *x = ga_cq_key(q, k);
+  if (x->n < 1 || x->n > 2 || x->ins[0].op != GA_CX_COL ||
+      (x->n == 2 && x->ins[1].op != GA_CX_MAP))
+    return 0;
+  g->col = x->ins[0].col;
+  g->map = x->n == 2 ? &x->env->maps[x->ins[1].a] : NULL;
+  return 1;
+}
+
+/* The key's value from its source column's value (rule 5). */
+static void key_value(const gsrc *g, const gak_cval *v, ga_value *out) {
+  memset(out, 0, sizeof(*out));
+  int t = v->type;
+  uint64_t bits = (uint64_t)v->bits;
+  if (g->map) {
+    int64_t c = t == GA_CX_TNULL ? g->map->n : (int64_t)bits;
+    if (c < 0 || c > g->map->n)
+      c = g->map->n;
+    t = g->map->type[c];
+    bits = g->map->v[c];
+  }
+  out->type = t == GA_CX_TINT    ? GA_V_INT
+              : t == GA_CX_TREAL ? GA_V_REAL
+                                 : GA_V_NULL;
+  out->i = (int64_t)bits;
+  out->r = ga_bitsd((int64_t)bits);
+}
+
+/* Can the GPU run value program x (gak.h's limits)?  1, or 0 with why. */
+static int prog_fits(const ga_cexpr *x, char *why, size_t nwhy) {
+  int cols[GAK_CX_COLS], ncols = 0, maps = 0;
+  if (x->depth > GAK_CX_DEPTH || x->n > GAK_CX_MAX) {
+    snprintf(why, nwhy, "an expression deeper than the GPU takes");
+    return 0;
+  }
+  for (int k = 0; k < x->n; k++) {
+    const ga_cx_ins *in = &x->ins[k];
+    if (in->op == GA_CX_MAP && ++maps > GAK_CX_MAPS) {
+      snprintf(why, nwhy, "more derived columns than the GPU takes");
+      return 0;
+    }
+    if (in->op != GA_CX_COL)
+      continue;
+    int seen = 0;
+    for (int i = 0; i < ncols; i++)
+      seen |= cols[i] == in->col;
+    if (!seen && ncols == GAK_CX_COLS) {
+      snprintf(why, nwhy, "an expression of more columns than the GPU takes");
+      return 0;
+    }
+    if (!seen)
+      cols[ncols++] = in->col;
+  }
+  return 1;
+}
+
+/* Program x as the kernels take it: columns by slot, maps by slot (their
+** device copies made, into the arena), the pool at d_pool. */
+static void prog_of(const ga_centry *e, const ga_cexpr *x, const gak_cval *d_pool,
+                    void *const *d_mapv, void *const *d_mapt, gak_cprog *p) {
+  int cols[GAK_CX_COLS], ncols = 0, nmaps = 0;
+  memset(p, 0, sizeof(*p));
+  p->n = x->n;
+  p->depth = x->depth;
+  p->pool = d_pool;
+  for (int k = 0; k < x->n; k++) {
+    const ga_cx_ins *in = &x->ins[k];
+    gak_cins *o = &p->ins[k];
+    o->op = in->op;
+    o->a = in->a;
+    o->b = in->b;
+    o->col = in->col;
+    o->type = in->v.type == GA_V_INT    ? GA_CX_TINT
+              : in->v.type == GA_V_REAL ? GA_CX_TREAL
+                                        : GA_CX_TNULL;
+    o->bits = in->v.type == GA_V_INT ? in->v.i : (int64_t)ga_cx_u(in->v.r);
+    if (in->op == GA_CX_COL) {
+      int slot = -1;
+      for (int i = 0; i < ncols; i++)
+        if (cols[i] == in->col)
+          slot = i;
+      if (slot < 0) {
+        slot = ncols++;
+        cols[slot] = in->col;
+        p->cols[slot] = ccol(&e->cols[in->col]);
+      }
+      o->col = slot;
+    } else if (in->op == GA_CX_MAP) {
+      const ga_cx_map *m = &x->env->maps[in->a];
+      p->maps[nmaps].v = d_mapv[in->a];
+      p->maps[nmaps].type = d_mapt[in->a];
+      p->maps[nmaps].n = m->n;
+      o->a = nmaps++;
+    }
+  }
+}
+
+/* Can the GPU answer q (rule 5)?  1, or 0 with why. */
+int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
+                       size_t nwhy) {
+  (void)e;
+  if (q->has_fprog) {
+    snprintf(why, nwhy, "a filter that is no AND of comparisons of a column "
+                        "with a literal stays on host entries");
+    return 0;
+  }
+  if (q->nkeys > GAK_CACHE_MAX_KEYS) {
+    snprintf(why, nwhy, "more than %d keys on the GPU", GAK_CACHE_MAX_KEYS);
+    return 0;
+  }
+  for (int k = 0; k < q->nkeys + q->ncarry; k++) {
+    gsrc g;
+    if (!key_source(q, k, &g)) {
+      snprintf(why, nwhy, "a group key that is an expression (not a column "
+                          "or a derived column) stays on host entries");
+      return 0;
+    }
+    if (k < q->nkeys && g.map && !q->kdict[k]) {
+      snprintf(why, nwhy, "a derived group key of numbers stays on host "
+                          "entries");
+      return 0;
+    }
+  }
+  for (int i = 0; i < q->nvals; i++)
+    if (!prog_fits(ga_cq_val(q, i), why, nwhy))
+      return 0;
+  return 1;
+}
+
+static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
+                 ga_group_shards *gs, char *why, size_t nwhy) {
+  int64_t n = e->rows;
+  int nk = q->nkeys, nkc = q->nkeys + q->ncarry, nv = q->nvals;
+  const ga_cx_env *env = q->env;
+  int nmaps = env ? env->nmaps : 0, npool = env ? env->npool : 0;
+  gsrc src[GA_MAX_KEYS];
+  gak_ckeys keys;
+  int64_t card[GAK_CACHE_MAX_KEYS], ngroups = 1;
+  uint32_t *h_se = NULL, **h_kmap = NULL;
+  gak_cslice *h_sl = NULL;
+  gak_cgroup *h_gr = NULL;
+  gak_cstate *h_st = NULL;
+  gak_cval *h_pool = NULL, *h_kv = NULL;
+  uint32_t *h_rows = NULL;
+  ga_xstate *sts = NULL;
+  int rc = GA_SCAN_FALLBACK;
+  memset(&keys, 0, sizeof(keys));
+  for (int k = 0; k < nkc; k++)
+    key_source(q, k, &src[k]);
+  /* each key's ids (rule 5) */
+  for (int k = 0; k < nk; k++) {
+    ga_ccol *kc = &e->cols[src[k].col];
+    if (src[k].map) {
+      card[k] = ga_dict_count(q->kdict[k]) + 1; /* and NULL */
+    } else {
+      int d = dictionary(c, e, kc, why, nwhy);
+      if (d <= 0)
+        return d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
+      card[k] = kc->ndict + 1;
+    }
+    if (card[k] > GA_CACHE_MAX_GROUPS / ngroups) {
+      snprintf(why, nwhy, "more than %lld groups of keys on the GPU",
+               (long long)GA_CACHE_MAX_GROUPS);
+      return GA_CACHE_DECLINED;
+    }
+    ngroups *= card[k];
+  }
+  h_kmap = sqlite3_malloc64(sizeof(uint32_t *) * (size_t)(nk ? nk : 1));
+  if (!h_kmap)
+    return GA_SCAN_NOMEM;
+  memset(h_kmap, 0, sizeof(uint32_t *) * (size_t)(nk ? nk : 1));
+  for (int k = 0; k < nk; k++) /* a derived key: code -> its id */
+    if (src[k].map) {
+      const ga_cx_map *m = src[k].map;
+      h_kmap[k] = sqlite3_malloc64(sizeof(uint32_t) * (size_t)(m->n + 1));
+      if (!h_kmap[k]) {
+        rc = GA_SCAN_NOMEM;
+        goto fail;
+      }
+      for (int64_t i = 0; i <= m->n; i++)
+        h_kmap[k][i] = m->type[i] == GA_V_NULL ? (uint32_t)(card[k] - 1)
+                                                : (uint32_t)m->v[i];
+    }
+  gak_cfilter f = q->filter;
+  for (int t = 0; t < f.nterms; t++)
+    f.cols[t] = ccol(&e->cols[f.terms[t].col]);
+  for (int t = 0; t < f.nterms; t++)
+    f.terms[t].col = t;
+  int grouped = nk > 0, any_prog = 0;
+  for (int i = 0; i < nv; i++)
+    any_prog |= ga_cx_bare(ga_cq_val(q, i)) < 0;
+  int64_t maxsl =
+      (n / GA_CQ_MIN_SLICE + 1 < GA_CQ_MAX_SLICES ? n / GA_CQ_MIN_SLICE + 1
+                                                  : GA_CQ_MAX_SLICES) +
+      ngroups + 1;
+  arena a = {NULL, 0, 0};
+  uint32_t *d_sel = NULL, *d_idx = NULL, *d_gid = NULL, *d_gid2 = NULL,
+           *d_idx2 = NULL, *d_start = NULL, *d_err = NULL, *d_rows = NULL,
+           *d_kmap[GAK_CACHE_MAX_KEYS];
+  int64_t *d_count = NULL;
+  void *d_csc = NULL, *d_ssc = NULL, *d_mapv[64], *d_mapt[64];
+  gak_cslice *d_sl = NULL;
+  gak_cstate *d_sst = NULL, *d_gst = NULL;
+  gak_cgroup *d_gr = NULL;
+  gak_cval *d_pool = NULL, *d_kv = NULL;
+  uint64_t *d_xv = NULL;
+  if (nmaps > 64) {
+    snprintf(why, nwhy, "more derived columns than the GPU takes");
+    rc = GA_CACHE_DECLINED;
+    goto fail;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) {
+      if (!scratch(c, a.off)) {
+        snprintf(why, nwhy, "no GPU memory for the query");
+        goto fail;
+      }
+      a.base = c->d_scratch;
+      a.off = 0;
+    }
+    d_sel = carve(&a, (size_t)GA_BW(n) * 8);
+    d_idx = carve(&a, (size_t)n * 4);
+    d_count = carve(&a, 8);
+    d_csc = carve(&a, gak_cache_compact_scratch(n));
+    if (grouped) {
+      d_gid = carve(&a, (size_t)n * 4 * 3);
+      d_gid2 = d_gid ? d_gid + n : NULL;
+      d_idx2 = d_gid ? d_gid + 2 * n : NULL;
+      d_ssc = carve(&a, gak_cache_sort_scratch(n));
+      d_start = carve(&a, (size_t)ngroups * 4 * 2);
+    }
+    d_sl = carve(&a, sizeof(gak_cslice) * (size_t)maxsl);
+    d_sst = carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
+    d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
+    d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
+    if (any_prog) /* a program's value, one at a time */
+      d_xv = carve(&a, (size_t)n * 8 + 2 * (size_t)GA_BW(n) * 8);
+    d_err = carve(&a, 4);
+    d_pool = carve(&a, sizeof(gak_cval) * (size_t)(npool ? npool : 1));
+    for (int i = 0; i < nmaps; i++) {
+      d_mapv[i] = carve(&a, (size_t)(env->maps[i].n + 1) * 8);
+      d_mapt[i] = carve(&a, (size_t)(env->maps[i].n + 1));
+    }
+    for (int k = 0; k < nk; k++)
+      d_kmap[k] =
+          src[k].map ? carve(&a, (size_t)(src[k].map->n + 1) * 4) : NULL;
+    d_rows = carve(&a, (size_t)ngroups * 4);
+    d_kv = carve(&a, sizeof(gak_cval) * (size_t)ngroups);
+  }
+  /* the query's small arrays */
+  if (npool) {
+    h_pool = sqlite3_malloc64(sizeof(gak_cval) * (size_t)npool);
+    if (!h_pool) {
+      rc = GA_SCAN_NOMEM;
+      goto fail;
+    }
+    for (int i = 0; i < npool; i++) {
+      const ga_value *v = &env->pool[i];
+      h_pool[i].type = v->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL;
+      h_pool[i].pad = 0;
+      h_pool[i].bits = v->type == GA_V_INT ? v->i : (int64_t)ga_cx_u(v->r);
+    }
+    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_pool, h_pool,
+                                      sizeof(gak_cval) * (size_t)npool,
+                                      c->stream));
+  }
+  for (int i = 0; i < nmaps; i++) {
+    const ga_cx_map *m = &env->maps[i];
+    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_mapv[i], m->v, (size_t)(m->n + 1) * 8,
+                                      c->stream));
+    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_mapt[i], m->type, (size_t)(m->n + 1),
+                                      c->stream));
+  }
+  keys.n = nk;
+  for (int k = 0, stride = 1; k < nk; k++) {
+    gak_ckey *kk = &keys.k[k];
+    const ga_ccol *kc = &e->cols[src[k].col];
+    kk->col = ccol(kc);
+    if (src[k].map) {
+      kk->map = d_kmap[k];
+      kk->nmap = src[k].map->n + 1;
+      STEP(GA_STAGE_H2D,
+           gak_memcpy_h2d(d_kmap[k], h_kmap[k],
+                          (size_t)(src[k].map->n + 1) * 4, c->stream));
+    } else {
+      kk->dict = kc->d_dict;
+      kk->ndict = kc->ndict;
+    }
+    kk->stride = (uint32_t)stride;
+    stride *= (int)card[k];
+  }
+
+  int64_t m = 0;
+  STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  if (m < 0 || m > n) {
+    snprintf(why, nwhy, "a GPU step failed (bad row count)");
+    goto fail;
+  }
+  if (m == 0) { /* no group; ungrouped: the one empty row */
+    rc = GA_SCAN_OK;
+    goto done;
+  }
+  if (grouped && m > INT32_MAX) {
+    snprintf(why, nwhy, "more than 2^31 rows to group on the GPU");
+    rc = GA_CACHE_DECLINED;
+    goto done;
+  }
+  const uint32_t *rows_idx = d_idx;
+  int64_t slice = m / GA_CQ_MAX_SLICES + 1;
+  if (slice < GA_CQ_MIN_SLICE)
+    slice = GA_CQ_MIN_SLICE;
+  h_sl = sqlite3_malloc64(sizeof(gak_cslice) * (size_t)maxsl);
+  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngroups);
+  h_se = sqlite3_malloc64((size_t)ngroups * 4 * 2);
+  if (!h_sl || !h_gr || !h_se) {
+    rc = GA_SCAN_NOMEM;
+    goto fail;
+  }
+  if (grouped) {
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_key_ids(&keys, d_idx, m, d_gid, c->stream));
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_sort(d_gid, d_idx, d_gid2, d_idx2, m, bits_for(ngroups - 1),
+                        d_ssc, c->stream));
+    STEP(GA_STAGE_LAUNCH, gak_cache_bounds(d_gid2, m, ngroups, d_start,
+                                           d_start + ngroups, c->stream));
+    STEP(GA_STAGE_D2H,
+         gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
+    if (!sync_or(c, why, nwhy))
+      goto fail;
+    rows_idx = d_idx2;
+  } else {
+    h_se[0] = 0;
+    h_se[1] = (uint32_t)m;
+  }
+  int64_t nsl = 0, ngr = 0, total = 0;
+  for (int64_t g = 0; g < ngroups; g++) {
+    uint32_t s0 = h_se[g], s1 = grouped ? h_se[ngroups + g] : h_se[1];
+    if (s1 <= s0)
+      continue;
+    if (s1 > m) {
+      snprintf(why, nwhy, "a GPU step failed (bad group bounds)");
+      goto fail;
+    }
+    total += s1 - s0;
+    h_gr[ngr].first_slice = (uint32_t)nsl;
+    for (int64_t p = s0; p < s1; p += slice) {
+      if (nsl >= maxsl) {
+        snprintf(why, nwhy, "a GPU step failed (too many slices)");
+        goto fail;
+      }
+      h_sl[nsl].group = (uint32_t)ngr;
+      h_sl[nsl].start = (uint32_t)p;
+      h_sl[nsl].len = (uint32_t)(s1 - p < slice ? s1 - p : slice);
+      h_sl[nsl].pad = 0;
+      nsl++;
+    }
+    h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
+    ngr++;
+  }
+  if (total != m) { /* every passing row in exactly one group */
+    snprintf(why, nwhy, "a GPU step failed (group bounds do not add up)");
+    goto fail;
+  }
+  h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
+  h_rows = sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr);
+  h_kv = sqlite3_malloc64(sizeof(gak_cval) * (size_t)ngr * (size_t)(nkc ? nkc : 1));
+  if (!h_st || !h_rows || !h_kv) {
+    rc = GA_SCAN_NOMEM;
+    goto fail;
+  }
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_h2d(d_sl, h_sl, sizeof(gak_cslice) * (size_t)nsl, c->stream));
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_h2d(d_gr, h_gr, sizeof(gak_cgroup) * (size_t)ngr, c->stream));
+  gak_ccol none = {NULL, NULL, NULL};
+  for (int i = 0; i < nv; i++) {
+    const ga_cexpr *x = ga_cq_val(q, i);
+    int bc = ga_cx_bare(x);
+    gak_ccol col;
+    if (bc >= 0) {
+      col = ccol(&e->cols[bc]);
+    } else { /* the program's value as a column (rule 5) */
+      gak_cprog p;
+      uint32_t zero = 0, err = 0;
+      prog_of(e, x, d_pool, d_mapv, d_mapt, &p);
+      col.vals = d_xv;
+      col.isint = d_xv + n;
+      col.notnull = d_xv + n + GA_BW(n);
+      STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &zero, 4, c->stream));
+      STEP(GA_STAGE_LAUNCH,
+           gak_cache_eval(&p, n, d_sel, d_xv, (uint64_t *)col.isint,
+                          (uint64_t *)col.notnull, d_err, c->stream));
+      STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
+      if (!sync_or(c, why, nwhy))
+        goto fail;
+      if (err) { /* cexpr.h rule 5 */
+        snprintf(why, nwhy, "an expression raises an error on a row (abs of "
+                            "-9223372036854775808): SQLite reports it");
+        rc = GA_CACHE_DECLINED;
+        goto done;
+      }
+    }
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_reduce(col, rows_idx, d_sl, nsl, d_sst, c->stream));
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_merge(d_sst, d_gr, ngr, none, d_gst, c->stream));
+    STEP(GA_STAGE_D2H,
+         gak_memcpy_d2h(h_st + (size_t)i * (size_t)ngr, d_gst,
+                        sizeof(gak_cstate) * (size_t)ngr, c->stream));
+    if (!sync_or(c, why, nwhy)) /* d_xv is the next value's */
+      goto fail;
+  }
+  /* the groups' keys: their first rows' (rule 5) */
+  for (int64_t g = 0; g < ngr; g++) {
+    if (h_st[g].first < 0 || h_st[g].first >= n) {
+      snprintf(why, nwhy, "a GPU step failed (a group's first row)");
+      goto fail;
+    }
+    h_rows[g] = (uint32_t)h_st[g].first;
+  }
+  if (nkc) {
+    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_rows, h_rows,
+                                      sizeof(uint32_t) * (size_t)ngr,
+                                      c->stream));
+    for (int k = 0; k < nkc; k++) {
+      STEP(GA_STAGE_LAUNCH,
+           gak_cache_gather(ccol(&e->cols[src[k].col]), d_rows, ngr, d_kv,
+                            c->stream));
+      STEP(GA_STAGE_D2H,
+           gak_memcpy_d2h(h_kv + (size_t)k * (size_t)ngr, d_kv,
+                          sizeof(gak_cval) * (size_t)ngr, c->stream));
+      if (!sync_or(c, why, nwhy))
+        goto fail;
+    }
+  }
+  sts = sqlite3_malloc64(sizeof(ga_xstate) * (size_t)nv);
+  if (!sts) {
+    rc = GA_SCAN_NOMEM;
+    goto fail;
+  }
+  rc = GA_SCAN_OK;
+  for (int64_t g = 0; g < ngr && rc == GA_SCAN_OK; g++) {
+    ga_value kv[GA_MAX_KEYS];
+    int64_t bytes = 0;
+    memset(kv, 0, sizeof(kv));
+    kv[0].type = GA_V_NULL;
+    for (int k = 0; k < nkc; k++)
+      key_value(&src[k], &h_kv[(size_t)k * (size_t)ngr + (size_t)g],
+                &kv[k + (nk ? 0 : 1)]);
+    for (int i = 0; i < nv; i++)
+      xstate_of(&sts[i], &h_st[(size_t)i * (size_t)ngr + (size_t)g]);
+    if (ga_gs_add(gs, kv, sts, 0, &bytes))
+      rc = GA_SCAN_NOMEM;
+  }
+  goto done;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+done:
+  for (int k = 0; h_kmap && k < nk; k++)
+    sqlite3_free(h_kmap[k]);
+  sqlite3_free(h_kmap);
+  sqlite3_free(h_sl);
+  sqlite3_free(h_gr);
+  sqlite3_free(h_se);
+  sqlite3_free(h_st);
+  sqlite3_free(h_pool);
+  sqlite3_free(h_rows);
+  sqlite3_free(h_kv);
+  sqlite3_free(sts);
+  return rc;
+}
