@@ -43,6 +43,14 @@ their ratio to sqlite's median in the same run (x = sqlite / mode: above
 1 is faster than SQLite).  A mode's first call is timed like the others
 (rep 0); the virtual tables' CREATE is not (it is printed).
 
+Mode cache (issue 20): gpu_query answered from gpu_cache's entry of
+CACHE_COLS (on the GPU when there is one, --cache-device), loaded once
+before the reps.  The load is timed (--load-reps loads, dropped between)
+against the parallel scan of the same columns in the same run (gpu_query's
+SELECT count(c) ... over them, uncached): CSV query "load" and "scan".
+With --no-ref, the cache's rows are checked against the uncached
+gpu_query's instead (run once, untimed).
+
 Checks: gpu_query's rows (every rep, both modes) must equal, value and
 type, the rows of SQLite's own text with sum/total/avg/min/max replaced by
 gpu_sum/gpu_total/gpu_avg/gpu_min/gpu_max (run once, untimed): a check line
@@ -117,7 +125,11 @@ QUERIES = {
            "HAVING sum(l_quantity) > ?2 ORDER BY disc_ratio DESC, l_shipinstruct, l_linenumber",
            lambda n: (10, int(n * 0.25 * 3.5 / 28 * 0.82 * 30))),
 }
-MODES = ["sqlite", "gpu_query", "gpu_query_t1", "duckdb"]
+MODES = ["sqlite", "gpu_query", "gpu_query_t1", "duckdb", "cache"]
+# the columns the queries read: what the cache mode loads (issue 20)
+CACHE_COLS = ("l_returnflag, l_linestatus, l_quantity, l_extendedprice, l_discount, l_tax, "
+              "l_shipdate, l_shipmode, l_suppkey, l_shipinstruct, l_linenumber, l_commitdate, "
+              "l_receiptdate")
 
 
 def gpu_text(sql):
@@ -250,6 +262,8 @@ def main():
                          "for a short lease on a slow machine, where the "
                          "checks ran before")
     ap.add_argument("--duckdb-dir", default=os.path.join(HERE, "duckdb"))
+    ap.add_argument("--cache-device", default="auto", help="cache mode: auto or cpu")
+    ap.add_argument("--load-reps", type=int, default=3)
     args = ap.parse_args()
     n = int(float(args.rows))
     queries = args.queries.split(",")
@@ -273,8 +287,33 @@ def main():
         cons["gpu_query"] = bench_db.connect(path, LIB, [("threads", args.threads)])
     if "gpu_query_t1" in modes:
         cons["gpu_query_t1"] = bench_db.connect(path, LIB, [("threads", 1)])
+    load_ms, scan_ms = [], []
+    if "cache" in modes:
+        cc = cons["cache"] = bench_db.connect(path, LIB, [("threads", args.threads),
+                                                          ("device", args.cache_device)])
+        ncols = len(CACHE_COLS.split(","))
+        scan_sql = "SELECT %s FROM lineitem" % ", ".join(
+            "count(%s)" % c.strip() for c in CACHE_COLS.split(","))
+        cc.execute("CREATE VIRTUAL TABLE temp.scan_cols USING gpu_query('%s')" % scan_sql)
+        for rep in range(args.load_reps):
+            t0 = time.perf_counter()
+            cc.execute("SELECT * FROM scan_cols").fetchall()
+            scan_ms.append((time.perf_counter() - t0) * 1e3)
+            path_, sthreads, _ = scan_info(cc)
+            cc.execute("SELECT gpu_cache_drop('lineitem')").fetchall()
+            t0 = time.perf_counter()
+            cc.execute("SELECT gpu_cache('lineitem', ?)", (CACHE_COLS,)).fetchall()
+            load_ms.append((time.perf_counter() - t0) * 1e3)
+        info = json.loads(cc.execute("SELECT gpuagg_info()").fetchone()[0])["cache"]
+        e = info["entries"][0] if info["entries"] else {}
+        print("# cache: %d columns loaded into %s memory in %.0f ms (median of %d; %s), the "
+              "parallel scan of the same columns %.0f ms (%s): load / scan %.2f; %d bytes, "
+              "text %s" % (ncols, e.get("where"), statistics.median(load_ms), len(load_ms),
+                           e.get("how"), statistics.median(scan_ms), path_,
+                           statistics.median(load_ms) / statistics.median(scan_ms),
+                           e.get("bytes", 0), e.get("text")), flush=True)
     vt = {}  # (mode, query) -> the virtual table's name
-    for mode in ("gpu_query", "gpu_query_t1"):
+    for mode in ("gpu_query", "gpu_query_t1", "cache"):
         if mode not in cons:
             continue
         try:
@@ -302,6 +341,14 @@ def main():
     # the exact reference (untimed; it also warms the page cache)
     ref = {}
     for q in queries:
+        if args.no_ref and "cache" in modes:  # the uncached gpu_query's rows instead
+            sql, params = QUERIES[q][0], QUERIES[q][1](n)
+            g = bench_db.connect(path, LIB, [("threads", args.threads)])
+            g.execute("CREATE VIRTUAL TABLE temp.r USING gpu_query('%s')" % sql.replace("'", "''"))
+            ref[q] = g.execute("SELECT * FROM r(%s)" % ", ".join("?" * len(params)),
+                               params).fetchall()
+            g.close()
+            continue
         if args.no_ref:
             ref[q] = None
             continue
@@ -317,7 +364,12 @@ def main():
         out.write("machine,rows,query,mode,threads,rep,ms,path,scan_threads,load1,result_rows,"
                   "cpu_ms,other_ms\n")
     mode_threads = {"sqlite": 1, "gpu_query": args.threads or ncpu, "gpu_query_t1": 1,
-                    "duckdb": args.duckdb_threads}
+                    "duckdb": args.duckdb_threads, "cache": args.threads or ncpu}
+    for i, (lm, sm) in enumerate(zip(load_ms, scan_ms)):
+        for what, ms in (("load", lm), ("scan", sm)):
+            out.write("%s,%d,%s,cache,%d,%d,%.3f,%s,,%.2f,0,,\n"
+                      % (args.machine, n, what, mode_threads["cache"], i, ms, what,
+                         os.getloadavg()[0]))
     res = {}        # (query, mode) -> [ms]
     cores = {}      # (query, mode) -> [(cpu_ms / ms, other_ms / ms)]
     bad = {}        # (query, mode) -> first mismatch
@@ -371,7 +423,7 @@ def main():
             print("# check: %s not checked (--no-ref); last_scan %s" % (
                 q, ", ".join(sorted(paths.get((q, "gpu_query"), ())))))
             continue
-        for mode in ("gpu_query", "gpu_query_t1"):
+        for mode in ("gpu_query", "gpu_query_t1", "cache"):
             if mode not in modes:
                 continue
             if (q, mode) in bad:
@@ -402,6 +454,9 @@ def main():
             if not v:
                 continue
             m = statistics.median(v)
+            if base is None:
+                print("%-3s %-13s %10.3f ms  (%d reps)" % (q, mode, m, len(v)))
+                continue
             own_ = statistics.median(c for c, _ in cores[(q, mode)])
             oth = [o for _, o in cores[(q, mode)] if o is not None]
             print("%-3s %-13s %10.1f ms  x%6.2f  (%d reps)  cores %.2f, others' %s"

@@ -461,7 +461,9 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
     xk kind;
     if (!ga_cl_program(&p, parts->vals[i], &q->prog[nkc + i], &kind))
       return p.rc ? p.rc : 0;
-    if (kind.k == K_CODE) /* rule 6 */
+    if (kind.k == K_CODE && parts->val_minmax && parts->val_minmax[i])
+      q->vdict[i] = kind.d; /* rule 6: min and max of codes */
+    else if (kind.k == K_CODE)
       return ga_cl_no(&p, "the aggregate argument %s holds TEXT",
                       parts->vals[i]);
   }

@@ -81,6 +81,10 @@ typedef struct ga_parts {
   /* the merged groups may come in any order (gpu_query: SQLite's GROUP BY
   ** in its post query sorts them again); 0: in key order */
   int any_order;
+  /* per value, 1 when only min, max and count read its state (gpu_query's
+  ** aggregates over it): then a TEXT value's codes serve (the column
+  ** cache); NULL: none */
+  const unsigned char *val_minmax;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

@@ -37,6 +37,7 @@ typedef struct ga_query {
   char **keys; /* nkeys keys, then ncarry carried columns (quoted names) */
   int nvals;
   char **vals;
+  unsigned char val_minmax[GA_MAX_STATES]; /* planner.h's ga_parts */
   /* the groups table: its columns are the carried and key columns the text
   ** reads outside aggregates (rep_*), then one per aggregate (aggs) */
   int nreps;

@@ -3,8 +3,10 @@
 A table loaded into the GPU cache and into the host cache; every eligible
 shape the device pipeline has (whole column: gak_sum/gak_best; filter,
 compaction and the exact slices; GROUP BY: dictionary, ids, CUB's sort,
-bounds, merge; NULL keys, IN lists, nothing passing) answered on both, and
-the answers compared bit for bit.  Run under
+bounds, merge; NULL keys, IN lists, nothing passing; issue 20: gpu_query's
+shapes with programs as values (gak_cache_eval), several keys and a
+derived one (gak_cache_key_ids), the groups' keys (gak_cache_gather), TEXT
+min and max) answered on both, and the answers compared bit for bit.  Run under
 `compute-sanitizer --tool memcheck|racecheck|synccheck --error-exitcode 9`;
 exits 1 on a difference or when the GPU answered nothing.
 """
@@ -31,19 +33,20 @@ def connect(device):
 
 setup = sqlite3.connect(path, isolation_level=None)
 setup.executescript("""
-create table t(x real, k integer, y integer, m);
+create table t(x real, k integer, y integer, m, d text);
 begin;
 with recursive s(v) as (select 1 union all select v + 1 from s where v < %d)
 insert into t select (v * 2654435761 %% 1000003) * 1e-3 - 500,
   case when v %% 97 = 0 then null else v %% 1000 end, v %% 1000,
-  case when v %% 3 = 0 then v else v * 0.25 end from s;
+  case when v %% 3 = 0 then v else v * 0.25 end,
+  case when v %% 89 = 0 then null else '199' || (v %% 7) || '-0' || (v %% 9 + 1) end from s;
 update t set x = null where rowid %% 101 = 0;
 commit;
 """ % rows)
 setup.close()
 gpu, host = connect("gpu"), connect("cpu")
 for con in (gpu, host):
-    con.execute("select gpu_cache('t', 'x, k, y, m')")
+    con.execute("select gpu_cache('t', 'x, k, y, m, d')")
 where = json.loads(gpu.execute("select gpuagg_info()").fetchone()[0])["cache"]["entries"][0]["where"]
 if where != "gpu":
     print("FAIL: the entry is in %s memory, not on the GPU" % where)
@@ -69,7 +72,30 @@ for x, f, g in shapes:
     gpu_answers += ans[0][1] == "cache"
     if ans[0] != ans[1]:
         bad.append((x, f, g, ans[0][1], ans[1][1]))
-if bad or gpu_answers != len(shapes):
+QUERIES = [
+    "SELECT d, y, sum(x * m + y), total(-x), avg(m / 3), count(*), min(d), max(d) "
+    "FROM t WHERE y < 900 GROUP BY d, y",
+    "SELECT d, k, sum(x * m + y), max(CASE WHEN y > 500 THEN x END), count(x) FROM t "
+    "WHERE d >= '1993' AND y BETWEEN 10 AND 990 GROUP BY d, k",
+    "SELECT substr(d, 1, 4) AS yr, sum(coalesce(x, 0) * 2), min(abs(m)), count(*) FROM t "
+    "GROUP BY substr(d, 1, 4)",
+    "SELECT sum(x * 1e20 + m), total(y % 7), count(*) FROM t WHERE k IN (1, 2, 3, 500)",
+    "SELECT d, sum(m) FROM t WHERE y > 5000 GROUP BY d",
+]
+for i, sql in enumerate(QUERIES):
+    ans = []
+    for con in (gpu, host):
+        con.execute("DROP TABLE IF EXISTS temp.q")
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql.replace("'", "''"))
+        r = con.execute("SELECT * FROM q").fetchall()
+        p = json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]
+        ans.append((sorted(tuple(key(v) for v in row) for row in r), p["path"]))
+        if p["path"] != "cache":
+            bad.append((sql, p["why"]))
+    gpu_answers += ans[0][1] == "cache"
+    if ans[0][0] != ans[1][0]:
+        bad.append((sql, "GPU and host differ"))
+if bad or gpu_answers != len(shapes) + len(QUERIES):
     print("FAIL", bad, "gpu answers", gpu_answers)
     sys.exit(1)
-print("ok: GPU cache == host cache for", len(shapes), "shapes")
+print("ok: GPU cache == host cache for", len(shapes), "shapes and", len(QUERIES), "queries")

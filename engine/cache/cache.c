@@ -260,7 +260,6 @@ void ga_cquery_free(ga_cquery *q) {
 int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
                          ga_scan_out *out) {
   out->enc = e->enc;
-  (void)e;
   for (int k = 0; k < q->nkeys + q->ncarry; k++) {
     const ga_dict *d = q->kdict[k];
     for (size_t i = 0; d && i < out->n; i++) {
@@ -274,6 +273,25 @@ int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
       ga_dict_value(d, (uint32_t)v.i, &t.p, &t.n);
       if (ga_bval_set(b, &t))
         return GA_NOMEM;
+    }
+  }
+  for (int i = 0; i < q->nvals; i++) {
+    const ga_dict *d = q->vdict[i];
+    for (size_t g = 0; d && g < out->n; g++) {
+      ga_gstate *st = &out->sorted[g]->st[i];
+      ga_bval *b[2] = {&st->max, &st->min};
+      st->enc = e->enc;
+      for (int j = 0; j < 2; j++) {
+        ga_value v;
+        ga_bval_view(b[j], &v);
+        if (v.type != GA_V_INT)
+          continue; /* no value */
+        ga_value t = {0};
+        t.type = GA_V_TEXT;
+        ga_dict_value(d, (uint32_t)v.i, &t.p, &t.n);
+        if (ga_bval_set(b[j], &t))
+          return GA_NOMEM;
+      }
     }
   }
   return GA_OK;

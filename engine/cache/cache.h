@@ -218,6 +218,10 @@ typedef struct ga_cquery {
   /* the dictionary of each key's and carried column's codes (a TEXT column
   ** or a derived one), NULL for numbers */
   const ga_dict *kdict[GA_MAX_KEYS];
+  /* the dictionary of each value that is TEXT (only min, max and count
+  ** read it: ga_parts.val_minmax): its max and min are codes until
+  ** ga_cache_decode_keys */
+  const ga_dict *vdict[GA_MAX_STATES];
   gak_cfilter filter;
   /* a filter that is no AND of terms: a program, true where a row passes
   ** (host entries); has_fprog 0: filter's terms */
@@ -265,7 +269,8 @@ int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
 
 /* TEXT key and carried columns (rule 1): each group's code becomes its
 ** value (the codes' order is the values' BINARY order, so out->sorted
-** stays sorted), in the entry's encoding (out->enc).  GA_OK or GA_NOMEM. */
+** stays sorted), in the entry's encoding (out->enc); so do the max and min
+** of TEXT values.  GA_OK or GA_NOMEM. */
 int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
                          ga_scan_out *out);
 
