@@ -452,11 +452,11 @@ extern "C" int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx,
 }
 
 __global__ void __launch_bounds__(CT)
-    k_gather(const gak_ccol c, const uint32_t *rows, long long n,
-             gak_cval *out) {
+    k_gather(const gak_ccol c, const uint32_t *rows, const uint32_t *through,
+             long long n, gak_cval *out) {
   for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < n;
        j += (long long)gridDim.x * CT) {
-    long long i = rows[j];
+    long long i = through ? through[rows[j]] : rows[j];
     gak_cval v;
     v.pad = 0;
     v.type = !bit64(c.notnull, i) ? 0 : bit64(c.isint, i) ? 1 : 2;
@@ -466,12 +466,14 @@ __global__ void __launch_bounds__(CT)
 }
 
 extern "C" int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
-                                int64_t n, gak_cval *d_out, gak_stream s) {
+                                const uint32_t *d_through, int64_t n,
+                                gak_cval *d_out, gak_stream s) {
   if (n < 0)
     return (int)cudaErrorInvalidValue;
   if (n == 0)
     return (int)cudaSuccess;
-  k_gather<<<grid_for(n, CT), CT, 0, (cudaStream_t)s>>>(col, d_rows, n, d_out);
+  k_gather<<<grid_for(n, CT), CT, 0, (cudaStream_t)s>>>(col, d_rows, d_through,
+                                                        n, d_out);
   return (int)cudaGetLastError();
 }
 
@@ -598,12 +600,32 @@ __device__ __forceinline__ unsigned long long warp_sum(unsigned long long v) {
   return v;
 }
 
-/* Add a finite double exactly into digits (ga_partial.h: m * 2^(p-1074)
-** into digits p>>5 .. (p>>5)+2 as 32-bit pieces of m << (p & 31)). */
-__device__ __forceinline__ void sacc_add(unsigned long long *acc,
-                                         unsigned long long b) {
-  int e = (int)((b >> 52) & 0x7ff);
-  unsigned long long m = b & ((1ull << 52) - 1);
+/* A finite double m * 2^(p - 1074) adds exactly into digits p>>5 .. +2
+** (ga_partial.h) as 32-bit pieces of m << (p & 31).  A thread holds those
+** three digits in registers while its values stay in one block of digits:
+** a value adds to them, and only a value of another block (or the end)
+** adds them to the shared digits, with three atomics instead of three a
+** value.  The shared digits are sums mod 2^64
+** either way, so the state is the same bit for bit; a register digit grows
+** by under 2^32 a value, and a thread adds at most a slice's rows / CT. */
+struct sbuf {
+  int k;
+  unsigned long long d[3];
+};
+
+__device__ __forceinline__ void sbuf_flush(unsigned long long *acc, sbuf &b) {
+  if (b.k < 0)
+    return;
+#pragma unroll
+  for (int i = 0; i < 3; i++)
+    if (b.d[i])
+      atomicAdd(acc + b.k + i, b.d[i]);
+}
+
+__device__ __forceinline__ void sbuf_add(unsigned long long *acc, sbuf &b,
+                                         unsigned long long v) {
+  int e = (int)((v >> 52) & 0x7ff);
+  unsigned long long m = v & ((1ull << 52) - 1);
   if (e == 0) {
     if (m == 0)
       return; /* +-0 */
@@ -615,11 +637,15 @@ __device__ __forceinline__ void sacc_add(unsigned long long *acc,
   unsigned long long lo = m << sh;
   unsigned long long d[3] = {lo & 0xffffffffull, lo >> 32,
                              sh ? (m >> (64 - sh)) : 0ull};
-  bool neg = (b >> 63) != 0;
+  bool neg = (v >> 63) != 0;
+  if (k != b.k) {
+    sbuf_flush(acc, b);
+    b.k = k;
+    b.d[0] = b.d[1] = b.d[2] = 0;
+  }
 #pragma unroll
   for (int i = 0; i < 3; i++)
-    if (d[i])
-      atomicAdd(acc + k + i, neg ? 0ull - d[i] : d[i]);
+    b.d[i] += neg ? 0ull - d[i] : d[i];
 }
 
 /* counters in the shared array: ilo, ihi, nint, nreal, npinf, nninf, nnan,
@@ -641,8 +667,11 @@ __global__ void __launch_bounds__(CT)
   const gak_cslice s = sl[blockIdx.x];
   unsigned long long c[NCNT] = {0, 0, 0, 0, 0, 0, 0, 0};
   best mx = {GA_KIND_NONE, 0, 0}, mn = {GA_KIND_NONE, 0, 0};
+  sbuf sb;
+  sb.k = -1;
+  sb.d[0] = sb.d[1] = sb.d[2] = 0;
   for (unsigned p = threadIdx.x; p < s.len; p += CT) {
-    long long i = idx[s.start + p];
+    long long i = idx ? idx[s.start + p] : (long long)s.start + p;
     if (!bit64(x.notnull, i))
       continue;
     unsigned long long v = x.vals[i];
@@ -666,7 +695,7 @@ __global__ void __launch_bounds__(CT)
         else
           c[4]++;
       } else {
-        sacc_add(acc, v);
+        sbuf_add(acc, sb, v);
       }
     }
     if (better(cand, mx, false))
@@ -674,6 +703,7 @@ __global__ void __launch_bounds__(CT)
     if (better(cand, mn, true))
       mn = cand;
   }
+  sbuf_flush(acc, sb);
 #pragma unroll
   for (int k = 0; k < NCNT; k++) {
     unsigned long long t = warp_sum(c[k]);
@@ -716,7 +746,7 @@ __global__ void __launch_bounds__(CT)
   o->sum.nnan = (long long)cnt[6];
   o->count = (long long)cnt[7];
   o->rows = s.len;
-  o->first = s.len ? idx[s.start] : 0;
+  o->first = !s.len ? 0 : idx ? idx[s.start] : s.start;
   o->max.kind = wmax[0].kind;
   o->max.pad = 0;
   o->max.idx = wmax[0].idx;

@@ -25,9 +25,9 @@
 #define MAX_GRID 65535
 
 __global__ void __launch_bounds__(CT)
-    k_eval(const gak_cprog p, long long n, const uint32_t *sel,
-           uint64_t *vals, uint32_t *isint, uint32_t *notnull,
-           uint32_t *err) {
+    k_eval(const gak_cprog p, long long n, const uint32_t *rows,
+           const uint32_t *sel, uint64_t *vals, uint32_t *isint,
+           uint32_t *notnull, uint32_t *err) {
   long long nw = (n + 31) / 32;
   for (long long base = (long long)blockIdx.x * CT; base < nw * 32;
        base += (long long)gridDim.x * CT) {
@@ -35,9 +35,10 @@ __global__ void __launch_bounds__(CT)
     ga_cxr_v r = ga_cxr_mk(GA_CX_TNULL, 0);
     int e = 0;
     if (i < n) {
-      r = ga_cx_run(&p, i, &e);
+      long long row = rows ? (long long)rows[i] : i;
+      r = ga_cx_run(&p, row, &e);
       vals[i] = r.v;
-      if (e && (!sel || ((sel[i >> 5] >> (i & 31)) & 1)))
+      if (e && (!sel || ((sel[row >> 5] >> (row & 31)) & 1)))
         *err = 1;
     }
     unsigned nn = __ballot_sync(0xffffffffu, r.t != GA_CX_TNULL);
@@ -50,9 +51,10 @@ __global__ void __launch_bounds__(CT)
 }
 
 extern "C" int gak_cache_eval(const gak_cprog *p, int64_t n,
-                              const uint32_t *d_sel, uint64_t *d_vals,
-                              uint64_t *d_isint, uint64_t *d_notnull,
-                              uint32_t *d_err, gak_stream s) {
+                              const uint32_t *d_rows, const uint32_t *d_sel,
+                              uint64_t *d_vals, uint64_t *d_isint,
+                              uint64_t *d_notnull, uint32_t *d_err,
+                              gak_stream s) {
   if (!p || n < 0 || p->depth > GAK_CX_DEPTH || p->n < 1 || p->n > GAK_CX_MAX)
     return (int)cudaErrorInvalidValue;
   if (n == 0)
@@ -63,7 +65,7 @@ extern "C" int gak_cache_eval(const gak_cprog *p, int64_t n,
   if (nw & 1)
     cudaMemsetAsync((uint32_t *)d_isint + nw, 0, 4, (cudaStream_t)s),
         cudaMemsetAsync((uint32_t *)d_notnull + nw, 0, 4, (cudaStream_t)s);
-  k_eval<<<grid, CT, 0, (cudaStream_t)s>>>(*p, n, d_sel, d_vals,
+  k_eval<<<grid, CT, 0, (cudaStream_t)s>>>(*p, n, d_rows, d_sel, d_vals,
                                            (uint32_t *)d_isint,
                                            (uint32_t *)d_notnull, d_err);
   return (int)cudaGetLastError();

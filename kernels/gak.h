@@ -250,7 +250,8 @@ int gak_cache_remap(uint64_t *d_vals, const uint64_t *d_notnull, int64_t n,
 ** [0, ngroups); both 0 for a group without rows. */
 int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
                      uint32_t *d_start, uint32_t *d_end, gak_stream s);
-/* One state per slice, over column x at rows d_idx[start .. start+len). */
+/* One state per slice, over column x at rows d_idx[start .. start+len)
+** (d_idx NULL: rows start .. start+len themselves). */
 int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
                      const gak_cslice *d_slices, int64_t nslices,
                      gak_cstate *d_out, gak_stream s);
@@ -298,14 +299,16 @@ typedef struct gak_cprog {
   const gak_cval *pool; /* the IN lists' literals (device memory) */
 } gak_cprog;
 
-/* Program p's value at each of n rows into d_vals (the int64 or the
-** double's bits, 0 for NULL) and the isint / notnull bitmaps (64-bit words,
-** bits past n cleared), as a cached column holds them.  *d_err becomes 1
-** when a row whose bit is set in d_sel (32-bit words; NULL: every row)
-** raises an error (abs(-9223372036854775808)); the caller zeroes it. */
-int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_sel,
-                   uint64_t *d_vals, uint64_t *d_isint, uint64_t *d_notnull,
-                   uint32_t *d_err, gak_stream s);
+/* Program p's value at n rows into d_vals (the int64 or the double's
+** bits, 0 for NULL) and the isint / notnull bitmaps (64-bit words, bits
+** past n cleared), as a cached column holds them: value j is row
+** d_rows[j]'s (d_rows NULL: row j's), so a filter's passing rows become a
+** column of their own.  *d_err becomes 1 when a row whose bit is set in
+** d_sel (32-bit words, by row; NULL: every row) raises an error
+** (abs(-9223372036854775808)); the caller zeroes it. */
+int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_rows,
+                   const uint32_t *d_sel, uint64_t *d_vals, uint64_t *d_isint,
+                   uint64_t *d_notnull, uint32_t *d_err, gak_stream s);
 
 /* One key of several: its id is the index of the value's canonical key in
 ** dict (ndict of them; a NULL value: ndict), or, where map is set, the
@@ -330,9 +333,11 @@ typedef struct gak_ckeys {
 int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx, int64_t m,
                       uint32_t *d_gid, gak_stream s);
 
-/* Column col's value at each of n rows d_rows[j] into d_out[j]. */
-int gak_cache_gather(gak_ccol col, const uint32_t *d_rows, int64_t n,
-                     gak_cval *d_out, gak_stream s);
+/* Column col's value at each of n rows d_rows[j] into d_out[j] (d_through
+** not NULL: at rows d_through[d_rows[j]]). */
+int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
+                     const uint32_t *d_through, int64_t n, gak_cval *d_out,
+                     gak_stream s);
 
 #ifdef __cplusplus
 }

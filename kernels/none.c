@@ -193,10 +193,11 @@ int gak_cache_merge(const gak_cstate *d_slice_states,
   (void)s;
   return NB;
 }
-int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_sel,
-                   uint64_t *d_vals, uint64_t *d_isint, uint64_t *d_notnull,
-                   uint32_t *d_err, gak_stream s) {
-  (void)p, (void)n, (void)d_sel, (void)d_vals, (void)d_isint, (void)d_notnull;
+int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_rows,
+                   const uint32_t *d_sel, uint64_t *d_vals, uint64_t *d_isint,
+                   uint64_t *d_notnull, uint32_t *d_err, gak_stream s) {
+  (void)p, (void)n, (void)d_rows, (void)d_sel, (void)d_vals, (void)d_isint;
+  (void)d_notnull;
   (void)d_err, (void)s;
   return NB;
 }
@@ -205,8 +206,9 @@ int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx, int64_t m,
   (void)k, (void)d_idx, (void)m, (void)d_gid, (void)s;
   return NB;
 }
-int gak_cache_gather(gak_ccol col, const uint32_t *d_rows, int64_t n,
-                     gak_cval *d_out, gak_stream s) {
-  (void)col, (void)d_rows, (void)n, (void)d_out, (void)s;
+int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
+                     const uint32_t *d_through, int64_t n, gak_cval *d_out,
+                     gak_stream s) {
+  (void)col, (void)d_rows, (void)d_through, (void)n, (void)d_out, (void)s;
   return NB;
 }

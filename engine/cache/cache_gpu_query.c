@@ -24,7 +24,9 @@
 **      the host by the key's program (a map lookup at most).
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu_reduce.h"
 #include "gak.h"
@@ -523,6 +525,25 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
 
 /* ---- rule 5: gpu_query's shapes ---- */
 
+/* GPUAGG_CACHE_PROFILE=1: each step's wall time to stderr (bench work). */
+static double prof_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+static void prof(const char *what, double *t0) {
+  static int on = -1;
+  if (on < 0) {
+    const char *z = getenv("GPUAGG_CACHE_PROFILE");
+    on = z && *z == '1';
+  }
+  if (!on)
+    return;
+  double t = prof_ms();
+  fprintf(stderr, "cache_gpu %-10s %8.3f ms\n", what, t - *t0);
+  *t0 = t;
+}
+
 /* Where a key or carried column of q comes from on the GPU: an entry
 ** column, through a derived column's map or not. */
 typedef struct gsrc {
@@ -664,6 +685,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy) {
   int64_t n = e->rows;
   int nk = q->nkeys, nkc = q->nkeys + q->ncarry, nv = q->nvals;
+  double t0 = prof_ms();
   const ga_cx_env *env = q->env;
   int nmaps = env ? env->nmaps : 0, npool = env ? env->npool : 0;
   gsrc src[GA_MAX_KEYS];
@@ -766,7 +788,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     d_sst = carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
     d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
     d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
-    if (any_prog) /* a program's value, one at a time */
+    if (any_prog) /* a program's value at the passing rows, one at a time */
       d_xv = carve(&a, (size_t)n * 8 + 2 * (size_t)GA_BW(n) * 8);
     d_err = carve(&a, 4);
     d_pool = carve(&a, sizeof(gak_cval) * (size_t)(npool ? npool : 1));
@@ -824,12 +846,14 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
 
   int64_t m = 0;
+  prof("setup", &t0);
   STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
   STEP(GA_STAGE_LAUNCH,
        gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
   if (!sync_or(c, why, nwhy))
     goto fail;
+  prof("filter", &t0);
   if (m < 0 || m > n) {
     snprintf(why, nwhy, "a GPU step failed (bad row count)");
     goto fail;
@@ -867,6 +891,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     if (!sync_or(c, why, nwhy))
       goto fail;
     rows_idx = d_idx2;
+    prof("group", &t0);
   } else {
     h_se[0] = 0;
     h_se[1] = (uint32_t)m;
@@ -912,26 +937,34 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   STEP(GA_STAGE_H2D,
        gak_memcpy_h2d(d_gr, h_gr, sizeof(gak_cgroup) * (size_t)ngr, c->stream));
   gak_ccol none = {NULL, NULL, NULL};
+  int first_pos = 0; /* value 0's first rows are positions in rows_idx */
   for (int i = 0; i < nv; i++) {
     const ga_cexpr *x = ga_cq_val(q, i);
     int bc = ga_cx_bare(x);
     gak_ccol col;
+    const uint32_t *vidx = rows_idx;
     if (bc >= 0) {
       col = ccol(&e->cols[bc]);
-    } else { /* the program's value as a column (rule 5) */
+    } else {
+      /* the program's value at the passing rows, in rows_idx's order, as a
+      ** column of m rows (rule 5): the reduce reads it in place (positions
+      ** keep rowid order within a group, so ties and first rows hold) */
       gak_cprog p;
       uint32_t zero = 0, err = 0;
       prog_of(e, x, d_pool, d_mapv, d_mapt, &p);
       col.vals = d_xv;
-      col.isint = d_xv + n;
-      col.notnull = d_xv + n + GA_BW(n);
+      col.isint = d_xv + m;
+      col.notnull = d_xv + m + GA_BW(m);
+      vidx = NULL;
+      first_pos |= i == 0;
       STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &zero, 4, c->stream));
       STEP(GA_STAGE_LAUNCH,
-           gak_cache_eval(&p, n, d_sel, d_xv, (uint64_t *)col.isint,
+           gak_cache_eval(&p, m, rows_idx, d_sel, d_xv, (uint64_t *)col.isint,
                           (uint64_t *)col.notnull, d_err, c->stream));
       STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
       if (!sync_or(c, why, nwhy))
         goto fail;
+      prof("eval", &t0);
       if (err) { /* cexpr.h rule 5 */
         snprintf(why, nwhy, "an expression raises an error on a row (abs of "
                             "-9223372036854775808): SQLite reports it");
@@ -940,7 +973,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
     }
     STEP(GA_STAGE_LAUNCH,
-         gak_cache_reduce(col, rows_idx, d_sl, nsl, d_sst, c->stream));
+         gak_cache_reduce(col, vidx, d_sl, nsl, d_sst, c->stream));
     STEP(GA_STAGE_LAUNCH,
          gak_cache_merge(d_sst, d_gr, ngr, none, d_gst, c->stream));
     STEP(GA_STAGE_D2H,
@@ -948,10 +981,11 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         sizeof(gak_cstate) * (size_t)ngr, c->stream));
     if (!sync_or(c, why, nwhy)) /* d_xv is the next value's */
       goto fail;
+    prof("reduce", &t0);
   }
   /* the groups' keys: their first rows' (rule 5) */
   for (int64_t g = 0; g < ngr; g++) {
-    if (h_st[g].first < 0 || h_st[g].first >= n) {
+    if (h_st[g].first < 0 || h_st[g].first >= (first_pos ? m : n)) {
       snprintf(why, nwhy, "a GPU step failed (a group's first row)");
       goto fail;
     }
@@ -963,7 +997,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                                       c->stream));
     for (int k = 0; k < nkc; k++) {
       STEP(GA_STAGE_LAUNCH,
-           gak_cache_gather(ccol(&e->cols[src[k].col]), d_rows, ngr, d_kv,
+           gak_cache_gather(ccol(&e->cols[src[k].col]), d_rows,
+                            first_pos ? rows_idx : NULL, ngr, d_kv,
                             c->stream));
       STEP(GA_STAGE_D2H,
            gak_memcpy_d2h(h_kv + (size_t)k * (size_t)ngr, d_kv,
@@ -972,6 +1007,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
         goto fail;
     }
   }
+  prof("keys", &t0);
   sts = sqlite3_malloc64(sizeof(ga_xstate) * (size_t)nv);
   if (!sts) {
     rc = GA_SCAN_NOMEM;
@@ -991,6 +1027,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     if (ga_gs_add(gs, kv, sts, 0, &bytes))
       rc = GA_SCAN_NOMEM;
   }
+  prof("groups", &t0);
   goto done;
 fail:
   gak_stream_sync(c->stream);

@@ -1121,9 +1121,9 @@ static void op_creduce(op *o) {
     for (int l = 0; l < 4; l++)
       ga_sum_init(&lane[l]);
     st->rows = sl->len;
-    st->first = r->idx[sl->start];
+    st->first = r->idx ? r->idx[sl->start] : sl->start; /* NULL: rows */
     for (uint32_t p = 0; p < sl->len; p++) {
-      int64_t i = r->idx[sl->start + p];
+      int64_t i = r->idx ? r->idx[sl->start + p] : (int64_t)sl->start + p;
       if (!fk_bit64(r->x.notnull, i))
         continue;
       st->count++;
@@ -1162,7 +1162,8 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
             "gak_cache_reduce slices");
   dev_check(d_out, sizeof(gak_cstate) * (size_t)nslices, s->dev,
             "gak_cache_reduce out");
-  dev_check(d_idx, 4, s->dev, "gak_cache_reduce idx");
+  if (d_idx)
+    dev_check(d_idx, 4, s->dev, "gak_cache_reduce idx");
   op *o = op_new(op_creduce);
   fk_reduce *r = malloc(sizeof(*r));
   if (!r)
@@ -1277,7 +1278,7 @@ int gak_cache_merge(const gak_cstate *d_slice_states,
 
 typedef struct fk_eval {
   gak_cprog p;
-  const uint32_t *sel;
+  const uint32_t *rows, *sel;
   uint64_t *vals, *isint, *notnull;
   uint32_t *err;
 } fk_eval;
@@ -1291,20 +1292,21 @@ static void op_eval(op *o) {
     x->isint[w] = x->notnull[w] = 0;
   for (int64_t i = 0; i < n; i++) { /* the kernel's interpreter itself */
     int e = 0;
-    ga_cxr_v r = ga_cx_run(&x->p, i, &e);
+    int64_t row = x->rows ? (int64_t)x->rows[i] : i;
+    ga_cxr_v r = ga_cx_run(&x->p, row, &e);
     x->vals[i] = r.v;
     if (r.t != GA_CX_TNULL)
       x->notnull[i >> 6] |= 1ull << (i & 63);
     if (r.t == GA_CX_TINT)
       x->isint[i >> 6] |= 1ull << (i & 63);
-    if (e && (!x->sel || ((x->sel[i >> 5] >> (i & 31)) & 1)))
+    if (e && (!x->sel || ((x->sel[row >> 5] >> (row & 31)) & 1)))
       *x->err = 1;
   }
 }
 
-int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_sel,
-                   uint64_t *d_vals, uint64_t *d_isint, uint64_t *d_notnull,
-                   uint32_t *d_err, gak_stream gs) {
+int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_rows,
+                   const uint32_t *d_sel, uint64_t *d_vals, uint64_t *d_isint,
+                   uint64_t *d_notnull, uint32_t *d_err, gak_stream gs) {
   fstream *s = (fstream *)gs;
   if (!stream_ok(s) || !p || n < 0 || p->depth > GAK_CX_DEPTH || p->n < 1 ||
       p->n > GAK_CX_MAX)
@@ -1316,17 +1318,20 @@ int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_sel,
   dev_check(d_isint, bw, s->dev, "gak_cache_eval isint");
   dev_check(d_notnull, bw, s->dev, "gak_cache_eval notnull");
   dev_check(d_err, 4, s->dev, "gak_cache_eval err");
-  if (d_sel)
+  if (d_rows)
+    dev_check(d_rows, (size_t)n * 4, s->dev, "gak_cache_eval rows");
+  else if (d_sel)
     dev_check(d_sel, (size_t)((n + 31) / 32) * 4, s->dev, "gak_cache_eval sel");
   for (int k = 0; k < p->n; k++) /* the columns it reads, at their base */
     if (p->ins[k].op == GA_CX_COL)
-      dev_check(p->cols[p->ins[k].col].vals, (size_t)n * 8, s->dev,
+      dev_check(p->cols[p->ins[k].col].vals, d_rows ? 8 : (size_t)n * 8, s->dev,
                 "gak_cache_eval column");
   op *o = op_new(op_eval);
   fk_eval *x = malloc(sizeof(*x));
   if (!x)
     die("out of memory for an operation");
   x->p = *p;
+  x->rows = d_rows;
   x->sel = d_sel;
   x->vals = d_vals;
   x->isint = d_isint;
@@ -1410,8 +1415,9 @@ static void op_gather(op *o) {
   gak_cval *out = o->c;
   if (kernel_faults(o, out, (size_t)o->m * sizeof(gak_cval)))
     return;
+  const uint32_t *through = o->b;
   for (int64_t j = 0; j < o->m; j++) {
-    int64_t i = rows[j];
+    int64_t i = through ? through[rows[j]] : rows[j];
     out[j].pad = 0;
     out[j].type = !fk_bit64(c->notnull, i)  ? GA_CX_TNULL
                   : fk_bit64(c->isint, i) ? GA_CX_TINT
@@ -1420,8 +1426,9 @@ static void op_gather(op *o) {
   }
 }
 
-int gak_cache_gather(gak_ccol col, const uint32_t *d_rows, int64_t n,
-                     gak_cval *d_out, gak_stream gs) {
+int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
+                     const uint32_t *d_through, int64_t n, gak_cval *d_out,
+                     gak_stream gs) {
   fstream *s = (fstream *)gs;
   if (!stream_ok(s) || n < 0)
     return fail(GAK_EOTHER);
@@ -1437,6 +1444,7 @@ int gak_cache_gather(gak_ccol col, const uint32_t *d_rows, int64_t n,
   x->c = col;
   o->extra = x;
   o->a = (void *)d_rows;
+  o->b = (void *)d_through;
   o->c = d_out;
   o->m = n;
   enqueue(s, o);
