@@ -50,6 +50,40 @@ __global__ void __launch_bounds__(CT)
   }
 }
 
+/* The filter form: the rows whose value is true, one bit a row. */
+__global__ void __launch_bounds__(CT)
+    k_eval_filter(const gak_cprog p, long long n, uint32_t *sel,
+                  uint32_t *err) {
+  long long nw = (n + 31) / 32;
+  for (long long base = (long long)blockIdx.x * CT; base < nw * 32;
+       base += (long long)gridDim.x * CT) {
+    long long i = base + threadIdx.x;
+    int e = 0, pass = 0;
+    if (i < n) {
+      ga_cxr_v r = ga_cx_run(&p, i, &e);
+      pass = r.t != GA_CX_TNULL && ga_cx_true(r.t, r.v);
+      if (e)
+        *err = 1;
+    }
+    unsigned w = __ballot_sync(0xffffffffu, pass);
+    if ((threadIdx.x & 31) == 0 && (i >> 5) < nw)
+      sel[i >> 5] = w;
+  }
+}
+
+extern "C" int gak_cache_eval_filter(const gak_cprog *p, int64_t n,
+                                     uint32_t *d_sel, uint32_t *d_err,
+                                     gak_stream s) {
+  if (!p || n < 0 || p->depth > GAK_CX_DEPTH || p->n < 1 || p->n > GAK_CX_MAX)
+    return (int)cudaErrorInvalidValue;
+  if (n == 0)
+    return (int)cudaSuccess;
+  long long nw = (n + 31) / 32, g = (nw * 32 + CT - 1) / CT;
+  int grid = g > MAX_GRID ? MAX_GRID : (int)(g < 1 ? 1 : g);
+  k_eval_filter<<<grid, CT, 0, (cudaStream_t)s>>>(*p, n, d_sel, d_err);
+  return (int)cudaGetLastError();
+}
+
 extern "C" int gak_cache_eval(const gak_cprog *p, int64_t n,
                               const uint32_t *d_rows, const uint32_t *d_sel,
                               uint64_t *d_vals, uint64_t *d_isint,

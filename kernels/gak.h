@@ -310,6 +310,13 @@ int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_rows,
                    const uint32_t *d_sel, uint64_t *d_vals, uint64_t *d_isint,
                    uint64_t *d_notnull, uint32_t *d_err, gak_stream s);
 
+/* Program p as a filter: bit i of d_sel (32-bit words, ceil(n / 32) of
+** them, bits past n cleared) set where row i's value is true (a number
+** other than 0; NULL is not); *d_err as gak_cache_eval's, over every
+** row. */
+int gak_cache_eval_filter(const gak_cprog *p, int64_t n, uint32_t *d_sel,
+                          uint32_t *d_err, gak_stream s);
+
 /* One key of several: its id is the index of the value's canonical key in
 ** dict (ndict of them; a NULL value: ndict), or, where map is set, the
 ** value is a code and its id map[code] (a NULL value: map[nmap - 1]).  The

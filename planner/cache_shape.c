@@ -494,9 +494,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   if (ok)
     return gpu_takes(&p);
   /* rule 7: the filter as a program (host entries) */
-  char terms_why[256];
-  sqlite3_snprintf((int)sizeof terms_why, terms_why, "%s", why);
-  why[0] = 0;
+  why[0] = 0; /* the AND of terms' reason: the program's replaces it */
   memset(&q->filter, 0, sizeof(q->filter));
   p.never = 0;
   xk kind;
@@ -516,11 +514,6 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
       return ga_cl_no(&p, "-9223372036854775808.0 in a filter: SQLite's plan "
                           "decides%s",
                       NULL);
-  if (e->where == GA_CACHE_GPU)
-    return ga_cl_no(&p,
-                    "the filter is not an AND of comparisons of a column "
-                    "with a literal, which GPU entries take (%s)",
-                    terms_why);
   q->has_fprog = 1;
-  return 1;
+  return gpu_takes(&p);
 }

@@ -1019,6 +1019,24 @@ def section_arith(rep, r, device):
         compare(rep, con, "%s_arith_ineligible_%d" % (device, i), "t", x, want="uncached",
                 why=None if gpu else why)
     fma_guard(rep, r, device)
+    many_groups(rep, device)
+
+
+def many_groups(rep, device):
+    """engine/cache/cache_host.c rule 7: a host entry declines a grouping (its
+    general path: here an expression key)
+    with a group every few rows (the scan's direct mode is as fast), and
+    answers one with fewer groups; both answers equal the reference."""
+    con = connect(":memory:", device=device)
+    con.execute("CREATE TABLE mg(k INTEGER, x REAL)")
+    con.execute("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 150000) "
+                "INSERT INTO mg SELECT i * 7 % 150000, i * 0.5 FROM s")
+    con.execute("SELECT gpu_cache('mg', 'k, x')")
+    cfg(con, "threads", 1)
+    many = "uncached" if device == "cpu" else None
+    compare(rep, con, "%s_many_groups" % device, "mg", "x", None, "k + 0", want=many,
+            why="a group every 8 rows" if device == "cpu" else None)
+    compare(rep, con, "%s_many_groups_few" % device, "mg", "x", None, "k % 1000", want="cache")
 
 
 def fma_guard(rep, r, device):

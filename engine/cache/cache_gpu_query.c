@@ -653,11 +653,8 @@ static void prog_of(const ga_centry *e, const ga_cexpr *x, const gak_cval *d_poo
 int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
                        size_t nwhy) {
   (void)e;
-  if (q->has_fprog) {
-    snprintf(why, nwhy, "a filter that is no AND of comparisons of a column "
-                        "with a literal stays on host entries");
+  if (q->has_fprog && !prog_fits(&q->fprog, why, nwhy))
     return 0;
-  }
   if (q->nkeys > GAK_CACHE_MAX_KEYS) {
     snprintf(why, nwhy, "more than %d keys on the GPU", GAK_CACHE_MAX_KEYS);
     return 0;
@@ -847,13 +844,29 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
 
   int64_t m = 0;
   prof("setup", &t0);
-  STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
+  uint32_t ferr = 0;
+  if (q->has_fprog) { /* a WHERE that is a program: true rows pass */
+    gak_cprog fp;
+    prog_of(e, &q->fprog, d_pool, d_mapv, d_mapt, &fp);
+    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &ferr, 4, c->stream));
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_eval_filter(&fp, n, d_sel, d_err, c->stream));
+    STEP(GA_STAGE_D2H, gak_memcpy_d2h(&ferr, d_err, 4, c->stream));
+  } else {
+    STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
+  }
   STEP(GA_STAGE_LAUNCH,
        gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
   if (!sync_or(c, why, nwhy))
     goto fail;
   prof("filter", &t0);
+  if (ferr) { /* cexpr.h rule 5: SQLite evaluates the WHERE on every row */
+    snprintf(why, nwhy, "an expression raises an error on a row (abs of "
+                        "-9223372036854775808): SQLite reports it");
+    rc = GA_CACHE_DECLINED;
+    goto done;
+  }
   if (m < 0 || m > n) {
     snprintf(why, nwhy, "a GPU step failed (bad row count)");
     goto fail;

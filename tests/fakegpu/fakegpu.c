@@ -1343,6 +1343,53 @@ int gak_cache_eval(const gak_cprog *p, int64_t n, const uint32_t *d_rows,
   return 0;
 }
 
+static void op_eval_filter(op *o) {
+  fk_eval *x = o->extra;
+  int64_t n = o->m, nw = (n + 31) / 32;
+  uint32_t *sel = (uint32_t *)x->vals;
+  if (kernel_faults(o, sel, (size_t)nw * 4))
+    return;
+  for (int64_t w = 0; w < nw; w++)
+    sel[w] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    int e = 0;
+    ga_cxr_v r = ga_cx_run(&x->p, i, &e);
+    if (r.t != GA_CX_TNULL && ga_cx_true(r.t, r.v))
+      sel[i >> 5] |= 1u << (i & 31);
+    if (e)
+      *x->err = 1;
+  }
+}
+
+int gak_cache_eval_filter(const gak_cprog *p, int64_t n, uint32_t *d_sel,
+                          uint32_t *d_err, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || !p || n < 0 || p->depth > GAK_CX_DEPTH || p->n < 1 ||
+      p->n > GAK_CX_MAX)
+    return fail(GAK_EOTHER);
+  if (n == 0)
+    return 0;
+  dev_check(d_sel, (size_t)((n + 31) / 32) * 4, s->dev,
+            "gak_cache_eval_filter sel");
+  dev_check(d_err, 4, s->dev, "gak_cache_eval_filter err");
+  for (int k = 0; k < p->n; k++)
+    if (p->ins[k].op == GA_CX_COL)
+      dev_check(p->cols[p->ins[k].col].vals, (size_t)n * 8, s->dev,
+                "gak_cache_eval_filter column");
+  op *o = op_new(op_eval_filter);
+  fk_eval *x = malloc(sizeof(*x));
+  if (!x)
+    die("out of memory for an operation");
+  memset(x, 0, sizeof(*x));
+  x->p = *p;
+  x->vals = (uint64_t *)d_sel; /* the selection's words */
+  x->err = d_err;
+  o->extra = x;
+  o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
 typedef struct fk_keys {
   gak_ckeys k;
   const uint32_t *idx;
