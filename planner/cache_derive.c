@@ -41,7 +41,7 @@ const char *const ga_cdict_aff[5] = {"blob", "text", "numeric", "integer",
                                      "real"};
 const char *const ga_cdict_coll[3] = {"binary", "nocase", "rtrim"};
 
-static const char *const time_fns[] = {"date",     "time",      "datetime",
+static const char *const time_fns[] = {"date",      "time",      "datetime",
                                        "julianday", "unixepoch", "strftime",
                                        "timediff"};
 
@@ -137,8 +137,9 @@ static int read_values(parser *p, sqlite3_stmt *st, ga_cx_map *m,
     } else if (ty == SQLITE_TEXT) {
       const void *z;
       int len;
-      if (!loc && (!(loc = ga_dict_local_new()) ||
-                   !(ids = sqlite3_malloc64(sizeof(uint32_t) * (size_t)(n + 1))))) {
+      if (!loc &&
+          (!(loc = ga_dict_local_new()) ||
+           !(ids = sqlite3_malloc64(sizeof(uint32_t) * (size_t)(n + 1))))) {
         p->rc = SQLITE_NOMEM;
         break;
       }
@@ -238,10 +239,10 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
   if (ga_column_decl(p->db, p->t->schema, p->t->table, cc->name, &type,
                      &coll) != SQLITE_OK)
     return ga_cl_no(p, "the collation of %s cannot be read", cc->name);
-  int ci = !coll || !sqlite3_stricmp(coll, "BINARY")   ? 0
-           : !sqlite3_stricmp(coll, "NOCASE")          ? 1
-           : !sqlite3_stricmp(coll, "RTRIM")           ? 2
-                                                       : -1;
+  int ci = !coll || !sqlite3_stricmp(coll, "BINARY") ? 0
+           : !sqlite3_stricmp(coll, "NOCASE")        ? 1
+           : !sqlite3_stricmp(coll, "RTRIM")         ? 2
+                                                     : -1;
   if (ci < 0)
     return ga_cl_no(p, "column %s has a collation other than the built-ins",
                     cc->name);
@@ -273,8 +274,9 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
       int len;
       ga_dict_value(cc->dict, (uint32_t)c, &z, &len);
       if (holds_now(z, len, p->e->enc))
-        return ga_cl_no(p, "column %s holds 'now', which date and time "
-                           "functions read as the statement's time",
+        return ga_cl_no(p,
+                        "column %s holds 'now', which date and time "
+                        "functions read as the statement's time",
                         cc->name);
     }
   }
@@ -320,8 +322,8 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
     }
   /* the map, in the query's env */
   ga_cx_env *env = p->q->env;
-  ga_cx_map *maps =
-      sqlite3_realloc64(env->maps, sizeof(ga_cx_map) * (size_t)(env->nmaps + 1));
+  ga_cx_map *maps = sqlite3_realloc64(env->maps, sizeof(ga_cx_map) *
+                                                     (size_t)(env->nmaps + 1));
   if (!maps) {
     sqlite3_finalize(st);
     p->rc = SQLITE_NOMEM;
@@ -345,8 +347,8 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
   int ok = read_values(p, st, m, &nd);
   sqlite3_finalize(st);
   if (nd) {
-    ga_dict **o = sqlite3_realloc64(p->q->owned, sizeof(*o) *
-                                                     (size_t)(p->q->nowned + 1));
+    ga_dict **o =
+        sqlite3_realloc64(p->q->owned, sizeof(*o) * (size_t)(p->q->nowned + 1));
     if (!o) {
       ga_dict_free(nd);
       p->rc = SQLITE_NOMEM;

@@ -49,8 +49,7 @@ static int x_rel(parser *p, xk *k);
 int ga_cl_emit(parser *p, int op, int col, int a, int b, const ga_value *v) {
   ga_cexpr *x = p->x;
   if (x->n >= GA_CX_MAX)
-    return ga_cl_no(p, "the expression is longer than the cache takes%s",
-                    NULL);
+    return ga_cl_no(p, "the expression is longer than the cache takes%s", NULL);
   ga_cx_ins *in = &x->ins[x->n++];
   memset(in, 0, sizeof(*in));
   in->op = op;
@@ -132,25 +131,14 @@ static int str_bytes(parser *p, const xk *s, void **z, int *n) {
 ** point (or -1), *op adjusted (rule 1). */
 static int code_lit(parser *p, const ga_dict *d, const xk *s, int *op) {
   void *z;
-  int n, found = 0;
+  int n;
+  ga_value v = {0};
   if (!str_bytes(p, s, &z, &n))
     return 0;
-  int64_t at = ga_dict_find(d, z, n, &found);
+  int ok = ga_cl_code_of(p, d, z, n, op, &v.i);
   sqlite3_free(z);
-  if (at < 0) {
-    p->rc = SQLITE_NOMEM;
-    return 0;
-  }
-  if (*op == GAK_CMP_EQ || *op == GAK_CMP_NE || *op == GAK_CMP_IN)
-    at = found ? at : -1;
-  else if (*op == GAK_CMP_LE && !found)
-    *op = GAK_CMP_LT;
-  else if (*op == GAK_CMP_GT && !found)
-    *op = GAK_CMP_GE;
-  ga_value v = {0};
   v.type = GA_V_INT;
-  v.i = at;
-  return lit(p, &v);
+  return ok && lit(p, &v);
 }
 
 /* May a code of kind k be compared (rule 1)? */
@@ -468,11 +456,10 @@ static int x_mul(parser *p, xk *k) {
   while (ga_cl_peek(p)->kind == T_MULOP) {
     int c = ga_cl_next(p)->op;
     xk b;
-    if (!x_unary(p, &b) ||
-        !arith(p, k, &b,
-               c == '*'   ? GA_CX_MUL
-               : c == '/' ? GA_CX_DIV
-                          : GA_CX_MOD))
+    if (!x_unary(p, &b) || !arith(p, k, &b,
+                                  c == '*'   ? GA_CX_MUL
+                                  : c == '/' ? GA_CX_DIV
+                                             : GA_CX_MOD))
       return 0;
   }
   return 1;

@@ -222,12 +222,11 @@ int ga_cl_kw(const tok *t, const char *w) {
 }
 
 int ga_cl_is_keyword(const tok *t) {
-  static const char *const k[] = {"AND",     "BETWEEN", "IN",     "IS",
-                                  "NOT",     "NULL",    "ISNULL", "NOTNULL",
-                                  "COLLATE", "OR",      "LIKE",   "GLOB",
-                                  "ESCAPE",  "CAST",    "CASE",   "SELECT",
-                                  "WHEN",    "THEN",    "ELSE",   "END",
-                                  "EXISTS",  "REGEXP",  "MATCH"};
+  static const char *const k[] = {
+      "AND",    "BETWEEN", "IN",      "IS",     "NOT",  "NULL",
+      "ISNULL", "NOTNULL", "COLLATE", "OR",     "LIKE", "GLOB",
+      "ESCAPE", "CAST",    "CASE",    "SELECT", "WHEN", "THEN",
+      "ELSE",   "END",     "EXISTS",  "REGEXP", "MATCH"};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
     if (ga_cl_kw(t, k[i]))
       return 1;
@@ -246,7 +245,8 @@ int ga_cl_column(parser *p, const tok *t) {
       (t->kind == T_ID && ga_cl_is_keyword(t)))
     return -1;
   if (t->qual) { /* rule 8: the FROM clause's name for the table */
-    const char *as = p->parts && p->parts->alias ? p->parts->alias : p->t->table;
+    const char *as =
+        p->parts && p->parts->alias ? p->parts->alias : p->t->table;
     if (sqlite3_stricmp(t->qual, as)) {
       ga_cl_no(p, "the name %s is qualified by another table's name", t->id);
       return -1;
@@ -314,32 +314,42 @@ int ga_cl_text_ok(parser *p, int c, int compared) {
   const char *type, *coll;
   if (ga_column_decl(p->db, p->t->schema, p->t->table, col->name, &type,
                      &coll) != SQLITE_OK)
-    return ga_cl_no(p, "the collation of TEXT column %s cannot be read", col->name);
+    return ga_cl_no(p, "the collation of TEXT column %s cannot be read",
+                    col->name);
   if (coll && sqlite3_stricmp(coll, "BINARY"))
-    return ga_cl_no(p, "TEXT column %s has a collation other than BINARY", col->name);
+    return ga_cl_no(p, "TEXT column %s has a collation other than BINARY",
+                    col->name);
   return 1;
 }
 
 /* Rule 6: TEXT bytes z, n (the database's encoding) compared with TEXT
 ** column c by *op (mirrored already): their insertion point among the codes
 ** as an INTEGER literal, *op adjusted; the literal's index, or -1. */
-int ga_cl_text_code_lit(parser *p, int c, int *op, const void *z, int n) {
-  gak_cfilter *f = &p->q->filter;
-  if (f->nlits >= GAK_CACHE_MAX_LITS)
-    return ga_cl_no(p, "more literals than the cache takes%s", NULL) - 1;
+int ga_cl_code_of(parser *p, const ga_dict *d, const void *z, int n, int *op,
+                  int64_t *v) {
   int found = 0;
-  int64_t at = ga_dict_find(p->e->cols[c].dict, z ? z : "", n, &found);
+  int64_t at = ga_dict_find(d, z ? z : "", n, &found);
   if (at < 0) {
     p->rc = SQLITE_NOMEM;
-    return -1;
+    return 0;
   }
-  int64_t v = at;
   if (*op == GAK_CMP_EQ || *op == GAK_CMP_NE || *op == GAK_CMP_IN)
-    v = found ? at : -1; /* -1: no code */
+    at = found ? at : -1; /* -1: no code */
   else if (*op == GAK_CMP_LE && !found)
     *op = GAK_CMP_LT;
   else if (*op == GAK_CMP_GT && !found)
     *op = GAK_CMP_GE;
+  *v = at;
+  return 1;
+}
+
+int ga_cl_text_code_lit(parser *p, int c, int *op, const void *z, int n) {
+  gak_cfilter *f = &p->q->filter;
+  int64_t v;
+  if (f->nlits >= GAK_CACHE_MAX_LITS)
+    return ga_cl_no(p, "more literals than the cache takes%s", NULL) - 1;
+  if (!ga_cl_code_of(p, p->e->cols[c].dict, z, n, op, &v))
+    return -1;
   gak_clit *l = &f->lits[f->nlits];
   memset(l, 0, sizeof(*l));
   l->kind = GA_KIND_INT;
@@ -347,7 +357,6 @@ int ga_cl_text_code_lit(parser *p, int c, int *op, const void *z, int n) {
   return f->nlits++;
 }
 
-/* A TEXT value's bytes in the entry's encoding. */
 const void *ga_cl_text_bytes(parser *p, sqlite3_value *v, int *n) {
   const void *z;
   if (p->e->enc == SQLITE_UTF16LE || p->e->enc == SQLITE_UTF16BE) {

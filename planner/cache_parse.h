@@ -44,7 +44,6 @@ typedef struct lexer {
   int nomem;
 } lexer;
 
-
 typedef struct parser {
   lexer L;
   sqlite3 *db;
@@ -88,7 +87,6 @@ int ga_cl_derive(parser *p, int from, int to, xk *k);
 /* Write one instruction (stack effect kept in p->sp, p->x->depth). */
 int ga_cl_emit(parser *p, int op, int col, int a, int b, const ga_value *v);
 
-
 /* Tokens of z into L, ending with T_END (after a T_BAD, if any). */
 void ga_cl_lex(lexer *L, const char *z);
 void ga_cl_lexer_free(lexer *L);
@@ -106,6 +104,12 @@ int ga_cl_column(parser *p, const tok *t);
 int ga_cl_number(parser *p, ga_value *out);
 /* May TEXT column c be compared (compared 1) or grouped?  1, or 0. */
 int ga_cl_text_ok(parser *p, int c, int compared);
+/* TEXT bytes z, n compared with codes of d by *op (rule 6 of cache_shape.c):
+** their code, or -1 when absent, for = <> IN; else their insertion point,
+** with <= made < and > made >= when absent.  1 with *v, 0 (out of
+** memory). */
+int ga_cl_code_of(parser *p, const ga_dict *d, const void *z, int n, int *op,
+                  int64_t *v);
 /* TEXT bytes z, n compared with TEXT column c by *op: the insertion point
 ** as a literal of the filter (its index), *op adjusted; -1. */
 int ga_cl_text_code_lit(parser *p, int c, int *op, const void *z, int n);

@@ -88,9 +88,6 @@ static int literal(parser *p) {
   return f->nlits++;
 }
 
-
-
-
 /* Rule 6: a string literal compared with TEXT column c by *op (mirrored
 ** already): text_code_lit of SQLite's value of it; the literal's index, or
 ** -1 (why set). */
@@ -98,7 +95,7 @@ static int text_literal(parser *p, int c, int *op) {
   tok *t = ga_cl_next(p);
   if (t->kind != T_STR)
     return ga_cl_no(p, "TEXT column %s is compared with a number",
-              p->e->cols[c].name) -
+                    p->e->cols[c].name) -
            1;
   char *sql = sqlite3_mprintf("SELECT %.*s", t->n, t->z);
   sqlite3_stmt *st = NULL;
@@ -120,7 +117,6 @@ static int text_literal(parser *p, int c, int *op) {
   return lit;
 }
 
-
 /* Rule 8: a parameter compared with column col by *op: a literal's index;
 ** -1 (why set); -2 when its value is NULL (the comparison is never
 ** true). */
@@ -131,18 +127,21 @@ static int param_lit(parser *p, int col, int *op) {
     return -2;
   if (p->e->cols[col].dict) {
     if (ty != SQLITE_TEXT)
-      return ga_cl_no(p, "TEXT column %s is compared with a parameter that is not "
-                   "TEXT",
-                p->e->cols[col].name) -
+      return ga_cl_no(p,
+                      "TEXT column %s is compared with a parameter that is not "
+                      "TEXT",
+                      p->e->cols[col].name) -
              1;
     int n = 0;
     const void *z = ga_cl_text_bytes(p, v, &n);
     return z ? ga_cl_text_code_lit(p, col, op, z, n) : -1;
   }
   if (ty != SQLITE_INTEGER && ty != SQLITE_FLOAT)
-    return ga_cl_no(p, "column %s holds numbers, compared with a parameter that is "
-                 "not a number",
-              p->e->cols[col].name) -
+    return ga_cl_no(
+               p,
+               "column %s holds numbers, compared with a parameter that is "
+               "not a number",
+               p->e->cols[col].name) -
            1;
   gak_cfilter *f = &p->q->filter;
   if (f->nlits >= GAK_CACHE_MAX_LITS)
@@ -160,7 +159,6 @@ static int param_lit(parser *p, int col, int *op) {
   return f->nlits++;
 }
 
-
 /* A literal compared with column col by *op: a string for a TEXT column
 ** (rule 6), else a number (rule 2).  Its index, or -1. */
 static int value_lit(parser *p, int col, int *op) {
@@ -172,7 +170,7 @@ static int value_lit(parser *p, int col, int *op) {
     return ga_cl_text_ok(p, col, 1) ? text_literal(p, col, op) : -1;
   if (ga_cl_peek(p)->kind == T_STR)
     return ga_cl_no(p, "column %s holds numbers, compared with a string",
-              p->e->cols[col].name) -
+                    p->e->cols[col].name) -
            1;
   return literal(p);
 }
@@ -222,7 +220,7 @@ static int term(parser *p) {
     int col = ga_cl_column(p, ga_cl_next(p));
     if (col < 0)
       return ga_cl_no(p, "a comparison is not between a column and a literal%s",
-                NULL);
+                      NULL);
     int end = p->L.pos, op = ga_cl_mirror(o->op);
     p->L.pos = at;
     int lit = value_lit(p, col, &op);
@@ -243,15 +241,15 @@ static int term(parser *p) {
   int col = ga_cl_column(p, ga_cl_next(p));
   if (col < 0)
     return ga_cl_no(p,
-              "the filter is not an AND of comparisons of a column with "
-              "a number%s",
-              NULL);
+                    "the filter is not an AND of comparisons of a column with "
+                    "a number%s",
+                    NULL);
   t = ga_cl_next(p);
   if (t->kind == T_OP) {
     if (ga_cl_peek(p)->kind != T_NUM && ga_cl_peek(p)->kind != T_SIGN &&
         ga_cl_peek(p)->kind != T_STR && ga_cl_peek(p)->kind != T_VAR)
       return ga_cl_no(p, "a comparison is not between a column and a literal%s",
-                NULL);
+                      NULL);
     int op = t->op;
     int lit = value_lit(p, col, &op);
     if (lit == -1)
@@ -322,13 +320,14 @@ static int term(parser *p) {
       if (s->kind == T_RP)
         return 1;
       if (s->kind != T_COMMA)
-        return ga_cl_no(p, "IN is only eligible with a list of numbers%s", NULL);
+        return ga_cl_no(p, "IN is only eligible with a list of numbers%s",
+                        NULL);
     }
   }
   return ga_cl_no(p,
-            "the filter is not an AND of comparisons of a column with a "
-            "number%s",
-            NULL);
+                  "the filter is not an AND of comparisons of a column with a "
+                  "number%s",
+                  NULL);
 }
 
 /* -2^63 as a REAL literal (rule 5). */
@@ -389,9 +388,9 @@ static int rowid_min_real(parser *p) {
              (f->terms[j].op == GAK_CMP_EQ || f->terms[j].op == GAK_CMP_IN);
     if (neq > 1 || tm->nlit > 1)
       return ga_cl_no(p,
-                "-9223372036854775808.0 with = or IN on the rowid %s: "
-                "SQLite's plan decides",
-                p->e->cols[tm->col].name);
+                      "-9223372036854775808.0 with = or IN on the rowid %s: "
+                      "SQLite's plan decides",
+                      p->e->cols[tm->col].name);
     double never = 0.5; /* what the seek finds: no row */
     memcpy(&f->lits[hit].bits, &never, 8);
   }
@@ -439,7 +438,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   int nkc = q->nkeys + q->ncarry;
   if (nkc > GA_MAX_KEYS)
     return ga_cl_no(&p, "more keys and carried columns than the cache takes%s",
-              NULL);
+                    NULL);
   q->prog = sqlite3_malloc64(sizeof(ga_cexpr) * (size_t)(nkc + q->nvals));
   q->env = sqlite3_malloc64(sizeof(ga_cx_env));
   if (!q->prog || !q->env)
@@ -506,13 +505,15 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   for (int i = 0; i < q->fprog.n; i++)
     if (q->fprog.ins[i].op == GA_CX_LIT &&
         q->fprog.ins[i].v.type == GA_V_REAL && q->fprog.ins[i].v.r == -0x1p63)
-      return ga_cl_no(&p, "-9223372036854775808.0 in a filter: SQLite's plan "
-                          "decides%s",
+      return ga_cl_no(&p,
+                      "-9223372036854775808.0 in a filter: SQLite's plan "
+                      "decides%s",
                       NULL);
   for (int i = 0; i < q->env->npool; i++)
     if (q->env->pool[i].type == GA_V_REAL && q->env->pool[i].r == -0x1p63)
-      return ga_cl_no(&p, "-9223372036854775808.0 in a filter: SQLite's plan "
-                          "decides%s",
+      return ga_cl_no(&p,
+                      "-9223372036854775808.0 in a filter: SQLite's plan "
+                      "decides%s",
                       NULL);
   q->has_fprog = 1;
   return gpu_takes(&p);

@@ -227,7 +227,7 @@ typedef struct ga_cquery {
   ** (host entries); has_fprog 0: filter's terms */
   int has_fprog;
   ga_cexpr fprog;
-  ga_cx_env *env; /* the programs' IN lists and maps */
+  ga_cx_env *env;  /* the programs' IN lists and maps */
   ga_dict **owned; /* derived dictionaries, freed with the query */
   int nowned;
   /* the one-value shapes (gpu_aggregate's, and the GPU's today): xcol is

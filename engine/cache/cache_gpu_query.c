@@ -283,6 +283,47 @@ static int bits_for(int64_t maxval) {
   return b;
 }
 
+/* The groups' slices from their bounds (h_se: starts, then ends; one
+** group [0, m) when not grouped): at most `slice` rows each, groups without
+** rows left out.  1, or 0 with why (bounds that do not add up to m). */
+static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
+                      int64_t m, int64_t slice, int64_t maxsl, gak_cslice *h_sl,
+                      gak_cgroup *h_gr, int64_t *nsl_out, int64_t *ngr_out,
+                      char *why, size_t nwhy) {
+  int64_t nsl = 0, ngr = 0, total = 0;
+  for (int64_t g = 0; g < ngroups; g++) {
+    uint32_t s0 = h_se[g], s1 = grouped ? h_se[ngroups + g] : h_se[1];
+    if (s1 <= s0)
+      continue;
+    if (s1 > m) {
+      snprintf(why, nwhy, "a GPU step failed (bad group bounds)");
+      return 0;
+    }
+    total += s1 - s0;
+    h_gr[ngr].first_slice = (uint32_t)nsl;
+    for (int64_t p = s0; p < s1; p += slice) {
+      if (nsl >= maxsl) {
+        snprintf(why, nwhy, "a GPU step failed (too many slices)");
+        return 0;
+      }
+      h_sl[nsl].group = (uint32_t)ngr;
+      h_sl[nsl].start = (uint32_t)p;
+      h_sl[nsl].len = (uint32_t)(s1 - p < slice ? s1 - p : slice);
+      h_sl[nsl].pad = 0;
+      nsl++;
+    }
+    h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
+    ngr++;
+  }
+  if (total != m) { /* every passing row in exactly one group */
+    snprintf(why, nwhy, "a GPU step failed (group bounds do not add up)");
+    return 0;
+  }
+  *nsl_out = nsl;
+  *ngr_out = ngr;
+  return 1;
+}
+
 /* The general shape: filter, compact, [group], reduce, merge. */
 static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
                    ga_group_shards *gs, char *why, size_t nwhy) {
@@ -401,35 +442,10 @@ static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
     h_se[0] = 0;
     h_se[1] = (uint32_t)m;
   }
-  int64_t nsl = 0, ngr = 0, total = 0;
-  for (int64_t g = 0; g < ngroups; g++) {
-    uint32_t s0 = h_se[g], s1 = kc ? h_se[ngroups + g] : h_se[1];
-    if (s1 <= s0)
-      continue;
-    if (s1 > m) {
-      snprintf(why, nwhy, "a GPU step failed (bad group bounds)");
-      goto fail;
-    }
-    total += s1 - s0;
-    h_gr[ngr].first_slice = (uint32_t)nsl;
-    for (int64_t p = s0; p < s1; p += slice) {
-      if (nsl >= maxsl) {
-        snprintf(why, nwhy, "a GPU step failed (too many slices)");
-        goto fail;
-      }
-      h_sl[nsl].group = (uint32_t)ngr;
-      h_sl[nsl].start = (uint32_t)p;
-      h_sl[nsl].len = (uint32_t)(s1 - p < slice ? s1 - p : slice);
-      h_sl[nsl].pad = 0;
-      nsl++;
-    }
-    h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
-    ngr++;
-  }
-  if (total != m) { /* every passing row in exactly one group */
-    snprintf(why, nwhy, "a GPU step failed (group bounds do not add up)");
+  int64_t nsl = 0, ngr = 0;
+  if (!cut_slices(h_se, ngroups, kc != NULL, m, slice, maxsl, h_sl, h_gr, &nsl,
+                  &ngr, why, nwhy))
     goto fail;
-  }
   h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr);
   if (!h_st) {
     rc = GA_SCAN_NOMEM;
@@ -610,8 +626,9 @@ static int prog_fits(const ga_cexpr *x, char *why, size_t nwhy) {
 
 /* Program x as the kernels take it: columns by slot, maps by slot (their
 ** device copies made, into the arena), the pool at d_pool. */
-static void prog_of(const ga_centry *e, const ga_cexpr *x, const gak_cval *d_pool,
-                    void *const *d_mapv, void *const *d_mapt, gak_cprog *p) {
+static void prog_of(const ga_centry *e, const ga_cexpr *x,
+                    const gak_cval *d_pool, void *const *d_mapv,
+                    void *const *d_mapt, gak_cprog *p) {
   int cols[GAK_CX_COLS], ncols = 0, nmaps = 0;
   memset(p, 0, sizeof(*p));
   p->n = x->n;
@@ -662,13 +679,15 @@ int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
   for (int k = 0; k < q->nkeys + q->ncarry; k++) {
     gsrc g;
     if (!key_source(q, k, &g)) {
-      snprintf(why, nwhy, "a group key that is an expression (not a column "
-                          "or a derived column) stays on host entries");
+      snprintf(why, nwhy,
+               "a group key that is an expression (not a column "
+               "or a derived column) stays on host entries");
       return 0;
     }
     if (k < q->nkeys && g.map && !q->kdict[k]) {
-      snprintf(why, nwhy, "a derived group key of numbers stays on host "
-                          "entries");
+      snprintf(why, nwhy,
+               "a derived group key of numbers stays on host "
+               "entries");
       return 0;
     }
   }
@@ -731,7 +750,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
       for (int64_t i = 0; i <= m->n; i++)
         h_kmap[k][i] = m->type[i] == GA_V_NULL ? (uint32_t)(card[k] - 1)
-                                                : (uint32_t)m->v[i];
+                                               : (uint32_t)m->v[i];
     }
   gak_cfilter f = q->filter;
   for (int t = 0; t < f.nterms; t++)
@@ -812,16 +831,16 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       h_pool[i].pad = 0;
       h_pool[i].bits = v->type == GA_V_INT ? v->i : (int64_t)ga_cx_u(v->r);
     }
-    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_pool, h_pool,
-                                      sizeof(gak_cval) * (size_t)npool,
-                                      c->stream));
+    STEP(GA_STAGE_H2D,
+         gak_memcpy_h2d(d_pool, h_pool, sizeof(gak_cval) * (size_t)npool,
+                        c->stream));
   }
   for (int i = 0; i < nmaps; i++) {
     const ga_cx_map *m = &env->maps[i];
-    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_mapv[i], m->v, (size_t)(m->n + 1) * 8,
-                                      c->stream));
-    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_mapt[i], m->type, (size_t)(m->n + 1),
-                                      c->stream));
+    STEP(GA_STAGE_H2D,
+         gak_memcpy_h2d(d_mapv[i], m->v, (size_t)(m->n + 1) * 8, c->stream));
+    STEP(GA_STAGE_H2D,
+         gak_memcpy_h2d(d_mapt[i], m->type, (size_t)(m->n + 1), c->stream));
   }
   keys.n = nk;
   for (int k = 0, stride = 1; k < nk; k++) {
@@ -832,8 +851,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       kk->map = d_kmap[k];
       kk->nmap = src[k].map->n + 1;
       STEP(GA_STAGE_H2D,
-           gak_memcpy_h2d(d_kmap[k], h_kmap[k],
-                          (size_t)(src[k].map->n + 1) * 4, c->stream));
+           gak_memcpy_h2d(d_kmap[k], h_kmap[k], (size_t)(src[k].map->n + 1) * 4,
+                          c->stream));
     } else {
       kk->dict = kc->d_dict;
       kk->ndict = kc->ndict;
@@ -862,8 +881,9 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     goto fail;
   prof("filter", &t0);
   if (ferr) { /* cexpr.h rule 5: SQLite evaluates the WHERE on every row */
-    snprintf(why, nwhy, "an expression raises an error on a row (abs of "
-                        "-9223372036854775808): SQLite reports it");
+    snprintf(why, nwhy,
+             "an expression raises an error on a row (abs of "
+             "-9223372036854775808): SQLite reports it");
     rc = GA_CACHE_DECLINED;
     goto done;
   }
@@ -892,8 +912,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     goto fail;
   }
   if (grouped) {
-    STEP(GA_STAGE_LAUNCH,
-         gak_cache_key_ids(&keys, d_idx, m, d_gid, c->stream));
+    STEP(GA_STAGE_LAUNCH, gak_cache_key_ids(&keys, d_idx, m, d_gid, c->stream));
     STEP(GA_STAGE_LAUNCH,
          gak_cache_sort(d_gid, d_idx, d_gid2, d_idx2, m, bits_for(ngroups - 1),
                         d_ssc, c->stream));
@@ -909,38 +928,14 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     h_se[0] = 0;
     h_se[1] = (uint32_t)m;
   }
-  int64_t nsl = 0, ngr = 0, total = 0;
-  for (int64_t g = 0; g < ngroups; g++) {
-    uint32_t s0 = h_se[g], s1 = grouped ? h_se[ngroups + g] : h_se[1];
-    if (s1 <= s0)
-      continue;
-    if (s1 > m) {
-      snprintf(why, nwhy, "a GPU step failed (bad group bounds)");
-      goto fail;
-    }
-    total += s1 - s0;
-    h_gr[ngr].first_slice = (uint32_t)nsl;
-    for (int64_t p = s0; p < s1; p += slice) {
-      if (nsl >= maxsl) {
-        snprintf(why, nwhy, "a GPU step failed (too many slices)");
-        goto fail;
-      }
-      h_sl[nsl].group = (uint32_t)ngr;
-      h_sl[nsl].start = (uint32_t)p;
-      h_sl[nsl].len = (uint32_t)(s1 - p < slice ? s1 - p : slice);
-      h_sl[nsl].pad = 0;
-      nsl++;
-    }
-    h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
-    ngr++;
-  }
-  if (total != m) { /* every passing row in exactly one group */
-    snprintf(why, nwhy, "a GPU step failed (group bounds do not add up)");
+  int64_t nsl = 0, ngr = 0;
+  if (!cut_slices(h_se, ngroups, grouped, m, slice, maxsl, h_sl, h_gr, &nsl,
+                  &ngr, why, nwhy))
     goto fail;
-  }
   h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
   h_rows = sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr);
-  h_kv = sqlite3_malloc64(sizeof(gak_cval) * (size_t)ngr * (size_t)(nkc ? nkc : 1));
+  h_kv = sqlite3_malloc64(sizeof(gak_cval) * (size_t)ngr *
+                          (size_t)(nkc ? nkc : 1));
   if (!h_st || !h_rows || !h_kv) {
     rc = GA_SCAN_NOMEM;
     goto fail;
@@ -979,8 +974,9 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
         goto fail;
       prof("eval", &t0);
       if (err) { /* cexpr.h rule 5 */
-        snprintf(why, nwhy, "an expression raises an error on a row (abs of "
-                            "-9223372036854775808): SQLite reports it");
+        snprintf(why, nwhy,
+                 "an expression raises an error on a row (abs of "
+                 "-9223372036854775808): SQLite reports it");
         rc = GA_CACHE_DECLINED;
         goto done;
       }
@@ -1005,14 +1001,13 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     h_rows[g] = (uint32_t)h_st[g].first;
   }
   if (nkc) {
-    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_rows, h_rows,
-                                      sizeof(uint32_t) * (size_t)ngr,
-                                      c->stream));
+    STEP(GA_STAGE_H2D,
+         gak_memcpy_h2d(d_rows, h_rows, sizeof(uint32_t) * (size_t)ngr,
+                        c->stream));
     for (int k = 0; k < nkc; k++) {
       STEP(GA_STAGE_LAUNCH,
            gak_cache_gather(ccol(&e->cols[src[k].col]), d_rows,
-                            first_pos ? rows_idx : NULL, ngr, d_kv,
-                            c->stream));
+                            first_pos ? rows_idx : NULL, ngr, d_kv, c->stream));
       STEP(GA_STAGE_D2H,
            gak_memcpy_d2h(h_kv + (size_t)k * (size_t)ngr, d_kv,
                           sizeof(gak_cval) * (size_t)ngr, c->stream));

@@ -469,7 +469,7 @@ static void general(hrun *r) {
   ga_cx_word *stack = wd + np + 1;
   ga_value key[GA_MAX_KEYS];
   int skip = q->nkeys ? 0 : 1; /* the NULL key's slot */
-  int64_t seen = 0; /* passing rows so far (rule 7) */
+  int64_t seen = 0;            /* passing rows so far (rule 7) */
   int probed = !q->nkeys;
   memset(key, 0, sizeof(key));
   key[0].type = GA_V_NULL;

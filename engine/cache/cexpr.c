@@ -86,8 +86,10 @@ static void word_binary(int op, ga_cx_word *a, const ga_cx_word *b) {
   } else if (reals == live && live) {
     uint64_t nul = 0;
     for (int j = 0; j < 64; j++) {
-      double x = (a->isint >> j) & 1 ? (double)(int64_t)a->v[j] : ga_cx_d(a->v[j]);
-      double y = (b->isint >> j) & 1 ? (double)(int64_t)b->v[j] : ga_cx_d(b->v[j]);
+      double x =
+          (a->isint >> j) & 1 ? (double)(int64_t)a->v[j] : ga_cx_d(a->v[j]);
+      double y =
+          (b->isint >> j) & 1 ? (double)(int64_t)b->v[j] : ga_cx_d(b->v[j]);
       double r = op == GA_CX_ADD   ? x + y
                  : op == GA_CX_SUB ? x - y
                  : op == GA_CX_MUL ? x * y
@@ -132,7 +134,8 @@ static inline int lane_cmp(const ga_cx_word *a, const ga_cx_word *b, int j) {
 /* The truth of a and b's lanes as 0/1 INTEGER words: where a op b holds. */
 static uint64_t word_cmp_mask(int op, const ga_cx_word *a, const ga_cx_word *b,
                               uint64_t live) {
-  uint64_t ints = a->isint & b->isint & live, reals = ~(a->isint | b->isint) & live;
+  uint64_t ints = a->isint & b->isint & live,
+           reals = ~(a->isint | b->isint) & live;
   uint64_t yes = 0;
   if (ints == live) {
     for (int j = 0; j < 64; j++) {
@@ -183,8 +186,7 @@ static void take_lanes(ga_cx_word *dst, const ga_cx_word *src, uint64_t m) {
 }
 
 /* rule 4's CASE over s[0 .. 2*pairs + has_else - 1], into *out. */
-static void word_case(ga_cx_word *s, int pairs, int has_else,
-                      ga_cx_word *out) {
+static void word_case(ga_cx_word *s, int pairs, int has_else, ga_cx_word *out) {
   ga_cx_word r;
   uint64_t open = ~0ull, err = 0;
   memset(&r, 0, sizeof(r));
@@ -219,7 +221,8 @@ static void word_in(ga_cx_word *x, const ga_value *lits, int n, int has_null) {
     int tx = (x->isint >> j) & 1 ? GA_CX_TINT : GA_CX_TREAL;
     for (int k = 0; k < n; k++) {
       const ga_value *l = &lits[k];
-      if (!ga_cx_cmp(tx, x->v[j], l->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
+      if (!ga_cx_cmp(tx, x->v[j],
+                     l->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
                      l->type == GA_V_INT ? (uint64_t)l->i : ga_cx_u(l->r))) {
         yes |= 1ull << j;
         break;
@@ -283,7 +286,7 @@ void ga_cexpr_eval_word(const ga_cexpr *x,
       w->err = 0;
       break;
     }
-    case GA_CX_NEG: { /* rule 3: 0 - x */
+    case GA_CX_NEG: {             /* rule 3: 0 - x */
       ga_cx_word *w = &stack[sp]; /* a free slot */
       memset(w, 0, sizeof(*w));
       w->notnull = w->isint = ~0ull;

@@ -121,8 +121,7 @@ static int dict_eof(sqlite3_vtab_cursor *pc) {
   return c->i >= c->n;
 }
 
-static int dict_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
-                       int col) {
+static int dict_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx, int col) {
   dict_cursor *c = (dict_cursor *)pc;
   if (col == 0) {
     sqlite3_result_int64(ctx, c->i);
