@@ -20,11 +20,12 @@ import sys
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODES = ["sqlite", "gpu_query", "gpu_query_t1", "duckdb"]
+MODES = ["sqlite", "gpu_query", "gpu_query_t1", "duckdb", "cache"]
 LABEL = {"sqlite": "SQLite's own text", "gpu_query": "gpu_query, %s threads",
-         "gpu_query_t1": "gpu_query, 1 thread", "duckdb": "DuckDB, %s threads"}
+         "gpu_query_t1": "gpu_query, 1 thread", "duckdb": "DuckDB, %s threads",
+         "cache": "gpu_query from gpu_cache, %s threads"}
 COLOR = {"sqlite": "tab:blue", "gpu_query": "tab:orange", "gpu_query_t1": "tab:green",
-         "duckdb": "tab:purple"}
+         "duckdb": "tab:purple", "cache": "tab:red"}
 QUERIES = ["q1", "q6", "d1", "d2", "d3"]
 TICKS = {"q1": "Q1\n4 groups", "q6": "Q6\nno group", "d1": "d1 mode,\nyear",
          "d2": "d2 top 10,\n3 keys", "d3": "d3 ratio,\nHAVING"}
@@ -57,8 +58,10 @@ def main():
         return 1
     fig, axes = plt.subplots(1, len(panels), figsize=(7.5 * len(panels), 4.8), squeeze=False)
     for ax, (fname, machine, rows) in zip(axes[0], panels):
-        width = 0.2
-        for j, mode in enumerate(MODES):
+        present = [md for md in MODES
+                   if any((fname, machine, rows, q, md) in data for q in QUERIES)]
+        width = 0.8 / max(1, len(present))
+        for j, mode in enumerate(present):
             xs, ys, labels = [], [], []
             for i, q in enumerate(QUERIES):
                 v = data.get((fname, machine, rows, q, mode))
@@ -66,7 +69,7 @@ def main():
                     continue
                 base = data.get((fname, machine, rows, q, "sqlite"))
                 m = statistics.median(v)
-                xs.append(i + (j - 1.5) * width)
+                xs.append(i + (j - (len(present) - 1) / 2) * width)
                 ys.append(m)
                 labels.append("%.2gx" % (statistics.median(base) / m) if base else "")
             if not xs:
