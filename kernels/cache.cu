@@ -368,43 +368,6 @@ extern "C" int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn,
 
 /* -------------------------------------------------------------- groups */
 
-__global__ void __launch_bounds__(CT)
-    k_gids(const gak_ccol c, const long long *dict, long long nd,
-           const uint32_t *idx, long long m, uint32_t *gid) {
-  for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
-       j += (long long)gridDim.x * CT) {
-    long long i = idx[j], k;
-    uint32_t g = 0xffffffffu; /* no group: the engine's count check fails */
-    if (!bit64(c.notnull, i)) {
-      g = (uint32_t)nd;
-    } else if (canon(c, i, &k)) {
-      long long lo = 0, hi = nd; /* first entry >= k */
-      while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if (dict[mid] < k)
-          lo = mid + 1;
-        else
-          hi = mid;
-      }
-      if (lo < nd && dict[lo] == k)
-        g = (uint32_t)lo;
-    }
-    gid[j] = g;
-  }
-}
-
-extern "C" int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict,
-                                   int64_t ndict, const uint32_t *d_idx,
-                                   int64_t m, uint32_t *d_gid, gak_stream s) {
-  if (m < 0 || ndict < 0)
-    return (int)cudaErrorInvalidValue;
-  if (m == 0)
-    return (int)cudaSuccess;
-  k_gids<<<grid_for(m, CT), CT, 0, (cudaStream_t)s>>>(
-      key, (const long long *)d_dict, ndict, d_idx, m, d_gid);
-  return (int)cudaGetLastError();
-}
-
 /* Several keys (gak_cache_key_ids): one thread per row. */
 __global__ void __launch_bounds__(CT)
     k_key_ids(const gak_ckeys ks, const uint32_t *idx, long long m,

@@ -230,11 +230,6 @@ int gak_cache_compact(const uint32_t *d_sel, int64_t n, uint32_t *d_idx,
 size_t gak_cache_dict_scratch(int64_t n);
 int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn, int64_t *d_dict,
                    int64_t *d_ndict, void *d_scratch, gak_stream s);
-/* For each of m rows d_idx[j]: its key's index in the dictionary, or ndict
-** for a NULL key, into d_gid[j]. */
-int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict, int64_t ndict,
-                        const uint32_t *d_idx, int64_t m, uint32_t *d_gid,
-                        gak_stream s);
 /* (gid, idx) pairs sorted by gid, stably (rowid order within a group), gids
 ** below 2^bits.  d_scratch: gak_cache_sort_scratch(m) bytes. */
 size_t gak_cache_sort_scratch(int64_t m);

@@ -152,13 +152,6 @@ int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn, int64_t *d_dict,
   (void)s;
   return NB;
 }
-int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict, int64_t ndict,
-                        const uint32_t *d_idx, int64_t m, uint32_t *d_gid,
-                        gak_stream s) {
-  (void)key, (void)d_dict, (void)ndict, (void)d_idx, (void)m, (void)d_gid;
-  (void)s;
-  return NB;
-}
 size_t gak_cache_sort_scratch(int64_t m) {
   (void)m;
   return 0;

@@ -708,28 +708,26 @@ static int logic(parser *p, xk *a, const xk *b, int op) {
   return ga_cl_emit(p, op, 0, 0, 0, NULL);
 }
 
-static int x_and(parser *p, xk *k) {
-  if (!x_not(p, k))
+/* left (word left)*: AND over NOTs, OR over ANDs. */
+static int x_chain(parser *p, xk *k, const char *word, int op,
+                   int (*sub)(parser *, xk *)) {
+  if (!sub(p, k))
     return 0;
-  while (ga_cl_kw(ga_cl_peek(p), "AND")) {
+  while (ga_cl_kw(ga_cl_peek(p), word)) {
     ga_cl_next(p);
     xk b;
-    if (!x_not(p, &b) || !logic(p, k, &b, GA_CX_AND))
+    if (!sub(p, &b) || !logic(p, k, &b, op))
       return 0;
   }
   return 1;
 }
 
+static int x_and(parser *p, xk *k) {
+  return x_chain(p, k, "AND", GA_CX_AND, x_not);
+}
+
 static int x_or(parser *p, xk *k) {
-  if (!x_and(p, k))
-    return 0;
-  while (ga_cl_kw(ga_cl_peek(p), "OR")) {
-    ga_cl_next(p);
-    xk b;
-    if (!x_and(p, &b) || !logic(p, k, &b, GA_CX_OR))
-      return 0;
-  }
-  return 1;
+  return x_chain(p, k, "OR", GA_CX_OR, x_and);
 }
 
 int ga_cl_program(parser *p, const char *z, ga_cexpr *x, xk *k) {

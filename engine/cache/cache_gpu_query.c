@@ -14,7 +14,8 @@
 **      passing rows, a grouped query's group bounds, the groups' keys).
 **   4. The whole-column shape (no filter, no group, no NULL in x) runs the
 **      same gak_sum / gak_best as gpu_sum, over the cached column itself.
-**   5. gpu_query's shapes (issue 20): keys that are columns or derived
+**   5. Every other shape, gpu_aggregate's included (issue 20): keys that
+**      are columns or derived
 **      columns, combined into one group id (each key's dense id times the
 **      product of the earlier keys' counts; at most GA_CACHE_MAX_GROUPS
 **      ids); values that are columns or programs (kernels/cache_expr.cu
@@ -324,168 +325,6 @@ static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
   return 1;
 }
 
-/* The general shape: filter, compact, [group], reduce, merge. */
-static int general(ga_cache *c, ga_centry *e, const ga_cquery *q,
-                   ga_group_shards *gs, char *why, size_t nwhy) {
-  int64_t n = e->rows;
-  const ga_ccol *x = &e->cols[q->xcol];
-  ga_ccol *kc = q->gcol >= 0 ? &e->cols[q->gcol] : NULL;
-  int64_t ngroups = 1;
-  uint32_t *h_se = NULL;
-  gak_cslice *h_sl = NULL;
-  gak_cgroup *h_gr = NULL;
-  gak_cstate *h_st = NULL;
-  int rc = GA_SCAN_FALLBACK;
-  if (kc) {
-    int d = dictionary(c, e, kc, why, nwhy);
-    if (d <= 0)
-      return d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
-    ngroups = kc->ndict + 1; /* and the NULL group */
-  }
-  gak_cfilter f = q->filter;
-  for (int t = 0; t < f.nterms; t++)
-    f.cols[t] = ccol(&e->cols[f.terms[t].col]);
-  for (int t = 0; t < f.nterms; t++)
-    f.terms[t].col = t; /* the kernel reads cols[t] for term t */
-
-  /* phase 1: sized by n and the groups */
-  /* slices: at most ceil(m / slice) + one per group, slice >= 4096 rows */
-  int64_t maxsl =
-      (n / GA_CQ_MIN_SLICE + 1 < GA_CQ_MAX_SLICES ? n / GA_CQ_MIN_SLICE + 1
-                                                  : GA_CQ_MAX_SLICES) +
-      ngroups + 1;
-  arena a = {NULL, 0, 0};
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass) {
-      if (!scratch(c, a.off)) {
-        snprintf(why, nwhy, "no GPU memory for the query");
-        return GA_SCAN_FALLBACK;
-      }
-      a.base = c->d_scratch;
-      a.off = 0;
-    }
-    carve(&a, (size_t)GA_BW(n) * 8);         /* sel */
-    carve(&a, (size_t)n * 4);                /* idx */
-    carve(&a, 8);                            /* count */
-    carve(&a, gak_cache_compact_scratch(n)); /* compact */
-    if (kc) {
-      carve(&a, (size_t)n * 4 * 3); /* gid, gid_out, idx_out */
-      carve(&a, gak_cache_sort_scratch(n));
-      carve(&a, (size_t)ngroups * 4 * 2); /* start, end */
-    }
-    carve(&a, sizeof(gak_cslice) * (size_t)maxsl);
-    carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
-    carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
-    carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
-  }
-  a.off = 0;
-  uint32_t *d_sel = carve(&a, (size_t)GA_BW(n) * 8);
-  uint32_t *d_idx = carve(&a, (size_t)n * 4);
-  int64_t *d_count = carve(&a, 8);
-  void *d_csc = carve(&a, gak_cache_compact_scratch(n));
-  uint32_t *d_gid = NULL, *d_gid2 = NULL, *d_idx2 = NULL, *d_start = NULL;
-  void *d_ssc = NULL;
-  if (kc) {
-    d_gid = carve(&a, (size_t)n * 4 * 3);
-    d_gid2 = d_gid + n;
-    d_idx2 = d_gid + 2 * n;
-    d_ssc = carve(&a, gak_cache_sort_scratch(n));
-    d_start = carve(&a, (size_t)ngroups * 4 * 2);
-  }
-  gak_cslice *d_sl = carve(&a, sizeof(gak_cslice) * (size_t)maxsl);
-  gak_cstate *d_sst = carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
-  gak_cgroup *d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
-  gak_cstate *d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
-
-  int64_t m = 0;
-  STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
-  STEP(GA_STAGE_LAUNCH,
-       gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
-  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
-  if (!sync_or(c, why, nwhy))
-    goto fail;
-  if (m < 0 || m > n) {
-    snprintf(why, nwhy, "a GPU step failed (bad row count)");
-    goto fail;
-  }
-  if (m == 0)
-    return GA_SCAN_OK;       /* no group; ungrouped: the one empty row */
-  if (kc && m > INT32_MAX) { /* CUB's sort counts items in an int */
-    snprintf(why, nwhy, "more than 2^31 rows to group on the GPU");
-    return GA_CACHE_DECLINED;
-  }
-  const uint32_t *rows_idx = d_idx;
-  int64_t slice = m / GA_CQ_MAX_SLICES + 1;
-  if (slice < GA_CQ_MIN_SLICE)
-    slice = GA_CQ_MIN_SLICE;
-  h_sl = sqlite3_malloc64(sizeof(gak_cslice) * (size_t)maxsl);
-  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngroups);
-  h_se = sqlite3_malloc64((size_t)ngroups * 4 * 2);
-  if (!h_sl || !h_gr || !h_se) {
-    rc = GA_SCAN_NOMEM;
-    goto fail;
-  }
-  if (kc) {
-    STEP(GA_STAGE_LAUNCH, gak_cache_group_ids(ccol(kc), kc->d_dict, kc->ndict,
-                                              d_idx, m, d_gid, c->stream));
-    STEP(GA_STAGE_LAUNCH,
-         gak_cache_sort(d_gid, d_idx, d_gid2, d_idx2, m, bits_for(ngroups - 1),
-                        d_ssc, c->stream));
-    STEP(GA_STAGE_LAUNCH, gak_cache_bounds(d_gid2, m, ngroups, d_start,
-                                           d_start + ngroups, c->stream));
-    STEP(GA_STAGE_D2H,
-         gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
-    if (!sync_or(c, why, nwhy))
-      goto fail;
-    rows_idx = d_idx2;
-  } else {
-    h_se[0] = 0;
-    h_se[1] = (uint32_t)m;
-  }
-  int64_t nsl = 0, ngr = 0;
-  if (!cut_slices(h_se, ngroups, kc != NULL, m, slice, maxsl, h_sl, h_gr, &nsl,
-                  &ngr, why, nwhy))
-    goto fail;
-  h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr);
-  if (!h_st) {
-    rc = GA_SCAN_NOMEM;
-    goto fail;
-  }
-  gak_ccol key = {NULL, NULL, NULL};
-  if (kc)
-    key = ccol(kc);
-  STEP(GA_STAGE_H2D,
-       gak_memcpy_h2d(d_sl, h_sl, sizeof(gak_cslice) * (size_t)nsl, c->stream));
-  STEP(GA_STAGE_H2D,
-       gak_memcpy_h2d(d_gr, h_gr, sizeof(gak_cgroup) * (size_t)ngr, c->stream));
-  STEP(GA_STAGE_LAUNCH,
-       gak_cache_reduce(ccol(x), rows_idx, d_sl, nsl, d_sst, c->stream));
-  STEP(GA_STAGE_LAUNCH,
-       gak_cache_merge(d_sst, d_gr, ngr, key, d_gst, c->stream));
-  STEP(
-      GA_STAGE_D2H,
-      gak_memcpy_d2h(h_st, d_gst, sizeof(gak_cstate) * (size_t)ngr, c->stream));
-  if (!sync_or(c, why, nwhy))
-    goto fail;
-  rc = GA_SCAN_OK;
-  for (int64_t g = 0; g < ngr && rc == GA_SCAN_OK; g++)
-    if (add_group(gs, &h_st[g], kc != NULL))
-      rc = GA_SCAN_NOMEM;
-  sqlite3_free(h_sl);
-  sqlite3_free(h_gr);
-  sqlite3_free(h_se);
-  sqlite3_free(h_st);
-  return rc;
-fail:
-  gak_stream_sync(c->stream);
-  gak_take_error();
-  sqlite3_free(h_sl);
-  sqlite3_free(h_gr);
-  sqlite3_free(h_se);
-  sqlite3_free(h_st);
-  return rc;
-}
-
 static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy);
 
@@ -524,12 +363,10 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
     return GA_SCAN_NOMEM;
   }
   const ga_ccol *x = one ? &e->cols[q->xcol] : NULL;
-  if (!one)
-    rc = multi(c, e, q, out->groups, why, nwhy);
-  else if (q->gcol < 0 && q->filter.nterms == 0 && x->nnull == 0)
+  if (one && q->gcol < 0 && q->filter.nterms == 0 && x->nnull == 0)
     rc = e->rows ? whole_column(c, e, x, out->groups, why, nwhy) : GA_SCAN_OK;
   else
-    rc = general(c, e, q, out->groups, why, nwhy);
+    rc = multi(c, e, q, out->groups, why, nwhy);
   ga_dev_leave(prev);
   if (rc == GA_SCAN_OK && ga_gs_sorted(out->groups, &out->sorted, &out->n))
     rc = GA_SCAN_NOMEM;

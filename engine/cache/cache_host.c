@@ -159,6 +159,14 @@ static uint64_t word_pass(const gak_cfilter *f, const ga_cblock *b, int64_t w) {
   return m;
 }
 
+/* The rows of word w of block b that pass f's terms (every row there
+** without terms). */
+static uint64_t word_mask(const gak_cfilter *f, const ga_cblock *b, int64_t w) {
+  if (f->nterms)
+    return word_pass(f, b, w);
+  return b->n - w * 64 >= 64 ? ~0ull : (1ull << (b->n - w * 64)) - 1;
+}
+
 /* ---- groups ---- */
 
 static uint64_t mix(uint64_t x) {
@@ -431,19 +439,6 @@ static void load_word(const void *arg, int c, ga_cx_word *out) {
   out->notnull = ga_cb_notnull(s->b, c)[s->w];
 }
 
-static inline void lane_value(const ga_cx_word *w, int j, ga_value *v) {
-  memset(v, 0, sizeof(*v));
-  if (!((w->notnull >> j) & 1)) {
-    v->type = GA_V_NULL;
-  } else if ((w->isint >> j) & 1) {
-    v->type = GA_V_INT;
-    v->i = (int64_t)w->v[j];
-  } else {
-    v->type = GA_V_REAL;
-    v->r = ga_bitsd((int64_t)w->v[j]);
-  }
-}
-
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
@@ -476,9 +471,7 @@ static void general(hrun *r) {
   for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
     const ga_cblock *b = e->segs[s];
     for (int64_t w = 0; w < GA_BW(b->n) && !r->rc; w++) {
-      uint64_t m = q->filter.nterms      ? word_pass(&q->filter, b, w)
-                   : b->n - w * 64 >= 64 ? ~0ull
-                                         : (1ull << (b->n - w * 64)) - 1;
+      uint64_t m = word_mask(&q->filter, b, w);
       if (!m)
         continue;
       wsrc src = {b, w};
@@ -513,7 +506,7 @@ static void general(hrun *r) {
         int j = __builtin_ctzll(m);
         m &= m - 1;
         for (int k = 0; k < nkc; k++)
-          lane_value(&wd[k], j, &key[k + skip]);
+          ga_cx_lane(&wd[k], j, &key[k + skip]);
         ga_group *g = ga_gt_get(&t, key, ga_keys_hash(key, &shape), r->no);
         if (!g) {
           r->rc = GA_SCAN_NOMEM;
@@ -569,9 +562,7 @@ static void *run_main(void *arg) {
     for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
       const ga_cblock *b = e->segs[s];
       for (int64_t w = 0; w < GA_BW(b->n) && !r->rc; w++) {
-        uint64_t m = q->filter.nterms      ? word_pass(&q->filter, b, w)
-                     : b->n - w * 64 >= 64 ? ~0ull
-                                           : (1ull << (b->n - w * 64)) - 1;
+        uint64_t m = word_mask(&q->filter, b, w);
         while (m) { /* the passing rows, in row order */
           int64_t i = w * 64 + __builtin_ctzll(m);
           m &= m - 1;

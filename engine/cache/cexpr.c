@@ -32,19 +32,6 @@ void ga_cx_binary(int op, const ga_value *a, const ga_value *b, ga_value *out) {
 
 /* ---- a word at a time (rule 7) ---- */
 
-static void lane_get(const ga_cx_word *w, int j, ga_value *v) {
-  memset(v, 0, sizeof(*v));
-  if (!((w->notnull >> j) & 1)) {
-    v->type = GA_V_NULL;
-  } else if ((w->isint >> j) & 1) {
-    v->type = GA_V_INT;
-    v->i = (int64_t)w->v[j];
-  } else {
-    v->type = GA_V_REAL;
-    memcpy(&v->r, &w->v[j], 8);
-  }
-}
-
 static void lane_set(ga_cx_word *w, int j, const ga_value *v) {
   uint64_t bit = 1ull << j;
   w->notnull &= ~bit;
@@ -67,8 +54,8 @@ static void word_slow(int op, ga_cx_word *a, const ga_cx_word *b,
     int j = __builtin_ctzll(slow);
     slow &= slow - 1;
     ga_value x, y, r;
-    lane_get(a, j, &x);
-    lane_get(b, j, &y);
+    ga_cx_lane(a, j, &x);
+    ga_cx_lane(b, j, &y);
     ga_cx_binary(op, &x, &y, &r);
     lane_set(a, j, &r);
   }

@@ -97,6 +97,18 @@ typedef struct ga_cx_word {
   uint64_t isint, notnull, err;
 } ga_cx_word;
 
+/* Lane j of w as a value (NULL, INT or REAL). */
+static inline void ga_cx_lane(const ga_cx_word *w, int j, ga_value *v) {
+  uint64_t u = w->v[j];
+  v->type = !((w->notnull >> j) & 1) ? GA_V_NULL
+            : (w->isint >> j) & 1    ? GA_V_INT
+                                     : GA_V_REAL;
+  v->n = 0;
+  v->p = 0;
+  v->i = v->type == GA_V_INT ? (int64_t)u : 0;
+  v->r = v->type == GA_V_REAL ? ga_cx_d(u) : 0.0;
+}
+
 /* Run x on 64 rows: load(arg, col, &w) gives column col's word.  stack has
 ** room for x->depth words; the value lands in *out.  Lanes past the rows
 ** the caller has are computed from whatever load gave them, harmlessly. */

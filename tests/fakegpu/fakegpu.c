@@ -884,56 +884,6 @@ int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn, int64_t *d_dict,
   return 0;
 }
 
-static void op_gids(op *o) {
-  const gak_ccol *c = &((fk_col *)o->extra)->c;
-  const int64_t *dict = o->a;
-  const uint32_t *idx = o->b;
-  uint32_t *gid = o->c;
-  int64_t nd = o->k, m = o->m;
-  if (kernel_faults(o, gid, (size_t)m * 4))
-    return;
-  for (int64_t j = 0; j < m; j++) {
-    int64_t i = idx[j], key;
-    if (!fk_bit64(c->notnull, i)) {
-      gid[j] = (uint32_t)nd;
-      continue;
-    }
-    const int64_t *hit = fk_canon(c, i, &key)
-                             ? bsearch(&key, dict, (size_t)nd, 8, fk_cmp_i64)
-                             : NULL;
-    if (!hit) /* cannot happen with a dictionary of this column */
-      die("gak_cache_group_ids: a key missing from the dictionary");
-    gid[j] = (uint32_t)(hit - dict);
-  }
-}
-
-int gak_cache_group_ids(gak_ccol key, const int64_t *d_dict, int64_t ndict,
-                        const uint32_t *d_idx, int64_t m, uint32_t *d_gid,
-                        gak_stream gs) {
-  fstream *s = (fstream *)gs;
-  if (!stream_ok(s) || m < 0 || ndict < 0)
-    return fail(GAK_EOTHER);
-  /* the key column is read at the rows of d_idx: checked as they are read
-  ** would be too late; its arrays are device blocks, checked at their base */
-  dev_check(key.vals, 8, s->dev, "gak_cache_group_ids key");
-  if (ndict)
-    dev_check(d_dict, (size_t)ndict * 8, s->dev, "gak_cache_group_ids dict");
-  dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cache_group_ids idx");
-  dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cache_group_ids gid");
-  op *o = op_new(op_gids);
-  fk_col *x = malloc(sizeof(*x));
-  if (!x)
-    die("out of memory for an operation");
-  x->c = key;
-  o->extra = x;
-  o->a = (void *)d_dict;
-  o->b = (void *)d_idx;
-  o->c = d_gid;
-  o->k = ndict;
-  o->m = m;
-  enqueue(s, o);
-  return 0;
-}
 
 size_t gak_cache_sort_scratch(int64_t m) {
   (void)m;
