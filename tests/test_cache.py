@@ -48,6 +48,7 @@ when GPUAGG_TEST_GPU=1.
 import json
 import os
 import random
+import re
 from fractions import Fraction
 import sqlite3
 import struct
@@ -903,6 +904,20 @@ def text_table(con, name, n, r):
     con.execute("COMMIT")
 
 
+def query_compare(rep, con, name, sql, want):
+    """gpu_query over sql against the gpu_ text on the same connection
+    (value and typeof); want: the path 'cache' or 'uncached'."""
+    con.execute("DROP TABLE IF EXISTS temp.qc")
+    con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % sql.replace("'", "''"))
+    got = run(con, "SELECT * FROM qc")
+    ls = last_scan(con)
+    ref = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql))
+    ok = same(got, ref) and (ls["path"] == "cache") == (want == "cache")
+    rep.check(name, ok, "path %r why %r\n got %r\n want %r\n %s" % (
+        ls["path"], ls["why"], got[1][:3] if got[0] == "ok" else got,
+        ref[1][:3] if ref[0] == "ok" else ref, sql))
+
+
 def section_text(rep, r, device):
     for enc in ("UTF-8", "UTF-16le"):
         tag = "%s_text_%s" % (device, enc.replace("-", ""))
@@ -946,6 +961,13 @@ def section_text(rep, r, device):
                  "CASE WHEN x > 0 THEN w END")]):
             compare(rep, con, "%s_derived_%d" % (tag, i), "t", x, f, g,
                     want="cache" if device == "cpu" else None)
+        # gpu_query: TEXT under min/max/count from the codes; under sum, not
+        for i, (sql, want) in enumerate([
+                ("SELECT d, min(w), max(w), count(w), sum(x) FROM t GROUP BY d", "cache"),
+                ("SELECT min(w), max(w) FROM t WHERE d > '1995'", "cache"),
+                ("SELECT d, sum(w), max(w) FROM t GROUP BY d", "uncached"),
+                ("SELECT avg(w) FROM t", "uncached")]):
+            query_compare(rep, con, "%s_query_text_%d" % (tag, i), sql, want)
         # stale after a TEXT update, by another process and by this connection
         compare(rep, con, "%s_stale_before" % tag, "t", "x", "w = 'zz'", "d", want="cache")
         # a value that differs (SQLite writes no page for an identical row)
