@@ -387,3 +387,45 @@ int ga_cl_mirror(int op) {
          : op == GAK_CMP_GE ? GAK_CMP_LE
                             : op;
 }
+
+/* One instruction of the program being written, and its stack effect. */
+int ga_cl_emit(parser *p, int op, int col, int a, int b, const ga_value *v) {
+  ga_cexpr *x = p->x;
+  if (x->n >= GA_CX_MAX)
+    return ga_cl_no(p, "the expression is longer than the cache takes%s", NULL);
+  ga_cx_ins *in = &x->ins[x->n++];
+  memset(in, 0, sizeof(*in));
+  in->op = op;
+  in->col = col;
+  in->a = a;
+  in->b = b;
+  if (v)
+    in->v = *v;
+  switch (op) {
+  case GA_CX_COL:
+  case GA_CX_LIT:
+    p->sp++;
+    break;
+  case GA_CX_NEG: /* a free slot for 0 */
+  case GA_CX_ISNULL:
+  case GA_CX_NOT:
+  case GA_CX_IN:
+  case GA_CX_ABS:
+  case GA_CX_MAP:
+    break;
+  case GA_CX_BETWEEN:
+    p->sp -= 2;
+    break;
+  case GA_CX_CASE:
+    p->sp -= 2 * a + b - 1;
+    break;
+  case GA_CX_COALESCE:
+    p->sp -= a - 1;
+    break;
+  default: /* binary */
+    p->sp--;
+  }
+  if (p->sp + 1 > x->depth)
+    x->depth = p->sp + 1;
+  return 1;
+}

@@ -84,7 +84,8 @@ int ga_cl_program(parser *p, const char *z, ga_cexpr *x, xk *k);
 ** written as that column's code and a map.  1 (written, *k set); 0 with
 ** the reason; -1 when it does not apply (not one cached TEXT column). */
 int ga_cl_derive(parser *p, int from, int to, xk *k);
-/* Write one instruction (stack effect kept in p->sp, p->x->depth). */
+/* Write one instruction (stack effect kept in p->sp, p->x->depth;
+** cache_lex.c). */
 int ga_cl_emit(parser *p, int op, int col, int a, int b, const ga_value *v);
 
 /* Tokens of z into L, ending with T_END (after a T_BAD, if any). */
