@@ -1,54 +1,34 @@
 /*
-** cache_shape.c — which gpu_aggregate calls the column cache may answer,
-** and the query they become (engine/cache/cache.h's ga_cquery).
+** cache_shape.c — which parts (planner.h's ga_parts: gpu_aggregate's
+** arguments, gpu_query's keys, carried columns, values and WHERE) the
+** column cache may answer, and the query they become (engine/cache/
+** cache.h's ga_cquery).  Each key, carried column and value is a program of
+** planner/cache_expr.c's grammar; the WHERE clause is an AND of terms
+** (below: what the GPU's filter kernel runs) when it can be, else a program
+** too.  Anything else takes the uncached path, with the reason.
 **
-** Eligible shapes (anything else takes the uncached path, with the reason):
-**   expression  a bare column name (quoted or not) of the entry;
-**   group_by    empty, or a bare column name of the entry;
-**   filter      empty, or an AND (parentheses allowed) of terms
-**                 col OP number | number OP col     OP: = == <> != < <= > >=
-**                 col BETWEEN number AND number
-**                 col IN (number, ...)
-**                 col IS NULL | col IS NOT NULL | col ISNULL | col NOTNULL
-**                 | col NOT NULL
-**               where number is a numeric literal with at most one sign.
+** Terms of the AND (parentheses allowed):
+**     col OP literal | literal OP col       OP: = == <> != < <= > >=
+**     col BETWEEN literal AND literal
+**     col IN (literal, ...)
+**     col IS NULL | col IS NOT NULL | col ISNULL | col NOTNULL | col NOT NULL
+**   where a literal is a number with at most one sign, a string (TEXT
+**   columns), or ?N.
 **
 ** Rules:
-**   1. SQLite's semantics, or ineligible.  The entry holds only INTEGER, REAL
-**      and NULL values.  A column compared with a number uses the column's
-**      affinity: INTEGER, REAL, NUMERIC and BLOB (none) leave a numeric
-**      literal's value as it is, so the comparison is SQLite's exact one
-**      between numbers (ga_num_cmp); TEXT affinity would turn the number
-**      into text, so a TEXT-affinity column in a comparison is ineligible.
-**      Collations do not apply to numbers; NULL fails every comparison and
-**      an AND of terms passes a row only when every term is true, so NULL
-**      and false need no distinction (there is no NOT, no OR).
+**   1. SQLite's semantics, or ineligible.  A number column compared with a
+**      number: the column's affinity (INTEGER, REAL, NUMERIC, none) leaves
+**      the number as it is, so the comparison is SQLite's exact one between
+**      numbers.  NULL fails every comparison; an AND of terms passes a row
+**      only when every term is true.
 **   2. A literal's value is what SQLite makes of its text: it is evaluated
 **      by SQLite itself (SELECT <sign><literal>), so hexadecimal, integers
 **      too large for int64 (REAL), 1e999 (Inf) and -9223372036854775808
-**      are SQLite's.  It must come out INTEGER or REAL.
+**      are SQLite's.
 **   3. A name is a column only if it is one of the table's columns (what
-**      SQLite resolves first); a name that is no column makes the shape
-**      ineligible (it may be a string in double quotes).  Keywords are
-**      AND, BETWEEN, IN, IS, NOT, NULL, ISNULL, NOTNULL, any case.
-**   4. Comments, parameters, functions, COLLATE, casts, arithmetic,
-**      subqueries: ineligible.
-**   6. TEXT columns (engine/cache/cache.h rule 1: codes and a dictionary;
-**      issue 20).  Compared only with string literals ('...', SQLite's own
-**      value of the literal, in the database's encoding), only where the
-**      column's affinity is TEXT or none (a numeric affinity would turn a
-**      numeric-looking literal into a number) and its collation BINARY (the
-**      dictionary's order); grouped only under BINARY.  A comparison with
-**      a string becomes one with the string's insertion point among the
-**      codes: = and <> with its code, or with -1 (no code) when the
-**      dictionary lacks it; < and >= with the insertion point; <= and >
-**      with it, moved by one when the value is absent.  NULL still fails
-**      every comparison (no code).  A TEXT column as the expression, or
-**      compared with a number: ineligible.
-**   7. The expression may be arithmetic (host entries): numeric cached
-**      columns, numbers ([sign] NUM, rule 2), + - * / %, unary - and +,
-**      parentheses, with SQLite's precedence; it runs as engine/cache/
-**      cexpr.h's program, with SQLite's semantics row by row.
+**      SQLite resolves first), qualified or not by the FROM clause's name
+**      for the table; a name that is no column makes it ineligible.
+**   4. Comments and subqueries: ineligible.
 **   5. The REAL -9223372036854775808.0 (-2^63) against the rowid alias
 **      (INTEGER PRIMARY KEY) with = or IN.  Where SQLite seeks the rowid
 **      with a literal (OP_SeekRowid), integer affinity leaves -2^63.0 REAL
@@ -60,7 +40,22 @@
 **      alias's only = / one-number IN term with it is always the seek, and
 **      its literal becomes 0.5, which no integer equals; with another = or
 **      IN on the alias, or in an IN list of several numbers (a small
-**      ANALYZEd table is scanned), the planner decides: ineligible.
+**      ANALYZEd table is scanned), the planner decides: ineligible.  A WHERE
+**      program with that REAL anywhere: ineligible.
+**   6. TEXT columns (engine/cache/cache.h rule 1: codes and a dictionary;
+**      issue 20).  Compared with strings only where the column's affinity
+**      is TEXT or none (a numeric affinity would turn a numeric-looking
+**      string into a number) and its collation BINARY (the dictionary's
+**      order); grouped only under BINARY; read as a value only by min, max
+**      and count (ga_parts.val_minmax).  A comparison with a string becomes
+**      one with the string's insertion point among the codes (cache_lex.c's
+**      ga_cl_code_of).  Other TEXT shapes: derived columns (cache_derive.c)
+**      or ineligible.
+**   7. Programs: cache_expr.c.  A GPU entry answers what
+**      engine/cache/cache_gpu_query.c's ga_cache_gpu_takes accepts.
+**   8. ?N is gpu_query's parameter N - 2 (planner.h: ?1 and ?2 are the
+**      pieces' bounds), as bound for the call; unbound is NULL.  A term
+**      comparing with a NULL makes the AND false for every row.
 */
 #include <stdio.h>
 #include <string.h>

@@ -46,6 +46,11 @@
 **      parameter values the cursor serves the rows it kept (up to
 **      GA_SCAN_MEMO_BYTES of them; past it, it runs again).
 **      gpuagg_info()'s gpu_query {calls, replays} counts them.
+**   8. The column cache first (planner/cache_plan.h's ga_cache_answer, the
+**      step gpu_aggregate takes too): when an entry answers the parts, its
+**      merged groups go under the post query as the scan's would
+**      (last_scan.path "cache"); otherwise its reason leads last_scan.why
+**      ("cache not used: ...") and the scan runs.
 */
 #include <stdlib.h>
 #include <string.h>
