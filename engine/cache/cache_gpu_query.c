@@ -385,12 +385,14 @@ static double prof_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 static void prof(const char *what, double *t0) {
-  static int on = -1;
-  if (on < 0) {
+  static int on = -1; /* connections of several threads read it */
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
     const char *z = getenv("GPUAGG_CACHE_PROFILE");
-    on = z && *z == '1';
+    v = z && *z == '1';
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
   }
-  if (!on)
+  if (!v)
     return;
   double t = prof_ms();
   fprintf(stderr, "cache_gpu %-10s %8.3f ms\n", what, t - *t0);
