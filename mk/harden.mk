@@ -50,7 +50,7 @@ FUZZ_BUILD := build/fuzz
 # Suites that test-asan leaves out (tests/harden/ci.sh sets some: CI's time)
 ASAN_SKIP_SUITES ?=
 # the differential generator with the cache on, under ASan: fewer queries
-# than make test's 1,500 (600 on the fake GPU): the same code, 4x slower
+# than make test's 1,000 (400 on the fake GPU): the same code, 4x slower
 ASAN_QUERY_CACHE_QUERIES ?= 500
 
 # ---- the extension and test_engine with ASan+UBSan (main Makefile rules) ----

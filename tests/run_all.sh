@@ -69,7 +69,7 @@ declare -A CMD=(
   [first_hour]='"$PYTHON" tests/test_first_hour.py'
   [trust_values]='"$PYTHON" tests/test_trust_values.py'
   [query]='"$PYTHON" tests/test_query.py'
-  [query_cache]='env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-1500} "$PYTHON" tests/test_query.py'
+  [query_cache]='env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-1000} "$PYTHON" tests/test_query.py'
   [query_errors]='"$PYTHON" tests/test_query_errors.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
   [cache_dict]='make -s --no-print-directory test-cache-dict'
@@ -107,7 +107,7 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     CMD[fake:matadd]='fake "$PYTHON" tests/test_matadd.py'
     CMD[fake:seam]='fake "$PYTHON" tests/test_seam.py'
     CMD[fake:cache]='fake "$PYTHON" tests/test_cache.py'
-    CMD[fake:query_cache]='fake env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-600} "$PYTHON" tests/test_query.py'
+    CMD[fake:query_cache]='fake env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-400} "$PYTHON" tests/test_query.py'
     DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:query_cache"
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
