@@ -242,6 +242,18 @@ static int call_native(parser *p, const char *name, xk *k) {
              : ga_cl_emit(p, GA_CX_COALESCE, 0, n, 0, NULL);
 }
 
+/* One THEN or ELSE of a CASE into the kind of them all (*all): numbers, or
+** codes of one dictionary, NULLs with either.  1, or 0 with why. */
+static int case_join(parser *p, xk *all, const xk *b) {
+  if (b->k == K_STR || (b->k == K_CODE && all->k == K_NUM) ||
+      (b->k == K_NUM && all->k == K_CODE) ||
+      (b->k == K_CODE && all->k == K_CODE && all->d != b->d))
+    return ga_cl_no(p, "CASE gives TEXT literals or TEXT and numbers%s", NULL);
+  if (b->k != K_NULL)
+    all->k = b->k, all->d = b->d;
+  return 1;
+}
+
 /* CASE [base] WHEN w THEN t ... [ELSE e] END (the CASE read). */
 static int x_case(parser *p, xk *k) {
   int base = -1, pairs = 0, has_else = 0;
@@ -275,13 +287,8 @@ static int x_case(parser *p, xk *k) {
       return ga_cl_no(p, "CASE without THEN%s", NULL);
     if (!x_or(p, &t))
       return 0;
-    if (t.k == K_STR || (t.k == K_CODE && all.k == K_NUM) ||
-        (t.k == K_NUM && all.k == K_CODE) ||
-        (t.k == K_CODE && all.k == K_CODE && all.d != t.d))
-      return ga_cl_no(p, "CASE gives TEXT literals or TEXT and numbers%s",
-                      NULL);
-    if (t.k != K_NULL)
-      all.k = t.k, all.d = t.d;
+    if (!case_join(p, &all, &t))
+      return 0;
     pairs++;
   }
   if (!pairs)
@@ -291,13 +298,8 @@ static int x_case(parser *p, xk *k) {
     xk e;
     if (!x_or(p, &e))
       return 0;
-    if (e.k == K_STR || (e.k == K_CODE && all.k == K_NUM) ||
-        (e.k == K_NUM && all.k == K_CODE) ||
-        (e.k == K_CODE && all.k == K_CODE && all.d != e.d))
-      return ga_cl_no(p, "CASE gives TEXT literals or TEXT and numbers%s",
-                      NULL);
-    if (e.k != K_NULL)
-      all.k = e.k, all.d = e.d;
+    if (!case_join(p, &all, &e))
+      return 0;
     has_else = 1;
   }
   if (!ga_cl_kw(ga_cl_next(p), "END"))
