@@ -25,6 +25,7 @@
 **      running surface at the engine's sync.
 */
 #include <cub/device/device_radix_sort.cuh>
+#include <limits.h>
 #include <stdint.h>
 
 #include "gak.h"
@@ -617,26 +618,38 @@ __device__ __forceinline__ void sbuf_add(unsigned long long *acc, sbuf &b,
 
 /* At least 4 blocks an SM: the registers (128 a thread without a bound)
 ** held occupancy to 25% and the gathers' latency unhidden (ncu, H200). */
+template <bool FEW>
 __global__ void __launch_bounds__(CT, 4)
-    k_reduce(const gak_ccol x, const uint32_t *idx, const gak_cslice *sl,
-             gak_cstate *out) {
+    k_reduce(const gak_ccol x, const uint32_t *idx, const uint32_t *gid,
+             const gak_cslice *sl, gak_cstate *out) {
   __shared__ unsigned long long acc[GA_XACC_DIGITS];
-  __shared__ unsigned long long cnt[NCNT];
+  __shared__ unsigned long long cnt[NCNT + 1]; /* FEW: and the rows */
+  __shared__ long long first_row;
   __shared__ best wmax[CT / 32], wmin[CT / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int d = threadIdx.x; d < GA_XACC_DIGITS; d += CT)
     acc[d] = 0;
-  if (threadIdx.x < NCNT)
+  if (threadIdx.x <= NCNT)
     cnt[threadIdx.x] = 0;
+  if (threadIdx.x == 0)
+    first_row = LLONG_MAX;
   __syncthreads();
   const gak_cslice s = sl[blockIdx.x];
-  unsigned long long c[NCNT] = {0, 0, 0, 0, 0, 0, 0, 0};
+  unsigned long long c[NCNT] = {0, 0, 0, 0, 0, 0, 0, 0}, rows = 0;
+  long long first = LLONG_MAX;
   best mx = {GA_KIND_NONE, 0, 0}, mn = {GA_KIND_NONE, 0, 0};
   sbuf sb;
   sb.k = -1;
   sb.d[0] = sb.d[1] = sb.d[2] = 0;
   for (unsigned p = threadIdx.x; p < s.len; p += CT) {
+    if (FEW && gid[s.start + p] != s.group)
+      continue;
     long long i = idx ? idx[s.start + p] : (long long)s.start + p;
+    if (FEW) { /* positions rise with p, and rows with positions */
+      rows++;
+      if (first == LLONG_MAX)
+        first = i;
+    }
     if (!bit64(x.notnull, i))
       continue;
     unsigned long long v = x.vals[i];
@@ -675,6 +688,13 @@ __global__ void __launch_bounds__(CT, 4)
     if (lane == 0 && t)
       atomicAdd(&cnt[k], t);
   }
+  if (FEW) {
+    unsigned long long t = warp_sum(rows);
+    if (lane == 0 && t)
+      atomicAdd(&cnt[NCNT], t);
+    if (first != LLONG_MAX)
+      atomicMin(&first_row, first);
+  }
   mx = warp_best(mx, false);
   mn = warp_best(mn, true);
   if (lane == 0) {
@@ -710,8 +730,13 @@ __global__ void __launch_bounds__(CT, 4)
   o->sum.nninf = (long long)cnt[5];
   o->sum.nnan = (long long)cnt[6];
   o->count = (long long)cnt[7];
-  o->rows = s.len;
-  o->first = !s.len ? 0 : idx ? idx[s.start] : s.start;
+  if (FEW) { /* a slice without its group's rows: first stays the largest */
+    o->rows = (long long)cnt[NCNT];
+    o->first = first_row;
+  } else {
+    o->rows = s.len;
+    o->first = !s.len ? 0 : idx ? idx[s.start] : s.start;
+  }
   o->max.kind = wmax[0].kind;
   o->max.pad = 0;
   o->max.idx = wmax[0].idx;
@@ -726,14 +751,54 @@ __global__ void __launch_bounds__(CT, 4)
 }
 
 extern "C" int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
+                                const uint32_t *d_gid,
                                 const gak_cslice *d_slices, int64_t nslices,
                                 gak_cstate *d_out, gak_stream s) {
   if (nslices < 0 || nslices > 0x7fffffffll)
     return (int)cudaErrorInvalidValue;
   if (nslices == 0)
     return (int)cudaSuccess;
-  k_reduce<<<(unsigned)nslices, CT, 0, (cudaStream_t)s>>>(x, d_idx, d_slices,
-                                                          d_out);
+  if (d_gid)
+    k_reduce<true><<<(unsigned)nslices, CT, 0, (cudaStream_t)s>>>(
+        x, d_idx, d_gid, d_slices, d_out);
+  else
+    k_reduce<false><<<(unsigned)nslices, CT, 0, (cudaStream_t)s>>>(
+        x, d_idx, NULL, d_slices, d_out);
+  return (int)cudaGetLastError();
+}
+
+/* Rows a group (gak_cache_group_counts): a block's counts in shared
+** memory, then one atomic a group it saw. */
+__global__ void __launch_bounds__(CT)
+    k_group_counts(const uint32_t *gid, long long m, int ngroups,
+                   uint32_t *counts) {
+  __shared__ uint32_t h[GAK_CACHE_COUNT_MAX];
+  for (int g = threadIdx.x; g < ngroups; g += CT)
+    h[g] = 0;
+  __syncthreads();
+  for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
+       j += (long long)gridDim.x * CT) {
+    uint32_t g = gid[j];
+    if (g < (uint32_t)ngroups)
+      atomicAdd(&h[g], 1u);
+  }
+  __syncthreads();
+  for (int g = threadIdx.x; g < ngroups; g += CT)
+    if (h[g])
+      atomicAdd(&counts[g], h[g]);
+}
+
+extern "C" int gak_cache_group_counts(const uint32_t *d_gid, int64_t m,
+                                      int64_t ngroups, uint32_t *d_counts,
+                                      gak_stream st) {
+  cudaStream_t s = (cudaStream_t)st;
+  if (m < 0 || ngroups < 1 || ngroups > GAK_CACHE_COUNT_MAX)
+    return (int)cudaErrorInvalidValue;
+  cudaError_t err = cudaMemsetAsync(d_counts, 0, (size_t)ngroups * 4, s);
+  if (err != cudaSuccess || m == 0)
+    return (int)err;
+  int grid = grid_for(m, CT * 64); /* a block's bins pay for 64 rows a thread */
+  k_group_counts<<<grid, CT, 0, s>>>(d_gid, m, (int)ngroups, d_counts);
   return (int)cudaGetLastError();
 }
 

@@ -246,10 +246,18 @@ int gak_cache_remap(uint64_t *d_vals, const uint64_t *d_notnull, int64_t n,
 int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
                      uint32_t *d_start, uint32_t *d_end, gak_stream s);
 /* One state per slice, over column x at rows d_idx[start .. start+len)
-** (d_idx NULL: rows start .. start+len themselves). */
-int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
+** (d_idx NULL: rows start .. start+len themselves).  d_gid not NULL: only
+** the positions p of a slice with d_gid[p] == its group count (few groups,
+** unsorted rows); rows is then their count, and first their first row
+** (INT64_MAX for none). */
+int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
                      const gak_cslice *d_slices, int64_t nslices,
                      gak_cstate *d_out, gak_stream s);
+/* d_counts[g] = how many of d_gid[0 .. m) equal g, for g < ngroups (at most
+** GAK_CACHE_COUNT_MAX); other ids are not counted. */
+#define GAK_CACHE_COUNT_MAX 4096
+int gak_cache_group_counts(const uint32_t *d_gid, int64_t m, int64_t ngroups,
+                           uint32_t *d_counts, gak_stream s);
 /* One state per group from its slices' states; key.vals NULL: no key. */
 int gak_cache_merge(const gak_cstate *d_slice_states,
                     const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,

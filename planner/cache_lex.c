@@ -253,8 +253,15 @@ int ga_cl_column(parser *p, const tok *t) {
     }
   }
   for (int c = 0; c < p->e->ncols; c++)
-    if (!sqlite3_stricmp(p->e->cols[c].name, t->id))
+    if (!sqlite3_stricmp(p->e->cols[c].name, t->id)) {
+      if (p->e->cols[c].mixed) /* engine/cache/cache_load.c rule 8 */
+        return ga_cl_no(p,
+                        "column %s holds TEXT and numbers (the cache answers "
+                        "no query that reads it)",
+                        p->e->cols[c].name) -
+               1;
       return c;
+    }
   for (int c = 0; c < p->ntcols; c++)
     if (!sqlite3_stricmp(p->tcols[c], t->id)) {
       ga_cl_no(p, "column %s is not cached", p->tcols[c]);

@@ -366,7 +366,14 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       sqlite3_str_appendf(s, ":%lld",
                           (long long)ga_dict_count(e->cols[k].dict));
     }
-    sqlite3_str_appendall(s, "}}");
+    sqlite3_str_appendall(s, "},\"mixed\":[");
+    for (int k = 0, n = 0; k < e->ncols; k++)
+      if (e->cols[k].mixed) {
+        if (n++)
+          sqlite3_str_appendchar(s, 1, ',');
+        json_str(s, e->cols[k].name);
+      }
+    sqlite3_str_appendall(s, "]}");
   }
   sqlite3_str_appendall(s, "]}");
   return sqlite3_str_finish(s);

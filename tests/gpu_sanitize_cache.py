@@ -6,7 +6,7 @@ compaction and the exact slices; GROUP BY: dictionary, ids, CUB's sort,
 bounds, merge; NULL keys, IN lists, nothing passing; issue 20: gpu_query's
 shapes with programs as values (gak_cache_eval), several keys and a
 derived one (gak_cache_key_ids), the groups' keys (gak_cache_gather), TEXT
-min and max) answered on both, and the answers compared bit for bit.  Run under
+min and max; few groups without the sort) answered on both, and the answers compared bit for bit.  Run under
 `compute-sanitizer --tool memcheck|racecheck|synccheck --error-exitcode 9`;
 exits 1 on a difference or when the GPU answered nothing.
 """
@@ -81,6 +81,9 @@ QUERIES = [
     "GROUP BY substr(d, 1, 4)",
     "SELECT sum(x * 1e20 + m), total(y % 7), count(*) FROM t WHERE k IN (1, 2, 3, 500)",
     "SELECT d, sum(m) FROM t WHERE y > 5000 GROUP BY d",
+    # few groups (cache_gpu_query.c rule 6): counted, no sort, each group's slices over all rows
+    "SELECT substr(d, 1, 3) AS dec, sum(x * m), max(y), min(x), count(*) FROM t "
+    "WHERE y > 100 GROUP BY substr(d, 1, 3)",
 ]
 for i, sql in enumerate(QUERIES):
     ans = []

@@ -111,6 +111,7 @@ typedef struct ga_ccol {
   int aff;                    /* GA_AFF_* of its declared type */
   int64_t nnull, nint, nreal; /* what it holds */
   int64_t ntext;              /* TEXT values: then the words are codes */
+  int mixed; /* TEXT and numbers: no query reads it (cache_load.c rule 8) */
   ga_dict *dict;              /* the codes' values (rule 1), or NULL */
   /* GPU entry: n values, the bitmaps, and the group dictionary */
   uint64_t *d_vals, *d_isint, *d_notnull;
@@ -304,7 +305,6 @@ void ga_cload_reset(ga_cload *l);
 #define GA_CLOAD_EFAIL 30
 #define GA_CLOAD_ETYPE 31
 #define GA_CLOAD_EBUDGET 32
-#define GA_CLOAD_EMIXED 33 /* column *col holds TEXT and numbers */
 #define GA_CLOAD_EDICT 34  /* column *col has too many distinct values */
 int ga_cload_error(const ga_cload *l, char *why, size_t nwhy, int *gpu_failed,
                    int *col, int *type);

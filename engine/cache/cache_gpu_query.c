@@ -23,6 +23,11 @@
 **      column does).  One sort by group id, one reduce and merge per value.
 **      The keys of a group are its first row's, gathered there and made on
 **      the host by the key's program (a map lookup at most).
+**   6. Few groups (at most GA_CQ_FEW_GROUPS with rows, counted on the
+**      device first): no sort.  Each group reduces over every passing row
+**      in row order, keeping its own (cut_few); the states, first rows and
+**      ties are those of the sorted layout, since both visit a group's rows
+**      in row order.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +323,52 @@ static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
   }
   if (total != m) { /* every passing row in exactly one group */
     snprintf(why, nwhy, "a GPU step failed (group bounds do not add up)");
+    return 0;
+  }
+  *nsl_out = nsl;
+  *ngr_out = ngr;
+  return 1;
+}
+
+/* Few groups (rule 6): each group's slices cover every passing row, in
+** row order, and the reduce counts only the group's own (gak_cache_reduce's
+** d_gid).  A group then reads the value columns in order, once, where the
+** sorted layout reads them through a group's scattered rows (a gather that
+** brings a whole sector for one value); past a few groups the sort wins. */
+#define GA_CQ_FEW_GROUPS 8
+
+/* The few groups' slices from their row counts (cnt, by group id): slices
+** of `slice` rows a group times the groups, so that the blocks are as many
+** as the sorted layout's.  1, or 0 with why (counts that do not add up). */
+static int cut_few(const uint32_t *cnt, int64_t ngroups, int64_t m,
+                   int64_t slice, int64_t maxsl, gak_cslice *h_sl,
+                   gak_cgroup *h_gr, int64_t *nsl_out, int64_t *ngr_out,
+                   char *why, size_t nwhy) {
+  int64_t nsl = 0, ngr = 0, total = 0, ne = 0;
+  for (int64_t g = 0; g < ngroups; g++)
+    ne += cnt[g] != 0;
+  int64_t per = slice * (ne ? ne : 1);
+  for (int64_t g = 0; g < ngroups; g++) {
+    if (!cnt[g])
+      continue;
+    total += cnt[g];
+    h_gr[ngr].first_slice = (uint32_t)nsl;
+    for (int64_t p = 0; p < m; p += per) {
+      if (nsl >= maxsl) {
+        snprintf(why, nwhy, "a GPU step failed (too many slices)");
+        return 0;
+      }
+      h_sl[nsl].group = (uint32_t)g; /* the id the reduce keeps */
+      h_sl[nsl].start = (uint32_t)p;
+      h_sl[nsl].len = (uint32_t)(m - p < per ? m - p : per);
+      h_sl[nsl].pad = 0;
+      nsl++;
+    }
+    h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
+    ngr++;
+  }
+  if (total != m) { /* every passing row in exactly one group */
+    snprintf(why, nwhy, "a GPU step failed (group counts do not add up)");
     return 0;
   }
   *nsl_out = nsl;
@@ -750,8 +801,25 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     rc = GA_SCAN_NOMEM;
     goto fail;
   }
+  int few = 0;
   if (grouped) {
     STEP(GA_STAGE_LAUNCH, gak_cache_key_ids(&keys, d_idx, m, d_gid, c->stream));
+    if (ngroups <= GAK_CACHE_COUNT_MAX) { /* how many groups have rows */
+      int ne = 0;
+      STEP(GA_STAGE_LAUNCH,
+           gak_cache_group_counts(d_gid, m, ngroups, d_start, c->stream));
+      STEP(GA_STAGE_D2H,
+           gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 4, c->stream));
+      if (!sync_or(c, why, nwhy))
+        goto fail;
+      for (int64_t g = 0; g < ngroups; g++)
+        ne += h_se[g] != 0;
+      few = ne <= GA_CQ_FEW_GROUPS;
+    }
+  }
+  if (few) {
+    prof("group", &t0);
+  } else if (grouped) {
     STEP(GA_STAGE_LAUNCH,
          gak_cache_sort(d_gid, d_idx, d_gid2, d_idx2, m, bits_for(ngroups - 1),
                         d_ssc, c->stream));
@@ -768,8 +836,10 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     h_se[1] = (uint32_t)m;
   }
   int64_t nsl = 0, ngr = 0;
-  if (!cut_slices(h_se, ngroups, grouped, m, slice, maxsl, h_sl, h_gr, &nsl,
-                  &ngr, why, nwhy))
+  if (few ? !cut_few(h_se, ngroups, m, slice, maxsl, h_sl, h_gr, &nsl, &ngr,
+                     why, nwhy)
+          : !cut_slices(h_se, ngroups, grouped, m, slice, maxsl, h_sl, h_gr,
+                        &nsl, &ngr, why, nwhy))
     goto fail;
   h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
   h_rows = sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr);
@@ -821,7 +891,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
     }
     STEP(GA_STAGE_LAUNCH,
-         gak_cache_reduce(col, vidx, d_sl, nsl, d_sst, c->stream));
+         gak_cache_reduce(col, vidx, few ? d_gid : NULL, d_sl, nsl, d_sst,
+                          c->stream));
     STEP(GA_STAGE_LAUNCH,
          gak_cache_merge(d_sst, d_gr, ngr, none, d_gst, c->stream));
     STEP(GA_STAGE_D2H,

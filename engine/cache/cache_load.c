@@ -28,8 +28,7 @@
 **      (ga_cache_reserve, evicting others) before they are allocated; a
 **      load that cannot fit fails with GA_CLOAD_EBUDGET.
 **   6. The first failure wins and stops the scan (the hooks return it):
-**      a BLOB value (its column), TEXT mixed with numbers in a column, the
-**      budget, the row limit, a GPU step (gpu_failed: the caller may load
+**      a BLOB value (its column), the budget, the row limit, a GPU step (gpu_failed: the caller may load
 **      into host memory instead).
 **   7. TEXT: a sink interns its block's values of a column in a dictionary
 **      of its own (dict.h) and writes local ids; when the block is complete
@@ -39,6 +38,11 @@
 **      ids; the finish seals the dictionaries and turns every load id into
 **      its code (host: in the blocks; GPU: gak_cache_remap on the device).
 **      Each step keeps row i's word row i's value.
+**   8. A column of TEXT and numbers loads, marked mixed: its words are ids
+**      and numbers in one array, which no query may read.  The planner
+**      refuses any query that names it (planner/cache_lex.c), so the other
+**      columns of the entry still answer.  SQLite's order across types
+**      and its affinity rules are not built on codes.
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -335,18 +339,6 @@ static int sink_text(ga_csink *s, int c, const void *p, int n, uint64_t *word) {
   return GA_OK;
 }
 
-/* A column of TEXT and numbers (rule 7 rewrites every word of a TEXT
-** column as an id, so this sink's rows must not mix): the load fails. */
-static int sink_mixed(ga_csink *s, int c) {
-  ga_cload *l = s->load;
-  pthread_mutex_lock(&l->mu);
-  if (!l->err)
-    l->bad_col = c;
-  set_err(l, GA_CLOAD_EMIXED, 0, "mixed");
-  pthread_mutex_unlock(&l->mu);
-  return 1;
-}
-
 int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
                  const void *const *text, const int *tlen, int ncols) {
   ga_cblock *b = s->tail;
@@ -364,24 +356,18 @@ int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
       s->stats[4 * c]++;
       break;
     case GA_V_INT:
-      if (s->stats[4 * c + 3])
-        return sink_mixed(s, c);
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_isint(b, c)[i >> 6] |= bit;
       ga_cb_notnull(b, c)[i >> 6] |= bit;
       s->stats[4 * c + 1]++;
       break;
     case GA_V_REAL:
-      if (s->stats[4 * c + 3])
-        return sink_mixed(s, c);
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_notnull(b, c)[i >> 6] |= bit;
       s->stats[4 * c + 2]++;
       break;
     case GA_V_TEXT: {
       uint64_t w;
-      if (s->stats[4 * c + 1] || s->stats[4 * c + 2])
-        return sink_mixed(s, c);
       int rc = sink_text(s, c, text[c], tlen[c], &w);
       if (rc)
         return rc;
@@ -505,6 +491,11 @@ static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b) {
     uint32_t n = s->dl[c] ? ga_dict_local_count(s->dl[c]) : 0;
     if (!n)
       continue;
+    if (s->stats[4 * c + 1] || s->stats[4 * c + 2]) {
+      /* numbers too (rule 8): words that are no ids stay unmapped */
+      ga_dict_local_clear(s->dl[c]);
+      continue;
+    }
     int rc = GA_OK;
     uint32_t *map = sqlite3_malloc64(sizeof(uint32_t) * n);
     pthread_mutex_lock(&l->mu);
@@ -660,18 +651,19 @@ void ga_cload_abort(ga_cload *l) {
   sqlite3_free(l);
 }
 
-/* Rule 7 at the finish (host): a column of TEXT and numbers fails; each
-** dictionary is sealed, counted in the budget and given to its column, and
-** the load ids in the pieces' blocks become codes.  GA_OK or an error. */
+/* Rule 7 at the finish: each dictionary is sealed, counted in the budget
+** and given to its column, and the load ids in the pieces' blocks become
+** codes.  A column of TEXT and numbers is marked mixed instead (rule 8): its
+** words stay as they are, and its dictionary goes with the load.  GA_OK or
+** an error. */
 static int finish_text(ga_cload *l, ga_centry *e) {
   for (int c = 0; c < l->ncols; c++) {
     ga_ccol *col = &e->cols[c];
     if (!col->ntext)
       continue;
     if (col->nint + col->nreal) {
-      l->bad_col = c;
-      set_err(l, GA_CLOAD_EMIXED, 0, "mixed");
-      return 1;
+      col->mixed = 1;
+      continue;
     }
     ga_dict *d = l->dict[c];
     if (ga_dict_seal(d)) {

@@ -436,10 +436,6 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
           sqlite3_mprintf("gpu_cache: column %s holds %s values (INTEGER, "
                           "REAL, TEXT and NULL can be cached)",
                           cl->name[col], type == GA_V_TEXT ? "TEXT" : "BLOB");
-    else if (lerr == GA_CLOAD_EMIXED)
-      *err = sqlite3_mprintf("gpu_cache: column %s holds TEXT and numbers (a "
-                             "column is cached as numbers or as TEXT)",
-                             cl->name[col]);
     else if (lerr == GA_CLOAD_EDICT)
       *err = sqlite3_mprintf("gpu_cache: column %s has more than %lld "
                              "distinct TEXT values",

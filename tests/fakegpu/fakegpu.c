@@ -1014,6 +1014,36 @@ int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
   return 0;
 }
 
+static void op_group_counts(op *o) {
+  const uint32_t *gid = o->a;
+  uint32_t *counts = o->b;
+  int64_t m = o->m, ng = o->k;
+  if (kernel_faults(o, counts, (size_t)ng * 4))
+    return;
+  memset(counts, 0, (size_t)ng * 4);
+  for (int64_t j = 0; j < m; j++)
+    if ((int64_t)gid[j] < ng)
+      counts[gid[j]]++;
+}
+
+int gak_cache_group_counts(const uint32_t *d_gid, int64_t m, int64_t ngroups,
+                           uint32_t *d_counts, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || ngroups < 1 || ngroups > GAK_CACHE_COUNT_MAX)
+    return fail(GAK_EOTHER);
+  dev_check(d_gid, (size_t)(m ? m : 1) * 4, s->dev,
+            "gak_cache_group_counts gid");
+  dev_check(d_counts, (size_t)ngroups * 4, s->dev,
+            "gak_cache_group_counts counts");
+  op *o = op_new(op_group_counts);
+  o->a = (void *)d_gid;
+  o->b = d_counts;
+  o->m = m;
+  o->k = ngroups;
+  enqueue(s, o);
+  return 0;
+}
+
 /* Best of (value, position): a strictly better value replaces, so the first
 ** position wins among equals (positions are visited in increasing order). */
 static void fk_best(ga_best_partial *b, const gak_ccol *c, int64_t i,
@@ -1053,7 +1083,7 @@ static void fk_carry(ga_sum_partial *p) {
 
 typedef struct fk_reduce {
   gak_ccol x;
-  const uint32_t *idx;
+  const uint32_t *idx, *gid;
   const gak_cslice *sl;
   gak_cstate *out;
 } fk_reduce;
@@ -1070,10 +1100,14 @@ static void op_creduce(op *o) {
     memset(st, 0, sizeof(*st));
     for (int l = 0; l < 4; l++)
       ga_sum_init(&lane[l]);
-    st->rows = sl->len;
-    st->first = r->idx ? r->idx[sl->start] : sl->start; /* NULL: rows */
+    st->rows = r->gid ? 0 : sl->len;
+    st->first = r->gid ? INT64_MAX : r->idx ? r->idx[sl->start] : sl->start;
     for (uint32_t p = 0; p < sl->len; p++) {
+      if (r->gid && r->gid[sl->start + p] != sl->group)
+        continue; /* few groups: another group's row */
       int64_t i = r->idx ? r->idx[sl->start + p] : (int64_t)sl->start + p;
+      if (r->gid && !st->rows++)
+        st->first = i;
       if (!fk_bit64(r->x.notnull, i))
         continue;
       st->count++;
@@ -1101,7 +1135,7 @@ static void op_creduce(op *o) {
   }
 }
 
-int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
+int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
                      const gak_cslice *d_slices, int64_t nslices,
                      gak_cstate *d_out, gak_stream gs) {
   fstream *s = (fstream *)gs;
@@ -1114,12 +1148,15 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
             "gak_cache_reduce out");
   if (d_idx)
     dev_check(d_idx, 4, s->dev, "gak_cache_reduce idx");
+  if (d_gid)
+    dev_check(d_gid, 4, s->dev, "gak_cache_reduce gid");
   op *o = op_new(op_creduce);
   fk_reduce *r = malloc(sizeof(*r));
   if (!r)
     die("out of memory for an operation");
   r->x = x;
   r->idx = d_idx;
+  r->gid = d_gid;
   r->sl = d_slices;
   r->out = d_out;
   o->extra = r;
