@@ -375,7 +375,7 @@ __global__ void __launch_bounds__(CT)
               uint32_t *gid) {
   for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
        j += (long long)gridDim.x * CT) {
-    long long i = idx[j];
+    long long i = idx ? idx[j] : j;
     uint32_t g = 0;
     for (int q = 0; q < ks.n && g != 0xffffffffu; q++) {
       const gak_ckey &kk = ks.k[q];
@@ -621,7 +621,7 @@ __device__ __forceinline__ void sbuf_add(unsigned long long *acc, sbuf &b,
 template <bool FEW>
 __global__ void __launch_bounds__(CT, 4)
     k_reduce(const gak_ccol x, const uint32_t *idx, const uint32_t *gid,
-             const gak_cslice *sl, gak_cstate *out) {
+             const uint32_t *sel, const gak_cslice *sl, gak_cstate *out) {
   __shared__ unsigned long long acc[GA_XACC_DIGITS];
   __shared__ unsigned long long cnt[NCNT + 1]; /* FEW: and the rows */
   __shared__ long long first_row;
@@ -642,7 +642,8 @@ __global__ void __launch_bounds__(CT, 4)
   sb.k = -1;
   sb.d[0] = sb.d[1] = sb.d[2] = 0;
   for (unsigned p = threadIdx.x; p < s.len; p += CT) {
-    if (FEW && gid[s.start + p] != s.group)
+    if (FEW && (gid[s.start + p] != s.group ||
+                (sel && !((sel[(s.start + p) >> 5] >> ((s.start + p) & 31)) & 1))))
       continue;
     long long i = idx ? idx[s.start + p] : (long long)s.start + p;
     if (FEW) { /* positions rise with p, and rows with positions */
@@ -751,7 +752,7 @@ __global__ void __launch_bounds__(CT, 4)
 }
 
 extern "C" int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
-                                const uint32_t *d_gid,
+                                const uint32_t *d_gid, const uint32_t *d_sel,
                                 const gak_cslice *d_slices, int64_t nslices,
                                 gak_cstate *d_out, gak_stream s) {
   if (nslices < 0 || nslices > 0x7fffffffll)
@@ -760,18 +761,18 @@ extern "C" int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
     return (int)cudaSuccess;
   if (d_gid)
     k_reduce<true><<<(unsigned)nslices, CT, 0, (cudaStream_t)s>>>(
-        x, d_idx, d_gid, d_slices, d_out);
+        x, d_idx, d_gid, d_sel, d_slices, d_out);
   else
     k_reduce<false><<<(unsigned)nslices, CT, 0, (cudaStream_t)s>>>(
-        x, d_idx, NULL, d_slices, d_out);
+        x, d_idx, NULL, NULL, d_slices, d_out);
   return (int)cudaGetLastError();
 }
 
 /* Rows a group (gak_cache_group_counts): a block's counts in shared
 ** memory, then one atomic a group it saw. */
 __global__ void __launch_bounds__(CT)
-    k_group_counts(const uint32_t *gid, long long m, int ngroups,
-                   uint32_t *counts) {
+    k_group_counts(const uint32_t *gid, const uint32_t *sel, long long m,
+                   int ngroups, uint32_t *counts) {
   __shared__ uint32_t h[GAK_CACHE_COUNT_MAX];
   for (int g = threadIdx.x; g < ngroups; g += CT)
     h[g] = 0;
@@ -779,7 +780,7 @@ __global__ void __launch_bounds__(CT)
   for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
        j += (long long)gridDim.x * CT) {
     uint32_t g = gid[j];
-    if (g < (uint32_t)ngroups)
+    if (g < (uint32_t)ngroups && (!sel || ((sel[j >> 5] >> (j & 31)) & 1)))
       atomicAdd(&h[g], 1u);
   }
   __syncthreads();
@@ -788,7 +789,8 @@ __global__ void __launch_bounds__(CT)
       atomicAdd(&counts[g], h[g]);
 }
 
-extern "C" int gak_cache_group_counts(const uint32_t *d_gid, int64_t m,
+extern "C" int gak_cache_group_counts(const uint32_t *d_gid,
+                                      const uint32_t *d_sel, int64_t m,
                                       int64_t ngroups, uint32_t *d_counts,
                                       gak_stream st) {
   cudaStream_t s = (cudaStream_t)st;
@@ -798,7 +800,7 @@ extern "C" int gak_cache_group_counts(const uint32_t *d_gid, int64_t m,
   if (err != cudaSuccess || m == 0)
     return (int)err;
   int grid = grid_for(m, CT * 64); /* a block's bins pay for 64 rows a thread */
-  k_group_counts<<<grid, CT, 0, s>>>(d_gid, m, (int)ngroups, d_counts);
+  k_group_counts<<<grid, CT, 0, s>>>(d_gid, d_sel, m, (int)ngroups, d_counts);
   return (int)cudaGetLastError();
 }
 

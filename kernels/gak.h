@@ -247,17 +247,19 @@ int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
                      uint32_t *d_start, uint32_t *d_end, gak_stream s);
 /* One state per slice, over column x at rows d_idx[start .. start+len)
 ** (d_idx NULL: rows start .. start+len themselves).  d_gid not NULL: only
-** the positions p of a slice with d_gid[p] == its group count (few groups,
-** unsorted rows); rows is then their count, and first their first row
-** (INT64_MAX for none). */
+** the positions p of a slice with d_gid[p] == its group, and bit p of d_sel
+** set (d_sel NULL: every bit), count (few groups, rows in place); rows is
+** then their count, and first their first row (INT64_MAX for none). */
 int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
-                     const gak_cslice *d_slices, int64_t nslices,
-                     gak_cstate *d_out, gak_stream s);
-/* d_counts[g] = how many of d_gid[0 .. m) equal g, for g < ngroups (at most
+                     const uint32_t *d_sel, const gak_cslice *d_slices,
+                     int64_t nslices, gak_cstate *d_out, gak_stream s);
+/* d_counts[g] = how many j in [0, m) with bit j of d_sel set (d_sel NULL:
+** every j) have d_gid[j] == g, for g < ngroups (at most
 ** GAK_CACHE_COUNT_MAX); other ids are not counted. */
 #define GAK_CACHE_COUNT_MAX 4096
-int gak_cache_group_counts(const uint32_t *d_gid, int64_t m, int64_t ngroups,
-                           uint32_t *d_counts, gak_stream s);
+int gak_cache_group_counts(const uint32_t *d_gid, const uint32_t *d_sel,
+                           int64_t m, int64_t ngroups, uint32_t *d_counts,
+                           gak_stream s);
 /* One state per group from its slices' states; key.vals NULL: no key. */
 int gak_cache_merge(const gak_cstate *d_slice_states,
                     const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
@@ -338,8 +340,9 @@ typedef struct gak_ckeys {
   gak_ckey k[GAK_CACHE_MAX_KEYS];
 } gak_ckeys;
 
-/* For each of m rows d_idx[j]: its group id into d_gid[j] (0xffffffff for
-** a value missing from a dictionary: the engine's count check fails). */
+/* For each of m rows d_idx[j] (d_idx NULL: rows j): its group id into
+** d_gid[j] (0xffffffff for a value missing from a dictionary: the engine's
+** count check fails). */
 int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx, int64_t m,
                       uint32_t *d_gid, gak_stream s);
 

@@ -174,15 +174,16 @@ int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
   return NB;
 }
 int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
-                     const gak_cslice *d_slices, int64_t nslices,
-                     gak_cstate *d_out, gak_stream s) {
-  (void)x, (void)d_idx, (void)d_gid, (void)d_slices, (void)nslices;
+                     const uint32_t *d_sel, const gak_cslice *d_slices,
+                     int64_t nslices, gak_cstate *d_out, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_gid, (void)d_sel, (void)d_slices, (void)nslices;
   (void)d_out, (void)s;
   return NB;
 }
-int gak_cache_group_counts(const uint32_t *d_gid, int64_t m, int64_t ngroups,
-                           uint32_t *d_counts, gak_stream s) {
-  (void)d_gid, (void)m, (void)ngroups, (void)d_counts, (void)s;
+int gak_cache_group_counts(const uint32_t *d_gid, const uint32_t *d_sel,
+                           int64_t m, int64_t ngroups, uint32_t *d_counts,
+                           gak_stream s) {
+  (void)d_gid, (void)d_sel, (void)m, (void)ngroups, (void)d_counts, (void)s;
   return NB;
 }
 int gak_cache_merge(const gak_cstate *d_slice_states,

@@ -23,11 +23,13 @@
 **      column does).  One sort by group id, one reduce and merge per value.
 **      The keys of a group are its first row's, gathered there and made on
 **      the host by the key's program (a map lookup at most).
-**   6. Few groups (at most GA_CQ_FEW_GROUPS with rows, counted on the
-**      device first): no sort.  Each group reduces over every passing row
-**      in row order, keeping its own (cut_few); the states, first rows and
-**      ties are those of the sorted layout, since both visit a group's rows
-**      in row order.
+**   6. Few groups (at most GA_CQ_FEW_GROUPS with passing rows, counted on
+**      the device first from every row's group id and the filter's bits):
+**      no compaction and no sort.  Each group reduces over all rows in
+**      place, keeping its own passing ones (cut_few); programs are
+**      evaluated at every row (an error counts only at a passing one).
+**      The states, first rows and ties are the sorted layout's, since both
+**      visit a group's rows in row order.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,39 +339,34 @@ static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
 ** brings a whole sector for one value); past a few groups the sort wins. */
 #define GA_CQ_FEW_GROUPS 8
 
-/* The few groups' slices from their row counts (cnt, by group id): slices
-** of `slice` rows a group times the groups, so that the blocks are as many
-** as the sorted layout's.  1, or 0 with why (counts that do not add up). */
-static int cut_few(const uint32_t *cnt, int64_t ngroups, int64_t m,
+/* The few groups' slices over all n rows, from their row counts (cnt, by
+** group id): slices of `slice` rows a group times the groups, so that the
+** blocks are as many as one pass's.  1, or 0 with why. */
+static int cut_few(const uint32_t *cnt, int64_t ngroups, int64_t n,
                    int64_t slice, int64_t maxsl, gak_cslice *h_sl,
                    gak_cgroup *h_gr, int64_t *nsl_out, int64_t *ngr_out,
                    char *why, size_t nwhy) {
-  int64_t nsl = 0, ngr = 0, total = 0, ne = 0;
+  int64_t nsl = 0, ngr = 0, ne = 0;
   for (int64_t g = 0; g < ngroups; g++)
     ne += cnt[g] != 0;
   int64_t per = slice * (ne ? ne : 1);
   for (int64_t g = 0; g < ngroups; g++) {
     if (!cnt[g])
       continue;
-    total += cnt[g];
     h_gr[ngr].first_slice = (uint32_t)nsl;
-    for (int64_t p = 0; p < m; p += per) {
+    for (int64_t p = 0; p < n; p += per) {
       if (nsl >= maxsl) {
         snprintf(why, nwhy, "a GPU step failed (too many slices)");
         return 0;
       }
       h_sl[nsl].group = (uint32_t)g; /* the id the reduce keeps */
       h_sl[nsl].start = (uint32_t)p;
-      h_sl[nsl].len = (uint32_t)(m - p < per ? m - p : per);
+      h_sl[nsl].len = (uint32_t)(n - p < per ? n - p : per);
       h_sl[nsl].pad = 0;
       nsl++;
     }
     h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
     ngr++;
-  }
-  if (total != m) { /* every passing row in exactly one group */
-    snprintf(why, nwhy, "a GPU step failed (group counts do not add up)");
-    return 0;
   }
   *nsl_out = nsl;
   *ngr_out = ngr;
@@ -753,6 +750,13 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
 
   int64_t m = 0;
   prof("setup", &t0);
+  h_sl = sqlite3_malloc64(sizeof(gak_cslice) * (size_t)maxsl);
+  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngroups);
+  h_se = sqlite3_malloc64((size_t)ngroups * 4 * 2);
+  if (!h_sl || !h_gr || !h_se) {
+    rc = GA_SCAN_NOMEM;
+    goto fail;
+  }
   uint32_t ferr = 0;
   if (q->has_fprog) { /* a WHERE that is a program: true rows pass */
     gak_cprog fp;
@@ -764,11 +768,31 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   } else {
     STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
   }
-  STEP(GA_STAGE_LAUNCH,
-       gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
-  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
-  if (!sync_or(c, why, nwhy))
-    goto fail;
+  int few = 0;
+  if (grouped && ngroups <= GAK_CACHE_COUNT_MAX) { /* rule 6: groups with rows */
+    int ne = 0;
+    STEP(GA_STAGE_LAUNCH, gak_cache_key_ids(&keys, NULL, n, d_gid, c->stream));
+    STEP(GA_STAGE_LAUNCH, gak_cache_group_counts(d_gid, d_sel, n, ngroups,
+                                                 d_start, c->stream));
+    STEP(GA_STAGE_D2H,
+         gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 4, c->stream));
+    if (!sync_or(c, why, nwhy))
+      goto fail;
+    for (int64_t g = 0; g < ngroups; g++) {
+      ne += h_se[g] != 0;
+      m += h_se[g];
+    }
+    few = ne <= GA_CQ_FEW_GROUPS;
+    if (!few)
+      m = 0;
+  }
+  if (!few) {
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
+    STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
+    if (!sync_or(c, why, nwhy))
+      goto fail;
+  }
   prof("filter", &t0);
   if (ferr) { /* cexpr.h rule 5: SQLite evaluates the WHERE on every row */
     snprintf(why, nwhy,
@@ -790,36 +814,15 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     rc = GA_CACHE_DECLINED;
     goto done;
   }
-  const uint32_t *rows_idx = d_idx;
-  int64_t slice = m / GA_CQ_MAX_SLICES + 1;
+  /* the rows the values are read at: the passing rows' positions, or (few
+  ** groups) the rows themselves, with the filter's bits */
+  const uint32_t *rows_idx = few ? NULL : d_idx;
+  int64_t mv = few ? n : m;
+  int64_t slice = mv / GA_CQ_MAX_SLICES + 1;
   if (slice < GA_CQ_MIN_SLICE)
     slice = GA_CQ_MIN_SLICE;
-  h_sl = sqlite3_malloc64(sizeof(gak_cslice) * (size_t)maxsl);
-  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngroups);
-  h_se = sqlite3_malloc64((size_t)ngroups * 4 * 2);
-  if (!h_sl || !h_gr || !h_se) {
-    rc = GA_SCAN_NOMEM;
-    goto fail;
-  }
-  int few = 0;
-  if (grouped) {
+  if (grouped && !few) {
     STEP(GA_STAGE_LAUNCH, gak_cache_key_ids(&keys, d_idx, m, d_gid, c->stream));
-    if (ngroups <= GAK_CACHE_COUNT_MAX) { /* how many groups have rows */
-      int ne = 0;
-      STEP(GA_STAGE_LAUNCH,
-           gak_cache_group_counts(d_gid, m, ngroups, d_start, c->stream));
-      STEP(GA_STAGE_D2H,
-           gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 4, c->stream));
-      if (!sync_or(c, why, nwhy))
-        goto fail;
-      for (int64_t g = 0; g < ngroups; g++)
-        ne += h_se[g] != 0;
-      few = ne <= GA_CQ_FEW_GROUPS;
-    }
-  }
-  if (few) {
-    prof("group", &t0);
-  } else if (grouped) {
     STEP(GA_STAGE_LAUNCH,
          gak_cache_sort(d_gid, d_idx, d_gid2, d_idx2, m, bits_for(ngroups - 1),
                         d_ssc, c->stream));
@@ -831,12 +834,12 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       goto fail;
     rows_idx = d_idx2;
     prof("group", &t0);
-  } else {
+  } else if (!grouped) {
     h_se[0] = 0;
     h_se[1] = (uint32_t)m;
   }
   int64_t nsl = 0, ngr = 0;
-  if (few ? !cut_few(h_se, ngroups, m, slice, maxsl, h_sl, h_gr, &nsl, &ngr,
+  if (few ? !cut_few(h_se, ngroups, n, slice, maxsl, h_sl, h_gr, &nsl, &ngr,
                      why, nwhy)
           : !cut_slices(h_se, ngroups, grouped, m, slice, maxsl, h_sl, h_gr,
                         &nsl, &ngr, why, nwhy))
@@ -870,13 +873,13 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       uint32_t zero = 0, err = 0;
       prog_of(e, x, d_pool, d_mapv, d_mapt, &p);
       col.vals = d_xv;
-      col.isint = d_xv + m;
-      col.notnull = d_xv + m + GA_BW(m);
+      col.isint = d_xv + mv;
+      col.notnull = d_xv + mv + GA_BW(mv);
       vidx = NULL;
-      first_pos |= i == 0;
+      first_pos |= i == 0 && !few; /* few: positions are rows */
       STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &zero, 4, c->stream));
       STEP(GA_STAGE_LAUNCH,
-           gak_cache_eval(&p, m, rows_idx, d_sel, d_xv, (uint64_t *)col.isint,
+           gak_cache_eval(&p, mv, rows_idx, d_sel, d_xv, (uint64_t *)col.isint,
                           (uint64_t *)col.notnull, d_err, c->stream));
       STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
       if (!sync_or(c, why, nwhy))
@@ -891,8 +894,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
     }
     STEP(GA_STAGE_LAUNCH,
-         gak_cache_reduce(col, vidx, few ? d_gid : NULL, d_sl, nsl, d_sst,
-                          c->stream));
+         gak_cache_reduce(col, vidx, few ? d_gid : NULL, few ? d_sel : NULL,
+                          d_sl, nsl, d_sst, c->stream));
     STEP(GA_STAGE_LAUNCH,
          gak_cache_merge(d_sst, d_gr, ngr, none, d_gst, c->stream));
     STEP(GA_STAGE_D2H,

@@ -1015,19 +1015,20 @@ int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
 }
 
 static void op_group_counts(op *o) {
-  const uint32_t *gid = o->a;
+  const uint32_t *gid = o->a, *sel = o->c;
   uint32_t *counts = o->b;
   int64_t m = o->m, ng = o->k;
   if (kernel_faults(o, counts, (size_t)ng * 4))
     return;
   memset(counts, 0, (size_t)ng * 4);
   for (int64_t j = 0; j < m; j++)
-    if ((int64_t)gid[j] < ng)
+    if ((int64_t)gid[j] < ng && (!sel || ((sel[j >> 5] >> (j & 31)) & 1)))
       counts[gid[j]]++;
 }
 
-int gak_cache_group_counts(const uint32_t *d_gid, int64_t m, int64_t ngroups,
-                           uint32_t *d_counts, gak_stream gs) {
+int gak_cache_group_counts(const uint32_t *d_gid, const uint32_t *d_sel,
+                           int64_t m, int64_t ngroups, uint32_t *d_counts,
+                           gak_stream gs) {
   fstream *s = (fstream *)gs;
   if (!stream_ok(s) || m < 0 || ngroups < 1 || ngroups > GAK_CACHE_COUNT_MAX)
     return fail(GAK_EOTHER);
@@ -1035,9 +1036,13 @@ int gak_cache_group_counts(const uint32_t *d_gid, int64_t m, int64_t ngroups,
             "gak_cache_group_counts gid");
   dev_check(d_counts, (size_t)ngroups * 4, s->dev,
             "gak_cache_group_counts counts");
+  if (d_sel)
+    dev_check(d_sel, (size_t)(m + 31) / 32 * 4, s->dev,
+              "gak_cache_group_counts sel");
   op *o = op_new(op_group_counts);
   o->a = (void *)d_gid;
   o->b = d_counts;
+  o->c = (void *)d_sel;
   o->m = m;
   o->k = ngroups;
   enqueue(s, o);
@@ -1083,7 +1088,7 @@ static void fk_carry(ga_sum_partial *p) {
 
 typedef struct fk_reduce {
   gak_ccol x;
-  const uint32_t *idx, *gid;
+  const uint32_t *idx, *gid, *sel;
   const gak_cslice *sl;
   gak_cstate *out;
 } fk_reduce;
@@ -1103,8 +1108,10 @@ static void op_creduce(op *o) {
     st->rows = r->gid ? 0 : sl->len;
     st->first = r->gid ? INT64_MAX : r->idx ? r->idx[sl->start] : sl->start;
     for (uint32_t p = 0; p < sl->len; p++) {
-      if (r->gid && r->gid[sl->start + p] != sl->group)
-        continue; /* few groups: another group's row */
+      uint32_t at = sl->start + p; /* few groups: another group's row */
+      if (r->gid && (r->gid[at] != sl->group ||
+                     (r->sel && !((r->sel[at >> 5] >> (at & 31)) & 1))))
+        continue;
       int64_t i = r->idx ? r->idx[sl->start + p] : (int64_t)sl->start + p;
       if (r->gid && !st->rows++)
         st->first = i;
@@ -1136,8 +1143,8 @@ static void op_creduce(op *o) {
 }
 
 int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
-                     const gak_cslice *d_slices, int64_t nslices,
-                     gak_cstate *d_out, gak_stream gs) {
+                     const uint32_t *d_sel, const gak_cslice *d_slices,
+                     int64_t nslices, gak_cstate *d_out, gak_stream gs) {
   fstream *s = (fstream *)gs;
   if (!stream_ok(s) || nslices < 0)
     return fail(GAK_EOTHER);
@@ -1150,6 +1157,8 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
     dev_check(d_idx, 4, s->dev, "gak_cache_reduce idx");
   if (d_gid)
     dev_check(d_gid, 4, s->dev, "gak_cache_reduce gid");
+  if (d_sel)
+    dev_check(d_sel, 4, s->dev, "gak_cache_reduce sel");
   op *o = op_new(op_creduce);
   fk_reduce *r = malloc(sizeof(*r));
   if (!r)
@@ -1157,6 +1166,7 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
   r->x = x;
   r->idx = d_idx;
   r->gid = d_gid;
+  r->sel = d_gid ? d_sel : NULL;
   r->sl = d_slices;
   r->out = d_out;
   o->extra = r;
@@ -1389,7 +1399,7 @@ static void op_key_ids(op *o) {
   if (kernel_faults(o, x->gid, (size_t)m * 4))
     return;
   for (int64_t j = 0; j < m; j++) {
-    int64_t i = x->idx[j];
+    int64_t i = x->idx ? x->idx[j] : j;
     uint32_t g = 0;
     for (int q = 0; q < x->k.n && g != 0xffffffffu; q++) {
       const gak_ckey *kk = &x->k.k[q];
@@ -1419,7 +1429,8 @@ int gak_cache_key_ids(const gak_ckeys *k, const uint32_t *d_idx, int64_t m,
     return fail(GAK_EOTHER);
   if (m == 0)
     return 0;
-  dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cache_key_ids idx");
+  if (d_idx)
+    dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cache_key_ids idx");
   dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cache_key_ids gid");
   for (int q = 0; q < k->n; q++) {
     dev_check(k->k[q].col.vals, 8, s->dev, "gak_cache_key_ids key");
