@@ -772,35 +772,211 @@ extern "C" int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx,
 ** memory, then one atomic a group it saw. */
 __global__ void __launch_bounds__(CT)
     k_group_counts(const uint32_t *gid, const uint32_t *sel, long long m,
-                   int ngroups, uint32_t *counts) {
-  __shared__ uint32_t h[GAK_CACHE_COUNT_MAX];
-  for (int g = threadIdx.x; g < ngroups; g += CT)
+                   int ngroups, uint32_t *counts, uint32_t *firsts) {
+  __shared__ uint32_t h[GAK_CACHE_COUNT_MAX], f[GAK_CACHE_COUNT_MAX];
+  for (int g = threadIdx.x; g < ngroups; g += CT) {
     h[g] = 0;
+    f[g] = 0xffffffffu;
+  }
   __syncthreads();
   for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
        j += (long long)gridDim.x * CT) {
     uint32_t g = gid[j];
-    if (g < (uint32_t)ngroups && (!sel || ((sel[j >> 5] >> (j & 31)) & 1)))
+    if (g < (uint32_t)ngroups && (!sel || ((sel[j >> 5] >> (j & 31)) & 1))) {
       atomicAdd(&h[g], 1u);
+      if (firsts && f[g] > (uint32_t)j)
+        atomicMin(&f[g], (uint32_t)j);
+    }
   }
   __syncthreads();
   for (int g = threadIdx.x; g < ngroups; g += CT)
-    if (h[g])
+    if (h[g]) {
       atomicAdd(&counts[g], h[g]);
+      if (firsts)
+        atomicMin(&firsts[g], f[g]);
+    }
 }
 
 extern "C" int gak_cache_group_counts(const uint32_t *d_gid,
                                       const uint32_t *d_sel, int64_t m,
                                       int64_t ngroups, uint32_t *d_counts,
-                                      gak_stream st) {
+                                      uint32_t *d_firsts, gak_stream st) {
   cudaStream_t s = (cudaStream_t)st;
-  if (m < 0 || ngroups < 1 || ngroups > GAK_CACHE_COUNT_MAX)
+  if (m < 0 || m > 0xffffffffll || ngroups < 1 ||
+      ngroups > GAK_CACHE_COUNT_MAX)
     return (int)cudaErrorInvalidValue;
   cudaError_t err = cudaMemsetAsync(d_counts, 0, (size_t)ngroups * 4, s);
+  if (err == cudaSuccess && d_firsts)
+    err = cudaMemsetAsync(d_firsts, 0xff, (size_t)ngroups * 4, s);
   if (err != cudaSuccess || m == 0)
     return (int)err;
   int grid = grid_for(m, CT * 64); /* a block's bins pay for 64 rows a thread */
-  k_group_counts<<<grid, CT, 0, s>>>(d_gid, d_sel, m, (int)ngroups, d_counts);
+  k_group_counts<<<grid, CT, 0, s>>>(d_gid, d_sel, m, (int)ngroups, d_counts,
+                                     d_firsts);
+  return (int)cudaGetLastError();
+}
+
+/* Few groups at once (gak_cache_reduce_groups).  A row's value is taken
+** apart once (its digits, or its integer halves), then added to the
+** registers of every group under a mask (branch-free: the lanes of a warp
+** hold rows of different groups, and a branch per group would run each
+** group's code for the whole warp).  A group's register digits follow
+** sbuf's rule; the rare infinities and NaNs go to shared counters. */
+template <int G>
+__global__ void __launch_bounds__(CT, 2)
+    k_reduce_groups(const gak_ccol x, const uint32_t *gid, const uint32_t *sel,
+                    const gak_cslice *sl, const gak_cgids gs,
+                    unsigned nslices, gak_cstate *out) {
+  __shared__ unsigned long long acc[G][GA_XACC_DIGITS];
+  __shared__ unsigned long long cnt[G][NCNT];
+  for (int d = threadIdx.x; d < G * GA_XACC_DIGITS; d += CT)
+    acc[d / GA_XACC_DIGITS][d % GA_XACC_DIGITS] = 0;
+  for (int d = threadIdx.x; d < G * NCNT; d += CT)
+    cnt[d / NCNT][d % NCNT] = 0;
+  __syncthreads();
+  const gak_cslice s = sl[blockIdx.x];
+  const int lane = threadIdx.x & 31;
+  sbuf sb[G];
+  unsigned long long ilo[G], ihi[G], nint[G], nreal[G], count[G];
+#pragma unroll
+  for (int q = 0; q < G; q++) {
+    sb[q].k = -1;
+    sb[q].d[0] = sb[q].d[1] = sb[q].d[2] = 0;
+    ilo[q] = ihi[q] = nint[q] = nreal[q] = count[q] = 0;
+  }
+  for (unsigned p = threadIdx.x; p < s.len; p += CT) {
+    long long i = (long long)s.start + p;
+    uint32_t g = gid[i];
+    if (!((sel[i >> 5] >> (i & 31)) & 1) || !bit64(x.notnull, i))
+      continue;
+    unsigned long long v = x.vals[i];
+    bool isint = bit64(x.isint, i);
+    unsigned long long lo = 0, hi = 0, d[3] = {0, 0, 0};
+    int k = -1;
+    if (isint) {
+      lo = v & 0xffffffffull;
+      hi = (unsigned long long)((long long)v >> 32);
+    } else {
+      int e = (int)((v >> 52) & 0x7ff);
+      unsigned long long mnt = v & ((1ull << 52) - 1);
+      if (e == 0x7ff) { /* rare: counted where it lands */
+#pragma unroll
+        for (int q = 0; q < G; q++)
+          if (g == gs.g[q])
+            atomicAdd(&cnt[q][mnt ? 6 : (v >> 63) ? 5 : 4], 1ull);
+      } else if (e || mnt) {
+        if (e) {
+          mnt |= 1ull << 52;
+          e -= 1;
+        }
+        k = e >> 5;
+        int sh = e & 31;
+        unsigned long long l = mnt << sh;
+        bool neg = (v >> 63) != 0;
+        d[0] = l & 0xffffffffull;
+        d[1] = l >> 32;
+        d[2] = sh ? (mnt >> (64 - sh)) : 0ull;
+        if (neg)
+          d[0] = 0ull - d[0], d[1] = 0ull - d[1], d[2] = 0ull - d[2];
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < G; q++) {
+      bool mq = g == gs.g[q];
+      count[q] += mq;
+      nint[q] += mq && isint;
+      nreal[q] += mq && !isint;
+      ilo[q] += mq ? lo : 0ull;
+      ihi[q] += mq ? hi : 0ull;
+      if (mq && k >= 0) {
+        if (k != sb[q].k) {
+          sbuf_flush(acc[q], sb[q]);
+          sb[q].k = k;
+          sb[q].d[0] = sb[q].d[1] = sb[q].d[2] = 0;
+        }
+        sb[q].d[0] += d[0];
+        sb[q].d[1] += d[1];
+        sb[q].d[2] += d[2];
+      }
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < G; q++) {
+    sbuf_flush(acc[q], sb[q]);
+    unsigned long long t[5] = {ilo[q], ihi[q], nint[q], nreal[q], count[q]};
+    const int at[5] = {0, 1, 2, 3, 7};
+#pragma unroll
+    for (int c = 0; c < 5; c++) {
+      unsigned long long w = warp_sum(t[c]);
+      if (lane == 0 && w)
+        atomicAdd(&cnt[q][at[c]], w);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x >= G)
+    return;
+  const int q = threadIdx.x;
+  gak_cstate *o = &out[(size_t)q * nslices + blockIdx.x];
+  long long carry = 0; /* rule 2 */
+  for (int dd = 0; dd < GA_XACC_DIGITS - 1; dd++) {
+    long long v = (long long)acc[q][dd] + carry;
+    carry = v >> 32;
+    o->sum.acc[dd] = v & 0xffffffffll;
+  }
+  o->sum.acc[GA_XACC_DIGITS - 1] =
+      (long long)acc[q][GA_XACC_DIGITS - 1] + carry;
+  long long lo = (long long)cnt[q][0], hi = (long long)cnt[q][1];
+  hi += lo >> 32;
+  o->sum.ilo = lo & 0xffffffffll;
+  o->sum.itop = hi >> 32;
+  o->sum.ihi = hi & 0xffffffffll;
+  o->sum.nint = (long long)cnt[q][2];
+  o->sum.nreal = (long long)cnt[q][3];
+  o->sum.npinf = (long long)cnt[q][4];
+  o->sum.nninf = (long long)cnt[q][5];
+  o->sum.nnan = (long long)cnt[q][6];
+  o->count = (long long)cnt[q][7];
+  o->rows = 0;
+  o->first = LLONG_MAX;
+  o->max.kind = o->min.kind = GA_KIND_NONE;
+  o->max.pad = o->min.pad = 0;
+  o->max.idx = o->min.idx = 0;
+  o->max.bits = o->min.bits = 0;
+  o->key_kind = GA_KIND_NONE;
+  o->pad = 0;
+  o->key_bits = 0;
+}
+
+extern "C" int gak_cache_reduce_groups(gak_ccol x, const uint32_t *d_gid,
+                                       const uint32_t *d_sel,
+                                       const gak_cslice *d_slices,
+                                       int64_t nslices, const gak_cgids *gids,
+                                       gak_cstate *d_out, gak_stream st) {
+  cudaStream_t s = (cudaStream_t)st;
+  if (nslices < 0 || nslices > 0x7fffffffll || !gids || gids->n < 1 ||
+      gids->n > GAK_CACHE_FEW || !d_sel)
+    return (int)cudaErrorInvalidValue;
+  if (nslices == 0)
+    return (int)cudaSuccess;
+  unsigned ns = (unsigned)nslices;
+  switch (gids->n) {
+  case 1:
+    k_reduce_groups<1><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
+                                         d_out);
+    break;
+  case 2:
+    k_reduce_groups<2><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
+                                         d_out);
+    break;
+  case 3:
+    k_reduce_groups<3><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
+                                         d_out);
+    break;
+  default:
+    k_reduce_groups<4><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
+                                         d_out);
+    break;
+  }
   return (int)cudaGetLastError();
 }
 

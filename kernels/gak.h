@@ -255,11 +255,26 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
                      int64_t nslices, gak_cstate *d_out, gak_stream s);
 /* d_counts[g] = how many j in [0, m) with bit j of d_sel set (d_sel NULL:
 ** every j) have d_gid[j] == g, for g < ngroups (at most
-** GAK_CACHE_COUNT_MAX); other ids are not counted. */
+** GAK_CACHE_COUNT_MAX); other ids are not counted.
+** d_firsts not NULL: d_firsts[g] = the first such j (0xffffffff for
+** none); m below 2^32. */
 #define GAK_CACHE_COUNT_MAX 4096
 int gak_cache_group_counts(const uint32_t *d_gid, const uint32_t *d_sel,
                            int64_t m, int64_t ngroups, uint32_t *d_counts,
-                           gak_stream s);
+                           uint32_t *d_firsts, gak_stream s);
+/* Few groups at once, for a value no min or max reads: over rows start ..
+** start+len of each of the nslices slices, the rows with bit set in d_sel
+** whose d_gid is gids->g[q] make state q of the slice, into d_out[q *
+** nslices + slice]: its sum and count (rows 0, first INT64_MAX, no max or
+** min: gak_cache_group_counts has the rows and the first rows). */
+#define GAK_CACHE_FEW 4
+typedef struct gak_cgids {
+  uint32_t n, g[GAK_CACHE_FEW];
+} gak_cgids;
+int gak_cache_reduce_groups(gak_ccol x, const uint32_t *d_gid,
+                            const uint32_t *d_sel, const gak_cslice *d_slices,
+                            int64_t nslices, const gak_cgids *gids,
+                            gak_cstate *d_out, gak_stream s);
 /* One state per group from its slices' states; key.vals NULL: no key. */
 int gak_cache_merge(const gak_cstate *d_slice_states,
                     const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,

@@ -182,8 +182,17 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
 }
 int gak_cache_group_counts(const uint32_t *d_gid, const uint32_t *d_sel,
                            int64_t m, int64_t ngroups, uint32_t *d_counts,
-                           gak_stream s) {
-  (void)d_gid, (void)d_sel, (void)m, (void)ngroups, (void)d_counts, (void)s;
+                           uint32_t *d_firsts, gak_stream s) {
+  (void)d_gid, (void)d_sel, (void)m, (void)ngroups, (void)d_counts;
+  (void)d_firsts, (void)s;
+  return NB;
+}
+int gak_cache_reduce_groups(gak_ccol x, const uint32_t *d_gid,
+                            const uint32_t *d_sel, const gak_cslice *d_slices,
+                            int64_t nslices, const gak_cgids *gids,
+                            gak_cstate *d_out, gak_stream s) {
+  (void)x, (void)d_gid, (void)d_sel, (void)d_slices, (void)nslices;
+  (void)gids, (void)d_out, (void)s;
   return NB;
 }
 int gak_cache_merge(const gak_cstate *d_slice_states,

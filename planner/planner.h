@@ -85,6 +85,9 @@ typedef struct ga_parts {
   ** aggregates over it): then a TEXT value's codes serve (the column
   ** cache); NULL: none */
   const unsigned char *val_minmax;
+  /* per value, 1 when a min or max reads its state; NULL: every value (the
+  ** GPU cache then keeps max and min only where they are read) */
+  const unsigned char *val_best;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

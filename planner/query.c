@@ -1299,12 +1299,18 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     q->nvals = 1;
   }
   /* ga_parts.val_minmax: values only min, max and count read */
-  for (int k = 0; k < q->nvals; k++)
+  for (int k = 0; k < q->nvals; k++) {
     q->val_minmax[k] = 1;
-  for (int k = 0; k < q->naggs; k++)
+    q->val_best[k] = 0;
+  }
+  for (int k = 0; k < q->naggs; k++) {
+    int best = q->aggs[k].op == GA_AGG_MIN || q->aggs[k].op == GA_AGG_MAX;
     if (q->aggs[k].op != GA_Q_COUNT_STAR && q->aggs[k].op != GA_Q_COUNT &&
-        q->aggs[k].op != GA_AGG_MIN && q->aggs[k].op != GA_AGG_MAX)
+        !best)
       q->val_minmax[q->aggs[k].val] = 0;
+    if (best)
+      q->val_best[q->aggs[k].val] = 1;
+  }
   if (p->where.b > p->where.a &&
       !(q->filter = text(p, p->where.a, p->where.b, 2, 1))) {
     rc = SQLITE_NOMEM;
@@ -1388,4 +1394,5 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->one_worker = q->nkeys > 0;
   p->any_order = 1;
   p->val_minmax = q->val_minmax;
+  p->val_best = q->val_best;
 }

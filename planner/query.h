@@ -38,6 +38,7 @@ typedef struct ga_query {
   int nvals;
   char **vals;
   unsigned char val_minmax[GA_MAX_STATES]; /* planner.h's ga_parts */
+  unsigned char val_best[GA_MAX_STATES];   /* planner.h's ga_parts */
   /* the groups table: its columns are the carried and key columns the text
   ** reads outside aggregates (rep_*), then one per aggregate (aggs) */
   int nreps;

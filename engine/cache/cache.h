@@ -236,6 +236,8 @@ typedef struct ga_cquery {
   ** nkeys = 1 and ncarry = 0 (else -1); simple when nvals = 1, ncarry = 0
   ** and the key, if any, is a bare column */
   int xcol, gcol, simple;
+  /* per value, 1 when a min or max reads it (ga_parts.val_best) */
+  unsigned char best[GA_MAX_STATES];
 } ga_cquery;
 
 /* The program of value i, of key or carried column k. */

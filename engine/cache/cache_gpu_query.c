@@ -29,7 +29,11 @@
 **      place, keeping its own passing ones (cut_few); programs are
 **      evaluated at every row (an error counts only at a passing one).
 **      The states, first rows and ties are the sorted layout's, since both
-**      visit a group's rows in row order.
+**      visit a group's rows in row order.  A value that no min or max reads
+**      takes up to GAK_CACHE_FEW groups in one pass instead
+**      (gak_cache_reduce_groups: one read of the column, each row added
+**      to its group's registers); the rows and first rows come from the
+**      count (gak_cache_group_counts).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -772,10 +776,11 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (grouped && ngroups <= GAK_CACHE_COUNT_MAX) { /* rule 6: groups with rows */
     int ne = 0;
     STEP(GA_STAGE_LAUNCH, gak_cache_key_ids(&keys, NULL, n, d_gid, c->stream));
-    STEP(GA_STAGE_LAUNCH, gak_cache_group_counts(d_gid, d_sel, n, ngroups,
-                                                 d_start, c->stream));
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_group_counts(d_gid, d_sel, n, ngroups, d_start,
+                                d_start + ngroups, c->stream));
     STEP(GA_STAGE_D2H,
-         gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 4, c->stream));
+         gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
     if (!sync_or(c, why, nwhy))
       goto fail;
     for (int64_t g = 0; g < ngroups; g++) {
@@ -858,6 +863,13 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
        gak_memcpy_h2d(d_gr, h_gr, sizeof(gak_cgroup) * (size_t)ngr, c->stream));
   gak_ccol none = {NULL, NULL, NULL};
   int first_pos = 0; /* value 0's first rows are positions in rows_idx */
+  gak_cgids gids; /* few groups: their ids, for gak_cache_reduce_groups */
+  memset(&gids, 0, sizeof(gids));
+  if (few && ngr <= GAK_CACHE_FEW) {
+    gids.n = (uint32_t)ngr;
+    for (int64_t g = 0; g < ngr; g++)
+      gids.g[g] = h_sl[h_gr[g].first_slice].group;
+  }
   for (int i = 0; i < nv; i++) {
     const ga_cexpr *x = ga_cq_val(q, i);
     int bc = ga_cx_bare(x);
@@ -893,9 +905,14 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
         goto done;
       }
     }
-    STEP(GA_STAGE_LAUNCH,
-         gak_cache_reduce(col, vidx, few ? d_gid : NULL, few ? d_sel : NULL,
-                          d_sl, nsl, d_sst, c->stream));
+    if (gids.n && !q->best[i]) /* every group in one pass (rule 6) */
+      STEP(GA_STAGE_LAUNCH,
+           gak_cache_reduce_groups(col, d_gid, d_sel, d_sl,
+                                   h_gr[0].nslices, &gids, d_sst, c->stream));
+    else
+      STEP(GA_STAGE_LAUNCH,
+           gak_cache_reduce(col, vidx, few ? d_gid : NULL, few ? d_sel : NULL,
+                            d_sl, nsl, d_sst, c->stream));
     STEP(GA_STAGE_LAUNCH,
          gak_cache_merge(d_sst, d_gr, ngr, none, d_gst, c->stream));
     STEP(GA_STAGE_D2H,
@@ -905,6 +922,14 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       goto fail;
     prof("reduce", &t0);
   }
+  if (few) /* rule 6: every value's rows and first rows, counted */
+    for (int64_t g = 0; g < ngr; g++) {
+      uint32_t id = h_sl[h_gr[g].first_slice].group;
+      for (int i = 0; i < nv; i++) {
+        h_st[(size_t)i * (size_t)ngr + (size_t)g].rows = h_se[id];
+        h_st[(size_t)i * (size_t)ngr + (size_t)g].first = h_se[ngroups + id];
+      }
+    }
   /* the groups' keys: their first rows' (rule 5) */
   for (int64_t g = 0; g < ngr; g++) {
     if (h_st[g].first < 0 || h_st[g].first >= (first_pos ? m : n)) {

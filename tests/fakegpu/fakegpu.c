@@ -259,7 +259,7 @@ typedef void (*op_fn)(op *);
 struct op {
   op_fn fn;
   struct fstream *st;
-  void *a, *b, *c;
+  void *a, *b, *c, *d;
   size_t n;
   int64_t m, k;
   int layout, flag;
@@ -1016,21 +1016,27 @@ int gak_cache_bounds(const uint32_t *d_gid, int64_t m, int64_t ngroups,
 
 static void op_group_counts(op *o) {
   const uint32_t *gid = o->a, *sel = o->c;
-  uint32_t *counts = o->b;
+  uint32_t *counts = o->b, *firsts = o->d;
   int64_t m = o->m, ng = o->k;
   if (kernel_faults(o, counts, (size_t)ng * 4))
     return;
   memset(counts, 0, (size_t)ng * 4);
+  if (firsts)
+    memset(firsts, 0xff, (size_t)ng * 4);
   for (int64_t j = 0; j < m; j++)
-    if ((int64_t)gid[j] < ng && (!sel || ((sel[j >> 5] >> (j & 31)) & 1)))
+    if ((int64_t)gid[j] < ng && (!sel || ((sel[j >> 5] >> (j & 31)) & 1))) {
+      if (firsts && !counts[gid[j]])
+        firsts[gid[j]] = (uint32_t)j;
       counts[gid[j]]++;
+    }
 }
 
 int gak_cache_group_counts(const uint32_t *d_gid, const uint32_t *d_sel,
                            int64_t m, int64_t ngroups, uint32_t *d_counts,
-                           gak_stream gs) {
+                           uint32_t *d_firsts, gak_stream gs) {
   fstream *s = (fstream *)gs;
-  if (!stream_ok(s) || m < 0 || ngroups < 1 || ngroups > GAK_CACHE_COUNT_MAX)
+  if (!stream_ok(s) || m < 0 || m > 0xffffffffll || ngroups < 1 ||
+      ngroups > GAK_CACHE_COUNT_MAX)
     return fail(GAK_EOTHER);
   dev_check(d_gid, (size_t)(m ? m : 1) * 4, s->dev,
             "gak_cache_group_counts gid");
@@ -1043,6 +1049,10 @@ int gak_cache_group_counts(const uint32_t *d_gid, const uint32_t *d_sel,
   o->a = (void *)d_gid;
   o->b = d_counts;
   o->c = (void *)d_sel;
+  o->d = d_firsts;
+  if (d_firsts)
+    dev_check(d_firsts, (size_t)ngroups * 4, s->dev,
+              "gak_cache_group_counts firsts");
   o->m = m;
   o->k = ngroups;
   enqueue(s, o);
@@ -1168,6 +1178,76 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
   r->gid = d_gid;
   r->sel = d_gid ? d_sel : NULL;
   r->sl = d_slices;
+  r->out = d_out;
+  o->extra = r;
+  o->m = nslices;
+  enqueue(s, o);
+  return 0;
+}
+
+typedef struct fk_rgroups {
+  gak_ccol x;
+  const uint32_t *gid, *sel;
+  const gak_cslice *sl;
+  gak_cgids gids;
+  gak_cstate *out;
+} fk_rgroups;
+
+/* gak_cache_reduce_groups: each slice's rows once per group, in row order */
+static void op_creduce_groups(op *o) {
+  fk_rgroups *r = o->extra;
+  int64_t ns = o->m;
+  if (kernel_faults(o, r->out, sizeof(gak_cstate) * (size_t)ns * r->gids.n))
+    return;
+  for (uint32_t q = 0; q < r->gids.n; q++)
+    for (int64_t k = 0; k < ns; k++) {
+      const gak_cslice *sl = &r->sl[k];
+      gak_cstate *st = &r->out[(size_t)q * (size_t)ns + (size_t)k];
+      ga_sum_partial sum;
+      memset(st, 0, sizeof(*st));
+      ga_sum_init(&sum);
+      st->first = INT64_MAX;
+      for (uint32_t p = 0; p < sl->len; p++) {
+        int64_t i = (int64_t)sl->start + p;
+        if (r->gid[i] != r->gids.g[q] || !((r->sel[i >> 5] >> (i & 31)) & 1) ||
+            !fk_bit64(r->x.notnull, i))
+          continue;
+        st->count++;
+        int64_t v = (int64_t)r->x.vals[i];
+        if (fk_bit64(r->x.isint, i))
+          ga_sum_add_int(&sum, v, 1);
+        else
+          ga_sum_add_real(&sum, ga_bitsd(v), 1);
+      }
+      st->sum = sum;
+      fk_carry(&st->sum);
+    }
+}
+
+int gak_cache_reduce_groups(gak_ccol x, const uint32_t *d_gid,
+                            const uint32_t *d_sel, const gak_cslice *d_slices,
+                            int64_t nslices, const gak_cgids *gids,
+                            gak_cstate *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || nslices < 0 || !gids || gids->n < 1 ||
+      gids->n > GAK_CACHE_FEW || !d_sel)
+    return fail(GAK_EOTHER);
+  dev_check(x.vals, 8, s->dev, "gak_cache_reduce_groups x");
+  dev_check(d_gid, 4, s->dev, "gak_cache_reduce_groups gid");
+  dev_check(d_sel, 4, s->dev, "gak_cache_reduce_groups sel");
+  dev_check(d_slices, sizeof(gak_cslice) * (size_t)nslices, s->dev,
+            "gak_cache_reduce_groups slices");
+  dev_check(d_out, sizeof(gak_cstate) * (size_t)nslices * gids->n, s->dev,
+            "gak_cache_reduce_groups out");
+  op *o = op_new(op_creduce_groups);
+  fk_rgroups *r = malloc(sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->x = x;
+  r->gid = d_gid;
+  r->sel = d_sel;
+  r->sl = d_slices;
+  r->gids = *gids;
   r->out = d_out;
   o->extra = r;
   o->m = nslices;
