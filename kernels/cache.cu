@@ -821,7 +821,74 @@ extern "C" int gak_cache_group_counts(const uint32_t *d_gid,
 ** registers of every group under a mask (branch-free: the lanes of a warp
 ** hold rows of different groups, and a branch per group would run each
 ** group's code for the whole warp).  A group's register digits follow
-** sbuf's rule; the rare infinities and NaNs go to shared counters. */
+** sbuf's rule; the rare infinities and NaNs go to shared counters.  A
+** thread's counts stay below 2^32 (a slice's rows), its integer halves'
+** sums need 64 bits.  Two rows an iteration, loaded before either is
+** added: the loads of both are in flight together (ncu: latency bound). */
+template <int G> struct gregs {
+  sbuf sb[G];
+  unsigned long long ilo[G], ihi[G];
+  unsigned nint[G], nreal[G], count[G];
+};
+
+template <int G>
+__device__ __forceinline__ void group_add(gregs<G> &r,
+                                          unsigned long long (*acc)[GA_XACC_DIGITS],
+                                          unsigned long long (*cnt)[NCNT],
+                                          const gak_cgids &gs, uint32_t g,
+                                          bool ok, bool isint,
+                                          unsigned long long v) {
+  if (!ok)
+    return;
+  unsigned long long lo = 0, hi = 0, d[3] = {0, 0, 0};
+  int k = -1;
+  if (isint) {
+    lo = v & 0xffffffffull;
+    hi = (unsigned long long)((long long)v >> 32);
+  } else {
+    int e = (int)((v >> 52) & 0x7ff);
+    unsigned long long mnt = v & ((1ull << 52) - 1);
+    if (e == 0x7ff) { /* rare: counted where it lands */
+#pragma unroll
+      for (int q = 0; q < G; q++)
+        if (g == gs.g[q])
+          atomicAdd(&cnt[q][mnt ? 6 : (v >> 63) ? 5 : 4], 1ull);
+    } else if (e || mnt) {
+      if (e) {
+        mnt |= 1ull << 52;
+        e -= 1;
+      }
+      k = e >> 5;
+      int sh = e & 31;
+      unsigned long long l = mnt << sh;
+      d[0] = l & 0xffffffffull;
+      d[1] = l >> 32;
+      d[2] = sh ? (mnt >> (64 - sh)) : 0ull;
+      if (v >> 63)
+        d[0] = 0ull - d[0], d[1] = 0ull - d[1], d[2] = 0ull - d[2];
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < G; q++) {
+    bool mq = g == gs.g[q];
+    r.count[q] += mq;
+    r.nint[q] += mq && isint;
+    r.nreal[q] += mq && !isint;
+    r.ilo[q] += mq ? lo : 0ull;
+    r.ihi[q] += mq ? hi : 0ull;
+    if (mq && k >= 0) {
+      if (k != r.sb[q].k) {
+        sbuf_flush(acc[q], r.sb[q]);
+        r.sb[q].k = k;
+        r.sb[q].d[0] = r.sb[q].d[1] = r.sb[q].d[2] = 0;
+      }
+      r.sb[q].d[0] += d[0];
+      r.sb[q].d[1] += d[1];
+      r.sb[q].d[2] += d[2];
+    }
+  }
+}
+
 template <int G>
 __global__ void __launch_bounds__(CT, 2)
     k_reduce_groups(const gak_ccol x, const uint32_t *gid, const uint32_t *sel,
@@ -836,74 +903,30 @@ __global__ void __launch_bounds__(CT, 2)
   __syncthreads();
   const gak_cslice s = sl[blockIdx.x];
   const int lane = threadIdx.x & 31;
-  sbuf sb[G];
-  unsigned long long ilo[G], ihi[G], nint[G], nreal[G], count[G];
+  gregs<G> r;
 #pragma unroll
   for (int q = 0; q < G; q++) {
-    sb[q].k = -1;
-    sb[q].d[0] = sb[q].d[1] = sb[q].d[2] = 0;
-    ilo[q] = ihi[q] = nint[q] = nreal[q] = count[q] = 0;
+    r.sb[q].k = -1;
+    r.sb[q].d[0] = r.sb[q].d[1] = r.sb[q].d[2] = 0;
+    r.ilo[q] = r.ihi[q] = 0;
+    r.nint[q] = r.nreal[q] = r.count[q] = 0;
   }
-  for (unsigned p = threadIdx.x; p < s.len; p += CT) {
-    long long i = (long long)s.start + p;
-    uint32_t g = gid[i];
-    if (!((sel[i >> 5] >> (i & 31)) & 1) || !bit64(x.notnull, i))
-      continue;
-    unsigned long long v = x.vals[i];
-    bool isint = bit64(x.isint, i);
-    unsigned long long lo = 0, hi = 0, d[3] = {0, 0, 0};
-    int k = -1;
-    if (isint) {
-      lo = v & 0xffffffffull;
-      hi = (unsigned long long)((long long)v >> 32);
-    } else {
-      int e = (int)((v >> 52) & 0x7ff);
-      unsigned long long mnt = v & ((1ull << 52) - 1);
-      if (e == 0x7ff) { /* rare: counted where it lands */
-#pragma unroll
-        for (int q = 0; q < G; q++)
-          if (g == gs.g[q])
-            atomicAdd(&cnt[q][mnt ? 6 : (v >> 63) ? 5 : 4], 1ull);
-      } else if (e || mnt) {
-        if (e) {
-          mnt |= 1ull << 52;
-          e -= 1;
-        }
-        k = e >> 5;
-        int sh = e & 31;
-        unsigned long long l = mnt << sh;
-        bool neg = (v >> 63) != 0;
-        d[0] = l & 0xffffffffull;
-        d[1] = l >> 32;
-        d[2] = sh ? (mnt >> (64 - sh)) : 0ull;
-        if (neg)
-          d[0] = 0ull - d[0], d[1] = 0ull - d[1], d[2] = 0ull - d[2];
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < G; q++) {
-      bool mq = g == gs.g[q];
-      count[q] += mq;
-      nint[q] += mq && isint;
-      nreal[q] += mq && !isint;
-      ilo[q] += mq ? lo : 0ull;
-      ihi[q] += mq ? hi : 0ull;
-      if (mq && k >= 0) {
-        if (k != sb[q].k) {
-          sbuf_flush(acc[q], sb[q]);
-          sb[q].k = k;
-          sb[q].d[0] = sb[q].d[1] = sb[q].d[2] = 0;
-        }
-        sb[q].d[0] += d[0];
-        sb[q].d[1] += d[1];
-        sb[q].d[2] += d[2];
-      }
-    }
+  for (unsigned p = threadIdx.x; p < s.len; p += 2 * CT) {
+    long long i = (long long)s.start + p, j = i + CT;
+    bool hj = p + CT < s.len;
+    uint32_t gi = gid[i], gj = hj ? gid[j] : 0;
+    bool oi = ((sel[i >> 5] >> (i & 31)) & 1) && bit64(x.notnull, i);
+    bool oj = hj && ((sel[j >> 5] >> (j & 31)) & 1) && bit64(x.notnull, j);
+    unsigned long long vi = oi ? x.vals[i] : 0, vj = oj ? x.vals[j] : 0;
+    bool ii = oi && bit64(x.isint, i), ij = oj && bit64(x.isint, j);
+    group_add<G>(r, acc, cnt, gs, gi, oi, ii, vi);
+    group_add<G>(r, acc, cnt, gs, gj, oj, ij, vj);
   }
 #pragma unroll
   for (int q = 0; q < G; q++) {
-    sbuf_flush(acc[q], sb[q]);
-    unsigned long long t[5] = {ilo[q], ihi[q], nint[q], nreal[q], count[q]};
+    sbuf_flush(acc[q], r.sb[q]);
+    unsigned long long t[5] = {r.ilo[q], r.ihi[q], r.nint[q], r.nreal[q],
+                               r.count[q]};
     const int at[5] = {0, 1, 2, 3, 7};
 #pragma unroll
     for (int c = 0; c < 5; c++) {

@@ -34,6 +34,12 @@
 **      (gak_cache_reduce_groups: one read of the column, each row added
 **      to its group's registers); the rows and first rows come from the
 **      count (gak_cache_group_counts).
+**   7. The merge runs a block a group, over the group's slices in turn: a
+**      group of a thousand slices kept one block busy for a millisecond
+**      (ncu, Q1 on the H200).  Past 2 * GA_CQ_MERGE_FAN slices it runs in
+**      two levels (merge_levels): runs of GA_CQ_MERGE_FAN slices, then the
+**      runs; sums, counts, first rows and best values merge the same in
+**      any grouping.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -377,6 +383,46 @@ static int cut_few(const uint32_t *cnt, int64_t ngroups, int64_t n,
   return 1;
 }
 
+/* Rule 7: slices a first-level merge block takes (GPUAGG_CACHE_MERGE_FAN,
+** 2 .. 1024, sets it for tests: the fake backend's suite uses 2, so that
+** small tables merge in two levels too). */
+#define GA_CQ_MERGE_FAN 32
+
+static int64_t merge_fan(void) {
+  const char *s = getenv("GPUAGG_CACHE_MERGE_FAN");
+  int64_t f = s ? atoll(s) : GA_CQ_MERGE_FAN;
+  return f >= 2 && f <= 1024 ? f : GA_CQ_MERGE_FAN;
+}
+
+/* The merge's two levels when a group has more than 2 * GA_CQ_MERGE_FAN
+** slices: h_mgr, runs of at most GA_CQ_MERGE_FAN slices of one group, and
+** h_gr2, each group's runs among them.  The count of runs (0: one level
+** does), or -1 past cap. */
+static int64_t merge_levels(const gak_cgroup *h_gr, int64_t ngr,
+                            gak_cgroup *h_mgr, int64_t cap,
+                            gak_cgroup *h_gr2) {
+  int64_t most = 0, nm = 0, fan = merge_fan();
+  for (int64_t g = 0; g < ngr; g++)
+    if (h_gr[g].nslices > most)
+      most = h_gr[g].nslices;
+  if (most <= 2 * fan)
+    return 0;
+  for (int64_t g = 0; g < ngr; g++) {
+    h_gr2[g].first_slice = (uint32_t)nm;
+    for (uint32_t k = 0; k < h_gr[g].nslices; k += (uint32_t)fan) {
+      if (nm >= cap)
+        return -1;
+      h_mgr[nm].first_slice = h_gr[g].first_slice + k;
+      h_mgr[nm].nslices = h_gr[g].nslices - k < (uint32_t)fan
+                              ? h_gr[g].nslices - k
+                              : (uint32_t)fan;
+      nm++;
+    }
+    h_gr2[g].nslices = (uint32_t)(nm - h_gr2[g].first_slice);
+  }
+  return nm;
+}
+
 static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy);
 
@@ -662,8 +708,9 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   int64_t *d_count = NULL;
   void *d_csc = NULL, *d_ssc = NULL, *d_mapv[64], *d_mapt[64];
   gak_cslice *d_sl = NULL;
-  gak_cstate *d_sst = NULL, *d_gst = NULL;
-  gak_cgroup *d_gr = NULL;
+  gak_cstate *d_sst = NULL, *d_gst = NULL, *d_mst = NULL;
+  gak_cgroup *d_gr = NULL, *d_mgr = NULL, *h_mgr = NULL, *h_gr2 = NULL;
+  int64_t nmax1 = maxsl / 2 + ngroups + 1, nm1 = 0; /* a fan of 2 at least */
   gak_cval *d_pool = NULL, *d_kv = NULL;
   uint64_t *d_xv = NULL;
   if (nmaps > 64) {
@@ -695,6 +742,9 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     d_sst = carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
     d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
     d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
+    /* rule 7: the merge's first level */
+    d_mgr = carve(&a, sizeof(gak_cgroup) * (size_t)nmax1);
+    d_mst = carve(&a, sizeof(gak_cstate) * (size_t)nmax1);
     if (any_prog) /* a program's value at the passing rows, one at a time */
       d_xv = carve(&a, (size_t)n * 8 + 2 * (size_t)GA_BW(n) * 8);
     d_err = carve(&a, 4);
@@ -859,8 +909,25 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   STEP(GA_STAGE_H2D,
        gak_memcpy_h2d(d_sl, h_sl, sizeof(gak_cslice) * (size_t)nsl, c->stream));
+  /* rule 7: groups of many slices merge in two levels */
+  h_mgr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)nmax1);
+  h_gr2 = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)(ngr ? ngr : 1));
+  if (!h_mgr || !h_gr2) {
+    rc = GA_SCAN_NOMEM;
+    goto fail;
+  }
+  nm1 = merge_levels(h_gr, ngr, h_mgr, nmax1, h_gr2);
+  if (nm1 < 0) {
+    snprintf(why, nwhy, "a GPU step failed (too many merges)");
+    goto fail;
+  }
   STEP(GA_STAGE_H2D,
-       gak_memcpy_h2d(d_gr, h_gr, sizeof(gak_cgroup) * (size_t)ngr, c->stream));
+       gak_memcpy_h2d(d_gr, nm1 ? h_gr2 : h_gr,
+                      sizeof(gak_cgroup) * (size_t)ngr, c->stream));
+  if (nm1)
+    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_mgr, h_mgr,
+                                      sizeof(gak_cgroup) * (size_t)nm1,
+                                      c->stream));
   gak_ccol none = {NULL, NULL, NULL};
   int first_pos = 0; /* value 0's first rows are positions in rows_idx */
   gak_cgids gids; /* few groups: their ids, for gak_cache_reduce_groups */
@@ -914,7 +981,11 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
            gak_cache_reduce(col, vidx, few ? d_gid : NULL, few ? d_sel : NULL,
                             d_sl, nsl, d_sst, c->stream));
     STEP(GA_STAGE_LAUNCH,
-         gak_cache_merge(d_sst, d_gr, ngr, none, d_gst, c->stream));
+         nm1 ? gak_cache_merge(d_sst, d_mgr, nm1, none, d_mst, c->stream)
+             : gak_cache_merge(d_sst, d_gr, ngr, none, d_gst, c->stream));
+    if (nm1)
+      STEP(GA_STAGE_LAUNCH,
+           gak_cache_merge(d_mst, d_gr, ngr, none, d_gst, c->stream));
     STEP(GA_STAGE_D2H,
          gak_memcpy_d2h(h_st + (size_t)i * (size_t)ngr, d_gst,
                         sizeof(gak_cstate) * (size_t)ngr, c->stream));
@@ -984,6 +1055,8 @@ done:
   sqlite3_free(h_kmap);
   sqlite3_free(h_sl);
   sqlite3_free(h_gr);
+  sqlite3_free(h_mgr);
+  sqlite3_free(h_gr2);
   sqlite3_free(h_se);
   sqlite3_free(h_st);
   sqlite3_free(h_pool);
