@@ -7,8 +7,8 @@
 #                                        (cache, query_cache: GPUAGG_TEST_GPU=1),
 #                                        compute-sanitizer memcheck over
 #                                        tests/gpu_sanitize_cache.py
-#   bench/query_cache_session.sh check   racecheck and synccheck over the same,
-#                                        then gpu and gpu_faults
+#   bench/query_cache_session.sh check   racecheck and synccheck over the same
+#                                        ($TOOLS), then gpu and gpu_faults
 #   bench/query_cache_session.sh bench   bench/query_bench.py --modes cache over
 #                                        6e7 rows (checked against the uncached
 #                                        gpu_query), then the Q1 profile
@@ -34,7 +34,7 @@ test)
   echo "exit $?"; tail -3 "$OUT/sanitizer_cache_memcheck.log"
   ;;
 check)
-  for tool in racecheck synccheck; do
+  for tool in ${TOOLS:-racecheck synccheck}; do
     echo "== compute-sanitizer $tool"
     GPUAGG_SANITIZE_ROWS=100000 compute-sanitizer --tool $tool --error-exitcode 9 \
       $PYTHON tests/gpu_sanitize_cache.py >"$OUT/sanitizer_cache_$tool.log" 2>&1
