@@ -112,6 +112,7 @@ typedef struct ga_ccol {
   int64_t nnull, nint, nreal; /* what it holds */
   int64_t ntext;              /* TEXT values: then the words are codes */
   int mixed; /* TEXT and numbers: no query reads it (cache_load.c rule 8) */
+  int64_t imin, imax; /* the least and greatest INTEGER (when nint > 0) */
   ga_dict *dict;              /* the codes' values (rule 1), or NULL */
   /* GPU entry: n values, the bitmaps, and the group dictionary */
   uint64_t *d_vals, *d_isint, *d_notnull;

@@ -37,9 +37,12 @@
 **      parallel scan, whose direct mode steps such groups in prefetched
 **      batches, answers: measured on 2 cores, d2 of bench/query_bench.py
 **      (210,000 groups in 6e6 rows) took 3.6 s from the host cache
-**      against 1.8 s for the scan (bench/RESULTS.md §13).
-**   8. Keys that are all bare TEXT columns (codes, BINARY) whose codes and
-**      NULL make at most GA_CH_DENSE ids: a row's id, the codes combined
+**      against 1.8 s for the scan (bench/RESULTS.md §13).  Rule 8's
+**      direct index does not change that: d2 through it took 4 to 5 s, each
+**      row waiting on three cache misses (its slot, its group, its state).
+**   8. Keys that are all bare TEXT columns (codes, BINARY) or columns of
+**      INTEGER values only (the value less the column's least), whose ids
+**      and NULL make at most GA_CH_DENSE combinations: a row's id, combined
 **      as the GPU combines them, indexes the run's groups directly, and
 **      the table's hash runs once a group.  A bare column's word is read
 **      from its block in place.  Profiled on Q1 (2 cores), the hash
@@ -68,8 +71,9 @@ SQLITE_EXTENSION_INIT3
 #define GA_CH_PROBE_RATIO 8
 #define GA_CACHE_MANY 41
 #define GA_CH_BLOCK 4096
-/* Rule 8: the most ids of a dense key space (a pointer each, per run). */
-#define GA_CH_DENSE 65536
+/* Rule 8: the most ids of a dense key space (a pointer each, per run: 8
+** MiB), and at most 65,536 more than the entry's rows. */
+#define GA_CH_DENSE ((int64_t)1 << 20)
 
 typedef struct hgroup {
   int64_t ck;   /* canonical key */
@@ -465,17 +469,29 @@ static inline void view_lane(const wview *w, int j, ga_value *v) {
   v->r = v->type == GA_V_REAL ? ga_cx_d(u) : 0.0;
 }
 
-/* Rule 8: the dense id space of keys that are all bare TEXT columns, or 0
+/* Rule 8: the dense id space of keys that are all bare TEXT columns or
+** INTEGER-only columns (a key's id: its code, or its value less base), or 0
 ** (then the table's hash finds each row's group). */
 static int64_t dense_ids(const ga_centry *e, const ga_cquery *q,
-                         int64_t *card) {
+                         int64_t *card, int64_t *base) {
   int64_t ids = q->nkeys ? 1 : 0;
+  int64_t most = e->rows < GA_CH_DENSE - 65536 ? e->rows + 65536 : GA_CH_DENSE;
   for (int k = 0; k < q->nkeys; k++) {
     int c = ga_cx_bare(ga_cq_key(q, k));
-    if (c < 0 || !e->cols[c].dict || e->cols[c].mixed)
+    const ga_ccol *col = c < 0 ? NULL : &e->cols[c];
+    if (!col || col->mixed)
       return 0;
-    card[k] = ga_dict_count(e->cols[c].dict) + 1; /* and NULL */
-    if (card[k] > GA_CH_DENSE / ids)
+    base[k] = 0;
+    if (col->dict) {
+      card[k] = ga_dict_count(col->dict) + 1; /* and NULL */
+    } else if (col->nint && !col->nreal && !col->ntext &&
+               (uint64_t)col->imax - (uint64_t)col->imin < (uint64_t)most) {
+      base[k] = col->imin;
+      card[k] = col->imax - col->imin + 2; /* and NULL */
+    } else {
+      return 0;
+    }
+    if (card[k] > most / ids)
       return 0;
     ids *= card[k];
   }
@@ -498,7 +514,7 @@ static void general(hrun *r) {
   for (int k = 0; k < np; k++)
     if (q->prog[k].depth > depth)
       depth = q->prog[k].depth;
-  int64_t card[GA_MAX_KEYS], ids = dense_ids(e, q, card);
+  int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS], ids = dense_ids(e, q, card, base);
   ga_cx_word *wd =
       sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + 1 + depth));
   wview *wv = sqlite3_malloc64(sizeof(wview) * (size_t)(np ? np : 1));
@@ -570,8 +586,9 @@ static void general(hrun *r) {
         int64_t id = 0;
         if (dense) { /* codes, NULL the last id of each key */
           for (int k = 0, stride = 1; k < q->nkeys; k++) {
-            int64_t code = (wv[k].notnull >> j) & 1 ? (int64_t)wv[k].v[j]
-                                                     : card[k] - 1;
+            int64_t code = (wv[k].notnull >> j) & 1
+                               ? (int64_t)(wv[k].v[j] - (uint64_t)base[k])
+                               : card[k] - 1;
             if (code < 0 || code >= card[k]) { /* never: a code's range */
               r->rc = GA_SCAN_FALLBACK;
               break;

@@ -54,6 +54,10 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+/* A sink's figures per column (ga_csink.stats): counts of NULL, INTEGER,
+** REAL and TEXT values, then the least and the greatest INTEGER. */
+#define GA_CS_NSTAT 6
+
 /* Rows of a block after a piece's first (whose size is its rowid span). */
 #define GA_CLOAD_BLOCK_ROWS 65536
 
@@ -63,7 +67,7 @@ struct ga_csink {
   ga_cblock *head, *tail; /* GPU: the blocks not yet placed */
   int64_t rows, cap_hint;
   int done;
-  int64_t *stats;     /* nnull, nint, nreal, ntext per column */
+  int64_t *stats;     /* per column: nnull, nint, nreal, ntext, imin, imax */
   ga_dict_local **dl; /* TEXT: this piece's values of each column (rule 7) */
 };
 
@@ -353,18 +357,22 @@ int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
     switch (types[c]) {
     case GA_V_NULL:
       ga_cb_vals(b, c)[i] = 0;
-      s->stats[4 * c]++;
+      s->stats[GA_CS_NSTAT * c]++;
       break;
     case GA_V_INT:
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_isint(b, c)[i >> 6] |= bit;
       ga_cb_notnull(b, c)[i >> 6] |= bit;
-      s->stats[4 * c + 1]++;
+      s->stats[GA_CS_NSTAT * c + 1]++;
+      if (words[c] < s->stats[GA_CS_NSTAT * c + 4])
+        s->stats[GA_CS_NSTAT * c + 4] = words[c];
+      if (words[c] > s->stats[GA_CS_NSTAT * c + 5])
+        s->stats[GA_CS_NSTAT * c + 5] = words[c];
       break;
     case GA_V_REAL:
       ga_cb_vals(b, c)[i] = (uint64_t)words[c];
       ga_cb_notnull(b, c)[i >> 6] |= bit;
-      s->stats[4 * c + 2]++;
+      s->stats[GA_CS_NSTAT * c + 2]++;
       break;
     case GA_V_TEXT: {
       uint64_t w;
@@ -374,7 +382,7 @@ int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
       ga_cb_vals(b, c)[i] = w; /* an id, then a code: an INTEGER word */
       ga_cb_isint(b, c)[i >> 6] |= bit;
       ga_cb_notnull(b, c)[i >> 6] |= bit;
-      s->stats[4 * c + 3]++;
+      s->stats[GA_CS_NSTAT * c + 3]++;
       break;
     }
     default: {
@@ -401,14 +409,18 @@ int ga_cload_piece_begin(void *arg, sqlite3_stmt *st, int64_t no, int64_t lo,
   if (failed(l))
     return GA_CLOAD_EFAIL;
   ga_csink *s = sqlite3_malloc64(sizeof(*s));
-  int64_t *stats = sqlite3_malloc64(sizeof(int64_t) * 4 * (size_t)l->ncols);
+  int64_t *stats = sqlite3_malloc64(sizeof(int64_t) * GA_CS_NSTAT * (size_t)l->ncols);
   if (!s || !stats) {
     sqlite3_free(s);
     sqlite3_free(stats);
     return GA_NOMEM;
   }
   memset(s, 0, sizeof(*s));
-  memset(stats, 0, sizeof(int64_t) * 4 * (size_t)l->ncols);
+  memset(stats, 0, sizeof(int64_t) * GA_CS_NSTAT * (size_t)l->ncols);
+  for (int c = 0; c < l->ncols; c++) {
+    stats[GA_CS_NSTAT * c + 4] = INT64_MAX;
+    stats[GA_CS_NSTAT * c + 5] = INT64_MIN;
+  }
   s->load = l;
   s->no = no;
   s->stats = stats;
@@ -491,7 +503,7 @@ static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b) {
     uint32_t n = s->dl[c] ? ga_dict_local_count(s->dl[c]) : 0;
     if (!n)
       continue;
-    if (s->stats[4 * c + 1] || s->stats[4 * c + 2]) {
+    if (s->stats[GA_CS_NSTAT * c + 1] || s->stats[GA_CS_NSTAT * c + 2]) {
       /* numbers too (rule 8): words that are no ids stay unmapped */
       ga_dict_local_clear(s->dl[c]);
       continue;
@@ -735,10 +747,14 @@ ga_centry *ga_cload_finish(ga_cload *l) {
   e->rows = l->rows;
   for (int64_t i = 0; i < l->npieces; i++)
     for (int c = 0; c < l->ncols; c++) {
-      cols[c].nnull += l->pieces[i]->stats[4 * c];
-      cols[c].nint += l->pieces[i]->stats[4 * c + 1];
-      cols[c].nreal += l->pieces[i]->stats[4 * c + 2];
-      cols[c].ntext += l->pieces[i]->stats[4 * c + 3];
+      cols[c].nnull += l->pieces[i]->stats[GA_CS_NSTAT * c];
+      cols[c].nint += l->pieces[i]->stats[GA_CS_NSTAT * c + 1];
+      cols[c].nreal += l->pieces[i]->stats[GA_CS_NSTAT * c + 2];
+      cols[c].ntext += l->pieces[i]->stats[GA_CS_NSTAT * c + 3];
+      if (i == 0 || l->pieces[i]->stats[GA_CS_NSTAT * c + 4] < cols[c].imin)
+        cols[c].imin = l->pieces[i]->stats[GA_CS_NSTAT * c + 4];
+      if (i == 0 || l->pieces[i]->stats[GA_CS_NSTAT * c + 5] > cols[c].imax)
+        cols[c].imax = l->pieces[i]->stats[GA_CS_NSTAT * c + 5];
     }
   if (finish_text(l, e)) {
     ga_centry_free(e);
