@@ -289,6 +289,16 @@ def section_equiv(rep, r, device):
         # the GPU: programs as values, not as keys or filters (cache_gpu_query.c)
         compare(rep, con, "%s_program_%d" % (tag, j), "t", x, f, g,
                 want="cache" if device == "cpu" else None)
+    # group keys that are expressions of numbers, on the GPU too (cache_gpu_query.c rule 8):
+    # evaluated at every row, then a dictionary; REAL keys that are not integers and keys
+    # with an IN list inside stay on host entries
+    for j, (x, f, g, on_gpu) in enumerate([
+            ("x", "y > 10", "k % 3", "cache"), ("x", None, "y / 100", "cache"),
+            ("abs(b)", "y > 5", "CASE WHEN y > 500 THEN 1 ELSE k END", "cache"),
+            ("x", None, "(y > 5) + (k < 3)", "cache"), ("n", "k < 5", "-k", "cache"),
+            ("x", None, "x / 3.0", "uncached"), ("x", None, "k IN (1, 2)", "uncached")]):
+        compare(rep, con, "%s_expr_key_%d" % (tag, j), "t", x, f, g,
+                want="cache" if device == "cpu" else on_gpu)
     for j, (x, f, g, why) in enumerate(INELIGIBLE):
         compare(rep, con, "%s_inel_%d" % (tag, j), "t", x, f, g, want="uncached",
                 why="cache not used: ")

@@ -101,7 +101,7 @@ which has no entry on that connection).  The suite fails when fewer than
 CACHE_MIN of those runs came from the cache.
 
 Environment: SEED (default 20260519), QUERIES (default 5200), PARALLEL_MIN
-(default 0.9), CACHE=1, CACHE_MIN (default 0.25; 0.05 on GPU entries, which
+(default 0.9), CACHE=1, CACHE_MIN (default 0.25; 0.15 on GPU entries, which
 take fewer shapes), VERBOSE=1 (PASS lines, table build time), SELFCHECK=1 (the
 reference also run scanning in reverse rowid order: the comparison must
 not see its other choices).
@@ -127,8 +127,9 @@ PARALLEL_MIN = float(os.environ.get("PARALLEL_MIN", "0.9"))
 VERBOSE = os.environ.get("VERBOSE") == "1"
 SELFCHECK = os.environ.get("SELFCHECK") == "1"  # the reference against itself, reversed
 CACHE = os.environ.get("CACHE") == "1"
-# GPU entries take fewer shapes (no expression keys: docs/gpu_cache.md "On the GPU")
-CACHE_MIN = float(os.environ.get("CACHE_MIN", "0.05" if os.environ.get("GPUAGG_TEST_GPU") == "1" else "0.25"))
+# GPU entries take fewer shapes (REAL keys that are integers only, no IN inside a key:
+# docs/gpu_cache.md "On the GPU"); 28% measured on the fake backend
+CACHE_MIN = float(os.environ.get("CACHE_MIN", "0.15" if os.environ.get("GPUAGG_TEST_GPU") == "1" else "0.25"))
 TMP = tempfile.mkdtemp(prefix="gpuagg_query_")
 THREADS = (1, 2, 4)
 INT64_MAX = (1 << 63) - 1

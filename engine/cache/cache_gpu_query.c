@@ -40,6 +40,13 @@
 **      two levels (merge_levels): runs of GA_CQ_MERGE_FAN slices, then the
 **      runs; sums, counts, first rows and best values merge the same in
 **      any grouping.
+**   8. A group key that is an expression of numbers (no IN list, no
+**      derived column inside: key_prog_ok) is evaluated at every row first
+**      into a column of its own, which gets a dictionary as a cached key
+**      column does (eval_key); then it is a key like the others, and its
+**      groups' keys are gathered from that column.  An error at any row
+**      declines (the uncached path lets SQLite decide), as do REAL values
+**      that are not integers.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,6 +301,113 @@ fail:
   return -1;
 }
 
+static void prog_of(const ga_centry *e, const ga_cexpr *x,
+                    const gak_cval *d_pool, void *const *d_mapv,
+                    void *const *d_mapt, gak_cprog *p);
+
+/* Rule 8: group key x evaluated at every row into a column of its own
+** (*out, in one allocation at out->vals), and that column's dictionary of
+** distinct keys (*d_dict, *nd), as dictionary() makes one for a cached
+** column.  1; 0 (why: declined); -1 (why: a GPU step failed).  The caller
+** frees out->vals and *d_dict whatever the result. */
+static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x,
+                    gak_ccol *out, int64_t **d_dict_out, int64_t *nd_out,
+                    char *why, size_t nwhy) {
+  int64_t n = e->rows, nn = 0, nd = 0;
+  uint32_t err = 0;
+  uint64_t *d_x = NULL;
+  if (n > INT32_MAX) { /* CUB's item counts are int */
+    snprintf(why, nwhy, "group_by on the GPU takes entries below 2^31 rows");
+    return 0;
+  }
+  if (!ga_dev_alloc((void **)&d_x,
+                    (size_t)n * 8 + 2 * (size_t)GA_BW(n) * 8 + 8)) {
+    snprintf(why, nwhy, "no GPU memory for a group key");
+    return -1;
+  }
+  out->vals = d_x;
+  out->isint = d_x + n;
+  out->notnull = d_x + n + GA_BW(n);
+  arena a = {NULL, 0, 0};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) {
+      if (!scratch(c, a.off)) {
+        snprintf(why, nwhy, "no GPU memory for a group key");
+        return -1;
+      }
+      a.base = c->d_scratch;
+      a.off = 0;
+    }
+    carve(&a, gak_cache_dict_scratch(n));
+    carve(&a, (size_t)n * 8);
+    carve(&a, 8);
+    carve(&a, (size_t)n * 4);
+    carve(&a, gak_cache_compact_scratch(n));
+    carve(&a, 8);
+    carve(&a, 4);
+  }
+  a.off = 0;
+  void *d_sc = carve(&a, gak_cache_dict_scratch(n));
+  int64_t *d_dict = carve(&a, (size_t)n * 8), *d_n = carve(&a, 8);
+  uint32_t *d_idx = carve(&a, (size_t)n * 4);
+  void *d_csc = carve(&a, gak_cache_compact_scratch(n));
+  int64_t *d_cnt = carve(&a, 8);
+  uint32_t *d_err = carve(&a, 4);
+  gak_cprog p;
+  prog_of(e, x, NULL, NULL, NULL, &p); /* key_prog_ok: no pool, no map */
+  STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &err, 4, c->stream));
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_eval(&p, n, NULL, NULL, d_x, (uint64_t *)out->isint,
+                      (uint64_t *)out->notnull, d_err, c->stream));
+  /* its non-NULL count, which the dictionary checks */
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_compact((const uint32_t *)out->notnull, n, d_idx, d_cnt,
+                         d_csc, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&nn, d_cnt, 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  if (err) { /* at some row, perhaps one the filter drops: SQLite decides */
+    snprintf(why, nwhy,
+             "a group key raises an error on a row (abs of "
+             "-9223372036854775808): SQLite reports it");
+    return 0;
+  }
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_dict(*out, n, nn, d_dict, d_n, d_sc, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&nd, d_n, 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  if (nd < -1 || nn < 0 || nn > n) {
+    snprintf(why, nwhy, "a GPU step failed (a group key's NULL count)");
+    return -1;
+  }
+  if (nd == -1) {
+    snprintf(why, nwhy, "a group key of REAL values that are not integers "
+                        "stays uncached on the GPU");
+    return 0;
+  }
+  if (nd > GA_CACHE_MAX_GROUPS) {
+    snprintf(why, nwhy, "more than %lld groups of keys on the GPU",
+             (long long)GA_CACHE_MAX_GROUPS);
+    return 0;
+  }
+  if (!ga_dev_alloc((void **)d_dict_out, (size_t)(nd ? nd : 1) * 8)) {
+    snprintf(why, nwhy, "no GPU memory for a group key");
+    return -1;
+  }
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_d2d(*d_dict_out, d_dict, (size_t)nd * 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  *nd_out = nd;
+  return 1;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+  return -1;
+}
+
 static int bits_for(int64_t maxval) {
   int b = 1;
   while (b < 32 && ((int64_t)1 << b) <= maxval)
@@ -500,15 +614,33 @@ static void prof(const char *what, double *t0) {
 /* Where a key or carried column of q comes from on the GPU: an entry
 ** column, through a derived column's map or not. */
 typedef struct gsrc {
-  int col;
+  int col; /* -1: prog */
   const ga_cx_map *map;
+  int prog; /* a group key evaluated first (rule 8) */
 } gsrc;
+
+/* A group key of numbers that the GPU evaluates before the query (rule 8):
+** no IN list and no derived column (their arrays go up with the query's). */
+static int key_prog_ok(const ga_cquery *q, int k) {
+  const ga_cexpr *x = ga_cq_key(q, k);
+  if (k >= q->nkeys || q->kdict[k])
+    return 0;
+  for (int i = 0; i < x->n; i++)
+    if (x->ins[i].op == GA_CX_IN || x->ins[i].op == GA_CX_MAP)
+      return 0;
+  return 1;
+}
 
 static int key_source(const ga_cquery *q, int k, gsrc *g) {
   const ga_cexpr *x = ga_cq_key(q, k);
+  g->prog = 0;
   if (x->n < 1 || x->n > 2 || x->ins[0].op != GA_CX_COL ||
-      (x->n == 2 && x->ins[1].op != GA_CX_MAP))
-    return 0;
+      (x->n == 2 && x->ins[1].op != GA_CX_MAP)) {
+    g->col = -1;
+    g->map = NULL;
+    g->prog = key_prog_ok(q, k);
+    return g->prog;
+  }
   g->col = x->ins[0].col;
   g->map = x->n == 2 ? &x->env->maps[x->ins[1].a] : NULL;
   return 1;
@@ -617,10 +749,12 @@ int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
     gsrc g;
     if (!key_source(q, k, &g)) {
       snprintf(why, nwhy,
-               "a group key that is an expression (not a column "
-               "or a derived column) stays on host entries");
+               "a group key that is an expression with IN or a derived "
+               "column inside stays on host entries");
       return 0;
     }
+    if (g.prog && !prog_fits(ga_cq_key(q, k), why, nwhy))
+      return 0;
     if (k < q->nkeys && g.map && !q->kdict[k]) {
       snprintf(why, nwhy,
                "a derived group key of numbers stays on host "
@@ -652,30 +786,47 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   uint32_t *h_rows = NULL;
   ga_xstate *sts = NULL;
   int rc = GA_SCAN_FALLBACK;
+  gak_ccol xk[GAK_CACHE_MAX_KEYS]; /* rule 8: evaluated keys and dictionaries */
+  int64_t *d_xkd[GAK_CACHE_MAX_KEYS], xknd[GAK_CACHE_MAX_KEYS];
+  memset(xk, 0, sizeof(xk));
+  memset(d_xkd, 0, sizeof(d_xkd));
   memset(&keys, 0, sizeof(keys));
   for (int k = 0; k < nkc; k++)
     key_source(q, k, &src[k]);
   /* each key's ids (rule 5) */
   for (int k = 0; k < nk; k++) {
-    ga_ccol *kc = &e->cols[src[k].col];
-    if (src[k].map) {
+    if (src[k].prog) {
+      int d = eval_key(c, e, ga_cq_key(q, k), &xk[k], &d_xkd[k], &xknd[k],
+                       why, nwhy);
+      if (d <= 0) {
+        rc = d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
+        goto done;
+      }
+      card[k] = xknd[k] + 1;
+    } else if (src[k].map) {
       card[k] = ga_dict_count(q->kdict[k]) + 1; /* and NULL */
     } else {
+      ga_ccol *kc = &e->cols[src[k].col];
       int d = dictionary(c, e, kc, why, nwhy);
-      if (d <= 0)
-        return d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
+      if (d <= 0) {
+        rc = d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
+        goto done;
+      }
       card[k] = kc->ndict + 1;
     }
     if (card[k] > GA_CACHE_MAX_GROUPS / ngroups) {
       snprintf(why, nwhy, "more than %lld groups of keys on the GPU",
                (long long)GA_CACHE_MAX_GROUPS);
-      return GA_CACHE_DECLINED;
+      rc = GA_CACHE_DECLINED;
+      goto done;
     }
     ngroups *= card[k];
   }
   h_kmap = sqlite3_malloc64(sizeof(uint32_t *) * (size_t)(nk ? nk : 1));
-  if (!h_kmap)
-    return GA_SCAN_NOMEM;
+  if (!h_kmap) {
+    rc = GA_SCAN_NOMEM;
+    goto done;
+  }
   memset(h_kmap, 0, sizeof(uint32_t *) * (size_t)(nk ? nk : 1));
   for (int k = 0; k < nk; k++) /* a derived key: code -> its id */
     if (src[k].map) {
@@ -786,15 +937,20 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   keys.n = nk;
   for (int k = 0, stride = 1; k < nk; k++) {
     gak_ckey *kk = &keys.k[k];
-    const ga_ccol *kc = &e->cols[src[k].col];
-    kk->col = ccol(kc);
-    if (src[k].map) {
+    if (src[k].prog) { /* rule 8 */
+      kk->col = xk[k];
+      kk->dict = d_xkd[k];
+      kk->ndict = xknd[k];
+    } else if (src[k].map) {
+      kk->col = ccol(&e->cols[src[k].col]);
       kk->map = d_kmap[k];
       kk->nmap = src[k].map->n + 1;
       STEP(GA_STAGE_H2D,
            gak_memcpy_h2d(d_kmap[k], h_kmap[k], (size_t)(src[k].map->n + 1) * 4,
                           c->stream));
     } else {
+      const ga_ccol *kc = &e->cols[src[k].col];
+      kk->col = ccol(kc);
       kk->dict = kc->d_dict;
       kk->ndict = kc->ndict;
     }
@@ -1015,7 +1171,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         c->stream));
     for (int k = 0; k < nkc; k++) {
       STEP(GA_STAGE_LAUNCH,
-           gak_cache_gather(ccol(&e->cols[src[k].col]), d_rows,
+           gak_cache_gather(src[k].prog ? xk[k] : ccol(&e->cols[src[k].col]),
+                            d_rows,
                             first_pos ? rows_idx : NULL, ngr, d_kv, c->stream));
       STEP(GA_STAGE_D2H,
            gak_memcpy_d2h(h_kv + (size_t)k * (size_t)ngr, d_kv,
@@ -1050,6 +1207,10 @@ fail:
   gak_stream_sync(c->stream);
   gak_take_error();
 done:
+  for (int k = 0; k < nk; k++) { /* rule 8's */
+    gfree((void *)xk[k].vals);
+    gfree(d_xkd[k]);
+  }
   for (int k = 0; h_kmap && k < nk; k++)
     sqlite3_free(h_kmap[k]);
   sqlite3_free(h_kmap);
