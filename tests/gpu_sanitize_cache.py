@@ -84,6 +84,8 @@ QUERIES = [
     # few groups (cache_gpu_query.c rule 6): counted, no sort, each group's slices over all rows
     "SELECT substr(d, 1, 3) AS dec, sum(x * m), max(y), min(x), count(*) FROM t "
     "WHERE y > 100 GROUP BY substr(d, 1, 3)",
+    # a key that is an expression (rule 8): evaluated first, its own dictionary
+    "SELECT k % 7 AS r, d, sum(x), max(m), count(*) FROM t WHERE y < 700 GROUP BY k % 7, d",
 ]
 for i, sql in enumerate(QUERIES):
     ans = []
