@@ -1108,6 +1108,37 @@ def fma_guard(rep, r, device):
         compare(rep, con, "%s_fma_%d" % (device, i), "f", x, None, g, want="cache")
 
 
+def section_merge_levels(rep, r):
+    """GPU entries: groups of many slices merge in two levels (cache_gpu_query.c rule 7),
+    few groups reduce in place (rule 6).  GPUAGG_CACHE_MERGE_FAN=2 (read at each query)
+    makes 60,000 rows enough for both levels."""
+    path = os.path.join(TMP, "merge_levels.db")
+    con = connect(path, device="gpu")
+    con.execute("CREATE TABLE t(x REAL, k INTEGER, g TEXT)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                    [(r.choice([None, r.uniform(-1e6, 1e6), float(r.randint(-9, 9))]),
+                      r.choice([None, r.randint(-5, 5)]), r.choice(["a", "b", None]))
+                     for _ in range(60000)])
+    con.execute("SELECT gpu_cache('t', 'x, k, g')")
+    os.environ["GPUAGG_CACHE_MERGE_FAN"] = "2"
+    try:
+        for j, (x, f, g) in enumerate([("x", "k > -3", None), ("x", None, "g"),
+                                        ("x * 2 + k", "x > 0", "g"), ("x", "k < 4", "k % 2"),
+                                        ("k", None, "k")]):
+            compare(rep, con, "merge_levels_%d" % j, "t", x, f, g, want="cache")
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('SELECT g, sum(x), "
+                    "total(x * k), count(*) FROM t WHERE k <> 0 GROUP BY g')")
+        got = con.execute("SELECT * FROM q").fetchall()
+        ls = last_scan(con)
+        want = con.execute("SELECT g, gpu_sum(x), gpu_total(x * k), count(*) FROM t "
+                           "WHERE k <> 0 GROUP BY g").fetchall()
+        rep.check("merge_levels_query", rowset(got) == rowset(want) and ls["path"] == "cache",
+                  "%r %r %r" % (got, want, ls))
+    finally:
+        del os.environ["GPUAGG_CACHE_MERGE_FAN"]
+    con.close()
+
+
 def main():
     rep = Reporter("cache")
     r = random.Random(SEED)
@@ -1123,6 +1154,7 @@ def main():
         section_arith(rep, r, device)
     section_errors(rep, r)
     if GPU:
+        section_merge_levels(rep, r)
         section_faults(rep, r)
     else:
         rep.skip("gpu_cache_on_device", "no GPU (make test runs it on the fake backend)")
