@@ -498,8 +498,8 @@ static int cut_few(const uint32_t *cnt, int64_t ngroups, int64_t n,
 }
 
 /* Rule 7: slices a first-level merge block takes (GPUAGG_CACHE_MERGE_FAN,
-** 2 .. 1024, sets it for tests: the fake backend's suite uses 2, so that
-** small tables merge in two levels too). */
+** 2 .. 1024, read at each query, sets it for tests: test_cache.py's
+** merge_levels uses 2, so that 60,000 rows merge in two levels). */
 #define GA_CQ_MERGE_FAN 32
 
 static int64_t merge_fan(void) {
