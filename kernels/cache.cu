@@ -642,8 +642,9 @@ __global__ void __launch_bounds__(CT, 4)
   sb.k = -1;
   sb.d[0] = sb.d[1] = sb.d[2] = 0;
   for (unsigned p = threadIdx.x; p < s.len; p += CT) {
-    if (FEW && (gid[s.start + p] != s.group ||
-                (sel && !((sel[(s.start + p) >> 5] >> ((s.start + p) & 31)) & 1))))
+    if (FEW &&
+        (gid[s.start + p] != s.group ||
+         (sel && !((sel[(s.start + p) >> 5] >> ((s.start + p) & 31)) & 1))))
       continue;
     long long i = idx ? idx[s.start + p] : (long long)s.start + p;
     if (FEW) { /* positions rise with p, and rows with positions */
@@ -802,8 +803,7 @@ extern "C" int gak_cache_group_counts(const uint32_t *d_gid,
                                       int64_t ngroups, uint32_t *d_counts,
                                       uint32_t *d_firsts, gak_stream st) {
   cudaStream_t s = (cudaStream_t)st;
-  if (m < 0 || m > 0xffffffffll || ngroups < 1 ||
-      ngroups > GAK_CACHE_COUNT_MAX)
+  if (m < 0 || m > 0xffffffffll || ngroups < 1 || ngroups > GAK_CACHE_COUNT_MAX)
     return (int)cudaErrorInvalidValue;
   cudaError_t err = cudaMemsetAsync(d_counts, 0, (size_t)ngroups * 4, s);
   if (err == cudaSuccess && d_firsts)
@@ -832,12 +832,10 @@ template <int G> struct gregs {
 };
 
 template <int G>
-__device__ __forceinline__ void group_add(gregs<G> &r,
-                                          unsigned long long (*acc)[GA_XACC_DIGITS],
-                                          unsigned long long (*cnt)[NCNT],
-                                          const gak_cgids &gs, uint32_t g,
-                                          bool ok, bool isint,
-                                          unsigned long long v) {
+__device__ __forceinline__ void
+group_add(gregs<G> &r, unsigned long long (*acc)[GA_XACC_DIGITS],
+          unsigned long long (*cnt)[NCNT], const gak_cgids &gs, uint32_t g,
+          bool ok, bool isint, unsigned long long v) {
   if (!ok)
     return;
   unsigned long long lo = 0, hi = 0, d[3] = {0, 0, 0};
@@ -892,8 +890,8 @@ __device__ __forceinline__ void group_add(gregs<G> &r,
 template <int G>
 __global__ void __launch_bounds__(CT, 2)
     k_reduce_groups(const gak_ccol x, const uint32_t *gid, const uint32_t *sel,
-                    const gak_cslice *sl, const gak_cgids gs,
-                    unsigned nslices, gak_cstate *out) {
+                    const gak_cslice *sl, const gak_cgids gs, unsigned nslices,
+                    gak_cstate *out) {
   __shared__ unsigned long long acc[G][GA_XACC_DIGITS];
   __shared__ unsigned long long cnt[G][NCNT];
   for (int d = threadIdx.x; d < G * GA_XACC_DIGITS; d += CT)
@@ -984,20 +982,20 @@ extern "C" int gak_cache_reduce_groups(gak_ccol x, const uint32_t *d_gid,
   unsigned ns = (unsigned)nslices;
   switch (gids->n) {
   case 1:
-    k_reduce_groups<1><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
-                                         d_out);
+    k_reduce_groups<1>
+        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
     break;
   case 2:
-    k_reduce_groups<2><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
-                                         d_out);
+    k_reduce_groups<2>
+        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
     break;
   case 3:
-    k_reduce_groups<3><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
-                                         d_out);
+    k_reduce_groups<3>
+        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
     break;
   default:
-    k_reduce_groups<4><<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns,
-                                         d_out);
+    k_reduce_groups<4>
+        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
     break;
   }
   return (int)cudaGetLastError();

@@ -113,7 +113,7 @@ typedef struct ga_ccol {
   int64_t ntext;              /* TEXT values: then the words are codes */
   int mixed; /* TEXT and numbers: no query reads it (cache_load.c rule 8) */
   int64_t imin, imax; /* the least and greatest INTEGER (when nint > 0) */
-  ga_dict *dict;              /* the codes' values (rule 1), or NULL */
+  ga_dict *dict;      /* the codes' values (rule 1), or NULL */
   /* GPU entry: n values, the bitmaps, and the group dictionary */
   uint64_t *d_vals, *d_isint, *d_notnull;
   int64_t *d_dict;
@@ -308,7 +308,7 @@ void ga_cload_reset(ga_cload *l);
 #define GA_CLOAD_EFAIL 30
 #define GA_CLOAD_ETYPE 31
 #define GA_CLOAD_EBUDGET 32
-#define GA_CLOAD_EDICT 34  /* column *col has too many distinct values */
+#define GA_CLOAD_EDICT 34 /* column *col has too many distinct values */
 int ga_cload_error(const ga_cload *l, char *why, size_t nwhy, int *gpu_failed,
                    int *col, int *type);
 /* Rows placed or collected so far (after finish: the entry's rows). */

@@ -310,9 +310,9 @@ static void prog_of(const ga_centry *e, const ga_cexpr *x,
 ** distinct keys (*d_dict, *nd), as dictionary() makes one for a cached
 ** column.  1; 0 (why: declined); -1 (why: a GPU step failed).  The caller
 ** frees out->vals and *d_dict whatever the result. */
-static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x,
-                    gak_ccol *out, int64_t **d_dict_out, int64_t *nd_out,
-                    char *why, size_t nwhy) {
+static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x, gak_ccol *out,
+                    int64_t **d_dict_out, int64_t *nd_out, char *why,
+                    size_t nwhy) {
   int64_t n = e->rows, nn = 0, nd = 0;
   uint32_t err = 0;
   uint64_t *d_x = NULL;
@@ -360,9 +360,8 @@ static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x,
        gak_cache_eval(&p, n, NULL, NULL, d_x, (uint64_t *)out->isint,
                       (uint64_t *)out->notnull, d_err, c->stream));
   /* its non-NULL count, which the dictionary checks */
-  STEP(GA_STAGE_LAUNCH,
-       gak_cache_compact((const uint32_t *)out->notnull, n, d_idx, d_cnt,
-                         d_csc, c->stream));
+  STEP(GA_STAGE_LAUNCH, gak_cache_compact((const uint32_t *)out->notnull, n,
+                                          d_idx, d_cnt, d_csc, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&nn, d_cnt, 8, c->stream));
   if (!sync_or(c, why, nwhy))
@@ -383,8 +382,9 @@ static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x,
     return -1;
   }
   if (nd == -1) {
-    snprintf(why, nwhy, "a group key of REAL values that are not integers "
-                        "stays uncached on the GPU");
+    snprintf(why, nwhy,
+             "a group key of REAL values that are not integers "
+             "stays uncached on the GPU");
     return 0;
   }
   if (nd > GA_CACHE_MAX_GROUPS) {
@@ -513,8 +513,7 @@ static int64_t merge_fan(void) {
 ** h_gr2, each group's runs among them.  The count of runs (0: one level
 ** does), or -1 past cap. */
 static int64_t merge_levels(const gak_cgroup *h_gr, int64_t ngr,
-                            gak_cgroup *h_mgr, int64_t cap,
-                            gak_cgroup *h_gr2) {
+                            gak_cgroup *h_mgr, int64_t cap, gak_cgroup *h_gr2) {
   int64_t most = 0, nm = 0, fan = merge_fan();
   for (int64_t g = 0; g < ngr; g++)
     if (h_gr[g].nslices > most)
@@ -796,8 +795,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   /* each key's ids (rule 5) */
   for (int k = 0; k < nk; k++) {
     if (src[k].prog) {
-      int d = eval_key(c, e, ga_cq_key(q, k), &xk[k], &d_xkd[k], &xknd[k],
-                       why, nwhy);
+      int d = eval_key(c, e, ga_cq_key(q, k), &xk[k], &d_xkd[k], &xknd[k], why,
+                       nwhy);
       if (d <= 0) {
         rc = d == 0 ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK;
         goto done;
@@ -979,7 +978,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
   }
   int few = 0;
-  if (grouped && ngroups <= GAK_CACHE_COUNT_MAX) { /* rule 6: groups with rows */
+  if (grouped &&
+      ngroups <= GAK_CACHE_COUNT_MAX) { /* rule 6: groups with rows */
     int ne = 0;
     STEP(GA_STAGE_LAUNCH, gak_cache_key_ids(&keys, NULL, n, d_gid, c->stream));
     STEP(GA_STAGE_LAUNCH,
@@ -1081,12 +1081,12 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
        gak_memcpy_h2d(d_gr, nm1 ? h_gr2 : h_gr,
                       sizeof(gak_cgroup) * (size_t)ngr, c->stream));
   if (nm1)
-    STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_mgr, h_mgr,
-                                      sizeof(gak_cgroup) * (size_t)nm1,
-                                      c->stream));
+    STEP(GA_STAGE_H2D,
+         gak_memcpy_h2d(d_mgr, h_mgr, sizeof(gak_cgroup) * (size_t)nm1,
+                        c->stream));
   gak_ccol none = {NULL, NULL, NULL};
   int first_pos = 0; /* value 0's first rows are positions in rows_idx */
-  gak_cgids gids; /* few groups: their ids, for gak_cache_reduce_groups */
+  gak_cgids gids;    /* few groups: their ids, for gak_cache_reduce_groups */
   memset(&gids, 0, sizeof(gids));
   if (few && ngr <= GAK_CACHE_FEW) {
     gids.n = (uint32_t)ngr;
@@ -1130,8 +1130,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
     if (gids.n && !q->best[i]) /* every group in one pass (rule 6) */
       STEP(GA_STAGE_LAUNCH,
-           gak_cache_reduce_groups(col, d_gid, d_sel, d_sl,
-                                   h_gr[0].nslices, &gids, d_sst, c->stream));
+           gak_cache_reduce_groups(col, d_gid, d_sel, d_sl, h_gr[0].nslices,
+                                   &gids, d_sst, c->stream));
     else
       STEP(GA_STAGE_LAUNCH,
            gak_cache_reduce(col, vidx, few ? d_gid : NULL, few ? d_sel : NULL,
@@ -1172,8 +1172,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     for (int k = 0; k < nkc; k++) {
       STEP(GA_STAGE_LAUNCH,
            gak_cache_gather(src[k].prog ? xk[k] : ccol(&e->cols[src[k].col]),
-                            d_rows,
-                            first_pos ? rows_idx : NULL, ngr, d_kv, c->stream));
+                            d_rows, first_pos ? rows_idx : NULL, ngr, d_kv,
+                            c->stream));
       STEP(GA_STAGE_D2H,
            gak_memcpy_d2h(h_kv + (size_t)k * (size_t)ngr, d_kv,
                           sizeof(gak_cval) * (size_t)ngr, c->stream));

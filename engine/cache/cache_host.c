@@ -472,8 +472,8 @@ static inline void view_lane(const wview *w, int j, ga_value *v) {
 /* Rule 8: the dense id space of keys that are all bare TEXT columns or
 ** INTEGER-only columns (a key's id: its code, or its value less base), or 0
 ** (then the table's hash finds each row's group). */
-static int64_t dense_ids(const ga_centry *e, const ga_cquery *q,
-                         int64_t *card, int64_t *base) {
+static int64_t dense_ids(const ga_centry *e, const ga_cquery *q, int64_t *card,
+                         int64_t *base) {
   int64_t ids = q->nkeys ? 1 : 0;
   int64_t most = e->rows < GA_CH_DENSE - 65536 ? e->rows + 65536 : GA_CH_DENSE;
   for (int k = 0; k < q->nkeys; k++) {
@@ -514,13 +514,14 @@ static void general(hrun *r) {
   for (int k = 0; k < np; k++)
     if (q->prog[k].depth > depth)
       depth = q->prog[k].depth;
-  int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS], ids = dense_ids(e, q, card, base);
+  int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS],
+      ids = dense_ids(e, q, card, base);
   ga_cx_word *wd =
       sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + 1 + depth));
   wview *wv = sqlite3_malloc64(sizeof(wview) * (size_t)(np ? np : 1));
   int *bare = sqlite3_malloc64(sizeof(int) * (size_t)(np ? np : 1));
-  ga_group **dense = ids ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)ids)
-                         : NULL;
+  ga_group **dense =
+      ids ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)ids) : NULL;
   if (!wd || !wv || !bare || (ids && !dense)) {
     r->rc = GA_SCAN_NOMEM;
     goto done;

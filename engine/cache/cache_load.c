@@ -28,7 +28,8 @@
 **      (ga_cache_reserve, evicting others) before they are allocated; a
 **      load that cannot fit fails with GA_CLOAD_EBUDGET.
 **   6. The first failure wins and stops the scan (the hooks return it):
-**      a BLOB value (its column), the budget, the row limit, a GPU step (gpu_failed: the caller may load
+**      a BLOB value (its column), the budget, the row limit, a GPU step
+*(gpu_failed: the caller may load
 **      into host memory instead).
 **   7. TEXT: a sink interns its block's values of a column in a dictionary
 **      of its own (dict.h) and writes local ids; when the block is complete
@@ -409,7 +410,8 @@ int ga_cload_piece_begin(void *arg, sqlite3_stmt *st, int64_t no, int64_t lo,
   if (failed(l))
     return GA_CLOAD_EFAIL;
   ga_csink *s = sqlite3_malloc64(sizeof(*s));
-  int64_t *stats = sqlite3_malloc64(sizeof(int64_t) * GA_CS_NSTAT * (size_t)l->ncols);
+  int64_t *stats =
+      sqlite3_malloc64(sizeof(int64_t) * GA_CS_NSTAT * (size_t)l->ncols);
   if (!s || !stats) {
     sqlite3_free(s);
     sqlite3_free(stats);
