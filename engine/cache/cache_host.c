@@ -458,17 +458,6 @@ typedef struct wview {
   uint64_t isint, notnull;
 } wview;
 
-static inline void view_lane(const wview *w, int j, ga_value *v) {
-  uint64_t u = w->v[j];
-  v->type = !((w->notnull >> j) & 1) ? GA_V_NULL
-            : (w->isint >> j) & 1    ? GA_V_INT
-                                     : GA_V_REAL;
-  v->n = 0;
-  v->p = 0;
-  v->i = v->type == GA_V_INT ? (int64_t)u : 0;
-  v->r = v->type == GA_V_REAL ? ga_cx_d(u) : 0.0;
-}
-
 /* Rule 8: the dense id space of keys that are all bare TEXT columns or
 ** INTEGER-only columns (a key's id: its code, or its value less base), or 0
 ** (then the table's hash finds each row's group). */
@@ -603,7 +592,8 @@ static void general(hrun *r) {
         }
         if (!g) {
           for (int k = 0; k < nkc; k++)
-            view_lane(&wv[k], j, &key[k + skip]);
+            ga_cx_lane_of(wv[k].v, wv[k].isint, wv[k].notnull, j,
+                          &key[k + skip]);
           g = ga_gt_get(&t, key, ga_keys_hash(key, &shape), r->no);
           if (!g) {
             r->rc = GA_SCAN_NOMEM;

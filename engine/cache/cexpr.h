@@ -97,16 +97,21 @@ typedef struct ga_cx_word {
   uint64_t isint, notnull, err;
 } ga_cx_word;
 
-/* Lane j of w as a value (NULL, INT or REAL). */
-static inline void ga_cx_lane(const ga_cx_word *w, int j, ga_value *v) {
-  uint64_t u = w->v[j];
-  v->type = !((w->notnull >> j) & 1) ? GA_V_NULL
-            : (w->isint >> j) & 1    ? GA_V_INT
-                                     : GA_V_REAL;
+/* Lane j of a word (its values, isint and notnull bits) as a value (NULL,
+** INT or REAL). */
+static inline void ga_cx_lane_of(const uint64_t *vals, uint64_t isint,
+                                 uint64_t notnull, int j, ga_value *v) {
+  uint64_t u = vals[j];
+  v->type = !((notnull >> j) & 1) ? GA_V_NULL
+            : (isint >> j) & 1    ? GA_V_INT
+                                  : GA_V_REAL;
   v->n = 0;
   v->p = 0;
   v->i = v->type == GA_V_INT ? (int64_t)u : 0;
   v->r = v->type == GA_V_REAL ? ga_cx_d(u) : 0.0;
+}
+static inline void ga_cx_lane(const ga_cx_word *w, int j, ga_value *v) {
+  ga_cx_lane_of(w->v, w->isint, w->notnull, j, v);
 }
 
 /* Run x on 64 rows: load(arg, col, &w) gives column col's word.  stack has
