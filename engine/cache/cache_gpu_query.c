@@ -779,7 +779,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   int64_t card[GAK_CACHE_MAX_KEYS], ngroups = 1;
   uint32_t *h_se = NULL, **h_kmap = NULL;
   gak_cslice *h_sl = NULL;
-  gak_cgroup *h_gr = NULL;
+  gak_cgroup *h_gr = NULL, *h_mgr = NULL, *h_gr2 = NULL; /* done: frees */
   gak_cstate *h_st = NULL;
   gak_cval *h_pool = NULL, *h_kv = NULL;
   uint32_t *h_rows = NULL;
@@ -859,7 +859,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   void *d_csc = NULL, *d_ssc = NULL, *d_mapv[64], *d_mapt[64];
   gak_cslice *d_sl = NULL;
   gak_cstate *d_sst = NULL, *d_gst = NULL, *d_mst = NULL;
-  gak_cgroup *d_gr = NULL, *d_mgr = NULL, *h_mgr = NULL, *h_gr2 = NULL;
+  gak_cgroup *d_gr = NULL, *d_mgr = NULL;
   int64_t nmax1 = maxsl / 2 + ngroups + 1, nm1 = 0; /* a fan of 2 at least */
   gak_cval *d_pool = NULL, *d_kv = NULL;
   uint64_t *d_xv = NULL;
