@@ -415,6 +415,25 @@ static int bits_for(int64_t maxval) {
   return b;
 }
 
+/* Slices of at most `step` positions over [s0, s1), tagged `tag`, appended
+** at h_sl[*nsl].  1, or 0 with why past maxsl. */
+static int add_slices(gak_cslice *h_sl, int64_t *nsl, int64_t maxsl,
+                      uint32_t tag, int64_t s0, int64_t s1, int64_t step,
+                      char *why, size_t nwhy) {
+  for (int64_t p = s0; p < s1; p += step) {
+    if (*nsl >= maxsl) {
+      snprintf(why, nwhy, "a GPU step failed (too many slices)");
+      return 0;
+    }
+    h_sl[*nsl].group = tag;
+    h_sl[*nsl].start = (uint32_t)p;
+    h_sl[*nsl].len = (uint32_t)(s1 - p < step ? s1 - p : step);
+    h_sl[*nsl].pad = 0;
+    (*nsl)++;
+  }
+  return 1;
+}
+
 /* The groups' slices from their bounds (h_se: starts, then ends; one
 ** group [0, m) when not grouped): at most `slice` rows each, groups without
 ** rows left out.  1, or 0 with why (bounds that do not add up to m). */
@@ -433,17 +452,8 @@ static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
     }
     total += s1 - s0;
     h_gr[ngr].first_slice = (uint32_t)nsl;
-    for (int64_t p = s0; p < s1; p += slice) {
-      if (nsl >= maxsl) {
-        snprintf(why, nwhy, "a GPU step failed (too many slices)");
-        return 0;
-      }
-      h_sl[nsl].group = (uint32_t)ngr;
-      h_sl[nsl].start = (uint32_t)p;
-      h_sl[nsl].len = (uint32_t)(s1 - p < slice ? s1 - p : slice);
-      h_sl[nsl].pad = 0;
-      nsl++;
-    }
+    if (!add_slices(h_sl, &nsl, maxsl, (uint32_t)ngr, s0, s1, slice, why, nwhy))
+      return 0;
     h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
     ngr++;
   }
@@ -478,17 +488,9 @@ static int cut_few(const uint32_t *cnt, int64_t ngroups, int64_t n,
     if (!cnt[g])
       continue;
     h_gr[ngr].first_slice = (uint32_t)nsl;
-    for (int64_t p = 0; p < n; p += per) {
-      if (nsl >= maxsl) {
-        snprintf(why, nwhy, "a GPU step failed (too many slices)");
-        return 0;
-      }
-      h_sl[nsl].group = (uint32_t)g; /* the id the reduce keeps */
-      h_sl[nsl].start = (uint32_t)p;
-      h_sl[nsl].len = (uint32_t)(n - p < per ? n - p : per);
-      h_sl[nsl].pad = 0;
-      nsl++;
-    }
+    /* tagged with the group's id: the one the reduce keeps */
+    if (!add_slices(h_sl, &nsl, maxsl, (uint32_t)g, 0, n, per, why, nwhy))
+      return 0;
     h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
     ngr++;
   }
