@@ -462,6 +462,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
       return ga_cl_no(&p, "the aggregate argument %s holds TEXT",
                       parts->vals[i]);
   }
+  q->any_order = parts->any_order;
   q->xcol = q->nvals == 1 ? ga_cx_bare(ga_cq_val(q, 0)) : -1;
   q->gcol = q->nkeys == 1 && !q->ncarry ? ga_cx_bare(ga_cq_key(q, 0)) : -1;
   q->simple = q->nvals == 1 && !q->ncarry && (!q->nkeys || q->gcol >= 0);

@@ -1066,6 +1066,8 @@ def section_arith(rep, r, device):
                 why=None if gpu else why)
     fma_guard(rep, r, device)
     many_groups(rep, device)
+    if device == "cpu":
+        many_groups_sorted(rep)
 
 
 def many_groups(rep, device):
@@ -1084,6 +1086,36 @@ def many_groups(rep, device):
             why="a group every 8 rows" if device == "cpu" else None)
     compare(rep, con, "%s_many_groups_few" % device, "mg", "x", None, "k % 1000",
             want="cache" if device == "cpu" else None)  # the GPU: no expression keys
+
+
+def many_groups_sorted(rep):
+    """engine/cache/cache_host.c rule 9: keys whose dense ids make many
+    groups (here about 4 rows a group) are answered from the host cache by
+    sorting each run's rows by id.  A group's rows lie in every run (k
+    repeats every 40,000 rows), so with 2 and 3 threads the runs' records
+    meet in one group: max and min ties (5 vs 5.0, in both orders) must
+    go to the first row in rowid order, and the typeof shows which won.
+    gpu_aggregate's answer must still come in key order."""
+    con = connect(":memory:", device="cpu")
+    con.execute("CREATE TABLE mg2(k INTEGER, s TEXT, x, y REAL)")
+    con.execute(
+        "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 159999) "
+        "INSERT INTO mg2 SELECT CASE WHEN i % 997 = 0 THEN NULL ELSE i * 7 % 40000 END, "
+        "CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN 'a' WHEN 2 THEN 'bb' ELSE 'ccc' END, "
+        "CASE WHEN i % 3 = 0 THEN NULL WHEN (i / 40000 + i % 2) % 2 = 0 THEN 5 "
+        "WHEN i % 7 = 0 THEN 5.0 ELSE (i % 11) * 0.5 END, "
+        "CASE WHEN i % 13 = 0 THEN NULL ELSE i * 0.25 END FROM q")
+    con.execute("SELECT gpu_cache('mg2', 'k, s, x, y')")
+    sql = ("SELECT k, s, sum(x), max(x), min(x), count(*), count(x), total(y), avg(y) "
+           "FROM mg2 WHERE y IS NULL OR y > 100 GROUP BY k, s")
+    for threads in (1, 2, 3):
+        cfg(con, "threads", threads)
+        query_compare(rep, con, "cpu_many_groups_sorted_t%d" % threads, sql, "cache")
+        query_compare(rep, con, "cpu_many_groups_sorted_top_t%d" % threads,
+                      "SELECT k, max(x), sum(y) AS sy FROM mg2 GROUP BY k "
+                      "ORDER BY sy DESC, k LIMIT 7", "cache")
+        compare(rep, con, "cpu_many_groups_sorted_agg_t%d" % threads, "mg2", "x * 1", None,
+                "k", want="cache")
 
 
 def fma_guard(rep, r, device):

@@ -239,6 +239,9 @@ typedef struct ga_cquery {
   int xcol, gcol, simple;
   /* per value, 1 when a min or max reads it (ga_parts.val_best) */
   unsigned char best[GA_MAX_STATES];
+  /* out->sorted may come in any order (ga_parts.any_order: gpu_query's
+  ** post query groups them again); else in key order */
+  int any_order;
 } ga_cquery;
 
 /* The program of value i, of key or carried column k. */

@@ -581,7 +581,8 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
   else
     rc = multi(c, e, q, out->groups, why, nwhy);
   ga_dev_leave(prev);
-  if (rc == GA_SCAN_OK && ga_gs_sorted(out->groups, &out->sorted, &out->n))
+  if (rc == GA_SCAN_OK && (q->any_order ? ga_gs_list : ga_gs_sorted)(
+                              out->groups, &out->sorted, &out->n))
     rc = GA_SCAN_NOMEM;
   if (rc != GA_SCAN_OK)
     ga_scan_out_free(out);

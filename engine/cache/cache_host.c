@@ -33,13 +33,14 @@
 **      The run's table then moves into the shared groups (ga_gs_take) under
 **      its run number, as in rule 1.
 **   7. Many groups: where a run's first 65,536 passing rows make more than
-**      one group in 8, the cache declines (why says so), and gpu_query's
-**      parallel scan, whose direct mode steps such groups in prefetched
-**      batches, answers: measured on 2 cores, d2 of bench/query_bench.py
-**      (210,000 groups in 6e6 rows) took 3.6 s from the host cache
-**      against 1.8 s for the scan (bench/RESULTS.md §13).  Rule 8's
-**      direct index does not change that: d2 through it took 4 to 5 s, each
-**      row waiting on three cache misses (its slot, its group, its state).
+**      one group in 8 and rule 9 does not apply, the cache declines (why
+**      says so), and gpu_query's parallel scan, whose direct mode steps
+**      such groups in prefetched batches, answers: measured on 2 cores, d2
+**      of bench/query_bench.py (210,000 groups in 6e6 rows) took 3.6 s
+**      from the host cache against 1.8 s for the scan (bench/RESULTS.md
+**      §13).  Rule 8's direct index does not change that: d2 through it
+**      took 4 to 5 s, each row waiting on three cache misses (its slot, its
+**      group, its state).
 **   8. Keys that are all bare TEXT columns (codes, BINARY) or columns of
 **      INTEGER values only (the value less the column's least), whose ids
 **      and NULL make at most GA_CH_DENSE combinations: a row's id, combined
@@ -47,6 +48,16 @@
 **      the table's hash runs once a group.  A bare column's word is read
 **      from its block in place.  Profiled on Q1 (2 cores), the hash
 **      lookups were 28% of the time and the words' copies 13%.
+**   9. Many groups over rule 8's ids: the entry's first 65,536 passing rows
+**      are probed once, before the runs start, and where they make more
+**      than one group in 8 (and the query carries no column, and has at
+**      most 16 values), each run writes its passing rows as records (id,
+**      values: engine/cache/idrows.h) and sorts them by id, stably.  Then
+**      each thread builds the groups of its own range of ids, one at a
+**      time: the records of that id from every run, runs in row order, so
+**      every state is stepped in rowid order (rule 1's ties) with no merge,
+**      and the group is written once.  Nothing waits on a cache miss a row.
+**      d2 on 2 cores: 2.7 s (the scan) to 0.5-0.7 s (bench/RESULTS.md §13).
 */
 #include <math.h>
 #include <pthread.h>
@@ -58,6 +69,7 @@
 
 #include "cache.h"
 #include "cpu_reduce.h"
+#include "idrows.h"
 #include "scan_group.h"
 #include "sqlite3ext.h"
 #include "state.h"
@@ -70,10 +82,22 @@ SQLITE_EXTENSION_INIT3
 #define GA_CH_PROBE_ROWS 65536
 #define GA_CH_PROBE_RATIO 8
 #define GA_CACHE_MANY 41
+/* Rule 9: a run's records would pass GA_IDR_MAX_BYTES. */
+#define GA_CACHE_SORT_FULL 42
 #define GA_CH_BLOCK 4096
 /* Rule 8: the most ids of a dense key space (a pointer each, per run: 8
 ** MiB), and at most 65,536 more than the entry's rows. */
 #define GA_CH_DENSE ((int64_t)1 << 20)
+
+/* Rule 9: the most runs whose records one group's build walks. */
+#define GA_CH_MAX_RUNS 256
+
+/* What every run of one query shares (rules 8 and 9). */
+typedef struct hplan {
+  int64_t ids; /* the dense id space (rule 8); 0: none */
+  int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS];
+  int sorted; /* rule 9: records sorted by id, groups built from them */
+} hplan;
 
 typedef struct hgroup {
   int64_t ck;   /* canonical key */
@@ -94,6 +118,15 @@ typedef struct hrun {
   int64_t ng, capg, nslot;
   int32_t *dense; /* index + 1 into g of keys 0 .. GA_DENSE_KEYS-1 */
   ga_xstate st;   /* ungrouped */
+  const hplan *p;
+  ga_idrows rows;   /* rule 9: this run's passing rows, sorted by id */
+  int phase;        /* 2: rule 9's group building */
+  struct hrun *all; /* phase 2: every run, and how many */
+  int nruns;
+  int64_t lo, hi;  /* phase 2: this thread's ids */
+  int64_t made;    /* phase 2: groups made */
+  ga_group **list; /* phase 2: them, in id order (made of them) */
+  int64_t cap;
   int rc;
   pthread_t th;
   int started;
@@ -487,9 +520,141 @@ static int64_t dense_ids(const ga_centry *e, const ga_cquery *q, int64_t *card,
   return ids;
 }
 
+/* Bare column c's word w of block b, read in place (lanes past the block's
+** rows never pass). */
+static void bare_view(const ga_cblock *b, int c, int64_t w, wview *v) {
+  v->v = ga_cb_vals(b, c) + w * 64;
+  v->isint = ga_cb_isint(b, c)[w];
+  v->notnull = ga_cb_notnull(b, c)[w];
+}
+
+/* Rule 8's id of lane j of the key words kv (codes, NULL the last id of each
+** key), or -1 (never: a code's range). */
+static inline __attribute__((always_inline)) int64_t
+lane_id(const hplan *p, const wview *kv, int nkeys, int j) {
+  int64_t id = 0, stride = 1;
+  for (int k = 0; k < nkeys; k++) {
+    int64_t code = (kv[k].notnull >> j) & 1
+                       ? (int64_t)(kv[k].v[j] - (uint64_t)p->base[k])
+                       : p->card[k] - 1;
+    if (code < 0 || code >= p->card[k])
+      return -1;
+    id += code * stride;
+    stride *= p->card[k];
+  }
+  return id;
+}
+
+/* The rows of word w of block b that pass the filter: its terms, then the
+** filter program's true lanes (cexpr.h rule 4), evaluated on stack (room for
+** its depth) into *fw.  0 with *rc = GA_CACHE_DECLINED when a row that the
+** terms pass raises an error there (rule 5). */
+static uint64_t pass_word(const ga_cquery *q, const ga_cblock *b, int64_t w,
+                          ga_cx_word *stack, ga_cx_word *fw, int *rc) {
+  uint64_t m = word_mask(&q->filter, b, w);
+  if (!m || !q->has_fprog)
+    return m;
+  wsrc src = {b, w};
+  ga_cexpr_eval_word(&q->fprog, load_word, &src, stack, fw);
+  uint64_t t = fw->notnull;
+  for (uint64_t k = t; k; k &= k - 1) {
+    int j = __builtin_ctzll(k);
+    if ((fw->isint >> j) & 1 ? fw->v[j] == 0
+                             : ga_bitsd((int64_t)fw->v[j]) == 0.0)
+      t &= ~(1ull << j);
+  }
+  if (fw->err & m) {
+    *rc = GA_CACHE_DECLINED;
+    return 0;
+  }
+  return m & t;
+}
+
+/* Rule 9's probe: whether the entry's first GA_CH_PROBE_ROWS passing rows
+** make more than one group in GA_CH_PROBE_RATIO, counted on their ids.
+** 1, 0, or -1 when out of memory. */
+static int many_groups(const ga_centry *e, const ga_cquery *q, const hplan *p) {
+  int depth = q->has_fprog ? q->fprog.depth : 1;
+  uint64_t *seen_id =
+      sqlite3_malloc64(sizeof(uint64_t) * (size_t)GA_BW(p->ids));
+  ga_cx_word *wd = sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(1 + depth));
+  if (!seen_id || !wd) {
+    sqlite3_free(seen_id);
+    sqlite3_free(wd);
+    return -1;
+  }
+  memset(seen_id, 0, sizeof(uint64_t) * (size_t)GA_BW(p->ids));
+  wview kv[GA_MAX_KEYS];
+  int64_t seen = 0, groups = 0;
+  int rc = 0;
+  for (int64_t s = 0; s < e->nsegs && seen < GA_CH_PROBE_ROWS && !rc; s++) {
+    const ga_cblock *b = e->segs[s];
+    for (int64_t w = 0; w < GA_BW(b->n) && seen < GA_CH_PROBE_ROWS; w++) {
+      uint64_t m = pass_word(q, b, w, wd + 1, wd, &rc);
+      if (rc)
+        break;
+      for (int k = 0; m && k < q->nkeys; k++)
+        bare_view(b, ga_cx_bare(ga_cq_key(q, k)), w, &kv[k]);
+      for (; m; m &= m - 1, seen++) {
+        int64_t id = lane_id(p, kv, q->nkeys, __builtin_ctzll(m));
+        if (id >= 0 && !ga_bit(seen_id, id)) {
+          seen_id[id / 64] |= 1ull << (id % 64);
+          groups++;
+        }
+      }
+    }
+  }
+  sqlite3_free(seen_id);
+  sqlite3_free(wd);
+  return seen >= GA_CH_PROBE_ROWS && groups * GA_CH_PROBE_RATIO > seen;
+}
+
+/* Rule 9: the passing row's record (its id and values) in r->rows. */
+static int push_row(hrun *r, int64_t id, const wview *vv, int nvals, int j) {
+  int rc = ga_idrows_reserve(&r->rows);
+  if (rc)
+    return rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_CACHE_SORT_FULL;
+  uint64_t *rec = ga_idrows_push(&r->rows), flags = 0;
+  for (int i = 0; i < nvals; i++) {
+    int cls = !((vv[i].notnull >> j) & 1) ? GA_IDR_NULL
+              : (vv[i].isint >> j) & 1    ? GA_IDR_INT
+                                          : GA_IDR_REAL;
+    flags |= (uint64_t)cls << (2 * i);
+    rec[1 + i] = vv[i].v[j];
+  }
+  rec[0] = (uint64_t)id | flags << 32;
+  return 0;
+}
+
+/* One value into a group's state, as rule 6 steps it; without max and min
+** where no aggregate reads them (best 0: ga_cquery.best, as on the GPU),
+** which is most of a step's work for a sum.  GA_OK or GA_SCAN_NOMEM. */
+static inline __attribute__((always_inline)) int
+step_lane(ga_gstate *st, int cls, uint64_t v, int best) {
+  if (cls == GA_IDR_NULL) {
+    ga_gstate_step_null(st);
+  } else if (best) {
+    if (cls == GA_IDR_INT)
+      ga_gstate_step_int(st, (int64_t)v);
+    else if (ga_gstate_step_real(st, ga_bitsd((int64_t)v)))
+      return GA_SCAN_NOMEM;
+  } else {
+    if (cls == GA_IDR_INT)
+      ga_wsum_add_int(&st->sum, (int64_t)v);
+    else if (ga_wsum_add_real(&st->sum, ga_bitsd((int64_t)v)))
+      return GA_SCAN_NOMEM; /* not counted, as ga_gstate_step_real */
+    st->rows++;
+    st->count++;
+    if (++st->sum.adds >= GA_WSUM_MAX_ADDS)
+      ga_wsum_normalize(&st->sum);
+  }
+  return 0;
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
+  const hplan *p = r->p;
   int nkc = q->nkeys + q->ncarry, np = nkc + q->nvals;
   ga_gshape shape;
   memset(&shape, 0, sizeof(shape));
@@ -503,59 +668,39 @@ static void general(hrun *r) {
   for (int k = 0; k < np; k++)
     if (q->prog[k].depth > depth)
       depth = q->prog[k].depth;
-  int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS],
-      ids = dense_ids(e, q, card, base);
   ga_cx_word *wd =
       sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + 1 + depth));
   wview *wv = sqlite3_malloc64(sizeof(wview) * (size_t)(np ? np : 1));
   int *bare = sqlite3_malloc64(sizeof(int) * (size_t)(np ? np : 1));
-  ga_group **dense =
-      ids ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)ids) : NULL;
-  if (!wd || !wv || !bare || (ids && !dense)) {
+  ga_group **dense = p->ids && !p->sorted
+                         ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)p->ids)
+                         : NULL;
+  if (!wd || !wv || !bare || (p->ids && !p->sorted && !dense)) {
     r->rc = GA_SCAN_NOMEM;
     goto done;
   }
   if (dense)
-    memset(dense, 0, sizeof(ga_group *) * (size_t)ids);
+    memset(dense, 0, sizeof(ga_group *) * (size_t)p->ids);
   for (int k = 0; k < np; k++)
     bare[k] = ga_cx_bare(&q->prog[k]);
   ga_cx_word *stack = wd + np + 1;
   ga_value key[GA_MAX_KEYS];
   int skip = q->nkeys ? 0 : 1; /* the NULL key's slot */
   int64_t seen = 0;            /* passing rows so far (rule 7) */
-  int probed = !q->nkeys;
+  int probed = !q->nkeys || p->sorted;
   memset(key, 0, sizeof(key));
   key[0].type = GA_V_NULL;
   for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
     const ga_cblock *b = e->segs[s];
     for (int64_t w = 0; w < GA_BW(b->n) && !r->rc; w++) {
-      uint64_t m = word_mask(&q->filter, b, w);
+      uint64_t m = pass_word(q, b, w, stack, &wd[np], &r->rc);
       if (!m)
         continue;
       wsrc src = {b, w};
-      if (q->has_fprog) { /* true lanes pass (cexpr.h rule 4) */
-        ga_cexpr_eval_word(&q->fprog, load_word, &src, stack, &wd[np]);
-        uint64_t t = wd[np].notnull, f = wd[np].err & m;
-        for (uint64_t k = t; k; k &= k - 1) {
-          int j = __builtin_ctzll(k);
-          if ((wd[np].isint >> j) & 1 ? wd[np].v[j] == 0
-                                      : ga_bitsd((int64_t)wd[np].v[j]) == 0.0)
-            t &= ~(1ull << j);
-        }
-        if (f) { /* rule 5 */
-          r->rc = GA_CACHE_DECLINED;
-          break;
-        }
-        m &= t;
-        if (!m)
-          continue;
-      }
       uint64_t err = 0;
       for (int k = 0; k < np; k++) {
-        if (bare[k] >= 0) { /* lanes past the block's rows never pass */
-          wv[k].v = ga_cb_vals(b, bare[k]) + w * 64;
-          wv[k].isint = ga_cb_isint(b, bare[k])[w];
-          wv[k].notnull = ga_cb_notnull(b, bare[k])[w];
+        if (bare[k] >= 0) {
+          bare_view(b, bare[k], w, &wv[k]);
           continue;
         }
         ga_cexpr_eval_word(&q->prog[k], load_word, &src, stack, &wd[k]);
@@ -574,20 +719,16 @@ static void general(hrun *r) {
         m &= m - 1;
         ga_group *g = NULL;
         int64_t id = 0;
-        if (dense) { /* codes, NULL the last id of each key */
-          for (int k = 0, stride = 1; k < q->nkeys; k++) {
-            int64_t code = (wv[k].notnull >> j) & 1
-                               ? (int64_t)(wv[k].v[j] - (uint64_t)base[k])
-                               : card[k] - 1;
-            if (code < 0 || code >= card[k]) { /* never: a code's range */
-              r->rc = GA_SCAN_FALLBACK;
-              break;
-            }
-            id += code * stride;
-            stride *= (int)card[k];
-          }
-          if (r->rc)
+        if (p->ids) {
+          id = lane_id(p, wv, q->nkeys, j);
+          if (id < 0) {
+            r->rc = GA_SCAN_FALLBACK;
             break;
+          }
+          if (p->sorted) { /* rule 9: the record, stepped later */
+            r->rc = push_row(r, id, wv + nkc, q->nvals, j);
+            continue;
+          }
           g = dense[id];
         }
         if (!g) {
@@ -606,15 +747,13 @@ static void general(hrun *r) {
           if (dense)
             dense[id] = g;
         }
-        for (int i = 0; i < q->nvals; i++) {
+        for (int i = 0; i < q->nvals && !r->rc; i++) {
           const wview *v = &wv[nkc + i];
-          ga_gstate *st = &g->st[i];
-          if (!((v->notnull >> j) & 1))
-            ga_gstate_step_null(st);
-          else if ((v->isint >> j) & 1)
-            ga_gstate_step_int(st, (int64_t)v->v[j]);
-          else if (ga_gstate_step_real(st, ga_bitsd((int64_t)v->v[j])))
-            r->rc = GA_SCAN_NOMEM;
+          r->rc = step_lane(&g->st[i],
+                            !((v->notnull >> j) & 1) ? GA_IDR_NULL
+                            : (v->isint >> j) & 1    ? GA_IDR_INT
+                                                     : GA_IDR_REAL,
+                            v->v[j], q->best[i]);
         }
       }
       seen += __builtin_popcountll(pass0);
@@ -628,7 +767,10 @@ static void general(hrun *r) {
     }
   }
   int64_t bytes = 0;
-  if (!r->rc) {
+  if (!r->rc && p->sorted) {
+    if (ga_idrows_sort(&r->rows, p->ids))
+      r->rc = GA_SCAN_NOMEM;
+  } else if (!r->rc) {
     int rc = ga_gs_take(r->gs, &t, r->no, &bytes);
     r->rc = rc == GA_OK ? 0 : rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK;
   }
@@ -640,13 +782,116 @@ done:
   sqlite3_free(dense);
 }
 
+/* Rule 9, the second phase: the groups of ids [r->lo, r->hi), each built
+** from every run's records of its id, runs in row order, in a table of
+** this thread's (its groups from the shared arena: large blocks), which
+** then moves into the shared groups.  The ids of two threads never meet,
+** so no group is merged there; TEXT keys take their value here, on all
+** threads (ga_cache_decode_keys leaves them). */
+static void sorted_groups(hrun *r) {
+  const ga_cquery *q = r->q;
+  const hplan *p = r->p;
+  int nruns = r->nruns, ns = q->nvals;
+  int64_t cur[GA_CH_MAX_RUNS], end[GA_CH_MAX_RUNS], bytes = 0;
+  ga_gstate st[GA_IDR_MAX_VALS];
+  ga_gshape shape;
+  memset(&shape, 0, sizeof(shape));
+  shape.nk = q->nkeys;
+  shape.ns = ns;
+  ga_group_table t;
+  ga_gt_init(&t, &shape);
+  t.rot = 32; /* emptied into the shared tables (scan_group.c) */
+  t.arena = ga_gs_arena(r->gs);
+  for (int k = 0; k < nruns; k++) {
+    cur[k] = ga_idrows_lower(&r->all[k].rows, r->lo);
+    end[k] = ga_idrows_lower(&r->all[k].rows, r->hi);
+  }
+  memset(st, 0, sizeof(ga_gstate) * (size_t)ns); /* ga_gstate_init */
+  while (!r->rc) {
+    int64_t id = r->hi;
+    for (int k = 0; k < nruns; k++)
+      if (cur[k] < end[k] && ga_idrows_id(&r->all[k].rows, cur[k]) < id)
+        id = ga_idrows_id(&r->all[k].rows, cur[k]);
+    if (id >= r->hi)
+      break;
+    int first = -1;
+    for (int k = 0; k < nruns; k++) {
+      const ga_idrows *rows = &r->all[k].rows;
+      for (; cur[k] < end[k] && ga_idrows_id(rows, cur[k]) == id; cur[k]++) {
+        const uint64_t *rec = rows->rec + cur[k] * rows->stride;
+        for (int i = 0; i < ns && !r->rc; i++)
+          r->rc = step_lane(&st[i], (int)(rec[0] >> (32 + 2 * i)) & 3,
+                            rec[1 + i], q->best[i]);
+        if (first < 0)
+          first = k;
+      }
+    }
+    /* the keys, from the id (all its rows have the same) */
+    ga_value key[GA_MAX_KEYS];
+    memset(key, 0, sizeof(ga_value) * (size_t)q->nkeys);
+    for (int64_t k = 0, rest = id; k < q->nkeys; k++) {
+      int64_t code = rest % p->card[k];
+      rest /= p->card[k];
+      if (code == p->card[k] - 1) {
+        key[k].type = GA_V_NULL;
+      } else if (q->kdict[k]) {
+        key[k].type = GA_V_TEXT;
+        ga_dict_value(q->kdict[k], (uint32_t)code, &key[k].p, &key[k].n);
+      } else {
+        key[k].type = GA_V_INT;
+        key[k].i = code + p->base[k];
+      }
+    }
+    ga_group *g =
+        r->rc ? NULL : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
+    if (g && r->made == r->cap) {
+      int64_t cap = r->cap ? 2 * r->cap : 1024;
+      ga_group **list = sqlite3_realloc64(r->list, sizeof(*list) * (size_t)cap);
+      if (!list) {
+        r->rc = GA_SCAN_NOMEM;
+        g = NULL;
+      } else {
+        r->list = list;
+        r->cap = cap;
+      }
+    }
+    if (g) { /* new: its states are empty, and take the built ones */
+      for (int i = 0; i < ns; i++) {
+        g->st[i] = st[i];
+        t.bytes += ga_gstate_heap_bytes(&st[i]);
+      }
+      memset(st, 0, sizeof(ga_gstate) * (size_t)ns);
+      r->list[r->made++] = g;
+    } else if (!r->rc) {
+      r->rc = GA_SCAN_NOMEM;
+    }
+  }
+  for (int i = 0; i < ns; i++)
+    ga_gstate_clear(&st[i]);
+  if (!r->rc && r->made <= GA_CACHE_MAX_GROUPS) {
+    int rc = ga_gs_take(r->gs, &t, 0, &bytes);
+    r->rc = rc == GA_OK ? 0 : rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK;
+  }
+  ga_gt_free(&t);
+}
+
+/* Rule 6's shapes, and a single value that is an expression or is
+** filtered by a program. */
+static int takes_general(const ga_cquery *q) {
+  return !q->simple || q->xcol < 0 || q->has_fprog;
+}
+
 static void *run_main(void *arg) {
   hrun *r = arg;
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
   int xc = q->xcol, gc = q->gcol;
   int64_t bytes = 0;
-  if (!q->simple || xc < 0 || q->has_fprog) {
+  if (r->phase == 2) {
+    sorted_groups(r);
+    return NULL;
+  }
+  if (takes_general(q)) {
     general(r);
     return NULL;
   }
@@ -694,6 +939,22 @@ static void run_free(hrun *r) {
   sqlite3_free(r->slot);
   sqlite3_free(r->dense);
   ga_xstate_clear(&r->st);
+  ga_idrows_free(&r->rows);
+}
+
+/* run_main on every run: runs[1..] on threads of their own, runs[0] on
+** this one (and any run whose thread did not start). */
+static void run_all(hrun *runs, int n) {
+  for (int t = 1; t < n; t++)
+    runs[t].started =
+        pthread_create(&runs[t].th, NULL, run_main, &runs[t]) == 0;
+  run_main(&runs[0]);
+  for (int t = 1; t < n; t++) {
+    if (runs[t].started)
+      pthread_join(runs[t].th, NULL);
+    else
+      run_main(&runs[t]); /* no thread: this one does it */
+  }
 }
 
 int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
@@ -718,6 +979,24 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     return GA_SCAN_NOMEM;
   }
   memset(runs, 0, sizeof(hrun) * (size_t)threads);
+  hplan plan;
+  memset(&plan, 0, sizeof(plan));
+  if (takes_general(q)) {
+    plan.ids = dense_ids(e, q, plan.card, plan.base);
+    /* rule 9: records carry no carried values, and two bits a value; a
+    ** key space too small to hold many groups is not probed */
+    if (plan.ids && !q->ncarry && q->nvals <= GA_IDR_MAX_VALS &&
+        threads <= GA_CH_MAX_RUNS &&
+        plan.ids * GA_CH_PROBE_RATIO > GA_CH_PROBE_ROWS) {
+      int many = many_groups(e, q, &plan);
+      if (many < 0) {
+        sqlite3_free(runs);
+        ga_scan_out_free(out);
+        return GA_SCAN_NOMEM;
+      }
+      plan.sorted = many;
+    }
+  }
   /* contiguous runs of about rows / threads rows */
   int64_t s = 0;
   for (int t = 0; t < threads; t++) {
@@ -726,6 +1005,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     r->q = q;
     r->no = t;
     r->gs = out->groups;
+    r->p = &plan;
     r->s0 = s;
     int64_t goal = e->rows * (t + 1) / threads;
     while (s < e->nsegs &&
@@ -733,28 +1013,46 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
             s == r->s0))
       s++;
     r->s1 = s;
+    int64_t most = 0; /* the run's rows: the most records it can push */
+    for (int64_t k = r->s0; k < r->s1; k++)
+      most += e->segs[k]->n;
+    ga_idrows_init(&r->rows, q->nvals, most);
   }
-  for (int t = 1; t < threads; t++)
-    runs[t].started =
-        pthread_create(&runs[t].th, NULL, run_main, &runs[t]) == 0;
-  run_main(&runs[0]);
-  for (int t = 1; t < threads; t++) {
-    if (runs[t].started)
-      pthread_join(runs[t].th, NULL);
-    else
-      run_main(&runs[t]); /* no thread: this one does it */
-  }
+  run_all(runs, threads);
   int rc = GA_SCAN_OK;
-  for (int t = 0; t < threads; t++) {
+  for (int t = 0; t < threads; t++)
     if (runs[t].rc && rc == GA_SCAN_OK)
       rc = runs[t].rc;
-    run_free(&runs[t]);
+  if (rc == GA_SCAN_OK && plan.sorted) { /* rule 9's second phase */
+    int64_t made = 0;
+    for (int t = 0; t < threads; t++) {
+      runs[t].phase = 2;
+      runs[t].all = runs;
+      runs[t].nruns = threads;
+      runs[t].lo = plan.ids * t / threads;
+      runs[t].hi = plan.ids * (t + 1) / threads;
+    }
+    run_all(runs, threads);
+    for (int t = 0; t < threads; t++) {
+      if (runs[t].rc && rc == GA_SCAN_OK)
+        rc = runs[t].rc;
+      made += runs[t].made;
+    }
+    if (rc == GA_SCAN_OK && made > GA_CACHE_MAX_GROUPS)
+      rc = GA_SCAN_FALLBACK;
   }
-  sqlite3_free(runs);
+  for (int t = 0; t < threads; t++)
+    run_free(&runs[t]); /* not the lists of rule 9's groups: below */
   if (rc == GA_SCAN_FALLBACK)
     snprintf(why, nwhy, "more than %lld groups",
              (long long)GA_CACHE_MAX_GROUPS);
-  if (rc == GA_CACHE_MANY) {
+  if (rc == GA_CACHE_SORT_FULL) {
+    snprintf(why, nwhy,
+             "many groups, and a thread's rows sorted by group would take "
+             "more than %lld MiB",
+             (long long)(GA_IDR_MAX_BYTES >> 20));
+    rc = GA_CACHE_DECLINED;
+  } else if (rc == GA_CACHE_MANY) {
     snprintf(why, nwhy,
              "a group every %d rows or fewer: the parallel scan groups as "
              "fast",
@@ -764,8 +1062,29 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     snprintf(why, nwhy,
              "an expression raises an error on a row (abs of "
              "-9223372036854775808): SQLite reports it");
-  if (rc == GA_SCAN_OK && ga_gs_sorted(out->groups, &out->sorted, &out->n))
+  if (rc == GA_SCAN_OK && plan.sorted && q->any_order) {
+    /* rule 9: the groups in id order, which is the order of their memory:
+    ** the post query reads them ahead of need (ga_gs_list's slot order
+    ** would send it all over memory) */
+    size_t n = 0;
+    for (int t = 0; t < threads; t++)
+      n += (size_t)runs[t].made;
+    out->sorted = sqlite3_malloc64(sizeof(ga_group *) * (n ? n : 1));
+    if (!out->sorted)
+      rc = GA_SCAN_NOMEM;
+    for (int t = 0; t < threads && out->sorted; t++) {
+      if (runs[t].made)
+        memcpy(out->sorted + out->n, runs[t].list,
+               sizeof(ga_group *) * (size_t)runs[t].made);
+      out->n += (size_t)runs[t].made;
+    }
+  } else if (rc == GA_SCAN_OK && (q->any_order ? ga_gs_list : ga_gs_sorted)(
+                                     out->groups, &out->sorted, &out->n)) {
     rc = GA_SCAN_NOMEM;
+  }
+  for (int t = 0; t < threads; t++)
+    sqlite3_free(runs[t].list);
+  sqlite3_free(runs);
   if (rc != GA_SCAN_OK)
     ga_scan_out_free(out);
   out->threads = threads;

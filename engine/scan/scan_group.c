@@ -3,6 +3,8 @@
 */
 #include "scan_group.h"
 
+#include "bigmem.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,25 +202,34 @@ struct ga_garena {
   void *blocks; /* each starts with the pointer to the next */
 };
 
-/* The block header keeps the groups 16-byte aligned. */
+/* The block header (the next block, the block's bytes) keeps the groups
+** 16-byte aligned. */
 #define ARENA_HDR 16
 
-/* A new group of t's shape: from t's arena block when it has one. */
+/* A new group of t's shape: from t's arena block when it has one.  A
+** table's blocks double from GA_ARENA_GROUPS groups up to
+** GA_ARENA_MAX_GROUPS: a table that makes millions of groups then maps
+** them a few large blocks at a time (engine/core/bigmem.h: huge pages,
+** where each 4 KiB page faulted in on its own). */
 static ga_group *gt_new_group(ga_group_table *t) {
   const ga_gshape *s = &t->shape;
   if (!t->arena)
     return ga_group_new(s);
   size_t one = (size_t)GA_GROUP_FIXED_BYTES(s);
   if (t->block_left == 0) {
-    char *b = sqlite3_malloc64(ARENA_HDR + one * GA_ARENA_GROUPS);
+    size_t groups = t->block_groups ? t->block_groups : GA_ARENA_GROUPS;
+    size_t bytes = ARENA_HDR + one * groups;
+    char *b = ga_big_alloc(bytes);
     if (!b)
       return NULL;
+    ((size_t *)b)[1] = bytes;
     pthread_mutex_lock(&t->arena->mu);
     *(void **)b = t->arena->blocks;
     t->arena->blocks = b;
     pthread_mutex_unlock(&t->arena->mu);
     t->block = b + ARENA_HDR;
-    t->block_left = GA_ARENA_GROUPS;
+    t->block_left = groups;
+    t->block_groups = groups < GA_ARENA_MAX_GROUPS ? 2 * groups : groups;
   }
   ga_group *g = (ga_group *)t->block;
   t->block += one;
@@ -534,7 +545,7 @@ void ga_gs_free(ga_group_shards *s) {
   while (s->arena.blocks) {
     void *b = s->arena.blocks;
     s->arena.blocks = *(void **)b;
-    sqlite3_free(b);
+    ga_big_free(b, ((size_t *)b)[1]);
   }
   pthread_mutex_destroy(&s->arena.mu);
   sqlite3_free(s->block);

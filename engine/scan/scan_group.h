@@ -107,6 +107,7 @@ void ga_group_free(ga_group *g, const ga_gshape *s);
 ** hash mode would otherwise allocate one, through SQLite's allocator and
 ** its global mutex. */
 #define GA_ARENA_GROUPS 256
+#define GA_ARENA_MAX_GROUPS 16384
 typedef struct ga_garena ga_garena;
 
 /* A hash table of groups (one thread at a time). */
@@ -115,12 +116,13 @@ typedef struct ga_group_table {
   uint64_t *hash;  /* hash[j]: the hash of slot[j]'s group (same block) */
   size_t cap, n;
   ga_gshape shape;
-  int rot;           /* slots use the hash rotated right by rot bits */
-  ga_group *spare;   /* groups kept for reuse (a worker's table) */
-  int64_t bytes;     /* held by this table, about */
-  ga_garena *arena;  /* where new groups come from; NULL: each its own */
-  char *block;       /* the arena block being used, and what is left */
-  size_t block_left; /* of it, in groups */
+  int rot;             /* slots use the hash rotated right by rot bits */
+  ga_group *spare;     /* groups kept for reuse (a worker's table) */
+  int64_t bytes;       /* held by this table, about */
+  ga_garena *arena;    /* where new groups come from; NULL: each its own */
+  char *block;         /* the arena block being used, and what is left */
+  size_t block_left;   /* of it, in groups */
+  size_t block_groups; /* the next block's groups (0: GA_ARENA_GROUPS) */
 } ga_group_table;
 
 void ga_gt_init(ga_group_table *t, const ga_gshape *s);

@@ -77,7 +77,8 @@ void ga_wsum_normalize(ga_wsum *w);
 /* The ga_sum_partial of the same value and counts (rule 1). */
 void ga_wsum_expand(const ga_wsum *w, ga_sum_partial *out);
 
-static inline int ga_wsum_add_real(ga_wsum *w, double x) {
+static inline __attribute__((always_inline)) int ga_wsum_add_real(ga_wsum *w,
+                                                                  double x) {
   uint64_t b = (uint64_t)ga_dbits(x);
   int e = (int)((b >> 52) & 0x7ff);
   uint64_t m = b & ((1ull << 52) - 1);
