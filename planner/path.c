@@ -16,7 +16,9 @@
 **   4. The caller is not in autocommit (an explicit transaction, read or
 **      write: its snapshot may be older than any new read, and its own
 **      uncommitted rows must count), or it is writing that schema now, or
-**      its locking_mode is EXCLUSIVE, or another of its statements is
+**      its locking_mode is EXCLUSIVE (save a file opened with immutable=1,
+**      which takes no locks: nobody changes it), or another of its
+**      statements is
 **      running (a cursor stepped and not finished holds a read snapshot
 **      that may be older than the workers' new one; sqlite3_txn_state
 **      cannot tell, since the calling statement always reads), or
@@ -541,12 +543,15 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("inside an explicit transaction");
   if (sqlite3_txn_state(db, t->schema) == SQLITE_TXN_WRITE)
     SERIAL("the connection is writing to %s", t->schema);
+  /* an immutable file takes no locks (SQLite reports EXCLUSIVE for it):
+  ** nobody changes it, so there is no snapshot to share */
+  int immutable = sqlite3_uri_boolean(file, "immutable", 0);
   sql = sqlite3_mprintf("PRAGMA \"%w\".locking_mode", t->schema);
   if (!sql)
     goto nomem;
   q_text(db, sql, buf, sizeof buf);
   sqlite3_free(sql);
-  if (sqlite3_stricmp(buf, "normal"))
+  if (sqlite3_stricmp(buf, "normal") && !immutable)
     SERIAL("locking_mode is %s", buf[0] ? buf : "unknown");
   k = busy_statements(db);
   if (k > 1)
@@ -690,6 +695,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->enc = enc;
   sp->threads = threads;
   sp->wal = !sqlite3_stricmp(buf, "wal");
+  sp->immutable = immutable;
   sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
   sql = sqlite3_mprintf("PRAGMA \"%w\".mmap_size", t->schema);
   if (!sql)
@@ -708,8 +714,10 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (cap_env && atoll(cap_env) > 0)
     sp->max_group_bytes = atoll(cap_env);
   plan->parallel = 1;
-  sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s snapshot",
-                   sp->wal ? "WAL" : "rollback-journal");
+  sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s",
+                   sp->immutable ? "an immutable file (immutable=1)"
+                   : sp->wal     ? "WAL snapshot"
+                                 : "rollback-journal snapshot");
   ga_lex_free(&lx);
   return SQLITE_OK;
 

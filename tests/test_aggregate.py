@@ -398,6 +398,47 @@ def section_paths(rep, r):
     con.close()
 
 
+def section_readonly(rep, r):
+    """Files opened so that the caller cannot write them (issue 21's shard
+    files): mode=ro scans in parallel on its snapshot as any connection
+    does, and immutable=1, which takes no locks (SQLite reports its
+    locking_mode as EXCLUSIVE), scans in parallel with workers that open
+    the file the same way (engine/scan/scan_pool.c rule 6).  The file's name
+    holds characters a URI must escape, so a worker that opened another
+    file, or failed to open it, would show."""
+    from urllib.parse import quote
+    for jm in ("wal", "delete"):
+        path = os.path.join(TMP, "ro %s #1?%%.db" % jm)
+        for f in (path, path + "-wal", path + "-shm"):
+            if os.path.exists(f):
+                os.remove(f)
+        w = connect(path)
+        w.execute("PRAGMA journal_mode=%s" % jm)
+        make_table(w, "t", 6000, r)
+        if jm == "wal":
+            w.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        w.close()
+        for mode, why in (("mode=ro", "snapshot"), ("mode=ro&immutable=1", "immutable")):
+            c = connect("file:%s?%s" % (quote(path), mode), uri=True)
+            cfg(c, "threads", 4)
+            idle0, most = scans(c)["pool_idle"], 0
+            for gi, g in enumerate((None, "k", "ta")):
+                name = "readonly_%s_%s_%d" % (jm, mode.replace("&", "_").replace("=", ""), gi)
+                if compare(rep, c, name, "t", "x", None, g, want_path="parallel"):
+                    ls = last_scan(c)
+                    most = max(most, ls["threads"])
+                    rep.check(name + "_why", why in ls["why"], repr(ls))
+            if jm == "wal" and "immutable" in mode:
+                # no snapshot helper: the file's pool holds its workers only,
+                # and nothing opened the -wal or -shm
+                idle = scans(c)["pool_idle"] - idle0
+                rep.check("readonly_immutable_no_helper",
+                          idle == most and fds_under(path + "-") == 0,
+                          "%d idle for %d workers, %d descriptors" % (
+                              idle, most, fds_under(path + "-")))
+            c.close()
+
+
 def section_attach(rep, r):
     main = connect(os.path.join(TMP, "m.db"))
     cfg(main, "threads", 4)
@@ -871,7 +912,8 @@ def section_pool_files(rep, r):
 def main():
     rep = Reporter("aggregate")
     r = random.Random(SEED)
-    for section in (section_contract, section_group_modes, section_paths, section_attach, section_rowids, section_utf16,
+    for section in (section_contract, section_group_modes, section_paths, section_readonly, section_attach,
+                    section_rowids, section_utf16,
                     section_overflow, section_errors, section_interrupt, section_pool, section_pool_files,
                     section_snapshot):
         t0 = time.time()

@@ -3,7 +3,18 @@
 */
 #include "bigmem.h"
 
-#if defined(__unix__) || defined(__APPLE__)
+/* Under a sanitizer, every buffer comes from the allocator: ASan then
+** checks their bounds and lifetimes (it sees nothing inside a mapping of
+** our own), and LeakSanitizer's scan at exit crashed on the mappings
+** (CI at 93c216d: "Tracer caught signal 11" after fake:cache). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GA_BIG_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GA_BIG_SANITIZED 1
+#endif
+#endif
+#if (defined(__unix__) || defined(__APPLE__)) && !defined(GA_BIG_SANITIZED)
 #include <sys/mman.h>
 #define GA_BIG_MMAP 1
 #endif

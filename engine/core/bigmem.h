@@ -17,6 +17,8 @@
 **   2. Smaller ones, and every buffer where there is no mmap, come from
 **      sqlite3_malloc64.
 **   3. ga_big_free needs the size given to ga_big_alloc.
+**   4. Built with ASan or TSan, every buffer is rule 2's (bigmem.c says
+**      why).
 */
 #ifndef GA_BIGMEM_H
 #define GA_BIGMEM_H

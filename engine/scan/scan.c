@@ -46,6 +46,12 @@
 **     ended (the writer may commit) and the whole begin is tried again
 **     after a short sleep, within the bounded wait, and then serial.  Never
 **     wait while holding a lock the writer waits for.
+**   Immutable (the caller's URI has immutable=1): SQLite takes no lock and
+**     reads no WAL on such a file, trusting the opener that nobody changes
+**     it, and reports its journal_mode as DELETE; the workers open it the
+**     same way (scan_pool.c rule 6) and begin as in rollback-journal mode,
+**     where no lock is taken and nothing waits.  The caller's promise is
+**     the snapshot.
 **   The bounded wait (issue 22): both waits above retry at most
 **     GA_SCAN_SNAPSHOT_TRIES times, GA_SCAN_SNAPSHOT_SLEEP_US apart (about
 **     10 ms), and never past the caller's busy timeout.  A write

@@ -78,6 +78,8 @@ typedef struct ga_scan_spec {
   int enc;
   int threads;      /* >= 1 (1: worker 0 alone, on the caller's thread) */
   int wal;          /* the caller saw journal_mode = wal */
+  int immutable;    /* the caller opened the file with immutable=1: its
+                       workers open it so too (scan_pool.c rule 6) */
   int busy_ms;      /* the caller's busy timeout: the snapshot waits no longer
                        (and GA_SCAN_SNAPSHOT_TRIES at most) */
   int caller_reads; /* the caller holds a read transaction on the file (its

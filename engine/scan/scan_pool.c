@@ -28,6 +28,10 @@
 **   5. One mutex guards the list; connections are opened and closed outside
 **      it (opening reads the file); the stat calls of rule 3 run under it
 **      (no I/O on the file itself).
+**   6. A file the caller opened with immutable=1 (its URI) has entries of
+**      its own, whose connections open it the same way: SQLite then takes
+**      no lock and reads no WAL, as on the caller, so both see one file
+**      that the caller promised nobody changes.
 */
 #include <pthread.h>
 #include <stdint.h>
@@ -41,6 +45,7 @@ SQLITE_EXTENSION_INIT3
 
 struct ga_scan_pool {
   char *vfs, *path;
+  int immutable; /* rule 6 */
   int users;
   dev_t dev;
   ino_t ino;
@@ -109,13 +114,15 @@ static void close_all(sqlite3 **dbs, int n) {
     sqlite3_close_v2(dbs[i]);
 }
 
-ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path) {
+ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path,
+                               int immutable) {
   sqlite3 *close[GA_SCAN_POOL_MAX_IDLE + 1];
   ga_scan_pool *p;
   pthread_mutex_lock(&pool_mu);
   int n = sweep(close);
   for (p = pools; p; p = p->next)
-    if (!strcmp(p->vfs, vfs) && !strcmp(p->path, path)) {
+    if (!strcmp(p->vfs, vfs) && !strcmp(p->path, path) &&
+        p->immutable == immutable) {
       p->users++;
       break;
     }
@@ -123,6 +130,7 @@ ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path) {
     memset(p, 0, sizeof(*p));
     p->vfs = dup_text(vfs);
     p->path = dup_text(path);
+    p->immutable = immutable;
     if (!p->vfs || !p->path) {
       sqlite3_free(p->vfs);
       sqlite3_free(p->path);
@@ -192,8 +200,8 @@ void ga_scan_pool_prune(sqlite3 *db, ga_scan_pool **list, int *n) {
 }
 
 ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
-                                const char *path) {
-  ga_scan_pool *p = ga_scan_pool_ref(vfs, path);
+                                const char *path, int immutable) {
+  ga_scan_pool *p = ga_scan_pool_ref(vfs, path, immutable);
   if (!p)
     return NULL;
   for (int i = 0; i < *n; i++)
@@ -209,6 +217,22 @@ ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
   *list = l;
   l[(*n)++] = p;
   return p;
+}
+
+/* Rule 6: "file:PATH?immutable=1", the path's bytes that a URI gives a
+** meaning to (and any byte outside printable ASCII) as %HH. */
+static char *immutable_uri(const char *path) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "file:");
+  for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+    if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+        (*c >= '0' && *c <= '9') || strchr("/-_.~", *c))
+      sqlite3_str_appendchar(s, 1, (char)*c);
+    else
+      sqlite3_str_appendf(s, "%%%02X", *c);
+  }
+  sqlite3_str_appendall(s, "?immutable=1");
+  return sqlite3_str_finish(s);
 }
 
 int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
@@ -243,7 +267,14 @@ int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
   }
   int flags = (rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
               SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE;
-  int rc = sqlite3_open_v2(p->path, &db, flags, p->vfs);
+  char *uri = p->immutable ? immutable_uri(p->path) : NULL;
+  if (p->immutable && !uri) {
+    *err = "out of memory";
+    return SQLITE_NOMEM;
+  }
+  int rc = sqlite3_open_v2(uri ? uri : p->path, &db,
+                           flags | (uri ? SQLITE_OPEN_URI : 0), p->vfs);
+  sqlite3_free(uri);
   if (rc == SQLITE_OK) {
     sqlite3_extended_result_codes(db, 1);
     if (prep)

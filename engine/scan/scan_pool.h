@@ -24,14 +24,18 @@ typedef struct ga_scan_pool ga_scan_pool;
 /* Called once on every new connection (gpuagg's worker functions). */
 typedef int (*ga_scan_prep_fn)(sqlite3 *db);
 
-ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path);
+/* The entry of (vfs, path, immutable): immutable entries open their
+** connections as "file:PATH?immutable=1" (rule 6 of scan_pool.c). */
+ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path,
+                               int immutable);
 void ga_scan_pool_unref(ga_scan_pool *p);
 /* A holder's list of references (gpu_aggregate's module, the column
-** cache): hold adds the pool of (vfs, path) once and returns it (NULL: out
+** cache): hold adds the pool of (vfs, path, immutable) once and returns it
+** (NULL: out
 ** of memory); prune releases those of files that db no longer has attached
 ** (PRAGMA database_list; nothing when it cannot be read). */
 ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
-                                const char *path);
+                                const char *path, int immutable);
 void ga_scan_pool_prune(sqlite3 *db, ga_scan_pool **list, int *n);
 /* A connection of the pool (rw: the helper), or a new one.  SQLite result
 ** code; *err gets a static reason on failure. */

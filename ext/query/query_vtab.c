@@ -493,8 +493,8 @@ static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
   ga_scan_last *last = &m->conn->scan;
   ga_intr intr = {.db = vt->db};
   int rc = SQLITE_OK;
-  plan->spec.pool =
-      ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs, plan->path);
+  plan->spec.pool = ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs,
+                                      plan->path, plan->spec.immutable);
   if (plan->spec.pool && ga_plan_verify(plan, plan->spec.pool))
     return SQLITE_NOMEM;
   if (!plan->parallel) {
