@@ -208,7 +208,8 @@ struct ga_garena {
 
 /* A new group of t's shape: from t's arena block when it has one.  A
 ** table's blocks double from GA_ARENA_GROUPS groups up to
-** GA_ARENA_MAX_GROUPS: a table that makes millions of groups then maps
+** GA_ARENA_MAX_GROUPS, or GA_ARENA_MAX_BYTES for groups of many states: a
+** table that makes millions of groups then maps
 ** them a few large blocks at a time (engine/core/bigmem.h: huge pages,
 ** where each 4 KiB page faulted in on its own). */
 static ga_group *gt_new_group(ga_group_table *t) {
@@ -229,7 +230,10 @@ static ga_group *gt_new_group(ga_group_table *t) {
     pthread_mutex_unlock(&t->arena->mu);
     t->block = b + ARENA_HDR;
     t->block_left = groups;
-    t->block_groups = groups < GA_ARENA_MAX_GROUPS ? 2 * groups : groups;
+    t->block_groups =
+        groups < GA_ARENA_MAX_GROUPS && bytes < GA_ARENA_MAX_BYTES / 2
+            ? 2 * groups
+            : groups;
   }
   ga_group *g = (ga_group *)t->block;
   t->block += one;

@@ -108,6 +108,7 @@ void ga_group_free(ga_group *g, const ga_gshape *s);
 ** its global mutex. */
 #define GA_ARENA_GROUPS 256
 #define GA_ARENA_MAX_GROUPS 16384
+#define GA_ARENA_MAX_BYTES ((size_t)16 << 20)
 typedef struct ga_garena ga_garena;
 
 /* A hash table of groups (one thread at a time). */
