@@ -609,6 +609,13 @@ static int many_groups(const ga_centry *e, const ga_cquery *q, const hplan *p) {
   return seen >= GA_CH_PROBE_ROWS && groups * GA_CH_PROBE_RATIO > seen;
 }
 
+/* The class of lane j of v: GA_IDR_NULL, GA_IDR_INT or GA_IDR_REAL. */
+static inline int lane_cls(const wview *v, int j) {
+  return !((v->notnull >> j) & 1) ? GA_IDR_NULL
+         : (v->isint >> j) & 1    ? GA_IDR_INT
+                                  : GA_IDR_REAL;
+}
+
 /* Rule 9: the passing row's record (its id and values) in r->rows. */
 static int push_row(hrun *r, int64_t id, const wview *vv, int nvals, int j) {
   int rc = ga_idrows_reserve(&r->rows);
@@ -616,9 +623,7 @@ static int push_row(hrun *r, int64_t id, const wview *vv, int nvals, int j) {
     return rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_CACHE_SORT_FULL;
   uint64_t *rec = ga_idrows_push(&r->rows), flags = 0;
   for (int i = 0; i < nvals; i++) {
-    int cls = !((vv[i].notnull >> j) & 1) ? GA_IDR_NULL
-              : (vv[i].isint >> j) & 1    ? GA_IDR_INT
-                                          : GA_IDR_REAL;
+    int cls = lane_cls(&vv[i], j);
     flags |= (uint64_t)cls << (2 * i);
     rec[1 + i] = vv[i].v[j];
   }
@@ -627,27 +632,19 @@ static int push_row(hrun *r, int64_t id, const wview *vv, int nvals, int j) {
 }
 
 /* One value into a group's state, as rule 6 steps it; without max and min
-** where no aggregate reads them (best 0: ga_cquery.best, as on the GPU),
-** which is most of a step's work for a sum.  GA_OK or GA_SCAN_NOMEM. */
+** where no aggregate reads them (best 0: ga_cquery.best, as on the GPU).
+** GA_OK or GA_SCAN_NOMEM. */
 static inline __attribute__((always_inline)) int
 step_lane(ga_gstate *st, int cls, uint64_t v, int best) {
-  if (cls == GA_IDR_NULL) {
+  if (cls == GA_IDR_NULL)
     ga_gstate_step_null(st);
-  } else if (best) {
-    if (cls == GA_IDR_INT)
-      ga_gstate_step_int(st, (int64_t)v);
-    else if (ga_gstate_step_real(st, ga_bitsd((int64_t)v)))
-      return GA_SCAN_NOMEM;
-  } else {
-    if (cls == GA_IDR_INT)
-      ga_wsum_add_int(&st->sum, (int64_t)v);
-    else if (ga_wsum_add_real(&st->sum, ga_bitsd((int64_t)v)))
-      return GA_SCAN_NOMEM; /* not counted, as ga_gstate_step_real */
-    st->rows++;
-    st->count++;
-    if (++st->sum.adds >= GA_WSUM_MAX_ADDS)
-      ga_wsum_normalize(&st->sum);
-  }
+  else if (cls == GA_IDR_INT && best)
+    ga_gstate_step_int(st, (int64_t)v);
+  else if (cls == GA_IDR_INT)
+    ga_gstate_step_sum_int(st, (int64_t)v);
+  else if (best ? ga_gstate_step_real(st, ga_bitsd((int64_t)v))
+                : ga_gstate_step_sum_real(st, ga_bitsd((int64_t)v)))
+    return GA_SCAN_NOMEM;
   return 0;
 }
 
@@ -749,11 +746,7 @@ static void general(hrun *r) {
         }
         for (int i = 0; i < q->nvals && !r->rc; i++) {
           const wview *v = &wv[nkc + i];
-          r->rc = step_lane(&g->st[i],
-                            !((v->notnull >> j) & 1) ? GA_IDR_NULL
-                            : (v->isint >> j) & 1    ? GA_IDR_INT
-                                                     : GA_IDR_REAL,
-                            v->v[j], q->best[i]);
+          r->rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], q->best[i]);
         }
       }
       seen += __builtin_popcountll(pass0);

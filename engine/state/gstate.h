@@ -125,25 +125,37 @@ static inline void ga_wsum_add_int(ga_wsum *w, int64_t v) {
 
 /* The row steps of state.h, for a ga_gstate.  GA_OK or GA_NOMEM (only a
 ** REAL that makes the state go wide allocates; the row is not counted
-** then). */
-static inline int ga_gstate_step_int(ga_gstate *s, int64_t v) {
+** then).  The _sum_ steps leave max and min alone: for a state that no
+** min() or max() reads (the column cache's values, ga_cquery.best), they
+** are most of a step's work. */
+static inline void ga_gstate_step_sum_int(ga_gstate *s, int64_t v) {
   s->rows++;
   s->count++;
   ga_wsum_add_int(&s->sum, v);
   if (++s->sum.adds >= GA_WSUM_MAX_ADDS)
     ga_wsum_normalize(&s->sum);
-  ga_xstate_best_int(&s->max, v, 0);
-  ga_xstate_best_int(&s->min, v, 1);
-  return GA_OK;
 }
 
-static inline int ga_gstate_step_real(ga_gstate *s, double v) {
+static inline int ga_gstate_step_sum_real(ga_gstate *s, double v) {
   if (ga_wsum_add_real(&s->sum, v))
     return GA_NOMEM;
   s->rows++;
   s->count++;
   if (++s->sum.adds >= GA_WSUM_MAX_ADDS)
     ga_wsum_normalize(&s->sum);
+  return GA_OK;
+}
+
+static inline int ga_gstate_step_int(ga_gstate *s, int64_t v) {
+  ga_gstate_step_sum_int(s, v);
+  ga_xstate_best_int(&s->max, v, 0);
+  ga_xstate_best_int(&s->min, v, 1);
+  return GA_OK;
+}
+
+static inline int ga_gstate_step_real(ga_gstate *s, double v) {
+  if (ga_gstate_step_sum_real(s, v))
+    return GA_NOMEM;
   ga_xstate_best_real(&s->max, v, 0);
   ga_xstate_best_real(&s->min, v, 1);
   return GA_OK;
