@@ -7,7 +7,8 @@
 **   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
-**   ext/query/       gpu_query (virtual table), and internally the groups
+**   ext/query/       gpu_query (virtual table), gpu_query_partial,
+**                    gpu_query_merge, gpu_query_partial_info, and internally the groups
 **                    table gpuagg_groups, its aggregate gpuagg_pick and
 **                    scalars gpuagg_value and gpuagg_check
 **   ext/cache/       gpu_cache, gpu_cache_drop
@@ -51,6 +52,8 @@ enum {
   GA_UD_NONE,    /* none */
   GA_UD_FN,      /* a ga_fn_data: name, op, the ga_conn (a reference) */
   GA_UD_PARTIAL, /* gpuagg_partial's ga_partial_data */
+  GA_UD_SCAN,    /* a ga_scan_module: worker pools, the ga_conn (a
+                    reference) */
 };
 
 #define DET (SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS)
@@ -113,6 +116,11 @@ static const ga_fn_reg fns[] = {
     AGG("gpuagg_pick", DIRECT, GA_UD_NONE, 0, ga_pick_step, ga_pick_final),
     SCALAR("gpuagg_value", 1, DIRECT, GA_UD_NONE, ga_value_fn),
     SCALAR("gpuagg_check", -1, DIRECT, GA_UD_NONE, ga_check_fn),
+    SCALAR("gpu_query_partial", -1, DIRECT, GA_UD_SCAN, ga_query_partial_fn),
+    SCALAR("gpu_query_merge", -1, SQLITE_DETERMINISTIC, GA_UD_FN,
+           ga_query_merge_fn),
+    SCALAR("gpu_query_partial_info", 1, SQLITE_DETERMINISTIC, GA_UD_FN,
+           ga_query_partial_info_fn),
     SCALAR("gpu_cache", 2, DIRECT, GA_UD_FN, ga_cache_fn),
     SCALAR("gpu_cache_drop", 0, DIRECT, GA_UD_FN, ga_cache_drop_fn),
     SCALAR("gpu_cache_drop", 1, DIRECT, GA_UD_FN, ga_cache_drop_fn),
@@ -165,6 +173,11 @@ static int register_fn(sqlite3 *db, ga_conn *conn, const ga_fn_reg *f) {
     if (!(data = ga_partial_data_new()))
       return SQLITE_NOMEM;
     destroy = sqlite3_free;
+  } else if (f->data == GA_UD_SCAN) {
+    /* rule 1: the module's reference, released by ga_scan_module_free */
+    if (!(data = ga_scan_module_new(conn)))
+      return SQLITE_NOMEM;
+    destroy = ga_scan_module_free;
   }
   int flags = SQLITE_UTF8 | f->flags;
   if (f->xValue)

@@ -71,6 +71,7 @@ declare -A CMD=(
   [query]='"$PYTHON" tests/test_query.py'
   [query_cache]='env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-1000} "$PYTHON" tests/test_query.py'
   [query_errors]='"$PYTHON" tests/test_query_errors.py'
+  [query_partial]='env PARTS=1 QUERIES=${QUERY_PARTIAL_QUERIES:-600} "$PYTHON" tests/test_query.py'
   [scan_group]='make -s --no-print-directory test-scan-group'
   [cache_dict]='make -s --no-print-directory test-cache-dict'
   [engine]='make -s --no-print-directory test-engine'
@@ -80,6 +81,7 @@ declare -A CMD=(
   [state_worker]='make -s --no-print-directory test-state-worker'
   [python]='"$PYTHON" tests/hosts/test_python.py'
   [analysts]='"$PYTHON" tests/hosts/test_analysts.py'
+  [dask]='"$PYTHON" tests/hosts/test_dask.py'
   [cli]='tests/hosts/test_cli.sh'
   [install]='tests/hosts/test_install.sh'
   [wheel]='tests/hosts/test_wheel.sh'
@@ -88,9 +90,9 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_cache query_errors first_hour scan_group cache_dict \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_cache query_errors query_partial first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker \
-  python analysts cli install wheel node harden layout docs"
+  python analysts dask cli install wheel node harden layout docs"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,
 # one worker thread per stream, partials made like the kernels make them.

@@ -100,6 +100,19 @@ is not reached (a documented serial rule; an ATTACHed schema's table,
 which has no entry on that connection).  The suite fails when fewer than
 CACHE_MIN of those runs came from the cache.
 
+With PARTS=1 (the suite query_partial, issue 21) every table is also cut
+into 1 to 4 shard files at random rowid cuts (same schema, indexes and
+encoding, rowids kept), and each query runs as gpuagg.dask runs it, with
+no cluster: gpu_query_partial on each shard (read-only connections,
+threads 1 to 4, the same scan knobs), gpu_query_merge in file order (all
+at once, or as a left or right tree of pairs), finished by gpu_query's
+gpuagg_partial column in an in-memory database declared by
+gpu_query_partial_info's "create".  The same answers are required (a
+shard-order choice is the whole table's rowid-order choice); queries on
+an ATTACHed schema's name are left out (a shard has no aux), and those
+that gpu_query_partial refuses by its documented rule (EXPECTED_SERIAL:
+it has no serial path) are counted apart.
+
 Environment: SEED (default 20260519), QUERIES (default 5200), PARALLEL_MIN
 (default 0.9), CACHE=1, CACHE_MIN (default 0.25; 0.15 on GPU entries, which
 take fewer shapes), VERBOSE=1 (PASS lines, table build time), SELFCHECK=1 (the
@@ -127,6 +140,7 @@ PARALLEL_MIN = float(os.environ.get("PARALLEL_MIN", "0.9"))
 VERBOSE = os.environ.get("VERBOSE") == "1"
 SELFCHECK = os.environ.get("SELFCHECK") == "1"  # the reference against itself, reversed
 CACHE = os.environ.get("CACHE") == "1"
+PARTS = os.environ.get("PARTS") == "1"
 # GPU entries take fewer shapes (REAL keys that are integers only, no IN inside a key:
 # docs/gpu_cache.md "On the GPU"); 28% measured on the fake backend
 CACHE_MIN = float(os.environ.get("CACHE_MIN", "0.15" if os.environ.get("GPUAGG_TEST_GPU") == "1" else "0.25"))
@@ -889,6 +903,9 @@ def make_tables(r):
         for t in tables:
             cols = "a,b,c,x,z,s,u" + (",id" if t.has_id else "")
             cons[t.db].execute("SELECT gpu_cache(?, ?)", (t.name, cols))
+    if PARTS:
+        for t in tables:
+            make_shards(r, cons[t.db], t, dict((d, e) for d, _, e in DBS)[t.db])
     cons["w"].execute("ATTACH ? AS aux", (os.path.join(TMP, "d.db"),))
     for db, _, _ in DBS:
         probe = sqlite3.connect(os.path.join(TMP, "%s.db" % db), isolation_level=None)
@@ -905,6 +922,89 @@ def make_tables(r):
                 names.execute("CREATE INDEX %s.%s_c ON %s(c)" % (schema, t.name, t.name))
                 names.execute("CREATE INDEX %s.%s_s ON %s(s)" % (schema, t.name, t.name))
     return cons, probes, names, tables
+
+
+def make_shards(r, con, t, enc):
+    """t's rows cut at random rowids into 1-4 shard files (t.shards: their
+    read-only connections, in rowid order)."""
+    k = r.randint(1, 4)
+    rows = [x[0] for x in con.execute("SELECT rowid FROM %s ORDER BY rowid" % t.name)]
+    cuts = sorted(r.sample(range(1, len(rows)), min(k - 1, max(0, len(rows) - 1)))) if rows else []
+    bounds = [rows[c] for c in cuts]  # shard j holds rowids in [bounds[j-1], bounds[j])
+    ddl = [x[0] for x in con.execute("SELECT sql FROM sqlite_schema WHERE tbl_name = ? AND sql IS NOT NULL "
+                                     "ORDER BY type = 'index'", (t.name,))]
+    cols = ", ".join(x[1] for x in con.execute("PRAGMA table_info(%s)" % t.name))
+    t.shards = []
+    for j in range(len(bounds) + 1):
+        path = os.path.join(TMP, "%s_part%d.db" % (t.name, j))
+        w = sqlite3.connect(path, isolation_level=None)
+        w.execute("PRAGMA encoding = '%s'" % enc)
+        for d in ddl:
+            w.execute(d)
+        w.close()
+        lo = "rowid >= %d" % bounds[j - 1] if j else "1"
+        hi = "rowid < %d" % bounds[j] if j < len(bounds) else "1"
+        con.execute("ATTACH ? AS shard", (path,))
+        con.execute("INSERT INTO shard.%s(rowid, %s) SELECT rowid, %s FROM main.%s WHERE %s AND %s"
+                    % (t.name, cols, cols, t.name, lo, hi))
+        con.execute("DETACH shard")
+        ro = sqlite3.connect("file:%s?mode=ro" % path, uri=True, isolation_level=None)
+        ro.enable_load_extension(True)
+        ro.load_extension(LIB)
+        # read the schema now: a statement without a table that SQLite
+        # prepared before it knew the file is UTF-16 keeps its TEXT literals
+        # as UTF-8 bytes and reads them as UTF-16 once it knows (3.40:
+        # SELECT upper('x') too), and the test reuses its statements
+        ro.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        t.shards.append(ro)
+
+
+def via_partials(r, t, text, args):
+    """text over t's shards as gpuagg.dask computes it (PARTS=1): ("ok",
+    rows, names) or ("error", message, None); and how the partials merged."""
+    parts = []
+    try:
+        for sh in t.shards:
+            sh.execute("SELECT gpuagg_config('threads', ?)", (r.choice(THREADS),))
+            parts.append(sh.execute("SELECT gpu_query_partial(?%s)" % (",?" * len(args)),
+                                    [text] + list(args)).fetchone()[0])
+            ls = last_scan(sh)
+            if ls.get("path") != "parallel":
+                return ("error", "gpu_query_partial took path %r" % ls.get("path"), None), ""
+    except sqlite3.Error as e:
+        return ("error", str(e), None), ""
+    m = sqlite3.connect(":memory:", isolation_level=None)
+    m.enable_load_extension(True)
+    m.load_extension(LIB)
+    shape = r.choice(["all", "left", "right"]) if len(parts) > 2 else "all"
+    try:
+        if shape == "all":
+            blob = m.execute("SELECT gpu_query_merge(%s)" % ",".join("?" * len(parts)), parts).fetchone()[0]
+        elif shape == "left":  # ((p0 p1) p2) p3
+            blob = parts[0]
+            for p in parts[1:]:
+                blob = m.execute("SELECT gpu_query_merge(?, ?)", (blob, p)).fetchone()[0]
+        else:  # p0 (p1 (p2 p3))
+            blob = parts[-1]
+            for p in reversed(parts[:-1]):
+                blob = m.execute("SELECT gpu_query_merge(?, ?)", (p, blob)).fetchone()[0]
+        info = json.loads(m.execute("SELECT gpu_query_partial_info(?)", (blob,)).fetchone()[0])
+        f = sqlite3.connect(":memory:", isolation_level=None)
+        f.enable_load_extension(True)
+        f.load_extension(LIB)
+        f.execute("PRAGMA encoding = '%s'" % info["encoding"])
+        f.executescript(info["create"])
+        f.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        n = info["params"]
+        got = run(f, "SELECT * FROM temp.q(%s) WHERE gpuagg_partial = ?" % ",".join("?" * n),
+                  list(args) + [None] * (n - len(args)) + [blob])
+        if got[0] == "ok" and last_scan(f).get("path") != "partial":
+            got = ("error", "finished on path %r" % last_scan(f).get("path"), None)
+        f.close()
+    except sqlite3.Error as e:
+        got = ("error", str(e), None)
+    m.close()
+    return got, shape
 
 
 def perturb(r, values):
@@ -960,6 +1060,10 @@ class Run:
                 st["serial" if path == "serial" else "other"] += 1
                 st["why"][why] = st["why"].get(why, 0) + 1
                 st["why_eg"].setdefault(why, q.text)
+        self.compare(label, got, want, ls, orig_names)
+
+    def compare(self, label, got, want, ls, orig_names=None):
+        st, q = self.stats, self.q
         if got[0] != want[0]:
             self.problems.append("%s: %s %s, reference %s %s" % (
                 label, got[0], show_rows(got[1]) if got[0] == "ok" else got[1], want[0],
@@ -1007,7 +1111,8 @@ def main():
              "ordered": 0, "limit": 0, "params": 0, "loose_cols": 0, "nokeys": 0, "name_bad": 0,
              "name_fail": [], "ref_errors": 0, "ref_rows": 0, "again": 0, "where_bound": 0,
              "attached": 0, "utf16": 0, "expected_serial": 0, "choice_differs": 0,
-             "cache": 0, "cache_why": {}, "cache_shaped": 0}
+             "cache": 0, "cache_why": {}, "cache_shaped": 0, "partials": 0, "shards": 0,
+             "partial_errors_both": 0, "partial_refused": 0}
     log = open(os.path.join(TMP, "failures.txt"), "w")
     n_big = max(2, QUERIES // 120)
     for qi in range(QUERIES):
@@ -1086,6 +1191,17 @@ def main():
                     one.call(con, "again with %r" % (p2,), 4,
                              "SELECT * FROM temp.q(%s)" % ", ".join("?" * len(p2)), p2, want2)
             con.execute("DROP TABLE temp.q")
+        if PARTS and not schema:
+            got, shape = via_partials(r, t, q.text, params)
+            if got[0] == "error" and EXPECTED_SERIAL[0] in got[1] and want[0] == "ok":
+                stats["partial_refused"] += 1  # documented: partial_fns.c rule 2
+            else:
+                stats["partials"] += 1
+                stats["shards"] += len(t.shards)
+                before = len(one.problems)
+                one.compare("partials over %d shards (merged %s)" % (len(t.shards), shape), got, want,
+                            {"path": "partial"})
+                stats["partial_errors_both"] += got[0] == "error" and len(one.problems) == before
         for k in knobs:
             del os.environ[k]
         if one.problems:
@@ -1130,6 +1246,12 @@ def main():
              stats["again"], stats["nokeys"], stats["attached"], stats["utf16"], stats["loose_cols"],
              stats["choice_differs"], stats["ref_errors"], stats["errors_both"], stats["ref_rows"], time.time() - t0,
              "; failures in full: " + os.path.join(TMP, "failures.txt") if fails else ""))
+    if PARTS:
+        print("# partials: %d queries over %d shard files in all (%d errors on both sides); %d refused "
+              "as documented (%s)" % (stats["partials"], stats["shards"], stats["partial_errors_both"],
+                                      stats["partial_refused"], EXPECTED_SERIAL[0]))
+        rep.check("partials_ran", stats["partials"] >= QUERIES // 2,
+                  "only %d of %d queries ran through partials" % (stats["partials"], QUERIES))
     if SELFCHECK:
         print("# self-check: %d queries where the reversed reference made another choice"
               % stats.get("selfcheck_choice", 0))

@@ -5,8 +5,12 @@ its affinity), NOCASE keys in HAVING, the groups table's life (created,
 renamed, dropped with the table), one answer per cursor in a join (rule 7:
 gpuagg_info's gpu_query calls and replays), the memory cap's fallback, and
 gpu_aggregate's answers unchanged, the caller's interrupt while the text
-compiles.  The differential generator of the
-contract is tests/test_query.py.
+compiles; partials (issue 21): gpu_query_partial, gpu_query_merge and
+gpu_query_partial_info and their errors, every prefix and many byte flips
+of a partial (an error or an answer, never a crash: ASan runs this suite),
+a partial of another query or other parameter values, and the paths that
+refuse one.  The differential generator of the contract is
+tests/test_query.py (PARTS=1 for partials).
 """
 
 import json
@@ -129,11 +133,14 @@ create(db, "names", "SELECT a, a, A, sum(x) AS s, :lo, ?1 FROM t WHERE y > :lo "
        "AND y < ?3 GROUP BY a")
 cols = [r[1] for r in db.execute("SELECT * FROM pragma_table_xinfo('names')")]
 # :lo is parameter 1 (?1 too), ?2 has no name, ?3; a bare column is named
-# as the table declares it (a, not A)
-check(cols == ["a", "a:1", "a:2", "s", ":lo:1", "?1", ":lo", "?2", "?3"],
+# as the table declares it (a, not A); then the partial's column (rule 9)
+check(cols == ["a", "a:1", "a:2", "s", ":lo:1", "?1", ":lo", "?2", "?3", "gpuagg_partial"],
         "column and parameter names", cols)
 hidden = [r[6] for r in db.execute("SELECT * FROM pragma_table_xinfo('names')")]
-check(hidden == [0] * 6 + [1] * 3, "parameters are hidden", hidden)
+check(hidden == [0] * 6 + [1] * 4, "parameters are hidden", hidden)
+create(db, "names2", "SELECT a AS gpuagg_partial, sum(x) FROM t GROUP BY a")
+cols = [r[1] for r in db.execute("SELECT * FROM pragma_table_xinfo('names2')")]
+check(cols == ["gpuagg_partial", "sum(x)"], "a result column named gpuagg_partial: no partial column", cols)
 rows = db.execute("SELECT a, s FROM names(5, 0, 100) ORDER BY a").fetchall()
 ref = db.execute("SELECT a, gpu_sum(x) FROM t WHERE y > 5 AND y < 100 GROUP BY a "
                  "ORDER BY a").fetchall()
@@ -291,6 +298,89 @@ err = error_of(db, "SELECT * FROM qint(interrupt_now())")
 check(err == "interrupted", "interrupt while the text compiles", err)
 check(db.execute("SELECT count(*) FROM qint(3)").fetchone()[0] > 0,
       "after the interrupt: the next call answers")
+
+# ---- partials (issue 21): errors, and damaged BLOBs never crash
+PQ = "SELECT b, sum(x), max(d), count(*) FROM t WHERE y > ?1 GROUP BY b ORDER BY b"
+part = db.execute("SELECT gpu_query_partial(?, 3)", (PQ,)).fetchone()[0]
+check(info(db)["last_scan"]["path"] == "parallel", "partial: by the parallel scan",
+      info(db)["last_scan"])
+pinfo = json.loads(db.execute("SELECT gpu_query_partial_info(?)", (part,)).fetchone()[0])
+check(pinfo["table"] == "t" and pinfo["keys"] == 1 and pinfo["values"] == 2 and pinfo["params"] == 1
+      and pinfo["encoding"] == "UTF-8" and pinfo["create"].startswith('CREATE TABLE "t"("a" INTEGER, "b" TEXT '
+                                                                   'COLLATE "NOCASE"')
+      and pinfo["bytes"] == len(part), "partial_info", pinfo)
+ref = db.execute("SELECT b, gpu_sum(x), gpu_max(d), count(*) FROM t WHERE y > 3 GROUP BY b ORDER BY b").fetchall()
+fin = sqlite3.connect(":memory:", isolation_level=None)
+fin.enable_load_extension(True)
+fin.load_extension(LIB)
+fin.executescript(pinfo["create"])
+create(fin, "pq", PQ)
+got = fin.execute("SELECT * FROM pq(3) WHERE gpuagg_partial = ?", (part,)).fetchall()
+check(got == ref and info(fin)["last_scan"]["path"] == "partial", "partial finished", (got[:3], ref[:3]))
+got = fin.execute("SELECT * FROM pq(3) WHERE gpuagg_partial = gpu_query_merge(?, ?)", (part, part)).fetchall()
+ref2 = [(k, None if sx is None else sx * 2, mx, 2 * n) for k, sx, mx, n in ref]
+check(repr(got) == repr(ref2), "a partial merged with itself: twice the rows", (got[:2], ref2[:2]))
+for name, stmt, want in (
+    ("partial: no text", "SELECT gpu_query_partial(1)", "gpu_query_partial: the first argument must be the text"),
+    ("partial: grammar", "SELECT gpu_query_partial('SELECT a FROM t')",
+     "gpu_query_partial: the query has neither an aggregate nor GROUP BY"),
+    ("partial: too many values", "SELECT gpu_query_partial('SELECT sum(a) FROM t WHERE a > ?1', 1, 2)",
+     "gpu_query_partial: the text has 1 parameter, 2 values were given"),
+    ("partial: no such table", "SELECT gpu_query_partial('SELECT sum(a) FROM nope')", "gpu_query_partial: "),
+    ("merge: no argument", "SELECT gpu_query_merge()", "gpu_query_merge: give it one partial or more"),
+    ("merge: not a BLOB", "SELECT gpu_query_merge('x')", "gpu_query_merge: argument 1 is not a partial"),
+    ("merge: not a partial", "SELECT gpu_query_merge(x'00112233')", "gpu_query_merge: argument 1: not a gpu_query partial"),
+    ("info: not a partial", "SELECT gpu_query_partial_info(zeroblob(64))", "gpu_query_partial_info: argument 1: not a"),
+):
+    err = error_of(db, stmt)
+    check(err is not None and err.startswith(want), name, err)
+other = db.execute("SELECT gpu_query_partial(?, 4)", (PQ,)).fetchone()[0]
+err = error_of(fin, "SELECT * FROM pq(3) WHERE gpuagg_partial = x'%s'" % other.hex())
+check(err == "gpu_query: gpuagg_partial is the partial of another query or other parameter values",
+      "finish: other parameter values", err)
+err = error_of(db, "SELECT gpu_query_merge(x'%s', x'%s')" % (part.hex(), other.hex()))
+check(err == "gpu_query_merge: argument 2 is the partial of another query or other parameter values",
+      "merge: other parameter values", err)
+q2 = db.execute("SELECT gpu_query_partial('SELECT b, sum(x), max(d), count(*) FROM t WHERE y > ?1 "
+                "GROUP BY b ORDER BY b DESC', 3)").fetchone()[0]
+check(error_of(db, "SELECT gpu_query_merge(x'%s', x'%s')" % (part.hex(), q2.hex())) is None,
+      "merge: another ORDER BY is the same partial (the post query is not in it)")
+db.execute("BEGIN")
+err = error_of(db, "SELECT gpu_query_partial(?, 3)".replace("?", "'%s'" % PQ.replace("'", "''")))
+db.execute("COMMIT")
+check(err is not None and err.startswith("gpu_query_partial: this connection cannot scan the table in "
+                                         "parallel (") and "transaction" in err, "partial: in a transaction", err)
+# every prefix, and byte flips: an error naming the function, or an answer
+bad = 0
+for n in range(len(part)):
+    e = error_of(db, "SELECT gpu_query_partial_info(x'%s')" % part[:n].hex())
+    bad += not (e or "").startswith("gpu_query_partial_info: argument 1: ")
+check(bad == 0, "every prefix of a partial: an error", bad)
+import random
+rnd = random.Random(5)
+answers = 0
+fin.text_factory = bytes  # a flipped TEXT byte need not be UTF-8
+for i in range(400):
+    b = bytearray(part)
+    for _ in range(rnd.choice([1, 1, 2, 4])):
+        b[rnd.randrange(len(b))] = rnd.randrange(256)
+    e = error_of(fin, "SELECT * FROM pq(3) WHERE gpuagg_partial = x'%s'" % bytes(b).hex())
+    answers += e is None
+    e2 = error_of(db, "SELECT gpu_query_merge(x'%s', x'%s')" % (part.hex(), bytes(b).hex()))
+    if e is not None and not e.startswith("gpu_query: ") or \
+            e2 is not None and not e2.startswith("gpu_query_merge: ") and e2 != "integer overflow":
+        bad += 1
+check(bad == 0, "flipped bytes: an error naming the function, or an answer", bad)
+# a UTF-16 database's NOCASE key: refused with the documented reason
+u16 = connect(os.path.join(TMP, "u16.db"))
+u16.execute("PRAGMA encoding = 'UTF-16le'")
+u16.execute("CREATE TABLE t(b TEXT COLLATE NOCASE, x)")
+u16.execute("INSERT INTO t VALUES ('a', 1), ('A', 2)")
+err = error_of(u16, "SELECT gpu_query_partial('SELECT b, sum(x) FROM t GROUP BY b')")
+check(err is not None and "NOCASE or RTRIM group keys of a UTF-16 database" in err, "partial: UTF-16 NOCASE", err)
+got = u16.execute("SELECT gpu_query_partial('SELECT b COLLATE BINARY AS k, sum(x) FROM t GROUP BY k')").fetchone()[0]
+pi = json.loads(u16.execute("SELECT gpu_query_partial_info(?)", (got,)).fetchone()[0])
+check(pi["encoding"] == "UTF-16le" and pi["groups"] == 2, "partial: UTF-16 BINARY keys", pi)
 
 # gpu_aggregate unchanged beside it
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()

@@ -78,6 +78,10 @@ int ga_db_encoding_of(sqlite3 *db, int *enc);
 ** SQLite was built without column metadata (or the column is gone). */
 int ga_column_decl(sqlite3 *db, const char *schema, const char *table,
                    const char *col, const char **type, const char **coll);
+/* The same, and *pk (when not NULL): 1 when it is part of the primary key. */
+int ga_column_meta(sqlite3 *db, const char *schema, const char *table,
+                   const char *col, const char **type, const char **coll,
+                   int *pk);
 /* v as the function's result; TEXT given in encoding enc. */
 void ga_result_value(sqlite3_context *ctx, const ga_value *v, int enc);
 /* A state BLOB (GA_STATE_* kind) as the function's result. */

@@ -158,6 +158,12 @@ char *ga_unquote(const char *z) {
 
 int ga_column_decl(sqlite3 *db, const char *schema, const char *table,
                    const char *col, const char **type, const char **coll) {
+  return ga_column_meta(db, schema, table, col, type, coll, NULL);
+}
+
+int ga_column_meta(sqlite3 *db, const char *schema, const char *table,
+                   const char *col, const char **type, const char **coll,
+                   int *pk) {
   typedef int (*meta_fn)(sqlite3 *, const char *, const char *, const char *,
                          char const **, char const **, int *, int *, int *);
   meta_fn meta = NULL;
@@ -167,7 +173,9 @@ int ga_column_decl(sqlite3 *db, const char *schema, const char *table,
   meta = sqlite3_api->table_column_metadata;
 #endif
   *type = *coll = NULL;
+  if (pk)
+    *pk = 0;
   if (!meta)
     return SQLITE_ERROR;
-  return meta(db, schema, table, col, type, coll, NULL, NULL, NULL);
+  return meta(db, schema, table, col, type, coll, NULL, pk, NULL);
 }

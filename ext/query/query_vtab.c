@@ -51,6 +51,12 @@
 **      merged groups go under the post query as the scan's would
 **      (last_scan.path "cache"); otherwise its reason leads last_scan.why
 **      ("cache not used: ...") and the scan runs.
+**   9. Partials (partial_fns.c): a last HIDDEN column, gpuagg_partial (none
+**      where a result column or parameter has that name), takes a BLOB of
+**      gpu_query_partial or gpu_query_merge computed for the same text and
+**      parameter values; the call then reads no table: the partial's groups
+**      go under the post query (last_scan.path "partial", rows its rows).
+**      A post query that does not compile is then an error.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +76,7 @@ typedef struct query_vtab {
   char *groups;        /* its groups table, in temp */
   char *groups_schema; /* that table's columns at CREATE */
   int ncols, nparams;
+  int has_partial; /* rule 9: column ncols + nparams is gpuagg_partial */
 } query_vtab;
 
 typedef struct query_cursor {
@@ -155,6 +162,15 @@ static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
     sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", q.col_name[i]);
   for (int i = 0; i < q.nparams; i++)
     sqlite3_str_appendf(s, ", \"%w\" HIDDEN", q.param_name[i]);
+  vt->has_partial = 1; /* rule 9 */
+  for (int i = 0; i < q.ncols; i++)
+    if (!sqlite3_stricmp(q.col_name[i], "gpuagg_partial"))
+      vt->has_partial = 0;
+  for (int i = 0; i < q.nparams; i++)
+    if (!sqlite3_stricmp(q.param_name[i], "gpuagg_partial"))
+      vt->has_partial = 0;
+  if (vt->has_partial)
+    sqlite3_str_appendall(s, ", gpuagg_partial HIDDEN");
   sqlite3_str_appendall(s, ")");
   char *decl = sqlite3_str_finish(s);
   vt->ncols = q.ncols;
@@ -245,8 +261,9 @@ static int query_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
   memset(seen, 0, (size_t)vt->nparams + 1);
   for (int k = 0; k < p->nConstraint; k++) {
     const struct sqlite3_index_constraint *c = &p->aConstraint[k];
-    int a = c->iColumn - vt->ncols;
-    if (a < 0 || c->op != SQLITE_INDEX_CONSTRAINT_EQ || seen[a])
+    int a = c->iColumn - vt->ncols; /* nparams: the partial (rule 9) */
+    if (a < 0 || a > vt->nparams || (a == vt->nparams && !vt->has_partial) ||
+        c->op != SQLITE_INDEX_CONSTRAINT_EQ || seen[a])
       continue;
     if (!c->usable) {
       sqlite3_free(seen);
@@ -485,57 +502,72 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
   return SQLITE_OK;
 }
 
-/* The parallel path; SQLITE_OK with c->st the post query, or with *why set
-** (and no statement) for the serial path, or an error. */
-static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
-  query_vtab *vt = (query_vtab *)c->base.pVtab;
-  ga_scan_module *m = vt->mod;
+int ga_query_scan(ga_scan_module *m, sqlite3 *db, ga_plan *plan,
+                  ga_scan_out *out, char *why, size_t n) {
   ga_scan_last *last = &m->conn->scan;
-  ga_intr intr = {.db = vt->db};
-  int rc = SQLITE_OK;
-  plan->spec.pool = ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs,
-                                      plan->path, plan->spec.immutable);
-  if (plan->spec.pool && ga_plan_verify(plan, plan->spec.pool))
-    return SQLITE_NOMEM;
+  ga_intr intr = {.db = db};
+  /* a serial plan has no file to pool; a parallel one may turn serial when
+  ** a worker compiles its text (ga_plan_verify) */
+  if (plan->parallel) {
+    plan->spec.pool = ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs,
+                                        plan->path, plan->spec.immutable);
+    if (plan->spec.pool && ga_plan_verify(plan, plan->spec.pool))
+      return SQLITE_NOMEM;
+  }
   if (!plan->parallel) {
-    sqlite3_snprintf((int)n, why, "%s", plan->why);
+    sqlite3_snprintf((int)n, why, "%s",
+                     plan->why[0] ? plan->why : "the serial path");
     return SQLITE_OK;
   }
   plan->spec.interrupted = ga_intr_check;
   plan->spec.interrupted_arg = &intr;
   int src = !plan->spec.pool       ? GA_SCAN_NOMEM
             : ga_intr_check(&intr) ? GA_SCAN_INTERRUPT
-                                   : ga_scan_run(&plan->spec, &c->out);
+                                   : ga_scan_run(&plan->spec, out);
   ga_intr_free(&intr);
   last->progress_probes = intr.progress_probes;
-  last->snapshot_waits = c->out.snapshot_waits;
+  last->snapshot_waits = out->snapshot_waits;
   if (src == GA_SCAN_INTERRUPT) {
-    last->interrupted_in = c->out.interrupted_in;
+    last->interrupted_in = out->interrupted_in;
     return SQLITE_INTERRUPT;
   }
   if (src == GA_SCAN_NOMEM)
     return SQLITE_NOMEM;
   if (src != GA_SCAN_OK) {
-    sqlite3_snprintf((int)n, why, "%s", c->out.why);
-    ga_scan_out_free(&c->out);
-    return SQLITE_OK;
+    sqlite3_snprintf((int)n, why, "%s",
+                     out->why[0] ? out->why : "the parallel scan declined");
+    ga_scan_out_free(out);
   }
-  rc = serve_groups(c, plan->spec.enc, why, n);
-  if (rc != SQLITE_OK || !c->st)
-    return rc;
-  last->path = "parallel";
-  last->threads = c->out.threads;
-  sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
-  last->pieces = c->out.pieces;
-  last->hash_pieces = c->out.hash_pieces;
-  last->hash_flushes = c->out.hash_flushes;
-  last->direct_rows = c->out.direct_rows;
-  last->direct_batches = c->out.direct_batches;
-  last->worker_ms = c->out.worker_ms;
-  last->flush_ms = c->out.flush_ms;
-  last->lock_wait_ms = c->out.lock_wait_ms;
-  last->values = c->q.nvals;
   return SQLITE_OK;
+}
+
+void ga_query_last_parallel(ga_scan_last *last, const ga_scan_out *out,
+                            const ga_plan *plan, int nvals) {
+  last->path = "parallel";
+  last->threads = out->threads;
+  sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
+  last->pieces = out->pieces;
+  last->hash_pieces = out->hash_pieces;
+  last->hash_flushes = out->hash_flushes;
+  last->direct_rows = out->direct_rows;
+  last->direct_batches = out->direct_batches;
+  last->worker_ms = out->worker_ms;
+  last->flush_ms = out->flush_ms;
+  last->lock_wait_ms = out->lock_wait_ms;
+  last->values = nvals;
+}
+
+/* The parallel path; SQLITE_OK with c->st the post query, or with *why set
+** (and no statement) for the serial path, or an error. */
+static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  int rc = ga_query_scan(vt->mod, vt->db, plan, &c->out, why, n);
+  if (rc != SQLITE_OK || why[0])
+    return rc;
+  rc = serve_groups(c, plan->spec.enc, why, n);
+  if (rc == SQLITE_OK && c->st)
+    ga_query_last_parallel(&vt->mod->conn->scan, &c->out, plan, c->q.nvals);
+  return rc;
 }
 
 static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
@@ -550,26 +582,26 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   int rc = SQLITE_OK, hit = 0;
   (void)idxNum;
 
-  /* the parameters, in their order (unbound: NULL) */
-  sqlite3_value **p = NULL;
-  if (vt->nparams) {
-    p = sqlite3_malloc64(sizeof(*p) * (size_t)vt->nparams);
-    if (!p)
-      return SQLITE_NOMEM;
-    memset(p, 0, sizeof(*p) * (size_t)vt->nparams);
-    const char *z = idxStr ? idxStr : "";
-    for (int k = 0; k < argc && *z; k++) {
-      int a = atoi(z);
-      if (a >= 0 && a < vt->nparams && !p[a])
-        p[a] = argv[k];
-      while (*z && *z != ',')
-        z++;
-      if (*z)
-        z++;
-    }
+  /* the parameters, in their order (unbound: NULL), then the partial */
+  sqlite3_value **p = NULL, *partial = NULL;
+  p = sqlite3_malloc64(sizeof(*p) * (size_t)(vt->nparams + 1));
+  if (!p)
+    return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p) * (size_t)(vt->nparams + 1));
+  const char *z = idxStr ? idxStr : "";
+  for (int k = 0; k < argc && *z; k++) {
+    int a = atoi(z);
+    if (a >= 0 && a <= vt->nparams && !p[a])
+      p[a] = argv[k];
+    while (*z && *z != ',')
+      z++;
+    if (*z)
+      z++;
   }
-  /* rule 7 */
-  if (same_params(c, (const sqlite3_value *const *)p, vt->nparams)) {
+  partial = p[vt->nparams];
+  /* rule 7 (a partial's answer is not kept: its BLOB may change) */
+  if (!partial &&
+      same_params(c, (const sqlite3_value *const *)p, vt->nparams)) {
     sqlite3_free(p);
     sqlite3_finalize(c->st);
     c->st = NULL;
@@ -617,6 +649,27 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   memset(last, 0, sizeof(*last));
   last->interrupt =
       ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  if (partial) { /* rule 9 */
+    c->memo_off = 1;
+    rc = c->q.serial_why
+             ? (err = sqlite3_mprintf("gpu_query: %s", c->q.serial_why),
+                SQLITE_ERROR)
+             : ga_query_from_partial(partial, &c->q, c->params, c->np, &cfg,
+                                     &c->out, &err);
+    if (rc == SQLITE_OK)
+      rc = serve_groups(c, c->out.enc, why, sizeof why);
+    if (rc == SQLITE_OK && !c->st)
+      err = sqlite3_mprintf("gpu_query: %s", why);
+    if (rc != SQLITE_OK || err) {
+      report_last(c);
+      return set_err(c, err ? SQLITE_ERROR : rc, err);
+    }
+    last->path = "partial";
+    last->threads = 1;
+    last->values = c->q.nvals;
+    c->eof = 0;
+    return step(c);
+  }
   if (c->q.serial_why) {
     sqlite3_snprintf((int)sizeof why, why, "%s", c->q.serial_why);
   } else if (strcmp(c->q.groups_schema, vt->groups_schema)) {

@@ -1,0 +1,419 @@
+/*
+** qpartial.c — query partials to bytes and back (qpartial.h: the format
+** and the rules).
+*/
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "qpartial.h"
+#include "state.h"
+
+static const char magic[4] = {'G', 'A', 'Q', 'P'};
+
+/* ---- writing: one pass counts, the next writes (w->p NULL: count) ---- */
+
+typedef struct wbuf {
+  unsigned char *p;
+  int64_t n;
+} wbuf;
+
+static void put(wbuf *w, const void *src, int64_t n) {
+  if (w->p && n)
+    memcpy(w->p + w->n, src, (size_t)n);
+  w->n += n;
+}
+
+static void put_u8(wbuf *w, unsigned v) {
+  unsigned char b = (unsigned char)v;
+  put(w, &b, 1);
+}
+
+static void put_u64(wbuf *w, uint64_t v) {
+  unsigned char b[8];
+  for (int i = 0; i < 8; i++)
+    b[i] = (unsigned char)(v >> (8 * i));
+  put(w, b, 8);
+}
+
+static void put_u32(wbuf *w, uint32_t v) {
+  unsigned char b[4];
+  for (int i = 0; i < 4; i++)
+    b[i] = (unsigned char)(v >> (8 * i));
+  put(w, b, 4);
+}
+
+static void put_str(wbuf *w, const void *z, int64_t n) {
+  put_u32(w, (uint32_t)n);
+  put(w, z, n);
+}
+
+static void put_cstr(wbuf *w, const char *z) {
+  put_str(w, z ? z : "", z ? (int64_t)strlen(z) : 0);
+}
+
+static void put_value(wbuf *w, const ga_value *v) {
+  put_u8(w, (unsigned)v->type);
+  switch (v->type) {
+  case GA_V_INT:
+    put_u64(w, (uint64_t)v->i);
+    break;
+  case GA_V_REAL: {
+    uint64_t u;
+    memcpy(&u, &v->r, 8);
+    put_u64(w, u);
+    break;
+  }
+  case GA_V_TEXT:
+  case GA_V_BLOB:
+    put_str(w, v->p, v->n);
+    break;
+  }
+}
+
+static void put_head(wbuf *w, const ga_qpart_head *h, size_t n) {
+  const ga_gshape *s = &h->shape;
+  put(w, magic, 4);
+  put_u8(w, GA_QPART_VERSION);
+  put_u8(w, (unsigned)h->enc);
+  put_u8(w, (unsigned)s->nk);
+  put_u8(w, (unsigned)s->nc);
+  put_u8(w, (unsigned)s->ns);
+  for (int k = 0; k < s->nk; k++)
+    put_u8(w, (unsigned)s->coll[k]);
+  put_u64(w, h->sig);
+  put_u32(w, (uint32_t)h->nparams);
+  put_cstr(w, h->table);
+  put_u32(w, (uint32_t)h->ncols);
+  for (int i = 0; i < h->ncols; i++) {
+    put_cstr(w, h->cols[i].name);
+    put_cstr(w, h->cols[i].type);
+    put_cstr(w, h->cols[i].coll);
+    put_u8(w, h->cols[i].rowid ? 1 : 0);
+  }
+  put_u32(w, (uint32_t)h->nidx);
+  for (int i = 0; i < h->nidx; i++) {
+    put_cstr(w, h->idx[i].name);
+    put_cstr(w, h->idx[i].sql);
+  }
+  put_u64(w, (uint64_t)n);
+}
+
+/* One group; GA_OK or GA_NOMEM (a state too large for the stack buffer). */
+static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
+  for (int k = 0; k < s->nk + s->nc; k++) {
+    ga_value v;
+    ga_bval_view(&g->key[k], &v);
+    put_value(w, &v);
+  }
+  for (int j = 0; j < s->ns; j++) {
+    ga_xstate x;
+    unsigned char small[512];
+    ga_gstate_view(&g->st[j], &x);
+    int64_t len = ga_state_encode_buf(&x, GA_STATE_FUSED, small, sizeof small);
+    if (len <= (int64_t)sizeof small) {
+      put_str(w, small, len);
+      continue;
+    }
+    unsigned char *big = NULL;
+    if (ga_state_encode(&x, GA_STATE_FUSED, &big, &len))
+      return GA_NOMEM;
+    put_str(w, big, len);
+    sqlite3_free(big);
+  }
+  return GA_OK;
+}
+
+int ga_qpart_encode(const ga_qpart_head *h, ga_group *const *g, size_t n,
+                    int64_t max_bytes, unsigned char **out, int64_t *nout) {
+  wbuf w = {NULL, 0};
+  *out = NULL;
+  *nout = 0;
+  put_head(&w, h, n);
+  for (size_t i = 0; i < n; i++) {
+    if (put_group(&w, &h->shape, g[i]))
+      return GA_NOMEM;
+    if (w.n > max_bytes)
+      return GA_QPART_TOOBIG; /* stop counting: it will not be written */
+  }
+  int64_t total = w.n;
+  w.p = sqlite3_malloc64((sqlite3_uint64)total);
+  if (!w.p)
+    return GA_NOMEM;
+  w.n = 0;
+  put_head(&w, h, n);
+  for (size_t i = 0; i < n; i++)
+    if (put_group(&w, &h->shape, g[i])) {
+      sqlite3_free(w.p);
+      return GA_NOMEM;
+    }
+  *out = w.p;
+  *nout = w.n;
+  return GA_OK;
+}
+
+/* ---- reading: every length checked before it is used (rule 3) ---- */
+
+typedef struct rbuf {
+  const unsigned char *p;
+  int64_t n, at;
+  int bad;
+} rbuf;
+
+static const unsigned char *take(rbuf *r, int64_t n) {
+  if (r->bad || n < 0 || n > r->n - r->at) {
+    r->bad = 1;
+    return NULL;
+  }
+  const unsigned char *p = r->p + r->at;
+  r->at += n;
+  return p;
+}
+
+static unsigned get_u8(rbuf *r) {
+  const unsigned char *p = take(r, 1);
+  return p ? p[0] : 0;
+}
+
+static uint64_t get_u64(rbuf *r) {
+  const unsigned char *p = take(r, 8);
+  uint64_t v = 0;
+  for (int i = 0; p && i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static uint32_t get_u32(rbuf *r) {
+  const unsigned char *p = take(r, 4);
+  uint32_t v = 0;
+  for (int i = 0; p && i < 4; i++)
+    v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+
+/* A str: its bytes (in the BLOB) and length. */
+static const unsigned char *get_str(rbuf *r, int64_t *n) {
+  uint32_t len = get_u32(r);
+  *n = len;
+  return take(r, len);
+}
+
+/* Well-formed UTF-8 without NUL: names go into error messages and SQL. */
+static int utf8_ok(const unsigned char *p, int64_t n) {
+  for (int64_t i = 0; i < n;) {
+    unsigned c = p[i];
+    int k = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2
+                         : (c & 0xf8) == 0xf0 ? 3 : -1;
+    if (!c || k < 0 || (k && c < 0xc2) || c > 0xf4 || n - i <= k)
+      return 0;
+    unsigned d = k ? p[i + 1] : 0x80; /* no overlong form, no surrogate */
+    if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0) ||
+        (c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
+      return 0;
+    for (int j = 1; j <= k; j++)
+      if ((p[i + j] & 0xc0) != 0x80)
+        return 0;
+    i += k + 1;
+  }
+  return 1;
+}
+
+/* A str as a new NUL-terminated string; NULL when bad (r->bad: truncated,
+** or not UTF-8) or out of memory (*nomem). */
+static char *get_cstr(rbuf *r, int *nomem) {
+  int64_t n;
+  const unsigned char *p = get_str(r, &n);
+  if (p && !utf8_ok(p, n))
+    r->bad = 1;
+  if (!p || r->bad)
+    return NULL;
+  char *z = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if (!z) {
+    *nomem = 1;
+    return NULL;
+  }
+  memcpy(z, p, (size_t)n);
+  z[n] = 0;
+  return z;
+}
+
+void ga_qpart_head_free(ga_qpart_head *h) {
+  sqlite3_free(h->table);
+  for (int i = 0; h->cols && i < h->ncols; i++) {
+    sqlite3_free(h->cols[i].name);
+    sqlite3_free(h->cols[i].type);
+    sqlite3_free(h->cols[i].coll);
+  }
+  sqlite3_free(h->cols);
+  for (int i = 0; h->idx && i < h->nidx; i++) {
+    sqlite3_free(h->idx[i].name);
+    sqlite3_free(h->idx[i].sql);
+  }
+  sqlite3_free(h->idx);
+  memset(h, 0, sizeof(*h));
+}
+
+int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
+                       const char **err) {
+  rbuf r = {blob, n, 0, 0};
+  int nomem = 0;
+  memset(h, 0, sizeof(*h));
+  const unsigned char *m = take(&r, 4);
+  if (!m || memcmp(m, magic, 4)) {
+    *err = "not a gpu_query partial";
+    return GA_BADSTATE;
+  }
+  if (get_u8(&r) != GA_QPART_VERSION) {
+    *err = "a partial of another version of gpuagg";
+    return GA_BADSTATE;
+  }
+  h->enc = (int)get_u8(&r);
+  h->shape.nk = (int)get_u8(&r);
+  h->shape.nc = (int)get_u8(&r);
+  h->shape.ns = (int)get_u8(&r);
+  if (r.bad || h->enc < 1 || h->enc > 3 || h->shape.nk < 1 ||
+      h->shape.ns < 1 || h->shape.nk + h->shape.nc > GA_MAX_KEYS ||
+      h->shape.ns > GA_MAX_STATES) {
+    *err = "a damaged partial (its shape)";
+    return GA_BADSTATE;
+  }
+  for (int k = 0; k < h->shape.nk; k++) {
+    h->shape.coll[k] = (int)get_u8(&r);
+    if (h->shape.coll[k] > GA_COLL_RTRIM)
+      r.bad = 1;
+  }
+  h->sig = get_u64(&r);
+  uint32_t np = get_u32(&r);
+  h->nparams = np > 32766 ? (r.bad = 1, 0) : (int)np;
+  h->table = get_cstr(&r, &nomem);
+  uint32_t nc = get_u32(&r);
+  /* each column takes 13 bytes at least: a count past what is left is bad */
+  if (!r.bad && (int64_t)nc * 13 > r.n - r.at)
+    r.bad = 1;
+  if (!r.bad && !nomem && nc) {
+    h->cols = sqlite3_malloc64(sizeof(*h->cols) * nc);
+    if (!h->cols)
+      nomem = 1;
+    else {
+      memset(h->cols, 0, sizeof(*h->cols) * nc);
+      h->ncols = (int)nc;
+    }
+  }
+  for (int i = 0; i < h->ncols && !r.bad && !nomem; i++) {
+    h->cols[i].name = get_cstr(&r, &nomem);
+    h->cols[i].type = get_cstr(&r, &nomem);
+    h->cols[i].coll = get_cstr(&r, &nomem);
+    h->cols[i].rowid = (int)get_u8(&r) & 1;
+  }
+  uint32_t ni = get_u32(&r);
+  if (!r.bad && (int64_t)ni * 8 > r.n - r.at)
+    r.bad = 1;
+  if (!r.bad && !nomem && ni) {
+    h->idx = sqlite3_malloc64(sizeof(*h->idx) * ni);
+    if (!h->idx)
+      nomem = 1;
+    else {
+      memset(h->idx, 0, sizeof(*h->idx) * ni);
+      h->nidx = (int)ni;
+    }
+  }
+  for (int i = 0; i < h->nidx && !r.bad && !nomem; i++) {
+    h->idx[i].name = get_cstr(&r, &nomem);
+    h->idx[i].sql = get_cstr(&r, &nomem);
+  }
+  uint64_t ng = get_u64(&r);
+  /* a group takes (keys + states) * 1 byte at least */
+  if (!r.bad && ng > (uint64_t)(r.n - r.at))
+    r.bad = 1;
+  h->ngroups = (int64_t)ng;
+  h->groups_at = r.at;
+  if (nomem) {
+    ga_qpart_head_free(h);
+    return GA_NOMEM;
+  }
+  if (r.bad || !h->table) {
+    ga_qpart_head_free(h);
+    *err = "a damaged partial (truncated header)";
+    return GA_BADSTATE;
+  }
+  return GA_OK;
+}
+
+static int get_value(rbuf *r, ga_value *v) {
+  memset(v, 0, sizeof(*v));
+  v->type = (int)get_u8(r);
+  switch (v->type) {
+  case GA_V_NULL:
+    break;
+  case GA_V_INT:
+    v->i = (int64_t)get_u64(r);
+    break;
+  case GA_V_REAL: {
+    uint64_t u = get_u64(r);
+    memcpy(&v->r, &u, 8);
+    break;
+  }
+  case GA_V_TEXT:
+  case GA_V_BLOB: {
+    int64_t n;
+    v->p = get_str(r, &n);
+    if (n > 0x7fffffff)
+      r->bad = 1;
+    v->n = (int)n;
+    if (!v->p)
+      v->p = ""; /* r->bad says so; never NULL bytes for TEXT */
+    break;
+  }
+  default:
+    r->bad = 1;
+  }
+  return !r->bad;
+}
+
+int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
+                        ga_group_shards *s, int64_t piece, int64_t *bytes,
+                        const char **err) {
+  const ga_gshape *sh = &h->shape;
+  rbuf r = {blob, n, h->groups_at, 0};
+  ga_value keys[GA_MAX_KEYS];
+  ga_xstate xs[GA_MAX_STATES];
+  for (int64_t g = 0; g < h->ngroups; g++) {
+    for (int k = 0; k < sh->nk + sh->nc; k++)
+      if (!get_value(&r, &keys[k])) {
+        *err = "a damaged partial (a group's key)";
+        return GA_BADSTATE;
+      }
+    int j = 0, rc = GA_OK;
+    for (; j < sh->ns; j++) {
+      int64_t len;
+      const unsigned char *p = get_str(&r, &len);
+      if (!p) {
+        *err = "a damaged partial (a group's state)";
+        rc = GA_BADSTATE;
+        break;
+      }
+      ga_xstate_init(&xs[j]);
+      rc = ga_state_decode(p, len, GA_STATE_FUSED, &xs[j], err);
+      if (rc != GA_OK) {
+        j++; /* clear it too */
+        break;
+      }
+    }
+    if (rc != GA_OK) {
+      for (int i = 0; i < j; i++)
+        ga_xstate_clear(&xs[i]);
+      return rc;
+    }
+    rc = ga_gs_add(s, keys, xs, piece, bytes); /* clears xs */
+    if (rc != GA_OK) {
+      *err = rc == GA_NOMEM ? "out of memory" : "counts past 2^63";
+      return rc;
+    }
+  }
+  if (r.at != r.n) {
+    *err = "a damaged partial (bytes after its last group)";
+    return GA_BADSTATE;
+  }
+  return GA_OK;
+}

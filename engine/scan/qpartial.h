@@ -1,0 +1,89 @@
+/*
+** qpartial.h — a query partial: the merged groups of one gpu_query text
+** over one table (or over several files' tables, merged), as one BLOB that
+** another process can merge and finish (ext/query/partial_fns.c: SQL
+** gpu_query_partial, gpu_query_merge, and gpu_query's gpuagg_partial
+** column; docs/gpu_query.md "Many files").  SQLite-free: bytes in, groups
+** out, and back.
+**
+** Rules:
+**   1. The format, little-endian, version 1:
+**        "GAQP", u8 version, u8 encoding (SQLITE_UTF8, _UTF16LE, _UTF16BE),
+**        u8 keys, u8 carried, u8 states, u8 collation of each key,
+**        u64 signature, u32 parameters, str table, u32 columns and per
+**        column str name, str declared type, str collation, u8 flags
+**        (1: the rowid under its own name, INTEGER PRIMARY KEY), u32 indexes
+**        and per index str name, str CREATE INDEX text,
+**        u64 groups, then per group: its keys and carried values (u8 type:
+**        0 NULL, 1 INTEGER (i64), 2 REAL (f64 bits), 3 TEXT, 4 BLOB (str)),
+**        then each state as a str holding a fused state BLOB (README "The
+**        state BLOB").  str is u32 bytes and the bytes.  TEXT is in the
+**        partial's encoding.
+**   2. A partial carries no rowid tags: within it every group has one
+**      representative and each state one max and one min.  Merging k
+**      partials in the order given tags everything of the i-th with i
+**      (scan_group.h rule 2), so where the contract leaves a choice, the
+**      earlier partial wins, and within it what its own scan chose.
+**   3. Decoding validates every length and type before it trusts one;
+**      a state goes through ga_state_decode.  A bad BLOB is GA_BADSTATE
+**      with a static reason, never a crash.
+*/
+#ifndef GA_QPARTIAL_H
+#define GA_QPARTIAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scan_group.h"
+
+#define GA_QPART_VERSION 1
+#define GA_QPART_TOOBIG 30 /* ga_qpart_encode: past max_bytes */
+
+/* A column of the table, as the partial's file declares it (its CREATE
+** TABLE is rebuilt from these where the partial is finished). */
+typedef struct ga_qpart_col {
+  char *name, *type, *coll; /* type "" when none; coll "BINARY" ... */
+  int rowid;                /* the rowid under this name */
+} ga_qpart_col;
+
+/* An index of the table (a text's INDEXED BY must find it where the
+** partial is finished). */
+typedef struct ga_qpart_idx {
+  char *name, *sql;
+} ga_qpart_idx;
+
+typedef struct ga_qpart_head {
+  int enc;         /* SQLITE_UTF8 (1), SQLITE_UTF16LE (2), SQLITE_UTF16BE */
+  ga_gshape shape; /* nk, nc, ns, coll[] */
+  uint64_t sig;    /* the query and parameter values it was computed for */
+  int nparams;
+  char *table;
+  int ncols;
+  ga_qpart_col *cols;
+  int nidx;
+  ga_qpart_idx *idx;
+  int64_t ngroups;
+  int64_t groups_at; /* read: the offset of the first group */
+} ga_qpart_head;
+
+/* h's strings, which ga_qpart_read_head allocates (sqlite3_malloc). */
+void ga_qpart_head_free(ga_qpart_head *h);
+
+/* g[0..n) under h as a BLOB (sqlite3_malloc64'd).  GA_OK, GA_NOMEM, or
+** GA_QPART_TOOBIG when it would exceed max_bytes. */
+int ga_qpart_encode(const ga_qpart_head *h, ga_group *const *g, size_t n,
+                    int64_t max_bytes, unsigned char **out, int64_t *nout);
+
+/* Read and check the header (rule 3): GA_OK, GA_NOMEM, or GA_BADSTATE with
+** *err set. */
+int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
+                       const char **err);
+
+/* Every group of the partial (whose header h was read from it) into s,
+** tagged `piece` (rule 2); *bytes grows by what s's memory grew.  GA_OK,
+** GA_NOMEM, or GA_BADSTATE with *err set (s then holds some of them). */
+int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
+                        ga_group_shards *s, int64_t piece, int64_t *bytes,
+                        const char **err);
+
+#endif

@@ -1,0 +1,639 @@
+/*
+** partial_fns.c — one gpu_query text over many database files: each file's
+** merged groups as a BLOB (a partial), partials merged, and the last one
+** finished by gpu_query itself.  gpuagg.dask runs these on a cluster
+** (pkg/python/gpuagg/dask.py); any shell can too (docs/gpu_query.md, "Many
+** files").
+**
+** SQL interface:
+**
+**   gpu_query_partial(text, p1, p2, ...)  BLOB: text's groups over its table
+**       on this connection: per group the keys, the columns carried with
+**       it and one exact state per distinct aggregate argument
+**       (engine/scan/qpartial.h); p1... bind the text's parameters in
+**       order (fewer: NULL).
+**   gpu_query_merge(a, b, ...)  BLOB: the partials merged, in argument
+**       order, as one partial of every row they cover.
+**   gpu_query_partial_info(a)  TEXT: JSON {"table", "create", "encoding",
+**       "groups", "rows", "keys", "carried", "values", "params", "bytes"}.
+**   SELECT * FROM q(p1, ..., pn) WHERE gpuagg_partial = a
+**       gpu_query's table q (query_vtab.c rule 9) answers from partial a
+**       instead of its table: the select list, HAVING, ORDER BY and LIMIT
+**       over a's groups.  The database needs only the table's declaration
+**       ("create" of the info), no rows.
+**
+** Rules:
+**   1. The contract: gpu_query over the last partial of files F1..Fn,
+**      merged in that order, gives the rows that gpu_query gives over one
+**      table holding F1's rows, then F2's, ... in rowid order: values and
+**      typeof.  Where it leaves a choice (a group's representative, equal
+**      INTEGER and REAL in min/max), the earliest file wins, then the
+**      first row in its rowid order (qpartial.h rule 2).  States are exact,
+**      so the merge order changes nothing else.
+**   2. A partial is computed by the parallel scan (planner/path.c), with
+**      one worker at least and no minimum of rows; where that scan cannot
+**      serve the text on this connection (an open transaction, a TEMP
+**      table, an application function, ...) the call fails with the reason,
+**      since the serial path has no groups to give.  The column cache is
+**      not read: its groups do not keep the key collations a merge needs.
+**   3. A partial records what it was computed for: the text's parts (keys,
+**      carried columns, aggregate arguments, filter), the parameter values,
+**      the key collations and the database encoding.  Merging or finishing
+**      partials that differ in any of these is an error naming the
+**      argument, as is a column declared with another type or collation in
+**      one of them.  Columns that only some files have are kept.
+**   4. Memory: a merge's groups are capped by group_bytes
+**      (gpuagg_config), a partial by SQLITE_LIMIT_LENGTH; past either, an
+**      error that says which.
+**   5. Errors start with the function's name.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "qpartial.h"
+#include "query_vtab.h"
+
+/* ---- rule 3: what a partial was computed for ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *z) {
+  h = fnv(h, z ? z : "", z ? strlen(z) : 0);
+  return fnv(h, "", 1); /* a separator: ("ab","c") differs from ("a","bc") */
+}
+
+uint64_t ga_query_sig(const ga_query *q, sqlite3_value *const *params,
+                      int np) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  int dims[4] = {q->nkeys, q->ncarry, q->nvals, q->nparams};
+  h = fnv(h, "gpuagg partial 1", 16);
+  h = fnv(h, dims, sizeof dims);
+  for (int i = 0; i < q->nkeys + q->ncarry; i++)
+    h = fnv_str(h, q->keys[i]);
+  for (int i = 0; i < q->nvals; i++)
+    h = fnv_str(h, q->vals[i]);
+  h = fnv_str(h, q->filter);
+  h = fnv_str(h, q->has_alias ? q->qual : "");
+  for (int i = 0; i < q->nparams; i++) {
+    sqlite3_value *v = i < np ? params[i] : NULL;
+    int t = v ? sqlite3_value_type(v) : SQLITE_NULL;
+    h = fnv(h, &t, sizeof t);
+    if (t == SQLITE_INTEGER) {
+      sqlite3_int64 x = sqlite3_value_int64(v);
+      h = fnv(h, &x, sizeof x);
+    } else if (t == SQLITE_FLOAT) {
+      double x = sqlite3_value_double(v);
+      h = fnv(h, &x, sizeof x);
+    } else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
+      const void *p = t == SQLITE_TEXT ? (const void *)sqlite3_value_text(v)
+                                       : sqlite3_value_blob(v);
+      int n = sqlite3_value_bytes(v);
+      h = fnv(h, &n, sizeof n);
+      if (p && n)
+        h = fnv(h, p, (size_t)n);
+    }
+  }
+  return h;
+}
+
+/* SQLite's name of an encoding. */
+static const char *enc_name(int enc) {
+  return enc == SQLITE_UTF16LE   ? "UTF-16le"
+         : enc == SQLITE_UTF16BE ? "UTF-16be"
+                                 : "UTF-8";
+}
+
+/* "gpu_query: msg" as "<fn>: msg". */
+static void result_error(sqlite3_context *ctx, const char *fn, char *err) {
+  const char *m = err ? err : "out of memory";
+  if (!strncmp(m, "gpu_query: ", 11))
+    m += 11;
+  char *e = sqlite3_mprintf("%s: %s", fn, m);
+  if (e)
+    sqlite3_result_error(ctx, e, -1);
+  else
+    sqlite3_result_error_nomem(ctx);
+  sqlite3_free(e);
+  sqlite3_free(err);
+}
+
+static void result_code(sqlite3_context *ctx, int rc) {
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else
+    sqlite3_result_error_code(ctx, rc);
+}
+
+/* ---- gpu_query_partial ---- */
+
+/* The table's columns as declared (rule 3), and which is the rowid. */
+static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
+  int npk = 0, alias = -1;
+  h->cols = sqlite3_malloc64(sizeof(*h->cols) * (size_t)(t->ncols + 1));
+  if (!h->cols)
+    return SQLITE_NOMEM;
+  memset(h->cols, 0, sizeof(*h->cols) * (size_t)(t->ncols + 1));
+  for (int i = 0; i < t->ncols; i++) {
+    const char *type = NULL, *coll = NULL;
+    int pk = 0;
+    int rc = ga_column_meta(db, t->schema, t->table, t->cols[i], &type, &coll,
+                            &pk);
+    if (rc != SQLITE_OK)
+      return rc;
+    ga_qpart_col *c = &h->cols[h->ncols++];
+    c->name = sqlite3_mprintf("%s", t->cols[i]);
+    c->type = sqlite3_mprintf("%s", type ? type : "");
+    c->coll = sqlite3_mprintf("%s", coll ? coll : "BINARY");
+    if (!c->name || !c->type || !c->coll)
+      return SQLITE_NOMEM;
+    npk += pk != 0;
+    if (pk && !sqlite3_stricmp(c->type, "INTEGER"))
+      alias = i;
+  }
+  /* one INTEGER PRIMARY KEY column of a rowid table: the rowid (the DESC
+  ** exception of SQLite's lang_createtable aside) */
+  if (npk == 1 && alias >= 0)
+    h->cols[alias].rowid = 1;
+  return SQLITE_OK;
+}
+
+/* The table's indexes, for INDEXED BY where the partial is finished. */
+static int head_indexes(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
+  sqlite3_stmt *st = NULL;
+  char *sql = sqlite3_mprintf("SELECT name, sql FROM \"%w\".sqlite_schema "
+                              "WHERE type = 'index' AND tbl_name = %Q AND "
+                              "sql IS NOT NULL ORDER BY name",
+                              t->schema, t->table);
+  int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    ga_qpart_idx *v =
+        sqlite3_realloc64(h->idx, sizeof(*v) * (size_t)(h->nidx + 1));
+    if (!v) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    h->idx = v;
+    v[h->nidx].name = sqlite3_mprintf("%s", sqlite3_column_text(st, 0));
+    v[h->nidx].sql = sqlite3_mprintf("%s", sqlite3_column_text(st, 1));
+    if (!v[h->nidx].name || !v[h->nidx].sql)
+      rc = SQLITE_NOMEM;
+    h->nidx++;
+  }
+  if (rc == SQLITE_OK)
+    rc = sqlite3_finalize(st);
+  else
+    sqlite3_finalize(st);
+  return rc;
+}
+
+void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  static const char fn[] = "gpu_query_partial";
+  ga_scan_module *m = sqlite3_user_data(ctx);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  ga_query q;
+  ga_plan plan;
+  ga_scan_out out;
+  ga_qpart_head h;
+  sqlite3_value **params = NULL;
+  unsigned char *blob = NULL;
+  int64_t nblob = 0;
+  char why[256] = "", *err = NULL;
+  memset(&q, 0, sizeof q);
+  memset(&plan, 0, sizeof plan);
+  memset(&out, 0, sizeof out);
+  memset(&h, 0, sizeof h);
+  const char *sql = (const char *)sqlite3_value_text(argv[0]);
+  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT || !sql) {
+    sqlite3_result_error(ctx,
+                         "gpu_query_partial: the first argument must be the "
+                         "text of one SELECT",
+                         -1);
+    return;
+  }
+  int rc = ga_query_parse(db, sql, "gpuagg_partial_groups", &q, &err);
+  if (rc != SQLITE_OK) {
+    if (err)
+      result_error(ctx, fn, err);
+    else
+      result_code(ctx, rc);
+    goto done;
+  }
+  if (argc - 1 > q.nparams) {
+    err = sqlite3_mprintf("the text has %d parameter%s, %d values were given",
+                          q.nparams, q.nparams == 1 ? "" : "s", argc - 1);
+    result_error(ctx, fn, err);
+    goto done;
+  }
+  if (q.serial_why) {
+    result_error(ctx, fn, sqlite3_mprintf("%s", q.serial_why));
+    goto done;
+  }
+  params = sqlite3_malloc64(sizeof(*params) * (size_t)(q.nparams + 1));
+  if (!params) {
+    sqlite3_result_error_nomem(ctx);
+    goto done;
+  }
+  for (int i = 0; i < q.nparams; i++)
+    params[i] = i + 1 < argc ? argv[i + 1] : NULL;
+  ga_parts parts;
+  ga_query_parts(&q, &parts, params, q.nparams);
+  parts.one_worker = 1; /* rule 2 */
+  ga_config cfg = m->conn->cfg;
+  cfg.scan_min_rows = 0;
+  ga_scan_last *last = &m->conn->scan;
+  memset(last, 0, sizeof(*last));
+  last->interrupt =
+      ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  rc = ga_plan_parts(db, &cfg, &q.t, &parts, &plan);
+  if (rc == SQLITE_OK)
+    rc = ga_query_scan(m, db, &plan, &out, why, sizeof why);
+  if (rc != SQLITE_OK) {
+    result_code(ctx, rc);
+    goto done;
+  }
+  if (why[0]) {
+    result_error(ctx, fn,
+                 sqlite3_mprintf("this connection cannot scan the table in "
+                                 "parallel (%s)",
+                                 why));
+    goto done;
+  }
+  ga_query_last_parallel(last, &out, &plan, q.nvals);
+  for (size_t i = 0; i < out.n; i++)
+    last->rows += out.sorted[i]->st[0].rows;
+  h.shape = plan.spec.shape;
+  h.sig = ga_query_sig(&q, params, q.nparams);
+  h.nparams = q.nparams;
+  h.table = q.t.table;
+  rc = ga_db_encoding_of(db, &h.enc);
+  if (rc == SQLITE_OK)
+    rc = head_columns(db, &q.t, &h);
+  if (rc == SQLITE_OK)
+    rc = head_indexes(db, &q.t, &h);
+  if (rc != SQLITE_OK) {
+    result_error(ctx, fn,
+                 (rc & 0xff) == SQLITE_NOMEM
+                     ? NULL
+                     : sqlite3_mprintf("cannot read the columns of %s",
+                                       q.t.table));
+    goto done;
+  }
+  int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+  rc = ga_qpart_encode(&h, out.sorted, out.n, limit, &blob, &nblob);
+  if (rc == GA_QPART_TOOBIG)
+    result_error(ctx, fn,
+                 sqlite3_mprintf("the partial of %lld groups exceeds "
+                                 "SQLITE_LIMIT_LENGTH (%lld bytes)",
+                                 (long long)out.n, (long long)limit));
+  else if (rc != GA_OK)
+    sqlite3_result_error_nomem(ctx);
+  else {
+    sqlite3_result_blob64(ctx, blob, (sqlite3_uint64)nblob, sqlite3_free);
+    blob = NULL;
+  }
+done:
+  h.table = NULL; /* q's */
+  ga_qpart_head_free(&h);
+  sqlite3_free(blob);
+  sqlite3_free(params);
+  ga_scan_out_free(&out);
+  ga_plan_free(&plan);
+  ga_query_free(&q);
+}
+
+/* ---- reading partials ---- */
+
+/* Read argument v's header; 0 with the error set on ctx. */
+static int read_head(sqlite3_context *ctx, const char *fn, int arg,
+                     sqlite3_value *v, ga_qpart_head *h) {
+  const char *why = NULL;
+  if (sqlite3_value_type(v) != SQLITE_BLOB) {
+    result_error(ctx, fn,
+                 sqlite3_mprintf("argument %d is not a partial (a BLOB of "
+                                 "gpu_query_partial)",
+                                 arg));
+    return 0;
+  }
+  int rc = ga_qpart_read_head(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
+                              &why);
+  if (rc == GA_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else if (rc != GA_OK)
+    result_error(ctx, fn, sqlite3_mprintf("argument %d: %s", arg, why));
+  return rc == GA_OK;
+}
+
+/* Rule 3: b (argument arg) computed for what a was.  NULL, or the reason. */
+static char *differs(const ga_qpart_head *a, const ga_qpart_head *b, int arg) {
+  if (a->sig != b->sig || a->nparams != b->nparams ||
+      a->shape.nk != b->shape.nk || a->shape.nc != b->shape.nc ||
+      a->shape.ns != b->shape.ns)
+    return sqlite3_mprintf("argument %d is the partial of another query "
+                           "or other parameter values",
+                           arg);
+  for (int k = 0; k < a->shape.nk; k++)
+    if (a->shape.coll[k] != b->shape.coll[k])
+      return sqlite3_mprintf("argument %d: group key %d has another "
+                             "collation there",
+                             arg, k + 1);
+  if (a->enc != b->enc)
+    return sqlite3_mprintf("argument %d is of a %s database, the first "
+                           "of a %s one",
+                           arg, enc_name(b->enc), enc_name(a->enc));
+  if (sqlite3_stricmp(a->table, b->table))
+    return sqlite3_mprintf("argument %d is over table %s, the first over %s",
+                           arg, b->table, a->table);
+  return NULL;
+}
+
+/* b's columns into a's (rule 3): a's order, then b's new ones; b's indexes
+** of names a lacks.  NULL or the reason ("" when out of memory). */
+static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b,
+                           int arg) {
+  for (int i = 0; i < b->ncols; i++) {
+    const ga_qpart_col *c = &b->cols[i];
+    int j = 0;
+    while (j < a->ncols && sqlite3_stricmp(a->cols[j].name, c->name))
+      j++;
+    if (j < a->ncols) {
+      if (sqlite3_stricmp(a->cols[j].type, c->type) ||
+          sqlite3_stricmp(a->cols[j].coll, c->coll) ||
+          a->cols[j].rowid != c->rowid)
+        return sqlite3_mprintf(
+            "argument %d declares column %s as \"%s\" COLLATE %s, an earlier "
+            "one as \"%s\" COLLATE %s",
+            arg, c->name, c->type, c->coll, a->cols[j].type, a->cols[j].coll);
+      continue;
+    }
+    ga_qpart_col *v =
+        sqlite3_realloc64(a->cols, sizeof(*v) * (size_t)(a->ncols + 1));
+    if (!v)
+      return sqlite3_mprintf("");
+    a->cols = v;
+    v[a->ncols].name = sqlite3_mprintf("%s", c->name);
+    v[a->ncols].type = sqlite3_mprintf("%s", c->type);
+    v[a->ncols].coll = sqlite3_mprintf("%s", c->coll);
+    v[a->ncols].rowid = 0; /* a second rowid alias cannot be: a plain column */
+    a->ncols++;
+    if (!v[a->ncols - 1].name || !v[a->ncols - 1].type ||
+        !v[a->ncols - 1].coll)
+      return sqlite3_mprintf("");
+  }
+  for (int i = 0; i < b->nidx; i++) { /* indexes: a's, then b's new names */
+    int j = 0;
+    while (j < a->nidx && sqlite3_stricmp(a->idx[j].name, b->idx[i].name))
+      j++;
+    if (j < a->nidx)
+      continue;
+    ga_qpart_idx *v =
+        sqlite3_realloc64(a->idx, sizeof(*v) * (size_t)(a->nidx + 1));
+    if (!v)
+      return sqlite3_mprintf("");
+    a->idx = v;
+    v[a->nidx].name = sqlite3_mprintf("%s", b->idx[i].name);
+    v[a->nidx].sql = sqlite3_mprintf("%s", b->idx[i].sql);
+    a->nidx++;
+    if (!v[a->nidx - 1].name || !v[a->nidx - 1].sql)
+      return sqlite3_mprintf("");
+  }
+  return NULL;
+}
+
+/* Groups of partial v (header h) into *s (made on first use), tagged
+** piece.  0 with the error set on ctx. */
+static int add_groups(sqlite3_context *ctx, const char *fn, int arg,
+                      sqlite3_value *v, const ga_qpart_head *h,
+                      ga_group_shards **s, int64_t piece, int64_t *bytes,
+                      int64_t cap) {
+  const char *why = NULL;
+  if (!*s && !(*s = ga_gs_new(&h->shape))) {
+    sqlite3_result_error_nomem(ctx);
+    return 0;
+  }
+  int rc = ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v),
+                               h, *s, piece, bytes, &why);
+  if (rc == GA_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else if (rc != GA_OK)
+    result_error(ctx, fn, sqlite3_mprintf("argument %d: %s", arg, why));
+  else if (*bytes > cap)
+    result_error(ctx, fn,
+                 sqlite3_mprintf("the merged groups exceed group_bytes (%lld "
+                                 "bytes; gpuagg_config('group_bytes', N) "
+                                 "raises it)",
+                                 (long long)cap));
+  return rc == GA_OK && *bytes <= cap;
+}
+
+/* ---- gpu_query_merge ---- */
+
+void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  static const char fn[] = "gpu_query_merge";
+  ga_conn *conn = ((ga_fn_data *)sqlite3_user_data(ctx))->conn;
+  ga_qpart_head first, h;
+  ga_group_shards *s = NULL;
+  ga_group **list = NULL;
+  size_t n = 0;
+  int64_t bytes = 0, cap = ga_config_group_bytes(&conn->cfg);
+  memset(&first, 0, sizeof first);
+  memset(&h, 0, sizeof h);
+  if (argc < 1) {
+    sqlite3_result_error(ctx, "gpu_query_merge: give it one partial or more",
+                         -1);
+    return;
+  }
+  if (!read_head(ctx, fn, 1, argv[0], &first) ||
+      !add_groups(ctx, fn, 1, argv[0], &first, &s, 0, &bytes, cap))
+    goto done;
+  for (int i = 1; i < argc; i++) {
+    char *why;
+    if (!read_head(ctx, fn, i + 1, argv[i], &h))
+      goto done;
+    if ((why = differs(&first, &h, i + 1)) ||
+        (why = merge_columns(&first, &h, i + 1))) {
+      if (!why[0]) {
+        sqlite3_free(why);
+        sqlite3_result_error_nomem(ctx);
+      } else
+        result_error(ctx, fn, why);
+      goto done;
+    }
+    if (!add_groups(ctx, fn, i + 1, argv[i], &h, &s, i, &bytes, cap))
+      goto done;
+    ga_qpart_head_free(&h);
+  }
+  if (ga_gs_list(s, &list, &n)) {
+    sqlite3_result_error_nomem(ctx);
+    goto done;
+  }
+  unsigned char *blob = NULL;
+  int64_t nblob = 0,
+          limit = sqlite3_limit(sqlite3_context_db_handle(ctx),
+                                SQLITE_LIMIT_LENGTH, -1);
+  int rc = ga_qpart_encode(&first, list, n, limit, &blob, &nblob);
+  if (rc == GA_QPART_TOOBIG)
+    result_error(ctx, fn,
+                 sqlite3_mprintf("the merged partial of %lld groups exceeds "
+                                 "SQLITE_LIMIT_LENGTH (%lld bytes)",
+                                 (long long)n, (long long)limit));
+  else if (rc != GA_OK)
+    sqlite3_result_error_nomem(ctx);
+  else
+    sqlite3_result_blob64(ctx, blob, (sqlite3_uint64)nblob, sqlite3_free);
+done:
+  sqlite3_free(list);
+  ga_gs_free(s);
+  ga_qpart_head_free(&h);
+  ga_qpart_head_free(&first);
+}
+
+/* ---- gpu_query_partial_info ---- */
+
+/* CREATE TABLE of h's columns, then its CREATE INDEX statements
+** (sqlite3_malloc'd; NULL: out of memory). */
+static char *create_sql(const ga_qpart_head *h) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendf(s, "CREATE TABLE \"%w\"(", h->table);
+  for (int i = 0; i < h->ncols; i++) {
+    const ga_qpart_col *c = &h->cols[i];
+    sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", c->name);
+    if (c->type[0])
+      sqlite3_str_appendf(s, " %s", c->type);
+    if (c->rowid)
+      sqlite3_str_appendall(s, " PRIMARY KEY");
+    if (sqlite3_stricmp(c->coll, "BINARY"))
+      sqlite3_str_appendf(s, " COLLATE \"%w\"", c->coll);
+  }
+  sqlite3_str_appendall(s, ")");
+  for (int i = 0; i < h->nidx; i++)
+    sqlite3_str_appendf(s, ";\n%s", h->idx[i].sql);
+  return sqlite3_str_finish(s);
+}
+
+/* z as a JSON string. */
+static void json_str(sqlite3_str *s, const char *z) {
+  sqlite3_str_appendchar(s, 1, '"');
+  for (const unsigned char *p = (const unsigned char *)z; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      sqlite3_str_appendf(s, "\\%c", *p);
+    else if (*p < 0x20)
+      sqlite3_str_appendf(s, "\\u%04x", *p);
+    else
+      sqlite3_str_appendchar(s, 1, (char)*p);
+  }
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
+void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
+                              sqlite3_value **argv) {
+  static const char fn[] = "gpu_query_partial_info";
+  ga_qpart_head h;
+  ga_group_shards *s = NULL;
+  int64_t bytes = 0, rows = 0;
+  ga_group **list = NULL;
+  size_t n = 0;
+  (void)argc;
+  memset(&h, 0, sizeof h);
+  if (!read_head(ctx, fn, 1, argv[0], &h) ||
+      !add_groups(ctx, fn, 1, argv[0], &h, &s, 0, &bytes, INT64_MAX))
+    goto done;
+  if (ga_gs_list(s, &list, &n)) {
+    sqlite3_result_error_nomem(ctx);
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++)
+    rows += list[i]->st[0].rows;
+  char *create = create_sql(&h);
+  sqlite3_str *j = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(j, "{\"table\":");
+  json_str(j, h.table);
+  sqlite3_str_appendall(j, ",\"create\":");
+  json_str(j, create ? create : "");
+  sqlite3_str_appendf(
+      j,
+      ",\"encoding\":\"%s\",\"groups\":%lld,\"rows\":%lld,\"keys\":%d,"
+      "\"carried\":%d,\"values\":%d,\"params\":%d,\"bytes\":%d}",
+      enc_name(h.enc), (long long)h.ngroups, (long long)rows, h.shape.nk,
+      h.shape.nc, h.shape.ns, h.nparams, sqlite3_value_bytes(argv[0]));
+  char *json = sqlite3_str_finish(j);
+  if (!create) {
+    sqlite3_free(json);
+    json = NULL;
+  }
+  sqlite3_free(create);
+  if (!json)
+    sqlite3_result_error_nomem(ctx);
+  else
+    sqlite3_result_text(ctx, json, -1, sqlite3_free);
+done:
+  sqlite3_free(list);
+  ga_gs_free(s);
+  ga_qpart_head_free(&h);
+}
+
+/* ---- gpu_query's answer from a partial (query_vtab.c rule 9) ---- */
+
+int ga_query_from_partial(sqlite3_value *v, const ga_query *q,
+                          sqlite3_value *const *params, int np,
+                          const ga_config *cfg, ga_scan_out *out,
+                          char **err) {
+  ga_qpart_head h;
+  const char *why = NULL;
+  int64_t bytes = 0;
+  memset(out, 0, sizeof(*out));
+  if (sqlite3_value_type(v) != SQLITE_BLOB) {
+    *err = sqlite3_mprintf("gpu_query: gpuagg_partial must be a partial (a "
+                           "BLOB of gpu_query_partial or gpu_query_merge)");
+    return SQLITE_ERROR;
+  }
+  int rc = ga_qpart_read_head(sqlite3_value_blob(v), sqlite3_value_bytes(v), &h,
+                              &why);
+  if (rc == GA_NOMEM)
+    return SQLITE_NOMEM;
+  if (rc != GA_OK) {
+    *err = sqlite3_mprintf("gpu_query: gpuagg_partial: %s", why);
+    return SQLITE_ERROR;
+  }
+  if (h.sig != ga_query_sig(q, params, np) || h.nparams != q->nparams ||
+      h.shape.nc != q->ncarry || h.shape.ns != q->nvals ||
+      h.shape.nk != (q->nkeys ? q->nkeys : 1)) {
+    ga_qpart_head_free(&h);
+    *err = sqlite3_mprintf("gpu_query: gpuagg_partial is the partial of "
+                           "another query or other parameter values");
+    return SQLITE_ERROR;
+  }
+  out->shape = h.shape;
+  out->enc = h.enc;
+  out->groups = ga_gs_new(&h.shape);
+  rc = !out->groups ? GA_NOMEM
+                    : ga_qpart_add_groups(sqlite3_value_blob(v),
+                                          sqlite3_value_bytes(v), &h,
+                                          out->groups, 0, &bytes, &why);
+  ga_qpart_head_free(&h);
+  if (rc == GA_OK && bytes > ga_config_group_bytes(cfg)) {
+    ga_scan_out_free(out);
+    *err = sqlite3_mprintf("gpu_query: the partial's groups exceed "
+                           "group_bytes (%lld bytes)",
+                           (long long)ga_config_group_bytes(cfg));
+    return SQLITE_ERROR;
+  }
+  if (rc == GA_OK && ga_gs_list(out->groups, &out->sorted, &out->n))
+    rc = GA_NOMEM;
+  if (rc != GA_OK) {
+    ga_scan_out_free(out);
+    if (rc == GA_NOMEM)
+      return SQLITE_NOMEM;
+    *err = sqlite3_mprintf("gpu_query: gpuagg_partial: %s", why);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}

@@ -1,0 +1,408 @@
+"""gpuagg.dask — one exact gpu_query over many SQLite files, on a Dask cluster.
+
+    from dask.distributed import Client
+    import gpuagg.dask
+    client = Client("tcp://scheduler:8786")        # or Client() for a local cluster
+    rows = gpuagg.dask.query(client, files, '''
+        SELECT region, sum(amount) AS revenue, avg(price), count(*) FROM sales
+         WHERE day >= ?1 GROUP BY region ORDER BY revenue DESC LIMIT 10''',
+        params=("2026-01-01",))
+
+The rows equal, value and type, those of the same text with gpu_ aggregates
+over one table holding every file's rows, file after file in list order and
+each file's in rowid order (docs/many_files.md).  How:
+
+  1. One task per file opens it read-only on a worker that has it, loads
+     gpuagg from the installed package, and computes the file's partial
+     (SQL gpu_query_partial: per group the keys and one exact state per
+     aggregate argument, by gpuagg's parallel scan on the worker's cores).
+  2. Dask's own tree reduction (dask.bag reduction, split_every partials
+     at a time) merges them with gpu_query_merge in an in-memory SQLite,
+     always in file order, whatever order the tasks finish in.
+  3. The client finishes the last partial with gpu_query (select list,
+     HAVING, ORDER BY, LIMIT) in an in-memory SQLite that declares the table.
+
+Also a command line:  python -m gpuagg.dask --scheduler ADDR "SQL" FILE...
+(CSV on stdout, a progress bar on stderr; python -m gpuagg.dask --help).
+
+dask and distributed are needed by this module only: `import gpuagg` works
+without them.
+"""
+
+import functools
+import json as _json
+import os as _os
+import sqlite3 as _sqlite3
+import urllib.parse as _urlparse
+
+import gpuagg as _gpuagg
+
+__all__ = ["query", "QueryError"]
+
+
+class QueryError(RuntimeError):
+    """A query over many files failed: the message names the file, the worker
+    or the text at fault."""
+
+
+# ---- what runs on the workers ------------------------------------------------
+
+
+def _where():
+    """The worker running this task, for messages ("" off a worker)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except Exception:
+        return ""
+
+
+def _connect_gpuagg(path=None, immutable=False):
+    """A connection (read-only on path, else in memory) with gpuagg loaded;
+    QueryError naming the worker when gpuagg cannot be loaded here."""
+    if path is None:
+        con = _sqlite3.connect(":memory:")
+    else:
+        uri = "file:%s?mode=ro%s" % (_urlparse.quote(path), "&immutable=1" if immutable else "")
+        con = _sqlite3.connect(uri, uri=True)
+    try:
+        _gpuagg.load(con)
+    except Exception as e:
+        con.close()
+        raise QueryError(
+            "gpuagg.dask: worker %s cannot load gpuagg (%s: %s)"
+            % (_where() or "(the client)", type(e).__name__, e)
+        ) from None
+    return con
+
+
+def _file_error(path, e):
+    return QueryError("gpuagg.dask: %s: %s" % (path, e))
+
+
+def _file_partial(index, path, sql, params, immutable, threads):
+    """The partial of one file, as the one element of a bag partition:
+    [(first file, last file, BLOB)]."""
+    if not _os.path.exists(path):
+        raise _file_error(path, "no such file on worker %s" % (_where() or "(local)"))
+    try:
+        con = _connect_gpuagg(path, immutable)
+    except _sqlite3.Error as e:
+        raise _file_error(path, e) from None
+    try:
+        if threads:
+            con.execute("SELECT gpuagg_config('threads', ?)", (threads,))
+        marks = ",".join("?" * len(params))
+        blob = con.execute(
+            "SELECT gpu_query_partial(?%s)" % ("," + marks if marks else ""), (sql,) + tuple(params)
+        ).fetchone()[0]
+    except _sqlite3.Error as e:
+        raise _file_error(path, e) from None
+    finally:
+        con.close()
+    return [(index, index, blob)]
+
+
+def _one(partition):
+    """A partition's one partial (bag reduction's perpartition)."""
+    items = list(partition)
+    if len(items) != 1:  # from_delayed gives one element a file
+        raise QueryError("gpuagg.dask: a partition holds %d partials" % len(items))
+    return items[0]
+
+
+def _merge(items, paths):
+    """Merge partials (first, last, BLOB) in file order: bag reduction's
+    aggregate, at each level of the tree."""
+    items = sorted(items, key=lambda it: it[0])
+    if len(items) == 1:
+        return items[0]
+    con = _connect_gpuagg()
+    try:
+        marks = ",".join("?" * len(items))
+        blob = con.execute(
+            "SELECT gpu_query_merge(%s)" % marks, tuple(it[2] for it in items)
+        ).fetchone()[0]
+    except _sqlite3.Error as e:
+        raise QueryError("gpuagg.dask: merging %s: %s" % (_name_items(items, str(e), paths), e)) from None
+    finally:
+        con.close()
+    return (items[0][0], items[-1][1], blob)
+
+
+def _name_items(items, msg, paths):
+    """The files that an "argument N" of gpu_query_merge's message covers."""
+    import re
+
+    m = re.search(r"argument (\d+)", msg)
+    if not m or not (1 <= int(m.group(1)) <= len(items)):
+        return "files %s to %s" % (paths[items[0][0]], paths[items[-1][1]])
+    lo, hi = items[int(m.group(1)) - 1][:2]
+    return paths[lo] if lo == hi else "files %s to %s" % (paths[lo], paths[hi])
+
+
+def _probe():
+    """Run on every worker before the query: gpuagg loads here."""
+    con = _connect_gpuagg()
+    try:
+        return con.execute("SELECT gpuagg_version()").fetchone()[0]
+    finally:
+        con.close()
+
+
+def _check_text(path, sql, immutable):
+    """gpu_query's own checks of the text, on the first file's table."""
+    try:
+        con = _connect_gpuagg(path, immutable)
+    except _sqlite3.Error as e:
+        raise _file_error(path, e) from None
+    try:
+        con.execute(
+            "CREATE VIRTUAL TABLE temp.gpuagg_dask_check USING gpu_query(%s)" % _sql_string(sql)
+        )
+        con.execute("DROP TABLE temp.gpuagg_dask_check")
+    except _sqlite3.Error as e:
+        if str(e).startswith("gpu_query:"):
+            raise QueryError(str(e)) from None
+        raise _file_error(path, e) from None
+    finally:
+        con.close()
+    return True
+
+
+def _sql_string(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+# ---- the client --------------------------------------------------------------
+
+
+def finish(blob, sql, params=()):
+    """The rows of sql over a partial (gpu_query's gpuagg_partial column), and
+    their column names: ([tuple, ...], [name, ...])."""
+    con = _connect_gpuagg()
+    try:
+        info = _json.loads(con.execute("SELECT gpu_query_partial_info(?)", (blob,)).fetchone()[0])
+        if info["encoding"] != "UTF-8":
+            con.execute("PRAGMA encoding = '%s'" % info["encoding"])
+        con.executescript(info["create"])
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % _sql_string(sql))
+        n = info["params"]
+        args = tuple(params) + (None,) * (n - len(params))
+        cur = con.execute(
+            "SELECT * FROM temp.q(%s) WHERE gpuagg_partial = ?" % ",".join("?" * n), args + (blob,)
+        )
+        rows = cur.fetchall()
+        return rows, [d[0] for d in cur.description]
+    except _sqlite3.Error as e:
+        raise QueryError("gpuagg.dask: %s" % e) from None
+    finally:
+        con.close()
+
+
+def _file_list(files):
+    """[(host or None, path)] in file-list order."""
+    if isinstance(files, dict):
+        out = []
+        for host, paths in files.items():
+            if isinstance(paths, (str, bytes, _os.PathLike)):
+                raise TypeError("gpuagg.dask: files[%r] must be a list of paths" % (host,))
+            out += [(str(host), _os.fspath(p)) for p in paths]
+        return out
+    if isinstance(files, (str, bytes, _os.PathLike)):
+        raise TypeError("gpuagg.dask: files must be a list of paths or a dict {host: [paths]}")
+    return [(None, _os.fspath(p)) for p in files]
+
+
+def _worker_hosts(client):
+    from distributed.comm import get_address_host
+
+    return {get_address_host(a) for a in client.scheduler_info()["workers"]}
+
+
+def _probe_workers(client):
+    got = client.run(_probe, on_error="return")
+    for addr, r in sorted(got.items()):
+        if isinstance(r, BaseException):
+            msg = str(r) if isinstance(r, QueryError) else "%s: %s" % (type(r).__name__, r)
+            if isinstance(r, QueryError):
+                raise QueryError(msg)
+            raise QueryError("gpuagg.dask: worker %s cannot load gpuagg (%s)" % (addr, msg))
+
+
+def build(client, files, sql, params=(), *, immutable=False, threads=None, split_every=8):
+    """The Dask graph of the query's merged partial (a delayed of (first
+    file, last file, BLOB)) and the file list, after the checks that run
+    before any file is scanned."""
+    import dask
+    import dask.bag as db
+
+    fl = _file_list(files)
+    if not fl:
+        raise QueryError("gpuagg.dask: no files")
+    params = tuple(params)
+    if not isinstance(sql, str):
+        raise TypeError("gpuagg.dask: the query must be a str")
+    if not client.scheduler_info()["workers"]:
+        raise QueryError("gpuagg.dask: the cluster has no workers")
+    hosts = _worker_hosts(client)
+    for host, path in fl:
+        if host is not None and host not in hosts:
+            raise QueryError(
+                "gpuagg.dask: no worker runs on host %s, which holds %s (workers on: %s)"
+                % (host, path, ", ".join(sorted(hosts)))
+            )
+    _probe_workers(client)
+    # the text: gpu_query's own errors before any file is scanned, on the
+    # first file (here when this process can read it, else on its host)
+    host0, path0 = fl[0]
+    if host0 is None and _os.path.exists(path0):
+        _check_text(path0, sql, immutable)
+    else:  # a file on the workers' side only
+        fut = client.submit(
+            _check_text, path0, sql, immutable, pure=False,
+            workers=[host0] if host0 else None, allow_other_workers=False,
+        )
+        fut.result()
+    paths = [p for _, p in fl]
+    token = dask.base.tokenize(fl, sql, params, immutable, _os.getpid(), id(client))
+    parts = []
+    for i, (host, path) in enumerate(fl):
+        # pinned by host, never by worker address: a restarted worker comes
+        # back on another port, and a task pinned to the old one would wait
+        # for good
+        with dask.annotate(**({"workers": [host], "allow_other_workers": False} if host else {})):
+            parts.append(
+                dask.delayed(_file_partial, pure=False)(
+                    i, path, sql, params, immutable, threads,
+                    dask_key_name="gpuagg-file-%d-%s" % (i, token),
+                )
+            )
+    bag = db.from_delayed(parts)
+    merged = bag.reduction(
+        _one, functools.partial(_merge, paths=paths), split_every=split_every,
+        name="gpuagg-merge-%s" % token,
+    )
+    return merged, paths
+
+
+def _killed(e, paths):
+    """KilledWorker as QueryError naming the file."""
+    key = str(getattr(e, "task", "") or (e.args[0] if e.args else ""))
+    import re
+
+    m = re.search(r"gpuagg-file-(\d+)-", key)
+    what = paths[int(m.group(1))] if m else "a merge step"
+    return QueryError(
+        "gpuagg.dask: %s: the workers running it died too often "
+        "(distributed.scheduler.allowed-failures): %s" % (what, e)
+    )
+
+
+def query(client, files, sql, params=(), *, as_pandas=False, immutable=False,
+          threads=None, split_every=8):
+    """The rows of sql (gpu_query's grammar) over the table in every file.
+
+    client       a dask.distributed Client
+    files        a list of paths that every worker can read, or a dict
+                 {host: [paths]} of files that only that host has (tasks are
+                 pinned to the host, never to a worker address)
+    params       the values of the text's parameters, in order
+    as_pandas    a pandas DataFrame instead of a list of tuples
+    immutable    open the files with immutable=1 (read-only media; nobody
+                 may change them meanwhile), else mode=ro
+    threads      gpuagg's threads per file scan (None: its default, one per
+                 CPU of the worker's machine)
+    split_every  partials merged per step of the tree
+
+    Raises QueryError naming the file (missing, unreadable, corrupt, a
+    column missing, its workers killed too often), the worker (gpuagg not
+    loadable there) or the text (gpu_query's own error, before any file is
+    scanned)."""
+    from distributed.scheduler import KilledWorker
+
+    merged, paths = build(client, files, sql, params, immutable=immutable,
+                          threads=threads, split_every=split_every)
+    try:
+        item = client.compute(merged, optimize_graph=False).result()
+    except KilledWorker as e:
+        raise _killed(e, paths) from None
+    rows, names = finish(item[2], sql, tuple(params))
+    if as_pandas:
+        import pandas
+
+        return pandas.DataFrame.from_records(rows, columns=names)
+    return rows
+
+
+# ---- python -m gpuagg.dask ---------------------------------------------------
+
+
+def _param(text):
+    """A --param value: a JSON number, string or null, else the text."""
+    try:
+        v = _json.loads(text)
+    except ValueError:
+        return text
+    return v if v is None or isinstance(v, (int, float, str)) else text
+
+
+def main(argv=None):
+    import argparse
+    import contextlib
+    import csv
+    import sys
+
+    ap = argparse.ArgumentParser(
+        prog="python -m gpuagg.dask",
+        description="One exact gpu_query over many SQLite files on a Dask cluster: "
+        "CSV on stdout (a header, then the rows), a progress bar on stderr.",
+    )
+    ap.add_argument("--scheduler", help="the scheduler's address (default: a local cluster)")
+    ap.add_argument("-p", "--param", action="append", default=[], type=_param,
+                    help="a parameter's value, in order (JSON: 5, 2.5, \"x\", null; else text)")
+    ap.add_argument("--immutable", action="store_true", help="open the files with immutable=1")
+    ap.add_argument("--threads", type=int, help="gpuagg threads per file scan")
+    ap.add_argument("--split-every", type=int, default=8, help="partials merged per step (8)")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("sql")
+    ap.add_argument("files", nargs="+", metavar="FILE")
+    a = ap.parse_args(argv)
+
+    from distributed import Client, progress
+    from distributed.scheduler import KilledWorker
+
+    with contextlib.ExitStack() as stack:
+        if a.scheduler:
+            client = stack.enter_context(Client(a.scheduler))
+        else:
+            # the local cluster's own messages go to stderr, as do ours
+            with contextlib.redirect_stdout(sys.stderr):
+                client = stack.enter_context(Client())
+        try:
+            merged, paths = build(client, a.files, a.sql, a.param, immutable=a.immutable,
+                                  threads=a.threads, split_every=a.split_every)
+            fut = client.compute(merged, optimize_graph=False)
+            if not a.no_progress:
+                # TextProgressBar writes to stdout: the CSV's place
+                with contextlib.redirect_stdout(sys.stderr):
+                    progress(fut)
+                    print(file=sys.stderr)
+            try:
+                item = fut.result()
+            except KilledWorker as e:
+                raise _killed(e, paths) from None
+            rows, names = finish(item[2], a.sql, tuple(a.param))
+        except (QueryError, TypeError) as e:
+            print("error: %s" % e, file=sys.stderr)
+            return 1
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(names)
+    for r in rows:
+        w.writerow(["" if v is None else v.hex() if isinstance(v, bytes) else repr(v) if isinstance(v, float) else v for v in r])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,369 @@
+"""test_dask.py — gpuagg.dask over a local Dask cluster (suite `dask`,
+issue 21): one exact gpu_query over many SQLite files.
+
+A LocalCluster of 3 worker processes on loopback (each with a nanny),
+gpuagg installed for them as a package on PYTHONPATH (gpuagg/__init__.py,
+dask.py and libgpuagg.so, as the wheel lays them out).  Eight shard files
+of a table with NOCASE keys ('north' vs 'North'), INTEGER, REAL, TEXT and
+NULL values in one column (5 vs 5.0 for min/max), an empty file, and a
+reference database that holds every file's rows, file after file in rowid
+order.
+
+  * equivalence: every answer equals, by repr (value, type, bits), gpu_query
+    over the reference (forced onto its parallel path: first row in rowid
+    order wins a choice) and the text with gpu_ aggregates there (SQLite's
+    own GROUP BY); several texts (Q1-like, several keys, an expression key,
+    HAVING, ORDER BY ... LIMIT, ungrouped, min/max over mixed types, no
+    matching row, grouped and not), 1 file, and the files as a list or as
+    {host: [paths]}, merged 2, 3 or 8 at a time;
+  * a worker killed (SIGKILL) while it holds a file's task: a worker plugin
+    stops that task's worker at its start until the test kills it; the
+    nanny restarts it on a new port and the task runs again (the plugin
+    logs two starts); the answer is the same;  with every start held and
+    killed, after allowed-failures + 1 deaths the error names the file;
+  * errors, each naming what is at fault, and no file task started for the
+    text's own error: a text outside gpu_query's grammar; a missing file, a
+    directory, a corrupt file, a table without a column the text reads, a
+    file that declares a column with another collation; a host with no
+    worker; a worker whose gpuagg cannot load;
+  * the CLI: python -m gpuagg.dask --scheduler ADDR prints the rows as CSV
+    on stdout (a header first) and its progress bar on stderr.
+
+Skipped, with a SKIP line, where dask or distributed is not installed
+(.ci/run installs python3-dask and python3-distributed)."""
+
+import csv
+import io
+import logging
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gatest import Reporter, LIB  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TMP = tempfile.mkdtemp(prefix="gpuagg_dask_")
+SCHEMA = ("CREATE TABLE sales(id INTEGER PRIMARY KEY, region TEXT COLLATE NOCASE, city TEXT, "
+          "day TEXT, amount, price REAL, qty INTEGER, disc REAL)")
+REGIONS = ["north", "North", "NORTH", "south", "South", "east", "west", None]
+CITIES = ["Oslo", "oslo", "Lima", "Pune", "Kyiv", ""]
+
+
+def install_package(dest, lib):
+    """gpuagg as the wheel lays it out, for the workers (PYTHONPATH)."""
+    pkg = os.path.join(dest, "gpuagg")
+    os.makedirs(pkg)
+    src = os.path.join(ROOT, "pkg", "python", "gpuagg")
+    text = open(os.path.join(src, "__init__.py.in")).read()
+    text = text.replace("@VERSION@", "0+test").replace("@KIND@", "test build")
+    open(os.path.join(pkg, "__init__.py"), "w").write(text)
+    shutil.copy(os.path.join(src, "dask.py"), pkg)
+    if lib:
+        shutil.copy(lib + ".so", os.path.join(pkg, "libgpuagg.so"))
+    return dest
+
+
+def fill(con, n, seed):
+    import random
+    r = random.Random(seed)
+    rows = []
+    for i in range(n):
+        amount = r.choice([r.randint(-10**6, 10**6), r.random() * 1e3, None, "12", "x", 5, 5.0,
+                           2**62, -2**62, 0.1, 1e100, -1e100])
+        rows.append((r.choice(REGIONS), r.choice(CITIES), "2026-%02d-%02d" % (r.randint(1, 12), r.randint(1, 28)),
+                     amount, r.random() * 100, r.randint(1, 50), r.choice([0.0, 0.05, 0.1])))
+    con.executemany("INSERT INTO sales(region, city, day, amount, price, qty, disc) VALUES (?,?,?,?,?,?,?)", rows)
+
+
+def make_files():
+    sizes = [300, 2000, 0, 40, 20000, 700, 1, 5000]
+    files = []
+    for i, n in enumerate(sizes):
+        path = os.path.join(TMP, "shard %d.db" % i)  # a space: the URI must escape it
+        con = sqlite3.connect(path)
+        if i % 2:
+            con.execute("PRAGMA journal_mode=wal")
+        con.execute(SCHEMA)
+        fill(con, n, 1000 + i)
+        con.commit()
+        con.close()
+        files.append(path)
+    ref = sqlite3.connect(os.path.join(TMP, "reference.db"), isolation_level=None)
+    ref.enable_load_extension(True)
+    ref.load_extension(LIB)
+    ref.execute(SCHEMA.replace("id INTEGER PRIMARY KEY, ", "id INTEGER, "))
+    for f in files:
+        ref.execute("ATTACH ? AS s", (f,))
+        ref.execute("INSERT INTO main.sales SELECT * FROM s.sales ORDER BY rowid")
+        ref.execute("DETACH s")
+    ref.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    return files, ref
+
+
+QUERIES = {
+    "q1": ("SELECT region, city, sum(qty) AS sum_qty, sum(price) AS sum_base, "
+           "sum(price * (1 - disc)) AS sum_disc, avg(qty), avg(price), avg(disc), count(*) "
+           "FROM sales WHERE day <= ?1 GROUP BY region, city ORDER BY region, city", ("2026-09-02",)),
+    "issue": ("SELECT region, sum(amount) AS revenue, avg(price), count(*) FROM sales "
+              "WHERE day >= ?1 GROUP BY region ORDER BY revenue DESC LIMIT 10", ("2026-01-01",)),
+    "keys_expr": ("SELECT region, substr(day, 1, 7) AS month, total(amount), max(amount), min(amount), "
+                  "count(amount) FROM sales GROUP BY region, month ORDER BY region, month", ()),
+    "having": ("SELECT city, count(*) AS n, gpu_sum(qty), min(price) FROM sales GROUP BY city "
+               "HAVING count(*) > ?1 ORDER BY n DESC, city", (100,)),
+    "limit": ("SELECT region, max(amount) AS m, min(amount) FROM sales GROUP BY region "
+              "ORDER BY region LIMIT 2 OFFSET 1", ()),
+    "ungrouped": ("SELECT sum(amount), total(amount), avg(price), max(amount), min(amount), count(*), "
+                  "count(amount) FROM sales", ()),
+    "none_grouped": ("SELECT region, sum(qty) FROM sales WHERE day > '2099' GROUP BY region", ()),
+    "none_ungrouped": ("SELECT sum(qty), avg(price), max(city), count(*) FROM sales WHERE day > ?1",
+                       ("2099",)),
+    "int_sum": ("SELECT city, sum(qty * 1000003), max(qty) FROM sales GROUP BY city ORDER BY city", ()),
+}
+
+
+def gpu_text(sql):
+    return re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql)
+
+
+def reference(ref, sql, params):
+    """gpu_query over the reference (parallel: first row wins), and the text
+    with gpu_ aggregates there (SQLite's GROUP BY)."""
+    ref.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % ("'" + sql.replace("'", "''") + "'"))
+    try:
+        a = ref.execute("SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params).fetchall()
+    finally:
+        ref.execute("DROP TABLE temp.q")
+    b = ref.execute(gpu_text(sql), params).fetchall()
+    return a, b
+
+
+def expect_error(rep, name, fn, pattern):
+    try:
+        got = fn()
+    except Exception as e:  # noqa: BLE001
+        ok = re.search(pattern, str(e)) is not None
+        rep.check(name, ok, "%s: %s (want /%s/)" % (type(e).__name__, e, pattern))
+        return str(e)
+    rep.check(name, False, "no error; got %r" % (got,))
+    return ""
+
+
+def main():
+    rep = Reporter("dask")
+    try:
+        import dask
+        from distributed import Client, LocalCluster, WorkerPlugin
+    except ImportError as e:
+        rep.skip("dask", "dask or distributed is not installed (apt-get install python3-dask "
+                 "python3-distributed): %s" % e)
+        rep.finish()
+    pkgdir = install_package(os.path.join(TMP, "site"), LIB)
+    os.environ["PYTHONPATH"] = pkgdir + os.pathsep + os.environ.get("PYTHONPATH", "")
+    sys.path.insert(0, pkgdir)
+    import gpuagg.dask as gd
+
+    class Hold(WorkerPlugin):
+        """Logs each start of a task whose key holds `sub`; holds the first
+        `holds` of them (sleeps in the worker's event loop until killed),
+        writing the worker's pid where the test waits for it."""
+
+        def __init__(self, d, sub, holds):
+            self.d, self.sub, self.holds = d, sub, holds
+
+        def transition(self, key, start, finish, **kw):
+            if finish != "executing" or self.sub not in str(key):
+                return
+            log = os.path.join(self.d, "starts")
+            with open(log, "a") as f:
+                f.write("%d %s\n" % (os.getpid(), key))
+            n = sum(1 for _ in open(log))
+            if n <= self.holds:
+                with open(os.path.join(self.d, "held%d" % n), "w") as f:
+                    f.write(str(os.getpid()))
+                time.sleep(300)
+
+    files, ref = make_files()
+    dask.config.set({"distributed.scheduler.allowed-failures": 1})
+    cluster = LocalCluster(n_workers=3, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           dashboard_address=None, silence_logs=logging.CRITICAL)
+    client = Client(cluster)
+    plug = os.path.join(TMP, "plugin")
+    os.makedirs(plug)
+
+    def starts():
+        p = os.path.join(plug, "starts")
+        return open(p).read().splitlines() if os.path.exists(p) else []
+
+    def reset_plugin(sub, holds):
+        for f in os.listdir(plug):
+            os.remove(os.path.join(plug, f))
+        client.register_worker_plugin(Hold(plug, sub, holds), name="hold")
+
+    try:
+        # ---- equivalence
+        for name, (sql, params) in QUERIES.items():
+            want, plain = reference(ref, sql, params)
+            rep.check("%s_reference_self" % name, repr(want) == repr(plain),
+                      "gpu_query %r\n  gpu_ text %r" % (want[:4], plain[:4]))
+            for how, fl, split in (("list", files, 8), ("hosts", {"127.0.0.1": files}, 2),
+                                   ("list3", files, 3)):
+                got = gd.query(client, fl, sql, params, split_every=split)
+                rep.check("%s_%s" % (name, how), repr(got) == repr(want),
+                          "got  %r\nwant %r" % (got[:6], want[:6]))
+        ref1 = sqlite3.connect(os.path.join(TMP, "one.db"), isolation_level=None)
+        ref1.enable_load_extension(True)
+        ref1.load_extension(LIB)
+        ref1.execute(SCHEMA)
+        ref1.execute("ATTACH ? AS s", (files[1],))
+        ref1.execute("INSERT INTO main.sales SELECT * FROM s.sales ORDER BY rowid")
+        ref1.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+        for name in ("q1", "ungrouped", "keys_expr"):
+            sql, params = QUERIES[name]
+            want, _ = reference(ref1, sql, params)
+            got = gd.query(client, [files[1]], sql, params)
+            rep.check("one_file_%s" % name, repr(got) == repr(want), "got %r\nwant %r" % (got[:4], want[:4]))
+        sql, params = QUERIES["q1"]
+        want, _ = reference(ref, sql, params)
+        try:
+            import pandas
+            df = gd.query(client, files, sql, params, as_pandas=True)
+            rep.check("as_pandas", isinstance(df, pandas.DataFrame) and len(df) == len(want) and
+                      list(df.columns)[:3] == ["region", "city", "sum_qty"] and
+                      [tuple(x) for x in df.itertuples(index=False)][0][:3] == want[0][:3], repr(df.head()))
+        except ImportError:
+            rep.skip("as_pandas", "pandas is not installed")
+
+        # ---- a worker killed while it holds file 4's task (pinned by host)
+        reset_plugin("gpuagg-file-4-", 1)
+        res = {}
+
+        def run_query(fl):
+            try:
+                res["rows"] = gd.query(client, fl, sql, params)
+            except Exception as e:  # noqa: BLE001
+                res["error"] = e
+        th = threading.Thread(target=run_query, args=({"127.0.0.1": files},))
+        th.start()
+        held = os.path.join(plug, "held1")
+        deadline = time.monotonic() + 120
+        while not os.path.exists(held) and th.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if os.path.exists(held):
+            time.sleep(0.05)  # the pid is written
+            os.kill(int(open(held).read()), signal.SIGKILL)
+        th.join(180)
+        rep.check("kill_once_same_answer", repr(res.get("rows")) == repr(want),
+                  "error %r rows %r" % (res.get("error"), (res.get("rows") or [])[:3]))
+        rep.check("kill_once_ran_twice", len(starts()) == 2, "task starts: %r" % starts())
+
+        # every start held and killed: allowed-failures (1) + 1 deaths
+        reset_plugin("gpuagg-file-6-", 10)
+        res.clear()
+        th = threading.Thread(target=run_query, args=(files,))
+        th.start()
+        killed = 0
+        deadline = time.monotonic() + 180
+        while th.is_alive() and time.monotonic() < deadline:
+            h = os.path.join(plug, "held%d" % (killed + 1))
+            if os.path.exists(h):
+                time.sleep(0.05)
+                os.kill(int(open(h).read()), signal.SIGKILL)
+                killed += 1
+            time.sleep(0.02)
+        th.join(60)
+        err = str(res.get("error"))
+        rep.check("killed_too_often", isinstance(res.get("error"), gd.QueryError) and
+                  files[6] in err and "allowed-failures" in err and killed == 2,
+                  "killed %d, error %r, rows %r" % (killed, res.get("error"), res.get("rows")))
+        client.unregister_worker_plugin("hold")
+        # the cluster is whole again: the nannies restarted their workers
+        client.wait_for_workers(3, timeout=120)
+
+        # ---- errors
+        reset_plugin("gpuagg-file-", 0)
+        expect_error(rep, "error_grammar", lambda: gd.query(client, files, "SELECT region, amount FROM sales "
+                                                            "GROUP BY region"), r"^gpu_query: ")
+        expect_error(rep, "error_window", lambda: gd.query(
+            client, files, "SELECT sum(qty) OVER () FROM sales"), r"^gpu_query: .*window")
+        rep.check("error_grammar_no_task", starts() == [], "file tasks started: %r" % starts())
+        missing = os.path.join(TMP, "missing.db")
+        expect_error(rep, "error_missing", lambda: gd.query(client, files + [missing], sql, params),
+                     re.escape(missing) + ".*no such file")
+        adir = os.path.join(TMP, "a directory.db")
+        os.makedirs(adir)
+        expect_error(rep, "error_directory", lambda: gd.query(client, files[:2] + [adir], sql, params),
+                     re.escape(adir) + ": (unable to open|disk I/O error)")
+        corrupt = os.path.join(TMP, "corrupt.db")
+        with open(corrupt, "wb") as f:
+            f.write(b"this is not a database" * 400)
+        expect_error(rep, "error_corrupt", lambda: gd.query(client, files[:3] + [corrupt], sql, params),
+                     re.escape(corrupt) + ": (gpu_query_partial: )?file is not a database")
+        nocol = os.path.join(TMP, "nocol.db")
+        con = sqlite3.connect(nocol)
+        con.execute("CREATE TABLE sales(region, city, day, price, qty)")
+        con.commit()
+        con.close()
+        expect_error(rep, "error_no_column", lambda: gd.query(client, files[:3] + [nocol], sql, params),
+                     re.escape(nocol) + ": gpu_query_partial: no such column: disc")
+        other = os.path.join(TMP, "other_collation.db")
+        con = sqlite3.connect(other)
+        con.execute(SCHEMA.replace("COLLATE NOCASE", ""))
+        fill(con, 50, 7)
+        con.commit()
+        con.close()
+        expect_error(rep, "error_collation", lambda: gd.query(client, files[:2] + [other], sql, params),
+                     re.escape(other) + ".*(collation|COLLATE)")
+        expect_error(rep, "error_no_files", lambda: gd.query(client, [], sql, params), "no files")
+        expect_error(rep, "error_host", lambda: gd.query(client, {"10.255.255.1": files[:1]}, sql, params),
+                     "no worker runs on host 10.255.255.1.*" + re.escape(files[0]))
+        # a worker whose gpuagg cannot load: its package lacks libgpuagg.so
+        broken = install_package(os.path.join(TMP, "broken"), None)
+        env = dict(os.environ, PYTHONPATH=broken)
+        addr = cluster.scheduler_address
+        w = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
+                              "--no-nanny", "--host", "127.0.0.1", "--name", "broken"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            client.wait_for_workers(4, timeout=120)
+            waddr = [a for a, i in client.scheduler_info()["workers"].items() if i.get("name") == "broken"]
+            expect_error(rep, "error_worker_gpuagg", lambda: gd.query(client, files, sql, params),
+                         "worker %s cannot load gpuagg" % re.escape(waddr[0] if waddr else "?"))
+        finally:
+            w.kill()
+            w.wait()
+        deadline = time.monotonic() + 120
+        while len(client.scheduler_info()["workers"]) > 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+        # ---- the command line
+        p = subprocess.run([sys.executable, "-m", "gpuagg.dask", "--scheduler", cluster.scheduler_address,
+                            "-p", '"2026-09-02"', sql] + files, capture_output=True, text=True, timeout=300)
+        rows = list(csv.reader(io.StringIO(p.stdout)))
+        exp = [[("" if v is None else repr(v) if isinstance(v, float) else str(v)) for v in r] for r in want]
+        rep.check("cli_csv", p.returncode == 0 and rows[:1] == [["region", "city", "sum_qty", "sum_base",
+                                                                  "sum_disc", "avg(qty)", "avg(price)",
+                                                                  "avg(disc)", "count(*)"]]
+                  and rows[1:] == exp, "rc %d\nout %r\nerr %r" % (p.returncode, p.stdout[:400], p.stderr[-400:]))
+        rep.check("cli_progress_on_stderr", "[" in p.stderr and "#" in p.stderr or "100%" in p.stderr,
+                  "stderr %r" % p.stderr[-300:])
+        p = subprocess.run([sys.executable, "-m", "gpuagg.dask", "--scheduler", cluster.scheduler_address,
+                            "SELECT nope FROM sales GROUP BY nope", files[0]],
+                           capture_output=True, text=True, timeout=300)
+        rep.check("cli_error", p.returncode == 1 and p.stdout == "" and "error: gpu_query:" in p.stderr,
+                  "rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr[-300:]))
+    finally:
+        client.close()
+        cluster.close()
+    rep.finish()
+
+
+if __name__ == "__main__":
+    main()
