@@ -8,7 +8,8 @@
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
 **   ext/query/       gpu_query (virtual table), gpu_query_partial,
-**                    gpu_query_merge, gpu_query_partial_info, and internally the groups
+**                    gpu_query_merge, gpu_query_partial_info, and internally
+*the groups
 **                    table gpuagg_groups, its aggregate gpuagg_pick and
 **                    scalars gpuagg_value and gpuagg_check
 **   ext/cache/       gpu_cache, gpu_cache_drop

@@ -15,13 +15,18 @@
 #                      core; QUERY_REPS, default 5; QUERY_ARGS, more options),
 #                      CSV QUERY_CSV (bench/results/query_<host>_<date>.csv,
 #                      appended to), its plot bench/plots/query.png
+#   make bench-dask    gpuagg.dask over many files: a LocalCluster against one
+#                      process scanning the files in turn and one over the
+#                      merged database (bench/dask_bench.py; DASK_FILES,
+#                      default 16, DASK_ROWS a file, default 1e6, DASK_WORKERS,
+#                      default 2), CSV DASK_CSV (bench/results/dask_<host>_<date>.csv)
 #   make bench-duckdb-setup
 #                      npm install of @duckdb/node-api into bench/duckdb/ (the
 #                      optional DuckDB baseline; never a test dependency)
 #
 # bench/run builds the GPU binaries (make bench-kernels / bench-matadd) when
 # a GPU is usable and they are missing; see its header for the environment.
-.PHONY: bench bench-smoke bench-plot bench-cache bench-query bench-duckdb-setup
+.PHONY: bench bench-smoke bench-plot bench-cache bench-query bench-dask bench-duckdb-setup
 
 BENCH_ENV = GPUAGG_LIB=$(abspath $(basename $(LIB))) PYTHON=$(PYTHON) SQLITE3=$(SQLITE3) \
             BENCH_BUILD=$(BUILD) $(if $(strip $(NVCC)),NVCC=$(NVCC))
@@ -48,6 +53,16 @@ bench-query: $(LIB)
 	$(BENCH_ENV) $(PYTHON) bench/query_bench.py --rows $(QUERY_ROWS) --threads $(QUERY_THREADS) \
 	  --reps $(QUERY_REPS) --csv $(QUERY_CSV) $(QUERY_ARGS)
 	$(PYTHON) bench/plot_query.py $(QUERY_CSV)
+
+DASK_FILES ?= 16
+DASK_ROWS ?= 1e6
+DASK_WORKERS ?= 2
+DASK_REPS ?= 5
+DASK_CSV ?= bench/results/dask_$(shell uname -n)_$(shell date +%F).csv
+bench-dask: $(LIB)
+	$(BENCH_ENV) $(PYTHON) bench/dask_bench.py --files $(DASK_FILES) --rows $(DASK_ROWS) \
+	  --workers $(DASK_WORKERS) --reps $(DASK_REPS) --csv $(DASK_CSV)
+	$(PYTHON) bench/plot_dask.py $(DASK_CSV)
 
 bench-duckdb-setup:
 	cd bench/duckdb && npm install --no-audit --no-fund

@@ -23,6 +23,7 @@ help:
 	  '' \
 	  '  make bench         the benchmarks (bench/RESULTS.md); bench-smoke: a quick run' \
 	  '  make bench-query   gpu_query: TPC-H Q1, Q6, dashboards vs SQLite, DuckDB (QUERY_ROWS=6e6, QUERY_THREADS=0)' \
+	  '  make bench-dask    gpuagg.dask: 16 files on a local Dask cluster vs one process (DASK_FILES, DASK_ROWS)' \
 	  '  make format        clang-format the sources' \
 	  '  make clean         remove build/, the .so and dist/' \
 	  '' \

@@ -320,6 +320,14 @@ check(got == ref and info(fin)["last_scan"]["path"] == "partial", "partial finis
 got = fin.execute("SELECT * FROM pq(3) WHERE gpuagg_partial = gpu_query_merge(?, ?)", (part, part)).fetchall()
 ref2 = [(k, None if sx is None else sx * 2, mx, 2 * n) for k, sx, mx, n in ref]
 check(repr(got) == repr(ref2), "a partial merged with itself: twice the rows", (got[:2], ref2[:2]))
+# one cursor, refiltered for each outer row of a join: each partial its own
+# answer (rule 7 keeps no partial's rows)
+fin.execute("CREATE TABLE parts(k INTEGER PRIMARY KEY, p BLOB)")
+fin.execute("INSERT INTO parts VALUES (1, ?), (2, gpu_query_merge(?, ?))", (part, part, part))
+got = fin.execute("SELECT k, pq.* FROM parts, pq(3) WHERE pq.gpuagg_partial = parts.p ORDER BY k").fetchall()
+want_join = [(1,) + r for r in ref] + [(2,) + r for r in ref2]
+check(repr(sorted(got)) == repr(sorted(want_join)), "a join over partials: each row's own answer",
+      (got[:2], len(got), len(want_join)))
 for name, stmt, want in (
     ("partial: no text", "SELECT gpu_query_partial(1)", "gpu_query_partial: the first argument must be the text"),
     ("partial: grammar", "SELECT gpu_query_partial('SELECT a FROM t')",

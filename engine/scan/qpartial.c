@@ -12,15 +12,35 @@ SQLITE_EXTENSION_INIT3
 
 static const char magic[4] = {'G', 'A', 'Q', 'P'};
 
-/* ---- writing: one pass counts, the next writes (w->p NULL: count) ---- */
+/* ---- writing, into a buffer that grows (by doubling: realloc moves a
+** large one by remapping its pages, not by copying them) ---- */
 
 typedef struct wbuf {
   unsigned char *p;
-  int64_t n;
+  int64_t n, cap, max;
+  int err; /* GA_NOMEM or GA_QPART_TOOBIG: nothing more is written */
 } wbuf;
 
 static void put(wbuf *w, const void *src, int64_t n) {
-  if (w->p && n)
+  if (w->err)
+    return;
+  if (w->n + n > w->cap) {
+    int64_t cap = w->cap ? w->cap : 4096;
+    while (cap < w->n + n)
+      cap *= 2;
+    if (w->n + n > w->max) {
+      w->err = GA_QPART_TOOBIG;
+      return;
+    }
+    unsigned char *p = sqlite3_realloc64(w->p, (sqlite3_uint64)cap);
+    if (!p) {
+      w->err = GA_NOMEM;
+      return;
+    }
+    w->p = p;
+    w->cap = cap;
+  }
+  if (n)
     memcpy(w->p + w->n, src, (size_t)n);
   w->n += n;
 }
@@ -127,27 +147,17 @@ static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
 
 int ga_qpart_encode(const ga_qpart_head *h, ga_group *const *g, size_t n,
                     int64_t max_bytes, unsigned char **out, int64_t *nout) {
-  wbuf w = {NULL, 0};
+  wbuf w = {NULL, 0, 0, max_bytes, GA_OK};
   *out = NULL;
   *nout = 0;
   put_head(&w, h, n);
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && !w.err; i++)
     if (put_group(&w, &h->shape, g[i]))
-      return GA_NOMEM;
-    if (w.n > max_bytes)
-      return GA_QPART_TOOBIG; /* stop counting: it will not be written */
+      w.err = GA_NOMEM;
+  if (w.err) {
+    sqlite3_free(w.p);
+    return w.err;
   }
-  int64_t total = w.n;
-  w.p = sqlite3_malloc64((sqlite3_uint64)total);
-  if (!w.p)
-    return GA_NOMEM;
-  w.n = 0;
-  put_head(&w, h, n);
-  for (size_t i = 0; i < n; i++)
-    if (put_group(&w, &h->shape, g[i])) {
-      sqlite3_free(w.p);
-      return GA_NOMEM;
-    }
   *out = w.p;
   *nout = w.n;
   return GA_OK;
@@ -203,8 +213,11 @@ static const unsigned char *get_str(rbuf *r, int64_t *n) {
 static int utf8_ok(const unsigned char *p, int64_t n) {
   for (int64_t i = 0; i < n;) {
     unsigned c = p[i];
-    int k = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2
-                         : (c & 0xf8) == 0xf0 ? 3 : -1;
+    int k = c < 0x80             ? 0
+            : (c & 0xe0) == 0xc0 ? 1
+            : (c & 0xf0) == 0xe0 ? 2
+            : (c & 0xf8) == 0xf0 ? 3
+                                 : -1;
     if (!c || k < 0 || (k && c < 0xc2) || c > 0xf4 || n - i <= k)
       return 0;
     unsigned d = k ? p[i + 1] : 0x80; /* no overlong form, no surrogate */
@@ -272,9 +285,8 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   h->shape.nk = (int)get_u8(&r);
   h->shape.nc = (int)get_u8(&r);
   h->shape.ns = (int)get_u8(&r);
-  if (r.bad || h->enc < 1 || h->enc > 3 || h->shape.nk < 1 ||
-      h->shape.ns < 1 || h->shape.nk + h->shape.nc > GA_MAX_KEYS ||
-      h->shape.ns > GA_MAX_STATES) {
+  if (r.bad || h->enc < 1 || h->enc > 3 || h->shape.nk < 1 || h->shape.ns < 1 ||
+      h->shape.nk + h->shape.nc > GA_MAX_KEYS || h->shape.ns > GA_MAX_STATES) {
     *err = "a damaged partial (its shape)";
     return GA_BADSTATE;
   }

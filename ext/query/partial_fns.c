@@ -70,8 +70,7 @@ static uint64_t fnv_str(uint64_t h, const char *z) {
   return fnv(h, "", 1); /* a separator: ("ab","c") differs from ("a","bc") */
 }
 
-uint64_t ga_query_sig(const ga_query *q, sqlite3_value *const *params,
-                      int np) {
+uint64_t ga_query_sig(const ga_query *q, sqlite3_value *const *params, int np) {
   uint64_t h = 0xcbf29ce484222325ULL;
   int dims[4] = {q->nkeys, q->ncarry, q->nvals, q->nparams};
   h = fnv(h, "gpuagg partial 1", 16);
@@ -144,8 +143,8 @@ static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
   for (int i = 0; i < t->ncols; i++) {
     const char *type = NULL, *coll = NULL;
     int pk = 0;
-    int rc = ga_column_meta(db, t->schema, t->table, t->cols[i], &type, &coll,
-                            &pk);
+    int rc =
+        ga_column_meta(db, t->schema, t->table, t->cols[i], &type, &coll, &pk);
     if (rc != SQLITE_OK)
       return rc;
     ga_qpart_col *c = &h->cols[h->ncols++];
@@ -219,6 +218,7 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                          -1);
     return;
   }
+  ga_scan_pool_prune(db, m->pools, &m->npools); /* files no longer attached */
   int rc = ga_query_parse(db, sql, "gpuagg_partial_groups", &q, &err);
   if (rc != SQLITE_OK) {
     if (err)
@@ -280,11 +280,11 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc == SQLITE_OK)
     rc = head_indexes(db, &q.t, &h);
   if (rc != SQLITE_OK) {
-    result_error(ctx, fn,
-                 (rc & 0xff) == SQLITE_NOMEM
-                     ? NULL
-                     : sqlite3_mprintf("cannot read the columns of %s",
-                                       q.t.table));
+    result_error(
+        ctx, fn,
+        (rc & 0xff) == SQLITE_NOMEM
+            ? NULL
+            : sqlite3_mprintf("cannot read the columns of %s", q.t.table));
     goto done;
   }
   int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
@@ -357,8 +357,7 @@ static char *differs(const ga_qpart_head *a, const ga_qpart_head *b, int arg) {
 
 /* b's columns into a's (rule 3): a's order, then b's new ones; b's indexes
 ** of names a lacks.  NULL or the reason ("" when out of memory). */
-static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b,
-                           int arg) {
+static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b, int arg) {
   for (int i = 0; i < b->ncols; i++) {
     const ga_qpart_col *c = &b->cols[i];
     int j = 0;
@@ -384,8 +383,7 @@ static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b,
     v[a->ncols].coll = sqlite3_mprintf("%s", c->coll);
     v[a->ncols].rowid = 0; /* a second rowid alias cannot be: a plain column */
     a->ncols++;
-    if (!v[a->ncols - 1].name || !v[a->ncols - 1].type ||
-        !v[a->ncols - 1].coll)
+    if (!v[a->ncols - 1].name || !v[a->ncols - 1].type || !v[a->ncols - 1].coll)
       return sqlite3_mprintf("");
   }
   for (int i = 0; i < b->nidx; i++) { /* indexes: a's, then b's new names */
@@ -419,8 +417,8 @@ static int add_groups(sqlite3_context *ctx, const char *fn, int arg,
     sqlite3_result_error_nomem(ctx);
     return 0;
   }
-  int rc = ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v),
-                               h, *s, piece, bytes, &why);
+  int rc = ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
+                               *s, piece, bytes, &why);
   if (rc == GA_NOMEM)
     sqlite3_result_error_nomem(ctx);
   else if (rc != GA_OK)
@@ -476,9 +474,8 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   }
   unsigned char *blob = NULL;
-  int64_t nblob = 0,
-          limit = sqlite3_limit(sqlite3_context_db_handle(ctx),
-                                SQLITE_LIMIT_LENGTH, -1);
+  int64_t nblob = 0, limit = sqlite3_limit(sqlite3_context_db_handle(ctx),
+                                           SQLITE_LIMIT_LENGTH, -1);
   int rc = ga_qpart_encode(&first, list, n, limit, &blob, &nblob);
   if (rc == GA_QPART_TOOBIG)
     result_error(ctx, fn,
@@ -584,8 +581,7 @@ done:
 
 int ga_query_from_partial(sqlite3_value *v, const ga_query *q,
                           sqlite3_value *const *params, int np,
-                          const ga_config *cfg, ga_scan_out *out,
-                          char **err) {
+                          const ga_config *cfg, ga_scan_out *out, char **err) {
   ga_qpart_head h;
   const char *why = NULL;
   int64_t bytes = 0;
@@ -614,10 +610,10 @@ int ga_query_from_partial(sqlite3_value *v, const ga_query *q,
   out->shape = h.shape;
   out->enc = h.enc;
   out->groups = ga_gs_new(&h.shape);
-  rc = !out->groups ? GA_NOMEM
-                    : ga_qpart_add_groups(sqlite3_value_blob(v),
-                                          sqlite3_value_bytes(v), &h,
-                                          out->groups, 0, &bytes, &why);
+  rc = !out->groups
+           ? GA_NOMEM
+           : ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v),
+                                 &h, out->groups, 0, &bytes, &why);
   ga_qpart_head_free(&h);
   if (rc == GA_OK && bytes > ga_config_group_bytes(cfg)) {
     ga_scan_out_free(out);

@@ -156,8 +156,17 @@ def expect_error(rep, name, fn, pattern):
     return ""
 
 
+class DaskReporter(Reporter):
+    def finish_now(self):
+        """Report and leave at once: a stuck cluster would hold the exit."""
+        print("RESULT %s: %d passed, %d failed, %d skipped" % (self.suite, self.passed, self.failed,
+                                                             self.skipped))
+        sys.stdout.flush()
+        os._exit(1)
+
+
 def main():
-    rep = Reporter("dask")
+    rep = DaskReporter("dask")
     try:
         import dask
         from distributed import Client, LocalCluster, WorkerPlugin
@@ -250,7 +259,7 @@ def main():
                 res["rows"] = gd.query(client, fl, sql, params)
             except Exception as e:  # noqa: BLE001
                 res["error"] = e
-        th = threading.Thread(target=run_query, args=({"127.0.0.1": files},))
+        th = threading.Thread(target=run_query, args=({"127.0.0.1": files},), daemon=True)
         th.start()
         held = os.path.join(plug, "held1")
         deadline = time.monotonic() + 120
@@ -260,6 +269,9 @@ def main():
             time.sleep(0.05)  # the pid is written
             os.kill(int(open(held).read()), signal.SIGKILL)
         th.join(180)
+        if th.is_alive():  # the task waits for good (pinned to a dead worker's address)
+            rep.check("kill_once_same_answer", False, "the query still runs after 180 s")
+            rep.finish_now()
         rep.check("kill_once_same_answer", repr(res.get("rows")) == repr(want),
                   "error %r rows %r" % (res.get("error"), (res.get("rows") or [])[:3]))
         rep.check("kill_once_ran_twice", len(starts()) == 2, "task starts: %r" % starts())
@@ -267,7 +279,7 @@ def main():
         # every start held and killed: allowed-failures (1) + 1 deaths
         reset_plugin("gpuagg-file-6-", 10)
         res.clear()
-        th = threading.Thread(target=run_query, args=(files,))
+        th = threading.Thread(target=run_query, args=(files,), daemon=True)
         th.start()
         killed = 0
         deadline = time.monotonic() + 180
@@ -279,6 +291,9 @@ def main():
                 killed += 1
             time.sleep(0.02)
         th.join(60)
+        if th.is_alive():
+            rep.check("killed_too_often", False, "the query still runs after 240 s")
+            rep.finish_now()
         err = str(res.get("error"))
         rep.check("killed_too_often", isinstance(res.get("error"), gd.QueryError) and
                   files[6] in err and "allowed-failures" in err and killed == 2,
@@ -324,24 +339,28 @@ def main():
         expect_error(rep, "error_no_files", lambda: gd.query(client, [], sql, params), "no files")
         expect_error(rep, "error_host", lambda: gd.query(client, {"10.255.255.1": files[:1]}, sql, params),
                      "no worker runs on host 10.255.255.1.*" + re.escape(files[0]))
-        # a worker whose gpuagg cannot load: its package lacks libgpuagg.so
+        # a worker whose gpuagg cannot load: its package lacks libgpuagg.so;
+        # and one without the package at all (the probe cannot even unpickle)
         broken = install_package(os.path.join(TMP, "broken"), None)
-        env = dict(os.environ, PYTHONPATH=broken)
-        addr = cluster.scheduler_address
-        w = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1",
-                              "--no-nanny", "--host", "127.0.0.1", "--name", "broken"], env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            client.wait_for_workers(4, timeout=120)
-            waddr = [a for a, i in client.scheduler_info()["workers"].items() if i.get("name") == "broken"]
-            expect_error(rep, "error_worker_gpuagg", lambda: gd.query(client, files, sql, params),
-                         "worker %s cannot load gpuagg" % re.escape(waddr[0] if waddr else "?"))
-        finally:
-            w.kill()
-            w.wait()
-        deadline = time.monotonic() + 120
-        while len(client.scheduler_info()["workers"]) > 3 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        empty = os.path.join(TMP, "empty")
+        os.makedirs(empty)
+        for what, path, cause in (("no_library", broken, "OperationalError"),
+                                  ("no_package", empty, "ModuleNotFoundError")):
+            env = dict(os.environ, PYTHONPATH=path)
+            w = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address,
+                                  "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1", "--name", "broken"],
+                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                client.wait_for_workers(4, timeout=120)
+                waddr = [a for a, i in client.scheduler_info()["workers"].items() if i.get("name") == "broken"]
+                expect_error(rep, "error_worker_gpuagg_" + what, lambda: gd.query(client, files, sql, params),
+                             "worker %s cannot load gpuagg \\(%s" % (re.escape(waddr[0] if waddr else "?"), cause))
+            finally:
+                w.kill()
+                w.wait()
+            deadline = time.monotonic() + 120
+            while len(client.scheduler_info()["workers"]) > 3 and time.monotonic() < deadline:
+                time.sleep(0.1)
 
         # ---- the command line
         p = subprocess.run([sys.executable, "-m", "gpuagg.dask", "--scheduler", cluster.scheduler_address,

@@ -34,6 +34,7 @@ import json as _json
 import os as _os
 import sqlite3 as _sqlite3
 import urllib.parse as _urlparse
+import uuid
 
 import gpuagg as _gpuagg
 
@@ -143,12 +144,14 @@ def _name_items(items, msg, paths):
 
 
 def _probe():
-    """Run on every worker before the query: gpuagg loads here."""
-    con = _connect_gpuagg()
+    """Run on every worker before the query: gpuagg loads here?  None, or
+    the reason it does not."""
     try:
-        return con.execute("SELECT gpuagg_version()").fetchone()[0]
-    finally:
-        con.close()
+        con = _connect_gpuagg()
+    except QueryError as e:
+        return str(e).split("cannot load gpuagg ", 1)[-1]
+    con.close()
+    return None
 
 
 def _check_text(path, sql, immutable):
@@ -222,13 +225,13 @@ def _worker_hosts(client):
 
 
 def _probe_workers(client):
-    got = client.run(_probe, on_error="return")
-    for addr, r in sorted(got.items()):
+    """QueryError naming the first worker where gpuagg does not load (where
+    even this module does not import, client.run returns the exception)."""
+    for addr, r in sorted(client.run(_probe, on_error="return").items()):
         if isinstance(r, BaseException):
-            msg = str(r) if isinstance(r, QueryError) else "%s: %s" % (type(r).__name__, r)
-            if isinstance(r, QueryError):
-                raise QueryError(msg)
-            raise QueryError("gpuagg.dask: worker %s cannot load gpuagg (%s)" % (addr, msg))
+            r = "(%s: %s)" % (type(r).__name__, r)
+        if r is not None:
+            raise QueryError("gpuagg.dask: worker %s cannot load gpuagg %s" % (addr, r))
 
 
 def build(client, files, sql, params=(), *, immutable=False, threads=None, split_every=8):
@@ -266,7 +269,8 @@ def build(client, files, sql, params=(), *, immutable=False, threads=None, split
         )
         fut.result()
     paths = [p for _, p in fl]
-    token = dask.base.tokenize(fl, sql, params, immutable, _os.getpid(), id(client))
+    # a key of its own each call: a file may change between two calls
+    token = uuid.uuid4().hex
     parts = []
     for i, (host, path) in enumerate(fl):
         # pinned by host, never by worker address: a restarted worker comes
