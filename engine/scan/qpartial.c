@@ -92,7 +92,8 @@ static void put_value(wbuf *w, const ga_value *v) {
   }
 }
 
-static void put_head(wbuf *w, const ga_qpart_head *h, size_t n) {
+static void put_head(wbuf *w, const ga_qpart_head *h, ga_group *const *g,
+                     size_t n) {
   const ga_gshape *s = &h->shape;
   put(w, magic, 4);
   put_u8(w, GA_QPART_VERSION);
@@ -117,6 +118,10 @@ static void put_head(wbuf *w, const ga_qpart_head *h, size_t n) {
     put_cstr(w, h->idx[i].name);
     put_cstr(w, h->idx[i].sql);
   }
+  uint64_t rows = 0;
+  for (size_t i = 0; i < n; i++)
+    rows += (uint64_t)g[i]->st[0].rows;
+  put_u64(w, rows);
   put_u64(w, (uint64_t)n);
 }
 
@@ -150,7 +155,7 @@ int ga_qpart_encode(const ga_qpart_head *h, ga_group *const *g, size_t n,
   wbuf w = {NULL, 0, 0, max_bytes, GA_OK};
   *out = NULL;
   *nout = 0;
-  put_head(&w, h, n);
+  put_head(&w, h, g, n);
   for (size_t i = 0; i < n && !w.err; i++)
     if (put_group(&w, &h->shape, g[i]))
       w.err = GA_NOMEM;
@@ -334,6 +339,7 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     h->idx[i].name = get_cstr(&r, &nomem);
     h->idx[i].sql = get_cstr(&r, &nomem);
   }
+  h->rows = (int64_t)get_u64(&r);
   uint64_t ng = get_u64(&r);
   /* a group takes (keys + states) * 1 byte at least */
   if (!r.bad && ng > (uint64_t)(r.n - r.at))

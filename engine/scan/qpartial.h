@@ -14,7 +14,8 @@
 **        column str name, str declared type, str collation, u8 flags
 **        (1: the rowid under its own name, INTEGER PRIMARY KEY), u32 indexes
 **        and per index str name, str CREATE INDEX text,
-**        u64 groups, then per group: its keys and carried values (u8 type:
+**        u64 rows (the groups' rows, summed), u64 groups, then per group: its
+*keys and carried values (u8 type:
 **        0 NULL, 1 INTEGER (i64), 2 REAL (f64 bits), 3 TEXT, 4 BLOB (str)),
 **        then each state as a str holding a fused state BLOB (README "The
 **        state BLOB").  str is u32 bytes and the bytes.  TEXT is in the
@@ -62,6 +63,7 @@ typedef struct ga_qpart_head {
   ga_qpart_col *cols;
   int nidx;
   ga_qpart_idx *idx;
+  int64_t rows; /* read: the rows of its groups (encode counts them) */
   int64_t ngroups;
   int64_t groups_at; /* read: the offset of the first group */
 } ga_qpart_head;

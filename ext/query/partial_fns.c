@@ -14,8 +14,9 @@
 **       order (fewer: NULL).
 **   gpu_query_merge(a, b, ...)  BLOB: the partials merged, in argument
 **       order, as one partial of every row they cover.
-**   gpu_query_partial_info(a)  TEXT: JSON {"table", "create", "encoding",
-**       "groups", "rows", "keys", "carried", "values", "params", "bytes"}.
+**   gpu_query_partial_info(a)  TEXT: JSON {"table", "create" (the table's
+**       and its indexes' declarations), "encoding", "groups", "rows",
+**       "keys", "carried", "values", "params", "bytes"}: its header only.
 **   SELECT * FROM q(p1, ..., pn) WHERE gpuagg_partial = a
 **       gpu_query's table q (query_vtab.c rule 9) answers from partial a
 **       instead of its table: the select list, HAVING, ORDER BY and LIMIT
@@ -534,21 +535,10 @@ void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
                               sqlite3_value **argv) {
   static const char fn[] = "gpu_query_partial_info";
   ga_qpart_head h;
-  ga_group_shards *s = NULL;
-  int64_t bytes = 0, rows = 0;
-  ga_group **list = NULL;
-  size_t n = 0;
   (void)argc;
   memset(&h, 0, sizeof h);
-  if (!read_head(ctx, fn, 1, argv[0], &h) ||
-      !add_groups(ctx, fn, 1, argv[0], &h, &s, 0, &bytes, INT64_MAX))
-    goto done;
-  if (ga_gs_list(s, &list, &n)) {
-    sqlite3_result_error_nomem(ctx);
-    goto done;
-  }
-  for (size_t i = 0; i < n; i++)
-    rows += list[i]->st[0].rows;
+  if (!read_head(ctx, fn, 1, argv[0], &h))
+    return; /* the header only: the groups are read where they are used */
   char *create = create_sql(&h);
   sqlite3_str *j = sqlite3_str_new(NULL);
   sqlite3_str_appendall(j, "{\"table\":");
@@ -559,21 +549,16 @@ void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
       j,
       ",\"encoding\":\"%s\",\"groups\":%lld,\"rows\":%lld,\"keys\":%d,"
       "\"carried\":%d,\"values\":%d,\"params\":%d,\"bytes\":%d}",
-      enc_name(h.enc), (long long)h.ngroups, (long long)rows, h.shape.nk,
+      enc_name(h.enc), (long long)h.ngroups, (long long)h.rows, h.shape.nk,
       h.shape.nc, h.shape.ns, h.nparams, sqlite3_value_bytes(argv[0]));
   char *json = sqlite3_str_finish(j);
-  if (!create) {
+  if (create && json)
+    sqlite3_result_text(ctx, json, -1, sqlite3_free);
+  else {
     sqlite3_free(json);
-    json = NULL;
+    sqlite3_result_error_nomem(ctx);
   }
   sqlite3_free(create);
-  if (!json)
-    sqlite3_result_error_nomem(ctx);
-  else
-    sqlite3_result_text(ctx, json, -1, sqlite3_free);
-done:
-  sqlite3_free(list);
-  ga_gs_free(s);
   ga_qpart_head_free(&h);
 }
 
