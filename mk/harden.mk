@@ -47,8 +47,12 @@ FUZZ_BUILD := build/fuzz
 .PHONY: test-asan test-valgrind test-oom test-tsan fuzz fuzz-build test-harden-ci harden-tools \
         harden-build
 
-# Suites that test-asan leaves out (tests/harden/ci.sh sets some: CI's time)
-ASAN_SKIP_SUITES ?=
+# Suites that test-asan leaves out (tests/harden/ci.sh sets some: CI's time).
+# dask: Python processes of a Dask cluster around gpuagg's SQL, whose
+# interpreters hold allocations at exit that LeakSanitizer reports (no
+# allocator frame of CPython to suppress them by); the C it reaches runs
+# under ASan in query_errors (damaged partials) and query_partial.
+ASAN_SKIP_SUITES ?= dask
 # the differential generator with the cache on, under ASan: fewer queries
 # than make test's 1,000 (400 on the fake GPU): the same code, 4x slower
 # (300: CI took 20.1 min at cbe0d5b with 500 here)
@@ -56,6 +60,8 @@ ASAN_QUERY_CACHE_QUERIES ?= 300
 # and gpu_query's own differential (make test: 5,200): under ASan it took
 # 675 s of CI's 28 minutes at 8893fc1, and 169 s at 1,200 (93c216d)
 ASAN_QUERY_QUERIES ?= 700
+# gpu_query over shard files (make test: 600)
+ASAN_QUERY_PARTIAL_QUERIES ?= 250
 
 # ---- the extension and test_engine with ASan+UBSan (main Makefile rules) ----
 ASAN_SUBMAKE = CFLAGS='-O1 -g' $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) LIB=$(ASAN_BUILD)/libgpuagg.so \
@@ -100,7 +106,8 @@ test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	  PYTHON=$(CURDIR)/$(HARDEN_DIR)/asan-run.sh SQLITE3=$(CURDIR)/$(HARDEN_DIR)/asan-sqlite3.sh \
 	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(shell command -v $(SQLITE3)) HARDEN_LIBASAN=$(LIBASAN) \
 	  HARDEN_NODE=$(shell command -v node) PATH=$(CURDIR)/$(ASAN_BUILD)/bin:$$PATH \
-	  QUERY_CACHE_QUERIES=$(ASAN_QUERY_CACHE_QUERIES) QUERIES=$(ASAN_QUERY_QUERIES) SKIP_SUITES='$(ASAN_SKIP_SUITES)' tests/run_all.sh
+	  QUERY_CACHE_QUERIES=$(ASAN_QUERY_CACHE_QUERIES) QUERIES=$(ASAN_QUERY_QUERIES) \
+	  QUERY_PARTIAL_QUERIES=$(ASAN_QUERY_PARTIAL_QUERIES) SKIP_SUITES='$(ASAN_SKIP_SUITES)' tests/run_all.sh
 
 # Every sanitizer binary of test-asan, test-oom and test-tsan, built and not
 # run (make -j harden-build: CI builds them on both cores first, then runs
