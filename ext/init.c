@@ -41,6 +41,7 @@ SQLITE_EXTENSION_INIT3
 #include "config_fns.h"
 #include "glue.h"
 #include "matadd_vtab.h"
+#include "partial_fns.h"
 #include "query_vtab.h"
 #include "states.h"
 #include "workers.h"

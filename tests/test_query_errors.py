@@ -349,6 +349,12 @@ check(err == "gpu_query: gpuagg_partial is the partial of another query or other
 err = error_of(db, "SELECT gpu_query_merge(x'%s', x'%s')" % (part.hex(), other.hex()))
 check(err == "gpu_query_merge: argument 2 is the partial of another query or other parameter values",
       "merge: other parameter values", err)
+forged = bytearray(part)
+check(forged[9] == 1, "the partial's first key collation byte is NOCASE", forged[:12])
+forged[9] = 0  # BINARY: a header that no file of these columns makes
+err = error_of(db, "SELECT gpu_query_merge(x'%s', x'%s')" % (part.hex(), bytes(forged).hex()))
+check(err == "gpu_query_merge: argument 2: group key 1 has another collation there",
+      "merge: another key collation", err)
 q2 = db.execute("SELECT gpu_query_partial('SELECT b, sum(x), max(d), count(*) FROM t WHERE y > ?1 "
                 "GROUP BY b ORDER BY b DESC', 3)").fetchone()[0]
 check(error_of(db, "SELECT gpu_query_merge(x'%s', x'%s')" % (part.hex(), q2.hex())) is None,

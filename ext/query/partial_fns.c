@@ -54,8 +54,9 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "partial_fns.h"
 #include "qpartial.h"
-#include "query_vtab.h"
+#include "query_scan.h"
 
 /* ---- rule 3: what a partial was computed for ---- */
 
@@ -341,11 +342,6 @@ static char *differs(const ga_qpart_head *a, const ga_qpart_head *b, int arg) {
     return sqlite3_mprintf("argument %d is the partial of another query "
                            "or other parameter values",
                            arg);
-  for (int k = 0; k < a->shape.nk; k++)
-    if (a->shape.coll[k] != b->shape.coll[k])
-      return sqlite3_mprintf("argument %d: group key %d has another "
-                             "collation there",
-                             arg, k + 1);
   if (a->enc != b->enc)
     return sqlite3_mprintf("argument %d is of a %s database, the first "
                            "of a %s one",
@@ -353,6 +349,18 @@ static char *differs(const ga_qpart_head *a, const ga_qpart_head *b, int arg) {
   if (sqlite3_stricmp(a->table, b->table))
     return sqlite3_mprintf("argument %d is over table %s, the first over %s",
                            arg, b->table, a->table);
+  return NULL;
+}
+
+/* b's key collations (a damaged or forged header's: a column declared
+** otherwise is merge_columns' to name). */
+static char *coll_differs(const ga_qpart_head *a, const ga_qpart_head *b,
+                          int arg) {
+  for (int k = 0; k < a->shape.nk; k++)
+    if (a->shape.coll[k] != b->shape.coll[k])
+      return sqlite3_mprintf("argument %d: group key %d has another "
+                             "collation there",
+                             arg, k + 1);
   return NULL;
 }
 
@@ -458,7 +466,8 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     if (!read_head(ctx, fn, i + 1, argv[i], &h))
       goto done;
     if ((why = differs(&first, &h, i + 1)) ||
-        (why = merge_columns(&first, &h, i + 1))) {
+        (why = merge_columns(&first, &h, i + 1)) ||
+        (why = coll_differs(&first, &h, i + 1))) {
       if (!why[0]) {
         sqlite3_free(why);
         sqlite3_result_error_nomem(ctx);

@@ -66,6 +66,8 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache_plan.h"
+#include "partial_fns.h"
+#include "query_scan.h"
 #include "query_vtab.h"
 
 typedef struct query_vtab {
@@ -500,61 +502,6 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
     return SQLITE_OK;
   }
   return SQLITE_OK;
-}
-
-int ga_query_scan(ga_scan_module *m, sqlite3 *db, ga_plan *plan,
-                  ga_scan_out *out, char *why, size_t n) {
-  ga_scan_last *last = &m->conn->scan;
-  ga_intr intr = {.db = db};
-  /* a serial plan has no file to pool; a parallel one may turn serial when
-  ** a worker compiles its text (ga_plan_verify) */
-  if (plan->parallel) {
-    plan->spec.pool = ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs,
-                                        plan->path, plan->spec.immutable);
-    if (plan->spec.pool && ga_plan_verify(plan, plan->spec.pool))
-      return SQLITE_NOMEM;
-  }
-  if (!plan->parallel) {
-    sqlite3_snprintf((int)n, why, "%s",
-                     plan->why[0] ? plan->why : "the serial path");
-    return SQLITE_OK;
-  }
-  plan->spec.interrupted = ga_intr_check;
-  plan->spec.interrupted_arg = &intr;
-  int src = !plan->spec.pool       ? GA_SCAN_NOMEM
-            : ga_intr_check(&intr) ? GA_SCAN_INTERRUPT
-                                   : ga_scan_run(&plan->spec, out);
-  ga_intr_free(&intr);
-  last->progress_probes = intr.progress_probes;
-  last->snapshot_waits = out->snapshot_waits;
-  if (src == GA_SCAN_INTERRUPT) {
-    last->interrupted_in = out->interrupted_in;
-    return SQLITE_INTERRUPT;
-  }
-  if (src == GA_SCAN_NOMEM)
-    return SQLITE_NOMEM;
-  if (src != GA_SCAN_OK) {
-    sqlite3_snprintf((int)n, why, "%s",
-                     out->why[0] ? out->why : "the parallel scan declined");
-    ga_scan_out_free(out);
-  }
-  return SQLITE_OK;
-}
-
-void ga_query_last_parallel(ga_scan_last *last, const ga_scan_out *out,
-                            const ga_plan *plan, int nvals) {
-  last->path = "parallel";
-  last->threads = out->threads;
-  sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
-  last->pieces = out->pieces;
-  last->hash_pieces = out->hash_pieces;
-  last->hash_flushes = out->hash_flushes;
-  last->direct_rows = out->direct_rows;
-  last->direct_batches = out->direct_batches;
-  last->worker_ms = out->worker_ms;
-  last->flush_ms = out->flush_ms;
-  last->lock_wait_ms = out->lock_wait_ms;
-  last->values = nvals;
 }
 
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
