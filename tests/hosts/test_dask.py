@@ -352,7 +352,17 @@ def main():
         con.commit()
         con.close()
         expect_error(rep, "error_collation", lambda: gd.query(client, files[:2] + [other], sql, params),
-                     re.escape(other) + ".*(collation|COLLATE)")
+                     re.escape(other) + '.*declares column region as "TEXT" COLLATE BINARY, an earlier one as '
+                     '"TEXT" COLLATE NOCASE')
+        retyped = os.path.join(TMP, "other_type.db")
+        con = sqlite3.connect(retyped)
+        con.execute(SCHEMA.replace("price REAL", "price TEXT"))
+        fill(con, 50, 8)
+        con.commit()
+        con.close()
+        expect_error(rep, "error_column_type", lambda: gd.query(client, files[:2] + [retyped], sql, params),
+                     re.escape(retyped) + '.*declares column price as "TEXT" COLLATE BINARY, an earlier one as '
+                     '"REAL" COLLATE BINARY')
         expect_error(rep, "error_no_files", lambda: gd.query(client, [], sql, params), "no files")
         expect_error(rep, "error_host", lambda: gd.query(client, {"10.255.255.1": files[:1]}, sql, params),
                      "no worker runs on host 10.255.255.1.*" + re.escape(files[0]))
