@@ -373,6 +373,9 @@ for n in range(len(part)):
         e = error_of(db, "SELECT gpu_query_partial_info(x'%s')" % part[:n].hex())
         bad += not (e or "").startswith("gpu_query_partial_info: argument 1: ")
 check(bad == 0, "every prefix of a partial: an error", bad)
+err = error_of(db, "SELECT gpu_query_merge(x'%s00')" % part.hex())
+check(err == "gpu_query_merge: argument 1: a damaged partial (bytes after its last group)",
+      "a partial with a byte after its end", err)
 import random
 rnd = random.Random(5)
 answers = 0
