@@ -651,6 +651,7 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     }
     if (src == GA_SCAN_INTERRUPT) {
       last->interrupted_in = c->out.interrupted_in;
+      last->pieces = c->out.pieces; /* handed out before the stop */
       rc = SQLITE_INTERRUPT;
       goto done;
     }
