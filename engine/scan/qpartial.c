@@ -92,8 +92,7 @@ static void put_value(wbuf *w, const ga_value *v) {
   }
 }
 
-static void put_head(wbuf *w, const ga_qpart_head *h, ga_group *const *g,
-                     size_t n) {
+static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   const ga_gshape *s = &h->shape;
   put(w, magic, 4);
   put_u8(w, GA_QPART_VERSION);
@@ -121,6 +120,7 @@ static void put_head(wbuf *w, const ga_qpart_head *h, ga_group *const *g,
   uint64_t rows = 0;
   for (size_t i = 0; i < n; i++)
     rows += (uint64_t)g[i]->st[0].rows;
+  h->rows = (int64_t)rows;
   put_u64(w, rows);
   put_u64(w, (uint64_t)n);
 }
@@ -150,7 +150,7 @@ static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
   return GA_OK;
 }
 
-int ga_qpart_encode(const ga_qpart_head *h, ga_group *const *g, size_t n,
+int ga_qpart_encode(ga_qpart_head *h, ga_group *const *g, size_t n,
                     int64_t max_bytes, unsigned char **out, int64_t *nout) {
   wbuf w = {NULL, 0, 0, max_bytes, GA_OK};
   *out = NULL;

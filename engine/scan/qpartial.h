@@ -63,7 +63,7 @@ typedef struct ga_qpart_head {
   ga_qpart_col *cols;
   int nidx;
   ga_qpart_idx *idx;
-  int64_t rows; /* read: the rows of its groups (encode counts them) */
+  int64_t rows; /* the rows of its groups: read, or counted by encode */
   int64_t ngroups;
   int64_t groups_at; /* read: the offset of the first group */
 } ga_qpart_head;
@@ -71,9 +71,10 @@ typedef struct ga_qpart_head {
 /* h's strings, which ga_qpart_read_head allocates (sqlite3_malloc). */
 void ga_qpart_head_free(ga_qpart_head *h);
 
-/* g[0..n) under h as a BLOB (sqlite3_malloc64'd).  GA_OK, GA_NOMEM, or
-** GA_QPART_TOOBIG when it would exceed max_bytes. */
-int ga_qpart_encode(const ga_qpart_head *h, ga_group *const *g, size_t n,
+/* g[0..n) under h as a BLOB (sqlite3_malloc64'd), h->rows set to the rows
+** of those groups, as written.  GA_OK, GA_NOMEM, or GA_QPART_TOOBIG when it
+** would exceed max_bytes. */
+int ga_qpart_encode(ga_qpart_head *h, ga_group *const *g, size_t n,
                     int64_t max_bytes, unsigned char **out, int64_t *nout);
 
 /* Read and check the header (rule 3): GA_OK, GA_NOMEM, or GA_BADSTATE with

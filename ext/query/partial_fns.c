@@ -270,8 +270,6 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   }
   ga_query_last_parallel(last, &out, &plan, q.nvals);
-  for (size_t i = 0; i < out.n; i++)
-    last->rows += out.sorted[i]->st[0].rows;
   h.shape = plan.spec.shape;
   h.sig = ga_query_sig(&q, params, q.nparams);
   h.nparams = q.nparams;
@@ -299,6 +297,7 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   else if (rc != GA_OK)
     sqlite3_result_error_nomem(ctx);
   else {
+    last->rows = h.rows; /* the groups' rows, counted by the encoder */
     sqlite3_result_blob64(ctx, blob, (sqlite3_uint64)nblob, sqlite3_free);
     blob = NULL;
   }
@@ -314,10 +313,62 @@ done:
 
 /* ---- reading partials ---- */
 
+/* The one flow that reads a partial, for the SQL functions and for
+** gpu_query's answer from a partial: its header, then its groups.  Each
+** returns SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR with *err (the reason,
+** after `what`: "argument 2", "gpuagg_partial"; sqlite3_malloc'd). */
+static int part_head(sqlite3_value *v, const char *what, ga_qpart_head *h,
+                     char **err) {
+  const char *why = NULL;
+  int rc = ga_qpart_read_head(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
+                              &why);
+  if (rc == GA_NOMEM)
+    return SQLITE_NOMEM;
+  if (rc != GA_OK) {
+    *err = sqlite3_mprintf("%s: %s", what, why);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* Groups of partial v (header h) into *s (made on first use), tagged
+** piece; the groups' bytes in *bytes, at most cap. */
+static int part_groups(sqlite3_value *v, const char *what,
+                       const ga_qpart_head *h, ga_group_shards **s,
+                       int64_t piece, int64_t *bytes, int64_t cap, char **err) {
+  const char *why = NULL;
+  if (!*s && !(*s = ga_gs_new(&h->shape)))
+    return SQLITE_NOMEM;
+  int rc = ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
+                               *s, piece, bytes, &why);
+  if (rc == GA_NOMEM)
+    return SQLITE_NOMEM;
+  if (rc != GA_OK) {
+    *err = sqlite3_mprintf("%s: %s", what, why);
+    return SQLITE_ERROR;
+  }
+  if (*bytes > cap) {
+    *err = sqlite3_mprintf("the groups exceed group_bytes (%lld bytes; "
+                           "gpuagg_config('group_bytes', N) raises it)",
+                           (long long)cap);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* An SQL function's argument: 1, or 0 with the error set on ctx. */
+static int arg_ok(sqlite3_context *ctx, const char *fn, int rc, char *err) {
+  if (rc == SQLITE_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  else if (rc != SQLITE_OK)
+    result_error(ctx, fn, err);
+  return rc == SQLITE_OK;
+}
+
 /* Read argument v's header; 0 with the error set on ctx. */
 static int read_head(sqlite3_context *ctx, const char *fn, int arg,
                      sqlite3_value *v, ga_qpart_head *h) {
-  const char *why = NULL;
+  char what[32], *err = NULL;
   if (sqlite3_value_type(v) != SQLITE_BLOB) {
     result_error(ctx, fn,
                  sqlite3_mprintf("argument %d is not a partial (a BLOB of "
@@ -325,13 +376,9 @@ static int read_head(sqlite3_context *ctx, const char *fn, int arg,
                                  arg));
     return 0;
   }
-  int rc = ga_qpart_read_head(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
-                              &why);
-  if (rc == GA_NOMEM)
-    sqlite3_result_error_nomem(ctx);
-  else if (rc != GA_OK)
-    result_error(ctx, fn, sqlite3_mprintf("argument %d: %s", arg, why));
-  return rc == GA_OK;
+  sqlite3_snprintf(sizeof what, what, "argument %d", arg);
+  int rc = part_head(v, what, h, &err); /* before err is read */
+  return arg_ok(ctx, fn, rc, err);
 }
 
 /* Rule 3: b (argument arg) computed for what a was.  NULL, or the reason. */
@@ -415,30 +462,15 @@ static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b, int arg) {
   return NULL;
 }
 
-/* Groups of partial v (header h) into *s (made on first use), tagged
-** piece.  0 with the error set on ctx. */
+/* Groups of argument v into *s; 0 with the error set on ctx. */
 static int add_groups(sqlite3_context *ctx, const char *fn, int arg,
                       sqlite3_value *v, const ga_qpart_head *h,
                       ga_group_shards **s, int64_t piece, int64_t *bytes,
                       int64_t cap) {
-  const char *why = NULL;
-  if (!*s && !(*s = ga_gs_new(&h->shape))) {
-    sqlite3_result_error_nomem(ctx);
-    return 0;
-  }
-  int rc = ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
-                               *s, piece, bytes, &why);
-  if (rc == GA_NOMEM)
-    sqlite3_result_error_nomem(ctx);
-  else if (rc != GA_OK)
-    result_error(ctx, fn, sqlite3_mprintf("argument %d: %s", arg, why));
-  else if (*bytes > cap)
-    result_error(ctx, fn,
-                 sqlite3_mprintf("the merged groups exceed group_bytes (%lld "
-                                 "bytes; gpuagg_config('group_bytes', N) "
-                                 "raises it)",
-                                 (long long)cap));
-  return rc == GA_OK && *bytes <= cap;
+  char what[32], *err = NULL;
+  sqlite3_snprintf(sizeof what, what, "argument %d", arg);
+  int rc = part_groups(v, what, h, s, piece, bytes, cap, &err);
+  return arg_ok(ctx, fn, rc, err);
 }
 
 /* ---- gpu_query_merge ---- */
@@ -577,53 +609,39 @@ int ga_query_from_partial(sqlite3_value *v, const ga_query *q,
                           sqlite3_value *const *params, int np,
                           const ga_config *cfg, ga_scan_out *out, char **err) {
   ga_qpart_head h;
-  const char *why = NULL;
   int64_t bytes = 0;
+  char *why = NULL;
   memset(out, 0, sizeof(*out));
+  memset(&h, 0, sizeof h);
   if (sqlite3_value_type(v) != SQLITE_BLOB) {
     *err = sqlite3_mprintf("gpu_query: gpuagg_partial must be a partial (a "
                            "BLOB of gpu_query_partial or gpu_query_merge)");
     return SQLITE_ERROR;
   }
-  int rc = ga_qpart_read_head(sqlite3_value_blob(v), sqlite3_value_bytes(v), &h,
-                              &why);
-  if (rc == GA_NOMEM)
-    return SQLITE_NOMEM;
-  if (rc != GA_OK) {
-    *err = sqlite3_mprintf("gpu_query: gpuagg_partial: %s", why);
-    return SQLITE_ERROR;
+  int rc = part_head(v, "gpuagg_partial", &h, &why);
+  if (rc == SQLITE_OK &&
+      (h.sig != ga_query_sig(q, params, np) || h.nparams != q->nparams ||
+       h.shape.nc != q->ncarry || h.shape.ns != q->nvals ||
+       h.shape.nk != (q->nkeys ? q->nkeys : 1))) {
+    why = sqlite3_mprintf("gpuagg_partial is the partial of another query or "
+                          "other parameter values");
+    rc = SQLITE_ERROR;
   }
-  if (h.sig != ga_query_sig(q, params, np) || h.nparams != q->nparams ||
-      h.shape.nc != q->ncarry || h.shape.ns != q->nvals ||
-      h.shape.nk != (q->nkeys ? q->nkeys : 1)) {
-    ga_qpart_head_free(&h);
-    *err = sqlite3_mprintf("gpu_query: gpuagg_partial is the partial of "
-                           "another query or other parameter values");
-    return SQLITE_ERROR;
+  if (rc == SQLITE_OK) {
+    out->shape = h.shape;
+    out->enc = h.enc;
+    rc = part_groups(v, "gpuagg_partial", &h, &out->groups, 0, &bytes,
+                     ga_config_group_bytes(cfg), &why);
   }
-  out->shape = h.shape;
-  out->enc = h.enc;
-  out->groups = ga_gs_new(&h.shape);
-  rc = !out->groups
-           ? GA_NOMEM
-           : ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v),
-                                 &h, out->groups, 0, &bytes, &why);
+  if (rc == SQLITE_OK && ga_gs_list(out->groups, &out->sorted, &out->n))
+    rc = SQLITE_NOMEM;
   ga_qpart_head_free(&h);
-  if (rc == GA_OK && bytes > ga_config_group_bytes(cfg)) {
+  if (rc != SQLITE_OK) {
     ga_scan_out_free(out);
-    *err = sqlite3_mprintf("gpu_query: the partial's groups exceed "
-                           "group_bytes (%lld bytes)",
-                           (long long)ga_config_group_bytes(cfg));
-    return SQLITE_ERROR;
-  }
-  if (rc == GA_OK && ga_gs_list(out->groups, &out->sorted, &out->n))
-    rc = GA_NOMEM;
-  if (rc != GA_OK) {
-    ga_scan_out_free(out);
-    if (rc == GA_NOMEM)
-      return SQLITE_NOMEM;
-    *err = sqlite3_mprintf("gpu_query: gpuagg_partial: %s", why);
-    return SQLITE_ERROR;
+    if (rc == SQLITE_ERROR)
+      *err = why ? sqlite3_mprintf("gpu_query: %s", why) : NULL;
+    sqlite3_free(why);
+    return why || rc != SQLITE_ERROR ? rc : SQLITE_NOMEM;
   }
   return SQLITE_OK;
 }
