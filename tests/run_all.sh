@@ -108,7 +108,7 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     CMD[fake:gpu_faults]='fake "$PYTHON" tests/test_gpu_faults.py'
     CMD[fake:matadd]='fake "$PYTHON" tests/test_matadd.py'
     CMD[fake:seam]='fake "$PYTHON" tests/test_seam.py'
-    CMD[fake:cache]='fake "$PYTHON" tests/test_cache.py'
+    CMD[fake:cache]='fake env CACHE_DEVICES=gpu "$PYTHON" tests/test_cache.py'
     CMD[fake:query_cache]='fake env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-400} "$PYTHON" tests/test_query.py'
     DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:query_cache"
   else
