@@ -817,78 +817,159 @@ extern "C" int gak_cache_group_counts(const uint32_t *d_gid,
 }
 
 /* Few groups at once (gak_cache_reduce_groups).  A row's value is taken
-** apart once (its digits, or its integer halves), then added to the
-** registers of every group under a mask (branch-free: the lanes of a warp
-** hold rows of different groups, and a branch per group would run each
-** group's code for the whole warp).  A group's register digits follow
-** sbuf's rule; the rare infinities and NaNs go to shared counters.  A
-** thread's counts stay below 2^32 (a slice's rows), its integer halves'
-** sums need 64 bits.  Two rows an iteration, loaded before either is
-** added: the loads of both are in flight together (ncu: latency bound). */
+** apart once, then added to the registers of every group under a mask
+** (branch-free: the lanes of a warp hold rows of different groups, and a
+** branch per group would run each group's code for the whole warp).
+**
+** A REAL adds as a fixed-point int64 inside the warp's window: binades
+** [wb, wb + WSPAN] of ga_partial.h's positions (a position p is a value
+** m * 2^(p - 1074)), so m << (p - wb) fits 53 + WSPAN < 64 bits, and a
+** group's register sum is a 128-bit integer in units of 2^(wb - 1074):
+** one shift and one 128-bit add a value, where digits cost a split into
+** three and three adds (ncu, Q1 on the H200: 112 registers, latency
+** bound).  The window is the warp's own, taken from its first REALs: the
+** largest position among them, less WSPAN - 1.  A value outside it, and
+** the rare infinity or NaN, goes to the block's shared digits or counters
+** with atomics.  The digits are sums mod 2^64 whatever the route, and a
+** slice's digits are carried at its end (rule 2), so its state is the same
+** bit for bit as value-by-value digits would give.  Integers add their
+** 32-bit halves.  Bounds: a thread adds at most a slice's rows / CT
+** values, each below 2^63, so its 128-bit sums cannot overflow; nor can
+** a warp's (32 of them).  Four rows a thread an iteration, loaded before
+** any is added; the loop is the same for every lane (warp votes pick the
+** work). */
+#define WSPAN 10
+
 template <int G> struct gregs {
-  sbuf sb[G];
+  unsigned long long flo[G], fhi[G]; /* the window's 128-bit sums */
   unsigned long long ilo[G], ihi[G];
-  unsigned nint[G], nreal[G], count[G];
+  unsigned nint[G], count[G]; /* nreal is count - nint */
 };
 
+/* Value v's position and mantissa: false for +-0. */
+__device__ __forceinline__ bool real_parts(unsigned long long v, int *pos,
+                                           unsigned long long *m) {
+  int e = (int)((v >> 52) & 0x7ff);
+  unsigned long long mnt = v & ((1ull << 52) - 1);
+  if (!e && !mnt)
+    return false;
+  *pos = e ? e - 1 : 0;
+  *m = e ? mnt | (1ull << 52) : mnt;
+  return true;
+}
+
+/* m * 2^pos (negated when neg) into shared digits, as sbuf_add's pieces
+** (rare: kept out of line, off the registers of the loop that calls it). */
+__device__ __noinline__ void digits_add(unsigned long long *acc, int pos,
+                                        unsigned long long m, bool neg) {
+  int k = pos >> 5, sh = pos & 31;
+  unsigned long long l = m << sh;
+  unsigned long long d[3] = {l & 0xffffffffull, l >> 32,
+                             sh ? (m >> (64 - sh)) : 0ull};
+#pragma unroll
+  for (int i = 0; i < 3; i++)
+    if (d[i])
+      atomicAdd(acc + k + i, neg ? 0ull - d[i] : d[i]);
+}
+
+/* A warp's 128-bit window sum s (two's complement, hi:lo) times 2^wb into
+** shared digits: its magnitude's 32-bit pieces shifted by wb & 31 (each
+** piece below 2^33), at digits wb >> 5 .. + 4 (wb <= 2036: the last is
+** digit 67 at most). */
+__device__ __forceinline__ void window_add(unsigned long long *acc, int wb,
+                                           unsigned long long lo,
+                                           unsigned long long hi) {
+  bool neg = (long long)hi < 0;
+  if (neg) {
+    lo = ~lo + 1;
+    hi = ~hi + (lo == 0);
+  }
+  const int k = wb >> 5, sh = wb & 31;
+  const unsigned long long w[4] = {lo & 0xffffffffull, lo >> 32,
+                                   hi & 0xffffffffull, hi >> 32};
+  unsigned long long below = 0;
+#pragma unroll
+  for (int j = 0; j < 5; j++) {
+    unsigned long long x = j < 4 ? w[j] << sh : 0ull;
+    unsigned long long piece = (x & 0xffffffffull) + below;
+    below = x >> 32;
+    if (piece)
+      atomicAdd(acc + k + j, neg ? 0ull - piece : piece);
+  }
+}
+
+__device__ __forceinline__ void add128(unsigned long long &lo,
+                                       unsigned long long &hi, long long x) {
+  unsigned long long n = lo + (unsigned long long)x;
+  hi += (n < lo) + (unsigned long long)(x >> 63);
+  lo = n;
+}
+
+/* One row (ok: passing and not NULL) of group g: its window value or
+** integer halves into the registers, the rest into shared memory. */
 template <int G>
 __device__ __forceinline__ void
 group_add(gregs<G> &r, unsigned long long (*acc)[GA_XACC_DIGITS],
           unsigned long long (*cnt)[NCNT], const gak_cgids &gs, uint32_t g,
-          bool ok, bool isint, unsigned long long v) {
-  if (!ok)
-    return;
-  unsigned long long lo = 0, hi = 0, d[3] = {0, 0, 0};
-  int k = -1;
-  if (isint) {
+          bool ok, bool isint, unsigned long long v, int wb, bool ints,
+          bool reals) {
+  long long fx = 0;
+  unsigned long long lo = 0, hi = 0;
+  if (ok && isint) {
     lo = v & 0xffffffffull;
     hi = (unsigned long long)((long long)v >> 32);
-  } else {
-    int e = (int)((v >> 52) & 0x7ff);
+  } else if (ok && ((v >> 52) & 0x7ff) == 0x7ff) { /* rare */
     unsigned long long mnt = v & ((1ull << 52) - 1);
-    if (e == 0x7ff) { /* rare: counted where it lands */
 #pragma unroll
-      for (int q = 0; q < G; q++)
-        if (g == gs.g[q])
-          atomicAdd(&cnt[q][mnt ? 6 : (v >> 63) ? 5 : 4], 1ull);
-    } else if (e || mnt) {
-      if (e) {
-        mnt |= 1ull << 52;
-        e -= 1;
+    for (int q = 0; q < G; q++)
+      if (g == gs.g[q])
+        atomicAdd(&cnt[q][mnt ? 6 : (v >> 63) ? 5 : 4], 1ull);
+  } else if (ok) {
+    int pos;
+    unsigned long long m;
+    if (real_parts(v, &pos, &m)) {
+      unsigned sh = (unsigned)(pos - wb);
+      if (wb >= 0 && sh <= WSPAN) {
+        fx = (long long)(m << sh);
+        if (v >> 63)
+          fx = -fx;
+      } else { /* outside the window: straight to the digits */
+#pragma unroll
+        for (int q = 0; q < G; q++)
+          if (g == gs.g[q])
+            digits_add(acc[q], pos, m, (v >> 63) != 0);
       }
-      k = e >> 5;
-      int sh = e & 31;
-      unsigned long long l = mnt << sh;
-      d[0] = l & 0xffffffffull;
-      d[1] = l >> 32;
-      d[2] = sh ? (mnt >> (64 - sh)) : 0ull;
-      if (v >> 63)
-        d[0] = 0ull - d[0], d[1] = 0ull - d[1], d[2] = 0ull - d[2];
     }
   }
 #pragma unroll
   for (int q = 0; q < G; q++) {
-    bool mq = g == gs.g[q];
+    bool mq = ok && g == gs.g[q];
     r.count[q] += mq;
-    r.nint[q] += mq && isint;
-    r.nreal[q] += mq && !isint;
-    r.ilo[q] += mq ? lo : 0ull;
-    r.ihi[q] += mq ? hi : 0ull;
-    if (mq && k >= 0) {
-      if (k != r.sb[q].k) {
-        sbuf_flush(acc[q], r.sb[q]);
-        r.sb[q].k = k;
-        r.sb[q].d[0] = r.sb[q].d[1] = r.sb[q].d[2] = 0;
-      }
-      r.sb[q].d[0] += d[0];
-      r.sb[q].d[1] += d[1];
-      r.sb[q].d[2] += d[2];
+    if (ints) {
+      r.nint[q] += mq && isint;
+      r.ilo[q] += mq ? lo : 0ull;
+      r.ihi[q] += mq ? hi : 0ull;
     }
+    if (reals)
+      add128(r.flo[q], r.fhi[q], mq ? fx : 0ll);
   }
 }
 
+/* Position of a finite nonzero REAL, or -1. */
+__device__ __forceinline__ int window_pos(bool ok, bool isint,
+                                          unsigned long long v) {
+  int pos;
+  unsigned long long m;
+  if (!ok || isint || ((v >> 52) & 0x7ff) == 0x7ff || !real_parts(v, &pos, &m))
+    return -1;
+  return pos;
+}
+
+/* Three blocks an SM: Q1 on the H200 took 6.3 ms with three, 7.1 ms with
+** two (side by side, 2026-12-02: bench/results/query_cache_h200_*_quads*),
+** though ptxas then spills 136 to 188 bytes (on cold paths). */
 template <int G>
-__global__ void __launch_bounds__(CT, 2)
+__global__ void __launch_bounds__(CT, 3)
     k_reduce_groups(const gak_ccol x, const uint32_t *gid, const uint32_t *sel,
                     const gak_cslice *sl, const gak_cgids gs, unsigned nslices,
                     gak_cstate *out) {
@@ -904,30 +985,89 @@ __global__ void __launch_bounds__(CT, 2)
   gregs<G> r;
 #pragma unroll
   for (int q = 0; q < G; q++) {
-    r.sb[q].k = -1;
-    r.sb[q].d[0] = r.sb[q].d[1] = r.sb[q].d[2] = 0;
-    r.ilo[q] = r.ihi[q] = 0;
-    r.nint[q] = r.nreal[q] = r.count[q] = 0;
+    r.flo[q] = r.fhi[q] = r.ilo[q] = r.ihi[q] = 0;
+    r.nint[q] = r.count[q] = 0;
   }
-  for (unsigned p = threadIdx.x; p < s.len; p += 2 * CT) {
-    long long i = (long long)s.start + p, j = i + CT;
-    bool hj = p + CT < s.len;
-    uint32_t gi = gid[i], gj = hj ? gid[j] : 0;
-    bool oi = ((sel[i >> 5] >> (i & 31)) & 1) && bit64(x.notnull, i);
-    bool oj = hj && ((sel[j >> 5] >> (j & 31)) & 1) && bit64(x.notnull, j);
-    unsigned long long vi = oi ? x.vals[i] : 0, vj = oj ? x.vals[j] : 0;
-    bool ii = oi && bit64(x.isint, i), ij = oj && bit64(x.isint, j);
-    group_add<G>(r, acc, cnt, gs, gi, oi, ii, vi);
-    group_add<G>(r, acc, cnt, gs, gj, oj, ij, vj);
+  int wb = -1; /* the warp's window (the same in every lane), once set */
+  /* rows in quads, a thread's four in one 32-byte load of values and one
+  ** 16-byte load of ids where the slice's start and the arrays allow it:
+  ** every load of an iteration is issued before any is used (the version
+  ** with two rows a thread was latency bound: 1.2 ms a reduce for Q1) */
+  const bool vec = (s.start & 3) == 0 && ((uintptr_t)x.vals & 15) == 0 &&
+                   ((uintptr_t)gid & 15) == 0;
+#pragma unroll 1
+  for (unsigned base = 0; base < s.len; base += 4 * CT) {
+    const unsigned p = base + 4 * threadIdx.x;
+    const long long i = (long long)s.start + p;
+    unsigned long long v[4] = {0, 0, 0, 0};
+    uint32_t g[4] = {0, 0, 0, 0};
+    bool ok[4], ii[4];
+    if (vec && p + 4 <= s.len) { /* one word of each bitmap: i % 4 == 0 */
+      const ulonglong2 *v2 = reinterpret_cast<const ulonglong2 *>(x.vals + i);
+      ulonglong2 a = v2[0], b2 = v2[1];
+      uint4 gg = *reinterpret_cast<const uint4 *>(gid + i);
+      unsigned pass = (sel[i >> 5] >> (i & 31)) &
+                      (unsigned)(x.notnull[i >> 6] >> (i & 63)) & 0xfu;
+      unsigned ints = (unsigned)(x.isint[i >> 6] >> (i & 63));
+      v[0] = a.x, v[1] = a.y, v[2] = b2.x, v[3] = b2.y;
+      g[0] = gg.x, g[1] = gg.y, g[2] = gg.z, g[3] = gg.w;
+#pragma unroll
+      for (int t = 0; t < 4; t++) {
+        ok[t] = (pass >> t) & 1;
+        ii[t] = ok[t] && ((ints >> t) & 1);
+      }
+    } else {
+#pragma unroll
+      for (int t = 0; t < 4; t++) {
+        long long k = i + t;
+        bool in = p + t < s.len;
+        g[t] = in ? gid[k] : 0;
+        v[t] = in ? x.vals[k] : 0;
+        ok[t] = in && ((sel[k >> 5] >> (k & 31)) & 1) && bit64(x.notnull, k);
+        ii[t] = ok[t] && bit64(x.isint, k);
+      }
+    }
+    bool anyi = false, anyr = false;
+#pragma unroll
+    for (int t = 0; t < 4; t++) {
+      anyi |= ii[t];
+      anyr |= ok[t] && !ii[t];
+    }
+    const bool ints = __any_sync(0xffffffffu, anyi);
+    const bool reals = __any_sync(0xffffffffu, anyr);
+    if (reals && wb < 0) {
+      int top = -1;
+#pragma unroll
+      for (int t = 0; t < 4; t++) {
+        int pt = window_pos(ok[t], ii[t], v[t]);
+        top = pt > top ? pt : top;
+      }
+      top = __reduce_max_sync(0xffffffffu, top);
+      if (top >= 0)
+        wb = top > WSPAN - 1 ? top - (WSPAN - 1) : 0;
+    }
+#pragma unroll
+    for (int t = 0; t < 4; t++)
+      group_add<G>(r, acc, cnt, gs, g[t], ok[t], ii[t], ok[t] ? v[t] : 0ull, wb,
+                   ints, reals);
   }
 #pragma unroll
   for (int q = 0; q < G; q++) {
-    sbuf_flush(acc[q], r.sb[q]);
-    unsigned long long t[5] = {r.ilo[q], r.ihi[q], r.nint[q], r.nreal[q],
-                               r.count[q]};
-    const int at[5] = {0, 1, 2, 3, 7};
+    unsigned long long flo = r.flo[q], fhi = r.fhi[q];
 #pragma unroll
-    for (int c = 0; c < 5; c++) {
+    for (int off = 16; off > 0; off >>= 1) {
+      unsigned long long olo = __shfl_down_sync(0xffffffffu, flo, off);
+      unsigned long long ohi = __shfl_down_sync(0xffffffffu, fhi, off);
+      unsigned long long n = flo + olo;
+      fhi += ohi + (n < flo);
+      flo = n;
+    }
+    if (lane == 0 && wb >= 0 && (flo | fhi))
+      window_add(acc[q], wb, flo, fhi);
+    unsigned long long t[4] = {r.ilo[q], r.ihi[q], r.nint[q], r.count[q]};
+    const int at[4] = {0, 1, 2, 7};
+#pragma unroll
+    for (int c = 0; c < 4; c++) {
       unsigned long long w = warp_sum(t[c]);
       if (lane == 0 && w)
         atomicAdd(&cnt[q][at[c]], w);
@@ -937,6 +1077,7 @@ __global__ void __launch_bounds__(CT, 2)
   if (threadIdx.x >= G)
     return;
   const int q = threadIdx.x;
+  cnt[q][3] = cnt[q][7] - cnt[q][2]; /* nreal: the non-NULL that are not int */
   gak_cstate *o = &out[(size_t)q * nslices + blockIdx.x];
   long long carry = 0; /* rule 2 */
   for (int dd = 0; dd < GA_XACC_DIGITS - 1; dd++) {
@@ -980,24 +1121,24 @@ extern "C" int gak_cache_reduce_groups(gak_ccol x, const uint32_t *d_gid,
   if (nslices == 0)
     return (int)cudaSuccess;
   unsigned ns = (unsigned)nslices;
+#define RG(G)                                                                  \
+  k_reduce_groups<G>                                                           \
+      <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out)
   switch (gids->n) {
   case 1:
-    k_reduce_groups<1>
-        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
+    RG(1);
     break;
   case 2:
-    k_reduce_groups<2>
-        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
+    RG(2);
     break;
   case 3:
-    k_reduce_groups<3>
-        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
+    RG(3);
     break;
   default:
-    k_reduce_groups<4>
-        <<<ns, CT, 0, s>>>(x, d_gid, d_sel, d_slices, *gids, ns, d_out);
+    RG(4);
     break;
   }
+#undef RG
   return (int)cudaGetLastError();
 }
 

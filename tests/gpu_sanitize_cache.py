@@ -84,6 +84,10 @@ QUERIES = [
     # few groups (cache_gpu_query.c rule 6): counted, no sort, each group's slices over all rows
     "SELECT substr(d, 1, 3) AS dec, sum(x * m), max(y), min(x), count(*) FROM t "
     "WHERE y > 100 GROUP BY substr(d, 1, 3)",
+    # few groups, sums only: k_reduce_groups' windows and quads; REAL programs
+    # typed over all rows (kernels/cache_expr.cu rule 4), NULLs and x / 0 included
+    "SELECT y % 3 AS g3, sum(x), total(x * (1 - x / 1e3)), avg(x / (y - 500)), count(*) "
+    "FROM t WHERE y > 10 GROUP BY y % 3",
     # a key that is an expression (rule 8): evaluated first, its own dictionary
     "SELECT k % 7 AS r, d, sum(x), max(m), count(*) FROM t WHERE y < 700 GROUP BY k % 7, d",
 ]

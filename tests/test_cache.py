@@ -42,7 +42,9 @@ and so the uncached path's.  Checked here:
     faults: every answer still equals the reference.
 
 The host cache is checked under every run (device = 'cpu'); the GPU cache
-when GPUAGG_TEST_GPU=1.
+when GPUAGG_TEST_GPU=1.  CACHE_DEVICES=gpu leaves the host sections out
+(run_all.sh's fake:cache: the plain cache suite runs them); CACHE_ONLY
+names the sections to run (tests/mutants/run.py --gpu).
 """
 
 import json
@@ -1144,6 +1146,70 @@ def fma_guard(rep, r, device):
         compare(rep, con, "%s_fma_%d" % (device, i), "f", x, None, g, want="cache")
 
 
+def window_x(r, i):
+    """x of section_window: the first rows of the first slice small (its warps' windows
+    low, the rest of its rows outside them), the first rows of the next slice NULL (no
+    window until later), then mostly one range with values far from it."""
+    if i < 512:
+        return r.uniform(-1, 1) * 2.0 ** -25
+    if 16384 <= i < 16896:
+        return None
+    k = r.random()
+    if k < 0.80:
+        return r.uniform(-1e5, 1e5)
+    if k < 0.84:
+        return r.uniform(-1, 1) * 2.0 ** r.randint(-1074, 1000)
+    if k < 0.88:
+        return r.choice([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e300, -1e300,
+                         1.7976931348623157e308, -1.7976931348623157e308, 2.0 ** 1023])
+    if k < 0.92:
+        return None
+    return r.uniform(1e5, 1e12) * r.choice([1, -1])
+
+
+def section_window(rep, r, device):
+    """Few groups from a GPU entry (kernels/cache.cu, k_reduce_groups): a REAL adds as
+    a fixed-point integer inside its warp's window, or to the digits outside it; and
+    programs of REALs run typed (kernels/cache_expr.cu rule 4).  Sums, totals and
+    averages of 1 to 4 groups, against SQLite's text, value and typeof, on data that
+    puts values on both sides of each window, subnormals, +-0, values near the largest
+    double, infinities, NULLs, INTEGERs among REALs, divisions by zero and Inf - Inf."""
+    con = connect(":memory:", device=device)
+    con.execute("CREATE TABLE w(x REAL, y REAL, m, xi REAL, k INTEGER, k2 TEXT, f INTEGER)")
+    rows = []
+    for i in range(20000):
+        m = r.random()
+        rows.append((window_x(r, i), r.choice([None, 0.0, -0.0, r.uniform(-2, 2), 0.5, 3.0]),
+                     (r.randint(-10 ** 6, 10 ** 6) if m < 0.45 else
+                      r.choice([2 ** 62, -(2 ** 62), 2 ** 63 - 1]) if m < 0.5 else
+                      r.uniform(-1e3, 1e3) if m < 0.9 else None),
+                     r.choice([float("inf"), float("-inf")]) if r.random() < 0.001
+                     else r.uniform(-10, 10),
+                     r.randint(1, 4), r.choice(["a", "b"]), r.randint(0, 9)))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO w VALUES (?,?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('w', 'x, y, m, xi, k, k2, f')")
+    queries = [
+        "SELECT k, sum(x), total(x), avg(x), count(x), count(*) FROM w GROUP BY k",
+        "SELECT k, sum(x), avg(x) FROM w WHERE f > 3 GROUP BY k",
+        "SELECT k, sum(x) FROM w WHERE k < 4 GROUP BY k",
+        "SELECT k2, sum(x), total(x) FROM w WHERE k2 = 'a' GROUP BY k2",
+        "SELECT k2, sum(m), total(m), avg(m) FROM w GROUP BY k2",
+        "SELECT k, sum(x * y), sum(x - y), total(x / y), sum(-x), sum(x * 2 + 1), "
+        "sum((1 + 2) * x), sum(1 - y), avg(y * 0.5) FROM w GROUP BY k",
+        "SELECT k, sum(m * 1.5), total(m + y), sum(y / 0), sum(- y), sum(m * m) FROM w "
+        "GROUP BY k",
+        "SELECT k2, sum(xi), total(xi * 2), total(xi - xi), sum(xi * y - 1) FROM w "
+        "GROUP BY k2",
+        "SELECT k, sum(x * (1 - y) * (1 + y)), sum(x * 1e300 * 1e10) FROM w "
+        "WHERE f BETWEEN 2 AND 7 GROUP BY k",
+    ]
+    for i, sql in enumerate(queries):
+        query_compare(rep, con, "%s_window_%d" % (device, i), sql, "cache")
+    con.close()
+
+
 def section_merge_levels(rep, r):
     """GPU entries: groups of many slices merge in two levels (cache_gpu_query.c rule 7),
     few groups reduce in place (rule 6).  GPUAGG_CACHE_MERGE_FAN=2 (read at each query)
@@ -1182,20 +1248,32 @@ def section_merge_levels(rep, r):
 def main():
     rep = Reporter("cache")
     r = random.Random(SEED)
-    devices = ["cpu"] + (["gpu"] if GPU else [])
+    # CACHE_DEVICES=gpu (run_all.sh's fake:cache): the host entries' sections
+    # are the plain cache suite's, run there already
+    devices = [d for d in os.environ.get("CACHE_DEVICES", "cpu gpu").split()
+               if d == "cpu" or GPU]
+    # CACHE_ONLY="window arith": these sections only (tests/mutants/run.py
+    # --gpu: a device-code mutant is killed in seconds, not a whole suite)
+    only = os.environ.get("CACHE_ONLY", "").split()
+
+    def want(name):
+        return not only or name in only
+
     for device in devices:
-        section_equiv(rep, r, device)
-        section_rowid_min(rep, r, device)
-        section_loads(rep, r, device)
-        section_stale(rep, r, device)
-        section_budget(rep, r, device)
-        section_writer(rep, r, device)
-        section_text(rep, r, device)
-        section_arith(rep, r, device)
-    section_errors(rep, r)
+        for name, section in (("equiv", section_equiv), ("rowid_min", section_rowid_min),
+                              ("loads", section_loads), ("stale", section_stale),
+                              ("budget", section_budget), ("writer", section_writer),
+                              ("text", section_text), ("arith", section_arith),
+                              ("window", section_window)):
+            if want(name):
+                section(rep, r, device)
+    if want("errors"):
+        section_errors(rep, r)
     if GPU:
-        section_merge_levels(rep, r)
-        section_faults(rep, r)
+        if want("merge_levels"):
+            section_merge_levels(rep, r)
+        if want("faults"):
+            section_faults(rep, r)
     else:
         rep.skip("gpu_cache_on_device", "no GPU (make test runs it on the fake backend)")
     rep.finish()

@@ -483,7 +483,9 @@ static int cut_few(const uint32_t *cnt, int64_t ngroups, int64_t n,
   int64_t nsl = 0, ngr = 0, ne = 0;
   for (int64_t g = 0; g < ngroups; g++)
     ne += cnt[g] != 0;
-  int64_t per = slice * (ne ? ne : 1);
+  /* a multiple of 64: slices start on bitmap words and on the reduce's
+  ** 4-row vectors (kernels/cache.cu, k_reduce_groups) */
+  int64_t per = (slice * (ne ? ne : 1) + 63) & ~(int64_t)63;
   for (int64_t g = 0; g < ngroups; g++) {
     if (!cnt[g])
       continue;

@@ -22,6 +22,14 @@ BROKEN, or one SURVIVED that is not marked `needs: gpu-seam`.
     tests/mutants/run.py --ci            # the `ci: yes` subset (make test-mutants-ci)
     tests/mutants/run.py NAME...         # only these
     tests/mutants/run.py --check         # only check that every snippet is found
+    tests/mutants/run.py --gpu           # on a GPU machine: the device-code ones
+
+Device code (`needs: gpu`, kernels/*.cu) is not built by CUDA=0, so the
+runs above list those mutants as SKIPPED.  --gpu takes only them: it builds
+the copy with CUDA (GENCODE from the environment: one architecture is
+enough), runs the mutant's `first:` suites with GPUAGG_TEST_GPU=1 and its
+`env:` (say CACHE_ONLY=window, so that a suite runs only the sections that
+reach the code), and counts a survivor as a failure.
 
 Environment: PYTHON, SQLITE3 (passed to the suites), MUTANT_SUITES (the suite
 order, default below), KEEP=1 (keep the scratch copy).
@@ -50,6 +58,11 @@ SUITES = os.environ.get(
     "aggregate_writer cache fake:cache python analysts dask cli diff gpu gpu_faults docs install node query_partial "
     "query query_cache fake:query_cache")
 FIELDS = ("name", "file", "find", "repl")
+
+
+def env_of(m):
+    """A mutant's `env:` line (KEY=VALUE ...) as a dict."""
+    return dict(kv.split("=", 1) for kv in m.get("env", "").split() if "=" in kv)
 
 
 def order_for(m):
@@ -84,7 +97,7 @@ def parse(path):
         if not m:
             raise ValueError("%s:%d: not 'key: value': %r" % (path, no, line))
         key, val = m.group(1), m.group(2) or ""
-        if key not in FIELDS + ("ci", "needs", "first"):
+        if key not in FIELDS + ("ci", "needs", "first", "env"):
             raise ValueError("%s:%d: unknown key %r" % (path, no, key))
         if cur is None:
             if key != "name":
@@ -98,11 +111,26 @@ def parse(path):
     return muts
 
 
+def tree_files():
+    """Tracked and untracked (not ignored) files of the working tree; where
+    there is no git checkout (the GPU machine's copy), every file but build
+    outputs."""
+    p = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                        "--exclude-standard"], capture_output=True)
+    if p.returncode == 0:
+        return sorted(set(f for f in p.stdout.decode().split("\0") if f))
+    skip = {".git", "build", ".device-kit", "dist", "node_modules", "__pycache__"}
+    files = []
+    for d, dirs, names in os.walk(ROOT):
+        dirs[:] = [x for x in dirs if x not in skip]
+        files += [os.path.relpath(os.path.join(d, n), ROOT) for n in names
+                  if not n.endswith((".so", ".o", ".a", ".pyc"))]
+    return sorted(files)
+
+
 def copy_tree(dst):
-    """Tracked and untracked (not ignored) files of the working tree."""
-    out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
-                          "--exclude-standard"], check=True, capture_output=True).stdout
-    for rel in sorted(set(p for p in out.decode().split("\0") if p)):
+    """The working tree's files (tree_files) into dst."""
+    for rel in tree_files():
         src = os.path.join(ROOT, rel)
         if not os.path.isfile(src) or os.path.islink(src):
             continue  # deleted in the working tree, or a link
@@ -111,21 +139,32 @@ def copy_tree(dst):
         shutil.copy2(src, d)
 
 
-def build(tree):
+def build(tree, gpu=False):
     """make the extension and its fake-GPU build (mk/fakegpu.mk) in tree,
-    CUDA=0 and no LTO (fast); (ok, log)."""
-    p = subprocess.run(["make", "-s", "--no-print-directory", "-j2", "CUDA=0", "LTO=",
-                        "libgpuagg.so", "fake-lib"], cwd=tree, capture_output=True, text=True)
+    CUDA=0 and no LTO (fast); gpu: the extension with CUDA (no LTO); (ok, log)."""
+    if gpu:
+        cmd = ["make", "-s", "--no-print-directory", "-j%d" % (os.cpu_count() or 2), "CUDA=1",
+               "LTO=", "libgpuagg.so"]
+    else:
+        cmd = ["make", "-s", "--no-print-directory", "-j2", "CUDA=0", "LTO=", "libgpuagg.so",
+               "fake-lib"]
+    p = subprocess.run(cmd, cwd=tree, capture_output=True, text=True)
     return p.returncode == 0, p.stdout + p.stderr
 
 
-def run_suites(tree, suites):
-    """(passed?, killer suite or None, tail of the log)."""
+def run_suites(tree, suites, gpu=False, extra=None):
+    """(passed?, killer suite or None, tail of the log); gpu: on the GPU
+    (GPUAGG_TEST_GPU=1), with the mutant's env: pairs in extra."""
     env = dict(os.environ, GPUAGG_LIB=os.path.join(tree, "libgpuagg"), SUITES=suites,
                STOP_ON_FAIL="1", CUDA="0", LTO="", MAKEFLAGS="",
                GPUAGG_FAKE_LIB=os.path.join(tree, "build", "fake", "libgpuagg"),
                GPUAGG_FAKE_RESTORE=os.path.join(tree, "build", "fake", "test_restore"))
-    env.pop("GPUAGG_TEST_GPU", None)  # CPU machine semantics, as in CI
+    if gpu:
+        env.update(CUDA="1", GPUAGG_TEST_GPU="1")
+        env.pop("GPUAGG_FAKE_LIB")
+    else:
+        env.pop("GPUAGG_TEST_GPU", None)  # CPU machine semantics, as in CI
+    env.update(extra or {})
     p = subprocess.run(["tests/run_all.sh"], cwd=tree, env=env, capture_output=True, text=True)
     killer = None
     for line in p.stdout.split("\n"):
@@ -146,6 +185,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="only check the snippets")
     ap.add_argument("--list", default=LIST)
     ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--gpu", action="store_true",
+                    help="only the device-code mutants (needs: gpu), on this machine's GPU")
     a = ap.parse_args()
     try:
         muts = parse(a.list)
@@ -179,19 +220,39 @@ def main():
     if a.check:
         print("mutants: all %d snippets found exactly once" % len(muts))
         return 0
+    skipped = [m for m in muts if (m.get("needs") == "gpu") != a.gpu]
+    muts = [m for m in muts if (m.get("needs") == "gpu") == a.gpu]
+    for m in skipped if not a.gpu else []:
+        print("SKIPPED   %-34s device code: tests/mutants/run.py --gpu on a GPU machine"
+              % m["name"])
+    if a.gpu:
+        for m in muts:
+            if not m.get("first"):
+                print("FAIL: device-code mutant %s names no first: suites" % m["name"])
+                return 1
+    if not muts:
+        print("mutants: none to run")
+        return 0
 
     t_all = time.time()
     tmp = tempfile.mkdtemp(prefix="gpuagg_mutants_")
     tree = os.path.join(tmp, "tree")
     try:
         copy_tree(tree)
-        ok, log = build(tree)
+        ok, log = build(tree, a.gpu)
         if not ok:
             print("FAIL: the unmutated copy does not build:\n" + log[-2000:])
             return 1
         if not a.no_baseline:
             t0 = time.time()
-            ok, killer, log = run_suites(tree, SUITES)
+            if a.gpu:  # each mutant's own suites and env, unmutated
+                ok, killer, log, seen = True, None, "", set()
+                for m in muts:
+                    if ok and (m["first"], m.get("env", "")) not in seen:
+                        seen.add((m["first"], m.get("env", "")))
+                        ok, killer, log = run_suites(tree, m["first"], True, env_of(m))
+            else:
+                ok, killer, log = run_suites(tree, SUITES)
             if not ok:
                 print("FAIL: the unmutated copy fails suite %s:\n%s" % (killer, log))
                 return 1
@@ -205,12 +266,15 @@ def main():
                 f.write(orig.replace(m["find"], m["repl"], 1))
             t0 = time.time()
             try:
-                ok, log = build(tree)
+                ok, log = build(tree, a.gpu)
                 if not ok:
                     broken += 1
                     print("BROKEN    %-34s does not build: %s" % (m["name"], log.strip()[-300:]))
                     continue
-                passed, killer, log = run_suites(tree, order_for(m))
+                if a.gpu:
+                    passed, killer, log = run_suites(tree, m["first"], True, env_of(m))
+                else:
+                    passed, killer, log = run_suites(tree, order_for(m))
                 dt = time.time() - t0
                 if not passed:
                     killed += 1
