@@ -966,7 +966,7 @@ __device__ __forceinline__ int window_pos(bool ok, bool isint,
 }
 
 /* Three blocks an SM: Q1 on the H200 took 6.3 ms with three, 7.1 ms with
-** two (side by side, 2026-12-02: bench/results/query_cache_h200_*_quads*),
+** two (side by side, 2026-12-02: bench/results/query_cache_h200_2026-12-02_quads_*),
 ** though ptxas then spills 136 to 188 bytes (on cold paths). */
 template <int G>
 __global__ void __launch_bounds__(CT, 3)

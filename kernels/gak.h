@@ -280,6 +280,42 @@ int gak_cache_merge(const gak_cstate *d_slice_states,
                     const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
                     gak_cstate *d_out, gak_stream s);
 
+/* ---- ORDER BY an aggregate ... LIMIT k over many groups (kernels/
+** cache_topk.cu; issue 20, bench/query_bench.py's d2) ----
+**
+** gak_cache_group_order: one thread a group g < ngroups, over its rows
+** [start[g], end[g]) of the sorted layout (value x at row d_idx[p], or at
+** p itself when d_idx is NULL), the exact finished value of sum(x) or
+** total(x) as an order key: ascending keys for ascending values under
+** SQLite's comparison, all 64 bits.  mode: GAK_ORDER_INT (every value an
+** INTEGER: sum is the int64 sum, total that sum rounded once) or
+** GAK_ORDER_REAL (every value a REAL: the correctly rounded exact sum), or
+** GAK_ORDER_TOTAL with either.  A group without rows has key 0; a group
+** whose values are all NULL has key 1 for sum (NULL sorts first) and
+** 0.0's for total; desc = 0 stores every other key's complement, so that
+** a descending sort of keys is SQLite's ascending order there.  Declined
+** (bit 1 of *d_flag set: the host takes another path): a value of the
+** other kind, an infinity or NaN, values more than 64 binades below their
+** group's largest, an int64 sum past 2^62, a REAL sum that is subnormal or
+** overflows. */
+#define GAK_ORDER_INT 0
+#define GAK_ORDER_REAL 1
+#define GAK_ORDER_TOTAL 2
+int gak_cache_group_order(gak_ccol x, const uint32_t *d_idx,
+                          const uint32_t *d_start, const uint32_t *d_end,
+                          int64_t ngroups, int mode, int desc, uint64_t *d_key,
+                          uint32_t *d_flag, gak_stream s);
+/* gak_cache_topk: the groups among the first k in descending key order,
+** ties with the k-th included, groups without rows (key 0) never:
+** *d_count of them (at most ngroups), their ids in key order in
+** d_ids[0 .. min(count, cap)) and their bounds in d_bounds (start, end
+** pairs).  d_scratch: gak_cache_topk_scratch(ngroups) bytes. */
+size_t gak_cache_topk_scratch(int64_t ngroups);
+int gak_cache_topk(const uint64_t *d_key, const uint32_t *d_start,
+                   const uint32_t *d_end, int64_t ngroups, int64_t k,
+                   int64_t cap, uint32_t *d_ids, uint32_t *d_bounds,
+                   int64_t *d_count, void *d_scratch, gak_stream s);
+
 /* ---- expressions and keys (kernels/cache_expr.cu; issue 20) ----
 **
 ** A program is engine/cache/cexpr.h's, one instruction a gak_cins (op:

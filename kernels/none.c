@@ -195,6 +195,26 @@ int gak_cache_reduce_groups(gak_ccol x, const uint32_t *d_gid,
   (void)gids, (void)d_out, (void)s;
   return NB;
 }
+int gak_cache_group_order(gak_ccol x, const uint32_t *d_idx,
+                          const uint32_t *d_start, const uint32_t *d_end,
+                          int64_t ngroups, int mode, int desc, uint64_t *d_key,
+                          uint32_t *d_flag, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_start, (void)d_end, (void)ngroups, (void)mode;
+  (void)desc, (void)d_key, (void)d_flag, (void)s;
+  return NB;
+}
+size_t gak_cache_topk_scratch(int64_t ngroups) {
+  (void)ngroups;
+  return 0;
+}
+int gak_cache_topk(const uint64_t *d_key, const uint32_t *d_start,
+                   const uint32_t *d_end, int64_t ngroups, int64_t k,
+                   int64_t cap, uint32_t *d_ids, uint32_t *d_bounds,
+                   int64_t *d_count, void *d_scratch, gak_stream s) {
+  (void)d_key, (void)d_start, (void)d_end, (void)ngroups, (void)k, (void)cap;
+  (void)d_ids, (void)d_bounds, (void)d_count, (void)d_scratch, (void)s;
+  return NB;
+}
 int gak_cache_merge(const gak_cstate *d_slice_states,
                     const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
                     gak_cstate *d_out, gak_stream s) {

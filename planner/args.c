@@ -426,6 +426,7 @@ char *ga_sql_serial(const ga_target *t, const ga_args *a) {
 void ga_parts_of_args(const ga_args *a, ga_parts *p, const char **keys,
                       const char **vals) {
   memset(p, 0, sizeof(*p));
+  p->topk_val = -1; /* every group */
   p->filter = has(a->filter) ? a->filter : NULL;
   p->nkeys = has(a->group);
   keys[0] = a->group;

@@ -416,6 +416,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   parser p;
   memset(&p, 0, sizeof(p));
   memset(q, 0, sizeof(*q));
+  q->topk_val = -1;
   p.db = db;
   p.t = t;
   p.e = e;
@@ -463,6 +464,12 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
                       parts->vals[i]);
   }
   q->any_order = parts->any_order;
+  q->topk_val = parts->topk_val;
+  q->topk_total = parts->topk_total;
+  q->topk_desc = parts->topk_desc;
+  q->topk_k = parts->topk_k;
+  for (int i = 0; i < q->nvals; i++)
+    q->val_sum[i] = parts->val_sum ? parts->val_sum[i] : 0;
   q->xcol = q->nvals == 1 ? ga_cx_bare(ga_cq_val(q, 0)) : -1;
   q->gcol = q->nkeys == 1 && !q->ncarry ? ga_cx_bare(ga_cq_key(q, 0)) : -1;
   q->simple = q->nvals == 1 && !q->ncarry && (!q->nkeys || q->gcol >= 0);

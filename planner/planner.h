@@ -88,6 +88,16 @@ typedef struct ga_parts {
   /* per value, 1 when a min or max reads its state; NULL: every value (the
   ** GPU cache then keeps max and min only where they are read) */
   const unsigned char *val_best;
+  /* gpu_query's rule 7 (planner/query.c): only the groups among the first
+  ** topk_k by sum (topk_total 0) or total (1) of value topk_val, in
+  ** descending (topk_desc) or ascending order, ties kept, can reach the
+  ** answer; a path may hand over only those.  topk_val -1: all groups.
+  ** val_sum: per value, 1 when a sum() reads it (an integer overflow in any
+  ** group is an error, so a path that leaves groups out must know none
+  ** overflows); NULL: none */
+  int topk_val, topk_total, topk_desc;
+  int64_t topk_k;
+  const unsigned char *val_sum;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

@@ -50,6 +50,15 @@
 *then neither sorts
 **      nor aggregates the groups again (millions, on one thread), and an
 **      ORDER BY ... LIMIT keeps the few rows it needs.
+**   7. Top k: a flat query without HAVING or DISTINCT whose first ORDER BY
+**      term is a sum() or total() call of the text (or the alias of an
+**      item that is one), with ASC or DESC and nothing else, and a LIMIT
+**      of integer literals (LIMIT n, LIMIT n OFFSET m, LIMIT m, n; n > 0)
+**      answers from the groups among the first n + m by that aggregate,
+**      every group tied with the last of them included: the post query's
+**      ORDER BY puts no other group before them, and its other terms only
+**      order groups among themselves.  A path may then hand over only
+**      those (engine/cache/cache_gpu_query.c rule 9; ga_parts.topk_*).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -1042,6 +1051,75 @@ static void flat_where(parse *p, sqlite3_str *s) {
 }
 
 /* The post query and the groups table (rule 5), and the serial query. */
+/* The aggregate call spanning exactly [a, b), or -1. */
+static int call_at(const parse *p, int a, int b) {
+  for (int j = 0; j < p->ncalls; j++)
+    if (p->calls[j].all.a == a && p->calls[j].all.b == b)
+      return p->calls[j].agg;
+  return -1;
+}
+
+/* A LIMIT clause's integer literal at token i: its value, or -1. */
+static int64_t limit_num(const parse *p, int i) {
+  if (i >= p->limit.b || p->t[i].type != T_NUM || p->t[i].len > 9)
+    return -1;
+  int64_t v = 0;
+  for (int j = 0; j < p->t[i].len; j++) {
+    char c = p->z[p->t[i].off + j];
+    if (c < '0' || c > '9')
+      return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+/* Rule 7: q->topk_* (NOMEM only from the alias's name). */
+static int find_topk(parse *p) {
+  ga_query *q = p->q;
+  q->topk_agg = -1;
+  if (!q->flat || p->having.b > p->having.a || kw(p, p->distinct, "DISTINCT") ||
+      p->order.b <= p->order.a || p->limit.b <= p->limit.a)
+    return SQLITE_OK;
+  int a = p->order.a, e = a, depth = 0;
+  for (; e < p->order.b && (depth || !op(p, e, ",")); e++)
+    depth += op(p, e, "(") - op(p, e, ")");
+  int desc = kw(p, e - 1, "DESC");
+  if (desc || kw(p, e - 1, "ASC"))
+    e--;
+  int agg = call_at(p, a, e);
+  if (agg < 0 && e == a + 1 &&
+      (p->t[a].type == T_ID || p->t[a].type == T_QID)) {
+    char *name = tok_name(p, a);
+    if (!name)
+      return SQLITE_NOMEM;
+    for (int k = 0; k < p->nitems && agg < 0; k++)
+      if (p->items[k].alias && !sqlite3_stricmp(name, p->items[k].alias))
+        agg = call_at(p, p->items[k].expr.a, p->items[k].expr.b);
+    sqlite3_free(name);
+  }
+  if (agg < 0 ||
+      (q->aggs[agg].op != GA_AGG_SUM && q->aggs[agg].op != GA_AGG_TOTAL))
+    return SQLITE_OK;
+  int i = p->limit.a;
+  int64_t n = limit_num(p, i), m = 0;
+  if (i + 1 == p->limit.b) {
+    /* LIMIT n */
+  } else if (i + 3 == p->limit.b && kw(p, i + 1, "OFFSET")) {
+    m = limit_num(p, i + 2);
+  } else if (i + 3 == p->limit.b && op(p, i + 1, ",")) {
+    m = n; /* LIMIT m, n */
+    n = limit_num(p, i + 2);
+  } else {
+    return SQLITE_OK;
+  }
+  if (n < 1 || m < 0)
+    return SQLITE_OK;
+  q->topk_agg = agg;
+  q->topk_desc = desc;
+  q->topk_k = n + m;
+  return SQLITE_OK;
+}
+
 static int make_texts(parse *p, const char *groups) {
   ga_query *q = p->q;
   q->agg_col = sqlite3_malloc64(sizeof(char *) * (size_t)(q->naggs + 1));
@@ -1103,6 +1181,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   char *table = NULL;
   int rc;
   memset(q, 0, sizeof(*q));
+  q->topk_agg = -1;
   memset(p, 0, sizeof(*p));
   *err = NULL;
   p->db = db;
@@ -1305,6 +1384,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   }
   for (int k = 0; k < q->naggs; k++) {
     int best = q->aggs[k].op == GA_AGG_MIN || q->aggs[k].op == GA_AGG_MAX;
+    if (q->aggs[k].op == GA_AGG_SUM)
+      q->val_sum[q->aggs[k].val] = 1;
     if (q->aggs[k].op != GA_Q_COUNT_STAR && q->aggs[k].op != GA_Q_COUNT &&
         !best)
       q->val_minmax[q->aggs[k].val] = 0;
@@ -1317,6 +1398,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     goto done;
   }
   if ((rc = name_columns(p, st)) != SQLITE_OK)
+    goto done;
+  if ((rc = find_topk(p)) != SQLITE_OK)
     goto done;
   rc = make_texts(p, groups);
 
@@ -1395,4 +1478,9 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->any_order = 1;
   p->val_minmax = q->val_minmax;
   p->val_best = q->val_best;
+  p->topk_val = q->topk_agg >= 0 ? q->aggs[q->topk_agg].val : -1;
+  p->topk_total = q->topk_agg >= 0 && q->aggs[q->topk_agg].op == GA_AGG_TOTAL;
+  p->topk_desc = q->topk_desc;
+  p->topk_k = q->topk_k;
+  p->val_sum = q->val_sum;
 }

@@ -60,6 +60,12 @@ typedef struct ga_query {
   int ncols;
   char **col_name;        /* the result columns, made unique (rule 3) */
   const char *serial_why; /* not NULL: the parallel path cannot serve */
+  /* rule 7: ORDER BY an aggregate ... LIMIT: only the groups among the
+  ** first topk_k by that aggregate (ties kept) can reach the answer.
+  ** topk_agg: the aggregate (index into aggs), -1 none */
+  int topk_agg, topk_desc;
+  int64_t topk_k;
+  unsigned char val_sum[GA_MAX_STATES]; /* per value: a sum() reads it */
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups

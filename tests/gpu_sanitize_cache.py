@@ -88,9 +88,16 @@ QUERIES = [
     # typed over all rows (kernels/cache_expr.cu rule 4), NULLs and x / 0 included
     "SELECT y % 3 AS g3, sum(x), total(x * (1 - x / 1e3)), avg(x / (y - 500)), count(*) "
     "FROM t WHERE y > 10 GROUP BY y % 3",
+    # ORDER BY sum() ... LIMIT over many key ids (rule 9; GPUAGG_CACHE_TOPK_IDS
+    # below): each group's order key, the top k with ties, their states only
+    "SELECT d, y, sum(x) AS s, count(*), max(m) FROM t GROUP BY d, y "
+    "ORDER BY s DESC, d, y LIMIT 5",
+    "SELECT d, y, total(x * 0.5 + 1) AS s FROM t WHERE k IS NOT NULL GROUP BY d, y "
+    "ORDER BY s, d, y LIMIT 3 OFFSET 2",
     # a key that is an expression (rule 8): evaluated first, its own dictionary
     "SELECT k % 7 AS r, d, sum(x), max(m), count(*) FROM t WHERE y < 700 GROUP BY k % 7, d",
 ]
+os.environ["GPUAGG_CACHE_TOPK_IDS"] = "50"  # rule 9 at this size
 for i, sql in enumerate(QUERIES):
     ans = []
     for con in (gpu, host):

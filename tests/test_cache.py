@@ -1210,6 +1210,76 @@ def section_window(rep, r, device):
     con.close()
 
 
+def section_topk(rep, r, device):
+    """ORDER BY sum() or total() ... LIMIT from a GPU entry over many key ids
+    (engine/cache/cache_gpu_query.c rule 9; GPUAGG_CACHE_TOPK_IDS=100 takes
+    the path at this size): only the groups among the first k, ties kept,
+    reach SQLite.  Sums that tie often (small whole numbers), groups whose
+    values are all NULL (first in ASC), negative sums, OFFSET and LIMIT m, n,
+    total(), an INTEGER column, a REAL program, other aggregates beside it;
+    and the shapes that must not take it (HAVING, a sum that could overflow,
+    an infinity in the order's values).  Answers against SQLite's text;
+    the path is read from gpuagg_info's queries_topk counter."""
+    con = connect(":memory:", device=device)
+    con.execute("CREATE TABLE tk(a INTEGER, b TEXT, x REAL, xi INTEGER, y REAL, "
+                "big INTEGER, xinf REAL)")
+    rows = []
+    for i in range(12000):
+        a = r.randint(0, 199)
+        rows.append((a, r.choice(["p", "q", "r"]),
+                     None if a >= 190 else float(r.randint(-2, 5)) * 0.5,
+                     r.randint(-3, 9), r.uniform(-1, 1), 2 ** 62 if i == 7 else r.randint(0, 9),
+                     float("inf") if i == 11 else r.uniform(0, 9)))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO tk VALUES (?,?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('tk', 'a, b, x, xi, y, big, xinf')")
+    gpu = entry(con, "main.tk")["where"] == "gpu"
+
+    def topk_count():
+        return json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["cache"][
+            "queries_topk"]
+
+    g = "FROM tk GROUP BY a, b "
+    taken = [
+        "SELECT a, b, sum(x) AS s " + g + "ORDER BY s DESC, a, b LIMIT 5",
+        "SELECT a, b, sum(x) " + g + "ORDER BY sum(x) ASC, a, b LIMIT 7",
+        "SELECT a, b, sum(x) AS s, count(*) " + g + "ORDER BY s DESC, b, a LIMIT 3 OFFSET 4",
+        "SELECT a, b, sum(x) AS s " + g + "ORDER BY s, a DESC, b LIMIT 2, 6",
+        "SELECT a, b, total(x) AS t, max(y) " + g + "ORDER BY t DESC, a, b LIMIT 5",
+        "SELECT a, b, sum(xi) AS s, avg(x) " + g + "ORDER BY s DESC, a, b LIMIT 4",
+        "SELECT a, b, sum(x * (1 - y)) AS rev, sum(xi), min(x) " + g +
+        "ORDER BY rev DESC, a, b LIMIT 6",
+        "SELECT a, b, sum(x) AS s " + g + "ORDER BY s DESC, a, b LIMIT 5000",
+        "SELECT a, b, sum(x) AS s FROM tk WHERE y > 0 GROUP BY a, b "
+        "ORDER BY s DESC, a, b LIMIT 8",
+    ]
+    not_taken = [
+        "SELECT a, b, sum(x) AS s " + g + "HAVING count(*) > 2 ORDER BY s DESC, a, b LIMIT 5",
+        "SELECT a, b, sum(x) AS s, sum(big) " + g + "ORDER BY s DESC, a, b LIMIT 5",
+        "SELECT a, b, sum(x) AS s " + g + "ORDER BY a, s DESC LIMIT 5",
+        "SELECT a, b, avg(x) AS s " + g + "ORDER BY s DESC, a, b LIMIT 5",
+    ]
+    os.environ["GPUAGG_CACHE_TOPK_IDS"] = "100"
+    try:
+        for i, sql in enumerate(taken + not_taken):
+            before = topk_count()
+            query_compare(rep, con, "%s_topk_%d" % (device, i), sql, "cache")
+            used = topk_count() - before
+            want = 1 if gpu and i < len(taken) else 0
+            rep.check("%s_topk_%d_path" % (device, i), used == want,
+                      "queries_topk moved by %d, want %d: %s" % (used, want, sql))
+        # an infinity among the order's values: the GPU declines, SQLite answers
+        sql = "SELECT a, b, sum(xinf) AS s " + g + "ORDER BY s DESC, a, b LIMIT 5"
+        query_compare(rep, con, "%s_topk_inf" % device, sql, "uncached" if gpu else "cache")
+        if gpu:
+            rep.check("%s_topk_inf_why" % device,
+                      "cannot order the groups" in last_scan(con)["why"], last_scan(con)["why"])
+    finally:
+        del os.environ["GPUAGG_CACHE_TOPK_IDS"]
+    con.close()
+
+
 def section_merge_levels(rep, r):
     """GPU entries: groups of many slices merge in two levels (cache_gpu_query.c rule 7),
     few groups reduce in place (rule 6).  GPUAGG_CACHE_MERGE_FAN=2 (read at each query)
@@ -1264,7 +1334,7 @@ def main():
                               ("loads", section_loads), ("stale", section_stale),
                               ("budget", section_budget), ("writer", section_writer),
                               ("text", section_text), ("arith", section_arith),
-                              ("window", section_window)):
+                              ("window", section_window), ("topk", section_topk)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

@@ -172,6 +172,7 @@ typedef struct ga_cache {
   void *d_scratch;
   size_t scratch_bytes;
   int64_t queries_gpu, queries_host, fallbacks;
+  int64_t queries_topk; /* of queries_gpu: cache_gpu_query.c rule 9's */
   /* worker pools of the files this cache loaded from in parallel (held
   ** while they stay attached, like gpu_aggregate's module holds its own:
   ** engine/scan/scan_pool.c rule 2) */
@@ -242,6 +243,11 @@ typedef struct ga_cquery {
   /* out->sorted may come in any order (ga_parts.any_order: gpu_query's
   ** post query groups them again); else in key order */
   int any_order;
+  /* ga_parts.topk_*: a GPU entry may hand over only the groups among the
+  ** first topk_k (cache_gpu_query.c rule 9); topk_val -1: every group */
+  int topk_val, topk_total, topk_desc;
+  int64_t topk_k;
+  unsigned char val_sum[GA_MAX_STATES]; /* ga_parts.val_sum */
 } ga_cquery;
 
 /* The program of value i, of key or carried column k. */

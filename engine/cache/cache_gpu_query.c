@@ -47,6 +47,20 @@
 **      groups' keys are gathered from that column.  An error at any row
 **      declines (the uncached path lets SQLite decide), as do REAL values
 **      that are not integers.
+**   9. Top k (gpu_query's rule 7, ga_cquery.topk_*): past GA_CACHE_MAX_GROUPS
+**      key ids (up to GA_CQ_TOPK_MAX_IDS), or past GPUAGG_CACHE_TOPK_IDS
+**      (tests), a query ordered by sum() or total() of a value with a
+**      LIMIT takes the sorted layout, then each group's exact order value
+**      on the device (gak_cache_group_order), the groups among the first k
+**      with ties (gak_cache_topk), and only those groups' states, as
+**      rule 5 makes them: SQLite's post query orders them.  Not every
+**      group's state then reaches SQLite, so the path is taken only where
+**      no sum() of the query can overflow in any group (topk_mode: REAL
+**      values, or INTEGER columns whose largest magnitude times the rows
+**      stays below 2^63), the order value is of one kind (a REAL program of
+**      the typed form, or a column of INTEGERs or of REALs), and at most
+**      GA_CQ_TOPK_CAP groups tie for the limit; any value the device cannot
+**      order exactly declines (gak.h).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -436,11 +450,12 @@ static int add_slices(gak_cslice *h_sl, int64_t *nsl, int64_t maxsl,
 
 /* The groups' slices from their bounds (h_se: starts, then ends; one
 ** group [0, m) when not grouped): at most `slice` rows each, groups without
-** rows left out.  1, or 0 with why (bounds that do not add up to m). */
+** rows left out.  every: the groups hold every passing row (not rule 9's
+** chosen few).  1, or 0 with why (bounds that do not add up to m). */
 static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
-                      int64_t m, int64_t slice, int64_t maxsl, gak_cslice *h_sl,
-                      gak_cgroup *h_gr, int64_t *nsl_out, int64_t *ngr_out,
-                      char *why, size_t nwhy) {
+                      int64_t m, int64_t slice, int64_t maxsl, int every,
+                      gak_cslice *h_sl, gak_cgroup *h_gr, int64_t *nsl_out,
+                      int64_t *ngr_out, char *why, size_t nwhy) {
   int64_t nsl = 0, ngr = 0, total = 0;
   for (int64_t g = 0; g < ngroups; g++) {
     uint32_t s0 = h_se[g], s1 = grouped ? h_se[ngroups + g] : h_se[1];
@@ -457,7 +472,7 @@ static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
     h_gr[ngr].nslices = (uint32_t)(nsl - h_gr[ngr].first_slice);
     ngr++;
   }
-  if (total != m) { /* every passing row in exactly one group */
+  if (every && total != m) { /* every passing row in exactly one group */
     snprintf(why, nwhy, "a GPU step failed (group bounds do not add up)");
     return 0;
   }
@@ -538,6 +553,97 @@ static int64_t merge_levels(const gak_cgroup *h_gr, int64_t ngr,
     h_gr2[g].nslices = (uint32_t)(nm - h_gr2[g].first_slice);
   }
   return nm;
+}
+
+/* Rule 9's bounds: key ids (the sorted layout's arrays take 8 bytes an id
+** and the order's 16), and groups handed over (k with ties). */
+#define GA_CQ_TOPK_MAX_IDS ((int64_t)1 << 25)
+#define GA_CQ_TOPK_CAP ((int64_t)1 << 16)
+
+/* Rule 9: key ids past which a top-k query takes the path
+** (GPUAGG_CACHE_TOPK_IDS, read at each query, sets it lower for tests). */
+static int64_t topk_min_ids(void) {
+  const char *z = getenv("GPUAGG_CACHE_TOPK_IDS");
+  int64_t v = z ? atoll(z) : 0;
+  return v >= 1 && v < GA_CACHE_MAX_GROUPS ? v : GA_CACHE_MAX_GROUPS;
+}
+
+/* A program whose every value is a REAL or NULL: columns of no INTEGER
+** (nor TEXT), literals, unary minus and + - * /, no operation of two
+** INTEGER literals (kernels/cache_expr.cu's real_plan, on the host). */
+static int real_only(const ga_centry *e, const ga_cexpr *x) {
+  int isint[GA_CX_MAX + 1], sp = 0;
+  for (int k = 0; k < x->n; k++) {
+    const ga_cx_ins *in = &x->ins[k];
+    switch (in->op) {
+    case GA_CX_COL: {
+      const ga_ccol *c = &e->cols[in->col];
+      if (c->nint || c->ntext || c->mixed)
+        return 0;
+      isint[sp++] = 0;
+      break;
+    }
+    case GA_CX_LIT:
+      if (in->v.type != GA_V_INT && in->v.type != GA_V_REAL)
+        return 0;
+      isint[sp++] = in->v.type == GA_V_INT;
+      break;
+    case GA_CX_NEG:
+      if (sp < 1 || isint[sp - 1])
+        return 0;
+      break;
+    case GA_CX_ADD:
+    case GA_CX_SUB:
+    case GA_CX_MUL:
+    case GA_CX_DIV:
+      if (sp < 2 || (isint[sp - 2] && isint[sp - 1]))
+        return 0;
+      isint[sp - 2] = 0;
+      sp--;
+      break;
+    default:
+      return 0;
+    }
+  }
+  return sp == 1 && !isint[0];
+}
+
+/* No group's sum() of value x can overflow: REALs only, or a column whose
+** largest INTEGER magnitude times the entry's rows is below 2^63. */
+static int sum_safe(const ga_centry *e, const ga_cexpr *x) {
+  int bc = ga_cx_bare(x);
+  if (bc < 0)
+    return real_only(e, x);
+  const ga_ccol *c = &e->cols[bc];
+  if (!c->nint)
+    return 1;
+  if (c->imin == INT64_MIN)
+    return 0;
+  int64_t big = c->imax > -c->imin ? c->imax : -c->imin;
+  return big == 0 || e->rows <= INT64_MAX / big;
+}
+
+/* Rule 9: the order value's GAK_ORDER_* mode, or -1 (not this path). */
+static int topk_mode(const ga_centry *e, const ga_cquery *q) {
+  if (q->topk_val < 0 || q->topk_val >= q->nvals || q->topk_k < 1 ||
+      q->topk_k > GA_CQ_TOPK_CAP || q->nkeys == 0)
+    return -1;
+  for (int i = 0; i < q->nvals; i++)
+    if (q->val_sum[i] && !sum_safe(e, ga_cq_val(q, i)))
+      return -1;
+  const ga_cexpr *x = ga_cq_val(q, q->topk_val);
+  int bc = ga_cx_bare(x), mode;
+  if (bc >= 0) {
+    const ga_ccol *c = &e->cols[bc];
+    if (c->mixed || c->ntext || (c->nint && c->nreal))
+      return -1;
+    mode = c->nreal ? GAK_ORDER_REAL : GAK_ORDER_INT;
+  } else if (real_only(e, x)) {
+    mode = GAK_ORDER_REAL;
+  } else {
+    return -1;
+  }
+  return mode | (q->topk_total ? GAK_ORDER_TOTAL : 0);
 }
 
 static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
@@ -772,6 +878,92 @@ int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
   return 1;
 }
 
+/* Rule 9: the groups among the first q->topk_k by the order value (value
+** q->topk_val, at the m passing rows rows_idx in group order; a program's
+** into d_xv), ties kept: their bounds into h_se (starts, then ends) and
+** their count into *ng.  1; 0 declined (why); -1 a GPU step failed (why). */
+static int choose_topk(ga_cache *c, ga_centry *e, const ga_cquery *q, int mode,
+                       int64_t ngroups, int64_t m, const uint32_t *rows_idx,
+                       uint32_t *d_start, const gak_cval *d_pool,
+                       void *const *d_mapv, void *const *d_mapt, uint64_t *d_xv,
+                       uint32_t *d_err, uint64_t *d_key, uint32_t *d_ids,
+                       uint32_t *d_bounds, int64_t *d_count, uint32_t *d_flag,
+                       void *d_sc, int64_t cap, uint32_t *h_se, int64_t *ng,
+                       char *why, size_t nwhy) {
+  const ga_cexpr *x = ga_cq_val(q, q->topk_val);
+  const uint32_t *vidx = rows_idx;
+  uint32_t zero = 0, err = 0, flag = 0, *h_b = NULL;
+  int64_t cnt = 0;
+  gak_ccol col;
+  int bc = ga_cx_bare(x);
+  STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &zero, 4, c->stream));
+  STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_flag, &zero, 4, c->stream));
+  if (bc >= 0) {
+    col = ccol(&e->cols[bc]);
+  } else { /* at the passing rows in group order, as rule 5's values */
+    gak_cprog p;
+    prog_of(e, x, d_pool, d_mapv, d_mapt, &p);
+    col.vals = d_xv;
+    col.isint = d_xv + m;
+    col.notnull = d_xv + m + GA_BW(m);
+    vidx = NULL;
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_eval(&p, m, rows_idx, NULL, d_xv, (uint64_t *)col.isint,
+                        (uint64_t *)col.notnull, d_err, c->stream));
+  }
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_group_order(col, vidx, d_start, d_start + ngroups, ngroups,
+                             mode, q->topk_desc, d_key, d_flag, c->stream));
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_topk(d_key, d_start, d_start + ngroups, ngroups, q->topk_k,
+                      cap, d_ids, d_bounds, d_count, d_sc, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&flag, d_flag, 4, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&cnt, d_count, 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  if (err || flag) {
+    snprintf(why, nwhy,
+             err ? "an expression raises an error on a row (abs of "
+                   "-9223372036854775808): SQLite reports it"
+                 : "the GPU cannot order the groups by that sum exactly (an "
+                   "infinity, a value of another type, a sum past the normal "
+                   "doubles, or values 64 binades apart)");
+    return 0;
+  }
+  if (cnt < 1 || cnt > ngroups) {
+    snprintf(why, nwhy, "a GPU step failed (the top groups' count)");
+    goto fail;
+  }
+  if (cnt > cap) {
+    snprintf(why, nwhy,
+             "more than %lld groups tie for the LIMIT of an ORDER BY on "
+             "the GPU",
+             (long long)cap);
+    return 0;
+  }
+  h_b = sqlite3_malloc64((size_t)cnt * 8);
+  if (!h_b) {
+    snprintf(why, nwhy, "out of memory");
+    return -1;
+  }
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(h_b, d_bounds, (size_t)cnt * 8, c->stream));
+  if (!sync_or(c, why, nwhy))
+    goto fail;
+  for (int64_t g = 0; g < cnt; g++) {
+    h_se[g] = h_b[2 * g];
+    h_se[cnt + g] = h_b[2 * g + 1];
+  }
+  sqlite3_free(h_b);
+  *ng = cnt;
+  return 1;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+  sqlite3_free(h_b);
+  return -1;
+}
+
 static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy) {
   int64_t n = e->rows;
@@ -797,6 +989,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   memset(&keys, 0, sizeof(keys));
   for (int k = 0; k < nkc; k++)
     key_source(q, k, &src[k]);
+  const int tmode = topk_mode(e, q); /* rule 9 */
+  const int64_t max_ids = tmode >= 0 ? GA_CQ_TOPK_MAX_IDS : GA_CACHE_MAX_GROUPS;
   /* each key's ids (rule 5) */
   for (int k = 0; k < nk; k++) {
     if (src[k].prog) {
@@ -818,9 +1012,9 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
       card[k] = kc->ndict + 1;
     }
-    if (card[k] > GA_CACHE_MAX_GROUPS / ngroups) {
+    if (card[k] > max_ids / ngroups) {
       snprintf(why, nwhy, "more than %lld groups of keys on the GPU",
-               (long long)GA_CACHE_MAX_GROUPS);
+               (long long)max_ids);
       rc = GA_CACHE_DECLINED;
       goto done;
     }
@@ -852,10 +1046,14 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   int grouped = nk > 0, any_prog = 0;
   for (int i = 0; i < nv; i++)
     any_prog |= ga_cx_bare(ga_cq_val(q, i)) < 0;
+  /* rule 9: the top-k path, whose groups are the chosen few (ngcap) */
+  const int topk = tmode >= 0 && ngroups > topk_min_ids();
+  const int64_t ngcap =
+      topk && ngroups > GA_CQ_TOPK_CAP ? GA_CQ_TOPK_CAP : ngroups;
   int64_t maxsl =
       (n / GA_CQ_MIN_SLICE + 1 < GA_CQ_MAX_SLICES ? n / GA_CQ_MIN_SLICE + 1
                                                   : GA_CQ_MAX_SLICES) +
-      ngroups + 1;
+      ngcap + 1;
   arena a = {NULL, 0, 0};
   uint32_t *d_sel = NULL, *d_idx = NULL, *d_gid = NULL, *d_gid2 = NULL,
            *d_idx2 = NULL, *d_start = NULL, *d_err = NULL, *d_rows = NULL,
@@ -865,9 +1063,12 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   gak_cslice *d_sl = NULL;
   gak_cstate *d_sst = NULL, *d_gst = NULL, *d_mst = NULL;
   gak_cgroup *d_gr = NULL, *d_mgr = NULL;
-  int64_t nmax1 = maxsl / 2 + ngroups + 1, nm1 = 0; /* a fan of 2 at least */
+  int64_t nmax1 = maxsl / 2 + ngcap + 1, nm1 = 0; /* a fan of 2 at least */
   gak_cval *d_pool = NULL, *d_kv = NULL;
-  uint64_t *d_xv = NULL;
+  uint64_t *d_xv = NULL, *d_tkey = NULL; /* rule 9's */
+  uint32_t *d_tids = NULL, *d_tbounds = NULL, *d_tflag = NULL;
+  int64_t *d_tcount = NULL;
+  void *d_tsc = NULL;
   if (nmaps > 64) {
     snprintf(why, nwhy, "more derived columns than the GPU takes");
     rc = GA_CACHE_DECLINED;
@@ -893,10 +1094,18 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       d_ssc = carve(&a, gak_cache_sort_scratch(n));
       d_start = carve(&a, (size_t)ngroups * 4 * 2);
     }
+    if (topk) {
+      d_tkey = carve(&a, (size_t)ngroups * 8);
+      d_tids = carve(&a, (size_t)ngcap * 4);
+      d_tbounds = carve(&a, (size_t)ngcap * 8);
+      d_tcount = carve(&a, 8);
+      d_tflag = carve(&a, 4);
+      d_tsc = carve(&a, gak_cache_topk_scratch(ngroups));
+    }
     d_sl = carve(&a, sizeof(gak_cslice) * (size_t)maxsl);
     d_sst = carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
-    d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngroups);
-    d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngroups);
+    d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngcap);
+    d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngcap);
     /* rule 7: the merge's first level */
     d_mgr = carve(&a, sizeof(gak_cgroup) * (size_t)nmax1);
     d_mst = carve(&a, sizeof(gak_cstate) * (size_t)nmax1);
@@ -911,8 +1120,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     for (int k = 0; k < nk; k++)
       d_kmap[k] =
           src[k].map ? carve(&a, (size_t)(src[k].map->n + 1) * 4) : NULL;
-    d_rows = carve(&a, (size_t)ngroups * 4);
-    d_kv = carve(&a, sizeof(gak_cval) * (size_t)ngroups);
+    d_rows = carve(&a, (size_t)ngcap * 4);
+    d_kv = carve(&a, sizeof(gak_cval) * (size_t)ngcap);
   }
   /* the query's small arrays */
   if (npool) {
@@ -965,8 +1174,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   int64_t m = 0;
   prof("setup", &t0);
   h_sl = sqlite3_malloc64(sizeof(gak_cslice) * (size_t)maxsl);
-  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngroups);
-  h_se = sqlite3_malloc64((size_t)ngroups * 4 * 2);
+  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngcap);
+  h_se = sqlite3_malloc64((size_t)ngcap * 4 * 2);
   if (!h_sl || !h_gr || !h_se) {
     rc = GA_SCAN_NOMEM;
     goto fail;
@@ -983,7 +1192,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
   }
   int few = 0;
-  if (grouped &&
+  if (grouped && !topk &&
       ngroups <= GAK_CACHE_COUNT_MAX) { /* rule 6: groups with rows */
     int ne = 0;
     STEP(GA_STAGE_LAUNCH, gak_cache_key_ids(&keys, NULL, n, d_gid, c->stream));
@@ -1044,11 +1253,24 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         d_ssc, c->stream));
     STEP(GA_STAGE_LAUNCH, gak_cache_bounds(d_gid2, m, ngroups, d_start,
                                            d_start + ngroups, c->stream));
-    STEP(GA_STAGE_D2H,
-         gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
-    if (!sync_or(c, why, nwhy))
-      goto fail;
     rows_idx = d_idx2;
+    if (!topk) {
+      STEP(GA_STAGE_D2H,
+           gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
+      if (!sync_or(c, why, nwhy))
+        goto fail;
+    } else { /* rule 9: the chosen groups' bounds, as h_se */
+      int d = choose_topk(c, e, q, tmode, ngroups, m, rows_idx, d_start, d_pool,
+                          d_mapv, d_mapt, d_xv, d_err, d_tkey, d_tids,
+                          d_tbounds, d_tcount, d_tflag, d_tsc, ngcap, h_se,
+                          &ngroups, why, nwhy);
+      if (d < 0)
+        goto fail;
+      if (d == 0) {
+        rc = GA_CACHE_DECLINED;
+        goto done;
+      }
+    }
     prof("group", &t0);
   } else if (!grouped) {
     h_se[0] = 0;
@@ -1057,8 +1279,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   int64_t nsl = 0, ngr = 0;
   if (few ? !cut_few(h_se, ngroups, n, slice, maxsl, h_sl, h_gr, &nsl, &ngr,
                      why, nwhy)
-          : !cut_slices(h_se, ngroups, grouped, m, slice, maxsl, h_sl, h_gr,
-                        &nsl, &ngr, why, nwhy))
+          : !cut_slices(h_se, ngroups, grouped, m, slice, maxsl, !topk, h_sl,
+                        h_gr, &nsl, &ngr, why, nwhy))
     goto fail;
   h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
   h_rows = sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr);
@@ -1207,6 +1429,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       rc = GA_SCAN_NOMEM;
   }
   prof("groups", &t0);
+  if (rc == GA_SCAN_OK && topk)
+    c->queries_topk++;
   goto done;
 fail:
   gak_stream_sync(c->stream);

@@ -248,6 +248,7 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     params[i] = i + 1 < argc ? argv[i + 1] : NULL;
   ga_parts parts;
   ga_query_parts(&q, &parts, params, q.nparams);
+  parts.topk_val = -1;  /* a partial holds every group: files merge later */
   parts.one_worker = 1; /* rule 2 */
   ga_config cfg = m->conn->cfg;
   cfg.scan_min_rows = 0;

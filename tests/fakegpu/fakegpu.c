@@ -569,7 +569,8 @@ int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
   return 0;
 }
 
-/* max/min with the first occurrence, written apart from engine/reduce/cpu_reduce.c
+/* max/min with the first occurrence, written apart from
+*engine/reduce/cpu_reduce.c
 ** so that the two check each other. */
 static void op_best(op *o) {
   ga_best_partial *out = o->c;
@@ -652,7 +653,8 @@ int gak_matadd_2d(const double *d_a, const double *d_b, double *d_c,
 
 /* ---- the column cache (kernels/cache.cu's functions, on the CPU) ----
 **
-** Written apart from engine/cache/cache_host.c so that the two check each other:
+** Written apart from engine/cache/cache_host.c so that the two check each
+*other:
 ** numbers compare as long double (exact for int64 and double on x86-64,
 ** where it has a 64-bit mantissa), the sort is a counting sort, slices sum
 ** in four lanes like op_sum, and max/min keep the first occurrence by
@@ -883,7 +885,6 @@ int gak_cache_dict(gak_ccol key, int64_t n, int64_t nn, int64_t *d_dict,
   enqueue(s, o);
   return 0;
 }
-
 
 size_t gak_cache_sort_scratch(int64_t m) {
   (void)m;
@@ -1181,6 +1182,199 @@ int gak_cache_reduce(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
   r->out = d_out;
   o->extra = r;
   o->m = nslices;
+  enqueue(s, o);
+  return 0;
+}
+
+/* ---- ORDER BY an aggregate ... LIMIT k (kernels/cache_topk.cu) ---- */
+
+typedef struct fk_order {
+  gak_ccol x;
+  const uint32_t *idx, *start, *end;
+  int mode, desc;
+  uint64_t *key;
+  uint32_t *flag;
+} fk_order;
+
+/* a double's key, as cache_topk.cu's rule 3 */
+static uint64_t fk_real_key(double d) {
+  uint64_t u = (uint64_t)ga_dbits(d == 0.0 ? 0.0 : d);
+  return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
+
+/* gak_cache_group_order: each group's exact sum by the engine's own
+** accumulator, rounded once (ga_sum_round); the same declines */
+static void op_group_order(op *o) {
+  fk_order *r = o->extra;
+  int64_t ng = o->m;
+  int want_int = !(r->mode & GAK_ORDER_REAL), total = r->mode & GAK_ORDER_TOTAL;
+  if (kernel_faults(o, r->key, (size_t)ng * 8))
+    return;
+  for (int64_t g = 0; g < ng; g++) {
+    uint32_t a = r->start[g], b = r->end[g];
+    if (a >= b) {
+      r->key[g] = 0;
+      continue;
+    }
+    int bad = 0;
+    int64_t isum = 0, nn = 0;
+    ga_sum_partial sum;
+    ga_sum_init(&sum);
+    for (uint32_t p = a; p < b; p++) {
+      int64_t i = r->idx ? (int64_t)r->idx[p] : (int64_t)p;
+      if (!fk_bit64(r->x.notnull, i))
+        continue;
+      nn++;
+      int64_t v = (int64_t)r->x.vals[i];
+      if (fk_bit64(r->x.isint, i) != want_int) {
+        bad = 1;
+      } else if (want_int) {
+        if (__builtin_add_overflow(isum, v, &isum) ||
+            isum > ((int64_t)1 << 62) || isum < -((int64_t)1 << 62))
+          bad = 1;
+      } else {
+        double d = ga_bitsd(v);
+        if (d != d || d - d != 0)
+          bad = 1; /* NaN or an infinity */
+        else
+          ga_sum_add_real(&sum, d, 1);
+      }
+    }
+    int null = nn == 0 && !total;
+    double d = 0;
+    if (!bad && !null) {
+      d = want_int ? (double)isum : ga_sum_round(&sum);
+      if (d - d != 0 || (d != 0 && d < 2.2250738585072014e-308 &&
+                         d > -2.2250738585072014e-308))
+        bad = 1; /* past the largest, or subnormal */
+    }
+    if (bad) {
+      __atomic_or_fetch(r->flag, 1u, __ATOMIC_RELAXED);
+      r->key[g] = 0;
+      continue;
+    }
+    uint64_t k = null                 ? 1
+                 : want_int && !total ? ((uint64_t)isum ^ 0x8000000000000000ull)
+                                      : fk_real_key(d);
+    r->key[g] = r->desc ? k : ~k;
+  }
+}
+
+int gak_cache_group_order(gak_ccol x, const uint32_t *d_idx,
+                          const uint32_t *d_start, const uint32_t *d_end,
+                          int64_t ngroups, int mode, int desc, uint64_t *d_key,
+                          uint32_t *d_flag, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || ngroups < 0 || mode < 0 ||
+      mode > (GAK_ORDER_REAL | GAK_ORDER_TOTAL))
+    return fail(GAK_EOTHER);
+  if (ngroups == 0)
+    return 0;
+  dev_check(x.vals, 8, s->dev, "gak_cache_group_order x");
+  dev_check(d_start, (size_t)ngroups * 4, s->dev,
+            "gak_cache_group_order start");
+  dev_check(d_end, (size_t)ngroups * 4, s->dev, "gak_cache_group_order end");
+  dev_check(d_key, (size_t)ngroups * 8, s->dev, "gak_cache_group_order key");
+  dev_check(d_flag, 4, s->dev, "gak_cache_group_order flag");
+  op *o = op_new(op_group_order);
+  fk_order *r = malloc(sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->x = x;
+  r->idx = d_idx;
+  r->start = d_start;
+  r->end = d_end;
+  r->mode = mode;
+  r->desc = desc;
+  r->key = d_key;
+  r->flag = d_flag;
+  o->extra = r;
+  o->m = ngroups;
+  enqueue(s, o);
+  return 0;
+}
+
+size_t gak_cache_topk_scratch(int64_t ngroups) {
+  return (size_t)(ngroups < 1 ? 1 : ngroups) * 12;
+}
+
+typedef struct fk_topk {
+  const uint64_t *key;
+  const uint32_t *start, *end;
+  int64_t k, cap;
+  uint32_t *ids, *bounds;
+  int64_t *count;
+  void *scratch;
+} fk_topk;
+
+static const uint64_t *fk_topk_keys; /* qsort's: one op at a time (mutex) */
+static pthread_mutex_t fk_topk_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int fk_topk_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  uint64_t kx = fk_topk_keys[x], ky = fk_topk_keys[y];
+  if (kx != ky)
+    return kx < ky ? 1 : -1; /* descending */
+  return x < y ? -1 : x > y; /* CUB's radix sort is stable */
+}
+
+/* gak_cache_topk: a stable descending sort of the ids by key, then the
+** prefix at least the k-th key (at least 1) */
+static void op_topk(op *o) {
+  fk_topk *r = o->extra;
+  int64_t n = o->m;
+  if (kernel_faults(o, r->count, 8))
+    return;
+  uint32_t *ids = r->scratch;
+  for (int64_t j = 0; j < n; j++)
+    ids[j] = (uint32_t)j;
+  pthread_mutex_lock(&fk_topk_mu);
+  fk_topk_keys = r->key;
+  qsort(ids, (size_t)n, 4, fk_topk_cmp);
+  pthread_mutex_unlock(&fk_topk_mu);
+  uint64_t t = r->key[ids[(r->k < n ? r->k : n) - 1]];
+  if (t == 0)
+    t = 1;
+  int64_t c = 0;
+  while (c < n && r->key[ids[c]] >= t)
+    c++;
+  *r->count = c;
+  for (int64_t j = 0; j < c && j < r->cap; j++) {
+    r->ids[j] = ids[j];
+    r->bounds[2 * j] = r->start[ids[j]];
+    r->bounds[2 * j + 1] = r->end[ids[j]];
+  }
+}
+
+int gak_cache_topk(const uint64_t *d_key, const uint32_t *d_start,
+                   const uint32_t *d_end, int64_t ngroups, int64_t k,
+                   int64_t cap, uint32_t *d_ids, uint32_t *d_bounds,
+                   int64_t *d_count, void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || ngroups < 1 || ngroups > 0x7fffffffll || k < 1 ||
+      cap < 0)
+    return fail(GAK_EOTHER);
+  dev_check(d_key, (size_t)ngroups * 8, s->dev, "gak_cache_topk key");
+  dev_check(d_scratch, gak_cache_topk_scratch(ngroups), s->dev,
+            "gak_cache_topk scratch");
+  dev_check(d_count, 8, s->dev, "gak_cache_topk count");
+  if (cap)
+    dev_check(d_bounds, (size_t)cap * 8, s->dev, "gak_cache_topk bounds");
+  op *o = op_new(op_topk);
+  fk_topk *r = malloc(sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->key = d_key;
+  r->start = d_start;
+  r->end = d_end;
+  r->k = k;
+  r->cap = cap;
+  r->ids = d_ids;
+  r->bounds = d_bounds;
+  r->count = d_count;
+  r->scratch = d_scratch;
+  o->extra = r;
+  o->m = ngroups;
   enqueue(s, o);
   return 0;
 }
@@ -1544,9 +1738,9 @@ static void op_gather(op *o) {
   for (int64_t j = 0; j < o->m; j++) {
     int64_t i = through ? through[rows[j]] : rows[j];
     out[j].pad = 0;
-    out[j].type = !fk_bit64(c->notnull, i)  ? GA_CX_TNULL
-                  : fk_bit64(c->isint, i) ? GA_CX_TINT
-                                          : GA_CX_TREAL;
+    out[j].type = !fk_bit64(c->notnull, i) ? GA_CX_TNULL
+                  : fk_bit64(c->isint, i)  ? GA_CX_TINT
+                                           : GA_CX_TREAL;
     out[j].bits = out[j].type ? (int64_t)c->vals[i] : 0;
   }
 }
@@ -1561,7 +1755,8 @@ int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
     return 0;
   dev_check(col.vals, 8, s->dev, "gak_cache_gather column");
   dev_check(d_rows, (size_t)n * 4, s->dev, "gak_cache_gather rows");
-  dev_check(d_out, (size_t)n * sizeof(gak_cval), s->dev, "gak_cache_gather out");
+  dev_check(d_out, (size_t)n * sizeof(gak_cval), s->dev,
+            "gak_cache_gather out");
   op *o = op_new(op_gather);
   fk_col *x = malloc(sizeof(*x));
   if (!x)
@@ -1575,4 +1770,3 @@ int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
   enqueue(s, o);
   return 0;
 }
-
