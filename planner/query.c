@@ -59,6 +59,12 @@
 **      ORDER BY puts no other group before them, and its other terms only
 **      order groups among themselves.  A path may then hand over only
 **      those (engine/cache/cache_gpu_query.c rule 9; ga_parts.topk_*).
+**      SQLite computes the select list and the ORDER BY terms of every
+**      group, even of one the LIMIT drops, so an error there (abs() of
+**      the least integer, malformed JSON) would be raised for a group
+**      left out: every item and term must be a column, an alias, a column
+**      number or one aggregate call (plain_output), and a sum()'s overflow
+**      is the path's to rule out.
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -1073,12 +1079,39 @@ static int64_t limit_num(const parse *p, int i) {
   return v;
 }
 
+/* Rule 7: a term that cannot raise an error over a group: a column (bare
+** or qualified), an alias or a column number, or one aggregate call. */
+static int plain_term(const parse *p, int a, int b) {
+  int id = a < b && (p->t[a].type == T_ID || p->t[a].type == T_QID);
+  if (call_at(p, a, b) >= 0 || (b == a + 1 && (id || p->t[a].type == T_NUM)))
+    return 1;
+  return b == a + 3 && id && op(p, a + 1, ".") &&
+         (p->t[a + 2].type == T_ID || p->t[a + 2].type == T_QID);
+}
+
+/* Rule 7: every item of the select list and every ORDER BY term plain. */
+static int plain_output(const parse *p) {
+  for (int k = 0; k < p->nitems; k++)
+    if (!plain_term(p, p->items[k].expr.a, p->items[k].expr.b))
+      return 0;
+  for (int a = p->order.a; a < p->order.b;) {
+    int e = a, depth = 0;
+    for (; e < p->order.b && (depth || !op(p, e, ",")); e++)
+      depth += op(p, e, "(") - op(p, e, ")");
+    int t = e - (kw(p, e - 1, "DESC") || kw(p, e - 1, "ASC"));
+    if (!plain_term(p, a, t))
+      return 0;
+    a = e + 1;
+  }
+  return 1;
+}
+
 /* Rule 7: q->topk_* (NOMEM only from the alias's name). */
 static int find_topk(parse *p) {
   ga_query *q = p->q;
   q->topk_agg = -1;
   if (!q->flat || p->having.b > p->having.a || kw(p, p->distinct, "DISTINCT") ||
-      p->order.b <= p->order.a || p->limit.b <= p->limit.a)
+      p->order.b <= p->order.a || p->limit.b <= p->limit.a || !plain_output(p))
     return SQLITE_OK;
   int a = p->order.a, e = a, depth = 0;
   for (; e < p->order.b && (depth || !op(p, e, ",")); e++)
@@ -1384,8 +1417,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   }
   for (int k = 0; k < q->naggs; k++) {
     int best = q->aggs[k].op == GA_AGG_MIN || q->aggs[k].op == GA_AGG_MAX;
-    if (q->aggs[k].op == GA_AGG_SUM)
-      q->val_sum[q->aggs[k].val] = 1;
+    q->val_sum[q->aggs[k].val] |= q->aggs[k].op == GA_AGG_SUM;
     if (q->aggs[k].op != GA_Q_COUNT_STAR && q->aggs[k].op != GA_Q_COUNT &&
         !best)
       q->val_minmax[q->aggs[k].val] = 0;

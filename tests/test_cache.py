@@ -1253,12 +1253,18 @@ def section_topk(rep, r, device):
         "SELECT a, b, sum(x) AS s " + g + "ORDER BY s DESC, a, b LIMIT 5000",
         "SELECT a, b, sum(x) AS s FROM tk WHERE y > 0 GROUP BY a, b "
         "ORDER BY s DESC, a, b LIMIT 8",
+        "SELECT tk.a, b AS bb, sum(x) AS s " + g + "ORDER BY s DESC, 3, tk.a, 2 LIMIT 4",
+        "SELECT a, b, total(x * 2) AS t2, sum(x * (1 - y)) AS rev " + g +
+        "ORDER BY rev DESC, a, b LIMIT 5",
     ]
     not_taken = [
         "SELECT a, b, sum(x) AS s " + g + "HAVING count(*) > 2 ORDER BY s DESC, a, b LIMIT 5",
         "SELECT a, b, sum(x) AS s, sum(big) " + g + "ORDER BY s DESC, a, b LIMIT 5",
         "SELECT a, b, sum(x) AS s " + g + "ORDER BY a, s DESC LIMIT 5",
         "SELECT a, b, avg(x) AS s " + g + "ORDER BY s DESC, a, b LIMIT 5",
+        "SELECT a, b, sum(x) AS s, abs(sum(xi)) " + g + "ORDER BY s DESC, a, b LIMIT 5",
+        "SELECT a, b, sum(x) AS s " + g + "ORDER BY s DESC, a + 0, b LIMIT 5",
+        "SELECT a, b, sum(x) AS s " + g + "ORDER BY s DESC NULLS LAST, a, b LIMIT 5",
     ]
     os.environ["GPUAGG_CACHE_TOPK_IDS"] = "100"
     try:

@@ -1048,6 +1048,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     any_prog |= ga_cx_bare(ga_cq_val(q, i)) < 0;
   /* rule 9: the top-k path, whose groups are the chosen few (ngcap) */
   const int topk = tmode >= 0 && ngroups > topk_min_ids();
+  int xv_of = -1; /* the value whose program d_xv holds (rule 9) */
   const int64_t ngcap =
       topk && ngroups > GA_CQ_TOPK_CAP ? GA_CQ_TOPK_CAP : ngroups;
   int64_t maxsl =
@@ -1270,6 +1271,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
         rc = GA_CACHE_DECLINED;
         goto done;
       }
+      if (ga_cx_bare(ga_cq_val(q, q->topk_val)) < 0)
+        xv_of = q->topk_val; /* choose_topk evaluated it into d_xv */
     }
     prof("group", &t0);
   } else if (!grouped) {
@@ -1339,14 +1342,18 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       col.notnull = d_xv + mv + GA_BW(mv);
       vidx = NULL;
       first_pos |= i == 0 && !few; /* few: positions are rows */
-      STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &zero, 4, c->stream));
-      STEP(GA_STAGE_LAUNCH,
-           gak_cache_eval(&p, mv, rows_idx, d_sel, d_xv, (uint64_t *)col.isint,
-                          (uint64_t *)col.notnull, d_err, c->stream));
-      STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
-      if (!sync_or(c, why, nwhy))
-        goto fail;
-      prof("eval", &t0);
+      if (i != xv_of) {            /* rule 9's order value is there already */
+        STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &zero, 4, c->stream));
+        STEP(GA_STAGE_LAUNCH,
+             gak_cache_eval(&p, mv, rows_idx, d_sel, d_xv,
+                            (uint64_t *)col.isint, (uint64_t *)col.notnull,
+                            d_err, c->stream));
+        STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
+        if (!sync_or(c, why, nwhy))
+          goto fail;
+        xv_of = i;
+        prof("eval", &t0);
+      }
       if (err) { /* cexpr.h rule 5 */
         snprintf(why, nwhy,
                  "an expression raises an error on a row (abs of "
