@@ -179,6 +179,41 @@ GA_CX_HD void ga_cx_arith(int op, int ta, uint64_t a, int tb, uint64_t b,
   *rt = GA_CX_TREAL, *rb = ga_cx_u(r);
 }
 
+/* The typed form of REAL arithmetic (kernels/cache_expr.cu rule 4; the GPU
+** cache's top k, engine/cache/cache_gpu_query.c rule 9): a program of
+** columns that hold no INTEGER, INTEGER or REAL literals, unary minus and
+** + - * /, with no operation of two INTEGER literals, gives a REAL or NULL
+** at every row.  One instruction's step over a stack of "an INTEGER
+** literal" flags (at most depth deep): 0 when the instruction leaves the
+** form.  lit: a literal's GA_CX_T* type; col_ok: a column holds no INTEGER.
+** The program is in the form when every step holds and it ends with one
+** slot that is no INTEGER literal. */
+GA_CX_HD int ga_cx_real_step(int op, int lit, int col_ok, unsigned char *isint,
+                             int *sp, int depth) {
+  switch (op) {
+  case GA_CX_COL:
+  case GA_CX_LIT:
+    if (*sp == depth ||
+        (op == GA_CX_COL ? !col_ok : lit != GA_CX_TINT && lit != GA_CX_TREAL))
+      return 0;
+    isint[(*sp)++] = op == GA_CX_LIT && lit == GA_CX_TINT;
+    return 1;
+  case GA_CX_NEG: /* 0 - x: two INTEGERs when x is one */
+    return *sp >= 1 && !isint[*sp - 1];
+  case GA_CX_ADD:
+  case GA_CX_SUB:
+  case GA_CX_MUL:
+  case GA_CX_DIV:
+    if (*sp < 2 || (isint[*sp - 2] && isint[*sp - 1]))
+      return 0;
+    isint[*sp - 2] = 0;
+    (*sp)--;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 /* An int64 against a double, exactly: <0, 0, >0 (no NaN). */
 GA_CX_HD int ga_cx_cmp_ir(int64_t i, double r) {
   if (r >= 9223372036854775808.0)

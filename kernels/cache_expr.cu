@@ -40,35 +40,11 @@
 ** alone: a stack slot is REAL, or an INTEGER literal. */
 #define REAL_DEPTH 4
 __host__ __device__ bool real_plan(const gak_cprog &p) {
-  bool isint[REAL_DEPTH + 1];
+  unsigned char isint[REAL_DEPTH + 1];
   int sp = 0;
-  for (int k = 0; k < p.n; k++) {
-    const gak_cins &in = p.ins[k];
-    switch (in.op) {
-    case GA_CX_COL:
-    case GA_CX_LIT:
-      if (sp == REAL_DEPTH || (in.op == GA_CX_LIT && in.type != GA_CX_TINT &&
-                               in.type != GA_CX_TREAL))
-        return false;
-      isint[sp++] = in.op == GA_CX_LIT && in.type == GA_CX_TINT;
-      break;
-    case GA_CX_NEG: /* 0 - x: two INTEGERs when x is one */
-      if (sp < 1 || isint[sp - 1])
-        return false;
-      break;
-    case GA_CX_ADD:
-    case GA_CX_SUB:
-    case GA_CX_MUL:
-    case GA_CX_DIV:
-      if (sp < 2 || (isint[sp - 2] && isint[sp - 1]))
-        return false;
-      isint[sp - 2] = false;
-      sp--;
-      break;
-    default:
+  for (int k = 0; k < p.n; k++)
+    if (!ga_cx_real_step(p.ins[k].op, p.ins[k].type, 1, isint, &sp, REAL_DEPTH))
       return false;
-    }
-  }
   return sp == 1 && !isint[0];
 }
 

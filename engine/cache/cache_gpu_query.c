@@ -572,38 +572,17 @@ static int64_t topk_min_ids(void) {
 ** (nor TEXT), literals, unary minus and + - * /, no operation of two
 ** INTEGER literals (kernels/cache_expr.cu's real_plan, on the host). */
 static int real_only(const ga_centry *e, const ga_cexpr *x) {
-  int isint[GA_CX_MAX + 1], sp = 0;
+  unsigned char isint[GA_CX_MAX + 1];
+  int sp = 0;
   for (int k = 0; k < x->n; k++) {
     const ga_cx_ins *in = &x->ins[k];
-    switch (in->op) {
-    case GA_CX_COL: {
-      const ga_ccol *c = &e->cols[in->col];
-      if (c->nint || c->ntext || c->mixed)
-        return 0;
-      isint[sp++] = 0;
-      break;
-    }
-    case GA_CX_LIT:
-      if (in->v.type != GA_V_INT && in->v.type != GA_V_REAL)
-        return 0;
-      isint[sp++] = in->v.type == GA_V_INT;
-      break;
-    case GA_CX_NEG:
-      if (sp < 1 || isint[sp - 1])
-        return 0;
-      break;
-    case GA_CX_ADD:
-    case GA_CX_SUB:
-    case GA_CX_MUL:
-    case GA_CX_DIV:
-      if (sp < 2 || (isint[sp - 2] && isint[sp - 1]))
-        return 0;
-      isint[sp - 2] = 0;
-      sp--;
-      break;
-    default:
+    const ga_ccol *c = in->op == GA_CX_COL ? &e->cols[in->col] : NULL;
+    int lit = in->v.type == GA_V_INT    ? GA_CX_TINT
+              : in->v.type == GA_V_REAL ? GA_CX_TREAL
+                                        : GA_CX_TNULL;
+    if (!ga_cx_real_step(in->op, lit, c && !c->nint && !c->ntext && !c->mixed,
+                         isint, &sp, GA_CX_MAX))
       return 0;
-    }
   }
   return sp == 1 && !isint[0];
 }
