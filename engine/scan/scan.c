@@ -1237,6 +1237,18 @@ void ga_scan_out_free(ga_scan_out *out) {
 
 /* ---- gpuagg_info()'s last_scan ---- */
 
+void ga_scan_last_counters(ga_scan_last *last, const ga_scan_out *out) {
+  last->threads = out->threads;
+  last->pieces = out->pieces;
+  last->hash_pieces = out->hash_pieces;
+  last->hash_flushes = out->hash_flushes;
+  last->direct_rows = out->direct_rows;
+  last->direct_batches = out->direct_batches;
+  last->worker_ms = out->worker_ms;
+  last->flush_ms = out->flush_ms;
+  last->lock_wait_ms = out->lock_wait_ms;
+}
+
 void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
   char why[2 * sizeof l->why];
   size_t j = 0;

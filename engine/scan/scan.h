@@ -196,5 +196,8 @@ typedef struct ga_scan_last {
 
 /* The JSON object into buf (always terminated). */
 void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n);
+/* A parallel scan's threads and counters (pieces .. lock_wait_ms) into
+** last: gpu_aggregate's and gpu_query's one copy of them. */
+void ga_scan_last_counters(ga_scan_last *last, const ga_scan_out *out);
 
 #endif

@@ -635,16 +635,8 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     if (src == GA_SCAN_OK) {
       c->key_enc = plan.spec.enc;
       last->path = "parallel";
-      last->threads = c->out.threads;
       set_why(last, cwhy, plan.why);
-      last->pieces = c->out.pieces;
-      last->hash_pieces = c->out.hash_pieces;
-      last->hash_flushes = c->out.hash_flushes;
-      last->direct_rows = c->out.direct_rows;
-      last->direct_batches = c->out.direct_batches;
-      last->worker_ms = c->out.worker_ms;
-      last->flush_ms = c->out.flush_ms;
-      last->lock_wait_ms = c->out.lock_wait_ms;
+      ga_scan_last_counters(last, &c->out);
       last->values = 1;
       take_groups(c, &a, &err);
       goto done;

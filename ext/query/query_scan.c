@@ -52,15 +52,7 @@ int ga_query_scan(ga_scan_module *m, sqlite3 *db, ga_plan *plan,
 void ga_query_last_parallel(ga_scan_last *last, const ga_scan_out *out,
                             const ga_plan *plan, int nvals) {
   last->path = "parallel";
-  last->threads = out->threads;
   sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
-  last->pieces = out->pieces;
-  last->hash_pieces = out->hash_pieces;
-  last->hash_flushes = out->hash_flushes;
-  last->direct_rows = out->direct_rows;
-  last->direct_batches = out->direct_batches;
-  last->worker_ms = out->worker_ms;
-  last->flush_ms = out->flush_ms;
-  last->lock_wait_ms = out->lock_wait_ms;
+  ga_scan_last_counters(last, out);
   last->values = nvals;
 }
