@@ -38,6 +38,16 @@
 **      (they are flagged deterministic, yet 'now', written or read from a
 **      column, is the statement's time), or CURRENT_TIME/DATE/TIMESTAMP.
 **      Workers have only SQLite's built-ins and gpuagg_partial.
+**      Likewise a name that is a virtual table module of the caller (pragma
+**      module_list) or a pragma's table-valued function (pragma_ and a name
+**      of pragma pragma_list, which module_list leaves out): its rows may
+**      be the connection's state (pragma_busy_timeout, pragma_cache_size,
+**      sqlite_stmt), another file's (dbstat), the application's (a module
+**      it registered), or gpuagg's own, which workers do not have.  Only
+**      an allow-list of modules whose rows are a function of their
+**      arguments alone runs on the workers: json_each and json_tree, built
+**      into SQLite (generate_series is not: an extension's or the
+**      application's module of that name is not known to be the same).
 **   7. A collation in play is not one of BINARY, NOCASE, RTRIM (explicit
 **      COLLATE names, and the declared collations of the columns the text
 **      names), or the caller's connection overrides one of those three
@@ -139,9 +149,45 @@ static int in_list(char **l, int n, const char *z) {
   return 0;
 }
 
+/* Rule 6's allow-list: modules whose rows depend on their arguments alone,
+** built into every SQLite that has JSON, so a worker's are the caller's. */
+static int pure_module(const char *z) {
+  return !sqlite3_stricmp(z, "json_each") || !sqlite3_stricmp(z, "json_tree");
+}
+
+/* A name of the text that is a virtual table module of the caller, or a
+** pragma's table-valued function, other than a pure one: into why; 1
+** found, 0 none, -1 the lists cannot be read. */
+static int modules_check(sqlite3 *db, const ga_lex *lx, char *why, size_t n) {
+  sqlite3_stmt *st = NULL;
+  int found = 0;
+  if (!lx->nids)
+    return 0;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT name FROM pragma_module_list UNION ALL "
+                         "SELECT 'pragma_' || name FROM pragma_pragma_list",
+                         -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    if (m && !pure_module(m) && in_list(lx->ids, lx->nids, m)) {
+      sqlite3_snprintf((int)n, why,
+                       "the text names the virtual table %s (its rows may "
+                       "be the connection's; workers run only json_each and "
+                       "json_tree)",
+                       m);
+      found = 1;
+    }
+  }
+  if (sqlite3_finalize(st) != SQLITE_OK)
+    return -1;
+  return found;
+}
+
 /* A name of the text that is an app-defined function, a function whose
 ** value depends on the connection or the moment (no SQLITE_DETERMINISTIC:
-** changes(), last_insert_rowid(), random(), ...), a schema, or a table
+** changes(), last_insert_rowid(), random(), ...), a module other than a
+** pure one (modules_check), a schema, or a table
 ** that a worker could resolve otherwise: into why; 1 found, 0 none, -1
 ** the lists cannot be read.  Workers have only SQLite's built-ins, their
 ** own "main" is the target's file, and they have no TEMP tables, so a name
@@ -150,7 +196,7 @@ static int in_list(char **l, int n, const char *z) {
 static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
                        char *why, size_t n) {
   sqlite3_stmt *st = NULL;
-  int found = 0;
+  int found = 0, k;
   if (sqlite3_prepare_v2(db,
                          "SELECT name, builtin FROM pragma_function_list "
                          "WHERE builtin = 0 OR (type = 's' AND "
@@ -177,6 +223,9 @@ static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
     return -1;
   if (found)
     return 1;
+  k = modules_check(db, lx, why, n);
+  if (k)
+    return k;
   if (lx->time_call[0]) {
     sqlite3_snprintf((int)n, why,
                      "the text uses %s with an argument that is not a "
@@ -577,7 +626,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (k > 0)
     goto serial;
   if (k < 0)
-    SERIAL("cannot list the connection's functions and tables");
+    SERIAL("cannot list the connection's functions, modules and tables");
   k = colls_builtin(db, t, &lx, plan->why, sizeof plan->why);
   if (k == 0)
     goto serial;

@@ -26,7 +26,11 @@
 **   2. Names resolve as SQLite resolves them: a GROUP BY term that is an
 **      integer is the select list's item; an identifier that is no column
 **      of the table but an item's alias is that item's expression (also
-**      inside a term or the WHERE clause).  SQLite compiles the text on the
+**      inside a term or the WHERE clause), though not in the select list,
+**      where SQLite resolves no alias.  A double-quoted word that names no
+**      column (nor, outside the select list, an alias) is a string
+**      (SQLITE_DBCONFIG_DQS_DML), so it keeps its case: max("Hello") and
+**      max("hello") are two values.  SQLite compiles the text on the
 **      caller's connection first, so every other error is SQLite's own.
 **   3. Result columns are named as sqlite3_column_name names them; a name
 **      taken before (a parameter's, or an earlier column's, compared
@@ -256,6 +260,7 @@ typedef struct parse {
   char **aggnames; /* the connection's other aggregate functions */
   int naggnames;
   char **valnorm; /* normalised text of each value, for sharing */
+  int in_items;   /* find_calls is in the select list: no alias there */
   int ipk;        /* find_ipk */
 } parse;
 
@@ -416,24 +421,42 @@ static char *text(parse *p, int a, int b, int off, int subst) {
   return sqlite3_str_finish(s);
 }
 
-/* Tokens [a, b) joined by spaces, names lowercased: two arguments that
-** normalise alike are one value (a, A and "a" alike). */
-static char *norm(parse *p, int a, int b) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
+/* Tokens [a, b) joined by spaces into s, as text() reads them (subst: an
+** alias becomes its item), names lowercased: a, A and "a" name one column.
+** A double-quoted word that names no column and no alias is a string to
+** SQLite (SQLITE_DBCONFIG_DQS_DML; where that is off, the text does not
+** compile), so it keeps its case, written as the string literal it is:
+** "Hello" and "hello" are two values, "Hello" and 'Hello' one. */
+static void norm_into(parse *p, sqlite3_str *s, int a, int b, int subst) {
   for (int i = a; i < b; i++) {
     const tok *t = &p->t[i];
+    int k;
     if (t->type == T_VAR) {
       sqlite3_str_appendf(s, "?%d ", t->var);
+    } else if (subst && (k = alias_of(p, i)) >= 0) {
+      sqlite3_str_appendall(s, "( ");
+      norm_into(p, s, p->items[k].expr.a, p->items[k].expr.b, 0);
+      sqlite3_str_appendall(s, ") ");
     } else if (is_name(p, i)) {
       char *z = tok_name(p, i);
-      for (char *c = z; c && *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-      sqlite3_str_appendf(s, "\"%w\" ", z ? z : "");
+      if (t->type == T_QID && p->z[t->off] == '"' && col_of(p, i) == -1) {
+        sqlite3_str_appendf(s, "%Q ", z ? z : "");
+      } else {
+        for (char *c = z; c && *c; c++)
+          *c = (char)tolower((unsigned char)*c);
+        sqlite3_str_appendf(s, "\"%w\" ", z ? z : "");
+      }
       sqlite3_free(z);
     } else {
       sqlite3_str_appendf(s, "%.*s ", t->len, p->z + t->off);
     }
   }
+}
+
+/* Two arguments that normalise alike are one value (value_of). */
+static char *norm(parse *p, int a, int b, int subst) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  norm_into(p, s, a, b, subst);
   return sqlite3_str_finish(s);
 }
 
@@ -521,9 +544,12 @@ static int agg_of(parse *p, int i) {
   return -1;
 }
 
-/* The value of argument [a, b): its index, shared by equal texts. */
+/* The value of argument [a, b): its index, shared by equal texts.  In the
+** select list SQLite resolves no alias (a bare one does not compile there,
+** and a double-quoted one is a string); in HAVING and ORDER BY it does. */
 static int value_of(parse *p, int a, int b, int *idx) {
-  char *nz = norm(p, a, b);
+  int subst = !p->in_items;
+  char *nz = norm(p, a, b, subst);
   if (!nz)
     return SQLITE_NOMEM;
   ga_query *q = p->q;
@@ -538,7 +564,7 @@ static int value_of(parse *p, int a, int b, int *idx) {
     return fail(p, "gpu_query: more than %s distinct aggregate arguments",
                 "64");
   }
-  char *v = text(p, a, b, 2, 1);
+  char *v = text(p, a, b, 2, subst);
   if (!v) {
     sqlite3_free(nz);
     return SQLITE_NOMEM;
@@ -1377,8 +1403,10 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   }
   /* aggregates: in the select list, HAVING and ORDER BY only (SQLite has
   ** refused them elsewhere) */
-  if ((rc = find_calls(p, p->items_span.a, p->items_span.b)) ||
-      (rc = find_calls(p, p->having.a, p->having.b)) ||
+  p->in_items = 1;
+  rc = find_calls(p, p->items_span.a, p->items_span.b);
+  p->in_items = 0;
+  if (rc || (rc = find_calls(p, p->having.a, p->having.b)) ||
       (rc = find_calls(p, p->order.a, p->order.b)))
     goto done;
   if ((rc = read_terms(p)) != SQLITE_OK)

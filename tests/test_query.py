@@ -42,7 +42,8 @@ full goes to failures.txt in the run's temporary folder):
     gpu_ spellings over row expressions (scalar min/max(a, c) and
     parameters inside some), alone or combined (A / B, round(avg(x), 2),
     CASE WHEN count(*) > n THEN max(y) END, (k) + sum(e), typeof(A),
-    A || '|' || B, A = 'text', A + ?); expressions over group terms;
+    A || '|' || B, A = 'text', A + ?), double-quoted strings ("Dq" and
+    "dq", two values) among the arguments; expressions over group terms;
     HAVING (under a key's collation and affinity too); ORDER BY (made total,
     below; COLLATE sometimes) with LIMIT / OFFSET as literals or parameters;
     keywords in other cases, clauses on lines of their own, comments.
@@ -350,7 +351,10 @@ NUM_EXPRS = ["{a}", "{b}", "{c}", "{x}", "{y}", "{z}", "{x} * {z} + {c}", "{x} *
              "CAST({c} AS REAL) / 3", "{z} * {z} - {x}", "{x} + {x} * {z}", "{b} - {a}",
              "{y} + 0", "{u} + 0", "{u}", "{s}"]
 ANY_EXPRS = ["{s}", "{u}", "{u} || {s}", "typeof({y})", "upper({u})", "{u} COLLATE RTRIM",
-             "{s} COLLATE BINARY", "substr({s}, 1, 1)"]
+             "{s} COLLATE BINARY", "substr({s}, 1, 1)",
+             # double-quoted words that name no column are strings (DQS):
+             # "Dq" and "dq" are two values (issue 36 defect 7)
+             '"Dq"', '"dq"', '{s} || "Dq"', '{s} || "dq"']
 # group terms: (template, numeric?)
 GROUP_TERMS = [("{a}", True), ("{c} % 10", True), ("{c} / 100", True), ("{s}", False),
                ("{u}", False), ("{u} COLLATE RTRIM", False), ("{s} COLLATE BINARY", False),

@@ -124,9 +124,64 @@ check(got == "gpu_query: create it in temp: CREATE VIRTUAL TABLE temp.m USING "
 got = error_of(db, "CREATE VIRTUAL TABLE temp.m USING gpu_query('SELECT sum(x) FROM t', 2)")
 check(got == "gpu_query: expected one argument, the text of one SELECT, got 2",
         "one argument", got)
+LITERAL = ("gpu_query: the argument must be the SELECT as one SQL string literal, "
+           "each quote inside it doubled: gpu_query('SELECT ... WHERE k <> ''North''')")
 got = error_of(db, "CREATE VIRTUAL TABLE temp.m USING gpu_query(x)")
-check(got == "gpu_query: the argument must be the SELECT as a string: "
-        "gpu_query('SELECT ...')", "a string", got)
+check(got == LITERAL, "a string", got)
+# issue 36 defect 10: a lone quote inside ends SQLite's literal; the argument
+# is then three tokens, not one string (it read <> 'orth' before)
+for i, arg in enumerate(["'SELECT b, sum(x) FROM t WHERE b <> 'Ac' GROUP BY b'",
+                         "'SELECT sum(x) FROM t WHERE b <> 'Ac''",
+                         "'SELECT 'k' AS k, sum(x) FROM t'",
+                         "'SELECT sum(x) FROM t' 'x'"]):
+    got = error_of(db, "CREATE VIRTUAL TABLE temp.lone%d USING gpu_query(%s)" % (i, arg))
+    check(got == LITERAL, "issue 36 d10: a lone quote is refused: %s" % arg, got)
+create(db, "escaped", "SELECT b, sum(x) FROM t WHERE b <> 'Ac' GROUP BY b")
+got = db.execute("SELECT * FROM escaped").fetchall()
+want = db.execute("SELECT b, gpu_sum(x) FROM t WHERE b <> 'Ac' GROUP BY b").fetchall()
+check(got == want and len(got) == 1, "issue 36 d10: doubled quotes read as written", (got, want))
+
+# issue 36 defect 17: an argument past the parameters goes to gpuagg_partial;
+# the error says how many parameters the query takes
+create(db, "onep", "SELECT a, sum(x) FROM t WHERE d > ?1 GROUP BY a")
+got = error_of(db, "SELECT * FROM onep('1994-01-01', 5)")
+check(got == "gpu_query: the query takes 1 parameter; an argument past it goes to the "
+      "hidden column gpuagg_partial, which takes only a partial (a BLOB of "
+      "gpu_query_partial or gpu_query_merge)", "issue 36 d17: one parameter", got)
+create(db, "twop", "SELECT a, sum(x) FROM t WHERE d > ? AND y < ? GROUP BY a")
+got = error_of(db, "SELECT * FROM twop('1994-01-01', 5, 'x')")
+check(got is not None and got.startswith("gpu_query: the query takes 2 parameters; an "
+      "argument past them goes"), "issue 36 d17: two parameters", got)
+got = error_of(db, "SELECT * FROM escaped(5)")
+check(got is not None and got.startswith("gpu_query: the query takes no parameters; an "
+      "argument goes to the hidden column gpuagg_partial"), "issue 36 d17: none", got)
+check(db.execute("SELECT count(*) FROM onep('1994-01-01')").fetchone()[0] > 0,
+      "issue 36 d17: the right count still runs")
+
+# issue 36 defect 15: ?40000 (SQLite allows SQLITE_LIMIT_VARIABLE_NUMBER of
+# them, 250,000 on Debian): the partial's reader takes what its writer
+# writes; gpu_query's table, one hidden column a parameter, says why it
+# cannot be created
+BIG = "SELECT a, sum(x) FROM t WHERE y > ?40000 GROUP BY a"
+if (db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) if hasattr(db, "getlimit") else
+        int(dict(o.split("=", 1) for (o,) in db.execute("PRAGMA compile_options") if "=" in o)
+            .get("MAX_VARIABLE_NUMBER", 32766))) >= 40000:
+    got = error_of(db, "SELECT gpu_query_partial_info(gpu_query_partial('%s'))" % BIG)
+    check(got is None, "issue 36 d15: a partial of ?40000 reads back", got)
+    if got is None:
+        info_j = json.loads(db.execute("SELECT gpu_query_partial_info(gpu_query_partial(?))",
+                                       (BIG,)).fetchone()[0])
+        check(info_j["params"] == 40000, "issue 36 d15: its parameter count", info_j)
+        p1 = db.execute("SELECT gpu_query_partial(?)", (BIG,)).fetchone()[0]
+        got = error_of(db, "SELECT gpu_query_partial_info(gpu_query_merge(x'%s', x'%s'))"
+                       % (p1.hex(), p1.hex()))
+        check(got is None, "issue 36 d15: and merges", got)
+    got = error_of(db, "CREATE VIRTUAL TABLE temp.big USING gpu_query('%s')" % BIG)
+    check(got is not None and got.startswith("gpu_query: the query has 40000 parameters (?N "
+          "numbers them up to N), and a gpu_query table takes one hidden column for each") and
+          "SQLITE_LIMIT_COLUMN" in got, "issue 36 d15: CREATE says why", got)
+else:
+    R.skip("issue 36 d15", "this SQLite allows fewer than 40000 parameters")
 
 # names: duplicates (rule 3) and parameters (hidden)
 create(db, "names", "SELECT a, a, A, sum(x) AS s, :lo, ?1 FROM t WHERE y > :lo "

@@ -24,6 +24,13 @@ promise (gpuagg_info()'s last_scan.path and why).
   reverse      PRAGMA reverse_unordered_selects and the first-row tie-break,
                and the pragma given back (11)
   uncommitted  shared cache with read_uncommitted = 1 (11)
+  modules      issue 36 defect 4: a virtual table module or a pragma's
+               table-valued function in the text (connection state:
+               pragma_busy_timeout, pragma_cache_size, pragma_module_list)
+               takes the serial path; a column named json_each does not
+  dqs          issue 36 defect 7: a double-quoted word that names no column
+               is a string to SQLite, so "Hello" and "hello" are two values
+               in gpu_query (and an alias is no alias in the select list)
 """
 
 import json
@@ -406,11 +413,75 @@ def section_uncommitted(rep):
     b.close()
 
 
+# ---------------------------------------------------- issue 36, defect 4
+
+def section_modules(rep):
+    path = fresh("modules.db", setup=["ALTER TABLE t ADD COLUMN json_each",
+                                      "UPDATE t SET json_each = id % 5"])
+    con = connect(path)
+    # connection state the workers do not share; each filter holds on the
+    # caller only, so a worker's answer would be 0 rows
+    con.execute("PRAGMA busy_timeout = 1234")
+    con.execute("PRAGMA cache_size = -3000")
+    for label, where, name in (
+            ("busy_timeout", "1234 IN pragma_busy_timeout", "pragma_busy_timeout"),
+            ("cache_size", "-3000 IN pragma_cache_size", "pragma_cache_size"),
+            ("module_list", "'gpu_query' IN pragma_module_list", "pragma_module_list"),
+            ("quoted", '\'gpu_query\' IN "PRAGMA_MODULE_LIST"', "pragma_module_list")):
+        want = ref(con, "x", where=where)
+        rep.check("modules_%s_reference_holds" % label, want[2] == ROWS, repr(want))
+        expect(rep, "modules_%s_serial" % label, con, ("t", "x", where), want,
+               path="serial", why=name)
+        # gpu_query: the same text, the same answer and path
+        sql = "SELECT count(*), sum(x) FROM t WHERE " + where
+        con.execute("DROP TABLE IF EXISTS temp.mq")
+        con.execute("CREATE VIRTUAL TABLE temp.mq USING gpu_query('%s')" % sql.replace("'", "''"))
+        got = con.execute("SELECT * FROM mq").fetchall()
+        ls = last_scan(con)
+        rep.check("modules_%s_gpu_query" % label,
+                  got == con.execute(sql).fetchall() and ls["path"] == "serial" and
+                  name in ls["why"], repr((got, ls)))
+    # the allow-list: json_each and json_tree are pure functions of their
+    # arguments; a name of theirs (here a column) keeps the parallel path
+    expect(rep, "modules_json_each_name_parallel", con, ("t", "json_each", "json_each > 1"),
+           ref(con, "json_each", where="json_each > 1"), path="parallel")
+    con.close()
+
+
+# ---------------------------------------------------- issue 36, defect 7
+
+def section_dqs(rep):
+    path = fresh("dqs.db", setup=["ALTER TABLE t ADD COLUMN r TEXT",
+                                  "UPDATE t SET r = CASE id % 3 WHEN 0 THEN 'North' "
+                                  "WHEN 1 THEN 'South' ELSE 'north' END"])
+    con = connect(path)
+    texts = [
+        # two words differing in case are two strings; "R" is the column r
+        'SELECT r, max("Hello"), max("hello"), min(\'hello\'), max("R"), max("HELLO") '
+        'FROM t GROUP BY r ORDER BY r',
+        # an alias is not resolved in the select list (a string there), but is
+        # in HAVING: the two max("hello") are two values
+        'SELECT r AS hello, max("hello"), count(*) FROM t GROUP BY r '
+        'HAVING max("hello") > \'O\' ORDER BY 1',
+        'SELECT r AS hello, max("Hello"), sum(x) FROM t GROUP BY r ORDER BY 1',
+        'SELECT max("it\'\'s"), max(\'it\'\'s\'), min("IT\'\'S"), count(*) FROM t',
+    ]
+    for i, sql in enumerate(texts):
+        con.execute("DROP TABLE IF EXISTS temp.dq")
+        con.execute("CREATE VIRTUAL TABLE temp.dq USING gpu_query('%s')" % sql.replace("'", "''"))
+        got = con.execute("SELECT * FROM dq").fetchall()
+        want = con.execute(sql).fetchall()
+        ls = last_scan(con)
+        rep.check("dqs_text%d" % i, got == want and ls["path"] == "parallel",
+                  "got %r want %r (%r)" % (got[:3], want[:3], ls))
+    con.close()
+
+
 def main():
     rep = Reporter("trust")
     for section in (section_detach, section_authorizer, section_limits, section_progress,
                     section_snapshot, section_writing, section_names, section_functions,
-                    section_reverse, section_uncommitted):
+                    section_reverse, section_uncommitted, section_modules, section_dqs):
         section(rep)
     rep.finish()
 

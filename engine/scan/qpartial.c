@@ -302,7 +302,9 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   }
   h->sig = get_u64(&r);
   uint32_t np = get_u32(&r);
-  h->nparams = np > 32766 ? (r.bad = 1, 0) : (int)np;
+  /* the writer's count is sqlite3_bind_parameter_count, up to the
+  ** writer's SQLITE_LIMIT_VARIABLE_NUMBER (250,000 on Debian): any int */
+  h->nparams = np > INT32_MAX ? (r.bad = 1, 0) : (int)np;
   h->table = get_cstr(&r, &nomem);
   uint32_t nc = get_u32(&r);
   /* each column takes 13 bytes at least: a count past what is left is bad */

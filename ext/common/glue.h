@@ -135,7 +135,8 @@ int ga_reverse_off(sqlite3 *db);
 void ga_reverse_restore(sqlite3 *db, int on);
 
 /* The text of a quoted SQL string ('it''s'), sqlite3_malloc'd; NULL when z
-** is not one, or out of memory. */
+** is not exactly one well-formed string literal (a lone quote inside, as in
+** 'a 'b' c', which is three tokens), or out of memory. */
 char *ga_unquote(const char *z);
 
 #endif

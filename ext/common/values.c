@@ -147,10 +147,18 @@ char *ga_unquote(const char *z) {
   if (!o)
     return NULL;
   size_t k = 0;
+  /* exactly one literal: inside it a quote comes only doubled ('' is one
+  ** quote); a lone one ends the literal, so 'a 'b' c' is three tokens
+  ** that SQLite's module-argument parser joins into one argument */
   for (size_t j = 1; j + 1 < n; j++) {
     o[k++] = z[j];
-    if (z[j] == '\'')
-      j++; /* '' is one quote */
+    if (z[j] == '\'') {
+      if (j + 2 >= n || z[j + 1] != '\'') {
+        sqlite3_free(o);
+        return NULL;
+      }
+      j++;
+    }
   }
   o[k] = 0;
   return o;

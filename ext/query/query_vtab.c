@@ -37,7 +37,12 @@
 **      dropped once a column it names was renamed).  The table's groups
 **      table, temp."<name>_groups", is created, renamed and dropped with it.
 **   5. Errors start "gpu_query:" and name the construct (planner/query.c
-**      rule 1) or carry SQLite's own message.
+**      rule 1) or carry SQLite's own message.  The argument must be exactly
+**      one SQL string literal: a lone quote inside it ends the literal
+**      (SQLite then joins three tokens into one argument), so it is an
+**      error showing the doubled quote (ga_unquote).  A text with more
+**      parameters than SQLITE_LIMIT_COLUMN leaves hidden columns for is an
+**      error saying so (?40000 numbers 40,000 of them).
 **   6. An interrupt or progress handler of the caller acts as on
 **      gpu_aggregate (planner/path.c rule 12); last_scan as gpu_aggregate's,
 **      with rows null on the serial path.
@@ -56,7 +61,9 @@
 **      gpu_query_partial or gpu_query_merge computed for the same text and
 **      parameter values; the call then reads no table: the partial's groups
 **      go under the post query (last_scan.path "partial", rows its rows).
-**      A post query that does not compile is then an error.
+**      A post query that does not compile is then an error.  A value there
+**      that is no BLOB is most often one argument more than the query has
+**      parameters: the error says how many it takes.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -149,14 +156,32 @@ static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
   }
   if (!vt->sql) {
     vtab_free(vt);
-    *err = sqlite3_mprintf("gpu_query: the argument must be the SELECT as a "
-                           "string: gpu_query('SELECT ...')");
+    /* a lone quote inside ends SQLite's literal: the rest would be read
+    ** otherwise than written (ga_unquote) */
+    *err = sqlite3_mprintf("gpu_query: the argument must be the SELECT as "
+                           "one SQL string literal, each quote inside it "
+                           "doubled: gpu_query('SELECT ... WHERE k <> "
+                           "''North''')");
     return SQLITE_ERROR;
   }
   rc = ga_query_parse(db, vt->sql, vt->groups, &q, err);
   if (rc != SQLITE_OK) {
     vtab_free(vt);
     return rc;
+  }
+  /* one hidden column a parameter, and gpuagg_partial: SQLite's own
+  ** "too many columns on x" would not say why (?40000 is 40,000 of them) */
+  int maxcols = sqlite3_limit(db, SQLITE_LIMIT_COLUMN, -1);
+  if (q.ncols + q.nparams + 1 > maxcols) {
+    *err = sqlite3_mprintf(
+        "gpu_query: the query has %d parameters (?N numbers them up to N), "
+        "and a gpu_query table takes one hidden column for each: with its "
+        "%d result columns that passes SQLite's limit of %d columns "
+        "(SQLITE_LIMIT_COLUMN); number the parameters from ?1 without gaps",
+        q.nparams, q.ncols, maxcols);
+    ga_query_free(&q);
+    vtab_free(vt);
+    return *err ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   sqlite3_str *s = sqlite3_str_new(NULL);
   sqlite3_str_appendall(s, "CREATE TABLE x(");
@@ -596,6 +621,25 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   memset(last, 0, sizeof(*last));
   last->interrupt =
       ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  if (partial && sqlite3_value_type(partial) != SQLITE_BLOB) {
+    /* rule 9: most often one argument more than the query has parameters
+    ** (SQLite gives it to the next hidden column): say how many it takes */
+    char *n = vt->nparams
+                  ? sqlite3_mprintf("%d parameter%s; an argument "
+                                    "past %s",
+                                    vt->nparams, vt->nparams == 1 ? "" : "s",
+                                    vt->nparams == 1 ? "it" : "them")
+                  : sqlite3_mprintf("no parameters; an argument");
+    err = n ? sqlite3_mprintf("gpu_query: the query takes %s goes to the "
+                              "hidden column gpuagg_partial, which takes "
+                              "only a partial (a BLOB of gpu_query_partial "
+                              "or gpu_query_merge)",
+                              n)
+            : NULL;
+    sqlite3_free(n);
+    c->t0 = 0;
+    return set_err(c, err ? SQLITE_ERROR : SQLITE_NOMEM, err);
+  }
   if (partial) { /* rule 9 */
     c->memo_off = 1;
     rc = c->q.serial_why
