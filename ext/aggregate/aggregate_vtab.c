@@ -615,7 +615,8 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
   }
   if (plan.parallel) {
     plan.spec.pool = ga_scan_pool_hold(&m->pools, &m->npools, plan.vfs,
-                                       plan.path, plan.spec.immutable);
+                                       plan.path, plan.spec.immutable,
+                                       plan.spec.readonly);
     if (plan.spec.pool && ga_plan_verify(&plan, plan.spec.pool)) {
       rc = SQLITE_NOMEM;
       goto done;
