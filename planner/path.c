@@ -680,9 +680,8 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   plan->sql_kth = ga_sql_kth(t);
   plan->auth_sql = auth_sql(t, p, "main");
   if (!plan->auth_sql || !plan->path || !plan->vfs || !plan->schema ||
-      !plan->sql_piece ||
-      (hash && !plan->sql_rows) || !plan->sql_bounds || !plan->sql_first ||
-      !plan->sql_kth)
+      !plan->sql_piece || (hash && !plan->sql_rows) || !plan->sql_bounds ||
+      !plan->sql_first || !plan->sql_kth)
     goto nomem;
   ga_scan_spec *sp = &plan->spec;
   sp->prep = ga_worker_prep;

@@ -64,6 +64,10 @@ def last_scan(con):
     return json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]
 
 
+def scans(con):
+    return json.loads(con.execute("select gpuagg_info()").fetchone()[0])["scans"]
+
+
 def remove(path):
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(path + suffix):
@@ -166,6 +170,7 @@ def section_readonly(rep):
                 con = connect(uri(path, **({"mode": "ro"} if how == "ro" else {"immutable": 1})),
                               True)
                 got, want, ls = run(con)
+                sc = scans(con)
                 con.close()  # closes the pooled helper and workers too
                 after = fingerprint(path)
                 rep.check(tag + "_answer", got == want and len(got) == 3,
@@ -174,6 +179,9 @@ def section_readonly(rep):
                           "path %r why %r" % (ls["path"], ls["why"]))
                 rep.check(tag + "_bytes", before == after,
                           "before %r after %r" % (before, after))
+                # no pooled connection of a read-only caller can write
+                rep.check(tag + "_pool_readonly", sc["pool_idle"] > 0
+                          and sc["pool_idle_readwrite"] == 0, repr(sc))
     # a read-write caller: its helper (pooled, read-write) closes after the
     # caller's connection, so it is the last one on the file; it must not
     # checkpoint either (the caller's own close did what SQLite does)
@@ -183,16 +191,19 @@ def section_readonly(rep):
         con = connect(path)
         con.execute("PRAGMA wal_autocheckpoint=0")
         got, want, ls = run(con)
-        con.execute("UPDATE t SET x = x WHERE id = 1")  # a frame in the -wal
+        sc = scans(con)
+        con.execute("INSERT INTO t VALUES(100000, 1, 1)")  # a frame in the -wal
         sqlite_says = fingerprint(path)
         rep.check(tag + "_answer", got == want and ls["path"] == "parallel",
                   "got %r want %r path %r why %r" % (got, want, ls["path"], ls["why"]))
+        # its helper, and only that, is read-write (workers read only)
+        rep.check(tag + "_pool_helper_rw", sc["pool_idle_readwrite"] == 1, repr(sc))
         con.close()
         # what plain SQLite's close did to the file (the checkpoint of the
         # last connection, the -wal deleted) is the caller's; nothing after
         plain = make(os.path.join(TMP, tag + "_plain.db"), "wal")
         p = sqlite3.connect(plain, isolation_level=None)
-        p.execute("UPDATE t SET x = x WHERE id = 1")
+        p.execute("INSERT INTO t VALUES(100000, 1, 1)")
         p.close()
         rep.check(tag + "_wal_gone_as_sqlite", (fingerprint(path)["-wal"] is None)
                   == (fingerprint(plain)["-wal"] is None) and sqlite_says["-wal"] is not None,

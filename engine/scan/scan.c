@@ -1073,8 +1073,7 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     if (rc == SQLITE_OK)
       break;
     busy = (rc & 0xff) == SQLITE_BUSY;
-    const char *msg =
-        committed ? "a commit" : sqlite3_errmsg(sh->w[k - 1].db);
+    const char *msg = committed ? "a commit" : sqlite3_errmsg(sh->w[k - 1].db);
     char copy[200];
     snprintf(copy, sizeof copy, "%s", msg ? msg : "?");
     end_all(sh);
@@ -1097,8 +1096,7 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
            "began (a read-only connection cannot hold the WAL write lock; "
            "%s retries)",
            copy);
-    }
-    else if (busy && sp->caller_reads && !sp->wal)
+    } else if (busy && sp->caller_reads && !sp->wal)
       fail(sh, GA_SCAN_FALLBACK,
            "no snapshot: a writer waits for this connection's read lock to "
            "commit%s",
@@ -1135,8 +1133,8 @@ static const char *file_moved(scan_shared *sh) {
            "would read";
   for (int k = 0; k < sh->nw; k++) {
     m = 0;
-    if (sqlite3_file_control(sh->w[k].db, "main", SQLITE_FCNTL_HAS_MOVED,
-                             &m) != SQLITE_OK)
+    if (sqlite3_file_control(sh->w[k].db, "main", SQLITE_FCNTL_HAS_MOVED, &m) !=
+        SQLITE_OK)
       return "cannot tell whether the database file was moved (its VFS "
              "answers no SQLITE_FCNTL_HAS_MOVED)";
     if (m)

@@ -76,14 +76,14 @@ typedef struct ga_scan_spec {
   int (*step_other)(ga_gstate *s, int64_t *tag, int64_t piece, sqlite3_value *v,
                     int type, int enc);
   int enc;
-  int threads;      /* >= 1 (1: worker 0 alone, on the caller's thread) */
-  int wal;          /* the caller saw journal_mode = wal */
-  int immutable;    /* the caller opened the file with immutable=1: its
-                       workers open it so too (scan_pool.c rule 6) */
-  int readonly;     /* the caller cannot write the file (sqlite3_db_readonly:
-                       mode=ro, a read-only file, immutable=1): the snapshot
-                       helper is read-only too (scan_pool.c rule 7), and a
-                       WAL snapshot is checked, not locked (scan.c) */
+  int threads;       /* >= 1 (1: worker 0 alone, on the caller's thread) */
+  int wal;           /* the caller saw journal_mode = wal */
+  int immutable;     /* the caller opened the file with immutable=1: its
+                        workers open it so too (scan_pool.c rule 6) */
+  int readonly;      /* the caller cannot write the file (sqlite3_db_readonly:
+                        mode=ro, a read-only file, immutable=1): the snapshot
+                        helper is read-only too (scan_pool.c rule 7), and a
+                        WAL snapshot is checked, not locked (scan.c) */
   int ckpt_on_close; /* the caller may write and would checkpoint a WAL file
                         when it closes last (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE
                         off): its read-write helper, which may close after

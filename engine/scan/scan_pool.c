@@ -130,8 +130,8 @@ static void close_all(sqlite3 **dbs, int n) {
     sqlite3_close_v2(dbs[i]);
 }
 
-ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path,
-                               int immutable, int readonly) {
+ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path, int immutable,
+                               int readonly) {
   sqlite3 *close[GA_SCAN_POOL_MAX_IDLE + 1];
   ga_scan_pool *p;
   pthread_mutex_lock(&pool_mu);
@@ -217,8 +217,7 @@ void ga_scan_pool_prune(sqlite3 *db, ga_scan_pool **list, int *n) {
 }
 
 ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
-                                const char *path, int immutable,
-                                int readonly) {
+                                const char *path, int immutable, int readonly) {
   ga_scan_pool *p = ga_scan_pool_ref(vfs, path, immutable, readonly);
   if (!p)
     return NULL;
@@ -376,6 +375,19 @@ void ga_scan_pool_put(ga_scan_pool *p, sqlite3 *db, int rw, int keep) {
   }
   sqlite3_close_v2(old);
   sqlite3_close_v2(db); /* not kept (rule 1), or the pool is full */
+}
+
+int ga_scan_pool_idle_readwrite(void) {
+  int n = 0;
+  pthread_mutex_lock(&pool_mu);
+  for (ga_scan_pool *p = pools; p; p = p->next) {
+    for (int i = 0; i < p->nidle; i++) /* idle: no thread uses them */
+      n += sqlite3_db_readonly(p->idle[i], "main") == 0;
+    if (p->helper)
+      n += sqlite3_db_readonly(p->helper, "main") == 0;
+  }
+  pthread_mutex_unlock(&pool_mu);
+  return n;
 }
 
 int ga_scan_pool_idle(void) {

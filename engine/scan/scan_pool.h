@@ -30,8 +30,8 @@ typedef int (*ga_scan_prep_fn)(sqlite3 *db);
 ** their connections as "file:PATH?immutable=1" (rule 6 of scan_pool.c);
 ** readonly (the caller's sqlite3_db_readonly) entries open their helper
 ** read-only too (rule 7). */
-ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path,
-                               int immutable, int readonly);
+ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path, int immutable,
+                               int readonly);
 void ga_scan_pool_unref(ga_scan_pool *p);
 /* A holder's list of references (gpu_aggregate's module, the column
 ** cache): hold adds the pool of (vfs, path, immutable, readonly) once and
@@ -50,5 +50,8 @@ int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
 void ga_scan_pool_put(ga_scan_pool *p, sqlite3 *db, int rw, int keep);
 /* Connections now idle in all pools (tests). */
 int ga_scan_pool_idle(void);
+/* Of them, those that can write their file (rule 7: only the helpers of
+** callers that may write it). */
+int ga_scan_pool_idle_readwrite(void);
 
 #endif
