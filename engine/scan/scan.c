@@ -1064,9 +1064,10 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
         rc = SQLITE_INTERNAL; /* cannot happen with the design above */
       }
     }
-    /* every worker began after dv0 was read and before dv1 is: the same
-    ** data version means no commit in between, so one snapshot */
-    if (rc == SQLITE_OK && watch && data_version(helper) != dv0) {
+    /* every worker began after dv0 was read and before this one is: the
+    ** same data version means no commit in between, so one snapshot (one
+    ** that cannot be read proves nothing: as a commit) */
+    if (rc == SQLITE_OK && watch && (dv0 < 0 || data_version(helper) != dv0)) {
       committed = 1;
       rc = SQLITE_BUSY;
     }
