@@ -19,6 +19,11 @@
 **      (one per parallel call) checks the path of every entry that has idle
 **      connections (one stat each), and closes those of a file that is gone
 **      or replaced; taking a connection checks its own entry the same way.
+**      This compares the path with the file the pool's own connections were
+**      opened on, never with the caller's file (a file renamed over before
+**      a call, or between this check and the workers' opens, passes it):
+**      that the workers read the caller's file is engine/scan/scan.c's "One
+**      file" check, made once every worker has begun.
 **   4. The bound: GA_SCAN_POOL_MAX_IDLE (64) idle connections in all
 **      entries together, helpers included, whatever the number of files,
 **      user connections and threads.  Giving back one more closes the
