@@ -181,7 +181,7 @@ def section_readonly(rep):
                           "before %r after %r" % (before, after))
                 # no pooled connection of a read-only caller can write
                 rep.check(tag + "_pool_readonly", sc["pool_idle"] > 0
-                          and sc["pool_idle_readwrite"] == 0, repr(sc))
+                          and sc.get("pool_idle_readwrite") == 0, repr(sc))
     # a read-write caller: its helper (pooled, read-write) closes after the
     # caller's connection, so it is the last one on the file; it must not
     # checkpoint either (the caller's own close did what SQLite does)
@@ -197,7 +197,7 @@ def section_readonly(rep):
         rep.check(tag + "_answer", got == want and ls["path"] == "parallel",
                   "got %r want %r path %r why %r" % (got, want, ls["path"], ls["why"]))
         # its helper, and only that, is read-write (workers read only)
-        rep.check(tag + "_pool_helper_rw", sc["pool_idle_readwrite"] == 1, repr(sc))
+        rep.check(tag + "_pool_helper_rw", sc.get("pool_idle_readwrite") == 1, repr(sc))
         con.close()
         # what plain SQLite's close did to the file (the checkpoint of the
         # last connection, the -wal deleted) is the caller's; nothing after
