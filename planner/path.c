@@ -75,6 +75,13 @@
 **       connection, in which SQLite calls the progress handler; a handler
 **       that returns nonzero stops the scan with SQLITE_INTERRUPT, as it
 **       stops the serial query (ga_intr_check).
+**   13. The caller's access mode (issue 36): workers open the file
+**       read-only, and immutable=1 only when the caller's URI has it; the
+**       snapshot helper opens read-only when sqlite3_db_readonly says the
+**       caller is; none checkpoints on close (engine/scan/scan_pool.c rule
+**       7).  The file itself: the path must still name the caller's file
+**       once every worker has begun (SQLITE_FCNTL_HAS_MOVED, checked in
+**       engine/scan/scan.c), else serial.
 **   Worker-side failures (the snapshot within busy_timeout, a worker's
 **   error, the memory cap of groups) fall back later, in the vtab.
 */
@@ -700,6 +707,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("cannot find the database's VFS");
   plan->path = sqlite3_mprintf("%s", file);
   plan->vfs = sqlite3_mprintf("%s", vfs->zName);
+  plan->schema = sqlite3_mprintf("%s", t->schema);
   /* grouped: hash mode (engine/scan/scan.h), unless the benchmark asks for
   ** SQLite's GROUP BY in each piece to compare (GPUAGG_SCAN_GROUP_BY=sql) */
   const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
@@ -720,9 +728,9 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   plan->sql_first = ga_sql_first(t);
   plan->sql_kth = ga_sql_kth(t);
   plan->auth_sql = auth_sql(t, p, "main");
-  if (!plan->auth_sql || !plan->path || !plan->vfs || !plan->sql_piece ||
-      (hash && !plan->sql_rows) || !plan->sql_bounds || !plan->sql_first ||
-      !plan->sql_kth)
+  if (!plan->auth_sql || !plan->path || !plan->vfs || !plan->schema ||
+      !plan->sql_piece || (hash && !plan->sql_rows) || !plan->sql_bounds ||
+      !plan->sql_first || !plan->sql_kth)
     goto nomem;
   ga_scan_spec *sp = &plan->spec;
   sp->prep = ga_worker_prep;
@@ -745,6 +753,14 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->threads = threads;
   sp->wal = !sqlite3_stricmp(buf, "wal");
   sp->immutable = immutable;
+  /* the workers and the helper may do no more than the caller (scan_pool.c
+  ** rule 7) */
+  sp->readonly = sqlite3_db_readonly(db, t->schema) != 0;
+  int no_ckpt = 1;
+  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, -1, &no_ckpt);
+  sp->ckpt_on_close = !sp->readonly && !no_ckpt;
+  sp->caller = db;
+  sp->caller_schema = plan->schema;
   sp->busy_ms = (int)q_int(db, "PRAGMA busy_timeout", 0);
   sql = sqlite3_mprintf("PRAGMA \"%w\".mmap_size", t->schema);
   if (!sql)
@@ -781,6 +797,7 @@ serial:
 void ga_plan_free(ga_plan *plan) {
   sqlite3_free(plan->path);
   sqlite3_free(plan->vfs);
+  sqlite3_free(plan->schema);
   sqlite3_free(plan->sql_piece);
   sqlite3_free(plan->sql_rows);
   sqlite3_free(plan->sql_bounds);

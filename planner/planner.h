@@ -122,6 +122,7 @@ typedef struct ga_plan {
   char why[256]; /* why serial, or how parallel */
   ga_scan_spec spec;
   char *path, *vfs;
+  char *schema; /* the table's schema on the caller (spec.caller_schema) */
   char *sql_piece, *sql_rows, *sql_bounds, *sql_first, *sql_kth;
   /* rule 10 of planner/path.c: the text as a worker compiles it, and the
   ** caller's program of it (opcodes) */

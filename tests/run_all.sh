@@ -66,6 +66,7 @@ declare -A CMD=(
   [aggregate_writer]='"$PYTHON" tests/test_aggregate_writer.py'
   [cache]='"$PYTHON" tests/test_cache.py'
   [trust]='"$PYTHON" tests/test_trust.py'
+  [files]='"$PYTHON" tests/test_files.py'
   [first_hour]='"$PYTHON" tests/test_first_hour.py'
   [trust_values]='"$PYTHON" tests/test_trust_values.py'
   [query]='"$PYTHON" tests/test_query.py'
@@ -90,7 +91,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust trust_values query query_cache query_errors query_partial first_hour scan_group cache_dict \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust files trust_values query query_cache query_errors query_partial first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker \
   python analysts dask cli install wheel node harden layout docs"
 

@@ -9,7 +9,9 @@ result mixing two commits would break:
 Meanwhile this process runs gpu_aggregate (4 threads: about 32 rowid pieces
 read by different workers) and a gpu_query of two keys and three measures
 over and over; every result must keep every invariant.  Both journal modes: WAL (the snapshot needs the helper's write
-lock) and DELETE (the workers' SHARED locks).  A run where the writer did
+lock) and DELETE (the workers' SHARED locks), and WAL read through a mode=ro
+connection (wal_ro: a read-only helper cannot lock, it checks that no commit
+came while the workers began, issue 36).  A run where the writer did
 not commit during the reads, or where no read took the parallel path, would
 prove nothing and fails.
 
@@ -72,8 +74,9 @@ print("commits", commits, flush=True)
 
 def run_mode(rep, mode, tmp):
     path = os.path.join(tmp, "w_%s.db" % mode)
+    ro = mode == "wal_ro"
     con = sqlite3.connect(path, isolation_level=None, timeout=30)
-    con.execute("PRAGMA journal_mode=%s" % mode)
+    con.execute("PRAGMA journal_mode=%s" % ("wal" if ro else mode))
     con.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, x INTEGER, g INTEGER)")
     r = random.Random(11)
     rows = [(i, r.randrange(-10 ** 9, 10 ** 9), i % GROUPS) for i in range(1, N + 1)]
@@ -85,7 +88,8 @@ def run_mode(rep, mode, tmp):
                   for g in range(GROUPS)}
     con.close()
 
-    con = sqlite3.connect(path, isolation_level=None, timeout=30)
+    con = sqlite3.connect("file:%s?mode=ro" % path if ro else path, isolation_level=None,
+                          timeout=30, uri=ro)
     con.enable_load_extension(True)
     con.load_extension(LIB)
     con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
@@ -96,7 +100,7 @@ def run_mode(rep, mode, tmp):
                 "g % 2 AS h, count(*) AS n, sum(x) AS s, total(x * 2) - "
                 "2 * sum(x) AS d, count(x) AS c FROM t GROUP BY g, h')")
     w = subprocess.Popen([sys.executable, "-c", WRITER, path, str(SECONDS + 1), str(N), str(GROUPS),
-                          "0.001" if mode == "wal" else "0.004"],
+                          "0.004" if mode == "delete" else "0.001"],
                          stdout=subprocess.PIPE, text=True)
     w.stdout.readline()  # "ready"
     reads = parallel = bad = 0
@@ -141,7 +145,7 @@ def run_mode(rep, mode, tmp):
 def main():
     rep = Reporter("aggregate_writer")
     tmp = tempfile.mkdtemp(prefix="gpuagg_writer_")
-    for mode in ("wal", "delete"):
+    for mode in ("wal", "delete", "wal_ro"):
         run_mode(rep, mode, tmp)
     rep.finish()
 

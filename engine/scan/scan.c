@@ -12,9 +12,13 @@
 **             caller's thread), then (after pthread_join) the caller's
 **             thread again to end it.  NOMUTEX is
 **             safe because those uses never overlap, and join orders them.
-**   helper    a private READWRITE connection to the same file, pooled; WAL
-**             mode only; it holds the write lock for a moment and writes
-**             nothing.
+**   helper    a private connection to the same file, pooled; WAL mode only.
+**             READWRITE when the caller may write the file: it holds the
+**             write lock for a moment and writes nothing.  READONLY when
+**             the caller is read-only (sqlite3_db_readonly: mode=ro, a
+**             read-only file): it only reads the data version.  No
+**             connection here checkpoints on close (scan_pool.c rule 7):
+**             a read-only caller's file keeps its bytes, -wal included.
 **
 ** Preconditions, checked by the glue before it comes here (else serial):
 ** a file database, the caller in autocommit (sqlite3_get_autocommit) and
@@ -30,6 +34,17 @@
 **     The helper then ends its transaction (ROLLBACK; it wrote nothing).
 **     No lock: BEGIN IMMEDIATE not had within the bounded wait (below), or
 **     the file cannot be opened read-write -> serial path.
+**   WAL, a read-only caller: a read-only connection cannot take the write
+**     lock (and gpuagg opens none read-write for it), so the snapshot is
+**     checked instead of held.  The helper reads PRAGMA data_version (its
+**     pager counts each change of the WAL index header, which every commit
+**     of any connection rewrites), then every worker runs BEGIN and its
+**     first read, then the helper reads the data version again.  The same
+**     number means no commit in between, so every worker read the same
+**     last commit; another number ends every worker's transaction and the
+**     whole begin is tried again within the bounded wait, then serial.  A
+**     worker's open read transaction holds its WAL read mark, so no
+**     checkpoint overwrites what it reads, as for any reader.
 **   Rollback journal (DELETE, TRUNCATE, PERSIST, MEMORY, OFF): worker 0
 **     runs BEGIN and its first read, taking a SHARED lock that its read
 **     transaction holds to the end.  A commit needs EXCLUSIVE, which cannot
@@ -70,6 +85,19 @@
 **     locks or waits until we are done); otherwise serial.
 **   Inside the snapshot, readers need no further lock: the workers' scans
 **     cannot block on anything but the dispenser mutex below.
+**
+** One file (issue 36)
+**   Workers open the file by its path; the caller's connection reads the
+**   file it opened.  A file renamed over that path (or deleted) while the
+**   caller has it open leaves the caller on the old file and would give
+**   the workers the new one.  The pool's own check (scan_pool.c rule 3)
+**   compares the path with the file its idle connections were opened on,
+**   not with the caller's file, and a rename can come after it.  So once
+**   every worker has begun (its file and -wal are open from then on:
+**   SQLite never opens them again), SQLITE_FCNTL_HAS_MOVED is asked of the
+**   caller's schema and of each worker's main: any 1 (the path no longer
+**   names that connection's file), or a VFS that cannot say, sends the
+**   call to the serial path, which reads the caller's own file.
 **
 ** Threads and shared memory
 **   dispenser (mu): the next rowid, the piece size, the sparse flag and
@@ -206,6 +234,8 @@ struct scan_shared {
   double deadline;
   int waiting;                  /* counted in the gauge now_waiting */
   int fault_busy, fault_schema; /* GPUAGG_SCAN_FAULT=busy, schema (tests) */
+  int fault_commit;             /* GPUAGG_SCAN_FAULT=commit (tests) */
+  const char *fault_rename;     /* GPUAGG_SCAN_FAULT=rename:SRC (tests) */
   ga_group_shards *groups;      /* shared by the workers (scan_group.h) */
   int64_t group_bytes;          /* atomic */
   int64_t fault_piece;          /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
@@ -897,6 +927,56 @@ static int is_wal(sqlite3 *db) {
   return wal;
 }
 
+/* PRAGMA main.data_version on the read-only helper, in a read transaction
+** of its own (autocommit): it moves when the helper's pager finds that the
+** WAL index header changed since its last read, that is after any commit
+** of another connection (SQLite counts every commit there).  -1 when it
+** cannot be read. */
+static int64_t data_version(sqlite3 *db) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, "PRAGMA main.data_version", -1, &st, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* Give the helper back: a read-write one ends its BEGIN IMMEDIATE (it wrote
+** nothing); a read-only one holds no transaction. */
+static void helper_end(const ga_scan_spec *sp, sqlite3 *helper) {
+  if (!helper)
+    return;
+  if (!sqlite3_get_autocommit(helper))
+    exec(helper, "ROLLBACK");
+  ga_scan_pool_put(sp->pool, helper, 1, 1);
+}
+
+/* GPUAGG_SCAN_FAULT=commit (tests): another connection commits (user_version
+** + 1) after worker 0 has begun and before the others do, once a scan:
+** the read-only WAL snapshot must see it and begin again. */
+static void commit_fault(scan_shared *sh) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  sh->fault_commit = 0;
+  if (sqlite3_open_v2(sqlite3_db_filename(sh->w[0].db, "main"), &db,
+                      SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA user_version = %lld",
+             (long long)sqlite3_column_int64(st, 0) + 1);
+    sqlite3_finalize(st);
+    st = NULL;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+    exec(db, sql);
+  }
+  sqlite3_finalize(st);
+  sqlite3_close_v2(db);
+}
+
 /* End every worker's read transaction (those not in autocommit). */
 static void end_all(scan_shared *sh) {
   for (int k = 0; k < sh->nw; k++) {
@@ -918,6 +998,10 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
   sqlite3 *helper = NULL;
   const char *err = NULL;
   int rc;
+  /* a read-only caller in WAL mode: its helper is read-only and cannot
+  ** take the write lock; it watches for commits instead (design above) */
+  int watch = sp->wal && sp->readonly;
+  int64_t dv0 = 0;
   sh->deadline = now_ms() + (sp->busy_ms > 0 ? sp->busy_ms : 0);
   if (sp->wal) {
     rc = ga_scan_pool_take(sp->pool, 1, NULL, &helper, &err);
@@ -926,6 +1010,14 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
            err);
       return sh->fail_rc;
     }
+  }
+  /* the helper closes after the caller when the caller's connection
+  ** closes first: it checkpoints then only as the caller's own close would
+  ** have (scan_pool.c rule 7); never for a read-only caller */
+  if (helper)
+    sqlite3_db_config(helper, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                      !sp->ckpt_on_close, (int *)0);
+  if (sp->wal && !watch) {
     sqlite3_busy_handler(helper, helper_busy, sh);
     rc = exec(helper, "BEGIN IMMEDIATE");
     sqlite3_busy_handler(helper, NULL, NULL);
@@ -943,14 +1035,18 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     }
   }
   for (;;) {
-    int k, busy = 0;
+    int k, busy = 0, committed = 0;
     rc = SQLITE_OK;
+    if (watch)
+      dv0 = data_version(helper); /* before worker 0's first read */
     for (k = 0; k < sh->nw && rc == SQLITE_OK; k++) {
       int h = 0;
       int64_t a = 0, b = 0;
       rc = begin_worker(&sh->w[k], sp->sql_bounds, &h, &a, &b);
       if (rc == SQLITE_OK && k == 0 && sh->fault_busy)
         rc = SQLITE_BUSY; /* tests: as if a writer held PENDING */
+      if (rc == SQLITE_OK && k == 0 && watch && sh->fault_commit)
+        commit_fault(sh);
       if (rc == SQLITE_OK && k == 0) {
         *have = h, *mn = a, *mx = b;
         const char *changed =
@@ -959,10 +1055,7 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
                                                                 : NULL;
         if (changed) {
           end_all(sh);
-          if (helper) {
-            exec(helper, "ROLLBACK");
-            ga_scan_pool_put(sp->pool, helper, 1, 1);
-          }
+          helper_end(sp, helper);
           fail(sh, GA_SCAN_FALLBACK, "the %s changed during the call", changed);
           return GA_SCAN_FALLBACK;
         }
@@ -971,27 +1064,40 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
         rc = SQLITE_INTERNAL; /* cannot happen with the design above */
       }
     }
+    /* every worker began after dv0 was read and before this one is: the
+    ** same data version means no commit in between, so one snapshot (one
+    ** that cannot be read proves nothing: as a commit) */
+    if (rc == SQLITE_OK && watch && (dv0 < 0 || data_version(helper) != dv0)) {
+      committed = 1;
+      rc = SQLITE_BUSY;
+    }
     if (rc == SQLITE_OK)
       break;
     busy = (rc & 0xff) == SQLITE_BUSY;
-    const char *msg = sqlite3_errmsg(sh->w[k - 1].db);
+    const char *msg = committed ? "a commit" : sqlite3_errmsg(sh->w[k - 1].db);
     char copy[200];
     snprintf(copy, sizeof copy, "%s", msg ? msg : "?");
     end_all(sh);
-    /* let the waiting writer commit, then try again */
-    if (busy && !sp->wal && !sp->caller_reads && snap_retry(sh))
+    /* let the waiting writer commit (or the committer finish), then try
+    ** again */
+    if (busy && (committed || (!sp->wal && !sp->caller_reads)) &&
+        snap_retry(sh))
       continue;
-    if (helper) {
-      exec(helper, "ROLLBACK");
-      ga_scan_pool_put(sp->pool, helper, 1, 1);
-    }
+    helper_end(sp, helper);
     if (sh->fail_rc)
       ; /* interrupted while it waited */
     else if ((rc & 0xff) == SQLITE_NOMEM)
       fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
     else if (rc == SQLITE_INTERNAL)
       fail(sh, GA_SCAN_FALLBACK, "workers saw different tables%s", NULL);
-    else if (busy && sp->caller_reads && !sp->wal)
+    else if (committed) {
+      snprintf(copy, sizeof copy, "%lld", (long long)sh->snap_waits);
+      fail(sh, GA_SCAN_FALLBACK,
+           "no snapshot: other connections committed while the workers "
+           "began (a read-only connection cannot hold the WAL write lock; "
+           "%s retries)",
+           copy);
+    } else if (busy && sp->caller_reads && !sp->wal)
       fail(sh, GA_SCAN_FALLBACK,
            "no snapshot: a writer waits for this connection's read lock to "
            "commit%s",
@@ -1006,11 +1112,37 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
       fail(sh, GA_SCAN_FALLBACK, "a worker could not start: %s", copy);
     return sh->fail_rc;
   }
-  if (helper) {
-    exec(helper, "ROLLBACK"); /* it wrote nothing */
-    ga_scan_pool_put(sp->pool, helper, 1, 1);
-  }
+  helper_end(sp, helper); /* it wrote nothing */
   return GA_SCAN_OK;
+}
+
+/* ---- one file ---- */
+
+/* "One file" (design above): NULL when the path still names the file that
+** the caller's schema and every worker read, else the reason. */
+static const char *file_moved(scan_shared *sh) {
+  const ga_scan_spec *sp = sh->spec;
+  int m = 0;
+  if (sp->caller &&
+      sqlite3_file_control(sp->caller, sp->caller_schema,
+                           SQLITE_FCNTL_HAS_MOVED, &m) != SQLITE_OK)
+    return "cannot tell whether the database file was moved (its VFS "
+           "answers no SQLITE_FCNTL_HAS_MOVED)";
+  if (m)
+    return "the database file was renamed or deleted while the connection "
+           "had it open: its path names another file, which the workers "
+           "would read";
+  for (int k = 0; k < sh->nw; k++) {
+    m = 0;
+    if (sqlite3_file_control(sh->w[k].db, "main", SQLITE_FCNTL_HAS_MOVED, &m) !=
+        SQLITE_OK)
+      return "cannot tell whether the database file was moved (its VFS "
+             "answers no SQLITE_FCNTL_HAS_MOVED)";
+    if (m)
+      return "the database file was replaced while a worker opened it: a "
+             "worker reads another file than the connection";
+  }
+  return NULL;
 }
 
 /* GPUAGG_SCAN_FAULT=schema (tests): a DDL commit by another connection
@@ -1055,12 +1187,16 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   ** that claims piece N; begin fails the snapshot; busy: worker 0's begin
   ** always finds the file locked (as under a writer's PENDING lock); schema:
   ** another connection changes the schema after planning, before the
-  ** snapshot */
+  ** snapshot; commit: another connection commits while the workers of a
+  ** read-only WAL caller begin (commit_fault); rename:SRC: SRC is renamed
+  ** over the database's path once every worker has begun ("One file") */
   const char *fault = getenv("GPUAGG_SCAN_FAULT");
   if (fault && !strncmp(fault, "piece:", 6))
     sh.fault_piece = strtoll(fault + 6, NULL, 10);
   sh.fault_busy = fault && !strcmp(fault, "busy");
   sh.fault_schema = fault && !strcmp(fault, "schema");
+  sh.fault_commit = fault && !strcmp(fault, "commit");
+  sh.fault_rename = fault && !strncmp(fault, "rename:", 7) ? fault + 7 : NULL;
   sh.snap_tries = GA_SCAN_SNAPSHOT_TRIES;
   const char *tries = getenv("GPUAGG_SCAN_SNAPSHOT_TRIES"); /* tests */
   if (tries && atoll(tries) > 0)
@@ -1116,6 +1252,14 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     __atomic_sub_fetch(&now_waiting, 1, __ATOMIC_RELAXED);
   if (rc != GA_SCAN_OK)
     goto finish;
+  /* tests: the path is renamed over after every worker has opened it */
+  if (sh.fault_rename)
+    rename(sh.fault_rename, sqlite3_db_filename(sh.w[0].db, "main"));
+  const char *moved = file_moved(&sh);
+  if (moved) {
+    fail(&sh, GA_SCAN_FALLBACK, "%s", moved);
+    goto finish;
+  }
   if (!have)
     goto finish; /* an empty table: no piece, no group */
 

@@ -76,10 +76,24 @@ typedef struct ga_scan_spec {
   int (*step_other)(ga_gstate *s, int64_t *tag, int64_t piece, sqlite3_value *v,
                     int type, int enc);
   int enc;
-  int threads;      /* >= 1 (1: worker 0 alone, on the caller's thread) */
-  int wal;          /* the caller saw journal_mode = wal */
-  int immutable;    /* the caller opened the file with immutable=1: its
-                       workers open it so too (scan_pool.c rule 6) */
+  int threads;       /* >= 1 (1: worker 0 alone, on the caller's thread) */
+  int wal;           /* the caller saw journal_mode = wal */
+  int immutable;     /* the caller opened the file with immutable=1: its
+                        workers open it so too (scan_pool.c rule 6) */
+  int readonly;      /* the caller cannot write the file (sqlite3_db_readonly:
+                        mode=ro, a read-only file, immutable=1): the snapshot
+                        helper is read-only too (scan_pool.c rule 7), and a
+                        WAL snapshot is checked, not locked (scan.c) */
+  int ckpt_on_close; /* the caller may write and would checkpoint a WAL file
+                        when it closes last (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE
+                        off): its read-write helper, which may close after
+                        it, does the same (scan_pool.c rule 7) */
+  /* The caller's connection and the table's schema on it: after every
+  ** worker has begun, SQLITE_FCNTL_HAS_MOVED of that schema and of each
+  ** worker's "main" must be 0 (the path still names the file each one
+  ** reads), else the serial path (scan.c, "One file"). */
+  sqlite3 *caller;
+  const char *caller_schema;
   int busy_ms;      /* the caller's busy timeout: the snapshot waits no longer
                        (and GA_SCAN_SNAPSHOT_TRIES at most) */
   int caller_reads; /* the caller holds a read transaction on the file (its

@@ -19,6 +19,11 @@
 **      (one per parallel call) checks the path of every entry that has idle
 **      connections (one stat each), and closes those of a file that is gone
 **      or replaced; taking a connection checks its own entry the same way.
+**      This compares the path with the file the pool's own connections were
+**      opened on, never with the caller's file (a file renamed over before
+**      a call, or between this check and the workers' opens, passes it):
+**      that the workers read the caller's file is engine/scan/scan.c's "One
+**      file" check, made once every worker has begun.
 **   4. The bound: GA_SCAN_POOL_MAX_IDLE (64) idle connections in all
 **      entries together, helpers included, whatever the number of files,
 **      user connections and threads.  Giving back one more closes the
@@ -32,6 +37,20 @@
 **      its own, whose connections open it the same way: SQLite then takes
 **      no lock and reads no WAL, as on the caller, so both see one file
 **      that the caller promised nobody changes.
+**   7. Access mode (issue 36): no connection of an entry may do what the
+**      caller's cannot.  Workers open SQLITE_OPEN_READONLY always; the
+**      helper opens read-write only for a caller that may write the file
+**      (sqlite3_db_readonly == 0), and a read-only caller (mode=ro, a
+**      read-only file, immutable=1) has entries of its own whose helper is
+**      read-only too.  Every connection is opened with
+**      SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE: the last connection to a WAL file
+**      that closes would otherwise checkpoint it into the main file and
+**      delete the -wal, writing a file the caller only reads.  The one
+**      exception is the read-write helper of a caller that would itself
+**      checkpoint on close (engine/scan/scan.c sets it each time it takes
+**      the helper): pooled connections outlive the caller's own close
+**      (its module's destructor runs after SQLite closed its file), so the
+**      helper is the last to close, and does what SQLite would have done.
 */
 #include <pthread.h>
 #include <stdint.h>
@@ -46,6 +65,7 @@ SQLITE_EXTENSION_INIT3
 struct ga_scan_pool {
   char *vfs, *path;
   int immutable; /* rule 6 */
+  int readonly;  /* rule 7: the helper opens read-only too */
   int users;
   dev_t dev;
   ino_t ino;
@@ -55,7 +75,8 @@ struct ga_scan_pool {
   sqlite3 *idle[GA_SCAN_POOL_MAX_IDLE];
   uint64_t idle_tick[GA_SCAN_POOL_MAX_IDLE];
   int nidle;
-  sqlite3 *helper; /* the idle read-write one */
+  sqlite3 *helper; /* the idle snapshot helper (read-write unless
+                      readonly, rule 7) */
   uint64_t helper_tick;
   ga_scan_pool *next;
 };
@@ -114,15 +135,15 @@ static void close_all(sqlite3 **dbs, int n) {
     sqlite3_close_v2(dbs[i]);
 }
 
-ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path,
-                               int immutable) {
+ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path, int immutable,
+                               int readonly) {
   sqlite3 *close[GA_SCAN_POOL_MAX_IDLE + 1];
   ga_scan_pool *p;
   pthread_mutex_lock(&pool_mu);
   int n = sweep(close);
   for (p = pools; p; p = p->next)
     if (!strcmp(p->vfs, vfs) && !strcmp(p->path, path) &&
-        p->immutable == immutable) {
+        p->immutable == immutable && p->readonly == readonly) {
       p->users++;
       break;
     }
@@ -131,6 +152,7 @@ ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path,
     p->vfs = dup_text(vfs);
     p->path = dup_text(path);
     p->immutable = immutable;
+    p->readonly = readonly;
     if (!p->vfs || !p->path) {
       sqlite3_free(p->vfs);
       sqlite3_free(p->path);
@@ -200,8 +222,8 @@ void ga_scan_pool_prune(sqlite3 *db, ga_scan_pool **list, int *n) {
 }
 
 ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
-                                const char *path, int immutable) {
-  ga_scan_pool *p = ga_scan_pool_ref(vfs, path, immutable);
+                                const char *path, int immutable, int readonly) {
+  ga_scan_pool *p = ga_scan_pool_ref(vfs, path, immutable, readonly);
   if (!p)
     return NULL;
   for (int i = 0; i < *n; i++)
@@ -265,8 +287,10 @@ int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
     *err = "the database file cannot be found by its path";
     return SQLITE_CANTOPEN;
   }
-  int flags = (rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
-              SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE;
+  /* rule 7: read-write only for the helper of a caller that may write */
+  int flags =
+      (rw && !p->readonly ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
+      SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_PRIVATECACHE;
   char *uri = p->immutable ? immutable_uri(p->path) : NULL;
   if (p->immutable && !uri) {
     *err = "out of memory";
@@ -277,12 +301,18 @@ int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
   sqlite3_free(uri);
   if (rc == SQLITE_OK) {
     sqlite3_extended_result_codes(db, 1);
+    /* rule 7: never checkpoint (nor delete the -wal) on close */
+    rc = sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0);
+  }
+  if (rc == SQLITE_OK) {
     if (prep)
       rc = prep(db);
   }
   if (rc != SQLITE_OK) {
-    *err = rw ? "cannot open the database read-write for the snapshot lock"
-              : "cannot open a worker connection";
+    *err = !rw           ? "cannot open a worker connection"
+           : p->readonly ? "cannot open the snapshot helper connection"
+                         : "cannot open the database read-write for the "
+                           "snapshot lock";
     sqlite3_close_v2(db);
     return rc;
   }
@@ -350,6 +380,19 @@ void ga_scan_pool_put(ga_scan_pool *p, sqlite3 *db, int rw, int keep) {
   }
   sqlite3_close_v2(old);
   sqlite3_close_v2(db); /* not kept (rule 1), or the pool is full */
+}
+
+int ga_scan_pool_idle_readwrite(void) {
+  int n = 0;
+  pthread_mutex_lock(&pool_mu);
+  for (ga_scan_pool *p = pools; p; p = p->next) {
+    for (int i = 0; i < p->nidle; i++) /* idle: no thread uses them */
+      n += sqlite3_db_readonly(p->idle[i], "main") == 0;
+    if (p->helper)
+      n += sqlite3_db_readonly(p->helper, "main") == 0;
+  }
+  pthread_mutex_unlock(&pool_mu);
+  return n;
 }
 
 int ga_scan_pool_idle(void) {

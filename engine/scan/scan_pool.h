@@ -12,9 +12,11 @@ typedef struct sqlite3 sqlite3;
 ** parallel scan on it holds a reference while the file is attached to it;
 ** the last release closes its idle connections.  Connections are opened
 ** read-only and NOMUTEX (each is used by one thread at a time) with the
-** caller's VFS, except the one read-write "helper" that takes the WAL write
-** lock for a moment (engine/scan/scan.c).  The rules, and the bound below, are
-** at the top of engine/scan/scan_pool.c. */
+** caller's VFS, except the one "helper" that takes the WAL write lock for a
+** moment (engine/scan/scan.c): read-write for a caller that may write the
+** file, read-only for a read-only caller (then it only watches for commits).
+** None checkpoints on close.  The rules, and the bound below, are at the
+** top of engine/scan/scan_pool.c. */
 typedef struct ga_scan_pool ga_scan_pool;
 
 /* Idle connections kept in all pools together, helpers included (rule 4
@@ -24,18 +26,21 @@ typedef struct ga_scan_pool ga_scan_pool;
 /* Called once on every new connection (gpuagg's worker functions). */
 typedef int (*ga_scan_prep_fn)(sqlite3 *db);
 
-/* The entry of (vfs, path, immutable): immutable entries open their
-** connections as "file:PATH?immutable=1" (rule 6 of scan_pool.c). */
-ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path,
-                               int immutable);
+/* The entry of (vfs, path, immutable, readonly): immutable entries open
+** their connections as "file:PATH?immutable=1" (rule 6 of scan_pool.c);
+** readonly (the caller's sqlite3_db_readonly) entries open their helper
+** read-only too (rule 7). */
+ga_scan_pool *ga_scan_pool_ref(const char *vfs, const char *path, int immutable,
+                               int readonly);
 void ga_scan_pool_unref(ga_scan_pool *p);
 /* A holder's list of references (gpu_aggregate's module, the column
-** cache): hold adds the pool of (vfs, path, immutable) once and returns it
+** cache): hold adds the pool of (vfs, path, immutable, readonly) once and
+** returns it
 ** (NULL: out
 ** of memory); prune releases those of files that db no longer has attached
 ** (PRAGMA database_list; nothing when it cannot be read). */
 ga_scan_pool *ga_scan_pool_hold(ga_scan_pool ***list, int *n, const char *vfs,
-                                const char *path, int immutable);
+                                const char *path, int immutable, int readonly);
 void ga_scan_pool_prune(sqlite3 *db, ga_scan_pool **list, int *n);
 /* A connection of the pool (rw: the helper), or a new one.  SQLite result
 ** code; *err gets a static reason on failure. */
@@ -45,5 +50,8 @@ int ga_scan_pool_take(ga_scan_pool *p, int rw, ga_scan_prep_fn prep,
 void ga_scan_pool_put(ga_scan_pool *p, sqlite3 *db, int rw, int keep);
 /* Connections now idle in all pools (tests). */
 int ga_scan_pool_idle(void);
+/* Of them, those that can write their file (rule 7: only the helpers of
+** callers that may write it). */
+int ga_scan_pool_idle_readwrite(void);
 
 #endif

@@ -614,8 +614,9 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     goto done;
   }
   if (plan.parallel) {
-    plan.spec.pool = ga_scan_pool_hold(&m->pools, &m->npools, plan.vfs,
-                                       plan.path, plan.spec.immutable);
+    plan.spec.pool =
+        ga_scan_pool_hold(&m->pools, &m->npools, plan.vfs, plan.path,
+                          plan.spec.immutable, plan.spec.readonly);
     if (plan.spec.pool && ga_plan_verify(&plan, plan.spec.pool)) {
       rc = SQLITE_NOMEM;
       goto done;

@@ -370,9 +370,10 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     char *piece = collect_sql("main", t->table, t->rowid, cl);
     /* a reference while the file stays attached (scan_pool.c rule 2) */
     ga_scan_pool_prune(db, c->pools, &c->npools);
-    plan.spec.pool = piece ? ga_scan_pool_hold(&c->pools, &c->npools, plan.vfs,
-                                               plan.path, plan.spec.immutable)
-                           : NULL;
+    plan.spec.pool =
+        piece ? ga_scan_pool_hold(&c->pools, &c->npools, plan.vfs, plan.path,
+                                  plan.spec.immutable, plan.spec.readonly)
+              : NULL;
     if (!piece || !plan.spec.pool ||
         ga_plan_verify(&plan, plan.spec.pool) != SQLITE_OK) {
       rc = SQLITE_NOMEM;

@@ -90,7 +90,8 @@ void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "\"chunks_gpu\":%lld,\"fallbacks\":%lld,\"h2d_ms\":%.3f,"
       "\"kernel_ms\":%.3f,\"finalize_ms\":%.3f,\"total_ms\":%.3f},"
       "\"last_scan\":%s,\"scans\":{\"pool_idle\":%d,\"pool_max_idle\":%d,"
-      "\"waiting_for_snapshot\":%d,\"caller_in_piece\":%d},"
+      "\"pool_idle_readwrite\":%d,\"waiting_for_snapshot\":%d,\"caller_in_"
+      "piece\":%d},"
       "\"gpu_aggregate\":{\"calls\":%lld,\"replays\":%lld},"
       "\"gpu_query\":{\"calls\":%lld,\"replays\":%lld},\"cache\":%s}",
       GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu, (long long)k.agg_gpu,
@@ -100,9 +101,10 @@ void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       (long long)l->rows, (long long)l->chunks_cpu, (long long)l->chunks_gpu,
       (long long)l->fallbacks, l->h2d_ms, l->kernel_ms, l->finalize_ms,
       l->total_ms, scan, ga_scan_pool_idle(), GA_SCAN_POOL_MAX_IDLE,
-      ga_scan_now_waiting(), ga_scan_now_in_caller_piece(),
-      (long long)conn->aggregate_calls, (long long)conn->aggregate_replays,
-      (long long)conn->query_calls, (long long)conn->query_replays, cache);
+      ga_scan_pool_idle_readwrite(), ga_scan_now_waiting(),
+      ga_scan_now_in_caller_piece(), (long long)conn->aggregate_calls,
+      (long long)conn->aggregate_replays, (long long)conn->query_calls,
+      (long long)conn->query_replays, cache);
   sqlite3_free(cache);
   if (!json) {
     sqlite3_result_error_nomem(ctx);

@@ -17,8 +17,9 @@ int ga_query_scan(ga_scan_module *m, sqlite3 *db, ga_plan *plan,
   /* a serial plan has no file to pool; a parallel one may turn serial when
   ** a worker compiles its text (ga_plan_verify) */
   if (plan->parallel) {
-    plan->spec.pool = ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs,
-                                        plan->path, plan->spec.immutable);
+    plan->spec.pool =
+        ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs, plan->path,
+                          plan->spec.immutable, plan->spec.readonly);
     if (plan->spec.pool && ga_plan_verify(plan, plan->spec.pool))
       return SQLITE_NOMEM;
   }
