@@ -9,7 +9,10 @@ compiles; partials (issue 21): gpu_query_partial, gpu_query_merge and
 gpu_query_partial_info and their errors, every prefix and many byte flips
 of a partial (an error or an answer, never a crash: ASan runs this suite),
 a partial of another query or other parameter values, and the paths that
-refuse one.  The differential generator of the contract is
+refuse one; hostile schema text (issue 36): SQL in a declared type, an
+index's SQL, a collation and a table name never reaches "create", forged
+headers are refused (types, collations) or lose the index, and a declared
+type holding a comma leaves gpu_query's answer as SQLite's.  The differential generator of the contract is
 tests/test_query.py (PARTS=1 for partials).
 """
 

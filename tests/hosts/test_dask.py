@@ -26,6 +26,12 @@ order.
     directory, a corrupt file, a table without a column the text reads, a
     file that declares a column with another collation; a host with no
     worker; a worker whose gpuagg cannot load;
+  * hostile files (issue 36): SQL in a column's declared type, in an index's
+    SQL (writable_schema), in a collation name and in a table name, under
+    file names with quotes, "?", "#", "%" and a leading "//": each query
+    answers as SQLite would or raises an error naming the file, finish()
+    refuses forged partials, and no file appears (an ATTACH canary, and
+    every file under the test's folder and the working directory);
   * the CLI: python -m gpuagg.dask --scheduler ADDR prints the rows as CSV
     on stdout (a header first) and its progress bar on stderr.
 
