@@ -44,7 +44,10 @@
 **      groups and finds the same groups (the term is deterministic,
 **      planner/path.c rule 6, else the serial path).  The groups table
 **      declares each column with its table's type and collation, so keys
-**      keep their affinity and collation in HAVING and ORDER BY.
+**      keep their affinity and collation in HAVING and ORDER BY: the type
+**      as declared only where it is a plain type name, else its affinity's
+**      name (engine/scan/qschema.h rule 1: "TEXT, extra" would add a
+**      column), the collation quoted.
 **   6. Flat: where every GROUP BY term is a bare column of the table, a
 **      row of the groups table is one group of SQLite's GROUP BY over the
 **      same columns (scan_group.h rule 1), so the post query leaves the
@@ -78,6 +81,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "qschema.h"
 #include "query.h"
 
 /* ---- tokens ---- */
@@ -830,7 +834,9 @@ static char *decl_of(parse *p, int c) {
                     "without column metadata)";
     return sqlite3_mprintf("");
   }
-  return sqlite3_mprintf("%s COLLATE \"%w\"", type ? type : "",
+  /* a declared type is file text: as it is only when it is a plain type
+  ** name, else its affinity's name ("TEXT, extra" would add a column) */
+  return sqlite3_mprintf("%s COLLATE \"%w\"", ga_qs_type_safe(type),
                          coll ? coll : "BINARY");
 }
 

@@ -283,7 +283,9 @@ def rowids(r, n):
     return out
 
 
-SCHEMA = "(a INTEGER, b INTEGER, c INTEGER, x REAL, y, z REAL, s TEXT COLLATE NOCASE, u TEXT)"
+# u: a declared type holding a comma (issue 36): spliced bare into gpu_query's
+# groups table, it added a column there and the u keys gave no rows
+SCHEMA = "(a INTEGER, b INTEGER, c INTEGER, x REAL, y, z REAL, s TEXT COLLATE NOCASE, u \"TEXT, extra\")"
 SCHEMA_ID = "(id INTEGER PRIMARY KEY, " + SCHEMA[1:]  # id: the rowid under another name
 
 

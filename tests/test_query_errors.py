@@ -9,7 +9,10 @@ compiles; partials (issue 21): gpu_query_partial, gpu_query_merge and
 gpu_query_partial_info and their errors, every prefix and many byte flips
 of a partial (an error or an answer, never a crash: ASan runs this suite),
 a partial of another query or other parameter values, and the paths that
-refuse one.  The differential generator of the contract is
+refuse one; hostile schema text (issue 36): SQL in a declared type, an
+index's SQL, a collation and a table name never reaches "create", forged
+headers are refused (types, collations) or lose the index, and a declared
+type holding a comma leaves gpu_query's answer as SQLite's.  The differential generator of the contract is
 tests/test_query.py (PARTS=1 for partials).
 """
 
@@ -456,6 +459,165 @@ check(err is not None and "NOCASE or RTRIM group keys of a UTF-16 database" in e
 got = u16.execute("SELECT gpu_query_partial('SELECT b COLLATE BINARY AS k, sum(x) FROM t GROUP BY k')").fetchone()[0]
 pi = json.loads(u16.execute("SELECT gpu_query_partial_info(?)", (got,)).fetchone()[0])
 check(pi["encoding"] == "UTF-16le" and pi["groups"] == 2, "partial: UTF-16 BINARY keys", pi)
+
+# ---- a hostile file's schema never reaches SQL (issue 36, defect 1): a
+# declared type, an index's SQL (edited through writable_schema, which
+# integrity_check accepts), a collation name and a table name carrying SQL;
+# "create" holds quoted names and checked parts only, and running it (or the
+# finish) writes no file
+
+
+def q_ident(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+def u32(b, at):
+    return int.from_bytes(b[at:at + 4], "little"), at + 4
+
+
+def head_of(b):
+    """A partial's header (qpartial.h rule 1) as parts, and its tail."""
+    nk = b[6]
+    at = 9 + nk + 8 + 4
+    def s():
+        nonlocal at
+        n, at = u32(b, at)
+        at += n
+        return b[at - n:at].decode()
+    pre, table = b[:at], None
+    table = s()
+    nc, at = u32(b, at)
+    cols = []
+    for _ in range(nc):
+        cols.append([s(), s(), s(), b[at]])
+        at += 1
+    ni, at = u32(b, at)
+    idx = [[s(), s()] for _ in range(ni)]
+    return pre, table, cols, idx, b[at:]
+
+
+def head_to(pre, table, cols, idx, tail):
+    def s(z):
+        z = z.encode()
+        return len(z).to_bytes(4, "little") + z
+    out = pre + s(table) + len(cols).to_bytes(4, "little")
+    for name, typ, coll, flags in cols:
+        out += s(name) + s(typ) + s(coll) + bytes([flags])
+    out += len(idx).to_bytes(4, "little")
+    for name, sql in idx:
+        out += s(name) + s(sql)
+    return out + tail
+
+
+hdir = os.path.join(TMP, "hostile")
+os.makedirs(hdir)
+canary = os.path.join(hdir, "canary.db")
+attach = "ATTACH %s AS p; CREATE TABLE p.owned(x); --" % ("'" + canary.replace("'", "''") + "'")
+htab = "sales'); " + attach
+hpath = os.path.join(hdir, "hostile.db")
+h = sqlite3.connect(hpath, isolation_level=None)
+h.execute("CREATE TABLE %s(region TEXT COLLATE NOCASE, amount REAL, note \"INT); %s\", "
+          "k \"TEXT, extra\", m \"AS(1)\", d DECIMAL(10, 2))" % (q_ident(htab), attach.replace('"', '""')))
+h.execute("CREATE INDEX ix ON %s(region DESC, amount)" % q_ident(htab))
+h.execute("CREATE INDEX ix_expr ON %s(lower(region))" % q_ident(htab))
+h.execute("CREATE INDEX ix_part ON %s(amount) WHERE amount > 0" % q_ident(htab))
+h.executemany("INSERT INTO %s VALUES (?, ?, ?, ?, ?, ?)" % q_ident(htab),
+              [("north", 1.5, 1, "x", 1, 1), ("North", 2.5, 2, "y", 2, 2), ("south", 4.0, 3, "x", 3, 3)])
+h.execute("PRAGMA writable_schema = ON")
+h.execute("UPDATE sqlite_schema SET sql = sql || '; ' || ? WHERE name = 'ix'", (attach,))
+h.execute("PRAGMA writable_schema = OFF")
+h.close()
+
+
+def connect_ro(path):
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True, isolation_level=None)
+    db.enable_load_extension(True)
+    db.load_extension(LIB)
+    db.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    return db
+
+
+h = connect_ro(hpath)
+check(h.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "hostile file: integrity_check passes")
+HQ = "SELECT k, sum(amount), count(*) FROM %s GROUP BY k ORDER BY k" % q_ident(htab)
+hpart = h.execute("SELECT gpu_query_partial(?)", (HQ,)).fetchone()[0]
+hinfo = json.loads(h.execute("SELECT gpu_query_partial_info(?)", (hpart,)).fetchone()[0])
+want_create = ('CREATE TABLE %s("region" TEXT COLLATE "NOCASE", "amount" REAL, "note" INTEGER, "k" TEXT, '
+               '"m" NUMERIC, "d" DECIMAL(10, 2));\nCREATE INDEX "ix" ON %s("region" COLLATE NOCASE DESC, '
+               '"amount" COLLATE BINARY)' % (q_ident(htab), q_ident(htab)))
+check(hinfo["create"] == want_create, "hostile file: create holds quoted names and checked types only",
+      hinfo["create"])
+check([c["type"] for c in hinfo.get("columns", [])] == ["TEXT", "REAL", "INTEGER", "TEXT", "NUMERIC", "DECIMAL(10, 2)"]
+      and [x["name"] for x in hinfo.get("indexes", [])] == ["ix"]
+      and hinfo["indexes"][0]["columns"][0] == {"name": "region", "collation": "NOCASE", "desc": True},
+      "hostile file: the info's parts", (hinfo.get("columns"), hinfo.get("indexes")))
+hfin = connect(":memory:")
+try:
+    hfin.executescript(hinfo["create"])
+    create(hfin, "hq", HQ)
+    got = hfin.execute("SELECT * FROM hq WHERE gpuagg_partial = ?", (hpart,)).fetchall()
+except sqlite3.Error as e:
+    got = str(e)
+ref = h.execute(HQ.replace("sum(", "gpu_sum(")).fetchall()
+check(got == ref and len(got) == 2, "hostile file: the finish answers as SQLite", (got, ref))
+# the comma type on the file's own connection: gpu_query's groups table
+create(h, "hqc", HQ)
+got = h.execute("SELECT * FROM hqc").fetchall()
+check(got == ref, "a declared type with a comma: gpu_query answers as SQLite", (got, ref))
+check(not os.path.exists(canary) and sorted(os.listdir(hdir)) == ["hostile.db"],
+      "hostile file: no file written", os.listdir(hdir))
+# a collation name carrying SQL (writable_schema): refused by the writer
+cpath = os.path.join(hdir, "collation.db")
+c = sqlite3.connect(cpath, isolation_level=None)
+c.execute("CREATE TABLE t(k TEXT, v REAL, w TEXT)")
+c.execute("INSERT INTO t VALUES ('a', 1, 'b')")
+c.execute("PRAGMA writable_schema = ON")
+c.execute("UPDATE sqlite_schema SET sql = ? WHERE name = 't'",
+          ("CREATE TABLE t(k TEXT, v REAL, w TEXT COLLATE \"x\"\"); %s\")" % attach.replace('"', '""'),))
+c.execute("PRAGMA writable_schema = OFF")
+c.close()
+c = connect_ro(cpath)
+err = error_of(c, "SELECT gpu_query_partial('SELECT k, sum(v) FROM t GROUP BY k')")
+check(err is not None and err.startswith("gpu_query_partial: column w of t has collation x\"); ATTACH")
+      and err.endswith("a partial carries only BINARY, NOCASE or RTRIM"), "hostile collation: refused", err)
+c.close()
+# forged headers (a file the writer never made): refused or dropped where read
+pre, table, cols, idx, tail = head_of(hpart)
+forge = {
+    "type": [[n, "INT); " + attach if n == "note" else t, cl, f] for n, t, cl, f in cols],
+    "type_keyword": [[n, "AS(1)" if n == "m" else t, cl, f] for n, t, cl, f in cols],
+    "collation": [[n, t, 'NOCASE"); ' + attach if n == "k" else cl, f] for n, t, cl, f in cols],
+    "collation_custom": [[n, t, "mine" if n == "k" else cl, f] for n, t, cl, f in cols],
+}
+for name, fcols in forge.items():
+    blob = head_to(pre, table, fcols, idx, tail)
+    err = error_of(hfin, "SELECT gpu_query_partial_info(x'%s')" % blob.hex())
+    want = "gpu_query_partial_info: argument 1: a damaged partial (a column's " + \
+        ("declared type is no type name)" if name.startswith("type") else
+         "collation is not BINARY, NOCASE or RTRIM)")
+    err2 = error_of(hfin, "SELECT * FROM hq WHERE gpuagg_partial = x'%s'" % blob.hex())
+    err3 = error_of(hfin, "SELECT gpu_query_merge(x'%s', x'%s')" % (hpart.hex(), blob.hex()))
+    check(err == want and err2 == "gpu_query: gpuagg_partial: " + want.split(": ", 2)[2]
+          and err3 == want.replace("gpu_query_partial_info: argument 1", "gpu_query_merge: argument 2"),
+          "forged header, %s: damaged where read" % name, (err, err2, err3))
+for name, fidx in (("index_sql", [["ix", idx[0][1] + "; " + attach]]),
+                   ("index_raw", [["ix", "CREATE INDEX ix ON t(region)"]]),
+                   ("index_where", [["ix", idx[0][1] + " WHERE amount > 0"]]),
+                   ("index_column", [["ix", idx[0][1].replace('"amount"', '"nope"')]]),
+                   ("index_name", [["iy", idx[0][1]]])):
+    blob = head_to(pre, table, cols, fidx, tail)
+    i2 = json.loads(hfin.execute("SELECT gpu_query_partial_info(?)", (blob,)).fetchone()[0])
+    m2 = json.loads(hfin.execute("SELECT gpu_query_partial_info(gpu_query_merge(?, ?))",
+                                 (blob, blob)).fetchone()[0])
+    check(i2.get("indexes") == [] and i2["create"] == want_create.split(";\n")[0] and m2["create"] == i2["create"],
+          "forged header, %s: the index dropped" % name, (i2["create"], m2["create"]))
+blob = head_to(pre, table, cols, [["ix", idx[0][1]]], tail)
+i2 = json.loads(hfin.execute("SELECT gpu_query_partial_info(?)", (blob,)).fetchone()[0])
+check(i2["create"] == want_create, "a header rebuilt as written: the index kept", i2["create"])
+fin2 = connect(":memory:")
+fin2.executescript(i2["create"])
+check(not os.path.exists(canary) and sorted(os.listdir(hdir)) == ["collation.db", "hostile.db"],
+      "forged headers: no file written", os.listdir(hdir))
 
 # gpu_aggregate unchanged beside it
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()

@@ -8,6 +8,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "qpartial.h"
+#include "qschema.h"
 #include "state.h"
 
 static const char magic[4] = {'G', 'A', 'Q', 'P'};
@@ -272,6 +273,31 @@ void ga_qpart_head_free(ga_qpart_head *h) {
   memset(h, 0, sizeof(*h));
 }
 
+/* Rule 4: the index named name whose text is sql, rebuilt from its parts
+** (qschema.h rule 3) when they are over h's table and columns; NULL when
+** not (the index is dropped) or out of memory (*nomem). */
+static char *index_text(const ga_qpart_head *h, const char *name,
+                        const char *sql, int *nomem) {
+  ga_qs_index x;
+  int rc = ga_qs_index_parse(sql, &x);
+  if (rc) {
+    *nomem |= rc == 2;
+    return NULL;
+  }
+  int ok = !strcmp(x.name, name) && !sqlite3_stricmp(x.table, h->table);
+  for (int i = 0; ok && i < x.ncol; i++) {
+    int j = 0;
+    while (j < h->ncols && h->cols[j].name &&
+           sqlite3_stricmp(h->cols[j].name, x.col[i]))
+      j++;
+    ok = j < h->ncols && h->cols[j].name;
+  }
+  char *text = ok ? ga_qs_index_text(&x) : NULL;
+  *nomem |= ok && !text;
+  ga_qs_index_free(&x);
+  return text;
+}
+
 int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
                        const char **err) {
   rbuf r = {blob, n, 0, 0};
@@ -319,11 +345,19 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
       h->ncols = (int)nc;
     }
   }
+  const char *forged = NULL; /* rule 4: what the writer never writes */
   for (int i = 0; i < h->ncols && !r.bad && !nomem; i++) {
-    h->cols[i].name = get_cstr(&r, &nomem);
-    h->cols[i].type = get_cstr(&r, &nomem);
-    h->cols[i].coll = get_cstr(&r, &nomem);
-    h->cols[i].rowid = (int)get_u8(&r) & 1;
+    ga_qpart_col *c = &h->cols[i];
+    c->name = get_cstr(&r, &nomem);
+    c->type = get_cstr(&r, &nomem);
+    c->coll = get_cstr(&r, &nomem);
+    c->rowid = (int)get_u8(&r) & 1;
+    if (c->type && !ga_qs_type_plain(c->type))
+      forged = "a damaged partial (a column's declared type is no type name)";
+    if (c->coll &&
+        (!ga_qs_coll(c->coll) || strcmp(ga_qs_coll(c->coll), c->coll)))
+      forged = "a damaged partial (a column's collation is not BINARY, "
+               "NOCASE or RTRIM)";
   }
   uint32_t ni = get_u32(&r);
   if (!r.bad && (int64_t)ni * 8 > r.n - r.at)
@@ -337,10 +371,19 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
       h->nidx = (int)ni;
     }
   }
+  int kept = 0; /* rule 4: an index is kept as rebuilt from its parts */
   for (int i = 0; i < h->nidx && !r.bad && !nomem; i++) {
-    h->idx[i].name = get_cstr(&r, &nomem);
-    h->idx[i].sql = get_cstr(&r, &nomem);
+    char *name = get_cstr(&r, &nomem), *sql = get_cstr(&r, &nomem);
+    char *text = sql && name ? index_text(h, name, sql, &nomem) : NULL;
+    sqlite3_free(sql);
+    if (text) {
+      h->idx[kept].name = name;
+      h->idx[kept++].sql = text;
+    } else
+      sqlite3_free(name);
   }
+  if (h->idx)
+    h->nidx = kept;
   h->rows = (int64_t)get_u64(&r);
   uint64_t ng = get_u64(&r);
   /* a group takes (keys + states) * 1 byte at least */
@@ -352,9 +395,9 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     ga_qpart_head_free(h);
     return GA_NOMEM;
   }
-  if (r.bad || !h->table) {
+  if (r.bad || !h->table || forged) {
+    *err = r.bad || !h->table ? "a damaged partial (truncated header)" : forged;
     ga_qpart_head_free(h);
-    *err = "a damaged partial (truncated header)";
     return GA_BADSTATE;
   }
   return GA_OK;

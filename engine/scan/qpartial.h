@@ -13,7 +13,8 @@
 **        u64 signature, u32 parameters, str table, u32 columns and per
 **        column str name, str declared type, str collation, u8 flags
 **        (1: the rowid under its own name, INTEGER PRIMARY KEY), u32 indexes
-**        and per index str name, str CREATE INDEX text,
+**        and per index str name, str index text (qschema.h rule 3: from
+**        its parts, never the file's own CREATE INDEX),
 **        u64 rows (the groups' rows, summed), u64 groups, then per group: its
 *keys and carried values (u8 type:
 **        0 NULL, 1 INTEGER (i64), 2 REAL (f64 bits), 3 TEXT, 4 BLOB (str)),
@@ -28,6 +29,14 @@
 **   3. Decoding validates every length and type before it trusts one;
 **      a state goes through ga_state_decode.  A bad BLOB is GA_BADSTATE
 **      with a static reason, never a crash.
+**   4. A header's schema parts are text taken from a file: the writer
+**      (partial_fns.c) writes declared types, collations and indexes in
+**      qschema.h's forms only, and the reader checks them again, since a
+**      forged BLOB bypasses the writer.  A declared type that is no plain
+**      type name, or a collation other than BINARY, NOCASE and RTRIM, is
+**      a damaged partial; an index whose text is not of ga_qs_index_text
+**      over the header's table and columns is dropped (the reader keeps
+**      its own rendering of the parts, not the BLOB's bytes).
 */
 #ifndef GA_QPARTIAL_H
 #define GA_QPARTIAL_H
@@ -48,7 +57,7 @@ typedef struct ga_qpart_col {
 } ga_qpart_col;
 
 /* An index of the table (a text's INDEXED BY must find it where the
-** partial is finished). */
+** partial is finished): sql is qschema.h's text of its parts (rule 4). */
 typedef struct ga_qpart_idx {
   char *name, *sql;
 } ga_qpart_idx;
@@ -77,7 +86,8 @@ void ga_qpart_head_free(ga_qpart_head *h);
 int ga_qpart_encode(ga_qpart_head *h, ga_group *const *g, size_t n,
                     int64_t max_bytes, unsigned char **out, int64_t *nout);
 
-/* Read and check the header (rule 3): GA_OK, GA_NOMEM, or GA_BADSTATE with
+/* Read and check the header (rules 3 and 4): GA_OK, GA_NOMEM, or GA_BADSTATE
+*with
 ** *err set. */
 int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
                        const char **err);

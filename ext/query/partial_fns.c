@@ -47,6 +47,17 @@
 **      (gpuagg_config), a partial by SQLITE_LIMIT_LENGTH; past either, an
 **      error that says which.
 **   5. Errors start with the function's name.
+**   6. No text of the file reaches SQL elsewhere (issue 36): the header
+**      carries a declared type as it is only when it is a plain type name,
+**      else its affinity's name (engine/scan/qschema.h rule 1); a column
+**      of a collation other than BINARY, NOCASE or RTRIM is an error; an
+**      index as rebuilt from its parts (table, columns, their collations
+**      and order, UNIQUE), never its CREATE text, and none over an
+**      expression, partial or of another collation (INDEXED BY naming one
+**      fails where the partial is finished: "no such index").  The reader
+**      checks all of it again (qpartial.h rule 4).  gpu_query_partial_info
+**      gives the parts ("columns", "indexes") and "create", which is made
+**      of the checked parts and quoted names only.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +67,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "partial_fns.h"
 #include "qpartial.h"
+#include "qschema.h"
 #include "query_scan.h"
 
 /* ---- rule 3: what a partial was computed for ---- */
@@ -135,8 +147,11 @@ static void result_code(sqlite3_context *ctx, int rc) {
 
 /* ---- gpu_query_partial ---- */
 
-/* The table's columns as declared (rule 3), and which is the rowid. */
-static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
+/* The table's columns as declared (rule 3), and which is the rowid: a
+** declared type as it is when plain, else its affinity's name, and a
+** collation of SQLite's own (rule 6); *err says which column is not. */
+static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h,
+                        char **err) {
   int npk = 0, alias = -1;
   h->cols = sqlite3_malloc64(sizeof(*h->cols) * (size_t)(t->ncols + 1));
   if (!h->cols)
@@ -149,14 +164,21 @@ static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
         ga_column_meta(db, t->schema, t->table, t->cols[i], &type, &coll, &pk);
     if (rc != SQLITE_OK)
       return rc;
+    const char *known = ga_qs_coll(coll ? coll : "BINARY");
+    if (!known) {
+      *err = sqlite3_mprintf("column %s of %s has collation %s: a partial "
+                             "carries only BINARY, NOCASE or RTRIM",
+                             t->cols[i], t->table, coll);
+      return SQLITE_ERROR;
+    }
     ga_qpart_col *c = &h->cols[h->ncols++];
     c->name = sqlite3_mprintf("%s", t->cols[i]);
-    c->type = sqlite3_mprintf("%s", type ? type : "");
-    c->coll = sqlite3_mprintf("%s", coll ? coll : "BINARY");
+    c->type = sqlite3_mprintf("%s", ga_qs_type_safe(type));
+    c->coll = sqlite3_mprintf("%s", known);
     if (!c->name || !c->type || !c->coll)
       return SQLITE_NOMEM;
     npk += pk != 0;
-    if (pk && !sqlite3_stricmp(c->type, "INTEGER"))
+    if (pk && type && !sqlite3_stricmp(type, "INTEGER"))
       alias = i;
   }
   /* one INTEGER PRIMARY KEY column of a rowid table: the rowid (the DESC
@@ -166,28 +188,104 @@ static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
   return SQLITE_OK;
 }
 
-/* The table's indexes, for INDEXED BY where the partial is finished. */
+/* Index idx's parts (rule 6): *x, or x->ncol 0 where it has an expression
+** or a collation of its own, or is partial (its WHERE). */
+static int index_parts(sqlite3 *db, const ga_target *t, const char *idx,
+                       int unique, ga_qs_index *x) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db,
+                              "SELECT cid, name, desc, coll FROM "
+                              "pragma_index_xinfo(?1, ?2) WHERE key ORDER BY "
+                              "seqno",
+                              -1, &st, NULL);
+  memset(x, 0, sizeof(*x));
+  x->unique = unique;
+  x->name = sqlite3_mprintf("%s", idx);
+  x->table = sqlite3_mprintf("%s", t->table);
+  if (rc == SQLITE_OK && (!x->name || !x->table))
+    rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text(st, 1, idx, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text(st, 2, t->schema, -1, SQLITE_STATIC);
+  int skip = 0, cap = 0;
+  while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    const char *coll = ga_qs_coll((const char *)sqlite3_column_text(st, 3));
+    if (sqlite3_column_int(st, 0) < 0 || !name || !coll) {
+      skip = 1; /* an expression, or a collation of the application's */
+      continue;
+    }
+    if (x->ncol == cap) {
+      cap = cap ? 2 * cap : 8;
+      char **c = sqlite3_realloc64(x->col, sizeof(*c) * (size_t)cap);
+      if (c)
+        x->col = c;
+      const char **k =
+          sqlite3_realloc64((void *)x->coll, sizeof(*k) * (size_t)cap);
+      if (k)
+        x->coll = k;
+      int *d = sqlite3_realloc64(x->desc, sizeof(*d) * (size_t)cap);
+      if (d)
+        x->desc = d;
+      if (!c || !k || !d) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+    }
+    x->coll[x->ncol] = coll;
+    x->desc[x->ncol] = sqlite3_column_int(st, 2) != 0;
+    if (!(x->col[x->ncol++] = sqlite3_mprintf("%s", name)))
+      rc = SQLITE_NOMEM;
+  }
+  if (rc == SQLITE_OK)
+    rc = sqlite3_finalize(st);
+  else
+    sqlite3_finalize(st);
+  if (skip)
+    ga_qs_index_free(x); /* x->ncol 0: left out */
+  return rc;
+}
+
+/* The table's indexes, for INDEXED BY where the partial is finished: each
+** rebuilt from its parts (rule 6), never its CREATE text; an index over
+** an expression, partial, or of an application's collation is left out. */
 static int head_indexes(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
   sqlite3_stmt *st = NULL;
-  char *sql = sqlite3_mprintf("SELECT name, sql FROM \"%w\".sqlite_schema "
-                              "WHERE type = 'index' AND tbl_name = %Q AND "
-                              "sql IS NOT NULL ORDER BY name",
-                              t->schema, t->table);
-  int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
-  sqlite3_free(sql);
+  int rc = sqlite3_prepare_v2(db,
+                              "SELECT name, \"unique\", partial FROM "
+                              "pragma_index_list(?1, ?2) WHERE origin = 'c' "
+                              "ORDER BY name",
+                              -1, &st, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text(st, 1, t->table, -1, SQLITE_STATIC);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_bind_text(st, 2, t->schema, -1, SQLITE_STATIC);
   while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-    ga_qpart_idx *v =
-        sqlite3_realloc64(h->idx, sizeof(*v) * (size_t)(h->nidx + 1));
-    if (!v) {
+    ga_qs_index x;
+    if (sqlite3_column_int(st, 2)) /* partial: its WHERE is text */
+      continue;
+    rc = index_parts(db, t, (const char *)sqlite3_column_text(st, 0),
+                     sqlite3_column_int(st, 1), &x);
+    char *text = rc == SQLITE_OK && x.ncol ? ga_qs_index_text(&x) : NULL;
+    if (rc == SQLITE_OK && x.ncol && !text)
       rc = SQLITE_NOMEM;
-      break;
+    if (text) {
+      ga_qpart_idx *v =
+          sqlite3_realloc64(h->idx, sizeof(*v) * (size_t)(h->nidx + 1));
+      if (!v)
+        rc = SQLITE_NOMEM;
+      else {
+        h->idx = v;
+        v[h->nidx].name = sqlite3_mprintf("%s", x.name);
+        v[h->nidx].sql = text;
+        text = NULL;
+        if (!v[h->nidx++].name)
+          rc = SQLITE_NOMEM;
+      }
     }
-    h->idx = v;
-    v[h->nidx].name = sqlite3_mprintf("%s", sqlite3_column_text(st, 0));
-    v[h->nidx].sql = sqlite3_mprintf("%s", sqlite3_column_text(st, 1));
-    if (!v[h->nidx].name || !v[h->nidx].sql)
-      rc = SQLITE_NOMEM;
-    h->nidx++;
+    sqlite3_free(text);
+    ga_qs_index_free(&x);
   }
   if (rc == SQLITE_OK)
     rc = sqlite3_finalize(st);
@@ -277,15 +375,16 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   h.table = q.t.table;
   rc = ga_db_encoding_of(db, &h.enc);
   if (rc == SQLITE_OK)
-    rc = head_columns(db, &q.t, &h);
+    rc = head_columns(db, &q.t, &h, &err);
   if (rc == SQLITE_OK)
     rc = head_indexes(db, &q.t, &h);
   if (rc != SQLITE_OK) {
     result_error(
         ctx, fn,
-        (rc & 0xff) == SQLITE_NOMEM
-            ? NULL
-            : sqlite3_mprintf("cannot read the columns of %s", q.t.table));
+        (rc & 0xff) == SQLITE_NOMEM ? NULL
+        : err                       ? err
+              : sqlite3_mprintf("cannot read the columns of %s", q.t.table));
+    err = NULL;
     goto done;
   }
   int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
@@ -538,27 +637,6 @@ done:
 
 /* ---- gpu_query_partial_info ---- */
 
-/* CREATE TABLE of h's columns, then its CREATE INDEX statements
-** (sqlite3_malloc'd; NULL: out of memory). */
-static char *create_sql(const ga_qpart_head *h) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  sqlite3_str_appendf(s, "CREATE TABLE \"%w\"(", h->table);
-  for (int i = 0; i < h->ncols; i++) {
-    const ga_qpart_col *c = &h->cols[i];
-    sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", c->name);
-    if (c->type[0])
-      sqlite3_str_appendf(s, " %s", c->type);
-    if (c->rowid)
-      sqlite3_str_appendall(s, " PRIMARY KEY");
-    if (sqlite3_stricmp(c->coll, "BINARY"))
-      sqlite3_str_appendf(s, " COLLATE \"%w\"", c->coll);
-  }
-  sqlite3_str_appendall(s, ")");
-  for (int i = 0; i < h->nidx; i++)
-    sqlite3_str_appendf(s, ";\n%s", h->idx[i].sql);
-  return sqlite3_str_finish(s);
-}
-
 /* z as a JSON string. */
 static void json_str(sqlite3_str *s, const char *z) {
   sqlite3_str_appendchar(s, 1, '"');
@@ -573,6 +651,61 @@ static void json_str(sqlite3_str *s, const char *z) {
   sqlite3_str_appendchar(s, 1, '"');
 }
 
+/* CREATE TABLE of h's columns, then its CREATE INDEX statements, of
+** quoted names and checked parts only (rule 6: the reader checked them;
+** they are checked here again, since this text is run where the partial
+** is finished); with json, the parts as JSON: "columns":[...],
+** "indexes":[...].  sqlite3_malloc'd; NULL: out of memory. */
+static char *create_sql(const ga_qpart_head *h, sqlite3_str *json) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendf(s, "CREATE TABLE \"%w\"(", h->table);
+  sqlite3_str_appendall(json, ",\"columns\":[");
+  for (int i = 0; i < h->ncols; i++) {
+    const ga_qpart_col *c = &h->cols[i];
+    const char *type = ga_qs_type_safe(c->type);
+    const char *coll = ga_qs_coll(c->coll);
+    sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", c->name);
+    if (type[0])
+      sqlite3_str_appendf(s, " %s", type);
+    if (c->rowid)
+      sqlite3_str_appendall(s, " PRIMARY KEY");
+    if (coll && strcmp(coll, "BINARY"))
+      sqlite3_str_appendf(s, " COLLATE \"%w\"", coll);
+    sqlite3_str_appendall(json, i ? ",{\"name\":" : "{\"name\":");
+    json_str(json, c->name);
+    sqlite3_str_appendall(json, ",\"type\":");
+    json_str(json, type);
+    sqlite3_str_appendf(json, ",\"collation\":\"%s\",\"rowid\":%s}",
+                        coll ? coll : "BINARY", c->rowid ? "true" : "false");
+  }
+  sqlite3_str_appendall(s, ")");
+  sqlite3_str_appendall(json, "],\"indexes\":[");
+  int n = 0;
+  for (int i = 0; i < h->nidx; i++) {
+    ga_qs_index x;
+    if (ga_qs_index_parse(h->idx[i].sql, &x))
+      continue; /* the reader kept none such */
+    char *text = ga_qs_index_text(&x);
+    if (text)
+      sqlite3_str_appendf(s, ";\n%s", text);
+    sqlite3_free(text);
+    sqlite3_str_appendall(json, n++ ? ",{\"name\":" : "{\"name\":");
+    json_str(json, x.name);
+    sqlite3_str_appendf(json, ",\"unique\":%s,\"columns\":[",
+                        x.unique ? "true" : "false");
+    for (int k = 0; k < x.ncol; k++) {
+      sqlite3_str_appendall(json, k ? ",{\"name\":" : "{\"name\":");
+      json_str(json, x.col[k]);
+      sqlite3_str_appendf(json, ",\"collation\":\"%s\",\"desc\":%s}", x.coll[k],
+                          x.desc[k] ? "true" : "false");
+    }
+    sqlite3_str_appendall(json, "]}");
+    ga_qs_index_free(&x);
+  }
+  sqlite3_str_appendall(json, "]");
+  return sqlite3_str_finish(s);
+}
+
 void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
                               sqlite3_value **argv) {
   static const char fn[] = "gpu_query_partial_info";
@@ -581,10 +714,10 @@ void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
   memset(&h, 0, sizeof h);
   if (!read_head(ctx, fn, 1, argv[0], &h))
     return; /* the header only: the groups are read where they are used */
-  char *create = create_sql(&h);
   sqlite3_str *j = sqlite3_str_new(NULL);
   sqlite3_str_appendall(j, "{\"table\":");
   json_str(j, h.table);
+  char *create = create_sql(&h, j);
   sqlite3_str_appendall(j, ",\"create\":");
   json_str(j, create ? create : "");
   sqlite3_str_appendf(

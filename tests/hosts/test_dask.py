@@ -26,6 +26,12 @@ order.
     directory, a corrupt file, a table without a column the text reads, a
     file that declares a column with another collation; a host with no
     worker; a worker whose gpuagg cannot load;
+  * hostile files (issue 36): SQL in a column's declared type, in an index's
+    SQL (writable_schema), in a collation name and in a table name, under
+    file names with quotes, "?", "#", "%" and a leading "//": each query
+    answers as SQLite would or raises an error naming the file, finish()
+    refuses forged partials, and no file appears (an ATTACH canary, and
+    every file under the test's folder and the working directory);
   * the CLI: python -m gpuagg.dask --scheduler ADDR prints the rows as CSV
     on stdout (a header first) and its progress bar on stderr.
 
@@ -45,6 +51,7 @@ import sys
 import tempfile
 import threading
 import time
+from urllib.parse import quote as urlquote
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gatest import Reporter, LIB  # noqa: E402
@@ -154,6 +161,111 @@ def expect_error(rep, name, fn, pattern):
         return str(e)
     rep.check(name, False, "no error; got %r" % (got,))
     return ""
+
+
+def q_ident(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+def hostile_file(path, table, coltype, rows, index_sql=None, collation=None):
+    """A file of table(k TEXT, v INTEGER, note coltype, w TEXT); index_sql
+    appended to an index's SQL and collation given to w, both through
+    writable_schema (the file still passes integrity_check)."""
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("CREATE TABLE %s(k TEXT, v INTEGER, note %s, w TEXT)" % (q_ident(table), q_ident(coltype)))
+    con.execute("CREATE INDEX ix ON %s(k, v DESC)" % q_ident(table))
+    con.executemany("INSERT INTO %s VALUES (?, ?, ?, ?)" % q_ident(table), rows)
+    con.execute("PRAGMA writable_schema = ON")
+    if index_sql:
+        con.execute("UPDATE sqlite_schema SET sql = sql || ? WHERE name = 'ix'", (index_sql,))
+    if collation:
+        con.execute("UPDATE sqlite_schema SET sql = replace(sql, 'w TEXT', 'w TEXT COLLATE ' || ?) "
+                    "WHERE name = ?", (q_ident(collation), table))
+    con.execute("PRAGMA writable_schema = OFF")
+    ok = con.execute("PRAGMA integrity_check").fetchone()[0]
+    con.close()
+    assert ok == "ok", ok
+    return path
+
+
+def tree(*dirs):
+    """Every file under dirs, but the worker plugin's log (TMP/plugin)."""
+    skip = os.path.join(TMP, "plugin") + os.sep
+    return sorted(p for d in dirs for r, _, fs in os.walk(d) for p in (os.path.join(r, f) for f in fs)
+                  if not p.startswith(skip))
+
+
+def hostile(rep, client, gd):
+    hd = os.path.join(TMP, "hostile's \"dir\"")
+    os.makedirs(hd)
+    canary = os.path.join(TMP, "canary.db")
+    attach = "ATTACH %s AS p; CREATE TABLE p.owned(x); --" % ("'" + canary.replace("'", "''") + "'")
+    evil_type = "INT); " + attach
+    rows = [[("north", 1, 1, "a"), ("south", 2, 2, "b"), ("north", 3, 3, "c")],
+            [("south", 10, 1, "a")], [("east", 100, 1, "a"), ("north", 1000, 1, "b")], [("west", 7, 7, "w")]]
+    names = ["it's \"q\".db", "q?x=1&mode=rwc.db", "h#frag.db", "%41 pct.db"]
+    files = [hostile_file(os.path.join(hd, n), "sales", evil_type, r,
+                          index_sql="; " + attach if i == 1 else None)
+             for i, (n, r) in enumerate(zip(names, rows))]
+    files[3] = "/" + files[3]  # "//tmp/...": the same file, no URI authority
+    want = {}
+    for r in rows:
+        for k, v, _, _ in r:
+            n, c = want.get(k, (0, 0))
+            want[k] = (n + v, c + 1)
+    want = [(k,) + want[k] for k in sorted(want)]
+    sql = "SELECT k, sum(v), count(*) FROM sales GROUP BY k ORDER BY k"
+    cwd = os.getcwd()
+    before = tree(TMP) + sorted(os.listdir(cwd))
+    try:
+        got = gd.query(client, files, sql)
+    except Exception as e:  # noqa: BLE001
+        got = e
+    rep.check("hostile_type_index_names", got == want, "got %r\nwant %r" % (got, want))
+    got = None
+    try:
+        got = gd.query(client, {"127.0.0.1": files[:3]}, sql + " LIMIT 2", split_every=2)
+    except Exception as e:  # noqa: BLE001
+        got = e
+    want3 = [("east", 100, 1), ("north", 1004, 3)]
+    rep.check("hostile_by_host", got == want3, "got %r" % (got,))
+    # a table name carrying SQL, read under its quoted name
+    tab = "sales\"); " + attach
+    tfile = hostile_file(os.path.join(hd, "table#?.db"), tab, "TEXT", rows[0])
+    try:
+        got = gd.query(client, [tfile, "/" + tfile],
+                       "SELECT k, sum(v), count(*) FROM %s GROUP BY k ORDER BY k" % q_ident(tab))
+    except Exception as e:  # noqa: BLE001
+        got = e
+    rep.check("hostile_table_name", got == [("north", 8, 4), ("south", 4, 2)], "got %r" % (got,))
+    # a collation name carrying SQL, on a column the text does not read
+    cfile = hostile_file(os.path.join(hd, "coll 'x'#.db"), "sales", evil_type, rows[1],
+                         collation="x\"); " + attach)
+    expect_error(rep, "hostile_collation", lambda: gd.query(client, files[:2] + ["//" + cfile], sql),
+                 "^gpuagg.dask: //%s: gpu_query_partial: column w of sales has collation x" % re.escape(cfile))
+    expect_error(rep, "hostile_missing_slashes",
+                 lambda: gd.query(client, files[:1] + ["//" + hd + "/none?.db"], sql),
+                 "^gpuagg.dask: //%s/none\\?\\.db: no such file" % re.escape(hd))
+    # the client's finish, given forged partials: what a header holds never
+    # runs; a damaged partial is an error naming what it covers
+    con = sqlite3.connect("file:%s?mode=ro" % urlquote(files[0]), uri=True)
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    blob = con.execute("SELECT gpu_query_partial(?)", (sql,)).fetchone()[0]
+    con.close()
+    rows0, _ = gd.finish(blob, sql)
+    rep.check("hostile_finish_direct", rows0 == [("north", 4, 2), ("south", 2, 1)], repr(rows0))
+    good = b'\x07\x00\x00\x00INTEGER'
+    forged = blob.replace(good, len(evil_type).to_bytes(4, "little") + evil_type.encode(), 1)
+    expect_error(rep, "hostile_finish_forged_type", lambda: gd.finish(forged, sql, (), "file F"),
+                 r"^gpuagg\.dask: file F: gpu_query_partial_info: argument 1: a damaged partial "
+                 r"\(a column's declared type is no type name\)")
+    after = tree(TMP) + sorted(os.listdir(cwd))
+    made = [f for f in after if f not in before and not f.startswith(hd + os.sep)]
+    rep.check("hostile_no_file_written", not os.path.exists(canary) and made == [] and
+              tree(hd) == sorted(files[:3] + [files[3][1:], tfile, cfile]),
+              "canary %s; new files %r; in %s: %r" % (os.path.exists(canary), made, hd, tree(hd)))
 
 
 class DaskReporter(Reporter):
@@ -388,6 +500,12 @@ def main():
             deadline = time.monotonic() + 120
             while len(client.scheduler_info()["workers"]) > 3 and time.monotonic() < deadline:
                 time.sleep(0.1)
+
+        # ---- hostile files (issue 36): SQL in a column's type, an index's
+        # SQL, a collation name and a table name; file names with quotes,
+        # "?", "#", "%" and a leading "//".  Each query answers right or
+        # raises an error naming the file, and no file appears anywhere
+        hostile(rep, client, gd)
 
         # ---- the command line
         p = subprocess.run([sys.executable, "-m", "gpuagg.dask", "--scheduler", cluster.scheduler_address,

@@ -21,6 +21,13 @@ each file's in rowid order (docs/many_files.md).  How:
      always in file order, whatever order the tasks finish in.
   3. The client finishes the last partial with gpu_query (select list,
      HAVING, ORDER BY, LIMIT) in an in-memory SQLite that declares the table.
+     It declares it itself from the partial's checked parts (quoted names,
+     types reduced to their affinity, known collations): a shard file may
+     be hostile, and no text taken from one ever runs as SQL here.
+
+A path is opened as exactly the file that was checked to exist: a file:
+URI of its absolute, normalised path ("//x" is "/x"), every special
+character percent-encoded.
 
 Also a command line:  python -m gpuagg.dask --scheduler ADDR "SQL" FILE...
 (CSV on stdout, a progress bar on stderr; python -m gpuagg.dask --help).
@@ -59,13 +66,29 @@ def _where():
         return ""
 
 
+def _local_path(path):
+    """path as the absolute, normalised path that is checked and opened:
+    POSIX leaves a leading "//" to the system, which Linux reads as "/"."""
+    p = _os.path.normpath(_os.path.abspath(path))
+    while p.startswith("//"):
+        p = p[1:]
+    return p
+
+
+def _file_uri(path):
+    """The file: URI of exactly _local_path(path): no authority ("//host"
+    would be one), every character but letters, digits, "/", "-", "_",
+    "." and "~" percent-encoded ("?", "#", "%", spaces, quotes)."""
+    return "file:" + _urlparse.quote(_local_path(path), safe="/")
+
+
 def _connect_gpuagg(path=None, immutable=False):
     """A connection (read-only on path, else in memory) with gpuagg loaded;
     QueryError naming the worker when gpuagg cannot be loaded here."""
     if path is None:
         con = _sqlite3.connect(":memory:")
     else:
-        uri = "file:%s?mode=ro%s" % (_urlparse.quote(path), "&immutable=1" if immutable else "")
+        uri = "%s?mode=ro%s" % (_file_uri(path), "&immutable=1" if immutable else "")
         con = _sqlite3.connect(uri, uri=True)
     try:
         _gpuagg.load(con)
@@ -85,7 +108,8 @@ def _file_error(path, e):
 def _file_partial(index, path, sql, params, immutable, threads):
     """The partial of one file, as the one element of a bag partition:
     [(first file, last file, BLOB)]."""
-    if not _os.path.exists(path):
+    # the file checked is the one opened (_file_uri: the same path)
+    if not _os.path.exists(_local_path(path)):
         raise _file_error(path, "no such file on worker %s" % (_where() or "(local)"))
     try:
         con = _connect_gpuagg(path, immutable)
@@ -181,15 +205,86 @@ def _sql_string(s):
 # ---- the client --------------------------------------------------------------
 
 
-def finish(blob, sql, params=()):
+_COLLATIONS = ("BINARY", "NOCASE", "RTRIM")
+_ENCODINGS = ("UTF-8", "UTF-16le", "UTF-16be")
+
+
+def _ident(name):
+    """name as an SQL identifier, quoted: never anything else."""
+    if not isinstance(name, str) or "\0" in name:
+        raise ValueError("a name that is not a string")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _affinity(decl):
+    """The name of a declared type's affinity (SQLite's rules, in their
+    order): all the finishing table needs of a type that a file declared."""
+    t = decl.upper()
+    if not t:
+        return ""
+    if "INT" in t:
+        return "INTEGER"
+    if "CHAR" in t or "CLOB" in t or "TEXT" in t:
+        return "TEXT"
+    if "BLOB" in t:
+        return "BLOB"
+    if "REAL" in t or "FLOA" in t or "DOUB" in t:
+        return "REAL"
+    return "NUMERIC"
+
+
+def _known(value, allowed, what):
+    if value not in allowed:
+        raise ValueError("%s %r is none of %s" % (what, value, ", ".join(allowed)))
+    return value
+
+
+def _schema(info):
+    """The finishing database's statements, each one statement built here
+    from the partial's parts: quoted names, a type reduced to its affinity,
+    collations and the encoding from a known set.  No text of the partial
+    (which a file's header filled) is ever run as SQL."""
+    table = _ident(info["table"])
+    cols = []
+    for c in info["columns"]:
+        d = _ident(c["name"])
+        t = _affinity(c["type"])
+        if c["rowid"] is True:
+            t = "INTEGER PRIMARY KEY"
+        if t:
+            d += " " + t
+        coll = _known(c["collation"], _COLLATIONS, "collation")
+        if coll != "BINARY":
+            d += " COLLATE " + coll
+        cols.append(d)
+    out = ["CREATE TABLE %s(%s)" % (table, ", ".join(cols))]
+    for x in info["indexes"]:
+        parts = ", ".join(
+            "%s COLLATE %s%s" % (_ident(k["name"]), _known(k["collation"], _COLLATIONS, "collation"),
+                                 " DESC" if k["desc"] is True else "")
+            for k in x["columns"])
+        out.append("CREATE %sINDEX %s ON %s(%s)" % ("UNIQUE " if x["unique"] is True else "",
+                                                    _ident(x["name"]), table, parts))
+    return out
+
+
+def finish(blob, sql, params=(), what="the partial"):
     """The rows of sql over a partial (gpu_query's gpuagg_partial column), and
-    their column names: ([tuple, ...], [name, ...])."""
+    their column names: ([tuple, ...], [name, ...]).  what names the files
+    the partial covers, for errors."""
     con = _connect_gpuagg()
     try:
         info = _json.loads(con.execute("SELECT gpu_query_partial_info(?)", (blob,)).fetchone()[0])
-        if info["encoding"] != "UTF-8":
-            con.execute("PRAGMA encoding = '%s'" % info["encoding"])
-        con.executescript(info["create"])
+        try:
+            enc = _known(info["encoding"], _ENCODINGS, "encoding")
+            schema = _schema(info)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise QueryError("gpuagg.dask: %s: a partial whose table cannot be declared (%s)"
+                             % (what, e)) from None
+        if enc != "UTF-8":
+            con.execute("PRAGMA encoding = '%s'" % enc)
+        for stmt in schema:
+            con.execute(stmt)  # one statement each: execute() runs no second one
         con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % _sql_string(sql))
         n = info["params"]
         args = tuple(params) + (None,) * (n - len(params))
@@ -199,9 +294,15 @@ def finish(blob, sql, params=()):
         rows = cur.fetchall()
         return rows, [d[0] for d in cur.description]
     except _sqlite3.Error as e:
-        raise QueryError("gpuagg.dask: %s" % e) from None
+        raise QueryError("gpuagg.dask: %s: %s" % (what, e)) from None
     finally:
         con.close()
+
+
+def _covers(item, paths):
+    """The files a merged partial (first, last, BLOB) covers, for errors."""
+    lo, hi = item[0], item[1]
+    return paths[lo] if lo == hi else "files %s to %s" % (paths[lo], paths[hi])
 
 
 def _file_list(files):
@@ -260,7 +361,7 @@ def build(client, files, sql, params=(), *, immutable=False, threads=None, split
     # the text: gpu_query's own errors before any file is scanned, on the
     # first file (here when this process can read it, else on its host)
     host0, path0 = fl[0]
-    if host0 is None and _os.path.exists(path0):
+    if host0 is None and _os.path.exists(_local_path(path0)):
         _check_text(path0, sql, immutable)
     else:  # a file on the workers' side only
         fut = client.submit(
@@ -332,7 +433,7 @@ def query(client, files, sql, params=(), *, as_pandas=False, immutable=False,
         item = client.compute(merged, optimize_graph=False).result()
     except KilledWorker as e:
         raise _killed(e, paths) from None
-    rows, names = finish(item[2], sql, tuple(params))
+    rows, names = finish(item[2], sql, tuple(params), _covers(item, paths))
     if as_pandas:
         import pandas
 
@@ -397,7 +498,7 @@ def main(argv=None):
                 item = fut.result()
             except KilledWorker as e:
                 raise _killed(e, paths) from None
-            rows, names = finish(item[2], a.sql, tuple(a.param))
+            rows, names = finish(item[2], a.sql, tuple(a.param), _covers(item, paths))
         except (QueryError, TypeError) as e:
             print("error: %s" % e, file=sys.stderr)
             return 1
