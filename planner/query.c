@@ -843,9 +843,9 @@ static char *decl_of(parse *p, int c) {
 static int add_rep(parse *p, int i, int c, int slot, int *idx);
 
 /* The rowid under each of its names that no other column takes (rowid,
-** oid, _rowid_, its INTEGER PRIMARY KEY), one slot: the text may read it under
-*another name than the
-** group term's, and the groups table's own rowid is not the table's. */
+** oid, _rowid_, its INTEGER PRIMARY KEY), one slot: the text may read it
+** under another name than the group term's, and the groups table's own
+** rowid is not the table's. */
 static int add_rowid(parse *p, int slot, int *idx) {
   ga_query *q = p->q;
   const char *names[4] = {"rowid", "oid", "_rowid_",
