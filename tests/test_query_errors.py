@@ -9,7 +9,8 @@ compiles; partials (issue 21): gpu_query_partial, gpu_query_merge and
 gpu_query_partial_info and their errors, every prefix and many byte flips
 of a partial (an error or an answer, never a crash: ASan runs this suite),
 a partial of another query or other parameter values, and the paths that
-refuse one.  The differential generator of the contract is
+refuse one; names in HAVING and ORDER BY, column numbers and sum(ALL x)
+as SQLite 3.40 resolves them (issue 36).  The differential generator of the contract is
 tests/test_query.py (PARTS=1 for partials).
 """
 
