@@ -17,21 +17,33 @@
 **   1. The grammar.  One SELECT; FROM one table, optional alias and
 **      INDEXED BY / NOT INDEXED; WHERE, GROUP BY (at most 16 terms), HAVING,
 **      ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e), sum, total,
-**      avg, min, max (and gpu_ spellings) with one argument.  Everything
+**      avg, min, max (and gpu_ spellings) with one argument (ALL before
+**      it is the default it is: sum(ALL x) is sum(x)).  Everything
 **      else is an error naming the construct: WITH, VALUES, compound
 **      selects, joins, subqueries, views, virtual tables, WITHOUT ROWID,
 **      DISTINCT or FILTER in an aggregate, window functions, other
 **      aggregates, '*' in the select list, a column outside aggregates that
 **      no group term reads, a query with neither aggregate nor GROUP BY.
-**   2. Names resolve as SQLite resolves them: a GROUP BY term that is an
-**      integer is the select list's item; an identifier that is no column
-**      of the table but an item's alias is that item's expression (also
-**      inside a term or the WHERE clause), though not in the select list,
-**      where SQLite resolves no alias.  A double-quoted word that names no
-**      column (nor, outside the select list, an alias) is a string
+**   2. Names resolve as SQLite resolves them (resolve.c, 3.40): a GROUP BY
+**      or ORDER BY term that is an integer by sqlite3ExprIsInteger once its
+**      COLLATEs are skipped (1, +1, (1), 1 COLLATE NOCASE, 0x1; not 1.0,
+**      1e0, '1' or 2147483648, which are constants) is the select list's
+**      item, under that outermost COLLATE; an identifier that is no column
+**      of the table nor its rowid (rowid, oid, _rowid_) but an item's
+**      alias is that item's expression (in GROUP BY, WHERE, HAVING and
+**      inside an ORDER BY term; not in the select list, where SQLite
+**      resolves no alias); a whole ORDER BY term that is an alias
+**      (COLLATEs and parentheses aside) is the alias, even where a column
+**      has its name.  A column's name is the column everywhere else, also
+**      qualified (t.x, main.t.x), so a column that no group term reads is
+**      refused (rule 1) where an alias has its name (sum(x) AS x ... HAVING
+**      x): the post query, whose table has the grouped columns only, would
+**      find the alias.  A double-quoted word that names no column (nor,
+**      outside the select list, an alias) is a string
 **      (SQLITE_DBCONFIG_DQS_DML), so it keeps its case: max("Hello") and
 **      max("hello") are two values.  SQLite compiles the text on the
-**      caller's connection first, so every other error is SQLite's own.
+**      caller's connection first, so every other error (a column number
+**      out of range) is SQLite's own.
 **   3. Result columns are named as sqlite3_column_name names them; a name
 **      taken before (a parameter's, or an earlier column's, compared
 **      case-insensitively) becomes name:1, name:2, ... the first free one.
@@ -72,6 +84,11 @@
 **      left out: every item and term must be a column, an alias, a column
 **      number or one aggregate call (plain_output), and a sum()'s overflow
 **      is the path's to rule out.
+**   8. The post query sees the text's names only: the groups table's own
+**      columns (one per aggregate, the handle) take a prefix that occurs
+**      nowhere in the text, in any case, and begins no column of the table;
+**      its other columns are the table's, named as the table names them.
+**      A name of the text that is a schema (main.t.x) is left out there.
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -386,6 +403,12 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
     int k;
     if (t->type == T_VAR) {
       sqlite3_str_appendf(s, "?%d", t->var + off);
+    } else if ((calls == 1 || calls == 3) && !op(p, i - 1, ".") &&
+               is_name(p, i) && op(p, i + 1, ".") && is_name(p, i + 2) &&
+               op(p, i + 3, ".") && is_name(p, i + 4)) {
+      /* post: schema.table.column is table.column (the groups table is
+      ** temp's, under the text's name for the table) */
+      i++;
     } else if (calls && (k = agg_of(p, i)) >= 0) {
       aggcall *c = &p->calls[k];
       if (calls == 1 || calls == 3) {
@@ -520,6 +543,72 @@ static int close_of(const parse *p, int i) {
   return p->n - 1;
 }
 
+/* Rule 2's column numbers.  The integer literal at token i as SQLite's
+** parser keeps it (sqlite3GetInt32): decimal digits only, or 0x and at
+** most 8 hex digits after leading zeros, below 2^31; 1.0, 1e0 and
+** 2147483648 are not (they stay constants). */
+static int int_lit(const parse *p, int i, int *v) {
+  if (p->t[i].type != T_NUM)
+    return 0;
+  const char *z = p->z + p->t[i].off;
+  int len = p->t[i].len, j = 0;
+  int64_t n = 0;
+  if (len > 2 && z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) {
+    for (j = 2; j < len && z[j] == '0'; j++)
+      ;
+    if (len - j > 8)
+      return 0;
+    for (; j < len; j++)
+      n = n * 16 + (isdigit((unsigned char)z[j])
+                        ? z[j] - '0'
+                        : tolower((unsigned char)z[j]) - 'a' + 10);
+  } else {
+    for (j = 0; j < len && z[j] == '0'; j++)
+      ;
+    if (len - j > 10)
+      return 0;
+    for (; j < len; j++) {
+      if (!isdigit((unsigned char)z[j]))
+        return 0; /* 1.0, 1e0: TK_FLOAT */
+      n = n * 10 + (z[j] - '0');
+    }
+  }
+  if (n > 2147483647)
+    return 0;
+  *v = (int)n;
+  return 1;
+}
+
+/* Is [a, b) a column number?  SQLite's rule (resolveOrderGroupBy): the
+** term without its COLLATEs (sqlite3ExprSkipCollate: at the top only,
+** parentheses make no node) is an integer by sqlite3ExprIsInteger: such a
+** literal under unary + and - signs.  So 1, +1, (1), 1 COLLATE NOCASE,
+** 0x1 and - -1 are column 1; -1, 0 and 2147483647 were out of range when
+** SQLite compiled the text; 1.0, '1', 2147483648 and +(1 COLLATE NOCASE)
+** are constants.  *coll: the outermost COLLATE's name token, which SQLite
+** keeps on the item's expression (resolveAlias), or unchanged. */
+static int int_term(const parse *p, int a, int b, int top, int *v, int *coll) {
+  while (top && b - a >= 3 && kw(p, b - 2, "COLLATE") && is_name(p, b - 1)) {
+    if (*coll < 0)
+      *coll = b - 1;
+    b -= 2;
+  }
+  if (b <= a)
+    return 0;
+  if (op(p, a, "(") && close_of(p, a) == b - 1)
+    return int_term(p, a + 1, b - 1, top, v, coll);
+  if (op(p, a, "+"))
+    return int_term(p, a + 1, b, 0, v, coll);
+  if (op(p, a, "-")) {
+    int w;
+    if (!int_term(p, a + 1, b, 0, &w, coll))
+      return 0;
+    *v = -w;
+    return 1;
+  }
+  return b == a + 1 && int_lit(p, a, v);
+}
+
 static const char *const our_aggs[] = {"count", "sum", "total",
                                        "avg",   "min", "max"};
 static const int our_ops[] = {GA_Q_COUNT, GA_AGG_SUM, GA_AGG_TOTAL,
@@ -625,7 +714,10 @@ static int find_calls(parse *p, int a, int b) {
                   "gpu_query: window functions (OVER) are not "
                   "supported%s",
                   NULL);
-    if (close > i + 2 && split(p, i + 2, close, &args, &nargs))
+    /* sum(ALL x) is sum(x): ALL is the default (a keyword, never a
+    ** column), and the workers' texts take the argument alone */
+    int arg0 = i + 2 + kw(p, i + 2, "ALL");
+    if (close > arg0 && split(p, arg0, close, &args, &nargs))
       return SQLITE_NOMEM;
     if (nargs > 1) { /* min(a, b), max(a, b): scalar; look inside */
       sqlite3_free(args);
@@ -633,7 +725,7 @@ static int find_calls(parse *p, int a, int b) {
       continue;
     }
     int opn = our_ops[which], val = 0;
-    if (which == 0 && (nargs == 0 || (close == i + 3 && op(p, i + 2, "*"))))
+    if (which == 0 && (nargs == 0 || (close == arg0 + 1 && op(p, arg0, "*"))))
       opn = GA_Q_COUNT_STAR;
     else if (nargs == 1 && value_of(p, args[0].a, args[0].b, &val)) {
       sqlite3_free(args);
@@ -926,20 +1018,40 @@ static int read_terms(parse *p) {
   span *res = sqlite3_malloc64(sizeof(span) * (size_t)(p->nterms + 1));
   if (!res)
     return SQLITE_NOMEM;
-  /* each term's expression: an item for a position or an alias */
+  int *coll = sqlite3_malloc64(sizeof(int) * (size_t)(p->nterms + 1));
+  if (!res || !coll) {
+    sqlite3_free(res);
+    sqlite3_free(coll);
+    return SQLITE_NOMEM;
+  }
+  /* each term's expression: an item for a column number (under the
+  ** term's outermost COLLATE, as SQLite keeps it) or an alias */
   for (int k = 0; k < p->nterms; k++) {
     span e = p->terms[k];
-    int it = -1;
-    if (e.b == e.a + 1 && p->t[e.a].type == T_NUM)
-      it = atoi(p->z + p->t[e.a].off) - 1;
+    int it = -1, pos = 0;
+    coll[k] = -1;
+    if (int_term(p, e.a, e.b, 1, &pos, &coll[k]))
+      it = pos - 1; /* SQLite has checked its range */
     else if (e.b == e.a + 1)
       it = alias_of(p, e.a);
-    if (it >= 0 && it < p->nitems)
+    if (it < 0 || it >= p->nitems)
+      coll[k] = -1;
+    else
       e = p->items[it].expr;
     res[k] = e;
-    q->keys[k] = text(p, e.a, e.b, 2, 1);
+    if (coll[k] >= 0) {
+      char *z = text(p, e.a, e.b, 2, 1);
+      q->keys[k] =
+          z ? sqlite3_mprintf("(%s) COLLATE %.*s", z, p->t[coll[k]].len,
+                              p->z + p->t[coll[k]].off)
+            : NULL;
+      sqlite3_free(z);
+    } else {
+      q->keys[k] = text(p, e.a, e.b, 2, 1);
+    }
     if (!q->keys[k]) {
       sqlite3_free(res);
+      sqlite3_free(coll);
       return SQLITE_NOMEM;
     }
   }
@@ -950,8 +1062,8 @@ static int read_terms(parse *p) {
   for (int k = 0; k < p->nterms && rc == SQLITE_OK; k++) {
     span e = res[k];
     int last = e.b - 1, c = col_of(p, last);
-    int bare =
-        c != -1 && (e.b == e.a + 1 || (e.b == e.a + 3 && op(p, e.a + 1, ".")));
+    int bare = c != -1 && coll[k] < 0 &&
+               (e.b == e.a + 1 || (e.b == e.a + 3 && op(p, e.a + 1, ".")));
     if (bare)
       rc = add_rep(p, last, c, k, &idx);
     q->flat &= bare;
@@ -960,7 +1072,8 @@ static int read_terms(parse *p) {
   for (int k = 0; k < p->nterms && rc == SQLITE_OK; k++)
     for (int i = res[k].a; i < res[k].b && rc == SQLITE_OK; i++) {
       int c = col_of(p, i);
-      if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, "."))
+      if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, ".") ||
+          kw(p, i - 1, "COLLATE"))
         continue;
       int before = q->nreps;
       rc = add_rep(p, i, c, q->nkeys + q->ncarry, &idx);
@@ -973,10 +1086,18 @@ static int read_terms(parse *p) {
       }
     }
   sqlite3_free(res);
+  sqlite3_free(coll);
   return rc;
 }
 
-/* Rule 1: a column outside aggregates that the groups table lacks. */
+/* Rule 1: a column outside aggregates that the groups table lacks.  A
+** name that is a column of the table, or its rowid under any of its names,
+** is that column here (the select list, HAVING, inside an ORDER BY term),
+** even where an item takes it as its alias: SQLite's lookupName tries the
+** aliases only when no column matched, and `k AS oid ... HAVING oid` reads
+** the table's rowid.  A column the groups table lacks is refused, so the
+** post query never finds an alias, or the groups table's own rowid, where
+** the text has a column. */
 static int check_bare(parse *p, int a, int b) {
   for (int i = a; i < b; i++) {
     int k = agg_of(p, i);
@@ -985,7 +1106,8 @@ static int check_bare(parse *p, int a, int b) {
       continue;
     }
     int c = col_of(p, i);
-    if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, "."))
+    if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, ".") ||
+        kw(p, i - 1, "COLLATE"))
       continue;
     char *z = tok_name(p, i);
     if (!z)
@@ -994,9 +1116,6 @@ static int check_bare(parse *p, int a, int b) {
     for (int r = 0; r < p->q->nreps; r++)
       found |=
           !sqlite3_stricmp(p->q->rep_name[r], c >= 0 ? p->q->t.cols[c] : z);
-    for (int r = 0; r < p->nitems && !found; r++) /* an alias there */
-      found |= p->items[r].alias && !sqlite3_stricmp(p->items[r].alias, z) &&
-               (i < p->items_span.a || i >= p->items_span.b);
     if (!found) {
       *p->err = sqlite3_mprintf("gpu_query: the column %s is neither grouped "
                                 "nor aggregated",
@@ -1009,17 +1128,71 @@ static int check_bare(parse *p, int a, int b) {
   return SQLITE_OK;
 }
 
-/* A name for the groups table's columns that no table column has. */
-static char *fresh(parse *p, const char *base, int k) {
-  for (int extra = 0;; extra++) {
-    char *z = sqlite3_mprintf("%s%.*s%d", base, extra, "________", k);
-    if (!z || extra >= 8)
-      return z;
+/* Rule 2: is the ORDER BY term [a, b) (without ASC, DESC, NULLS ...) an
+** item's alias?  SQLite's resolveAsName: the term without its COLLATEs
+** (parentheses make no node) is one identifier, quoted or not, that some
+** item has as its alias; that wins over a column of the name.  Anything
+** else (-x, x % 2, t.x, +x) resolves columns first. */
+static int order_alias(const parse *p, int a, int b) {
+  for (;;) {
+    if (b - a >= 3 && kw(p, b - 2, "COLLATE") && is_name(p, b - 1))
+      b -= 2;
+    else if (b - a >= 3 && op(p, a, "(") && close_of(p, a) == b - 1)
+      a++, b--;
+    else
+      break;
+  }
+  if (b != a + 1 || !is_name(p, a))
+    return 0;
+  char *z = tok_name(p, a);
+  int r = 0;
+  for (int k = 0; z && k < p->nitems && !r; k++)
+    r = p->items[k].alias && !sqlite3_stricmp(z, p->items[k].alias);
+  sqlite3_free(z);
+  return r;
+}
+
+/* Rule 1 over ORDER BY: each term but one that is an alias (rule 2). */
+static int check_order(parse *p) {
+  int rc = SQLITE_OK;
+  for (int a = p->order.a; a < p->order.b && rc == SQLITE_OK;) {
+    int e = a, depth = 0;
+    for (; e < p->order.b && (depth || !op(p, e, ",")); e++)
+      depth += op(p, e, "(") - op(p, e, ")");
+    int t = e;
+    if (t - a >= 3 && kw(p, t - 2, "NULLS") &&
+        (kw(p, t - 1, "FIRST") || kw(p, t - 1, "LAST")))
+      t -= 2;
+    if (t - a >= 2 && (kw(p, t - 1, "ASC") || kw(p, t - 1, "DESC")))
+      t--;
+    if (!order_alias(p, a, t))
+      rc = check_bare(p, a, t);
+    a = e + 1;
+  }
+  return rc;
+}
+
+/* Rule 8: the prefix of the groups table's own columns: "gpuagg_" with as
+** many more underscores as it takes to occur nowhere in the text (no
+** identifier, string or comment of it holds the prefix, in any case, so
+** no name of the text can reach such a column: SQLite compares names in
+** ASCII case only) and to begin no column of the table (the groups
+** table's other columns are named as the table's). */
+static char *internal_prefix(const parse *p) {
+  size_t len = strlen(p->z);
+  for (int n = 1;; n++) {
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    sqlite3_str_appendall(s, "gpuagg");
+    sqlite3_str_appendchar(s, n, '_');
+    char *z = sqlite3_str_finish(s);
+    if (!z)
+      return NULL;
+    size_t zl = strlen(z);
     int clash = 0;
-    for (int c = 0; c < p->q->t.ncols; c++)
-      clash |= !sqlite3_stricmp(z, p->q->t.cols[c]);
-    for (int r = 0; r < p->q->nreps; r++)
-      clash |= !sqlite3_stricmp(z, p->q->rep_name[r]);
+    for (size_t i = 0; i + zl <= len && !clash; i++)
+      clash = !sqlite3_strnicmp(p->z + i, z, (int)zl);
+    for (int c = 0; c < p->q->t.ncols && !clash; c++)
+      clash = !sqlite3_strnicmp(p->q->t.cols[c], z, (int)zl);
     if (!clash)
       return z;
     sqlite3_free(z);
@@ -1190,17 +1363,25 @@ static int make_texts(parse *p, const char *groups) {
   q->agg_col = sqlite3_malloc64(sizeof(char *) * (size_t)(q->naggs + 1));
   if (!q->agg_col)
     return SQLITE_NOMEM;
+  char *pre = internal_prefix(p);
+  if (!pre)
+    return SQLITE_NOMEM;
   for (int k = 0; k < q->naggs; k++)
-    if (!(q->agg_col[k] = fresh(p, "gpuagg_v", k)))
+    if (!(q->agg_col[k] = sqlite3_mprintf("%sv%d", pre, k))) {
+      sqlite3_free(pre);
       return SQLITE_NOMEM;
-  char *handle = fresh(p, "gpuagg_handle", 0);
+    }
+  char *handle = sqlite3_mprintf("%shandle", pre);
+  sqlite3_free(pre);
+  if (!handle)
+    return SQLITE_NOMEM;
   sqlite3_str *s = sqlite3_str_new(NULL);
   sqlite3_str_appendall(s, "CREATE TABLE x(");
   for (int k = 0; k < q->nreps; k++)
     sqlite3_str_appendf(s, "\"%w\" %s, ", q->rep_name[k], q->rep_decl[k]);
   for (int k = 0; k < q->naggs; k++)
     sqlite3_str_appendf(s, "\"%w\", ", q->agg_col[k]);
-  sqlite3_str_appendf(s, "\"%w\" HIDDEN)", handle ? handle : "");
+  sqlite3_str_appendf(s, "\"%w\" HIDDEN)", handle);
   sqlite3_free(handle);
   q->groups_schema = sqlite3_str_finish(s);
 
@@ -1429,7 +1610,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   for (int k = 0; k < p->nitems && rc == SQLITE_OK; k++)
     rc = check_bare(p, p->items[k].expr.a, p->items[k].expr.b);
   if (rc != SQLITE_OK || (rc = check_bare(p, p->having.a, p->having.b)) ||
-      (rc = check_bare(p, p->order.a, p->order.b)))
+      (rc = check_order(p)))
     goto done;
   if (q->nkeys + q->ncarry > GA_MAX_KEYS) {
     rc = fail(p, "gpu_query: the group terms read too many columns%s", NULL);

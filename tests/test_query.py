@@ -47,6 +47,15 @@ full goes to failures.txt in the run's temporary folder):
     HAVING (under a key's collation and affinity too); ORDER BY (made total,
     below; COLLATE sometimes) with LIMIT / OFFSET as literals or parameters;
     keywords in other cases, clauses on lines of their own, comments.
+  * names as SQLite resolves them (issue 36): column numbers written as
+    +1, (1), 0x1, 01, - -1, 1 COLLATE BINARY in GROUP BY and ORDER BY;
+    constants that are no column number (1.0, 1e0, '1', 2147483648,
+    4294967297, 0x80000000) among the terms; aggregates' aliases named
+    like a column no term reads or like the rowid (oid, _rowid_), read by
+    a whole ORDER BY term (the alias), or like the groups table's own
+    columns (gpuagg_v0, gpuagg_handle), read in HAVING too; grouped
+    columns qualified (t.a, main.t.a, t.oid) in HAVING, ORDER BY and the
+    select list; sum(ALL x).
   * the scan's test knobs for about 40% of the queries (tiny rowid pieces,
     so small tables merge many pieces; tiny worker group tables, so the
     scan switches to SQLite's GROUP BY mid-piece; SQLite's GROUP BY
@@ -446,6 +455,20 @@ class Query:
             forms = ["rowid", "_rowid_", "oid", "id", "ID", self.qual + ".id", self.qual + ".rowid"]
         return r.choice(forms)
 
+    def qualified(self, c):
+        """Column c qualified by the table's name, or by its schema too, the
+        rowid under any of its names (issue 36: HAVING and ORDER BY read
+        them as SQLite does)."""
+        r = self.r
+        name = c
+        if c == "rowid" or (c == "id" and not self.t.has_id):
+            name = r.choice(["rowid", "oid", "_rowid_"])
+        elif c == "id":
+            name = r.choice(["id", "rowid", "oid"])
+        if self.qual == self.t.name and r.random() < 0.5:
+            return "%s.%s.%s" % (self.schema[:-1] or "main", self.t.name, name)
+        return "%s.%s" % (self.qual, name)
+
     def col_text(self, tpl):
         return tpl.format(**self.cols)
 
@@ -476,7 +499,8 @@ class Query:
             spelled = spelled.upper()
         self.aggnames.append(spelled)
         loose = name in ("min", "max") and ambiguous(self.probe, self.t, arg.format(**self.plain), True)
-        return "\ue000%d\ue001(%s)" % (len(self.aggnames) - 1, self.col_text(arg)), loose
+        every = "ALL " if r.random() < 0.08 else ""  # the default, written (issue 36)
+        return "\ue000%d\ue001(%s%s)" % (len(self.aggnames) - 1, every, self.col_text(arg)), loose
 
     def rand_agg(self):
         r = self.r
@@ -637,9 +661,10 @@ class Query:
             text = self.col_text(tpl)
             amb = ambiguous(self.probe, t, tpl.format(**self.plain))
             mode = r.choice(["expr", "expr", "alias", "pos"])
+            bare = re.fullmatch("{\\w+}", tpl)
             if mode == "expr" and r.random() < 0.4:
                 gby.append(text)
-                term_refs.append(text)
+                term_refs.append(self.qualified(tpl[1:-1]) if bare and r.random() < 0.3 else text)
             else:
                 alias = "k%d" % i if mode == "alias" or r.random() < 0.3 else None
                 shown = text
@@ -651,6 +676,8 @@ class Query:
             if not amb:
                 if numeric:
                     self.num_terms.append(text)
+                    if bare and r.random() < 0.5:
+                        self.num_terms.append(self.qualified(tpl[1:-1]))
                 else:
                     self.text_terms.append("(%s)" % text if " " in text else text)
                 if tpl in ("{a}", "{c}"):  # '3' = 3 by the column's affinity
@@ -659,13 +686,26 @@ class Query:
                     w = r.choice(["upper(%s)", "typeof(%s)", "coalesce(%s, 'none')", "(%s) IS NULL",
                                   "(%s) || 'x'"] + (["(%s) * 2", "-(%s)", "(%s) + 0.5"] if numeric else []))
                     items.append([w % text, None, False, None, True])
+        # aliases named like a column no group term reads, or the rowid
+        # (issue 36): a whole ORDER BY term names the alias, anything else
+        # the column, so only ORDER BY reads them
+        used = set(re.findall("{(\\w+)}", " ".join(tpl for tpl, _ in terms)))
+        shadow = [c for c in "abcxyzsu" if c not in used]
+        if not used & {"rowid", "id"}:
+            shadow += ["rowid", "oid", "_rowid_", "ROWID"] + (["id"] if t.has_id else [])
+        self.having_aliases = []
         nagg = r.randint(1, 6)
         for _ in range(nagg):
             txt, loose = self.post_expr()
             alias = None
             if r.random() < 0.25:
-                alias = r.choice(["v%d" % len(items), "V%d" % len(items), "n", "N", "count(*)", "?1", ":P1"])
+                alias = r.choice(["v%d" % len(items), "V%d" % len(items), "n", "N", "count(*)", "?1", ":P1",
+                                  "gpuagg_v0", "GPUAGG_V1", "gpuagg_handle"])
                 alias = '"%s"' % alias if alias[0] in "(?:" or "(" in alias else alias
+                if alias[0] != '"' and not loose:
+                    self.having_aliases.append(alias)
+            elif r.random() < 0.12 and shadow:
+                alias = r.choice(shadow)
             items.append([txt, alias, loose, None, not loose])
         if r.random() < 0.05:  # a duplicate column, for the names
             items.append(list(items[-1]))
@@ -679,10 +719,14 @@ class Query:
                 pos[it[3]] = j + 1
 
         def fix_pos(s):
-            return re.sub("\ue004(\\d+)\ue005", lambda m: str(pos[int(m.group(1))]), s)
+            return re.sub("\ue004(\\d+)\ue005",
+                          lambda m: number_form(r, pos[int(m.group(1))],
+                                                terms[int(m.group(1))][1] and not self.cache_shaped), s)
 
         sel = ", ".join(it[0] + (" AS " + it[1] if it[1] else "") for it in items)
         sql = "SELECT " + sel + " FROM " + self.tref + self.where()
+        if gby and r.random() < 0.1:  # a constant among the terms: no column number
+            gby.insert(r.randrange(len(gby) + 1), r.choice(NOT_NUMBERS[:6] if self.cache_shaped else NOT_NUMBERS))
         if gby:
             sql += " GROUP BY " + ", ".join(fix_pos(g) for g in gby)
         if r.random() < 0.3:
@@ -695,7 +739,12 @@ class Query:
                 strict = [j for j, it in enumerate(items) if it[4] and it[3] is None]
                 if kk < 0.4 and strict:
                     j = r.choice(strict)
-                    ords.append(str(j + 1) if r.random() < 0.5 or not items[j][1] else items[j][1])
+                    if r.random() < 0.5 or not items[j][1]:
+                        ords.append(number_form(r, j + 1, False))
+                    else:  # the alias, a whole term: the alias even where a column has its name
+                        ords.append(r.choice(["%s", "%s", "(%s)", "%s COLLATE BINARY"]) % items[j][1])
+                elif kk < 0.45:
+                    ords.append(r.choice(NOT_NUMBERS))
                 else:
                     ords.append(self.post_strict())
                 if r.random() < 0.15:
@@ -745,6 +794,9 @@ class Query:
             elif k < 0.5 and self.text_terms:  # under the term's collation (and affinity)
                 atoms.append("%s %s %s" % (r.choice(self.text_terms), r.choice(["=", "<>", ">", "<="]),
                                            self.lit_or_param(r.choice(TEXT_S + TEXT_S_CASE + TEXT_U + ["3"]))))
+            elif k < 0.6 and self.having_aliases:  # an item's alias: no column has its name
+                atoms.append("%s %s" % (r.choice(self.having_aliases), r.choice(
+                    ["IS NOT NULL", "> 0", "<> %s" % self.lit_or_param(r.choice([1, 2.5, "a"]))])))
             elif k < 0.8:
                 atoms.append("%s > %s" % (self.post_strict(),
                                           self.lit_or_param(r.choice([0, 1, 10, 100.5, -1e300]))))
@@ -791,6 +843,19 @@ class Query:
 
         self.text = re.sub("\ue000(\\d+)\ue001", written, sql)
         self.ref = re.sub("\ue000(\\d+)\ue001", ref, sql)
+
+
+def number_form(r, n, numeric):
+    """Column number n as SQLite reads one (sqlite3ExprIsInteger after the
+    term's COLLATEs, issue 36): 1, +1, (1), 0x1, 01, - -1, and (numeric
+    terms only: a COLLATE would regroup TEXT) 1 COLLATE BINARY."""
+    forms = ["%d", "%d", "+%d", "(%d)", "0x%X", "0%d", "- -%d"] + (["%d COLLATE BINARY"] if numeric else [])
+    return r.choice(forms) % n
+
+
+# GROUP BY / ORDER BY literals that are no column number: constants (issue 36)
+# (the first six numbers only: the cache's expressions, CACHE=1's cache-shaped queries)
+NOT_NUMBERS = ["1.0", "1e0", "2147483648", "4294967297", "0x80000000", "2.0e0", "'1'", "+(1 COLLATE NOCASE)"]
 
 
 def sql_lit(v):

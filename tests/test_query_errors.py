@@ -12,7 +12,9 @@ a partial of another query or other parameter values, and the paths that
 refuse one; hostile schema text (issue 36): SQL in a declared type, an
 index's SQL, a collation and a table name never reaches "create", forged
 headers are refused (types, collations) or lose the index, and a declared
-type holding a comma leaves gpu_query's answer as SQLite's.  The differential generator of the contract is
+type holding a comma leaves gpu_query's answer as SQLite's; names in HAVING
+and ORDER BY, column numbers and sum(ALL x) as SQLite 3.40 resolves them
+(issue 36).  The differential generator of the contract is
 tests/test_query.py (PARTS=1 for partials).
 """
 
@@ -618,6 +620,115 @@ fin2 = connect(":memory:")
 fin2.executescript(i2["create"])
 check(not os.path.exists(canary) and sorted(os.listdir(hdir)) == ["collation.db", "hostile.db"],
       "forged headers: no file written", os.listdir(hdir))
+
+# ---- issue 36: names in HAVING and ORDER BY, column numbers, ALL
+# SQLite 3.40 (resolve.c): in HAVING, and inside an ORDER BY term, a name
+# is the table's column (or its rowid) before it is an item's alias; only
+# a whole ORDER BY term is the alias first.  A column that no group term
+# reads is refused there as anywhere, even where an alias has its name.
+db.executescript("""
+CREATE TABLE nm(k INTEGER, x INTEGER, s TEXT);
+""")
+db.executemany("INSERT INTO nm VALUES (?,?,?)",
+               [(1 + i % 3, i, ["a", "A", "b", "B", "c"][i % 5]) for i in range(1, 61)])
+
+
+def gq_rows(name, sql, ordered=True):
+    """(rows, last_scan.path, SQLite's rows of the gpu_ text); (the error,
+    None, SQLite's rows) where gpu_query fails."""
+    ref = db.execute(sql.replace("sum(", "gpu_sum(").replace("avg(", "gpu_avg(")
+                     .replace("max(", "gpu_max(")).fetchall()
+    try:
+        create(db, name, sql)
+        got = db.execute("SELECT * FROM %s" % name).fetchall()
+        path = info(db)["last_scan"]["path"]
+        db.execute("DROP TABLE %s" % name)
+    except sqlite3.Error as e:
+        error_of(db, "DROP TABLE IF EXISTS temp.%s" % name)
+        return str(e), None, ref
+    if not ordered:
+        got, ref = sorted(got, key=repr), sorted(ref, key=repr)
+    return got, path, ref
+
+
+UNGROUPED = [
+    ("SELECT k, sum(x) AS x FROM nm GROUP BY k HAVING x > 5", "x"),
+    ("SELECT k, sum(x) AS x FROM nm GROUP BY k ORDER BY x % 2, k", "x"),
+    ("SELECT k AS x, sum(x) FROM nm GROUP BY k HAVING x > 1", "x"),
+    ("SELECT k AS x, sum(x) FROM nm GROUP BY k ORDER BY -x", "x"),
+    ("SELECT k, sum(x) AS x FROM nm GROUP BY k ORDER BY nm.x", "x"),
+    ("SELECT k, sum(x) AS x FROM nm GROUP BY k HAVING nm.x > 3", "x"),
+    ("SELECT k, sum(x) AS x FROM nm AS z GROUP BY k ORDER BY z.x", "x"),
+    ("SELECT k, sum(x) AS x FROM nm GROUP BY k HAVING main.nm.x > 3", "x"),
+    ("SELECT k, sum(x) FROM nm GROUP BY k HAVING oid", "oid"),
+    ("SELECT k, sum(x) AS oid FROM nm GROUP BY k HAVING oid > 1", "oid"),
+    ("SELECT k AS oid, sum(x) FROM nm GROUP BY k HAVING oid > 1", "oid"),
+    ("SELECT k AS _rowid_, sum(x) FROM nm GROUP BY k ORDER BY _rowid_ + 0", "_rowid_"),
+    ("SELECT k, count(*) AS rowid FROM nm GROUP BY k HAVING rowid > 0", "rowid"),
+    ("SELECT s, count(*) FROM nm GROUP BY 1.0", "s"),
+    ("SELECT s, count(*) FROM nm GROUP BY 4294967297", "s"),
+]
+for i, (sql, col) in enumerate(UNGROUPED):
+    got = error_of(db, "CREATE VIRTUAL TABLE temp.n36_%d USING gpu_query('%s')" % (i, sql.replace("'", "''")))
+    check(got == "gpu_query: the column %s is neither grouped nor aggregated" % col,
+          "issue36 ungrouped name refused: %s" % sql, got)
+
+# accepted: each answers as SQLite does, on the parallel path
+ACCEPTED = [
+    # a whole ORDER BY term is the alias, even where a column has its name
+    "SELECT k AS x, sum(x) FROM nm GROUP BY k ORDER BY x DESC",
+    "SELECT k, sum(x) AS x FROM nm GROUP BY k ORDER BY (x) COLLATE BINARY DESC",
+    "SELECT k AS oid, sum(x) FROM nm GROUP BY k ORDER BY oid DESC",
+    # aliases named like the groups table's own columns: the text's names
+    "SELECT k, sum(x) AS gpuagg_v1, count(*) AS c FROM nm GROUP BY k HAVING gpuagg_v1 > 590 ORDER BY k",
+    "SELECT k, count(*) AS gpuagg_v0, sum(x) FROM nm GROUP BY k HAVING gpuagg_v0 < 25 ORDER BY gpuagg_v0, k",
+    "SELECT k, sum(x) FROM nm GROUP BY k HAVING \"gpuagg_v0\" = 'gpuagg_v0' ORDER BY k",
+    "SELECT k, sum(x) AS GPUAGG_HANDLE FROM nm GROUP BY k HAVING gpuagg_handle > 0 ORDER BY k",
+    # a grouped column under its own name and qualified, beside an alias of its name
+    "SELECT k, sum(x) AS k FROM nm GROUP BY k HAVING k > 1 ORDER BY nm.k DESC",
+    "SELECT k, sum(x) FROM nm GROUP BY k HAVING main.nm.k > 1 ORDER BY main.nm.k DESC",
+    "SELECT k, sum(x) FROM nm AS z GROUP BY z.k HAVING z.k <> 2 ORDER BY -z.k",
+    # the rowid grouped: its names read it
+    "SELECT oid, sum(x) FROM nm GROUP BY rowid HAVING _rowid_ % 7 = 0 ORDER BY nm.rowid DESC",
+    # ALL is the default
+    "SELECT k, sum(ALL x), count(ALL x), avg(ALL x * 2), max(ALL s) FROM nm GROUP BY k ORDER BY k",
+]
+for i, sql in enumerate(ACCEPTED):
+    got, path, ref = gq_rows("n36a_%d" % i, sql)
+    check(got == ref and path == "parallel", "issue36 accepted: %s" % sql, (got[:4], ref[:4], path))
+
+# column numbers (defect 6): what sqlite3ExprIsInteger says of the term
+# without its COLLATEs; the outermost COLLATE stays on the item
+for form in ["1", "+1", "(1)", "1 COLLATE NOCASE", "0x1", "01", "- -1", "(1 COLLATE NOCASE)",
+             "+1 COLLATE NOCASE", "0x0000000001"]:
+    got, path, ref = gq_rows("n36p", "SELECT s, count(*), sum(x) FROM nm GROUP BY %s" % form, ordered=False)
+    norm = lambda rows: sorted((r[0].lower(), r[1], r[2]) for r in rows) if path else rows  # noqa: E731
+    check(norm(got) == norm(ref) and len(got) == (3 if "NOCASE" in form else 5) and path == "parallel",
+          "issue36 GROUP BY %s is column 1" % form, (got, ref, path))
+for form in ["1.0", "1e0", "'1'", "2147483648", "4294967297", "0x80000000", "+(1 COLLATE NOCASE)"]:
+    got, path, ref = gq_rows("n36c", "SELECT count(*), sum(x), max(s) FROM nm GROUP BY %s" % form)
+    check(got == ref == [(60, 1830, "c")] and path == "parallel", "issue36 GROUP BY %s is a constant" % form,
+          (got, ref, path))
+for form in ["0", "-1", "-(1)", "2147483647", "+-1"]:
+    got = error_of(db, "CREATE VIRTUAL TABLE temp.n36e USING gpu_query('SELECT k, sum(x) FROM nm GROUP BY %s')"
+                   % form)
+    check(got == "gpu_query: 1st GROUP BY term out of range - should be between 1 and 2",
+          "issue36 GROUP BY %s out of range" % form, got)
+# ORDER BY: the same rule (SQLite's own, over the groups)
+for form in ["2", "+2", "(2)", "0x2", "2 COLLATE NOCASE", "- -2"]:
+    got, path, ref = gq_rows("n36o", "SELECT k, sum(x) FROM nm GROUP BY k ORDER BY %s DESC" % form)
+    check(got == ref and got[0][0] == 1 and path == "parallel", "issue36 ORDER BY %s" % form, (got, ref, path))
+for form in ["2.0", "4294967298", "'2'"]:
+    got, path, ref = gq_rows("n36o", "SELECT k, sum(x) FROM nm GROUP BY k ORDER BY %s, 1 DESC" % form)
+    check(got == ref and got[0][0] == 3 and path == "parallel", "issue36 ORDER BY %s, 1" % form, (got, ref, path))
+got = error_of(db, "CREATE VIRTUAL TABLE temp.n36e USING gpu_query('SELECT k, sum(x) FROM nm GROUP BY k "
+               "ORDER BY 0x3')")
+check(got == "gpu_query: 1st ORDER BY term out of range - should be between 1 and 2", "issue36 ORDER BY 0x3", got)
+
+# ALL from the cache (the host entry serves it as it serves sum(x))
+db.execute("SELECT gpu_cache('nm', 'k,x')")
+got, path, ref = gq_rows("n36all", "SELECT k, sum(ALL x), count(ALL x), avg(ALL x) FROM nm GROUP BY k ORDER BY k")
+check(got == ref and path == "cache", "issue36 sum(ALL x) from the cache", (got, ref, path, info(db)["last_scan"]))
 
 # gpu_aggregate unchanged beside it
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()
