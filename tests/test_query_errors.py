@@ -9,8 +9,12 @@ compiles; partials (issue 21): gpu_query_partial, gpu_query_merge and
 gpu_query_partial_info and their errors, every prefix and many byte flips
 of a partial (an error or an answer, never a crash: ASan runs this suite),
 a partial of another query or other parameter values, and the paths that
-refuse one.  The differential generator of the contract is
-tests/test_query.py (PARTS=1 for partials).
+refuse one; issue 36: a finish checks what a merge checks (the columns
+as declared, the table, the key collations, the encoding), group_bytes and
+the interrupt and progress handler while a partial decodes (peaks by
+SQLite's allocator counters, not time), a header's rows against its
+groups' and their sum past 2^63.  The differential generator of the
+contract is tests/test_query.py (PARTS=1 for partials).
 """
 
 import json
@@ -510,6 +514,16 @@ off[at:at + 8] = struct.pack("<Q", 2**63)
 err = error_of(d14, "SELECT gpu_query_partial_info(x'%s')" % bytes(off).hex())
 check(err == "gpu_query_partial_info: argument 1: a damaged partial (its header's rows pass 2^63)",
       "a header's rows past 2^63 - 1", err)
+# each partial within 2^63 - 1, their merge past it: an error, not a
+# merged partial whose header no reader takes
+big = bytearray(p14)
+for i in states:
+    big[i + 8:i + 16] = struct.pack("<Q", 0x2000000000000000)
+big[at:at + 8] = struct.pack("<Q", 3 * 0x2000000000000000)
+err = error_of(d14, "SELECT length(gpu_query_merge(x'%s'))" % bytes(big).hex())
+check(err is None, "three groups of 2^61 rows: a partial", err)
+err = error_of(d14, "SELECT gpu_query_merge(x'%s', x'%s')" % (bytes(big).hex(), bytes(big).hex()))
+check(err == "gpu_query_merge: argument 2: counts past 2^63", "a merge whose rows pass 2^63", err)
 got = f14.execute("SELECT * FROM q14 WHERE gpuagg_partial = ?", (p14,)).fetchall()
 check(sorted(got) == [(1, 1, 1), (2, 2, 1), (3, 3, 1)] and info(f14)["last_scan"]["rows"] == 3,
       "the valid partial: its answer and rows", (got, info(f14)["last_scan"]))
