@@ -663,9 +663,35 @@ static int here_head(sqlite3 *db, const ga_query *q,
   int rc = h->table ? ga_db_encoding_of(db, &h->enc) : SQLITE_NOMEM;
   if (rc == SQLITE_OK)
     rc = head_columns(db, &q->t, h);
-  if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_NOMEM)
-    *err = sqlite3_mprintf("cannot read the columns of %s", q->t.table);
-  return rc;
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) != SQLITE_NOMEM)
+      *err = sqlite3_mprintf("cannot read the columns of %s", q->t.table);
+    return rc;
+  }
+  /* through the format and back, so that it reads as a partial's header
+  ** does (whatever the decoder makes of names and types); the key
+  ** collations as found (-1 is no header's) */
+  unsigned char *buf = NULL;
+  int64_t n = 0;
+  const char *why = NULL;
+  ga_gshape shape = h->shape;
+  ga_qpart_head back;
+  for (int k = 0; k < h->shape.nk; k++)
+    h->shape.coll[k] = GA_COLL_BINARY; /* restored below */
+  rc = ga_qpart_encode(h, NULL, 0, INT64_MAX, NULL, &buf, &n);
+  if (rc == GA_OK)
+    rc = ga_qpart_read_head(buf, n, &back, &why);
+  sqlite3_free(buf);
+  if (rc != GA_OK) {
+    if (rc != GA_NOMEM)
+      *err = sqlite3_mprintf("cannot describe %s here (%s)", q->t.table,
+                             why ? why : "?");
+    return rc == GA_NOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+  }
+  ga_qpart_head_free(h);
+  *h = back;
+  h->shape = shape;
+  return SQLITE_OK;
 }
 
 int ga_query_from_partial(sqlite3 *db, sqlite3_value *v, const ga_query *q,
