@@ -10,6 +10,10 @@
 #                        workers of gpu_aggregate) and cache_threads.c
 #                        (gpu_cache, host and fake GPU) under ThreadSanitizer
 #   make fuzz            libFuzzer campaign of FUZZ_SECONDS (60) seconds
+#   make fuzz-partials   partial and state BLOBs mutated for
+#                        FUZZ_PARTIALS_SECONDS (60) seconds, through the
+#                        ASan+UBSan extension, UBSan recoverable
+#                        (tests/harden/fuzz_partials.py)
 #   make test-harden-ci  what CI runs: asan suite (less three suites), oom,
 #                        tsan, short fuzz (tests/harden/ci.sh)
 #   make harden-build    the sanitizer binaries only (make -j)
@@ -26,7 +30,9 @@ HARDEN_CC    := $(CC) -std=c11 -g -Wall -Wextra -D_GNU_SOURCE -DSQLITE_CORE \
                 $(GA_INC) $(if $(SQLITE_INCLUDE),-I$(SQLITE_INCLUDE))
 HARDEN_LIBS  := $(SQLITE_LIBS) -lpthread -lm -ldl
 
-ASAN_FLAGS   ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# UBSan recoverable: ASAN_ENV's halt_on_error=1 still stops every run at
+# the first report; fuzz-partials logs each one and goes on (issue 36)
+ASAN_FLAGS   ?= -fsanitize=address,undefined -fsanitize-recover=undefined -fno-omit-frame-pointer
 TSAN_FLAGS   ?= -fsanitize=thread
 LIBASAN      := $(shell $(CC) -print-file-name=libasan.so)
 ASAN_ENV      = ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=1 \
@@ -177,6 +183,27 @@ fuzz: $(FUZZ_BIN)
 	  -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/ \
 	  $(if $(filter-out 1,$(FUZZ_JOBS)),-jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS)) \
 	  $(FUZZ_BUILD)/corpus $(HARDEN_DIR)/corpus
+
+# ---- partial and state BLOBs (issue 36): tests/harden/fuzz_partials.py ----
+# The ASan+UBSan extension in the suite's python (asan-run.sh); the
+# process's stderr goes to $(FUZZ_PARTIALS_DIR)/stderr.log: a UBSan report
+# there and the run goes on (the case that made it is kept), failing at its
+# end; an ASan error aborts it with the case in
+# $(FUZZ_PARTIALS_DIR)/case.bin (the log is printed).  FUZZ_PARTIALS_SEED
+# repeats a run (its seed is printed).
+FUZZ_PARTIALS_SECONDS ?= 60
+FUZZ_PARTIALS_SEED    ?=
+FUZZ_PARTIALS_DIR     := build/fuzz-partials
+.PHONY: fuzz-partials
+fuzz-partials: asan-lib
+	@rm -rf $(FUZZ_PARTIALS_DIR) && mkdir -p $(FUZZ_PARTIALS_DIR)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/$(HARDEN_DIR)/lsan.supp:print_suppressions=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=0 \
+	  HARDEN_PYTHON=$(PYTHON) HARDEN_LIBASAN=$(LIBASAN) GPUAGG_LIB=$(CURDIR)/$(ASAN_BUILD)/libgpuagg \
+	  $(HARDEN_DIR)/asan-run.sh $(HARDEN_DIR)/fuzz_partials.py --seconds $(FUZZ_PARTIALS_SECONDS) \
+	  --out $(FUZZ_PARTIALS_DIR) $(if $(FUZZ_PARTIALS_SEED),--seed $(FUZZ_PARTIALS_SEED)) \
+	  || { tail -c 20000 $(FUZZ_PARTIALS_DIR)/stderr.log; exit 1; }
 
 # ---- all of them: the whole suite under ASan, TSan, every allocation failed
 # in turn, and the fuzzer for FUZZ_SECONDS (valgrind apart: test-valgrind)

@@ -448,6 +448,11 @@ static int group_coll(sqlite3 *db, const ga_target *t, const char *alias,
   return coll;
 }
 
+int ga_plan_key_coll(sqlite3 *db, const ga_target *t, const char *alias,
+                     const char *key) {
+  return group_coll(db, t, alias, key);
+}
+
 /* ---- rule 4: statements in progress ---- */
 
 /* Statements of the connection now running: the one that calls us, and

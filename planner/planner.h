@@ -138,6 +138,12 @@ int ga_plan_make(sqlite3 *db, const ga_config *cfg, const ga_target *t,
 int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
                   const ga_parts *p, ga_plan *plan);
 void ga_plan_free(ga_plan *plan);
+/* The GA_COLL_* under which SQLite's GROUP BY compares key (text of the
+** table t, FROM alias or NULL) on db, -1 when not a built-in collation:
+** a partial's key collations are checked against it where it is finished
+** (ext/query/partial_fns.c). */
+int ga_plan_key_coll(sqlite3 *db, const ga_target *t, const char *alias,
+                     const char *key);
 /* The checks that need a worker connection of pool (rule 10: the caller's
 ** authorizer): a plan that fails them turns serial, with the reason.
 ** SQLITE_OK or SQLITE_NOMEM. */

@@ -9,12 +9,16 @@ compiles; partials (issue 21): gpu_query_partial, gpu_query_merge and
 gpu_query_partial_info and their errors, every prefix and many byte flips
 of a partial (an error or an answer, never a crash: ASan runs this suite),
 a partial of another query or other parameter values, and the paths that
-refuse one; hostile schema text (issue 36): SQL in a declared type, an
+refuse one.  Issue 36: hostile schema text (SQL in a declared type, an
 index's SQL, a collation and a table name never reaches "create", forged
 headers are refused (types, collations) or lose the index, and a declared
-type holding a comma leaves gpu_query's answer as SQLite's; names in HAVING
-and ORDER BY, column numbers and sum(ALL x) as SQLite 3.40 resolves them
-(issue 36).  The differential generator of the contract is
+type holding a comma leaves gpu_query's answer as SQLite's); names in
+HAVING and ORDER BY, column numbers and sum(ALL x) as SQLite 3.40 resolves
+them; a finish checks what a merge checks (the columns as declared, the
+table, the key collations, the encoding), group_bytes and the interrupt
+and progress handler while a partial decodes (peaks by SQLite's allocator
+counters, not time), a header's rows against its groups' and their sum
+past 2^63.  The differential generator of the contract is
 tests/test_query.py (PARTS=1 for partials).
 """
 
@@ -461,6 +465,187 @@ check(err is not None and "NOCASE or RTRIM group keys of a UTF-16 database" in e
 got = u16.execute("SELECT gpu_query_partial('SELECT b COLLATE BINARY AS k, sum(x) FROM t GROUP BY k')").fetchone()[0]
 pi = json.loads(u16.execute("SELECT gpu_query_partial_info(?)", (got,)).fetchone()[0])
 check(pi["encoding"] == "UTF-16le" and pi["groups"] == 2, "partial: UTF-16 BINARY keys", pi)
+U16_PART = got
+
+# ---- issue 36: partials finished as merged, bounded, and counted exactly
+import ctypes
+import struct
+import threading
+import time
+_libsq = ctypes.CDLL("libsqlite3.so.0")  # the library this process runs
+_libsq.sqlite3_memory_used.restype = ctypes.c_int64
+_libsq.sqlite3_memory_highwater.restype = ctypes.c_int64
+_libsq.sqlite3_memory_highwater.argtypes = [ctypes.c_int]
+
+
+def peak_of(con, stmt, args=()):
+    """run con's stmt; returns (error or None, the most bytes SQLite's
+    allocator held during it above what it held before: a counter, not a
+    time; a bound BLOB's copy included)."""
+    m0 = _libsq.sqlite3_memory_used()
+    _libsq.sqlite3_memory_highwater(1)
+    try:
+        con.execute(stmt, args).fetchall()
+        e = None
+    except sqlite3.Error as x:
+        e = str(x)
+    return e, _libsq.sqlite3_memory_highwater(0) - m0
+
+
+def fresh(create_sql, q_name, q_sql):
+    f = sqlite3.connect(":memory:", isolation_level=None)
+    f.enable_load_extension(True)
+    f.load_extension(LIB)
+    f.executescript(create_sql)
+    create(f, q_name, q_sql)
+    return f
+
+
+# defect 8: the finish checks what gpu_query_merge checks (one function):
+# the columns as declared, the table, the key collations, the encoding
+d8 = connect(os.path.join(TMP, "d8.db"))
+d8.execute("CREATE TABLE sales(region TEXT, amount REAL)")
+d8.execute("INSERT INTO sales VALUES ('north', 1), ('North', 2), ('south', 4)")
+Q8 = "SELECT region, sum(amount), count(*) FROM sales GROUP BY region ORDER BY region"
+p8 = d8.execute("SELECT gpu_query_partial(?)", (Q8,)).fetchone()[0]
+f8 = fresh("CREATE TABLE sales(region TEXT COLLATE NOCASE, amount REAL)", "q8", Q8)
+err = error_of(f8, "SELECT * FROM q8 WHERE gpuagg_partial = x'%s'" % p8.hex())
+check(err is not None and err.startswith(
+    'gpu_query: gpuagg_partial declares column region as "TEXT" COLLATE BINARY, this database as '
+    '"TEXT" COLLATE NOCASE (finish it where'), "finish: a BINARY-key partial where the column is NOCASE", err)
+f8b = fresh("CREATE TABLE sales(region TEXT, amount REAL)", "q8", Q8)
+got = f8b.execute("SELECT * FROM q8 WHERE gpuagg_partial = ?", (p8,)).fetchall()
+check(got == d8.execute(Q8.replace("sum(", "gpu_sum(")).fetchall(), "finish: declared alike: the answer", got)
+f8c = fresh("CREATE TABLE other(region TEXT, amount REAL)", "q8", Q8.replace("sales", "other"))
+err = error_of(f8c, "SELECT * FROM q8 WHERE gpuagg_partial = x'%s'" % p8.hex())
+check(err is not None and err.startswith("gpu_query: gpuagg_partial is over table sales, the query here over other"),
+      "finish: a partial of another table", err)
+forged8 = bytearray(p8)
+check(forged8[9] == 0, "the BINARY partial's key collation byte", forged8[:12])
+forged8[9] = 1  # NOCASE, where the column says BINARY
+err = error_of(f8b, "SELECT * FROM q8 WHERE gpuagg_partial = x'%s'" % bytes(forged8).hex())
+check(err is not None and err.startswith("gpu_query: gpuagg_partial: group key 1 has another collation there"),
+      "finish: another key collation in the header", err)
+err = error_of(d8, "SELECT gpu_query_merge(x'%s', x'%s')" % (p8.hex(), bytes(forged8).hex()))
+check(err == "gpu_query_merge: argument 2: group key 1 has another collation there",
+      "merge: the same check, its own words", err)
+f8u = sqlite3.connect(":memory:", isolation_level=None)
+f8u.enable_load_extension(True)
+f8u.load_extension(LIB)
+f8u.execute("CREATE TABLE t(b TEXT COLLATE NOCASE, x)")
+create(f8u, "qu", "SELECT b COLLATE BINARY AS k, sum(x) FROM t GROUP BY k")
+err = error_of(f8u, "SELECT * FROM qu WHERE gpuagg_partial = x'%s'" % U16_PART.hex())
+check(err is not None and err.startswith("gpu_query: gpuagg_partial is of a UTF-16le database, this one of a UTF-8 one"),
+      "finish: a UTF-16 partial in a UTF-8 database", err)
+
+# defect 14: a forged partial whose groups' rows pass 2^63 (three groups of
+# 0x6000... rows wrap to 0x2000..., which the header then claims), and a
+# header whose rows differ from its groups'
+d14 = connect(os.path.join(TMP, "d14.db"))
+d14.execute("CREATE TABLE t(k INTEGER, x)")
+d14.execute("INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)")
+Q14 = "SELECT k, sum(x), count(*) FROM t GROUP BY k"
+p14 = d14.execute("SELECT gpu_query_partial(?)", (Q14,)).fetchone()[0]
+f14 = fresh(json.loads(d14.execute("SELECT gpu_query_partial_info(?)", (p14,)).fetchone()[0])["create"], "q14", Q14)
+head_rows = struct.pack("<QQ", 3, 3)  # the header's rows, then its groups
+check(p14.count(head_rows) == 1, "the partial's header rows and groups", p14.hex())
+states = [i for i in range(len(p14)) if p14.startswith(b"GAST\x01\x04\x00\x00", i)]
+check(len(states) == 3 and all(p14[i + 8:i + 16] == struct.pack("<Q", 1) for i in states),
+      "three fused states of one row each", states)
+wrap = bytearray(p14)
+for i in states:
+    wrap[i + 8:i + 16] = struct.pack("<Q", 0x6000000000000000)
+at = p14.index(head_rows)
+wrap[at:at + 8] = struct.pack("<Q", (3 * 0x6000000000000000) % 2**64)
+err = error_of(f14, "SELECT * FROM q14 WHERE gpuagg_partial = x'%s'" % bytes(wrap).hex())
+check(err == "gpu_query: gpuagg_partial: a damaged partial (its groups' rows pass 2^63)",
+      "finish: groups whose rows pass 2^63", err)
+err = error_of(d14, "SELECT gpu_query_merge(x'%s')" % bytes(wrap).hex())
+check(err == "gpu_query_merge: argument 1: a damaged partial (its groups' rows pass 2^63)",
+      "merge: groups whose rows pass 2^63", err)
+off = bytearray(p14)
+off[at:at + 8] = struct.pack("<Q", 4)
+for stmt in ("SELECT * FROM q14 WHERE gpuagg_partial = x'%s'", "SELECT gpu_query_merge(x'%s')"):
+    con = f14 if "q14" in stmt else d14
+    err = error_of(con, stmt % bytes(off).hex())
+    check(err is not None and err.endswith("a damaged partial (its header's rows differ from its groups')"),
+          "a header's rows other than its groups' (%s)" % stmt.split()[1], err)
+off[at:at + 8] = struct.pack("<Q", 2**63)
+err = error_of(d14, "SELECT gpu_query_partial_info(x'%s')" % bytes(off).hex())
+check(err == "gpu_query_partial_info: argument 1: a damaged partial (its header's rows pass 2^63)",
+      "a header's rows past 2^63 - 1", err)
+# each partial within 2^63 - 1, their merge past it: an error, not a
+# merged partial whose header no reader takes
+big = bytearray(p14)
+for i in states:
+    big[i + 8:i + 16] = struct.pack("<Q", 0x2000000000000000)
+big[at:at + 8] = struct.pack("<Q", 3 * 0x2000000000000000)
+err = error_of(d14, "SELECT length(gpu_query_merge(x'%s'))" % bytes(big).hex())
+check(err is None, "three groups of 2^61 rows: a partial", err)
+err = error_of(d14, "SELECT gpu_query_merge(x'%s', x'%s')" % (bytes(big).hex(), bytes(big).hex()))
+check(err == "gpu_query_merge: argument 2: counts past 2^63", "a merge whose rows pass 2^63", err)
+got = f14.execute("SELECT * FROM q14 WHERE gpuagg_partial = ?", (p14,)).fetchall()
+check(sorted(got) == [(1, 1, 1), (2, 2, 1), (3, 3, 1)] and info(f14)["last_scan"]["rows"] == 3,
+      "the valid partial: its answer and rows", (got, info(f14)["last_scan"]))
+
+# defect 12: group_bytes charged as the groups are decoded, and the
+# caller's interrupt and progress handler polled while they are.  Counters,
+# not time: the bytes SQLite's allocator held at most during the call.
+d12 = connect(os.path.join(TMP, "d12.db"))
+d12.execute("CREATE TABLE t(k INTEGER, x REAL)")
+d12.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 100000) "
+            "INSERT INTO t SELECT i, i * 0.5 FROM c")
+Q12 = "SELECT k, sum(x) FROM t GROUP BY k"
+p12 = d12.execute("SELECT gpu_query_partial(?)", (Q12,)).fetchone()[0]
+f12 = fresh(json.loads(d12.execute("SELECT gpu_query_partial_info(?)", (p12,)).fetchone()[0])["create"], "q12", Q12)
+MERGE12 = "SELECT length(gpu_query_merge(?))"
+FIN12 = "SELECT count(*) FROM q12 WHERE gpuagg_partial = ?"
+e, full = peak_of(d12, MERGE12, (p12,))
+check(e is None and full > 20e6, "a merge of 100,000 groups: its peak", (e, full))
+CAP12 = 4000000
+for con in (d12, f12):
+    con.execute("SELECT gpuagg_config('group_bytes', %d)" % CAP12)
+for con, stmt, pre in ((d12, MERGE12, "gpu_query_merge: "), (f12, FIN12, "gpu_query: ")):
+    e, peak = peak_of(con, stmt, (p12,))
+    check(e == pre + "the groups exceed group_bytes (4000000 bytes; gpuagg_config('group_bytes', N) raises it)"
+          and peak < 2 * CAP12 + len(p12), "group_bytes while decoding (%s): peak %d of the full %d" % (pre, peak, full),
+          (e, peak))
+for con in (d12, f12):
+    con.execute("SELECT gpuagg_config('group_bytes', 0)")
+
+
+def handler_interrupts(con):
+    """A progress handler that calls sqlite3_interrupt on its first call
+    (gpuagg's progress probe runs it while the groups are decoded; the
+    statement itself runs fewer VM steps than its period)."""
+    calls = []
+
+    def h():
+        calls.append(1)
+        if len(calls) == 1:
+            con.interrupt()
+        return 0
+    con.set_progress_handler(h, 1000)
+    return calls
+
+
+for con, stmt, name in ((d12, MERGE12, "merge"), (f12, FIN12, "finish")):
+    calls = handler_interrupts(con)
+    e, peak = peak_of(con, stmt, (p12,))
+    con.set_progress_handler(None, 0)
+    check(e == "interrupted" and calls and peak < full / 10,
+          "sqlite3_interrupt during a %s of 100,000 groups: stops, peak %d of %d" % (name, peak, full),
+          (e, len(calls), peak))
+    if name == "finish":
+        check(info(con)["last_scan"]["interrupted_in"] == "partial", "finish: interrupted_in",
+              info(con)["last_scan"])
+    con.set_progress_handler(lambda: 1, 1000)  # the handler itself says stop
+    e, peak = peak_of(con, stmt, (p12,))
+    con.set_progress_handler(None, 0)
+    check(e == "interrupted" and peak < full / 10,
+          "a progress handler during a %s: stops, peak %d of %d" % (name, peak, full), (e, peak))
+    e, _ = peak_of(con, stmt, (p12,))
+    check(e is None, "%s: after the interrupt, the next call answers" % name, e)
 
 # ---- a hostile file's schema never reaches SQL (issue 36, defect 1): a
 # declared type, an index's SQL (edited through writable_schema, which

@@ -151,15 +151,24 @@ static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
   return GA_OK;
 }
 
+/* Rule 4: 1 when the caller's stop says to end the work. */
+static int stopped(const ga_qpart_limit *lim) {
+  return lim && lim->stop && lim->stop(lim->stop_arg);
+}
+
 int ga_qpart_encode(ga_qpart_head *h, ga_group *const *g, size_t n,
-                    int64_t max_bytes, unsigned char **out, int64_t *nout) {
+                    int64_t max_bytes, const ga_qpart_limit *lim,
+                    unsigned char **out, int64_t *nout) {
   wbuf w = {NULL, 0, 0, max_bytes, GA_OK};
   *out = NULL;
   *nout = 0;
   put_head(&w, h, g, n);
-  for (size_t i = 0; i < n && !w.err; i++)
-    if (put_group(&w, &h->shape, g[i]))
+  for (size_t i = 0; i < n && !w.err; i++) {
+    if (i % GA_QPART_POLL == 0 && stopped(lim))
+      w.err = GA_QPART_STOP;
+    else if (put_group(&w, &h->shape, g[i]))
       w.err = GA_NOMEM;
+  }
   if (w.err) {
     sqlite3_free(w.p);
     return w.err;
@@ -384,7 +393,13 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   }
   if (h->idx)
     h->nidx = kept;
-  h->rows = (int64_t)get_u64(&r);
+  uint64_t rows = get_u64(&r);
+  if (!r.bad && !nomem && rows > (uint64_t)INT64_MAX) { /* rule 3 */
+    ga_qpart_head_free(h);
+    *err = "a damaged partial (its header's rows pass 2^63)";
+    return GA_BADSTATE;
+  }
+  h->rows = (int64_t)rows;
   uint64_t ng = get_u64(&r);
   /* a group takes (keys + states) * 1 byte at least */
   if (!r.bad && ng > (uint64_t)(r.n - r.at))
@@ -435,13 +450,17 @@ static int get_value(rbuf *r, ga_value *v) {
 }
 
 int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
-                        ga_group_shards *s, int64_t piece, int64_t *bytes,
-                        const char **err) {
+                        ga_group_shards *s, int64_t piece,
+                        const ga_qpart_limit *lim, int64_t *bytes,
+                        int64_t *rows, const char **err) {
   const ga_gshape *sh = &h->shape;
   rbuf r = {blob, n, h->groups_at, 0};
   ga_value keys[GA_MAX_KEYS];
   ga_xstate xs[GA_MAX_STATES];
+  int64_t own = 0; /* this partial's groups' rows (rule 3) */
   for (int64_t g = 0; g < h->ngroups; g++) {
+    if (g % GA_QPART_POLL == 0 && stopped(lim)) /* rule 5 */
+      return GA_QPART_STOP;
     for (int k = 0; k < sh->nk + sh->nc; k++)
       if (!get_value(&r, &keys[k])) {
         *err = "a damaged partial (a group's key)";
@@ -463,6 +482,13 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
         break;
       }
     }
+    /* rule 3: counts that no table has, or a sum past int64 (each group's
+    ** rows is its first state's, as the encoder counts them) */
+    if (rc == GA_OK &&
+        (xs[0].rows < 0 || __builtin_add_overflow(own, xs[0].rows, &own))) {
+      *err = "a damaged partial (its groups' rows pass 2^63)";
+      rc = GA_BADSTATE;
+    }
     if (rc != GA_OK) {
       for (int i = 0; i < j; i++)
         ga_xstate_clear(&xs[i]);
@@ -473,9 +499,19 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
       *err = rc == GA_NOMEM ? "out of memory" : "counts past 2^63";
       return rc;
     }
+    if (lim && *bytes > lim->cap) /* rule 5: before the next group */
+      return GA_QPART_CAP;
   }
   if (r.at != r.n) {
     *err = "a damaged partial (bytes after its last group)";
+    return GA_BADSTATE;
+  }
+  if (own != h->rows) {
+    *err = "a damaged partial (its header's rows differ from its groups')";
+    return GA_BADSTATE;
+  }
+  if (__builtin_add_overflow(*rows, own, rows)) {
+    *err = "counts past 2^63";
     return GA_BADSTATE;
   }
   return GA_OK;

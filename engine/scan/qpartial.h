@@ -28,7 +28,9 @@
 **      earlier partial wins, and within it what its own scan chose.
 **   3. Decoding validates every length and type before it trusts one;
 **      a state goes through ga_state_decode.  A bad BLOB is GA_BADSTATE
-**      with a static reason, never a crash.
+**      with a static reason, never a crash.  The header's rows must be at
+**      most 2^63 - 1 and equal the sum of its groups' rows (the first
+**      state's), summed without overflow.
 **   4. A header's schema parts are text taken from a file: the writer
 **      (partial_fns.c) writes declared types, collations and indexes in
 **      qschema.h's forms only, and the reader checks them again, since a
@@ -37,6 +39,10 @@
 **      a damaged partial; an index whose text is not of ga_qs_index_text
 **      over the header's table and columns is dropped (the reader keeps
 **      its own rendering of the parts, not the BLOB's bytes).
+**   5. Decoding is bounded as it goes: each group's bytes are charged
+**      against the caller's cap before the next one is read, and the
+**      caller's stop (its interrupt) is polled every GA_QPART_POLL groups,
+**      when encoding too.
 */
 #ifndef GA_QPARTIAL_H
 #define GA_QPARTIAL_H
@@ -48,6 +54,17 @@
 
 #define GA_QPART_VERSION 1
 #define GA_QPART_TOOBIG 30 /* ga_qpart_encode: past max_bytes */
+#define GA_QPART_CAP 31    /* ga_qpart_add_groups: groups past the cap */
+#define GA_QPART_STOP 32   /* the caller's stop said so (rule 4) */
+#define GA_QPART_POLL 64   /* groups between two polls of the stop */
+
+/* Rule 4: what reading or writing groups may spend.  stop (NULL: none)
+** returns nonzero to end the work (ext/common/intr.c's ga_intr_check). */
+typedef struct ga_qpart_limit {
+  int64_t cap; /* ga_qpart_add_groups: *bytes past it is GA_QPART_CAP */
+  int (*stop)(void *);
+  void *stop_arg;
+} ga_qpart_limit;
 
 /* A column of the table, as the partial's file declares it (its CREATE
 ** TABLE is rebuilt from these where the partial is finished). */
@@ -81,22 +98,26 @@ typedef struct ga_qpart_head {
 void ga_qpart_head_free(ga_qpart_head *h);
 
 /* g[0..n) under h as a BLOB (sqlite3_malloc64'd), h->rows set to the rows
-** of those groups, as written.  GA_OK, GA_NOMEM, or GA_QPART_TOOBIG when it
-** would exceed max_bytes. */
+** of those groups, as written.  GA_OK, GA_NOMEM, GA_QPART_TOOBIG when it
+** would exceed max_bytes, or GA_QPART_STOP (lim: its stop only; NULL:
+** none). */
 int ga_qpart_encode(ga_qpart_head *h, ga_group *const *g, size_t n,
-                    int64_t max_bytes, unsigned char **out, int64_t *nout);
+                    int64_t max_bytes, const ga_qpart_limit *lim,
+                    unsigned char **out, int64_t *nout);
 
-/* Read and check the header (rules 3 and 4): GA_OK, GA_NOMEM, or GA_BADSTATE
-*with
-** *err set. */
+/* Read and check the header (rules 3 and 4): GA_OK, GA_NOMEM, or
+** GA_BADSTATE with *err set. */
 int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
                        const char **err);
 
 /* Every group of the partial (whose header h was read from it) into s,
-** tagged `piece` (rule 2); *bytes grows by what s's memory grew.  GA_OK,
-** GA_NOMEM, or GA_BADSTATE with *err set (s then holds some of them). */
+** tagged `piece` (rule 2); *bytes grows by what s's memory grew, *rows by
+** the groups' rows (both carried over the partials of one merge).  GA_OK,
+** GA_NOMEM, GA_QPART_CAP (*bytes past lim->cap), GA_QPART_STOP, or
+** GA_BADSTATE with *err set (s then holds some of them); rules 3 and 4. */
 int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
-                        ga_group_shards *s, int64_t piece, int64_t *bytes,
-                        const char **err);
+                        ga_group_shards *s, int64_t piece,
+                        const ga_qpart_limit *lim, int64_t *bytes,
+                        int64_t *rows, const char **err);
 
 #endif

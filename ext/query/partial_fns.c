@@ -42,11 +42,19 @@
 **      the key collations and the database encoding.  Merging or finishing
 **      partials that differ in any of these is an error naming the
 **      argument, as is a column declared with another type or collation in
-**      one of them.  Columns that only some files have are kept.
-**   4. Memory: a merge's groups are capped by group_bytes
-**      (gpuagg_config), a partial by SQLITE_LIMIT_LENGTH; past either, an
-**      error that says which.
-**   5. Errors start with the function's name.
+**      one of them, or another table.  Finishing checks the same, with the
+**      same function (mismatch), against what a partial of the text would
+**      record on the finishing connection (issue 36, defect 8).  Columns
+**      that only some files have are kept.
+**   4. Memory and time: a merge's or a finish's groups are capped by
+**      group_bytes (gpuagg_config), charged as each group is decoded, a
+**      partial by SQLITE_LIMIT_LENGTH; past either, an error that says
+**      which.  The caller's interrupt and progress handler are polled
+**      while groups are decoded and encoded (ext/common/intr.c), which
+**      ends the call with SQLITE_INTERRUPT (issue 36, defect 12).
+**   5. Errors start with the function's name.  A partial whose header's
+**      rows differ from its groups' rows, or whose rows pass 2^63, is
+**      damaged (qpartial.h rule 3; issue 36, defect 14).
 **   6. No text of the file reaches SQL elsewhere (issue 36): the header
 **      carries a declared type as it is only when it is a plain type name,
 **      else its affinity's name (engine/scan/qschema.h rule 1); a column
@@ -388,7 +396,7 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   }
   int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  rc = ga_qpart_encode(&h, out.sorted, out.n, limit, &blob, &nblob);
+  rc = ga_qpart_encode(&h, out.sorted, out.n, limit, NULL, &blob, &nblob);
   if (rc == GA_QPART_TOOBIG)
     result_error(ctx, fn,
                  sqlite3_mprintf("the partial of %lld groups exceeds "
@@ -432,25 +440,30 @@ static int part_head(sqlite3_value *v, const char *what, ga_qpart_head *h,
 }
 
 /* Groups of partial v (header h) into *s (made on first use), tagged
-** piece; the groups' bytes in *bytes, at most cap. */
+** piece; the groups' bytes in *bytes, at most lim->cap, checked as each
+** group is added, and their rows in *rows (rule 4).  SQLITE_INTERRUPT
+** when lim's stop (the caller's interrupt) said so. */
 static int part_groups(sqlite3_value *v, const char *what,
                        const ga_qpart_head *h, ga_group_shards **s,
-                       int64_t piece, int64_t *bytes, int64_t cap, char **err) {
+                       int64_t piece, const ga_qpart_limit *lim, int64_t *bytes,
+                       int64_t *rows, char **err) {
   const char *why = NULL;
   if (!*s && !(*s = ga_gs_new(&h->shape)))
     return SQLITE_NOMEM;
   int rc = ga_qpart_add_groups(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
-                               *s, piece, bytes, &why);
+                               *s, piece, lim, bytes, rows, &why);
   if (rc == GA_NOMEM)
     return SQLITE_NOMEM;
-  if (rc != GA_OK) {
-    *err = sqlite3_mprintf("%s: %s", what, why);
-    return SQLITE_ERROR;
-  }
-  if (*bytes > cap) {
+  if (rc == GA_QPART_STOP)
+    return SQLITE_INTERRUPT;
+  if (rc == GA_QPART_CAP) {
     *err = sqlite3_mprintf("the groups exceed group_bytes (%lld bytes; "
                            "gpuagg_config('group_bytes', N) raises it)",
-                           (long long)cap);
+                           (long long)lim->cap);
+    return SQLITE_ERROR;
+  }
+  if (rc != GA_OK) {
+    *err = sqlite3_mprintf("%s: %s", what, why);
     return SQLITE_ERROR;
   }
   return SQLITE_OK;
@@ -460,6 +473,8 @@ static int part_groups(sqlite3_value *v, const char *what,
 static int arg_ok(sqlite3_context *ctx, const char *fn, int rc, char *err) {
   if (rc == SQLITE_NOMEM)
     sqlite3_result_error_nomem(ctx);
+  else if (rc == SQLITE_INTERRUPT)
+    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
   else if (rc != SQLITE_OK)
     result_error(ctx, fn, err);
   return rc == SQLITE_OK;
@@ -481,54 +496,66 @@ static int read_head(sqlite3_context *ctx, const char *fn, int arg,
   return arg_ok(ctx, fn, rc, err);
 }
 
-/* Rule 3: b (argument arg) computed for what a was.  NULL, or the reason. */
-static char *differs(const ga_qpart_head *a, const ga_qpart_head *b, int arg) {
+/* Rule 3, the one check of merge and finish (issue 36, defect 8): partial
+** b (`what`: "argument 2", "gpuagg_partial") computed for what a records:
+** a merge's first partial, or (finish) the head this connection would
+** write for the text (ga_query_from_partial).  The query, its parameter
+** values and shape, the encoding, the table, the columns both declare, the
+** key collations.  NULL, or the reason. */
+static char *mismatch(const ga_qpart_head *a, const ga_qpart_head *b,
+                      const char *what, int finish) {
+  const char *fix = finish ? " (finish it where the table is declared as "
+                             "gpu_query_partial_info's \"create\" says)"
+                           : "";
   if (a->sig != b->sig || a->nparams != b->nparams ||
       a->shape.nk != b->shape.nk || a->shape.nc != b->shape.nc ||
       a->shape.ns != b->shape.ns)
-    return sqlite3_mprintf("argument %d is the partial of another query "
-                           "or other parameter values",
-                           arg);
+    return sqlite3_mprintf("%s is the partial of another query or other "
+                           "parameter values",
+                           what);
   if (a->enc != b->enc)
-    return sqlite3_mprintf("argument %d is of a %s database, the first "
-                           "of a %s one",
-                           arg, enc_name(b->enc), enc_name(a->enc));
+    return sqlite3_mprintf("%s is of a %s database, %s of a %s one%s", what,
+                           enc_name(b->enc), finish ? "this one" : "the first",
+                           enc_name(a->enc), fix);
   if (sqlite3_stricmp(a->table, b->table))
-    return sqlite3_mprintf("argument %d is over table %s, the first over %s",
-                           arg, b->table, a->table);
-  return NULL;
-}
-
-/* b's key collations (a damaged or forged header's: a column declared
-** otherwise is merge_columns' to name). */
-static char *coll_differs(const ga_qpart_head *a, const ga_qpart_head *b,
-                          int arg) {
-  for (int k = 0; k < a->shape.nk; k++)
-    if (a->shape.coll[k] != b->shape.coll[k])
-      return sqlite3_mprintf("argument %d: group key %d has another "
-                             "collation there",
-                             arg, k + 1);
-  return NULL;
-}
-
-/* b's columns into a's (rule 3): a's order, then b's new ones; b's indexes
-** of names a lacks.  NULL or the reason ("" when out of memory). */
-static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b, int arg) {
+    return sqlite3_mprintf("%s is over table %s, %s over %s%s", what, b->table,
+                           finish ? "the query here" : "the first", a->table,
+                           fix);
   for (int i = 0; i < b->ncols; i++) {
     const ga_qpart_col *c = &b->cols[i];
     int j = 0;
     while (j < a->ncols && sqlite3_stricmp(a->cols[j].name, c->name))
       j++;
-    if (j < a->ncols) {
-      if (sqlite3_stricmp(a->cols[j].type, c->type) ||
-          sqlite3_stricmp(a->cols[j].coll, c->coll) ||
-          a->cols[j].rowid != c->rowid)
-        return sqlite3_mprintf(
-            "argument %d declares column %s as \"%s\" COLLATE %s, an earlier "
-            "one as \"%s\" COLLATE %s",
-            arg, c->name, c->type, c->coll, a->cols[j].type, a->cols[j].coll);
+    if (j < a->ncols && (sqlite3_stricmp(a->cols[j].type, c->type) ||
+                         sqlite3_stricmp(a->cols[j].coll, c->coll) ||
+                         a->cols[j].rowid != c->rowid))
+      return sqlite3_mprintf(
+          "%s declares column %s as \"%s\" COLLATE %s%s, %s as \"%s\" "
+          "COLLATE %s%s%s",
+          what, c->name, c->type, c->coll, c->rowid ? " PRIMARY KEY" : "",
+          finish ? "this database" : "an earlier one", a->cols[j].type,
+          a->cols[j].coll, a->cols[j].rowid ? " PRIMARY KEY" : "", fix);
+  }
+  /* a damaged or forged header's (a column declared otherwise is named
+  ** above) */
+  for (int k = 0; k < a->shape.nk; k++)
+    if (a->shape.coll[k] != b->shape.coll[k])
+      return sqlite3_mprintf("%s: group key %d has another collation there%s",
+                             what, k + 1, fix);
+  return NULL;
+}
+
+/* b's columns into a's (rule 3; mismatch checked those both declare):
+** a's order, then b's new ones; b's indexes of names a lacks.  NULL, or ""
+** when out of memory. */
+static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b) {
+  for (int i = 0; i < b->ncols; i++) {
+    const ga_qpart_col *c = &b->cols[i];
+    int j = 0;
+    while (j < a->ncols && sqlite3_stricmp(a->cols[j].name, c->name))
+      j++;
+    if (j < a->ncols)
       continue;
-    }
     ga_qpart_col *v =
         sqlite3_realloc64(a->cols, sizeof(*v) * (size_t)(a->ncols + 1));
     if (!v)
@@ -565,11 +592,12 @@ static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b, int arg) {
 /* Groups of argument v into *s; 0 with the error set on ctx. */
 static int add_groups(sqlite3_context *ctx, const char *fn, int arg,
                       sqlite3_value *v, const ga_qpart_head *h,
-                      ga_group_shards **s, int64_t piece, int64_t *bytes,
-                      int64_t cap) {
+                      ga_group_shards **s, int64_t piece,
+                      const ga_qpart_limit *lim, int64_t *bytes,
+                      int64_t *rows) {
   char what[32], *err = NULL;
   sqlite3_snprintf(sizeof what, what, "argument %d", arg);
-  int rc = part_groups(v, what, h, s, piece, bytes, cap, &err);
+  int rc = part_groups(v, what, h, s, piece, lim, bytes, rows, &err);
   return arg_ok(ctx, fn, rc, err);
 }
 
@@ -582,7 +610,13 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_group_shards *s = NULL;
   ga_group **list = NULL;
   size_t n = 0;
-  int64_t bytes = 0, cap = ga_config_group_bytes(&conn->cfg);
+  int64_t bytes = 0, rows = 0;
+  /* rule 4: the cap and the caller's interrupt, as the groups are read */
+  ga_intr intr;
+  memset(&intr, 0, sizeof intr);
+  intr.db = sqlite3_context_db_handle(ctx);
+  ga_qpart_limit lim = {ga_config_group_bytes(&conn->cfg), ga_intr_check,
+                        &intr};
   memset(&first, 0, sizeof first);
   memset(&h, 0, sizeof h);
   if (argc < 1) {
@@ -591,15 +625,15 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   if (!read_head(ctx, fn, 1, argv[0], &first) ||
-      !add_groups(ctx, fn, 1, argv[0], &first, &s, 0, &bytes, cap))
+      !add_groups(ctx, fn, 1, argv[0], &first, &s, 0, &lim, &bytes, &rows))
     goto done;
   for (int i = 1; i < argc; i++) {
-    char *why;
+    char *why, what[32];
     if (!read_head(ctx, fn, i + 1, argv[i], &h))
       goto done;
-    if ((why = differs(&first, &h, i + 1)) ||
-        (why = merge_columns(&first, &h, i + 1)) ||
-        (why = coll_differs(&first, &h, i + 1))) {
+    sqlite3_snprintf(sizeof what, what, "argument %d", i + 1);
+    if ((why = mismatch(&first, &h, what, 0)) ||
+        (why = merge_columns(&first, &h))) {
       if (!why[0]) {
         sqlite3_free(why);
         sqlite3_result_error_nomem(ctx);
@@ -607,7 +641,7 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         result_error(ctx, fn, why);
       goto done;
     }
-    if (!add_groups(ctx, fn, i + 1, argv[i], &h, &s, i, &bytes, cap))
+    if (!add_groups(ctx, fn, i + 1, argv[i], &h, &s, i, &lim, &bytes, &rows))
       goto done;
     ga_qpart_head_free(&h);
   }
@@ -618,8 +652,10 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   unsigned char *blob = NULL;
   int64_t nblob = 0, limit = sqlite3_limit(sqlite3_context_db_handle(ctx),
                                            SQLITE_LIMIT_LENGTH, -1);
-  int rc = ga_qpart_encode(&first, list, n, limit, &blob, &nblob);
-  if (rc == GA_QPART_TOOBIG)
+  int rc = ga_qpart_encode(&first, list, n, limit, &lim, &blob, &nblob);
+  if (rc == GA_QPART_STOP)
+    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  else if (rc == GA_QPART_TOOBIG)
     result_error(ctx, fn,
                  sqlite3_mprintf("the merged partial of %lld groups exceeds "
                                  "SQLITE_LIMIT_LENGTH (%lld bytes)",
@@ -629,6 +665,7 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   else
     sqlite3_result_blob64(ctx, blob, (sqlite3_uint64)nblob, sqlite3_free);
 done:
+  ga_intr_free(&intr);
   sqlite3_free(list);
   ga_gs_free(s);
   ga_qpart_head_free(&h);
@@ -739,37 +776,91 @@ void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
 
 /* ---- gpu_query's answer from a partial (query_vtab.c rule 9) ---- */
 
-int ga_query_from_partial(sqlite3_value *v, const ga_query *q,
+/* The head a partial of q with these parameter values would have on this
+** connection (gpu_query_partial's, groups aside): what a partial finished
+** here is checked against (rule 3).  SQLITE_OK, or an error (err, when
+** not out of memory, "cannot read ..."). */
+static int here_head(sqlite3 *db, const ga_query *q,
+                     sqlite3_value *const *params, int np, ga_qpart_head *h,
+                     char **err) {
+  ga_parts parts;
+  ga_query_parts(q, &parts, params, np);
+  h->shape.nk = q->nkeys > 0 ? q->nkeys : 1; /* as planner/path.c's spec */
+  h->shape.nc = q->nkeys > 0 ? q->ncarry : 0;
+  h->shape.ns = q->nvals;
+  for (int k = 0; k < q->nkeys; k++) /* -1 (not built-in): never a partial's */
+    h->shape.coll[k] = ga_plan_key_coll(db, &q->t, parts.alias, q->keys[k]);
+  h->sig = ga_query_sig(q, params, np);
+  h->nparams = q->nparams;
+  h->table = sqlite3_mprintf("%s", q->t.table);
+  int rc = h->table ? ga_db_encoding_of(db, &h->enc) : SQLITE_NOMEM;
+  if (rc == SQLITE_OK)
+    rc = head_columns(db, &q->t, h, err);
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) != SQLITE_NOMEM && !*err)
+      *err = sqlite3_mprintf("cannot read the columns of %s", q->t.table);
+    return rc;
+  }
+  /* through the format and back, so that it reads as a partial's header
+  ** does (whatever the decoder makes of names and types); the key
+  ** collations as found (-1 is no header's) */
+  unsigned char *buf = NULL;
+  int64_t n = 0;
+  const char *why = NULL;
+  ga_gshape shape = h->shape;
+  ga_qpart_head back;
+  for (int k = 0; k < h->shape.nk; k++)
+    h->shape.coll[k] = GA_COLL_BINARY; /* restored below */
+  rc = ga_qpart_encode(h, NULL, 0, INT64_MAX, NULL, &buf, &n);
+  if (rc == GA_OK)
+    rc = ga_qpart_read_head(buf, n, &back, &why);
+  sqlite3_free(buf);
+  if (rc != GA_OK) {
+    if (rc != GA_NOMEM)
+      *err = sqlite3_mprintf("cannot describe %s here (%s)", q->t.table,
+                             why ? why : "?");
+    return rc == GA_NOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+  }
+  ga_qpart_head_free(h);
+  *h = back;
+  h->shape = shape;
+  return SQLITE_OK;
+}
+
+int ga_query_from_partial(sqlite3 *db, sqlite3_value *v, const ga_query *q,
                           sqlite3_value *const *params, int np,
                           const ga_config *cfg, ga_scan_out *out, char **err) {
-  ga_qpart_head h;
-  int64_t bytes = 0;
+  ga_qpart_head h, here;
+  int64_t bytes = 0, rows = 0;
   char *why = NULL;
+  ga_intr intr; /* rule 4 */
+  memset(&intr, 0, sizeof intr);
+  intr.db = db;
+  ga_qpart_limit lim = {ga_config_group_bytes(cfg), ga_intr_check, &intr};
   memset(out, 0, sizeof(*out));
   memset(&h, 0, sizeof h);
+  memset(&here, 0, sizeof here);
   if (sqlite3_value_type(v) != SQLITE_BLOB) {
     *err = sqlite3_mprintf("gpu_query: gpuagg_partial must be a partial (a "
                            "BLOB of gpu_query_partial or gpu_query_merge)");
     return SQLITE_ERROR;
   }
   int rc = part_head(v, "gpuagg_partial", &h, &why);
-  if (rc == SQLITE_OK &&
-      (h.sig != ga_query_sig(q, params, np) || h.nparams != q->nparams ||
-       h.shape.nc != q->ncarry || h.shape.ns != q->nvals ||
-       h.shape.nk != (q->nkeys ? q->nkeys : 1))) {
-    why = sqlite3_mprintf("gpuagg_partial is the partial of another query or "
-                          "other parameter values");
+  if (rc == SQLITE_OK)
+    rc = here_head(db, q, params, np, &here, &why);
+  if (rc == SQLITE_OK && (why = mismatch(&here, &h, "gpuagg_partial", 1)))
     rc = SQLITE_ERROR;
-  }
   if (rc == SQLITE_OK) {
     out->shape = h.shape;
     out->enc = h.enc;
-    rc = part_groups(v, "gpuagg_partial", &h, &out->groups, 0, &bytes,
-                     ga_config_group_bytes(cfg), &why);
+    rc = part_groups(v, "gpuagg_partial", &h, &out->groups, 0, &lim, &bytes,
+                     &rows, &why);
   }
   if (rc == SQLITE_OK && ga_gs_list(out->groups, &out->sorted, &out->n))
     rc = SQLITE_NOMEM;
+  ga_intr_free(&intr);
   ga_qpart_head_free(&h);
+  ga_qpart_head_free(&here);
   if (rc != SQLITE_OK) {
     ga_scan_out_free(out);
     if (rc == SQLITE_ERROR)

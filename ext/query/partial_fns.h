@@ -21,10 +21,12 @@ void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
 /* What a partial of q with these parameter values records (partial_fns.c
 ** rule 3). */
 uint64_t ga_query_sig(const ga_query *q, sqlite3_value *const *params, int np);
-/* The groups of partial v into *out, for q with these parameter values:
-** SQLITE_OK; SQLITE_NOMEM; SQLITE_ERROR with *err "gpu_query: ..." (not a
-** partial, or one of another query, or past group_bytes). */
-int ga_query_from_partial(sqlite3_value *v, const ga_query *q,
+/* The groups of partial v into *out, for q with these parameter values on
+** db: SQLITE_OK; SQLITE_NOMEM; SQLITE_INTERRUPT (db's interrupt or
+** progress handler); SQLITE_ERROR with *err "gpu_query: ..." (not a
+** partial, or one of another query, table, encoding, column declarations
+** or key collations than here, or past group_bytes). */
+int ga_query_from_partial(sqlite3 *db, sqlite3_value *v, const ga_query *q,
                           sqlite3_value *const *params, int np,
                           const ga_config *cfg, ga_scan_out *out, char **err);
 

@@ -645,13 +645,15 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     rc = c->q.serial_why
              ? (err = sqlite3_mprintf("gpu_query: %s", c->q.serial_why),
                 SQLITE_ERROR)
-             : ga_query_from_partial(partial, &c->q, c->params, c->np, &cfg,
-                                     &c->out, &err);
+             : ga_query_from_partial(vt->db, partial, &c->q, c->params, c->np,
+                                     &cfg, &c->out, &err);
     if (rc == SQLITE_OK)
       rc = serve_groups(c, c->out.enc, why, sizeof why);
     if (rc == SQLITE_OK && !c->st)
       err = sqlite3_mprintf("gpu_query: %s", why);
     if (rc != SQLITE_OK || err) {
+      if ((rc & 0xff) == SQLITE_INTERRUPT)
+        last->interrupted_in = "partial";
       report_last(c);
       return set_err(c, err ? SQLITE_ERROR : rc, err);
     }
