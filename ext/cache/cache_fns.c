@@ -555,12 +555,31 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   char note[160] = "";
   double t0 = now_ms();
   int tries = 0, gpu_note = 0;
+  sqlite3 *watch = NULL; /* rule 2's watcher, when the stamp needs one */
   for (;;) {
     ga_cstamp before, after;
     int gpu_failed = 0;
     memset(&before, 0, sizeof(before));
     memset(&after, 0, sizeof(after));
-    rc = ga_cstamp_read(db, t.schema, &before);
+    rc = ga_cstamp_read(db, t.schema, watch, &before);
+    if (rc == SQLITE_OK && before.unprovable && !watch) {
+      /* rule 2: an attached WAL file with no committed frame in its WAL is
+      ** proven by a connection of the entry's own, open from before the
+      ** load for as long as the entry lives */
+      ga_cstamp_free(&before);
+      watch = ga_cstamp_watch(db, t.schema);
+      rc = ga_cstamp_read(db, t.schema, watch, &before);
+    }
+    if (rc == SQLITE_OK && before.unprovable && !before.watched) {
+      err = sqlite3_mprintf(
+          "gpu_cache: %s.%s: %s is an attached database in WAL mode with no "
+          "committed frame in its WAL, and the cache cannot open a "
+          "connection of its own to it to see commits after a DETACH and "
+          "ATTACH; cache it after a commit to that database, or on a "
+          "connection that opens it as main",
+          t.schema, t.table, t.schema);
+      rc = SQLITE_ERROR;
+    }
     if (rc == SQLITE_OK)
       rc = load_once(conn, db, &cfg, &t, &cl, where, &e, note, sizeof note,
                      &err, &gpu_failed);
@@ -576,7 +595,7 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       continue;
     }
     if (rc == SQLITE_OK)
-      rc = ga_cstamp_read(db, t.schema, &after);
+      rc = ga_cstamp_read(db, t.schema, watch, &after);
     if (rc != SQLITE_OK) {
       discard(conn->cache, e);
       e = NULL;
@@ -603,6 +622,11 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       break;
     }
   }
+  if (rc == SQLITE_OK) {
+    e->watch = watch; /* freed with the entry */
+    watch = NULL;
+  }
+  sqlite3_close(watch);
   if (rc != SQLITE_OK) {
     collist_free(&cl);
     ga_target_free(&t);
