@@ -14,11 +14,25 @@
 **      are the same as now; otherwise the entry is marked stale for good
 **      and gpu_aggregate takes its uncached path.  No commit, update or
 **      rollback hook is used: those slots belong to the application.
-**      An attached schema's entry also records its file as it is on disk
-**      (header, size, WAL header and size, read through SQLite's own open
-**      files): a DETACH and ATTACH of the same file opens a new pager,
-**      whose data_version and even address can be the old ones, so only
-**      the file tells that another connection wrote it meanwhile.
+**      The pager's SQLITE_FCNTL_DATA_VERSION moves at every commit, the
+**      connection's own included, even one that no statement counts
+**      (sqlite3_blob_write and close: neither total_changes nor
+**      data_version moves).
+**      An attached schema's entry is current only under a stamp that
+**      proves the file's state (a DETACH and ATTACH of the same file opens
+**      a new pager, whose counters and even address can be the old ones),
+**      read under the read lock (ga_cstamp_read says why that is enough):
+**      rollback journal: the change counter, page count and schema cookie
+**      of the header (and the size); WAL: the same WAL, with the same salts
+**      and the same checksum at the last published commit frame (mxFrame).
+**      A WAL with no committed frame (removed by the last connection's
+**      close after a checkpoint) proves nothing: the header stays as it
+**      was through another connection's write, checkpoint and close.  Such
+**      an entry holds a read-only, never-checkpointing connection of its
+**      own to the file from before its load (ga_cstamp_watch): that
+**      connection's data_version sees every commit whatever the caller
+**      detaches, and SQLITE_FCNTL_HAS_MOVED a file renamed over the path;
+**      while it is open, the WAL is not removed when the caller detaches.
 **   6. The cache answers only what the caller's connection would read now;
 **      it steps aside (uncached path, the reason in last_scan.why) while a
 **      statement or transaction of the connection writes to the schema

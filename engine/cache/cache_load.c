@@ -25,8 +25,12 @@
 **      other thread touches until the owner appends the next block or ends
 **      the piece, both under l->mu.
 **   5. Budget: host blocks, and device capacity, are reserved in the cache
-**      (ga_cache_reserve, evicting others) before they are allocated; a
-**      load that cannot fit fails with GA_CLOAD_EBUDGET.
+**      (ga_cache_reserve, evicting others) before they are allocated; so
+**      are the TEXT dictionaries' bytes, each sink's and the load's, as
+**      they grow (dict.h rule 6, dict_charge), not once the column is in;
+**      a load that cannot fit fails with GA_CLOAD_EBUDGET as soon as it
+**      passes.  A sink's dictionaries and their bytes go at its piece's
+**      end (merged), a mixed column's at the finish.
 **   6. The first failure wins and stops the scan (the hooks return it):
 **      a BLOB value (its column), the budget, the row limit, a GPU step
 *(gpu_failed: the caller may load

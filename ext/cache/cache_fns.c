@@ -22,7 +22,10 @@
 **      list, a TEXT or BLOB value naming its column, the budget, a view or
 **      WITHOUT ROWID table, a write transaction).
 **   2. Never stale: the stamps of planner/cache_plan.c (rule 2 there) are
-**      read before and after each load.
+**      read before and after each load.  An attached WAL file with no
+**      committed frame in its WAL gets its watcher before the first stamp;
+**      where none can be opened, gpu_cache refuses (no entry could be
+**      proven current).
 **   3. The load sees one committed state, equal to the stamps': the stamp
 **      is read before and after it (parallel workers read their own
 **      snapshot in between), and a load during which the stamp moved is
@@ -45,7 +48,8 @@
 **      the budget, so that a table reloaded with the same columns fits:
 **      both copies exist for that moment), and when the load fails (a
 **      TEXT column named by mistake, the budget, an error) it is back as
-**      it was, current if it was current.
+**      it was, current if it was current: its own stamps still decide, so
+**      a kept entry whose table changed meanwhile is stale, never served.
 */
 #include <stdio.h>
 #include <stdlib.h>
