@@ -554,10 +554,14 @@ static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b) {
       if (l->dict)
         memset(l->dict, 0, sizeof(*l->dict) * (size_t)l->ncols);
     }
-    if (!map || !l->dict || (!l->dict[c] && !(l->dict[c] = ga_dict_new())))
+    if (!map || !l->dict) {
       rc = GA_NOMEM;
-    else if (ga_dict_count(l->dict[c]) == 0)
-      ga_dict_charge(l->dict[c], dict_charge, l); /* before its growth */
+    } else if (!l->dict[c]) {
+      if (!(l->dict[c] = ga_dict_new()))
+        rc = GA_NOMEM;
+      else /* before it grows (under l->mu: no merge into it yet) */
+        ga_dict_charge(l->dict[c], dict_charge, l);
+    }
     ga_dict *d = l->dict ? l->dict[c] : NULL;
     pthread_mutex_unlock(&l->mu);
     if (rc == GA_OK)
