@@ -35,6 +35,15 @@ and so the uncached path's.  Checked here:
     number literal, NOCASE, numeric affinity), TEXT updates by another
     process and by the connection itself caught as stale, 200,000
     distinct values, on the host and on the GPU (codes on the device);
+  - issue 36: sqlite3_blob_write on the owning connection (open: the
+    cache steps aside; closed: stale through SQLITE_FCNTL_DATA_VERSION), a
+    file detached, written in place and attached again (rollback journal,
+    a WAL removed or truncated, a WAL kept with frames, restarted), a TEXT
+    dictionary charged against cache_bytes as it grows (peak memory by
+    sqlite3_memory_highwater, serial and parallel loads), a failed reload
+    keeping its old entry (stale once the table changed), a CAST over a
+    NOCASE column keeping NOCASE (sections blob, reattach, dictbudget,
+    reload, derive_nocase);
   - on a GPU (the fake backend under make test, a real one under make
     test-gpu): the entry lives on the device; GPU failures injected while
     loading (the load goes to host memory) and while querying (the entry is
