@@ -14,11 +14,25 @@
 **      are the same as now; otherwise the entry is marked stale for good
 **      and gpu_aggregate takes its uncached path.  No commit, update or
 **      rollback hook is used: those slots belong to the application.
-**      An attached schema's entry also records its file as it is on disk
-**      (header, size, WAL header and size, read through SQLite's own open
-**      files): a DETACH and ATTACH of the same file opens a new pager,
-**      whose data_version and even address can be the old ones, so only
-**      the file tells that another connection wrote it meanwhile.
+**      The pager's SQLITE_FCNTL_DATA_VERSION moves at every commit, the
+**      connection's own included, even one that no statement counts
+**      (sqlite3_blob_write and close: neither total_changes nor
+**      data_version moves).
+**      An attached schema's entry is current only under a stamp that
+**      proves the file's state (a DETACH and ATTACH of the same file opens
+**      a new pager, whose counters and even address can be the old ones),
+**      read under the read lock (ga_cstamp_read says why that is enough):
+**      rollback journal: the change counter, page count and schema cookie
+**      of the header (and the size); WAL: the same WAL, with the same salts
+**      and the same checksum at the last published commit frame (mxFrame).
+**      A WAL with no committed frame (removed by the last connection's
+**      close after a checkpoint) proves nothing: the header stays as it
+**      was through another connection's write, checkpoint and close.  Such
+**      an entry holds a read-only, never-checkpointing connection of its
+**      own to the file from before its load (ga_cstamp_watch): that
+**      connection's data_version sees every commit whatever the caller
+**      detaches, and SQLITE_FCNTL_HAS_MOVED a file renamed over the path;
+**      while it is open, the WAL is not removed when the caller detaches.
 **   6. The cache answers only what the caller's connection would read now;
 **      it steps aside (uncached path, the reason in last_scan.why) while a
 **      statement or transaction of the connection writes to the schema
@@ -78,55 +92,219 @@ void ga_cstamp_free(ga_cstamp *s) {
   s->file = NULL;
 }
 
-/* Up to n bytes of f from offset 0, and its size, into *id (zeros where f
-** is not open, as a WAL before its first use). */
-static void ident_file(sqlite3_file *f, int n, unsigned char *id, int *nid) {
-  unsigned char buf[100];
-  sqlite3_int64 size = -1;
-  memset(buf, 0, sizeof buf);
-  if (f && f->pMethods) {
-    if (f->pMethods->xFileSize(f, &size) != SQLITE_OK)
-      size = -2;
-    /* SQLITE_IOERR_SHORT_READ zero-fills: a short file reads as zeros */
-    if (f->pMethods->xRead(f, buf, n, 0) != SQLITE_OK &&
-        f->pMethods->xRead(f, buf, n, 0) != SQLITE_IOERR_SHORT_READ)
-      memset(buf, 0xff, sizeof buf);
-  }
-  memcpy(id + *nid, buf, (size_t)n);
-  *nid += n;
-  memcpy(id + *nid, &size, sizeof size);
-  *nid += (int)sizeof size;
+static uint32_t get4(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         (uint32_t)p[3];
 }
 
-/* Rule 2's identity of an attached file: its first 100 bytes (the header,
-** whose change counter every commit in rollback-journal mode moves), its
-** size, and its WAL's header (new salts at each restart) and size (each
-** commit appends), read through SQLite's own open files, not a second
-** descriptor (closing one would drop the process's POSIX locks on it). */
-static void stamp_ident(sqlite3 *db, const char *schema, ga_cstamp *s) {
+/* n bytes of f at off into buf: 1, or 0 where f is not open or short. */
+static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
+  return f && f->pMethods && f->pMethods->xRead(f, buf, n, off) == SQLITE_OK;
+}
+
+/* The WAL-index header (SQLite's file format, "WAL-Index Format"): two
+** copies of 48 bytes at the start of the -shm's first 32 KiB region. */
+#define WALIDX_HDR 48
+#define WALIDX_PGSZ 32768
+
+/* Rule 2's proof of a WAL-mode file: the last published commit (the
+** wal-index header's mxFrame, salts and the checksum of frame mxFrame), and
+** the -wal file holding that same frame under those salts.  Sets
+** s->unprovable where there is none to record. */
+static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
+                      sqlite3_file *j, ga_cstamp *s) {
+  int64_t excl = 0;
+  sqlite3_stmt *st = NULL;
+  char *sql = sqlite3_mprintf("PRAGMA \"%w\".locking_mode", schema);
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    excl = m && !sqlite3_stricmp(m, "exclusive");
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  /* exclusive locking mode may keep the wal-index in heap memory, where
+  ** mapping the -shm would create one: no proof there */
+  volatile void *shm = NULL;
+  if (excl || !f || !f->pMethods || f->pMethods->iVersion < 2 ||
+      !f->pMethods->xShmMap ||
+      f->pMethods->xShmMap(f, 0, WALIDX_PGSZ, 0, &shm) != SQLITE_OK || !shm) {
+    s->unprovable = 1;
+    return;
+  }
+  /* SQLite's own readers copy both headers and take them when equal (a
+  ** writer changes them one after the other) */
+  unsigned char h1[WALIDX_HDR], h2[WALIDX_HDR];
+  int same = 0;
+  for (int i = 0; i < 100 && !same; i++) {
+    memcpy(h1, (const void *)shm, WALIDX_HDR);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    memcpy(h2, (const unsigned char *)shm + WALIDX_HDR, WALIDX_HDR);
+    same = !memcmp(h1, h2, WALIDX_HDR);
+  }
+  uint32_t mx, fck[2];
+  memcpy(&mx, h1 + 16, 4); /* native byte order */
+  memcpy(fck, h1 + 24, 8);
+  if (!same || h1[12] != 1 || mx == 0) {
+    s->unprovable = 1; /* no commit in this WAL: nothing to record */
+    return;
+  }
+  /* the -wal itself: its header's salts (bytes 16..23, as the wal-index
+  ** copies them) and frame mxFrame's (bytes 8..15 of the frame header),
+  ** a commit frame (bytes 4..7) whose checksum (16..23) is the header's */
+  unsigned char wh[32], fh[24];
+  if (!file_read(j, wh, 32, 0) || memcmp(wh + 16, h1 + 32, 8)) {
+    s->unprovable = 1;
+    return;
+  }
+  sqlite3_int64 pgsz = get4(wh + 8);
+  sqlite3_int64 off = 32 + (sqlite3_int64)(mx - 1) * (24 + pgsz);
+  if (!file_read(j, fh, 24, off) || memcmp(fh + 8, wh + 16, 8) ||
+      !get4(fh + 4) || get4(fh + 16) != fck[0] || get4(fh + 20) != fck[1]) {
+    s->unprovable = 1;
+    return;
+  }
+  s->mxframe = mx;
+  memcpy(s->salt, wh + 16, 8);
+  s->cksum[0] = fck[0];
+  s->cksum[1] = fck[1];
+}
+
+/* Rule 2's stamp of an attached file, read through SQLite's own open files
+** (not a second descriptor: closing one would drop the process's POSIX
+** locks on it) while the caller holds the read lock (ga_cstamp_read). */
+static void stamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
   sqlite3_file *f = NULL, *j = NULL;
-  s->nident = 0;
+  unsigned char h[100];
+  s->attached = 1;
   if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) !=
       SQLITE_OK)
     f = NULL;
   if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &j) !=
       SQLITE_OK)
     j = NULL;
-  ident_file(f, 100, s->ident, &s->nident);
-  ident_file(j, 32, s->ident, &s->nident);
+  sqlite3_int64 size = -1;
+  memset(h, 0, sizeof h);
+  if (!f || !f->pMethods || f->pMethods->xFileSize(f, &size) != SQLITE_OK)
+    size = -2;
+  /* a short file (an empty one) reads as zeros: SQLITE_IOERR_SHORT_READ */
+  int rc = f && f->pMethods ? f->pMethods->xRead(f, h, 100, 0) : SQLITE_ERROR;
+  if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
+    memset(h, 0xff, sizeof h);
+  s->size = size;
+  s->pagesize = (uint32_t)h[16] << 8 | h[17];
+  s->counter = get4(h + 24);
+  s->npages = get4(h + 28);
+  s->cookie = get4(h + 40);
+  s->wal = h[18] == 2 && h[19] == 2;
+  /* immutable=1: the caller promised that nobody changes the file, and
+  ** SQLite then reads no WAL */
+  const char *fn = sqlite3_db_filename(db, schema);
+  if (s->wal && !(fn && sqlite3_uri_boolean(fn, "immutable", 0)))
+    stamp_wal(db, schema, f, j, s);
 }
 
-/* The schema's state now.  SQLite result code. */
-int ga_cstamp_read(sqlite3 *db, const char *schema, ga_cstamp *s) {
+/* The schema's state now.  SQLite result code.
+**
+** The locking argument (rule 2).  The schema_version statement below is
+** left on its row while the attached file is stamped, so the connection
+** holds the file's read lock then:
+**  - rollback journal: a SHARED lock.  No other connection can commit
+**    while it is held (a commit needs EXCLUSIVE), and every commit that
+**    modified the file moves the change counter (offset 24) before the
+**    file is unlocked.  The counter, page count and schema cookie read
+**    under the lock are one committed state.
+**  - WAL: a WAL read lock.  The wal-index header names the last published
+**    commit (mxFrame, the salts, frame mxFrame's checksum); while the salts
+**    stay, mxFrame only grows, and a restart of the WAL (the only way to
+**    write frames from the start again) changes the salts, so an equal
+**    triple at two moments means that no commit was published in between.
+**    The read lock keeps a checkpoint from restarting the WAL under a
+**    reader past its frames, so frame mxFrame read from the -wal is the one
+**    the wal-index names; any torn or newer read only differs (stale, never
+**    wrongly current).  A WAL with no committed frame (absent, empty, just
+**    checkpointed and restarted by the last connection's close) proves
+**    nothing: another connection may have written, checkpointed and removed
+**    its WAL meanwhile, leaving the header as it was (the change counter
+**    moves only when page 1 is written).  Such a stamp is unprovable, and
+**    never current.
+** A load is bracketed by two stamps (ext/cache/cache_fns.c rule 3): equal
+** ones mean no commit between them, so the rows loaded are the stamped
+** state; an answer compares a new stamp with the entry's. */
+sqlite3 *ga_cstamp_watch(sqlite3 *db, const char *schema) {
+  sqlite3_vfs *vfs = NULL;
+  const char *path = sqlite3_db_filename(db, schema);
+  if (!path || !*path ||
+      sqlite3_file_control(db, schema, SQLITE_FCNTL_VFS_POINTER, &vfs) !=
+          SQLITE_OK ||
+      !vfs)
+    return NULL;
+  sqlite3 *w = NULL;
+  /* read-only and never checkpointing: it only watches */
+  if (sqlite3_open_v2(path, &w, SQLITE_OPEN_READONLY, vfs->zName) !=
+      SQLITE_OK) {
+    sqlite3_close(w);
+    return NULL;
+  }
+  sqlite3_db_config(w, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+  sqlite3_busy_timeout(w, 2000);
+  return w;
+}
+
+/* The watcher's view (rule 2): its data_version, and whether the path
+** names another file now (SQLITE_FCNTL_HAS_MOVED). */
+static void stamp_watch(sqlite3 *w, ga_cstamp *s) {
+  int moved = 1;
+  if (!w || pragma_int(w, "PRAGMA \"%w\".data_version", "main",
+                       &s->watch_version) != SQLITE_OK)
+    return;
+  if (sqlite3_file_control(w, "main", SQLITE_FCNTL_HAS_MOVED, &moved) !=
+      SQLITE_OK)
+    moved = 1;
+  s->moved = moved;
+  s->watched = 1;
+}
+
+int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
+                   ga_cstamp *s) {
   memset(s, 0, sizeof(*s));
   int rc =
       pragma_int(db, "PRAGMA \"%w\".data_version", schema, &s->data_version);
-  if (rc == SQLITE_OK)
-    rc = pragma_int(db, "PRAGMA \"%w\".schema_version", schema,
-                    &s->schema_version);
   if (rc != SQLITE_OK)
     return rc;
+  sqlite3_stmt *st = NULL;
+  char *sql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", schema);
+  if (!sql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      s->schema_version = sqlite3_column_int64(st, 0);
+      rc = SQLITE_OK;
+      /* the read lock is held while the statement is on its row */
+      if (sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp"))
+        stamp_file(db, schema, s);
+    } else {
+      rc = sqlite3_reset(st);
+      if (rc == SQLITE_OK)
+        rc = SQLITE_ERROR;
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_OK)
+    return rc;
+  if (s->unprovable)
+    stamp_watch(watch, s);
   s->total_changes = total_changes(db);
+  /* every commit of the pager, this connection's own included: a
+  ** sqlite3_blob_write moves neither total_changes nor data_version */
+  unsigned int pv = 0;
+  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_DATA_VERSION, &pv) !=
+      SQLITE_OK)
+    pv = 0;
+  s->pager_version = pv;
   const char *f = sqlite3_db_filename(db, schema);
   s->file = sqlite3_mprintf("%s", f ? f : "");
   if (!s->file)
@@ -136,8 +314,6 @@ int ga_cstamp_read(sqlite3 *db, const char *schema, ga_cstamp *s) {
       SQLITE_OK)
     fp = NULL;
   s->fileobj = fp;
-  if (sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp"))
-    stamp_ident(db, schema, s);
   return SQLITE_OK;
 }
 
@@ -151,9 +327,27 @@ const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
     return "the schema changed (schema_version)";
   if (strcmp(a->file, b->file) || a->fileobj != b->fileobj)
     return "another database is attached under that name";
-  if (a->nident != b->nident || memcmp(a->ident, b->ident, (size_t)a->nident))
-    return "the attached file changed (detached and attached again, or "
-           "written)";
+  if (a->unprovable != b->unprovable)
+    return "the attached file changed (its WAL: detached, written and "
+           "attached again)";
+  if (a->unprovable && (!a->watched || !b->watched || b->moved ||
+                        a->watch_version != b->watch_version))
+    return "the attached file is in WAL mode with no committed frame in its "
+           "WAL, and the cache's own connection to it saw a commit (or lost "
+           "it)";
+  if (a->attached != b->attached || a->wal != b->wal ||
+      a->counter != b->counter || a->npages != b->npages ||
+      a->cookie != b->cookie || a->pagesize != b->pagesize ||
+      a->size != b->size)
+    return "the attached file changed (its header or size: detached, "
+           "written and attached again)";
+  if (a->mxframe != b->mxframe || memcmp(a->salt, b->salt, sizeof a->salt) ||
+      memcmp(a->cksum, b->cksum, sizeof a->cksum))
+    return "the attached file changed (its WAL: detached, written and "
+           "attached again)";
+  if (a->pager_version != b->pager_version)
+    return "this connection committed a write that no statement counts, "
+           "such as sqlite3_blob_write (SQLITE_FCNTL_DATA_VERSION)";
   return NULL;
 }
 
@@ -208,7 +402,7 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;
-  rc = ga_cstamp_read(db, t->schema, &now);
+  rc = ga_cstamp_read(db, t->schema, e->watch, &now);
   if (rc != SQLITE_OK) {
     ga_cstamp_free(&now);
     if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
@@ -334,7 +528,7 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
     ga_cstamp now;
     int current = 0;
     memset(&now, 0, sizeof(now));
-    if (!e->stale && ga_cstamp_read(db, e->schema, &now) == SQLITE_OK)
+    if (!e->stale && ga_cstamp_read(db, e->schema, e->watch, &now) == SQLITE_OK)
       current = ga_cstamp_diff(&e->stamp, &now) == NULL;
     ga_cstamp_free(&now);
     sqlite3_str_appendf(s, "%s{\"table\":", e == c->entries ? "" : ",");

@@ -51,7 +51,11 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db);
 /* The stamps of rule 2 (cache_plan.c): the schema's state now (SQLite
 ** result code), what differs between two (NULL: the same state), and the
 ** free of one. */
-int ga_cstamp_read(sqlite3 *db, const char *schema, ga_cstamp *s);
+int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
+                   ga_cstamp *s);
+/* An attached schema's watcher (rule 2): a read-only connection to its
+** file, or NULL (out of memory, or it cannot be opened). */
+sqlite3 *ga_cstamp_watch(sqlite3 *db, const char *schema);
 const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b);
 void ga_cstamp_free(ga_cstamp *s);
 /* Rule 6's record of the authorizer: the caller's program of SELECT <the

@@ -35,6 +35,15 @@ and so the uncached path's.  Checked here:
     number literal, NOCASE, numeric affinity), TEXT updates by another
     process and by the connection itself caught as stale, 200,000
     distinct values, on the host and on the GPU (codes on the device);
+  - issue 36: sqlite3_blob_write on the owning connection (open: the
+    cache steps aside; closed: stale through SQLITE_FCNTL_DATA_VERSION), a
+    file detached, written in place and attached again (rollback journal,
+    a WAL removed or truncated, a WAL kept with frames, restarted), a TEXT
+    dictionary charged against cache_bytes as it grows (peak memory by
+    sqlite3_memory_highwater, serial and parallel loads), a failed reload
+    keeping its old entry (stale once the table changed), a CAST over a
+    NOCASE column keeping NOCASE (sections blob, reattach, dictbudget,
+    reload, derive_nocase);
   - on a GPU (the fake backend under make test, a real one under make
     test-gpu): the entry lives on the device; GPU failures injected while
     loading (the load goes to host memory) and while querying (the entry is
@@ -612,6 +621,261 @@ def section_stale(rep, r, device):
     got = run(con, "SELECT gpu_cache('m.v', 'x')")
     rep.check(tag + "_attached_memory_refused",
               got[0] == "error" and "attached in-memory" in got[1], repr(got))
+    con.close()
+
+
+# ---------------------------------------------------------------- issue 36
+
+MEM = None
+
+
+def memstat():
+    """SQLite's own memory counters (the library this Python uses, which the
+    extension's sqlite3_malloc calls go through)."""
+    global MEM
+    if MEM is None:
+        import ctypes
+        import ctypes.util
+        MEM = ctypes.CDLL(ctypes.util.find_library("sqlite3"))
+        MEM.sqlite3_memory_used.restype = ctypes.c_int64
+        MEM.sqlite3_memory_highwater.restype = ctypes.c_int64
+        MEM.sqlite3_memory_highwater.argtypes = [ctypes.c_int]
+    return MEM
+
+
+def section_blob(rep, r, device):
+    """Defect 9: sqlite3_blob_write on the owning connection moves neither
+    total_changes nor data_version, only the pager's
+    SQLITE_FCNTL_DATA_VERSION; while the blob is open the connection holds a
+    write transaction, and the cache steps aside."""
+    for mode in ("wal", "delete"):
+        tag = "%s_blob_%s" % (device, mode)
+        path = os.path.join(TMP, "blob_%s_%s.db" % (device, mode))
+        con = connect(path, device=device)
+        con.execute("PRAGMA journal_mode=%s" % mode)
+        con.execute("CREATE TABLE t(k TEXT, x INTEGER)")
+        con.executemany("INSERT INTO t VALUES (?, ?)",
+                        [("bb" if i % 2 else "aa", i) for i in range(1, 2001)])
+        con.execute("SELECT gpu_cache('t', 'k, x')")
+        compare(rep, con, tag + "_hit", "t", "x", "k = 'aa'", None, want="cache")
+        compare(rep, con, tag + "_hit_grouped", "t", "x", None, "k", want="cache")
+        blob = con.blobopen("t", "k", 1, readonly=False)  # 'bb' -> 'aa'
+        blob.write(b"aa")
+        # the blob is open: a write transaction of this connection, which it
+        # reads itself (SQLite sees the new value now)
+        compare(rep, con, tag + "_open", "t", "x", "k = 'aa'", None, want="uncached",
+                why="writing to main")
+        compare(rep, con, tag + "_open_grouped", "t", "x", None, "k", want="uncached")
+        blob.close()  # autocommit: committed, and only the pager's counter moved
+        compare(rep, con, tag + "_closed", "t", "x", "k = 'aa'", None, want="uncached",
+                why="SQLITE_FCNTL_DATA_VERSION")
+        compare(rep, con, tag + "_closed_grouped", "t", "x", None, "k", want="uncached")
+        # inside an explicit transaction, then committed
+        con.execute("SELECT gpu_cache('t', 'k, x')")
+        con.execute("BEGIN")
+        blob = con.blobopen("t", "k", 3, readonly=False)  # 'bb' -> 'aa'
+        blob.write(b"aa")
+        blob.close()
+        compare(rep, con, tag + "_txn", "t", "x", "k = 'aa'", None, want="uncached",
+                why="writing to main")
+        con.execute("COMMIT")
+        compare(rep, con, tag + "_txn_committed", "t", "x", "k = 'aa'", None, want="uncached")
+        con.close()
+
+
+def fresh_file(path, mode, n=5000, keep=False):
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("PRAGMA journal_mode=%s" % mode)
+    w.execute("CREATE TABLE t(x INTEGER, g INTEGER)")
+    w.execute("BEGIN")
+    w.executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 3) for i in range(n)])
+    w.execute("COMMIT")
+    if keep:
+        return w
+    w.close()
+    return None
+
+
+def write_in_place(path, *extra):
+    """Another connection updates one row in place and closes (the last
+    one: it checkpoints and removes the WAL)."""
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("UPDATE t SET x = x + 1000 WHERE rowid = 7")
+    for stmt in extra:
+        w.execute(stmt).fetchall()
+    w.close()
+
+
+def section_reattach(rep, r, device):
+    """Defect 11: a DETACH, a write in place by another connection, and an
+    ATTACH of the same file: the new pager's counters start again, the
+    header is byte-identical in WAL mode; only a stamp that proves the state
+    keeps an entry current."""
+    for mode in ("wal", "delete"):
+        tag = "%s_reattach_%s" % (device, mode)
+        path = os.path.join(TMP, "ra_%s_%s.db" % (device, mode))
+        # the issue's case: the WAL was checkpointed and removed before the
+        # attach (no committed frame to stamp); one thread, so that no worker
+        # connection holds the file open
+        fresh_file(path, mode)
+        con = connect(":memory:", device=device)
+        cfg(con, "threads", 1)
+        con.execute("ATTACH ? AS a", (path,))
+        con.execute("SELECT gpu_cache('a.t', 'x, g')")
+        compare(rep, con, tag + "_hit", "a.t", "x", None, "g", want="cache")
+        con.execute("DETACH a")
+        write_in_place(path)
+        con.execute("ATTACH ? AS a", (path,))
+        compare(rep, con, tag + "_written", "a.t", "x", None, None, want="uncached",
+                why="stale")
+        compare(rep, con, tag + "_written_grouped", "a.t", "x", None, "g", want="uncached")
+        got = con.execute("SELECT sum(x) FROM a.t").fetchone()[0]
+        rep.check(tag + "_reference", got == 12498500, repr(got))
+        # untouched across a DETACH and ATTACH: never wrong
+        con.execute("SELECT gpu_cache('a.t', 'x, g')")
+        con.execute("DETACH a")
+        con.execute("ATTACH ? AS a", (path,))
+        compare(rep, con, tag + "_untouched", "a.t", "x", None, "g")
+        # the same attachment: an entry answers while nothing moves
+        con.execute("SELECT gpu_cache('a.t', 'x, g')")
+        compare(rep, con, tag + "_attached_answers", "a.t", "x", None, "g", want="cache")
+        con.execute("DETACH a")
+        if mode == "wal":
+            # the WAL emptied in place by a TRUNCATE checkpoint (the cache's
+            # own connection keeps the file open, so it is not removed):
+            # nothing on disk differs, only that connection saw the commit
+            write_in_place(path, "PRAGMA wal_checkpoint(TRUNCATE)")
+            con.execute("ATTACH ? AS a", (path,))
+            compare(rep, con, tag + "_truncated", "a.t", "x", None, None, want="uncached",
+                    why="stale")
+            con.execute("DETACH a")
+        con.close()
+        # a WAL with committed frames, kept by another connection: the stamp
+        # is its salts, last frame and checksum
+        if mode == "wal":
+            keeper = fresh_file(path, mode, keep=True)
+            keeper.execute("UPDATE t SET g = g WHERE rowid = 1")
+            con = connect(":memory:", device=device)
+            cfg(con, "threads", 1)
+            con.execute("ATTACH ? AS a", (path,))
+            con.execute("SELECT gpu_cache('a.t', 'x, g')")
+            compare(rep, con, tag + "_frames_hit", "a.t", "x", None, "g", want="cache")
+            con.execute("DETACH a")
+            con.execute("ATTACH ? AS a", (path,))
+            compare(rep, con, tag + "_frames_untouched", "a.t", "x", None, "g")
+            con.execute("SELECT gpu_cache('a.t', 'x, g')")
+            con.execute("DETACH a")
+            write_in_place(path)  # one more frame: the keeper holds the WAL
+            con.execute("ATTACH ? AS a", (path,))
+            compare(rep, con, tag + "_frames_written", "a.t", "x", None, None,
+                    want="uncached", why="stale")
+            # restarted: the same number of frames, new salts
+            con.execute("SELECT gpu_cache('a.t', 'x, g')")
+            con.execute("DETACH a")
+            w = sqlite3.connect(path, isolation_level=None)
+            w.execute("PRAGMA wal_checkpoint(RESTART)").fetchall()
+            w.close()
+            write_in_place(path)
+            con.execute("ATTACH ? AS a", (path,))
+            compare(rep, con, tag + "_frames_restarted", "a.t", "x", None, None,
+                    want="uncached", why="stale")
+            con.close()
+            keeper.close()
+
+
+def section_dictbudget(rep, r, device):
+    """Defect 13: a TEXT column's dictionary is charged against cache_bytes
+    as it grows, on the serial and the parallel load: the load fails with
+    the budget error once it passes, and memory never goes far past it."""
+    path = os.path.join(TMP, "dict_budget.db")
+    if not os.path.exists(path):
+        w = sqlite3.connect(path, isolation_level=None)
+        w.execute("CREATE TABLE t(s TEXT, x INTEGER)")
+        # 20,000 distinct values of 2,000 bytes: 40 MB of text
+        w.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                  "WHERE i < 20000) INSERT INTO t SELECT hex(randomblob(1000)), i FROM c")
+        w.close()
+    m = memstat()
+    budget = 4000000
+    for threads in (1, 2):
+        tag = "%s_dictbudget_threads%d" % (device, threads)
+        con = connect(path, device=device)
+        cfg(con, "threads", threads)
+        cfg(con, "cache_bytes", budget)
+        con.execute("SELECT count(*) FROM t").fetchone()  # the schema, the pool
+        base = m.sqlite3_memory_used()
+        m.sqlite3_memory_highwater(1)
+        got = run(con, "SELECT gpu_cache('t', 's, x')")
+        peak = m.sqlite3_memory_highwater(0) - base
+        rep.check(tag + "_error", got[0] == "error" and "needs more than cache_bytes" in got[1],
+                  repr(got))
+        # the budget, plus page caches and a block: never the 40 MB column
+        rep.check(tag + "_peak", peak <= budget + 8000000, "peak %d bytes over the start" % peak)
+        c = info(con)["cache"]
+        rep.check(tag + "_nothing_left", c["entries"] == [] and c["used"] == 0, repr(c))
+        # a budget that fits: loaded, and every byte counted once
+        cfg(con, "cache_bytes", 0)
+        rep.check(tag + "_fits", run(con, "SELECT gpu_cache('t', 's, x')") == ("ok", [(20000,)]))
+        e = entry(con, "main.t")
+        rep.check(tag + "_used", e is not None and info(con)["cache"]["used"] == e["bytes"]
+                  and e["bytes"] >= 40000000, repr(info(con)["cache"]))
+        compare(rep, con, tag + "_answers", "t", "x", "s > '8'", None, want="cache")
+        con.close()
+
+
+def section_reload(rep, r, device):
+    """docs/gpu_cache.md: a failed reload keeps the old entry, which answers
+    only while its stamps are current."""
+    tag = device + "_reload"
+    path = os.path.join(TMP, "reload_%s.db" % device)
+    con = connect(path, device=device)
+    make_table(con, "t", 3000, r)
+    con.execute("SELECT gpu_cache('t', 'x, k')")
+    one = entry(con, "main.t")["bytes"]
+    cfg(con, "cache_bytes", one + one // 4)
+    got = run(con, "SELECT gpu_cache('t', 'x, k, y, kr')")  # too large
+    rep.check(tag + "_fails", got[0] == "error" and "needs more than cache_bytes" in got[1],
+              repr(got))
+    e = entry(con, "main.t")
+    rep.check(tag + "_kept", e is not None and e["columns"] == ["x", "k"] and e["current"]
+              and info(con)["cache"]["used"] == one, repr(info(con)["cache"]))
+    compare(rep, con, tag + "_kept_answers", "t", "x", None, "k", want="cache")
+    # another connection commits: the kept entry is stale, never served
+    other_process(path, "UPDATE t SET x = 12345 WHERE rowid = 3")
+    got = run(con, "SELECT gpu_cache('t', 'x, k, y, kr')")
+    rep.check(tag + "_fails_again", got[0] == "error", repr(got))
+    compare(rep, con, tag + "_kept_stale", "t", "x", None, "k", want="uncached", why="stale")
+    rep.check(tag + "_kept_not_current", not entry(con, "main.t")["current"],
+              repr(entry(con, "main.t")))
+    con.close()
+
+
+def section_derive_nocase(rep, r, device):
+    """A derived column CAST(k AS TEXT) keeps k's NOCASE collation, as
+    SQLite's CAST does: the cache must not group or compare it by the codes'
+    BINARY order (planner/cache_derive.c rule 3)."""
+    tag = device + "_derive_nocase"
+    con = connect(":memory:", device=device)
+    con.execute("CREATE TABLE n(k TEXT COLLATE NOCASE, x INTEGER, kb TEXT)")
+    vals = ["North", "north", "NORTH", "South", "south", "East"]
+    con.executemany("INSERT INTO n VALUES (?, ?, ?)",
+                    [(vals[i % len(vals)], i, vals[i % len(vals)]) for i in range(600)])
+    con.execute("SELECT gpu_cache('n', 'k, x, kb')")
+    for name, f, g in (("group", None, "CAST(k AS TEXT)"),
+                       ("group_plus", None, "+k"),
+                       ("filter", "CAST(k AS TEXT) = 'NORTH'", None),
+                       ("filter_lt", "CAST(k AS TEXT) < 'north'", None),
+                       ("binary_group", None, "CAST(kb AS TEXT)")):
+        got, ls = agg(con, "n", "x", f, g)
+        ref = run(con, ref_sql("n", "x", f, g))
+        # the groups' counts and sums (which spelling stands for a NOCASE
+        # group is SQLite's choice of row)
+        ok = (got[0] == ref[0] == "ok" and sorted(tuple(v for v in row[1:]) for row in got[1])
+              == sorted(tuple(v for v in row[1:]) for row in ref[1]))
+        rep.check("%s_%s" % (tag, name), ok, "got %r want %r (%s)" % (got, ref, ls["why"]))
     con.close()
 
 
@@ -1340,7 +1604,10 @@ def main():
                               ("loads", section_loads), ("stale", section_stale),
                               ("budget", section_budget), ("writer", section_writer),
                               ("text", section_text), ("arith", section_arith),
-                              ("window", section_window), ("topk", section_topk)):
+                              ("window", section_window), ("topk", section_topk),
+                              ("blob", section_blob), ("reattach", section_reattach),
+                              ("dictbudget", section_dictbudget), ("reload", section_reload),
+                              ("derive_nocase", section_derive_nocase)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

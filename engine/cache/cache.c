@@ -86,6 +86,7 @@ void ga_centry_free(ga_centry *e) {
   sqlite3_free(e->table);
   sqlite3_free(e->stamp.file);
   sqlite3_free(e->auth_sig);
+  sqlite3_close(e->watch);
   sqlite3_free(e);
 }
 

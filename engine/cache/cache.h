@@ -121,20 +121,41 @@ typedef struct ga_ccol {
   int dict_state; /* 0 not built, 1 built, -1 cannot group on the GPU */
 } ga_ccol;
 
-/* The SQLite state an entry was loaded from (ext/cache/cache_fns.c): an answer
-** is taken only while every field is the same as now. */
+/* The SQLite state an entry was loaded from (planner/cache_plan.c rule 2):
+** an answer is taken only while every field is the same as now. */
 typedef struct ga_cstamp {
   int64_t data_version;   /* PRAGMA s.data_version: other connections */
   int64_t total_changes;  /* sqlite3_total_changes64: this connection */
   int64_t schema_version; /* PRAGMA s.schema_version: DDL, drop+recreate */
-  char *file;             /* sqlite3_db_filename of the schema */
-  void *fileobj;          /* its sqlite3_file (SQLITE_FCNTL_FILE_POINTER) */
-  /* An attached schema's file as it is on disk (ext/cache/cache_fns.c rule 2):
-  ** a DETACH and ATTACH of the same file opens a new pager whose
-  ** data_version starts again, often at the same address.  nident = 0 for
-  ** main and temp, which cannot be detached. */
-  unsigned char ident[176];
-  int nident;
+  /* SQLITE_FCNTL_DATA_VERSION of the schema's pager: every commit, this
+  ** connection's included, even one that no statement counts
+  ** (sqlite3_blob_write) */
+  unsigned int pager_version;
+  char *file;    /* sqlite3_db_filename of the schema */
+  void *fileobj; /* its sqlite3_file (SQLITE_FCNTL_FILE_POINTER) */
+  /* An attached schema's file as it is on disk, read under the read lock
+  ** (cache_plan.c rule 2): a DETACH and ATTACH of the same file opens a new
+  ** pager whose data_version starts again, often at the same address, so
+  ** only the file can prove the state.  attached = 0 for main and temp,
+  ** which cannot be detached. */
+  int attached;
+  int wal; /* the header says WAL mode (bytes 18 and 19 are 2) */
+  /* WAL mode without a committed frame: nothing on disk proves the state;
+  ** the entry's own connection to the file (ga_centry.watch) proves it
+  ** instead: its data_version (every commit of any connection, the
+  ** owner's included) and whether the path still names its file */
+  int unprovable;
+  int watched, moved;
+  int64_t watch_version;
+  uint32_t counter; /* the file change counter (offset 24) */
+  uint32_t npages;  /* the database size in pages (offset 28) */
+  uint32_t cookie;  /* the schema cookie (offset 40) */
+  uint32_t pagesize;
+  int64_t size; /* the file's size */
+  /* WAL mode: the last committed frame (the wal-index header's mxFrame),
+  ** the WAL's salts and that frame's checksum, as both the wal-index and
+  ** the -wal file hold them */
+  uint32_t mxframe, salt[2], cksum[2];
 } ga_cstamp;
 
 typedef struct ga_centry {
@@ -155,6 +176,10 @@ typedef struct ga_centry {
   ** planner/path.c ga_program_sig): an authorizer set or changed since
   ** compiles it otherwise, and the entry does not answer */
   char *auth_sig;
+  /* an attached WAL file whose stamp is unprovable (ga_cstamp): a
+  ** read-only connection of the entry's own to it, held while the entry
+  ** lives (planner/cache_plan.c rule 2), else NULL */
+  sqlite3 *watch;
   int stale; /* an answer was refused for staleness: never used again */
   int64_t hits, lru;
   double load_ms;

@@ -25,8 +25,12 @@
 **      other thread touches until the owner appends the next block or ends
 **      the piece, both under l->mu.
 **   5. Budget: host blocks, and device capacity, are reserved in the cache
-**      (ga_cache_reserve, evicting others) before they are allocated; a
-**      load that cannot fit fails with GA_CLOAD_EBUDGET.
+**      (ga_cache_reserve, evicting others) before they are allocated; so
+**      are the TEXT dictionaries' bytes, each sink's and the load's, as
+**      they grow (dict.h rule 6, dict_charge), not once the column is in;
+**      a load that cannot fit fails with GA_CLOAD_EBUDGET as soon as it
+**      passes.  A sink's dictionaries and their bytes go at its piece's
+**      end (merged), a mixed column's at the finish.
 **   6. The first failure wins and stops the scan (the hooks return it):
 **      a BLOB value (its column), the budget, the row limit, a GPU step
 *(gpu_failed: the caller may load
@@ -123,6 +127,17 @@ static void unreserve(ga_cload *l, int64_t bytes) {
   l->c->used -= bytes;
   l->reserved -= bytes;
   pthread_mutex_unlock(&l->c->mu);
+}
+
+/* Rule 5 for TEXT dictionaries (dict.h rule 6): a sink's and the load's
+** dictionaries ask for their bytes as they grow.  0 when granted. */
+static int dict_charge(void *arg, int64_t more) {
+  ga_cload *l = arg;
+  if (more < 0) {
+    unreserve(l, -more);
+    return 0;
+  }
+  return !reserve(l, more);
 }
 
 ga_cload *ga_cload_new(ga_cache *c, int where, int ncols, int64_t est_rows,
@@ -293,6 +308,17 @@ static void place(ga_cload *l) {
 
 /* ---- sinks ---- */
 
+/* A sink's dictionaries, and the bytes they were charged (rule 5). */
+static void sink_free_dicts(ga_csink *s) {
+  for (int c = 0; s->dl && c < s->load->ncols; c++)
+    if (s->dl[c]) {
+      unreserve(s->load, ga_dict_local_charged(s->dl[c]));
+      ga_dict_local_free(s->dl[c]);
+    }
+  sqlite3_free(s->dl);
+  s->dl = NULL;
+}
+
 static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b);
 
 /* A new tail for s (rule 4), once the full one's TEXT ids are load ids
@@ -319,6 +345,13 @@ static int sink_grow(ga_csink *s) {
   return failed(l) ? GA_CLOAD_EFAIL : GA_OK;
 }
 
+/* A dictionary's failure as the load's. */
+static int load_err(int rc) {
+  return rc == GA_DICT_FULL     ? GA_CLOAD_EDICT
+         : rc == GA_DICT_BUDGET ? GA_CLOAD_EBUDGET
+                                : GA_NOMEM;
+}
+
 /* A TEXT value of column c into the sink's dictionary (rule 7): its id. */
 static int sink_text(ga_csink *s, int c, const void *p, int n, uint64_t *word) {
   ga_cload *l = s->load;
@@ -328,15 +361,18 @@ static int sink_text(ga_csink *s, int c, const void *p, int n, uint64_t *word) {
       return GA_NOMEM;
     memset(s->dl, 0, sizeof(*s->dl) * (size_t)l->ncols);
   }
-  if (!s->dl[c] && !(s->dl[c] = ga_dict_local_new()))
-    return GA_NOMEM;
+  if (!s->dl[c]) {
+    if (!(s->dl[c] = ga_dict_local_new()))
+      return GA_NOMEM;
+    ga_dict_local_charge(s->dl[c], dict_charge, l);
+  }
   uint32_t id;
   int rc = ga_dict_local_intern(s->dl[c], p, n, &id);
   if (rc) {
     pthread_mutex_lock(&l->mu);
     if (!l->err)
       l->bad_col = c;
-    set_err(l, rc == GA_DICT_FULL ? GA_CLOAD_EDICT : GA_NOMEM, 0, "text");
+    set_err(l, load_err(rc), 0, rc == GA_DICT_BUDGET ? "budget" : "text");
     pthread_mutex_unlock(&l->mu);
     return 1;
   }
@@ -518,8 +554,14 @@ static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b) {
       if (l->dict)
         memset(l->dict, 0, sizeof(*l->dict) * (size_t)l->ncols);
     }
-    if (!map || !l->dict || (!l->dict[c] && !(l->dict[c] = ga_dict_new())))
+    if (!map || !l->dict) {
       rc = GA_NOMEM;
+    } else if (!l->dict[c]) {
+      if (!(l->dict[c] = ga_dict_new()))
+        rc = GA_NOMEM;
+      else /* before it grows (under l->mu: no merge into it yet) */
+        ga_dict_charge(l->dict[c], dict_charge, l);
+    }
     ga_dict *d = l->dict ? l->dict[c] : NULL;
     pthread_mutex_unlock(&l->mu);
     if (rc == GA_OK)
@@ -530,7 +572,7 @@ static int block_text(ga_cload *l, ga_csink *s, ga_cblock *b) {
       pthread_mutex_lock(&l->mu);
       if (!l->err)
         l->bad_col = c;
-      set_err(l, rc == GA_DICT_FULL ? GA_CLOAD_EDICT : GA_NOMEM, 0, "text");
+      set_err(l, load_err(rc), 0, rc == GA_DICT_BUDGET ? "budget" : "text");
       pthread_mutex_unlock(&l->mu);
     }
     sqlite3_free(map);
@@ -551,6 +593,7 @@ int ga_cload_piece_end(void *arg, int64_t no, int ok, int64_t *rows) {
   *rows = s->rows;
   if (s->tail && block_text(l, s, s->tail))
     return GA_CLOAD_EFAIL;
+  sink_free_dicts(s); /* merged: their bytes leave the budget now */
   if (l->where == GA_CACHE_HOST)
     shrink_last(s);
   pthread_mutex_lock(&l->mu);
@@ -574,16 +617,18 @@ static void sink_free(ga_csink *s) {
     ga_cb_free(b);
   }
   sqlite3_free(s->stats);
-  for (int c = 0; s->dl && c < s->load->ncols; c++)
-    ga_dict_local_free(s->dl[c]);
-  sqlite3_free(s->dl);
+  sink_free_dicts(s);
   sqlite3_free(s);
 }
 
-/* The load's dictionaries (a retry starts without them). */
+/* The load's dictionaries, with what they were charged (a retry starts
+** without them; at the finish, those of mixed columns). */
 static void forget_dicts(ga_cload *l) {
   for (int c = 0; l->dict && c < l->ncols; c++)
-    ga_dict_free(l->dict[c]);
+    if (l->dict[c]) {
+      unreserve(l, ga_dict_charged(l->dict[c]));
+      ga_dict_free(l->dict[c]);
+    }
   sqlite3_free(l->dict);
   l->dict = NULL;
 }
@@ -684,7 +729,8 @@ static int finish_text(ga_cload *l, ga_centry *e) {
       set_err(l, GA_NOMEM, 0, "out of memory");
       return 1;
     }
-    if (!reserve(l, ga_dict_bytes(d))) {
+    /* its values were charged as they came (dict_charge): the rest now */
+    if (!reserve(l, ga_dict_bytes(d) - ga_dict_charged(d))) {
       set_err(l, GA_CLOAD_EBUDGET, 0, "budget");
       return 1;
     }
@@ -708,6 +754,7 @@ static int finish_text(ga_cload *l, ga_centry *e) {
       set_err(l, GA_CLOAD_EFAIL, 1, "%s", ga_cgpu_why(l->g));
       return 1;
     }
+    ga_dict_charge(d, NULL, NULL); /* sealed: the entry's bytes now */
     col->dict = d;
     l->dict[c] = NULL;
   }
@@ -762,6 +809,7 @@ ga_centry *ga_cload_finish(ga_cload *l) {
     ga_centry_free(e);
     return NULL;
   }
+  forget_dicts(l); /* mixed columns': they go with the load (rule 8) */
   if (l->where == GA_CACHE_HOST) {
     int64_t n = 0;
     for (int64_t i = 0; i < l->npieces; i++)

@@ -25,8 +25,11 @@ typedef struct dset {
   int32_t *len;
   uint64_t *hash;
   uint32_t n, capn;
-  uint32_t *slot; /* id + 1; 0: empty */
-  size_t cap;     /* slots: a power of 2 */
+  uint32_t *slot;           /* id + 1; 0: empty */
+  size_t cap;               /* slots: a power of 2 */
+  ga_dict_charge_fn charge; /* rule 6, or NULL */
+  void *charge_arg;
+  int64_t charged; /* bytes granted by charge, net */
 } dset;
 
 struct ga_dict_local {
@@ -82,11 +85,35 @@ static int64_t dset_bytes(const dset *s) {
          (int64_t)s->cap * (int64_t)sizeof(uint32_t);
 }
 
+/* Rule 6: ask for more bytes before allocating them.  GA_OK or
+** GA_DICT_BUDGET. */
+static int charge(dset *s, int64_t more) {
+  if (!s->charge || more <= 0)
+    return GA_OK;
+  if (s->charge(s->charge_arg, more))
+    return GA_DICT_BUDGET;
+  s->charged += more;
+  return GA_OK;
+}
+
+/* An allocation charged for failed: the bytes go back. */
+static void uncharge(dset *s, int64_t less) {
+  if (!s->charge || less <= 0)
+    return;
+  s->charge(s->charge_arg, -less);
+  s->charged -= less;
+}
+
 static int grow_slots(dset *s) {
   size_t cap = s->cap ? s->cap * 2 : 1024;
+  int64_t more = (int64_t)((cap - s->cap) * sizeof(uint32_t));
+  if (charge(s, more))
+    return GA_DICT_BUDGET;
   uint32_t *slot = sqlite3_malloc64(cap * sizeof(uint32_t));
-  if (!slot)
+  if (!slot) {
+    uncharge(s, more);
     return GA_NOMEM;
+  }
   memset(slot, 0, cap * sizeof(uint32_t));
   for (uint32_t id = 0; id < s->n; id++) {
     size_t j = (size_t)s->hash[id] & (cap - 1);
@@ -104,6 +131,11 @@ static int grow_ids(dset *s) {
   uint32_t capn = s->capn ? s->capn * 2 : 1024;
   if ((int64_t)capn > GA_DICT_MAX + 1)
     capn = (uint32_t)(GA_DICT_MAX + 1);
+  int64_t more =
+      (int64_t)(capn - s->capn) *
+      (int64_t)(sizeof(int64_t) + sizeof(int32_t) + sizeof(uint64_t));
+  if (charge(s, more))
+    return GA_DICT_BUDGET;
   int64_t *off = sqlite3_realloc64(s->off, capn * sizeof(int64_t));
   if (off)
     s->off = off;
@@ -113,8 +145,10 @@ static int grow_ids(dset *s) {
   uint64_t *hash = sqlite3_realloc64(s->hash, capn * sizeof(uint64_t));
   if (hash)
     s->hash = hash;
-  if (!off || !len || !hash)
+  if (!off || !len || !hash) {
+    uncharge(s, more); /* capn stays: the arrays that grew are unused */
     return GA_NOMEM;
+  }
   s->capn = capn;
   return GA_OK;
 }
@@ -122,8 +156,11 @@ static int grow_ids(dset *s) {
 /* The id of (p, n, h) in s, added when new.  GA_OK, GA_NOMEM, FULL. */
 static int dset_intern(dset *s, const void *p, int n, uint64_t h,
                        uint32_t *id) {
-  if ((s->n + 1) * (size_t)4 > s->cap * 3 && grow_slots(s))
-    return GA_NOMEM;
+  if ((s->n + 1) * (size_t)4 > s->cap * 3) {
+    int rc = grow_slots(s);
+    if (rc)
+      return rc;
+  }
   size_t j = (size_t)h & (s->cap - 1);
   for (; s->slot[j]; j = (j + 1) & (s->cap - 1)) {
     uint32_t k = s->slot[j] - 1;
@@ -135,15 +172,23 @@ static int dset_intern(dset *s, const void *p, int n, uint64_t h,
   }
   if ((int64_t)s->n >= GA_DICT_MAX)
     return GA_DICT_FULL;
-  if (s->n == s->capn && grow_ids(s))
-    return GA_NOMEM;
+  if (s->n == s->capn) {
+    int rc = grow_ids(s);
+    if (rc)
+      return rc;
+  }
   if (!s->bytes || s->nbytes + (size_t)n > s->capbytes) {
     size_t cap = s->capbytes ? s->capbytes * 2 : 4096;
     while (cap < s->nbytes + (size_t)n)
       cap *= 2;
+    int64_t more = (int64_t)(cap - s->capbytes);
+    if (charge(s, more))
+      return GA_DICT_BUDGET;
     char *b = sqlite3_realloc64(s->bytes, cap);
-    if (!b)
+    if (!b) {
+      uncharge(s, more);
       return GA_NOMEM;
+    }
     s->bytes = b;
     s->capbytes = cap;
   }
@@ -191,6 +236,13 @@ void ga_dict_local_clear(ga_dict_local *l) {
 int64_t ga_dict_local_bytes(const ga_dict_local *l) {
   return (int64_t)sizeof(*l) + dset_bytes(&l->s);
 }
+
+void ga_dict_local_charge(ga_dict_local *l, ga_dict_charge_fn fn, void *arg) {
+  l->s.charge = fn;
+  l->s.charge_arg = arg;
+}
+
+int64_t ga_dict_local_charged(const ga_dict_local *l) { return l->s.charged; }
 
 /* ---- a load's ---- */
 
@@ -288,3 +340,10 @@ int64_t ga_dict_bytes(const ga_dict *d) {
          (d->sorted ? 2 * ((int64_t)d->s.n + 1) * (int64_t)sizeof(uint32_t)
                     : 0);
 }
+
+void ga_dict_charge(ga_dict *d, ga_dict_charge_fn fn, void *arg) {
+  d->s.charge = fn;
+  d->s.charge_arg = arg;
+}
+
+int64_t ga_dict_charged(const ga_dict *d) { return d->s.charged; }

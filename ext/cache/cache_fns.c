@@ -22,7 +22,10 @@
 **      list, a TEXT or BLOB value naming its column, the budget, a view or
 **      WITHOUT ROWID table, a write transaction).
 **   2. Never stale: the stamps of planner/cache_plan.c (rule 2 there) are
-**      read before and after each load.
+**      read before and after each load.  An attached WAL file with no
+**      committed frame in its WAL gets its watcher before the first stamp;
+**      where none can be opened, gpu_cache refuses (no entry could be
+**      proven current).
 **   3. The load sees one committed state, equal to the stamps': the stamp
 **      is read before and after it (parallel workers read their own
 **      snapshot in between), and a load during which the stamp moved is
@@ -45,7 +48,8 @@
 **      the budget, so that a table reloaded with the same columns fits:
 **      both copies exist for that moment), and when the load fails (a
 **      TEXT column named by mistake, the budget, an error) it is back as
-**      it was, current if it was current.
+**      it was, current if it was current: its own stamps still decide, so
+**      a kept entry whose table changed meanwhile is stale, never served.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -556,12 +560,31 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   char note[160] = "";
   double t0 = now_ms();
   int tries = 0, gpu_note = 0;
+  sqlite3 *watch = NULL; /* rule 2's watcher, when the stamp needs one */
   for (;;) {
     ga_cstamp before, after;
     int gpu_failed = 0;
     memset(&before, 0, sizeof(before));
     memset(&after, 0, sizeof(after));
-    rc = ga_cstamp_read(db, t.schema, &before);
+    rc = ga_cstamp_read(db, t.schema, watch, &before);
+    if (rc == SQLITE_OK && before.unprovable && !watch) {
+      /* rule 2: an attached WAL file with no committed frame in its WAL is
+      ** proven by a connection of the entry's own, open from before the
+      ** load for as long as the entry lives */
+      ga_cstamp_free(&before);
+      watch = ga_cstamp_watch(db, t.schema);
+      rc = ga_cstamp_read(db, t.schema, watch, &before);
+    }
+    if (rc == SQLITE_OK && before.unprovable && !before.watched) {
+      err = sqlite3_mprintf(
+          "gpu_cache: %s.%s: %s is an attached database in WAL mode with no "
+          "committed frame in its WAL, and the cache cannot open a "
+          "connection of its own to it to see commits after a DETACH and "
+          "ATTACH; cache it after a commit to that database, or on a "
+          "connection that opens it as main",
+          t.schema, t.table, t.schema);
+      rc = SQLITE_ERROR;
+    }
     if (rc == SQLITE_OK)
       rc = load_once(conn, db, &cfg, &t, &cl, where, &e, note, sizeof note,
                      &err, &gpu_failed);
@@ -577,7 +600,7 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       continue;
     }
     if (rc == SQLITE_OK)
-      rc = ga_cstamp_read(db, t.schema, &after);
+      rc = ga_cstamp_read(db, t.schema, watch, &after);
     if (rc != SQLITE_OK) {
       discard(conn->cache, e);
       e = NULL;
@@ -604,6 +627,11 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       break;
     }
   }
+  if (rc == SQLITE_OK) {
+    e->watch = watch; /* freed with the entry */
+    watch = NULL;
+  }
+  sqlite3_close(watch);
   if (rc != SQLITE_OK) {
     collist_free(&cl);
     ga_target_free(&t);
