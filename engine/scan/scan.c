@@ -901,13 +901,18 @@ static int begin_worker(worker *w, const char *bounds, int *have, int64_t *mn,
   return rc;
 }
 
-/* PRAGMA main.schema_version on a worker (inside its read transaction:
-** the snapshot's), -1 when it cannot be read. */
-static int64_t schema_version(sqlite3 *db) {
+/* An integer PRAGMA's value on db, -1 when it cannot be read:
+**  - PRAGMA main.schema_version on a worker, inside its read transaction
+**    (the snapshot's);
+**  - PRAGMA main.data_version on the read-only helper, in a read
+**    transaction of its own (autocommit): it moves when the helper's pager
+**    finds that the WAL index header changed since its last read, that is
+**    after any commit of another connection (SQLite counts every commit
+**    there). */
+static int64_t pragma_i64(sqlite3 *db, const char *sql) {
   sqlite3_stmt *st = NULL;
   int64_t v = -1;
-  if (sqlite3_prepare_v2(db, "PRAGMA main.schema_version", -1, &st, NULL) ==
-          SQLITE_OK &&
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW)
     v = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
@@ -925,22 +930,6 @@ static int is_wal(sqlite3 *db) {
   }
   sqlite3_finalize(st);
   return wal;
-}
-
-/* PRAGMA main.data_version on the read-only helper, in a read transaction
-** of its own (autocommit): it moves when the helper's pager finds that the
-** WAL index header changed since its last read, that is after any commit
-** of another connection (SQLite counts every commit there).  -1 when it
-** cannot be read. */
-static int64_t data_version(sqlite3 *db) {
-  sqlite3_stmt *st = NULL;
-  int64_t v = -1;
-  if (sqlite3_prepare_v2(db, "PRAGMA main.data_version", -1, &st, NULL) ==
-          SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
 }
 
 /* Give the helper back: a read-write one ends its BEGIN IMMEDIATE (it wrote
@@ -1038,7 +1027,9 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     int k, busy = 0, committed = 0;
     rc = SQLITE_OK;
     if (watch)
-      dv0 = data_version(helper); /* before worker 0's first read */
+      dv0 = pragma_i64(
+          helper,
+          "PRAGMA main.data_version"); /* before worker 0's first read */
     for (k = 0; k < sh->nw && rc == SQLITE_OK; k++) {
       int h = 0;
       int64_t a = 0, b = 0;
@@ -1050,9 +1041,11 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
       if (rc == SQLITE_OK && k == 0) {
         *have = h, *mn = a, *mx = b;
         const char *changed =
-            is_wal(sh->w[0].db) != (sp->wal != 0)               ? "journal mode"
-            : schema_version(sh->w[0].db) != sp->schema_version ? "schema"
-                                                                : NULL;
+            is_wal(sh->w[0].db) != (sp->wal != 0) ? "journal mode"
+            : pragma_i64(sh->w[0].db, "PRAGMA main.schema_version") !=
+                    sp->schema_version
+                ? "schema"
+                : NULL;
         if (changed) {
           end_all(sh);
           helper_end(sp, helper);
@@ -1067,7 +1060,8 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
     /* every worker began after dv0 was read and before this one is: the
     ** same data version means no commit in between, so one snapshot (one
     ** that cannot be read proves nothing: as a commit) */
-    if (rc == SQLITE_OK && watch && (dv0 < 0 || data_version(helper) != dv0)) {
+    if (rc == SQLITE_OK && watch &&
+        (dv0 < 0 || pragma_i64(helper, "PRAGMA main.data_version") != dv0)) {
       committed = 1;
       rc = SQLITE_BUSY;
     }
