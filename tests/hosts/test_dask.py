@@ -195,6 +195,40 @@ def tree(*dirs):
                   if not p.startswith(skip))
 
 
+def spelled_types(rep, client, gd):
+    """Columns declared as analysts' tools declare them (INT, BIGINT,
+    VARCHAR(10), DOUBLE, DECIMAL(10,2), UNSIGNED BIG INT, none): the client
+    declares each as the file spells it, so the finish's column check
+    (which compares declared types) passes and the answer is SQLite's."""
+    sd = os.path.join(TMP, "spelled")
+    os.makedirs(sd)
+    files = []
+    for i in range(2):
+        path = os.path.join(sd, "s%d.db" % i)
+        con = sqlite3.connect(path, isolation_level=None)
+        con.execute("CREATE TABLE m(k VARCHAR(10), a INT, b BIGINT, c DOUBLE, d DECIMAL(10,2), "
+                    "e UNSIGNED BIG INT, f, g double precision)")
+        con.executemany("INSERT INTO m VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [("k%d" % (j % 3), j, j * 1000, j * 0.5, j / 4, j, j % 2, j * 0.25)
+                         for j in range(i * 50, i * 50 + 50)])
+        con.close()
+        files.append(path)
+    sql = ("SELECT k, sum(a), sum(b), sum(c), sum(d), sum(e), sum(f), sum(g), count(*) "
+           "FROM m GROUP BY k ORDER BY k")
+    ref = sqlite3.connect(":memory:")
+    ref.enable_load_extension(True)
+    ref.load_extension(LIB)
+    for i, f in enumerate(files):
+        ref.execute("ATTACH ? AS s%d" % i, (f,))
+    union = " UNION ALL ".join("SELECT * FROM s%d.m" % i for i in range(len(files)))
+    want = ref.execute(gpu_text(sql).replace("FROM m", "FROM (%s)" % union)).fetchall()
+    try:
+        got = gd.query(client, files, sql)
+    except Exception as e:  # noqa: BLE001
+        got = e
+    rep.check("spelled_types_answer", repr(got) == repr(want), "got %r\nwant %r" % (got, want))
+
+
 def hostile(rep, client, gd):
     hd = os.path.join(TMP, "hostile's \"dir\"")
     os.makedirs(hd)
@@ -506,6 +540,7 @@ def main():
         # "?", "#", "%" and a leading "//".  Each query answers right or
         # raises an error naming the file, and no file appears anywhere
         hostile(rep, client, gd)
+        spelled_types(rep, client, gd)
 
         # ---- the command line
         p = subprocess.run([sys.executable, "-m", "gpuagg.dask", "--scheduler", cluster.scheduler_address,

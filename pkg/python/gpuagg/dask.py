@@ -39,6 +39,7 @@ without them.
 import functools
 import json as _json
 import os as _os
+import re as _re
 import sqlite3 as _sqlite3
 import urllib.parse as _urlparse
 import uuid
@@ -67,9 +68,11 @@ def _where():
 
 
 def _local_path(path):
-    """path as the absolute, normalised path that is checked and opened:
-    POSIX leaves a leading "//" to the system, which Linux reads as "/"."""
-    p = _os.path.normpath(_os.path.abspath(path))
+    """path as the absolute path, links resolved, that is checked and
+    opened: POSIX leaves a leading "//" to the system, which Linux reads as
+    "/" (normpath alone would read "link/.." as ".", which the system need
+    not)."""
+    p = _os.path.realpath(_os.path.abspath(path))
     while p.startswith("//"):
         p = p[1:]
     return p
@@ -79,7 +82,7 @@ def _file_uri(path):
     """The file: URI of exactly _local_path(path): no authority ("//host"
     would be one), every character but letters, digits, "/", "-", "_",
     "." and "~" percent-encoded ("?", "#", "%", spaces, quotes)."""
-    return "file:" + _urlparse.quote(_local_path(path), safe="/")
+    return "file:" + _urlparse.quote(_os.fsencode(_local_path(path)), safe="/")
 
 
 def _connect_gpuagg(path=None, immutable=False):
@@ -239,16 +242,40 @@ def _known(value, allowed, what):
     return value
 
 
+# A plain type name as SQLite's grammar has it (words, then "(n)" or
+# "(n, m)"), the form in which a partial's header carries a declared type
+# (gpu_query_partial_info has checked it, engine/scan/qschema.h rule 1);
+# checked again here, with no word that would begin a constraint, before
+# it is declared as written: the finish compares declared types, so
+# "DOUBLE" or "VARCHAR(10)" must stay as the file spells them.
+_NUM = r"[+-]?(?:0[xX][0-9A-Fa-f]+|(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+_TYPE = _re.compile(r"\s*[A-Za-z_][A-Za-z0-9_]*(?:\s+[A-Za-z_][A-Za-z0-9_]*)*\s*"
+                    r"(?:\(\s*%s\s*(?:,\s*%s\s*)?\)\s*)?" % (_NUM, _NUM))
+_NOT_TYPE_WORDS = {"AS", "ASC", "AUTOINCREMENT", "CHECK", "COLLATE", "CONFLICT", "CONSTRAINT", "DEFAULT",
+                   "DESC", "GENERATED", "HIDDEN", "KEY", "NOT", "NULL", "ON", "PRIMARY", "REFERENCES",
+                   "UNIQUE"}
+
+
+def _type_decl(t):
+    """The declared type to write for a header's type t: t itself when it is
+    a plain type name, else its affinity's name."""
+    words = _re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t)
+    if _TYPE.fullmatch(t) and not any(w.upper() in _NOT_TYPE_WORDS for w in words):
+        return t.strip()
+    return _affinity(t)
+
+
 def _schema(info):
     """The finishing database's statements, each one statement built here
-    from the partial's parts: quoted names, a type reduced to its affinity,
-    collations and the encoding from a known set.  No text of the partial
+    from the partial's parts: quoted names, a type as written only when it
+    is a plain type name (_type_decl), else its affinity, collations and the
+    encoding from a known set.  No text of the partial
     (which a file's header filled) is ever run as SQL."""
     table = _ident(info["table"])
     cols = []
     for c in info["columns"]:
         d = _ident(c["name"])
-        t = _affinity(c["type"])
+        t = _type_decl(c["type"])
         if c["rowid"] is True:
             t = "INTEGER PRIMARY KEY"
         if t:
