@@ -29,7 +29,9 @@ runs above list those mutants as SKIPPED.  --gpu takes only them: it builds
 the copy with CUDA (GENCODE from the environment: one architecture is
 enough), runs the mutant's `first:` suites with GPUAGG_TEST_GPU=1 and its
 `env:` (say CACHE_ONLY=window, so that a suite runs only the sections that
-reach the code), and counts a survivor as a failure.
+reach the code), and counts a survivor as a failure.  On the CPU a mutant
+with both `first:` and `env:` runs its first: suites so narrowed first (a
+kill in seconds), then, if it survives them, every suite in full.
 
 Environment: PYTHON, SQLITE3 (passed to the suites), MUTANT_SUITES (the suite
 order, default below), KEEP=1 (keep the scratch copy).
@@ -274,7 +276,15 @@ def main():
                 if a.gpu:
                     passed, killer, log = run_suites(tree, m["first"], True, env_of(m))
                 else:
-                    passed, killer, log = run_suites(tree, order_for(m))
+                    passed = True
+                    first = [s for s in m.get("first", "").split() if s in SUITES.split()]
+                    if first and env_of(m):
+                        # its first: suites narrowed by its env: (say
+                        # CACHE_ONLY=...) kill it in seconds; a survivor
+                        # still has to pass every suite in full below
+                        passed, killer, log = run_suites(tree, " ".join(first), False, env_of(m))
+                    if passed:
+                        passed, killer, log = run_suites(tree, order_for(m))
                 dt = time.time() - t0
                 if not passed:
                     killed += 1
