@@ -20,6 +20,7 @@ help:
 	  '  make test-mutants  deliberate bugs the suites must catch (about 45 min)' \
 	  '  make test-harden   ASan (the whole suite), TSan, OOM sweep, fuzz; apart: test-valgrind' \
 	  '  make test-harden-ci  what CI runs of the sanitizers' \
+	  '  make fuzz-partials  partial and state BLOBs mutated under ASan+UBSan (FUZZ_PARTIALS_SECONDS=60)' \
 	  '' \
 	  '  make bench         the benchmarks (bench/RESULTS.md); bench-smoke: a quick run' \
 	  '  make bench-query   gpu_query: TPC-H Q1, Q6, dashboards vs SQLite, DuckDB (QUERY_ROWS=6e6, QUERY_THREADS=0)' \
