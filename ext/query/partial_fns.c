@@ -50,19 +50,27 @@
 **      group_bytes (gpuagg_config), charged as each group is decoded, a
 **      partial by SQLITE_LIMIT_LENGTH; past either, an error that says
 **      which.  The caller's interrupt and progress handler are polled
-**      while groups are decoded and encoded (ext/common/intr.c), which
-**      ends the call with SQLITE_INTERRUPT (issue 36, defect 12).
+**      while a header's columns and indexes are read and while groups are
+**      decoded and encoded, gpu_query_partial's too (ext/common/intr.c),
+**      which ends the call with SQLITE_INTERRUPT (issue 36, defect 12).
+**      A header costs n log n in its names at most: at most 32767 columns
+**      (SQLite's hard limit), each name found by a sorted index of names
+**      that mismatch and merge_columns share (qpartial.h rule 4).
 **   5. Errors start with the function's name.  A partial whose header's
 **      rows differ from its groups' rows, or whose rows pass 2^63, is
 **      damaged (qpartial.h rule 3; issue 36, defect 14).
 **   6. No text of the file reaches SQL elsewhere (issue 36): the header
 **      carries a declared type as it is only when it is a plain type name,
 **      else its affinity's name (engine/scan/qschema.h rule 1); a column
-**      of a collation other than BINARY, NOCASE or RTRIM is an error; an
-**      index as rebuilt from its parts (table, columns, their collations
-**      and order, UNIQUE), never its CREATE text, and none over an
-**      expression, partial or of another collation (INDEXED BY naming one
-**      fails where the partial is finished: "no such index").  The reader
+**      of a collation other than BINARY, NOCASE or RTRIM (an
+**      application's) is left out of the header, where it is written and
+**      where a partial is finished alike (no text that reads it runs in
+**      parallel: planner/path.c rule 7); an index as rebuilt from its
+**      parts (table, columns, their collations and order, UNIQUE), never
+**      its CREATE text, and none over an expression, partial, of another
+**      collation or of more columns than the header's (a column repeated)
+**      (INDEXED BY naming one fails where the partial is finished: "no
+**      such index").  The reader
 **      checks all of it again (qpartial.h rule 4).  gpu_query_partial_info
 **      gives the parts ("columns", "indexes") and "create", which is made
 **      of the checked parts and quoted names only.
