@@ -66,9 +66,9 @@
 #define GA_QPART_POLL 64        /* groups between two polls of the stop */
 #define GA_QPART_MAX_COLS 32767 /* SQLite's SQLITE_MAX_COLUMN, at most */
 
-/* Rule 5: what reading or writing groups and headers may spend.  stop (NULL:
- *none)
- ** returns nonzero to end the work (ext/common/intr.c's ga_intr_check). */
+/* Rule 5: what reading or writing groups and headers may spend.  stop
+** (NULL: none) returns nonzero to end the work (ext/common/intr.c's
+** ga_intr_check). */
 typedef struct ga_qpart_limit {
   int64_t cap; /* ga_qpart_add_groups: *bytes past it is GA_QPART_CAP */
   int (*stop)(void *);
