@@ -1019,7 +1019,7 @@ static int read_terms(parse *p) {
   if (!res)
     return SQLITE_NOMEM;
   int *coll = sqlite3_malloc64(sizeof(int) * (size_t)(p->nterms + 1));
-  if (!res || !coll) {
+  if (!coll) {
     sqlite3_free(res);
     sqlite3_free(coll);
     return SQLITE_NOMEM;

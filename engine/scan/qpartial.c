@@ -2,6 +2,7 @@
 ** qpartial.c — query partials to bytes and back (qpartial.h: the format
 ** and the rules).
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
@@ -151,7 +152,7 @@ static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
   return GA_OK;
 }
 
-/* Rule 4: 1 when the caller's stop says to end the work. */
+/* Rule 5: 1 when the caller's stop says to end the work. */
 static int stopped(const ga_qpart_limit *lim) {
   return lim && lim->stop && lim->stop(lim->stop_arg);
 }
@@ -274,6 +275,7 @@ void ga_qpart_head_free(ga_qpart_head *h) {
     sqlite3_free(h->cols[i].coll);
   }
   sqlite3_free(h->cols);
+  sqlite3_free(h->byname);
   for (int i = 0; h->idx && i < h->nidx; i++) {
     sqlite3_free(h->idx[i].name);
     sqlite3_free(h->idx[i].sql);
@@ -282,11 +284,54 @@ void ga_qpart_head_free(ga_qpart_head *h) {
   memset(h, 0, sizeof(*h));
 }
 
+static int name_cmp(const void *a, const void *b) {
+  const ga_qpart_name *x = a, *y = b;
+  int c = sqlite3_stricmp(x->name, y->name);
+  return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+int ga_qpart_sort_names(ga_qpart_name *v, int n) {
+  if (n > 1)
+    qsort(v, (size_t)n, sizeof(*v), name_cmp);
+  for (int i = 1; i < n; i++)
+    if (!sqlite3_stricmp(v[i - 1].name, v[i].name))
+      return 1;
+  return 0;
+}
+
+int ga_qpart_find_name(const ga_qpart_name *v, int n, const char *name) {
+  int lo = 0, hi = n; /* the first at or after name */
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (sqlite3_stricmp(v[mid].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < n && !sqlite3_stricmp(v[lo].name, name) ? v[lo].at : -1;
+}
+
+int ga_qpart_sort_cols(ga_qpart_head *h) {
+  sqlite3_free(h->byname);
+  h->byname = NULL;
+  if (!h->ncols)
+    return GA_OK;
+  h->byname = sqlite3_malloc64(sizeof(*h->byname) * (size_t)h->ncols);
+  if (!h->byname)
+    return GA_NOMEM;
+  for (int i = 0; i < h->ncols; i++) {
+    h->byname[i].name = h->cols[i].name ? h->cols[i].name : "";
+    h->byname[i].at = i;
+  }
+  return ga_qpart_sort_names(h->byname, h->ncols) ? GA_BADSTATE : GA_OK;
+}
+
 /* Rule 4: the index named name whose text is sql, rebuilt from its parts
-** (qschema.h rule 3) when they are over h's table and columns; NULL when
-** not (the index is dropped) or out of memory (*nomem). */
+** (qschema.h rule 3) when they are over h's table and columns (found by
+** h->byname); NULL when not (the index is dropped), out of memory
+** (*nomem), or of more columns than the table (*forged). */
 static char *index_text(const ga_qpart_head *h, const char *name,
-                        const char *sql, int *nomem) {
+                        const char *sql, int *nomem, const char **forged) {
   ga_qs_index x;
   int rc = ga_qs_index_parse(sql, &x);
   if (rc) {
@@ -294,13 +339,12 @@ static char *index_text(const ga_qpart_head *h, const char *name,
     return NULL;
   }
   int ok = !strcmp(x.name, name) && !sqlite3_stricmp(x.table, h->table);
-  for (int i = 0; ok && i < x.ncol; i++) {
-    int j = 0;
-    while (j < h->ncols && h->cols[j].name &&
-           sqlite3_stricmp(h->cols[j].name, x.col[i]))
-      j++;
-    ok = j < h->ncols && h->cols[j].name;
+  if (x.ncol > h->ncols) {
+    *forged = "a damaged partial (an index of more columns than its table)";
+    ok = 0;
   }
+  for (int i = 0; ok && i < x.ncol; i++)
+    ok = ga_qpart_find_name(h->byname, h->ncols, x.col[i]) >= 0;
   char *text = ok ? ga_qs_index_text(&x) : NULL;
   *nomem |= ok && !text;
   ga_qs_index_free(&x);
@@ -308,7 +352,7 @@ static char *index_text(const ga_qpart_head *h, const char *name,
 }
 
 int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
-                       const char **err) {
+                       const ga_qpart_limit *lim, const char **err) {
   rbuf r = {blob, n, 0, 0};
   int nomem = 0;
   memset(h, 0, sizeof(*h));
@@ -317,8 +361,14 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     *err = "not a gpu_query partial";
     return GA_BADSTATE;
   }
-  if (get_u8(&r) != GA_QPART_VERSION) {
-    *err = "a partial of another version of gpuagg";
+  unsigned version = get_u8(&r);
+  if (version != GA_QPART_VERSION) {
+    *err = r.bad ? "a damaged partial (truncated header)"
+           : version < GA_QPART_VERSION
+               ? "a partial written by an older gpuagg: make it again with "
+                 "this gpuagg's gpu_query_partial"
+               : "a partial of a newer version of gpuagg: finish or merge "
+                 "it with that version";
     return GA_BADSTATE;
   }
   h->enc = (int)get_u8(&r);
@@ -342,6 +392,12 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   h->nparams = np > INT32_MAX ? (r.bad = 1, 0) : (int)np;
   h->table = get_cstr(&r, &nomem);
   uint32_t nc = get_u32(&r);
+  if (!r.bad && nc > GA_QPART_MAX_COLS) { /* rule 4: no table has more */
+    sqlite3_free(h->table);
+    h->table = NULL;
+    *err = "a damaged partial (more columns than SQLite allows a table)";
+    return GA_BADSTATE;
+  }
   /* each column takes 13 bytes at least: a count past what is left is bad */
   if (!r.bad && (int64_t)nc * 13 > r.n - r.at)
     r.bad = 1;
@@ -355,8 +411,13 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     }
   }
   const char *forged = NULL; /* rule 4: what the writer never writes */
-  for (int i = 0; i < h->ncols && !r.bad && !nomem; i++) {
+  int stop = 0;              /* rule 5 */
+  for (int i = 0; i < h->ncols && !r.bad && !nomem && !stop; i++) {
     ga_qpart_col *c = &h->cols[i];
+    if (i % GA_QPART_POLL == 0 && stopped(lim)) {
+      stop = 1;
+      break;
+    }
     c->name = get_cstr(&r, &nomem);
     c->type = get_cstr(&r, &nomem);
     c->coll = get_cstr(&r, &nomem);
@@ -367,6 +428,12 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
         (!ga_qs_coll(c->coll) || strcmp(ga_qs_coll(c->coll), c->coll)))
       forged = "a damaged partial (a column's collation is not BINARY, "
                "NOCASE or RTRIM)";
+  }
+  if (!r.bad && !nomem && !stop) {
+    int rc = ga_qpart_sort_cols(h);
+    nomem = rc == GA_NOMEM;
+    if (rc == GA_BADSTATE)
+      forged = "a damaged partial (two columns of one name)";
   }
   uint32_t ni = get_u32(&r);
   if (!r.bad && (int64_t)ni * 8 > r.n - r.at)
@@ -381,9 +448,13 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     }
   }
   int kept = 0; /* rule 4: an index is kept as rebuilt from its parts */
-  for (int i = 0; i < h->nidx && !r.bad && !nomem; i++) {
+  for (int i = 0; i < h->nidx && !r.bad && !nomem && !stop; i++) {
+    if (i % GA_QPART_POLL == 0 && stopped(lim)) {
+      stop = 1;
+      break;
+    }
     char *name = get_cstr(&r, &nomem), *sql = get_cstr(&r, &nomem);
-    char *text = sql && name ? index_text(h, name, sql, &nomem) : NULL;
+    char *text = sql && name ? index_text(h, name, sql, &nomem, &forged) : NULL;
     sqlite3_free(sql);
     if (text) {
       h->idx[kept].name = name;
@@ -406,9 +477,9 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     r.bad = 1;
   h->ngroups = (int64_t)ng;
   h->groups_at = r.at;
-  if (nomem) {
+  if (nomem || stop) {
     ga_qpart_head_free(h);
-    return GA_NOMEM;
+    return nomem ? GA_NOMEM : GA_QPART_STOP;
   }
   if (r.bad || !h->table || forged) {
     *err = r.bad || !h->table ? "a damaged partial (truncated header)" : forged;

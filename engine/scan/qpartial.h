@@ -7,7 +7,8 @@
 ** out, and back.
 **
 ** Rules:
-**   1. The format, little-endian, version 1:
+**   1. The format, little-endian, version 2 (1 was before issue 36's
+**      checked schema parts: its reader refuses it, asking for it anew):
 **        "GAQP", u8 version, u8 encoding (SQLITE_UTF8, _UTF16LE, _UTF16BE),
 **        u8 keys, u8 carried, u8 states, u8 collation of each key,
 **        u64 signature, u32 parameters, str table, u32 columns and per
@@ -38,11 +39,17 @@
 **      type name, or a collation other than BINARY, NOCASE and RTRIM, is
 **      a damaged partial; an index whose text is not of ga_qs_index_text
 **      over the header's table and columns is dropped (the reader keeps
-**      its own rendering of the parts, not the BLOB's bytes).
+**      its own rendering of the parts, not the BLOB's bytes).  A header
+**      of more than GA_QPART_MAX_COLS columns (SQLite's hard limit, which
+**      no writer passes), two columns of one name, or an index of more
+**      columns than the header's is damaged; column names are found by a
+**      sorted index (ga_qpart_name), so that no header costs more than
+**      n log n in its names.
 **   5. Decoding is bounded as it goes: each group's bytes are charged
 **      against the caller's cap before the next one is read, and the
 **      caller's stop (its interrupt) is polled every GA_QPART_POLL groups,
-**      when encoding too.
+**      when encoding too, and every GA_QPART_POLL columns or indexes while
+**      a header is read.
 */
 #ifndef GA_QPARTIAL_H
 #define GA_QPARTIAL_H
@@ -52,14 +59,16 @@
 
 #include "scan_group.h"
 
-#define GA_QPART_VERSION 1
-#define GA_QPART_TOOBIG 30 /* ga_qpart_encode: past max_bytes */
-#define GA_QPART_CAP 31    /* ga_qpart_add_groups: groups past the cap */
-#define GA_QPART_STOP 32   /* the caller's stop said so (rule 4) */
-#define GA_QPART_POLL 64   /* groups between two polls of the stop */
+#define GA_QPART_VERSION 2
+#define GA_QPART_TOOBIG 30      /* ga_qpart_encode: past max_bytes */
+#define GA_QPART_CAP 31         /* ga_qpart_add_groups: groups past the cap */
+#define GA_QPART_STOP 32        /* the caller's stop said so (rule 5) */
+#define GA_QPART_POLL 64        /* groups between two polls of the stop */
+#define GA_QPART_MAX_COLS 32767 /* SQLite's SQLITE_MAX_COLUMN, at most */
 
-/* Rule 4: what reading or writing groups may spend.  stop (NULL: none)
-** returns nonzero to end the work (ext/common/intr.c's ga_intr_check). */
+/* Rule 5: what reading or writing groups and headers may spend.  stop
+** (NULL: none) returns nonzero to end the work (ext/common/intr.c's
+** ga_intr_check). */
 typedef struct ga_qpart_limit {
   int64_t cap; /* ga_qpart_add_groups: *bytes past it is GA_QPART_CAP */
   int (*stop)(void *);
@@ -79,6 +88,12 @@ typedef struct ga_qpart_idx {
   char *name, *sql;
 } ga_qpart_idx;
 
+/* A name and its position: a head's columns sorted by name (rule 4). */
+typedef struct ga_qpart_name {
+  const char *name; /* not owned */
+  int at;
+} ga_qpart_name;
+
 typedef struct ga_qpart_head {
   int enc;         /* SQLITE_UTF8 (1), SQLITE_UTF16LE (2), SQLITE_UTF16BE */
   ga_gshape shape; /* nk, nc, ns, coll[] */
@@ -87,6 +102,7 @@ typedef struct ga_qpart_head {
   char *table;
   int ncols;
   ga_qpart_col *cols;
+  ga_qpart_name *byname; /* cols by name (ga_qpart_sort_cols) */
   int nidx;
   ga_qpart_idx *idx;
   int64_t rows; /* the rows of its groups: read, or counted by encode */
@@ -105,16 +121,28 @@ int ga_qpart_encode(ga_qpart_head *h, ga_group *const *g, size_t n,
                     int64_t max_bytes, const ga_qpart_limit *lim,
                     unsigned char **out, int64_t *nout);
 
-/* Read and check the header (rules 3 and 4): GA_OK, GA_NOMEM, or
-** GA_BADSTATE with *err set. */
+/* Read and check the header (rules 3 to 5; lim: its stop only, NULL:
+** none): GA_OK, GA_NOMEM, GA_QPART_STOP, or GA_BADSTATE with *err set.
+** h->byname is built. */
 int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
-                       const char **err);
+                       const ga_qpart_limit *lim, const char **err);
+
+/* Rule 4: v[0..n) sorted by name as SQLite compares column and index
+** names (sqlite3_stricmp); 1 when two share a name, else 0. */
+int ga_qpart_sort_names(ga_qpart_name *v, int n);
+
+/* Rule 4: the position of name in v[0..n) (sorted), or -1. */
+int ga_qpart_find_name(const ga_qpart_name *v, int n, const char *name);
+
+/* Rule 4: h->byname (re)built over h->cols: GA_OK, GA_NOMEM, or
+** GA_BADSTATE when two columns share a name. */
+int ga_qpart_sort_cols(ga_qpart_head *h);
 
 /* Every group of the partial (whose header h was read from it) into s,
 ** tagged `piece` (rule 2); *bytes grows by what s's memory grew, *rows by
 ** the groups' rows (both carried over the partials of one merge).  GA_OK,
 ** GA_NOMEM, GA_QPART_CAP (*bytes past lim->cap), GA_QPART_STOP, or
-** GA_BADSTATE with *err set (s then holds some of them); rules 3 and 4. */
+** GA_BADSTATE with *err set (s then holds some of them); rules 3 and 5. */
 int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
                         ga_group_shards *s, int64_t piece,
                         const ga_qpart_limit *lim, int64_t *bytes,

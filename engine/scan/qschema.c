@@ -62,11 +62,13 @@ int ga_qs_type_plain(const char *z) {
       p++;
     if (sqlite3_keyword_check(w, (int)(p - w)))
       return 0; /* AS, NOT, DEFAULT, ...: a constraint, not a type */
+    if (p - w == 6 && !sqlite3_strnicmp(w, "HIDDEN", 6))
+      return 0; /* sqlite3_declare_vtab hides a column of this word */
     words++;
     p = skip_space(p);
   }
   if (!words)
-    return *p == 0 && p == skip_space(z);
+    return *p == 0;
   if (*p == '(') {
     for (int n = 0; n < 2; n++) {
       p = signed_number(skip_space(p + 1));

@@ -8,9 +8,13 @@
 **   1. A declared type is "plain" when it is SQLite's type-name grammar
 **      with bare words only: one or more words [A-Za-z_][A-Za-z0-9_]* that
 **      are no SQLite keyword (sqlite3_keyword_check: a keyword such as AS,
-**      NOT, DEFAULT or GENERATED would change the column's meaning), then
-**      optionally (signed-number) or (signed-number, signed-number).
-**      A plain type can be spliced into a column definition as it is;
+**      NOT, DEFAULT or GENERATED would change the column's meaning) and
+**      not HIDDEN in any case (no keyword, but sqlite3_declare_vtab hides
+**      a column whose type holds that word: gpu_query's groups table would
+**      lose it), then optionally (signed-number) or (signed-number,
+**      signed-number).  A plain type can be spliced into a column
+**      definition, of a table or of a virtual table's declaration, as it
+**      is;
 **      any other (a comma, a quote, a parenthesis, a semicolon, ...) is
 **      replaced by the name of its affinity (SQLite's rules of section
 **      3.1 of datatype3.html), which is all that a finishing or internal

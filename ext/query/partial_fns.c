@@ -50,19 +50,27 @@
 **      group_bytes (gpuagg_config), charged as each group is decoded, a
 **      partial by SQLITE_LIMIT_LENGTH; past either, an error that says
 **      which.  The caller's interrupt and progress handler are polled
-**      while groups are decoded and encoded (ext/common/intr.c), which
-**      ends the call with SQLITE_INTERRUPT (issue 36, defect 12).
+**      while a header's columns and indexes are read and while groups are
+**      decoded and encoded, gpu_query_partial's too (ext/common/intr.c),
+**      which ends the call with SQLITE_INTERRUPT (issue 36, defect 12).
+**      A header costs n log n in its names at most: at most 32767 columns
+**      (SQLite's hard limit), each name found by a sorted index of names
+**      that mismatch and merge_columns share (qpartial.h rule 4).
 **   5. Errors start with the function's name.  A partial whose header's
 **      rows differ from its groups' rows, or whose rows pass 2^63, is
 **      damaged (qpartial.h rule 3; issue 36, defect 14).
 **   6. No text of the file reaches SQL elsewhere (issue 36): the header
 **      carries a declared type as it is only when it is a plain type name,
 **      else its affinity's name (engine/scan/qschema.h rule 1); a column
-**      of a collation other than BINARY, NOCASE or RTRIM is an error; an
-**      index as rebuilt from its parts (table, columns, their collations
-**      and order, UNIQUE), never its CREATE text, and none over an
-**      expression, partial or of another collation (INDEXED BY naming one
-**      fails where the partial is finished: "no such index").  The reader
+**      of a collation other than BINARY, NOCASE or RTRIM (an
+**      application's) is left out of the header, where it is written and
+**      where a partial is finished alike (no text that reads it runs in
+**      parallel: planner/path.c rule 7); an index as rebuilt from its
+**      parts (table, columns, their collations and order, UNIQUE), never
+**      its CREATE text, and none over an expression, partial, of another
+**      collation or of more columns than the header's (a column repeated)
+**      (INDEXED BY naming one fails where the partial is finished: "no
+**      such index").  The reader
 **      checks all of it again (qpartial.h rule 4).  gpu_query_partial_info
 **      gives the parts ("columns", "indexes") and "create", which is made
 **      of the checked parts and quoted names only.
@@ -157,9 +165,11 @@ static void result_code(sqlite3_context *ctx, int rc) {
 
 /* The table's columns as declared (rule 3), and which is the rowid: a
 ** declared type as it is when plain, else its affinity's name, and a
-** collation of SQLite's own (rule 6); *err says which column is not. */
-static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h,
-                        char **err) {
+** collation of SQLite's own (rule 6).  A column of an application's
+** collation is left out: no text that names it runs in parallel
+** (planner/path.c rule 7), and the finish leaves it out alike (here_head
+** calls this too). */
+static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
   int npk = 0, alias = -1;
   h->cols = sqlite3_malloc64(sizeof(*h->cols) * (size_t)(t->ncols + 1));
   if (!h->cols)
@@ -172,22 +182,18 @@ static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h,
         ga_column_meta(db, t->schema, t->table, t->cols[i], &type, &coll, &pk);
     if (rc != SQLITE_OK)
       return rc;
+    npk += pk != 0; /* of the table, whether carried or not */
     const char *known = ga_qs_coll(coll ? coll : "BINARY");
-    if (!known) {
-      *err = sqlite3_mprintf("column %s of %s has collation %s: a partial "
-                             "carries only BINARY, NOCASE or RTRIM",
-                             t->cols[i], t->table, coll);
-      return SQLITE_ERROR;
-    }
+    if (!known)
+      continue; /* an application's collation: left out */
     ga_qpart_col *c = &h->cols[h->ncols++];
     c->name = sqlite3_mprintf("%s", t->cols[i]);
     c->type = sqlite3_mprintf("%s", ga_qs_type_safe(type));
     c->coll = sqlite3_mprintf("%s", known);
     if (!c->name || !c->type || !c->coll)
       return SQLITE_NOMEM;
-    npk += pk != 0;
     if (pk && type && !sqlite3_stricmp(type, "INTEGER"))
-      alias = i;
+      alias = h->ncols - 1;
   }
   /* one INTEGER PRIMARY KEY column of a rowid table: the rowid (the DESC
   ** exception of SQLite's lang_createtable aside) */
@@ -275,6 +281,9 @@ static int head_indexes(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
       continue;
     rc = index_parts(db, t, (const char *)sqlite3_column_text(st, 0),
                      sqlite3_column_int(st, 1), &x);
+    if (x.ncol > h->ncols) /* a column repeated: more than the reader takes
+                              (qpartial.h rule 4) */
+      ga_qs_index_free(&x);
     char *text = rc == SQLITE_OK && x.ncol ? ga_qs_index_text(&x) : NULL;
     if (rc == SQLITE_OK && x.ncol && !text)
       rc = SQLITE_NOMEM;
@@ -383,7 +392,7 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   h.table = q.t.table;
   rc = ga_db_encoding_of(db, &h.enc);
   if (rc == SQLITE_OK)
-    rc = head_columns(db, &q.t, &h, &err);
+    rc = head_columns(db, &q.t, &h);
   if (rc == SQLITE_OK)
     rc = head_indexes(db, &q.t, &h);
   if (rc != SQLITE_OK) {
@@ -396,8 +405,15 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   }
   int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  rc = ga_qpart_encode(&h, out.sorted, out.n, limit, NULL, &blob, &nblob);
-  if (rc == GA_QPART_TOOBIG)
+  ga_intr intr; /* rule 4: the caller's interrupt while encoding */
+  memset(&intr, 0, sizeof intr);
+  intr.db = db;
+  ga_qpart_limit lim = {INT64_MAX, ga_intr_check, &intr};
+  rc = ga_qpart_encode(&h, out.sorted, out.n, limit, &lim, &blob, &nblob);
+  ga_intr_free(&intr);
+  if (rc == GA_QPART_STOP)
+    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  else if (rc == GA_QPART_TOOBIG)
     result_error(ctx, fn,
                  sqlite3_mprintf("the partial of %lld groups exceeds "
                                  "SQLITE_LIMIT_LENGTH (%lld bytes)",
@@ -426,12 +442,14 @@ done:
 ** returns SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR with *err (the reason,
 ** after `what`: "argument 2", "gpuagg_partial"; sqlite3_malloc'd). */
 static int part_head(sqlite3_value *v, const char *what, ga_qpart_head *h,
-                     char **err) {
+                     const ga_qpart_limit *lim, char **err) {
   const char *why = NULL;
   int rc = ga_qpart_read_head(sqlite3_value_blob(v), sqlite3_value_bytes(v), h,
-                              &why);
+                              lim, &why);
   if (rc == GA_NOMEM)
     return SQLITE_NOMEM;
+  if (rc == GA_QPART_STOP)
+    return SQLITE_INTERRUPT;
   if (rc != GA_OK) {
     *err = sqlite3_mprintf("%s: %s", what, why);
     return SQLITE_ERROR;
@@ -482,7 +500,8 @@ static int arg_ok(sqlite3_context *ctx, const char *fn, int rc, char *err) {
 
 /* Read argument v's header; 0 with the error set on ctx. */
 static int read_head(sqlite3_context *ctx, const char *fn, int arg,
-                     sqlite3_value *v, ga_qpart_head *h) {
+                     sqlite3_value *v, const ga_qpart_limit *lim,
+                     ga_qpart_head *h) {
   char what[32], *err = NULL;
   if (sqlite3_value_type(v) != SQLITE_BLOB) {
     result_error(ctx, fn,
@@ -492,7 +511,7 @@ static int read_head(sqlite3_context *ctx, const char *fn, int arg,
     return 0;
   }
   sqlite3_snprintf(sizeof what, what, "argument %d", arg);
-  int rc = part_head(v, what, h, &err); /* before err is read */
+  int rc = part_head(v, what, h, lim, &err); /* before err is read */
   return arg_ok(ctx, fn, rc, err);
 }
 
@@ -521,14 +540,12 @@ static char *mismatch(const ga_qpart_head *a, const ga_qpart_head *b,
     return sqlite3_mprintf("%s is over table %s, %s over %s%s", what, b->table,
                            finish ? "the query here" : "the first", a->table,
                            fix);
-  for (int i = 0; i < b->ncols; i++) {
+  for (int i = 0; i < b->ncols; i++) { /* a's names by a->byname: n log n */
     const ga_qpart_col *c = &b->cols[i];
-    int j = 0;
-    while (j < a->ncols && sqlite3_stricmp(a->cols[j].name, c->name))
-      j++;
-    if (j < a->ncols && (sqlite3_stricmp(a->cols[j].type, c->type) ||
-                         sqlite3_stricmp(a->cols[j].coll, c->coll) ||
-                         a->cols[j].rowid != c->rowid))
+    int j = ga_qpart_find_name(a->byname, a->ncols, c->name);
+    if (j >= 0 && (sqlite3_stricmp(a->cols[j].type, c->type) ||
+                   sqlite3_stricmp(a->cols[j].coll, c->coll) ||
+                   a->cols[j].rowid != c->rowid))
       return sqlite3_mprintf(
           "%s declares column %s as \"%s\" COLLATE %s%s, %s as \"%s\" "
           "COLLATE %s%s%s",
@@ -546,46 +563,65 @@ static char *mismatch(const ga_qpart_head *a, const ga_qpart_head *b,
 }
 
 /* b's columns into a's (rule 3; mismatch checked those both declare):
-** a's order, then b's new ones; b's indexes of names a lacks.  NULL, or ""
-** when out of memory. */
+** a's order, then b's new ones; b's indexes of names a lacks.  Names are
+** found by sorted indexes (a->byname, rebuilt after), never column by
+** column, and a's arrays grow once: n log n for any header (qpartial.h
+** rule 4).  NULL, or "" when out of memory. */
 static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b) {
-  for (int i = 0; i < b->ncols; i++) {
-    const ga_qpart_col *c = &b->cols[i];
-    int j = 0;
-    while (j < a->ncols && sqlite3_stricmp(a->cols[j].name, c->name))
-      j++;
-    if (j < a->ncols)
-      continue;
+  int na = a->ncols, fresh = 0;
+  for (int i = 0; i < b->ncols; i++)
+    fresh += ga_qpart_find_name(a->byname, na, b->cols[i].name) < 0;
+  if (fresh) {
     ga_qpart_col *v =
-        sqlite3_realloc64(a->cols, sizeof(*v) * (size_t)(a->ncols + 1));
+        sqlite3_realloc64(a->cols, sizeof(*v) * (size_t)(na + fresh));
     if (!v)
       return sqlite3_mprintf("");
     a->cols = v;
-    v[a->ncols].name = sqlite3_mprintf("%s", c->name);
-    v[a->ncols].type = sqlite3_mprintf("%s", c->type);
-    v[a->ncols].coll = sqlite3_mprintf("%s", c->coll);
-    v[a->ncols].rowid = 0; /* a second rowid alias cannot be: a plain column */
-    a->ncols++;
-    if (!v[a->ncols - 1].name || !v[a->ncols - 1].type || !v[a->ncols - 1].coll)
+    for (int i = 0; i < b->ncols; i++) {
+      const ga_qpart_col *c = &b->cols[i];
+      if (ga_qpart_find_name(a->byname, na, c->name) >= 0)
+        continue;
+      v[a->ncols].name = sqlite3_mprintf("%s", c->name);
+      v[a->ncols].type = sqlite3_mprintf("%s", c->type);
+      v[a->ncols].coll = sqlite3_mprintf("%s", c->coll);
+      v[a->ncols].rowid = 0; /* a second rowid alias cannot be: plain */
+      a->ncols++;
+      if (!v[a->ncols - 1].name || !v[a->ncols - 1].type ||
+          !v[a->ncols - 1].coll)
+        return sqlite3_mprintf("");
+    }
+    /* b's names are distinct (its reader checked): no two in a now */
+    if (ga_qpart_sort_cols(a) != GA_OK)
       return sqlite3_mprintf("");
   }
-  for (int i = 0; i < b->nidx; i++) { /* indexes: a's, then b's new names */
-    int j = 0;
-    while (j < a->nidx && sqlite3_stricmp(a->idx[j].name, b->idx[i].name))
-      j++;
-    if (j < a->nidx)
-      continue;
-    ga_qpart_idx *v =
-        sqlite3_realloc64(a->idx, sizeof(*v) * (size_t)(a->nidx + 1));
-    if (!v)
-      return sqlite3_mprintf("");
+  if (!b->nidx)
+    return NULL;
+  /* indexes: a's, then b's new names */
+  ga_qpart_name *an = sqlite3_malloc64(sizeof(*an) * (size_t)(a->nidx + 1));
+  ga_qpart_idx *v =
+      sqlite3_realloc64(a->idx, sizeof(*v) * (size_t)(a->nidx + b->nidx));
+  if (v)
     a->idx = v;
+  if (!an || !v) {
+    sqlite3_free(an);
+    return sqlite3_mprintf("");
+  }
+  int ni = a->nidx;
+  for (int i = 0; i < ni; i++)
+    an[i] = (ga_qpart_name){a->idx[i].name, i};
+  ga_qpart_sort_names(an, ni);
+  for (int i = 0; i < b->nidx; i++) {
+    if (ga_qpart_find_name(an, ni, b->idx[i].name) >= 0)
+      continue;
     v[a->nidx].name = sqlite3_mprintf("%s", b->idx[i].name);
     v[a->nidx].sql = sqlite3_mprintf("%s", b->idx[i].sql);
     a->nidx++;
-    if (!v[a->nidx - 1].name || !v[a->nidx - 1].sql)
+    if (!v[a->nidx - 1].name || !v[a->nidx - 1].sql) {
+      sqlite3_free(an);
       return sqlite3_mprintf("");
+    }
   }
+  sqlite3_free(an);
   return NULL;
 }
 
@@ -624,12 +660,12 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                          -1);
     return;
   }
-  if (!read_head(ctx, fn, 1, argv[0], &first) ||
+  if (!read_head(ctx, fn, 1, argv[0], &lim, &first) ||
       !add_groups(ctx, fn, 1, argv[0], &first, &s, 0, &lim, &bytes, &rows))
     goto done;
   for (int i = 1; i < argc; i++) {
     char *why, what[32];
-    if (!read_head(ctx, fn, i + 1, argv[i], &h))
+    if (!read_head(ctx, fn, i + 1, argv[i], &lim, &h))
       goto done;
     sqlite3_snprintf(sizeof what, what, "argument %d", i + 1);
     if ((why = mismatch(&first, &h, what, 0)) ||
@@ -747,9 +783,15 @@ void ga_query_partial_info_fn(sqlite3_context *ctx, int argc,
                               sqlite3_value **argv) {
   static const char fn[] = "gpu_query_partial_info";
   ga_qpart_head h;
+  ga_intr intr; /* rule 4: a header's columns and indexes are polled too */
+  memset(&intr, 0, sizeof intr);
+  intr.db = sqlite3_context_db_handle(ctx);
+  ga_qpart_limit lim = {INT64_MAX, ga_intr_check, &intr};
   (void)argc;
   memset(&h, 0, sizeof h);
-  if (!read_head(ctx, fn, 1, argv[0], &h))
+  int ok = read_head(ctx, fn, 1, argv[0], &lim, &h);
+  ga_intr_free(&intr);
+  if (!ok)
     return; /* the header only: the groups are read where they are used */
   sqlite3_str *j = sqlite3_str_new(NULL);
   sqlite3_str_appendall(j, "{\"table\":");
@@ -795,7 +837,7 @@ static int here_head(sqlite3 *db, const ga_query *q,
   h->table = sqlite3_mprintf("%s", q->t.table);
   int rc = h->table ? ga_db_encoding_of(db, &h->enc) : SQLITE_NOMEM;
   if (rc == SQLITE_OK)
-    rc = head_columns(db, &q->t, h, err);
+    rc = head_columns(db, &q->t, h);
   if (rc != SQLITE_OK) {
     if ((rc & 0xff) != SQLITE_NOMEM && !*err)
       *err = sqlite3_mprintf("cannot read the columns of %s", q->t.table);
@@ -813,7 +855,7 @@ static int here_head(sqlite3 *db, const ga_query *q,
     h->shape.coll[k] = GA_COLL_BINARY; /* restored below */
   rc = ga_qpart_encode(h, NULL, 0, INT64_MAX, NULL, &buf, &n);
   if (rc == GA_OK)
-    rc = ga_qpart_read_head(buf, n, &back, &why);
+    rc = ga_qpart_read_head(buf, n, &back, NULL, &why);
   sqlite3_free(buf);
   if (rc != GA_OK) {
     if (rc != GA_NOMEM)
@@ -845,7 +887,7 @@ int ga_query_from_partial(sqlite3 *db, sqlite3_value *v, const ga_query *q,
                            "BLOB of gpu_query_partial or gpu_query_merge)");
     return SQLITE_ERROR;
   }
-  int rc = part_head(v, "gpuagg_partial", &h, &why);
+  int rc = part_head(v, "gpuagg_partial", &h, &lim, &why);
   if (rc == SQLITE_OK)
     rc = here_head(db, q, params, np, &here, &why);
   if (rc == SQLITE_OK && (why = mismatch(&here, &h, "gpuagg_partial", 1)))

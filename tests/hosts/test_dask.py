@@ -272,11 +272,21 @@ def hostile(rep, client, gd):
     except Exception as e:  # noqa: BLE001
         got = e
     rep.check("hostile_table_name", got == [("north", 8, 4), ("south", 4, 2)], "got %r" % (got,))
-    # a collation name carrying SQL, on a column the text does not read
+    # a collation name carrying SQL, on a column the text does not read:
+    # that column is left out of the partial (its name never runs), and
+    # the answer is SQLite's
     cfile = hostile_file(os.path.join(hd, "coll 'x'#.db"), "sales", evil_type, rows[1],
                          collation="x\"); " + attach)
-    expect_error(rep, "hostile_collation", lambda: gd.query(client, files[:2] + ["//" + cfile], sql),
-                 "^gpuagg.dask: //%s: gpu_query_partial: column w of sales has collation x" % re.escape(cfile))
+    wantc = {}
+    for k, v, _, _ in rows[0] + rows[1] + rows[1]:
+        n, c = wantc.get(k, (0, 0))
+        wantc[k] = (n + v, c + 1)
+    wantc = [(k,) + wantc[k] for k in sorted(wantc)]
+    try:
+        got = gd.query(client, files[:2] + ["//" + cfile], sql)
+    except Exception as e:  # noqa: BLE001
+        got = e
+    rep.check("hostile_collation", got == wantc, "got %r\nwant %r" % (got, wantc))
     expect_error(rep, "hostile_missing_slashes",
                  lambda: gd.query(client, files[:1] + ["//" + hd + "/none?.db"], sql),
                  "^gpuagg.dask: //%s/none\\?\\.db: no such file" % re.escape(hd))
