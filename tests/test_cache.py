@@ -909,6 +909,7 @@ def section_watcher(rep, r, device):
         path = os.path.join(TMP, "watch_%s_%d.db" % (device, use))
         fresh_file(path, "wal", n=1000)
         con = connect(":memory:", device=device)
+        cfg(con, "threads", 1)  # no worker or helper connection: the watcher is the last
         con.execute("ATTACH ? AS b", (path,))
         if use:
             con.execute("SELECT gpu_cache('b.t', 'x')")
