@@ -563,6 +563,9 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
 
+  /* rule 2: the watchers of gone files and stale entries are closed at
+  ** every cache operation (a deleted file's descriptors released) */
+  ga_cache_watchers(conn->cache);
   /* rule 7: a reload replaces the entry only when it succeeds; meanwhile
   ** the old one is out of the list, its bytes free for the new one */
   ga_centry *old = ga_cache_find(conn->cache, t.schema, t.table);
