@@ -44,6 +44,14 @@ and so the uncached path's.  Checked here:
     keeping its old entry (stale once the table changed), a CAST over a
     NOCASE column keeping NOCASE (sections blob, reattach, dictbudget,
     reload, derive_nocase);
+  - issue 36's review of those stamps: gpu_cache refused inside a
+    transaction already open on an attached WAL file (its snapshot may be
+    older than the stamp), a file built alike renamed over the path
+    (detached, and attached: refused), the watcher (checkpoints on close as
+    the caller would, read-only for a read-only caller, closed when its
+    entry turns stale or its file is deleted, at most 16), a -wal header
+    with a forged page size (sections snapshot, replaced, watcher,
+    walpage);
   - on a GPU (the fake backend under make test, a real one under make
     test-gpu): the entry lives on the device; GPU failures injected while
     loading (the load goes to host memory) and while querying (the entry is
@@ -920,6 +928,24 @@ def section_watcher(rep, r, device):
         con.close()
         sizes[use] = tuple(os.path.exists(path + s) for s in ("-wal", "-shm"))
     rep.check(tag + "_checkpoint_on_close", sizes[1] == sizes[0], repr(sizes))
+    # a read-only caller: its watcher is read-only too; the files' bytes
+    # and presence are as plain SQLite leaves them
+    states = {}
+    for use in (0, 1):
+        path = os.path.join(TMP, "watch_%s_ro%d.db" % (device, use))
+        fresh_file(path, "wal", n=1000)
+        con = connect(":memory:", device=device, uri=True)
+        cfg(con, "threads", 1)
+        con.execute("ATTACH ? AS b", ("file:%s?mode=ro" % path,))
+        con.execute("SELECT count(*) FROM b.t").fetchone()
+        if use:
+            con.execute("SELECT gpu_cache('b.t', 'x')")
+            compare(rep, con, tag + "_ro_hit", "b.t", "x", want="cache")
+        con.execute("DETACH b")
+        con.close()
+        states[use] = (open(path, "rb").read(), os.path.exists(path + "-wal")
+                       and open(path + "-wal", "rb").read())
+    rep.check(tag + "_ro_untouched", states[0] == states[1], "files differ")
     # stale: the watcher is closed with nothing left to prove
     path = os.path.join(TMP, "watch_%s_stale.db" % device)
     fresh_file(path, "wal", n=1000)
