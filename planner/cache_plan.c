@@ -28,11 +28,22 @@
 **      A WAL with no committed frame (removed by the last connection's
 **      close after a checkpoint) proves nothing: the header stays as it
 **      was through another connection's write, checkpoint and close.  Such
-**      an entry holds a read-only, never-checkpointing connection of its
-**      own to the file from before its load (ga_cstamp_watch): that
-**      connection's data_version sees every commit whatever the caller
-**      detaches, and SQLITE_FCNTL_HAS_MOVED a file renamed over the path;
-**      while it is open, the WAL is not removed when the caller detaches.
+**      an entry holds a connection of its own to the file from before its
+**      load (ga_cstamp_watch: the caller's access, checkpointing on close
+**      as the caller would, no busy wait): that connection's data_version
+**      sees every commit whatever the caller detaches, and
+**      SQLITE_FCNTL_HAS_MOVED a file renamed over the path; while it is
+**      open, the WAL is not removed when the caller detaches.  It is kept
+**      only while its entry is not stale, is closed at the next cache
+**      operation once its file is gone (ga_cache_watchers), and one
+**      connection keeps at most GA_CACHE_WATCHERS of them.
+**      Every attached file's stamp also holds its identity: HAS_MOVED of
+**      the caller's schema is 0, and stat() of the path (device, inode,
+**      ctime in ns); a file built alike renamed over the path has the same
+**      header, size and WAL state.  A WAL snapshot older than the newest
+**      commit cannot be stamped: gpu_cache refuses inside a transaction
+**      already open on an attached WAL schema
+**      (ga_cstamp_snapshot_unprovable).
 **   6. The cache answers only what the caller's connection would read now;
 **      it steps aside (uncached path, the reason in last_scan.why) while a
 **      statement or transaction of the connection writes to the schema
@@ -46,6 +57,7 @@
 */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
@@ -157,8 +169,19 @@ static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
     s->unprovable = 1;
     return;
   }
-  sqlite3_int64 pgsz = get4(wh + 8);
-  sqlite3_int64 off = 32 + (sqlite3_int64)(mx - 1) * (24 + pgsz);
+  /* a hostile -wal may name any page size: only a power of two in
+  ** 512..65536, the one the wal-index header records (szPage: 65536 is
+  ** stored as 1), bounds the offset below (at most 2^32 frames of 65560
+  ** bytes: no overflow) */
+  uint32_t pgsz = get4(wh + 8);
+  uint16_t ipg;
+  memcpy(&ipg, h1 + 14, 2); /* native byte order */
+  uint32_t idx_pgsz = (uint32_t)(ipg & 0xfe00) + ((uint32_t)(ipg & 1) << 16);
+  if (pgsz < 512 || pgsz > 65536 || (pgsz & (pgsz - 1)) || pgsz != idx_pgsz) {
+    s->unprovable = 1;
+    return;
+  }
+  sqlite3_int64 off = 32 + (sqlite3_int64)(mx - 1) * (24 + (sqlite3_int64)pgsz);
   if (!file_read(j, fh, 24, off) || memcmp(fh + 8, wh + 16, 8) ||
       !get4(fh + 4) || get4(fh + 16) != fck[0] || get4(fh + 20) != fck[1]) {
     s->unprovable = 1;
@@ -197,11 +220,84 @@ static void stamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
   s->npages = get4(h + 28);
   s->cookie = get4(h + 40);
   s->wal = h[18] == 2 && h[19] == 2;
+  /* the path names the caller's file (HAS_MOVED 0: unix compares the
+  ** path's inode with the open file's), and that file's identity */
+  const char *fn = sqlite3_db_filename(db, schema);
+  int moved = 1;
+  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_HAS_MOVED, &moved) !=
+      SQLITE_OK)
+    moved = 1;
+  struct stat sb;
+  if (moved)
+    s->gone = 1;
+  else if (!fn || !*fn || stat(fn, &sb) != 0)
+    s->noident = 1;
+  else {
+    s->st_dev = (uint64_t)sb.st_dev;
+    s->st_ino = (uint64_t)sb.st_ino;
+    s->st_ctime_ns =
+        (int64_t)sb.st_ctim.tv_sec * 1000000000 + (int64_t)sb.st_ctim.tv_nsec;
+  }
   /* immutable=1: the caller promised that nobody changes the file, and
   ** SQLite then reads no WAL */
-  const char *fn = sqlite3_db_filename(db, schema);
   if (s->wal && !(fn && sqlite3_uri_boolean(fn, "immutable", 0)))
     stamp_wal(db, schema, f, j, s);
+}
+
+/* The watcher (rule 2).  It opens the path, so it is checked to be the
+** caller's file AFTER it is open: HAS_MOVED 0 then means the path named the
+** caller's file at a moment when the watcher already had it open (a
+** rename before the open or in between shows as 1).  It has the caller's
+** access: read-only for a read-only caller; for a read-write one it
+** checkpoints on close exactly when the caller's connection would (being
+** the last connection to close, after the caller's DETACH, it does what
+** that DETACH would have done: checkpoint and remove the WAL), as the scan
+** helper does (engine/scan/scan.c, ckpt_on_close).  busy_timeout 0: the
+** caller's interrupt cannot stop a wait on another connection, and a BUSY
+** only makes the stamp unprovable, so stale. */
+sqlite3 *ga_cstamp_watch(sqlite3 *db, const char *schema) {
+  sqlite3_vfs *vfs = NULL;
+  const char *path = sqlite3_db_filename(db, schema);
+  if (!path || !*path ||
+      sqlite3_file_control(db, schema, SQLITE_FCNTL_VFS_POINTER, &vfs) !=
+          SQLITE_OK ||
+      !vfs)
+    return NULL;
+  int ro = sqlite3_db_readonly(db, schema) != 0;
+  int no_ckpt = 1;
+  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, -1, &no_ckpt);
+  int ckpt_on_close = !ro && !no_ckpt;
+  sqlite3 *w = NULL;
+  int flags = ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (sqlite3_open_v2(path, &w, flags, vfs->zName) != SQLITE_OK) {
+    sqlite3_close(w);
+    return NULL;
+  }
+  sqlite3_db_config(w, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, !ckpt_on_close,
+                    (int *)NULL);
+  sqlite3_busy_timeout(w, 0);
+  int moved = 1;
+  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_HAS_MOVED, &moved) !=
+          SQLITE_OK ||
+      moved) {
+    sqlite3_close(w); /* it may have opened another file */
+    return NULL;
+  }
+  return w;
+}
+
+/* The watcher's view (rule 2): its data_version, and whether the path
+** names another file now (SQLITE_FCNTL_HAS_MOVED). */
+static void stamp_watch(sqlite3 *w, ga_cstamp *s) {
+  int moved = 1;
+  if (!w || pragma_int(w, "PRAGMA \"%w\".data_version", "main",
+                       &s->watch_version) != SQLITE_OK)
+    return;
+  if (sqlite3_file_control(w, "main", SQLITE_FCNTL_HAS_MOVED, &moved) !=
+      SQLITE_OK)
+    moved = 1;
+  s->moved = moved;
+  s->watched = 1;
 }
 
 /* The schema's state now.  SQLite result code.
@@ -222,49 +318,27 @@ static void stamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
 **    The read lock keeps a checkpoint from restarting the WAL under a
 **    reader past its frames, so frame mxFrame read from the -wal is the one
 **    the wal-index names; any torn or newer read only differs (stale, never
-**    wrongly current).  A WAL with no committed frame (absent, empty, just
-**    checkpointed and restarted by the last connection's close) proves
-**    nothing: another connection may have written, checkpointed and removed
-**    its WAL meanwhile, leaving the header as it was (the change counter
-**    moves only when page 1 is written).  Such a stamp is unprovable, and
-**    never current.
+**    wrongly current).  That header is the NEWEST commit, not the reader's
+**    snapshot: a caller already inside a read transaction on an older
+**    snapshot would load old rows under a newer stamp, so gpu_cache
+**    refuses there (ga_cstamp_snapshot_unprovable).  A WAL with no
+**    committed frame (absent, empty, just checkpointed and restarted by
+**    the last connection's close) proves nothing on disk: another
+**    connection may have written, checkpointed and removed its WAL
+**    meanwhile, leaving the header as it was (the change counter moves
+**    only when page 1 is written).  Such a stamp is unprovable: it is
+**    current only through the entry's watcher (ga_cstamp_watch), a
+**    connection to the file open from before the first stamp, whose
+**    data_version counts every commit whatever the caller detaches; with
+**    no watcher (none could be opened, or it was closed) it is never
+**    current.
+**  - either mode: the path must still name the file (SQLITE_FCNTL_HAS_MOVED
+**    of the caller's schema is 0), whose device, inode and change time
+**    stat() records: a file built alike and renamed over the path while
+**    detached has the same header, size and even WAL state.
 ** A load is bracketed by two stamps (ext/cache/cache_fns.c rule 3): equal
 ** ones mean no commit between them, so the rows loaded are the stamped
 ** state; an answer compares a new stamp with the entry's. */
-sqlite3 *ga_cstamp_watch(sqlite3 *db, const char *schema) {
-  sqlite3_vfs *vfs = NULL;
-  const char *path = sqlite3_db_filename(db, schema);
-  if (!path || !*path ||
-      sqlite3_file_control(db, schema, SQLITE_FCNTL_VFS_POINTER, &vfs) !=
-          SQLITE_OK ||
-      !vfs)
-    return NULL;
-  sqlite3 *w = NULL;
-  /* read-only and never checkpointing: it only watches */
-  if (sqlite3_open_v2(path, &w, SQLITE_OPEN_READONLY, vfs->zName) !=
-      SQLITE_OK) {
-    sqlite3_close(w);
-    return NULL;
-  }
-  sqlite3_db_config(w, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
-  sqlite3_busy_timeout(w, 2000);
-  return w;
-}
-
-/* The watcher's view (rule 2): its data_version, and whether the path
-** names another file now (SQLITE_FCNTL_HAS_MOVED). */
-static void stamp_watch(sqlite3 *w, ga_cstamp *s) {
-  int moved = 1;
-  if (!w || pragma_int(w, "PRAGMA \"%w\".data_version", "main",
-                       &s->watch_version) != SQLITE_OK)
-    return;
-  if (sqlite3_file_control(w, "main", SQLITE_FCNTL_HAS_MOVED, &moved) !=
-      SQLITE_OK)
-    moved = 1;
-  s->moved = moved;
-  s->watched = 1;
-}
-
 int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
                    ga_cstamp *s) {
   memset(s, 0, sizeof(*s));
@@ -327,6 +401,16 @@ const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
     return "the schema changed (schema_version)";
   if (strcmp(a->file, b->file) || a->fileobj != b->fileobj)
     return "another database is attached under that name";
+  if (a->gone || b->gone)
+    return "the attached file's path names another file now, or none "
+           "(SQLITE_FCNTL_HAS_MOVED: renamed over or deleted)";
+  if (a->noident || b->noident)
+    return "the attached file's identity cannot be read (stat() of its "
+           "name failed)";
+  if (a->st_dev != b->st_dev || a->st_ino != b->st_ino ||
+      a->st_ctime_ns != b->st_ctime_ns)
+    return "the attached file was replaced or changed (another file under "
+           "its name, or its change time moved)";
   if (a->unprovable != b->unprovable)
     return "the attached file changed (its WAL: detached, written and "
            "attached again)";
@@ -349,6 +433,60 @@ const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
     return "this connection committed a write that no statement counts, "
            "such as sqlite3_blob_write (SQLITE_FCNTL_DATA_VERSION)";
   return NULL;
+}
+
+/* Rule 2: whether the caller's snapshot of an attached WAL schema cannot
+** be stamped.  Asked BEFORE any statement of ga_cstamp_read opens a read
+** transaction: a transaction already open (BEGIN and a read, or an outer
+** statement) may be on a snapshot older than the wal-index header that
+** stamp_wal records, or than what the watcher's data_version counts, so
+** its rows could be stamped as a newer state.  Rollback journal: the
+** SHARED lock held since the snapshot began keeps every commit out, so the
+** header is the snapshot's; main and temp are never detached, and their
+** data_version describes the snapshot.  immutable=1 reads no WAL. */
+int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema) {
+  if (!sqlite3_stricmp(schema, "main") || !sqlite3_stricmp(schema, "temp") ||
+      sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE)
+    return 0;
+  const char *fn = sqlite3_db_filename(db, schema);
+  if (fn && sqlite3_uri_boolean(fn, "immutable", 0))
+    return 0;
+  /* the transaction is open already: this reads its own state */
+  sqlite3_stmt *st = NULL;
+  int wal = 1; /* unknown: as WAL */
+  char *sql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", schema);
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    wal = m && !sqlite3_stricmp(m, "wal");
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return wal;
+}
+
+/* Rule 2's watchers: those still open, after closing each whose file is
+** gone (SQLITE_FCNTL_HAS_MOVED of its own main: deleted or renamed over),
+** so that a deleted file's descriptors are released; its entry is then
+** stale for good (nothing proves it any more). */
+int ga_cache_watchers(ga_cache *c) {
+  int n = 0;
+  for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
+    if (!e->watch)
+      continue;
+    int moved = 1;
+    if (sqlite3_file_control(e->watch, "main", SQLITE_FCNTL_HAS_MOVED,
+                             &moved) != SQLITE_OK)
+      moved = 1;
+    if (moved || e->stale) {
+      sqlite3_close(e->watch);
+      e->watch = NULL;
+      e->stale = 1;
+    } else {
+      n++;
+    }
+  }
+  return n;
 }
 
 /* ---- the authorizer (rule 6) ---- */
@@ -381,6 +519,7 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   *hit = 0;
   why[0] = 0;
   memset(out, 0, sizeof(*out));
+  ga_cache_watchers(c); /* rule 2: release the gone files' watchers */
   ga_centry *e = c ? ga_cache_find(c, t->schema, t->table) : NULL;
   if (!e)
     return SQLITE_OK;
@@ -414,10 +553,23 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   const char *diff = ga_cstamp_diff(&e->stamp, &now);
   ga_cstamp_free(&now);
   if (diff) {
-    e->stale = 1; /* never used again (rule 2) */
+    e->stale = 1;            /* never used again (rule 2) */
+    sqlite3_close(e->watch); /* nothing left for it to prove */
+    e->watch = NULL;
     snprintf(why, nwhy, "the entry is stale: %s", diff);
     return SQLITE_OK;
   }
+  /* Rule 2, the snapshot: the stamps compared are the newest commit (the
+  ** wal-index header, the watcher), not the caller's snapshot, so equal
+  ** stamps must also mean the snapshot is the entry's.  The entry was
+  ** loaded outside any transaction on an attached WAL schema (gpu_cache
+  ** refuses inside one), so a read transaction open now began after the
+  ** load and reads at least the loaded state; equal stamps mean nothing
+  ** was committed since the load, so it reads exactly that state, never
+  ** an older or newer one.  A snapshot opened on purpose
+  ** (sqlite3_snapshot_open) to an older state changes the pager's view,
+  ** which moves its data_version: stale.  main and temp: data_version
+  ** and FCNTL_DATA_VERSION are the caller's own pager's, its snapshot. */
   /* rule 6: the caller's own view of the rows */
   if (sqlite3_txn_state(db, t->schema) == SQLITE_TXN_WRITE) {
     snprintf(why, nwhy,
@@ -524,6 +676,7 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       (long long)(c ? c->scratch_bytes : 0),
       (long long)(c ? c->queries_gpu : 0), (long long)(c ? c->queries_host : 0),
       (long long)(c ? c->fallbacks : 0), (long long)(c ? c->queries_topk : 0));
+  ga_cache_watchers(c);
   for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
     ga_cstamp now;
     int current = 0;
@@ -543,12 +696,14 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
     }
     sqlite3_str_appendf(s,
                         "],\"rows\":%lld,\"bytes\":%lld,\"where\":\"%s\","
-                        "\"current\":%s,\"hits\":%lld,\"load_ms\":%.3f,"
-                        "\"how\":",
+                        "\"current\":%s,\"hits\":%lld,\"load_ms\":%.3f",
                         (long long)e->rows, (long long)e->bytes,
                         e->where == GA_CACHE_GPU ? "gpu" : "host",
                         current ? "true" : "false", (long long)e->hits,
                         e->load_ms);
+    /* rule 2: the entry holds a connection of its own to the file */
+    sqlite3_str_appendf(
+        s, ",\"watcher\":%s,\"how\":", e->watch ? "true" : "false");
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");

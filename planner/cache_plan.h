@@ -53,10 +53,19 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db);
 ** free of one. */
 int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
                    ga_cstamp *s);
-/* An attached schema's watcher (rule 2): a read-only connection to its
-** file, or NULL (out of memory, or it cannot be opened). */
+/* An attached schema's watcher (rule 2): a connection to its file with
+** the caller's access, or NULL (out of memory, it cannot be opened, or the
+** path no longer names the caller's file). */
 sqlite3 *ga_cstamp_watch(sqlite3 *db, const char *schema);
 const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b);
+/* 1 where the caller's open transaction on an attached WAL schema may be
+** an older snapshot than any stamp could prove (asked before a stamp). */
+int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema);
+/* The most watchers one connection's cache keeps open. */
+#define GA_CACHE_WATCHERS 16
+/* The watchers open, after closing those of gone files and stale entries
+** (their entries are stale). */
+int ga_cache_watchers(ga_cache *c);
 void ga_cstamp_free(ga_cstamp *s);
 /* Rule 6's record of the authorizer: the caller's program of SELECT <the
 ** entry's columns> FROM its table (ga_program_sig); NULL with *rc. */

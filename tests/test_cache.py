@@ -44,6 +44,14 @@ and so the uncached path's.  Checked here:
     keeping its old entry (stale once the table changed), a CAST over a
     NOCASE column keeping NOCASE (sections blob, reattach, dictbudget,
     reload, derive_nocase);
+  - issue 36's review of those stamps: gpu_cache refused inside a
+    transaction already open on an attached WAL file (its snapshot may be
+    older than the stamp), a file built alike renamed over the path
+    (detached, and attached: refused), the watcher (checkpoints on close as
+    the caller would, read-only for a read-only caller, closed when its
+    entry turns stale or its file is deleted, at most 16), a -wal header
+    with a forged page size (sections snapshot, replaced, watcher,
+    walpage);
   - on a GPU (the fake backend under make test, a real one under make
     test-gpu): the entry lives on the device; GPU failures injected while
     loading (the load goes to host memory) and while querying (the entry is
@@ -784,6 +792,232 @@ def section_reattach(rep, r, device):
                     want="uncached", why="stale")
             con.close()
             keeper.close()
+
+
+def fds_of(path):
+    """This process's open descriptors on path (and its -wal/-shm)."""
+    out = []
+    for f in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink("/proc/self/fd/" + f)
+        except OSError:
+            continue
+        if link.startswith(path):
+            out.append(link)
+    return sorted(out)
+
+
+def section_snapshot(rep, r, device):
+    """Review of defects 9/11, 1: a WAL stamp records the newest commit, not
+    the caller's snapshot.  gpu_cache inside a transaction already open on
+    an attached WAL file is refused; an entry loaded outside never answers
+    newer rows than the caller's snapshot."""
+    tag = "%s_snapshot" % device
+    path = os.path.join(TMP, "snap_%s.db" % device)
+    w = fresh_file(path, "wal", n=1000, keep=True)
+    w.execute("PRAGMA wal_autocheckpoint=0")
+    con = connect(":memory:", device=device)
+    cfg(con, "threads", 1)
+    con.execute("ATTACH ? AS b", (path,))
+    con.execute("BEGIN")
+    old = con.execute("SELECT sum(x) FROM b.t").fetchone()[0]
+    w.execute("UPDATE t SET x = x + 1000 WHERE rowid = 1")  # newer than the snapshot
+    got = run(con, "SELECT gpu_cache('b.t', 'x, g')")
+    rep.check(tag + "_refused_in_txn",
+              got[0] == "error" and got[1].startswith("gpu_cache:")
+              and "outside the transaction" in got[1], repr(got))
+    con.execute("COMMIT")
+    con.execute("DETACH b")
+    con.execute("ATTACH ? AS b", (path,))
+    compare(rep, con, tag + "_reattached", "b.t", "x", None, "g")
+    got = con.execute("SELECT sum(x) FROM b.t").fetchone()[0]
+    rep.check(tag + "_reference", got == old + 1000, repr((got, old)))
+    # a rollback-journal file: the SHARED lock keeps commits out, so the
+    # header is the snapshot's and the load is allowed
+    rpath = os.path.join(TMP, "snap_%s_delete.db" % device)
+    fresh_file(rpath, "delete", n=1000)
+    con.execute("ATTACH ? AS d", (rpath,))
+    con.execute("BEGIN")
+    con.execute("SELECT count(*) FROM d.t").fetchone()
+    got = run(con, "SELECT gpu_cache('d.t', 'x, g')")
+    rep.check(tag + "_rollback_in_txn", got == ("ok", [(1000,)]), repr(got))
+    compare(rep, con, tag + "_rollback_in_txn_hit", "d.t", "x", None, "g", want="cache")
+    con.execute("COMMIT")
+    # the answer side: loaded outside, then a transaction on the snapshot
+    # of the load, and a newer commit: the newest header moved, so the
+    # entry is stale and the answer is the caller's snapshot
+    con.execute("SELECT gpu_cache('b.t', 'x, g')")
+    con.execute("BEGIN")
+    con.execute("SELECT count(*) FROM b.t").fetchone()
+    compare(rep, con, tag + "_txn_hit", "b.t", "x", None, "g", want="cache")
+    w.execute("UPDATE t SET x = x + 1000 WHERE rowid = 2")
+    compare(rep, con, tag + "_txn_newer_commit", "b.t", "x", None, "g", want="uncached")
+    con.execute("COMMIT")
+    con.close()
+    w.close()
+
+
+def build_alike(path, mode, off):
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("PRAGMA journal_mode=%s" % mode)
+    w.execute("CREATE TABLE t(x INTEGER, g INTEGER)")
+    w.execute("BEGIN")
+    w.executemany("INSERT INTO t VALUES (?, ?)", [(i + off, i % 3) for i in range(1000)])
+    w.execute("COMMIT")
+    w.close()
+
+
+def section_replaced(rep, r, device):
+    """Review of defects 9/11, 2: a shard file built alike (same change
+    counter, page count, cookie and size) renamed over the path passes a
+    header stamp; its identity (HAS_MOVED, device, inode, ctime) does not."""
+    for mode in ("delete", "wal"):
+        tag = "%s_replaced_%s" % (device, mode)
+        path = os.path.join(TMP, "rep_%s_%s.db" % (device, mode))
+        new = path + ".new"
+        build_alike(path, mode, 0)
+        build_alike(new, mode, 1)
+        con = connect(":memory:", device=device)
+        cfg(con, "threads", 1)
+        # renamed while detached
+        con.execute("ATTACH ? AS b", (path,))
+        con.execute("SELECT gpu_cache('b.t', 'x, g')")
+        con.execute("DETACH b")
+        os.rename(new, path)
+        con.execute("ATTACH ? AS b", (path,))
+        compare(rep, con, tag + "_detached", "b.t", "x", None, None, want="uncached")
+        compare(rep, con, tag + "_detached_grouped", "b.t", "x", None, "g")
+        con.execute("DETACH b")
+        # renamed while attached, before gpu_cache: the caller reads the old
+        # file, the path names the new one
+        build_alike(new, mode, 2)
+        con.execute("ATTACH ? AS b", (path,))
+        con.execute("SELECT count(*) FROM b.t").fetchone()
+        os.rename(new, path)
+        got = run(con, "SELECT gpu_cache('b.t', 'x, g')")
+        rep.check(tag + "_attached_refused",
+                  got[0] == "error" and "gpu_cache:" in got[1] and "HAS_MOVED" not in got[1]
+                  and "renamed" in got[1], repr(got))
+        con.execute("DETACH b")
+        con.execute("ATTACH ? AS b", (path,))
+        compare(rep, con, tag + "_attached_reattached", "b.t", "x", None, "g")
+        con.close()
+
+
+def section_watcher(rep, r, device):
+    """Review of defects 9/11, 3: the watcher has the caller's access and
+    checkpoints on close as the caller would; it is closed when its entry is
+    stale or its file gone; at most 16 per connection."""
+    tag = "%s_watcher" % device
+    sizes = {}
+    for use in (0, 1):
+        path = os.path.join(TMP, "watch_%s_%d.db" % (device, use))
+        fresh_file(path, "wal", n=1000)
+        con = connect(":memory:", device=device)
+        cfg(con, "threads", 1)  # no worker or helper connection: the watcher is the last
+        con.execute("ATTACH ? AS b", (path,))
+        if use:
+            con.execute("SELECT gpu_cache('b.t', 'x')")
+            rep.check(tag + "_holds", entry(con, "b.t").get("watcher") is True,
+                      repr(entry(con, "b.t")))
+        con.execute("INSERT INTO b.t VALUES (5, 5)")
+        con.execute("DETACH b")
+        con.close()
+        sizes[use] = tuple(os.path.exists(path + s) for s in ("-wal", "-shm"))
+    rep.check(tag + "_checkpoint_on_close", sizes[1] == sizes[0], repr(sizes))
+    # a read-only caller: its watcher is read-only too; the files' bytes
+    # and presence are as plain SQLite leaves them
+    states = {}
+    for use in (0, 1):
+        path = os.path.join(TMP, "watch_%s_ro%d.db" % (device, use))
+        fresh_file(path, "wal", n=1000)
+        con = connect(":memory:", device=device, uri=True)
+        cfg(con, "threads", 1)
+        con.execute("ATTACH ? AS b", ("file:%s?mode=ro" % path,))
+        con.execute("SELECT count(*) FROM b.t").fetchone()
+        if use:
+            con.execute("SELECT gpu_cache('b.t', 'x')")
+            compare(rep, con, tag + "_ro_hit", "b.t", "x", want="cache")
+        con.execute("DETACH b")
+        con.close()
+        states[use] = (open(path, "rb").read(), os.path.exists(path + "-wal")
+                       and open(path + "-wal", "rb").read())
+    rep.check(tag + "_ro_untouched", states[0] == states[1], "files differ")
+    # stale: the watcher is closed with nothing left to prove
+    path = os.path.join(TMP, "watch_%s_stale.db" % device)
+    fresh_file(path, "wal", n=1000)
+    con = connect(":memory:", device=device)
+    cfg(con, "threads", 1)
+    con.execute("ATTACH ? AS b", (path,))
+    con.execute("SELECT gpu_cache('b.t', 'x')")
+    rep.check(tag + "_opened", entry(con, "b.t").get("watcher") is True, repr(entry(con, "b.t")))
+    write_in_place(path)
+    compare(rep, con, tag + "_stale", "b.t", "x", None, None, want="uncached", why="stale")
+    rep.check(tag + "_stale_closed", entry(con, "b.t").get("watcher") is False,
+              repr(entry(con, "b.t")))
+    con.execute("DETACH b")
+    # a deleted file's watcher is closed at the next cache operation
+    dpath = os.path.join(TMP, "watch_%s_deleted.db" % device)
+    fresh_file(dpath, "wal", n=10)
+    con.execute("ATTACH ? AS d", (dpath,))
+    con.execute("SELECT gpu_cache('d.t', 'x')")
+    con.execute("DETACH d")
+    for s in ("", "-wal", "-shm"):
+        if os.path.exists(dpath + s):
+            os.remove(dpath + s)
+    info(con)
+    rep.check(tag + "_deleted_released", fds_of(dpath) == [], repr(fds_of(dpath)))
+    # the cap: 16 watchers per connection (entries of detached files keep
+    # theirs)
+    con.execute("SELECT gpu_cache_drop()")
+    errs = []
+    for i in range(17):
+        p = os.path.join(TMP, "watch_%s_cap%d.db" % (device, i))
+        fresh_file(p, "wal", n=10)
+        con.execute("ATTACH ? AS c%d" % i, (p,))
+        errs.append(run(con, "SELECT gpu_cache('c%d.t', 'x')" % i))
+        if i < 16:
+            con.execute("DETACH c%d" % i)
+    rep.check(tag + "_cap_16", all(e == ("ok", [(10,)]) for e in errs[:16]), repr(errs[:16]))
+    rep.check(tag + "_cap_refused", errs[16][0] == "error" and "gpu_cache:" in errs[16][1]
+              and "gpu_cache_drop" in errs[16][1], repr(errs[16]))
+    con.execute("SELECT gpu_cache_drop()")
+    got = run(con, "SELECT gpu_cache('c16.t', 'x')")
+    rep.check(tag + "_cap_after_drop", got == ("ok", [(10,)]), repr(got))
+    con.close()
+
+
+def section_walpage(rep, r, device):
+    """Review of defects 9/11, 4: a -wal header's page size that is not the
+    wal-index header's (or no power of two in 512..65536) proves nothing."""
+    tag = "%s_walpage" % device
+    path = os.path.join(TMP, "walpage_%s.db" % device)
+    keeper = fresh_file(path, "wal", n=1000, keep=True)
+    keeper.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    keeper.execute("UPDATE t SET g = g + 3 WHERE rowid = 1")  # frame 1 of a new WAL
+    pgsz = keeper.execute("PRAGMA page_size").fetchone()[0]
+    rep.check(tag + "_one_frame", os.path.getsize(path + "-wal") == 32 + 24 + pgsz,
+              repr(os.path.getsize(path + "-wal")))
+    con = connect(":memory:", device=device)
+    cfg(con, "threads", 1)
+    con.execute("ATTACH ? AS b", (path,))
+    con.execute("SELECT gpu_cache('b.t', 'x')")
+    rep.check(tag + "_proven", entry(con, "b.t").get("watcher") is False,
+              repr(entry(con, "b.t")))
+    con.execute("DETACH b")
+    with open(path + "-wal", "r+b") as f:  # a hostile page size (frame 1's
+        f.seek(8)                          # offset does not depend on it)
+        f.write(struct.pack(">I", 1000))
+    con.execute("ATTACH ? AS b", (path,))
+    con.execute("SELECT gpu_cache('b.t', 'x')")
+    rep.check(tag + "_forged_unprovable", entry(con, "b.t").get("watcher") is True,
+              repr(entry(con, "b.t")))
+    compare(rep, con, tag + "_forged_answer", "b.t", "x")
+    con.close()
+    keeper.close()
 
 
 def section_dictbudget(rep, r, device):
@@ -1607,7 +1841,9 @@ def main():
                               ("window", section_window), ("topk", section_topk),
                               ("blob", section_blob), ("reattach", section_reattach),
                               ("dictbudget", section_dictbudget), ("reload", section_reload),
-                              ("derive_nocase", section_derive_nocase)):
+                              ("derive_nocase", section_derive_nocase),
+                              ("snapshot", section_snapshot), ("replaced", section_replaced),
+                              ("watcher", section_watcher), ("walpage", section_walpage)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

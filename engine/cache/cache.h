@@ -147,6 +147,15 @@ typedef struct ga_cstamp {
   int unprovable;
   int watched, moved;
   int64_t watch_version;
+  /* The attached file's identity (rule 2): SQLITE_FCNTL_HAS_MOVED of the
+  ** caller's schema (1: the path names another file now, or none), and
+  ** stat() of the path while it was 0: a file built alike and renamed over
+  ** the path has the same header, page count and size, but not the same
+  ** device, inode and change time (which guards a reused inode).  noident:
+  ** stat() failed (a VFS whose names are not paths): never current. */
+  int gone, noident;
+  uint64_t st_dev, st_ino;
+  int64_t st_ctime_ns;
   uint32_t counter; /* the file change counter (offset 24) */
   uint32_t npages;  /* the database size in pages (offset 28) */
   uint32_t cookie;  /* the schema cookie (offset 40) */
@@ -177,8 +186,9 @@ typedef struct ga_centry {
   ** compiles it otherwise, and the entry does not answer */
   char *auth_sig;
   /* an attached WAL file whose stamp is unprovable (ga_cstamp): a
-  ** read-only connection of the entry's own to it, held while the entry
-  ** lives (planner/cache_plan.c rule 2), else NULL */
+  ** connection of the entry's own to it (the caller's access), held while
+  ** the entry lives and is not stale (planner/cache_plan.c rule 2), and at
+  ** most GA_CACHE_WATCHERS of them per connection; else NULL */
   sqlite3 *watch;
   int stale; /* an answer was refused for staleness: never used again */
   int64_t hits, lru;

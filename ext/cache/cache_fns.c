@@ -24,15 +24,20 @@
 **   2. Never stale: the stamps of planner/cache_plan.c (rule 2 there) are
 **      read before and after each load.  An attached WAL file with no
 **      committed frame in its WAL gets its watcher before the first stamp;
-**      where none can be opened, gpu_cache refuses (no entry could be
-**      proven current).
+**      where none can be opened, or the connection holds GA_CACHE_WATCHERS
+**      already, gpu_cache refuses (no entry could be proven current).  So
+**      it does for an attached file whose path names another file now
+**      (HAS_MOVED) or whose identity stat() cannot read.
 **   3. The load sees one committed state, equal to the stamps': the stamp
 **      is read before and after it (parallel workers read their own
 **      snapshot in between), and a load during which the stamp moved is
 **      done again (up to 3 times, then an error).  A caller already holding
 **      a read transaction on the schema (an explicit transaction, or an
 **      outer statement reading it) loads on its own connection, so the
-**      entry is exactly its snapshot, which data_version then describes.
+**      entry is exactly its snapshot, which data_version then describes;
+**      except on an attached WAL schema, where a stamp records the newest
+**      commit and the snapshot may be older: refused (asked before any
+**      stamp's statement opens a transaction).
 **   4. A load inside a transaction that writes to the schema is refused:
 **      its uncommitted rows could be rolled back with no stamp moving.
 **      Inside an explicit read transaction an entry is used when its stamps
@@ -543,6 +548,14 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                           "to %s (its rows could be rolled back unseen); "
                           "load before the first write or after COMMIT",
                           t.schema);
+  /* rule 2: asked before any stamp's statement opens a transaction */
+  if (rc == SQLITE_OK && !err && ga_cstamp_snapshot_unprovable(db, t.schema))
+    err = sqlite3_mprintf(
+        "gpu_cache: %s is an attached database in WAL mode, and this "
+        "connection has a transaction open on it: its snapshot may be older "
+        "than the newest commit, which is all a stamp can record; call "
+        "gpu_cache outside the transaction",
+        t.schema);
   if (rc != SQLITE_OK || err) {
     collist_free(&cl);
     ga_target_free(&t);
@@ -550,6 +563,9 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
 
+  /* rule 2: the watchers of gone files and stale entries are closed at
+  ** every cache operation (a deleted file's descriptors released) */
+  ga_cache_watchers(conn->cache);
   /* rule 7: a reload replaces the entry only when it succeeds; meanwhile
   ** the old one is out of the list, its bytes free for the new one */
   ga_centry *old = ga_cache_find(conn->cache, t.schema, t.table);
@@ -567,6 +583,30 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     memset(&before, 0, sizeof(before));
     memset(&after, 0, sizeof(after));
     rc = ga_cstamp_read(db, t.schema, watch, &before);
+    if (rc == SQLITE_OK && (before.gone || before.noident)) {
+      err = sqlite3_mprintf(
+          "gpu_cache: %s.%s: %s", t.schema, t.table,
+          before.gone ? "the attached file's path names another file now, "
+                        "or none (renamed over or deleted while attached); "
+                        "DETACH and ATTACH it again"
+                      : "the attached file's identity cannot be read "
+                        "(stat() of its name failed), so a DETACH and "
+                        "ATTACH of another file under that name would "
+                        "pass unseen; cache it on a connection that opens "
+                        "it as main");
+      rc = SQLITE_ERROR;
+    }
+    if (rc == SQLITE_OK && before.unprovable && !watch &&
+        ga_cache_watchers(conn->cache) >= GA_CACHE_WATCHERS) {
+      err = sqlite3_mprintf(
+          "gpu_cache: %s.%s: %s is an attached database in WAL mode with no "
+          "committed frame in its WAL, which only a connection of the "
+          "cache's own to the file can keep proven, and %d entries hold one "
+          "already (the most per connection); drop one with "
+          "gpu_cache_drop, or cache it after a commit to that database",
+          t.schema, t.table, t.schema, GA_CACHE_WATCHERS);
+      rc = SQLITE_ERROR;
+    }
     if (rc == SQLITE_OK && before.unprovable && !watch) {
       /* rule 2: an attached WAL file with no committed frame in its WAL is
       ** proven by a connection of the entry's own, open from before the
