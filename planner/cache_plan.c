@@ -109,6 +109,23 @@ static uint32_t get4(const unsigned char *p) {
          (uint32_t)p[3];
 }
 
+/* 1 when PRAGMA schema.name reads want (any case), 0 when it reads
+** another value, dflt when it cannot be read. */
+static int pragma_is(sqlite3 *db, const char *schema, const char *name,
+                     const char *want, int dflt) {
+  sqlite3_stmt *st = NULL;
+  int is = dflt;
+  char *sql = sqlite3_mprintf("PRAGMA \"%w\".%s", schema, name);
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *m = (const char *)sqlite3_column_text(st, 0);
+    is = m && !sqlite3_stricmp(m, want);
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return is;
+}
+
 /* n bytes of f at off into buf: 1, or 0 where f is not open or short. */
 static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
   return f && f->pMethods && f->pMethods->xRead(f, buf, n, off) == SQLITE_OK;
@@ -125,16 +142,7 @@ static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
 ** s->unprovable where there is none to record. */
 static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
                       sqlite3_file *j, ga_cstamp *s) {
-  int64_t excl = 0;
-  sqlite3_stmt *st = NULL;
-  char *sql = sqlite3_mprintf("PRAGMA \"%w\".locking_mode", schema);
-  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW) {
-    const char *m = (const char *)sqlite3_column_text(st, 0);
-    excl = m && !sqlite3_stricmp(m, "exclusive");
-  }
-  sqlite3_finalize(st);
-  sqlite3_free(sql);
+  int excl = pragma_is(db, schema, "locking_mode", "exclusive", 0);
   /* exclusive locking mode may keep the wal-index in heap memory, where
   ** mapping the -shm would create one: no proof there */
   volatile void *shm = NULL;
@@ -452,17 +460,7 @@ int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema) {
   if (fn && sqlite3_uri_boolean(fn, "immutable", 0))
     return 0;
   /* the transaction is open already: this reads its own state */
-  sqlite3_stmt *st = NULL;
-  int wal = 1; /* unknown: as WAL */
-  char *sql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", schema);
-  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW) {
-    const char *m = (const char *)sqlite3_column_text(st, 0);
-    wal = m && !sqlite3_stricmp(m, "wal");
-  }
-  sqlite3_finalize(st);
-  sqlite3_free(sql);
-  return wal;
+  return pragma_is(db, schema, "journal_mode", "wal", 1); /* unknown: WAL */
 }
 
 /* Rule 2's watchers: those still open, after closing each whose file is

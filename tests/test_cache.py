@@ -691,7 +691,7 @@ def section_blob(rep, r, device):
         con.close()
 
 
-def fresh_file(path, mode, n=5000, keep=False):
+def fresh_file(path, mode, n=5000, keep=False, off=0):
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
@@ -699,7 +699,7 @@ def fresh_file(path, mode, n=5000, keep=False):
     w.execute("PRAGMA journal_mode=%s" % mode)
     w.execute("CREATE TABLE t(x INTEGER, g INTEGER)")
     w.execute("BEGIN")
-    w.executemany("INSERT INTO t VALUES (?, ?)", [(i, i % 3) for i in range(n)])
+    w.executemany("INSERT INTO t VALUES (?, ?)", [(i + off, i % 3) for i in range(n)])
     w.execute("COMMIT")
     if keep:
         return w
@@ -858,16 +858,8 @@ def section_snapshot(rep, r, device):
 
 
 def build_alike(path, mode, off):
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        if os.path.exists(path + suffix):
-            os.remove(path + suffix)
-    w = sqlite3.connect(path, isolation_level=None)
-    w.execute("PRAGMA journal_mode=%s" % mode)
-    w.execute("CREATE TABLE t(x INTEGER, g INTEGER)")
-    w.execute("BEGIN")
-    w.executemany("INSERT INTO t VALUES (?, ?)", [(i + off, i % 3) for i in range(1000)])
-    w.execute("COMMIT")
-    w.close()
+    """Files alike but for x's offset: the same header, page count and size."""
+    fresh_file(path, mode, n=1000, off=off)
 
 
 def section_replaced(rep, r, device):
