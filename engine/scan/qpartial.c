@@ -414,7 +414,10 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   int stop = 0;              /* rule 5 */
   for (int i = 0; i < h->ncols && !r.bad && !nomem && !stop; i++) {
     ga_qpart_col *c = &h->cols[i];
-    if (i % GA_QPART_POLL == 0 && stopped(lim)) {
+    /* not at 0: the first poll runs the caller's progress probe, which
+    ** runs at most every 10 ms (ext/common/intr.c); a small header spends
+    ** none, and the groups' decode gets it */
+    if (i && i % GA_QPART_POLL == 0 && stopped(lim)) {
       stop = 1;
       break;
     }
@@ -449,7 +452,7 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   }
   int kept = 0; /* rule 4: an index is kept as rebuilt from its parts */
   for (int i = 0; i < h->nidx && !r.bad && !nomem && !stop; i++) {
-    if (i % GA_QPART_POLL == 0 && stopped(lim)) {
+    if (i && i % GA_QPART_POLL == 0 && stopped(lim)) {
       stop = 1;
       break;
     }

@@ -69,13 +69,11 @@ def _where():
 
 def _local_path(path):
     """path as the absolute path, links resolved, that is checked and
-    opened: POSIX leaves a leading "//" to the system, which Linux reads as
-    "/" (normpath alone would read "link/.." as ".", which the system need
-    not)."""
-    p = _os.path.realpath(_os.path.abspath(path))
-    while p.startswith("//"):
-        p = p[1:]
-    return p
+    opened.  realpath resolves it as Linux does: a leading "//" is "/"
+    (abspath and normpath keep it, POSIX leaves it to the system, and a URI
+    would read it as an authority), and "link/.." is the link's parent's
+    (normpath would read it as ".")."""
+    return _os.path.realpath(path)
 
 
 def _file_uri(path):
