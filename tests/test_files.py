@@ -240,14 +240,20 @@ def section_no_ckpt(rep):
                   and "parallel" in states[0][2], "gpuagg %r, sqlite %r" % (states[0], states[1]))
 
 
+def grouped_under_fault(con, fault):
+    """gpu_aggregate's sum of x by y, with GPUAGG_SCAN_FAULT=fault (a test
+    fault of engine/scan/scan.c) for that one call."""
+    os.environ["GPUAGG_SCAN_FAULT"] = fault
+    try:
+        return rows(con, "SELECT grp, sum FROM gpu_aggregate('t', 'x', NULL, 'y') ORDER BY grp")
+    finally:
+        del os.environ["GPUAGG_SCAN_FAULT"]
+
+
 def section_ro_commit(rep):
     path = make(os.path.join(TMP, "ro_commit.db"), "wal")
     con = connect(uri(path, mode="ro"), True)
-    os.environ["GPUAGG_SCAN_FAULT"] = "commit"
-    try:
-        got = rows(con, "SELECT grp, sum FROM gpu_aggregate('t', 'x', NULL, 'y') ORDER BY grp")
-    finally:
-        del os.environ["GPUAGG_SCAN_FAULT"]
+    got = grouped_under_fault(con, "commit")
     ls = last_scan(con)
     want = rows(con, "SELECT y, sum(x) FROM t GROUP BY y ORDER BY y")
     uv = con.execute("PRAGMA user_version").fetchone()[0]
@@ -257,11 +263,7 @@ def section_ro_commit(rep):
               "path %r why %r snapshot_waits %r" % (ls["path"], ls["why"], ls["snapshot_waits"]))
     # no quiet moment within the busy timeout (0 here: one try): serial
     con.execute("PRAGMA busy_timeout = 0")
-    os.environ["GPUAGG_SCAN_FAULT"] = "commit"
-    try:
-        got = rows(con, "SELECT grp, sum FROM gpu_aggregate('t', 'x', NULL, 'y') ORDER BY grp")
-    finally:
-        del os.environ["GPUAGG_SCAN_FAULT"]
+    got = grouped_under_fault(con, "commit")
     ls = last_scan(con)
     rep.check("ro_commit_serial", got == want and ls["path"] == "serial"
               and "committed while the workers began" in ls["why"],
@@ -310,11 +312,7 @@ def section_raced(rep):
         con.execute("SELECT count(*) FROM t").fetchone()
         os.rename(new, path)  # the workers open this one...
         # ...and then the caller's file is back at the path
-        os.environ["GPUAGG_SCAN_FAULT"] = "rename:" + keep
-        try:
-            got = rows(con, "SELECT grp, sum FROM gpu_aggregate('t', 'x', NULL, 'y') ORDER BY grp")
-        finally:
-            del os.environ["GPUAGG_SCAN_FAULT"]
+        got = grouped_under_fault(con, "rename:" + keep)
         ls = last_scan(con)
         want = rows(con, "SELECT y, sum(x) FROM t GROUP BY y ORDER BY y")
         moved = con.execute("SELECT sum(x) FROM t").fetchone()[0]
