@@ -98,17 +98,23 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "qrewrite.h"
 #include "qschema.h"
 #include "query.h"
 
-/* ---- tokens ---- */
+/* ---- tokens (qrewrite.h) ---- */
 
-enum { T_ID = 1, T_QID, T_STR, T_NUM, T_VAR, T_BLOB, T_OP };
+enum {
+  T_ID = GA_QT_ID,
+  T_QID = GA_QT_QID,
+  T_STR = GA_QT_STR,
+  T_NUM = GA_QT_NUM,
+  T_VAR = GA_QT_VAR,
+  T_BLOB = GA_QT_BLOB,
+  T_OP = GA_QT_OP
+};
 
-typedef struct tok {
-  int type, off, len;
-  int var; /* T_VAR: SQLite's number */
-} tok;
+typedef ga_qtok tok;
 
 static int id_start(unsigned char c) {
   return isalpha(c) || c == '_' || c >= 0x80;
@@ -242,6 +248,10 @@ static int tokenize(const char *z, tok **out, int *nout) {
 bad:
   sqlite3_free(v);
   return 1;
+}
+
+int ga_q_tokenize(const char *z, ga_qtok **out, int *nout) {
+  return tokenize(z, out, nout);
 }
 
 /* ---- the parse ---- */
@@ -1422,14 +1432,26 @@ static int make_texts(parse *p, const char *groups) {
 int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
                    ga_query *q, char **err) {
   parse P, *p = &P;
-  sqlite3_stmt *st = NULL;
+  sqlite3_stmt *st = NULL, *sto = NULL;
   const char *tail = NULL;
   char *table = NULL;
   int rc;
+  ga_qrw rw;
   memset(q, 0, sizeof(*q));
   q->topk_agg = -1;
   memset(p, 0, sizeof(*p));
   *err = NULL;
+  /* views, a WITH, subqueries: the one-table text (planner/qrewrite.c);
+  ** the text as written names the columns and parameters */
+  if ((rc = ga_qrewrite(db, sql, &rw, err)) != SQLITE_OK)
+    return rc;
+  if (rw.text) {
+    if (sqlite3_prepare_v2(db, sql, -1, &sto, NULL) != SQLITE_OK) {
+      ga_qrw_free(&rw);
+      return SQLITE_NOMEM;
+    }
+    sql = rw.text;
+  }
   p->db = db;
   p->z = sql;
   p->q = q;
@@ -1574,7 +1596,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     goto done;
   }
   p->ipk = find_ipk(p);
-  q->nparams = sqlite3_bind_parameter_count(st);
+  q->nparams = sqlite3_bind_parameter_count(sto ? sto : st);
   if ((rc = number_params(p, st)) != SQLITE_OK)
     goto done;
   if ((rc = read_items(p, st)) != SQLITE_OK)
@@ -1644,14 +1666,22 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = SQLITE_NOMEM;
     goto done;
   }
-  if ((rc = name_columns(p, st)) != SQLITE_OK)
+  if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
   if ((rc = find_topk(p)) != SQLITE_OK)
     goto done;
   rc = make_texts(p, groups);
+  if (rc == SQLITE_OK && rw.serial_why) { /* qrewrite.c rules 4, 5 */
+    q->serial_why = rw.serial_why;
+    sqlite3_free(q->serial_sql);
+    q->serial_sql = rw.serial_sql;
+    rw.serial_sql = NULL;
+  }
 
 done:
   sqlite3_finalize(st);
+  sqlite3_finalize(sto);
+  ga_qrw_free(&rw);
   sqlite3_free(table);
   sqlite3_free(p->t);
   for (int k = 0; k < p->nitems; k++)

@@ -1,0 +1,47 @@
+/*
+** qrewrite.h — gpu_query's pre-pass (planner/qrewrite.c): a view or one
+** common table expression in FROM substituted into the one-table text the
+** planner reads (planner/query.c), and uncorrelated subqueries taken out
+** of it.  Its rules are at the top of qrewrite.c.  The tokens are
+** query.c's (ga_q_tokenize).
+*/
+#ifndef GA_QREWRITE_H
+#define GA_QREWRITE_H
+
+#include "sqlite3ext.h"
+
+enum {
+  GA_QT_ID = 1,
+  GA_QT_QID,
+  GA_QT_STR,
+  GA_QT_NUM,
+  GA_QT_VAR,
+  GA_QT_BLOB,
+  GA_QT_OP
+};
+
+typedef struct ga_qtok {
+  int type, off, len;
+  int var; /* a parameter: SQLite's number */
+} ga_qtok;
+
+/* z into tokens (planner/query.c): 0; 1 (an unterminated string, quote or
+** comment); -1 (no memory). */
+int ga_q_tokenize(const char *z, ga_qtok **out, int *nout);
+
+typedef struct ga_qrw {
+  char *text; /* the one-table text to plan; NULL: the text as it is */
+  /* not NULL: the call takes the serial path for this reason, with
+  ** serial_sql (the text as written, sum ... max as gpu_sum ... gpu_max) */
+  const char *serial_why;
+  char *serial_sql;
+} ga_qrw;
+
+/* Rewrite sql (compiled on db, the caller's connection).  SQLITE_OK (rw
+** filled; rw->text NULL where nothing was rewritten, or where the text
+** does not compile: the planner reports SQLite's error); SQLITE_NOMEM;
+** SQLITE_ERROR with *err "gpu_query: ..." naming the construct. */
+int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *rw, char **err);
+void ga_qrw_free(ga_qrw *rw);
+
+#endif
