@@ -161,7 +161,10 @@ static char *prog_sig(sqlite3 *db, const char *sql, int *rc) {
     const char *o = (const char *)sqlite3_column_text(st, 1);
     if (o && !strcmp(o, "Init"))
       continue; /* its P4 may be the text */
-    const char *p4 = (const char *)sqlite3_column_text(st, 5);
+    /* a Variable's P4 is the parameter's name, written ?N here */
+    const char *p4 = o && !strcmp(o, "Variable")
+                         ? ""
+                         : (const char *)sqlite3_column_text(st, 5);
     sqlite3_str_appendf(s, "%s %s %d\n", o ? o : "?", p4 ? p4 : "",
                         sqlite3_column_int(st, 6));
   }
