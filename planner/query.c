@@ -1515,7 +1515,10 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
       else if (op(p, i, ")"))
         depth--;
       if (kw(p, i, "SELECT")) {
-        rc = fail(p, "gpu_query: subqueries are not supported%s", NULL);
+        rc = fail(p,
+                  "gpu_query: a subquery in FROM is not supported (FROM "
+                  "names one table, a view or a WITH expression)%s",
+                  NULL);
         goto done;
       }
       if (depth == 0 &&
