@@ -48,6 +48,10 @@
 **      the text with each subquery as (NULL), for the groups table's
 **      columns and the names.  A subquery that reads the WITH's expression
 **      is an error (it is read once, in FROM).
+**   6. Partials.  gpu_query_partial refuses a text that reads a view: the
+**      finishing database declares the table alone (gpuagg.dask), so the
+**      finish could not read the view; a WITH expression is in the text,
+**      and a subquery's value is no partial's to carry (rule 5: serial).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -963,6 +967,10 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
     rc = SQLITE_NOMEM;
     goto done2;
   }
+  if (source && w->temp_view != 2)
+    out->partial_why = "the text reads a view, which the finishing database "
+                       "does not declare: write the view's SELECT as a WITH "
+                       "expression in the text";
   out->text = text;
   text = NULL;
 done2:

@@ -35,6 +35,8 @@ typedef struct ga_qrw {
   ** serial_sql (the text as written, sum ... max as gpu_sum ... gpu_max) */
   const char *serial_why;
   char *serial_sql;
+  /* not NULL: gpu_query_partial refuses the text for this reason (rule 6) */
+  const char *partial_why;
 } ga_qrw;
 
 /* Rewrite sql (compiled on db, the caller's connection).  SQLITE_OK (rw

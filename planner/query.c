@@ -1674,6 +1674,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   if ((rc = find_topk(p)) != SQLITE_OK)
     goto done;
   rc = make_texts(p, groups);
+  q->partial_why = rw.partial_why;
   if (rc == SQLITE_OK && rw.serial_why) { /* qrewrite.c rules 4, 5 */
     q->serial_why = rw.serial_why;
     sqlite3_free(q->serial_sql);
