@@ -1096,6 +1096,8 @@ s37.executescript("""
 CREATE TABLE t(g INTEGER, tk TEXT, n TEXT COLLATE NOCASE, x REAL, b INTEGER);
 CREATE TABLE d(code INTEGER, n TEXT COLLATE NOCASE);
 INSERT INTO d VALUES (5, 'A');
+CREATE TABLE d2(v REAL);
+INSERT INTO d2 VALUES (1e16), (1.0), (-1e16);
 CREATE VIEW vk AS SELECT g AS k, x * 2 AS x2, n, tk FROM t WHERE b > 3;
 CREATE VIEW ve AS SELECT n || '' AS e, n, g FROM t;
 CREATE VIEW vcols(p, q) AS SELECT g, x FROM t;
@@ -1127,7 +1129,11 @@ for sql, path, why in [
         ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM d WHERE code > 4)", "serial", "subquery"),
         # a share of total, gpu_sum on both sides of the division
         ("SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g", "serial", "subquery"),
+        # sum inside the subquery is gpu_sum: 1.0, where sum's doubles give 0.0
+        ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "serial", "subquery"),
         ("SELECT k, sum(x2), count(*) FROM vk GROUP BY k", "parallel", None),
+        # ORDER BY k: the alias (SQLite's rule), not the view's column k
+        ("SELECT n, sum(x2) AS k FROM vk GROUP BY n ORDER BY k", "parallel", None),
         ("SELECT vk.k AS kk, sum(vk.x2) FROM main.vk WHERE n = 'a' GROUP BY 1", "parallel", None),
         ("SELECT p, max(q) FROM vcols AS z GROUP BY z.p HAVING count(*) > 3", "parallel", None),
         ("WITH r AS (SELECT g, x FROM t WHERE b < 2000) SELECT g, avg(x) FROM r GROUP BY g", "parallel", None),
@@ -1159,6 +1165,14 @@ check(got == ref37(s37, sql, (1, 500.0)) and names == ["g", "sum(x)", "count(*)"
       "issue 37: a WITH's parameters and names", (got[:2], names, hidden, ls.get("path")))
 got, names, ls = q37(s37, "SELECT k, sum(x2) FROM vk GROUP BY k")
 check(names == ["k", "sum(x2)"], "issue 37: a view's names", names)
+# a parameter in a WITH expression's column, read twice: one number
+sql = "WITH r AS (SELECT g + ? AS k, x FROM t) SELECT k, sum(x) FROM r WHERE x < ? GROUP BY k"
+try:
+    got, names, ls = q37(s37, sql, (10, 300.0))
+except sqlite3.Error as e:
+    got, ls = str(e), {}
+check(got == ref37(s37, sql, (10, 300.0)) and ls.get("path") == "parallel",
+      "issue 37: a WITH column's parameter keeps its number", (got, ls))
 
 # a view resolves in its own schema: main.vk reads main.t, where a TEMP t
 # shadows it for the top-level text
