@@ -3,31 +3,14 @@
 ** common table expression in FROM substituted into the one-table text the
 ** planner reads (planner/query.c), and uncorrelated subqueries taken out
 ** of it.  Its rules are at the top of qrewrite.c.  The tokens are
-** query.c's (ga_q_tokenize).
+** planner/qtok.h's.
 */
 #ifndef GA_QREWRITE_H
 #define GA_QREWRITE_H
 
 #include "sqlite3ext.h"
 
-enum {
-  GA_QT_ID = 1,
-  GA_QT_QID,
-  GA_QT_STR,
-  GA_QT_NUM,
-  GA_QT_VAR,
-  GA_QT_BLOB,
-  GA_QT_OP
-};
-
-typedef struct ga_qtok {
-  int type, off, len;
-  int var; /* a parameter: SQLite's number */
-} ga_qtok;
-
-/* z into tokens (planner/query.c): 0; 1 (an unterminated string, quote or
-** comment); -1 (no memory). */
-int ga_q_tokenize(const char *z, ga_qtok **out, int *nout);
+#include "qtok.h"
 
 typedef struct ga_qrw {
   char *text; /* the one-table text to plan; NULL: the text as it is */
