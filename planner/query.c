@@ -19,11 +19,14 @@
 **      ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e), sum, total,
 **      avg, min, max (and gpu_ spellings) with one argument (ALL before
 **      it is the default it is: sum(ALL x) is sum(x)).  Everything
-**      else is an error naming the construct: WITH, VALUES, compound
-**      selects, joins, subqueries, views, virtual tables, WITHOUT ROWID,
+**      else is an error naming the construct: VALUES, compound selects,
+**      joins, subqueries in FROM, virtual tables, WITHOUT ROWID,
 **      DISTINCT or FILTER in an aggregate, window functions, other
 **      aggregates, '*' in the select list, a column outside aggregates that
 **      no group term reads, a query with neither aggregate nor GROUP BY.
+**      A view, one WITH expression and uncorrelated subqueries reach this
+**      parse rewritten (planner/qrewrite.c, its rules); the text as written
+**      names the columns and numbers the parameters (rules 3, 4).
 **   2. Names resolve as SQLite resolves them (resolve.c, 3.40): a GROUP BY
 **      or ORDER BY term that is an integer by sqlite3ExprIsInteger once its
 **      COLLATEs are skipped (1, +1, (1), 1 COLLATE NOCASE, 0x1; not 1.0,

@@ -1270,7 +1270,8 @@ def main():
             stats["attached"] += 1
         stats["utf16"] += t.db == "u"
         q = Query(r, t, probe, schema).build()
-        views_ctes_subqueries(r, q, t, schema, cons, names_con)  # issue 37
+        # issue 37: its own random stream, so the other queries stay as they were
+        views_ctes_subqueries(random.Random("%d/%d" % (SEED, qi)), q, t, schema, cons, names_con)
         stats[q.form or "plain"] = stats.get(q.form or "plain", 0) + 1
         params = q.values
         # the reference: the same text, gpu_ aggregates, on the caller's connection
