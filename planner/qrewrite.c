@@ -672,8 +672,8 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
     w->B = *S;
     source = 1;
     for (int k = o + 1; k < S->n; k++)
-      if (k != name_tok && qname_is(S, k, w->src_name) && !qop(S, k + 1, "(") &&
-          !qop(S, k + 1, ".") && !qop(S, k - 1, ".")) {
+      if (k != name_tok && qname_is(S, k, w->src_name) &&
+          (qkw(S, k - 1, "FROM") || qkw(S, k - 1, "JOIN"))) {
         rc = fail(err,
                   "gpu_query: the common table expression %s is read more "
                   "than once (a subquery reads it too): only FROM may read "
@@ -703,10 +703,16 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
       char *q = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_schema WHERE "
                                 "type = 'view' AND name = ?1",
                                 vt.schema);
-      if (q && sqlite3_prepare_v2(db, q, -1, &vs, NULL) == SQLITE_OK) {
+      int nomem = !q, found = 0;
+      if (q &&
+          (sqlite3_prepare_v2(db, q, -1, &vs, NULL) & 0xff) == SQLITE_NOMEM)
+        nomem = 1;
+      if (vs) {
         sqlite3_bind_text(vs, 1, vt.table, -1, SQLITE_STATIC);
-        if (sqlite3_step(vs) == SQLITE_ROW && sqlite3_column_text(vs, 0))
+        if (sqlite3_step(vs) == SQLITE_ROW && sqlite3_column_text(vs, 0)) {
+          found = 1;
           w->bz = sqlite3_mprintf("%s", sqlite3_column_text(vs, 0));
+        }
       }
       sqlite3_finalize(vs);
       sqlite3_free(q);
@@ -714,8 +720,11 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
       w->vschema = sqlite3_mprintf("%s", vt.schema);
       w->temp_view = !sqlite3_stricmp(vt.schema, "temp");
       source = 1;
-      if (!w->bz || !w->src_name || !w->vschema)
+      if (nomem || (found && !w->bz) || !w->src_name || !w->vschema)
         rc = SQLITE_NOMEM;
+      else if (!found) /* an authorizer that denies reading the schema */
+        rc = fail(err, "gpu_query: cannot read the definition of the view %s%s",
+                  w->src_name, NULL);
     }
     if (vr == SQLITE_OK)
       ga_target_free(&vt);
