@@ -19,11 +19,14 @@
 **      ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e), sum, total,
 **      avg, min, max (and gpu_ spellings) with one argument (ALL before
 **      it is the default it is: sum(ALL x) is sum(x)).  Everything
-**      else is an error naming the construct: WITH, VALUES, compound
-**      selects, joins, subqueries, views, virtual tables, WITHOUT ROWID,
+**      else is an error naming the construct: VALUES, compound selects,
+**      joins, subqueries in FROM, virtual tables, WITHOUT ROWID,
 **      DISTINCT or FILTER in an aggregate, window functions, other
 **      aggregates, '*' in the select list, a column outside aggregates that
 **      no group term reads, a query with neither aggregate nor GROUP BY.
+**      A view, one WITH expression and uncorrelated subqueries reach this
+**      parse rewritten (planner/qrewrite.c, its rules); the text as written
+**      names the columns and numbers the parameters (rules 3, 4).
 **   2. Names resolve as SQLite resolves them (resolve.c, 3.40): a GROUP BY
 **      or ORDER BY term that is an integer by sqlite3ExprIsInteger once its
 **      COLLATEs are skipped (1, +1, (1), 1 COLLATE NOCASE, 0x1; not 1.0,
@@ -98,151 +101,24 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "qrewrite.h"
 #include "qschema.h"
+#include "qtok.h"
 #include "query.h"
 
-/* ---- tokens ---- */
+/* ---- tokens (planner/qtok.c) ---- */
 
-enum { T_ID = 1, T_QID, T_STR, T_NUM, T_VAR, T_BLOB, T_OP };
+enum {
+  T_ID = GA_QT_ID,
+  T_QID = GA_QT_QID,
+  T_STR = GA_QT_STR,
+  T_NUM = GA_QT_NUM,
+  T_VAR = GA_QT_VAR,
+  T_BLOB = GA_QT_BLOB,
+  T_OP = GA_QT_OP
+};
 
-typedef struct tok {
-  int type, off, len;
-  int var; /* T_VAR: SQLite's number */
-} tok;
-
-static int id_start(unsigned char c) {
-  return isalpha(c) || c == '_' || c >= 0x80;
-}
-
-static int id_char(unsigned char c) {
-  return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
-}
-
-/* z into tokens; 0, 1 (unterminated string, quote or comment), or
-** SQLITE_NOMEM (as -1). */
-static int tokenize(const char *z, tok **out, int *nout) {
-  int n = 0, cap = 0;
-  tok *v = NULL;
-  const unsigned char *s = (const unsigned char *)z;
-  int i = 0;
-  for (;;) {
-    while (s[i] && isspace(s[i]))
-      i++;
-    if (!s[i])
-      break;
-    if (s[i] == '-' && s[i + 1] == '-') {
-      while (s[i] && s[i] != '\n')
-        i++;
-      continue;
-    }
-    if (s[i] == '/' && s[i + 1] == '*') {
-      const char *e = strstr(z + i + 2, "*/");
-      if (!e)
-        goto bad;
-      i = (int)(e - z) + 2;
-      continue;
-    }
-    tok t = {0, i, 0, 0};
-    unsigned char c = s[i];
-    if (c == '\'' || c == '"' || c == '`' || c == '[') {
-      unsigned char close = c == '[' ? ']' : c;
-      int j = i + 1;
-      for (;;) {
-        if (!s[j])
-          goto bad;
-        if (s[j] == close) {
-          if (close != ']' && s[j + 1] == close) {
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        j++;
-      }
-      t.type = c == '\'' ? T_STR : T_QID;
-      t.len = j + 1 - i;
-    } else if ((c == 'x' || c == 'X') && s[i + 1] == '\'') {
-      int j = i + 2;
-      while (s[j] && s[j] != '\'')
-        j++;
-      if (!s[j])
-        goto bad;
-      t.type = T_BLOB;
-      t.len = j + 1 - i;
-    } else if (isdigit(c) || (c == '.' && isdigit(s[i + 1]))) {
-      int j = i;
-      if (c == '0' && (s[j + 1] == 'x' || s[j + 1] == 'X')) {
-        j += 2;
-        while (isxdigit(s[j]))
-          j++;
-      } else {
-        while (isdigit(s[j]) || s[j] == '_')
-          j++;
-        if (s[j] == '.') {
-          j++;
-          while (isdigit(s[j]) || s[j] == '_')
-            j++;
-        }
-        if ((s[j] == 'e' || s[j] == 'E') &&
-            (isdigit(s[j + 1]) ||
-             ((s[j + 1] == '+' || s[j + 1] == '-') && isdigit(s[j + 2])))) {
-          j += 2;
-          while (isdigit(s[j]))
-            j++;
-        }
-      }
-      t.type = T_NUM;
-      t.len = j - i;
-    } else if (c == '?') {
-      int j = i + 1;
-      while (isdigit(s[j]))
-        j++;
-      t.type = T_VAR;
-      t.len = j - i;
-    } else if ((c == ':' || c == '@' || c == '$' || c == '#') &&
-               id_char(s[i + 1])) {
-      int j = i + 1;
-      while (id_char(s[j]) || (s[j] == ':' && s[j + 1] == ':'))
-        j += s[j] == ':' ? 2 : 1;
-      t.type = T_VAR;
-      t.len = j - i;
-    } else if (id_start(c)) {
-      int j = i;
-      while (id_char(s[j]))
-        j++;
-      t.type = T_ID;
-      t.len = j - i;
-    } else {
-      static const char *const two[] = {
-          "||", "<=", ">=", "==", "!=", "<>", "<<", ">>", "->"};
-      t.type = T_OP;
-      t.len = 1;
-      if (s[i] == '-' && s[i + 1] == '>' && s[i + 2] == '>')
-        t.len = 3;
-      else
-        for (size_t k = 0; k < sizeof two / sizeof two[0]; k++)
-          if (s[i] == two[k][0] && s[i + 1] == two[k][1])
-            t.len = 2;
-    }
-    if (n == cap) {
-      cap = cap ? cap * 2 : 64;
-      tok *nv = sqlite3_realloc64(v, sizeof(tok) * (size_t)cap);
-      if (!nv) {
-        sqlite3_free(v);
-        return -1;
-      }
-      v = nv;
-    }
-    v[n++] = t;
-    i += t.len;
-  }
-  *out = v;
-  *nout = n;
-  return 0;
-bad:
-  sqlite3_free(v);
-  return 1;
-}
+typedef ga_qtok tok;
 
 /* ---- the parse ---- */
 
@@ -1422,14 +1298,26 @@ static int make_texts(parse *p, const char *groups) {
 int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
                    ga_query *q, char **err) {
   parse P, *p = &P;
-  sqlite3_stmt *st = NULL;
+  sqlite3_stmt *st = NULL, *sto = NULL;
   const char *tail = NULL;
   char *table = NULL;
   int rc;
+  ga_qrw rw;
   memset(q, 0, sizeof(*q));
   q->topk_agg = -1;
   memset(p, 0, sizeof(*p));
   *err = NULL;
+  /* views, a WITH, subqueries: the one-table text (planner/qrewrite.c);
+  ** the text as written names the columns and parameters */
+  if ((rc = ga_qrewrite(db, sql, &rw, err)) != SQLITE_OK)
+    return rc;
+  if (rw.text) {
+    if (sqlite3_prepare_v2(db, sql, -1, &sto, NULL) != SQLITE_OK) {
+      ga_qrw_free(&rw);
+      return SQLITE_NOMEM;
+    }
+    sql = rw.text;
+  }
   p->db = db;
   p->z = sql;
   p->q = q;
@@ -1437,7 +1325,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   p->distinct = -1;
   p->ipk = -1;
 
-  rc = tokenize(sql, &p->t, &p->n);
+  rc = ga_q_tokenize(sql, &p->t, &p->n);
   if (rc < 0)
     return SQLITE_NOMEM;
   if (rc > 0) {
@@ -1493,7 +1381,10 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
       else if (op(p, i, ")"))
         depth--;
       if (kw(p, i, "SELECT")) {
-        rc = fail(p, "gpu_query: subqueries are not supported%s", NULL);
+        rc = fail(p,
+                  "gpu_query: a subquery in FROM is not supported (FROM "
+                  "names one table, a view or a WITH expression)%s",
+                  NULL);
         goto done;
       }
       if (depth == 0 &&
@@ -1574,7 +1465,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     goto done;
   }
   p->ipk = find_ipk(p);
-  q->nparams = sqlite3_bind_parameter_count(st);
+  q->nparams = sqlite3_bind_parameter_count(sto ? sto : st);
   if ((rc = number_params(p, st)) != SQLITE_OK)
     goto done;
   if ((rc = read_items(p, st)) != SQLITE_OK)
@@ -1644,14 +1535,23 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = SQLITE_NOMEM;
     goto done;
   }
-  if ((rc = name_columns(p, st)) != SQLITE_OK)
+  if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
   if ((rc = find_topk(p)) != SQLITE_OK)
     goto done;
   rc = make_texts(p, groups);
+  q->partial_why = rw.partial_why;
+  if (rc == SQLITE_OK && rw.serial_why) { /* qrewrite.c rules 4, 5 */
+    q->serial_why = rw.serial_why;
+    sqlite3_free(q->serial_sql);
+    q->serial_sql = rw.serial_sql;
+    rw.serial_sql = NULL;
+  }
 
 done:
   sqlite3_finalize(st);
+  sqlite3_finalize(sto);
+  ga_qrw_free(&rw);
   sqlite3_free(table);
   sqlite3_free(p->t);
   for (int k = 0; k < p->nitems; k++)

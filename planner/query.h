@@ -60,6 +60,7 @@ typedef struct ga_query {
   int ncols;
   char **col_name;        /* the result columns, made unique (rule 3) */
   const char *serial_why; /* not NULL: the parallel path cannot serve */
+  const char *partial_why; /* not NULL: no partial (planner/qrewrite.c) */
   /* rule 7: ORDER BY an aggregate ... LIMIT: only the groups among the
   ** first topk_k by that aggregate (ties kept) can reach the answer.
   ** topk_agg: the aggregate (index into aggs), -1 none */

@@ -72,6 +72,11 @@ CREATE TABLE t(a INTEGER, b TEXT COLLATE NOCASE, x REAL, y INTEGER, d TEXT);
 CREATE TABLE u(z);
 CREATE VIEW v AS SELECT * FROM t;
 CREATE TABLE w(k PRIMARY KEY, v) WITHOUT ROWID;
+CREATE VIEW vj AS SELECT * FROM t, u;
+CREATE VIEW vv AS SELECT * FROM v;
+CREATE VIEW vs AS SELECT a, x FROM t WHERE a IN (SELECT z FROM u);
+CREATE VIEW v2 AS SELECT a AS a2, x AS x2 FROM t;
+CREATE VIEW vw AS SELECT k, v FROM w;
 """)
 db.executemany("INSERT INTO t VALUES (?,?,?,?,?)",
                [(i % 7, "Ab"[i % 2] + "c", i * 0.5, i, "199%d-01-01" % (i % 9))
@@ -83,11 +88,44 @@ ERRORS = [
     ("SELECT a, sum(x) FROM t JOIN u GROUP BY a",
      "gpu_query: joins are not supported (FROM must name one table)"),
     ("SELECT sum(x) FROM (SELECT x FROM t)",
-     "gpu_query: subqueries are not supported"),
-    ("SELECT sum(x) FROM t WHERE a IN (SELECT z FROM u)",
-     "gpu_query: subqueries are not supported"),
-    ("WITH c AS (SELECT * FROM t) SELECT sum(x) FROM c",
-     "gpu_query: common table expressions (WITH) are not supported"),
+     "gpu_query: a subquery in FROM is not supported (FROM names one table, a view or a WITH "
+     "expression)"),
+    # issue 37 (views, WITH, subqueries): what stays an error
+    ("SELECT sum(x) FROM t WHERE a IN (SELECT z FROM u WHERE z = t.y)",
+     "gpu_query: a correlated subquery (one that reads the outer query's columns) is not "
+     "supported: rewrite as a join or GROUP BY"),
+    ("WITH c AS (SELECT * FROM t), d AS (SELECT * FROM t) SELECT sum(x) FROM c",
+     "gpu_query: WITH holds several common table expressions (one is supported, read by FROM)"),
+    ("WITH RECURSIVE c AS (SELECT * FROM t) SELECT sum(x) FROM c",
+     "gpu_query: WITH RECURSIVE is not supported (one non-recursive common table expression, "
+     "read by FROM)"),
+    ("WITH c AS (SELECT * FROM t) SELECT sum(x) FROM t",
+     "gpu_query: the common table expression c must be the table FROM reads"),
+    ("WITH c AS (SELECT * FROM t) SELECT sum(x) FROM c WHERE a IN (SELECT a FROM c)",
+     "gpu_query: the common table expression c is read more than once (a subquery reads it "
+     "too): only FROM may read it"),
+    ("WITH c AS (SELECT a FROM t GROUP BY a) SELECT count(a) FROM c",
+     "gpu_query: the common table expression c has GROUP (a view or common table expression "
+     "may only select expressions of one table's rows, with a WHERE)"),
+    ("WITH c AS (SELECT DISTINCT a FROM t) SELECT count(*) FROM c",
+     "gpu_query: the common table expression c has DISTINCT (a view or common table "
+     "expression may only select expressions of one table's rows, with a WHERE)"),
+    ("WITH c AS (SELECT max(x) AS m FROM t) SELECT count(*) FROM c",
+     "gpu_query: the common table expression c calls the aggregate max() (a view or common "
+     "table expression may only select expressions of one table's rows: aggregate in the "
+     "query that reads it)"),
+    ("SELECT sum(z) FROM vj",
+     "gpu_query: the view vj reads more than one table (a view or common table expression "
+     "must read one table)"),
+    ("SELECT sum(x) FROM vv",
+     "gpu_query: the view vv reads v, a view (a view or common table expression must read "
+     "one rowid table)"),
+    ("SELECT sum(x) FROM vs",
+     "gpu_query: the view vs holds a subquery (a view or common table expression may only "
+     "select expressions of one table's rows)"),
+    ("SELECT a2 AS y, sum(x2) FROM v2 GROUP BY y",
+     "gpu_query: y is no column of v2, but a column of its table: rename it (an alias, or a "
+     "string in double quotes, of that name would read the table's column)"),
     ("SELECT sum(x) FROM t UNION ALL SELECT sum(y) FROM t",
      "gpu_query: compound selects (UNION, INTERSECT, EXCEPT) are not "
      "supported"),
@@ -109,8 +147,8 @@ ERRORS = [
      "aggregates"),
     ("SELECT a FROM t", "gpu_query: the query has neither an aggregate nor "
      "GROUP BY (nothing to aggregate)"),
-    ("SELECT sum(x) FROM v",
-     "gpu_query: v is a view table (FROM must name a rowid table)"),
+    ("SELECT sum(v) FROM vw",
+     "gpu_query: w is a WITHOUT ROWID table (FROM must name a rowid table)"),
     ("SELECT sum(v) FROM w",
      "gpu_query: w is a WITHOUT ROWID table (FROM must name a rowid table)"),
     ("SELECT sum(x) FROM nosuch", "gpu_query: no such table: nosuch"),
@@ -1045,5 +1083,181 @@ check(got == ref and path == "cache", "issue36 sum(ALL x) from the cache", (got,
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()
 ref = db.execute("SELECT a, gpu_sum(x) FROM t WHERE y > 3 GROUP BY a ORDER BY a").fetchall()
 check(got == ref, "gpu_aggregate unchanged", got[:2])
+
+
+# ---- issue 37: views, one WITH expression, uncorrelated subqueries ----
+# (the differential generator, tests/test_query.py, runs them on every
+# path; here the edge rules: affinity and collation of a subquery's value,
+# a view's schema, the authorizer, trusted_schema, names, the partial's
+# refusal, and a subquery over the scanned table under a writer)
+s37 = connect(os.path.join(TMP, "s37.db"))
+s37.execute("PRAGMA journal_mode = WAL")
+s37.executescript("""
+CREATE TABLE t(g INTEGER, tk TEXT, n TEXT COLLATE NOCASE, x REAL, b INTEGER);
+CREATE TABLE d(code INTEGER, n TEXT COLLATE NOCASE);
+INSERT INTO d VALUES (5, 'A');
+CREATE TABLE d2(v REAL);
+INSERT INTO d2 VALUES (1e16), (1.0), (-1e16);
+CREATE VIEW vk AS SELECT g AS k, x * 2 AS x2, n, tk FROM t WHERE b > 3;
+CREATE VIEW ve AS SELECT n || '' AS e, n, g FROM t;
+CREATE VIEW vcols(p, q) AS SELECT g, x FROM t;
+""")
+s37.executemany("INSERT INTO t VALUES (?,?,?,?,?)",
+                [(i % 5, ["05", "5", "x", " 5"][i % 4], "aAbB"[i % 4], i * 0.25, i) for i in range(3000)])
+
+
+def ref37(con, sql, args=()):
+    for f in ("sum", "total", "avg", "min", "max"):
+        sql = sql.replace(f + "(", "gpu_" + f + "(")
+    return sorted(con.execute(sql, args).fetchall(), key=repr)
+
+
+def q37(con, sql, args=(), name="q37"):
+    """gpu_query's rows (sorted), its column names, last_scan."""
+    con.execute("DROP TABLE IF EXISTS temp.%s" % name)
+    create(con, name, sql)
+    cur = con.execute("SELECT * FROM temp.%s(%s)" % (name, ", ".join("?" * len(args))), args)
+    rows = sorted(cur.fetchall(), key=repr)
+    return rows, [c[0] for c in cur.description], info(con)["last_scan"]
+
+
+for sql, path, why in [
+        # the subquery's affinity: tk = 5 by TEXT affinity would match '5' only
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT code FROM d) GROUP BY g", "serial", "subquery"),
+        # the subquery's collation: 'a' IN ('A') is 0, under n's NOCASE 1
+        ("SELECT count(*), max('a' IN (SELECT n FROM d)) FROM t", "serial", "subquery"),
+        ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM d WHERE code > 4)", "serial", "subquery"),
+        # a share of total, gpu_sum on both sides of the division
+        ("SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g", "serial", "subquery"),
+        # sum inside the subquery is gpu_sum: 1.0, where sum's doubles give 0.0
+        ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "serial", "subquery"),
+        ("SELECT k, sum(x2), count(*) FROM vk GROUP BY k", "parallel", None),
+        # ORDER BY k: the alias (SQLite's rule), not the view's column k
+        ("SELECT n, sum(x2) AS k FROM vk GROUP BY n ORDER BY k", "parallel", None),
+        ("SELECT vk.k AS kk, sum(vk.x2) FROM main.vk WHERE n = 'a' GROUP BY 1", "parallel", None),
+        ("SELECT p, max(q) FROM vcols AS z GROUP BY z.p HAVING count(*) > 3", "parallel", None),
+        ("WITH r AS (SELECT g, x FROM t WHERE b < 2000) SELECT g, avg(x) FROM r GROUP BY g", "parallel", None),
+        ("SELECT n, count(*) FROM ve GROUP BY n", "parallel", None),
+        # e = n: SQLite compares under e's BINARY (a view column's own),
+        # (n || '') = n under n's NOCASE: the substitution would change it
+        ("SELECT count(*) FROM ve WHERE e = n", "serial", "substitution compiles otherwise"),
+        ("SELECT count(*) FROM ve WHERE n = e", "parallel", None)]:
+    want = ref37(s37, sql)
+    try:
+        got, names, ls = q37(s37, sql)
+    except sqlite3.Error as e:
+        got, names, ls = str(e), None, {}
+    check(got == want and ls.get("path") == path and (why is None or why in ls.get("why", "")),
+          "issue 37: %s" % sql, (got[:3], want[:3], ls.get("path"), ls.get("why")))
+got = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")[0]
+plain = s37.execute("SELECT count(*) FROM t WHERE tk = ?", (5,)).fetchall()
+check(got == [(2250,)] and plain == [(750,)],
+      "issue 37: the subquery's INTEGER affinity matches '05', '5' and ' 5', a parameter '5' only",
+      (got, plain))
+
+# names: as sqlite3_column_name names the text as written; parameters
+# numbered as the text numbers them (a WITH's body comes first)
+sql = "WITH r AS (SELECT g, x FROM t WHERE g > ?) SELECT g, sum(x), count(*) FROM r WHERE x < :hi GROUP BY g"
+got, names, ls = q37(s37, sql, (1, 500.0))
+hidden = [r[1] for r in s37.execute("SELECT * FROM pragma_table_xinfo('q37', 'temp') WHERE hidden")]
+check(got == ref37(s37, sql, (1, 500.0)) and names == ["g", "sum(x)", "count(*)"] and
+      hidden[:2] == ["?1", ":hi"] and ls["path"] == "parallel",
+      "issue 37: a WITH's parameters and names", (got[:2], names, hidden, ls.get("path")))
+got, names, ls = q37(s37, "SELECT k, sum(x2) FROM vk GROUP BY k")
+check(names == ["k", "sum(x2)"], "issue 37: a view's names", names)
+# a parameter in a WITH expression's column, read twice: one number
+sql = "WITH r AS (SELECT g + ? AS k, x FROM t) SELECT k, sum(x) FROM r WHERE x < ? GROUP BY k"
+try:
+    got, names, ls = q37(s37, sql, (10, 300.0))
+except sqlite3.Error as e:
+    got, ls = str(e), {}
+check(got == ref37(s37, sql, (10, 300.0)) and ls.get("path") == "parallel",
+      "issue 37: a WITH column's parameter keeps its number", (got, ls))
+
+# a view resolves in its own schema: main.vk reads main.t, where a TEMP t
+# shadows it for the top-level text
+s37.execute("CREATE TEMP TABLE t(g INTEGER, tk TEXT, n TEXT, x REAL, b INTEGER)")
+s37.execute("INSERT INTO temp.t VALUES (99, '5', 'a', 1.0, 10)")
+sql = "SELECT k, sum(x2) FROM vk GROUP BY k"
+got, names, ls = q37(s37, sql)
+check(got == ref37(s37, sql) and len(got) == 5 and ls["path"] == "parallel",
+      "issue 37: a main view reads main.t under a TEMP t", (got, ls))
+got, names, ls = q37(s37, "WITH r AS (SELECT g, x FROM t) SELECT g, sum(x) FROM r GROUP BY g")
+check(got == [(99, 1.0)], "issue 37: a WITH's body reads the TEMP t, as SQLite resolves it", got)
+s37.execute("DROP TABLE temp.t")
+
+# the authorizer sees the view's name: an IGNORE for its reads means serial
+def auth37(action, a1, a2, dbn, inner):
+    return sqlite3.SQLITE_IGNORE if action == sqlite3.SQLITE_READ and inner == "vk" and a2 == "x" \
+        else sqlite3.SQLITE_OK
+
+
+s37.set_authorizer(auth37)
+sql = "SELECT k, sum(x2) FROM vk GROUP BY k"
+got, names, ls = q37(s37, sql)
+check(got == ref37(s37, sql) and all(r[1] is None for r in got) and ls["path"] == "serial"
+      and "authorizer" in ls["why"], "issue 37: an authorizer's IGNORE on a view's read", (got, ls))
+s37.set_authorizer(None)
+
+# trusted_schema: an application function a view calls is refused as
+# SQLite refuses it; DIRECTONLY likewise
+s37.create_function("f37", 1, lambda v: v, deterministic=True)
+s37.execute("CREATE VIEW vf AS SELECT g, f37(x) AS fx FROM t")
+s37.execute("PRAGMA trusted_schema = 0")
+err = error_of(s37, "CREATE VIRTUAL TABLE temp.qf USING gpu_query('SELECT g, sum(fx) FROM vf GROUP BY g')")
+check(err == "gpu_query: unsafe use of f37()", "issue 37: trusted_schema = 0 refuses a view's function", err)
+s37.execute("PRAGMA trusted_schema = 1")
+# gpuagg_config is SQLITE_DIRECTONLY: a view may not call it
+s37.execute("CREATE VIEW vd AS SELECT g, gpuagg_config('threads') AS th FROM t")
+err = error_of(s37, "CREATE VIRTUAL TABLE temp.qd USING gpu_query('SELECT th, count(*) FROM vd GROUP BY th')")
+ref_err = error_of(s37, "SELECT th, count(*) FROM vd GROUP BY th")
+check(ref_err == "unsafe use of gpuagg_config()" and err == "gpu_query: " + ref_err,
+      "issue 37: a view's DIRECTONLY function is refused as SQLite refuses it", (err, ref_err))
+
+# gpu_query_partial: a subquery is refused, naming it; a view runs
+err = error_of(s37, "SELECT gpu_query_partial('SELECT g, sum(x) / (SELECT sum(x) FROM t) FROM t GROUP BY g')")
+check(err is not None and "subquery" in err and err.startswith("gpu_query_partial: "),
+      "issue 37: gpu_query_partial refuses a subquery", err)
+err = error_of(s37, "SELECT gpu_query_partial('SELECT k, sum(x2) FROM vk GROUP BY k')")
+check(err == "gpu_query_partial: the text reads a view, which the finishing database does not declare: "
+      "write the view's SELECT as a WITH expression in the text",
+      "issue 37: gpu_query_partial refuses a view (the finish has the table only)", err)
+err = error_of(s37, "SELECT gpu_query_partial('WITH r AS (SELECT g AS k, x FROM t WHERE b > 3) "
+               "SELECT k, sum(x) FROM r GROUP BY k')")
+check(err is None, "issue 37: gpu_query_partial of a WITH expression", err)
+
+# a subquery over the scanned table reads the scan's snapshot: a writer
+# commits pairs of rows (b and -b, g 7) in a loop; each answer is one state
+import subprocess  # noqa: E402
+import time  # noqa: E402
+writer = subprocess.Popen([sys.executable, "-c", """
+import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+deadline = time.time() + 60
+i = 0
+while time.time() < deadline:
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("INSERT INTO t VALUES (7, 'w', 'w', 1.0, ?)", (i,))
+    con.execute("INSERT INTO t VALUES (7, 'w', 'w', 1.0, ?)", (-i,))
+    con.execute("COMMIT")
+    i += 1
+""", os.path.join(TMP, "s37.db")], stdin=subprocess.DEVNULL)
+bad = []
+sql = ("SELECT count(*) - (SELECT count(*) FROM t) AS d, sum(b) - (SELECT sum(b) FROM t) AS e, "
+       "count(*) % 2 AS odd FROM t")
+n_states = set()
+for i in range(3000):  # the writer's first commit
+    if s37.execute("SELECT count(*) FROM t WHERE g = 7").fetchone()[0] or writer.poll() is not None:
+        break
+    time.sleep(0.01)
+for i in range(60):
+    got, names, ls = q37(s37, sql)
+    n_states.add(s37.execute("SELECT count(*) FROM t").fetchone()[0])
+    if got != [(0, 0, 0)]:
+        bad.append(got)
+writer.kill()
+writer.wait()
+check(not bad and len(n_states) > 1, "issue 37: a subquery over the scanned table under a writer "
+      "(%d states seen)" % len(n_states), bad[:3])
 
 R.finish()

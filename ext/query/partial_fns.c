@@ -350,8 +350,10 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     result_error(ctx, fn, err);
     goto done;
   }
-  if (q.serial_why) {
-    result_error(ctx, fn, sqlite3_mprintf("%s", q.serial_why));
+  if (q.serial_why || q.partial_why) {
+    result_error(ctx, fn,
+                 sqlite3_mprintf("%s", q.serial_why ? q.serial_why
+                                                    : q.partial_why));
     goto done;
   }
   params = sqlite3_malloc64(sizeof(*params) * (size_t)(q.nparams + 1));

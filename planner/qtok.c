@@ -1,0 +1,147 @@
+/*
+** qtok.c — the tokens of a gpu_query text (qtok.h), for planner/query.c
+** and planner/qrewrite.c: identifiers (quoted or not), strings, numbers,
+** parameters, blobs and operators, with their offsets in the text;
+** comments and spaces dropped.
+*/
+#include <ctype.h>
+#include <string.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "qtok.h"
+
+static int qt_id_start(unsigned char c) {
+  return isalpha(c) || c == '_' || c >= 0x80;
+}
+
+static int qt_id_char(unsigned char c) {
+  return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
+}
+
+/* z into tokens; 0, 1 (unterminated string, quote or comment), or
+** SQLITE_NOMEM (as -1). */
+int ga_q_tokenize(const char *z, ga_qtok **out, int *nout) {
+  int n = 0, cap = 0;
+  ga_qtok *v = NULL;
+  const unsigned char *s = (const unsigned char *)z;
+  int i = 0;
+  for (;;) {
+    while (s[i] && isspace(s[i]))
+      i++;
+    if (!s[i])
+      break;
+    if (s[i] == '-' && s[i + 1] == '-') {
+      while (s[i] && s[i] != '\n')
+        i++;
+      continue;
+    }
+    if (s[i] == '/' && s[i + 1] == '*') {
+      const char *e = strstr(z + i + 2, "*/");
+      if (!e)
+        goto bad;
+      i = (int)(e - z) + 2;
+      continue;
+    }
+    ga_qtok t = {0, i, 0, 0};
+    unsigned char c = s[i];
+    if (c == '\'' || c == '"' || c == '`' || c == '[') {
+      unsigned char close = c == '[' ? ']' : c;
+      int j = i + 1;
+      for (;;) {
+        if (!s[j])
+          goto bad;
+        if (s[j] == close) {
+          if (close != ']' && s[j + 1] == close) {
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        j++;
+      }
+      t.type = c == '\'' ? GA_QT_STR : GA_QT_QID;
+      t.len = j + 1 - i;
+    } else if ((c == 'x' || c == 'X') && s[i + 1] == '\'') {
+      int j = i + 2;
+      while (s[j] && s[j] != '\'')
+        j++;
+      if (!s[j])
+        goto bad;
+      t.type = GA_QT_BLOB;
+      t.len = j + 1 - i;
+    } else if (isdigit(c) || (c == '.' && isdigit(s[i + 1]))) {
+      int j = i;
+      if (c == '0' && (s[j + 1] == 'x' || s[j + 1] == 'X')) {
+        j += 2;
+        while (isxdigit(s[j]))
+          j++;
+      } else {
+        while (isdigit(s[j]) || s[j] == '_')
+          j++;
+        if (s[j] == '.') {
+          j++;
+          while (isdigit(s[j]) || s[j] == '_')
+            j++;
+        }
+        if ((s[j] == 'e' || s[j] == 'E') &&
+            (isdigit(s[j + 1]) ||
+             ((s[j + 1] == '+' || s[j + 1] == '-') && isdigit(s[j + 2])))) {
+          j += 2;
+          while (isdigit(s[j]))
+            j++;
+        }
+      }
+      t.type = GA_QT_NUM;
+      t.len = j - i;
+    } else if (c == '?') {
+      int j = i + 1;
+      while (isdigit(s[j]))
+        j++;
+      t.type = GA_QT_VAR;
+      t.len = j - i;
+    } else if ((c == ':' || c == '@' || c == '$' || c == '#') &&
+               qt_id_char(s[i + 1])) {
+      int j = i + 1;
+      while (qt_id_char(s[j]) || (s[j] == ':' && s[j + 1] == ':'))
+        j += s[j] == ':' ? 2 : 1;
+      t.type = GA_QT_VAR;
+      t.len = j - i;
+    } else if (qt_id_start(c)) {
+      int j = i;
+      while (qt_id_char(s[j]))
+        j++;
+      t.type = GA_QT_ID;
+      t.len = j - i;
+    } else {
+      static const char *const two[] = {
+          "||", "<=", ">=", "==", "!=", "<>", "<<", ">>", "->"};
+      t.type = GA_QT_OP;
+      t.len = 1;
+      if (s[i] == '-' && s[i + 1] == '>' && s[i + 2] == '>')
+        t.len = 3;
+      else
+        for (size_t k = 0; k < sizeof two / sizeof two[0]; k++)
+          if (s[i] == two[k][0] && s[i + 1] == two[k][1])
+            t.len = 2;
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 64;
+      ga_qtok *nv = sqlite3_realloc64(v, sizeof(ga_qtok) * (size_t)cap);
+      if (!nv) {
+        sqlite3_free(v);
+        return -1;
+      }
+      v = nv;
+    }
+    v[n++] = t;
+    i += t.len;
+  }
+  *out = v;
+  *nout = n;
+  return 0;
+bad:
+  sqlite3_free(v);
+  return 1;
+}

@@ -1,0 +1,27 @@
+/*
+** qtok.h — the tokens of a gpu_query text (planner/qtok.c), read by
+** planner/query.c and planner/qrewrite.c.
+*/
+#ifndef GA_QTOK_H
+#define GA_QTOK_H
+
+enum {
+  GA_QT_ID = 1,
+  GA_QT_QID,
+  GA_QT_STR,
+  GA_QT_NUM,
+  GA_QT_VAR,
+  GA_QT_BLOB,
+  GA_QT_OP
+};
+
+typedef struct ga_qtok {
+  int type, off, len;
+  int var; /* a parameter: SQLite's number (set by the reader) */
+} ga_qtok;
+
+/* z into tokens (sqlite3_malloc'd): 0; 1 (an unterminated string, quote
+** or comment); -1 (no memory). */
+int ga_q_tokenize(const char *z, ga_qtok **out, int *nout);
+
+#endif
