@@ -1405,7 +1405,8 @@ static int make_texts(parse *p, const char *groups) {
   }
   q->post_sql = sqlite3_str_finish(s);
 
-  /* serial: the text, gpu_ names, NOT INDEXED after the table */
+  /* serial: the text, gpu_ names, NOT INDEXED after the table (rowid
+  ** order: the contract's tie rule) */
   s = sqlite3_str_new(NULL);
   int cut = p->from_name_end;
   emit(p, s, 0, cut, 0, 0, 2);
@@ -1416,6 +1417,14 @@ static int make_texts(parse *p, const char *groups) {
   q->serial_sql = sqlite3_str_finish(s);
   if (!q->groups_schema || !q->post_sql || !q->serial_sql)
     return SQLITE_NOMEM;
+  /* the same with SQLite's own plan, for an indexed range (planner/path.c
+  ** rule 14); none where the text names its own index clause */
+  if (!p->indexed) {
+    s = sqlite3_str_new(NULL);
+    emit(p, s, 0, p->n, 0, 0, 2);
+    if (!(q->serial_sql_ix = sqlite3_str_finish(s)))
+      return SQLITE_NOMEM;
+  }
   return SQLITE_OK;
 }
 
@@ -1697,6 +1706,7 @@ void ga_query_free(ga_query *q) {
   sqlite3_free(q->groups_schema);
   sqlite3_free(q->post_sql);
   sqlite3_free(q->serial_sql);
+  sqlite3_free(q->serial_sql_ix);
   for (int k = 0; q->param_name && k < q->nparams; k++)
     sqlite3_free(q->param_name[k]);
   sqlite3_free(q->param_name);
