@@ -6,6 +6,7 @@ gpu_query, on the same connection, in the same run.
   bench/index_bench.py [--rows 2e6] [--reps 5] [--db DIR] [--csv FILE]
                        [--threads 2] [--orders ordered,shuffled]
                        [--ranges week,month,year] [--machine NAME]
+                       [--modes sqlite,gpu_query,off,band,serial]
 
 The table: sales(order_date TEXT, customer_id INTEGER, product_id INTEGER,
 region TEXT, qty INTEGER, price REAL), five years of dates (2019-01-01 ..
@@ -22,7 +23,11 @@ Modes: sqlite (that text, SQLite's own plan: through the index), gpu_query
 (`CREATE VIRTUAL TABLE temp.q USING gpu_query('<the text>')`, then SELECT *
 FROM q(lo, hi), gpuagg_config threads = --threads).  Every rep runs both,
 the first rotating; medians, and the ratio sqlite / gpu_query (above 1:
-gpu_query is faster).  gpu_query's rows must equal the reference (SQLite's
+gpu_query is faster).  Modes off, band and serial (--modes) run gpu_query
+with GPUAGG_QINDEX set so (planner/qindex.c rule 7): the whole table as
+before issue 37, the range's rowid band wherever one is known, SQLite's own
+plan wherever the serial path can run it: each choice measured on the same
+table.  gpu_query's rows must equal the reference (SQLite's
 text with gpu_sum and gpu_total: exit status 1 otherwise), and its
 last_scan path and why are printed.
 
@@ -88,6 +93,7 @@ def main():
     ap.add_argument("--orders", default="ordered,shuffled")
     ap.add_argument("--ranges", default="week,month,year")
     ap.add_argument("--machine", default=socket.gethostname())
+    ap.add_argument("--modes", default="sqlite,gpu_query")
     a = ap.parse_args()
     n = int(a.rows)
     csv = a.csv or os.path.join(ROOT, "bench", "results", "index_%s_%s.csv" % (
@@ -111,31 +117,39 @@ def main():
         for rname in a.ranges.split(","):
             args = RANGES[rname]
             ref = con.execute(REF, args).fetchall()
-            ms = {"sqlite": [], "gpu_query": []}
-            modes = ["sqlite", "gpu_query"]
+            modes = a.modes.split(",")
+            ms = dict((m, []) for m in modes)
             last = {}
             for rep in range(a.reps):
-                for m in modes[rep % 2:] + modes[:rep % 2]:
+                for m in modes[rep % len(modes):] + modes[:rep % len(modes)]:
                     if m == "sqlite":
                         t, rows = timed(con, SQL, args)
                         p = w = ""
                     else:
+                        if m != "gpu_query":
+                            os.environ["GPUAGG_QINDEX"] = m
                         t, rows = timed(con, "SELECT * FROM q(?, ?)", args)
-                        last = json.loads(con.execute(
+                        os.environ.pop("GPUAGG_QINDEX", None)
+                        ls = json.loads(con.execute(
                             "SELECT gpuagg_info()").fetchone()[0])["last_scan"]
-                        p, w = last.get("path", ""), last.get("why", "")
+                        p, w = ls.get("path", ""), ls.get("why", "")
+                        if m == "gpu_query":
+                            last = ls
                         if rows != ref:
                             bad += 1
-                            print("MISMATCH %s %s" % (order, rname), flush=True)
+                            print("MISMATCH %s %s %s" % (order, rname, m), flush=True)
                     ms[m].append(t)
                     out.write("%s,%d,%s,%s,%s,%d,%d,%.2f,%s,\"%s\"\n" % (
                         a.machine, n, order, rname, m,
                         1 if m == "sqlite" else a.threads, rep, t, p,
                         w.replace('"', "'")))
-            s, g = statistics.median(ms["sqlite"]), statistics.median(ms["gpu_query"])
-            print("%-9s %-6s sqlite %8.1f ms  gpu_query %8.1f ms  x%.2f  %s: %s"
-                  % (order, rname, s, g, s / g, last.get("path"),
-                     last.get("why")), flush=True)
+            s = statistics.median(ms["sqlite"])
+            print("%-9s %-6s sqlite %8.1f ms  %s  %s: %s" % (
+                order, rname, s, "  ".join(
+                    "%s %8.1f ms x%.2f" % (m, statistics.median(ms[m]),
+                                           s / statistics.median(ms[m]))
+                    for m in modes if m != "sqlite"),
+                last.get("path"), last.get("why")), flush=True)
         con.close()
     out.close()
     return 1 if bad else 0

@@ -37,6 +37,9 @@
 **      whole filter, and the band they read is computed again by worker 0
 **      inside the workers' snapshot (engine/scan/scan.c, "Pieces"), so a
 **      commit between the decision and the scan changes only the cost.
+**   7. GPUAGG_QINDEX (benchmarks): off (no rule 14: the whole table), band
+**      (a band wherever one is known), serial (SQLite's own plan wherever
+**      the serial path can run it), to measure each choice on one table.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -376,7 +379,12 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
   int rc = SQLITE_OK, nomem = 0, col = -2;
   memset(q, 0, sizeof(*q));
   q->rows = -1;
-  if (!p->filter || !*p->filter || !t->rowid)
+  /* benchmarks (bench/index_bench.py): GPUAGG_QINDEX=off (the whole table,
+  ** as before rule 14), band (a band wherever one is known), serial
+  ** (SQLite's own plan wherever the serial path can run it) */
+  const char *force = getenv("GPUAGG_QINDEX");
+  if (!p->filter || !*p->filter || !t->rowid ||
+      (force && !strcmp(force, "off")))
     return SQLITE_OK;
   int n = lex(p->filter, &tk);
   if (n == -2)
@@ -531,6 +539,10 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
   double pct = 100.0 / (double)(est > 0 ? est : 1);
   int serial = empty || (band && span < min_rows) ||
                (q->rows >= 0 && (q->rows < min_rows || q->rows <= s_rows));
+  if (force && !strcmp(force, "band"))
+    serial = 0, narrow = band || empty;
+  else if (force && !strcmp(force, "serial"))
+    serial = 1;
   if (serial && serial_ok) {
     q->choice = GA_QINDEX_SERIAL;
     if (q->rows >= 0)
