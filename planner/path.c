@@ -66,12 +66,15 @@
 **      on the caller (SQLITE_DENY) send the call to the serial path, where
 **      the authorizer acts as SQLite makes it act (ga_plan_verify).
 **  14. A filter that an index (or the rowid) answers, planner/qindex.c:
-**      its range counted through the index, bounded.  Few rows (below
-**      scan_min_rows, or few whose rowids are scattered: under est /
-**      (GA_QINDEX_LOOKUP_COST * threads)): the serial path with SQLite's
+**      its range's rowid band found by index seeks, its rows counted
+**      through the index, bounded.  A band under scan_min_rows / 8 rowids,
+**      or few rows that are scattered (at most est / (GA_QINDEX_LOOKUP_COST
+**      * threads), or under scan_min_rows): the serial path with SQLite's
 **      own plan, where the caller's serial text can run it (gpu_query);
-**      else the workers read only the range's rowid band when it is
-**      narrower than 3/4 of the table (spec.sql_range), else the table.
+**      else the workers read only the band when it is narrower than 3/4
+**      of the table (spec.sql_range), else the table.  Decided before
+**      rules 5-7 and 10, which only the parallel path needs; not for a
+**      table rule 8 sends to the serial path.
 **   What the workers carry instead of stepping aside:
 **   11. Every sqlite3_limit of the caller, set on each worker before it
 **       runs; SQLITE_DBCONFIG_DQS_DML.

@@ -25,13 +25,16 @@
 **      seeks each, GA_QINDEX_MAX_KEYS at most; the rowid: two seeks).
 **      Dates that grow with the rowid give a band about as wide as the
 **      range; shuffled ones the whole table.
-**   5. The choice: fewer than scan_min_rows rows, or at most S rows whose
-**      band is wider than GA_QINDEX_LOOKUP_COST times their count: the
-**      serial path with SQLite's own plan (GA_QINDEX_SERIAL; gpu_query's
-**      serial text without NOT INDEXED).  Otherwise a band narrower than
-**      3/4 of the table: the workers read only the band (GA_QINDEX_BAND);
-**      else the whole table (GA_QINDEX_NONE).  Where the serial path cannot
-**      run SQLite's plan (gpu_aggregate, a partial), a band if there is
+**   5. The choice: serial with SQLite's own plan (GA_QINDEX_SERIAL;
+**      gpu_query's serial text without NOT INDEXED) when the range is
+**      empty, or its band has fewer than scan_min_rows /
+**      GA_QINDEX_BAND_MIN_DIV rowids, or its rows are scattered (no band
+**      narrower than 3/4 of the table, or one GA_QINDEX_LOOKUP_COST times
+**      wider than their count) and number at most S or fewer than
+**      scan_min_rows.  Otherwise a narrow band: the workers read only it
+**      (GA_QINDEX_BAND); else the whole table (GA_QINDEX_NONE).  Where the
+**      serial path cannot run SQLite's plan (gpu_aggregate, a partial, a
+**      text with its own INDEXED BY or NOT INDEXED), a band if there is
 **      one.
 **   6. Exactness does not hang on any of this: the workers still apply the
 **      whole filter, and the band they read is computed again by worker 0
@@ -499,10 +502,10 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
   ** or none when the range has more than S rows */
   int64_t s_rows = est / ((int64_t)GA_QINDEX_LOOKUP_COST * threads);
   int64_t lim = narrow ? span / GA_QINDEX_LOOKUP_COST : s_rows;
-  int64_t cnt = -1;
+  int64_t cnt = -1, min_band = min_rows / GA_QINDEX_BAND_MIN_DIV;
   if (lim < 1)
     lim = 1;
-  if (!empty && !(band && span < min_rows)) {
+  if (!empty && !(band && span < min_band)) {
     sqlite3_str *s = sqlite3_str_new(NULL);
     sqlite3_str_appendall(s, "SELECT count(*) FROM (SELECT 1");
     from(s, t->schema, t, p->alias, idx);
@@ -537,7 +540,7 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
 
   /* rule 5 */
   double pct = 100.0 / (double)(est > 0 ? est : 1);
-  int serial = empty || (band && span < min_rows) ||
+  int serial = empty || (band && span < min_band) ||
                (q->rows >= 0 && (q->rows < min_rows || q->rows <= s_rows));
   if (force && !strcmp(force, "band"))
     serial = 0, narrow = band || empty;
@@ -553,8 +556,10 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
     else
       sqlite3_snprintf((int)sizeof q->why, q->why,
                        "an indexed range within rowids %lld..%lld (fewer "
-                       "than scan_min_rows) through %s: SQLite's own plan",
-                       (long long)q->lo, (long long)q->hi, via);
+                       "than scan_min_rows / %d) through %s: SQLite's own "
+                       "plan",
+                       (long long)q->lo, (long long)q->hi,
+                       GA_QINDEX_BAND_MIN_DIV, via);
   } else if (narrow) {
     q->choice = GA_QINDEX_BAND;
     if (empty)

@@ -12,9 +12,17 @@
 #define GA_QINDEX_BAND 2   /* the workers read the range's rowid band */
 
 /* A row read through an index whose rowids are scattered costs about this
-** many rows of a scan (bench/RESULTS.md §16: 1.5 us against 0.045 us a row
-** on 2 cores, then a margin for the parallel path's start). */
+** many rows of a scan (bench/RESULTS.md, "Indexed ranges": 1.5 us against
+** 0.045 us a row on 2 cores, then a margin for the parallel path's start;
+** on more cores the scan's share, S, shrinks with the threads). */
 #define GA_QINDEX_LOOKUP_COST 16
+/* A band of fewer than scan_min_rows / this rowids is read serially, with
+** SQLite's own plan: its rows through the index cost less than starting
+** the workers (bench/RESULTS.md, "Indexed ranges": at 2e7 rows in date
+** order, one week, 77,000 rows, took 0.9x SQLite's time serially and
+** 1.37x faster as a band on 2 threads; at 2e6 rows, 7,700 rows, the band
+** was the slower). */
+#define GA_QINDEX_BAND_MIN_DIV 8
 /* The band is found by a skip over the range's distinct keys, at most this
 ** many (three index seeks each); more keys: no band. */
 #define GA_QINDEX_MAX_KEYS 2048

@@ -106,6 +106,10 @@ case("selective shuffled", "ss", "d BETWEEN %s AND %s" % (D(5), D(6)), "serial",
 # ordered: its band (100 rowids) is under scan_min_rows: no count needed
 case("selective ordered", "so", "d = %s" % D(7), "serial",
      ("an indexed range within rowids 701..800", "through so_d", OWN))
+# ordered, a band of 300 rowids: over scan_min_rows / 8, so the workers
+# read it (fewer rows than scan_min_rows: the band, not the count, decides)
+case("narrow band ordered", "so", "d BETWEEN %s AND %s" % (D(10), D(12)), "parallel",
+     ("an indexed range through so_d within rowids 1001..1300",))
 # wide: shuffled, more than S rows: the whole table
 case("wide shuffled", "ss", "d >= %s" % D(20), "parallel",
      ("an indexed range of over 625 rows through ss_d, scattered: the whole table",))
