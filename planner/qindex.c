@@ -6,7 +6,9 @@
 **   1. The filter's top-level AND terms of the forms
 **        col op v,  v op col  (op: = == < <= > >=),  col BETWEEN v AND v
 **      with v a number, a string or a parameter, and col a column of the
-**      table (bare, or qualified by the FROM clause's name) or its rowid,
+**      table (bare, or qualified by the FROM clause's name) or its rowid
+**      (rowid, _rowid_, oid where no column has the name; an INTEGER
+**      PRIMARY KEY column),
 **      are the range.  Nothing else is: a top-level OR (AND binds closer,
 **      so the terms would not be ANDed), a COLLATE anywhere in the term (it
 **      would change the comparison's collation), an expression, a keyword.
@@ -162,6 +164,7 @@ typedef struct qctx {
   int n;
   const ga_target *tg;
   const char *alias;
+  int ipk; /* the INTEGER PRIMARY KEY column (the rowid), -1 none */
 } qctx;
 
 static int is_kw(const qctx *c, int i, const char *kw) {
@@ -217,7 +220,7 @@ static int colref(const qctx *c, int i, int *end) {
   }
   for (int k = 0; k < c->tg->ncols; k++)
     if (!sqlite3_stricmp(col, c->tg->cols[k]))
-      return k;
+      return k == c->ipk ? -1 : k;
   /* the rowid under a name no column shadows */
   if (c->tg->rowid &&
       (!sqlite3_stricmp(col, "rowid") || !sqlite3_stricmp(col, "_rowid_") ||
@@ -292,6 +295,40 @@ static char *index_for(sqlite3 *db, const ga_target *t, int k, int *nomem) {
     found = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 0));
     *nomem = !found;
   }
+  sqlite3_finalize(st);
+  return found;
+}
+
+/* The INTEGER PRIMARY KEY column, which is the rowid, or -1: the one
+** primary key column, declared INTEGER, with no index of its own (an
+** INTEGER PRIMARY KEY DESC has one, and is no rowid). */
+static int ipk_col(sqlite3 *db, const ga_target *t) {
+  int found = -1, n = 0;
+  for (int k = 0; k < t->ncols; k++) {
+    const char *type = NULL;
+    int pk = 0;
+    if (sqlite3_table_column_metadata(db, t->schema, t->table, t->cols[k],
+                                      &type, NULL, NULL, &pk,
+                                      NULL) != SQLITE_OK)
+      return -1;
+    if (pk) {
+      n++;
+      if (type && !sqlite3_stricmp(type, "INTEGER"))
+        found = k;
+    }
+  }
+  if (n != 1 || found < 0)
+    return -1;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db,
+                         "SELECT 1 FROM pragma_index_list(?1, ?2) WHERE "
+                         "origin = 'pk'",
+                         -1, &st, NULL) != SQLITE_OK)
+    return -1;
+  sqlite3_bind_text(st, 1, t->table, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, t->schema, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) != SQLITE_DONE)
+    found = -1;
   sqlite3_finalize(st);
   return found;
 }
@@ -394,7 +431,7 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
     return SQLITE_NOMEM;
   if (n <= 0)
     return SQLITE_OK;
-  qctx c = {p->filter, tk, n, t, p->alias};
+  qctx c = {p->filter, tk, n, t, p->alias, ipk_col(db, t)};
 
   /* rule 1: the top-level AND terms (CASE ... END nests like parentheses;
   ** the AND of a BETWEEN is its own) */
@@ -573,10 +610,11 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
                        pct * (double)span);
   } else {
     sqlite3_snprintf((int)sizeof q->why, q->why,
-                     "an indexed range of %s%lld rows through %s, scattered: "
-                     "the whole table",
+                     "an indexed range of %s%lld rows through %s, %s: the "
+                     "whole table",
                      q->rows < 0 ? "over " : "",
-                     (long long)(q->rows < 0 ? lim : q->rows), via);
+                     (long long)(q->rows < 0 ? lim : q->rows), via,
+                     band ? "scattered" : "no band (too many keys)");
   }
   if (q->choice != GA_QINDEX_BAND)
     ga_qindex_free(q);

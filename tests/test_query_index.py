@@ -130,6 +130,15 @@ case("rowid range, oid, value op column", "ss", "3000 <= oid AND _rowid_ < 9001"
      ("within rowids 3000..9000",), q=Q1)
 case("rowid equality", "ss", "rowid = 77", "serial", ("an indexed range within rowids 77..77", OWN), q=Q1)
 
+# an INTEGER PRIMARY KEY is the rowid; INTEGER PRIMARY KEY DESC is not
+# (its own index, whose 8,901 keys are too many for a band)
+for name, decl in (("ia", "INTEGER PRIMARY KEY"), ("ib", "INTEGER PRIMARY KEY DESC")):
+    db.execute("CREATE TABLE %s(id %s, v)" % (name, decl))
+    db.executemany("INSERT INTO %s(id, v) VALUES (?, ?)" % name, [(i, i * 2) for i in range(1, N + 1)])
+case("INTEGER PRIMARY KEY range", "ia", "id BETWEEN 100 AND 9000", "parallel",
+     ("an indexed range through the rowid within rowids 100..9000",), q=Q1)
+case("INTEGER PRIMARY KEY DESC range", "ib", "id BETWEEN 100 AND 9000", "parallel",
+     ("through sqlite_autoindex_ib_1, no band (too many keys): the whole table",), q=Q1)
 # an equality on an INTEGER column: 20 rows of each k
 case("equality k", "ss", "k = 3", "serial", ("an indexed range of 21 rows", "through ss_k", OWN))
 case("equality k as text", "ss", "k = '3'", "serial", ("an indexed range of 21 rows", OWN))
