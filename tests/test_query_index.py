@@ -134,7 +134,9 @@ case("rowid equality", "ss", "rowid = 77", "serial", ("an indexed range within r
 # (its own index, whose 8,901 keys are too many for a band)
 for name, decl in (("ia", "INTEGER PRIMARY KEY"), ("ib", "INTEGER PRIMARY KEY DESC")):
     db.execute("CREATE TABLE %s(id %s, v)" % (name, decl))
+    db.execute("BEGIN")
     db.executemany("INSERT INTO %s(id, v) VALUES (?, ?)" % name, [(i, i * 2) for i in range(1, N + 1)])
+    db.execute("COMMIT")
 case("INTEGER PRIMARY KEY range", "ia", "id BETWEEN 100 AND 9000", "parallel",
      ("an indexed range through the rowid within rowids 100..9000",), q=Q1)
 case("INTEGER PRIMARY KEY DESC range", "ib", "id BETWEEN 100 AND 9000", "parallel",
