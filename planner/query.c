@@ -11,7 +11,10 @@
 **            of its value in the group (ext/query/groups_vtab.c); flat
 **            (rule 6): no GROUP BY, HAVING as WHERE, gpuagg_value(column)
 **   serial   the text with sum, total, avg, min and max replaced by
-**            gpu_sum ... gpu_max and NOT INDEXED after the table
+**            gpu_sum ... gpu_max and NOT INDEXED after the table; and
+**            without NOT INDEXED (serial_sql_ix: SQLite's own plan, for a
+**            selective indexed range, planner/path.c rule 14) unless the
+**            text has its own INDEXED BY or NOT INDEXED
 **
 ** Rules:
 **   1. The grammar.  One SELECT; FROM one table, optional alias and

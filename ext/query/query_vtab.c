@@ -20,7 +20,9 @@
 **      BY order where it has one.  Where it leaves a choice (a group's
 **      representative, equal INTEGER and REAL in min/max), the parallel
 **      path takes the first row in rowid order; the serial path SQLite's
-**      own choice, over the rows in rowid order (NOT INDEXED).
+**      own choice, over the rows in rowid order (NOT INDEXED), or through
+**      the index with SQLite's own plan for a selective indexed range
+**      (planner/path.c rule 14: q.serial_sql_ix).
 **   2. Two paths.  Parallel: the workers compute every distinct aggregate
 **      argument's exact state per group in one pass (planner/path.c's
 **      conditions, engine/scan/scan.c), and SQLite evaluates the select
