@@ -125,7 +125,11 @@
 **
 ** Pieces (balance on sparse and skewed rowids)
 **   Pieces are rowid ranges handed out in increasing order and numbered in
-**   that order, so piece numbers are rowid order (scan_group.h rule 2).  A
+**   that order, so piece numbers are rowid order (scan_group.h rule 2).
+**   They cover the table's min..max rowid, or, with spec.sql_range (an
+**   indexed range, planner/qindex.c), only the band of rowids that can pass
+**   the filter: worker 0 runs that statement once every worker has begun,
+**   inside their one snapshot, so the band is that snapshot's.  A
 **   piece aims at `base` rows: in dense mode it spans base rowids (never
 **   more rows than that).  After a piece with few rows (less than base/4
 **   passed the filter) the next claim probes first: the first rowid at or
