@@ -68,6 +68,16 @@
 **      SQLITE_IGNORE turns a column or a function into NULL) or an error
 **      on the caller (SQLITE_DENY) send the call to the serial path, where
 **      the authorizer acts as SQLite makes it act (ga_plan_verify).
+**  14. A filter that an index (or the rowid) answers, planner/qindex.c:
+**      its range's rowid band found by index seeks, its rows counted
+**      through the index, bounded.  A band under scan_min_rows / 8 rowids,
+**      or few rows that are scattered (at most est / (GA_QINDEX_LOOKUP_COST
+**      * threads), or under scan_min_rows): the serial path with SQLite's
+**      own plan, where the caller's serial text can run it (gpu_query);
+**      else the workers read only the band when it is narrower than 3/4
+**      of the table (spec.sql_range), else the table.  Decided before
+**      rules 5-7 and 10, which only the parallel path needs; not for a
+**      table rule 8 sends to the serial path.
 **   What the workers carry instead of stepping aside:
 **   11. Every sqlite3_limit of the caller, set on each worker before it
 **       runs; SQLITE_DBCONFIG_DQS_DML.
@@ -99,6 +109,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
 #include "planner.h"
+#include "qindex.h"
 #include "scan_group.h"
 #include "workers.h"
 
@@ -570,8 +581,10 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   int coll[GA_MAX_KEYS];
   char buf[64], *sql = NULL;
   int rc = SQLITE_OK, k;
+  ga_qindex qi; /* rule 14 */
   memset(plan, 0, sizeof(*plan));
   memset(&lx, 0, sizeof(lx));
+  memset(&qi, 0, sizeof(qi));
 
   /* the schema this plan reads (the columns, the group key's collation):
   ** the workers' snapshot must have the same (engine/scan/scan.c, Checks) */
@@ -624,6 +637,41 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (q_int(db, "PRAGMA read_uncommitted", 0))
     SERIAL("read_uncommitted = 1 (the connection may read other "
            "connections' uncommitted rows)");
+  /* rule 8: rows of the table, an upper estimate (the rowid span, and what
+  ** the file's pages can hold at 5 bytes a row at least) */
+  sql = sqlite3_mprintf(
+      "SELECT (SELECT %s FROM \"%w\".\"%w\" ORDER BY %s DESC LIMIT 1) - "
+      "(SELECT %s FROM \"%w\".\"%w\" ORDER BY %s LIMIT 1) + 1",
+      t->rowid, t->schema, t->table, t->rowid, t->rowid, t->schema, t->table,
+      t->rowid);
+  if (!sql)
+    goto nomem;
+  int64_t span = q_int(db, sql, 0);
+  sqlite3_free(sql);
+  sql = sqlite3_mprintf("SELECT (SELECT page_count FROM \"%w\".pragma_"
+                        "page_count) * (SELECT page_size FROM \"%w\".pragma_"
+                        "page_size) / 5",
+                        t->schema, t->schema);
+  if (!sql)
+    goto nomem;
+  int64_t cap = q_int(db, sql, INT64_MAX);
+  sqlite3_free(sql);
+  sql = NULL;
+  int64_t est = span <= 0    ? cap
+                : span < cap ? span
+                             : cap; /* span <= 0: overflowed */
+  /* rule 14: an indexed range, decided before the rules that only the
+  ** parallel path needs (SQLite's own plan needs none of them) */
+  if (est >= cfg->scan_min_rows && /* else rule 8 */
+      ga_qindex_plan(db, t, p, threads, est, cfg->scan_min_rows,
+                     p->serial_index, &qi) != SQLITE_OK)
+    goto nomem;
+  plan->sql_range = qi.sql_range; /* NULL but for a band */
+  qi.sql_range = NULL;
+  if (qi.choice == GA_QINDEX_SERIAL) {
+    plan->index_serial = 1;
+    SERIAL("%s", qi.why);
+  }
   /* rules 5-7 */
   if (ga_lex_sql(p->filter, &lx))
     goto nomem;
@@ -673,29 +721,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
       SERIAL("the group key's collation is not a built-in one");
     any_text_coll |= coll[k] != GA_COLL_BINARY;
   }
-  /* rule 8: rows of the table, an upper estimate (the rowid span, and what
-  ** the file's pages can hold at 5 bytes a row at least) */
-  sql = sqlite3_mprintf(
-      "SELECT (SELECT %s FROM \"%w\".\"%w\" ORDER BY %s DESC LIMIT 1) - "
-      "(SELECT %s FROM \"%w\".\"%w\" ORDER BY %s LIMIT 1) + 1",
-      t->rowid, t->schema, t->table, t->rowid, t->rowid, t->schema, t->table,
-      t->rowid);
-  if (!sql)
-    goto nomem;
-  int64_t span = q_int(db, sql, 0);
-  sqlite3_free(sql);
-  sql = sqlite3_mprintf("SELECT (SELECT page_count FROM \"%w\".pragma_"
-                        "page_count) * (SELECT page_size FROM \"%w\".pragma_"
-                        "page_size) / 5",
-                        t->schema, t->schema);
-  if (!sql)
-    goto nomem;
-  int64_t cap = q_int(db, sql, INT64_MAX);
-  sqlite3_free(sql);
-  sql = NULL;
-  int64_t est = span <= 0    ? cap
-                : span < cap ? span
-                             : cap; /* span <= 0: overflowed */
+  /* rule 8 (est: above) */
   if (est < cfg->scan_min_rows)
     SERIAL("the table has fewer than scan_min_rows = %lld rows",
            (long long)cfg->scan_min_rows);
@@ -747,6 +773,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->sql_bounds = plan->sql_bounds;
   sp->sql_first = plan->sql_first;
   sp->sql_kth = plan->sql_kth;
+  sp->sql_range = plan->sql_range;
   sp->grouped = p->nkeys > 0;
   sp->shape.nk = p->nkeys > 0 ? p->nkeys : 1; /* ungrouped: one NULL key */
   sp->shape.nc = p->nkeys > 0 ? p->ncarry : 0;
@@ -787,10 +814,11 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (cap_env && atoll(cap_env) > 0)
     sp->max_group_bytes = atoll(cap_env);
   plan->parallel = 1;
-  sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s",
+  sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s%s%s",
                    sp->immutable ? "an immutable file (immutable=1)"
                    : sp->wal     ? "WAL snapshot"
-                                 : "rollback-journal snapshot");
+                                 : "rollback-journal snapshot",
+                   qi.why[0] ? "; " : "", qi.why);
   ga_lex_free(&lx);
   return SQLITE_OK;
 
@@ -813,5 +841,6 @@ void ga_plan_free(ga_plan *plan) {
   sqlite3_free(plan->sql_kth);
   sqlite3_free(plan->auth_sql);
   sqlite3_free(plan->auth_sig);
+  sqlite3_free(plan->sql_range);
   memset(plan, 0, sizeof(*plan));
 }

@@ -98,6 +98,10 @@ typedef struct ga_parts {
   int topk_val, topk_total, topk_desc;
   int64_t topk_k;
   const unsigned char *val_sum;
+  /* the serial path can run SQLite's own plan of the text (gpu_query's
+  ** serial text without NOT INDEXED): rule 14 of planner/path.c may choose
+  ** it for a selective indexed range; 0: never (gpu_aggregate, partials) */
+  int serial_index;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays
@@ -127,6 +131,10 @@ typedef struct ga_plan {
   /* rule 10 of planner/path.c: the text as a worker compiles it, and the
   ** caller's program of it (opcodes) */
   char *auth_sql, *auth_sig;
+  /* rule 14 of planner/path.c: serial with SQLite's own plan (the serial
+  ** text without NOT INDEXED); the band's statement (spec.sql_range) */
+  int index_serial;
+  char *sql_range;
 } ga_plan;
 
 /* Decide the path of one call; fills plan (spec.pool excepted).  Errors

@@ -11,7 +11,10 @@
 **            of its value in the group (ext/query/groups_vtab.c); flat
 **            (rule 6): no GROUP BY, HAVING as WHERE, gpuagg_value(column)
 **   serial   the text with sum, total, avg, min and max replaced by
-**            gpu_sum ... gpu_max and NOT INDEXED after the table
+**            gpu_sum ... gpu_max and NOT INDEXED after the table; and
+**            without NOT INDEXED (serial_sql_ix: SQLite's own plan, for a
+**            selective indexed range, planner/path.c rule 14) unless the
+**            text has its own INDEXED BY or NOT INDEXED
 **
 ** Rules:
 **   1. The grammar.  One SELECT; FROM one table, optional alias and
@@ -1281,7 +1284,8 @@ static int make_texts(parse *p, const char *groups) {
   }
   q->post_sql = sqlite3_str_finish(s);
 
-  /* serial: the text, gpu_ names, NOT INDEXED after the table */
+  /* serial: the text, gpu_ names, NOT INDEXED after the table (rowid
+  ** order: the contract's tie rule) */
   s = sqlite3_str_new(NULL);
   int cut = p->from_name_end;
   emit(p, s, 0, cut, 0, 0, 2);
@@ -1292,6 +1296,14 @@ static int make_texts(parse *p, const char *groups) {
   q->serial_sql = sqlite3_str_finish(s);
   if (!q->groups_schema || !q->post_sql || !q->serial_sql)
     return SQLITE_NOMEM;
+  /* the same with SQLite's own plan, for an indexed range (planner/path.c
+  ** rule 14); none where the text names its own index clause */
+  if (!p->indexed) {
+    s = sqlite3_str_new(NULL);
+    emit(p, s, 0, p->n, 0, 0, 2);
+    if (!(q->serial_sql_ix = sqlite3_str_finish(s)))
+      return SQLITE_NOMEM;
+  }
   return SQLITE_OK;
 }
 
@@ -1597,6 +1609,7 @@ void ga_query_free(ga_query *q) {
   sqlite3_free(q->groups_schema);
   sqlite3_free(q->post_sql);
   sqlite3_free(q->serial_sql);
+  sqlite3_free(q->serial_sql_ix);
   for (int k = 0; q->param_name && k < q->nparams; k++)
     sqlite3_free(q->param_name[k]);
   sqlite3_free(q->param_name);

@@ -53,8 +53,11 @@ typedef struct ga_query {
   ** of SQLite's GROUP BY, and the post query has none (query.c rule 6) */
   int flat;
   /* SQLite's own texts, with the original parameter numbers */
-  char *post_sql;   /* over the groups table; ?(nparams + 1) is the handle */
-  char *serial_sql; /* the text with gpu_ aggregates, rows in rowid order */
+  char *post_sql;      /* over the groups table; ?(nparams + 1) is the handle */
+  char *serial_sql;    /* the text with gpu_ aggregates, rows in rowid order */
+  char *serial_sql_ix; /* the same without NOT INDEXED: SQLite's own plan,
+                          for an indexed range (planner/path.c rule 14);
+                          NULL when the text has INDEXED BY / NOT INDEXED */
   int nparams;
   char **param_name; /* as written: "?1", ":a" (an anonymous ? is "?N") */
   int ncols;

@@ -125,7 +125,11 @@
 **
 ** Pieces (balance on sparse and skewed rowids)
 **   Pieces are rowid ranges handed out in increasing order and numbered in
-**   that order, so piece numbers are rowid order (scan_group.h rule 2).  A
+**   that order, so piece numbers are rowid order (scan_group.h rule 2).
+**   They cover the table's min..max rowid, or, with spec.sql_range (an
+**   indexed range, planner/qindex.c), only the band of rowids that can pass
+**   the filter: worker 0 runs that statement once every worker has begun,
+**   inside their one snapshot, so the band is that snapshot's.  A
 **   piece aims at `base` rows: in dense mode it spans base rowids (never
 **   more rows than that).  After a piece with few rows (less than base/4
 **   passed the filter) the next claim probes first: the first rowid at or
@@ -759,6 +763,43 @@ static int bind_params(sqlite3_stmt *st, const ga_scan_spec *sp) {
   return SQLITE_OK;
 }
 
+/* The band of sql_range (scan.h), on worker 0 inside the snapshot, into
+** [*mn, *mx] (the table's bounds, narrowed: the pieces cover only it), or
+** *have = 0 when no row is in the range.  GA_SCAN_OK, or the failure is
+** recorded. */
+static int range_bounds(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
+  worker *w = &sh->w[0];
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(w->db, sh->spec->sql_range, -1, &st, NULL);
+  if (rc == SQLITE_OK)
+    rc = bind_params(st, sh->spec);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    rc = SQLITE_OK;
+    if (sqlite3_column_int(st, 0)) { /* exact */
+      if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+        *have = 0;
+      } else {
+        int64_t lo = sqlite3_column_int64(st, 1);
+        int64_t hi = sqlite3_column_int64(st, 2);
+        if (lo > *mn)
+          *mn = lo;
+        if (hi < *mx)
+          *mx = hi;
+        *have = *mn <= *mx;
+      }
+    }
+  } else if (rc == SQLITE_DONE) {
+    rc = SQLITE_OK; /* no row: the whole table */
+  }
+  if (rc != SQLITE_OK) {
+    rc = sqlite3_finalize(st);
+    st = NULL;
+    fail_sql(w, rc ? rc : SQLITE_ERROR);
+  }
+  sqlite3_finalize(st);
+  return sh->fail_rc;
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   scan_shared *sh = w->sh;
@@ -1256,6 +1297,11 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   }
   if (!have)
     goto finish; /* an empty table: no piece, no group */
+  /* an indexed range: only its band of rowids, read in this snapshot */
+  if (sp->sql_range && (rc = range_bounds(&sh, &have, &mn, &mx)) != GA_SCAN_OK)
+    goto finish;
+  if (!have)
+    goto finish; /* no row in the range */
 
   /* pieces: about 8 per worker, between the bounds */
   {

@@ -52,6 +52,12 @@ typedef struct ga_scan_spec {
   **   bounds: SELECT min(rowid), max(rowid) FROM the table
   **   first:  the first rowid >= ?1;  kth: the GA_SCAN_PROBE_ROWS-th one */
   const char *sql_piece, *sql_bounds, *sql_first, *sql_kth;
+  /* NULL, or the band of rowids that can pass the filter (planner/qindex.c:
+  ** an indexed range): one row (exact, lo, hi), parameters 3.. as the
+  ** piece's; worker 0 runs it once the snapshot is taken, and the pieces
+  ** cover only [lo, hi] (exact 1: every row the filter passes is there;
+  ** lo NULL: none is; exact 0: the whole table) */
+  const char *sql_range;
   int grouped;
   /* the groups: keys (ungrouped: one NULL key) with their collations, and
   ** states, one per value column */

@@ -20,7 +20,9 @@
 **      BY order where it has one.  Where it leaves a choice (a group's
 **      representative, equal INTEGER and REAL in min/max), the parallel
 **      path takes the first row in rowid order; the serial path SQLite's
-**      own choice, over the rows in rowid order (NOT INDEXED).
+**      own choice, over the rows in rowid order (NOT INDEXED), or through
+**      the index with SQLite's own plan for a selective indexed range
+**      (planner/path.c rule 14: q.serial_sql_ix).
 **   2. Two paths.  Parallel: the workers compute every distinct aggregate
 **      argument's exact state per group in one pass (planner/path.c's
 **      conditions, engine/scan/scan.c), and SQLite evaluates the select
@@ -551,7 +553,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   ga_config cfg = conn->cfg;
   ga_plan plan;
   char why[256] = "", cwhy[256] = "", *err = NULL;
-  int rc = SQLITE_OK, hit = 0;
+  int rc = SQLITE_OK, hit = 0, index_serial = 0;
   (void)idxNum;
 
   /* the parameters, in their order (unbound: NULL), then the partial */
@@ -671,6 +673,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   } else {
     ga_parts parts;
     ga_query_parts(&c->q, &parts, c->params, c->np);
+    parts.serial_index = c->q.serial_sql_ix != NULL; /* path.c rule 14 */
     /* rule 8: the column cache first */
     rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
                          cwhy, sizeof cwhy);
@@ -684,6 +687,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       }
     } else if (rc == SQLITE_OK) {
       rc = ga_plan_parts(vt->db, &cfg, &c->q.t, &parts, &plan);
+      index_serial = plan.index_serial;
       if (rc == SQLITE_OK && plan.parallel)
         rc = run_parallel(c, &plan, why, sizeof why);
       else if (rc == SQLITE_OK)
@@ -712,7 +716,10 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     c->serial = 1;
     c->rows = -1;
     c->reversed = ga_reverse_off(vt->db);
-    rc = sqlite3_prepare_v2(vt->db, c->q.serial_sql, -1, &c->st, NULL);
+    /* an indexed range: SQLite's own plan (planner/path.c rule 14) */
+    rc = sqlite3_prepare_v2(vt->db,
+                            index_serial ? c->q.serial_sql_ix : c->q.serial_sql,
+                            -1, &c->st, NULL);
     if (rc == SQLITE_OK)
       rc = bind_all(c, c->st);
     if (rc != SQLITE_OK) {
