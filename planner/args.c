@@ -70,6 +70,23 @@ static void time_mark(ga_lex *o, const char *z, int n) {
     sqlite3_snprintf((int)sizeof o->time_call, o->time_call, "%.*s", n, z);
 }
 
+static void time_col_mark(ga_lex *o, const char *z, int n) {
+  if (!o->time_col[0])
+    sqlite3_snprintf((int)sizeof o->time_col, o->time_col, "%.*s", n, z);
+}
+
+/* A date and time call with no argument inside another's arguments
+** (date(julianday())): the name at z, then "(", ")" (spaces between). */
+static int empty_call(const char *z) {
+  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == '\f')
+    z++;
+  if (*z++ != '(')
+    return 0;
+  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == '\f')
+    z++;
+  return *z == ')' || *z == '/' || *z == '-'; /* a comment: as if empty */
+}
+
 static int push(char ***list, int *n, const char *z, int len) {
   char **l = sqlite3_realloc64(*list, sizeof(char *) * (size_t)(*n + 1));
   if (!l)
@@ -167,8 +184,10 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       }
       rc = after_collate ? push(&o->colls, &o->ncolls, s, (int)strlen(s))
                          : push(&o->ids, &o->nids, s, (int)strlen(s));
-      if (!after_collate && tdepth) /* a column: it may hold 'now' */
-        time_mark(o, tname, tn);
+      if (!after_collate && tdepth && c == '"' && holds_now(s))
+        time_mark(o, tname, tn);         /* "now": a string where DQS allows */
+      else if (!after_collate && tdepth) /* a column: it may hold 'now' */
+        time_col_mark(o, tname, tn);
       targs += tdepth != 0; /* an argument, so not date() */
       pending = !after_collate && !tdepth && time_fn(s, (int)strlen(s));
       if (pending)
@@ -183,6 +202,7 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       while (id_char((unsigned char)*z))
         z++;
       int n = (int)(z - b);
+      targs += tdepth != 0; /* an argument, so not date() */
       if (after_collate) {
         rc = push(&o->colls, &o->ncolls, b, n);
         after_collate = 0;
@@ -191,8 +211,10 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       } else {
         if (n == 6 && !sqlite3_strnicmp(b, "select", 6))
           o->has_select = 1;
-        if (tdepth || current_kw(b, n))
+        if (current_kw(b, n) || (tdepth && time_fn(b, n) && empty_call(z)))
           time_mark(o, tdepth ? tname : b, tdepth ? tn : n);
+        else if (tdepth) /* a column or a function: a row may hold 'now' */
+          time_col_mark(o, tname, tn);
         pending = !tdepth && time_fn(b, n);
         if (pending)
           tname = b, tn = n;

@@ -25,6 +25,11 @@ typedef struct ga_lex {
   ** (a column may hold 'now'), or with a string that holds "now"; also
   ** CURRENT_TIME, CURRENT_DATE, CURRENT_TIMESTAMP.  Its name, else "". */
   char time_call[24];
+  /* a date and time function with an argument that is not a literal (a
+  ** column, an expression): a row may hold 'now', read at the statement's
+  ** time, which the parallel path pins for its workers (planner/path.c
+  ** rule 6).  Its name, else "". */
+  char time_col[24];
   char **ids; /* identifiers, bare and quoted (dequoted) */
   int nids;
   char **colls; /* names after COLLATE (dequoted) */
@@ -98,6 +103,9 @@ typedef struct ga_parts {
   int topk_val, topk_total, topk_desc;
   int64_t topk_k;
   const unsigned char *val_sum;
+  /* gpu_query's post query (NULL: none): the caller evaluates it at its own
+  ** time, apart from the workers' pinned one (planner/path.c rule 6) */
+  const char *post;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays
