@@ -30,6 +30,10 @@ typedef struct ga_lex {
   ** time, which the parallel path pins for its workers (planner/path.c
   ** rule 6).  Its name, else "". */
   char time_col[24];
+  /* a date and time function that may apply 'localtime' or 'utc' (a
+  ** string holding either, or a modifier that is not a literal): its value
+  ** follows the process's TZ.  Its name, else "". */
+  char tz_call[24];
   char **ids; /* identifiers, bare and quoted (dequoted) */
   int nids;
   char **colls; /* names after COLLATE (dequoted) */
