@@ -76,15 +76,16 @@ static int text_is_now(const unsigned char *p, int n, int enc) {
   int w = enc == SQLITE_UTF16LE || enc == SQLITE_UTF16BE ? 2 : 1;
   if (n > 64 * w || n < 3 * w)
     return 0;
-  int k = 0, i = 0;
-  unsigned c = 0;
-  for (; i + w <= n; i += w) {
-    c = w == 1                  ? p[i]
-        : enc == SQLITE_UTF16LE ? p[i] | (unsigned)p[i + 1] << 8
-                                : (unsigned)p[i] << 8 | p[i + 1];
-    if (c == ' ' || (c >= '\t' && c <= '\r'))
+  int k = 0, after = 0; /* letters matched; spaces after them */
+  for (int i = 0; i + w <= n; i += w) {
+    unsigned c = w == 1                  ? p[i]
+                 : enc == SQLITE_UTF16LE ? p[i] | (unsigned)p[i + 1] << 8
+                                         : (unsigned)p[i] << 8 | p[i + 1];
+    if (c == ' ' || (c >= '\t' && c <= '\r')) {
+      after = k > 0;
       continue;
-    if (k == 3 || (c | 0x20) != (unsigned)"now"[k])
+    }
+    if (after || k == 3 || (c | 0x20) != (unsigned)"now"[k])
       return 0;
     k++;
   }
