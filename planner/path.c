@@ -34,9 +34,21 @@
 **      LIKE), or a built-in scalar function without SQLITE_DETERMINISTIC
 **      (changes(), last_insert_rowid(), random(), sqlite_version(), ...:
 **      its value is the connection's or the moment's), or a date and time
-**      function whose arguments are not all literals other than 'now'
-**      (they are flagged deterministic, yet 'now', written or read from a
-**      column, is the statement's time), or CURRENT_TIME/DATE/TIMESTAMP.
+**      function with 'now' written in it or no argument, or CURRENT_TIME/
+**      DATE/TIMESTAMP (flagged deterministic, yet 'now' is the statement's
+**      time, which gpu_query's post query on the caller would read apart).
+**      Date and time functions over columns (a row may hold 'now') run on
+**      the workers at the call's one time (issue 37): SQLite fixes a
+**      statement's time once per sqlite3_step, and every row is read in
+**      the caller's one step, so the plan pins the caller's VFS time now
+**      (engine/scan/pintime.h) and the workers open the file through the
+**      shim of that VFS, whose time is the one their thread pinned; where
+**      no shim or time can be had, serial.  Where gpu_query's post query
+**      applies a date and time function too (it re-evaluates the keys on
+**      the caller, at its own time), the scan counts the pinned times read
+**      and a scan that read one (a row held 'now') turns serial
+**      (spec.pin_alone).  'localtime' and 'utc' follow the process's TZ,
+**      which in-process workers share.
 **      Workers have only SQLite's built-ins and gpuagg_partial.
 **      Likewise a name that is a virtual table module of the caller (pragma
 **      module_list) or a pragma's table-valued function (pragma_ and a name

@@ -768,7 +768,9 @@ static void *worker_main(void *arg) {
   int64_t lo, hi, no;
   int hash;
   ga_pintime_saved pinned;
-  if (sp->pin) /* the call's one time (spec.pin) */
+  /* the call's one time for every step of this thread (spec.pin; the
+  ** thread may be the caller's: leave gives back what it had) */
+  if (sp->pin)
     ga_pintime_enter(sp->pin_ms, &sh->time_reads, &pinned);
   if (prepare(w, sp->sql_piece, &w->piece) ||
       (sp->sql_rows && prepare(w, sp->sql_rows, &w->rows_st))) {
