@@ -386,8 +386,8 @@ def section_pinned(rep):
     con = connect(path)
     con.execute("select gpuagg_config('threads', 16)")
     text = ("SELECT id % 61 AS g, min(julianday(y)), max(julianday(y)), min(strftime('%s', y)), "
-            "max(strftime('%s', y)), min(date(y)), max(date(y)), count(julianday(y)) FROM t "
-            "WHERE y <> '2026-02-03 04:05:06' GROUP BY g")
+            "max(strftime('%s', y)), min(date(y)), max(date(y)), count(julianday(y)), "
+            "min(julianday(\"y\")), max(julianday([y])) FROM t WHERE y <> '2026-02-03 04:05:06' GROUP BY g")
     con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % text.replace("'", "''"))
     os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "37"
     try:
@@ -399,7 +399,7 @@ def section_pinned(rep):
     ls = last_scan(con)
     rep.check("pinned_parallel_16", ls["path"] == "parallel" and ls.get("threads") == 16 and
               ls.get("pieces", 0) > 100, repr(ls))
-    jd = {r[1] for r in got} | {r[2] for r in got}
+    jd = {r[1] for r in got} | {r[2] for r in got} | {r[8] for r in got} | {r[9] for r in got}
     secs = {r[3] for r in got} | {r[4] for r in got}
     days = {r[5] for r in got} | {r[6] for r in got}
     rep.check("pinned_one_time", len(got) == 61 and len(jd) == 1 and len(secs) == 1 and len(days) == 1,
