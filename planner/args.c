@@ -267,6 +267,9 @@ int ga_lex_sql(const char *z, ga_lex *o) {
     }
     if (c == '?' || c == ':' || c == '@' || c == '$' || c == '#') {
       o->param = 1;
+      if (tdepth) /* a parameter may be bound to 'now' (its 'localtime':
+                   ** ext/query/partial_fns.c reads the values) */
+        time_col_mark(o, tname, tn);
       z++;
       continue;
     }

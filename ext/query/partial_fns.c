@@ -336,14 +336,26 @@ static int partial_time(const ga_config *cfg, const ga_parts *p, ga_plan *plan,
     rc = ga_lex_sql(p->keys[k], &lx);
   for (int k = 0; rc == SQLITE_OK && k < p->nvals; k++)
     rc = ga_lex_sql(p->vals[k], &lx);
-  if (rc == SQLITE_OK && lx.tz_call[0])
+  const char *tz = lx.tz_call[0] ? lx.tz_call : NULL;
+  for (int i = 0; rc == SQLITE_OK && !tz && lx.time_col[0] && i < p->nparams;
+       i++) { /* a parameter bound to 'localtime' or 'utc' */
+    sqlite3_value *pv = (sqlite3_value *)p->params[i];
+    const char *v = pv && sqlite3_value_type(pv) == SQLITE_TEXT
+                        ? (const char *)sqlite3_value_text(pv)
+                        : NULL;
+    for (; v && *v && !tz; v++)
+      if (!sqlite3_strnicmp(v, "localtime", 9) ||
+          !sqlite3_strnicmp(v, "utc", 3))
+        tz = lx.time_col;
+  }
+  if (rc == SQLITE_OK && tz)
     *err = sqlite3_mprintf(
         "the text applies %s() with 'localtime' or 'utc', or with a modifier "
         "that is not a literal: their value follows each process's TZ, and "
         "partials computed in other processes (gpuagg_config partial_now) "
         "may differ; store the times converted, or run gpu_query on one "
         "connection",
-        lx.tz_call);
+        tz);
   ga_lex_free(&lx);
   if (rc == SQLITE_OK && !*err && plan->parallel && plan->spec.pin)
     plan->spec.pin_ms = cfg->partial_now;
