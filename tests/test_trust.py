@@ -415,18 +415,23 @@ def section_pinned(rep):
               [(r[0], r[7]) for r in sorted(ser)] and all(before <= r[1] <= after + 1 for r in ser),
               "got %r serial %r" % (sorted(got)[:3], sorted(ser)[:3]))
     con.execute("DROP TABLE temp.q")
-    # a parameter bound to 'now' under a date function: pinned too
-    ptext = "SELECT id % 61 AS g, min(julianday(?1)), max(julianday(?1, ?2)) FROM t GROUP BY g"
-    con.execute("CREATE VIRTUAL TABLE temp.qp USING gpu_query('%s')" % ptext.replace("'", "''"))
-    os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "37"
-    try:
-        got = con.execute("SELECT * FROM temp.qp('now', '+0 days')").fetchall()
-    finally:
-        del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
-    ls = last_scan(con)
-    rep.check("pinned_parameter_now", ls["path"] == "parallel" and len(got) == 61 and
-              len({r[1] for r in got} | {r[2] for r in got}) == 1, "%r %r" % (ls, sorted(got)[:4]))
-    con.execute("DROP TABLE temp.qp")
+    # a parameter bound to 'now', or a quoted column alone, under a date
+    # function: pinned too
+    for label, ptext, args in (
+            ("parameter", "SELECT id % 61 AS g, min(julianday(?1)), max(julianday(?1, ?2)) FROM t GROUP BY g",
+             ("now", "+0 days")),
+            ("quoted", 'SELECT id % 61 AS g, min(julianday("y")), max(julianday([y])) FROM t GROUP BY g', ())):
+        con.execute("CREATE VIRTUAL TABLE temp.qp USING gpu_query('%s')" % ptext.replace("'", "''"))
+        os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "37"
+        try:
+            got = con.execute("SELECT * FROM temp.qp(%s)" % ", ".join("?" * len(args)), args).fetchall()
+        finally:
+            del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
+        ls = last_scan(con)
+        vals = {r[1] for r in got} | {r[2] for r in got}
+        rep.check("pinned_%s_now" % label, ls["path"] == "parallel" and len(got) == 61 and
+                  len(vals - {2461074.6702083335}) == 1, "%r %r" % (ls, sorted(got)[:4]))
+        con.execute("DROP TABLE temp.qp")
     # the caller's own part (the post query) reads the time too: serial
     post = "SELECT date(y) AS k, max(julianday(y)), count(*) FROM t GROUP BY k"
     con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % post.replace("'", "''"))
