@@ -70,6 +70,37 @@ static void time_mark(ga_lex *o, const char *z, int n) {
     sqlite3_snprintf((int)sizeof o->time_call, o->time_call, "%.*s", n, z);
 }
 
+/* Does the text hold "localtime" or "utc" in any case (a modifier that
+** follows the process's TZ)? */
+static int holds_tz(const char *z) {
+  for (; *z; z++)
+    if (!sqlite3_strnicmp(z, "localtime", 9) || !sqlite3_strnicmp(z, "utc", 3))
+      return 1;
+  return 0;
+}
+
+static void tz_mark(ga_lex *o, const char *z, int n) {
+  if (!o->tz_call[0])
+    sqlite3_snprintf((int)sizeof o->tz_call, o->tz_call, "%.*s", n, z);
+}
+
+static void time_col_mark(ga_lex *o, const char *z, int n) {
+  if (!o->time_col[0])
+    sqlite3_snprintf((int)sizeof o->time_col, o->time_col, "%.*s", n, z);
+}
+
+/* A date and time call with no argument inside another's arguments
+** (date(julianday())): the name at z, then "(", ")" (spaces between). */
+static int empty_call(const char *z) {
+  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == '\f')
+    z++;
+  if (*z++ != '(')
+    return 0;
+  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r' || *z == '\f')
+    z++;
+  return *z == ')' || *z == '/' || *z == '-'; /* a comment: as if empty */
+}
+
 static int push(char ***list, int *n, const char *z, int len) {
   char **l = sqlite3_realloc64(*list, sizeof(char *) * (size_t)(*n + 1));
   if (!l)
@@ -114,6 +145,9 @@ int ga_lex_sql(const char *z, ga_lex *o) {
   ** depth of its argument list (tdepth, 0 outside one) and tokens seen */
   const char *tname = NULL;
   int tn = 0, pending = 0, tdepth = 0, targs = 0;
+  /* the argument's index (commas at the call's depth), and the first that
+  ** is a modifier (strftime's is 2: format, time value, modifiers) */
+  int targn = 0, tmod = 1;
   if (!z)
     return SQLITE_OK;
   while (*z && rc == SQLITE_OK) {
@@ -147,6 +181,8 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       }
       if (tdepth && (!s || holds_now(s)))
         time_mark(o, tname, tn);
+      if (tdepth && (!s || holds_tz(s)))
+        tz_mark(o, tname, tn);
       targs += tdepth != 0;
       pending = 0;
       sqlite3_free(s);
@@ -167,9 +203,13 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       }
       rc = after_collate ? push(&o->colls, &o->ncolls, s, (int)strlen(s))
                          : push(&o->ids, &o->nids, s, (int)strlen(s));
-      if (!after_collate && tdepth) /* a column: it may hold 'now' */
-        time_mark(o, tname, tn);
-      targs += tdepth != 0; /* an argument, so not date() */
+      if (!after_collate && tdepth && c == '"' && holds_now(s))
+        time_mark(o, tname, tn);         /* "now": a string where DQS allows */
+      else if (!after_collate && tdepth) /* a column: it may hold 'now' */
+        time_col_mark(o, tname, tn);
+      if (!after_collate && tdepth && (targn >= tmod || holds_tz(s)))
+        tz_mark(o, tname, tn); /* a modifier from a column, or "utc" */
+      targs += tdepth != 0;    /* an argument, so not date() */
       pending = !after_collate && !tdepth && time_fn(s, (int)strlen(s));
       if (pending)
         tname = z + 1, tn = n - 2;
@@ -183,6 +223,7 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       while (id_char((unsigned char)*z))
         z++;
       int n = (int)(z - b);
+      targs += tdepth != 0; /* an argument, so not date() */
       if (after_collate) {
         rc = push(&o->colls, &o->ncolls, b, n);
         after_collate = 0;
@@ -191,8 +232,12 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       } else {
         if (n == 6 && !sqlite3_strnicmp(b, "select", 6))
           o->has_select = 1;
-        if (tdepth || current_kw(b, n))
+        if (current_kw(b, n) || (tdepth && time_fn(b, n) && empty_call(z)))
           time_mark(o, tdepth ? tname : b, tdepth ? tn : n);
+        else if (tdepth) /* a column or a function: a row may hold 'now' */
+          time_col_mark(o, tname, tn);
+        if (tdepth && targn >= tmod) /* a modifier may be 'localtime' */
+          tz_mark(o, tname, tn);
         pending = !tdepth && time_fn(b, n);
         if (pending)
           tname = b, tn = n;
@@ -202,11 +247,14 @@ int ga_lex_sql(const char *z, ga_lex *o) {
     }
     after_collate = 0;
     if (c == '(' && pending && !tdepth) {
-      tdepth = depth + 1, targs = 0;
+      tdepth = depth + 1, targs = 0, targn = 0;
+      tmod = tn == 8 && !sqlite3_strnicmp(tname, "strftime", 8) ? 2 : 1;
     } else if (c == ')' && tdepth && depth == tdepth) {
       if (!targs) /* date() and the like: now */
         time_mark(o, tname, tn);
       tdepth = 0;
+    } else if (tdepth && c == ',' && depth == tdepth) {
+      targn++;
     } else if (tdepth && c != ',' && c != '(' && c != ')') {
       targs++;
     }
@@ -219,6 +267,9 @@ int ga_lex_sql(const char *z, ga_lex *o) {
     }
     if (c == '?' || c == ':' || c == '@' || c == '$' || c == '#') {
       o->param = 1;
+      if (tdepth) /* a parameter may be bound to 'now' (its 'localtime':
+                   ** ext/query/partial_fns.c reads the values) */
+        time_col_mark(o, tname, tn);
       z++;
       continue;
     }

@@ -554,9 +554,12 @@ static int x_eq(parser *p, xk *k) {
       ga_cl_next(p);
       if (ga_cl_kw(ga_cl_peek(p), "NOT"))
         ga_cl_next(p), neg = 1;
-      if (ga_cl_kw(ga_cl_peek(p), "NULL") &&
-          p->L.t[p->L.pos + 1].kind != T_SIGN &&
-          p->L.t[p->L.pos + 1].kind != T_MULOP) {
+      const tok *nx = &p->L.t[p->L.pos + 1]; /* after NULL: x IS NULL > 1
+                                                 is x IS (NULL > 1) */
+      if (ga_cl_kw(ga_cl_peek(p), "NULL") && nx->kind != T_SIGN &&
+          nx->kind != T_MULOP && nx->kind != T_OTHER &&
+          !(nx->kind == T_OP && nx->op >= GAK_CMP_LT) &&
+          !ga_cl_kw(nx, "COLLATE")) {
         ga_cl_next(p);
         if (k->k == K_STR)
           return ga_cl_no(p, "a string IS NULL%s", NULL);

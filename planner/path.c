@@ -37,9 +37,21 @@
 **      LIKE), or a built-in scalar function without SQLITE_DETERMINISTIC
 **      (changes(), last_insert_rowid(), random(), sqlite_version(), ...:
 **      its value is the connection's or the moment's), or a date and time
-**      function whose arguments are not all literals other than 'now'
-**      (they are flagged deterministic, yet 'now', written or read from a
-**      column, is the statement's time), or CURRENT_TIME/DATE/TIMESTAMP.
+**      function with 'now' written in it or no argument, or CURRENT_TIME/
+**      DATE/TIMESTAMP (flagged deterministic, yet 'now' is the statement's
+**      time, which gpu_query's post query on the caller would read apart).
+**      Date and time functions over columns (a row may hold 'now') run on
+**      the workers at the call's one time (issue 37): SQLite fixes a
+**      statement's time once per sqlite3_step, and every row is read in
+**      the caller's one step, so the plan pins the caller's VFS time now
+**      (engine/scan/pintime.h) and the workers open the file through the
+**      shim of that VFS, whose time is the one their thread pinned; where
+**      no shim or time can be had, serial.  Where gpu_query's post query
+**      applies a date and time function too (it re-evaluates the keys on
+**      the caller, at its own time), the scan counts the pinned times read
+**      and a scan that read one (a row held 'now') turns serial
+**      (spec.pin_alone).  'localtime' and 'utc' follow the process's TZ,
+**      which in-process workers share.
 **      Workers have only SQLite's built-ins and gpuagg_partial.
 **      Likewise a name that is a virtual table module of the caller (pragma
 **      module_list) or a pragma's table-valued function (pragma_ and a name
@@ -108,6 +120,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "pintime.h"
 #include "planner.h"
 #include "qindex.h"
 #include "scan_group.h"
@@ -214,6 +227,42 @@ static int modules_check(sqlite3 *db, const ga_lex *lx, char *why, size_t n) {
 ** own "main" is the target's file, and they have no TEMP tables, so a name
 ** that is a table is safe only where it is the target itself and no other
 ** schema holds a table of that name (a TEMP v shadows main.v). */
+/* Rule 6's date and time functions over columns: the workers open the
+** file through the shim of its VFS (*vfs_name, engine/scan/pintime.h) and
+** read the caller's time, pinned now, at the call's start.  0, or 1 with
+** the reason the time cannot be pinned. */
+static int pin_time(sqlite3 *db, const char **vfs_name, int64_t *ms, char *why,
+                    size_t n) {
+  const char *shim = NULL;
+  const char *fault = getenv("GPUAGG_PIN_FAULT"); /* tests */
+  if ((fault && *fault) || ga_pintime_shim(*vfs_name, &shim) != SQLITE_OK) {
+    sqlite3_snprintf((int)n, why,
+                     "its VFS %s cannot be shimmed to pin the "
+                     "statement's time for the workers",
+                     *vfs_name);
+    return 1;
+  }
+  if (ga_pintime_caller(db, ms) != SQLITE_OK) {
+    sqlite3_snprintf((int)n, why,
+                     "the caller's VFS cannot give the current "
+                     "time to pin for the workers");
+    return 1;
+  }
+  *vfs_name = shim;
+  return 0;
+}
+
+/* Does the post query use a date and time function (over anything)?  *bad
+** -1: out of memory. */
+static int post_time(const char *post, int *bad) {
+  ga_lex l;
+  memset(&l, 0, sizeof l);
+  *bad = post && ga_lex_sql(post, &l) != SQLITE_OK ? -1 : 0;
+  int r = l.time_col[0] || l.time_call[0];
+  ga_lex_free(&l);
+  return r;
+}
+
 static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
                        char *why, size_t n) {
   sqlite3_stmt *st = NULL;
@@ -249,9 +298,10 @@ static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
     return k;
   if (lx->time_call[0]) {
     sqlite3_snprintf((int)n, why,
-                     "the text uses %s with an argument that is not a "
-                     "literal other than 'now' (its value is the statement's "
-                     "time)",
+                     "the text uses %s with 'now' written, no argument, or "
+                     "CURRENT_TIME/DATE/TIMESTAMP (its value is the "
+                     "statement's time, which the caller's own part of the "
+                     "query would read apart from the workers)",
                      lx->time_call);
     return 1;
   }
@@ -739,8 +789,17 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
           SQLITE_OK ||
       !vfs)
     SERIAL("cannot find the database's VFS");
+  const char *vfs_name = vfs->zName;
+  int64_t pin_ms = 0;
+  int pin_alone = lx.time_col[0] && post_time(p->post, &k);
+  if (lx.time_col[0] && k < 0)
+    goto nomem;
+  char pin_why[96];
+  if (lx.time_col[0] &&
+      pin_time(db, &vfs_name, &pin_ms, pin_why, sizeof pin_why))
+    SERIAL("the text uses %s over a column, and %s", lx.time_col, pin_why);
   plan->path = sqlite3_mprintf("%s", file);
-  plan->vfs = sqlite3_mprintf("%s", vfs->zName);
+  plan->vfs = sqlite3_mprintf("%s", vfs_name);
   plan->schema = sqlite3_mprintf("%s", t->schema);
   /* grouped: hash mode (engine/scan/scan.h), unless the benchmark asks for
   ** SQLite's GROUP BY in each piece to compare (GPUAGG_SCAN_GROUP_BY=sql) */
@@ -810,6 +869,9 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->est_rows = est;
   sp->schema_version = schema_version;
   sp->max_group_bytes = ga_config_group_bytes(cfg);
+  sp->pin = lx.time_col[0] != 0; /* rule 6 */
+  sp->pin_ms = pin_ms;
+  sp->pin_alone = pin_alone;
   const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
   if (cap_env && atoll(cap_env) > 0)
     sp->max_group_bytes = atoll(cap_env);

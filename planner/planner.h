@@ -25,6 +25,15 @@ typedef struct ga_lex {
   ** (a column may hold 'now'), or with a string that holds "now"; also
   ** CURRENT_TIME, CURRENT_DATE, CURRENT_TIMESTAMP.  Its name, else "". */
   char time_call[24];
+  /* a date and time function with an argument that is not a literal (a
+  ** column, an expression): a row may hold 'now', read at the statement's
+  ** time, which the parallel path pins for its workers (planner/path.c
+  ** rule 6).  Its name, else "". */
+  char time_col[24];
+  /* a date and time function that may apply 'localtime' or 'utc' (a
+  ** string holding either, or a modifier that is not a literal): its value
+  ** follows the process's TZ.  Its name, else "". */
+  char tz_call[24];
   char **ids; /* identifiers, bare and quoted (dequoted) */
   int nids;
   char **colls; /* names after COLLATE (dequoted) */
@@ -102,6 +111,9 @@ typedef struct ga_parts {
   ** serial text without NOT INDEXED): rule 14 of planner/path.c may choose
   ** it for a selective indexed range; 0: never (gpu_aggregate, partials) */
   int serial_index;
+  /* gpu_query's post query (NULL: none): the caller evaluates it at its own
+  ** time, apart from the workers' pinned one (planner/path.c rule 6) */
+  const char *post;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

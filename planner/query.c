@@ -1643,4 +1643,5 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->topk_desc = q->topk_desc;
   p->topk_k = q->topk_k;
   p->val_sum = q->val_sum;
+  p->post = q->post_sql;
 }

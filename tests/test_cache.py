@@ -1105,6 +1105,49 @@ def section_derive_nocase(rep, r, device):
     con.close()
 
 
+def section_dates(rep, r, device):
+    """Issue 37: date and time functions over a cached TEXT column are
+    derived columns (monthly buckets, weekday/weekend, julianday) while no
+    row holds 'now' in any case (counted at load, engine/cache/cache_load.c
+    rule 9); a column with such rows declines with the count, and words
+    that only contain "now" ('snow') do not count."""
+    dates = ["2024-01-05", "2024-11-30 10:00", "1995-03-15", "2025-02-01T08:30:00", "2024-02-29",
+             "2024-13-01", "garbage", "", "12:00", None]
+    for enc in ("UTF-8", "UTF-16le"):
+        tag = "%s_dates_%s" % (device, enc.replace("-", ""))
+        path = os.path.join(TMP, "%s.db" % tag)
+        con = connect(path, device=device)
+        con.execute("PRAGMA encoding = '%s'" % enc)
+        nows = {"dt": [], "dn": ["now", "NOW", " now ", "nOw"], "ds": ["snow", "nowhere", "no w"]}
+        for name, extra in nows.items():
+            con.execute("CREATE TABLE %s(d TEXT, x REAL, g INTEGER)" % name)
+            con.execute("BEGIN")
+            con.executemany("INSERT INTO %s VALUES (?, ?, ?)" % name,
+                            [(r.choice(dates + extra), r.uniform(-100, 100), r.randint(0, 5))
+                             for _ in range(3000)])
+            con.execute("COMMIT")
+        for name in nows:
+            con.execute("SELECT gpu_cache(?, 'd, x, g')", (name,))
+        texts = {"monthly": "SELECT strftime('%Y-%m', d) AS m, sum(x), count(*) FROM {t} GROUP BY m ORDER BY m",
+                 "weekend": "SELECT CASE WHEN strftime('%w', d) IN ('0', '6') THEN 'weekend' ELSE 'weekday' END "
+                            "AS k, total(x), count(*) FROM {t} GROUP BY k ORDER BY k",
+                 "julian": "SELECT g, max(julianday(d)), count(date(d, 'start of month')) FROM {t} "
+                           "WHERE strftime('%Y', d) >= '2000' GROUP BY g ORDER BY g"}
+        for qn, text in texts.items():
+            for t in ("dt", "ds"):
+                query_compare(rep, con, "%s_%s_%s" % (tag, t, qn), text.format(t=t), "cache")
+            con.execute("DROP TABLE IF EXISTS temp.qc")
+            con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')"
+                        % text.format(t="dn").replace("'", "''"))
+            con.execute("SELECT * FROM qc").fetchall()
+            ls = last_scan(con)
+            n = con.execute("SELECT count(*) FROM dn WHERE trim(lower(d)) = 'now'").fetchone()[0]
+            rep.check("%s_dn_%s_declined" % (tag, qn), ls["path"] != "cache" and n > 0 and
+                      "column d holds 'now' in %d rows" % n in ls["why"], "%d: %r" % (n, ls))
+        con.execute("DROP TABLE IF EXISTS temp.qc")
+        con.close()
+
+
 WRITER = r"""
 import random, sqlite3, sys, time
 path, seconds = sys.argv[1], float(sys.argv[2])
@@ -1833,7 +1876,7 @@ def main():
                               ("window", section_window), ("topk", section_topk),
                               ("blob", section_blob), ("reattach", section_reattach),
                               ("dictbudget", section_dictbudget), ("reload", section_reload),
-                              ("derive_nocase", section_derive_nocase),
+                              ("derive_nocase", section_derive_nocase), ("dates", section_dates),
                               ("snapshot", section_snapshot), ("replaced", section_replaced),
                               ("watcher", section_watcher), ("walpage", section_walpage)):
             if want(name):

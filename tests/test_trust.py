@@ -20,7 +20,13 @@ promise (gpuagg_info()'s last_scan.path and why).
   names        a TEMP table shadowing the target's name, another schema
                named in the text (5)
   functions    changes(), last_insert_rowid(), random(), 'now' in date and
-               time functions, literal dates (6)
+               time functions, literal dates (6); date and time functions
+               over columns run in parallel (issue 37)
+  pinned       issue 37: rows holding 'now' (any case; ' now ' is no time)
+               under date(), strftime('%s') and julianday() give one time,
+               the caller's at the call's start, in every group across 16
+               workers; a post query that reads the time too, or a VFS that
+               cannot be shimmed, takes the serial path and says why
   reverse      PRAGMA reverse_unordered_selects and the first-row tie-break,
                and the pragma given back (11)
   uncommitted  shared cache with read_uncommitted = 1 (11)
@@ -353,9 +359,8 @@ def section_functions(rep):
     aggr(con, "t", "random()")
     rep.check("fn_random_serial", last_scan(con)["path"] == "serial", repr(last_scan(con)))
     for label, x in (("now", "julianday('now')"), ("now_upper", "unixepoch('NOW', '+1 day')"),
-                     ("no_args", "date()"), ("column", "strftime('%s', x)"),
-                     ("quoted_column", 'julianday("x")'), ("current", "current_timestamp"),
-                     ("nested", "datetime(abs(-1))")):
+                     ("no_args", "date()"), ("nested_no_args", "date(julianday())"),
+                     ("dq_now", 'julianday("now")'), ("current", "current_timestamp")):
         got = con.execute("SELECT min = max FROM gpu_aggregate('t', ?)", (x,)).fetchone()
         ls = last_scan(con)
         rep.check("fn_time_%s_serial" % label, ls["path"] == "serial" and
@@ -364,8 +369,95 @@ def section_functions(rep):
             rep.check("fn_time_%s_one_value" % label, got == (1,), repr(got))
     for label, x in (("literal_date", "julianday('2026-12-01')"),
                      ("literal_modifier", "date('2026-12-01', '+1 day')"),
-                     ("column_named_date", "x + 1")):
+                     ("column_named_date", "x + 1"),
+                     # issue 37: over columns, pinned to one time
+                     ("column", "strftime('%s', x)"), ("quoted_column", 'julianday("x")'),
+                     ("nested", "datetime(abs(-1))"), ("modifier_column", "julianday(x, y || ' days')")):
         expect(rep, "fn_time_%s_parallel" % label, con, ("t", x), ref(con, x), path="parallel")
+    con.close()
+
+
+# ---------------------------------------------------------------- issue 37
+
+def section_pinned(rep):
+    """One time in every group across 16 workers (tiny pieces)."""
+    path = fresh("pinned.db", setup=["UPDATE t SET y = CASE id % 4 WHEN 0 THEN 'now' WHEN 1 THEN 'NOW' "
+                                     "WHEN 2 THEN ' now ' ELSE '2026-02-03 04:05:06' END"])
+    con = connect(path)
+    con.execute("select gpuagg_config('threads', 16)")
+    text = ("SELECT id % 61 AS g, min(julianday(y)), max(julianday(y)), min(strftime('%s', y)), "
+            "max(strftime('%s', y)), min(date(y)), max(date(y)), count(julianday(y)), "
+            "min(julianday(\"y\")), max(julianday([y])) FROM t WHERE y <> '2026-02-03 04:05:06' GROUP BY g")
+    con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % text.replace("'", "''"))
+    os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "37"
+    try:
+        before = con.execute("SELECT julianday('now')").fetchone()[0]
+        got = con.execute("SELECT * FROM temp.q").fetchall()
+        after = con.execute("SELECT julianday('now')").fetchone()[0]
+    finally:
+        del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
+    ls = last_scan(con)
+    rep.check("pinned_parallel_16", ls["path"] == "parallel" and ls.get("threads") == 16 and
+              ls.get("pieces", 0) > 100, repr(ls))
+    jd = {r[1] for r in got} | {r[2] for r in got} | {r[8] for r in got} | {r[9] for r in got}
+    secs = {r[3] for r in got} | {r[4] for r in got}
+    days = {r[5] for r in got} | {r[6] for r in got}
+    rep.check("pinned_one_time", len(got) == 61 and len(jd) == 1 and len(secs) == 1 and len(days) == 1,
+              "julianday %r strftime %r date %r" % (sorted(jd)[:4], sorted(secs)[:4], sorted(days)[:4]))
+    j = next(iter(jd))
+    rep.check("pinned_callers_time", j is not None and before <= j <= after and
+              secs == {str(int((j - 2440587.5) * 86400 + 1e-7))},
+              "pinned %r between %r and %r? %r" % (j, before, after, secs))
+    # the serial answer on the same connection: the same rows read the time
+    # (' now ' is no time: NULL), each group at one time of its own step
+    ser = con.execute(text).fetchall()
+    rep.check("pinned_same_rows_as_serial", [(r[0], r[7]) for r in sorted(got)] ==
+              [(r[0], r[7]) for r in sorted(ser)] and all(before <= r[1] <= after + 1 for r in ser),
+              "got %r serial %r" % (sorted(got)[:3], sorted(ser)[:3]))
+    con.execute("DROP TABLE temp.q")
+    # a parameter bound to 'now', or a quoted column alone, under a date
+    # function: pinned too
+    for label, ptext, args in (
+            ("parameter", "SELECT id % 61 AS g, min(julianday(?1)), max(julianday(?1, ?2)) FROM t GROUP BY g",
+             ("now", "+0 days")),
+            ("quoted", 'SELECT id % 61 AS g, min(julianday("y")), max(julianday([y])) FROM t GROUP BY g', ())):
+        con.execute("CREATE VIRTUAL TABLE temp.qp USING gpu_query('%s')" % ptext.replace("'", "''"))
+        os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "37"
+        try:
+            got = con.execute("SELECT * FROM temp.qp(%s)" % ", ".join("?" * len(args)), args).fetchall()
+        finally:
+            del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
+        ls = last_scan(con)
+        vals = {r[1] for r in got} | {r[2] for r in got}
+        rep.check("pinned_%s_now" % label, ls["path"] == "parallel" and len(got) == 61 and
+                  len(vals - {2461074.6702083335}) == 1, "%r %r" % (ls, sorted(got)[:4]))
+        con.execute("DROP TABLE temp.qp")
+    # the caller's own part (the post query) reads the time too: serial
+    post = "SELECT date(y) AS k, max(julianday(y)), count(*) FROM t GROUP BY k"
+    con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % post.replace("'", "''"))
+    got = con.execute("SELECT * FROM temp.q").fetchall()
+    ls = last_scan(con)
+    rep.check("pinned_post_reads_time_serial", ls["path"] == "serial" and "a row holds 'now'" in ls["why"]
+              and len(got) == 3, "%r %r" % (ls, got))
+    con.execute("DROP TABLE temp.q")
+    # no row read holds 'now' (the filter; ' now ' is no time): parallel
+    post = post.replace(" GROUP", " WHERE y < '3000' GROUP")
+    con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % post.replace("'", "''"))
+    got = con.execute("SELECT * FROM temp.q").fetchall()
+    ls = last_scan(con)
+    want = con.execute(post.replace("max(", "gpu_max(")).fetchall()
+    rep.check("pinned_post_no_now_parallel", ls["path"] == "parallel" and sorted(got, key=repr) ==
+              sorted(want, key=repr) and len(got) == 2, "%r %r %r" % (ls, got, want))
+    con.execute("DROP TABLE temp.q")
+    # a path that cannot pin (the shim refused: a test fault) is serial
+    os.environ["GPUAGG_PIN_FAULT"] = "1"
+    try:
+        got = aggr(con, "t", "julianday(y)")
+    finally:
+        del os.environ["GPUAGG_PIN_FAULT"]
+    ls = last_scan(con)
+    rep.check("pinned_fault_serial", ls["path"] == "serial" and "cannot be shimmed" in ls["why"] and
+              got[1] == 15000, "%r %r" % (ls, got))
     con.close()
 
 
@@ -481,7 +573,7 @@ def main():
     rep = Reporter("trust")
     for section in (section_detach, section_authorizer, section_limits, section_progress,
                     section_snapshot, section_writing, section_names, section_functions,
-                    section_reverse, section_uncommitted, section_modules, section_dqs):
+                    section_pinned, section_reverse, section_uncommitted, section_modules, section_dqs):
         section(rep)
     rep.finish()
 

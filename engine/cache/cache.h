@@ -111,7 +111,8 @@ typedef struct ga_ccol {
   int aff;                    /* GA_AFF_* of its declared type */
   int64_t nnull, nint, nreal; /* what it holds */
   int64_t ntext;              /* TEXT values: then the words are codes */
-  int mixed; /* TEXT and numbers: no query reads it (cache_load.c rule 8) */
+  int64_t nnow; /* of them, 'now' in any case (cache_load.c rule 9) */
+  int mixed;    /* TEXT and numbers: no query reads it (cache_load.c rule 8) */
   int64_t imin, imax; /* the least and greatest INTEGER (when nint > 0) */
   ga_dict *dict;      /* the codes' values (rule 1), or NULL */
   /* GPU entry: n values, the bitmaps, and the group dictionary */

@@ -48,6 +48,11 @@
 **      refuses any query that names it (planner/cache_lex.c), so the other
 **      columns of the entry still answer.  SQLite's order across types
 **      and its affinity rules are not built on codes.
+**   9. Each TEXT column counts the rows that hold 'now' in any case (spaces
+**      around it too): SQLite's date and time functions read such a value
+**      as the statement's time, which no value computed once per query
+**      from the dictionary (a derived column, planner/cache_derive.c rule
+**      2) may stand for; ga_ccol.nnow > 0 declines it.
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,8 +65,32 @@
 SQLITE_EXTENSION_INIT3
 
 /* A sink's figures per column (ga_csink.stats): counts of NULL, INTEGER,
-** REAL and TEXT values, then the least and the greatest INTEGER. */
-#define GA_CS_NSTAT 6
+** REAL and TEXT values, then the least and the greatest INTEGER, then the
+** TEXT values that are 'now' (rule 9). */
+#define GA_CS_NSTAT 7
+
+/* Rule 9: is the TEXT value (p, n bytes in encoding enc) 'now' in any
+** case, ASCII spaces around it allowed (SQLite 3.40 reads only "now"
+** itself as the time; a wider test only declines more)? */
+static int text_is_now(const unsigned char *p, int n, int enc) {
+  int w = enc == SQLITE_UTF16LE || enc == SQLITE_UTF16BE ? 2 : 1;
+  if (n > 64 * w || n < 3 * w)
+    return 0;
+  int k = 0, after = 0; /* letters matched; spaces after them */
+  for (int i = 0; i + w <= n; i += w) {
+    unsigned c = w == 1                  ? p[i]
+                 : enc == SQLITE_UTF16LE ? p[i] | (unsigned)p[i + 1] << 8
+                                         : (unsigned)p[i] << 8 | p[i + 1];
+    if (c == ' ' || (c >= '\t' && c <= '\r')) {
+      after = k > 0;
+      continue;
+    }
+    if (after || k == 3 || (c | 0x20) != (unsigned)"now"[k])
+      return 0;
+    k++;
+  }
+  return k == 3;
+}
 
 /* Rows of a block after a piece's first (whose size is its rowid span). */
 #define GA_CLOAD_BLOCK_ROWS 65536
@@ -352,6 +381,8 @@ static int load_err(int rc) {
                                 : GA_NOMEM;
 }
 
+static int l_enc(const ga_csink *s);
+
 /* A TEXT value of column c into the sink's dictionary (rule 7): its id. */
 static int sink_text(ga_csink *s, int c, const void *p, int n, uint64_t *word) {
   ga_cload *l = s->load;
@@ -420,6 +451,7 @@ int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
       ga_cb_isint(b, c)[i >> 6] |= bit;
       ga_cb_notnull(b, c)[i >> 6] |= bit;
       s->stats[GA_CS_NSTAT * c + 3]++;
+      s->stats[GA_CS_NSTAT * c + 6] += text_is_now(text[c], tlen[c], l_enc(s));
       break;
     }
     default: {
@@ -657,6 +689,7 @@ static void forget_pieces(ga_cload *l) {
 void ga_cload_set_enc(ga_cload *l, int enc) { l->enc = enc; }
 
 int ga_csink_enc(const ga_csink *s) { return s->load->enc; }
+static int l_enc(const ga_csink *s) { return s->load->enc; }
 
 void ga_cload_reset(ga_cload *l) {
   if (l->g)
@@ -800,6 +833,7 @@ ga_centry *ga_cload_finish(ga_cload *l) {
       cols[c].nint += l->pieces[i]->stats[GA_CS_NSTAT * c + 1];
       cols[c].nreal += l->pieces[i]->stats[GA_CS_NSTAT * c + 2];
       cols[c].ntext += l->pieces[i]->stats[GA_CS_NSTAT * c + 3];
+      cols[c].nnow += l->pieces[i]->stats[GA_CS_NSTAT * c + 6];
       if (i == 0 || l->pieces[i]->stats[GA_CS_NSTAT * c + 4] < cols[c].imin)
         cols[c].imin = l->pieces[i]->stats[GA_CS_NSTAT * c + 4];
       if (i == 0 || l->pieces[i]->stats[GA_CS_NSTAT * c + 5] > cols[c].imax)

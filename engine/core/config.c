@@ -10,7 +10,8 @@
 
 #define GA_CONFIG_NAMES                                                        \
   "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
-  "threads, scan_min_rows, cache_bytes, group_bytes"
+  "threads, scan_min_rows, cache_bytes, group_bytes, partial_now, "            \
+  "partial_check"
 
 /* gpu_aggregate's knobs (engine/scan/scan.c).  scan_min_rows: below it the
 ** parallel path's fixed cost (worker connections, the snapshot, threads)
@@ -27,6 +28,9 @@ static void ga_config_default_scan(ga_config *c) {
   ** an eighth of the host's physical memory.  Past the cap the call takes
   ** the serial path, where SQLite's GROUP BY sorts through temp files. */
   c->group_bytes = 0;
+  /* gpu_query_partial across processes (docs/many_files.md) */
+  c->partial_now = 0;
+  c->partial_check = 0;
 }
 
 int64_t ga_config_group_bytes(const ga_config *c) {
@@ -154,6 +158,26 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
     if (parse_int(value, 0, INT64_MAX, &v))
       goto bad_int;
     c->group_bytes = v;
+  } else if (!strcmp(name, "partial_now")) {
+    /* julianday 0 to 9999-12-31 (SQLite's range), in ms */
+    if (parse_int(value, 0, (int64_t)464269060799999, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for partial_now: %s (valid: 0 = the "
+               "caller's time, or CAST(julianday(T) * 86400000 AS INTEGER) "
+               "up to 464269060799999)",
+               shown(value, q, sizeof q));
+      return 1;
+    }
+    c->partial_now = v;
+  } else if (!strcmp(name, "partial_check")) {
+    if (parse_int(value, 0, 1, &v)) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for partial_check: %s (valid: 0, or "
+               "1 = gpu_query_partial only checks the text and the path)",
+               shown(value, q, sizeof q));
+      return 1;
+    }
+    c->partial_check = (int)v;
   } else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -189,6 +213,10 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
     snprintf(buf, nbuf, "%lld", (long long)c->cache_bytes);
   else if (!strcmp(name, "group_bytes"))
     snprintf(buf, nbuf, "%lld", (long long)c->group_bytes);
+  else if (!strcmp(name, "partial_now"))
+    snprintf(buf, nbuf, "%lld", (long long)c->partial_now);
+  else if (!strcmp(name, "partial_check"))
+    snprintf(buf, nbuf, "%d", c->partial_check);
   else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -202,11 +230,12 @@ void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
            "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
            "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d,"
            "\"threads\":%d,\"scan_min_rows\":%lld,\"cache_bytes\":%lld,"
-           "\"group_bytes\":%lld}",
+           "\"group_bytes\":%lld,\"partial_now\":%lld,\"partial_check\":%d}",
            (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
            device_name(c->device), c->streams, (long long)c->chunk_bytes,
            c->devices, c->threads, (long long)c->scan_min_rows,
-           (long long)c->cache_bytes, (long long)c->group_bytes);
+           (long long)c->cache_bytes, (long long)c->group_bytes,
+           (long long)c->partial_now, c->partial_check);
 }
 
 int ga_config_threads(const ga_config *c) {

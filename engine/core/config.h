@@ -32,6 +32,12 @@ typedef struct ga_config {
                             where the cache lives (engine/cache/cache.h) */
   int64_t group_bytes;    /* the parallel scan's groups at most; 0 = an
                             eighth of the host's physical memory */
+  int64_t partial_now;    /* gpu_query_partial's statement time for date and
+                            time functions, in ms since the Julian epoch
+                            (SQLite's xCurrentTimeInt64); 0 = the caller's at
+                            the call's start (gpuagg.dask ships one) */
+  int partial_check;      /* 1: gpu_query_partial only plans (NULL, or the
+                            error the partial would give) */
 } ga_config;
 
 /* The group memory cap in effect (group_bytes, or its default). */

@@ -172,6 +172,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "pintime.h"
 #include "scan.h"
 
 #define GA_SCAN_BASE_MAX 131072 /* rows of a piece, at most (see bench) */
@@ -245,6 +246,7 @@ struct scan_shared {
   int64_t fault_piece;          /* GPUAGG_SCAN_FAULT=piece:N, tests; -1 none */
   worker *w;
   int nw;
+  int64_t time_reads; /* atomic: pinned times read (spec.pin_alone) */
 };
 
 static int exec(sqlite3 *db, const char *sql);
@@ -806,6 +808,11 @@ static void *worker_main(void *arg) {
   const ga_scan_spec *sp = sh->spec;
   int64_t lo, hi, no;
   int hash;
+  ga_pintime_saved pinned;
+  /* the call's one time for every step of this thread (spec.pin; the
+  ** thread may be the caller's: leave gives back what it had) */
+  if (sp->pin)
+    ga_pintime_enter(sp->pin_ms, &sh->time_reads, &pinned);
   if (prepare(w, sp->sql_piece, &w->piece) ||
       (sp->sql_rows && prepare(w, sp->sql_rows, &w->rows_st))) {
     fail_sql(w, sqlite3_errcode(w->db));
@@ -869,6 +876,8 @@ static void *worker_main(void *arg) {
     }
   }
 done:
+  if (sp->pin)
+    ga_pintime_leave(&pinned);
   ga_gt_free(&w->local);
   ga_gs_batch_free(&w->batch);
   pthread_mutex_lock(&sh->mu);
@@ -1365,6 +1374,12 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
   for (int k = 0; k < sh.nw; k++)
     if (sh.w[k].started)
       pthread_join(sh.w[k].th, NULL);
+  if (sp->pin_alone && __atomic_load_n(&sh.time_reads, __ATOMIC_RELAXED))
+    fail(&sh, GA_SCAN_FALLBACK,
+         "a row holds 'now' under a date and time function, which the "
+         "caller's own part of the query also uses (its time is not the "
+         "workers' pinned one)%s",
+         NULL);
 
 finish:
   end_all(&sh);

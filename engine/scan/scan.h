@@ -118,6 +118,15 @@ typedef struct ga_scan_spec {
                               planned (the group key's collation): worker 0
                               must see the same in the snapshot */
   int64_t max_group_bytes; /* group_bytes, smaller in tests */
+  /* pin: every worker thread pins pin_ms (engine/scan/pintime.h) around its
+  ** steps, so that date and time functions over rows holding 'now' read
+  ** the call's one time on connections opened through the shim VFS */
+  int pin;
+  int64_t pin_ms;
+  /* pin_alone: the pinned time must not be read (the caller reads its own
+  ** time apart, in gpu_query's post query): a scan in which any worker read
+  ** it ('now' in a row) fails with GA_SCAN_FALLBACK */
+  int pin_alone;
   /* polled by the caller's thread while workers run: nonzero = the caller
   ** was interrupted */
   int (*interrupted)(void *arg);

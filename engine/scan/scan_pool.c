@@ -51,6 +51,10 @@
 **      the helper): pooled connections outlive the caller's own close
 **      (its module's destructor runs after SQLite closed its file), so the
 **      helper is the last to close, and does what SQLite would have done.
+**   8. A call that pins its statement time (planner/path.c rule 6) names
+**      the shim of the caller's VFS (engine/scan/pintime.h) as its VFS, so
+**      its connections are an entry of their own, opened through the shim;
+**      outside a pinning thread the shim is its real VFS.
 */
 #include <pthread.h>
 #include <stdint.h>

@@ -74,6 +74,15 @@
 **      checks all of it again (qpartial.h rule 4).  gpu_query_partial_info
 **      gives the parts ("columns", "indexes") and "create", which is made
 **      of the checked parts and quoted names only.
+**   7. Across processes (issue 37): gpuagg_config('partial_now', MS) is the
+**      statement time the workers pin for date and time functions over
+**      columns (planner/path.c rule 6), in place of this connection's, so
+**      that every file's partial reads one time; a text whose parts may
+**      apply 'localtime' or 'utc' is then refused (each process has its
+**      own TZ).  gpuagg_config('partial_check', 1) makes the call plan only
+**      (the parse, the path, the workers compiling their texts): NULL, or
+**      the error the partial would give (gpuagg.dask runs it on the first
+**      file before any task starts).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +320,65 @@ static int head_indexes(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
   return rc;
 }
 
+/* Rule 7: the time the workers pin is partial_now where given, and then
+** the text may not apply 'localtime' or 'utc' in its parts.  0 (*err set
+** when refused) or SQLITE_NOMEM. */
+static int partial_time(const ga_config *cfg, const ga_parts *p, ga_plan *plan,
+                        char **err) {
+  if (!cfg->partial_now)
+    return SQLITE_OK;
+  ga_lex lx;
+  int rc = SQLITE_OK;
+  memset(&lx, 0, sizeof lx);
+  if (p->filter)
+    rc = ga_lex_sql(p->filter, &lx);
+  for (int k = 0; rc == SQLITE_OK && k < p->nkeys + p->ncarry; k++)
+    rc = ga_lex_sql(p->keys[k], &lx);
+  for (int k = 0; rc == SQLITE_OK && k < p->nvals; k++)
+    rc = ga_lex_sql(p->vals[k], &lx);
+  const char *tz = lx.tz_call[0] ? lx.tz_call : NULL;
+  for (int i = 0; rc == SQLITE_OK && !tz && lx.time_col[0] && i < p->nparams;
+       i++) { /* a parameter bound to 'localtime' or 'utc' */
+    sqlite3_value *pv = (sqlite3_value *)p->params[i];
+    const char *v = pv && sqlite3_value_type(pv) == SQLITE_TEXT
+                        ? (const char *)sqlite3_value_text(pv)
+                        : NULL;
+    for (; v && *v && !tz; v++)
+      if (!sqlite3_strnicmp(v, "localtime", 9) ||
+          !sqlite3_strnicmp(v, "utc", 3))
+        tz = lx.time_col;
+  }
+  if (rc == SQLITE_OK && tz)
+    *err = sqlite3_mprintf(
+        "the text applies %s() with 'localtime' or 'utc', or with a modifier "
+        "that is not a literal: their value follows each process's TZ, and "
+        "partials computed in other processes (gpuagg_config partial_now) "
+        "may differ; store the times converted, or run gpu_query on one "
+        "connection",
+        tz);
+  ga_lex_free(&lx);
+  if (rc == SQLITE_OK && !*err && plan->parallel && plan->spec.pin)
+    plan->spec.pin_ms = cfg->partial_now;
+  return rc;
+}
+
+/* Rule 7: partial_check plans only; the path, and the workers' texts
+** compiled on a worker (ga_plan_verify), as a partial would. */
+static int partial_check(ga_scan_module *m, ga_plan *plan, char *why,
+                         size_t n) {
+  if (plan->parallel) {
+    plan->spec.pool =
+        ga_scan_pool_hold(&m->pools, &m->npools, plan->vfs, plan->path,
+                          plan->spec.immutable, plan->spec.readonly);
+    if (!plan->spec.pool || ga_plan_verify(plan, plan->spec.pool))
+      return SQLITE_NOMEM;
+  }
+  if (!plan->parallel)
+    sqlite3_snprintf((int)n, why, "%s",
+                     plan->why[0] ? plan->why : "the serial path");
+  return SQLITE_OK;
+}
+
 void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   static const char fn[] = "gpu_query_partial";
   ga_scan_module *m = sqlite3_user_data(ctx);
@@ -374,7 +442,15 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   last->interrupt =
       ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
   rc = ga_plan_parts(db, &cfg, &q.t, &parts, &plan);
-  if (rc == SQLITE_OK)
+  if (rc == SQLITE_OK && (rc = partial_time(&cfg, &parts, &plan, &err)) == 0 &&
+      err) {
+    result_error(ctx, fn, err);
+    err = NULL;
+    goto done;
+  }
+  if (rc == SQLITE_OK && cfg.partial_check)
+    rc = partial_check(m, &plan, why, sizeof why);
+  else if (rc == SQLITE_OK)
     rc = ga_query_scan(m, db, &plan, &out, why, sizeof why);
   if (rc != SQLITE_OK) {
     result_code(ctx, rc);
@@ -385,6 +461,10 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                  sqlite3_mprintf("this connection cannot scan the table in "
                                  "parallel (%s)",
                                  why));
+    goto done;
+  }
+  if (cfg.partial_check) { /* rule 7: the checks passed */
+    sqlite3_result_null(ctx);
     goto done;
   }
   ga_query_last_parallel(last, &out, &plan, q.nvals);

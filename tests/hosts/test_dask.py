@@ -133,6 +133,13 @@ QUERIES = {
     "none_ungrouped": ("SELECT sum(qty), avg(price), max(city), count(*) FROM sales WHERE day > ?1",
                        ("2099",)),
     "int_sum": ("SELECT city, sum(qty * 1000003), max(qty) FROM sales GROUP BY city ORDER BY city", ()),
+    # issue 37: date and time functions over columns (the monthly trend,
+    # weekday/weekend), run in every file's task at the shipped time
+    "monthly": ("SELECT strftime('%Y-%m', day) AS month, sum(qty), count(*), max(price) FROM sales "
+                "GROUP BY month ORDER BY month", ()),
+    "weekend": ("SELECT CASE WHEN strftime('%w', day) IN ('0', '6') THEN 'weekend' ELSE 'weekday' END AS k, "
+                "region, total(price), count(*) FROM sales WHERE julianday(day) > julianday(?1) "
+                "GROUP BY k, region ORDER BY k, region", ("2026-03-01",)),
 }
 
 
@@ -193,6 +200,57 @@ def tree(*dirs):
     skip = os.path.join(TMP, "plugin") + os.sep
     return sorted(p for d in dirs for r, _, fs in os.walk(d) for p in (os.path.join(r, f) for f in fs)
                   if not p.startswith(skip))
+
+
+def dates_checks(rep, client, gd, files, starts):
+    """Issue 37: the statement time shipped to every task (rows holding
+    'now' in three files read one time: the now= given, or the client's at
+    the start); a text that cannot make a partial ('now' written in it: the
+    caller's own part would read another time; 'localtime', which follows
+    each process's TZ) fails in the check on the first file, before any
+    file task starts, locally and on the file's host, and the check returns
+    the reason (no exception in a worker's log)."""
+    import datetime
+    paths = []
+    for i in range(3):
+        path = os.path.join(TMP, "now %d.db" % i)
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE t(g INTEGER, d TEXT)")
+        con.executemany("INSERT INTO t VALUES (?, ?)", [(k % 5, ["now", "NOW", "2024-01-02"][k % 3])
+                                                        for k in range(300 + 100 * i)])
+        con.commit()
+        con.close()
+        paths.append(path)
+    text = ("SELECT g, min(julianday(d)), max(julianday(d)), min(strftime('%s', d)), count(*) FROM t "
+            "WHERE d <> '2024-01-02' GROUP BY g ORDER BY g")
+    at = datetime.datetime(2024, 5, 6, 7, 8, 9, 250000)
+    rows = gd.query(client, paths, text, now=at, split_every=2)
+    want = sqlite3.connect(":memory:").execute("SELECT julianday('2024-05-06 07:08:09.250')").fetchone()[0]
+    rep.check("now_shipped", len(rows) == 5 and all(r[1] == r[2] == want and r[3] == "1714979289"
+                                                    for r in rows), repr(rows))
+    ref = sqlite3.connect(":memory:")
+    before = ref.execute("SELECT julianday('now')").fetchone()[0]
+    rows = gd.query(client, {"127.0.0.1": paths}, text, split_every=3)
+    after = ref.execute("SELECT julianday('now')").fetchone()[0]
+    times = {r[1] for r in rows} | {r[2] for r in rows}
+    rep.check("now_client_time", len(rows) == 5 and len(times) == 1 and before <= times.pop() <= after,
+              "%r not one time in [%r, %r]" % (rows, before, after))
+    for label, sql, pattern in (
+            ("now_written", "SELECT region, count(*) FROM sales WHERE day < date('now') GROUP BY region",
+             r"cannot run on .*gpu_query_partial: .*date with 'now' written"),
+            ("localtime", "SELECT date(day, 'localtime') AS k, count(*) FROM sales GROUP BY k",
+             r"cannot run on .*gpu_query_partial: .*date\(\) with 'localtime' or 'utc'"),
+            ("modifier_column", "SELECT date(day, city) AS k, count(*) FROM sales GROUP BY k",
+             r"gpu_query_partial: .*with a modifier that is not a literal")):
+        for how, fl in (("local", files), ("host", {"127.0.0.1": files})):
+            seen = len(starts())
+            expect_error(rep, "precheck_%s_%s" % (label, how), lambda: gd.query(client, fl, sql), pattern)
+            rep.check("precheck_%s_%s_no_task" % (label, how), len(starts()) == seen,
+                      "file tasks started: %r" % starts()[seen:])
+    # the check itself returns the reason, whether it runs here or on a worker
+    got = client.submit(gd._check_text, files[0], "SELECT date(day, 'utc') AS k FROM sales GROUP BY k",
+                        (), False, None, gd._now_ms(None), pure=False).result()
+    rep.check("precheck_returns_reason", isinstance(got, str) and "'localtime' or 'utc'" in got, repr(got))
 
 
 def spelled_types(rep, client, gd):
@@ -482,6 +540,7 @@ def main():
         expect_error(rep, "error_window", lambda: gd.query(
             client, files, "SELECT sum(qty) OVER () FROM sales"), r"^gpu_query: .*window")
         rep.check("error_grammar_no_task", starts() == [], "file tasks started: %r" % starts())
+        dates_checks(rep, client, gd, files, starts)
         missing = os.path.join(TMP, "missing.db")
         expect_error(rep, "error_missing", lambda: gd.query(client, files + [missing], sql, params),
                      re.escape(missing) + ".*no such file")

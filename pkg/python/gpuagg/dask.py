@@ -19,6 +19,11 @@ each file's in rowid order (docs/many_files.md).  How:
   2. Dask's own tree reduction (dask.bag reduction, split_every partials
      at a time) merges them with gpu_query_merge in an in-memory SQLite,
      always in file order, whatever order the tasks finish in.
+  Date and time functions over columns read one statement time in every
+  file's task: the client pins it when the query starts (or takes now=) and
+  ships it to each task (gpuagg_config 'partial_now'), so a row holding
+  'now' reads the same time in every file.  A text whose per-file parts may
+  apply 'localtime' or 'utc' is refused: those follow each process's TZ.
   3. The client finishes the last partial with gpu_query (select list,
      HAVING, ORDER BY, LIMIT) in an in-memory SQLite that declares the table.
      It declares it itself from the partial's checked parts (quoted names,
@@ -36,11 +41,13 @@ dask and distributed are needed by this module only: `import gpuagg` works
 without them.
 """
 
+import datetime as _datetime
 import functools
 import json as _json
 import os as _os
 import re as _re
 import sqlite3 as _sqlite3
+import time as _time
 import urllib.parse as _urlparse
 import uuid
 
@@ -106,7 +113,31 @@ def _file_error(path, e):
     return QueryError("gpuagg.dask: %s: %s" % (path, e))
 
 
-def _file_partial(index, path, sql, params, immutable, threads):
+# milliseconds from the Julian epoch to the Unix epoch: SQLite's
+# xCurrentTimeInt64 unit (julianday 2440587.5 is 1970-01-01 00:00)
+_UNIX_EPOCH_JMS = 210866760000000
+
+
+def _now_ms(now):
+    """The statement time shipped to every task, as gpuagg_config's
+    partial_now takes it: ms since the Julian epoch.  now: None (this
+    moment), a datetime (naive: UTC) or that integer."""
+    if now is None:
+        return int(_time.time() * 1000) + _UNIX_EPOCH_JMS
+    if isinstance(now, _datetime.datetime):
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=_datetime.timezone.utc)
+        return round(now.timestamp() * 1000) + _UNIX_EPOCH_JMS
+    if isinstance(now, int) and not isinstance(now, bool) and now > 0:
+        return now
+    raise TypeError("gpuagg.dask: now must be a datetime or a positive int (ms since the Julian epoch)")
+
+
+def _pin(con, now_ms):
+    con.execute("SELECT gpuagg_config('partial_now', ?)", (now_ms,))
+
+
+def _file_partial(index, path, sql, params, immutable, threads, now_ms):
     """The partial of one file, as the one element of a bag partition:
     [(first file, last file, BLOB)]."""
     # the file checked is the one opened (_file_uri: the same path)
@@ -119,6 +150,7 @@ def _file_partial(index, path, sql, params, immutable, threads):
     try:
         if threads:
             con.execute("SELECT gpuagg_config('threads', ?)", (threads,))
+        _pin(con, now_ms)  # the client's one time, in every task
         marks = ",".join("?" * len(params))
         blob = con.execute(
             "SELECT gpu_query_partial(?%s)" % ("," + marks if marks else ""), (sql,) + tuple(params)
@@ -179,24 +211,41 @@ def _probe():
     return None
 
 
-def _check_text(path, sql, immutable):
-    """gpu_query's own checks of the text, on the first file's table."""
+def _check_text(path, sql, params, immutable, threads, now_ms):
+    """gpu_query's own checks of the text, then gpu_query_partial's full
+    checks (the path the partial takes, its workers compiling their texts,
+    the pinned time), planned only (gpuagg_config partial_check), on the
+    first file's table, as a file task would open it.  None, or the
+    QueryError's message: returned, never raised, so that a check run on
+    a worker leaves no traceback in its log."""
     try:
         con = _connect_gpuagg(path, immutable)
-    except _sqlite3.Error as e:
-        raise _file_error(path, e) from None
+    except (_sqlite3.Error, QueryError) as e:
+        return str(e) if isinstance(e, QueryError) else str(_file_error(path, e))
     try:
         con.execute(
             "CREATE VIRTUAL TABLE temp.gpuagg_dask_check USING gpu_query(%s)" % _sql_string(sql)
         )
         con.execute("DROP TABLE temp.gpuagg_dask_check")
+        if threads:
+            con.execute("SELECT gpuagg_config('threads', ?)", (threads,))
+        _pin(con, now_ms)
+        con.execute("SELECT gpuagg_config('partial_check', 1)")
+        marks = ",".join("?" * len(params))
+        con.execute(
+            "SELECT gpu_query_partial(?%s)" % ("," + marks if marks else ""), (sql,) + tuple(params)
+        ).fetchone()
     except _sqlite3.Error as e:
         if str(e).startswith("gpu_query:"):
-            raise QueryError(str(e)) from None
-        raise _file_error(path, e) from None
+            return str(e)
+        if str(e).startswith("gpu_query_partial:"):
+            return "gpuagg.dask: the text cannot run on %s: %s" % (path, e)
+        return str(_file_error(path, e))
+    except Exception as e:  # noqa: BLE001 -- returned, see above
+        return str(_file_error(path, "%s: %s" % (type(e).__name__, e)))
     finally:
         con.close()
-    return True
+    return None
 
 
 def _sql_string(s):
@@ -360,7 +409,8 @@ def _probe_workers(client):
             raise QueryError("gpuagg.dask: worker %s cannot load gpuagg %s" % (addr, r))
 
 
-def build(client, files, sql, params=(), *, immutable=False, threads=None, split_every=8):
+def build(client, files, sql, params=(), *, immutable=False, threads=None, split_every=8,
+          now=None):
     """The Dask graph of the query's merged partial (a delayed of (first
     file, last file, BLOB)) and the file list, after the checks that run
     before any file is scanned."""
@@ -382,18 +432,22 @@ def build(client, files, sql, params=(), *, immutable=False, threads=None, split
                 "gpuagg.dask: no worker runs on host %s, which holds %s (workers on: %s)"
                 % (host, path, ", ".join(sorted(hosts)))
             )
+    now_ms = _now_ms(now)  # one statement time for every task
     _probe_workers(client)
-    # the text: gpu_query's own errors before any file is scanned, on the
-    # first file (here when this process can read it, else on its host)
+    # the text: gpu_query's own errors and gpu_query_partial's path before
+    # any file is scanned, on the first file (here when this process can
+    # read it, else on its host)
     host0, path0 = fl[0]
     if host0 is None and _os.path.exists(_local_path(path0)):
-        _check_text(path0, sql, immutable)
+        err = _check_text(path0, sql, params, immutable, threads, now_ms)
     else:  # a file on the workers' side only
         fut = client.submit(
-            _check_text, path0, sql, immutable, pure=False,
+            _check_text, path0, sql, params, immutable, threads, now_ms, pure=False,
             workers=[host0] if host0 else None, allow_other_workers=False,
         )
-        fut.result()
+        err = fut.result()
+    if err:
+        raise QueryError(err)
     paths = [p for _, p in fl]
     # a key of its own each call: a file may change between two calls
     token = uuid.uuid4().hex
@@ -405,7 +459,7 @@ def build(client, files, sql, params=(), *, immutable=False, threads=None, split
         with dask.annotate(**({"workers": [host], "allow_other_workers": False} if host else {})):
             parts.append(
                 dask.delayed(_file_partial, pure=False)(
-                    i, path, sql, params, immutable, threads,
+                    i, path, sql, params, immutable, threads, now_ms,
                     dask_key_name="gpuagg-file-%d-%s" % (i, token),
                 )
             )
@@ -431,7 +485,7 @@ def _killed(e, paths):
 
 
 def query(client, files, sql, params=(), *, as_pandas=False, immutable=False,
-          threads=None, split_every=8):
+          threads=None, split_every=8, now=None):
     """The rows of sql (gpu_query's grammar) over the table in every file.
 
     client       a dask.distributed Client
@@ -445,15 +499,20 @@ def query(client, files, sql, params=(), *, as_pandas=False, immutable=False,
     threads      gpuagg's threads per file scan (None: its default, one per
                  CPU of the worker's machine)
     split_every  partials merged per step of the tree
+    now          the statement time that date and time functions read for a
+                 row holding 'now', the same in every file's task: None (the
+                 client's time when the query starts), a datetime (naive:
+                 UTC) or ms since the Julian epoch
 
     Raises QueryError naming the file (missing, unreadable, corrupt, a
     column missing, its workers killed too often), the worker (gpuagg not
     loadable there) or the text (gpu_query's own error, before any file is
-    scanned)."""
+    scanned: one the file tasks could not run, found on the first file with
+    gpu_query_partial's own checks)."""
     from distributed.scheduler import KilledWorker
 
     merged, paths = build(client, files, sql, params, immutable=immutable,
-                          threads=threads, split_every=split_every)
+                          threads=threads, split_every=split_every, now=now)
     try:
         item = client.compute(merged, optimize_graph=False).result()
     except KilledWorker as e:
