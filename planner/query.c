@@ -688,7 +688,7 @@ static int find_calls(parse *p, int a, int b) {
     int close = close_of(p, i + 1);
     span *args = NULL;
     int nargs = 0;
-    int over = ga_qw_over(p->z, p->t, p->n, close);
+    int over = ga_qw_over(p->z, p->t, p->n, i, close);
     if (over >= 0) { /* a window function: look inside (qwindow.c rule 1) */
       if (ga_qw_add(&p->wins, p->z, p->t, p->n, i, over))
         return SQLITE_NOMEM;
@@ -1136,15 +1136,17 @@ static int check_bare(parse *p, int a, int b) {
       found |=
           !sqlite3_stricmp(p->q->rep_name[r], c >= 0 ? p->q->t.cols[c] : z);
     int w = found ? -1 : ga_qw_inside(&p->wins, i);
-    if (w >= 0) { /* qwindow.c rule 4 */
-      const tok *nt = &p->t[p->wins.v[w].name];
+    if (w >= 0 || (!found && i >= p->window.a && i < p->window.b)) {
+      /* qwindow.c rule 4: a window over the table's rows */
+      const tok *nt = w >= 0 ? &p->t[p->wins.v[w].name] : NULL;
       *p->err = sqlite3_mprintf(
-          "gpu_query: the window function %.*s() reads the column %s, which "
-          "is neither grouped nor aggregated: gpu_query runs window "
-          "functions over the groups, so their arguments, PARTITION BY and "
-          "ORDER BY read group terms and aggregates (sum(sum(x)) OVER (), "
-          "rank() OVER (ORDER BY sum(x) DESC))",
-          nt->len, p->z + nt->off, z);
+          "gpu_query: %s%.*s%s reads the column %s, which is neither grouped "
+          "nor aggregated: gpu_query runs window functions over the groups, "
+          "so their arguments, PARTITION BY and ORDER BY read group terms "
+          "and aggregates (sum(sum(x)) OVER (), rank() OVER (ORDER BY "
+          "sum(x) DESC))",
+          nt ? "the window function " : "the WINDOW clause", nt ? nt->len : 0,
+          nt ? p->z + nt->off : "", nt ? "()" : "", z);
       sqlite3_free(z);
       return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
     }
@@ -1610,13 +1612,13 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     goto done;
   }
   if (q->t.without_rowid || !q->t.rowid) {
-    *err = sqlite3_mprintf("gpu_query: %s is %s (FROM must name a rowid "
-                           "table: copy it into one, CREATE TABLE c AS "
-                           "SELECT * FROM %s)",
-                           q->t.table,
-                           q->t.without_rowid ? "a WITHOUT ROWID table"
-                                              : "without a rowid name",
-                           q->t.table);
+    *err = sqlite3_mprintf(
+        "gpu_query: %s is %s (FROM must name a rowid table%s%s)", q->t.table,
+        q->t.without_rowid ? "a WITHOUT ROWID table" : "without a rowid name",
+        q->t.without_rowid ? ": copy it into one, CREATE TABLE c AS SELECT * "
+                             "FROM "
+                           : "",
+        q->t.without_rowid ? q->t.table : "");
     rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;
   }

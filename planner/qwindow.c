@@ -60,7 +60,9 @@ static int qw_close(const char *z, const ga_qtok *t, int n, int i) {
   return n - 1;
 }
 
-int ga_qw_over(const char *z, const ga_qtok *t, int n, int close) {
+int ga_qw_over(const char *z, const ga_qtok *t, int n, int name, int close) {
+  if (qw_kw(z, t, n, name, "FILTER") && qw_op(z, t, n, name - 1, ")"))
+    return -1; /* the FILTER (WHERE ...) of a call, not a call */
   if (qw_kw(z, t, n, close + 1, "OVER"))
     return close + 1;
   if (qw_kw(z, t, n, close + 1, "FILTER") && qw_op(z, t, n, close + 2, "(")) {

@@ -30,9 +30,9 @@ typedef struct ga_qwins {
   int ntok;
 } ga_qwins;
 
-/* The call whose argument list closes at token `close`: its OVER token
-** when it is a window function, else -1. */
-int ga_qw_over(const char *z, const ga_qtok *t, int n, int close);
+/* The call named at token `name` whose argument list closes at token
+** `close`: its OVER token when it is a window function, else -1. */
+int ga_qw_over(const char *z, const ga_qtok *t, int n, int name, int close);
 /* Record the window call named at token `name` with its OVER at `over`;
 ** SQLITE_OK or SQLITE_NOMEM. */
 int ga_qw_add(ga_qwins *w, const char *z, const ga_qtok *t, int n, int name,
