@@ -7,23 +7,29 @@
 **   post     the text itself over the merged groups: its select list,
 **            GROUP BY, HAVING, ORDER BY and LIMIT as written, FROM the
 **            groups table under the text's own table name or alias, no
-**            WHERE, and each aggregate call replaced by gpuagg_pick(column)
+**            WHERE, its WINDOW clause and window functions (sum ... max
+**            among them as gpu_sum ... gpu_max: qwindow.c rule 2), and
+**            each aggregate call replaced by gpuagg_pick(column)
 **            of its value in the group (ext/query/groups_vtab.c); flat
 **            (rule 6): no GROUP BY, HAVING as WHERE, gpuagg_value(column)
-**   serial   the text with sum, total, avg, min and max replaced by
-**            gpu_sum ... gpu_max and NOT INDEXED after the table
+**   serial   the text with sum, total, avg, min and max (aggregates and
+**            window functions) replaced by gpu_sum ... gpu_max and NOT
+**            INDEXED after the table
 **
 ** Rules:
 **   1. The grammar.  One SELECT; FROM one table, optional alias and
 **      INDEXED BY / NOT INDEXED; WHERE, GROUP BY (at most 16 terms), HAVING,
-**      ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e), sum, total,
-**      avg, min, max (and gpu_ spellings) with one argument (ALL before
-**      it is the default it is: sum(ALL x) is sum(x)).  Everything
+**      WINDOW, ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e),
+**      sum, total, avg, min, max (and gpu_ spellings) with one argument
+**      (ALL before it is the default it is: sum(ALL x) is sum(x)); window
+**      functions over the groups (planner/qwindow.c).  Everything
 **      else is an error naming the construct: WITH, VALUES, compound
 **      selects, joins, subqueries, views, virtual tables, WITHOUT ROWID,
-**      DISTINCT or FILTER in an aggregate, window functions, other
-**      aggregates, '*' in the select list, a column outside aggregates that
-**      no group term reads, a query with neither aggregate nor GROUP BY.
+**      DISTINCT or FILTER in an aggregate, window functions over the
+**      table's rows, other aggregates, '*' in the select list, a column
+**      outside aggregates that no group term reads, a query with neither
+**      aggregate nor GROUP BY; where a rewrite runs, the error names it
+**      (planner/qhint.c for other aggregates).
 **   2. Names resolve as SQLite resolves them (resolve.c, 3.40): a GROUP BY
 **      or ORDER BY term that is an integer by sqlite3ExprIsInteger once its
 **      COLLATEs are skipped (1, +1, (1), 1 COLLATE NOCASE, 0x1; not 1.0,
@@ -69,7 +75,8 @@
 *then neither sorts
 **      nor aggregates the groups again (millions, on one thread), and an
 **      ORDER BY ... LIMIT keeps the few rows it needs.
-**   7. Top k: a flat query without HAVING or DISTINCT whose first ORDER BY
+**   7. Top k: a flat query without HAVING, DISTINCT or a window function
+**      (qwindow.c rule 5) whose first ORDER BY
 **      term is a sum() or total() call of the text (or the alias of an
 **      item that is one), with ASC or DESC and nothing else, and a LIMIT
 **      of integer literals (LIMIT n, LIMIT n OFFSET m, LIMIT m, n; n > 0)
@@ -1124,9 +1131,11 @@ static int check_bare(parse *p, int a, int b) {
       i = p->calls[k].all.b - 1;
       continue;
     }
+    if (ga_qw_skip(&p->wins, i)) /* a window's name: qwindow.c rule 3 */
+      continue;
     int c = col_of(p, i);
     if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, ".") ||
-        kw(p, i - 1, "COLLATE") || ga_qw_skip(&p->wins, i))
+        kw(p, i - 1, "COLLATE"))
       continue;
     char *z = tok_name(p, i);
     if (!z)

@@ -56,6 +56,12 @@ full goes to failures.txt in the run's temporary folder):
     columns (gpuagg_v0, gpuagg_handle), read in HAVING too; grouped
     columns qualified (t.a, main.t.a, t.oid) in HAVING, ORDER BY and the
     select list; sum(ALL x).
+  * window functions over the groups (issue 37, windows(): about a fifth
+    of the queries): rank-like functions ordered by an aggregate, sum,
+    total, avg, count over whole partitions, and row_number, ntile,
+    lag/lead, first/last/nth_value, sum ... max over a total order (every
+    group term) with frames, PARTITION BY a term, named windows (OVER w,
+    OVER (w frame)), FILTER on a window, their aliases in ORDER BY.
   * the scan's test knobs for about 40% of the queries (tiny rowid pieces,
     so small tables merge many pieces; tiny worker group tables, so the
     scan switches to SQLite's GROUP BY mid-piece; SQLite's GROUP BY
