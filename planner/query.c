@@ -438,7 +438,7 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
         }
         sqlite3_str_append(s, p->z + t->off, t->len);
       }
-    } else if (calls && ga_qw_name_at(&p->wins, i) >= 0 &&
+    } else if (calls && ga_qw_name_at(&p->wins, i) &&
                ga_qw_exact(p->z, t)) { /* qwindow.c rule 2 */
       sqlite3_str_appendall(s, ga_qw_exact(p->z, t));
     } else if (subst && (k = alias_of(p, i)) >= 0) {
@@ -684,7 +684,7 @@ static int value_of(parse *p, int a, int b, int *idx) {
 static int find_calls(parse *p, int a, int b) {
   ga_query *q = p->q;
   for (int i = a; i < b; i++) {
-    if (kw(p, i, "OVER") && op(p, i - 1, ")") && ga_qw_over_at(&p->wins, i) < 0)
+    if (kw(p, i, "OVER") && op(p, i - 1, ")") && !ga_qw_over_at(&p->wins, i))
       return fail(p,
                   "gpu_query: window functions (OVER) are not "
                   "supported%s",

@@ -35,6 +35,11 @@ SQLITE_EXTENSION_INIT3
 
 #include "qwindow.h"
 
+/* ga_qwins.skip's bits */
+#define QW_SKIP 1 /* a window's name or a frame's word (rule 3) */
+#define QW_NAME 2 /* a window call's name */
+#define QW_OVER 4 /* a window call's OVER */
+
 static int qw_kw(const char *z, const ga_qtok *t, int n, int i, const char *w) {
   return i >= 0 && i < n && t[i].type == T_ID && (int)strlen(w) == t[i].len &&
          !sqlite3_strnicmp(z + t[i].off, w, t[i].len);
@@ -94,7 +99,7 @@ static void qw_def(ga_qwins *w, const char *z, const ga_qtok *t, int n, int a) {
   for (size_t k = 0; k < sizeof words / sizeof words[0] && base; k++)
     base = !qw_kw(z, t, n, a + 1, words[k]);
   if (base)
-    w->skip[a + 1] = 1;
+    w->skip[a + 1] |= QW_SKIP;
   int depth = 0;
   for (int i = a + 1; i < b; i++) {
     depth += qw_op(z, t, n, i, "(") - qw_op(z, t, n, i, ")");
@@ -102,7 +107,7 @@ static void qw_def(ga_qwins *w, const char *z, const ga_qtok *t, int n, int a) {
         (qw_kw(z, t, n, i, "ROWS") || qw_kw(z, t, n, i, "RANGE") ||
          qw_kw(z, t, n, i, "GROUPS"))) {
       for (int j = i; j < b; j++)
-        w->skip[j] |= qw_name(t, n, j);
+        w->skip[j] |= qw_name(t, n, j) ? QW_SKIP : 0;
       break;
     }
   }
@@ -125,9 +130,11 @@ int ga_qw_add(ga_qwins *w, const char *z, const ga_qtok *t, int n, int name,
     qw_def(w, z, t, n, over + 1);
     end = qw_close(z, t, n, over + 1) + 1;
   } else if (qw_name(t, n, over + 1)) {
-    w->skip[over + 1] = 1;
+    w->skip[over + 1] |= QW_SKIP;
     end = over + 2;
   }
+  w->skip[name] |= QW_NAME;
+  w->skip[over] |= QW_OVER;
   w->v[w->n].name = name;
   w->v[w->n].over = over;
   w->v[w->n].end = end;
@@ -145,7 +152,7 @@ int ga_qw_clause(ga_qwins *w, const char *z, const ga_qtok *t, int n, int a,
   for (int i = a; i < b; i++) {
     if (qw_name(t, n, i) && qw_kw(z, t, n, i + 1, "AS") &&
         qw_op(z, t, n, i + 2, "(")) {
-      w->skip[i] = 1;
+      w->skip[i] |= QW_SKIP;
       qw_def(w, z, t, n, i + 2);
       i = qw_close(z, t, n, i + 2);
     }
@@ -153,18 +160,13 @@ int ga_qw_clause(ga_qwins *w, const char *z, const ga_qtok *t, int n, int a,
   return SQLITE_OK;
 }
 
+/* per token, one lookup (emit asks it of every token) */
 int ga_qw_name_at(const ga_qwins *w, int i) {
-  for (int k = 0; k < w->n; k++)
-    if (w->v[k].name == i)
-      return k;
-  return -1;
+  return w->skip && i >= 0 && i < w->ntok && (w->skip[i] & QW_NAME);
 }
 
 int ga_qw_over_at(const ga_qwins *w, int i) {
-  for (int k = 0; k < w->n; k++)
-    if (w->v[k].over == i)
-      return k;
-  return -1;
+  return w->skip && i >= 0 && i < w->ntok && (w->skip[i] & QW_OVER);
 }
 
 int ga_qw_inside(const ga_qwins *w, int i) {
@@ -177,7 +179,7 @@ int ga_qw_inside(const ga_qwins *w, int i) {
 }
 
 int ga_qw_skip(const ga_qwins *w, int i) {
-  return w->skip && i >= 0 && i < w->ntok && w->skip[i];
+  return w->skip && i >= 0 && i < w->ntok && (w->skip[i] & QW_SKIP);
 }
 
 const char *ga_qw_exact(const char *z, const ga_qtok *t) {

@@ -26,7 +26,7 @@ typedef struct ga_qwin {
 typedef struct ga_qwins {
   ga_qwin *v;
   int n, cap;
-  unsigned char *skip; /* per token: a window's or a frame's word */
+  unsigned char *skip; /* per token: qwindow.c's QW_ bits */
   int ntok;
 } ga_qwins;
 
@@ -40,7 +40,7 @@ int ga_qw_add(ga_qwins *w, const char *z, const ga_qtok *t, int n, int name,
 /* The WINDOW clause's tokens [a, b): mark its window names and frames. */
 int ga_qw_clause(ga_qwins *w, const char *z, const ga_qtok *t, int n, int a,
                  int b);
-/* The window whose name token / OVER token is i, or -1. */
+/* Token i is a window call's name / its OVER (1), or not (0). */
 int ga_qw_name_at(const ga_qwins *w, int i);
 int ga_qw_over_at(const ga_qwins *w, int i);
 /* The innermost window call whose tokens hold token i, or -1. */

@@ -920,7 +920,7 @@ def windows(q, items, terms):
             fn = "%s(%s)" % (fn_name(r.choice(["sum", "sum", "total", "avg", "count"])), value())
             over = "(%s)" % part.strip()
         else:  # over a total order, maybe a frame
-            fn = r.choice(["row_number()", "ntile(%s)" % q.lit_or_param(r.choice([1, 2, 3, 5])),
+            fn = r.choice(["row_number()", "ntile(%s)" % q.lit_or_param(r.choice([1, 2, 3, 5]), reuse=False),
                            "lag(%s)" % value(), "lead(%s, 2, %s)" % (value(), q.lit_or_param(
                                r.choice([0, -1, None, "x"]))),
                            "first_value(%s)" % value(), "last_value(%s)" % value(),
