@@ -689,18 +689,20 @@ static int find_calls(parse *p, int a, int b) {
                   "gpu_query: window functions (OVER) are not "
                   "supported%s",
                   NULL);
+    int over = is_name(p, i) && op(p, i + 1, "(")
+                   ? ga_qw_over(p->z, p->t, p->n, i, close_of(p, i + 1))
+                   : -1;
+    if (over >= 0) { /* a window function: look inside (qwindow.c rule 1) */
+      if (ga_qw_add(&p->wins, p->z, p->t, p->n, i, over))
+        return SQLITE_NOMEM;
+      continue;
+    }
     if (p->t[i].type != T_ID || !op(p, i + 1, "("))
       continue;
     int which = our_agg(p, i);
     int close = close_of(p, i + 1);
     span *args = NULL;
     int nargs = 0;
-    int over = ga_qw_over(p->z, p->t, p->n, i, close);
-    if (over >= 0) { /* a window function: look inside (qwindow.c rule 1) */
-      if (ga_qw_add(&p->wins, p->z, p->t, p->n, i, over))
-        return SQLITE_NOMEM;
-      continue;
-    }
     if (which < 0) {
       char *name = tok_name(p, i);
       int other = 0;

@@ -1099,7 +1099,7 @@ check(got == ref and path == "cache", "issue36 sum(ALL x) from the cache", (got,
 
 # ---- issue 37, windows: window functions over the groups (planner/qwindow.c)
 # and refusals that point somewhere (planner/qhint.c)
-GPU_NAMES = re.compile(r'(?<![\w"])(sum|total|avg|min|max)\s*\(', re.I)
+GPU_NAMES = re.compile(r'(?<![\w])["\[]?(sum|total|avg|min|max)["\]]?\s*\(', re.I)
 
 
 def gpu_text(sql):
@@ -1155,6 +1155,8 @@ WIN_OK = [
     "SELECT k, sum(sum(x)) FILTER (WHERE count(*) > 299) OVER (ORDER BY k) FROM wt GROUP BY k ORDER BY k",
     "SELECT g, group_concat(k, ',') OVER (PARTITION BY g ORDER BY k) FROM wt GROUP BY g, k ORDER BY g, k",
     "SELECT k, ntile(?1) OVER (ORDER BY k), lag(sum(i), 1, ?2) OVER (ORDER BY k) FROM wt GROUP BY k ORDER BY k",
+    # a quoted name is the function (the exact form)
+    "SELECT k, \"sum\"(sum(x)) OVER (), [max](sum(x)) OVER (ORDER BY k) FROM wt GROUP BY k ORDER BY k",
 ]
 WIN_ARGS = (3, 0.5)
 db.execute("SELECT gpuagg_config('threads', 2)")
