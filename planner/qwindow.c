@@ -103,7 +103,12 @@ static void qw_def(ga_qwins *w, const char *z, const ga_qtok *t, int n, int a) {
   int depth = 0;
   for (int i = a + 1; i < b; i++) {
     depth += qw_op(z, t, n, i, "(") - qw_op(z, t, n, i, ")");
-    if (depth == 0 &&
+    /* a frame's keyword, not a column of its name: never after BY, a
+    ** comma or an operator (ORDER BY rows, x + range) */
+    int after_term =
+        i == a + 1 || (!qw_kw(z, t, n, i - 1, "BY") &&
+                       (t[i - 1].type != T_OP || qw_op(z, t, n, i - 1, ")")));
+    if (depth == 0 && after_term &&
         (qw_kw(z, t, n, i, "ROWS") || qw_kw(z, t, n, i, "RANGE") ||
          qw_kw(z, t, n, i, "GROUPS"))) {
       for (int j = i; j < b; j++)

@@ -1210,6 +1210,8 @@ class Run:
                 elif str(ls.get("why")).startswith("cache not used: "):
                     cwhy = str(ls.get("why"))[len("cache not used: "):].split(";")[0][:70]
                     st["cache_why"][cwhy] = st["cache_why"].get(cwhy, 0) + 1
+            if str(ls.get("why")).startswith("the query over the groups does not compile"):
+                self.problems.append("%s: %s" % (label, ls.get("why")))  # issue 37: a post query that fails
             if path == "parallel" or path == "cache":
                 st["parallel"] += 1
             elif path == "serial" and why.startswith(EXPECTED_SERIAL):
