@@ -7,29 +7,35 @@
 **   post     the text itself over the merged groups: its select list,
 **            GROUP BY, HAVING, ORDER BY and LIMIT as written, FROM the
 **            groups table under the text's own table name or alias, no
-**            WHERE, and each aggregate call replaced by gpuagg_pick(column)
+**            WHERE, its WINDOW clause and window functions (sum ... max
+**            among them as gpu_sum ... gpu_max: qwindow.c rule 2), and
+**            each aggregate call replaced by gpuagg_pick(column)
 **            of its value in the group (ext/query/groups_vtab.c); flat
 **            (rule 6): no GROUP BY, HAVING as WHERE, gpuagg_value(column)
-**   serial   the text with sum, total, avg, min and max replaced by
-**            gpu_sum ... gpu_max and NOT INDEXED after the table; and
-**            without NOT INDEXED (serial_sql_ix: SQLite's own plan, for a
-**            selective indexed range, planner/path.c rule 14) unless the
-**            text has its own INDEXED BY or NOT INDEXED
+**   serial   the text with sum, total, avg, min and max (aggregates and
+**            window functions) replaced by gpu_sum ... gpu_max and NOT
+**            INDEXED after the table; and without NOT INDEXED
+**            (serial_sql_ix: SQLite's own plan, for a selective indexed
+**            range, planner/path.c rule 14) unless the text has its own
+**            INDEXED BY or NOT INDEXED
 **
 ** Rules:
 **   1. The grammar.  One SELECT; FROM one table, optional alias and
 **      INDEXED BY / NOT INDEXED; WHERE, GROUP BY (at most 16 terms), HAVING,
-**      ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e), sum, total,
-**      avg, min, max (and gpu_ spellings) with one argument (ALL before
-**      it is the default it is: sum(ALL x) is sum(x)).  Everything
+**      WINDOW, ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e),
+**      sum, total, avg, min, max (and gpu_ spellings) with one argument
+**      (ALL before it is the default it is: sum(ALL x) is sum(x)); window
+**      functions over the groups (planner/qwindow.c).  Everything
 **      else is an error naming the construct: VALUES, compound selects,
 **      joins, subqueries in FROM, virtual tables, WITHOUT ROWID,
-**      DISTINCT or FILTER in an aggregate, window functions, other
-**      aggregates, '*' in the select list, a column outside aggregates that
-**      no group term reads, a query with neither aggregate nor GROUP BY.
-**      A view, one WITH expression and uncorrelated subqueries reach this
-**      parse rewritten (planner/qrewrite.c, its rules); the text as written
-**      names the columns and numbers the parameters (rules 3, 4).
+**      DISTINCT or FILTER in an aggregate, window functions over the
+**      table's rows, other aggregates, '*' in the select list, a column
+**      outside aggregates that no group term reads, a query with neither
+**      aggregate nor GROUP BY; where a rewrite runs, the error names it
+**      (planner/qhint.c for other aggregates).  A view, one WITH
+**      expression and uncorrelated subqueries reach this parse rewritten
+**      (planner/qrewrite.c, its rules); the text as written names the
+**      columns and numbers the parameters (rules 3, 4).
 **   2. Names resolve as SQLite resolves them (resolve.c, 3.40): a GROUP BY
 **      or ORDER BY term that is an integer by sqlite3ExprIsInteger once its
 **      COLLATEs are skipped (1, +1, (1), 1 COLLATE NOCASE, 0x1; not 1.0,
@@ -75,7 +81,8 @@
 *then neither sorts
 **      nor aggregates the groups again (millions, on one thread), and an
 **      ORDER BY ... LIMIT keeps the few rows it needs.
-**   7. Top k: a flat query without HAVING or DISTINCT whose first ORDER BY
+**   7. Top k: a flat query without HAVING, DISTINCT or a window function
+**      (qwindow.c rule 5) whose first ORDER BY
 **      term is a sum() or total() call of the text (or the alias of an
 **      item that is one), with ASC or DESC and nothing else, and a LIMIT
 **      of integer literals (LIMIT n, LIMIT n OFFSET m, LIMIT m, n; n > 0)
@@ -104,10 +111,12 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "qhint.h"
 #include "qrewrite.h"
 #include "qschema.h"
 #include "qtok.h"
 #include "query.h"
+#include "qwindow.h"
 
 /* ---- tokens (planner/qtok.c) ---- */
 
@@ -162,6 +171,8 @@ typedef struct parse {
   char **valnorm; /* normalised text of each value, for sharing */
   int in_items;   /* find_calls is in the select list: no alias there */
   int ipk;        /* find_ipk */
+  span window;    /* the WINDOW clause */
+  ga_qwins wins;  /* window function calls (planner/qwindow.c) */
 } parse;
 
 static int kw(const parse *p, int i, const char *w) {
@@ -311,6 +322,9 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
         }
         sqlite3_str_append(s, p->z + t->off, t->len);
       }
+    } else if (calls && ga_qw_name_at(&p->wins, i) &&
+               ga_qw_exact(p->z, t)) { /* qwindow.c rule 2 */
+      sqlite3_str_appendall(s, ga_qw_exact(p->z, t));
     } else if (subst && (k = alias_of(p, i)) >= 0) {
       sqlite3_str_appendall(s, "(");
       emit(p, s, p->items[k].expr.a, p->items[k].expr.b, off, 0, 0);
@@ -533,7 +547,10 @@ static int value_of(parse *p, int a, int b, int *idx) {
     }
   if (q->nvals == GA_MAX_STATES) {
     sqlite3_free(nz);
-    return fail(p, "gpu_query: more than %s distinct aggregate arguments",
+    return fail(p,
+                "gpu_query: more than %s distinct aggregate arguments (split "
+                "the select list over two gpu_query tables of the same GROUP "
+                "BY and join them on its terms)",
                 "64");
   }
   char *v = text(p, a, b, 2, subst);
@@ -551,11 +568,19 @@ static int value_of(parse *p, int a, int b, int *idx) {
 static int find_calls(parse *p, int a, int b) {
   ga_query *q = p->q;
   for (int i = a; i < b; i++) {
-    if (kw(p, i, "OVER") && op(p, i - 1, ")"))
+    if (kw(p, i, "OVER") && op(p, i - 1, ")") && !ga_qw_over_at(&p->wins, i))
       return fail(p,
                   "gpu_query: window functions (OVER) are not "
                   "supported%s",
                   NULL);
+    int over = is_name(p, i) && op(p, i + 1, "(")
+                   ? ga_qw_over(p->z, p->t, p->n, i, close_of(p, i + 1))
+                   : -1;
+    if (over >= 0) { /* a window function: look inside (qwindow.c rule 1) */
+      if (ga_qw_add(&p->wins, p->z, p->t, p->n, i, over))
+        return SQLITE_NOMEM;
+      continue;
+    }
     if (p->t[i].type != T_ID || !op(p, i + 1, "("))
       continue;
     int which = our_agg(p, i);
@@ -568,10 +593,12 @@ static int find_calls(parse *p, int a, int b) {
       for (int k = 0; name && k < p->naggnames; k++)
         other |= !sqlite3_stricmp(name, p->aggnames[k]);
       if (other) {
+        const char *hint = ga_qhint(name); /* qhint.c */
         *p->err = sqlite3_mprintf(
-            "gpu_query: the aggregate %s() is not supported (count, sum, "
-            "total, avg, min and max are)",
-            name);
+            "gpu_query: %s() is not an aggregate gpu_query runs (it runs "
+            "count, sum, total, avg, min and max, and gpu_sum ... "
+            "gpu_max)%s%s",
+            name, hint ? "; " : "", hint ? hint : "");
         sqlite3_free(name);
         return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
       }
@@ -618,7 +645,11 @@ static int find_calls(parse *p, int a, int b) {
         break;
     if (k == q->naggs) {
       if (k == GA_Q_MAX_AGGS)
-        return fail(p, "gpu_query: more than %s aggregate calls", "128");
+        return fail(p,
+                    "gpu_query: more than %s aggregate calls (split the select "
+                    "list over two gpu_query tables of the same GROUP BY and "
+                    "join them on its terms)",
+                    "128");
       q->aggs[k].op = opn;
       q->aggs[k].val = opn == GA_Q_COUNT_STAR ? 0 : val;
       q->naggs++;
@@ -752,7 +783,9 @@ static int read_from(parse *p, char **table) {
     if (op(p, k, ",") || kw(p, k, "JOIN"))
       return fail(p,
                   "gpu_query: joins are not supported (FROM must name "
-                  "one table)%s",
+                  "one table): aggregate the one table in gpu_query, then "
+                  "join its result table in SQLite (SELECT ... FROM q JOIN "
+                  "u ON ...)%s",
                   NULL);
     if (op(p, k, "("))
       return fail(p,
@@ -984,6 +1017,8 @@ static int check_bare(parse *p, int a, int b) {
       i = p->calls[k].all.b - 1;
       continue;
     }
+    if (ga_qw_skip(&p->wins, i)) /* a window's name: qwindow.c rule 3 */
+      continue;
     int c = col_of(p, i);
     if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, ".") ||
         kw(p, i - 1, "COLLATE"))
@@ -995,10 +1030,26 @@ static int check_bare(parse *p, int a, int b) {
     for (int r = 0; r < p->q->nreps; r++)
       found |=
           !sqlite3_stricmp(p->q->rep_name[r], c >= 0 ? p->q->t.cols[c] : z);
+    int w = found ? -1 : ga_qw_inside(&p->wins, i);
+    if (w >= 0 || (!found && i >= p->window.a && i < p->window.b)) {
+      /* qwindow.c rule 4: a window over the table's rows */
+      const tok *nt = w >= 0 ? &p->t[p->wins.v[w].name] : NULL;
+      *p->err = sqlite3_mprintf(
+          "gpu_query: %s%.*s%s reads the column %s, which is neither grouped "
+          "nor aggregated: gpu_query runs window functions over the groups, "
+          "so their arguments, PARTITION BY and ORDER BY read group terms "
+          "and aggregates (sum(sum(x)) OVER (), rank() OVER (ORDER BY "
+          "sum(x) DESC))",
+          nt ? "the window function " : "the WINDOW clause", nt ? nt->len : 0,
+          nt ? p->z + nt->off : "", nt ? "()" : "", z);
+      sqlite3_free(z);
+      return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
     if (!found) {
       *p->err = sqlite3_mprintf("gpu_query: the column %s is neither grouped "
-                                "nor aggregated",
-                                z);
+                                "nor aggregated (group by it, or read it in "
+                                "an aggregate: min(%s), max(%s))",
+                                z, z, z);
       sqlite3_free(z);
       return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
     }
@@ -1195,6 +1246,7 @@ static int find_topk(parse *p) {
   ga_query *q = p->q;
   q->topk_agg = -1;
   if (!q->flat || p->having.b > p->having.a || kw(p, p->distinct, "DISTINCT") ||
+      p->wins.n > 0 || /* windows see every group (qwindow.c rule 5) */
       p->order.b <= p->order.a || p->limit.b <= p->limit.a || !plain_output(p))
     return SQLITE_OK;
   int a = p->order.a, e = a, depth = 0;
@@ -1274,11 +1326,11 @@ static int make_texts(parse *p, const char *groups) {
                       q->nparams + 1, q->qual);
   if (q->flat)
     flat_where(p, s);
-  span tail[4] = {p->group, p->having, p->order, p->limit};
-  for (int k = q->flat ? 2 : 0; k < 4; k++) {
+  span tail[5] = {p->group, p->having, p->window, p->order, p->limit};
+  for (int k = q->flat ? 2 : 0; k < 5; k++) {
     if (tail[k].b <= tail[k].a)
       continue;
-    int kwtok = tail[k].a - (k == 0 || k == 2 ? 2 : 1);
+    int kwtok = tail[k].a - (k == 0 || k == 3 ? 2 : 1);
     emit(p, s, kwtok, tail[k].b, 0, 0, calls);
     sqlite3_str_appendall(s, " ");
   }
@@ -1348,7 +1400,10 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     p->n--;
   for (int i = 0; i < p->n; i++)
     if (op(p, i, ";")) {
-      rc = fail(p, "gpu_query: one SELECT statement, not several%s", NULL);
+      rc = fail(p,
+                "gpu_query: one SELECT statement, not several (one gpu_query "
+                "table for each)%s",
+                NULL);
       goto done;
     }
   if (kw(p, 0, "WITH")) {
@@ -1376,7 +1431,11 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
       rc = SQLITE_INTERRUPT;
       goto done;
     }
-    *err = sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(db));
+    const char *em = sqlite3_errmsg(db);
+    const char *hint = /* qhint.c: median, variance, ... */
+        !strncmp(em, "no such function: ", 18) ? ga_qhint(em + 18) : NULL;
+    *err = sqlite3_mprintf("gpu_query: %s%s%s", em, hint ? "; " : "",
+                           hint ? hint : "");
     rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;
   }
@@ -1403,7 +1462,9 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
           (kw(p, i, "UNION") || kw(p, i, "INTERSECT") || kw(p, i, "EXCEPT"))) {
         rc = fail(p,
                   "gpu_query: compound selects (UNION, INTERSECT, "
-                  "EXCEPT) are not supported%s",
+                  "EXCEPT) are not supported: make one gpu_query table of "
+                  "each SELECT and combine their rows in SQLite (SELECT * "
+                  "FROM q1 UNION ALL SELECT * FROM q2)%s",
                   NULL);
         goto done;
       }
@@ -1432,10 +1493,12 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     p->having.a = i + 1;
     p->having.b = i = clause_end(p, i + 1);
   }
-  if (kw(p, i, "WINDOW")) {
-    rc = fail(p, "gpu_query: window functions (WINDOW) are not supported%s",
-              NULL);
-    goto done;
+  if (kw(p, i, "WINDOW")) { /* qwindow.c */
+    p->window.a = i + 1;
+    p->window.b = i = clause_end(p, i + 1);
+    if ((rc = ga_qw_clause(&p->wins, p->z, p->t, p->n, p->window.a,
+                           p->window.b)))
+      goto done;
   }
   if (kw(p, i, "ORDER") && kw(p, i + 1, "BY")) {
     p->order.a = i + 2;
@@ -1468,11 +1531,13 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     goto done;
   }
   if (q->t.without_rowid || !q->t.rowid) {
-    *err = sqlite3_mprintf("gpu_query: %s is %s (FROM must name a rowid "
-                           "table)",
-                           q->t.table,
-                           q->t.without_rowid ? "a WITHOUT ROWID table"
-                                              : "without a rowid name");
+    *err = sqlite3_mprintf(
+        "gpu_query: %s is %s (FROM must name a rowid table%s%s)", q->t.table,
+        q->t.without_rowid ? "a WITHOUT ROWID table" : "without a rowid name",
+        q->t.without_rowid ? ": copy it into one, CREATE TABLE c AS SELECT * "
+                             "FROM "
+                           : "",
+        q->t.without_rowid ? q->t.table : "");
     rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;
   }
@@ -1497,14 +1562,28 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   rc = find_calls(p, p->items_span.a, p->items_span.b);
   p->in_items = 0;
   if (rc || (rc = find_calls(p, p->having.a, p->having.b)) ||
+      (rc = find_calls(p, p->window.a, p->window.b)) ||
       (rc = find_calls(p, p->order.a, p->order.b)))
     goto done;
   if ((rc = read_terms(p)) != SQLITE_OK)
     goto done;
+  if (q->naggs == 0 && q->nkeys == 0 && p->wins.n) { /* qwindow.c rule 4 */
+    const tok *nt = &p->t[p->wins.v[0].name];
+    *err = sqlite3_mprintf(
+        "gpu_query: window functions over the table's rows (%.*s() OVER "
+        "without GROUP BY or an aggregate) are not supported: gpu_query "
+        "runs window functions over the groups of an aggregate query "
+        "(SELECT k, sum(x), rank() OVER (ORDER BY sum(x) DESC) FROM t "
+        "GROUP BY k); run this one on SQLite itself",
+        nt->len, p->z + nt->off);
+    rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto done;
+  }
   if (q->naggs == 0 && q->nkeys == 0) {
     rc = fail(p,
               "gpu_query: the query has neither an aggregate nor GROUP "
-              "BY (nothing to aggregate)%s",
+              "BY (nothing to aggregate): gpu_query computes aggregates; a "
+              "SELECT of rows runs as it is on SQLite%s",
               NULL);
     goto done;
   }
@@ -1513,10 +1592,14 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   for (int k = 0; k < p->nitems && rc == SQLITE_OK; k++)
     rc = check_bare(p, p->items[k].expr.a, p->items[k].expr.b);
   if (rc != SQLITE_OK || (rc = check_bare(p, p->having.a, p->having.b)) ||
-      (rc = check_order(p)))
+      (rc = check_bare(p, p->window.a, p->window.b)) || (rc = check_order(p)))
     goto done;
   if (q->nkeys + q->ncarry > GA_MAX_KEYS) {
-    rc = fail(p, "gpu_query: the group terms read too many columns%s", NULL);
+    rc = fail(p,
+              "gpu_query: the group terms read too many columns (at most %s "
+              "group terms and the columns they read: group by fewer terms, "
+              "or by bare columns)",
+              "32");
     goto done;
   }
   if (q->nvals == 0) { /* count(*) alone: one value to count rows with */
@@ -1571,6 +1654,7 @@ done:
   sqlite3_free(p->items);
   sqlite3_free(p->terms);
   sqlite3_free(p->calls);
+  ga_qw_free(&p->wins);
   for (int k = 0; k < p->naggnames; k++)
     sqlite3_free(p->aggnames[k]);
   sqlite3_free(p->aggnames);

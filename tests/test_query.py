@@ -58,6 +58,12 @@ full goes to failures.txt in the run's temporary folder):
     columns (gpuagg_v0, gpuagg_handle), read in HAVING too; grouped
     columns qualified (t.a, main.t.a, t.oid) in HAVING, ORDER BY and the
     select list; sum(ALL x).
+  * window functions over the groups (issue 37, windows(): about a fifth
+    of the queries): rank-like functions ordered by an aggregate, sum,
+    total, avg, count over whole partitions, and row_number, ntile,
+    lag/lead, first/last/nth_value, sum ... max over a total order (every
+    group term) with frames, PARTITION BY a term, named windows (OVER w,
+    OVER (w frame)), FILTER on a window, their aliases in ORDER BY.
   * the scan's test knobs for about 40% of the queries (tiny rowid pieces,
     so small tables merge many pieces; tiny worker group tables, so the
     scan switches to SQLite's GROUP BY mid-piece; SQLite's GROUP BY
@@ -763,6 +769,7 @@ class Query:
             items.append([txt, alias, loose, None, not loose])
         if r.random() < 0.05:  # a duplicate column, for the names
             items.append(list(items[-1]))
+        window = windows(self, items, terms)  # issue 37: window functions over the groups
         r.shuffle(items)
         self.items = items
         self.where_aliases = [it[1] for it in items if it[1] and it[3] is not None]
@@ -785,6 +792,7 @@ class Query:
             sql += " GROUP BY " + ", ".join(fix_pos(g) for g in gby)
         if r.random() < 0.3:
             sql += " HAVING " + self.having()
+        sql += window
         ordered = False
         if r.random() < 0.6:
             ords = []
@@ -975,6 +983,85 @@ def number_form(r, n, numeric):
     terms only: a COLLATE would regroup TEXT) 1 COLLATE BINARY."""
     forms = ["%d", "%d", "+%d", "(%d)", "0x%X", "0%d", "- -%d"] + (["%d COLLATE BINARY"] if numeric else [])
     return r.choice(forms) % n
+
+
+# ---------------------------------------------------------------- issue 37: windows
+
+WIN_RANKS = ["rank()", "dense_rank()", "percent_rank()", "cume_dist()"]  # ties by value: any order of peers
+WIN_FRAMES = ["ROWS BETWEEN 1 PRECEDING AND CURRENT ROW", "ROWS UNBOUNDED PRECEDING",
+              "RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
+              "GROUPS BETWEEN 1 PRECEDING AND 1 FOLLOWING",
+              "ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING EXCLUDE CURRENT ROW",
+              "ROWS BETWEEN 2 PRECEDING AND 1 PRECEDING"]
+
+
+def windows(q, items, terms):
+    """Issue 37, windows: window functions over the groups, added to the
+    select list of about a fifth of the queries (0-3 of them); the WINDOW
+    clause to write after HAVING, or "".  Their arguments are aggregates
+    (strict: no choice inside) and unambiguous group terms; their PARTITION
+    BY and ORDER BY read group terms and aggregates.  A window whose answer
+    depends on the order of its rows (row_number, lag, first_value, min and
+    max among equal values 1 and 1.0, a ROWS frame, ...) orders by every
+    group term, so that order is total: no two groups tie, and gpu_query's
+    groups (in their own order) and SQLite's meet the same rows in the same
+    order.  Only rank-like functions order by an aggregate alone (peers tie
+    by value, whatever their order).  sum ... max as window functions are
+    gpu_ in the reference, as the contract writes them."""
+    r = q.r
+    if r.random() >= 0.2:
+        return ""
+    keys = [q.col_text(tpl) for tpl, _ in terms]
+    values = q.num_terms + q.text_terms
+
+    def value():
+        return q.post_strict(1) if not values or r.random() < 0.7 else r.choice(values)
+
+    def fn_name(name):  # a marker: as written in the text, gpu_ in the reference
+        spelled = name if name == "count" or r.random() >= 0.25 else "gpu_" + name
+        q.aggnames.append(spelled.upper() if r.random() < 0.1 else spelled)
+        return "\ue000%d\ue001" % (len(q.aggnames) - 1)
+
+    def total_order():
+        lead = [q.strict_agg() + r.choice(["", " DESC"])] if r.random() < 0.5 else []
+        rest = keys[:]
+        r.shuffle(rest)
+        return lead + [k + r.choice(["", " DESC", " NULLS FIRST"]) for k in rest]
+
+    named = []
+    if r.random() < 0.3:  # WINDOW w AS (...): read by OVER w and OVER (w frame)
+        part = r.sample(keys, 1) if keys and r.random() < 0.4 else []
+        order = total_order()
+        named.append("wd0 AS (%s%s)" % ("PARTITION BY %s " % part[0] if part else "",
+                                        "ORDER BY " + ", ".join(order) if order else ""))
+    for j in range(r.choice([1, 1, 2, 3])):
+        k = r.random()
+        part = "PARTITION BY %s " % r.choice(keys) if keys and r.random() < 0.3 else ""
+        if k < 0.25:  # rank-like: ordered by an aggregate, ties by value
+            fn = r.choice(WIN_RANKS)
+            over = "(%sORDER BY %s%s)" % (part, q.strict_agg(), r.choice(["", " DESC"]))
+        elif k < 0.45:  # over the whole partition: sum, total, avg, count (no choice among peers)
+            fn = "%s(%s)" % (fn_name(r.choice(["sum", "sum", "total", "avg", "count"])), value())
+            over = "(%s)" % part.strip()
+        else:  # over a total order, maybe a frame
+            fn = r.choice(["row_number()", "ntile(%s)" % q.lit_or_param(r.choice([1, 2, 3, 5]), reuse=False),
+                           "lag(%s)" % value(), "lead(%s, 2, %s)" % (value(), q.lit_or_param(
+                               r.choice([0, -1, None, "x"]))),
+                           "first_value(%s)" % value(), "last_value(%s)" % value(),
+                           "nth_value(%s, 2)" % value()] +
+                          ["%s(%s)" % (fn_name(r.choice(["sum", "total", "avg", "min", "max", "count"])),
+                                       value())] * 3)
+            frame = r.choice(WIN_FRAMES) if r.random() < 0.4 else ""
+            if named and r.random() < 0.6:
+                over = "(wd0 %s)" % frame if frame else "wd0"
+            else:
+                order = total_order()
+                over = "(%s%s%s)" % (part, "ORDER BY " + ", ".join(order) + " " if order else "", frame)
+                over = over.replace(" )", ")")
+        if fn.startswith("\ue000") and r.random() < 0.1:  # FILTER on a window over the groups
+            fn += " FILTER (WHERE %s > %s)" % (q.rand_count(), r.randint(0, 3))
+        items.append([fn + " OVER " + over, "wv%d" % j if r.random() < 0.3 else None, False, None, True])
+    return (" WINDOW " + ", ".join(named)) if named else ""
 
 
 # GROUP BY / ORDER BY literals that are no column number: constants (issue 36)
@@ -1250,6 +1337,8 @@ class Run:
                 elif str(ls.get("why")).startswith("cache not used: "):
                     cwhy = str(ls.get("why"))[len("cache not used: "):].split(";")[0][:70]
                     st["cache_why"][cwhy] = st["cache_why"].get(cwhy, 0) + 1
+            if str(ls.get("why")).startswith("the query over the groups does not compile"):
+                self.problems.append("%s: %s" % (label, ls.get("why")))  # issue 37: a post query that fails
             if path == "parallel" or path == "cache":
                 st["parallel"] += 1
             elif path == "serial" and why.startswith(EXPECTED_SERIAL):

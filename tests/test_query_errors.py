@@ -24,6 +24,7 @@ tests/test_query.py (PARTS=1 for partials).
 
 import json
 import os
+import re
 import sqlite3
 import sys
 import tempfile
@@ -32,6 +33,44 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gatest import Reporter, LIB  # noqa: E402
 
 R = Reporter("query_errors")
+
+
+def window_topk_child():
+    """Run in a child on the fake GPU (GPUAGG_TEST_GPU=1): ORDER BY a sum()
+    with a LIMIT takes the GPU cache's top k (engine/cache/cache_gpu_query.c
+    rule 9) without a window function, and never with one (planner/
+    qwindow.c rule 5: a window sees every group).  Prints one JSON line."""
+    con = sqlite3.connect(":memory:", isolation_level=None)
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    con.execute("SELECT gpuagg_config('device', 'gpu')")
+    con.execute("CREATE TABLE tk(a INTEGER, b INTEGER, x REAL)")
+    con.executemany("INSERT INTO tk VALUES (?,?,?)",
+                    [(i % 97, i % 5, float((i * 7919) % 23) - 11.5) for i in range(6000)])
+    con.execute("SELECT gpu_cache('tk', 'a, b, x')")
+    out = {}
+    for name, sql in (
+            ("plain", "SELECT a, b, sum(x) AS s FROM tk GROUP BY a, b ORDER BY s DESC, a, b LIMIT 5"),
+            ("window", "SELECT a, b, sum(x) AS s, count(*) OVER () AS n, rank() OVER (ORDER BY sum(x)) AS r, "
+             "sum(sum(x)) OVER () FROM tk GROUP BY a, b ORDER BY s DESC, a, b LIMIT 5"),
+            ("window_order", "SELECT a, b, sum(x) AS s FROM tk GROUP BY a, b "
+             "ORDER BY s DESC, count(*) OVER () - a, b LIMIT 5")):
+        before = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["cache"]["queries_topk"]
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql.replace("'", "''"))
+        got = con.execute("SELECT * FROM q").fetchall()
+        inf = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])
+        con.execute("DROP TABLE temp.q")
+        ref = con.execute(sql.replace("sum(", "gpu_sum(")).fetchall()
+        out[name] = {"same": repr(got) == repr(ref), "got": repr(got[:3]), "ref": repr(ref[:3]),
+                     "path": inf["last_scan"]["path"], "topk": inf["cache"]["queries_topk"] - before,
+                     "where": [e["where"] for e in inf["cache"]["entries"]]}
+    print(json.dumps(out))
+
+
+if sys.argv[1:] == ["--window-topk"]:
+    window_topk_child()
+    sys.exit(0)
 
 
 def check(ok, name, detail=""):
@@ -84,9 +123,13 @@ db.executemany("INSERT INTO t VALUES (?,?,?,?,?)",
 
 ERRORS = [
     ("SELECT a, sum(x) FROM t, u GROUP BY a",
-     "gpu_query: joins are not supported (FROM must name one table)"),
+     "gpu_query: joins are not supported (FROM must name one table): "
+     "aggregate the one table in gpu_query, then join its result table in "
+     "SQLite (SELECT ... FROM q JOIN u ON ...)"),
     ("SELECT a, sum(x) FROM t JOIN u GROUP BY a",
-     "gpu_query: joins are not supported (FROM must name one table)"),
+     "gpu_query: joins are not supported (FROM must name one table): "
+     "aggregate the one table in gpu_query, then join its result table in "
+     "SQLite (SELECT ... FROM q JOIN u ON ...)"),
     ("SELECT sum(x) FROM (SELECT x FROM t)",
      "gpu_query: a subquery in FROM is not supported (FROM names one table, a view or a WITH "
      "expression)"),
@@ -128,7 +171,8 @@ ERRORS = [
      "string in double quotes, of that name would read the table's column)"),
     ("SELECT sum(x) FROM t UNION ALL SELECT sum(y) FROM t",
      "gpu_query: compound selects (UNION, INTERSECT, EXCEPT) are not "
-     "supported"),
+     "supported: make one gpu_query table of each SELECT and combine their "
+     "rows in SQLite (SELECT * FROM q1 UNION ALL SELECT * FROM q2)"),
     ("VALUES (1)", "gpu_query: the argument must be one SELECT (not VALUES)"),
     ("SELECT count(DISTINCT a) FROM t",
      "gpu_query: DISTINCT inside an aggregate is not supported "
@@ -136,25 +180,37 @@ ERRORS = [
     ("SELECT sum(x) FILTER (WHERE a > 1) FROM t",
      "gpu_query: FILTER (WHERE ...) on an aggregate is not supported"),
     ("SELECT sum(x) OVER () FROM t",
-     "gpu_query: window functions (OVER) are not supported"),
+     "gpu_query: window functions over the table's rows (sum() OVER without "
+     "GROUP BY or an aggregate) are not supported: gpu_query runs window "
+     "functions over the groups of an aggregate query (SELECT k, sum(x), "
+     "rank() OVER (ORDER BY sum(x) DESC) FROM t GROUP BY k); run this one on "
+     "SQLite itself"),
     ("SELECT group_concat(b) FROM t",
-     "gpu_query: the aggregate group_concat() is not supported (count, sum, "
-     "total, avg, min and max are)"),
+     "gpu_query: group_concat() is not an aggregate gpu_query runs (it runs "
+     "count, sum, total, avg, min and max, and gpu_sum ... gpu_max); gpuagg "
+     "has no string or JSON aggregate: add its argument to gpu_query's GROUP "
+     "BY, then aggregate the result table's rows in SQLite (SELECT k, "
+     "group_concat(v) FROM q GROUP BY k)"),
     ("SELECT a, x, sum(y) FROM t GROUP BY a",
-     "gpu_query: the column x is neither grouped nor aggregated"),
+     "gpu_query: the column x is neither grouped nor aggregated (group by "
+     "it, or read it in an aggregate: min(x), max(x))"),
     ("SELECT * FROM t",
      "gpu_query: '*' in the select list: name the grouped columns and the "
      "aggregates"),
     ("SELECT a FROM t", "gpu_query: the query has neither an aggregate nor "
-     "GROUP BY (nothing to aggregate)"),
+     "GROUP BY (nothing to aggregate): gpu_query computes aggregates; a "
+     "SELECT of rows runs as it is on SQLite"),
     ("SELECT sum(v) FROM vw",
-     "gpu_query: w is a WITHOUT ROWID table (FROM must name a rowid table)"),
+     "gpu_query: w is a WITHOUT ROWID table (FROM must name a rowid table: "
+     "copy it into one, CREATE TABLE c AS SELECT * FROM w)"),
     ("SELECT sum(v) FROM w",
-     "gpu_query: w is a WITHOUT ROWID table (FROM must name a rowid table)"),
+     "gpu_query: w is a WITHOUT ROWID table (FROM must name a rowid table: "
+     "copy it into one, CREATE TABLE c AS SELECT * FROM w)"),
     ("SELECT sum(x) FROM nosuch", "gpu_query: no such table: nosuch"),
     ("SELECT sum(nosuch) FROM t", "gpu_query: no such column: nosuch"),
     ("SELECT sum(x) FROM t; SELECT 1",
-     "gpu_query: one SELECT statement, not several"),
+     "gpu_query: one SELECT statement, not several (one gpu_query table for "
+     "each)"),
     ("SELECT 'abc FROM t", "gpu_query: an unterminated string, quote or comment"),
     ("SELECT a, sum(x) FROM t GROUP BY " + ", ".join(["a"] * 17),
      "gpu_query: more than 16 GROUP BY terms"),
@@ -1019,7 +1075,8 @@ UNGROUPED = [
 ]
 for i, (sql, col) in enumerate(UNGROUPED):
     got = error_of(db, "CREATE VIRTUAL TABLE temp.n36_%d USING gpu_query('%s')" % (i, sql.replace("'", "''")))
-    check(got == "gpu_query: the column %s is neither grouped nor aggregated" % col,
+    check(got == "gpu_query: the column %s is neither grouped nor aggregated (group by it, "
+          "or read it in an aggregate: min(%s), max(%s))" % (col, col, col),
           "issue36 ungrouped name refused: %s" % sql, got)
 
 # accepted: each answers as SQLite does, on the parallel path
@@ -1078,6 +1135,260 @@ check(got == "gpu_query: 1st ORDER BY term out of range - should be between 1 an
 db.execute("SELECT gpu_cache('nm', 'k,x')")
 got, path, ref = gq_rows("n36all", "SELECT k, sum(ALL x), count(ALL x), avg(ALL x) FROM nm GROUP BY k ORDER BY k")
 check(got == ref and path == "cache", "issue36 sum(ALL x) from the cache", (got, ref, path, info(db)["last_scan"]))
+
+# ---- issue 37, windows: window functions over the groups (planner/qwindow.c)
+# and refusals that point somewhere (planner/qhint.c)
+GPU_NAMES = re.compile(r'(?<![\w])["\[]?(sum|total|avg|min|max)["\]]?\s*\(', re.I)
+
+
+def gpu_text(sql):
+    """The contract's reference: sum ... max, as aggregates and as window
+    functions, written gpu_sum ... gpu_max."""
+    return GPU_NAMES.sub(lambda m: "gpu_" + m.group(1) + "(", sql)
+
+
+db.executescript("""
+CREATE TABLE wt(k INTEGER, g TEXT COLLATE NOCASE, x REAL, i INTEGER, w INTEGER,
+                "current" INTEGER, "row" INTEGER, "rows" INTEGER);
+""")
+# group sums of x that plain (inexact) double sums over the groups get wrong:
+# 1e16, -1e16 and small fractions in other groups
+db.executemany("INSERT INTO wt VALUES (?,?,?,?,?,?,?,?)",
+               [(i % 7, "aBc"[i % 3] if i % 2 else "AbC"[i % 3], 1e16 if i == 0 else -1e16 if i == 2
+                 else (i % 10) * 0.1 + 1e-3 * (i % 3), i % 50 - 20, i, i, i, i) for i in range(2100)])
+WIN_OK = [
+    # a share of total, a running total, ranks (ties by value), row numbers
+    # over a total order
+    "SELECT k, sum(x) AS s, sum(x) / sum(sum(x)) OVER () AS share FROM wt GROUP BY k ORDER BY k",
+    "SELECT k, sum(sum(x)) OVER (ORDER BY k) FROM wt GROUP BY k ORDER BY k",
+    "SELECT k, g, rank() OVER (ORDER BY sum(i) DESC), dense_rank() OVER (PARTITION BY g ORDER BY count(*)), "
+    "row_number() OVER (ORDER BY sum(i), k, g), percent_rank() OVER (PARTITION BY k ORDER BY g) "
+    "FROM wt GROUP BY k, g ORDER BY k, g",
+    "SELECT k, lag(sum(i)) OVER w, lead(sum(i), 2, -1) OVER w, ntile(3) OVER w, first_value(max(x)) OVER w, "
+    "last_value(min(x)) OVER w, nth_value(k, 2) OVER w, cume_dist() OVER w FROM wt GROUP BY k "
+    "WINDOW w AS (ORDER BY k) ORDER BY k",
+    # frames, a base window, every exact form
+    "SELECT k, total(total(x)) OVER (w ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING), "
+    "avg(avg(x)) OVER (w RANGE BETWEEN 2 PRECEDING AND CURRENT ROW), "
+    "min(sum(x)) OVER (w GROUPS UNBOUNDED PRECEDING EXCLUDE CURRENT ROW), max(min(x)) OVER w, "
+    "count(*) OVER w, count(sum(x)) OVER () FROM wt GROUP BY k WINDOW w AS (ORDER BY k) ORDER BY k",
+    # flat (rule 6): windows after the HAVING that became a WHERE
+    "SELECT k, sum(x), sum(sum(x)) OVER (), count(*) OVER () FROM wt GROUP BY k HAVING sum(i) > -3000 ORDER BY k",
+    # not flat: a term that is an expression, HAVING, a window over it
+    "SELECT k % 3 AS m, sum(x), sum(sum(x)) OVER (ORDER BY k % 3 DESC) FROM wt GROUP BY k % 3 "
+    "HAVING count(*) > 1 ORDER BY m",
+    # ORDER BY a window's alias, LIMIT, OFFSET
+    "SELECT k, sum(x) AS s, rank() OVER (ORDER BY sum(x) DESC, k) AS r FROM wt GROUP BY k ORDER BY r LIMIT 3 OFFSET 1",
+    # ORDER BY a window function; a sum() first with a LIMIT (no top k)
+    "SELECT k, sum(x) FROM wt GROUP BY k ORDER BY sum(sum(x)) OVER (ORDER BY k DESC), k LIMIT 4",
+    "SELECT k, sum(x) AS s, count(*) OVER () AS n, sum(sum(x)) OVER () FROM wt GROUP BY k ORDER BY s DESC, k LIMIT 2",
+    # no GROUP BY: one group
+    "SELECT sum(x), sum(sum(x)) OVER (), count(*) OVER (), row_number() OVER () FROM wt",
+    # names: a window named like a column no term reads, frame words that are columns
+    "SELECT k, sum(x), rank() OVER w FROM wt GROUP BY k WINDOW w AS (ORDER BY sum(x)) ORDER BY k",
+    "SELECT k, sum(sum(x)) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING) FROM wt "
+    "GROUP BY k ORDER BY k",
+    "SELECT k, sum(sum(x)) OVER (w ROWS 1 PRECEDING) FROM wt GROUP BY k WINDOW w AS (ORDER BY k), "
+    "rows AS (w) ORDER BY k",
+    "SELECT rows, sum(sum(x)) OVER (ORDER BY rows ROWS 1 PRECEDING) FROM wt GROUP BY rows ORDER BY rows LIMIT 5",
+    # FILTER on a window over the groups; a string window aggregate; parameters
+    "SELECT k, sum(sum(x)) FILTER (WHERE count(*) > 299) OVER (ORDER BY k) FROM wt GROUP BY k ORDER BY k",
+    "SELECT g, group_concat(k, ',') OVER (PARTITION BY g ORDER BY k) FROM wt GROUP BY g, k ORDER BY g, k",
+    "SELECT k, ntile(?1) OVER (ORDER BY k), lag(sum(i), 1, ?2) OVER (ORDER BY k) FROM wt GROUP BY k ORDER BY k",
+    # a quoted name is the function (the exact form)
+    "SELECT k, \"sum\"(sum(x)) OVER (), [max](sum(x)) OVER (ORDER BY k) FROM wt GROUP BY k ORDER BY k",
+]
+WIN_ARGS = (3, 0.5)
+db.execute("SELECT gpuagg_config('threads', 2)")
+
+
+def win_check(label, sql, path_want, con=db):
+    ref = con.execute(gpu_text(sql), WIN_ARGS[:sql.count("?")]).fetchall()
+    try:
+        con.execute("CREATE VIRTUAL TABLE temp.wq USING gpu_query(%s)" % sql_quote(sql))
+        got = con.execute("SELECT * FROM temp.wq(%s)" % ",".join("?" * sql.count("?")),
+                          WIN_ARGS[:sql.count("?")]).fetchall()
+        path = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]["path"]
+        con.execute("DROP TABLE temp.wq")
+    except sqlite3.Error as e:
+        error_of(con, "DROP TABLE IF EXISTS temp.wq")
+        got, path = str(e), None
+    if "ORDER BY" not in sql.split(" FROM wt")[-1] and isinstance(got, list):
+        got, ref = sorted(got, key=repr), sorted(ref, key=repr)
+    check(repr(got) == repr(ref) and path == path_want, "windows %s: %s" % (label, sql[:70]),
+          "path %s (want %s)\n  got %r\n  ref %r" % (path, path_want, got if isinstance(got, str)
+                                                     else got[:4], ref[:4]))
+    return got
+
+
+def sql_quote(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+for sql in WIN_OK:
+    win_check("parallel", sql, "parallel")
+# the window's sum must be the exact one: plain SQLite gets these wrong
+for i, sql in enumerate(WIN_OK[:2]):
+    plain = db.execute(sql).fetchall()
+    exact = db.execute(gpu_text(sql)).fetchall()
+    check(repr(plain) != repr(exact), "windows: the data tell an exact window sum from a plain one %d" % i, sql)
+# the serial path (threads 1 runs a grouped query on one worker; a
+# transaction sends it to the serial text)
+db.execute("BEGIN")
+for sql in WIN_OK[:6] + WIN_OK[10:11]:
+    win_check("serial", sql, "serial")
+db.execute("COMMIT")
+# tiny pieces: many merges
+os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "3"
+for sql in WIN_OK[:3]:
+    win_check("tiny pieces", sql, "parallel")
+del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
+# the host cache runs the same post query over its groups
+db.execute("SELECT gpu_cache('wt', 'k,g,x,i')")
+for sql in WIN_OK:
+    if not {"g", "rows"} & set(re.findall(r"\w+", sql)):  # g (NOCASE) and rows: not cached
+        win_check("host cache", sql, "cache")
+db.execute("SELECT gpu_cache_drop('wt')")
+# partials: the table cut in two files at a rowid, a partial of each,
+# gpu_query_merge of the two and the finish (which runs the post query)
+shards = []
+for j, cond in enumerate(("rowid <= 1000", "rowid > 1000")):
+    path = os.path.join(TMP, "wt_part%d.db" % j)
+    db.execute("ATTACH ? AS shard", (path,))
+    db.execute(db.execute("SELECT sql FROM sqlite_schema WHERE name = 'wt'").fetchone()[0]
+               .replace("CREATE TABLE wt", "CREATE TABLE shard.wt"))
+    db.execute("INSERT INTO shard.wt(rowid, k, g, x, i, w, \"current\", \"row\", \"rows\") "
+               "SELECT rowid, * FROM main.wt WHERE %s" % cond)
+    db.execute("DETACH shard")
+    shards.append(connect(path))
+for sql in WIN_OK[:5] + WIN_OK[8:11]:
+    ref = db.execute(gpu_text(sql)).fetchall()
+    try:
+        parts = [sh.execute("SELECT gpu_query_partial(?)", (sql,)).fetchone()[0] for sh in shards]
+        blob = db.execute("SELECT gpu_query_merge(?, ?)", parts).fetchone()[0]
+        inf = json.loads(db.execute("SELECT gpu_query_partial_info(?)", (blob,)).fetchone()[0])
+        f = sqlite3.connect(":memory:", isolation_level=None)
+        f.enable_load_extension(True)
+        f.load_extension(LIB)
+        f.executescript(inf["create"])
+        f.execute("CREATE VIRTUAL TABLE temp.wq USING gpu_query(%s)" % sql_quote(sql))
+        got = f.execute("SELECT * FROM temp.wq WHERE gpuagg_partial = ?", (blob,)).fetchall()
+        path = json.loads(f.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]["path"]
+        f.close()
+    except sqlite3.Error as e:
+        got, path = str(e), None
+    check(repr(got) == repr(ref) and path == "partial", "windows partials merged: %s" % sql[:70],
+          (path, got[:3], ref[:3]))
+for sh in shards:
+    sh.close()
+
+# top k (rule 7) never with a window function: on the fake GPU's cache
+FAKE = os.environ.get("GPUAGG_FAKE_LIB")
+if FAKE and os.path.exists(FAKE + ".so"):
+    import subprocess
+    env = dict(os.environ, GPUAGG_LIB=FAKE, GPUAGG_TEST_GPU="1", GPUAGG_FAKE_DEVICES="2",
+               GPUAGG_CACHE_TOPK_IDS="100")
+    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--window-topk"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    try:
+        out = json.loads(res.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        out = None
+    check(out is not None, "windows top k: the fake GPU child ran", res.stdout[-500:] + res.stderr[-1500:])
+    if out:
+        check(out["plain"]["same"] and out["plain"]["path"] == "cache" and out["plain"]["topk"] == 1,
+              "windows top k: taken without a window (the check reaches the path)", out["plain"])
+        for name in ("window", "window_order"):
+            check(out[name]["same"] and out[name]["path"] == "cache" and out[name]["topk"] == 0,
+                  "windows top k: never with a window (%s)" % name, out[name])
+else:
+    R.skip("windows top k", "GPUAGG_FAKE_LIB (the fake GPU build) not set")
+
+# refused: windows over the table's rows, or reading a column no term reads
+WIN_ROWS = ("gpu_query: window functions over the table's rows (%s() OVER without GROUP BY or an "
+            "aggregate) are not supported: gpu_query runs window functions over the groups of an "
+            "aggregate query (SELECT k, sum(x), rank() OVER (ORDER BY sum(x) DESC) FROM t GROUP BY k); "
+            "run this one on SQLite itself")
+WIN_COL = ("gpu_query: %s reads the column %s, which is neither grouped nor aggregated: gpu_query runs "
+           "window functions over the groups, so their arguments, PARTITION BY and ORDER BY read group "
+           "terms and aggregates (sum(sum(x)) OVER (), rank() OVER (ORDER BY sum(x) DESC))")
+WIN_ERRORS = [
+    ("SELECT x, rank() OVER (ORDER BY x) FROM wt", WIN_ROWS % "rank"),
+    ("SELECT count(*) OVER () FROM wt", WIN_ROWS % "count"),
+    ("SELECT x, row_number() OVER w FROM wt WINDOW w AS (ORDER BY x)", WIN_ROWS % "row_number"),
+    ("SELECT total(x) OVER (PARTITION BY k) FROM wt", WIN_ROWS % "total"),
+    ("SELECT k, sum(x) OVER () FROM wt GROUP BY k", WIN_COL % ("the window function sum()", "x")),
+    ("SELECT k, sum(x), rank() OVER (ORDER BY i) FROM wt GROUP BY k",
+     WIN_COL % ("the window function rank()", "i")),
+    ("SELECT k, sum(x), rank() OVER (PARTITION BY g ORDER BY sum(x)) FROM wt GROUP BY k",
+     WIN_COL % ("the window function rank()", "g")),
+    ("SELECT k, sum(x), lag(sum(x), 1, w) OVER (ORDER BY k) FROM wt GROUP BY k",
+     WIN_COL % ("the window function lag()", "w")),
+    ("SELECT k, sum(sum(x)) FILTER (WHERE i > 0) OVER () FROM wt GROUP BY k",
+     WIN_COL % ("the window function sum()", "i")),
+    ("SELECT k, sum(x), rank() OVER w FROM wt GROUP BY k WINDOW w AS (ORDER BY x)",
+     WIN_COL % ("the WINDOW clause", "x")),
+    ("SELECT k, sum(x) FROM wt GROUP BY k ORDER BY rank() OVER (ORDER BY g)",
+     WIN_COL % ("the window function rank()", "g")),
+    ("SELECT sum(x), sum(x) OVER () FROM wt", WIN_COL % ("the window function sum()", "x")),
+    # a column named like a frame's keyword, where no frame can start
+    ("SELECT k, sum(sum(x)) OVER (ORDER BY rows) FROM wt GROUP BY k",
+     WIN_COL % ("the window function sum()", "rows")),
+    ("SELECT k, sum(sum(x)) OVER (ORDER BY k, rows) FROM wt GROUP BY k",
+     WIN_COL % ("the window function sum()", "rows")),
+]
+for sql, want in WIN_ERRORS:
+    got = error_of(db, "CREATE VIRTUAL TABLE temp.we USING gpu_query(%s)" % sql_quote(sql))
+    check(got == want, "windows refused: %s" % sql[:70], "got %r\n  want %r" % (got, want))
+
+# refusals that point somewhere (qhint.c): what exists, or the rewrite
+NOT_OURS = "gpu_query: %s() is not an aggregate gpu_query runs (it runs count, sum, total, avg, min and max, " \
+    "and gpu_sum ... gpu_max)"
+MEDIAN = "gpuagg has no exact median, percentile or approximate aggregate yet: run this query on SQLite itself"
+VARIANCE = ("write it from exact sums: (sum(x * x) - sum(x) * sum(x) / count(x)) / (count(x) - 1) is the "
+            "sample variance, sqrt() of it the standard deviation")
+STRINGS = ("gpuagg has no string or JSON aggregate: add its argument to gpu_query's GROUP BY, then aggregate "
+           "the result table's rows in SQLite (SELECT k, group_concat(v) FROM q GROUP BY k)")
+
+
+class Agg:
+    def __init__(self):
+        self.n = 0
+
+    def step(self, v):
+        self.n += 1
+
+    def finalize(self):
+        return self.n
+
+
+hint_db = connect(os.path.join(TMP, "q.db"))
+for name in ("median", "Variance", "stddev_samp", "my_agg"):
+    hint_db.create_aggregate(name, 1, Agg)
+HINTS = [
+    ("SELECT a, median(x) FROM t GROUP BY a", NOT_OURS % "median" + "; " + MEDIAN),
+    ("SELECT a, VARIANCE(x) FROM t GROUP BY a", NOT_OURS % "VARIANCE" + "; " + VARIANCE),
+    ("SELECT stddev_samp(x) FROM t", NOT_OURS % "stddev_samp" + "; " + VARIANCE),
+    ("SELECT a, my_agg(x) FROM t GROUP BY a", NOT_OURS % "my_agg"),
+    ("SELECT json_group_array(b) FROM t", NOT_OURS % "json_group_array" + "; " + STRINGS),
+]
+for sql, want in HINTS:
+    got = error_of(hint_db, "CREATE VIRTUAL TABLE temp.he USING gpu_query(%s)" % sql_quote(sql))
+    check(got == want, "hint (registered): %s" % sql, "got %r\n  want %r" % (got, want))
+# not registered: SQLite's own error, and what exists
+for fn, hint in (("median", MEDIAN), ("percentile_cont", MEDIAN), ("stddev", VARIANCE),
+                 ("var_pop", VARIANCE), ("string_agg", STRINGS)):
+    sql = "SELECT a, %s(x) FROM t GROUP BY a" % fn
+    got = error_of(db, "CREATE VIRTUAL TABLE temp.he USING gpu_query(%s)" % sql_quote(sql))
+    want = "gpu_query: no such function: %s; %s" % (fn, hint)
+    check(got == want, "hint (no such function): %s" % fn, "got %r\n  want %r" % (got, want))
+got = error_of(db, "CREATE VIRTUAL TABLE temp.he USING gpu_query('SELECT a, nosuchfn(x) FROM t GROUP BY a')")
+check(got == "gpu_query: no such function: nosuchfn", "no hint for an unknown name", got)
+# the variance hint's rewrite runs, exactly, and matches a direct variance
+got, path, ref = gq_rows("wvar", "SELECT k, (sum(x * x) - sum(x) * sum(x) / count(x)) / (count(x) - 1) "
+                         "FROM nm GROUP BY k ORDER BY k")
+check(got == ref and path == "parallel", "the variance rewrite runs", (got, ref, path))
+hint_db.close()
 
 # gpu_aggregate unchanged beside it
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()

@@ -1,0 +1,53 @@
+/*
+** qhint.c — what a refusal of a function points to (qhint.h).
+**
+** gpu_query runs the aggregates count, sum, total, avg, min and max (and
+** gpu_sum ... gpu_max).  An analyst reaching for another one gets the name
+** of what exists: a rewrite over those aggregates where one runs (the
+** variance from exact sums), the two-step form (group in gpu_query, then
+** aggregate its rows in SQLite) for string and JSON aggregates, and a
+** plain "none yet" for medians and percentiles.  Names compare in ASCII
+** case, as SQLite's function names do; any other name has no hint (NULL).
+*/
+#include <stddef.h>
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include "qhint.h"
+
+static const char *const variance[] = {"variance",   "var_samp", "var_pop",
+                                       "stddev",     "stdev",    "stddev_samp",
+                                       "stddev_pop", "std",      NULL};
+static const char *const median[] = {
+    "median", "percentile", "percentile_cont", "percentile_disc",
+    "mode",   "quantile",   "approx_quantile", NULL};
+static const char *const strings[] = {"group_concat",
+                                      "string_agg",
+                                      "json_group_array",
+                                      "json_group_object",
+                                      "array_agg",
+                                      "listagg",
+                                      NULL};
+
+static int in(const char *name, const char *const *list) {
+  for (int k = 0; list[k]; k++)
+    if (!sqlite3_stricmp(name, list[k]))
+      return 1;
+  return 0;
+}
+
+const char *ga_qhint(const char *name) {
+  if (name && in(name, variance))
+    return "write it from exact sums: (sum(x * x) - sum(x) * sum(x) / "
+           "count(x)) / (count(x) - 1) is the sample variance, sqrt() of it "
+           "the standard deviation";
+  if (name && in(name, median))
+    return "gpuagg has no exact median, percentile or approximate aggregate "
+           "yet: run this query on SQLite itself";
+  if (name && in(name, strings))
+    return "gpuagg has no string or JSON aggregate: add its argument to "
+           "gpu_query's GROUP BY, then aggregate the result table's rows in "
+           "SQLite (SELECT k, group_concat(v) FROM q GROUP BY k)";
+  return NULL;
+}
