@@ -65,7 +65,9 @@
 #include <emmintrin.h>
 #endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "cpu_reduce.h"
@@ -89,6 +91,10 @@ SQLITE_EXTENSION_INIT3
 ** MiB), and at most 65,536 more than the entry's rows. */
 #define GA_CH_DENSE ((int64_t)1 << 20)
 
+/* Rule 10: a dense id space this small keeps the direct index (its
+** states stay in the caches), however few rows a group has. */
+#define GA_CH_NEAR_IDS ((int64_t)1 << 16)
+
 /* Rule 9: the most runs whose records one group's build walks. */
 #define GA_CH_MAX_RUNS 256
 
@@ -96,7 +102,8 @@ SQLITE_EXTENSION_INIT3
 typedef struct hplan {
   int64_t ids; /* the dense id space (rule 8); 0: none */
   int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS];
-  int sorted; /* rule 9: records sorted by id, groups built from them */
+  int sorted;  /* rule 9: records sorted by id, groups built from them */
+  int general; /* rule 6's row loop (general()), else rule 2's */
 } hplan;
 
 typedef struct hgroup {
@@ -132,6 +139,28 @@ typedef struct hrun {
   int started;
 } hrun;
 
+/* GPUAGG_CACHE_PROFILE=1: each step's wall time to stderr (bench work,
+** bench/cache_profile.py). */
+static double prof_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+static void prof(const char *what, double *t0) {
+  static int on = -1; /* connections of several threads read it */
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *z = getenv("GPUAGG_CACHE_PROFILE");
+    v = z && *z == '1';
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+  }
+  if (!v)
+    return;
+  double t = prof_ms();
+  fprintf(stderr, "cache_host %-10s %8.3f ms\n", what, t - *t0);
+  *t0 = t;
+}
+
 /* ---- filter ---- */
 
 /* v (kind) against literal l: <0, 0, >0, exactly.  INTEGER with INTEGER and
@@ -145,6 +174,45 @@ static inline int lit_cmp(int kind, int64_t v, const gak_clit *l) {
   }
   return ga_num_cmp(kind, v, l->kind, l->bits);
 }
+
+/* The lanes 0 .. n-1 of v, all INTEGER (REAL), whose value is `op` the
+** literal l: the same comparison as lit_cmp of one kind, a word of lanes
+** at a time with no branch a lane. */
+#define GA_CH_CMP_WORD(name, type, load)                                       \
+  static uint64_t name(int op, const uint64_t *v, int n, type l) {             \
+    uint64_t ok = 0;                                                           \
+    switch (op) {                                                              \
+    case GAK_CMP_EQ:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) == l) << j;                                \
+      break;                                                                   \
+    case GAK_CMP_NE:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) != l) << j;                                \
+      break;                                                                   \
+    case GAK_CMP_LT:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) < l) << j;                                 \
+      break;                                                                   \
+    case GAK_CMP_LE:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) <= l) << j;                                \
+      break;                                                                   \
+    case GAK_CMP_GT:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) > l) << j;                                 \
+      break;                                                                   \
+    case GAK_CMP_GE:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) >= l) << j;                                \
+      break;                                                                   \
+    }                                                                          \
+    return ok;                                                                 \
+  }
+#define GA_CH_LOAD_INT(x) ((int64_t)(x))
+#define GA_CH_LOAD_REAL(x) ga_bitsd((int64_t)(x))
+GA_CH_CMP_WORD(cmp_word_int, int64_t, GA_CH_LOAD_INT)
+GA_CH_CMP_WORD(cmp_word_real, double, GA_CH_LOAD_REAL)
 
 /* The rows of word w of block b (rows 64w .. 64w+63, those below b->n) that
 ** pass every term, as a mask; a term is tested only on the rows still in
@@ -166,6 +234,18 @@ static uint64_t word_pass(const gak_cfilter *f, const ga_cblock *b, int64_t w) {
     }
     const uint64_t *v = ga_cb_vals(b, c) + i0;
     uint64_t in = m & nn, ok = 0;
+    if (tm->op != GAK_CMP_IN && in) {
+      /* rule 4's fast case: every lane in and the literal of one kind */
+      const gak_clit *l = &f->lits[tm->lit];
+      if (l->kind == GA_KIND_INT && (ii & in) == in) {
+        m &= in & cmp_word_int(tm->op, v, (int)cnt, l->bits);
+        continue;
+      }
+      if (l->kind == GA_KIND_REAL && !(ii & in)) {
+        m &= in & cmp_word_real(tm->op, v, (int)cnt, ga_bitsd(l->bits));
+        continue;
+      }
+    }
     while (in) {
       int j = __builtin_ctzll(in);
       int kind = (ii >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
@@ -684,7 +764,9 @@ static void general(hrun *r) {
   ga_value key[GA_MAX_KEYS];
   int skip = q->nkeys ? 0 : 1; /* the NULL key's slot */
   int64_t seen = 0;            /* passing rows so far (rule 7) */
-  int probed = !q->nkeys || p->sorted;
+  /* rule 7 probes a hashed key, or a direct index too large for the
+  ** caches (rule 10) */
+  int probed = !q->nkeys || p->sorted || (p->ids && p->ids <= GA_CH_NEAR_IDS);
   memset(key, 0, sizeof(key));
   key[0].type = GA_V_NULL;
   for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
@@ -884,7 +966,7 @@ static void *run_main(void *arg) {
     sorted_groups(r);
     return NULL;
   }
-  if (takes_general(q)) {
+  if (r->p->general) {
     general(r);
     return NULL;
   }
@@ -953,6 +1035,7 @@ static void run_all(hrun *runs, int n) {
 int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         int threads, ga_scan_out *out, char *why, size_t nwhy) {
   (void)c;
+  double t0 = prof_ms();
   memset(out, 0, sizeof(*out));
   if (threads < 1)
     threads = 1;
@@ -974,13 +1057,17 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   memset(runs, 0, sizeof(hrun) * (size_t)threads);
   hplan plan;
   memset(&plan, 0, sizeof(plan));
-  if (takes_general(q)) {
+  plan.general = takes_general(q);
+  if (plan.general || q->gcol >= 0) {
     plan.ids = dense_ids(e, q, plan.card, plan.base);
+    /* rule 10: one bare key over a dense id space takes rules 8 and 9 */
+    plan.general = plan.general || plan.ids > 0;
+  }
+  if (plan.general) {
     /* rule 9: records carry no carried values, and two bits a value; a
     ** key space too small to hold many groups is not probed */
     if (plan.ids && !q->ncarry && q->nvals <= GA_IDR_MAX_VALS &&
-        threads <= GA_CH_MAX_RUNS &&
-        plan.ids * GA_CH_PROBE_RATIO > GA_CH_PROBE_ROWS) {
+        threads <= GA_CH_MAX_RUNS && plan.ids > GA_CH_NEAR_IDS) {
       int many = many_groups(e, q, &plan);
       if (many < 0) {
         sqlite3_free(runs);
@@ -990,6 +1077,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
       plan.sorted = many;
     }
   }
+  prof("plan", &t0);
   /* contiguous runs of about rows / threads rows */
   int64_t s = 0;
   for (int t = 0; t < threads; t++) {
@@ -1012,6 +1100,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     ga_idrows_init(&r->rows, q->nvals, most);
   }
   run_all(runs, threads);
+  prof(plan.sorted ? "records" : "runs", &t0);
   int rc = GA_SCAN_OK;
   for (int t = 0; t < threads; t++)
     if (runs[t].rc && rc == GA_SCAN_OK)
@@ -1026,6 +1115,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
       runs[t].hi = plan.ids * (t + 1) / threads;
     }
     run_all(runs, threads);
+    prof("groups", &t0);
     for (int t = 0; t < threads; t++) {
       if (runs[t].rc && rc == GA_SCAN_OK)
         rc = runs[t].rc;
@@ -1078,6 +1168,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   for (int t = 0; t < threads; t++)
     sqlite3_free(runs[t].list);
   sqlite3_free(runs);
+  prof("list", &t0);
   if (rc != GA_SCAN_OK)
     ga_scan_out_free(out);
   out->threads = threads;

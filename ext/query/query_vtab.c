@@ -366,7 +366,11 @@ static void keep_row(query_cursor *c, int ncols) {
     if (!v)
       goto stop;
     c->kept[c->nkept++] = v;
-    c->kept_bytes += 64 + sqlite3_value_bytes(v);
+    /* a number's bytes would be its text, made for nothing (issue 37) */
+    int t = sqlite3_value_type(v);
+    c->kept_bytes +=
+        64 +
+        (t == SQLITE_TEXT || t == SQLITE_BLOB ? sqlite3_value_bytes(v) : 0);
   }
   if (c->kept_bytes <= GA_SCAN_MEMO_BYTES)
     return;
