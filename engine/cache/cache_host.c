@@ -58,6 +58,32 @@
 **      every state is stepped in rowid order (rule 1's ties) with no merge,
 **      and the group is written once.  Nothing waits on a cache miss a row.
 **      d2 on 2 cores: 2.7 s (the scan) to 0.5-0.7 s (bench/RESULTS.md §13).
+**      Rule 7's probe and this one apply only to an id space of more than
+**      GA_CH_NEAR_IDS ids: a smaller one keeps rule 8's index (or rule
+**      11's array), whose states stay in the caches however few rows a
+**      group has (d5 of bench/query_bench.py: 10,000 suppliers).
+**  10. A query of rule 2's shape (one value, one bare key column) whose key
+**      has rule 8's dense ids takes rule 6's loop with rules 8, 9 and 11
+**      (issue 37): rule 2's per-run table holds a whole ga_xstate a group
+**      (a superaccumulator each), and hands every group to the shared
+**      groups one lock at a time; d4 of bench/query_bench.py (200,000
+**      parts, one year) spent most of its time there.  The answer is the
+**      same: each value is stepped in row order into a ga_gstate, which
+**      gives ga_xstate's answers (gstate.h rule 1), and the keys are the
+**      ids' values.
+**  11. An id space whose states (ids x values x sizeof(ga_gstate)) take
+**      GA_CH_FLAT_MIN_BYTES to GA_CH_FLAT_BYTES, without rule 9, keeps
+**      them in one zeroed array a run indexed by id instead of a group
+**      each: a word's passing rows first compute their ids and fetch their
+**      states ahead (no pointer to follow, several misses in flight), then
+**      step them in row order.  At the end each id seen becomes its group
+**      (its key tuple from the id: codes, or the value less base), tagged
+**      with the run's number and given the id's states, as rule 9 does.
+**      d5 on 2 cores: half the CPU time of rule 8's index.  Smaller, the
+**      states stay in L2 and rule 8's loop is faster (Q1 and d6).
+**  12. last_scan (gpuagg_info) says which way ran: direct_rows counts the
+**      passing rows whose group was found by id (rules 8, 9 and 11; 0:
+**      hashed), direct_batches the runs that used rule 11's array.
 */
 #include <math.h>
 #include <pthread.h>
@@ -95,6 +121,13 @@ SQLITE_EXTENSION_INIT3
 ** states stay in the caches), however few rows a group has. */
 #define GA_CH_NEAR_IDS ((int64_t)1 << 16)
 
+/* Rule 11: the most bytes of a run's array of states (ids x values). */
+#define GA_CH_FLAT_BYTES ((int64_t)16 << 20)
+/* ... and the least: smaller, the groups' states stay in L2 anyway, and
+** rule 8's loop has less to do a row (Q1 and d6 of bench/query_bench.py
+** took 1.2 to 1.5 times as long through this one) */
+#define GA_CH_FLAT_MIN_BYTES ((int64_t)256 << 10)
+
 /* Rule 9: the most runs whose records one group's build walks. */
 #define GA_CH_MAX_RUNS 256
 
@@ -104,6 +137,7 @@ typedef struct hplan {
   int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS];
   int sorted;  /* rule 9: records sorted by id, groups built from them */
   int general; /* rule 6's row loop (general()), else rule 2's */
+  int flat;    /* rule 11: states in an array indexed by id */
 } hplan;
 
 typedef struct hgroup {
@@ -132,6 +166,7 @@ typedef struct hrun {
   int nruns;
   int64_t lo, hi;  /* phase 2: this thread's ids */
   int64_t made;    /* phase 2: groups made */
+  int64_t idrows;  /* rule 12: passing rows whose group was found by id */
   ga_group **list; /* phase 2: them, in id order (made of them) */
   int64_t cap;
   int rc;
@@ -728,6 +763,53 @@ step_lane(ga_gstate *st, int cls, uint64_t v, int best) {
   return 0;
 }
 
+/* The key tuple of rule 8's id: per key, NULL (the last code) or its
+** code plus base, an INTEGER, as a lane of the key's word gives it (TEXT
+** codes become their values in ga_cache_decode_keys); rule 9 turns codes
+** into TEXT itself (text = 1). */
+static void id_keys(const ga_cquery *q, const hplan *p, int64_t id,
+                    ga_value *key, int text) {
+  memset(key, 0, sizeof(ga_value) * (size_t)q->nkeys);
+  for (int64_t k = 0, rest = id; k < q->nkeys; k++) {
+    int64_t code = rest % p->card[k];
+    rest /= p->card[k];
+    if (code == p->card[k] - 1) {
+      key[k].type = GA_V_NULL;
+    } else if (q->kdict[k] && text) {
+      key[k].type = GA_V_TEXT;
+      ga_dict_value(q->kdict[k], (uint32_t)code, &key[k].p, &key[k].n);
+    } else {
+      key[k].type = GA_V_INT;
+      key[k].i = code + p->base[k];
+    }
+  }
+}
+
+/* Rule 11: each id seen gets its group in t (new: one id, one key tuple),
+** tagged with the run's number, and takes the id's states; an id's bit
+** is cleared once they moved (general() clears the others). */
+static void flat_groups(hrun *r, ga_group_table *t, ga_gstate *fst,
+                        uint64_t *fseen) {
+  const ga_cquery *q = r->q;
+  ga_value key[GA_MAX_KEYS];
+  for (int64_t w = 0; w < GA_BW(r->p->ids) && !r->rc; w++) {
+    while (fseen[w] && !r->rc) {
+      int64_t id = w * 64 + __builtin_ctzll(fseen[w]);
+      id_keys(q, r->p, id, key, 0);
+      ga_group *g = ga_gt_get(t, key, ga_keys_hash(key, &t->shape), r->no);
+      if (!g) {
+        r->rc = GA_SCAN_NOMEM;
+        break;
+      }
+      for (int i = 0; i < q->nvals; i++) { /* new: its states are empty */
+        g->st[i] = fst[id * q->nvals + i];
+        t->bytes += ga_gstate_heap_bytes(&g->st[i]);
+      }
+      fseen[w] &= fseen[w] - 1;
+    }
+  }
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
@@ -749,15 +831,25 @@ static void general(hrun *r) {
       sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + 1 + depth));
   wview *wv = sqlite3_malloc64(sizeof(wview) * (size_t)(np ? np : 1));
   int *bare = sqlite3_malloc64(sizeof(int) * (size_t)(np ? np : 1));
-  ga_group **dense = p->ids && !p->sorted
-                         ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)p->ids)
-                         : NULL;
-  if (!wd || !wv || !bare || (p->ids && !p->sorted && !dense)) {
+  int direct = p->ids && !p->sorted && !p->flat;
+  ga_group **dense =
+      direct ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)p->ids) : NULL;
+  /* rule 11: every id's states (all zero: empty), and the ids seen */
+  size_t fbytes = p->flat ? sizeof(ga_gstate) * (size_t)(p->ids * q->nvals) : 0;
+  ga_gstate *fst = p->flat ? sqlite3_malloc64(fbytes) : NULL;
+  uint64_t *fseen =
+      p->flat ? sqlite3_malloc64(8 * (size_t)GA_BW(p->ids)) : NULL;
+  if (!wd || !wv || !bare || (direct && !dense) ||
+      (p->flat && (!fst || !fseen))) {
     r->rc = GA_SCAN_NOMEM;
     goto done;
   }
   if (dense)
     memset(dense, 0, sizeof(ga_group *) * (size_t)p->ids);
+  if (p->flat) {
+    memset(fst, 0, fbytes);
+    memset(fseen, 0, 8 * (size_t)GA_BW(p->ids));
+  }
   for (int k = 0; k < np; k++)
     bare[k] = ga_cx_bare(&q->prog[k]);
   ga_cx_word *stack = wd + np + 1;
@@ -793,6 +885,34 @@ static void general(hrun *r) {
         break;
       }
       uint64_t pass0 = m;
+      if (p->flat) { /* rule 11: the word's ids, their states fetched ahead */
+        int lane[64], nl = 0;
+        int64_t lid[64];
+        for (uint64_t k = m; k; k &= k - 1) {
+          int j = __builtin_ctzll(k);
+          int64_t id = lane_id(p, wv, q->nkeys, j);
+          if (id < 0) {
+            r->rc = GA_SCAN_FALLBACK;
+            break;
+          }
+          const char *at = (const char *)(fst + id * q->nvals);
+          __builtin_prefetch(at, 1);
+          __builtin_prefetch(at + 64, 1);
+          __builtin_prefetch(at + 128, 1);
+          lane[nl] = j;
+          lid[nl++] = id;
+        }
+        for (int k = 0; k < nl && !r->rc; k++) { /* in row order */
+          int j = lane[k];
+          ga_gstate *st = fst + lid[k] * q->nvals;
+          fseen[lid[k] / 64] |= 1ull << (lid[k] % 64);
+          for (int i = 0; i < q->nvals && !r->rc; i++) {
+            const wview *v = &wv[nkc + i];
+            r->rc = step_lane(&st[i], lane_cls(v, j), v->v[j], q->best[i]);
+          }
+        }
+        m = 0;
+      }
       while (m && !r->rc) { /* the passing rows, in row order */
         int j = __builtin_ctzll(m);
         m &= m - 1;
@@ -832,6 +952,8 @@ static void general(hrun *r) {
         }
       }
       seen += __builtin_popcountll(pass0);
+      if (p->ids) /* rule 12 */
+        r->idrows += __builtin_popcountll(pass0);
       /* rule 7: a group every few rows after the first ones: the parallel
       ** scan's direct mode (batched, prefetched) is the faster path */
       if (seen >= GA_CH_PROBE_ROWS && !probed) {
@@ -842,6 +964,8 @@ static void general(hrun *r) {
     }
   }
   int64_t bytes = 0;
+  if (p->flat && !r->rc) /* rule 11: the groups of the ids seen, in t */
+    flat_groups(r, &t, fst, fseen);
   if (!r->rc && p->sorted) {
     if (ga_idrows_sort(&r->rows, p->ids))
       r->rc = GA_SCAN_NOMEM;
@@ -855,6 +979,12 @@ done:
   sqlite3_free(wv);
   sqlite3_free(bare);
   sqlite3_free(dense);
+  for (int64_t w = 0; fst && fseen && w < GA_BW(p->ids); w++)
+    for (uint64_t k = fseen[w]; k; k &= k - 1) /* not moved into a group */
+      for (int i = 0; i < q->nvals; i++)
+        ga_gstate_clear(&fst[(w * 64 + __builtin_ctzll(k)) * q->nvals + i]);
+  sqlite3_free(fst);
+  sqlite3_free(fseen);
 }
 
 /* Rule 9, the second phase: the groups of ids [r->lo, r->hi), each built
@@ -903,20 +1033,7 @@ static void sorted_groups(hrun *r) {
     }
     /* the keys, from the id (all its rows have the same) */
     ga_value key[GA_MAX_KEYS];
-    memset(key, 0, sizeof(ga_value) * (size_t)q->nkeys);
-    for (int64_t k = 0, rest = id; k < q->nkeys; k++) {
-      int64_t code = rest % p->card[k];
-      rest /= p->card[k];
-      if (code == p->card[k] - 1) {
-        key[k].type = GA_V_NULL;
-      } else if (q->kdict[k]) {
-        key[k].type = GA_V_TEXT;
-        ga_dict_value(q->kdict[k], (uint32_t)code, &key[k].p, &key[k].n);
-      } else {
-        key[k].type = GA_V_INT;
-        key[k].i = code + p->base[k];
-      }
-    }
+    id_keys(q, p, id, key, 1);
     ga_group *g =
         r->rc ? NULL : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
     if (g && r->made == r->cap) {
@@ -1076,6 +1193,10 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
       plan.sorted = many;
     }
+    /* rule 11: a small dense id space's states in one array */
+    int64_t fb = plan.ids * q->nvals * (int64_t)sizeof(ga_gstate);
+    plan.flat = plan.ids && !plan.sorted && !q->ncarry && q->nvals > 0 &&
+                fb >= GA_CH_FLAT_MIN_BYTES && fb <= GA_CH_FLAT_BYTES;
   }
   prof("plan", &t0);
   /* contiguous runs of about rows / threads rows */
@@ -1167,10 +1288,14 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   for (int t = 0; t < threads; t++)
     sqlite3_free(runs[t].list);
-  sqlite3_free(runs);
   prof("list", &t0);
   if (rc != GA_SCAN_OK)
     ga_scan_out_free(out);
   out->threads = threads;
+  for (int t = 0; t < threads && rc == GA_SCAN_OK; t++) { /* rule 12 */
+    out->direct_rows += runs[t].idrows;
+    out->direct_batches += plan.flat;
+  }
+  sqlite3_free(runs);
   return rc;
 }

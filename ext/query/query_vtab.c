@@ -682,6 +682,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       rc = serve_groups(c, c->out.enc, why, sizeof why);
       if (rc == SQLITE_OK && c->st) {
         last->path = "cache";
+        ga_scan_last_counters(last, &c->out); /* cache_host.c rule 12 */
         last->threads = c->out.threads;
         last->values = c->q.nvals;
         sqlite3_snprintf((int)sizeof last->why, last->why, "%s", cwhy);
