@@ -814,7 +814,7 @@ static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
   const hplan *p = r->p;
-  int nkc = q->nkeys + q->ncarry, np = nkc + q->nvals;
+  int nkc = q->nkeys + q->ncarry, np = nkc + q->nvals, nv = q->nvals;
   ga_gshape shape;
   memset(&shape, 0, sizeof(shape));
   shape.nk = q->nkeys ? q->nkeys : 1; /* ungrouped: one NULL key */
@@ -906,10 +906,13 @@ static void general(hrun *r) {
           int j = lane[k];
           ga_gstate *st = fst + lid[k] * q->nvals;
           fseen[lid[k] / 64] |= 1ull << (lid[k] % 64);
-          for (int i = 0; i < q->nvals && !r->rc; i++) {
+          int rc = 0; /* a local: r->rc would be stored every value */
+          for (int i = 0; i < nv && !rc; i++) {
             const wview *v = &wv[nkc + i];
-            r->rc = step_lane(&st[i], lane_cls(v, j), v->v[j], q->best[i]);
+            rc = step_lane(&st[i], lane_cls(v, j), v->v[j], q->best[i]);
           }
+          if (rc)
+            r->rc = rc;
         }
         m = 0;
       }
@@ -946,10 +949,13 @@ static void general(hrun *r) {
           if (dense)
             dense[id] = g;
         }
-        for (int i = 0; i < q->nvals && !r->rc; i++) {
+        int rc = 0; /* a local: r->rc would be stored every value */
+        for (int i = 0; i < nv && !rc; i++) {
           const wview *v = &wv[nkc + i];
-          r->rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], q->best[i]);
+          rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], q->best[i]);
         }
+        if (rc)
+          r->rc = rc;
       }
       seen += __builtin_popcountll(pass0);
       if (p->ids) /* rule 12 */
