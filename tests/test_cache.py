@@ -1629,7 +1629,7 @@ def host_dense_ways(rep):
     threads, and last_scan says which way ran (direct_rows: every passing
     row found its group by id; direct_batches: the runs with the array)."""
     con = connect(":memory:", device="cpu")
-    con.execute("CREATE TABLE hd(k INTEGER, kb INTEGER, s TEXT, x, y REAL)")
+    con.execute("CREATE TABLE hd(k INTEGER, kb INTEGER, s TEXT, x, y REAL, c INTEGER)")
     con.execute(
         "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 199999) "
         "INSERT INTO hd SELECT CASE WHEN i % 1009 = 0 THEN NULL ELSE i * 7 % 6000 - 2500 END, "
@@ -1637,8 +1637,8 @@ def host_dense_ways(rep):
         "CASE WHEN i % 3 = 0 THEN NULL WHEN (i / 70000 + i % 2) % 2 = 0 THEN 5 "
         "WHEN i % 7 = 0 THEN 5.0 ELSE (i % 11) * 0.5 END, "
         "CASE WHEN i % 13 = 0 THEN NULL WHEN i % 4001 = 0 THEN 1e300 "
-        "WHEN i % 4003 = 0 THEN -1e-300 ELSE i * 0.25 END FROM q")
-    con.execute("SELECT gpu_cache('hd', 'k, kb, s, x, y')")
+        "WHEN i % 4003 = 0 THEN -1e-300 ELSE i * 0.25 END, i % 7 FROM q")
+    con.execute("SELECT gpu_cache('hd', 'k, kb, s, x, y, c')")
     cases = [  # (name, text, passing rows, rule 11's array)
         ("int_key", "SELECT k, sum(x), max(x), min(x), count(*), count(x) FROM hd GROUP BY k",
          "", 1),
@@ -1648,6 +1648,13 @@ def host_dense_ways(rep):
         ("values", "SELECT k, sum(x), total(y), max(y), min(y) FROM hd GROUP BY k "
          "ORDER BY 3 DESC, k LIMIT 5", "", 1),
         ("real_sums", "SELECT s, sum(y), total(y) FROM hd GROUP BY s", "", 1),
+        # rule 13: values that only max, min and count read keep no sum
+        ("best_only", "SELECT k, max(y), min(y), count(y), max(x), count(x), sum(y + 0) "
+         "FROM hd GROUP BY k", "", 1),
+        ("best_only_sorted", "SELECT kb, max(x), min(x), count(x), count(*) FROM hd "
+         "GROUP BY kb", "", 0),
+        ("best_only_direct", "SELECT c, max(x), min(x), count(x), max(s), min(s) FROM hd "
+         "GROUP BY c", "", 0),
     ]
     for threads in (1, 2, 3):
         cfg(con, "threads", threads)
