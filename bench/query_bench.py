@@ -5,8 +5,9 @@ through the gpu_query virtual table (all cores and one thread) and through
 DuckDB, on the same rows, in the same run.
 
   bench/query_bench.py [--rows 6e6] [--reps 5] [--db DIR] [--csv FILE]
-                       [--machine NAME] [--threads 0] [--queries q1,q6,d1,d2,d3]
-                       [--modes sqlite,gpu_query,gpu_query_t1,duckdb]
+                       [--machine NAME] [--threads 0] [--queries q1,q6,d1,d2,d3,d4,d5,d6]
+                       [--modes sqlite,gpu_query,gpu_query_t1,duckdb,cache,cache_base]
+                       [--base-lib LIB] [--cache-device cpu]
                        [--duckdb-threads 2] [--duckdb-dir bench/duckdb]
 
 The table: bench/lineitem.py's (TPC-H's lineitem columns and value ranges,
@@ -30,6 +31,12 @@ function's arguments):
   d3  a ratio sum(a) / sum(b), avg, min and max of TEXT dates by
       (l_shipinstruct, l_linenumber) for l_quantity >= 10, HAVING
       sum(l_quantity) > a threshold that keeps 16 of the 28 groups
+  d4  (issue 37) sum(l_quantity) by l_partkey over the rows shipped in 1995,
+      HAVING it > 60: rows/30 groups (200,000 at 6e6 rows), about 4.3 rows
+      each, 161,104 kept at 6e6 rows; no ORDER BY (rows compared sorted)
+  d5  (issue 37) the top 10 of rows/600 suppliers by count(*), with
+      sum(l_quantity): ORDER BY c DESC, l_suppkey LIMIT 10
+  d6  (issue 37) count, sum, avg and max by l_linenumber (7 groups)
 Modes: sqlite (SQLite's own text), gpu_query (`CREATE VIRTUAL TABLE temp.q
 USING gpu_query('<the same text>')`, then `SELECT * FROM q(params)`;
 threads = --threads, 0 = every core), gpu_query_t1 (the same, threads = 1),
@@ -42,6 +49,11 @@ turn, the first mode rotating with the rep; the summary is medians and
 their ratio to sqlite's median in the same run (x = sqlite / mode: above
 1 is faster than SQLite).  A mode's first call is timed like the others
 (rep 0); the virtual tables' CREATE is not (it is printed).
+
+Mode cache_base (issue 37): the cache mode with another build of the
+extension (--base-lib, e.g. the commit before a change), loaded into its own
+connection (the builds' symbols are hidden: both live in one process), so
+that a change is measured A/B in one run, interleaved rep by rep.
 
 Mode cache (issue 20): gpu_query answered from gpu_cache's entry of
 CACHE_COLS (on the GPU when there is one, --cache-device), loaded once
@@ -124,12 +136,26 @@ QUERIES = {
            "WHERE l_quantity >= ?1 GROUP BY l_shipinstruct, l_linenumber "
            "HAVING sum(l_quantity) > ?2 ORDER BY disc_ratio DESC, l_shipinstruct, l_linenumber",
            lambda n: (10, int(n * 0.25 * 3.5 / 28 * 0.82 * 30))),
+    # many groups (issue 37): a part's rows (30 of them) shipped in one year, about 4.3 of
+    # quantity 25.5 on average, HAVING over every part (rows/30 groups)
+    "d4": ("SELECT l_partkey, sum(l_quantity) AS q FROM lineitem "
+           "WHERE l_shipdate BETWEEN ?1 AND ?2 GROUP BY l_partkey HAVING sum(l_quantity) > ?3",
+           lambda n: ("1995-01-01", "1995-12-31", 60)),
+    # the top 10 of rows/600 suppliers by lines
+    "d5": ("SELECT l_suppkey, count(*) AS c, sum(l_quantity) AS q FROM lineitem "
+           "GROUP BY l_suppkey ORDER BY c DESC, l_suppkey LIMIT 10",
+           lambda n: ()),
+    # 7 groups of a small INTEGER key, no filter
+    "d6": ("SELECT l_linenumber, count(*) AS c, sum(l_quantity) AS q, "
+           "avg(l_extendedprice) AS p, max(l_discount) AS d FROM lineitem "
+           "GROUP BY l_linenumber ORDER BY l_linenumber",
+           lambda n: ()),
 }
-MODES = ["sqlite", "gpu_query", "gpu_query_t1", "duckdb", "cache"]
+MODES = ["sqlite", "gpu_query", "gpu_query_t1", "duckdb", "cache", "cache_base"]
 # the columns the queries read: what the cache mode loads (issue 20)
 CACHE_COLS = ("l_returnflag, l_linestatus, l_quantity, l_extendedprice, l_discount, l_tax, "
               "l_shipdate, l_shipmode, l_suppkey, l_shipinstruct, l_linenumber, l_commitdate, "
-              "l_receiptdate")
+              "l_receiptdate, l_partkey")
 
 
 def gpu_text(sql):
@@ -141,8 +167,11 @@ def duck_text(sql):
     return re.sub(r"\btotal\s*\(", "sum(", sql)
 
 
-def typed(rows):
-    return [tuple((type(v).__name__, repr(v)) for v in r) for r in rows]
+def typed(rows, sql=None):
+    """rows as (type, repr) tuples; sorted when sql has no ORDER BY (its
+    rows come in no particular order)."""
+    t = [tuple((type(v).__name__, repr(v)) for v in r) for r in rows]
+    return sorted(t) if sql is not None and not re.search(r"\bORDER\s+BY\b", sql, re.I) else t
 
 
 def close(a, b, rel=1e-9):
@@ -264,6 +293,9 @@ def main():
     ap.add_argument("--duckdb-dir", default=os.path.join(HERE, "duckdb"))
     ap.add_argument("--cache-device", default="auto", help="cache mode: auto or cpu")
     ap.add_argument("--load-reps", type=int, default=3)
+    ap.add_argument("--base-lib", default=None,
+                    help="mode cache_base: the cache mode with this build of the "
+                         "extension (an A/B in one run; default: none)")
     args = ap.parse_args()
     n = int(float(args.rows))
     queries = args.queries.split(",")
@@ -313,8 +345,17 @@ def main():
                            e.get("how"), statistics.median(scan_ms), path_,
                            statistics.median(load_ms) / statistics.median(scan_ms),
                            e.get("bytes", 0), e.get("text")), flush=True)
+    if "cache_base" in modes:
+        if not args.base_lib:
+            ap.error("mode cache_base needs --base-lib")
+        cb = cons["cache_base"] = bench_db.connect(path, args.base_lib, [
+            ("threads", args.threads), ("device", args.cache_device)])
+        t0 = time.perf_counter()
+        cb.execute("SELECT gpu_cache('lineitem', ?)", (CACHE_COLS,)).fetchall()
+        print("# cache_base: %s loaded in %.0f ms" % (args.base_lib, (time.perf_counter() - t0) * 1e3),
+              flush=True)
     vt = {}  # (mode, query) -> the virtual table's name
-    for mode in ("gpu_query", "gpu_query_t1", "cache"):
+    for mode in ("gpu_query", "gpu_query_t1", "cache", "cache_base"):
         if mode not in cons:
             continue
         try:
@@ -365,7 +406,8 @@ def main():
         out.write("machine,rows,query,mode,threads,rep,ms,path,scan_threads,load1,result_rows,"
                   "cpu_ms,other_ms\n")
     mode_threads = {"sqlite": 1, "gpu_query": args.threads or ncpu, "gpu_query_t1": 1,
-                    "duckdb": args.duckdb_threads, "cache": args.threads or ncpu}
+                    "duckdb": args.duckdb_threads, "cache": args.threads or ncpu,
+                    "cache_base": args.threads or ncpu}
     for i, (lm, sm) in enumerate(zip(load_ms, scan_ms)):
         for what, ms in (("load", lm), ("scan", sm)):
             out.write("%s,%d,%s,cache,%d,%d,%.3f,%s,,%.2f,0,,\n"
@@ -400,13 +442,14 @@ def main():
                         path_, sthreads, why = scan_info(con)
                         paths.setdefault((q, mode), set()).add(
                             "%s/%s" % (path_, sthreads) + (" (%s)" % why if why else ""))
-                        if (ref[q] is not None and typed(rows) != typed(ref[q])
+                        if (ref[q] is not None and typed(rows, sql) != typed(ref[q], sql)
                                 and (q, mode) not in bad):
                             bad[(q, mode)] = rows
                     elif rep == 0:
                         own[q] = rows
                 if mode == "duckdb" and q not in duck_diff and ref[q] is not None:
-                    duck_diff[q] = compare_loose(ref[q], rows)
+                    duck_diff[q] = (compare_loose(ref[q], rows) if re.search(r"\bORDER\s+BY\b", sql, re.I)
+                                    else compare_loose(sorted(ref[q]), sorted(rows)))
                 other = "" if b0 is None else "%.0f" % max(0.0, busy_ms() - b0 - cpu)
                 out.write("%s,%d,%s,%s,%d,%d,%.3f,%s,%s,%.2f,%d,%.0f,%s\n"
                           % (args.machine, n, q, mode, mode_threads[mode], rep, secs * 1e3,
@@ -424,7 +467,7 @@ def main():
             print("# check: %s not checked (--no-ref); last_scan %s" % (
                 q, ", ".join(sorted(paths.get((q, "gpu_query"), ())))))
             continue
-        for mode in ("gpu_query", "gpu_query_t1", "cache"):
+        for mode in ("gpu_query", "gpu_query_t1", "cache", "cache_base"):
             if mode not in modes:
                 continue
             if (q, mode) in bad:

@@ -457,6 +457,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
     if (!ga_cl_program(&p, parts->vals[i], &q->prog[nkc + i], &kind))
       return p.rc ? p.rc : 0;
     q->best[i] = !parts->val_best || parts->val_best[i];
+    q->best_only[i] = parts->val_minmax && parts->val_minmax[i];
     if (kind.k == K_CODE && parts->val_minmax && parts->val_minmax[i])
       q->vdict[i] = kind.d; /* rule 6: min and max of codes */
     else if (kind.k == K_CODE)

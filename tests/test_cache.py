@@ -1657,6 +1657,64 @@ def many_groups_sorted(rep):
                 "k", want="cache")
 
 
+def section_dense(rep, r, device):
+    if device == "cpu":  # host entries only
+        host_dense_ways(rep)
+
+
+def host_dense_ways(rep):
+    """engine/cache/cache_host.c rules 10 to 12 (issue 37): one value with
+    one bare key column (gpu_aggregate's shape) over dense ids takes rule
+    6's loop: rule 11's array of states for a few thousand ids (INTEGER and
+    TEXT keys), rule 9's sorted records past 65,536 ids; several values
+    too.  Every answer equals the gpu_ text (max and min ties 5 vs 5.0 in
+    both orders across the runs: typeof shows which won), at 1, 2 and 3
+    threads, and last_scan says which way ran (direct_rows: every passing
+    row found its group by id; direct_batches: the runs with the array)."""
+    con = connect(":memory:", device="cpu")
+    con.execute("CREATE TABLE hd(k INTEGER, kb INTEGER, s TEXT, x, y REAL, c INTEGER)")
+    con.execute(
+        "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 199999) "
+        "INSERT INTO hd SELECT CASE WHEN i % 1009 = 0 THEN NULL ELSE i * 7 % 6000 - 2500 END, "
+        "i * 13 % 100003, CASE WHEN i % 17 = 0 THEN NULL ELSE 'v' || (i * 11 % 3000) END, "
+        "CASE WHEN i % 3 = 0 THEN NULL WHEN (i / 70000 + i % 2) % 2 = 0 THEN 5 "
+        "WHEN i % 7 = 0 THEN 5.0 ELSE (i % 11) * 0.5 END, "
+        "CASE WHEN i % 13 = 0 THEN NULL WHEN i % 4001 = 0 THEN 1e300 "
+        "WHEN i % 4003 = 0 THEN -1e-300 ELSE i * 0.25 END, i % 7 FROM q")
+    con.execute("SELECT gpu_cache('hd', 'k, kb, s, x, y, c')")
+    cases = [  # (name, text, passing rows, rule 11's array)
+        ("int_key", "SELECT k, sum(x), max(x), min(x), count(*), count(x) FROM hd GROUP BY k",
+         "", 1),
+        ("text_key", "SELECT s, max(x), min(x), total(x), avg(x) FROM hd WHERE y > 10 GROUP BY s",
+         "WHERE y > 10", 1),
+        ("sorted", "SELECT kb, sum(x), max(x), min(x) FROM hd GROUP BY kb", "", 0),
+        ("values", "SELECT k, sum(x), total(y), max(y), min(y) FROM hd GROUP BY k "
+         "ORDER BY 3 DESC, k LIMIT 5", "", 1),
+        ("real_sums", "SELECT s, sum(y), total(y) FROM hd GROUP BY s", "", 1),
+        # rule 13: values that only max, min and count read keep no sum
+        ("best_only", "SELECT k, max(y), min(y), count(y), max(x), count(x), sum(y + 0) "
+         "FROM hd GROUP BY k", "", 1),
+        ("best_only_sorted", "SELECT kb, max(x), min(x), count(x), count(*) FROM hd "
+         "GROUP BY kb", "", 0),
+        ("best_only_direct", "SELECT c, max(x), min(x), count(x), max(s), min(s) FROM hd "
+         "GROUP BY c", "", 0),
+    ]
+    for threads in (1, 2, 3):
+        cfg(con, "threads", threads)
+        for name, sql, where, flat in cases:
+            tag = "cpu_dense_%s_t%d" % (name, threads)
+            query_compare(rep, con, tag, sql, "cache")
+            ls = last_scan(con)
+            rows = con.execute("SELECT count(*) FROM hd " + where).fetchone()[0]
+            rep.check(tag + "_way", ls["direct_rows"] == rows
+                      and ls["direct_batches"] == flat * ls["threads"],
+                      "direct_rows %r (want %d), direct_batches %r (want %d x %r threads)"
+                      % (ls["direct_rows"], rows, ls["direct_batches"], flat, ls["threads"]))
+        compare(rep, con, "cpu_dense_agg_t%d" % threads, "hd", "x", None, "k", want="cache")
+        compare(rep, con, "cpu_dense_agg_text_t%d" % threads, "hd", "y", "y > 10", "s",
+                want="cache")
+
+
 def fma_guard(rep, r, device):
     """x * y + z with full 53-bit mantissas, where one rounding (an FMA) and
     SQLite's two differ: the cache's sums (exact, so one differing row shows)
@@ -1878,7 +1936,8 @@ def main():
                               ("dictbudget", section_dictbudget), ("reload", section_reload),
                               ("derive_nocase", section_derive_nocase), ("dates", section_dates),
                               ("snapshot", section_snapshot), ("replaced", section_replaced),
-                              ("watcher", section_watcher), ("walpage", section_walpage)):
+                              ("watcher", section_watcher), ("walpage", section_walpage),
+                              ("dense", section_dense)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

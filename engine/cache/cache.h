@@ -276,6 +276,9 @@ typedef struct ga_cquery {
   int xcol, gcol, simple;
   /* per value, 1 when a min or max reads it (ga_parts.val_best) */
   unsigned char best[GA_MAX_STATES];
+  /* per value, 1 when only min, max and count read it (ga_parts.val_minmax):
+  ** a host entry keeps no sum of it (cache_host.c rule 13) */
+  unsigned char best_only[GA_MAX_STATES];
   /* out->sorted may come in any order (ga_parts.any_order: gpu_query's
   ** post query groups them again); else in key order */
   int any_order;

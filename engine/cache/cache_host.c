@@ -58,6 +58,37 @@
 **      every state is stepped in rowid order (rule 1's ties) with no merge,
 **      and the group is written once.  Nothing waits on a cache miss a row.
 **      d2 on 2 cores: 2.7 s (the scan) to 0.5-0.7 s (bench/RESULTS.md §13).
+**      Rule 7's probe and this one apply only to an id space of more than
+**      GA_CH_NEAR_IDS ids: a smaller one keeps rule 8's index (or rule
+**      11's array), whose states stay in the caches however few rows a
+**      group has (d5 of bench/query_bench.py: 10,000 suppliers).
+**  10. A query of rule 2's shape (one value, one bare key column) whose key
+**      has rule 8's dense ids takes rule 6's loop with rules 8, 9 and 11
+**      (issue 37): rule 2's per-run table holds a whole ga_xstate a group
+**      (a superaccumulator each), and hands every group to the shared
+**      groups one lock at a time; d4 of bench/query_bench.py (200,000
+**      parts, one year) spent most of its time there.  The answer is the
+**      same: each value is stepped in row order into a ga_gstate, which
+**      gives ga_xstate's answers (gstate.h rule 1), and the keys are the
+**      ids' values.
+**  11. An id space whose states (ids x values x sizeof(ga_gstate)) take
+**      GA_CH_FLAT_MIN_BYTES to GA_CH_FLAT_BYTES, without rule 9, keeps
+**      them in one zeroed array a run indexed by id instead of a group
+**      each: a word's passing rows first compute their ids and fetch their
+**      states ahead (no pointer to follow, several misses in flight), then
+**      step them in row order.  At the end each id seen becomes its group
+**      (its key tuple from the id: codes, or the value less base), tagged
+**      with the run's number and given the id's states, as rule 9 does.
+**      d5 on 2 cores: half the CPU time of rule 8's index.  Smaller, the
+**      states stay in L2 and rule 8's loop is faster (Q1 and d6).
+**  12. last_scan (gpuagg_info) says which way ran: direct_rows counts the
+**      passing rows whose group was found by id (rules 8, 9 and 11; 0:
+**      hashed), direct_batches the runs that used rule 11's array.
+**  13. A value that only min, max and count read (ga_cquery.best_only:
+**      gpu_query's max(l_discount), a TEXT column's codes) keeps no sum:
+**      rows rule 6 steps count it and update its max and min exactly as
+**      ga_gstate_step_int/real do, and nothing reads its (empty) sum.  d6
+**      of bench/query_bench.py: 0.83 of the CPU time.
 */
 #include <math.h>
 #include <pthread.h>
@@ -65,7 +96,9 @@
 #include <emmintrin.h>
 #endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "cpu_reduce.h"
@@ -89,6 +122,17 @@ SQLITE_EXTENSION_INIT3
 ** MiB), and at most 65,536 more than the entry's rows. */
 #define GA_CH_DENSE ((int64_t)1 << 20)
 
+/* Rule 10: a dense id space this small keeps the direct index (its
+** states stay in the caches), however few rows a group has. */
+#define GA_CH_NEAR_IDS ((int64_t)1 << 16)
+
+/* Rule 11: the most bytes of a run's array of states (ids x values). */
+#define GA_CH_FLAT_BYTES ((int64_t)16 << 20)
+/* ... and the least: smaller, the groups' states stay in L2 anyway, and
+** rule 8's loop has less to do a row (Q1 and d6 of bench/query_bench.py
+** took 1.2 to 1.5 times as long through this one) */
+#define GA_CH_FLAT_MIN_BYTES ((int64_t)256 << 10)
+
 /* Rule 9: the most runs whose records one group's build walks. */
 #define GA_CH_MAX_RUNS 256
 
@@ -96,7 +140,9 @@ SQLITE_EXTENSION_INIT3
 typedef struct hplan {
   int64_t ids; /* the dense id space (rule 8); 0: none */
   int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS];
-  int sorted; /* rule 9: records sorted by id, groups built from them */
+  int sorted;  /* rule 9: records sorted by id, groups built from them */
+  int general; /* rule 6's row loop (general()), else rule 2's */
+  int flat;    /* rule 11: states in an array indexed by id */
 } hplan;
 
 typedef struct hgroup {
@@ -125,12 +171,35 @@ typedef struct hrun {
   int nruns;
   int64_t lo, hi;  /* phase 2: this thread's ids */
   int64_t made;    /* phase 2: groups made */
+  int64_t idrows;  /* rule 12: passing rows whose group was found by id */
   ga_group **list; /* phase 2: them, in id order (made of them) */
   int64_t cap;
   int rc;
   pthread_t th;
   int started;
 } hrun;
+
+/* GPUAGG_CACHE_PROFILE=1: each step's wall time to stderr (bench work,
+** bench/cache_profile.py). */
+static double prof_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+static void prof(const char *what, double *t0) {
+  static int on = -1; /* connections of several threads read it */
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *z = getenv("GPUAGG_CACHE_PROFILE");
+    v = z && *z == '1';
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+  }
+  if (!v)
+    return;
+  double t = prof_ms();
+  fprintf(stderr, "cache_host %-10s %8.3f ms\n", what, t - *t0);
+  *t0 = t;
+}
 
 /* ---- filter ---- */
 
@@ -145,6 +214,45 @@ static inline int lit_cmp(int kind, int64_t v, const gak_clit *l) {
   }
   return ga_num_cmp(kind, v, l->kind, l->bits);
 }
+
+/* The lanes 0 .. n-1 of v, all INTEGER (REAL), whose value is `op` the
+** literal l: the same comparison as lit_cmp of one kind, a word of lanes
+** at a time with no branch a lane. */
+#define GA_CH_CMP_WORD(name, type, load)                                       \
+  static uint64_t name(int op, const uint64_t *v, int n, type l) {             \
+    uint64_t ok = 0;                                                           \
+    switch (op) {                                                              \
+    case GAK_CMP_EQ:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) == l) << j;                                \
+      break;                                                                   \
+    case GAK_CMP_NE:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) != l) << j;                                \
+      break;                                                                   \
+    case GAK_CMP_LT:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) < l) << j;                                 \
+      break;                                                                   \
+    case GAK_CMP_LE:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) <= l) << j;                                \
+      break;                                                                   \
+    case GAK_CMP_GT:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) > l) << j;                                 \
+      break;                                                                   \
+    case GAK_CMP_GE:                                                           \
+      for (int j = 0; j < n; j++)                                              \
+        ok |= (uint64_t)(load(v[j]) >= l) << j;                                \
+      break;                                                                   \
+    }                                                                          \
+    return ok;                                                                 \
+  }
+#define GA_CH_LOAD_INT(x) ((int64_t)(x))
+#define GA_CH_LOAD_REAL(x) ga_bitsd((int64_t)(x))
+GA_CH_CMP_WORD(cmp_word_int, int64_t, GA_CH_LOAD_INT)
+GA_CH_CMP_WORD(cmp_word_real, double, GA_CH_LOAD_REAL)
 
 /* The rows of word w of block b (rows 64w .. 64w+63, those below b->n) that
 ** pass every term, as a mask; a term is tested only on the rows still in
@@ -166,6 +274,18 @@ static uint64_t word_pass(const gak_cfilter *f, const ga_cblock *b, int64_t w) {
     }
     const uint64_t *v = ga_cb_vals(b, c) + i0;
     uint64_t in = m & nn, ok = 0;
+    if (tm->op != GAK_CMP_IN && in) {
+      /* rule 4's fast case: every lane in and the literal of one kind */
+      const gak_clit *l = &f->lits[tm->lit];
+      if (l->kind == GA_KIND_INT && (ii & in) == in) {
+        m &= in & cmp_word_int(tm->op, v, (int)cnt, l->bits);
+        continue;
+      }
+      if (l->kind == GA_KIND_REAL && !(ii & in)) {
+        m &= in & cmp_word_real(tm->op, v, (int)cnt, ga_bitsd(l->bits));
+        continue;
+      }
+    }
     while (in) {
       int j = __builtin_ctzll(in);
       int kind = (ii >> j) & 1 ? GA_KIND_INT : GA_KIND_REAL;
@@ -631,14 +751,31 @@ static int push_row(hrun *r, int64_t id, const wview *vv, int nvals, int j) {
   return 0;
 }
 
+/* step_lane's best of each value of q (rule 13). */
+static void step_modes(const ga_cquery *q, unsigned char *mode) {
+  for (int i = 0; i < q->nvals; i++)
+    mode[i] = q->best_only[i] ? 2 : q->best[i];
+}
+
 /* One value into a group's state, as rule 6 steps it; without max and min
-** where no aggregate reads them (best 0: ga_cquery.best, as on the GPU).
+** where no aggregate reads them (best 0: ga_cquery.best, as on the GPU),
+** without the sum where only they and count do (best 2: rule 13).
 ** GA_OK or GA_SCAN_NOMEM. */
 static inline __attribute__((always_inline)) int
 step_lane(ga_gstate *st, int cls, uint64_t v, int best) {
-  if (cls == GA_IDR_NULL)
+  if (cls == GA_IDR_NULL) {
     ga_gstate_step_null(st);
-  else if (cls == GA_IDR_INT && best)
+  } else if (best == 2) { /* rule 13: counts, max and min */
+    st->rows++;
+    st->count++;
+    if (cls == GA_IDR_INT) {
+      ga_xstate_best_int(&st->max, (int64_t)v, 0);
+      ga_xstate_best_int(&st->min, (int64_t)v, 1);
+    } else {
+      ga_xstate_best_real(&st->max, ga_bitsd((int64_t)v), 0);
+      ga_xstate_best_real(&st->min, ga_bitsd((int64_t)v), 1);
+    }
+  } else if (cls == GA_IDR_INT && best)
     ga_gstate_step_int(st, (int64_t)v);
   else if (cls == GA_IDR_INT)
     ga_gstate_step_sum_int(st, (int64_t)v);
@@ -648,11 +785,60 @@ step_lane(ga_gstate *st, int cls, uint64_t v, int best) {
   return 0;
 }
 
+/* The key tuple of rule 8's id: per key, NULL (the last code) or its
+** code plus base, an INTEGER, as a lane of the key's word gives it (TEXT
+** codes become their values in ga_cache_decode_keys); rule 9 turns codes
+** into TEXT itself (text = 1). */
+static void id_keys(const ga_cquery *q, const hplan *p, int64_t id,
+                    ga_value *key, int text) {
+  memset(key, 0, sizeof(ga_value) * (size_t)q->nkeys);
+  for (int64_t k = 0, rest = id; k < q->nkeys; k++) {
+    int64_t code = rest % p->card[k];
+    rest /= p->card[k];
+    if (code == p->card[k] - 1) {
+      key[k].type = GA_V_NULL;
+    } else if (q->kdict[k] && text) {
+      key[k].type = GA_V_TEXT;
+      ga_dict_value(q->kdict[k], (uint32_t)code, &key[k].p, &key[k].n);
+    } else {
+      key[k].type = GA_V_INT;
+      key[k].i = code + p->base[k];
+    }
+  }
+}
+
+/* Rule 11: each id seen gets its group in t (new: one id, one key tuple),
+** tagged with the run's number, and takes the id's states; an id's bit
+** is cleared once they moved (general() clears the others). */
+static void flat_groups(hrun *r, ga_group_table *t, ga_gstate *fst,
+                        uint64_t *fseen) {
+  const ga_cquery *q = r->q;
+  ga_value key[GA_MAX_KEYS];
+  for (int64_t w = 0; w < GA_BW(r->p->ids) && !r->rc; w++) {
+    while (fseen[w] && !r->rc) {
+      int64_t id = w * 64 + __builtin_ctzll(fseen[w]);
+      id_keys(q, r->p, id, key, 0);
+      ga_group *g = ga_gt_get(t, key, ga_keys_hash(key, &t->shape), r->no);
+      if (!g) {
+        r->rc = GA_SCAN_NOMEM;
+        break;
+      }
+      for (int i = 0; i < q->nvals; i++) { /* new: its states are empty */
+        g->st[i] = fst[id * q->nvals + i];
+        t->bytes += ga_gstate_heap_bytes(&g->st[i]);
+      }
+      fseen[w] &= fseen[w] - 1;
+    }
+  }
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
   const hplan *p = r->p;
-  int nkc = q->nkeys + q->ncarry, np = nkc + q->nvals;
+  int nkc = q->nkeys + q->ncarry, np = nkc + q->nvals, nv = q->nvals;
+  unsigned char mode[GA_MAX_STATES]; /* step_lane's best */
+  step_modes(q, mode);
   ga_gshape shape;
   memset(&shape, 0, sizeof(shape));
   shape.nk = q->nkeys ? q->nkeys : 1; /* ungrouped: one NULL key */
@@ -669,22 +855,34 @@ static void general(hrun *r) {
       sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(np + 1 + depth));
   wview *wv = sqlite3_malloc64(sizeof(wview) * (size_t)(np ? np : 1));
   int *bare = sqlite3_malloc64(sizeof(int) * (size_t)(np ? np : 1));
-  ga_group **dense = p->ids && !p->sorted
-                         ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)p->ids)
-                         : NULL;
-  if (!wd || !wv || !bare || (p->ids && !p->sorted && !dense)) {
+  int direct = p->ids && !p->sorted && !p->flat;
+  ga_group **dense =
+      direct ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)p->ids) : NULL;
+  /* rule 11: every id's states (all zero: empty), and the ids seen */
+  size_t fbytes = p->flat ? sizeof(ga_gstate) * (size_t)(p->ids * q->nvals) : 0;
+  ga_gstate *fst = p->flat ? sqlite3_malloc64(fbytes) : NULL;
+  uint64_t *fseen =
+      p->flat ? sqlite3_malloc64(8 * (size_t)GA_BW(p->ids)) : NULL;
+  if (!wd || !wv || !bare || (direct && !dense) ||
+      (p->flat && (!fst || !fseen))) {
     r->rc = GA_SCAN_NOMEM;
     goto done;
   }
   if (dense)
     memset(dense, 0, sizeof(ga_group *) * (size_t)p->ids);
+  if (p->flat) {
+    memset(fst, 0, fbytes);
+    memset(fseen, 0, 8 * (size_t)GA_BW(p->ids));
+  }
   for (int k = 0; k < np; k++)
     bare[k] = ga_cx_bare(&q->prog[k]);
   ga_cx_word *stack = wd + np + 1;
   ga_value key[GA_MAX_KEYS];
   int skip = q->nkeys ? 0 : 1; /* the NULL key's slot */
   int64_t seen = 0;            /* passing rows so far (rule 7) */
-  int probed = !q->nkeys || p->sorted;
+  /* rule 7 probes a hashed key, or a direct index too large for the
+  ** caches (rule 10) */
+  int probed = !q->nkeys || p->sorted || (p->ids && p->ids <= GA_CH_NEAR_IDS);
   memset(key, 0, sizeof(key));
   key[0].type = GA_V_NULL;
   for (int64_t s = r->s0; s < r->s1 && !r->rc; s++) {
@@ -711,6 +909,37 @@ static void general(hrun *r) {
         break;
       }
       uint64_t pass0 = m;
+      if (p->flat) { /* rule 11: the word's ids, their states fetched ahead */
+        int lane[64], nl = 0;
+        int64_t lid[64];
+        for (uint64_t k = m; k; k &= k - 1) {
+          int j = __builtin_ctzll(k);
+          int64_t id = lane_id(p, wv, q->nkeys, j);
+          if (id < 0) {
+            r->rc = GA_SCAN_FALLBACK;
+            break;
+          }
+          const char *at = (const char *)(fst + id * q->nvals);
+          __builtin_prefetch(at, 1);
+          __builtin_prefetch(at + 64, 1);
+          __builtin_prefetch(at + 128, 1);
+          lane[nl] = j;
+          lid[nl++] = id;
+        }
+        for (int k = 0; k < nl && !r->rc; k++) { /* in row order */
+          int j = lane[k];
+          ga_gstate *st = fst + lid[k] * q->nvals;
+          fseen[lid[k] / 64] |= 1ull << (lid[k] % 64);
+          int rc = 0; /* a local: r->rc would be stored every value */
+          for (int i = 0; i < nv && !rc; i++) {
+            const wview *v = &wv[nkc + i];
+            rc = step_lane(&st[i], lane_cls(v, j), v->v[j], mode[i]);
+          }
+          if (rc)
+            r->rc = rc;
+        }
+        m = 0;
+      }
       while (m && !r->rc) { /* the passing rows, in row order */
         int j = __builtin_ctzll(m);
         m &= m - 1;
@@ -744,12 +973,17 @@ static void general(hrun *r) {
           if (dense)
             dense[id] = g;
         }
-        for (int i = 0; i < q->nvals && !r->rc; i++) {
+        int rc = 0; /* a local: r->rc would be stored every value */
+        for (int i = 0; i < nv && !rc; i++) {
           const wview *v = &wv[nkc + i];
-          r->rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], q->best[i]);
+          rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], mode[i]);
         }
+        if (rc)
+          r->rc = rc;
       }
       seen += __builtin_popcountll(pass0);
+      if (p->ids) /* rule 12 */
+        r->idrows += __builtin_popcountll(pass0);
       /* rule 7: a group every few rows after the first ones: the parallel
       ** scan's direct mode (batched, prefetched) is the faster path */
       if (seen >= GA_CH_PROBE_ROWS && !probed) {
@@ -760,6 +994,8 @@ static void general(hrun *r) {
     }
   }
   int64_t bytes = 0;
+  if (p->flat && !r->rc) /* rule 11: the groups of the ids seen, in t */
+    flat_groups(r, &t, fst, fseen);
   if (!r->rc && p->sorted) {
     if (ga_idrows_sort(&r->rows, p->ids))
       r->rc = GA_SCAN_NOMEM;
@@ -773,6 +1009,12 @@ done:
   sqlite3_free(wv);
   sqlite3_free(bare);
   sqlite3_free(dense);
+  for (int64_t w = 0; fst && fseen && w < GA_BW(p->ids); w++)
+    for (uint64_t k = fseen[w]; k; k &= k - 1) /* not moved into a group */
+      for (int i = 0; i < q->nvals; i++)
+        ga_gstate_clear(&fst[(w * 64 + __builtin_ctzll(k)) * q->nvals + i]);
+  sqlite3_free(fst);
+  sqlite3_free(fseen);
 }
 
 /* Rule 9, the second phase: the groups of ids [r->lo, r->hi), each built
@@ -787,6 +1029,8 @@ static void sorted_groups(hrun *r) {
   int nruns = r->nruns, ns = q->nvals;
   int64_t cur[GA_CH_MAX_RUNS], end[GA_CH_MAX_RUNS], bytes = 0;
   ga_gstate st[GA_IDR_MAX_VALS];
+  unsigned char mode[GA_MAX_STATES]; /* step_lane's best */
+  step_modes(q, mode);
   ga_gshape shape;
   memset(&shape, 0, sizeof(shape));
   shape.nk = q->nkeys;
@@ -814,27 +1058,14 @@ static void sorted_groups(hrun *r) {
         const uint64_t *rec = rows->rec + cur[k] * rows->stride;
         for (int i = 0; i < ns && !r->rc; i++)
           r->rc = step_lane(&st[i], (int)(rec[0] >> (32 + 2 * i)) & 3,
-                            rec[1 + i], q->best[i]);
+                            rec[1 + i], mode[i]);
         if (first < 0)
           first = k;
       }
     }
     /* the keys, from the id (all its rows have the same) */
     ga_value key[GA_MAX_KEYS];
-    memset(key, 0, sizeof(ga_value) * (size_t)q->nkeys);
-    for (int64_t k = 0, rest = id; k < q->nkeys; k++) {
-      int64_t code = rest % p->card[k];
-      rest /= p->card[k];
-      if (code == p->card[k] - 1) {
-        key[k].type = GA_V_NULL;
-      } else if (q->kdict[k]) {
-        key[k].type = GA_V_TEXT;
-        ga_dict_value(q->kdict[k], (uint32_t)code, &key[k].p, &key[k].n);
-      } else {
-        key[k].type = GA_V_INT;
-        key[k].i = code + p->base[k];
-      }
-    }
+    id_keys(q, p, id, key, 1);
     ga_group *g =
         r->rc ? NULL : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
     if (g && r->made == r->cap) {
@@ -884,7 +1115,7 @@ static void *run_main(void *arg) {
     sorted_groups(r);
     return NULL;
   }
-  if (takes_general(q)) {
+  if (r->p->general) {
     general(r);
     return NULL;
   }
@@ -953,6 +1184,7 @@ static void run_all(hrun *runs, int n) {
 int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         int threads, ga_scan_out *out, char *why, size_t nwhy) {
   (void)c;
+  double t0 = prof_ms();
   memset(out, 0, sizeof(*out));
   if (threads < 1)
     threads = 1;
@@ -974,13 +1206,17 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   memset(runs, 0, sizeof(hrun) * (size_t)threads);
   hplan plan;
   memset(&plan, 0, sizeof(plan));
-  if (takes_general(q)) {
+  plan.general = takes_general(q);
+  if (plan.general || q->gcol >= 0) {
     plan.ids = dense_ids(e, q, plan.card, plan.base);
+    /* rule 10: one bare key over a dense id space takes rules 8 and 9 */
+    plan.general = plan.general || plan.ids > 0;
+  }
+  if (plan.general) {
     /* rule 9: records carry no carried values, and two bits a value; a
     ** key space too small to hold many groups is not probed */
     if (plan.ids && !q->ncarry && q->nvals <= GA_IDR_MAX_VALS &&
-        threads <= GA_CH_MAX_RUNS &&
-        plan.ids * GA_CH_PROBE_RATIO > GA_CH_PROBE_ROWS) {
+        threads <= GA_CH_MAX_RUNS && plan.ids > GA_CH_NEAR_IDS) {
       int many = many_groups(e, q, &plan);
       if (many < 0) {
         sqlite3_free(runs);
@@ -989,7 +1225,12 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
       plan.sorted = many;
     }
+    /* rule 11: a small dense id space's states in one array */
+    int64_t fb = plan.ids * q->nvals * (int64_t)sizeof(ga_gstate);
+    plan.flat = plan.ids && !plan.sorted && !q->ncarry && q->nvals > 0 &&
+                fb >= GA_CH_FLAT_MIN_BYTES && fb <= GA_CH_FLAT_BYTES;
   }
+  prof("plan", &t0);
   /* contiguous runs of about rows / threads rows */
   int64_t s = 0;
   for (int t = 0; t < threads; t++) {
@@ -1012,6 +1253,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     ga_idrows_init(&r->rows, q->nvals, most);
   }
   run_all(runs, threads);
+  prof(plan.sorted ? "records" : "runs", &t0);
   int rc = GA_SCAN_OK;
   for (int t = 0; t < threads; t++)
     if (runs[t].rc && rc == GA_SCAN_OK)
@@ -1026,6 +1268,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
       runs[t].hi = plan.ids * (t + 1) / threads;
     }
     run_all(runs, threads);
+    prof("groups", &t0);
     for (int t = 0; t < threads; t++) {
       if (runs[t].rc && rc == GA_SCAN_OK)
         rc = runs[t].rc;
@@ -1077,9 +1320,14 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   for (int t = 0; t < threads; t++)
     sqlite3_free(runs[t].list);
-  sqlite3_free(runs);
+  prof("list", &t0);
   if (rc != GA_SCAN_OK)
     ga_scan_out_free(out);
   out->threads = threads;
+  for (int t = 0; t < threads && rc == GA_SCAN_OK; t++) { /* rule 12 */
+    out->direct_rows += runs[t].idrows;
+    out->direct_batches += plan.flat;
+  }
+  sqlite3_free(runs);
   return rc;
 }

@@ -368,7 +368,11 @@ static void keep_row(query_cursor *c, int ncols) {
     if (!v)
       goto stop;
     c->kept[c->nkept++] = v;
-    c->kept_bytes += 64 + sqlite3_value_bytes(v);
+    /* a number's bytes would be its text, made for nothing (issue 37) */
+    int t = sqlite3_value_type(v);
+    c->kept_bytes +=
+        64 +
+        (t == SQLITE_TEXT || t == SQLITE_BLOB ? sqlite3_value_bytes(v) : 0);
   }
   if (c->kept_bytes <= GA_SCAN_MEMO_BYTES)
     return;
@@ -681,6 +685,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       rc = serve_groups(c, c->out.enc, why, sizeof why);
       if (rc == SQLITE_OK && c->st) {
         last->path = "cache";
+        ga_scan_last_counters(last, &c->out); /* cache_host.c rule 12 */
         last->threads = c->out.threads;
         last->values = c->q.nvals;
         sqlite3_snprintf((int)sizeof last->why, last->why, "%s", cwhy);
