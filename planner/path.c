@@ -716,7 +716,11 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   /* grouped: hash mode (engine/scan/scan.h), unless the benchmark asks for
   ** SQLite's GROUP BY in each piece to compare (GPUAGG_SCAN_GROUP_BY=sql) */
   const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
-  int hash = p->nkeys > 0 && !(gb && !strcmp(gb, "sql"));
+  /* a DISTINCT aggregate's set is stepped in hash mode only */
+  int any_dist = 0;
+  for (k = 0; p->val_dist && k < p->nvals; k++)
+    any_dist |= p->val_dist[k] != 0;
+  int hash = p->nkeys > 0 && (any_dist || !(gb && !strcmp(gb, "sql")));
   int enc = 0;
   if (p->nkeys > 0) { /* both modes read TEXT keys (rule 9) */
     int erc = ga_db_encoding_of(db, &enc);
@@ -751,6 +755,8 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->any_order = p->any_order;
   for (k = 0; k < p->nkeys; k++)
     sp->shape.coll[k] = coll[k];
+  for (k = 0; p->val_dist && k < p->nvals; k++)
+    sp->shape.dist[k] = p->val_dist[k];
   sp->params = p->params;
   sp->nparams = p->nparams;
   sp->step_other = hash ? ga_group_step_other : NULL;

@@ -98,6 +98,10 @@ typedef struct ga_parts {
   int topk_val, topk_total, topk_desc;
   int64_t topk_k;
   const unsigned char *val_sum;
+  /* per value, 0 or 1 + the GA_COLL_* of a DISTINCT aggregate's argument
+  ** (gpu_query, issue 37): its state keeps the distinct values
+  ** (engine/scan/scan_group.h rule 5); NULL: none */
+  const unsigned char *val_dist;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

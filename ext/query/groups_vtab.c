@@ -271,8 +271,8 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
   const ga_gstate *s = g ? &g->st[a->val] : &none;
   if (a->op == GA_Q_COUNT_STAR)
     sqlite3_result_int64(ctx, s->rows);
-  else if (a->op == GA_Q_COUNT)
-    sqlite3_result_int64(ctx, s->count);
+  else if (a->op == GA_Q_COUNT) /* count(DISTINCT e): its set's values */
+    sqlite3_result_int64(ctx, ga_gstate_count(s));
   else if (ga_gstate_result(s, a->op, &v) == GA_OVERFLOW)
     sqlite3_result_blob(ctx, overflow_mark(), (int)MARK_BYTES,
                         SQLITE_TRANSIENT);
