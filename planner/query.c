@@ -678,11 +678,11 @@ static int value_of(parse *p, int a, int b, int *idx) {
 static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
                          int *idx) {
   ga_query *q = p->q;
-  int subst = !p->in_items;
+  int alias_ok = !p->in_items; /* as value_of */
   if (!dist && fa < 0)
     return value_of(p, a, b, idx);
-  char *na = a >= 0 ? norm(p, a, b, subst) : sqlite3_mprintf("*");
-  char *nf = fa >= 0 ? norm(p, fa, fb, subst) : sqlite3_mprintf("");
+  char *na = a >= 0 ? norm(p, a, b, alias_ok) : sqlite3_mprintf("*");
+  char *nf = fa >= 0 ? norm(p, fa, fb, alias_ok) : sqlite3_mprintf("");
   char *nz = na && nf ? sqlite3_mprintf("%s%s%s%s", dist ? "DISTINCT " : "", na,
                                         fa >= 0 ? " FILTER " : "", nf)
                       : NULL;
@@ -691,7 +691,7 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
   if (!nz)
     return SQLITE_NOMEM;
   for (int k = 0; k < q->nvals; k++)
-    if (!strcmp(p->valnorm[k], nz)) {
+    if (strcmp(nz, p->valnorm[k]) == 0) {
       sqlite3_free(nz);
       *idx = k;
       return SQLITE_OK;
@@ -701,8 +701,8 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
     return fail(p, "gpu_query: more than %s distinct aggregate arguments",
                 "64");
   }
-  char *e = a >= 0 ? text(p, a, b, 2, subst) : sqlite3_mprintf("1");
-  char *f = fa >= 0 ? text(p, fa, fb, 2, subst) : NULL;
+  char *e = a >= 0 ? text(p, a, b, 2, alias_ok) : sqlite3_mprintf("1");
+  char *f = fa >= 0 ? text(p, fa, fb, 2, alias_ok) : NULL;
   char *v = !e || (fa >= 0 && !f) ? NULL
             : fa >= 0 ? sqlite3_mprintf("CASE WHEN (%s) THEN (%s) END", f, e)
                       : sqlite3_mprintf("%s", e);
