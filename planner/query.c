@@ -18,10 +18,11 @@
 **      INDEXED BY / NOT INDEXED; WHERE, GROUP BY (at most 16 terms), HAVING,
 **      ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e), sum, total,
 **      avg, min, max (and gpu_ spellings) with one argument (ALL before
-**      it is the default it is: sum(ALL x) is sum(x)).  Everything
+**      it is the default it is: sum(ALL x) is sum(x)), DISTINCT and
+**      FILTER (WHERE c) (rule 9).  Everything
 **      else is an error naming the construct: WITH, VALUES, compound
 **      selects, joins, subqueries, views, virtual tables, WITHOUT ROWID,
-**      DISTINCT or FILTER in an aggregate, window functions, other
+**      window functions, other
 **      aggregates, '*' in the select list, a column outside aggregates that
 **      no group term reads, a query with neither aggregate nor GROUP BY.
 **   2. Names resolve as SQLite resolves them (resolve.c, 3.40): a GROUP BY
@@ -89,6 +90,20 @@
 **      nowhere in the text, in any case, and begins no column of the table;
 **      its other columns are the table's, named as the table names them.
 **      A name of the text that is a schema (main.t.x) is left out there.
+**   9. DISTINCT and FILTER (issue 37).  An aggregate call's value is its
+**      argument, its DISTINCT and its FILTER condition together (equal
+**      triples share a state).  The workers' text of agg(e) FILTER (WHERE
+**      c) is CASE WHEN (c) THEN (e) END, count(*) FILTER's a count of CASE
+**      WHEN (c) THEN 1 END: the same rows reach the state, and the state
+**      compares nothing under e's collation but a DISTINCT set, whose
+**      collation is read from e alone (ga_plan_key_coll: the CASE would
+**      have none).  min and max ignore DISTINCT (it changes nothing).  A
+**      DISTINCT value's state keeps a set (engine/scan/scan_group.h rule
+**      5), which only the workers' hash grouping steps, so an ungrouped
+**      query with one is a grouped scan of one NULL key (ga_query_parts),
+**      and no top k (rule 7) reads it.  The serial and post texts keep the
+**      calls as written (the post query's gpuagg_pick replaces the whole
+**      call, FILTER included).
 */
 #include <ctype.h>
 #include <stdlib.h>
