@@ -554,12 +554,21 @@ static int get_value(rbuf *r, ga_value *v) {
 ** stores none), no two values equal under coll, and no more values than
 ** bytes could hold.  GA_OK, GA_NOMEM, or GA_BADSTATE with *err. */
 static int get_set(rbuf *r, int coll, int64_t piece, ga_dset **out,
-                   const char **err) {
+                   const ga_qpart_limit *lim, int64_t bytes, const char **err) {
   *out = NULL;
   uint32_t n = get_u32(r);
   if (!r->bad && (int64_t)n * 10 > r->n - r->at) /* 10 bytes a value */
     r->bad = 1;
   for (uint32_t i = 0; i < n && !r->bad; i++) {
+    /* rule 5 inside one group too: a set may hold millions of values */
+    int rc = lim && bytes + ga_dset_bytes(*out) > lim->cap ? GA_QPART_CAP
+             : (i & 0xffff) == 0xffff && stopped(lim)      ? GA_QPART_STOP
+                                                           : GA_OK;
+    if (rc != GA_OK) {
+      ga_dset_free(*out);
+      *out = NULL;
+      return rc;
+    }
     ga_value v, num;
     memset(&num, 0, sizeof(num));
     if (!get_value(r, &v))
@@ -655,7 +664,7 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
         *err = "a damaged partial (a DISTINCT aggregate's state)";
         rc = GA_BADSTATE;
       } else {
-        rc = get_set(&r, sh->dist[i] - 1, piece, &sets[i], err);
+        rc = get_set(&r, sh->dist[i] - 1, piece, &sets[i], lim, *bytes, err);
       }
     }
     if (rc != GA_OK) {
