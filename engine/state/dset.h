@@ -43,15 +43,17 @@ typedef int (*ga_dset_eq_fn)(const ga_value *a, const ga_value *b, int coll);
 typedef struct ga_dent {
   ga_bval raw;   /* the representative, GA_V_NULL: an empty slot */
   int64_t tag;   /* its rowid piece (rule 2) */
-  uint64_t h;    /* its hash */
   int num_type;  /* GA_V_INT or GA_V_REAL: sum()'s view of raw */
   int64_t num_i; /* num's value: the integer, or the REAL's bits */
 } ga_dent;
 
-#define GA_DSET_ENTRY_BYTES ((int64_t)sizeof(ga_dent))
+/* A slot: its entry and its hash (probing reads the hashes, 8 bytes a
+** slot, and an entry only where the hash matches). */
+#define GA_DSET_ENTRY_BYTES ((int64_t)(sizeof(ga_dent) + sizeof(uint64_t)))
 
 typedef struct ga_dset {
   ga_dent *e;
+  uint64_t *hs;  /* per slot: its entry's hash | 1, 0 when empty (e's block) */
   size_t n, cap; /* cap: 0 or a power of 2 */
   int coll;
   ga_dset_eq_fn eq;
