@@ -1139,6 +1139,17 @@ for th in (1, 2, 4):
         ref = i37_ref(c, q)
         check(got == ref if not isinstance(ref, str) else "integer overflow" in str(got),
               "issue37 overflow: %s (threads %d)" % (q, th), (got, ref))
+# the serial path (an open transaction) runs SQLite's own DISTINCT and FILTER
+c.execute("SELECT gpuagg_config('threads', 2)")
+c.execute("BEGIN")
+for q in ("SELECT g, sum(DISTINCT v) FROM t GROUP BY g ORDER BY g",
+          "SELECT g, sum(DISTINCT v) FILTER (WHERE g = 2), count(*) FILTER (WHERE name = 'a') FROM t GROUP BY g "
+          "ORDER BY g"):
+    got, ls = i37_run(c, q)
+    ref = i37_ref(c, q)
+    check(ls["path"] == "serial" and (got == ref if not isinstance(ref, str) else "integer overflow" in str(got)),
+          "issue37 the serial path: %s" % q, (got, ref, ls["path"]))
+c.execute("COMMIT")
 got, _ = i37_run(c, "SELECT sum(DISTINCT v) FROM t WHERE g = 2")
 check(got == [(big,)], "issue37 sum(DISTINCT) of duplicates that a plain sum overflows", got)
 pq = "SELECT g, sum(DISTINCT v) FROM t GROUP BY g ORDER BY g"
