@@ -730,6 +730,13 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
       SERIAL("cannot read the database's encoding");
     if (enc != SQLITE_UTF8 && any_text_coll)
       SERIAL("NOCASE or RTRIM group keys of a UTF-16 database");
+    /* (issue 37) such a set's TEXT is held as UTF-8, as SQLite compares
+    ** it, but gpu_max orders the database's UTF-16 bytes */
+    for (k = 0; p->val_dist && k < p->nvals; k++)
+      if (enc != SQLITE_UTF8 && p->val_dist[k] > 1 + GA_COLL_BINARY &&
+          (!p->val_best || p->val_best[k]))
+        SERIAL("min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 "
+               "database");
   }
   plan->sql_piece = ga_sql_piece(t, p, 0);
   plan->sql_rows = hash ? ga_sql_piece(t, p, 1) : NULL;

@@ -97,7 +97,9 @@
 **      WHEN (c) THEN 1 END: the same rows reach the state, and the state
 **      compares nothing under e's collation but a DISTINCT set, whose
 **      collation is read from e alone (ga_plan_key_coll: the CASE would
-**      have none).  min and max ignore DISTINCT (it changes nothing).  A
+**      have none).  min and max ignore DISTINCT where e's collation is
+**      BINARY (it changes nothing there); under NOCASE or RTRIM they read
+**      the set's representatives (DISTINCT passes one of 'a', 'A').  A
 **      DISTINCT value's state keeps a set (engine/scan/scan_group.h rule
 **      5), which only the workers' hash grouping steps, so an ungrouped
 **      query with one is a grouped scan of one NULL key (ga_query_parts),
@@ -691,9 +693,21 @@ static int value_of(parse *p, int a, int b, int *idx) {
 ** (c) THEN (e) END, and a DISTINCT argument's collation is e's own, read
 ** here (the CASE has none). */
 static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
-                         int *idx) {
+                         int minmax, int *idx) {
   ga_query *q = p->q;
   int alias_ok = !p->in_items; /* as value_of */
+  if (dist && minmax) {
+    /* min/max(DISTINCT e): the plain form where e's collation is BINARY,
+    ** gpu_max's order (equal values are then identical, or numbers whose
+    ** first in rowid order both keep); under NOCASE or RTRIM DISTINCT
+    ** passes one of 'a' and 'A' on, so the set's representatives decide */
+    char *e = text(p, a, b, 2, alias_ok);
+    if (!e)
+      return SQLITE_NOMEM;
+    int c = ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
+    sqlite3_free(e);
+    dist = c != GA_COLL_BINARY;
+  }
   if (!dist && fa < 0)
     return value_of(p, a, b, idx);
   char *na = a >= 0 ? norm(p, a, b, alias_ok) : sqlite3_mprintf("*");
@@ -792,8 +806,7 @@ static int find_calls(parse *p, int a, int b) {
     /* sum(ALL x) is sum(x): ALL is the default (a keyword, never a
     ** column), and the workers' texts take the argument alone */
     int arg0 = i + 2 + (kw(p, i + 2, "ALL") || dist);
-    if (our_ops[which] == GA_AGG_MIN || our_ops[which] == GA_AGG_MAX)
-      dist = 0;
+    int minmax = our_ops[which] == GA_AGG_MIN || our_ops[which] == GA_AGG_MAX;
     if (close > arg0 && split(p, arg0, close, &args, &nargs))
       return SQLITE_NOMEM;
     if (nargs > 1) { /* min(a, b), max(a, b): scalar; look inside */
@@ -805,14 +818,14 @@ static int find_calls(parse *p, int a, int b) {
     if (which == 0 && (nargs == 0 || (close == arg0 + 1 && op(p, arg0, "*")))) {
       opn = GA_Q_COUNT_STAR;
       /* count(*) FILTER (WHERE c): a count of CASE WHEN c THEN 1 END */
-      if (fa >= 0 && value_of_call(p, -1, -1, fa, fb, 0, &val)) {
+      if (fa >= 0 && value_of_call(p, -1, -1, fa, fb, 0, 0, &val)) {
         sqlite3_free(args);
         return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
       }
       if (fa >= 0)
         opn = GA_Q_COUNT;
-    } else if (nargs == 1 &&
-               value_of_call(p, args[0].a, args[0].b, fa, fb, dist, &val)) {
+    } else if (nargs == 1 && value_of_call(p, args[0].a, args[0].b, fa, fb,
+                                           dist, minmax, &val)) {
       sqlite3_free(args);
       return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
     }

@@ -160,7 +160,9 @@ INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)
 MAX_DETAILED = 25  # failures printed in full; the rest in one line each
 # serial by a documented rule (planner/path.c rule 9): not counted in the share
-EXPECTED_SERIAL = ("NOCASE or RTRIM group keys of a UTF-16 database",)
+EXPECTED_SERIAL = ("NOCASE or RTRIM group keys of a UTF-16 database",
+                   # issue 37: gpu_max orders UTF-16 bytes, the set holds UTF-8
+                   "min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 database")
 
 COLS = ("a", "b", "c", "x", "y", "z", "s", "u", "rowid", "id")
 
@@ -884,8 +886,10 @@ def distinct_filter(q, name, arg):
             arg = d.choice(DISTINCT_ARGS)
         every = d.choice(["DISTINCT ", "DISTINCT ", "distinct "])
         # (a parameter inside: its value is unknown here, so loose)
-        loose = name in ("sum", "total", "avg") and ("\ue002" in arg or
-                                                     ambiguous(q.probe, q.t, arg.format(**q.plain)))
+        # (min/max: DISTINCT under NOCASE or RTRIM passes one of 'a' and 'A'
+        # on, a choice too)
+        loose = name in ("sum", "total", "avg", "min", "max") and (
+            "\ue002" in arg or ambiguous(q.probe, q.t, arg.format(**q.plain)))
     if d.random() < 0.4:
         cond = d.choice(CACHE_FILTERS if q.cache_shaped else FILTERS)
         tail = " %s (WHERE %s)" % (d.choice(["FILTER", "filter"]), q.col_text(cond))
@@ -1316,7 +1320,7 @@ def main():
             con.execute("DROP TABLE temp.q")
         if PARTS and not schema:
             got, shape = via_partials(r, t, q.text, params)
-            if got[0] == "error" and EXPECTED_SERIAL[0] in got[1] and want[0] == "ok":
+            if got[0] == "error" and any(e in got[1] for e in EXPECTED_SERIAL) and want[0] == "ok":
                 stats["partial_refused"] += 1  # documented: partial_fns.c rule 2
             else:
                 stats["partials"] += 1

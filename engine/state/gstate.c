@@ -387,9 +387,27 @@ int64_t ga_gstate_count(const ga_gstate *s) {
   return s->set ? (int64_t)s->set->n : s->count;
 }
 
+/* Rule 4: max()'s (or min()'s) best of the set's representatives, which
+** never tie (equal ones are one value); *out views it. */
+static void set_best(const ga_dset *d, int want_min, ga_value *out) {
+  for (size_t i = 0; i < d->cap; i++) {
+    ga_value v;
+    if (d->e[i].raw.type == GA_V_NULL)
+      continue;
+    ga_bval_view(&d->e[i].raw, &v);
+    int c = out->type == GA_V_NULL ? 1 : ga_value_cmp(&v, out);
+    if (out->type == GA_V_NULL || (want_min ? c < 0 : c > 0))
+      *out = v;
+  }
+}
+
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
   memset(out, 0, sizeof(*out));
-  if (s->set && op != GA_AGG_MAX && op != GA_AGG_MIN)
+  if (s->set && (op == GA_AGG_MAX || op == GA_AGG_MIN)) {
+    set_best(s->set, op == GA_AGG_MIN, out);
+    return GA_OK;
+  }
+  if (s->set)
     return set_result(s->set, op, out);
   if (op == GA_AGG_MAX || op == GA_AGG_MIN) {
     ga_bval_view(op == GA_AGG_MAX ? &s->max : &s->min, out);

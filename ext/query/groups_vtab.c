@@ -276,8 +276,8 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
   else if (ga_gstate_result(s, a->op, &v) == GA_OVERFLOW)
     sqlite3_result_blob(ctx, overflow_mark(), (int)MARK_BYTES,
                         SQLITE_TRANSIENT);
-  else
-    ga_result_value(ctx, &v, s->enc);
+  else /* a DISTINCT min/max's TEXT is the set's, in the groups' encoding */
+    ga_result_value(ctx, &v, s->set ? gs->enc : s->enc);
   return SQLITE_OK;
 }
 
