@@ -94,19 +94,45 @@ static void put_value(wbuf *w, const ga_value *v) {
   }
 }
 
-/* Rule 6: a DISTINCT state's set, its representatives in slot order. */
+/* qsort has no context argument in C11: the set's collation travels in a
+** thread-local */
+static _Thread_local int put_set_coll;
+
+static int dent_cmp(const void *pa, const void *pb) {
+  const ga_dent *a = *(const ga_dent *const *)pa;
+  const ga_dent *b = *(const ga_dent *const *)pb;
+  ga_value va, vb;
+  ga_bval_view(&a->raw, &va);
+  ga_bval_view(&b->raw, &vb);
+  return ga_key_cmp(&va, &vb, put_set_coll);
+}
+
+/* Rule 6: a DISTINCT state's set, its representatives in ga_key_cmp order
+** under its collation (a total order of distinct values), so that one set
+** has one encoding whatever order its values came in. */
 static void put_set(wbuf *w, const ga_dset *d) {
-  put_u32(w, d ? (uint32_t)d->n : 0);
-  for (size_t i = 0; d && i < d->cap; i++) {
-    const ga_dent *e = &d->e[i];
-    if (e->raw.type == GA_V_NULL)
-      continue;
-    ga_value v;
-    ga_bval_view(&e->raw, &v);
-    put_value(w, &v);
-    put_u8(w, (unsigned)e->num_type);
-    put_u64(w, (uint64_t)e->num_i);
+  size_t n = d ? d->n : 0, k = 0;
+  put_u32(w, (uint32_t)n);
+  if (!n || w->err)
+    return;
+  const ga_dent **v = sqlite3_malloc64(sizeof(*v) * n);
+  if (!v) {
+    w->err = GA_NOMEM;
+    return;
   }
+  for (size_t i = 0; i < d->cap; i++)
+    if (d->e[i].raw.type != GA_V_NULL)
+      v[k++] = &d->e[i];
+  put_set_coll = d->coll;
+  qsort(v, n, sizeof(*v), dent_cmp);
+  for (size_t i = 0; i < n; i++) {
+    ga_value x;
+    ga_bval_view(&v[i]->raw, &x);
+    put_value(w, &x);
+    put_u8(w, (unsigned)v[i]->num_type);
+    put_u64(w, (uint64_t)v[i]->num_i);
+  }
+  sqlite3_free(v);
 }
 
 static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
