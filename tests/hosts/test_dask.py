@@ -133,6 +133,11 @@ QUERIES = {
     "none_ungrouped": ("SELECT sum(qty), avg(price), max(city), count(*) FROM sales WHERE day > ?1",
                        ("2099",)),
     "int_sum": ("SELECT city, sum(qty * 1000003), max(qty) FROM sales GROUP BY city ORDER BY city", ()),
+    # issue 37: the partials carry DISTINCT sets (5 and 5.0 in amount: the
+    # earlier file's first decides typeof), FILTER
+    "distinct": ("SELECT region, count(DISTINCT city), sum(DISTINCT amount), typeof(sum(DISTINCT amount)), "
+                 "count(*) FILTER (WHERE qty > ?1), avg(DISTINCT price) FILTER (WHERE disc > 0) FROM sales "
+                 "GROUP BY region ORDER BY region", (25,)),
 }
 
 
