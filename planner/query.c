@@ -787,8 +787,8 @@ static int find_calls(parse *p, int a, int b) {
       sqlite3_free(name);
       continue;
     }
-    /* rule 9: DISTINCT (min and max: the plain forms, which they equal)
-    ** and FILTER (WHERE c) after the arguments */
+    /* rule 9: DISTINCT (min and max: see value_of_call) and FILTER (WHERE
+    ** c) after the arguments */
     int dist = kw(p, i + 2, "DISTINCT");
     int fa = -1, fb = -1, end = close;
     if (kw(p, close + 1, "FILTER")) {
