@@ -56,6 +56,16 @@ full goes to failures.txt in the run's temporary folder):
     columns (gpuagg_v0, gpuagg_handle), read in HAVING too; grouped
     columns qualified (t.a, main.t.a, t.oid) in HAVING, ORDER BY and the
     select list; sum(ALL x).
+  * issue 37 (distinct_filter): about 35% of the queries (DISTINCT_SHARE,
+    drawn from a stream of their own) decorate their aggregate calls with
+    DISTINCT (count, sum, total, avg, min, max; arguments over y's mix of
+    INTEGER, REAL, 1 vs 1.0, TEXT numbers, BLOBs and NULL, the NOCASE
+    column s, COLLATE BINARY / NOCASE / RTRIM on the argument) and FILTER
+    (WHERE c), count(*) FILTER included, in the select list, HAVING and
+    ORDER BY, on every path below (partials and the cache too).  A sum,
+    total, avg, min or max over DISTINCT values of which some are equal but
+    not identical (1 and 1.0, 'a' and 'A' under NOCASE) is compared up to
+    the choice of the representative, as min/max are.
   * the scan's test knobs for about 40% of the queries (tiny rowid pieces,
     so small tables merge many pieces; tiny worker group tables, so the
     scan switches to SQLite's GROUP BY mid-piece; SQLite's GROUP BY
