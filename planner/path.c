@@ -59,6 +59,10 @@
 **      but returns the stored UTF-16 bytes, which that conversion does not
 **      always give back (malformed surrogates).  BINARY keys of a UTF-16
 **      database are held in its encoding (engine/scan/scan_group.h rule 1).
+**      Likewise gpu_query's min or max over DISTINCT values under NOCASE
+**      or RTRIM (issue 37): the set holds them as UTF-8, as SQLite compares
+**      them, where gpu_max orders the UTF-16 bytes.  (Their count, sum,
+**      total and avg run: they read no bytes of the values.)
 **  10. The application's authorizer changes the text: SQLite has no getter
 **      for it, so the caller compiles SELECT <expression, filter, key> FROM
 **      the table and a worker compiles the same; different opcodes (an
