@@ -536,6 +536,14 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
+  /* gpu_query's DISTINCT aggregates (issue 37): the cache's queries step
+  ** plain states only, so the workers keep the sets */
+  for (int k = 0; p->val_dist && k < p->nvals; k++)
+    if (p->val_dist[k]) {
+      snprintf(why, nwhy, "DISTINCT inside an aggregate (the cache keeps no "
+                          "sets of values)");
+      return SQLITE_OK;
+    }
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;

@@ -74,6 +74,10 @@
 **      but returns the stored UTF-16 bytes, which that conversion does not
 **      always give back (malformed surrogates).  BINARY keys of a UTF-16
 **      database are held in its encoding (engine/scan/scan_group.h rule 1).
+**      Likewise gpu_query's min or max over DISTINCT values under NOCASE
+**      or RTRIM (issue 37): the set holds them as UTF-8, as SQLite compares
+**      them, where gpu_max orders the UTF-16 bytes.  (Their count, sum,
+**      total and avg run: they read no bytes of the values.)
 **  10. The application's authorizer changes the text: SQLite has no getter
 **      for it, so the caller compiles SELECT <expression, filter, key> FROM
 **      the table and a worker compiles the same; different opcodes (an
@@ -804,7 +808,11 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   /* grouped: hash mode (engine/scan/scan.h), unless the benchmark asks for
   ** SQLite's GROUP BY in each piece to compare (GPUAGG_SCAN_GROUP_BY=sql) */
   const char *gb = getenv("GPUAGG_SCAN_GROUP_BY");
-  int hash = p->nkeys > 0 && !(gb && !strcmp(gb, "sql"));
+  /* a DISTINCT aggregate's set is stepped in hash mode only */
+  int any_dist = 0;
+  for (k = 0; p->val_dist && k < p->nvals; k++)
+    any_dist |= p->val_dist[k] != 0;
+  int hash = p->nkeys > 0 && (any_dist || !(gb && !strcmp(gb, "sql")));
   int enc = 0;
   if (p->nkeys > 0) { /* both modes read TEXT keys (rule 9) */
     int erc = ga_db_encoding_of(db, &enc);
@@ -814,6 +822,13 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
       SERIAL("cannot read the database's encoding");
     if (enc != SQLITE_UTF8 && any_text_coll)
       SERIAL("NOCASE or RTRIM group keys of a UTF-16 database");
+    /* (issue 37) such a set's TEXT is held as UTF-8, as SQLite compares
+    ** it, but gpu_max orders the database's UTF-16 bytes */
+    for (k = 0; p->val_dist && k < p->nvals; k++)
+      if (enc != SQLITE_UTF8 && p->val_dist[k] > 1 + GA_COLL_BINARY &&
+          (!p->val_best || p->val_best[k]))
+        SERIAL("min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 "
+               "database");
   }
   plan->sql_piece = ga_sql_piece(t, p, 0);
   plan->sql_rows = hash ? ga_sql_piece(t, p, 1) : NULL;
@@ -840,6 +855,8 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->any_order = p->any_order;
   for (k = 0; k < p->nkeys; k++)
     sp->shape.coll[k] = coll[k];
+  for (k = 0; p->val_dist && k < p->nvals; k++)
+    sp->shape.dist[k] = p->val_dist[k];
   sp->params = p->params;
   sp->nparams = p->nparams;
   sp->step_other = hash ? ga_group_step_other : NULL;

@@ -114,6 +114,10 @@ typedef struct ga_parts {
   /* gpu_query's post query (NULL: none): the caller evaluates it at its own
   ** time, apart from the workers' pinned one (planner/path.c rule 6) */
   const char *post;
+  /* per value, 0 or 1 + the GA_COLL_* of a DISTINCT aggregate's argument
+  ** (gpu_query, issue 37): its state keeps the distinct values
+  ** (engine/scan/scan_group.h rule 5); NULL: none */
+  const unsigned char *val_dist;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

@@ -24,13 +24,13 @@
 **      INDEXED BY / NOT INDEXED; WHERE, GROUP BY (at most 16 terms), HAVING,
 **      WINDOW, ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e),
 **      sum, total, avg, min, max (and gpu_ spellings) with one argument
-**      (ALL before it is the default it is: sum(ALL x) is sum(x)); window
-**      functions over the groups (planner/qwindow.c).  Everything
-**      else is an error naming the construct: VALUES, compound selects,
-**      joins, subqueries in FROM, virtual tables, WITHOUT ROWID,
-**      DISTINCT or FILTER in an aggregate, window functions over the
-**      table's rows, other aggregates, '*' in the select list, a column
-**      outside aggregates that no group term reads, a query with neither
+**      (ALL before it is the default it is: sum(ALL x) is sum(x)),
+**      DISTINCT and FILTER (WHERE c) (rule 9); window functions over the
+**      groups (planner/qwindow.c).  Everything else is an error naming the
+**      construct: VALUES, compound selects, joins, subqueries in FROM,
+**      virtual tables, WITHOUT ROWID, window functions over the table's
+**      rows, other aggregates, '*' in the select list, a column outside
+**      aggregates that no group term reads, a query with neither
 **      aggregate nor GROUP BY; where a rewrite runs, the error names it
 **      (planner/qhint.c for other aggregates).  A view, one WITH
 **      expression and uncorrelated subqueries reach this parse rewritten
@@ -102,6 +102,22 @@
 **      nowhere in the text, in any case, and begins no column of the table;
 **      its other columns are the table's, named as the table names them.
 **      A name of the text that is a schema (main.t.x) is left out there.
+**   9. DISTINCT and FILTER (issue 37).  An aggregate call's value is its
+**      argument, its DISTINCT and its FILTER condition together (equal
+**      triples share a state).  The workers' text of agg(e) FILTER (WHERE
+**      c) is CASE WHEN (c) THEN (e) END, count(*) FILTER's a count of CASE
+**      WHEN (c) THEN 1 END: the same rows reach the state, and the state
+**      compares nothing under e's collation but a DISTINCT set, whose
+**      collation is read from e alone (ga_plan_key_coll: the CASE would
+**      have none).  min and max ignore DISTINCT where e's collation is
+**      BINARY (it changes nothing there); under NOCASE or RTRIM they read
+**      the set's representatives (DISTINCT passes one of 'a', 'A').  A
+**      DISTINCT value's state keeps a set (engine/scan/scan_group.h rule
+**      5), which only the workers' hash grouping steps, so an ungrouped
+**      query with one is a grouped scan of one NULL key (ga_query_parts),
+**      and no top k (rule 7) reads it.  The serial and post texts keep the
+**      calls as written (the post query's gpuagg_pick replaces the whole
+**      call, FILTER included).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -144,8 +160,9 @@ typedef struct item {
 } item;
 
 typedef struct aggcall {
-  span all; /* name ( args ) */
-  int agg;  /* index into q->aggs */
+  span all;    /* name ( args ) [FILTER (WHERE ...)] */
+  int arg_end; /* the token closing the arguments */
+  int agg;     /* index into q->aggs */
 } aggcall;
 
 typedef struct parse {
@@ -305,7 +322,7 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
         /* an explicit COLLATE in the argument is the call's collation
         ** (ORDER BY max(u COLLATE RTRIM)): it stays on the value */
         int coll = -1;
-        for (int j = c->all.a + 2; j + 1 < c->all.b - 1 && coll < 0; j++)
+        for (int j = c->all.a + 2; j + 1 < c->arg_end && coll < 0; j++)
           if (kw(p, j, "COLLATE") && is_name(p, j + 1))
             coll = j + 1;
         sqlite3_str_appendf(s, "%s(\"%w\")",
@@ -564,6 +581,76 @@ static int value_of(parse *p, int a, int b, int *idx) {
   return SQLITE_OK;
 }
 
+/* Rule 9: the value of an aggregate call: argument [a, b) (a < 0: count(*),
+** the constant 1), DISTINCT or not, under FILTER [fa, fb) (fa < 0: none).
+** Its identity is all three (sum(DISTINCT x) and sum(x), or sum(x) under
+** two filters, are two values); the workers' text of a FILTER is CASE WHEN
+** (c) THEN (e) END, and a DISTINCT argument's collation is e's own, read
+** here (the CASE has none). */
+static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
+                         int minmax, int *idx) {
+  ga_query *q = p->q;
+  int alias_ok = !p->in_items; /* as value_of */
+  if (dist && minmax) {
+    /* min/max(DISTINCT e): the plain form where e's collation is BINARY,
+    ** gpu_max's order (equal values are then identical, or numbers whose
+    ** first in rowid order both keep); under NOCASE or RTRIM DISTINCT
+    ** passes one of 'a' and 'A' on, so the set's representatives decide */
+    char *e = text(p, a, b, 2, alias_ok);
+    if (!e)
+      return SQLITE_NOMEM;
+    int c = ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
+    sqlite3_free(e);
+    dist = c != GA_COLL_BINARY;
+  }
+  if (!dist && fa < 0)
+    return value_of(p, a, b, idx);
+  char *na = a >= 0 ? norm(p, a, b, alias_ok) : sqlite3_mprintf("*");
+  char *nf = fa >= 0 ? norm(p, fa, fb, alias_ok) : sqlite3_mprintf("");
+  char *nz = na && nf ? sqlite3_mprintf("%s%s%s%s", dist ? "DISTINCT " : "", na,
+                                        fa >= 0 ? " FILTER " : "", nf)
+                      : NULL;
+  sqlite3_free(na);
+  sqlite3_free(nf);
+  if (!nz)
+    return SQLITE_NOMEM;
+  for (int k = 0; k < q->nvals; k++)
+    if (strcmp(nz, p->valnorm[k]) == 0) {
+      sqlite3_free(nz);
+      *idx = k;
+      return SQLITE_OK;
+    }
+  if (q->nvals == GA_MAX_STATES) {
+    sqlite3_free(nz);
+    return fail(p, "gpu_query: more than %s distinct aggregate arguments",
+                "64");
+  }
+  char *e = a >= 0 ? text(p, a, b, 2, alias_ok) : sqlite3_mprintf("1");
+  char *f = fa >= 0 ? text(p, fa, fb, 2, alias_ok) : NULL;
+  char *v = !e || (fa >= 0 && !f) ? NULL
+            : fa >= 0 ? sqlite3_mprintf("CASE WHEN (%s) THEN (%s) END", f, e)
+                      : sqlite3_mprintf("%s", e);
+  int coll = GA_COLL_BINARY;
+  if (v && dist) {
+    coll = ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
+    if (coll < 0) {
+      q->serial_why = "a DISTINCT argument's collation is not a built-in one";
+      coll = GA_COLL_BINARY;
+    }
+  }
+  sqlite3_free(e);
+  sqlite3_free(f);
+  if (!v) {
+    sqlite3_free(nz);
+    return SQLITE_NOMEM;
+  }
+  p->valnorm[q->nvals] = nz;
+  q->vals[q->nvals] = v;
+  q->val_dist[q->nvals] = dist ? (unsigned char)(1 + coll) : 0;
+  *idx = q->nvals++;
+  return SQLITE_OK;
+}
+
 /* Find the aggregate calls in [a, b) (rule 1). */
 static int find_calls(parse *p, int a, int b) {
   ga_query *q = p->q;
@@ -605,24 +692,26 @@ static int find_calls(parse *p, int a, int b) {
       sqlite3_free(name);
       continue;
     }
-    if (kw(p, i + 2, "DISTINCT"))
-      return fail(p,
-                  "gpu_query: DISTINCT inside an aggregate is not "
-                  "supported (%s(DISTINCT ...))",
-                  our_aggs[which]);
-    if (kw(p, close + 1, "FILTER"))
-      return fail(p,
-                  "gpu_query: FILTER (WHERE ...) on an aggregate is not "
-                  "supported%s",
-                  NULL);
-    if (kw(p, close + 1, "OVER"))
+    /* rule 9: DISTINCT (min and max: see value_of_call) and FILTER (WHERE
+    ** c) after the arguments */
+    int dist = kw(p, i + 2, "DISTINCT");
+    int fa = -1, fb = -1, end = close;
+    if (kw(p, close + 1, "FILTER")) {
+      if (!op(p, close + 2, "(") || !kw(p, close + 3, "WHERE"))
+        return fail(p, "gpu_query: cannot read a FILTER clause%s", NULL);
+      end = close_of(p, close + 2);
+      fa = close + 4;
+      fb = end;
+    }
+    if (kw(p, end + 1, "OVER"))
       return fail(p,
                   "gpu_query: window functions (OVER) are not "
                   "supported%s",
                   NULL);
     /* sum(ALL x) is sum(x): ALL is the default (a keyword, never a
     ** column), and the workers' texts take the argument alone */
-    int arg0 = i + 2 + kw(p, i + 2, "ALL");
+    int arg0 = i + 2 + (kw(p, i + 2, "ALL") || dist);
+    int minmax = our_ops[which] == GA_AGG_MIN || our_ops[which] == GA_AGG_MAX;
     if (close > arg0 && split(p, arg0, close, &args, &nargs))
       return SQLITE_NOMEM;
     if (nargs > 1) { /* min(a, b), max(a, b): scalar; look inside */
@@ -631,9 +720,17 @@ static int find_calls(parse *p, int a, int b) {
       continue;
     }
     int opn = our_ops[which], val = 0;
-    if (which == 0 && (nargs == 0 || (close == arg0 + 1 && op(p, arg0, "*"))))
+    if (which == 0 && (nargs == 0 || (close == arg0 + 1 && op(p, arg0, "*")))) {
       opn = GA_Q_COUNT_STAR;
-    else if (nargs == 1 && value_of(p, args[0].a, args[0].b, &val)) {
+      /* count(*) FILTER (WHERE c): a count of CASE WHEN c THEN 1 END */
+      if (fa >= 0 && value_of_call(p, -1, -1, fa, fb, 0, 0, &val)) {
+        sqlite3_free(args);
+        return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
+      }
+      if (fa >= 0)
+        opn = GA_Q_COUNT;
+    } else if (nargs == 1 && value_of_call(p, args[0].a, args[0].b, fa, fb,
+                                           dist, minmax, &val)) {
       sqlite3_free(args);
       return *p->err ? SQLITE_ERROR : SQLITE_NOMEM;
     }
@@ -663,10 +760,11 @@ static int find_calls(parse *p, int a, int b) {
       p->capcalls = cap;
     }
     p->calls[p->ncalls].all.a = i;
-    p->calls[p->ncalls].all.b = close + 1;
+    p->calls[p->ncalls].all.b = end + 1;
+    p->calls[p->ncalls].arg_end = close;
     p->calls[p->ncalls].agg = k;
     p->ncalls++;
-    i = close;
+    i = end;
   }
   return SQLITE_OK;
 }
@@ -1267,7 +1365,8 @@ static int find_topk(parse *p) {
     sqlite3_free(name);
   }
   if (agg < 0 ||
-      (q->aggs[agg].op != GA_AGG_SUM && q->aggs[agg].op != GA_AGG_TOTAL))
+      (q->aggs[agg].op != GA_AGG_SUM && q->aggs[agg].op != GA_AGG_TOTAL) ||
+      q->val_dist[q->aggs[agg].val]) /* a path's top k reads plain sums */
     return SQLITE_OK;
   int i = p->limit.a;
   int64_t n = limit_num(p, i), m = 0;
@@ -1728,4 +1827,18 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->topk_k = q->topk_k;
   p->val_sum = q->val_sum;
   p->post = q->post_sql;
+  /* rule 9: DISTINCT values; an ungrouped query's one group is a grouped
+  ** scan's (one NULL key), since only hash mode steps sets */
+  static const char *const null_key[] = {"NULL"};
+  int dist = 0;
+  for (int k = 0; k < q->nvals; k++)
+    dist |= q->val_dist[k] != 0;
+  if (dist) {
+    p->val_dist = q->val_dist;
+    if (q->nkeys == 0) {
+      p->nkeys = 1;
+      p->keys = null_key;
+      p->one_worker = 1;
+    }
+  }
 }

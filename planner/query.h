@@ -70,6 +70,9 @@ typedef struct ga_query {
   int topk_agg, topk_desc;
   int64_t topk_k;
   unsigned char val_sum[GA_MAX_STATES]; /* per value: a sum() reads it */
+  /* per value: 0, or 1 + the GA_COLL_* of a DISTINCT aggregate's argument
+  ** (query.c rule 9; planner.h's ga_parts) */
+  unsigned char val_dist[GA_MAX_STATES];
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups

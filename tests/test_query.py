@@ -64,6 +64,16 @@ full goes to failures.txt in the run's temporary folder):
     lag/lead, first/last/nth_value, sum ... max over a total order (every
     group term) with frames, PARTITION BY a term, named windows (OVER w,
     OVER (w frame)), FILTER on a window, their aliases in ORDER BY.
+  * issue 37 (distinct_filter): about 35% of the queries (DISTINCT_SHARE,
+    drawn from a stream of their own) decorate their aggregate calls with
+    DISTINCT (count, sum, total, avg, min, max; arguments over y's mix of
+    INTEGER, REAL, 1 vs 1.0, TEXT numbers, BLOBs and NULL, the NOCASE
+    column s, COLLATE BINARY / NOCASE / RTRIM on the argument) and FILTER
+    (WHERE c), count(*) FILTER included, in the select list, HAVING and
+    ORDER BY, on every path below (partials and the cache too).  A sum,
+    total, avg, min or max over DISTINCT values of which some are equal but
+    not identical (1 and 1.0, 'a' and 'A' under NOCASE) is compared up to
+    the choice of the representative, as min/max are.
   * the scan's test knobs for about 40% of the queries (tiny rowid pieces,
     so small tables merge many pieces; tiny worker group tables, so the
     scan switches to SQLite's GROUP BY mid-piece; SQLite's GROUP BY
@@ -187,7 +197,9 @@ MAX_DETAILED = 25  # failures printed in full; the rest in one line each
 # indexed range, read with SQLite's own plan): not counted in the share
 EXPECTED_SERIAL = ("NOCASE or RTRIM group keys of a UTF-16 database", "an indexed range ",
                    "the text holds a subquery",  # issue 37: SQLite evaluates it
-                   "the view's substitution compiles otherwise")  # issue 37: MATERIALIZED, ...
+                   "the view's substitution compiles otherwise",  # issue 37: MATERIALIZED, ...
+                   # issue 37: gpu_max orders UTF-16 bytes, the set holds UTF-8
+                   "min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 database")
 
 COLS = ("a", "b", "c", "x", "y", "z", "s", "u", "rowid", "id")
 
@@ -449,6 +461,7 @@ class Query:
     def __init__(self, r, t, probe, schema=""):
         self.r, self.t, self.probe, self.schema = r, t, probe, schema
         self.cache_shaped = CACHE and r.random() < 0.5
+        self.df = None  # issue 37: DISTINCT/FILTER's own random stream (distinct_filter)
         self.aggnames = []  # spelling as written, by marker number
         self.params = []
         alias = r.random() < 0.3
@@ -526,16 +539,22 @@ class Query:
         if r.random() < 0.1:
             spelled = spelled.upper()
         self.aggnames.append(spelled)
+        tail = ""
+        if self.df:  # issue 37: DISTINCT and FILTER (distinct_filter)
+            arg, every, tail, dloose = distinct_filter(self, name, arg)
         loose = name in ("min", "max") and ambiguous(self.probe, self.t, arg.format(**self.plain), True)
-        every = "ALL " if r.random() < 0.08 else ""  # the default, written (issue 36)
-        return "\ue000%d\ue001(%s%s)" % (len(self.aggnames) - 1, every, self.col_text(arg)), loose
+        all_ = "ALL " if r.random() < 0.08 else ""  # the default, written (issue 36)
+        every = all_ if not self.df else every
+        return "\ue000%d\ue001(%s%s)%s" % (len(self.aggnames) - 1, every, self.col_text(arg), tail), \
+            loose or (self.df is not None and dloose)
 
     def rand_agg(self):
         r = self.r
         k = r.random()
         if k < 0.12:
             self.aggnames.append(r.choice(["count", "count", "COUNT"]))
-            return "\ue000%d\ue001(*)" % (len(self.aggnames) - 1), False
+            tail = distinct_filter(self, "count", None)[2] if self.df else ""  # issue 37
+            return "\ue000%d\ue001(*)%s" % (len(self.aggnames) - 1, tail), False
         name = r.choice(["count", "sum", "sum", "total", "avg", "min", "max"])
         pool = NUM_EXPRS if name in ("sum", "total", "avg") or r.random() < 0.6 else ANY_EXPRS
         if self.cache_shaped:
@@ -975,6 +994,46 @@ def views_ctes_subqueries(r, q, t, schema, cons, names):
             return sql[:at] + " WHERE " + cond + " " + sql[at:]
         q.text, q.ref, q.form = put(q.text, m, text), put(q.ref, m2, ref), "subquery"
     q.cache_shaped = False
+# ---------------------------------------------------------------- issue 37
+
+# DISTINCT inside aggregates and FILTER (WHERE ...) on them: about
+# DISTINCT_SHARE of the queries decorate their aggregate calls, from a
+# random stream of their own (the other queries are generated as before).
+DISTINCT_SHARE = float(os.environ.get("DISTINCT_SHARE", "0.35"))
+# DISTINCT arguments: y mixes INTEGER, REAL (1 vs 1.0, -0.0), TEXT ('12',
+# 'a' vs 'A'), BLOB and NULL; s is NOCASE; COLLATE on the argument decides
+# which TEXT values are one (the FILTER keeps it, a CASE would drop it)
+DISTINCT_ARGS = ["{y}", "{y}", "{s}", "{s}", "{u}", "{s} COLLATE BINARY", "{u} COLLATE RTRIM",
+                 "{u} COLLATE NOCASE", "{y} + 0", "{a}", "{c} % 7", "{x}", "{b}", "round({z})",
+                 "upper({s})", "+{s}", "{a} * 1.0", "coalesce({y}, {s})"]
+FILTERS = ["{a} > 1", "{c} % 3 = 0", "{c} < 500", "{x} > 0", "{s} = 'a'", "{y} IS NOT NULL",
+           "typeof({y}) = 'integer'", "{u} LIKE 'x%'", "{a} IS NULL", "{s} > 'B'", "{y} > 5",
+           "{u} = 'x' COLLATE NOCASE", "{rowid} % 2 = 0"]
+CACHE_FILTERS = ["{a} > 1", "{c} % 3 = 0", "{c} < 500", "{x} > 0", "{a} IS NULL"]
+
+
+def distinct_filter(q, name, arg):
+    """Decorate one aggregate call of q (its own stream q.df): DISTINCT
+    (count, sum, total, avg, min, max; the argument sometimes one of
+    DISTINCT_ARGS), FILTER (WHERE c) sometimes.  (arg, words before it,
+    text after the call, loose: a sum/total/avg over DISTINCT values some
+    of which are equal but not identical, whose representative is a choice
+    of the contract)."""
+    d = q.df
+    every, tail, loose = "", "", False
+    if arg is not None and not q.cache_shaped and d.random() < 0.55:
+        if d.random() < 0.5:
+            arg = d.choice(DISTINCT_ARGS)
+        every = d.choice(["DISTINCT ", "DISTINCT ", "distinct "])
+        # (a parameter inside: its value is unknown here, so loose)
+        # (min/max: DISTINCT under NOCASE or RTRIM passes one of 'a' and 'A'
+        # on, a choice too)
+        loose = name in ("sum", "total", "avg", "min", "max") and (
+            "\ue002" in arg or ambiguous(q.probe, q.t, arg.format(**q.plain)))
+    if d.random() < 0.4:
+        cond = d.choice(CACHE_FILTERS if q.cache_shaped else FILTERS)
+        tail = " %s (WHERE %s)" % (d.choice(["FILTER", "filter"]), q.col_text(cond))
+    return arg, every, tail, loose
 
 
 def number_form(r, n, numeric):
@@ -1569,7 +1628,7 @@ def main():
              "name_fail": [], "ref_errors": 0, "ref_rows": 0, "again": 0, "where_bound": 0,
              "attached": 0, "utf16": 0, "expected_serial": 0, "choice_differs": 0,
              "cache": 0, "cache_why": {}, "cache_shaped": 0, "partials": 0, "shards": 0,
-             "partial_errors_both": 0, "partial_refused": 0}
+             "partial_errors_both": 0, "partial_refused": 0, "distinct": 0, "filter": 0}
     log = open(os.path.join(TMP, "failures.txt"), "w")
     n_big = max(2, QUERIES // 120)
     for qi in range(QUERIES):
@@ -1584,6 +1643,12 @@ def main():
         # issue 37: its own random stream, so the other queries stay as they were
         views_ctes_subqueries(random.Random("%d/%d" % (SEED, qi)), q, t, schema, cons, names_con)
         stats[q.form or "plain"] = stats.get(q.form or "plain", 0) + 1
+        q = Query(r, t, probe, schema)
+        if random.Random(SEED * 1000003 + qi).random() < DISTINCT_SHARE:  # issue 37
+            q.df = random.Random(SEED * 1000033 + qi)
+        q.build()
+        stats["distinct"] += bool(re.search(r"\(distinct ", q.text, re.I))  # issue 37
+        stats["filter"] += bool(re.search(r"\) filter \(where ", q.text, re.I))
         params = q.values
         # the reference: the same text, gpu_ aggregates, on the caller's connection
         want = run(con, q.ref, params)
@@ -1653,8 +1718,9 @@ def main():
             con.execute("DROP TABLE temp.q")
         if PARTS and not schema:
             got, shape = via_partials(r, t, q.text, params)
-            if got[0] == "error" and (EXPECTED_SERIAL[0] in got[1] or q.form and
-                                      any(e in got[1] for e in EXPECTED_SERIAL[1:])) and want[0] == "ok":
+            if got[0] == "error" and (any(e in got[1] for e in (EXPECTED_SERIAL[0], EXPECTED_SERIAL[-1])) or
+                                      getattr(q, "form", None) and any(e in got[1] for e in EXPECTED_SERIAL[1:])) \
+                    and want[0] == "ok":
                 stats["partial_refused"] += 1  # documented: partial_fns.c rule 2
             else:
                 stats["partials"] += 1
@@ -1711,6 +1777,10 @@ def main():
              "; failures in full: " + os.path.join(TMP, "failures.txt") if fails else ""))
     print("# issue 37: %d through a view, %d a WITH expression, %d with a subquery"
           % (stats.get("view", 0), stats.get("cte", 0), stats.get("subquery", 0)))
+    print("# issue 37: %d queries with DISTINCT inside an aggregate, %d with FILTER"
+          % (stats["distinct"], stats["filter"]))
+    rep.check("distinct_filter_ran", stats["distinct"] >= QUERIES // 10 and stats["filter"] >= QUERIES // 10,
+              "only %d queries with DISTINCT and %d with FILTER of %d" % (stats["distinct"], stats["filter"], QUERIES))
     if PARTS:
         print("# partials: %d queries over %d shard files in all (%d errors on both sides); %d refused "
               "as documented (%s)" % (stats["partials"], stats["shards"], stats["partial_errors_both"],

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import sqlite3
+import struct
 import sys
 import tempfile
 
@@ -174,11 +175,6 @@ ERRORS = [
      "supported: make one gpu_query table of each SELECT and combine their "
      "rows in SQLite (SELECT * FROM q1 UNION ALL SELECT * FROM q2)"),
     ("VALUES (1)", "gpu_query: the argument must be one SELECT (not VALUES)"),
-    ("SELECT count(DISTINCT a) FROM t",
-     "gpu_query: DISTINCT inside an aggregate is not supported "
-     "(count(DISTINCT ...))"),
-    ("SELECT sum(x) FILTER (WHERE a > 1) FROM t",
-     "gpu_query: FILTER (WHERE ...) on an aggregate is not supported"),
     ("SELECT sum(x) OVER () FROM t",
      "gpu_query: window functions over the table's rows (sum() OVER without "
      "GROUP BY or an aggregate) are not supported: gpu_query runs window "
@@ -758,8 +754,8 @@ def u32(b, at):
 
 def head_of(b):
     """A partial's header (qpartial.h rule 1) as parts, and its tail."""
-    nk = b[6]
-    at = 9 + nk + 8 + 4
+    nk, ns = b[6], (b[8] if b[4] >= 3 else 0)
+    at = 9 + nk + ns + 8 + 4  # version 3: a byte per state after the key collations
     def s():
         nonlocal at
         n, at = u32(b, at)
@@ -974,12 +970,13 @@ check([x["name"] for x in rinfo["indexes"]] == ["once"], "review 1: an index rep
       rinfo["indexes"])
 # (review 4) the format's version: an older one is to be made again
 for v, want in ((1, "a partial written by an older gpuagg: make it again with this gpuagg's gpu_query_partial"),
-                (3, "a partial of a newer version of gpuagg: finish or merge it with that version")):
+                (2, "a partial written by an older gpuagg: make it again with this gpuagg's gpu_query_partial"),
+                (4, "a partial of a newer version of gpuagg: finish or merge it with that version")):
     old = bytearray(rpart)
     old[4] = v
     err = error_of(rep, "SELECT gpu_query_partial_info(x'%s')" % bytes(old).hex())
     check(err == "gpu_query_partial_info: argument 1: " + want, "review 4: a partial of version %d" % v, err)
-check(rpart[4] == 2, "review 4: partials are of version 2", rpart[4])
+check(rpart[4] == 3, "review 4: partials are of version 3", rpart[4])
 rep.close()
 # (review 3) a declared type holding the word HIDDEN is no plain type:
 # gpu_query's groups table (a virtual table's declaration) would hide it
@@ -1389,6 +1386,243 @@ got, path, ref = gq_rows("wvar", "SELECT k, (sum(x * x) - sum(x) * sum(x) / coun
                          "FROM nm GROUP BY k ORDER BY k")
 check(got == ref and path == "parallel", "the variance rewrite runs", (got, ref, path))
 hint_db.close()
+
+
+# ---- issue 37: DISTINCT inside aggregates and FILTER (the differential
+# generator, tests/test_query.py, covers them on every path; here the edge
+# rules one by one)
+
+
+def i37_db(name, rows, enc=None, schema="g INTEGER, v, name TEXT COLLATE NOCASE"):
+    path = os.path.join(TMP, name)
+    c = connect(path)
+    if enc:
+        c.execute("PRAGMA encoding = '%s'" % enc)
+    c.execute("CREATE TABLE t(%s)" % schema)
+    c.executemany("INSERT INTO t VALUES (%s)" % ",".join("?" * len(rows[0])), rows)
+    return c
+
+
+def i37_run(c, sql, name="i37"):
+    """(rows or the error, last_scan) of gpu_query's text on c."""
+    try:
+        create(c, name, sql)
+        got = c.execute("SELECT * FROM %s" % name).fetchall()
+    except sqlite3.Error as e:
+        got = str(e)
+    ls = info(c)["last_scan"]
+    error_of(c, "DROP TABLE IF EXISTS temp.%s" % name)
+    return got, ls
+
+
+def i37_ref(c, sql):
+    try:
+        return c.execute(sql.replace("sum(", "gpu_sum(").replace("avg(", "gpu_avg(")
+                         .replace("total(", "gpu_total(").replace("max(", "gpu_max(")
+                         .replace("min(", "gpu_min(")).fetchall()
+    except sqlite3.Error as e:
+        return str(e)
+
+
+# the issue's examples: 1 and 1.0 are one value, '1' and x'31' are not,
+# NULL is not counted; the first in rowid order is the representative,
+# which decides typeof, also when every row is a piece of its own
+for th, pieces in ((1, None), (2, "1"), (4, "1"), (4, "2")):
+    if pieces:
+        os.environ["GPUAGG_SCAN_PIECE_ROWS"] = pieces
+    for rows, want in (([(1, 1.0), (1, 1), (1, 2)], (3.0, "real")), ([(1, 1), (1, 1.0), (1, 2)], (3, "integer"))):
+        c = i37_db("i37_rep_%d_%s_%s.db" % (th, pieces, want[1]), [r + ("a",) for r in rows])
+        c.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        for q in ("SELECT sum(DISTINCT v), typeof(sum(DISTINCT v)) FROM t",
+                  "SELECT g, sum(DISTINCT v), typeof(sum(DISTINCT v)) FROM t GROUP BY g"):
+            got, ls = i37_run(c, q)
+            w = [want] if "GROUP" not in q else [(1,) + want]
+            # (threads 1: one worker, since only workers step the sets)
+            check(repr(got) == repr(w) and repr(got) == repr(i37_ref(c, q)) and ls["path"] == "parallel",
+                  "issue37 representative first in rowid order: %s threads %d pieces %s, %s first"
+                  % (q, th, pieces, type(rows[0][1]).__name__),
+                  (got, w, ls["path"], ls["why"]))
+        c.close()
+    os.environ.pop("GPUAGG_SCAN_PIECE_ROWS", None)
+c = i37_db("i37_mix.db", [(1, 1, "a"), (1, 1.0, "A"), (1, "1", "b"), (1, b"1", "B"), (1, None, None),
+                          (2, -0.0, "x"), (2, 0, "X"), (2, "a", "x "), (2, "A", "y")])
+for q, want in (("SELECT count(DISTINCT v) FROM t WHERE g = 1", [(3,)]),
+                ("SELECT g, count(DISTINCT v), count(DISTINCT name), count(DISTINCT name COLLATE BINARY), "
+                 "count(DISTINCT name COLLATE RTRIM), count(DISTINCT v COLLATE NOCASE) FROM t GROUP BY g ORDER BY g",
+                 [(1, 3, 2, 4, 4, 3), (2, 3, 3, 4, 3, 2)]),
+                ("SELECT g, sum(DISTINCT v), typeof(sum(DISTINCT v)), total(DISTINCT v), avg(DISTINCT v) FROM t "
+                 "GROUP BY g ORDER BY g", None),
+                ("SELECT min(DISTINCT v), max(DISTINCT name), max(name) FROM t", None)):
+    for th in (2, 4):
+        c.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        got, ls = i37_run(c, q)
+        ref = i37_ref(c, q)
+        check(repr(got) == repr(ref) and (want is None or got == want) and ls["path"] == "parallel",
+              "issue37 distinctness: %s (threads %d)" % (q, th), (got, ref, want, ls["path"], ls["why"]))
+# min/max(DISTINCT e) under NOCASE or RTRIM: DISTINCT passes the first of
+# 'ABC' and 'abc' on (gpu_max compares BINARY), so they are not the plain
+# forms there; under BINARY they are
+c = i37_db("i37_best.db", [(1, 1, "ABC"), (1, 2, "abc"), (1, 3, "b "), (1, 4, "b"), (2, 5, "x")])
+for th in (2, 4):
+    c.execute("SELECT gpuagg_config('threads', ?)", (th,))
+    q = ("SELECT max(DISTINCT name) FILTER (WHERE v < 3), max(name) FILTER (WHERE v < 3), "
+         "min(DISTINCT name COLLATE RTRIM) FILTER (WHERE v > 2), min(name COLLATE RTRIM) FILTER (WHERE v > 2), "
+         "max(DISTINCT name COLLATE BINARY) FILTER (WHERE v > 2), count(DISTINCT name) FROM t WHERE g = 1")
+    got, ls = i37_run(c, q)
+    want = [("ABC", "abc", "b ", "b", "b ", 3)]
+    check(got == want and got == i37_ref(c, q) and ls["path"] == "parallel",
+          "issue37 min/max(DISTINCT) under NOCASE and RTRIM (threads %d)" % th, (got, want, i37_ref(c, q), ls))
+    q = "SELECT g, max(DISTINCT name) FILTER (WHERE v > 1), min(DISTINCT name) FROM t GROUP BY g ORDER BY g"
+    got, ls = i37_run(c, q)
+    check(got == [(1, "b ", "ABC"), (2, "x", "x")] and got == i37_ref(c, q) and ls["path"] == "parallel",
+          "issue37 grouped min/max(DISTINCT) under NOCASE (threads %d)" % th, (got, i37_ref(c, q), ls))
+# FILTER keeps the argument's collation, where CASE drops it (the issue's
+# NOCASE example); count(*) FILTER is a conditional count; a COLLATE in the
+# condition is not the aggregate's
+c = i37_db("i37_filter.db", [(1, 1, "a"), (1, 2, "A"), (1, 3, "b"), (1, 4, "B"), (2, 5, "a"), (2, 6, "c")])
+for q, want in (("SELECT count(DISTINCT name) FILTER (WHERE g = 1), count(DISTINCT CASE WHEN g = 1 THEN name END) "
+                 "FROM t", [(2, 4)]),
+                ("SELECT g, count(*) FILTER (WHERE v > 2), count(*), sum(v) FILTER (WHERE name = 'a'), "
+                 "max(name) FILTER (WHERE name = 'A' COLLATE BINARY) FROM t GROUP BY g ORDER BY g",
+                 [(1, 2, 4, 3, "A"), (2, 2, 2, 5, None)]),
+                ("SELECT g FROM t GROUP BY g HAVING count(*) FILTER (WHERE v > 4) > 0 "
+                 "ORDER BY sum(v) FILTER (WHERE v < 6) DESC", [(2,)]),
+                ("SELECT avg(DISTINCT v % 2) FILTER (WHERE name > 'a'), count(v) FILTER (WHERE 0) FROM t",
+                 [(0.5, 0)])):
+    got, ls = i37_run(c, q)
+    check(got == want and repr(got) == repr(i37_ref(c, q)) and ls["path"] == "parallel",
+          "issue37 FILTER: %s" % q, (got, want, i37_ref(c, q), ls["path"], ls["why"]))
+# SQLite's overflow rule for sum(DISTINCT) of integers, on every path: the
+# distinct values overflow -> "integer overflow"; duplicates that would
+# overflow a plain sum do not
+big = (1 << 62) + 1
+c = i37_db("i37_ovf.db", [(1, big, "a"), (1, big, "a"), (1, big + 1, "b"), (2, big, "a"), (2, big, "a")])
+for th in (1, 2, 4):
+    c.execute("SELECT gpuagg_config('threads', ?)", (th,))
+    for q in ("SELECT sum(DISTINCT v) FROM t", "SELECT g, sum(DISTINCT v) FROM t GROUP BY g ORDER BY g",
+              "SELECT g, sum(v) FILTER (WHERE name = 'b') FROM t GROUP BY g ORDER BY g"):
+        got, ls = i37_run(c, q)
+        ref = i37_ref(c, q)
+        check(got == ref if not isinstance(ref, str) else "integer overflow" in str(got),
+              "issue37 overflow: %s (threads %d)" % (q, th), (got, ref))
+# the serial path (an open transaction) runs SQLite's own DISTINCT and FILTER
+c.execute("SELECT gpuagg_config('threads', 2)")
+c.execute("BEGIN")
+for q in ("SELECT g, sum(DISTINCT v) FROM t GROUP BY g ORDER BY g",
+          "SELECT g, sum(DISTINCT v) FILTER (WHERE g = 2), count(*) FILTER (WHERE name = 'a') FROM t GROUP BY g "
+          "ORDER BY g"):
+    got, ls = i37_run(c, q)
+    ref = i37_ref(c, q)
+    check(ls["path"] == "serial" and (got == ref if not isinstance(ref, str) else "integer overflow" in str(got)),
+          "issue37 the serial path: %s" % q, (got, ref, ls["path"]))
+c.execute("COMMIT")
+got, _ = i37_run(c, "SELECT sum(DISTINCT v) FROM t WHERE g = 2")
+check(got == [(big,)], "issue37 sum(DISTINCT) of duplicates that a plain sum overflows", got)
+pq = "SELECT g, sum(DISTINCT v) FROM t GROUP BY g ORDER BY g"
+pblob = c.execute("SELECT gpu_query_partial(?)", (pq,)).fetchone()[0]
+pinfo = json.loads(c.execute("SELECT gpu_query_partial_info(?)", (pblob,)).fetchone()[0])
+pf = sqlite3.connect(":memory:", isolation_level=None)
+pf.enable_load_extension(True)
+pf.load_extension(LIB)
+pf.executescript(pinfo["create"])
+create(pf, "fq", pq)
+err = error_of(pf, "SELECT * FROM fq WHERE gpuagg_partial = x'%s'" % pblob.hex())
+check(err is not None and err.endswith("integer overflow"), "issue37 overflow from a partial", err)
+# the cap: a set's values are charged to group_bytes (one group, 20,000
+# values: a few hundred bytes of group, megabytes of set), on every path
+c = i37_db("i37_cap.db", [(1, i, "n%d" % i) for i in range(20000)])
+q = "SELECT count(DISTINCT v), count(DISTINCT name) FROM t"
+for cap, path in ((300000, "serial"), (0, "parallel")):
+    c.execute("SELECT gpuagg_config('group_bytes', ?)", (cap,))
+    got, ls = i37_run(c, q)
+    check(got == [(20000, 20000)] and ls["path"] == path and
+          (path == "parallel" or ("memory cap" in ls["why"] and "DISTINCT" in ls["why"])),
+          "issue37 group_bytes %d: %s" % (cap, path), (got, ls))
+c.execute("SELECT gpuagg_config('group_bytes', 300000)")
+err = error_of(c, "SELECT gpu_query_partial('%s')" % q)
+check(err is not None and err.startswith("gpu_query_partial: ") and "memory cap" in err and "DISTINCT" in err,
+      "issue37 a partial's set past group_bytes: an error naming the function", err)
+c.execute("SELECT gpuagg_config('group_bytes', 0)")
+cblob = c.execute("SELECT gpu_query_partial('%s')" % q).fetchone()[0]
+c.execute("SELECT gpuagg_config('group_bytes', 300000)")
+err = None
+try:
+    c.execute("SELECT gpu_query_merge(?, ?)", (cblob, cblob)).fetchone()
+except sqlite3.Error as e:
+    err = str(e)
+check(err is not None and err.startswith("gpu_query_merge: ") and "group_bytes" in err and "DISTINCT" in err,
+      "issue37 a merge's sets past group_bytes: an error naming the function", err)
+c.execute("SELECT gpuagg_config('group_bytes', 0)")
+# partials: the sets travel, merged in file order (the earlier file's
+# representative); damaged sets are damaged partials
+fa = i37_db("i37_pa.db", [(1, 1.0, "a"), (1, 2, "A")])
+fb = i37_db("i37_pb.db", [(1, 1, "a"), (1, 3, "b"), (2, "x", "c")])
+pq = "SELECT g, sum(DISTINCT v), typeof(sum(DISTINCT v)), count(DISTINCT name) FROM t GROUP BY g ORDER BY g"
+pa = fa.execute("SELECT gpu_query_partial(?)", (pq,)).fetchone()[0]
+pb = fb.execute("SELECT gpu_query_partial(?)", (pq,)).fetchone()[0]
+for parts, want in (((pa, pb), [(1, 6.0, "real", 2), (2, 0.0, "real", 1)]),
+                    ((pb, pa), [(1, 6, "integer", 2), (2, 0.0, "real", 1)])):
+    m = pf.execute("SELECT gpu_query_merge(?, ?)", parts).fetchone()[0]
+    create(pf, "pm", pq)
+    got = pf.execute("SELECT * FROM pm WHERE gpuagg_partial = ?", (m,)).fetchall()
+    pf.execute("DROP TABLE pm")
+    check(repr(got) == repr(want), "issue37 partials merged in file order, %s first" % want[0][2], (got, want))
+bad = 0
+for n in range(len(pa)):
+    e = error_of(pf, "SELECT gpu_query_merge(x'%s')" % pa[:n].hex())
+    bad += not (e or "").startswith("gpu_query_merge: argument 1: ")
+check(bad == 0, "issue37 every prefix of a DISTINCT partial: an error", bad)
+# the set's two values made one (the second's INTEGER 2 written as 1.0's
+# twin): a damaged partial, never an answer
+two = bytearray(pa)
+i_one = two.find(bytes([2]) + struct.pack("<d", 1.0))  # a value: u8 type, 8 bytes; then its sum's view
+i_two = two.find(bytes([1]) + struct.pack("<q", 2))
+check(i_one > 0 and i_two > 0, "issue37 the set's values found in the partial", (i_one, i_two))
+two[i_two:i_two + 9] = bytes([2]) + struct.pack("<d", 1.0)
+two[i_two + 9:i_two + 18] = bytes([2]) + struct.pack("<d", 1.0)
+err = error_of(pf, "SELECT gpu_query_merge(x'%s')" % bytes(two).hex())
+check(err == "gpu_query_merge: argument 1: a damaged partial (a DISTINCT aggregate's values)",
+      "issue37 a set holding one value twice is damaged", err)
+rnd37 = random.Random(37)
+flips = 0
+for i in range(200):
+    b = bytearray(pa)
+    for _ in range(rnd37.choice([1, 2])):
+        b[rnd37.randrange(len(b))] = rnd37.randrange(256)
+    e = error_of(pf, "SELECT gpu_query_merge(x'%s')" % bytes(b).hex())
+    flips += e is not None and not e.startswith("gpu_query_merge: ")
+check(flips == 0, "issue37 flipped bytes of a DISTINCT partial: an error naming the function, or an answer", flips)
+# a partial of the plain text is another partial
+plain = fa.execute("SELECT gpu_query_partial(?)", (pq.replace("DISTINCT ", ""),)).fetchone()[0]
+err = error_of(pf, "SELECT gpu_query_merge(x'%s', x'%s')" % (pa.hex(), plain.hex()))
+check(err is not None and err.startswith("gpu_query_merge: argument 2"), "issue37 DISTINCT and plain partials differ",
+      err)
+# a UTF-16 database: NOCASE and RTRIM DISTINCT arguments compare as SQLite
+# converts them (UTF-8), on the parallel path
+c = i37_db("i37_u16.db", [(1, 1, "a"), (1, 2, "A"), (1, 3, "a "), (2, 4, "b")], enc="UTF-16le")
+q = ("SELECT g, count(DISTINCT name), count(DISTINCT name COLLATE RTRIM), count(DISTINCT name COLLATE BINARY) "
+     "FROM t GROUP BY g ORDER BY g")
+got, ls = i37_run(c, q)
+check(got == [(1, 2, 2, 3), (2, 1, 1, 1)] and got == i37_ref(c, q) and ls["path"] == "parallel",
+      "issue37 UTF-16 DISTINCT under NOCASE and RTRIM", (got, ls))
+q = "SELECT g, max(DISTINCT name) FROM t GROUP BY g ORDER BY g"
+got, ls = i37_run(c, q)
+check(got == i37_ref(c, q) and ls["path"] == "serial" and
+      ls["why"] == "min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 database",
+      "issue37 UTF-16 max(DISTINCT) under NOCASE: serial, as documented", (got, ls))
+# the column cache: FILTER runs there (a CASE of the value); DISTINCT makes
+# it decline, saying why, and the workers answer
+c = i37_db("i37_cache.db", [(i % 3, i % 7, "abc"[i % 3]) for i in range(3000)], schema="g INTEGER, v INTEGER, "
+           "name TEXT")
+c.execute("SELECT gpu_cache('t', 'g,v')")
+got, ls = i37_run(c, "SELECT g, sum(v) FILTER (WHERE v > 2), count(*) FILTER (WHERE v = 1) FROM t GROUP BY g "
+                     "ORDER BY g")
+check(got == i37_ref(c, "SELECT g, sum(v) FILTER (WHERE v > 2), count(*) FILTER (WHERE v = 1) FROM t GROUP BY g "
+                        "ORDER BY g") and ls["path"] == "cache", "issue37 FILTER from the cache", (got, ls))
+got, ls = i37_run(c, "SELECT g, count(DISTINCT v) FROM t GROUP BY g ORDER BY g")
+check(got == [(0, 7), (1, 7), (2, 7)] and ls["path"] == "parallel" and
+      ls["why"].startswith("cache not used: DISTINCT inside an aggregate"), "issue37 DISTINCT: the cache declines",
+      (got, ls))
 
 # gpu_aggregate unchanged beside it
 got = db.execute("SELECT grp, sum FROM gpu_aggregate('t', 'x', 'y > 3', 'a') ORDER BY grp").fetchall()

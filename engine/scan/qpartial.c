@@ -94,6 +94,47 @@ static void put_value(wbuf *w, const ga_value *v) {
   }
 }
 
+/* qsort has no context argument in C11: the set's collation travels in a
+** thread-local */
+static _Thread_local int put_set_coll;
+
+static int dent_cmp(const void *pa, const void *pb) {
+  const ga_dent *a = *(const ga_dent *const *)pa;
+  const ga_dent *b = *(const ga_dent *const *)pb;
+  ga_value va, vb;
+  ga_bval_view(&a->raw, &va);
+  ga_bval_view(&b->raw, &vb);
+  return ga_key_cmp(&va, &vb, put_set_coll);
+}
+
+/* Rule 6: a DISTINCT state's set, its representatives in ga_key_cmp order
+** under its collation (a total order of distinct values), so that one set
+** has one encoding whatever order its values came in. */
+static void put_set(wbuf *w, const ga_dset *d) {
+  size_t n = d ? d->n : 0, k = 0;
+  put_u32(w, (uint32_t)n);
+  if (!n || w->err)
+    return;
+  const ga_dent **v = sqlite3_malloc64(sizeof(*v) * n);
+  if (!v) {
+    w->err = GA_NOMEM;
+    return;
+  }
+  for (size_t i = 0; i < d->cap; i++)
+    if (d->e[i].raw.type != GA_V_NULL)
+      v[k++] = &d->e[i];
+  put_set_coll = d->coll;
+  qsort(v, n, sizeof(*v), dent_cmp);
+  for (size_t i = 0; i < n; i++) {
+    ga_value x;
+    ga_bval_view(&v[i]->raw, &x);
+    put_value(w, &x);
+    put_u8(w, (unsigned)v[i]->num_type);
+    put_u64(w, (uint64_t)v[i]->num_i);
+  }
+  sqlite3_free(v);
+}
+
 static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   const ga_gshape *s = &h->shape;
   put(w, magic, 4);
@@ -104,6 +145,8 @@ static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   put_u8(w, (unsigned)s->ns);
   for (int k = 0; k < s->nk; k++)
     put_u8(w, (unsigned)s->coll[k]);
+  for (int j = 0; j < s->ns; j++) /* rule 6 */
+    put_u8(w, (unsigned)s->dist[j]);
   put_u64(w, h->sig);
   put_u32(w, (uint32_t)h->nparams);
   put_cstr(w, h->table);
@@ -149,6 +192,9 @@ static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
     put_str(w, big, len);
     sqlite3_free(big);
   }
+  for (int j = 0; j < s->ns; j++)
+    if (s->dist[j])
+      put_set(w, g->st[j].set);
   return GA_OK;
 }
 
@@ -385,6 +431,11 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     if (h->shape.coll[k] > GA_COLL_RTRIM)
       r.bad = 1;
   }
+  for (int j = 0; j < h->shape.ns; j++) { /* rule 6 */
+    h->shape.dist[j] = (unsigned char)get_u8(&r);
+    if (h->shape.dist[j] > 1 + GA_COLL_RTRIM)
+      r.bad = 1;
+  }
   h->sig = get_u64(&r);
   uint32_t np = get_u32(&r);
   /* the writer's count is sqlite3_bind_parameter_count, up to the
@@ -523,6 +574,70 @@ static int get_value(rbuf *r, ga_value *v) {
   return !r->bad;
 }
 
+/* Rule 6: a DISTINCT state's set of piece `piece` into *out (NULL when
+** empty), each value checked: no NULL, a number's sum classification
+** itself, a TEXT or BLOB's an INTEGER or a REAL, no REAL NaN (SQLite
+** stores none), no two values equal under coll, and no more values than
+** bytes could hold.  GA_OK, GA_NOMEM, or GA_BADSTATE with *err. */
+static int get_set(rbuf *r, int coll, int64_t piece, ga_dset **out,
+                   const ga_qpart_limit *lim, int64_t bytes, const char **err) {
+  *out = NULL;
+  uint32_t n = get_u32(r);
+  if (!r->bad && (int64_t)n * 10 > r->n - r->at) /* 10 bytes a value */
+    r->bad = 1;
+  for (uint32_t i = 0; i < n && !r->bad; i++) {
+    /* rule 5 inside one group too: a set may hold millions of values */
+    int rc = lim && bytes + ga_dset_bytes(*out) > lim->cap ? GA_QPART_CAP
+             : (i & 0xffff) == 0xffff && stopped(lim)      ? GA_QPART_STOP
+                                                           : GA_OK;
+    if (rc != GA_OK) {
+      ga_dset_free(*out);
+      *out = NULL;
+      return rc;
+    }
+    ga_value v, num;
+    memset(&num, 0, sizeof(num));
+    if (!get_value(r, &v))
+      break;
+    num.type = (int)get_u8(r);
+    uint64_t bits = get_u64(r);
+    if (num.type == GA_V_INT)
+      num.i = (int64_t)bits;
+    else
+      memcpy(&num.r, &bits, 8);
+    int same = v.type == num.type &&
+               (uint64_t)(v.type == GA_V_INT ? (uint64_t)v.i
+                                             : (uint64_t)ga_dbits(v.r)) == bits;
+    if (r->bad || v.type == GA_V_NULL ||
+        (num.type != GA_V_INT && num.type != GA_V_REAL) ||
+        ((v.type == GA_V_INT || v.type == GA_V_REAL) && !same) ||
+        (v.type == GA_V_REAL && v.r != v.r) ||
+        (num.type == GA_V_REAL && num.r != num.r)) {
+      r->bad = 1;
+      break;
+    }
+    ga_dent *e = NULL;
+    size_t had = *out ? (*out)->n : 0;
+    if (ga_distinct_add(out, coll, &v, piece, &e)) {
+      ga_dset_free(*out);
+      *out = NULL;
+      return GA_NOMEM;
+    }
+    if (!e || (*out)->n == had) { /* equal to a value before it */
+      r->bad = 1;
+      break;
+    }
+    ga_dset_set_num(e, &num);
+  }
+  if (r->bad) {
+    ga_dset_free(*out);
+    *out = NULL;
+    *err = "a damaged partial (a DISTINCT aggregate's values)";
+    return GA_BADSTATE;
+  }
+  return GA_OK;
+}
+
 int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
                         ga_group_shards *s, int64_t piece,
                         const ga_qpart_limit *lim, int64_t *bytes,
@@ -531,6 +646,7 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
   rbuf r = {blob, n, h->groups_at, 0};
   ga_value keys[GA_MAX_KEYS];
   ga_xstate xs[GA_MAX_STATES];
+  ga_dset *sets[GA_MAX_STATES];
   int64_t own = 0; /* this partial's groups' rows (rule 3) */
   for (int64_t g = 0; g < h->ngroups; g++) {
     if (g % GA_QPART_POLL == 0 && stopped(lim)) /* rule 5 */
@@ -563,12 +679,28 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
       *err = "a damaged partial (its groups' rows pass 2^63)";
       rc = GA_BADSTATE;
     }
+    /* rule 6: the sets after the states; a DISTINCT state holds its
+    ** rows only (count, sum, max and min empty: gstate.h rule 5) */
+    memset(sets, 0, sizeof(sets[0]) * (size_t)sh->ns);
+    for (int i = 0; rc == GA_OK && i < sh->ns; i++) {
+      if (!sh->dist[i])
+        continue;
+      if (xs[i].count || xs[i].max.type != GA_V_NULL ||
+          xs[i].min.type != GA_V_NULL) {
+        *err = "a damaged partial (a DISTINCT aggregate's state)";
+        rc = GA_BADSTATE;
+      } else {
+        rc = get_set(&r, sh->dist[i] - 1, piece, &sets[i], lim, *bytes, err);
+      }
+    }
     if (rc != GA_OK) {
       for (int i = 0; i < j; i++)
         ga_xstate_clear(&xs[i]);
+      for (int i = 0; i < sh->ns; i++)
+        ga_dset_free(sets[i]);
       return rc;
     }
-    rc = ga_gs_add(s, keys, xs, piece, bytes); /* clears xs */
+    rc = ga_gs_add_sets(s, keys, xs, sets, piece, bytes); /* clears both */
     if (rc != GA_OK) {
       *err = rc == GA_NOMEM ? "out of memory" : "counts past 2^63";
       return rc;

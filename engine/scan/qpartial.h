@@ -7,10 +7,12 @@
 ** out, and back.
 **
 ** Rules:
-**   1. The format, little-endian, version 2 (1 was before issue 36's
-**      checked schema parts: its reader refuses it, asking for it anew):
+**   1. The format, little-endian, version 3 (1 was before issue 36's
+**      checked schema parts, 2 before issue 37's DISTINCT sets: its reader
+**      refuses them, asking for them anew):
 **        "GAQP", u8 version, u8 encoding (SQLITE_UTF8, _UTF16LE, _UTF16BE),
-**        u8 keys, u8 carried, u8 states, u8 collation of each key,
+**        u8 keys, u8 carried, u8 states, u8 collation of each key, u8 of
+**        each state (rule 6: 0, or 1 + a DISTINCT argument's collation),
 **        u64 signature, u32 parameters, str table, u32 columns and per
 **        column str name, str declared type, str collation, u8 flags
 **        (1: the rowid under its own name, INTEGER PRIMARY KEY), u32 indexes
@@ -20,8 +22,9 @@
 *keys and carried values (u8 type:
 **        0 NULL, 1 INTEGER (i64), 2 REAL (f64 bits), 3 TEXT, 4 BLOB (str)),
 **        then each state as a str holding a fused state BLOB (README "The
-**        state BLOB").  str is u32 bytes and the bytes.  TEXT is in the
-**        partial's encoding.
+**        state BLOB"), then each DISTINCT state's set (rule 6).  str is u32
+**        bytes and the bytes.  TEXT is in the partial's encoding (a
+**        DISTINCT value under NOCASE or RTRIM: UTF-8, as it is compared).
 **   2. A partial carries no rowid tags: within it every group has one
 **      representative and each state one max and one min.  Merging k
 **      partials in the order given tags everything of the i-th with i
@@ -50,6 +53,16 @@
 **      caller's stop (its interrupt) is polled every GA_QPART_POLL groups,
 **      when encoding too, and every GA_QPART_POLL columns or indexes while
 **      a header is read.
+**   6. A DISTINCT aggregate's state (scan_group.h rule 5) carries its set:
+**      u32 values, then per value its representative (as a key is
+**      written) and what sum() made of it (u8 1 INTEGER or 2 REAL, u64 the
+**      integer or the REAL's bits).  Decoding checks every value (not NULL;
+**      a number's classification is itself; no NaN; no two equal under the
+**      argument's collation) and that the state's own count, max and min
+**      are empty; the values are tagged with the partial's piece like
+**      everything else of it (rule 2), so the earlier partial's
+**      representative wins.  A damaged set is a damaged partial; the sets'
+**      bytes count against the cap (rule 5) as the groups' do.
 */
 #ifndef GA_QPARTIAL_H
 #define GA_QPARTIAL_H
@@ -59,7 +72,7 @@
 
 #include "scan_group.h"
 
-#define GA_QPART_VERSION 2
+#define GA_QPART_VERSION 3
 #define GA_QPART_TOOBIG 30      /* ga_qpart_encode: past max_bytes */
 #define GA_QPART_CAP 31         /* ga_qpart_add_groups: groups past the cap */
 #define GA_QPART_STOP 32        /* the caller's stop said so (rule 5) */

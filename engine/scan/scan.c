@@ -501,9 +501,43 @@ static int read_keys(sqlite3_stmt *st, const ga_scan_spec *sp, ga_value *key) {
   return 1;
 }
 
-/* One value into a state (hash mode); GA_* code. */
-static int step_value(const ga_scan_spec *sp, ga_gstate *s, sqlite3_stmt *st,
-                      int col) {
+/* A DISTINCT aggregate's value (scan_group.h rule 5) of rowid piece
+** `piece`: the column's value as a key reads it (TEXT in the database's
+** encoding; as UTF-8 under NOCASE and RTRIM, which SQLite registers for
+** UTF-8 only and so compares converted), into the state's set.  A TEXT or
+** BLOB that becomes a
+** representative then gets sum()'s view of it (sqlite3_value_numeric_type,
+** as the gpu_ aggregates classify it), read after the set copied its bytes,
+** since that call may turn the value into a number.  GA_* code. */
+static int step_distinct(const ga_scan_spec *sp, ga_gstate *s, int coll,
+                         int64_t piece, sqlite3_stmt *st, int col) {
+  ga_value raw;
+  ga_dent *e = NULL;
+  int enc = coll != GA_COLL_BINARY && sp->enc != SQLITE_UTF8 ? 0 : sp->enc;
+  if (!key_of(st, col, enc, &raw))
+    return GA_NOMEM;
+  int rc = ga_distinct_step(s, coll, &raw, piece, &e);
+  if (rc == GA_OK && e && (raw.type == GA_V_TEXT || raw.type == GA_V_BLOB)) {
+    sqlite3_value *v = sqlite3_column_value(st, col);
+    ga_value num;
+    memset(&num, 0, sizeof(num));
+    if (sqlite3_value_numeric_type(v) == SQLITE_INTEGER) {
+      num.type = GA_V_INT;
+      num.i = sqlite3_value_int64(v);
+    } else {
+      num.type = GA_V_REAL;
+      num.r = sqlite3_value_double(v);
+    }
+    ga_dset_set_num(e, &num);
+  }
+  return rc;
+}
+
+/* One value into state i (hash mode: rows of piece `piece`); GA_* code. */
+static int step_value(const ga_scan_spec *sp, ga_gstate *s, int i,
+                      int64_t piece, sqlite3_stmt *st, int col) {
+  if (sp->shape.dist[i])
+    return step_distinct(sp, s, sp->shape.dist[i] - 1, piece, st, col);
   int type = sqlite3_column_type(st, col);
   switch (type) {
   case SQLITE_INTEGER:
@@ -522,9 +556,15 @@ static int step_value(const ga_scan_spec *sp, ga_gstate *s, sqlite3_stmt *st,
 /* Direct mode: one value into a shared group's state, rule 2 by its tags
 ** (tag: the state's two, piece: the row's); *extra grows by the TEXT or
 ** BLOB bytes the state kept.  GA_* code. */
-static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int64_t *tag,
-                             int64_t piece, sqlite3_stmt *st, int col,
-                             int64_t *extra) {
+static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int i,
+                             int64_t *tag, int64_t piece, sqlite3_stmt *st,
+                             int col, int64_t *extra) {
+  if (sp->shape.dist[i]) { /* the set's tags keep rule 2 */
+    int64_t was = ga_gstate_heap_bytes(s);
+    int rc = step_distinct(sp, s, sp->shape.dist[i] - 1, piece, st, col);
+    *extra += ga_gstate_heap_bytes(s) - was;
+    return rc;
+  }
   int type = sqlite3_column_type(st, col);
   if (type == SQLITE_NULL) {
     ga_gstate_step_null(s);
@@ -572,9 +612,9 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows, int64_t *bytes) {
   int64_t extra = 0;
   for (int i = 0; i < shape->ns && rc == GA_OK; i++) {
     int col = shape->nk + shape->nc + i;
-    rc = w->direct ? step_value_direct(sp, &g->st[i], &g->tag[2 * i], no, st,
+    rc = w->direct ? step_value_direct(sp, &g->st[i], i, &g->tag[2 * i], no, st,
                                        col, &extra)
-                   : step_value(sp, &g->st[i], st, col);
+                   : step_value(sp, &g->st[i], i, no, st, col);
   }
   if (w->direct)
     ga_gs_release(w->sh->groups, &hold, extra, bytes);
@@ -871,7 +911,13 @@ static void *worker_main(void *arg) {
       goto done;
     if (__atomic_add_fetch(&sh->group_bytes, bytes, __ATOMIC_RELAXED) >
         sp->max_group_bytes) {
-      fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s", NULL);
+      int dist = 0; /* a DISTINCT aggregate's values count too */
+      for (int k = 0; k < sp->shape.ns; k++)
+        dist |= sp->shape.dist[k] != 0;
+      fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s",
+           dist ? " (group_bytes; each distinct value of a DISTINCT aggregate "
+                  "takes up to 171 bytes and its TEXT or BLOB)"
+                : "");
       goto done;
     }
   }

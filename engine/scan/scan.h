@@ -30,7 +30,7 @@ typedef struct sqlite3_value sqlite3_value;
 /* The groups of one scan hold at most spec.max_group_bytes (the
 ** group_bytes knob, engine/core/config.h; past it, the serial path).  The
 ** workers share one set of groups, so this bounds groups, whatever the
-** thread count: GA_GROUP_FIXED_BYTES + 32 bytes a group (368 with one
+** thread count: GA_GROUP_FIXED_BYTES + 32 bytes a group (376 with one
 ** key and one state), plus the bytes of TEXT and BLOB keys and max/min
 ** values, plus a worker's own table in hash mode (GA_SCAN_LOCAL_BYTES
 ** at most, scan.c).

@@ -133,6 +133,32 @@ uint64_t ga_key_hash(const ga_value *k, int coll) {
   }
 }
 
+/* ---- DISTINCT aggregates' sets (rule 5) ---- */
+
+static int distinct_eq(const ga_value *a, const ga_value *b, int coll) {
+  return ga_key_cmp(a, b, coll) == 0;
+}
+
+int ga_distinct_add(ga_dset **set, int coll, const ga_value *raw, int64_t piece,
+                    ga_dent **slot) {
+  ga_dent *e = NULL;
+  int rc = raw->type == GA_V_NULL
+               ? GA_OK
+               : ga_dset_add(set, coll, distinct_eq, raw,
+                             ga_key_hash(raw, coll), piece, &e);
+  if (e && (raw->type == GA_V_INT || raw->type == GA_V_REAL))
+    ga_dset_set_num(e, raw);
+  if (slot)
+    *slot = e;
+  return rc;
+}
+
+int ga_distinct_step(ga_gstate *s, int coll, const ga_value *raw, int64_t piece,
+                     ga_dent **slot) {
+  s->rows++;
+  return ga_distinct_add(&s->set, coll, raw, piece, slot);
+}
+
 /* ---- tuples of keys ---- */
 
 ga_gshape ga_gshape_one(int coll) {
@@ -474,11 +500,21 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
 
 int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
               ga_xstate *sts, int64_t piece) {
+  return ga_gt_add_sets(t, keys, h, sts, NULL, piece);
+}
+
+int ga_gt_add_sets(ga_group_table *t, const ga_value *keys, uint64_t h,
+                   ga_xstate *sts, ga_dset **sets, int64_t piece) {
   const ga_gshape *s = &t->shape;
   ga_gstate gs[GA_MAX_STATES];
   int n = 0, rc = GA_OK;
-  for (; n < s->ns && rc == GA_OK; n++)
+  for (; n < s->ns && rc == GA_OK; n++) {
     rc = ga_gstate_take(&gs[n], &sts[n]);
+    if (rc == GA_OK && sets) {
+      gs[n].set = sets[n];
+      sets[n] = NULL;
+    }
+  }
   if (rc == GA_OK) {
     size_t had = t->n;
     ga_group *g = ga_gt_get(t, keys, h, piece);
@@ -497,6 +533,10 @@ int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
     if (i < n)
       ga_gstate_clear(&gs[i]);
     ga_xstate_clear(&sts[i]);
+    if (sets) {
+      ga_dset_free(sets[i]);
+      sets[i] = NULL;
+    }
   }
   return rc;
 }
@@ -561,11 +601,16 @@ const ga_gshape *ga_gs_shape(const ga_group_shards *s) {
 
 int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
               int64_t piece, int64_t *bytes) {
+  return ga_gs_add_sets(s, keys, sts, NULL, piece, bytes);
+}
+
+int ga_gs_add_sets(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
+                   ga_dset **sets, int64_t piece, int64_t *bytes) {
   uint64_t h = ga_keys_hash(keys, &s->sh[0].t.shape);
   int k = (int)(h >> 58); /* the slots use the low bits */
   pthread_mutex_lock(&s->sh[k].mu);
   int64_t before = s->sh[k].t.bytes;
-  int rc = ga_gt_add(&s->sh[k].t, keys, h, sts, piece);
+  int rc = ga_gt_add_sets(&s->sh[k].t, keys, h, sts, sets, piece);
   *bytes += s->sh[k].t.bytes - before;
   pthread_mutex_unlock(&s->sh[k].mu);
   return rc;
@@ -713,8 +758,11 @@ static int gs_step_rows(ga_group_table *d, const ga_gs_batch *b, const int *idx,
     }
     const ga_value *v = &b->val[(size_t)r * (size_t)b->ns];
     for (int k = 0; k < b->ns && rc == GA_OK; k++) {
-      int64_t was = ga_gstate_heap_bytes(&g->st[k]); /* a wide sum */
-      rc = ga_gstate_step_tagged(&g->st[k], &g->tag[2 * k], piece, &v[k]);
+      int64_t was = ga_gstate_heap_bytes(&g->st[k]); /* a wide sum, a set */
+      rc = d->shape.dist[k]
+               ? ga_distinct_step(&g->st[k], d->shape.dist[k] - 1, &v[k], piece,
+                                  NULL)
+               : ga_gstate_step_tagged(&g->st[k], &g->tag[2 * k], piece, &v[k]);
       extra += ga_gstate_heap_bytes(&g->st[k]) - was;
     }
   }

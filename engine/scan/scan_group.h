@@ -27,6 +27,12 @@
 **   3. Pieces arrive in any order (workers interleave): every merge compares
 **      tags, so the answer does not depend on the order.
 **   4. Memory is counted (ga_group_table.bytes) so the scan can cap it.
+**   5. A DISTINCT aggregate's state (shape.dist) holds its values
+**      (engine/state/dset.h): compared as rule 1 compares keys, under the
+**      argument's collation, each with the piece it came from, so that the
+**      representative of equal values is the first in rowid order (rule 2)
+**      whatever order pieces and tables merge in (rule 3).  Its bytes are
+**      the state's heap bytes (rule 4).
 */
 #ifndef GA_SCAN_GROUP_H
 #define GA_SCAN_GROUP_H
@@ -64,7 +70,20 @@ typedef struct ga_gshape {
   ** such as substr(d, 1, 4) read, which its post-aggregate query reads) */
   int nc;
   int coll[GA_MAX_KEYS]; /* GA_COLL_* of each key */
+  /* per state: 0, or 1 + the GA_COLL_* of a DISTINCT aggregate's argument,
+  ** whose state keeps a set of values (gstate.h rule 5, rule 5 here) */
+  unsigned char dist[GA_MAX_STATES];
 } ga_gshape;
+
+/* Rule 5: raw (any value; NULL adds nothing) into the set of a DISTINCT
+** aggregate, tagged `piece`.  *slot (may be NULL): the entry when raw became
+** a representative, else NULL; a number's sum classification is itself,
+** set here; a TEXT or BLOB's is the caller's to set (ga_dset_set_num).
+** ga_distinct_step also counts the row.  GA_OK or GA_NOMEM. */
+int ga_distinct_add(ga_dset **set, int coll, const ga_value *raw, int64_t piece,
+                    ga_dent **slot);
+int ga_distinct_step(ga_gstate *s, int coll, const ga_value *raw, int64_t piece,
+                     ga_dent **slot);
 
 /* One key and one state under collation coll (gpu_aggregate, the cache). */
 ga_gshape ga_gshape_one(int coll);
@@ -133,6 +152,10 @@ void ga_gt_free(ga_group_table *t);
 ** (rule 2).  GA_OK, GA_NOMEM or GA_BADSTATE. */
 int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
               ga_xstate *sts, int64_t piece);
+/* The same with the DISTINCT states' sets (NULL entries: none), taken over
+** (rule 5: a partial's groups). */
+int ga_gt_add_sets(ga_group_table *t, const ga_value *keys, uint64_t h,
+                   ga_xstate *sts, ga_dset **sets, int64_t piece);
 
 /* The group of keys (hash h) in t, made empty when new, with tags = piece;
 ** NULL when out of memory.  For a table that one thread fills with the
@@ -154,6 +177,9 @@ void ga_gs_free(ga_group_shards *s);
 ** shard's memory grew. */
 int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
               int64_t piece, int64_t *bytes);
+/* ga_gt_add_sets into the keys' shard, thread-safe. */
+int ga_gs_add_sets(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
+                   ga_dset **sets, int64_t piece, int64_t *bytes);
 /* Direct mode (engine/scan/scan.c): the group of keys (hash h) in s, made
 ** when new (keys copied, tags = piece) and given keys when piece comes
 ** before its own (rule 2), returned with its shard locked until

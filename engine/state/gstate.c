@@ -19,6 +19,7 @@ void ga_gstate_clear(ga_gstate *s) {
   ga_bval_clear(&s->max);
   ga_bval_clear(&s->min);
   sqlite3_free(s->sum.wide);
+  ga_dset_free(s->set);
   ga_gstate_init(s);
 }
 
@@ -28,7 +29,7 @@ static int64_t bval_heap(const ga_bval *b) {
 
 int64_t ga_gstate_heap_bytes(const ga_gstate *s) {
   return (s->sum.wide ? (int64_t)sizeof(ga_sum_partial) : 0) +
-         bval_heap(&s->max) + bval_heap(&s->min);
+         bval_heap(&s->max) + bval_heap(&s->min) + ga_dset_bytes(s->set);
 }
 
 /* ---- the window ---- */
@@ -289,6 +290,9 @@ static ga_i128 int_total(const ga_wsum *w) {
 }
 
 int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
+  /* rule 5: the sets first (a failure leaves into's counts as they were) */
+  if (later->set && ga_dset_merge(&into->set, later->set))
+    return GA_NOMEM;
   ga_wsum *a = &into->sum;
   const ga_wsum *f = &later->sum;
   int64_t c[7] = {into->rows, into->count, a->nint, a->nreal,
@@ -385,8 +389,55 @@ static int wsum_small(const ga_wsum *w, double *r) {
   return 1;
 }
 
+/* Rule 5: the aggregate over the set's representatives, each stepped as
+** sum() classified it (dset.h rule 3). */
+static int set_result(const ga_dset *d, int op, ga_value *out) {
+  ga_xstate x;
+  ga_xstate_init(&x);
+  for (size_t i = 0; i < d->cap; i++) {
+    const ga_dent *e = &d->e[i];
+    if (e->raw.type == GA_V_NULL)
+      continue;
+    ga_value num;
+    memset(&num, 0, sizeof(num));
+    num.type = e->num_type;
+    if (e->num_type == GA_V_INT)
+      num.i = e->num_i;
+    else
+      memcpy(&num.r, &e->num_i, sizeof(double));
+    ga_xstate_step_sum(&x, &num);
+  }
+  int rc = ga_sum_value(&x.sum, op, out);
+  ga_xstate_clear(&x);
+  return rc;
+}
+
+int64_t ga_gstate_count(const ga_gstate *s) {
+  return s->set ? (int64_t)s->set->n : s->count;
+}
+
+/* Rule 5: max()'s (or min()'s) best of the set's representatives, which
+** never tie (equal ones are one value); *out views it. */
+static void set_best(const ga_dset *d, int want_min, ga_value *out) {
+  for (size_t i = 0; i < d->cap; i++) {
+    ga_value v;
+    if (d->e[i].raw.type == GA_V_NULL)
+      continue;
+    ga_bval_view(&d->e[i].raw, &v);
+    int c = out->type == GA_V_NULL ? 1 : ga_value_cmp(&v, out);
+    if (out->type == GA_V_NULL || (want_min ? c < 0 : c > 0))
+      *out = v;
+  }
+}
+
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
   memset(out, 0, sizeof(*out));
+  if (s->set && (op == GA_AGG_MAX || op == GA_AGG_MIN)) {
+    set_best(s->set, op == GA_AGG_MIN, out);
+    return GA_OK;
+  }
+  if (s->set)
+    return set_result(s->set, op, out);
   if (op == GA_AGG_MAX || op == GA_AGG_MIN) {
     ga_bval_view(op == GA_AGG_MAX ? &s->max : &s->min, out);
     return GA_OK;

@@ -35,12 +35,18 @@
 **      ga_gstate_result returns it without expanding the window (a post
 **      query reads 200,000 groups' sums: issue 37), the same bits as the
 **      correct rounding of rule 1's digits.
+**   5. A DISTINCT aggregate's state (gpu_query, issue 37) counts its rows
+**      as any state does (count(*) may read them) and keeps its non-NULL
+**      values in set (dset.h) instead of count, sum, max and min, which
+**      stay empty; ga_gstate_result and ga_gstate_count answer from the
+**      set, merges unite the sets, and the set's bytes are heap bytes.
 */
 #ifndef GA_GSTATE_H
 #define GA_GSTATE_H
 
 #include <stdint.h>
 
+#include "dset.h"
 #include "state.h"
 
 #define GA_WSUM_DIGITS 8 /* 256 bits: 5 digits besides a value's 3 */
@@ -65,6 +71,7 @@ typedef struct ga_gstate {
   ga_wsum sum;
   ga_bval max, min;
   int enc;
+  ga_dset *set; /* rule 5: a DISTINCT aggregate's values, else NULL */
 } ga_gstate;
 
 void ga_gstate_init(ga_gstate *s);
@@ -198,8 +205,11 @@ int ga_gstate_best_tagged(ga_bval *b, int64_t *tag, int64_t piece,
 int ga_gstate_step_tagged(ga_gstate *s, int64_t *tag, int64_t piece,
                           const ga_value *x);
 
-/* ga_xstate_result's answer for s (out->p may point into s). */
+/* ga_xstate_result's answer for s (out->p may point into s); with a set
+** (rule 5), the answer over its values. */
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out);
+/* count(e) of s: its count, or its set's values (rule 5). */
+int64_t ga_gstate_count(const ga_gstate *s);
 
 /* A read-only ga_xstate view of s, for ga_xstate_result and
 ** ga_state_encode: out's max and min point into s (never clear out). */

@@ -271,13 +271,13 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
   const ga_gstate *s = g ? &g->st[a->val] : &none;
   if (a->op == GA_Q_COUNT_STAR)
     sqlite3_result_int64(ctx, s->rows);
-  else if (a->op == GA_Q_COUNT)
-    sqlite3_result_int64(ctx, s->count);
+  else if (a->op == GA_Q_COUNT) /* count(DISTINCT e): its set's values */
+    sqlite3_result_int64(ctx, ga_gstate_count(s));
   else if (ga_gstate_result(s, a->op, &v) == GA_OVERFLOW)
     sqlite3_result_blob(ctx, overflow_mark(), (int)MARK_BYTES,
                         SQLITE_TRANSIENT);
-  else
-    ga_result_value(ctx, &v, s->enc);
+  else /* a DISTINCT min/max's TEXT is the set's, in the groups' encoding */
+    ga_result_value(ctx, &v, s->set ? gs->enc : s->enc);
   return SQLITE_OK;
 }
 

@@ -557,9 +557,16 @@ static int part_groups(sqlite3_value *v, const char *what,
   if (rc == GA_QPART_STOP)
     return SQLITE_INTERRUPT;
   if (rc == GA_QPART_CAP) {
+    int dist = 0; /* a DISTINCT aggregate's values count too (issue 37) */
+    for (int k = 0; k < h->shape.ns; k++)
+      dist |= h->shape.dist[k] != 0;
     *err = sqlite3_mprintf("the groups exceed group_bytes (%lld bytes; "
-                           "gpuagg_config('group_bytes', N) raises it)",
-                           (long long)lim->cap);
+                           "gpuagg_config('group_bytes', N) raises it)%s",
+                           (long long)lim->cap,
+                           dist ? "; each distinct value of a DISTINCT "
+                                  "aggregate takes up to 171 bytes and its "
+                                  "TEXT or BLOB"
+                                : "");
     return SQLITE_ERROR;
   }
   if (rc != GA_OK) {
@@ -640,6 +647,11 @@ static char *mismatch(const ga_qpart_head *a, const ga_qpart_head *b,
   for (int k = 0; k < a->shape.nk; k++)
     if (a->shape.coll[k] != b->shape.coll[k])
       return sqlite3_mprintf("%s: group key %d has another collation there%s",
+                             what, k + 1, fix);
+  for (int k = 0; k < a->shape.ns; k++)
+    if (a->shape.dist[k] != b->shape.dist[k])
+      return sqlite3_mprintf("%s: aggregate argument %d is DISTINCT under "
+                             "another collation there%s",
                              what, k + 1, fix);
   return NULL;
 }
@@ -914,6 +926,8 @@ static int here_head(sqlite3 *db, const ga_query *q,
   h->shape.ns = q->nvals;
   for (int k = 0; k < q->nkeys; k++) /* -1 (not built-in): never a partial's */
     h->shape.coll[k] = ga_plan_key_coll(db, &q->t, parts.alias, q->keys[k]);
+  for (int k = 0; parts.val_dist && k < q->nvals; k++) /* DISTINCT (issue 37) */
+    h->shape.dist[k] = parts.val_dist[k];
   h->sig = ga_query_sig(q, params, np);
   h->nparams = q->nparams;
   h->table = sqlite3_mprintf("%s", q->t.table);

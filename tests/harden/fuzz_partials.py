@@ -64,6 +64,9 @@ TEXTS = [
     ("SELECT s, c, sum(y) AS v FROM t GROUP BY s, c HAVING count(*) > 1 ORDER BY v", (), False),
     ("SELECT k % 3 AS g, min(b), max(x), sum(k) FROM t WHERE c <> :c GROUP BY g", ("zz",), False),
     ("SELECT s COLLATE BINARY AS u, sum(x), max(c) FROM t GROUP BY u", (), True),
+    # issue 37: DISTINCT sets (numbers, NOCASE TEXT) and FILTER
+    ("SELECT k % 3 AS g, count(DISTINCT s), sum(DISTINCT y) FILTER (WHERE x > 0), max(DISTINCT s) "
+     "FROM t GROUP BY g", (), False),
 ]
 MERGES = ["gpu_sum_merge", "gpu_total_merge", "gpu_avg_merge", "gpu_max_merge", "gpu_min_merge"]
 STATES = ["gpu_sum_state(x)", "gpu_avg_state(y)", "gpu_max_state(x)", "gpu_min_state(c)",
@@ -142,6 +145,7 @@ def parse_fields(b):
         take(1)
         nk, nc, ns = take(1)[0], take(1)[0], take(1)[0]
         take(nk)
+        dist = take(ns)  # version 3: DISTINCT states (issue 37)
         take(8)  # signature
         u32()  # parameters
         strv()
@@ -164,6 +168,16 @@ def parse_fields(b):
                 f.append((at0 + 4 + 8, 8))  # the fused state's rows
                 f.append((at0 + 4 + 16, 8))  # its first count
                 del at0, n
+            for d in dist:  # the DISTINCT states' sets (qpartial.h rule 6)
+                if d:
+                    for _ in range(u32()):
+                        t = take(1)[0]
+                        if t in (1, 2):
+                            take(8)
+                        elif t in (3, 4):
+                            strv()
+                        take(1)  # the sum's view: type, then its 8 bytes
+                        take(8)
     except IndexError:
         pass
     return f

@@ -140,6 +140,11 @@ QUERIES = {
     "weekend": ("SELECT CASE WHEN strftime('%w', day) IN ('0', '6') THEN 'weekend' ELSE 'weekday' END AS k, "
                 "region, total(price), count(*) FROM sales WHERE julianday(day) > julianday(?1) "
                 "GROUP BY k, region ORDER BY k, region", ("2026-03-01",)),
+    # issue 37: the partials carry DISTINCT sets (5 and 5.0 in amount: the
+    # earlier file's first decides typeof), FILTER
+    "distinct": ("SELECT region, count(DISTINCT city), sum(DISTINCT amount), typeof(sum(DISTINCT amount)), "
+                 "count(*) FILTER (WHERE qty > ?1), avg(DISTINCT price) FILTER (WHERE disc > 0) FROM sales "
+                 "GROUP BY region ORDER BY region", (25,)),
 }
 
 
