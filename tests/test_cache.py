@@ -1524,7 +1524,14 @@ def section_text(rep, r, device):
                 ("SELECT d, min(w), max(w), count(w), sum(x) FROM t GROUP BY d", "cache"),
                 ("SELECT min(w), max(w) FROM t WHERE d > '1995'", "cache"),
                 ("SELECT d, sum(w), max(w) FROM t GROUP BY d", "uncached"),
-                ("SELECT avg(w) FROM t", "uncached")]):
+                ("SELECT avg(w) FROM t", "uncached"),
+                # issue 37 (seed7): SEED=7's query 115, reduced: a CASE over
+                # TEXT (codes) met by a number is not eligible (docs/gpu_cache.md,
+                # "Semantics": affinity), met by a string it is
+                ("SELECT count(*), sum(x) FROM t "
+                 "WHERE x > 0 AND CASE WHEN y > 500 THEN w END IS NOT 1", "uncached"),
+                ("SELECT count(*), sum(x) FROM t "
+                 "WHERE x > 0 AND CASE WHEN y > 500 THEN w END IS NOT 'a'", "cache")]):
             query_compare(rep, con, "%s_query_text_%d" % (tag, i), sql, want)
         # stale after a TEXT update, by another process and by this connection
         compare(rep, con, "%s_stale_before" % tag, "t", "x", "w = 'zz'", "d", want="cache")
