@@ -1854,6 +1854,10 @@ def section_topk(rep, r, device):
         "SELECT tk.a, b AS bb, sum(x) AS s " + g + "ORDER BY s DESC, 3, tk.a, 2 LIMIT 4",
         "SELECT a, b, total(x * 2) AS t2, sum(x * (1 - y)) AS rev " + g +
         "ORDER BY rev DESC, a, b LIMIT 5",
+        # as many ORDER BY terms as GROUP BY terms, but an alias of a sum:
+        # never the GROUP BY's order, so SQLite sorts and finalises every
+        # group (planner/query.c limit_stops_early; issue 37, seed7)
+        "SELECT a, sum(y) AS s FROM tk GROUP BY a ORDER BY s DESC LIMIT 5",
     ]
     not_taken = [
         "SELECT a, b, sum(x) AS s " + g + "HAVING count(*) > 2 ORDER BY s DESC, a, b LIMIT 5",
