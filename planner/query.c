@@ -78,9 +78,13 @@
 **      GROUP BY out: its HAVING condition becomes a WHERE and each
 **      aggregate a scalar read of its column; gpuagg_check raises a sum's
 **      overflow first, as SQLite's finalising every aggregate would.  SQLite
-*then neither sorts
-**      nor aggregates the groups again (millions, on one thread), and an
-**      ORDER BY ... LIMIT keeps the few rows it needs.
+**      then neither sorts nor aggregates the groups again (millions, on one
+**      thread), and an ORDER BY ... LIMIT keeps the few rows it needs.
+**      Not flat: a text with a sum and a LIMIT whose SQLite may stop early
+**      (no ORDER BY, or one that may be the GROUP BY's order): SQLite then
+**      never finalises the groups after the LIMIT, so a sum that overflowed
+**      there raises nothing, and only the GROUP BY post query stops where
+**      SQLite stops (limit_stops_early).
 **   7. Top k: a flat query without HAVING, DISTINCT or a window function
 **      (qwindow.c rule 5) whose first ORDER BY
 **      term is a sum() or total() call of the text (or the alias of an
@@ -1339,6 +1343,49 @@ static int plain_output(const parse *p) {
   return 1;
 }
 
+/* Rule 6's exception: SQLite's GROUP BY hands its groups out in key order
+** and finalises each as it goes, so with a LIMIT and no ORDER BY, or one
+** that may be the GROUP BY's own order (as many terms, none an aggregate:
+** select.c's orderByGrp), it stops at the LIMIT and never finalises the
+** later groups: a sum that overflowed there raises nothing.  The flat
+** post query checks every group in its WHERE; the GROUP BY post query
+** finalises in SQLite's own order and stops where it stops. */
+static int limit_stops_early(const parse *p) {
+  const ga_query *q = p->q;
+  int sums = 0;
+  for (int k = 0; k < q->naggs; k++)
+    sums |= q->aggs[k].op == GA_AGG_SUM;
+  if (!sums || p->limit.b <= p->limit.a)
+    return 0;
+  if (p->order.b <= p->order.a)
+    return 1;
+  for (int j = 0; j < p->ncalls; j++)
+    if (p->calls[j].all.a >= p->order.a && p->calls[j].all.b <= p->order.b)
+      return 0; /* an aggregate term: the sorter finalises every group */
+  int terms = 0, depth = 0;
+  for (int a = p->order.a, i = a; i <= p->order.b; i++) {
+    if (i < p->order.b && (depth || !op(p, i, ","))) {
+      depth += op(p, i, "(") - op(p, i, ")");
+      continue;
+    }
+    terms++;
+    if (p->t[a].type == T_ID || p->t[a].type == T_QID) { /* an alias's sum */
+      char *name = tok_name(p, a);
+      for (int k = 0; name && k < p->nitems; k++)
+        if (p->items[k].alias && !sqlite3_stricmp(name, p->items[k].alias) &&
+            call_at(p, p->items[k].expr.a, p->items[k].expr.b) >= 0) {
+          sqlite3_free(name);
+          return 0;
+        }
+      sqlite3_free(name); /* NOMEM: not flat, which is always exact */
+      if (!name)
+        return 1;
+    }
+    a = i + 1;
+  }
+  return terms == p->nterms;
+}
+
 /* Rule 7: q->topk_* (NOMEM only from the alias's name). */
 static int find_topk(parse *p) {
   ga_query *q = p->q;
@@ -1731,6 +1778,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   }
   if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
+  q->flat &= !limit_stops_early(p); /* rule 6 */
   if ((rc = find_topk(p)) != SQLITE_OK)
     goto done;
   rc = make_texts(p, groups);
