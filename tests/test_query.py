@@ -955,7 +955,9 @@ SUBQ = [("c IN (SELECT c FROM {t} WHERE b % 2 = 0)", "c IN (SELECT c FROM {t} WH
 
 def make_views(con, t, names=None):
     """Issue 37: three views over t (all its columns, some as +col, each
-    with a WHERE), made before any connection ATTACHes the file."""
+    with a WHERE), made before any connection ATTACHes the file (made
+    after, they once made gpu_query's CREATE crash: query_vtab.c rule 10,
+    tested in test_query_errors.py)."""
     cols = ["a", "b", "c", "x", "y", "z", "s", "u"] + (["id"] if t.has_id else [])
     for k in range(3):
         body = "SELECT %s FROM %s WHERE %s" % (", ".join(

@@ -66,6 +66,12 @@
 **      A post query that does not compile is then an error.  A value there
 **      that is no BLOB is most often one argument more than the query has
 **      parameters: the error says how many it takes.
+**  10. The constructor runs SQL on the caller's connection only once every
+**      schema is known current (schema_guard): where another connection
+**      changed one, SQLite 3.40 would reset it, and temp with it, under
+**      the table being created (a use-after-free, issue 37).  Then the
+**      constructor returns SQLITE_SCHEMA having touched nothing, and SQLite
+**      runs the caller's statement again on the fresh schema, unseen.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +132,62 @@ static void vtab_free(query_vtab *vt) {
   sqlite3_free(vt);
 }
 
+/* Rule 10.  A statement of ours that finds a schema changed by another
+** connection makes SQLite (3.40) reset it and temp with it, freeing the
+** Table (and argv) of the gpu_query table under construction, which
+** sqlite3_declare_vtab then writes into: a use-after-free.  So before
+** anything else runs, one statement reads every schema's cookie (temp is
+** ours alone); if SQLite had to prepare it again, a reset happened: the
+** constructor touches nothing more and returns SQLITE_SCHEMA, and SQLite
+** runs the caller's CREATE (or prepare) again on the fresh schema.  Else
+** the statement stays open on its row, so that its read transactions keep
+** the schemas as they are until the constructor ends (*hold). */
+static int schema_guard(sqlite3 *db, sqlite3_stmt **hold, char **err) {
+  sqlite3_stmt *st = NULL;
+  sqlite3_str *s = sqlite3_str_new(db);
+  int rc;
+  sqlite3_str_appendall(s, "SELECT 0");
+  /* PRAGMA database_list reads no schema: it cannot reset one */
+  rc = sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &st, NULL);
+  while (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    if (name && sqlite3_column_int(st, 0) != 1) /* 1: temp */
+      sqlite3_str_appendf(s, ", (SELECT count(*) FROM \"%w\".sqlite_schema)",
+                          name);
+  }
+  if (rc == SQLITE_OK)
+    rc = sqlite3_finalize(st);
+  else
+    sqlite3_finalize(st);
+  st = NULL;
+  char *sql = sqlite3_str_finish(s);
+  if (rc == SQLITE_OK && !sql)
+    rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(st);
+    if (sqlite3_stmt_status(st, SQLITE_STMTSTATUS_REPREPARE, 0) > 0)
+      rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_SCHEMA : rc;
+    else if (rc == SQLITE_ROW)
+      rc = SQLITE_OK;
+    else if (rc == SQLITE_DONE)
+      rc = SQLITE_ERROR; /* one row, always */
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(st);
+    rc = ga_intr_rc(db, rc);
+    if (rc == SQLITE_SCHEMA)
+      *err = sqlite3_mprintf("gpu_query: the database schema has changed");
+    else if ((rc & 0xff) != SQLITE_INTERRUPT && (rc & 0xff) != SQLITE_NOMEM)
+      *err = sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(db));
+    return rc;
+  }
+  *hold = st;
+  return SQLITE_OK;
+}
+
 static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
                 sqlite3_vtab **pp, char **err, int create) {
   query_vtab *vt = NULL;
@@ -166,8 +228,12 @@ static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
                            "''North''')");
     return SQLITE_ERROR;
   }
-  rc = ga_query_parse(db, vt->sql, vt->groups, &q, err);
+  sqlite3_stmt *hold = NULL; /* rule 10: every schema current, until done */
+  rc = schema_guard(db, &hold, err);
+  if (rc == SQLITE_OK)
+    rc = ga_query_parse(db, vt->sql, vt->groups, &q, err);
   if (rc != SQLITE_OK) {
+    sqlite3_finalize(hold);
     vtab_free(vt);
     return rc;
   }
@@ -182,6 +248,7 @@ static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
         "(SQLITE_LIMIT_COLUMN); number the parameters from ?1 without gaps",
         q.nparams, q.ncols, maxcols);
     ga_query_free(&q);
+    sqlite3_finalize(hold);
     vtab_free(vt);
     return *err ? SQLITE_ERROR : SQLITE_NOMEM;
   }
@@ -223,6 +290,7 @@ static int init(sqlite3 *db, void *aux, int argc, const char *const *argv,
   }
   sqlite3_free(decl);
   ga_query_free(&q);
+  sqlite3_finalize(hold);
   if (rc != SQLITE_OK) {
     vtab_free(vt);
     return rc;
