@@ -190,6 +190,20 @@ static int register_fn(sqlite3 *db, ga_conn *conn, const ga_fn_reg *f) {
                                     f->xFunc, f->xStep, f->xFinal, destroy);
 }
 
+/* gpu_sum ... gpu_max (fns[0..4]) on a worker connection while it
+** evaluates gpu_query's subqueries (planner/qsubq.c rule 2: the contract
+** inside them), conn being the caller's; on = 0 takes them off again. */
+int ga_contract_fns(sqlite3 *db, void *conn, int on) {
+  int rc = SQLITE_OK;
+  for (int i = 0; i < 5; i++)
+    if (on && rc == SQLITE_OK)
+      rc = register_fn(db, conn, &fns[i]);
+    else if (!on)
+      sqlite3_create_window_function(db, fns[i].name, 1, SQLITE_UTF8, NULL,
+                                     NULL, NULL, NULL, NULL, NULL);
+  return rc;
+}
+
 /* Rule 3. */
 static void unregister_all(sqlite3 *db) {
   for (int i = 0; i < NFNS; i++)

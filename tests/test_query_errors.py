@@ -1094,8 +1094,10 @@ s37 = connect(os.path.join(TMP, "s37.db"))
 s37.execute("PRAGMA journal_mode = WAL")
 s37.executescript("""
 CREATE TABLE t(g INTEGER, tk TEXT, n TEXT COLLATE NOCASE, x REAL, b INTEGER);
-CREATE TABLE d(code INTEGER, n TEXT COLLATE NOCASE);
-INSERT INTO d VALUES (5, 'A');
+CREATE TABLE d(code INTEGER, n TEXT COLLATE NOCASE, bb BLOB, bx BLOB);
+INSERT INTO d VALUES (5, 'A', '5', x'35');
+CREATE TABLE d3(c INTEGER);
+INSERT INTO d3 VALUES ('05x');
 CREATE TABLE d2(v REAL);
 INSERT INTO d2 VALUES (1e16), (1.0), (-1e16);
 CREATE VIEW vk AS SELECT g AS k, x * 2 AS x2, n, tk FROM t WHERE b > 3;
@@ -1104,6 +1106,9 @@ CREATE VIEW vcols(p, q) AS SELECT g, x FROM t;
 """)
 s37.executemany("INSERT INTO t VALUES (?,?,?,?,?)",
                 [(i % 5, ["05", "5", "x", " 5"][i % 4], "aAbB"[i % 4], i * 0.25, i) for i in range(3000)])
+
+
+s37.create_function("f37b", 1, lambda v: v, deterministic=True)
 
 
 def ref37(con, sql, args=()):
@@ -1123,14 +1128,33 @@ def q37(con, sql, args=(), name="q37"):
 
 for sql, path, why in [
         # the subquery's affinity: tk = 5 by TEXT affinity would match '5' only
-        ("SELECT g, count(*) FROM t WHERE tk = (SELECT code FROM d) GROUP BY g", "serial", "subquery"),
+        # (parallel: the workers bind CAST(value AS INTEGER), which keeps it)
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT code FROM d) GROUP BY g", "parallel", "subquery"),
         # the subquery's collation: 'a' IN ('A') is 0, under n's NOCASE 1
         ("SELECT count(*), max('a' IN (SELECT n FROM d)) FROM t", "serial", "subquery"),
-        ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM d WHERE code > 4)", "serial", "subquery"),
+        ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM d WHERE code > 4)", "parallel", "subquery"),
         # a share of total, gpu_sum on both sides of the division
-        ("SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g", "serial", "subquery"),
+        ("SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g", "parallel", "subquery"),
         # sum inside the subquery is gpu_sum: 1.0, where sum's doubles give 0.0
-        ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "serial", "subquery"),
+        ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "parallel", "subquery"),
+        # issue 37 (subqueries in parallel): a BLOB column's affinity (none
+        # applied to tk), a scalar subquery has no collation ('a' = 'A' is
+        # 0 under BINARY although n is NOCASE), in HAVING, ORDER BY, an
+        # aggregate's argument and a group term (the post query binds it)
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT bx FROM d) OR g = 2 GROUP BY g", "parallel", "subquery"),
+        # a BLOB column holding TEXT: no CAST keeps both value and affinity
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT bb FROM d) GROUP BY g", "serial", "CAST"),
+        ("SELECT g, count(*) FROM t WHERE 'a' = (SELECT n FROM d) OR g = 1 GROUP BY g", "parallel", "subquery"),
+        ("SELECT g, sum(x * (SELECT code FROM d)) FROM t GROUP BY g HAVING count(*) > (SELECT code FROM d) "
+         "ORDER BY (SELECT 1), g", "parallel", "subquery"),
+        ("SELECT (SELECT code FROM d) + g AS k, count(*) FROM t WHERE n = (SELECT n FROM d) GROUP BY k",
+         "parallel", "subquery"),
+        # an INTEGER column holding TEXT: no CAST keeps the value
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT c FROM d3) GROUP BY g", "serial", "CAST"),
+        # an application's function in a subquery: the workers have none
+        ("SELECT g, count(*) FROM t WHERE g < (SELECT f37b(code) FROM d) GROUP BY g", "serial",
+         "application's function"),
+        ("SELECT g, count(*) FROM t WHERE g < (SELECT last_insert_rowid() FROM d) GROUP BY g", "serial", "moment's"),
         ("SELECT k, sum(x2), count(*) FROM vk GROUP BY k", "parallel", None),
         # ORDER BY k: the alias (SQLite's rule), not the view's column k
         ("SELECT n, sum(x2) AS k FROM vk GROUP BY n ORDER BY k", "parallel", None),
@@ -1149,9 +1173,9 @@ for sql, path, why in [
         got, names, ls = str(e), None, {}
     check(got == want and ls.get("path") == path and (why is None or why in ls.get("why", "")),
           "issue 37: %s" % sql, (got[:3], want[:3], ls.get("path"), ls.get("why")))
-got = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")[0]
+got, names, ls = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")
 plain = s37.execute("SELECT count(*) FROM t WHERE tk = ?", (5,)).fetchall()
-check(got == [(2250,)] and plain == [(750,)],
+check(got == [(2250,)] and plain == [(750,)] and ls["path"] == "parallel",
       "issue 37: the subquery's INTEGER affinity matches '05', '5' and ' 5', a parameter '5' only",
       (got, plain))
 
@@ -1241,6 +1265,7 @@ while time.time() < deadline:
     con.execute("INSERT INTO t VALUES (7, 'w', 'w', 1.0, ?)", (-i,))
     con.execute("COMMIT")
     i += 1
+    time.sleep(0.002)  # the scan's helper takes the write lock in between
 """, os.path.join(TMP, "s37.db")], stdin=subprocess.DEVNULL)
 bad = []
 sql = ("SELECT count(*) - (SELECT count(*) FROM t) AS d, sum(b) - (SELECT sum(b) FROM t) AS e, "
@@ -1250,8 +1275,11 @@ for i in range(3000):  # the writer's first commit
     if s37.execute("SELECT count(*) FROM t WHERE g = 7").fetchone()[0] or writer.poll() is not None:
         break
     time.sleep(0.01)
+paths, whys = [], []
 for i in range(60):
     got, names, ls = q37(s37, sql)
+    paths.append(ls.get("path"))
+    whys.append(ls.get("why"))
     n_states.add(s37.execute("SELECT count(*) FROM t").fetchone()[0])
     if got != [(0, 0, 0)]:
         bad.append(got)
@@ -1259,5 +1287,12 @@ writer.kill()
 writer.wait()
 check(not bad and len(n_states) > 1, "issue 37: a subquery over the scanned table under a writer "
       "(%d states seen)" % len(n_states), bad[:3])
+# issue 37 (subqueries in parallel): the subqueries run on worker 0 inside
+# the workers' snapshot, so most calls are parallel and every one is one
+# state (the caller's own read transaction is older: its statement began
+# before the call)
+check(paths.count("parallel") >= len(paths) // 2,
+      "issue 37: a subquery over the scanned table under a writer runs in parallel",
+      (paths, whys[:3]))
 
 R.finish()

@@ -1098,6 +1098,29 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
         rc = SQLITE_INTERNAL; /* cannot happen with the design above */
       }
     }
+    /* gpu_query's subqueries, on worker 0: its read transaction is the
+    ** snapshot (the caller's own may be older: its statement began before
+    ** this call) */
+    if (rc == SQLITE_OK && sp->in_snapshot) {
+      char why[200] = "";
+      worker *w0 = &sh->w[0];
+      sqlite3_progress_handler(w0->db, GA_SCAN_POLL_OPS, caller_progress, w0);
+      int src = sp->in_snapshot(sp->in_snapshot_arg, w0->db, why, sizeof why);
+      sqlite3_progress_handler(w0->db, 0, NULL, NULL);
+      if (src != SQLITE_OK) {
+        end_all(sh);
+        helper_end(sp, helper);
+        if (sh->fail_rc)
+          ; /* the caller's interrupt, noticed by the progress handler */
+        else if (src == SQLITE_NOMEM)
+          fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+        else if (src == SQLITE_INTERRUPT)
+          fail_in(sh, GA_SCAN_INTERRUPT, "snapshot", "interrupted%s", NULL);
+        else
+          fail(sh, GA_SCAN_FALLBACK, "%s", why);
+        return sh->fail_rc;
+      }
+    }
     /* every worker began after dv0 was read and before this one is: the
     ** same data version means no commit in between, so one snapshot (one
     ** that cannot be read proves nothing: as a commit) */

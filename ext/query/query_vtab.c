@@ -109,6 +109,7 @@ typedef struct query_cursor {
   int64_t kept_bytes;
   int memo, memo_off, replay;
   size_t ri;
+  ga_qsub_run subq; /* the subqueries' values (planner/qsubq.c) */
 } query_cursor;
 
 static double now_ms(void) {
@@ -389,6 +390,7 @@ static void cursor_reset(query_cursor *c) {
   c->st = NULL;
   ga_scan_out_free(&c->out);
   memset(&c->gs, 0, sizeof(c->gs));
+  ga_qsub_run_free(&c->subq);
   ga_query_free(&c->q);
   for (int i = 0; i < c->np; i++)
     sqlite3_value_free(c->params[i]);
@@ -514,6 +516,8 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
     rc = bind_all(c, c->st);
   if (rc == SQLITE_OK)
     rc = sqlite3_bind_pointer(c->st, c->np + 1, &c->gs, "gpuagg_groups", NULL);
+  if (rc == SQLITE_OK && c->subq.vals) /* planner/qsubq.c rule 4 */
+    rc = ga_qsub_bind_post(&c->subq, c->st);
   if (rc != SQLITE_OK) {
     rc = ga_intr_rc(vt->db, rc);
     if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
@@ -674,9 +678,21 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     ga_parts parts;
     ga_query_parts(&c->q, &parts, c->params, c->np);
     parts.serial_index = c->q.serial_sql_ix != NULL; /* path.c rule 14 */
-    /* rule 8: the column cache first */
-    rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
-                         cwhy, sizeof cwhy);
+    if (c->q.subs.n) { /* subqueries: values of the scan's snapshot */
+      rc = ga_qsub_run_init(&c->subq, vt->db, &c->q.subs, c->params, c->np,
+                            ga_config_group_bytes(&cfg));
+      c->subq.contract = ga_contract_fns;
+      c->subq.contract_ctx = conn;
+      parts.params = c->subq.vals;
+      parts.nparams = c->np + 1 + c->q.subs.n;
+      sqlite3_snprintf((int)sizeof cwhy, cwhy,
+                       "the text holds a subquery, which the scan evaluates "
+                       "in its snapshot");
+    } else {
+      /* rule 8: the column cache first */
+      rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
+                           cwhy, sizeof cwhy);
+    }
     if (rc == SQLITE_OK && hit) {
       rc = serve_groups(c, c->out.enc, why, sizeof why);
       if (rc == SQLITE_OK && c->st) {
@@ -687,6 +703,19 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       }
     } else if (rc == SQLITE_OK) {
       rc = ga_plan_parts(vt->db, &cfg, &c->q.t, &parts, &plan);
+      if (rc == SQLITE_OK && plan.parallel && c->q.subs.n &&
+          sqlite3_stricmp(c->q.t.schema, "main")) {
+        /* a worker's main is the table's file: the subquery's names would
+        ** resolve elsewhere (planner/qsubq.c rule 2) */
+        plan.parallel = 0;
+        sqlite3_snprintf((int)sizeof plan.why, plan.why,
+                         "the text holds a subquery and its table is not in "
+                         "main: SQLite evaluates it on the serial path");
+      }
+      if (c->q.subs.n) { /* planner/qsubq.c rule 2 */
+        plan.spec.in_snapshot = ga_qsub_eval;
+        plan.spec.in_snapshot_arg = &c->subq;
+      }
       index_serial = plan.index_serial;
       if (rc == SQLITE_OK && plan.parallel)
         rc = run_parallel(c, &plan, why, sizeof why);
