@@ -576,6 +576,7 @@ static char *sub_text(const qsrc *S, int a, int b, const char *pre,
 ** where none keeps its meaning: the serial path); SQLITE_NOMEM. */
 static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
                            ga_qrw *out, sqlite3_str *s, const char **why) {
+  int in = !ex && qkw(S, j - 1, "IN");
   ga_qsubs *q = &out->subs;
   ga_qsub *v = sqlite3_realloc64(q->v, sizeof(*v) * (size_t)(q->n + 1));
   if (!v)
@@ -584,7 +585,11 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
   v = &q->v[q->n];
   memset(v, 0, sizeof(*v));
   int k = q->param0 + q->n;
-  v->sql = sub_text(S, j + 1, close, ex ? "SELECT EXISTS (" : "SELECT (", 1);
+  v->sql = sub_text(S, j + 1, close,
+                    ex   ? "SELECT EXISTS ("
+                    : in ? "SELECT * FROM ("
+                         : "SELECT (",
+                    1);
   if (!v->sql)
     return SQLITE_NOMEM;
   q->n++;
@@ -604,6 +609,36 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
   }
   if (*why) {
     sqlite3_str_appendall(s, "(NULL) ");
+    return SQLITE_OK;
+  }
+  if (in) { /* x IN (SELECT c ...): a TEMP table of the workers */
+    static const char *const from_kw[] = {"FROM", NULL};
+    int a = j + 2 + (qkw(S, j + 2, "DISTINCT") || qkw(S, j + 2, "ALL"));
+    int b = qnext(S, a, close, from_kw), e = a;
+    while (e < b && qis_name(S, e) && qop(S, e + 1, ".") && e - a < 4)
+      e += 2;
+    e += e < b && qis_name(S, e) && S->t[e].type != GA_QT_STR;
+    if (e < b && qkw(S, e, "AS"))
+      e++;
+    if (e < b && qis_name(S, e) && e > a)
+      e++;
+    if (e != b || b == a) {
+      *why = "an IN subquery selects an expression, not a column (its "
+             "affinity and collation are not known here): SQLite evaluates "
+             "the text on the serial path";
+    } else {
+      char *probe = sub_text(S, j + 1, close, "SELECT * FROM (", 0);
+      if (!probe)
+        return SQLITE_NOMEM;
+      int rc = ga_qsub_in_decl(db, probe, &v->in_decl, why);
+      sqlite3_free(probe);
+      if (rc == SQLITE_NOMEM)
+        return rc;
+    }
+    if (*why)
+      sqlite3_str_appendall(s, "(NULL) ");
+    else
+      sqlite3_str_appendf(s, "(?%d) ", k);
     return SQLITE_OK;
   }
   if (ex) { /* EXISTS: 0 or 1, no affinity */
@@ -931,10 +966,12 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
   /* rule 5: scalar subqueries and EXISTS as parameters (planner/qsubq.c),
   ** where the text has no IN (SELECT ...) and no view or WITH source */
   const char *sub_why = NULL;
-  int par = nsub && !source;
+  int par = nsub && !source, in_out = 0;
+  int wend = wk >= 0 ? qnext(S, wk + 1, S->n, after_from + 1) : -1;
   for (int j = o + 1; par && j < S->n; j++)
-    if (qkw(S, j, "IN") && qop(S, j + 1, "(") && qkw(S, j + 2, "SELECT"))
-      par = 0;
+    if (qkw(S, j, "IN") && qop(S, j + 1, "(") && qkw(S, j + 2, "SELECT") &&
+        !(j > wk && j < wend))
+      par = 0, in_out = 1; /* the post query would read it: no set there */
   out->subs.param0 = sqlite3_bind_parameter_count(sto) + 2;
   s = sqlite3_str_new(NULL);
   for (int j = o; j < S->n; j++) {
@@ -1070,8 +1107,10 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
           sub_why  ? sub_why
           : source ? "the text holds a subquery and reads a view or WITH "
                      "expression: SQLite evaluates it on the serial path"
-                   : "the text holds an IN (SELECT ...) subquery: SQLite "
-                     "evaluates it on the serial path";
+          : in_out ? "the text holds an IN (SELECT ...) subquery outside "
+                     "WHERE: SQLite evaluates it on the serial path"
+                   : "the text holds a subquery: SQLite evaluates it on "
+                     "the serial path";
       ga_qsubs_free(&out->subs);
     } else {
       out->partial_why = "the text holds a subquery, whose value the scan "

@@ -41,16 +41,20 @@
 **      snapshot the subquery would read), as do partials (planner/
 **      qrewrite.c rule 6).
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
 #include "qsubq.h"
+#include "qtok.h"
 
 void ga_qsubs_free(ga_qsubs *s) {
-  for (int i = 0; s->v && i < s->n; i++)
+  for (int i = 0; s->v && i < s->n; i++) {
     sqlite3_free(s->v[i].sql);
+    sqlite3_free(s->v[i].in_decl);
+  }
   sqlite3_free(s->v);
   memset(s, 0, sizeof(*s));
 }
@@ -128,6 +132,96 @@ int ga_qsub_placeholder(sqlite3 *db, const char *sub, int k, sqlite3_str *s,
   sqlite3_str_appendf(s, "%s ", ph);
   sqlite3_free(ph);
   return SQLITE_OK;
+}
+
+/* SQLite's affinity of a declared type (sqlite3AffinityType), named as a
+** type of that affinity. */
+static const char *aff_name(const char *t) {
+  char up[64];
+  int n = 0;
+  if (!t || !*t)
+    return "BLOB";
+  for (; t[n] && n < 63; n++)
+    up[n] = (char)(t[n] >= 'a' && t[n] <= 'z' ? t[n] - 32 : t[n]);
+  up[n] = 0;
+  if (t[n])
+    return NULL; /* a long declared type: not read here */
+  if (strstr(up, "INT"))
+    return "INTEGER";
+  if (strstr(up, "CHAR") || strstr(up, "CLOB") || strstr(up, "TEXT"))
+    return "TEXT";
+  if (strstr(up, "BLOB"))
+    return "BLOB";
+  if (strstr(up, "REAL") || strstr(up, "FLOA") || strstr(up, "DOUB"))
+    return "REAL";
+  return "NUMERIC";
+}
+
+int ga_qsub_in_decl(sqlite3 *db, const char *sub, char **decl,
+                    const char **why) {
+  sqlite3_stmt *st = NULL;
+  *decl = NULL;
+  int rc = sqlite3_prepare_v2(db, sub, -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(st);
+    if ((rc & 0xff) == SQLITE_NOMEM)
+      return SQLITE_NOMEM;
+    *why = "an IN subquery does not compile alone: SQLite evaluates the "
+           "text on the serial path";
+    return SQLITE_ERROR;
+  }
+  const char *dbn = NULL, *tab = NULL, *col = NULL;
+  if (sqlite3_column_count(st) == 1) {
+    dbn = sqlite3_column_database_name(st, 0);
+    tab = sqlite3_column_table_name(st, 0);
+    col = sqlite3_column_origin_name(st, 0);
+  }
+  const char *type = NULL, *coll = NULL;
+  rc = dbn && tab && col
+           ? sqlite3_table_column_metadata(db, dbn, tab, col, &type, &coll,
+                                           NULL, NULL, NULL)
+           : SQLITE_ERROR;
+  const char *aff = rc == SQLITE_OK ? aff_name(type) : NULL;
+  if (aff && coll &&
+      (!sqlite3_stricmp(coll, "BINARY") || !sqlite3_stricmp(coll, "NOCASE") ||
+       !sqlite3_stricmp(coll, "RTRIM")))
+    *decl = sqlite3_mprintf("%s COLLATE %s", aff, coll);
+  else if ((rc & 0xff) != SQLITE_NOMEM)
+    *why = "an IN subquery selects no column of a table with a built-in "
+           "collation (its affinity and collation are not known): SQLite "
+           "evaluates the text on the serial path";
+  sqlite3_finalize(st);
+  if ((rc & 0xff) == SQLITE_NOMEM || (aff && coll && !*decl && !*why))
+    return SQLITE_NOMEM;
+  return *decl ? SQLITE_OK : SQLITE_ERROR;
+}
+
+char *ga_qsub_worker_sql(const ga_qsubs *s, const char *sql, int shift) {
+  ga_qtok *t = NULL;
+  int n = 0;
+  if (ga_q_tokenize(sql, &t, &n))
+    return NULL;
+  sqlite3_str *o = sqlite3_str_new(NULL);
+  int at = 0;
+  for (int i = 0; i + 3 < n; i++) {
+    const char *z = sql + t[i].off;
+    if (!(t[i].type == GA_QT_ID && t[i].len == 2 &&
+          !sqlite3_strnicmp(z, "IN", 2) && t[i + 1].type == GA_QT_OP &&
+          sql[t[i + 1].off] == '(' && t[i + 2].type == GA_QT_VAR &&
+          sql[t[i + 2].off] == '?' && t[i + 3].type == GA_QT_OP &&
+          sql[t[i + 3].off] == ')'))
+      continue;
+    int j = atoi(sql + t[i + 2].off + 1) - shift - s->param0;
+    if (j < 0 || j >= s->n || !s->v[j].in_decl)
+      continue;
+    sqlite3_str_append(o, sql + at, t[i + 1].off - at);
+    sqlite3_str_appendf(o, "(SELECT v FROM temp.\"gpuagg_in_%d\")", j);
+    at = t[i + 3].off + 1;
+    i += 3;
+  }
+  sqlite3_str_appendall(o, sql + at);
+  sqlite3_free(t);
+  return sqlite3_str_finish(o);
 }
 
 int ga_qsub_run_init(ga_qsub_run *r, sqlite3 *db, const ga_qsubs *subs,
@@ -268,10 +362,57 @@ const char *ga_qsub_fn_why(sqlite3 *db, const char *name) {
   return why;
 }
 
-/* Subquery j on w0 (rule 2): its program must be the caller's (the same
+/* Rule 5: the IN subquery j's rows, stepped on w[0] (st), into the TEMP
+** table gpuagg_in_<j> of every worker, charged to *bytes. */
+static int fill_in(ga_qsub_run *r, sqlite3 **w, int nw, int j, sqlite3_stmt *st,
+                   int64_t *bytes, char *why, size_t n) {
+  const ga_qsub *q = &r->subs->v[j];
+  sqlite3_stmt **ins = sqlite3_malloc64(sizeof(*ins) * (size_t)nw);
+  int rc = ins ? SQLITE_OK : SQLITE_NOMEM;
+  if (ins)
+    memset(ins, 0, sizeof(*ins) * (size_t)nw);
+  for (int k = 0; rc == SQLITE_OK && k < nw; k++) {
+    char *x = sqlite3_mprintf("CREATE TEMP TABLE \"gpuagg_in_%d\"(v %s)", j,
+                              q->in_decl);
+    rc = x ? sqlite3_exec(w[k], x, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(x);
+    x = sqlite3_mprintf("INSERT INTO temp.\"gpuagg_in_%d\" VALUES (?1)", j);
+    if (rc == SQLITE_OK)
+      rc = x ? sqlite3_prepare_v2(w[k], x, -1, &ins[k], NULL) : SQLITE_NOMEM;
+    sqlite3_free(x);
+  }
+  while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    sqlite3_value *v = sqlite3_column_value(st, 0);
+    *bytes += 16 + sqlite3_value_bytes(v);
+    if (*bytes > r->cap) { /* rule 3 */
+      sqlite3_snprintf((int)n, why,
+                       "the subqueries' values pass group_bytes = %lld",
+                       (long long)r->cap);
+      rc = SQLITE_ERROR;
+      break;
+    }
+    rc = SQLITE_OK;
+    for (int k = 0; rc == SQLITE_OK && k < nw; k++) {
+      rc = sqlite3_bind_value(ins[k], 1, v);
+      if (rc == SQLITE_OK && (rc = sqlite3_step(ins[k])) == SQLITE_DONE)
+        rc = sqlite3_reset(ins[k]);
+    }
+  }
+  if (rc == SQLITE_DONE)
+    rc = SQLITE_OK;
+  for (int k = 0; ins && k < nw; k++)
+    sqlite3_finalize(ins[k]);
+  sqlite3_free(ins);
+  return rc;
+}
+
+/* Subquery j on w[0] (rule 2): its program must be the caller's (the same
 ** tables of the same schema, no authorizer's change, the same functions
-** and collations), its value into the slot. */
-static int eval_one(ga_qsub_run *r, sqlite3 *w0, int j, char *why, size_t n) {
+** and collations), its value into the slot, or its rows into the workers'
+** TEMP tables. */
+static int eval_one(ga_qsub_run *r, sqlite3 **w, int nw, int j, int64_t *bytes,
+                    char *why, size_t n) {
+  sqlite3 *w0 = w[0];
   const ga_qsub *q = &r->subs->v[j];
   sqlite3_value **slot = &r->vals[r->nparams + 1 + j];
   sqlite3_value_free(*slot); /* a snapshot tried again */
@@ -299,7 +440,13 @@ static int eval_one(ga_qsub_run *r, sqlite3 *w0, int j, char *why, size_t n) {
   for (int i = 0; rc == SQLITE_OK && i < np && i < r->nparams; i++)
     if (r->params[i])
       rc = sqlite3_bind_value(st, i + 1, r->params[i]);
-  if (rc == SQLITE_OK) {
+  if (rc == SQLITE_OK && q->in_decl) {
+    rc = fill_in(r, w, nw, j, st, bytes, why, n);
+    if (rc == SQLITE_ERROR && why[0]) {
+      sqlite3_finalize(st);
+      return SQLITE_ERROR;
+    }
+  } else if (rc == SQLITE_OK) {
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
       *slot = sqlite3_value_dup(sqlite3_column_value(st, 0));
@@ -320,15 +467,16 @@ static int eval_one(ga_qsub_run *r, sqlite3 *w0, int j, char *why, size_t n) {
   return SQLITE_ERROR;
 }
 
-int ga_qsub_eval(void *arg, sqlite3 *w0, char *why, size_t n) {
+int ga_qsub_eval(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
   ga_qsub_run *r = arg;
+  sqlite3 *w0 = w[0];
   int64_t bytes = 0;
   int rc = r->contract ? r->contract(w0, r->contract_ctx, 1) : SQLITE_OK;
   for (int j = 0; rc == SQLITE_OK && j < r->subs->n; j++) {
     const ga_qsub *q = &r->subs->v[j];
-    rc = eval_one(r, w0, j, why, n);
-    if (rc != SQLITE_OK)
-      break;
+    rc = eval_one(r, w, nw, j, &bytes, why, n);
+    if (rc != SQLITE_OK || q->in_decl)
+      continue;
     sqlite3_value *v = r->vals[r->nparams + 1 + j];
     bytes += 16 + sqlite3_value_bytes(v);
     if (bytes > r->cap) { /* rule 3 */

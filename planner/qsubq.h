@@ -16,6 +16,10 @@ typedef struct ga_qsub {
   char *sql;        /* SELECT (<subquery>) or SELECT EXISTS (<subquery>),
                        sum ... max as gpu_sum ... gpu_max, parameters ?N */
   const char *cast; /* NULL: a plain parameter; else CAST(?K AS cast) */
+  /* x IN (SELECT ...) in WHERE: the set, a TEMP table gpuagg_in_<j> on
+  ** every worker with one column declared in_decl (the subquery's column's
+  ** affinity and collation); sql is SELECT * FROM (<subquery>) */
+  char *in_decl;
 } ga_qsub;
 
 typedef struct ga_qsubs {
@@ -61,7 +65,19 @@ void ga_qsub_run_free(ga_qsub_run *r);
 ** worker 0's connection w0, inside the scan's snapshot (arg: a
 ** ga_qsub_run).  SQLITE_OK; SQLITE_NOMEM; SQLITE_INTERRUPT; anything else:
 ** the serial path for the reason in why. */
-int ga_qsub_eval(void *arg, sqlite3 *w0, char *why, size_t n);
+int ga_qsub_eval(void *arg, sqlite3 **w, int nw, char *why, size_t n);
+
+/* Parse time (rule 5): the declaration of the TEMP column that keeps the
+** IN subquery's (its text as written, "SELECT ...") affinity and
+** collation.  SQLITE_OK with *decl; SQLITE_NOMEM; SQLITE_ERROR with *why
+** (the serial path). */
+int ga_qsub_in_decl(sqlite3 *db, const char *sub, char **decl,
+                    const char **why);
+
+/* The workers' text sql (sqlite3_malloc'd), each IN (?N) placeholder of
+** an IN subquery (N = param0 + j + shift) as IN (SELECT v FROM
+** temp."gpuagg_in_<j>"); NULL: no memory. */
+char *ga_qsub_worker_sql(const ga_qsubs *s, const char *sql, int shift);
 
 /* Parse time: NULL where worker 0 may call the function name as the
 ** caller would, else the reason (rule 2). */

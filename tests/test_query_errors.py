@@ -1149,6 +1149,19 @@ for sql, path, why in [
          "ORDER BY (SELECT 1), g", "parallel", "subquery"),
         ("SELECT (SELECT code FROM d) + g AS k, count(*) FROM t WHERE n = (SELECT n FROM d) GROUP BY k",
          "parallel", "subquery"),
+        # IN (SELECT ...) in WHERE: a TEMP table on each worker, its column
+        # declared with the subquery's column's affinity and collation
+        # ('a' IN (SELECT n ...) is 1 under n's NOCASE; tk IN (SELECT code
+        # ...) matches '05', '5' and ' 5' by code's INTEGER affinity)
+        ("SELECT g, count(*) FROM t WHERE 'a' IN (SELECT n FROM d) AND g < 3 GROUP BY g", "parallel",
+         "subquery"),
+        ("SELECT g, count(*) FROM t WHERE tk IN (SELECT code FROM d) GROUP BY g", "parallel", "subquery"),
+        ("SELECT g, count(*) FROM t WHERE tk NOT IN (SELECT d.code AS c FROM d WHERE n = 'a') GROUP BY g",
+         "parallel", "subquery"),
+        ("SELECT g, count(*) FROM t WHERE n IN (SELECT n FROM d) GROUP BY g", "parallel", "subquery"),
+        # an expression's affinity and collation are not read: serial
+        ("SELECT g, count(*) FROM t WHERE tk IN (SELECT code + 0 FROM d) GROUP BY g", "serial",
+         "expression"),
         # an INTEGER column holding TEXT: no CAST keeps the value
         ("SELECT g, count(*) FROM t WHERE tk = (SELECT c FROM d3) GROUP BY g", "serial", "CAST"),
         # an application's function in a subquery: the workers have none
@@ -1173,6 +1186,11 @@ for sql, path, why in [
         got, names, ls = str(e), None, {}
     check(got == want and ls.get("path") == path and (why is None or why in ls.get("why", "")),
           "issue 37: %s" % sql, (got[:3], want[:3], ls.get("path"), ls.get("why")))
+got2, names, ls2 = q37(s37, "SELECT count(*) FROM t WHERE tk IN (SELECT code FROM d)")
+got3, names, ls3 = q37(s37, "SELECT count(*) FROM t WHERE 'a' IN (SELECT n FROM d)")
+check(got2 == [(2250,)] and ls2["path"] == "parallel" and got3 == [(3000,)] and ls3["path"] == "parallel",
+      "issue 37: IN (SELECT ...) keeps the column's INTEGER affinity and NOCASE collation in parallel",
+      (got2, ls2, got3, ls3))
 got, names, ls = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")
 plain = s37.execute("SELECT count(*) FROM t WHERE tk = ?", (5,)).fetchall()
 check(got == [(2250,)] and plain == [(750,)] and ls["path"] == "parallel",

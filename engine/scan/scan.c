@@ -1105,7 +1105,13 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
       char why[200] = "";
       worker *w0 = &sh->w[0];
       sqlite3_progress_handler(w0->db, GA_SCAN_POLL_OPS, caller_progress, w0);
-      int src = sp->in_snapshot(sp->in_snapshot_arg, w0->db, why, sizeof why);
+      sqlite3 **dbs = sqlite3_malloc64(sizeof(*dbs) * (size_t)sh->nw);
+      for (int i = 0; dbs && i < sh->nw; i++)
+        dbs[i] = sh->w[i].db;
+      int src = dbs ? sp->in_snapshot(sp->in_snapshot_arg, dbs, sh->nw, why,
+                                      sizeof why)
+                    : SQLITE_NOMEM;
+      sqlite3_free(dbs);
       sqlite3_progress_handler(w0->db, 0, NULL, NULL);
       if (src != SQLITE_OK) {
         end_all(sh);

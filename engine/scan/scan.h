@@ -135,12 +135,14 @@ typedef struct ga_scan_spec {
   int (*piece_end)(void *arg, int64_t no, int ok, int64_t *rows);
   void *piece_arg;
   /* NULL, or run on the caller's thread once every worker has begun,
-  ** with worker 0's connection (inside the snapshot, its read transaction
-  ** open) and before any parameter is bound: gpu_query's subqueries
-  ** (planner/qsubq.c), which fill params.  The caller's interrupt reaches
-  ** it through worker 0's progress handler.  SQLITE_OK; SQLITE_NOMEM;
-  ** SQLITE_INTERRUPT; else the serial path for the reason it wrote. */
-  int (*in_snapshot)(void *arg, sqlite3 *w0, char *why, size_t n);
+  ** with the workers' connections (w[0] first; inside the snapshot, each
+  ** read transaction open; what they write in TEMP goes with the ROLLBACK
+  ** that ends them) and before any parameter is bound: gpu_query's
+  ** subqueries (planner/qsubq.c), which fill params.  The caller's
+  ** interrupt reaches it through worker 0's progress handler.  SQLITE_OK;
+  ** SQLITE_NOMEM; SQLITE_INTERRUPT; else the serial path for the reason it
+  ** wrote. */
+  int (*in_snapshot)(void *arg, sqlite3 **w, int nw, char *why, size_t n);
   void *in_snapshot_arg;
 } ga_scan_spec;
 

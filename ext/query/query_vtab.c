@@ -535,6 +535,25 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
   return SQLITE_OK;
 }
 
+/* The workers' texts with each IN subquery's TEMP table (planner/qsubq.c
+** rule 5): their parameters are the post query's + 2. */
+static int subq_texts(ga_plan *plan, const ga_qsubs *s) {
+  char **f[] = {&plan->sql_piece, &plan->sql_rows, &plan->sql_range};
+  for (int i = 0; i < 3; i++) {
+    if (!*f[i])
+      continue;
+    char *x = ga_qsub_worker_sql(s, *f[i], 2);
+    if (!x)
+      return SQLITE_NOMEM;
+    sqlite3_free(*f[i]);
+    *f[i] = x;
+  }
+  plan->spec.sql_piece = plan->sql_piece;
+  plan->spec.sql_rows = plan->sql_rows;
+  plan->spec.sql_range = plan->sql_range;
+  return SQLITE_OK;
+}
+
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
 ** (and no statement) for the serial path, or an error. */
 static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
@@ -715,6 +734,8 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       if (c->q.subs.n) { /* planner/qsubq.c rule 2 */
         plan.spec.in_snapshot = ga_qsub_eval;
         plan.spec.in_snapshot_arg = &c->subq;
+        if (rc == SQLITE_OK && plan.parallel)
+          rc = subq_texts(&plan, &c->q.subs);
       }
       index_serial = plan.index_serial;
       if (rc == SQLITE_OK && plan.parallel)
