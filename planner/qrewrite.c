@@ -42,16 +42,22 @@
 **   5. Subqueries.  An uncorrelated scalar subquery, IN (SELECT ...) or
 **      EXISTS (SELECT ...) outside FROM (each must compile alone on the
 **      caller's connection; one that does not reads the outer query's
-**      columns: an error, "rewrite as a join or GROUP BY") runs on the
-**      serial path: SQLite evaluates the text as written, with sum ... max
-**      as gpu_sum ... gpu_max inside the subqueries too.  The planner reads
-**      the text with each subquery as (NULL), for the groups table's
-**      columns and the names.  A subquery that reads the WITH's expression
-**      is an error (it is read once, in FROM).
+**      columns: an error, "rewrite as a join or GROUP BY").  Where the text
+**      reads no view or WITH source and every IN (SELECT ...) is in the
+**      WHERE, each becomes a parameter of its own (planner/qsubq.c rules
+**      1 and 5: ?K or CAST(?K AS affinity); IN (?K) for an IN, whose set
+**      is a TEMP table of the workers) and the call may run in parallel,
+**      the subquery evaluated in the scan's snapshot; else, or where a
+**      subquery's affinity, column or functions do not allow it, the
+**      serial path: SQLite evaluates the text as written, with sum ...
+**      max as gpu_sum ... gpu_max inside the subqueries too.  The planner
+**      then reads the text with each subquery as (NULL), for the groups
+**      table's columns and the names.  A subquery that reads the WITH's
+**      expression is an error (it is read once, in FROM).
 **   6. Partials.  gpu_query_partial refuses a text that reads a view: the
 **      finishing database declares the table alone (gpuagg.dask), so the
 **      finish could not read the view; a WITH expression is in the text,
-**      and a subquery's value is no partial's to carry (rule 5: serial).
+**      and a subquery's value is no partial's to carry (rule 5).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -506,33 +512,6 @@ static int vcol_of(const rw *w, const char *z) {
 
 /* ---- the contract's serial text: sum ... max as gpu_sum ... gpu_max ---- */
 
-static char *contract_text(const qsrc *S) {
-  static const char *const ours[] = {"sum", "total", "avg", "min", "max", NULL};
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  int at = 0;
-  for (int i = 0; i < S->n; i++) {
-    if (S->t[i].type != GA_QT_ID || !qop(S, i + 1, "(") || qop(S, i - 1, "."))
-      continue;
-    int ours_k = 0;
-    for (int k = 0; ours[k]; k++)
-      ours_k |= qkw(S, i, ours[k]);
-    if (!ours_k)
-      continue;
-    int close = qclose(S, i + 1), depth = 0, commas = 0;
-    for (int j = i + 2; j < close; j++) {
-      depth += qop(S, j, "(") - qop(S, j, ")");
-      commas += depth == 0 && qop(S, j, ",");
-    }
-    if (commas || close == i + 2)
-      continue; /* min(a, b), max(a, b): scalar */
-    sqlite3_str_append(s, S->z + at, S->t[i].off - at);
-    sqlite3_str_appendall(s, "gpu_");
-    at = S->t[i].off;
-  }
-  sqlite3_str_appendall(s, S->z + at);
-  return sqlite3_str_finish(s);
-}
-
 /* Is token i a call the contract replaces (sum ... max of one argument)? */
 static int contract_at(const qsrc *S, int i) {
   static const char *const ours[] = {"sum", "total", "avg", "min", "max", NULL};
@@ -551,6 +530,20 @@ static int contract_at(const qsrc *S, int i) {
   return !commas && close != i + 2;
 }
 
+static char *contract_text(const qsrc *S) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  int at = 0;
+  for (int i = 0; i < S->n; i++) {
+    if (!contract_at(S, i))
+      continue; /* min(a, b), max(a, b): scalar */
+    sqlite3_str_append(s, S->z + at, S->t[i].off - at);
+    sqlite3_str_appendall(s, "gpu_");
+    at = S->t[i].off;
+  }
+  sqlite3_str_appendall(s, S->z + at);
+  return sqlite3_str_finish(s);
+}
+
 /* Tokens [a, b) of S as pre ... ")", parameters ?N, the contract's gpu_
 ** aggregates where contract (rule 5: a subquery's text). */
 static char *sub_text(const qsrc *S, int a, int b, const char *pre,
@@ -564,7 +557,7 @@ static char *sub_text(const qsrc *S, int a, int b, const char *pre,
       continue;
     }
     if (contract && contract_at(S, i))
-      sqlite3_str_appendall(s, "gpu_");
+      sqlite3_str_appendf(s, "%s", "gpu_");
     sqlite3_str_appendf(s, "%.*s ", t->len, S->z + t->off);
   }
   sqlite3_str_appendall(s, ")");

@@ -1,6 +1,6 @@
 /*
-** qsubq.c — gpu_query's uncorrelated scalar subqueries and EXISTS on the
-** parallel path (qsubq.h).
+** qsubq.c — gpu_query's uncorrelated scalar subqueries, EXISTS and
+** IN (SELECT column ...) on the parallel path (qsubq.h).
 **
 ** Rules:
 **   1. Placeholder.  planner/qrewrite.c writes each scalar subquery or
@@ -16,30 +16,49 @@
 **      and the comparison's P5 (its affinity) must equal that of ?1 =
 **      placeholder; else the serial path with the reason.  A subquery of
 **      several columns (a row value) is the serial path too.
-**   2. Value.  Evaluated once a call, on the caller's connection with
-**      sum ... max as gpu_sum ... gpu_max (the contract, inside the
-**      subquery too: a share of total is exact on both sides), the text's
-**      parameters bound by number: SELECT (subquery) gives its first row's
-**      first column, NULL where it has none, as SQLite does; SELECT EXISTS
-**      (subquery) 0 or 1.  It runs inside the scan's snapshot (engine/
-**      scan/scan.c, "One snapshot": the in_snapshot hook, after every
-**      worker has begun and while no commit can land: the WAL write lock
-**      held by the helper, the read-only helper's data_version unchanged
-**      after it, or worker 0's SHARED lock), so a subquery over the scanned
-**      table reads the rows the workers read.  A caller that holds a read
-**      transaction of its own in WAL mode would read an older snapshot:
-**      the serial path (scan.c).
+**   2. Value.  Evaluated once a call, with sum ... max as gpu_sum ...
+**      gpu_max (the contract, inside the subquery too: a share of total is
+**      exact on both sides), the text's parameters bound by number: SELECT
+**      (subquery) gives its first row's first column, NULL where it has
+**      none, as SQLite does; SELECT EXISTS (subquery) 0 or 1.  It runs on
+**      worker 0's connection once every worker has begun (engine/scan/
+**      scan.h's in_snapshot hook): its read transaction is the snapshot
+**      the workers read, so a subquery over the scanned table reads their
+**      rows (the caller's own read transaction began with its statement,
+**      before the call, and may be older).  Worker 0 must do what the
+**      caller would: gpu_sum ... gpu_max are registered on it for the
+**      evaluation (ext/init.c), the subquery's program there must equal
+**      the caller's, every instruction and operand (the same schema and
+**      tables by number and root page: no TEMP table, no other schema, no
+**      authorizer's change, no virtual table), the table must be in main
+**      (a worker's main is its file), and at parse time a function it
+**      calls must be SQLite's own (no application function, none whose
+**      value is the connection's or the moment's, no date and time
+**      function: its 'now' is the caller's statement's); else the serial
+**      path with the reason.  The caller's interrupt reaches it through
+**      worker 0's progress handler.
 **   3. Exact.  CAST(v AS type) must give v back, type and bytes (a TEXT in
-**      an INTEGER column keeps its affinity but no CAST gives it back):
-**      else the serial path, saying so.  The values' bytes are charged to
-**      group_bytes; the caller's interrupt and progress handler act on the
-**      subquery's steps as on any statement of its connection.
+**      an INTEGER or BLOB column keeps its affinity but no CAST gives it
+**      back): else the serial path, saying so.  The values' bytes (and an
+**      IN subquery's rows) are charged to group_bytes.
 **   4. Where the value is read: the workers bind it (?K + 2) where the
 **      filter, an aggregate's argument or a group term reads it; the post
 **      query (?K) where the select list, HAVING or ORDER BY does.  The
 **      column cache declines the text (its loaded state is not the
 **      snapshot the subquery would read), as do partials (planner/
 **      qrewrite.c rule 6).
+**   5. IN (SELECT c ...) in the WHERE (planner/qrewrite.c: elsewhere the
+**      post query would read it, serial): c a column of a table (names,
+**      dots and an alias only, no expression, no COLLATE), whose declared
+**      type's affinity and collation (sqlite3_table_column_metadata: BINARY,
+**      NOCASE or RTRIM) declare the one column v of a TEMP table
+**      gpuagg_in_<j> on every worker, created inside its read transaction
+**      (its ROLLBACK at the end of the call drops it) and filled with the
+**      subquery's rows stepped on worker 0; the workers' texts read
+**      x IN (SELECT v FROM temp."gpuagg_in_<j>"), whose comparisons take
+**      v's affinity and implicit collation as the original's take c's.
+**      Storing a value under c's own affinity gives it back unchanged (it
+**      passed that affinity when stored in c).
 */
 #include <stdlib.h>
 #include <string.h>

@@ -1191,6 +1191,16 @@ got3, names, ls3 = q37(s37, "SELECT count(*) FROM t WHERE 'a' IN (SELECT n FROM 
 check(got2 == [(2250,)] and ls2["path"] == "parallel" and got3 == [(3000,)] and ls3["path"] == "parallel",
       "issue 37: IN (SELECT ...) keeps the column's INTEGER affinity and NOCASE collation in parallel",
       (got2, ls2, got3, ls3))
+# a TEMP d hides main.d from the caller's text, not from a worker's: the
+# subquery compiles otherwise there, so SQLite evaluates the text
+s37.execute("CREATE TEMP TABLE d(code INTEGER, n TEXT COLLATE NOCASE, bb BLOB, bx BLOB)")
+s37.execute("INSERT INTO temp.d VALUES (7, 'x', NULL, NULL)")
+for sql in ("SELECT g, count(*) FROM t WHERE g < (SELECT code FROM d) - 4 GROUP BY g",
+            "SELECT g, count(*) FROM t WHERE n IN (SELECT n FROM d) OR g = 4 GROUP BY g"):
+    got, names, ls = q37(s37, sql)
+    check(got == ref37(s37, sql) and ls["path"] == "serial" and "compiles otherwise on a worker" in ls["why"],
+          "issue 37: a subquery reading a TEMP table that hides main's: serial (%s)" % sql, (got, ls))
+s37.execute("DROP TABLE temp.d")
 got, names, ls = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")
 plain = s37.execute("SELECT count(*) FROM t WHERE tk = ?", (5,)).fetchall()
 check(got == [(2250,)] and plain == [(750,)] and ls["path"] == "parallel",
