@@ -190,10 +190,8 @@ static int register_fn(sqlite3 *db, ga_conn *conn, const ga_fn_reg *f) {
                                     f->xFunc, f->xStep, f->xFinal, destroy);
 }
 
-/* gpu_sum ... gpu_max (fns[0..4]) on a worker connection while it
-** evaluates gpu_query's subqueries (planner/qsubq.c rule 2: the contract
-** inside them), conn being the caller's; on = 0 takes them off again. */
-int ga_contract_fns(sqlite3 *db, void *conn, int on) {
+/* ga_conn.contract_fns (glue.h): fns[0..4], gpu_sum ... gpu_max. */
+static int contract_fns(sqlite3 *db, void *conn, int on) {
   int rc = SQLITE_OK;
   for (int i = 0; i < 5; i++)
     if (on && rc == SQLITE_OK)
@@ -226,6 +224,7 @@ __attribute__((visibility("default")))
   ga_conn *conn = ga_conn_open(db, &again); /* one reference, ours */
   if (!conn)
     return again ? SQLITE_OK : SQLITE_NOMEM; /* rule 2 */
+  conn->contract_fns = contract_fns;
   for (int i = 0; rc == SQLITE_OK && i < NMODS; i++) {
     void *data = mods[i].make ? mods[i].make(conn) : NULL;
     /* the module owns data from here: destroyed with it, or at once if the

@@ -700,7 +700,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     if (c->q.subs.n) { /* subqueries: values of the scan's snapshot */
       rc = ga_qsub_run_init(&c->subq, vt->db, &c->q.subs, c->params, c->np,
                             ga_config_group_bytes(&cfg));
-      c->subq.contract = ga_contract_fns;
+      c->subq.contract = conn->contract_fns;
       c->subq.contract_ctx = conn;
       parts.params = c->subq.vals;
       parts.nparams = c->np + 1 + c->q.subs.n;

@@ -25,11 +25,6 @@ typedef struct ga_qgroups {
 extern const sqlite3_module ga_query_methods;
 extern const sqlite3_module ga_groups_methods;
 
-/* gpu_sum ... gpu_max registered on (on = 1) or taken off (0) a worker's
-** connection db, with conn the caller's ga_conn (ext/init.c): the contract
-** inside gpu_query's subqueries (planner/qsubq.c). */
-int ga_contract_fns(sqlite3 *db, void *conn, int on);
-
 /* gpuagg_pick(X): an aggregate, X of the group's one row (groups_vtab.c
 ** rule 3). */
 void ga_pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
