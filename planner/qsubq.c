@@ -43,10 +43,8 @@
 **      IN subquery's rows) are charged to group_bytes.
 **   4. Where the value is read: the workers bind it (?K + 2) where the
 **      filter, an aggregate's argument or a group term reads it; the post
-**      query (?K) where the select list, HAVING or ORDER BY does.  The
-**      column cache declines the text (its loaded state is not the
-**      snapshot the subquery would read), as do partials (planner/
-**      qrewrite.c rule 6).
+**      query (?K) where the select list, HAVING or ORDER BY does.
+**      Partials refuse the text (planner/qrewrite.c rule 6).
 **   5. IN (SELECT c ...) in the WHERE (planner/qrewrite.c: elsewhere the
 **      post query would read it, serial): c a column of a table (names,
 **      dots and an alias only, no expression, no COLLATE), whose declared
@@ -59,6 +57,13 @@
 **      v's affinity and implicit collation as the original's take c's.
 **      Storing a value under c's own affinity gives it back unchanged (it
 **      passed that affinity when stored in c).
+**   6. The column cache (ext/query/query_vtab.c): only where no text of
+**      the parts reads a subquery's value (ga_qsub_reads: the post query
+**      alone does), and the caller holds a read transaction on the table's
+**      schema (its statement's): every subquery is evaluated on the
+**      caller's connection in that transaction (ga_qsub_eval_caller), the
+**      snapshot ga_cache_answer checks the entry against, so the entry's
+**      rows and the values are one state; an IN subquery declines.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -544,4 +549,35 @@ int ga_qsub_bind_post(const ga_qsub_run *r, sqlite3_stmt *st) {
       return rc;
   }
   return SQLITE_OK;
+}
+
+int ga_qsub_reads(const ga_qsubs *s, const char *sql) {
+  ga_qtok *t = NULL;
+  int n = 0, reads = 0;
+  if (!sql)
+    return 0;
+  if (ga_q_tokenize(sql, &t, &n))
+    return 1;
+  for (int i = 0; i < n && !reads; i++)
+    reads = t[i].type == GA_QT_VAR && sql[t[i].off] == '?' &&
+            atoi(sql + t[i].off + 1) >= s->param0;
+  sqlite3_free(t);
+  return reads;
+}
+
+int ga_qsub_eval_caller(ga_qsub_run *r, char *why, size_t n) {
+  for (int j = 0; j < r->subs->n; j++)
+    if (r->subs->v[j].in_decl) {
+      sqlite3_snprintf((int)n, why,
+                       "an IN subquery (its set is a TEMP table of the "
+                       "workers)");
+      return SQLITE_ERROR;
+    }
+  /* the caller has gpu_sum ... gpu_max of its own: none registered */
+  int (*contract)(sqlite3 *, void *, int) = r->contract;
+  sqlite3 *db = r->db;
+  r->contract = NULL;
+  int rc = ga_qsub_eval(r, &db, 1, why, n);
+  r->contract = contract;
+  return rc;
 }

@@ -86,4 +86,14 @@ const char *ga_qsub_fn_why(sqlite3 *db, const char *name);
 /* The values into the post query st (its parameters ?(param0 + j)). */
 int ga_qsub_bind_post(const ga_qsub_run *r, sqlite3_stmt *st);
 
+/* The column cache (rule 6): does sql (a filter, value or key text of the
+** parts) read a subquery's value?  1 yes (or no memory to tell), 0 no. */
+int ga_qsub_reads(const ga_qsubs *s, const char *sql);
+
+/* The column cache (rule 6): every subquery evaluated on the caller's own
+** connection, in its open read transaction (the snapshot the cache entry
+** is checked against); as ga_qsub_eval, and SQLITE_ERROR with why for an
+** IN subquery (its set is a TEMP table of the workers). */
+int ga_qsub_eval_caller(ga_qsub_run *r, char *why, size_t n);
+
 #endif

@@ -554,6 +554,44 @@ static int subq_texts(ga_plan *plan, const ga_qsubs *s) {
   return SQLITE_OK;
 }
 
+/* The column cache for a text with subqueries (planner/qsubq.c rule 6):
+** only where the rows read no subquery's value (the select list, HAVING or
+** ORDER BY does), the values evaluated on this connection inside the read
+** transaction its statement holds, the snapshot ga_cache_answer checks the
+** entry against.  SQLITE_OK with *hit, or with why (cache not used). */
+static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
+                      const ga_parts *parts, int *hit, char *why, size_t n) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  int reads = ga_qsub_reads(&c->q.subs, parts->filter);
+  for (int k = 0; k < parts->nvals; k++)
+    reads |= ga_qsub_reads(&c->q.subs, parts->vals[k]);
+  for (int k = 0; k < parts->nkeys + parts->ncarry; k++)
+    reads |= ga_qsub_reads(&c->q.subs, parts->keys[k]);
+  if (reads) {
+    sqlite3_snprintf((int)n, why,
+                     "the rows read a subquery's value (a filter, an "
+                     "aggregate's argument or a group term): the scan "
+                     "evaluates it in its snapshot");
+    return SQLITE_OK;
+  }
+  if (sqlite3_txn_state(db, c->q.t.schema) == SQLITE_TXN_NONE) {
+    sqlite3_snprintf((int)n, why,
+                     "no read transaction holds the snapshot a subquery "
+                     "would read");
+    return SQLITE_OK;
+  }
+  char ewhy[200] = "";
+  int rc = ga_qsub_eval_caller(&c->subq, ewhy, sizeof ewhy);
+  if (rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT)
+    return rc;
+  if (rc != SQLITE_OK) {
+    sqlite3_snprintf((int)n, why, "%s", ewhy);
+    return SQLITE_OK;
+  }
+  return ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts, &c->out, hit,
+                         why, n);
+}
+
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
 ** (and no statement) for the serial path, or an error. */
 static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
@@ -702,11 +740,10 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
                             ga_config_group_bytes(&cfg));
       c->subq.contract = conn->contract_fns;
       c->subq.contract_ctx = conn;
+      if (rc == SQLITE_OK)
+        rc = subq_cache(c, vt->db, &cfg, &parts, &hit, cwhy, sizeof cwhy);
       parts.params = c->subq.vals;
       parts.nparams = c->np + 1 + c->q.subs.n;
-      sqlite3_snprintf((int)sizeof cwhy, cwhy,
-                       "the text holds a subquery, which the scan evaluates "
-                       "in its snapshot");
     } else {
       /* rule 8: the column cache first */
       rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
