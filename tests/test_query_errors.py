@@ -1295,6 +1295,21 @@ err = error_of(s37, "SELECT gpu_query_partial('WITH r AS (SELECT g AS k, x FROM 
                "SELECT k, sum(x) FROM r GROUP BY k')")
 check(err is None, "issue 37: gpu_query_partial of a WITH expression", err)
 
+# the caller's interrupt reaches a subquery that worker 0 evaluates inside
+# the snapshot (through its progress handler): a cross join of 2.7e10 rows
+# ends at once, however late the interrupt comes
+import threading  # noqa: E402
+sql = "SELECT g, count(*) FROM t WHERE b < (SELECT count(*) FROM t AS a1, t AS a2, t AS a3) GROUP BY g"
+s37.execute("DROP TABLE IF EXISTS temp.qi")
+create(s37, "qi", sql)
+timer = threading.Timer(0.3, s37.interrupt)
+timer.start()
+err = error_of(s37, "SELECT * FROM temp.qi")
+timer.join()
+ls = info(s37)["last_scan"]
+check(err is not None and "interrupt" in err and ls.get("interrupted_in") in ("snapshot", None),
+      "issue 37: the caller's interrupt stops a subquery evaluated on worker 0", (err, ls))
+
 # a subquery over the scanned table reads the scan's snapshot: a writer
 # commits pairs of rows (b and -b, g 7) in a loop; each answer is one state
 import subprocess  # noqa: E402
