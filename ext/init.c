@@ -190,6 +190,18 @@ static int register_fn(sqlite3 *db, ga_conn *conn, const ga_fn_reg *f) {
                                     f->xFunc, f->xStep, f->xFinal, destroy);
 }
 
+/* ga_conn.contract_fns (glue.h): fns[0..4], gpu_sum ... gpu_max. */
+static int contract_fns(sqlite3 *db, void *conn, int on) {
+  int rc = SQLITE_OK;
+  for (int i = 0; i < 5; i++)
+    if (on && rc == SQLITE_OK)
+      rc = register_fn(db, conn, &fns[i]);
+    else if (!on)
+      sqlite3_create_window_function(db, fns[i].name, 1, SQLITE_UTF8, NULL,
+                                     NULL, NULL, NULL, NULL, NULL);
+  return rc;
+}
+
 /* Rule 3. */
 static void unregister_all(sqlite3 *db) {
   for (int i = 0; i < NFNS; i++)
@@ -212,6 +224,7 @@ __attribute__((visibility("default")))
   ga_conn *conn = ga_conn_open(db, &again); /* one reference, ours */
   if (!conn)
     return again ? SQLITE_OK : SQLITE_NOMEM; /* rule 2 */
+  conn->contract_fns = contract_fns;
   for (int i = 0; rc == SQLITE_OK && i < NMODS; i++) {
     void *data = mods[i].make ? mods[i].make(conn) : NULL;
     /* the module owns data from here: destroyed with it, or at once if the

@@ -29,8 +29,9 @@
 **      target (x IN t2), or the target's own name where another schema has
 **      a table of that name (a TEMP v shadows main.v on the caller only).
 **      gpu_query's texts reach here with a view or WITH expression already
-**      substituted and no subquery (planner/qrewrite.c: a text holding one
-**      is SQLite's, on the serial path).
+**      substituted and no subquery (planner/qrewrite.c: a subquery is a
+**      parameter, its value evaluated in the scan's snapshot by planner/
+**      qsubq.c, or the text is SQLite's, on the serial path).
 **   6. A name in the text is an application-defined function of the caller
 **      (pragma function_list, builtin = 0: an app function, or one that
 **      shadows a built-in such as an ICU lower() or a case_sensitive_like

@@ -42,16 +42,22 @@
 **   5. Subqueries.  An uncorrelated scalar subquery, IN (SELECT ...) or
 **      EXISTS (SELECT ...) outside FROM (each must compile alone on the
 **      caller's connection; one that does not reads the outer query's
-**      columns: an error, "rewrite as a join or GROUP BY") runs on the
-**      serial path: SQLite evaluates the text as written, with sum ... max
-**      as gpu_sum ... gpu_max inside the subqueries too.  The planner reads
-**      the text with each subquery as (NULL), for the groups table's
-**      columns and the names.  A subquery that reads the WITH's expression
-**      is an error (it is read once, in FROM).
+**      columns: an error, "rewrite as a join or GROUP BY").  Where the text
+**      reads no view or WITH source and every IN (SELECT ...) is in the
+**      WHERE, each becomes a parameter of its own (planner/qsubq.c rules
+**      1 and 5: ?K or CAST(?K AS affinity); IN (?K) for an IN, whose set
+**      is a TEMP table of the workers) and the call may run in parallel,
+**      the subquery evaluated in the scan's snapshot; else, or where a
+**      subquery's affinity, column or functions do not allow it, the
+**      serial path: SQLite evaluates the text as written, with sum ...
+**      max as gpu_sum ... gpu_max inside the subqueries too.  The planner
+**      then reads the text with each subquery as (NULL), for the groups
+**      table's columns and the names.  A subquery that reads the WITH's
+**      expression is an error (it is read once, in FROM).
 **   6. Partials.  gpu_query_partial refuses a text that reads a view: the
 **      finishing database declares the table alone (gpuagg.dask), so the
 **      finish could not read the view; a WITH expression is in the text,
-**      and a subquery's value is no partial's to carry (rule 5: serial).
+**      and a subquery's value is no partial's to carry (rule 5).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +67,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "planner.h"
 #include "qrewrite.h"
+#include "qsubq.h"
 
 typedef struct qsrc {
   const char *z;
@@ -505,24 +512,29 @@ static int vcol_of(const rw *w, const char *z) {
 
 /* ---- the contract's serial text: sum ... max as gpu_sum ... gpu_max ---- */
 
-static char *contract_text(const qsrc *S) {
+/* Is token i a call the contract replaces (sum ... max of one argument)? */
+static int contract_at(const qsrc *S, int i) {
   static const char *const ours[] = {"sum", "total", "avg", "min", "max", NULL};
+  if (S->t[i].type != GA_QT_ID || !qop(S, i + 1, "(") || qop(S, i - 1, "."))
+    return 0;
+  int ours_k = 0;
+  for (int k = 0; ours[k]; k++)
+    ours_k |= qkw(S, i, ours[k]);
+  if (!ours_k)
+    return 0;
+  int close = qclose(S, i + 1), depth = 0, commas = 0;
+  for (int j = i + 2; j < close; j++) {
+    depth += qop(S, j, "(") - qop(S, j, ")");
+    commas += depth == 0 && qop(S, j, ",");
+  }
+  return !commas && close != i + 2;
+}
+
+static char *contract_text(const qsrc *S) {
   sqlite3_str *s = sqlite3_str_new(NULL);
   int at = 0;
   for (int i = 0; i < S->n; i++) {
-    if (S->t[i].type != GA_QT_ID || !qop(S, i + 1, "(") || qop(S, i - 1, "."))
-      continue;
-    int ours_k = 0;
-    for (int k = 0; ours[k]; k++)
-      ours_k |= qkw(S, i, ours[k]);
-    if (!ours_k)
-      continue;
-    int close = qclose(S, i + 1), depth = 0, commas = 0;
-    for (int j = i + 2; j < close; j++) {
-      depth += qop(S, j, "(") - qop(S, j, ")");
-      commas += depth == 0 && qop(S, j, ",");
-    }
-    if (commas || close == i + 2)
+    if (!contract_at(S, i))
       continue; /* min(a, b), max(a, b): scalar */
     sqlite3_str_append(s, S->z + at, S->t[i].off - at);
     sqlite3_str_appendall(s, "gpu_");
@@ -530,6 +542,112 @@ static char *contract_text(const qsrc *S) {
   }
   sqlite3_str_appendall(s, S->z + at);
   return sqlite3_str_finish(s);
+}
+
+/* Tokens [a, b) of S as pre ... ")", parameters ?N, the contract's gpu_
+** aggregates where contract (rule 5: a subquery's text). */
+static char *sub_text(const qsrc *S, int a, int b, const char *pre,
+                      int contract) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, pre);
+  for (int i = a; i < b; i++) {
+    const ga_qtok *t = &S->t[i];
+    if (t->type == GA_QT_VAR) {
+      sqlite3_str_appendf(s, "?%d ", t->var);
+      continue;
+    }
+    if (contract && contract_at(S, i))
+      sqlite3_str_appendf(s, "%s", "gpu_");
+    sqlite3_str_appendf(s, "%.*s ", t->len, S->z + t->off);
+  }
+  sqlite3_str_appendall(s, ")");
+  return sqlite3_str_finish(s);
+}
+
+/* Rule 5: subquery [j .. close] (j its "(", EXISTS at j - 1 when ex) as
+** the next placeholder of out->subs, written into s.  SQLITE_OK (*why set
+** where none keeps its meaning: the serial path); SQLITE_NOMEM. */
+static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
+                           ga_qrw *out, sqlite3_str *s, const char **why) {
+  int in = !ex && qkw(S, j - 1, "IN");
+  ga_qsubs *q = &out->subs;
+  ga_qsub *v = sqlite3_realloc64(q->v, sizeof(*v) * (size_t)(q->n + 1));
+  if (!v)
+    return SQLITE_NOMEM;
+  q->v = v;
+  v = &q->v[q->n];
+  memset(v, 0, sizeof(*v));
+  int k = q->param0 + q->n;
+  v->sql = sub_text(S, j + 1, close,
+                    ex   ? "SELECT EXISTS ("
+                    : in ? "SELECT * FROM ("
+                         : "SELECT (",
+                    1);
+  if (!v->sql)
+    return SQLITE_NOMEM;
+  q->n++;
+  /* worker 0 evaluates it (planner/qsubq.c rule 2): SQLite's functions */
+  for (int i = j + 1; i < close && !*why; i++) {
+    if (qkw(S, i, "CURRENT_TIME") || qkw(S, i, "CURRENT_DATE") ||
+        qkw(S, i, "CURRENT_TIMESTAMP"))
+      *why = ga_qsub_fn_why(db, "date");
+    else if (S->t[i].type == GA_QT_ID && qop(S, i + 1, "(") &&
+             !qop(S, i - 1, ".")) {
+      char *name = qname(S, i);
+      if (!name)
+        return SQLITE_NOMEM;
+      *why = ga_qsub_fn_why(db, name);
+      sqlite3_free(name);
+    }
+  }
+  if (*why) {
+    sqlite3_str_appendall(s, "(NULL) ");
+    return SQLITE_OK;
+  }
+  if (in) { /* x IN (SELECT c ...): a TEMP table of the workers */
+    static const char *const from_kw[] = {"FROM", NULL};
+    int a = j + 2 + (qkw(S, j + 2, "DISTINCT") || qkw(S, j + 2, "ALL"));
+    int b = qnext(S, a, close, from_kw), e = a;
+    while (e < b && qis_name(S, e) && qop(S, e + 1, ".") && e - a < 4)
+      e += 2;
+    e += e < b && qis_name(S, e) && S->t[e].type != GA_QT_STR;
+    if (e < b && qkw(S, e, "AS"))
+      e++;
+    if (e < b && qis_name(S, e) && e > a)
+      e++;
+    if (e != b || b == a) {
+      *why = "an IN subquery selects an expression, not a column (its "
+             "affinity and collation are not known here): SQLite evaluates "
+             "the text on the serial path";
+    } else {
+      char *probe = sub_text(S, j + 1, close, "SELECT * FROM (", 0);
+      if (!probe)
+        return SQLITE_NOMEM;
+      int rc = ga_qsub_in_decl(db, probe, &v->in_decl, why);
+      sqlite3_free(probe);
+      if (rc == SQLITE_NOMEM)
+        return rc;
+    }
+    if (*why)
+      sqlite3_str_appendall(s, "(NULL) ");
+    else
+      sqlite3_str_appendf(s, "(?%d) ", k);
+    return SQLITE_OK;
+  }
+  if (ex) { /* EXISTS: 0 or 1, no affinity */
+    sqlite3_str_appendf(s, "?%d ", k);
+    return SQLITE_OK;
+  }
+  char *probe = sub_text(S, j + 1, close, "(", 0);
+  if (!probe)
+    return SQLITE_NOMEM;
+  int rc = ga_qsub_placeholder(db, probe, k, s, &v->cast, why);
+  sqlite3_free(probe);
+  if (rc == SQLITE_ERROR) {
+    sqlite3_str_appendall(s, "(NULL) ");
+    rc = SQLITE_OK;
+  }
+  return rc;
 }
 
 /* ---- the pass ---- */
@@ -838,6 +956,16 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
   int we = wk >= 0 && source && w->where
                ? qnext(S, wk + 1, S->n, after_from + 1)
                : -1;
+  /* rule 5: scalar subqueries and EXISTS as parameters (planner/qsubq.c),
+  ** where the text has no IN (SELECT ...) and no view or WITH source */
+  const char *sub_why = NULL;
+  int par = nsub && !source, in_out = 0;
+  int wend = wk >= 0 ? qnext(S, wk + 1, S->n, after_from + 1) : -1;
+  for (int j = o + 1; par && j < S->n; j++)
+    if (qkw(S, j, "IN") && qop(S, j + 1, "(") && qkw(S, j + 2, "SELECT") &&
+        !(j > wk && j < wend))
+      par = 0, in_out = 1; /* the post query would read it: no set there */
+  out->subs.param0 = sqlite3_bind_parameter_count(sto) + 2;
   s = sqlite3_str_new(NULL);
   for (int j = o; j < S->n; j++) {
     const ga_qtok *t = &S->t[j];
@@ -857,14 +985,26 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
       continue;
     }
     if (nsub && qop(S, j, "(") && qkw(S, j + 1, "SELECT")) {
-      sqlite3_str_appendall(s, "(NULL) ");
-      j = qclose(S, j);
+      int close = qclose(S, j);
+      if (par && !sub_why)
+        rc = sub_placeholder(db, S, j, close, 0, out, s, &sub_why);
+      else
+        sqlite3_str_appendall(s, "(NULL) ");
+      if (rc != SQLITE_OK)
+        break;
+      j = close;
       continue;
     }
     if (nsub && qkw(S, j, "EXISTS") && qop(S, j + 1, "(") &&
         qkw(S, j + 2, "SELECT")) {
-      sqlite3_str_appendall(s, "(NULL) ");
-      j = qclose(S, j + 1);
+      int close = qclose(S, j + 1);
+      if (par && !sub_why)
+        rc = sub_placeholder(db, S, j + 1, close, 1, out, s, &sub_why);
+      else
+        sqlite3_str_appendall(s, "(NULL) ");
+      if (rc != SQLITE_OK)
+        break;
+      j = close;
       continue;
     }
     if (t->type == GA_QT_VAR) {
@@ -955,8 +1095,22 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
     }
     if (rc != SQLITE_OK)
       goto done2;
-    out->serial_why = "the text holds a subquery: SQLite evaluates it on the "
-                      "serial path";
+    if (!par || sub_why) {
+      out->serial_why =
+          sub_why  ? sub_why
+          : source ? "the text holds a subquery and reads a view or WITH "
+                     "expression: SQLite evaluates it on the serial path"
+          : in_out ? "the text holds an IN (SELECT ...) subquery outside "
+                     "WHERE: SQLite evaluates it on the serial path"
+                   : "the text holds a subquery: SQLite evaluates it on "
+                     "the serial path";
+      ga_qsubs_free(&out->subs);
+    } else {
+      out->partial_why = "the text holds a subquery, whose value the scan "
+                         "evaluates in its own snapshot: no partial carries "
+                         "it (run gpu_query, or compute the subquery first "
+                         "and pass it as a parameter)";
+    }
   } else { /* rule 4 */
     int r1 = SQLITE_OK, r2 = SQLITE_OK;
     char *a = prog_sig(db, sql, &r1);
@@ -972,7 +1126,8 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
     if (rc != SQLITE_OK)
       goto done2;
   }
-  if (out->serial_why && !(out->serial_sql = contract_text(S))) {
+  if ((out->serial_why || out->subs.n) &&
+      !(out->serial_sql = contract_text(S))) {
     rc = SQLITE_NOMEM;
     goto done2;
   }
@@ -1008,6 +1163,7 @@ done:
 }
 
 void ga_qrw_free(ga_qrw *rw) {
+  ga_qsubs_free(&rw->subs);
   sqlite3_free(rw->text);
   sqlite3_free(rw->serial_sql);
   memset(rw, 0, sizeof(*rw));

@@ -10,6 +10,7 @@
 
 #include "sqlite3ext.h"
 
+#include "qsubq.h"
 #include "qtok.h"
 
 typedef struct ga_qrw {
@@ -20,6 +21,9 @@ typedef struct ga_qrw {
   char *serial_sql;
   /* not NULL: gpu_query_partial refuses the text for this reason (rule 6) */
   const char *partial_why;
+  /* scalar subqueries and EXISTS, each a parameter of text (rule 5,
+  ** planner/qsubq.c); n = 0: none, or the text is serial */
+  ga_qsubs subs;
 } ga_qrw;
 
 /* Rewrite sql (compiled on db, the caller's connection).  SQLITE_OK (rw

@@ -1783,6 +1783,15 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     goto done;
   rc = make_texts(p, groups);
   q->partial_why = rw.partial_why;
+  if (rc == SQLITE_OK && rw.subs.n) { /* qrewrite.c rule 5, qsubq.c */
+    q->subs = rw.subs;
+    memset(&rw.subs, 0, sizeof(rw.subs));
+    sqlite3_free(q->serial_sql);
+    q->serial_sql = rw.serial_sql;
+    rw.serial_sql = NULL;
+    sqlite3_free(q->serial_sql_ix); /* the serial path: the text as written */
+    q->serial_sql_ix = NULL;
+  }
   if (rc == SQLITE_OK && rw.serial_why) { /* qrewrite.c rules 4, 5 */
     q->serial_why = rw.serial_why;
     sqlite3_free(q->serial_sql);
@@ -1817,6 +1826,7 @@ done:
 }
 
 void ga_query_free(ga_query *q) {
+  ga_qsubs_free(&q->subs);
   ga_target_free(&q->t);
   sqlite3_free(q->qual);
   sqlite3_free(q->filter);

@@ -12,6 +12,7 @@
 #include "sqlite3ext.h"
 
 #include "planner.h"
+#include "qsubq.h"
 
 /* An aggregate of the text: what a value column of the groups table holds.
 ** op is a GA_AGG_* (value.h) or one of these. */
@@ -64,6 +65,10 @@ typedef struct ga_query {
   char **col_name;        /* the result columns, made unique (rule 3) */
   const char *serial_why; /* not NULL: the parallel path cannot serve */
   const char *partial_why; /* not NULL: no partial (planner/qrewrite.c) */
+  /* scalar subqueries and EXISTS, parameters ?(subs.param0 + j) of the
+  ** workers' texts (+ 2) and the post query, evaluated in the scan's
+  ** snapshot (planner/qsubq.c); serial_sql then is the text as written */
+  ga_qsubs subs;
   /* rule 7: ORDER BY an aggregate ... LIMIT: only the groups among the
   ** first topk_k by that aggregate (ties kept) can reach the answer.
   ** topk_agg: the aggregate (index into aggs), -1 none */

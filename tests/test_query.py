@@ -196,7 +196,11 @@ MAX_DETAILED = 25  # failures printed in full; the rest in one line each
 # serial by a documented rule (planner/path.c rule 9; rule 14: a selective
 # indexed range, read with SQLite's own plan): not counted in the share
 EXPECTED_SERIAL = ("NOCASE or RTRIM group keys of a UTF-16 database", "an indexed range ",
-                   "the text holds a subquery",  # issue 37: SQLite evaluates it
+                   # issue 37: subqueries SQLite evaluates (planner/qsubq.c)
+                   "the text holds a subquery and reads a view",
+                   "the text holds an IN (SELECT ...) subquery outside WHERE",
+                   "an IN subquery selects", "a subquery's value",
+                   "the text holds a subquery, whose value",  # gpu_query_partial's refusal
                    "the view's substitution compiles otherwise",  # issue 37: MATERIALIZED, ...
                    # issue 37: gpu_max orders UTF-16 bytes, the set holds UTF-8
                    "min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 database")
@@ -1053,6 +1057,67 @@ def distinct_filter(q, name, arg):
     return arg, every, tail, loose
 
 
+# issue 37 (subqueries in parallel): conditions whose answer depends on the
+# subquery's affinity (INTEGER c against TEXT u, BLOB-affinity y) and, for
+# IN, its collation (s NOCASE, u BINARY), bound as a parameter or a TEMP
+# table of the workers (planner/qsubq.c)
+SUBQ2_WHERE = [
+    "u = (SELECT c FROM {t} WHERE c IS NOT NULL ORDER BY rowid LIMIT 1)",
+    "s IN (SELECT u FROM {t} WHERE rowid % 5 = 0)",
+    "u IN (SELECT s FROM {t} WHERE a > 1)",
+    "'A' IN (SELECT s FROM {t} WHERE rowid % 3 = 1)",
+    "y IN (SELECT a FROM {t} WHERE a < 3)",
+    "c NOT IN (SELECT y FROM {t} WHERE y IS NOT NULL AND rowid < 50)",
+    "u = (SELECT y FROM {t} WHERE y IS NOT NULL ORDER BY rowid LIMIT 1)",
+    "x > (SELECT total(x) FROM {t}) / (SELECT count(*) + 1 FROM {t})",
+    "a IN (SELECT DISTINCT {t}.b AS bb FROM {t} WHERE b < 2) OR EXISTS (SELECT 1 FROM {t} WHERE z > 1e300)",
+    "s = (SELECT max(s) FROM {t})"]
+# in the select list: a share of total (gpu_sum on both sides), an
+# aggregate's argument, a constant subquery the post query reads
+SUBQ2_ITEMS = [
+    "sum(x) / (SELECT sum(x) FROM {t}) AS sq_share",
+    "sum(c * (SELECT min(c) FROM {t})) AS sq_arg",
+    "count(*) * 1.0 / (SELECT count(*) FROM {t} WHERE a IS NOT NULL) AS sq_frac",
+    "(SELECT avg(z) FROM {t}) AS sq_avg"]
+
+
+def subq2(r, q, t, schema):
+    """Issue 37 (subqueries in parallel): about 8% of the other queries get
+    a subquery condition from SUBQ2_WHERE ANDed to the WHERE, or a
+    subquery item of SUBQ2_ITEMS appended to the select list (the reference
+    names sum ... max as gpu_ inside the subquery too)."""
+    if q.form or schema or r.random() > 0.08 or \
+            re.search(r"(?i)\b(rowid|oid|_rowid_|main|aux|indexed)\b", q.text):
+        return
+    m = re.search(r"(?i)\bfrom\s+%s\b" % re.escape(t.name), q.text)
+    m2 = re.search(r"(?i)\bfrom\s+%s\b" % re.escape(t.name), q.ref)
+    if not m or not m2:
+        return
+
+    def gpu(z):
+        return re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", z)
+    if r.random() < 0.6:
+        cond = r.choice(SUBQ2_WHERE).format(t=t.name)
+
+        def put(sql, mm, c):
+            rest = sql[mm.end():]
+            tail = re.match(r"(\s+(AS\s+)?tt)?", rest, re.I).end()
+            wm = re.match(r"\s*(--[^\n]*\n|/\*.*?\*/|\s)*where\b", rest[tail:], re.I)
+            if wm:
+                at = mm.end() + tail + wm.end()
+                return sql[:at] + " (" + c + ") AND" + sql[at:]
+            at = mm.end() + tail
+            return sql[:at] + " WHERE (" + c + ") " + sql[at:]
+        q.text, q.ref = put(q.text, m, cond), put(q.ref, m2, gpu(cond))
+    else:
+        item = r.choice(SUBQ2_ITEMS).format(t=t.name)
+        q.text = q.text[:m.start()] + ", " + item + " " + q.text[m.start():]
+        q.ref = q.ref[:m2.start()] + ", " + gpu(item) + " " + q.ref[m2.start():]
+        q.loose_cols = list(q.loose_cols) + [False]
+    q.form = "subq2"
+    q.cache_shaped = False
+
+
 def number_form(r, n, numeric):
     """Column number n as SQLite reads one (sqlite3ExprIsInteger after the
     term's COLLATEs, issue 36): 1, +1, (1), 0x1, 01, - -1, and (numeric
@@ -1417,6 +1482,9 @@ class Run:
                     st["cache_why"][cwhy] = st["cache_why"].get(cwhy, 0) + 1
             if str(ls.get("why")).startswith("the query over the groups does not compile"):
                 self.problems.append("%s: %s" % (label, ls.get("why")))  # issue 37: a post query that fails
+            if getattr(q, "form", None) in ("subquery", "subq2"):  # issue 37, subq2
+                st["subq_runs"] = st.get("subq_runs", 0) + 1
+                st["subq_par"] = st.get("subq_par", 0) + (path == "parallel")
             if path == "parallel" or path == "cache":
                 st["parallel"] += 1
             elif path == "serial" and why.startswith(EXPECTED_SERIAL):
@@ -1661,6 +1729,7 @@ def main():
         q = Query(r, t, probe, schema).build()
         # issue 37: its own random stream, so the other queries stay as they were
         views_ctes_subqueries(random.Random("%d/%d" % (SEED, qi)), q, t, schema, cons, names_con)
+        subq2(random.Random("subq2/%d/%d" % (SEED, qi)), q, t, schema)  # issue 37, subq2
         stats[q.form or "plain"] = stats.get(q.form or "plain", 0) + 1
         q = Query(r, t, probe, schema)
         if random.Random(SEED * 1000003 + qi).random() < DISTINCT_SHARE:  # issue 37
@@ -1795,11 +1864,18 @@ def main():
              stats["choice_differs"], stats["ref_errors"], stats["errors_both"], stats["ref_rows"], time.time() - t0,
              "; failures in full: " + os.path.join(TMP, "failures.txt") if fails else ""))
     print("# issue 37: %d through a view, %d a WITH expression, %d with a subquery"
-          % (stats.get("view", 0), stats.get("cte", 0), stats.get("subquery", 0)))
+          % (stats.get("view", 0), stats.get("cte", 0), stats.get("subquery", 0) + stats.get("subq2", 0)))
     print("# issue 37: %d queries with DISTINCT inside an aggregate, %d with FILTER"
           % (stats["distinct"], stats["filter"]))
     rep.check("distinct_filter_ran", stats["distinct"] >= QUERIES // 10 and stats["filter"] >= QUERIES // 10,
               "only %d queries with DISTINCT and %d with FILTER of %d" % (stats["distinct"], stats["filter"], QUERIES))
+    if stats.get("subq_runs", 0):  # issue 37, subq2: subqueries run in parallel
+        print("# issue 37: %d of %d runs of subquery texts (threads > 1) took the parallel path"
+              % (stats["subq_par"], stats["subq_runs"]))
+        if stats["subq_runs"] >= 10 and not PARTS:
+            rep.check("subquery_parallel_share", stats["subq_par"] >= 0.6 * stats["subq_runs"],
+                      "only %d of %d runs of subquery texts were parallel"
+                      % (stats["subq_par"], stats["subq_runs"]))
     if PARTS:
         print("# partials: %d queries over %d shard files in all (%d errors on both sides); %d refused "
               "as documented (%s)" % (stats["partials"], stats["shards"], stats["partial_errors_both"],

@@ -1678,8 +1678,10 @@ s37 = connect(os.path.join(TMP, "s37.db"))
 s37.execute("PRAGMA journal_mode = WAL")
 s37.executescript("""
 CREATE TABLE t(g INTEGER, tk TEXT, n TEXT COLLATE NOCASE, x REAL, b INTEGER);
-CREATE TABLE d(code INTEGER, n TEXT COLLATE NOCASE);
-INSERT INTO d VALUES (5, 'A');
+CREATE TABLE d(code INTEGER, n TEXT COLLATE NOCASE, bb BLOB, bx BLOB);
+INSERT INTO d VALUES (5, 'A', '5', x'35');
+CREATE TABLE d3(c INTEGER);
+INSERT INTO d3 VALUES ('05x');
 CREATE TABLE d2(v REAL);
 INSERT INTO d2 VALUES (1e16), (1.0), (-1e16);
 CREATE VIEW vk AS SELECT g AS k, x * 2 AS x2, n, tk FROM t WHERE b > 3;
@@ -1688,6 +1690,9 @@ CREATE VIEW vcols(p, q) AS SELECT g, x FROM t;
 """)
 s37.executemany("INSERT INTO t VALUES (?,?,?,?,?)",
                 [(i % 5, ["05", "5", "x", " 5"][i % 4], "aAbB"[i % 4], i * 0.25, i) for i in range(3000)])
+
+
+s37.create_function("f37b", 1, lambda v: v, deterministic=True)
 
 
 def ref37(con, sql, args=()):
@@ -1707,14 +1712,46 @@ def q37(con, sql, args=(), name="q37"):
 
 for sql, path, why in [
         # the subquery's affinity: tk = 5 by TEXT affinity would match '5' only
-        ("SELECT g, count(*) FROM t WHERE tk = (SELECT code FROM d) GROUP BY g", "serial", "subquery"),
+        # (parallel: the workers bind CAST(value AS INTEGER), which keeps it)
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT code FROM d) GROUP BY g", "parallel", None),
         # the subquery's collation: 'a' IN ('A') is 0, under n's NOCASE 1
         ("SELECT count(*), max('a' IN (SELECT n FROM d)) FROM t", "serial", "subquery"),
-        ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM d WHERE code > 4)", "serial", "subquery"),
+        ("SELECT count(*) FROM t WHERE EXISTS (SELECT 1 FROM d WHERE code > 4)", "parallel", None),
         # a share of total, gpu_sum on both sides of the division
-        ("SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g", "serial", "subquery"),
+        ("SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g", "parallel", None),
         # sum inside the subquery is gpu_sum: 1.0, where sum's doubles give 0.0
-        ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "serial", "subquery"),
+        ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "parallel", None),
+        # issue 37 (subqueries in parallel): a BLOB column's affinity (none
+        # applied to tk), a scalar subquery has no collation ('a' = 'A' is
+        # 0 under BINARY although n is NOCASE), in HAVING, ORDER BY, an
+        # aggregate's argument and a group term (the post query binds it)
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT bx FROM d) OR g = 2 GROUP BY g", "parallel", None),
+        # a BLOB column holding TEXT: no CAST keeps both value and affinity
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT bb FROM d) GROUP BY g", "serial", "CAST"),
+        ("SELECT g, count(*) FROM t WHERE 'a' = (SELECT n FROM d) OR g = 1 GROUP BY g", "parallel", None),
+        ("SELECT g, sum(x * (SELECT code FROM d)) FROM t GROUP BY g HAVING count(*) > (SELECT code FROM d) "
+         "ORDER BY (SELECT 1), g", "parallel", None),
+        ("SELECT (SELECT code FROM d) + g AS k, count(*) FROM t WHERE n = (SELECT n FROM d) GROUP BY k",
+         "parallel", None),
+        # IN (SELECT ...) in WHERE: a TEMP table on each worker, its column
+        # declared with the subquery's column's affinity and collation
+        # ('a' IN (SELECT n ...) is 1 under n's NOCASE; tk IN (SELECT code
+        # ...) matches '05', '5' and ' 5' by code's INTEGER affinity)
+        ("SELECT g, count(*) FROM t WHERE 'a' IN (SELECT n FROM d) AND g < 3 GROUP BY g", "parallel",
+         "subquery"),
+        ("SELECT g, count(*) FROM t WHERE tk IN (SELECT code FROM d) GROUP BY g", "parallel", None),
+        ("SELECT g, count(*) FROM t WHERE tk NOT IN (SELECT d.code AS c FROM d WHERE n = 'a') GROUP BY g",
+         "parallel", None),
+        ("SELECT g, count(*) FROM t WHERE n IN (SELECT n FROM d) GROUP BY g", "parallel", None),
+        # an expression's affinity and collation are not read: serial
+        ("SELECT g, count(*) FROM t WHERE tk IN (SELECT code + 0 FROM d) GROUP BY g", "serial",
+         "expression"),
+        # an INTEGER column holding TEXT: no CAST keeps the value
+        ("SELECT g, count(*) FROM t WHERE tk = (SELECT c FROM d3) GROUP BY g", "serial", "CAST"),
+        # an application's function in a subquery: the workers have none
+        ("SELECT g, count(*) FROM t WHERE g < (SELECT f37b(code) FROM d) GROUP BY g", "serial",
+         "application's function"),
+        ("SELECT g, count(*) FROM t WHERE g < (SELECT last_insert_rowid() FROM d) GROUP BY g", "serial", "moment's"),
         ("SELECT k, sum(x2), count(*) FROM vk GROUP BY k", "parallel", None),
         # ORDER BY k: the alias (SQLite's rule), not the view's column k
         ("SELECT n, sum(x2) AS k FROM vk GROUP BY n ORDER BY k", "parallel", None),
@@ -1733,9 +1770,41 @@ for sql, path, why in [
         got, names, ls = str(e), None, {}
     check(got == want and ls.get("path") == path and (why is None or why in ls.get("why", "")),
           "issue 37: %s" % sql, (got[:3], want[:3], ls.get("path"), ls.get("why")))
-got = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")[0]
+got2, names, ls2 = q37(s37, "SELECT count(*) FROM t WHERE tk IN (SELECT code FROM d)")
+got3, names, ls3 = q37(s37, "SELECT count(*) FROM t WHERE 'a' IN (SELECT n FROM d)")
+check(got2 == [(2250,)] and ls2["path"] == "parallel" and got3 == [(3000,)] and ls3["path"] == "parallel",
+      "issue 37: IN (SELECT ...) keeps the column's INTEGER affinity and NOCASE collation in parallel",
+      (got2, ls2, got3, ls3))
+# a TEMP d hides main.d from the caller's text, not from a worker's: the
+# subquery compiles otherwise there, so SQLite evaluates the text
+s37.execute("CREATE TEMP TABLE d(code INTEGER, n TEXT COLLATE NOCASE, bb BLOB, bx BLOB)")
+s37.execute("INSERT INTO temp.d VALUES (7, 'x', NULL, NULL)")
+for sql in ("SELECT g, count(*) FROM t WHERE g < (SELECT code FROM d) - 4 GROUP BY g",
+            "SELECT g, count(*) FROM t WHERE n IN (SELECT n FROM d) OR g = 4 GROUP BY g"):
+    got, names, ls = q37(s37, sql)
+    check(got == ref37(s37, sql) and ls["path"] == "serial" and "compiles otherwise on a worker" in ls["why"],
+          "issue 37: a subquery reading a TEMP table that hides main's: serial (%s)" % sql, (got, ls))
+s37.execute("DROP TABLE temp.d")
+# the host cache answers a subquery that only the select list, HAVING or
+# ORDER BY reads (evaluated on the caller, in the snapshot the entry is
+# checked against); rows that read one take the scan, saying why
+s37.execute("SELECT gpu_cache('t', 'g, tk, n, x, b')")
+for sql, path, why in [
+        ("SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g", "cache", None),
+        ("SELECT g, count(*) FROM t GROUP BY g HAVING count(*) > (SELECT count(*) FROM t) / 6 "
+         "ORDER BY (SELECT max(x) FROM t), g", "cache", None),
+        ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "cache", None),
+        ("SELECT g, count(*) FROM t WHERE x > (SELECT avg(x) FROM t) GROUP BY g", "parallel",
+         "cache not used: the rows read a subquery's value"),
+        ("SELECT g, count(*) FROM t WHERE tk IN (SELECT code FROM d) GROUP BY g", "parallel",
+         "cache not used: the rows read a subquery's value")]:
+    got, names, ls = q37(s37, sql)
+    check(got == ref37(s37, sql) and ls["path"] == path and (why is None or ls["why"].startswith(why)),
+          "issue 37: the cache and a subquery: %s" % sql, (got[:3], ls))
+s37.execute("SELECT gpu_cache_drop('t')")
+got, names, ls = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")
 plain = s37.execute("SELECT count(*) FROM t WHERE tk = ?", (5,)).fetchall()
-check(got == [(2250,)] and plain == [(750,)],
+check(got == [(2250,)] and plain == [(750,)] and ls["path"] == "parallel",
       "issue 37: the subquery's INTEGER affinity matches '05', '5' and ' 5', a parameter '5' only",
       (got, plain))
 
@@ -1810,6 +1879,21 @@ err = error_of(s37, "SELECT gpu_query_partial('WITH r AS (SELECT g AS k, x FROM 
                "SELECT k, sum(x) FROM r GROUP BY k')")
 check(err is None, "issue 37: gpu_query_partial of a WITH expression", err)
 
+# the caller's interrupt reaches a subquery that worker 0 evaluates inside
+# the snapshot (through its progress handler): a cross join of 2.7e10 rows
+# ends at once, however late the interrupt comes
+import threading  # noqa: E402
+sql = "SELECT g, count(*) FROM t WHERE b < (SELECT count(*) FROM t AS a1, t AS a2, t AS a3) GROUP BY g"
+s37.execute("DROP TABLE IF EXISTS temp.qi")
+create(s37, "qi", sql)
+timer = threading.Timer(0.3, s37.interrupt)
+timer.start()
+err = error_of(s37, "SELECT * FROM temp.qi")
+timer.join()
+ls = info(s37)["last_scan"]
+check(err is not None and "interrupt" in err and ls.get("interrupted_in") in ("snapshot", None),
+      "issue 37: the caller's interrupt stops a subquery evaluated on worker 0", (err, ls))
+
 # a subquery over the scanned table reads the scan's snapshot: a writer
 # commits pairs of rows (b and -b, g 7) in a loop; each answer is one state
 import subprocess  # noqa: E402
@@ -1825,6 +1909,7 @@ while time.time() < deadline:
     con.execute("INSERT INTO t VALUES (7, 'w', 'w', 1.0, ?)", (-i,))
     con.execute("COMMIT")
     i += 1
+    time.sleep(0.002)  # the scan's helper takes the write lock in between
 """, os.path.join(TMP, "s37.db")], stdin=subprocess.DEVNULL)
 bad = []
 sql = ("SELECT count(*) - (SELECT count(*) FROM t) AS d, sum(b) - (SELECT sum(b) FROM t) AS e, "
@@ -1834,8 +1919,11 @@ for i in range(3000):  # the writer's first commit
     if s37.execute("SELECT count(*) FROM t WHERE g = 7").fetchone()[0] or writer.poll() is not None:
         break
     time.sleep(0.01)
+paths, whys = [], []
 for i in range(60):
     got, names, ls = q37(s37, sql)
+    paths.append(ls.get("path"))
+    whys.append(ls.get("why"))
     n_states.add(s37.execute("SELECT count(*) FROM t").fetchone()[0])
     if got != [(0, 0, 0)]:
         bad.append(got)
@@ -1843,6 +1931,13 @@ writer.kill()
 writer.wait()
 check(not bad and len(n_states) > 1, "issue 37: a subquery over the scanned table under a writer "
       "(%d states seen)" % len(n_states), bad[:3])
+# issue 37 (subqueries in parallel): the subqueries run on worker 0 inside
+# the workers' snapshot, so most calls are parallel and every one is one
+# state (the caller's own read transaction is older: its statement began
+# before the call)
+check(paths.count("parallel") >= len(paths) // 2,
+      "issue 37: a subquery over the scanned table under a writer runs in parallel",
+      (paths, whys[:3]))
 
 
 # Issue 37 (crash): another connection changes the schema of a file this

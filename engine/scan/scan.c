@@ -83,6 +83,12 @@
 **     journal mode the protocol assumed (switching between WAL and a
 **     rollback journal needs an exclusive lock, so it happened before our
 **     locks or waits until we are done); otherwise serial.
+**   gpu_query's subqueries (spec.in_snapshot, planner/qsubq.c): once every
+**     worker has begun (and before the read-only helper's second data
+**     version), worker 0's connection evaluates them inside its read
+**     transaction, the workers' snapshot, and fills the IN sets' TEMP
+**     tables of every worker (the ROLLBACK that ends each drops them); its
+**     progress handler polls the caller's interrupt meanwhile ("snapshot").
 **   Inside the snapshot, readers need no further lock: the workers' scans
 **     cannot block on anything but the dispenser mutex below.
 **
@@ -786,6 +792,13 @@ static int caller_progress(void *arg) {
   return cancelled(w->sh) || caller_interrupted(w->sh, "piece");
 }
 
+/* The same while worker 0 evaluates gpu_query's subqueries inside the
+** snapshot (spec.in_snapshot): noticed in "snapshot". */
+static int caller_progress_snap(void *arg) {
+  worker *w = arg;
+  return cancelled(w->sh) || caller_interrupted(w->sh, "snapshot");
+}
+
 /* VM instructions between two polls: a few hundred rows, tens of
 ** microseconds; sqlite3_is_interrupted is one load (the older SQLite's probe
 ** statement is a step, still small next to them). */
@@ -1151,6 +1164,36 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
       } else if (rc == SQLITE_OK &&
                  (h != *have || (h && (a != *mn || b != *mx)))) {
         rc = SQLITE_INTERNAL; /* cannot happen with the design above */
+      }
+    }
+    /* gpu_query's subqueries, on worker 0: its read transaction is the
+    ** snapshot (the caller's own may be older: its statement began before
+    ** this call) */
+    if (rc == SQLITE_OK && sp->in_snapshot) {
+      char why[200] = "";
+      worker *w0 = &sh->w[0];
+      sqlite3_progress_handler(w0->db, GA_SCAN_POLL_OPS, caller_progress_snap,
+                               w0);
+      sqlite3 **dbs = sqlite3_malloc64(sizeof(*dbs) * (size_t)sh->nw);
+      for (int i = 0; dbs && i < sh->nw; i++)
+        dbs[i] = sh->w[i].db;
+      int src = dbs ? sp->in_snapshot(sp->in_snapshot_arg, dbs, sh->nw, why,
+                                      sizeof why)
+                    : SQLITE_NOMEM;
+      sqlite3_free(dbs);
+      sqlite3_progress_handler(w0->db, 0, NULL, NULL);
+      if (src != SQLITE_OK) {
+        end_all(sh);
+        helper_end(sp, helper);
+        if (sh->fail_rc)
+          ; /* the caller's interrupt, noticed by the progress handler */
+        else if (src == SQLITE_NOMEM)
+          fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+        else if (src == SQLITE_INTERRUPT)
+          fail_in(sh, GA_SCAN_INTERRUPT, "snapshot", "interrupted%s", NULL);
+        else
+          fail(sh, GA_SCAN_FALLBACK, "%s", why);
+        return sh->fail_rc;
       }
     }
     /* every worker began after dv0 was read and before this one is: the

@@ -143,6 +143,16 @@ typedef struct ga_scan_spec {
                      int64_t hi);
   int (*piece_end)(void *arg, int64_t no, int ok, int64_t *rows);
   void *piece_arg;
+  /* NULL, or run on the caller's thread once every worker has begun,
+  ** with the workers' connections (w[0] first; inside the snapshot, each
+  ** read transaction open; what they write in TEMP goes with the ROLLBACK
+  ** that ends them) and before any parameter is bound: gpu_query's
+  ** subqueries (planner/qsubq.c), which fill params.  The caller's
+  ** interrupt reaches it through worker 0's progress handler.  SQLITE_OK;
+  ** SQLITE_NOMEM; SQLITE_INTERRUPT; else the serial path for the reason it
+  ** wrote. */
+  int (*in_snapshot)(void *arg, sqlite3 **w, int nw, char *why, size_t n);
+  void *in_snapshot_arg;
 } ga_scan_spec;
 
 /* How long the snapshot waits for a busy lock (a writer): at most this

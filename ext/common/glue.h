@@ -46,6 +46,11 @@ struct ga_conn {
   int64_t aggregate_calls, aggregate_replays;
   /* the same for gpu_query (gpuagg_info's "gpu_query") */
   int64_t query_calls, query_replays;
+  /* gpu_sum ... gpu_max registered on (on = 1) or taken off (0) a worker's
+  ** connection db, with this conn: the contract inside gpu_query's
+  ** subqueries, evaluated there (planner/qsubq.c rule 2); set by
+  ** ext/init.c, which holds the registration table */
+  int (*contract_fns)(sqlite3 *db, void *conn, int on);
 };
 
 /* ---- conn.c ---- */

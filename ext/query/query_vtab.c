@@ -115,6 +115,7 @@ typedef struct query_cursor {
   int64_t kept_bytes;
   int memo, memo_off, replay;
   size_t ri;
+  ga_qsub_run subq; /* the subqueries' values (planner/qsubq.c) */
 } query_cursor;
 
 static double now_ms(void) {
@@ -461,6 +462,7 @@ static void cursor_reset(query_cursor *c) {
   c->st = NULL;
   ga_scan_out_free(&c->out);
   memset(&c->gs, 0, sizeof(c->gs));
+  ga_qsub_run_free(&c->subq);
   ga_query_free(&c->q);
   for (int i = 0; i < c->np; i++)
     sqlite3_value_free(c->params[i]);
@@ -586,6 +588,8 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
     rc = bind_all(c, c->st);
   if (rc == SQLITE_OK)
     rc = sqlite3_bind_pointer(c->st, c->np + 1, &c->gs, "gpuagg_groups", NULL);
+  if (rc == SQLITE_OK && c->subq.vals) /* planner/qsubq.c rule 4 */
+    rc = ga_qsub_bind_post(&c->subq, c->st);
   if (rc != SQLITE_OK) {
     rc = ga_intr_rc(vt->db, rc);
     if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
@@ -601,6 +605,63 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
     return SQLITE_OK;
   }
   return SQLITE_OK;
+}
+
+/* The workers' texts with each IN subquery's TEMP table (planner/qsubq.c
+** rule 5): their parameters are the post query's + 2. */
+static int subq_texts(ga_plan *plan, const ga_qsubs *s) {
+  char **f[] = {&plan->sql_piece, &plan->sql_rows, &plan->sql_range};
+  for (int i = 0; i < 3; i++) {
+    if (!*f[i])
+      continue;
+    char *x = ga_qsub_worker_sql(s, *f[i], 2);
+    if (!x)
+      return SQLITE_NOMEM;
+    sqlite3_free(*f[i]);
+    *f[i] = x;
+  }
+  plan->spec.sql_piece = plan->sql_piece;
+  plan->spec.sql_rows = plan->sql_rows;
+  plan->spec.sql_range = plan->sql_range;
+  return SQLITE_OK;
+}
+
+/* The column cache for a text with subqueries (planner/qsubq.c rule 6):
+** only where the rows read no subquery's value (the select list, HAVING or
+** ORDER BY does), the values evaluated on this connection inside the read
+** transaction its statement holds, the snapshot ga_cache_answer checks the
+** entry against.  SQLITE_OK with *hit, or with why (cache not used). */
+static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
+                      const ga_parts *parts, int *hit, char *why, size_t n) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  int reads = ga_qsub_reads(&c->q.subs, parts->filter);
+  for (int k = 0; k < parts->nvals; k++)
+    reads |= ga_qsub_reads(&c->q.subs, parts->vals[k]);
+  for (int k = 0; k < parts->nkeys + parts->ncarry; k++)
+    reads |= ga_qsub_reads(&c->q.subs, parts->keys[k]);
+  if (reads) {
+    sqlite3_snprintf((int)n, why,
+                     "the rows read a subquery's value (a filter, an "
+                     "aggregate's argument or a group term): the scan "
+                     "evaluates it in its snapshot");
+    return SQLITE_OK;
+  }
+  if (sqlite3_txn_state(db, c->q.t.schema) == SQLITE_TXN_NONE) {
+    sqlite3_snprintf((int)n, why,
+                     "no read transaction holds the snapshot a subquery "
+                     "would read");
+    return SQLITE_OK;
+  }
+  char ewhy[200] = "";
+  int rc = ga_qsub_eval_caller(&c->subq, ewhy, sizeof ewhy);
+  if (rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT)
+    return rc;
+  if (rc != SQLITE_OK) {
+    sqlite3_snprintf((int)n, why, "%s", ewhy);
+    return SQLITE_OK;
+  }
+  return ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts, &c->out, hit,
+                         why, n);
 }
 
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
@@ -746,9 +807,20 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     ga_parts parts;
     ga_query_parts(&c->q, &parts, c->params, c->np);
     parts.serial_index = c->q.serial_sql_ix != NULL; /* path.c rule 14 */
-    /* rule 8: the column cache first */
-    rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
-                         cwhy, sizeof cwhy);
+    if (c->q.subs.n) { /* subqueries: values of the scan's snapshot */
+      rc = ga_qsub_run_init(&c->subq, vt->db, &c->q.subs, c->params, c->np,
+                            ga_config_group_bytes(&cfg));
+      c->subq.contract = conn->contract_fns;
+      c->subq.contract_ctx = conn;
+      if (rc == SQLITE_OK)
+        rc = subq_cache(c, vt->db, &cfg, &parts, &hit, cwhy, sizeof cwhy);
+      parts.params = c->subq.vals;
+      parts.nparams = c->np + 1 + c->q.subs.n;
+    } else {
+      /* rule 8: the column cache first */
+      rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
+                           cwhy, sizeof cwhy);
+    }
     if (rc == SQLITE_OK && hit) {
       rc = serve_groups(c, c->out.enc, why, sizeof why);
       if (rc == SQLITE_OK && c->st) {
@@ -760,6 +832,21 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       }
     } else if (rc == SQLITE_OK) {
       rc = ga_plan_parts(vt->db, &cfg, &c->q.t, &parts, &plan);
+      if (rc == SQLITE_OK && plan.parallel && c->q.subs.n &&
+          sqlite3_stricmp(c->q.t.schema, "main")) {
+        /* a worker's main is the table's file: the subquery's names would
+        ** resolve elsewhere (planner/qsubq.c rule 2) */
+        plan.parallel = 0;
+        sqlite3_snprintf((int)sizeof plan.why, plan.why,
+                         "the text holds a subquery and its table is not in "
+                         "main: SQLite evaluates it on the serial path");
+      }
+      if (c->q.subs.n) { /* planner/qsubq.c rule 2 */
+        plan.spec.in_snapshot = ga_qsub_eval;
+        plan.spec.in_snapshot_arg = &c->subq;
+        if (rc == SQLITE_OK && plan.parallel)
+          rc = subq_texts(&plan, &c->q.subs);
+      }
       index_serial = plan.index_serial;
       if (rc == SQLITE_OK && plan.parallel)
         rc = run_parallel(c, &plan, why, sizeof why);
