@@ -65,6 +65,7 @@ names the sections to run (tests/mutants/run.py --gpu).
 """
 
 import json
+from collections import Counter
 import os
 import random
 import re
@@ -1987,6 +1988,14 @@ def section_distinct(rep, r, device):
                       ls["path"] == "cache", "%r\n %r\n %r\n %s" % (got, want, ls, q))
     if device == "gpu":
         return
+    # the runs hand their sets over in any order: the representative is
+    # still the first in rowid order (1.0, row 1), whichever run is first
+    q = "SELECT typeof(sum(DISTINCT v)), count(DISTINCT v) FROM d WHERE g < 2"
+    seen = Counter()
+    for k in range(40):
+        cfg(con, "threads", 2 + k % 3)
+        seen[repr(dist_query(con, q)[0])] += 1
+    rep.check(tag + "_first_repeated", list(seen) == [repr(("ok", [("real", 1)]))], repr(seen))
     # integer overflow, as the uncached path reports it
     q = "SELECT sum(DISTINCT n) FROM d"
     cfg(con, "threads", 2)
@@ -2011,6 +2020,16 @@ def section_distinct(rep, r, device):
                (got[0] == "error" and "group_bytes" in got[1])),
               "%r %r" % (got[0], ls))
     cfg(con, "group_bytes", 0)
+    # the caller's interrupt, polled while the sets fill (a progress handler
+    # that says stop: the plain query, which never polls, answers)
+    for qi, (q, stops) in enumerate((("SELECT g, count(DISTINCT v) FROM w GROUP BY g", True),
+                                     ("SELECT g, sum(v) FROM w GROUP BY g", False))):
+        con.set_progress_handler(lambda: 1, 1000)
+        got, ls = dist_query(con, q)
+        con.set_progress_handler(None, 0)
+        rep.check("%s_interrupt_%d" % (tag, qi), (got == ("error", "interrupted")) == stops, repr(got)[:200])
+        got, ls = dist_query(con, q)
+        rep.check("%s_after_interrupt_%d" % (tag, qi), got[0] == "ok" and ls["path"] == "cache", repr(ls))
     # 1, 1.0, '1', x'31' and NULL: TEXT beside numbers is a mixed column,
     # a BLOB fails the load: the uncached path answers (3 values)
     con.execute("CREATE TABLE m(v)")
