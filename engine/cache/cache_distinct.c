@@ -13,14 +13,17 @@
 **      column holds no BLOB, and no TEXT beside numbers (a mixed column is
 **      read by no query: cache_load.c rule 8), so those cases never reach
 **      an entry.
-**   2. TEXT values are dictionary codes in the entry; the set holds their
-**      bytes (ga_dict_value, in the entry's encoding), not the codes: codes
-**      are BINARY ranks (dict.h rule 2), which NOCASE and RTRIM would join,
-**      and a set of bytes is what the post query's results read.  Only
-**      count reads a TEXT DISTINCT value on an entry (planner/cache_shape.c
-**      declines sum, total and avg of TEXT; min and max keep DISTINCT only
-**      under NOCASE or RTRIM), so no TEXT representative needs sum()'s
-**      classification.
+**   2. TEXT values are dictionary codes in the entry, one code a value
+**      (dict.h rule 2: BINARY ranks).  Under BINARY the set holds the codes
+**      as integers (equal codes, equal values); under NOCASE and RTRIM,
+**      which join values of other codes, the codes' bytes (ga_dict_value,
+**      in the entry's encoding).  Only count reads a TEXT DISTINCT value
+**      under BINARY (planner/cache_shape.c declines sum, total and avg of
+**      TEXT, and min and max keep DISTINCT only under NOCASE or RTRIM,
+**      planner/query.c), so a set of codes answers as a set of values, and
+**      min and max read a set of bytes.  No TEXT representative needs
+**      sum()'s classification.  Partials never read the cache
+**      (ext/query/partial_fns.c rule 2), so no set of codes leaves it.
 **   3. The representative of equal values is the first in rowid order:
 **      a run walks its rows in row order and tags every value with its run
 **      number, which orders runs by rowid (cache_host.c rule 1), and the
@@ -68,6 +71,9 @@ int ga_cdist_step(ga_gstate *st, int dist, int cls, uint64_t v,
   memset(&raw, 0, sizeof(raw));
   if (cls == GA_IDR_NULL) {
     raw.type = GA_V_NULL;
+  } else if (d && dist - 1 == GA_COLL_BINARY) { /* rule 2: the code */
+    raw.type = GA_V_INT;
+    raw.i = (int64_t)v;
   } else if (d) { /* rule 2: the code's bytes */
     raw.type = GA_V_TEXT;
     ga_dict_value(d, (uint32_t)v, &raw.p, &raw.n);
