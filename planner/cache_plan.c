@@ -536,12 +536,15 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
-  /* gpu_query's DISTINCT aggregates (issue 37): the cache's queries step
-  ** plain states only, so the workers keep the sets */
-  for (int k = 0; p->val_dist && k < p->nvals; k++)
+  /* gpu_query's DISTINCT aggregates (issue 37): a host entry keeps the
+  ** sets (engine/cache/cache_distinct.c); the GPU's queries step plain
+  ** states only */
+  for (int k = 0; e->where == GA_CACHE_GPU && p->val_dist && k < p->nvals; k++)
     if (p->val_dist[k]) {
-      snprintf(why, nwhy, "DISTINCT inside an aggregate (the cache keeps no "
-                          "sets of values)");
+      snprintf(why, nwhy,
+               "DISTINCT inside an aggregate (the GPU cache keeps "
+               "no sets of values; a host entry, loaded with "
+               "device = 'cpu', answers it)");
       return SQLITE_OK;
     }
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
@@ -607,10 +610,18 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   }
   int threads = ga_config_threads(cfg);
   char qwhy[200] = "";
+  ga_intr intr = {.db = db}; /* DISTINCT's sets: cache_distinct.c rule 5 */
+  qp->dist_cap = ga_config_group_bytes(cfg);
+  qp->interrupted = qp->ndist ? ga_intr_check : NULL;
+  qp->interrupted_arg = &intr;
   if (e->where == GA_CACHE_GPU)
     rc = ga_cache_query_gpu(c, e, qp, out, qwhy, sizeof qwhy);
   else
     rc = ga_cache_query_host(c, e, qp, threads, out, qwhy, sizeof qwhy);
+  ga_intr_free(&intr);
+  qp->interrupted = NULL;
+  if (rc == GA_SCAN_INTERRUPT)
+    return SQLITE_INTERRUPT;
   if (rc == GA_SCAN_OK && ga_cache_decode_keys(e, qp, out))
     rc = GA_SCAN_NOMEM;
   if (rc == GA_SCAN_OK) {

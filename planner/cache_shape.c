@@ -469,8 +469,11 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   q->topk_total = parts->topk_total;
   q->topk_desc = parts->topk_desc;
   q->topk_k = parts->topk_k;
-  for (int i = 0; i < q->nvals; i++)
+  for (int i = 0; i < q->nvals; i++) {
     q->val_sum[i] = parts->val_sum ? parts->val_sum[i] : 0;
+    q->dist[i] = parts->val_dist ? parts->val_dist[i] : 0; /* issue 37 */
+    q->ndist += q->dist[i] != 0;
+  }
   q->xcol = q->nvals == 1 ? ga_cx_bare(ga_cq_val(q, 0)) : -1;
   q->gcol = q->nkeys == 1 && !q->ncarry ? ga_cx_bare(ga_cq_key(q, 0)) : -1;
   q->simple = q->nvals == 1 && !q->ncarry && (!q->nkeys || q->gcol >= 0);

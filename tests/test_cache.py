@@ -65,6 +65,7 @@ names the sections to run (tests/mutants/run.py --gpu).
 """
 
 import json
+from collections import Counter
 import os
 import random
 import re
@@ -1923,6 +1924,143 @@ def section_merge_levels(rep, r):
     ref.close()
 
 
+def dist_query(con, sql):
+    """gpu_query over sql: (rows or error, last_scan)."""
+    con.execute("DROP TABLE IF EXISTS temp.qc")
+    con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % sql.replace("'", "''"))
+    got = run(con, "SELECT * FROM qc")
+    return got, last_scan(con)
+
+
+def section_distinct(rep, r, device):
+    """DISTINCT inside aggregates from a host entry (issue 37,
+    engine/cache/cache_distinct.c): the sets' answers are SQLite's own,
+    bit for bit, at 1, 2 and 3 threads over an entry of many pieces; the
+    first value in rowid order decides typeof(sum(DISTINCT v)) whichever
+    run holds it; integer overflow as the scan reports it; past
+    group_bytes, and on a GPU entry, the cache declines and says why."""
+    tag = device + "_distinct"
+    path = os.path.join(TMP, "dist_%s.db" % device)
+    con = connect(path, device=device)
+    cfg(con, "threads", 4)
+    con.execute("CREATE TABLE d(g INTEGER, v, s TEXT COLLATE NOCASE, u TEXT, n INTEGER, w REAL)")
+    con.execute("BEGIN")
+    n = 4000
+    rows = []
+    for i in range(n):
+        g = i % 4
+        first = i < n // 2  # 1.0 first in group 0, 1 first in group 1
+        v = ((1.0 if first else 1) if g == 0 else (1 if first else 1.0) if g == 1
+             else [2, 2.5, None, 3, -0.0, 0][(i * 7 + r.randrange(2)) % 6])
+        rows.append((g, v, "ab"[i % 2].upper() if i % 3 else "ab"[i % 2],
+                     "xyzXY"[i % 5] if i % 11 else None, 2 ** 62 + (i % 3), (i % 5) * 0.5))
+    con.executemany("INSERT INTO d VALUES (?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('d', 'g, v, s, u, n, w')")
+    e = entry(con, "main.d")
+    rep.check(tag + "_pieces", e and " 1 pieces" not in e["how"], repr(e))
+    queries = [
+        "SELECT g, count(DISTINCT v), sum(DISTINCT v), typeof(sum(DISTINCT v)), "
+        "avg(DISTINCT v), total(DISTINCT v), count(v), count(*) FROM d GROUP BY g",
+        "SELECT count(DISTINCT v), sum(DISTINCT v), typeof(sum(DISTINCT v)) FROM d WHERE g < 2",
+        "SELECT typeof(sum(DISTINCT v)), sum(DISTINCT v) FROM d WHERE g = 1",
+        "SELECT g, count(DISTINCT s), count(DISTINCT u), min(DISTINCT s), max(DISTINCT s) "
+        "FROM d GROUP BY g",
+        "SELECT count(DISTINCT s), count(DISTINCT u), count(DISTINCT v) FILTER (WHERE g > 1) FROM d",
+        "SELECT g % 2, count(DISTINCT n), total(DISTINCT n), sum(DISTINCT g) FROM d GROUP BY 1",
+        "SELECT u, count(DISTINCT v), sum(DISTINCT v) FROM d GROUP BY u",
+        # one value and one bare REAL key: no dense ids, still the sets
+        "SELECT w, sum(DISTINCT v) FROM d GROUP BY w",
+    ]
+    for qi, q in enumerate(queries):
+        want = run(con, q)
+        for th in (1, 2, 3):
+            cfg(con, "threads", th)
+            got, ls = dist_query(con, q)
+            if device == "gpu":  # the GPU keeps no sets
+                rep.check("%s_%d_t%d" % (tag, qi, th),
+                          got[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
+                          ls["path"] != "cache" and "GPU cache keeps no sets" in str(ls["why"]),
+                          "%r %r %r" % (got, want, ls))
+                continue
+            rep.check("%s_%d_t%d" % (tag, qi, th),
+                      got[0] == "ok" and want[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
+                      ls["path"] == "cache", "%r\n %r\n %r\n %s" % (got, want, ls, q))
+    if device == "gpu":
+        return
+    # the runs hand their sets over in any order: the representative is
+    # still the first in rowid order (1.0, row 1), whichever run is first
+    q = "SELECT typeof(sum(DISTINCT v)), count(DISTINCT v) FROM d WHERE g < 2"
+    seen = Counter()
+    for k in range(40):
+        cfg(con, "threads", 2 + k % 3)
+        seen[repr(dist_query(con, q)[0])] += 1
+    rep.check(tag + "_first_repeated", list(seen) == [repr(("ok", [("real", 1)]))], repr(seen))
+    # integer overflow, as the uncached path reports it
+    q = "SELECT sum(DISTINCT n) FROM d"
+    cfg(con, "threads", 2)
+    got, ls = dist_query(con, q)
+    rep.check(tag + "_overflow", got == ("error", "gpu_query: integer overflow") and
+              ls["path"] == "cache", "%r %r" % (got, ls))
+    # past group_bytes: the cache declines and says so; the answer stays exact
+    con.execute("CREATE TABLE w(g INTEGER, v INTEGER)")
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO w VALUES (?, ?)", [(i % 3, i) for i in range(60000)])
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('w', 'g, v')")
+    q = "SELECT g, count(DISTINCT v), sum(DISTINCT v) FROM w GROUP BY g"
+    want = run(con, q)
+    got, ls = dist_query(con, q)
+    rep.check(tag + "_cap_under", got[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
+              ls["path"] == "cache", repr(ls))
+    cfg(con, "group_bytes", 1 << 20)
+    got, ls = dist_query(con, q)
+    rep.check(tag + "_cap", ls["path"] != "cache" and "group_bytes" in str(ls["why"]) and
+              ((got[0] == "ok" and rowset(got[1]) == rowset(want[1])) or
+               (got[0] == "error" and "group_bytes" in got[1])),
+              "%r %r" % (got[0], ls))
+    cfg(con, "group_bytes", 0)
+    # the caller's interrupt, polled while the sets fill (a progress handler
+    # that says stop: the plain query, which never polls, answers)
+    for qi, (q, stops) in enumerate((("SELECT g, count(DISTINCT v) FROM w GROUP BY g", True),
+                                     ("SELECT g, sum(v) FROM w GROUP BY g", False))):
+        con.set_progress_handler(lambda: 1, 1000)
+        got, ls = dist_query(con, q)
+        con.set_progress_handler(None, 0)
+        rep.check("%s_interrupt_%d" % (tag, qi), (got == ("error", "interrupted")) == stops, repr(got)[:200])
+        got, ls = dist_query(con, q)
+        rep.check("%s_after_interrupt_%d" % (tag, qi), got[0] == "ok" and ls["path"] == "cache", repr(ls))
+    # 1, 1.0, '1', x'31' and NULL: TEXT beside numbers is a mixed column,
+    # a BLOB fails the load: the uncached path answers (3 values)
+    con.execute("CREATE TABLE m(v)")
+    con.executemany("INSERT INTO m VALUES (?)", [(1,), (1.0,), ("1",), (None,)])
+    con.execute("SELECT gpu_cache('m', 'v')")
+    con.execute("INSERT INTO m VALUES (x'31')")
+    q = "SELECT count(DISTINCT v), typeof(sum(DISTINCT v)) FROM m"
+    got, ls = dist_query(con, q)
+    rep.check(tag + "_mixed", got == ("ok", [(3, "real")]) and ls["path"] != "cache",
+              "%r %r" % (got, ls))
+    con.close()
+    # a UTF-16 database: NOCASE compares UTF-8, so that entry declines
+    path16 = os.path.join(TMP, "dist16_%s.db" % device)
+    c16 = connect(path16, device=device)
+    c16.execute("PRAGMA encoding = 'UTF-16le'")
+    c16.execute("CREATE TABLE d(g INTEGER, s TEXT COLLATE NOCASE, u TEXT)")
+    c16.executemany("INSERT INTO d VALUES (?, ?, ?)",
+                    [(i % 3, "ab"[i % 2].upper() if i % 3 else "ab"[i % 2], "xyX"[i % 3])
+                     for i in range(300)])
+    c16.execute("SELECT gpu_cache('d', 'g, s, u')")
+    for qi, (q, cached) in enumerate(((
+            "SELECT g, count(DISTINCT s) FROM d GROUP BY g", False),
+            ("SELECT g, count(DISTINCT u) FROM d GROUP BY g", True))):
+        want = run(c16, q)
+        got, ls = dist_query(c16, q)
+        rep.check("%s_utf16_%d" % (tag, qi), got[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
+                  (ls["path"] == "cache") == cached and
+                  (cached or "UTF-16" in str(ls["why"])), "%r %r %r" % (got, want, ls))
+    c16.close()
+
+
 def main():
     rep = Reporter("cache")
     r = random.Random(SEED)
@@ -1948,7 +2086,7 @@ def main():
                               ("derive_nocase", section_derive_nocase), ("dates", section_dates),
                               ("snapshot", section_snapshot), ("replaced", section_replaced),
                               ("watcher", section_watcher), ("walpage", section_walpage),
-                              ("dense", section_dense)):
+                              ("dense", section_dense), ("distinct", section_distinct)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

@@ -1032,6 +1032,19 @@ FILTERS = ["{a} > 1", "{c} % 3 = 0", "{c} < 500", "{x} > 0", "{s} = 'a'", "{y} I
            "{u} = 'x' COLLATE NOCASE", "{rowid} % 2 = 0"]
 CACHE_FILTERS = ["{a} > 1", "{c} % 3 = 0", "{c} < 500", "{x} > 0", "{a} IS NULL"]
 
+# CACHE=1's cache-shaped DISTINCT arguments (issue 37, cache_distinct): the
+# host entry keeps each group's set of values; TEXT (u BINARY, s NOCASE)
+# only under count, the one aggregate a cached TEXT value feeds
+CACHE_DISTINCT_ARGS = ["{a}", "{c} % 7", "{x}", "{b}", "{a} * 1.0", "{c} / 100", "{a} + {c} % 3"]
+
+
+def cache_distinct_arg(d, name, arg, utf16):
+    """cache_distinct: a cache-shaped query's DISTINCT argument (utf16: no
+    NOCASE s, which a UTF-16 entry declines: SQLite compares it in UTF-8)."""
+    if name == "count" and d.random() < 0.4:
+        return d.choice(["{u}", "{u}" if utf16 else "{s}", "length({u})"])
+    return d.choice(CACHE_DISTINCT_ARGS) if d.random() < 0.6 else arg
+
 
 def distinct_filter(q, name, arg):
     """Decorate one aggregate call of q (its own stream q.df): DISTINCT
@@ -1042,8 +1055,10 @@ def distinct_filter(q, name, arg):
     of the contract)."""
     d = q.df
     every, tail, loose = "", "", False
-    if arg is not None and not q.cache_shaped and d.random() < 0.55:
-        if d.random() < 0.5:
+    if arg is not None and d.random() < 0.55:
+        if q.cache_shaped:  # a host entry answers them (cache_distinct)
+            arg = cache_distinct_arg(d, name, arg, q.t.db == "u")
+        elif d.random() < 0.5:
             arg = d.choice(DISTINCT_ARGS)
         every = d.choice(["DISTINCT ", "DISTINCT ", "distinct "])
         # (a parameter inside: its value is unknown here, so loose)

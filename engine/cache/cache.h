@@ -287,6 +287,16 @@ typedef struct ga_cquery {
   int topk_val, topk_total, topk_desc;
   int64_t topk_k;
   unsigned char val_sum[GA_MAX_STATES]; /* ga_parts.val_sum */
+  /* gpu_query's DISTINCT aggregates (ga_parts.val_dist, issue 37): per
+  ** value 0, or 1 + the GA_COLL_* of its argument; a host entry keeps each
+  ** group's set of values (cache_distinct.c), a GPU entry declines.
+  ** dist_cap: the sets' bytes at most (group_bytes); interrupted: the
+  ** caller's interrupt, polled on its own thread (NULL: none) */
+  unsigned char dist[GA_MAX_STATES];
+  int ndist;
+  int64_t dist_cap;
+  int (*interrupted)(void *arg);
+  void *interrupted_arg;
 } ga_cquery;
 
 /* The program of value i, of key or carried column k. */
@@ -312,6 +322,21 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         int threads, ga_scan_out *out, char *why, size_t nwhy);
 int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
                        ga_scan_out *out, char *why, size_t nwhy);
+
+/* ---- DISTINCT aggregates on a host entry (cache_distinct.c) ---- */
+
+/* Whether a host entry answers q's DISTINCT values (cache_distinct.c rule
+** 4): 1, or 0 with why. */
+int ga_cdist_takes(const ga_centry *e, const ga_cquery *q, char *why,
+                   size_t nwhy);
+/* One row's value (class cls: GA_IDR_*, word v; a code of d where d is
+** not NULL) of a DISTINCT value (dist: 1 + its collation) into st, tagged
+** piece (the run's number); *bytes grows by what the set grew.  GA_OK or
+** GA_NOMEM. */
+int ga_cdist_step(ga_gstate *st, int dist, int cls, uint64_t v,
+                  const ga_dict *d, int64_t piece, int64_t *bytes);
+/* The shared tally of the sets' bytes: 1 when adding delta passes cap. */
+int ga_cdist_charge(int64_t *shared, int64_t delta, int64_t cap);
 
 /* Can a GPU entry answer q (cache_gpu_query.c rule 5: keys that are columns
 ** or derived columns, values within the kernels' limits, an AND of terms)?

@@ -89,6 +89,10 @@
 **      rows rule 6 steps count it and update its max and min exactly as
 **      ga_gstate_step_int/real do, and nothing reads its (empty) sum.  d6
 **      of bench/query_bench.py: 0.83 of the CPU time.
+**  14. DISTINCT values (ga_cquery.dist, issue 37) run in rule 6's loop,
+**      hashed or through rule 8's index, never rule 2's, 9's or 11's: each
+**      keeps its group's set of values (cache_distinct.c, whose rules say
+**      why that is exact and how its memory and the interrupt are kept).
 */
 #include <math.h>
 #include <pthread.h>
@@ -117,6 +121,8 @@ SQLITE_EXTENSION_INIT3
 #define GA_CACHE_MANY 41
 /* Rule 9: a run's records would pass GA_IDR_MAX_BYTES. */
 #define GA_CACHE_SORT_FULL 42
+/* Rule 14: the DISTINCT sets passed dist_cap. */
+#define GA_CACHE_DSET_CAP 43
 #define GA_CH_BLOCK 4096
 /* Rule 8: the most ids of a dense key space (a pointer each, per run: 8
 ** MiB), and at most 65,536 more than the entry's rows. */
@@ -143,6 +149,8 @@ typedef struct hplan {
   int sorted;  /* rule 9: records sorted by id, groups built from them */
   int general; /* rule 6's row loop (general()), else rule 2's */
   int flat;    /* rule 11: states in an array indexed by id */
+  int64_t *dset_bytes; /* rule 14: every run's sets' bytes */
+  int *stop;           /* rule 14: the caller was interrupted */
 } hplan;
 
 typedef struct hgroup {
@@ -832,6 +840,21 @@ static void flat_groups(hrun *r, ga_group_table *t, ga_gstate *fst,
   }
 }
 
+/* Rule 14, after word w: the sets' growth charged to the shared tally
+** (GA_CACHE_DSET_CAP past the cap), and every 64 words the caller's
+** interrupt (run 0, the caller's thread) or its stop (GA_SCAN_INTERRUPT). */
+static int dist_poll(hrun *r, int64_t w, int64_t *dbytes) {
+  const ga_cquery *q = r->q;
+  if (*dbytes && ga_cdist_charge(r->p->dset_bytes, *dbytes, q->dist_cap))
+    return GA_CACHE_DSET_CAP;
+  *dbytes = 0;
+  if (w & 63)
+    return 0;
+  if (r->no == 0 && q->interrupted && q->interrupted(q->interrupted_arg))
+    __atomic_store_n(r->p->stop, 1, __ATOMIC_RELAXED);
+  return __atomic_load_n(r->p->stop, __ATOMIC_RELAXED) ? GA_SCAN_INTERRUPT : 0;
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
@@ -844,6 +867,8 @@ static void general(hrun *r) {
   shape.nk = q->nkeys ? q->nkeys : 1; /* ungrouped: one NULL key */
   shape.nc = q->ncarry;
   shape.ns = q->nvals; /* collations: BINARY (codes and numbers) */
+  memcpy(shape.dist, q->dist, sizeof(shape.dist)); /* rule 14 */
+  int64_t dbytes = 0;
   ga_group_table t;
   ga_gt_init(&t, &shape);
   /* the programs' words, the filter's, then the deepest program's stack */
@@ -976,11 +1001,18 @@ static void general(hrun *r) {
         int rc = 0; /* a local: r->rc would be stored every value */
         for (int i = 0; i < nv && !rc; i++) {
           const wview *v = &wv[nkc + i];
+          if (q->dist[i]) { /* rule 14 */
+            rc = ga_cdist_step(&g->st[i], q->dist[i], lane_cls(v, j), v->v[j],
+                               q->vdict[i], r->no, &dbytes);
+            continue;
+          }
           rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], mode[i]);
         }
         if (rc)
           r->rc = rc;
       }
+      if (q->ndist && !r->rc) /* rule 14 */
+        r->rc = dist_poll(r, w, &dbytes);
       seen += __builtin_popcountll(pass0);
       if (p->ids) /* rule 12 */
         r->idrows += __builtin_popcountll(pass0);
@@ -1190,12 +1222,15 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     threads = 1;
   if (threads > e->nsegs)
     threads = e->nsegs > 0 ? (int)e->nsegs : 1;
+  if (q->ndist && !ga_cdist_takes(e, q, why, nwhy))
+    return GA_CACHE_DECLINED; /* rule 14 */
   out->shape = ga_gshape_one(GA_COLL_BINARY);
   if (!q->simple) { /* rule 6 */
     out->shape.nk = q->nkeys ? q->nkeys : 1;
     out->shape.nc = q->ncarry;
     out->shape.ns = q->nvals;
   }
+  memcpy(out->shape.dist, q->dist, sizeof(out->shape.dist)); /* rule 14 */
   out->groups = ga_gs_new(&out->shape);
   hrun *runs = sqlite3_malloc64(sizeof(hrun) * (size_t)threads);
   if (!out->groups || !runs) {
@@ -1206,7 +1241,11 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   memset(runs, 0, sizeof(hrun) * (size_t)threads);
   hplan plan;
   memset(&plan, 0, sizeof(plan));
-  plan.general = takes_general(q);
+  int64_t dset_bytes = 0;
+  int stop = 0;
+  plan.dset_bytes = &dset_bytes;
+  plan.stop = &stop;
+  plan.general = takes_general(q) || q->ndist; /* rule 14 */
   if (plan.general || q->gcol >= 0) {
     plan.ids = dense_ids(e, q, plan.card, plan.base);
     /* rule 10: one bare key over a dense id space takes rules 8 and 9 */
@@ -1215,7 +1254,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (plan.general) {
     /* rule 9: records carry no carried values, and two bits a value; a
     ** key space too small to hold many groups is not probed */
-    if (plan.ids && !q->ncarry && q->nvals <= GA_IDR_MAX_VALS &&
+    if (plan.ids && !q->ncarry && !q->ndist && q->nvals <= GA_IDR_MAX_VALS &&
         threads <= GA_CH_MAX_RUNS && plan.ids > GA_CH_NEAR_IDS) {
       int many = many_groups(e, q, &plan);
       if (many < 0) {
@@ -1227,8 +1266,9 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
     /* rule 11: a small dense id space's states in one array */
     int64_t fb = plan.ids * q->nvals * (int64_t)sizeof(ga_gstate);
-    plan.flat = plan.ids && !plan.sorted && !q->ncarry && q->nvals > 0 &&
-                fb >= GA_CH_FLAT_MIN_BYTES && fb <= GA_CH_FLAT_BYTES;
+    plan.flat = plan.ids && !plan.sorted && !q->ncarry && !q->ndist &&
+                q->nvals > 0 && fb >= GA_CH_FLAT_MIN_BYTES &&
+                fb <= GA_CH_FLAT_BYTES;
   }
   prof("plan", &t0);
   /* contiguous runs of about rows / threads rows */
@@ -1253,7 +1293,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     ga_idrows_init(&r->rows, q->nvals, most);
   }
   run_all(runs, threads);
-  prof(plan.sorted ? "records" : "runs", &t0);
+  prof(plan.sorted ? "records" : q->ndist ? "dset-hash" : "runs", &t0);
   int rc = GA_SCAN_OK;
   for (int t = 0; t < threads; t++)
     if (runs[t].rc && rc == GA_SCAN_OK)
@@ -1287,6 +1327,12 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
              "many groups, and a thread's rows sorted by group would take "
              "more than %lld MiB",
              (long long)(GA_IDR_MAX_BYTES >> 20));
+    rc = GA_CACHE_DECLINED;
+  } else if (rc == GA_CACHE_DSET_CAP) {
+    snprintf(why, nwhy,
+             "the DISTINCT aggregates' sets of values would pass group_bytes "
+             "(%lld bytes)",
+             (long long)q->dist_cap);
     rc = GA_CACHE_DECLINED;
   } else if (rc == GA_CACHE_MANY) {
     snprintf(why, nwhy,
