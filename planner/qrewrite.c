@@ -564,6 +564,38 @@ static char *sub_text(const qsrc *S, int a, int b, const char *pre,
   return sqlite3_str_finish(s);
 }
 
+/* Rule 5: subquery [j .. close] (j its "("; not an EXISTS) that SQLite
+** evaluates on the serial path, written into s as a placeholder of as many
+** NULLs as the subquery has columns, so that the text still compiles where
+** a row value reads it ((a, b) IN (SELECT x, y ...) as (a, b) IN (VALUES
+** (NULL, NULL)), (a, b) = (SELECT x, y) as (a, b) = (NULL, NULL)): one
+** NULL would be SQLite's error about the placeholder, not the serial path.
+** One NULL where the subquery does not compile alone (a correlated one:
+** the error after the pass).  SQLITE_OK or SQLITE_NOMEM. */
+static int null_placeholder(sqlite3 *db, const qsrc *S, int j, int close,
+                            sqlite3_str *s) {
+  char *sub = sub_text(S, j + 1, close, "SELECT * FROM (", 0);
+  if (!sub)
+    return SQLITE_NOMEM;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, sub, -1, &st, NULL);
+  int n = rc == SQLITE_OK && st ? sqlite3_column_count(st) : 1;
+  sqlite3_finalize(st);
+  sqlite3_free(sub);
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    return SQLITE_NOMEM;
+  if (n <= 1) {
+    sqlite3_str_appendall(s, "(NULL) ");
+    return SQLITE_OK;
+  }
+  int in = qkw(S, j - 1, "IN");
+  sqlite3_str_appendall(s, in ? "(VALUES (NULL" : "(NULL");
+  for (int i = 1; i < n; i++)
+    sqlite3_str_appendall(s, ", NULL");
+  sqlite3_str_appendall(s, in ? ")) " : ") ");
+  return SQLITE_OK;
+}
+
 /* Rule 5: subquery [j .. close] (j its "(", EXISTS at j - 1 when ex) as
 ** the next placeholder of out->subs, written into s.  SQLITE_OK (*why set
 ** where none keeps its meaning: the serial path); SQLITE_NOMEM. */
@@ -600,10 +632,9 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
       sqlite3_free(name);
     }
   }
-  if (*why) {
-    sqlite3_str_appendall(s, "(NULL) ");
-    return SQLITE_OK;
-  }
+  if (*why)
+    return ex ? (sqlite3_str_appendall(s, "(NULL) "), SQLITE_OK)
+              : null_placeholder(db, S, j, close, s);
   if (in) { /* x IN (SELECT c ...): a TEMP table of the workers */
     static const char *const from_kw[] = {"FROM", NULL};
     int a = j + 2 + (qkw(S, j + 2, "DISTINCT") || qkw(S, j + 2, "ALL"));
@@ -629,9 +660,8 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
         return rc;
     }
     if (*why)
-      sqlite3_str_appendall(s, "(NULL) ");
-    else
-      sqlite3_str_appendf(s, "(?%d) ", k);
+      return null_placeholder(db, S, j, close, s);
+    sqlite3_str_appendf(s, "(?%d) ", k);
     return SQLITE_OK;
   }
   if (ex) { /* EXISTS: 0 or 1, no affinity */
@@ -643,10 +673,8 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
     return SQLITE_NOMEM;
   int rc = ga_qsub_placeholder(db, probe, k, s, &v->cast, why);
   sqlite3_free(probe);
-  if (rc == SQLITE_ERROR) {
-    sqlite3_str_appendall(s, "(NULL) ");
-    rc = SQLITE_OK;
-  }
+  if (rc == SQLITE_ERROR)
+    rc = null_placeholder(db, S, j, close, s);
   return rc;
 }
 
@@ -989,7 +1017,7 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
       if (par && !sub_why)
         rc = sub_placeholder(db, S, j, close, 0, out, s, &sub_why);
       else
-        sqlite3_str_appendall(s, "(NULL) ");
+        rc = null_placeholder(db, S, j, close, s);
       if (rc != SQLITE_OK)
         break;
       j = close;

@@ -1762,7 +1762,16 @@ for sql, path, why in [
         # e = n: SQLite compares under e's BINARY (a view column's own),
         # (n || '') = n under n's NOCASE: the substitution would change it
         ("SELECT count(*) FROM ve WHERE e = n", "serial", "substitution compiles otherwise"),
-        ("SELECT count(*) FROM ve WHERE n = e", "parallel", None)]:
+        ("SELECT count(*) FROM ve WHERE n = e", "parallel", None),
+        # issue 37 (review): a subquery of several columns read by a row
+        # value is SQLite's text on the serial path, not an error about the
+        # placeholder ("IN(...) element has 1 term", "row value misused")
+        ("SELECT g, count(*) FROM t WHERE (g, b) IN (SELECT code, code FROM d) GROUP BY g", "serial",
+         "IN subquery"),
+        ("SELECT g, count(*) FROM t WHERE (g, b) > (SELECT code, code FROM d) GROUP BY g", "serial",
+         "row value"),
+        ("SELECT (g, b) IN (SELECT code, code FROM d) AS k, count(*) FROM t GROUP BY k", "serial",
+         "outside WHERE")]:
     want = ref37(s37, sql)
     try:
         got, names, ls = q37(s37, sql)
