@@ -564,6 +564,57 @@ static char *sub_text(const qsrc *S, int a, int b, const char *pre,
   return sqlite3_str_finish(s);
 }
 
+/* Rule 3: the window definition ( ... ) opening at token a: its base
+** window's name and every word of its frame (ROWS, RANGE or GROUPS to its
+** end, where no term follows BY, a comma or an operator) name no column:
+** they stay as written (planner/qwindow.c rule 3 reads them so too). */
+static void keep_window_def(const qsrc *S, int a, unsigned char *keep) {
+  static const char *const words[] = {"PARTITION", "ORDER",  "ROWS",
+                                      "RANGE",     "GROUPS", NULL};
+  int b = qclose(S, a),
+      base = qis_name(S, a + 1) && !qop(S, a + 2, "(") && !qop(S, a + 2, ".");
+  for (int k = 0; words[k] && base; k++)
+    base = !qkw(S, a + 1, words[k]);
+  if (base)
+    keep[a + 1] = 1;
+  int depth = 0;
+  for (int i = a + 1; i < b; i++) {
+    depth += qop(S, i, "(") - qop(S, i, ")");
+    int after_term =
+        i == a + 1 || (!qkw(S, i - 1, "BY") &&
+                       (S->t[i - 1].type != GA_QT_OP || qop(S, i - 1, ")")));
+    if (depth == 0 && after_term &&
+        (qkw(S, i, "ROWS") || qkw(S, i, "RANGE") || qkw(S, i, "GROUPS"))) {
+      for (int j = i; j < b; j++)
+        keep[j] |= qis_name(S, j);
+      return;
+    }
+  }
+}
+
+/* Rule 3: window names (OVER name, a WINDOW clause's name AS ( ... ), a
+** base window) and frames in [a, b) (the outer text after its SELECT)
+** name no column of a view or WITH source: substituted, OVER w would read
+** a view column w's expression (a syntax error, or another window). */
+static void keep_windows(const qsrc *S, int a, int b, int fb,
+                         unsigned char *keep) {
+  static const char *const win_kw[] = {"WINDOW", NULL};
+  static const char *const win_end[] = {"ORDER", "LIMIT", NULL};
+  int wa = qnext(S, fb, b, win_kw), we = qnext(S, wa, b, win_end);
+  for (int j = a; j < b; j++) {
+    if (qkw(S, j, "OVER") && qop(S, j - 1, ")")) {
+      if (qop(S, j + 1, "("))
+        keep_window_def(S, j + 1, keep);
+      else if (qis_name(S, j + 1))
+        keep[j + 1] = 1;
+    } else if (j > wa && j < we && qkw(S, j, "AS") && qop(S, j + 1, "(") &&
+               qis_name(S, j - 1)) {
+      keep[j - 1] = 1;
+      keep_window_def(S, j + 1, keep);
+    }
+  }
+}
+
 /* Rule 5: subquery [j .. close] (j its "("; not an EXISTS) that SQLite
 ** evaluates on the serial path, written into s as a placeholder of as many
 ** NULLs as the subquery has columns, so that the text still compiles where
@@ -976,6 +1027,8 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
       }
     }
   }
+  if (rc == SQLITE_OK && source)
+    keep_windows(S, o + 1, S->n, fb, keep);
   if (rc != SQLITE_OK) {
     sqlite3_free(keep);
     goto done2;

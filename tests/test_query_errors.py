@@ -1771,7 +1771,14 @@ for sql, path, why in [
         ("SELECT g, count(*) FROM t WHERE (g, b) > (SELECT code, code FROM d) GROUP BY g", "serial",
          "row value"),
         ("SELECT (g, b) IN (SELECT code, code FROM d) AS k, count(*) FROM t GROUP BY k", "serial",
-         "outside WHERE")]:
+         "outside WHERE"),
+        # issue 37 (review): a window's name or frame word spelled like a
+        # view column stays a window name (substituted, OVER x2 read
+        # "OVER x * 2": a syntax error)
+        ("SELECT k, sum(x2), rank() OVER x2 FROM vk GROUP BY k WINDOW x2 AS (ORDER BY sum(x2), k)",
+         "parallel", None),
+        ("SELECT k, sum(sum(x2)) OVER (x2 ROWS 1 PRECEDING) FROM vk GROUP BY k WINDOW x2 AS (ORDER BY k)",
+         "parallel", None)]:
     want = ref37(s37, sql)
     try:
         got, names, ls = q37(s37, sql)
