@@ -1883,6 +1883,20 @@ ref_err = error_of(s37, "SELECT th, count(*) FROM vd GROUP BY th")
 check(ref_err == "unsafe use of gpuagg_config()" and err == "gpu_query: " + ref_err,
       "issue 37: a view's DIRECTONLY function is refused as SQLite refuses it", (err, ref_err))
 
+# issue 37 (review): under partial_now, a parameter is refused as a
+# 'localtime' or 'utc' modifier only where SQLite would read it as one (the
+# whole value, either case; any BLOB), not where its text holds "utc"
+s37.execute("SELECT gpuagg_config('partial_now', 212000000000000)")
+tz_sql = "SELECT strftime(''%Y-%m'', tk) AS m, count(*) FROM t WHERE tk <> ?1 GROUP BY m"
+tz = {}
+for v in ("Dutch", "x utc", "UTC", "LocalTime", b"utc"):
+    tz[repr(v)] = error_of(s37, "SELECT length(gpu_query_partial('%s', %s))"
+                           % (tz_sql, "x'757463'" if isinstance(v, bytes) else "'%s'" % v))
+s37.execute("SELECT gpuagg_config('partial_now', 0)")
+check(tz["'Dutch'"] is None and tz["'x utc'"] is None and
+      all(tz[k] is not None and "'localtime' or 'utc'" in tz[k] for k in ("'UTC'", "'LocalTime'", "b'utc'")),
+      "issue 37: partial_now refuses a parameter that is a TZ modifier, not one that holds utc", tz)
+
 # gpu_query_partial: a subquery is refused, naming it; a view runs
 err = error_of(s37, "SELECT gpu_query_partial('SELECT g, sum(x) / (SELECT sum(x) FROM t) FROM t GROUP BY g')")
 check(err is not None and "subquery" in err and err.startswith("gpu_query_partial: "),
