@@ -28,9 +28,10 @@
 **      "schema"."table" AS <the FROM's alias or name>; the body's WHERE is
 **      ANDed before the outer WHERE, as SQLite's flattener does.  An item's
 **      alias as written, an alias read by a whole ORDER BY term, function
-**      and collation names stay.  A name that reaches no source column but
-**      is a column of the table (an alias or a double-quoted string of the
-**      outer text) would change meaning: an error asking to rename it.
+**      and collation names, window names and frame words stay.  A name
+**      that reaches no source column but is a column of the table (an alias
+**      or a double-quoted string of the outer text) would change meaning:
+**      an error asking to rename it.
 **      Parameters are written ?N with the number SQLite gives them in the
 **      text as written (a WITH's body comes first there).
 **   4. Exactness.  SQLite's program for the text as written and for the
