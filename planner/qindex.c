@@ -165,6 +165,7 @@ typedef struct qctx {
   const ga_target *tg;
   const char *alias;
   int ipk; /* the INTEGER PRIMARY KEY column (the rowid), -1 none */
+  const ga_parts *p;
 } qctx;
 
 static int is_kw(const qctx *c, int i, const char *kw) {
@@ -229,9 +230,28 @@ static int colref(const qctx *c, int i, int *end) {
   return -2;
 }
 
+/* Parameter ?N at i has a value now: not one whose value comes later
+** (gpu_query's subqueries, planner/qsubq.c: their values are NULL
+** pointers until the scan's snapshot evaluates them; counted unbound, as
+** NULL, every range that reads one would look empty). */
+static int var_known(const qctx *c, int i) {
+  const char *z = c->z + c->t[i].off;
+  if (z[0] != '?' || c->t[i].len < 2)
+    return 1; /* :name, @name, $name: the texts have none */
+  int64_t k = 0;
+  for (int j = 1; j < c->t[i].len; j++) {
+    if (z[j] < '0' || z[j] > '9' || k > 1000000)
+      return 0;
+    k = k * 10 + (z[j] - '0');
+  }
+  return k >= 3 && k - 3 < c->p->nparams && c->p->params && c->p->params[k - 3];
+}
+
 /* A constant or a parameter at i: its end, or -1. */
 static int value_at(const qctx *c, int i) {
   if (i >= c->n)
+    return -1;
+  if (c->t[i].type == QT_VAR && !var_known(c, i))
     return -1;
   if (c->t[i].type == QT_STR || c->t[i].type == QT_VAR ||
       c->t[i].type == QT_NUM)
@@ -431,7 +451,7 @@ int ga_qindex_plan(sqlite3 *db, const ga_target *t, const ga_parts *p,
     return SQLITE_NOMEM;
   if (n <= 0)
     return SQLITE_OK;
-  qctx c = {p->filter, tk, n, t, p->alias, ipk_col(db, t)};
+  qctx c = {p->filter, tk, n, t, p->alias, ipk_col(db, t), p};
 
   /* rule 1: the top-level AND terms (CASE ... END nests like parentheses;
   ** the AND of a BETWEEN is its own) */

@@ -28,9 +28,10 @@
 **      "schema"."table" AS <the FROM's alias or name>; the body's WHERE is
 **      ANDed before the outer WHERE, as SQLite's flattener does.  An item's
 **      alias as written, an alias read by a whole ORDER BY term, function
-**      and collation names stay.  A name that reaches no source column but
-**      is a column of the table (an alias or a double-quoted string of the
-**      outer text) would change meaning: an error asking to rename it.
+**      and collation names, window names and frame words stay.  A name
+**      that reaches no source column but is a column of the table (an alias
+**      or a double-quoted string of the outer text) would change meaning:
+**      an error asking to rename it.
 **      Parameters are written ?N with the number SQLite gives them in the
 **      text as written (a WITH's body comes first there).
 **   4. Exactness.  SQLite's program for the text as written and for the
@@ -564,6 +565,89 @@ static char *sub_text(const qsrc *S, int a, int b, const char *pre,
   return sqlite3_str_finish(s);
 }
 
+/* Rule 3: the window definition ( ... ) opening at token a: its base
+** window's name and every word of its frame (ROWS, RANGE or GROUPS to its
+** end, where no term follows BY, a comma or an operator) name no column:
+** they stay as written (planner/qwindow.c rule 3 reads them so too). */
+static void keep_window_def(const qsrc *S, int a, unsigned char *keep) {
+  static const char *const words[] = {"PARTITION", "ORDER",  "ROWS",
+                                      "RANGE",     "GROUPS", NULL};
+  int b = qclose(S, a),
+      base = qis_name(S, a + 1) && !qop(S, a + 2, "(") && !qop(S, a + 2, ".");
+  for (int k = 0; words[k] && base; k++)
+    base = !qkw(S, a + 1, words[k]);
+  if (base)
+    keep[a + 1] = 1;
+  int depth = 0;
+  for (int i = a + 1; i < b; i++) {
+    depth += qop(S, i, "(") - qop(S, i, ")");
+    int after_term =
+        i == a + 1 || (!qkw(S, i - 1, "BY") &&
+                       (S->t[i - 1].type != GA_QT_OP || qop(S, i - 1, ")")));
+    if (depth == 0 && after_term &&
+        (qkw(S, i, "ROWS") || qkw(S, i, "RANGE") || qkw(S, i, "GROUPS"))) {
+      for (int j = i; j < b; j++)
+        keep[j] |= qis_name(S, j);
+      return;
+    }
+  }
+}
+
+/* Rule 3: window names (OVER name, a WINDOW clause's name AS ( ... ), a
+** base window) and frames in [a, b) (the outer text after its SELECT)
+** name no column of a view or WITH source: substituted, OVER w would read
+** a view column w's expression (a syntax error, or another window). */
+static void keep_windows(const qsrc *S, int a, int b, int fb,
+                         unsigned char *keep) {
+  static const char *const win_kw[] = {"WINDOW", NULL};
+  static const char *const win_end[] = {"ORDER", "LIMIT", NULL};
+  int wa = qnext(S, fb, b, win_kw), we = qnext(S, wa, b, win_end);
+  for (int j = a; j < b; j++) {
+    if (qkw(S, j, "OVER") && qop(S, j - 1, ")")) {
+      if (qop(S, j + 1, "("))
+        keep_window_def(S, j + 1, keep);
+      else if (qis_name(S, j + 1))
+        keep[j + 1] = 1;
+    } else if (j > wa && j < we && qkw(S, j, "AS") && qop(S, j + 1, "(") &&
+               qis_name(S, j - 1)) {
+      keep[j - 1] = 1;
+      keep_window_def(S, j + 1, keep);
+    }
+  }
+}
+
+/* Rule 5: subquery [j .. close] (j its "("; not an EXISTS) that SQLite
+** evaluates on the serial path, written into s as a placeholder of as many
+** NULLs as the subquery has columns, so that the text still compiles where
+** a row value reads it ((a, b) IN (SELECT x, y ...) as (a, b) IN (VALUES
+** (NULL, NULL)), (a, b) = (SELECT x, y) as (a, b) = (NULL, NULL)): one
+** NULL would be SQLite's error about the placeholder, not the serial path.
+** One NULL where the subquery does not compile alone (a correlated one:
+** the error after the pass).  SQLITE_OK or SQLITE_NOMEM. */
+static int null_placeholder(sqlite3 *db, const qsrc *S, int j, int close,
+                            sqlite3_str *s) {
+  char *sub = sub_text(S, j + 1, close, "SELECT * FROM (", 0);
+  if (!sub)
+    return SQLITE_NOMEM;
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, sub, -1, &st, NULL);
+  int n = rc == SQLITE_OK && st ? sqlite3_column_count(st) : 1;
+  sqlite3_finalize(st);
+  sqlite3_free(sub);
+  if ((rc & 0xff) == SQLITE_NOMEM)
+    return SQLITE_NOMEM;
+  if (n <= 1) {
+    sqlite3_str_appendall(s, "(NULL) ");
+    return SQLITE_OK;
+  }
+  int in = qkw(S, j - 1, "IN");
+  sqlite3_str_appendall(s, in ? "(VALUES (NULL" : "(NULL");
+  for (int i = 1; i < n; i++)
+    sqlite3_str_appendall(s, ", NULL");
+  sqlite3_str_appendall(s, in ? ")) " : ") ");
+  return SQLITE_OK;
+}
+
 /* Rule 5: subquery [j .. close] (j its "(", EXISTS at j - 1 when ex) as
 ** the next placeholder of out->subs, written into s.  SQLITE_OK (*why set
 ** where none keeps its meaning: the serial path); SQLITE_NOMEM. */
@@ -600,10 +684,9 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
       sqlite3_free(name);
     }
   }
-  if (*why) {
-    sqlite3_str_appendall(s, "(NULL) ");
-    return SQLITE_OK;
-  }
+  if (*why)
+    return ex ? (sqlite3_str_appendall(s, "(NULL) "), SQLITE_OK)
+              : null_placeholder(db, S, j, close, s);
   if (in) { /* x IN (SELECT c ...): a TEMP table of the workers */
     static const char *const from_kw[] = {"FROM", NULL};
     int a = j + 2 + (qkw(S, j + 2, "DISTINCT") || qkw(S, j + 2, "ALL"));
@@ -629,9 +712,8 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
         return rc;
     }
     if (*why)
-      sqlite3_str_appendall(s, "(NULL) ");
-    else
-      sqlite3_str_appendf(s, "(?%d) ", k);
+      return null_placeholder(db, S, j, close, s);
+    sqlite3_str_appendf(s, "(?%d) ", k);
     return SQLITE_OK;
   }
   if (ex) { /* EXISTS: 0 or 1, no affinity */
@@ -643,10 +725,8 @@ static int sub_placeholder(sqlite3 *db, const qsrc *S, int j, int close, int ex,
     return SQLITE_NOMEM;
   int rc = ga_qsub_placeholder(db, probe, k, s, &v->cast, why);
   sqlite3_free(probe);
-  if (rc == SQLITE_ERROR) {
-    sqlite3_str_appendall(s, "(NULL) ");
-    rc = SQLITE_OK;
-  }
+  if (rc == SQLITE_ERROR)
+    rc = null_placeholder(db, S, j, close, s);
   return rc;
 }
 
@@ -948,6 +1028,8 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
       }
     }
   }
+  if (rc == SQLITE_OK && source)
+    keep_windows(S, o + 1, S->n, fb, keep);
   if (rc != SQLITE_OK) {
     sqlite3_free(keep);
     goto done2;
@@ -989,7 +1071,7 @@ int ga_qrewrite(sqlite3 *db, const char *sql, ga_qrw *out, char **err) {
       if (par && !sub_why)
         rc = sub_placeholder(db, S, j, close, 0, out, s, &sub_why);
       else
-        sqlite3_str_appendall(s, "(NULL) ");
+        rc = null_placeholder(db, S, j, close, s);
       if (rc != SQLITE_OK)
         break;
       j = close;

@@ -1762,7 +1762,23 @@ for sql, path, why in [
         # e = n: SQLite compares under e's BINARY (a view column's own),
         # (n || '') = n under n's NOCASE: the substitution would change it
         ("SELECT count(*) FROM ve WHERE e = n", "serial", "substitution compiles otherwise"),
-        ("SELECT count(*) FROM ve WHERE n = e", "parallel", None)]:
+        ("SELECT count(*) FROM ve WHERE n = e", "parallel", None),
+        # issue 37 (review): a subquery of several columns read by a row
+        # value is SQLite's text on the serial path, not an error about the
+        # placeholder ("IN(...) element has 1 term", "row value misused")
+        ("SELECT g, count(*) FROM t WHERE (g, b) IN (SELECT code, code FROM d) GROUP BY g", "serial",
+         "IN subquery"),
+        ("SELECT g, count(*) FROM t WHERE (g, b) > (SELECT code, code FROM d) GROUP BY g", "serial",
+         "row value"),
+        ("SELECT (g, b) IN (SELECT code, code FROM d) AS k, count(*) FROM t GROUP BY k", "serial",
+         "outside WHERE"),
+        # issue 37 (review): a window's name or frame word spelled like a
+        # view column stays a window name (substituted, OVER x2 read
+        # "OVER x * 2": a syntax error)
+        ("SELECT k, sum(x2), rank() OVER x2 FROM vk GROUP BY k WINDOW x2 AS (ORDER BY sum(x2), k)",
+         "parallel", None),
+        ("SELECT k, sum(sum(x2)) OVER (x2 ROWS 1 PRECEDING) FROM vk GROUP BY k WINDOW x2 AS (ORDER BY k)",
+         "parallel", None)]:
     want = ref37(s37, sql)
     try:
         got, names, ls = q37(s37, sql)
@@ -1866,6 +1882,20 @@ err = error_of(s37, "CREATE VIRTUAL TABLE temp.qd USING gpu_query('SELECT th, co
 ref_err = error_of(s37, "SELECT th, count(*) FROM vd GROUP BY th")
 check(ref_err == "unsafe use of gpuagg_config()" and err == "gpu_query: " + ref_err,
       "issue 37: a view's DIRECTONLY function is refused as SQLite refuses it", (err, ref_err))
+
+# issue 37 (review): under partial_now, a parameter is refused as a
+# 'localtime' or 'utc' modifier only where SQLite would read it as one (the
+# whole value, either case; any BLOB), not where its text holds "utc"
+s37.execute("SELECT gpuagg_config('partial_now', 212000000000000)")
+tz_sql = "SELECT strftime(''%Y-%m'', tk) AS m, count(*) FROM t WHERE tk <> ?1 GROUP BY m"
+tz = {}
+for v in ("Dutch", "x utc", "UTC", "LocalTime", b"utc"):
+    tz[repr(v)] = error_of(s37, "SELECT length(gpu_query_partial('%s', %s))"
+                           % (tz_sql, "x'757463'" if isinstance(v, bytes) else "'%s'" % v))
+s37.execute("SELECT gpuagg_config('partial_now', 0)")
+check(tz["'Dutch'"] is None and tz["'x utc'"] is None and
+      all(tz[k] is not None and "'localtime' or 'utc'" in tz[k] for k in ("'UTC'", "'LocalTime'", "b'utc'")),
+      "issue 37: partial_now refuses a parameter that is a TZ modifier, not one that holds utc", tz)
 
 # gpu_query_partial: a subquery is refused, naming it; a view runs
 err = error_of(s37, "SELECT gpu_query_partial('SELECT g, sum(x) / (SELECT sum(x) FROM t) FROM t GROUP BY g')")

@@ -432,6 +432,22 @@ def section_pinned(rep):
         rep.check("pinned_%s_now" % label, ls["path"] == "parallel" and len(got) == 61 and
                   len(vals - {2461074.6702083335}) == 1, "%r %r" % (ls, sorted(got)[:4]))
         con.execute("DROP TABLE temp.qp")
+    # issue 37 (review): a subquery whose view reads 'now' (its text shows
+    # no date function) reads the rows' pinned time, as SQLite's one step
+    # reads one time: every row holding 'now' or 'NOW' matches it
+    con.execute("CREATE VIEW IF NOT EXISTS vnow AS SELECT julianday('now') AS j")
+    sub = "SELECT id % 61 AS g, count(*) FROM t WHERE julianday(y) = (SELECT j FROM vnow) GROUP BY g"
+    want = con.execute(sub).fetchall()
+    for rep_i in range(3):
+        con.execute("CREATE VIRTUAL TABLE temp.qs USING gpu_query('%s')" % sub.replace("'", "''"))
+        got = con.execute("SELECT * FROM temp.qs").fetchall()
+        ls = last_scan(con)
+        con.execute("DROP TABLE temp.qs")
+        if not (ls["path"] == "parallel" and sorted(got) == sorted(want)):
+            break
+    rep.check("pinned_subquery_view_now", ls["path"] == "parallel" and sorted(got) == sorted(want) and
+              sum(r[1] for r in got) == con.execute("SELECT count(*) FROM t WHERE lower(y) = 'now'").fetchone()[0],
+              "%r got %r want %r" % (ls, sorted(got)[:3], sorted(want)[:3]))
     # the caller's own part (the post query) reads the time too: serial
     post = "SELECT date(y) AS k, max(julianday(y)), count(*) FROM t GROUP BY k"
     con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % post.replace("'", "''"))

@@ -1177,9 +1177,17 @@ static int snapshot(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
       sqlite3 **dbs = sqlite3_malloc64(sizeof(*dbs) * (size_t)sh->nw);
       for (int i = 0; dbs && i < sh->nw; i++)
         dbs[i] = sh->w[i].db;
+      /* under the workers' pinned time: a subquery that reads 'now' where
+      ** its text does not show it (a view's date('now')) reads the time
+      ** the rows' 'now' reads, as SQLite's one step reads one time */
+      ga_pintime_saved pinned;
+      if (sp->pin)
+        ga_pintime_enter(sp->pin_ms, &sh->time_reads, &pinned);
       int src = dbs ? sp->in_snapshot(sp->in_snapshot_arg, dbs, sh->nw, why,
                                       sizeof why)
                     : SQLITE_NOMEM;
+      if (sp->pin)
+        ga_pintime_leave(&pinned);
       sqlite3_free(dbs);
       sqlite3_progress_handler(w0->db, 0, NULL, NULL);
       if (src != SQLITE_OK) {

@@ -320,6 +320,19 @@ static int head_indexes(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
   return rc;
 }
 
+/* Rule 7: can a date and time function read parameter pv as the modifier
+** 'localtime' or 'utc'?  SQLite's parseModifier compares the whole
+** modifier, either case, as a C string: a TEXT is one exactly then (not
+** any text holding "utc", such as 'Dutch'); a BLOB is read as text in the
+** database's encoding, which is not checked here: any BLOB may be one. */
+static int tz_param(sqlite3_value *pv) {
+  int t = pv ? sqlite3_value_type(pv) : SQLITE_NULL;
+  if (t == SQLITE_BLOB)
+    return 1;
+  const char *v = t == SQLITE_TEXT ? (const char *)sqlite3_value_text(pv) : 0;
+  return v && (!sqlite3_stricmp(v, "localtime") || !sqlite3_stricmp(v, "utc"));
+}
+
 /* Rule 7: the time the workers pin is partial_now where given, and then
 ** the text may not apply 'localtime' or 'utc' in its parts.  0 (*err set
 ** when refused) or SQLITE_NOMEM. */
@@ -338,16 +351,9 @@ static int partial_time(const ga_config *cfg, const ga_parts *p, ga_plan *plan,
     rc = ga_lex_sql(p->vals[k], &lx);
   const char *tz = lx.tz_call[0] ? lx.tz_call : NULL;
   for (int i = 0; rc == SQLITE_OK && !tz && lx.time_col[0] && i < p->nparams;
-       i++) { /* a parameter bound to 'localtime' or 'utc' */
-    sqlite3_value *pv = (sqlite3_value *)p->params[i];
-    const char *v = pv && sqlite3_value_type(pv) == SQLITE_TEXT
-                        ? (const char *)sqlite3_value_text(pv)
-                        : NULL;
-    for (; v && *v && !tz; v++)
-      if (!sqlite3_strnicmp(v, "localtime", 9) ||
-          !sqlite3_strnicmp(v, "utc", 3))
-        tz = lx.time_col;
-  }
+       i++) /* a parameter bound to 'localtime' or 'utc' */
+    if (tz_param((sqlite3_value *)p->params[i]))
+      tz = lx.time_col;
   if (rc == SQLITE_OK && tz)
     *err = sqlite3_mprintf(
         "the text applies %s() with 'localtime' or 'utc', or with a modifier "
@@ -419,9 +425,9 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto done;
   }
   if (q.serial_why || q.partial_why) {
-    result_error(ctx, fn,
-                 sqlite3_mprintf("%s", q.serial_why ? q.serial_why
-                                                    : q.partial_why));
+    result_error(
+        ctx, fn,
+        sqlite3_mprintf("%s", q.serial_why ? q.serial_why : q.partial_why));
     goto done;
   }
   params = sqlite3_malloc64(sizeof(*params) * (size_t)(q.nparams + 1));
