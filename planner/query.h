@@ -62,8 +62,8 @@ typedef struct ga_query {
   int nparams;
   char **param_name; /* as written: "?1", ":a" (an anonymous ? is "?N") */
   int ncols;
-  char **col_name;        /* the result columns, made unique (rule 3) */
-  const char *serial_why; /* not NULL: the parallel path cannot serve */
+  char **col_name;         /* the result columns, made unique (rule 3) */
+  const char *serial_why;  /* not NULL: the parallel path cannot serve */
   const char *partial_why; /* not NULL: no partial (planner/qrewrite.c) */
   /* scalar subqueries and EXISTS, parameters ?(subs.param0 + j) of the
   ** workers' texts (+ 2) and the post query, evaluated in the scan's
