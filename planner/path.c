@@ -541,7 +541,7 @@ static int busy_statements(sqlite3 *db) {
 /* An authorizer that answers SQLITE_IGNORE turns a column read or a
 ** function call into OP_Null, so the same text compiles to other opcodes on
 ** the caller than on a worker, which has no authorizer (aggregate.h). */
-char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
+char *ga_program_sig_as(sqlite3 *db, const char *sql, int detail, int *rc) {
   sqlite3_stmt *st = NULL;
   char *x = sqlite3_mprintf("EXPLAIN %s", sql);
   *rc = x ? sqlite3_prepare_v2(db, x, -1, &st, NULL) : SQLITE_NOMEM;
@@ -551,7 +551,26 @@ char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
   sqlite3_str *s = sqlite3_str_new(NULL);
   while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *op = (const char *)sqlite3_column_text(st, 1);
-    sqlite3_str_appendf(s, "%s ", op ? op : "?");
+    const char *p4 = (const char *)sqlite3_column_text(st, 5);
+    int init = op && !strcmp(op, "Init");
+    if (detail == GA_SIG_OPS) {
+      sqlite3_str_appendf(s, "%s ", op ? op : "?");
+    } else if (detail == GA_SIG_P4) {
+      if (init)
+        continue; /* its P4 may be the text */
+      if (op && !strcmp(op, "Variable"))
+        p4 = ""; /* the parameter's name, written ?N in a rewritten text */
+      sqlite3_str_appendf(s, "%s %s %d\n", op ? op : "?", p4 ? p4 : "",
+                          sqlite3_column_int(st, 6));
+    } else {
+      if (init || (op && !strcmp(op, "Transaction")))
+        p4 = NULL; /* the text; the connection's count of schema loads */
+      sqlite3_str_appendf(s, "%s %lld %lld %lld %s %d\n", op ? op : "?",
+                          (long long)sqlite3_column_int64(st, 2),
+                          (long long)sqlite3_column_int64(st, 3),
+                          (long long)sqlite3_column_int64(st, 4), p4 ? p4 : "",
+                          sqlite3_column_int(st, 6));
+    }
   }
   *rc = sqlite3_finalize(st);
   char *sig = sqlite3_str_finish(s);
@@ -562,6 +581,10 @@ char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
     return NULL;
   }
   return sig;
+}
+
+char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
+  return ga_program_sig_as(db, sql, GA_SIG_OPS, rc);
 }
 
 /* The text every worker statement evaluates, as one SELECT over schema's

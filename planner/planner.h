@@ -178,5 +178,15 @@ int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool);
 ** sqlite3_malloc'd; NULL when sql cannot be prepared, with *rc set (an
 ** authorizer's SQLITE_DENY is one case). */
 char *ga_program_sig(sqlite3 *db, const char *sql, int *rc);
+/* The same at a level of detail: GA_SIG_OPS the opcodes (ga_program_sig);
+** GA_SIG_P4 each opcode with its P4 and P5, not Init, nor a Variable's
+** name (planner/qrewrite.c: two texts of one meaning); GA_SIG_FULL every
+** instruction's opcode, P1 .. P5, not the P4 of Init or Transaction
+** (planner/qsubq.c: two connections reading the same tables, collations
+** and functions). */
+#define GA_SIG_OPS 0
+#define GA_SIG_P4 1
+#define GA_SIG_FULL 2
+char *ga_program_sig_as(sqlite3 *db, const char *sql, int detail, int *rc);
 
 #endif

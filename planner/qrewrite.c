@@ -162,33 +162,7 @@ static int fail(char **err, const char *fmt, const char *a, const char *b) {
 /* ---- rule 4: a program's signature ---- */
 
 static char *prog_sig(sqlite3 *db, const char *sql, int *rc) {
-  sqlite3_stmt *st = NULL;
-  char *x = sqlite3_mprintf("EXPLAIN %s", sql);
-  *rc = x ? sqlite3_prepare_v2(db, x, -1, &st, NULL) : SQLITE_NOMEM;
-  sqlite3_free(x);
-  if (*rc != SQLITE_OK)
-    return NULL;
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *o = (const char *)sqlite3_column_text(st, 1);
-    if (o && !strcmp(o, "Init"))
-      continue; /* its P4 may be the text */
-    /* a Variable's P4 is the parameter's name, written ?N here */
-    const char *p4 = o && !strcmp(o, "Variable")
-                         ? ""
-                         : (const char *)sqlite3_column_text(st, 5);
-    sqlite3_str_appendf(s, "%s %s %d\n", o ? o : "?", p4 ? p4 : "",
-                        sqlite3_column_int(st, 6));
-  }
-  *rc = sqlite3_finalize(st);
-  char *sig = sqlite3_str_finish(s);
-  if (*rc == SQLITE_OK && !sig)
-    *rc = SQLITE_NOMEM;
-  if (*rc != SQLITE_OK) {
-    sqlite3_free(sig);
-    return NULL;
-  }
-  return sig;
+  return ga_program_sig_as(db, sql, GA_SIG_P4, rc);
 }
 
 /* ---- the source ---- */

@@ -71,6 +71,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "planner.h"
 #include "qsubq.h"
 #include "qtok.h"
 
@@ -318,33 +319,7 @@ static int cast_same(sqlite3 *db, sqlite3_value *v, const char *type) {
 ** Transaction): two connections with the same one read the same tables (the
 ** schema by number, each table by root page), collations and functions. */
 static char *full_sig(sqlite3 *db, const char *sql, int *rc) {
-  sqlite3_stmt *st = NULL;
-  char *x = sqlite3_mprintf("EXPLAIN %s", sql);
-  *rc = x ? sqlite3_prepare_v2(db, x, -1, &st, NULL) : SQLITE_NOMEM;
-  sqlite3_free(x);
-  if (*rc != SQLITE_OK)
-    return NULL;
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  while ((*rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *o = (const char *)sqlite3_column_text(st, 1);
-    const char *p4 = (const char *)sqlite3_column_text(st, 5);
-    if (o && (!strcmp(o, "Init") || !strcmp(o, "Transaction")))
-      p4 = NULL; /* the text; the connection's count of schema loads */
-    sqlite3_str_appendf(s, "%s %lld %lld %lld %s %d\n", o ? o : "?",
-                        (long long)sqlite3_column_int64(st, 2),
-                        (long long)sqlite3_column_int64(st, 3),
-                        (long long)sqlite3_column_int64(st, 4), p4 ? p4 : "",
-                        sqlite3_column_int(st, 6));
-  }
-  *rc = sqlite3_finalize(st);
-  char *sig = sqlite3_str_finish(s);
-  if (*rc == SQLITE_OK && !sig)
-    *rc = SQLITE_NOMEM;
-  if (*rc != SQLITE_OK) {
-    sqlite3_free(sig);
-    return NULL;
-  }
-  return sig;
+  return ga_program_sig_as(db, sql, GA_SIG_FULL, rc);
 }
 
 const char *ga_qsub_fn_why(sqlite3 *db, const char *name) {
