@@ -106,6 +106,14 @@ static void qw_def(ga_qwins *w, const char *z, const ga_qtok *t, int n, int a) {
   int depth = 0;
   for (int i = a + 1; i < b; i++) {
     depth += qw_op(z, t, n, i, "(") - qw_op(z, t, n, i, ")");
+    /* PARTITION BY and ORDER BY are the definition's words, never columns
+    ** of those names (a column "partition" is legal) */
+    if (depth == 0 &&
+        (qw_kw(z, t, n, i, "PARTITION") || qw_kw(z, t, n, i, "ORDER")) &&
+        qw_kw(z, t, n, i + 1, "BY")) {
+      w->skip[i] |= QW_SKIP;
+      w->skip[i + 1] |= QW_SKIP;
+    }
     /* a frame's keyword, not a column of its name: never after BY, a
     ** comma or an operator (ORDER BY rows, x + range) */
     int after_term =

@@ -1427,6 +1427,15 @@ check(got == ref and path == "parallel", "the variance rewrite runs", (got, ref,
 hint_db.close()
 
 
+# PARTITION BY and ORDER BY inside a window definition are its words, never a
+# column of that name (review: a table with a column "partition" that no
+# group term reads refused the query as reading it)
+db.execute('CREATE TABLE wp(g INTEGER, "partition" INTEGER, x REAL)')
+db.executemany("INSERT INTO wp VALUES (?,?,?)", [(i % 5, i % 3, i * 0.5 + 1e-3 * (i % 7)) for i in range(2100)])
+win_check("a column named partition", "SELECT g, sum(x), rank() OVER (PARTITION BY g % 2 ORDER BY sum(x) DESC) "
+          "FROM wp GROUP BY g ORDER BY g", "parallel")
+
+
 # ---- issue 37: DISTINCT inside aggregates and FILTER (the differential
 # generator, tests/test_query.py, covers them on every path; here the edge
 # rules one by one)
