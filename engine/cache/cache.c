@@ -13,7 +13,10 @@
 */
 #include "cache.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpu.h"
@@ -296,4 +299,25 @@ int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
     }
   }
   return GA_OK;
+}
+
+double ga_cache_prof_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+void ga_cache_prof(const char *who, const char *what, double *t0) {
+  static int on = -1; /* connections of several threads read it */
+  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+  if (v < 0) {
+    const char *z = getenv("GPUAGG_CACHE_PROFILE");
+    v = z && *z == '1';
+    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
+  }
+  if (!v)
+    return;
+  double t = ga_cache_prof_ms();
+  fprintf(stderr, "%s %-10s %8.3f ms\n", who, what, t - *t0);
+  *t0 = t;
 }

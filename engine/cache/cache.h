@@ -412,4 +412,10 @@ int ga_csink_row(ga_csink *s, const int *types, const int64_t *words,
 int ga_cache_where(const ga_config *cfg);
 int64_t ga_cache_budget(const ga_config *cfg, int where);
 
+/* GPUAGG_CACHE_PROFILE=1 (bench/cache_profile.py): the wall time since
+** *t0 of the step `what` of `who` (cache_host, cache_gpu) to stderr, and
+** *t0 moved to now; nothing otherwise.  ga_cache_prof_ms: the clock. */
+double ga_cache_prof_ms(void);
+void ga_cache_prof(const char *who, const char *what, double *t0);
+
 #endif

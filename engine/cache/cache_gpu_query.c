@@ -679,25 +679,9 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
 
 /* ---- rule 5: gpu_query's shapes ---- */
 
-/* GPUAGG_CACHE_PROFILE=1: each step's wall time to stderr (bench work). */
-static double prof_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+/* GPUAGG_CACHE_PROFILE=1: each step's wall time (cache.h). */
 static void prof(const char *what, double *t0) {
-  static int on = -1; /* connections of several threads read it */
-  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *z = getenv("GPUAGG_CACHE_PROFILE");
-    v = z && *z == '1';
-    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
-  }
-  if (!v)
-    return;
-  double t = prof_ms();
-  fprintf(stderr, "cache_gpu %-10s %8.3f ms\n", what, t - *t0);
-  *t0 = t;
+  ga_cache_prof("cache_gpu", what, t0);
 }
 
 /* Where a key or carried column of q comes from on the GPU: an entry
@@ -947,7 +931,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy) {
   int64_t n = e->rows;
   int nk = q->nkeys, nkc = q->nkeys + q->ncarry, nv = q->nvals;
-  double t0 = prof_ms();
+  double t0 = ga_cache_prof_ms();
   const ga_cx_env *env = q->env;
   int nmaps = env ? env->nmaps : 0, npool = env ? env->npool : 0;
   gsrc src[GA_MAX_KEYS];

@@ -187,26 +187,9 @@ typedef struct hrun {
   int started;
 } hrun;
 
-/* GPUAGG_CACHE_PROFILE=1: each step's wall time to stderr (bench work,
-** bench/cache_profile.py). */
-static double prof_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
+/* GPUAGG_CACHE_PROFILE=1: each step's wall time (cache.h). */
 static void prof(const char *what, double *t0) {
-  static int on = -1; /* connections of several threads read it */
-  int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
-  if (v < 0) {
-    const char *z = getenv("GPUAGG_CACHE_PROFILE");
-    v = z && *z == '1';
-    __atomic_store_n(&on, v, __ATOMIC_RELAXED);
-  }
-  if (!v)
-    return;
-  double t = prof_ms();
-  fprintf(stderr, "cache_host %-10s %8.3f ms\n", what, t - *t0);
-  *t0 = t;
+  ga_cache_prof("cache_host", what, t0);
 }
 
 /* ---- filter ---- */
@@ -1216,7 +1199,7 @@ static void run_all(hrun *runs, int n) {
 int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         int threads, ga_scan_out *out, char *why, size_t nwhy) {
   (void)c;
-  double t0 = prof_ms();
+  double t0 = ga_cache_prof_ms();
   memset(out, 0, sizeof(*out));
   if (threads < 1)
     threads = 1;
