@@ -44,15 +44,14 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import time
 
 import bench_db
 import lineitem
+from query_bench import DuckDB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.environ.get("GPUAGG_LIB") or os.path.join(os.path.dirname(HERE), "libgpuagg")
@@ -194,50 +193,6 @@ def close_rows(ref, got, rel=1e-9):
     return True
 
 
-class DuckDB:
-    """bench/duckdb_query.mjs as a child process, one request a line."""
-
-    def __init__(self, args, builds):
-        node = shutil.which("node")
-        mod = os.path.join(args.duckdb_dir, "node_modules", "@duckdb", "node-api")
-        self.why = None
-        if not node:
-            self.why = "no node"
-        elif not os.path.isdir(mod):
-            self.why = "no %s (make bench-duckdb-setup installs it with npm)" % mod
-        if self.why:
-            return
-        self.p = subprocess.Popen([node, os.path.join(HERE, "duckdb_query.mjs"),
-                                   str(args.duckdb_threads)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, cwd=args.duckdb_dir)
-        total = 0.0
-        for sql in builds:
-            d = self.ask({"op": "build", "sql": sql})
-            if "error" in d:
-                self.why = "its table: " + d["error"]
-                self.close()
-                return
-            total += d["build_s"]
-        print("# duckdb built its tables in %.1f s (%d threads)" % (total, args.duckdb_threads),
-              flush=True)
-
-    def ask(self, req):
-        self.p.stdin.write(json.dumps(req) + "\n")
-        self.p.stdin.flush()
-        line = self.p.stdout.readline()
-        return json.loads(line) if line else {"error": "node exited (%s)" % self.p.wait()}
-
-    def query(self, sql):
-        d = self.ask({"op": "query", "sql": sql, "params": []})
-        if "error" in d:
-            raise RuntimeError(d["error"])
-        return d["seconds"], lineitem.duck_rows(d)
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait()
-
-
 def scan_info(con):
     s = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
     return s.get("path", ""), (s.get("why") or "").replace(",", ";")
@@ -309,7 +264,7 @@ def main():
                 print("# %s %s: refused: %s" % (mode, q, e), flush=True)
     duck = None
     if "duckdb" in modes:
-        duck = DuckDB(args, duck_build(n) if sales else [lineitem.duckdb_sql(n)])
+        duck = DuckDB(args, n, duck_build(n) if sales else None)
         if duck.why:
             print("# SKIP duckdb: %s" % duck.why, flush=True)
             duck = None
