@@ -36,6 +36,18 @@ run_suite() { # name, command...
   echo "== $name"
   out=$("$@" 2>&1)
   rc=$?
+  # LeakSanitizer's stop-the-world tracer itself crashes, rarely, at a
+  # process's exit ("Tracer caught signal 11", then "LeakSanitizer has
+  # encountered a fatal error", and no leak report): a known sanitizer flake
+  # (google/sanitizers#1170; CI hit it once in query_errors after all 427
+  # checks passed).  The suite runs once more, whole, so a real leak or a
+  # real crash still fails it.
+  if [ "$rc" -ne 0 ] && [[ $out == *"LeakSanitizer has encountered a fatal error"* ]] &&
+    [[ $out != *"ERROR: LeakSanitizer: detected memory leaks"* ]] && [[ $out != *"ERROR: AddressSanitizer"* ]]; then
+    echo "note: suite $name: LeakSanitizer's tracer crashed at exit (no leak reported); running it once more"
+    out=$("$@" 2>&1)
+    rc=$?
+  fi
   printf '%s\n' "$out" | grep -v '^PASS ' --line-buffered || true
   [ "${VERBOSE:-0}" = 1 ] && printf '%s\n' "$out" | grep '^PASS ' || true
   local p=0 f=0 s=0 line
