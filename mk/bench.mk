@@ -20,13 +20,19 @@
 #                      merged database (bench/dask_bench.py; DASK_FILES,
 #                      default 16, DASK_ROWS a file, default 1e6, DASK_WORKERS,
 #                      default 2), CSV DASK_CSV (bench/results/dask_<host>_<date>.csv)
+#   make bench-ssb     the Star Schema Benchmark's 13 queries (bench/ssb.py's
+#                      tables, SSB_SF, default 1) through SQLite's own text,
+#                      gpu_query and DuckDB (bench/ssb_bench.py; SSB_THREADS,
+#                      default 0 = every core; SSB_REPS, default 5), CSV
+#                      SSB_CSV (bench/results/ssb_<host>_<date>.csv) and each
+#                      query's EXPLAIN QUERY PLAN beside it
 #   make bench-duckdb-setup
 #                      npm install of @duckdb/node-api into bench/duckdb/ (the
 #                      optional DuckDB baseline; never a test dependency)
 #
 # bench/run builds the GPU binaries (make bench-kernels / bench-matadd) when
 # a GPU is usable and they are missing; see its header for the environment.
-.PHONY: bench bench-smoke bench-plot bench-cache bench-query bench-dask bench-duckdb-setup
+.PHONY: bench bench-smoke bench-plot bench-cache bench-query bench-dask bench-duckdb-setup bench-ssb
 
 BENCH_ENV = GPUAGG_LIB=$(abspath $(basename $(LIB))) PYTHON=$(PYTHON) SQLITE3=$(SQLITE3) \
             BENCH_BUILD=$(BUILD) $(if $(strip $(NVCC)),NVCC=$(NVCC))
@@ -43,6 +49,14 @@ bench-plot:
 CACHE_ROWS ?= 1e7
 bench-cache: $(LIB)
 	$(BENCH_ENV) $(PYTHON) bench/cache_bench.py --rows $(CACHE_ROWS) --csv bench/out/cache.csv
+
+SSB_SF ?= 1
+SSB_THREADS ?= 0
+SSB_REPS ?= 5
+SSB_CSV ?= bench/results/ssb_$(shell uname -n)_$(shell date +%F).csv
+bench-ssb: $(LIB)
+	$(BENCH_ENV) $(PYTHON) bench/ssb_bench.py --sf $(SSB_SF) --threads $(SSB_THREADS) \
+	  --reps $(SSB_REPS) --csv $(SSB_CSV)
 
 QUERY_ROWS ?= 6e6
 QUERY_THREADS ?= 0

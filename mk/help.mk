@@ -24,6 +24,7 @@ help:
 	  '' \
 	  '  make bench         the benchmarks (bench/RESULTS.md); bench-smoke: a quick run' \
 	  '  make bench-query   gpu_query: TPC-H Q1, Q6, dashboards vs SQLite, DuckDB (QUERY_ROWS=6e6, QUERY_THREADS=0)' \
+	  '  make bench-ssb     the Star Schema Benchmark: 13 queries vs SQLite, DuckDB (SSB_SF=1, SSB_THREADS=0)' \
 	  '  make bench-dask    gpuagg.dask: 16 files on a local Dask cluster vs one process (DASK_FILES, DASK_ROWS)' \
 	  '  make format        clang-format the sources' \
 	  '  make clean         remove build/, the .so and dist/' \
