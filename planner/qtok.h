@@ -17,7 +17,9 @@ enum {
 
 typedef struct ga_qtok {
   int type, off, len;
-  int var; /* a parameter: SQLite's number (set by the reader) */
+  int var;   /* a parameter: SQLite's number (set by the reader) */
+  int ident; /* 1: FILTER, OVER or WINDOW that SQLite reads as an
+                identifier here (qtok.c rule 1), so no keyword */
 } ga_qtok;
 
 /* z into tokens (sqlite3_malloc'd): 0; 1 (an unterminated string, quote

@@ -197,7 +197,7 @@ typedef struct parse {
 } parse;
 
 static int kw(const parse *p, int i, const char *w) {
-  return i >= 0 && i < p->n && p->t[i].type == T_ID &&
+  return i >= 0 && i < p->n && p->t[i].type == T_ID && !p->t[i].ident &&
          (int)strlen(w) == p->t[i].len &&
          !sqlite3_strnicmp(p->z + p->t[i].off, w, p->t[i].len);
 }
