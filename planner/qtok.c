@@ -83,6 +83,12 @@ static int qt_idlike(const char *z, const ga_qtok *t, int n, int i) {
   return t[i].type == GA_QT_ID && !qt_reserved(z + t[i].off, t[i].len);
 }
 
+int ga_qt_ctx_keyword(const char *z, const ga_qtok *t) {
+  return !t->ident &&
+         (qt_word(z, t, 1, 0, "FILTER") || qt_word(z, t, 1, 0, "OVER") ||
+          qt_word(z, t, 1, 0, "WINDOW"));
+}
+
 /* Rule 1 over every token. */
 static void qt_context_keywords(const char *z, ga_qtok *t, int n) {
   for (int i = 0; i < n; i++) {

@@ -265,8 +265,8 @@ static int find_ipk(parse *p) {
 ** or -1. */
 #define GA_Q_ROWID (-2)
 static int col_of(const parse *p, int i) {
-  if (!is_name(p, i))
-    return -1;
+  if (!is_name(p, i) || ga_qt_ctx_keyword(p->z, &p->t[i]))
+    return -1; /* OVER w of a table with a column over (qtok.c rule 1) */
   char *z = tok_name(p, i);
   int r = -1;
   if (!z)
