@@ -1292,13 +1292,15 @@ def keyword_aliases(r, q):
         if not cands or len(spans[0]) != len(spans[1]):
             return
         j = r.choice(cands)
+        # (HAVING reads no window function: SQLite's "misuse of aliased window function")
+        windowed = re.search(r"(?i)\bover\b", q.text[spans[0][j][0]:spans[0][j][1]])
         sep = r.choice([" ", " ", " AS ", "\n", " /* c */ "])
         for attr, items in zip(("text", "ref"), spans):
             sql = getattr(q, attr)
             b = items[j][0] + len(sql[items[j][0]:items[j][1]].rstrip())
             sql = sql[:b] + sep + word + sql[b:]
             hm = re.search(r"(?i)\bhaving\b", sql)
-            if hm and not re.search(r"(?i)\bselect\b", sql[hm.end():]):  # read in HAVING too
+            if hm and not windowed and not re.search(r"(?i)\bselect\b", sql[hm.end():]):  # read in HAVING too
                 sql = sql[:hm.end()] + " %s IS NOT NULL AND" % word + sql[hm.end():]
             setattr(q, attr, sql)
         done.append("item " + word)
