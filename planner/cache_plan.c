@@ -64,6 +64,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "cache_plan.h"
 #include "gpu.h"
+#include "pintime.h"
 
 /* ---- stamps (rule 2) ---- */
 
@@ -277,7 +278,9 @@ sqlite3 *ga_cstamp_watch(sqlite3 *db, const char *schema) {
   int ckpt_on_close = !ro && !no_ckpt;
   sqlite3 *w = NULL;
   int flags = ro ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-  if (sqlite3_open_v2(path, &w, flags, vfs->zName) != SQLITE_OK) {
+  const char *vfs_name = NULL; /* the caller's VFS itself (pintime.c rule 5) */
+  if (ga_pintime_vfs_name(vfs, &vfs_name) != SQLITE_OK ||
+      sqlite3_open_v2(path, &w, flags, vfs_name) != SQLITE_OK) {
     sqlite3_close(w);
     return NULL;
   }

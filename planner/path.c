@@ -236,11 +236,11 @@ static int modules_check(sqlite3 *db, const ga_lex *lx, char *why, size_t n) {
 ** file through the shim of its VFS (*vfs_name, engine/scan/pintime.h) and
 ** read the caller's time, pinned now, at the call's start.  0, or 1 with
 ** the reason the time cannot be pinned. */
-static int pin_time(sqlite3 *db, const char **vfs_name, int64_t *ms, char *why,
-                    size_t n) {
+static int pin_time(sqlite3 *db, sqlite3_vfs *vfs, const char **vfs_name,
+                    int64_t *ms, char *why, size_t n) {
   const char *shim = NULL;
   const char *fault = getenv("GPUAGG_PIN_FAULT"); /* tests */
-  if ((fault && *fault) || ga_pintime_shim(*vfs_name, &shim) != SQLITE_OK) {
+  if ((fault && *fault) || ga_pintime_shim(vfs, &shim) != SQLITE_OK) {
     sqlite3_snprintf((int)n, why,
                      "its VFS %s cannot be shimmed to pin the "
                      "statement's time for the workers",
@@ -824,8 +824,14 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     goto nomem;
   char pin_why[96];
   if (lx.time_col[0] &&
-      pin_time(db, &vfs_name, &pin_ms, pin_why, sizeof pin_why))
+      pin_time(db, vfs, &vfs_name, &pin_ms, pin_why, sizeof pin_why))
     SERIAL("the text uses %s over a column, and %s", lx.time_col, pin_why);
+  /* the workers reach the caller's VFS itself (engine/scan/pintime.c rule
+  ** 5), whatever the application registered under its name since */
+  if (!lx.time_col[0] && ga_pintime_vfs_name(vfs, &vfs_name) != SQLITE_OK)
+    SERIAL("its VFS %s is no longer registered under its name, and cannot "
+           "be shimmed for the workers",
+           vfs->zName);
   plan->path = sqlite3_mprintf("%s", file);
   plan->vfs = sqlite3_mprintf("%s", vfs_name);
   plan->schema = sqlite3_mprintf("%s", t->schema);

@@ -77,7 +77,7 @@ typedef struct qsrc {
 } qsrc;
 
 static int qkw(const qsrc *s, int i, const char *w) {
-  return i >= 0 && i < s->n && s->t[i].type == GA_QT_ID &&
+  return i >= 0 && i < s->n && s->t[i].type == GA_QT_ID && !s->t[i].ident &&
          (int)strlen(w) == s->t[i].len &&
          !sqlite3_strnicmp(s->z + s->t[i].off, w, s->t[i].len);
 }

@@ -3,6 +3,17 @@
 ** and planner/qrewrite.c: identifiers (quoted or not), strings, numbers,
 ** parameters, blobs and operators, with their offsets in the text;
 ** comments and spaces dropped.
+**
+** Rules:
+**   1. FILTER, OVER and WINDOW are keywords only where SQLite 3.40's
+**      tokenizer makes them one (tokenize.c, analyzeFilterKeyword and its
+**      siblings); elsewhere they are identifiers (ga_qtok.ident), so
+**      "sum(x) filter FROM t" names the item filter, as SQLite does, and
+**      a column or alias named over is a name.  FILTER: after ")" and
+**      before "(".  OVER: after ")" and before "(" or a word SQLite's
+**      getToken() reads as an identifier (a name, quoted or not, a string,
+**      or a keyword that falls back to one: every keyword but the reserved
+**      ones of qt_reserved).  WINDOW: before such a word followed by AS.
 */
 #include <ctype.h>
 #include <string.h>
@@ -18,6 +29,78 @@ static int qt_id_start(unsigned char c) {
 
 static int qt_id_char(unsigned char c) {
   return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
+}
+
+/* The keywords that never fall back to an identifier in SQLite 3.40's
+** grammar (parse.y's %fallback ID list and JOIN_KW leave exactly these
+** out), FILTER among them (it is no fallback; the tokenizer decides). */
+static int qt_reserved(const char *z, int n) {
+  static const char *const words[] = {
+      "ADD",         "ALL",      "ALTER",
+      "AND",         "AS",       "AUTOINCREMENT",
+      "BETWEEN",     "CASE",     "CHECK",
+      "COLLATE",     "COMMIT",   "CONSTRAINT",
+      "CREATE",      "DEFAULT",  "DEFERRABLE",
+      "DELETE",      "DISTINCT", "DROP",
+      "ELSE",        "ESCAPE",   "EXCEPT",
+      "EXISTS",      "FILTER",   "FOREIGN",
+      "FROM",        "GROUP",    "HAVING",
+      "IN",          "INDEX",    "INSERT",
+      "INTERSECT",   "INTO",     "IS",
+      "ISNULL",      "JOIN",     "LIMIT",
+      "NOT",         "NOTHING",  "NOTNULL",
+      "NULL",        "ON",       "OR",
+      "ORDER",       "PRIMARY",  "REFERENCES",
+      "RETURNING",   "SELECT",   "SET",
+      "TABLE",       "THEN",     "TO",
+      "TRANSACTION", "UNION",    "UNIQUE",
+      "UPDATE",      "USING",    "VALUES",
+      "WHEN",        "WHERE",    NULL};
+  for (int k = 0; words[k]; k++)
+    if ((int)strlen(words[k]) == n && !sqlite3_strnicmp(z, words[k], n))
+      return 1;
+  return 0;
+}
+
+static int qt_word(const char *z, const ga_qtok *t, int n, int i,
+                   const char *w) {
+  return i >= 0 && i < n && t[i].type == GA_QT_ID &&
+         (int)strlen(w) == t[i].len &&
+         !sqlite3_strnicmp(z + t[i].off, w, t[i].len);
+}
+
+static int qt_op(const char *z, const ga_qtok *t, int n, int i, char c) {
+  return i >= 0 && i < n && t[i].type == GA_QT_OP && t[i].len == 1 &&
+         z[t[i].off] == c;
+}
+
+/* Rule 1: does SQLite's getToken() read token i as TK_ID? */
+static int qt_idlike(const char *z, const ga_qtok *t, int n, int i) {
+  if (i < 0 || i >= n)
+    return 0;
+  if (t[i].type == GA_QT_QID || t[i].type == GA_QT_STR)
+    return 1;
+  return t[i].type == GA_QT_ID && !qt_reserved(z + t[i].off, t[i].len);
+}
+
+int ga_qt_ctx_keyword(const char *z, const ga_qtok *t) {
+  return !t->ident &&
+         (qt_word(z, t, 1, 0, "FILTER") || qt_word(z, t, 1, 0, "OVER") ||
+          qt_word(z, t, 1, 0, "WINDOW"));
+}
+
+/* Rule 1 over every token. */
+static void qt_context_keywords(const char *z, ga_qtok *t, int n) {
+  for (int i = 0; i < n; i++) {
+    if (qt_word(z, t, n, i, "FILTER"))
+      t[i].ident = !(qt_op(z, t, n, i - 1, ')') && qt_op(z, t, n, i + 1, '('));
+    else if (qt_word(z, t, n, i, "OVER"))
+      t[i].ident = !(qt_op(z, t, n, i - 1, ')') &&
+                     (qt_op(z, t, n, i + 1, '(') || qt_idlike(z, t, n, i + 1)));
+    else if (qt_word(z, t, n, i, "WINDOW"))
+      t[i].ident =
+          !(qt_idlike(z, t, n, i + 1) && qt_word(z, t, n, i + 2, "AS"));
+  }
 }
 
 /* z into tokens; 0, 1 (unterminated string, quote or comment), or
@@ -44,7 +127,7 @@ int ga_q_tokenize(const char *z, ga_qtok **out, int *nout) {
       i = (int)(e - z) + 2;
       continue;
     }
-    ga_qtok t = {0, i, 0, 0};
+    ga_qtok t = {0, i, 0, 0, 0};
     unsigned char c = s[i];
     if (c == '\'' || c == '"' || c == '`' || c == '[') {
       unsigned char close = c == '[' ? ']' : c;
@@ -138,6 +221,7 @@ int ga_q_tokenize(const char *z, ga_qtok **out, int *nout) {
     v[n++] = t;
     i += t.len;
   }
+  qt_context_keywords(z, v, n);
   *out = v;
   *nout = n;
   return 0;

@@ -17,8 +17,14 @@ enum {
 
 typedef struct ga_qtok {
   int type, off, len;
-  int var; /* a parameter: SQLite's number (set by the reader) */
+  int var;   /* a parameter: SQLite's number (set by the reader) */
+  int ident; /* 1: FILTER, OVER or WINDOW that SQLite reads as an
+                identifier here (qtok.c rule 1), so no keyword */
 } ga_qtok;
+
+/* 1 when t (of text z) is FILTER, OVER or WINDOW read as the keyword
+** (qtok.c rule 1): never a name, even where a column is spelled so. */
+int ga_qt_ctx_keyword(const char *z, const ga_qtok *t);
 
 /* z into tokens (sqlite3_malloc'd): 0; 1 (an unterminated string, quote
 ** or comment); -1 (no memory). */

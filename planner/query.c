@@ -197,7 +197,7 @@ typedef struct parse {
 } parse;
 
 static int kw(const parse *p, int i, const char *w) {
-  return i >= 0 && i < p->n && p->t[i].type == T_ID &&
+  return i >= 0 && i < p->n && p->t[i].type == T_ID && !p->t[i].ident &&
          (int)strlen(w) == p->t[i].len &&
          !sqlite3_strnicmp(p->z + p->t[i].off, w, p->t[i].len);
 }
@@ -265,8 +265,8 @@ static int find_ipk(parse *p) {
 ** or -1. */
 #define GA_Q_ROWID (-2)
 static int col_of(const parse *p, int i) {
-  if (!is_name(p, i))
-    return -1;
+  if (!is_name(p, i) || ga_qt_ctx_keyword(p->z, &p->t[i]))
+    return -1; /* OVER w of a table with a column over (qtok.c rule 1) */
   char *z = tok_name(p, i);
   int r = -1;
   if (!z)

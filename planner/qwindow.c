@@ -44,7 +44,8 @@ enum { T_ID = GA_QT_ID, T_QID = GA_QT_QID, T_OP = GA_QT_OP };
 #define QW_OVER 4 /* a window call's OVER */
 
 static int qw_kw(const char *z, const ga_qtok *t, int n, int i, const char *w) {
-  return i >= 0 && i < n && t[i].type == T_ID && (int)strlen(w) == t[i].len &&
+  return i >= 0 && i < n && t[i].type == T_ID && !t[i].ident &&
+         (int)strlen(w) == t[i].len &&
          !sqlite3_strnicmp(z + t[i].off, w, t[i].len);
 }
 

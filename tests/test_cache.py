@@ -1367,6 +1367,15 @@ out["paths"] = paths
 inf = json.loads(con.execute("select gpuagg_info()").fetchone()[0])
 out["entries"] = len(inf["cache"]["entries"])
 out["errors"] = inf["counters"]["errors"]
+if action == "reload":  # dropped and loaded again: the device memory comes back each time
+    out["reloads"] = []
+    for _ in range(3):
+        con.execute("select gpu_cache_drop('t')")
+        con.execute("select gpu_cache('t', 'x, k, y')")
+        got = rows("select grp, sum from gpu_aggregate('t', 'x', NULL, 'k')")
+        ents = json.loads(con.execute("select gpuagg_info()").fetchone()[0])["cache"]["entries"]
+        out["reloads"].append((ents[0]["where"] if ents else None,
+                               json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]["path"]))
 print(json.dumps(out))
 """
 
@@ -1382,7 +1391,8 @@ def section_faults(rep, r):
     con.commit()
     con.close()
 
-    def case(name, env, action, *conf, want_where=None, want_paths=None, want_entries=None):
+    def case(name, env, action, *conf, want_where=None, want_paths=None, want_entries=None,
+             want_reloads=None):
         e = dict(os.environ)
         e.update(env)
         p = subprocess.run([PYTHON, "-c", FAULT_SCRIPT, LIB, path, action,
@@ -1400,6 +1410,8 @@ def section_faults(rep, r):
             ok = ok and [q == "cache" for q in out["paths"]] == want_paths
         if want_entries is not None:
             ok = ok and out["entries"] == want_entries
+        if want_reloads is not None:
+            ok = ok and out.get("reloads") == want_reloads
         rep.check("fault_" + name, ok, repr(out))
 
     probe = connect(":memory:", device="gpu")
@@ -1433,6 +1445,11 @@ def section_faults(rep, r):
         # device memory holds the entry but not a query's scratch
         case("query_scratch_oom", {"GPUAGG_FAKE_MEM": "700000"}, "q", "cache_bytes=100000000",
              want_where="gpu", want_entries=0)
+        # issue 37 (session 3): a dropped GPU entry's arrays go back to the
+        # device (cache.c rule 4: the hook cache_gpu.c sets), so device
+        # memory for one entry and its scratch serves any number of reloads
+        case("reload_device_memory_back", {"GPUAGG_FAKE_MEM": "1200000"}, "reload", "cache_bytes=100000000",
+             want_where="gpu", want_reloads=[["gpu", "cache"]] * 3)
     else:
         rep.skip("fault_fake_only", "kernel faults and device memory sizes: fake backend")
 

@@ -1225,6 +1225,106 @@ def windows(q, items, terms):
 NOT_NUMBERS = ["1.0", "1e0", "2147483648", "4294967297", "0x80000000", "2.0e0", "'1'", "+(1 COLLATE NOCASE)"]
 
 
+# issue 37 (session 3), keyword_aliases: FILTER, OVER and WINDOW are
+# keywords only where SQLite's tokenizer makes them one (planner/qtok.c
+# rule 1); elsewhere they are names, as are the keywords that fall back to
+# one (ROWS, RANGE, PARTITION)
+KW_NAMES = ["filter", "FILTER", "over", "Over", "window", "WINDOW", "rows", "range", "partition"]
+KW_WINDOW_NAMES = ["over", "window", "Window"]  # OVER filter is a syntax error
+
+
+def top_level_spans(sql, a):
+    """Issue 37, keyword_aliases: the select list's items [(start, end)]
+    from a (just past SELECT) to its top-level FROM, and the FROM's offset
+    (parentheses, strings and quoted names skipped)."""
+    items, depth, i, start = [], 0, a, a
+    while i < len(sql):
+        ch = sql[i]
+        if ch in "'\"[`":
+            close = "]" if ch == "[" else ch
+            j = sql.index(close, i + 1)
+            while close != "]" and sql[j + 1:j + 2] == close:
+                j = sql.index(close, j + 2)
+            i = j + 1
+            continue
+        if sql.startswith("--", i):
+            i = sql.index("\n", i)
+            continue
+        if sql.startswith("/*", i):
+            i = sql.index("*/", i) + 2
+            continue
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and ch == ",":
+            items.append((start, i))
+            start = i + 1
+        elif depth == 0 and re.match(r"(?i)from\b", sql[i:i + 5]) and not re.match(r"\w", sql[i - 1]):
+            items.append((start, i))
+            return items, i
+        i += 1
+    return items, None
+
+
+def keyword_aliases(r, q):
+    """Issue 37 (session 3): about 12% of the queries (their own stream r)
+    name things with words that are keywords elsewhere: an aggregate item's
+    alias, with AS or without (sum(x) filter, count(*) over), read in
+    HAVING where the text has one; an alias vN renamed; the table's alias
+    tt; the WINDOW clause's wd0 (OVER over, WINDOW window AS (...))."""
+    if r.random() > 0.12:
+        return
+    done = []
+    # the same edits in both texts: they differ only in aggregates' names
+    word = r.choice(KW_NAMES)
+    k = r.random()
+    if k < 0.5:  # a new alias after an item that ends with ")"
+        spans = []
+        for attr in ("text", "ref"):
+            sql = getattr(q, attr)
+            m = re.search(r"(?i)\bselect\b", sql)
+            items, frm = top_level_spans(sql, m.end())
+            if frm is None:
+                return
+            spans.append(items)
+        cands = [j for j, (a, b) in enumerate(spans[0]) if q.text[a:b].rstrip().endswith(")")]
+        if not cands or len(spans[0]) != len(spans[1]):
+            return
+        j = r.choice(cands)
+        # (HAVING reads no window function: SQLite's "misuse of aliased window function")
+        windowed = re.search(r"(?i)\bover\b", q.text[spans[0][j][0]:spans[0][j][1]])
+        sep = r.choice([" ", " ", " AS ", "\n", " /* c */ "])
+        for attr, items in zip(("text", "ref"), spans):
+            sql = getattr(q, attr)
+            b = items[j][0] + len(sql[items[j][0]:items[j][1]].rstrip())
+            sql = sql[:b] + sep + word + sql[b:]
+            hm = re.search(r"(?i)\bhaving\b", sql)
+            if hm and not windowed and not re.search(r"(?i)\bselect\b", sql[hm.end():]):  # read in HAVING too
+                sql = sql[:hm.end()] + " %s IS NOT NULL AND" % word + sql[hm.end():]
+            setattr(q, attr, sql)
+        done.append("item " + word)
+    elif k < 0.7 and re.search(r"\bAS [vV]\d+\b", q.text):  # rename an alias, maybe drop its AS
+        old = r.choice(re.findall(r"\bAS ([vV]\d+)\b", q.text))
+        drop = r.random() < 0.5
+        for attr in ("text", "ref"):
+            sql = getattr(q, attr)
+            if drop:
+                sql = sql.replace(" AS " + old, " " + old, 1)
+            setattr(q, attr, re.sub(r"(?<![\w\"':@$?])%s(?![\w\"'])" % old, word, sql))
+        done.append("alias " + word)
+    elif k < 0.85 and re.search(r"\btt\b", q.text):  # the table's alias
+        for attr in ("text", "ref"):
+            setattr(q, attr, re.sub(r"\btt\b", word, getattr(q, attr)))
+        done.append("table " + word)
+    elif re.search(r"\bwd0\b", q.text):  # the WINDOW clause's name
+        w = r.choice(KW_WINDOW_NAMES)
+        for attr in ("text", "ref"):
+            setattr(q, attr, re.sub(r"\bwd0\b", w, getattr(q, attr)))
+        done.append("window " + w)
+    q.kwalias = ", ".join(done)
+
+
 def sql_lit(v):
     if v is None:
         return "NULL"
@@ -1730,7 +1830,7 @@ def main():
              "name_fail": [], "ref_errors": 0, "ref_rows": 0, "again": 0, "where_bound": 0,
              "attached": 0, "utf16": 0, "expected_serial": 0, "choice_differs": 0,
              "cache": 0, "cache_why": {}, "cache_shaped": 0, "partials": 0, "shards": 0,
-             "partial_errors_both": 0, "partial_refused": 0, "distinct": 0, "filter": 0}
+             "partial_errors_both": 0, "partial_refused": 0, "distinct": 0, "filter": 0, "kwalias": 0}
     log = open(os.path.join(TMP, "failures.txt"), "w")
     n_big = max(2, QUERIES // 120)
     for qi in range(QUERIES):
@@ -1750,6 +1850,8 @@ def main():
         if random.Random(SEED * 1000003 + qi).random() < DISTINCT_SHARE:  # issue 37
             q.df = random.Random(SEED * 1000033 + qi)
         q.build()
+        keyword_aliases(random.Random("kw/%d/%d" % (SEED, qi)), q)  # issue 37 (session 3)
+        stats["kwalias"] += bool(getattr(q, "kwalias", ""))
         stats["distinct"] += bool(re.search(r"\(distinct ", q.text, re.I))  # issue 37
         stats["filter"] += bool(re.search(r"\) filter \(where ", q.text, re.I))
         params = q.values
@@ -1882,6 +1984,7 @@ def main():
           % (stats.get("view", 0), stats.get("cte", 0), stats.get("subquery", 0) + stats.get("subq2", 0)))
     print("# issue 37: %d queries with DISTINCT inside an aggregate, %d with FILTER"
           % (stats["distinct"], stats["filter"]))
+    print("# issue 37 (session 3): %d queries name things with keywords (keyword_aliases)" % stats["kwalias"])
     rep.check("distinct_filter_ran", stats["distinct"] >= QUERIES // 10 and stats["filter"] >= QUERIES // 10,
               "only %d queries with DISTINCT and %d with FILTER of %d" % (stats["distinct"], stats["filter"], QUERIES))
     if stats.get("subq_runs", 0):  # issue 37, subq2: subqueries run in parallel

@@ -1435,6 +1435,31 @@ db.executemany("INSERT INTO wp VALUES (?,?,?)", [(i % 5, i % 3, i * 0.5 + 1e-3 *
 win_check("a column named partition", "SELECT g, sum(x), rank() OVER (PARTITION BY g % 2 ORDER BY sum(x) DESC) "
           "FROM wp GROUP BY g ORDER BY g", "parallel")
 
+# issue 37 (session 3): FILTER, OVER and WINDOW are keywords only where
+# SQLite's tokenizer makes them one (planner/qtok.c rule 1): elsewhere an
+# alias, a column or a window's name, as SQLite reads them; a column so
+# named is never the keyword (OVER over, with a column over)
+db.execute('CREATE TABLE wk(g INTEGER, "filter" INTEGER, "over" INTEGER, "window" INTEGER, x REAL)')
+db.executemany("INSERT INTO wk VALUES (?,?,?,?,?)",
+               [(i % 5, i % 3, i % 4, i % 6, i * 0.25) for i in range(2100)])
+for label, sql in (
+        ("sum(x) filter", "SELECT g, sum(x) filter FROM wk GROUP BY g ORDER BY filter, g"),
+        ("count(*) over", "SELECT g, count(*) over, sum(x) window FROM wk GROUP BY g ORDER BY g"),
+        ("a FILTER clause then an alias filter",
+         "SELECT g, sum(x) FILTER (WHERE filter > 0) filter FROM wk GROUP BY g ORDER BY g"),
+        ("columns filter, over, window grouped",
+         "SELECT filter, over, window, total(x) over FROM wk GROUP BY filter, over, window ORDER BY 1, 2, 3"),
+        ("OVER over, a window named like a column",
+         "SELECT g, sum(over) filter, rank() OVER over FROM wk GROUP BY g WINDOW over AS (ORDER BY sum(over), g) "
+         "ORDER BY g"),
+        ("FROM wk AS window", "SELECT window.g, sum(window.x) filter FROM wk AS window GROUP BY window.g ORDER BY 1"),
+        ("HAVING reads the alias over", "SELECT g, sum(x) AS over2, max(x) over FROM wk GROUP BY g "
+         "HAVING over2 > 10 ORDER BY g")):
+    win_check("keyword names: " + label, sql, "parallel")
+got = error_of(db, "CREATE VIRTUAL TABLE temp.wk2 USING gpu_query('SELECT g, sum(x) + filter FROM wk GROUP BY g')")
+check(bool(got) and "the column filter is neither grouped nor aggregated" in got, "keyword names: a column filter, not grouped", got)
+error_of(db, "DROP TABLE IF EXISTS temp.wk2")
+
 
 # ---- issue 37: DISTINCT inside aggregates and FILTER (the differential
 # generator, tests/test_query.py, covers them on every path; here the edge

@@ -484,12 +484,81 @@ static void test_tables(void) {
   }
 }
 
+/* engine/state/dset.h rule 5 (issue 37, session 3): the loops over a
+** DISTINCT set's slots (a merge, a result) poll this thread's poll every
+** GA_DSET_POLL_EVERY slots and stop with GA_INTERRUPTED once it says so;
+** counted, never timed. */
+static int64_t poll_calls, poll_stop_after;
+static int stop_after(void *arg) {
+  (void)arg;
+  return ++poll_calls > poll_stop_after;
+}
+
+static void test_dset_poll(void) {
+  ga_gstate a, b;
+  ga_gstate_init(&a);
+  ga_gstate_init(&b);
+  const int64_t n = 1000000; /* 500,000 values each: 2^20 slots */
+  int ok = 1;
+  for (int64_t i = 0; i < n && ok; i++) {
+    ga_value v = {.type = GA_V_INT, .i = i};
+    ok = ga_distinct_step(i < n / 2 ? &a : &b, GA_COLL_BINARY, &v,
+                          i < n / 2 ? 0 : 1, NULL) == GA_OK;
+  }
+  check(ok && b.set && b.set->cap == (size_t)1 << 20, "dset poll: the sets", 0);
+  ga_dset_poll p = {stop_after, NULL, 0};
+  /* a merge stops at the poll that says so, and only there */
+  poll_calls = 0;
+  poll_stop_after = 10;
+  ga_dset_poll *was = ga_dset_poll_swap(&p);
+  int rc = ga_gstate_merge(&a, &b);
+  check(rc == GA_INTERRUPTED && p.polls == 11 && poll_calls == 11,
+        "dset poll: a merge stops", p.polls);
+  /* a result over the (partly merged) set: sum and max stop too */
+  ga_value v;
+  poll_calls = p.polls = 0;
+  poll_stop_after = 3;
+  rc = ga_gstate_result(&a, GA_AGG_SUM, &v);
+  check(rc == GA_INTERRUPTED && p.polls == 4, "dset poll: a sum stops",
+        p.polls);
+  poll_calls = p.polls = 0;
+  rc = ga_gstate_result(&a, GA_AGG_MAX, &v);
+  check(rc == GA_INTERRUPTED && p.polls == 4, "dset poll: a max stops",
+        p.polls);
+  /* a poll that never says stop: every slot's turn, the whole answer */
+  ga_gstate c;
+  ga_gstate_init(&c);
+  for (int64_t i = 0; i < n / 2 && ok; i++) {
+    ga_value x = {.type = GA_V_INT, .i = i};
+    ok = ga_distinct_step(&c, GA_COLL_BINARY, &x, 0, NULL) == GA_OK;
+  }
+  poll_calls = p.polls = 0;
+  poll_stop_after = INT64_MAX;
+  rc = ok ? ga_gstate_merge(&c, &b) : GA_NOMEM;
+  int64_t merge_polls = p.polls;
+  int rc2 = ga_gstate_result(&c, GA_AGG_SUM, &v);
+  check(rc == GA_OK && merge_polls == (1 << 20) / GA_DSET_POLL_EVERY &&
+            rc2 == GA_OK && v.type == GA_V_INT && v.i == n * (n - 1) / 2 &&
+            ga_gstate_count(&c) == n,
+        "dset poll: no stop, the whole answer", merge_polls);
+  /* no poll: nothing is counted */
+  ga_dset_poll_swap(was);
+  p.polls = 0;
+  rc = ga_gstate_result(&c, GA_AGG_MAX, &v);
+  check(rc == GA_OK && v.i == n - 1 && p.polls == 0, "dset poll: none set",
+        p.polls);
+  ga_gstate_clear(&a);
+  ga_gstate_clear(&b);
+  ga_gstate_clear(&c);
+}
+
 int main(void) {
   sqlite3 *db;
   sqlite3_open(":memory:", &db);
   test_collations(db);
   test_keys(db);
   test_tables();
+  test_dset_poll();
   sqlite3_close(db);
   int passed = 0, failed = 0;
   for (int k = 0; k < NKINDS && kinds[k]; k++) {

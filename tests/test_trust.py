@@ -27,6 +27,11 @@ promise (gpuagg_info()'s last_scan.path and why).
                the caller's at the call's start, in every group across 16
                workers; a post query that reads the time too, or a VFS that
                cannot be shimmed, takes the serial path and says why
+  vfs_names    issue 37 (session 3): the application registers another VFS
+               under the caller's VFS's name, unregisters it, registers it
+               again: the workers read the caller's VFS itself (its files,
+               counted by its xOpen; its time, pinned), never the one the
+               name finds now (engine/scan/pintime.c rule 5)
   reverse      PRAGMA reverse_unordered_selects and the first-row tie-break,
                and the pragma given back (11)
   uncommitted  shared cache with read_uncommitted = 1 (11)
@@ -39,6 +44,7 @@ promise (gpuagg_info()'s last_scan.path and why).
                in gpu_query (and an alias is no alias in the select list)
 """
 
+import ctypes
 import json
 import os
 import sqlite3
@@ -477,6 +483,105 @@ def section_pinned(rep):
     con.close()
 
 
+# ------------------------------------------------- issue 37 (session 3): VFS names
+
+class _Vfs(ctypes.Structure):
+    _fields_ = [("iVersion", ctypes.c_int), ("szOsFile", ctypes.c_int), ("mxPathname", ctypes.c_int),
+                ("pNext", ctypes.c_void_p), ("zName", ctypes.c_char_p), ("pAppData", ctypes.c_void_p)] + \
+               [(f, ctypes.c_void_p) for f in (
+                   "xOpen", "xDelete", "xAccess", "xFullPathname", "xDlOpen", "xDlError", "xDlSym", "xDlClose",
+                   "xRandomness", "xSleep", "xCurrentTime", "xGetLastError", "xCurrentTimeInt64",
+                   "xSetSystemCall", "xGetSystemCall", "xNextSystemCall")]
+
+
+_OPEN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                         ctypes.c_void_p)
+_TIME64 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int64))
+_TIME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_double))
+_KEEP = []  # VFS structs and callbacks live as long as the process (pooled connections use them)
+
+
+def make_vfs(lib, name, jd):
+    """A copy of the unix VFS named `name` whose time is the Julian day jd
+    and whose xOpen counts its calls (opens[0])."""
+    unix = ctypes.cast(lib.sqlite3_vfs_find(b"unix"), ctypes.POINTER(_Vfs)).contents
+    v = _Vfs.from_buffer_copy(unix)
+    v.pNext = None
+    v.zName = name.encode()
+    opens = [0]
+    real_open = _OPEN(unix.xOpen)
+
+    def x_open(vfs, z, f, flags, out):
+        opens[0] += 1
+        return real_open(vfs, z, f, flags, out)
+
+    def x_time64(vfs, out):
+        out[0] = int(round(jd * 86400000))
+        return 0
+
+    def x_time(vfs, out):
+        out[0] = jd
+        return 0
+    cbs = (_OPEN(x_open), _TIME64(x_time64), _TIME(x_time))
+    v.xOpen, v.xCurrentTimeInt64, v.xCurrentTime = [ctypes.cast(c, ctypes.c_void_p).value for c in cbs]
+    _KEEP.append((v, cbs, real_open))
+    return v, opens
+
+
+def section_vfs_names(rep):
+    """pintime.c rule 5: the workers reach the caller's VFS itself."""
+    lib = ctypes.CDLL("libsqlite3.so.0")  # the library this Python's sqlite3 uses
+    lib.sqlite3_vfs_find.restype = ctypes.c_void_p
+    lib.sqlite3_vfs_find.argtypes = [ctypes.c_char_p]
+    lib.sqlite3_vfs_register.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.sqlite3_vfs_unregister.argtypes = [ctypes.c_void_p]
+    setup = ["UPDATE t SET y = CASE WHEN id % 4 = 0 THEN 'now' ELSE '2000-01-01' END"]
+    f1, f2 = fresh("vfs1.db", journal="delete", setup=setup), fresh("vfs2.db", journal="delete", setup=setup)
+    jd_a, jd_b = 2451911.0, 2452308.25  # 2001-01-01 12:00, 2002-02-02 18:00
+    a, a_opens = make_vfs(lib, "gpuagg-test-vfs", jd_a)
+    b, b_opens = make_vfs(lib, "gpuagg-test-vfs", jd_b)
+    lib.sqlite3_vfs_register(ctypes.byref(a), 0)
+    c1 = connect("file:%s?vfs=gpuagg-test-vfs" % f1, uri=True)
+
+    def call(con, threads, x, jd, label, moves, still):
+        """con's call at `threads` threads: parallel, the caller's time (jd),
+        files opened through `moves` (if it opens any) and never through `still`."""
+        con.execute("select gpuagg_config('threads', ?)", (threads,))
+        before = (moves[0], still[0])
+        got = aggr(con, "t", x)
+        ls = last_scan(con)
+        want = ref(con, x)  # the caller's own: its VFS's time
+        ok = ls["path"] == "parallel" and got == want and still[0] == before[1] and \
+            (jd is None or got[3] == jd)
+        rep.check("vfs_names_" + label, ok, "got %r want %r; %r; opens through the caller's VFS %d -> %d, "
+                  "through the other %d -> %d" % (got, want, ls, before[0], moves[0], before[1], still[0]))
+
+    call(c1, 2, "julianday(y)", jd_a, "first", a_opens, b_opens)
+    rep.check("vfs_names_first_opens", a_opens[0] > 0, "no file opened through the caller's VFS")
+    # another VFS under the same name: sqlite3_vfs_find now gives it
+    lib.sqlite3_vfs_register(ctypes.byref(b), 0)
+    rep.check("vfs_names_shadowed", lib.sqlite3_vfs_find(b"gpuagg-test-vfs") == ctypes.addressof(b),
+              "sqlite3_vfs_find does not give the new VFS")
+    call(c1, 4, "julianday(y)", jd_a, "reregistered_pinned", a_opens, b_opens)
+    call(c1, 6, "x", None, "reregistered_plain", a_opens, b_opens)
+    c2 = connect("file:%s?vfs=gpuagg-test-vfs" % f2, uri=True)  # opened through b
+    call(c2, 2, "julianday(y)", jd_b, "second_caller_pinned", b_opens, a_opens)
+    rep.check("vfs_names_second_opens", b_opens[0] > 0, "no file opened through the second caller's VFS")
+    # both unregistered: each caller keeps its own
+    lib.sqlite3_vfs_unregister(ctypes.byref(b))
+    lib.sqlite3_vfs_unregister(ctypes.byref(a))
+    call(c1, 8, "julianday(y)", jd_a, "unregistered_pinned", a_opens, b_opens)
+    call(c1, 10, "x", None, "unregistered_plain", a_opens, b_opens)
+    call(c2, 4, "julianday(y)", jd_b, "unregistered_second", b_opens, a_opens)
+    # the first registered again: the second caller still reads its own
+    lib.sqlite3_vfs_register(ctypes.byref(a), 0)
+    call(c2, 6, "x", None, "registered_again_plain", b_opens, a_opens)
+    call(c2, 8, "julianday(y)", jd_b, "registered_again_pinned", b_opens, a_opens)
+    c1.close()
+    c2.close()
+    lib.sqlite3_vfs_unregister(ctypes.byref(a))
+
+
 # ---------------------------------------------------------------- defect 11
 
 def section_reverse(rep):
@@ -589,7 +694,7 @@ def main():
     rep = Reporter("trust")
     for section in (section_detach, section_authorizer, section_limits, section_progress,
                     section_snapshot, section_writing, section_names, section_functions,
-                    section_pinned, section_reverse, section_uncommitted, section_modules, section_dqs):
+                    section_pinned, section_vfs_names, section_reverse, section_uncommitted, section_modules, section_dqs):
         section(rep)
     rep.finish()
 

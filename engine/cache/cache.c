@@ -10,6 +10,11 @@
 **   3. Freeing an entry frees everything it holds (host blocks, device
 **      arrays, dictionaries); the device query scratch goes with the last
 **      GPU entry.
+**   4. The device side is cache_gpu.c's: an entry's device arrays and the
+**      cache's stream and scratch are freed through the hooks it sets with
+**      them (ga_centry.free_dev, ga_cache.release_dev), so this file calls
+**      nothing of the GPU side and the dependency runs one way
+**      (cache_gpu.c reads the entry).
 */
 #include "cache.h"
 
@@ -74,8 +79,8 @@ ga_cache *ga_cache_new(void) {
 void ga_centry_free(ga_centry *e) {
   if (!e)
     return;
-  if (e->where == GA_CACHE_GPU)
-    ga_cache_gpu_free_entry(e);
+  if (e->where == GA_CACHE_GPU && e->free_dev) /* rule 4 */
+    e->free_dev(e);
   for (int64_t i = 0; i < e->nsegs; i++)
     ga_cb_free(e->segs[i]);
   sqlite3_free(e->segs);
@@ -91,6 +96,12 @@ void ga_centry_free(ga_centry *e) {
   sqlite3_free(e->auth_sig);
   sqlite3_close(e->watch);
   sqlite3_free(e);
+}
+
+/* Rule 4: the stream and the scratch, where the GPU side took them. */
+static void release_dev(ga_cache *c) {
+  if (c->release_dev)
+    c->release_dev(c);
 }
 
 static int any_gpu_entry(const ga_cache *c) {
@@ -118,7 +129,7 @@ void ga_cache_drop(ga_cache *c, ga_centry *e) {
   pthread_mutex_unlock(&c->mu);
   ga_centry_free(e);
   if (!gpu_left)
-    ga_cache_gpu_release(c);
+    release_dev(c);
 }
 
 void ga_cache_drop_all(ga_cache *c) {
@@ -130,7 +141,7 @@ void ga_cache_free(ga_cache *c) {
   if (!c)
     return;
   ga_cache_drop_all(c);
-  ga_cache_gpu_release(c);
+  release_dev(c);
   for (int i = 0; i < c->npools; i++)
     ga_scan_pool_unref(c->pools[i]);
   sqlite3_free(c->pools);
@@ -158,7 +169,7 @@ void ga_cache_free_unlinked(ga_cache *c, ga_centry *e) {
   pthread_mutex_unlock(&c->mu);
   ga_centry_free(e);
   if (!gpu_left)
-    ga_cache_gpu_release(c);
+    release_dev(c);
 }
 
 ga_centry *ga_cache_find(ga_cache *c, const char *schema, const char *table) {
@@ -216,7 +227,7 @@ void ga_cache_fit(ga_cache *c, int64_t budget) {
     pthread_mutex_unlock(&c->mu);
     if (!v) {
       if (!gpu_left)
-        ga_cache_gpu_release(c);
+        release_dev(c);
       return;
     }
     ga_centry_free(v);

@@ -173,7 +173,10 @@ typedef struct ga_centry {
   char *schema, *table; /* as ga_target_resolve names them */
   int where;            /* GA_CACHE_HOST or GA_CACHE_GPU */
   int dev;              /* GPU entry: the engine's device index */
-  int enc;              /* the database's encoding: its TEXT values' bytes */
+  /* GPU entry: frees its device arrays, set by cache_gpu.c where they
+  ** become the entry's (ga_centry_free calls it: cache.c rule 4) */
+  void (*free_dev)(struct ga_centry *e);
+  int enc; /* the database's encoding: its TEXT values' bytes */
   int ncols;
   ga_ccol *cols;
   int64_t rows, bytes;
@@ -202,10 +205,13 @@ typedef struct ga_cache {
   ga_centry *entries;
   int64_t used; /* bytes of every entry, and of a load under way */
   int64_t tick; /* LRU clock */
-  /* the GPU: a stream and the query scratch of the device entries use */
+  /* the GPU: a stream and the query scratch of the device entries use;
+  ** release_dev frees them, set by the GPU side with them (cache.c rule
+  ** 4) */
   int dev;
   void *stream;
   void *d_scratch;
+  void (*release_dev)(struct ga_cache *c);
   size_t scratch_bytes;
   int64_t queries_gpu, queries_host, fallbacks;
   int64_t queries_topk; /* of queries_gpu: cache_gpu_query.c rule 9's */
@@ -353,9 +359,11 @@ int ga_cache_decode_keys(const ga_centry *e, const ga_cquery *q,
 
 /* ---- GPU storage (cache_gpu.c) ---- */
 
-/* Free a GPU entry's device arrays (ga_centry_free calls it). */
+/* Free a GPU entry's device arrays (its free_dev: ga_cgpu_finish sets it,
+** ga_centry_free calls it). */
 void ga_cache_gpu_free_entry(ga_centry *e);
-/* Free the query scratch and the stream (the last entry went). */
+/* Free the query scratch and the stream (the cache's release_dev, set
+** with them: the last entry went). */
 void ga_cache_gpu_release(ga_cache *c);
 
 /* ---- loading (cache_load.c) ---- */

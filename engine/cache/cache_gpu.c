@@ -292,6 +292,7 @@ int ga_cgpu_finish(ga_cgpu *g, ga_centry *e, int64_t rows, int64_t *freed) {
     g->vals[c] = g->isint[c] = g->notnull[c] = NULL;
   }
   e->dev = g->dev;
+  e->free_dev = ga_cache_gpu_free_entry; /* cache.c rule 4 */
   return GA_OK;
 }
 

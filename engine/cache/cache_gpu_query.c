@@ -644,6 +644,7 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
       return GA_SCAN_FALLBACK;
     }
     c->dev = e->dev;
+    c->release_dev = ga_cache_gpu_release; /* cache.c rule 4 */
     if (!ga_stream_new(&c->stream)) {
       ga_dev_leave(prev);
       snprintf(why, nwhy, "a GPU step failed (init)");

@@ -34,5 +34,8 @@ typedef struct ga_value {
 #define GA_NOMEM 1
 #define GA_OVERFLOW 2    /* integer overflow (sum) */
 #define GA_WINDOW_LOST 3 /* max/min: frame too large to slide, see README */
+#define GA_INTERRUPTED                                                         \
+  4 /* a long loop's poll said stop (engine/state/dset.h                       \
+       rule 5) */
 
 #endif

@@ -3,10 +3,12 @@
 ** pintime.h).
 **
 ** Rules:
-**   1. A shim is registered once per real VFS (by name), never as the
+**   1. A shim is registered once per real VFS (rule 5), never as the
 **      default, and lives as long as the process (SQLite keeps a pointer to
 **      every registered VFS; the library is never unloaded: -z nodelete).
-**      Its name is "gpuagg-pin/" and the real VFS's name.
+**      Its name is "gpuagg-pin/" and the real VFS's name, with "#N" after
+**      it where that name is taken (rule 5: another VFS of the same name
+**      has a shim too).
 **   2. The shim is the real VFS in all but the time: szOsFile, mxPathname
 **      and every method but xCurrentTime and xCurrentTimeInt64 are the
 **      real one's, called with the real sqlite3_vfs* (xOpen fills the file
@@ -24,6 +26,20 @@
 **      (sqlite3StmtCurrentTime): xCurrentTimeInt64 of the connection's VFS
 **      when its version is 2 or more and it has one, else xCurrentTime
 **      scaled by 86400000.0 and truncated.
+**   5. A shim wraps the caller's VFS itself (the sqlite3_vfs* its
+**      connection uses), never whatever sqlite3_vfs_find gives for its
+**      name now: an application may register another VFS under that name
+**      (as the default or not), unregister the caller's, or register it
+**      again, between or during calls, and a connection keeps the VFS it
+**      was opened with.  So a shim is found by the real VFS's pointer and
+**      a snapshot of its struct (pNext aside, which registering changes):
+**      a VFS freed and another made at the same address gets a shim of
+**      its own, under a name of its own, so the worker pools (keyed by
+**      the VFS name, engine/scan/scan_pool.c) never hand a call
+**      connections opened through another VFS.  Workers that need no pinned
+**      time open the file by the caller's VFS's own name only while that
+**      name finds that VFS (ga_pintime_vfs_name), else through its shim,
+**      which outside a pinning thread is that VFS in every method.
 */
 #include <pthread.h>
 #include <string.h>
@@ -36,8 +52,9 @@ SQLITE_EXTENSION_INIT3
 typedef struct shim {
   sqlite3_vfs base; /* first: SQLite hands the shim back as sqlite3_vfs* */
   sqlite3_vfs *real;
+  sqlite3_vfs seen; /* *real when the shim was made, pNext NULL (rule 5) */
   struct shim *next;
-  char name[128];
+  char name[160];
 } shim;
 
 static pthread_mutex_t shims_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -126,19 +143,32 @@ static int s_time(sqlite3_vfs *v, double *d) {
   return REAL(v)->xCurrentTime(REAL(v), d);
 }
 
-int ga_pintime_shim(const char *real, const char **name) {
-  sqlite3_vfs *r = sqlite3_vfs_find(real);
-  if (!r)
-    return SQLITE_ERROR;
+/* Rule 5: *r as a shim saw it (pNext, which registering changes, aside). */
+static void snapshot(const sqlite3_vfs *r, sqlite3_vfs *out) {
+  memcpy(out, r, sizeof *out);
+  out->pNext = NULL;
+}
+
+/* Rule 1: a name no registered VFS has (under shims_mu). */
+static void shim_name(shim *s, const char *real_name) {
+  sqlite3_snprintf((int)sizeof s->name, s->name, "gpuagg-pin/%s", real_name);
+  for (int k = 2; sqlite3_vfs_find(s->name); k++)
+    sqlite3_snprintf((int)sizeof s->name, s->name, "gpuagg-pin/%s#%d",
+                     real_name, k);
+}
+
+int ga_pintime_shim(sqlite3_vfs *r, const char **name) {
   if (r->xCurrentTimeInt64 == s_time64 && r->iVersion >= 2) { /* a shim */
     *name = r->zName;
     return SQLITE_OK;
   }
   int rc = SQLITE_OK;
+  sqlite3_vfs now;
+  snapshot(r, &now);
   pthread_mutex_lock(&shims_mu);
   shim *s = shims;
-  while (s && s->real != r)
-    s = s->next;
+  while (s && (s->real != r || memcmp(&s->seen, &now, sizeof now)))
+    s = s->next; /* rule 5: the same VFS, not only the same address */
   if (!s) {
     s = sqlite3_malloc64(sizeof *s);
     if (!s) {
@@ -147,7 +177,8 @@ int ga_pintime_shim(const char *real, const char **name) {
     }
     memset(s, 0, sizeof *s);
     s->real = r;
-    sqlite3_snprintf((int)sizeof s->name, s->name, "gpuagg-pin/%s", r->zName);
+    s->seen = now;
+    shim_name(s, r->zName);
     sqlite3_vfs *b = &s->base;
     b->iVersion = r->iVersion >= 3 ? 3 : 2; /* rule 2 */
     b->szOsFile = r->szOsFile;
@@ -183,6 +214,14 @@ int ga_pintime_shim(const char *real, const char **name) {
 done:
   pthread_mutex_unlock(&shims_mu);
   return rc;
+}
+
+int ga_pintime_vfs_name(sqlite3_vfs *v, const char **name) {
+  if (sqlite3_vfs_find(v->zName) == v) {
+    *name = v->zName;
+    return SQLITE_OK;
+  }
+  return ga_pintime_shim(v, name); /* rule 5 */
 }
 
 int ga_pintime_caller(sqlite3 *db, int64_t *ms) {

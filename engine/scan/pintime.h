@@ -16,11 +16,20 @@
 #include <stdint.h>
 
 typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_vfs sqlite3_vfs;
 
-/* The name of the shim VFS over the VFS named real (registered once, never
-** as the default; a shim's own name when real is a shim).  0, or an SQLite
-** error code (no such VFS, out of memory). */
-int ga_pintime_shim(const char *real, const char **name);
+/* The name of the shim VFS over the VFS real itself, the caller's VFS as
+** SQLITE_FCNTL_VFS_POINTER gives it, whatever is registered under its name
+** now (pintime.c rule 5; registered once, never as the default; a shim's
+** own name when real is a shim).  0, or an SQLite error code (out of
+** memory). */
+int ga_pintime_shim(sqlite3_vfs *real, const char **name);
+
+/* A name under which a connection opened now reaches the VFS v itself: v's
+** own while sqlite3_vfs_find gives v for it, else the name of v's shim
+** (rule 5: the application registered another VFS under v's name, or
+** unregistered v).  0, or an SQLite error code. */
+int ga_pintime_vfs_name(sqlite3_vfs *v, const char **name);
 
 /* The caller's current time as SQLite reads it for a statement of db
 ** (xCurrentTimeInt64 of its main database's VFS, xCurrentTime where the VFS

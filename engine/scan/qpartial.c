@@ -700,7 +700,13 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
         ga_dset_free(sets[i]);
       return rc;
     }
+    /* rule 5 inside a set's merge too (engine/state/dset.h rule 5) */
+    ga_dset_poll poll = {lim ? lim->stop : NULL, lim ? lim->stop_arg : NULL, 0},
+                 *was = ga_dset_poll_swap(&poll);
     rc = ga_gs_add_sets(s, keys, xs, sets, piece, bytes); /* clears both */
+    ga_dset_poll_swap(was);
+    if (rc == GA_INTERRUPTED)
+      return GA_QPART_STOP;
     if (rc != GA_OK) {
       *err = rc == GA_NOMEM ? "out of memory" : "counts past 2^63";
       return rc;

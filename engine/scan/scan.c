@@ -855,6 +855,14 @@ static int range_bounds(scan_shared *sh, int *have, int64_t *mn, int64_t *mx) {
   return sh->fail_rc;
 }
 
+/* engine/state/dset.h rule 5: a merge of DISTINCT sets (take_local) is as
+** long as its input, so it stops once the scan is cancelled or, on the
+** caller's thread, the caller is interrupted (noticed in "merge"). */
+static int merge_poll(void *arg) {
+  worker *w = arg;
+  return cancelled(w->sh) || (w->caller && caller_interrupted(w->sh, "merge"));
+}
+
 static void *worker_main(void *arg) {
   worker *w = arg;
   scan_shared *sh = w->sh;
@@ -862,6 +870,7 @@ static void *worker_main(void *arg) {
   int64_t lo, hi, no;
   int hash;
   ga_pintime_saved pinned;
+  ga_dset_poll poll = {merge_poll, w, 0}, *poll_was = ga_dset_poll_swap(&poll);
   /* the call's one time for every step of this thread (spec.pin; the
   ** thread may be the caller's: leave gives back what it had) */
   if (sp->pin)
@@ -937,6 +946,7 @@ static void *worker_main(void *arg) {
 done:
   if (sp->pin)
     ga_pintime_leave(&pinned);
+  ga_dset_poll_swap(poll_was);
   ga_gt_free(&w->local);
   ga_gs_batch_free(&w->batch);
   pthread_mutex_lock(&sh->mu);

@@ -10,6 +10,23 @@ SQLITE_EXTENSION_INIT3
 
 static int64_t text_of(const ga_bval *b) { return b->p ? b->n : 0; }
 
+static _Thread_local ga_dset_poll *tl_poll; /* rule 5 */
+
+ga_dset_poll *ga_dset_poll_swap(ga_dset_poll *p) {
+  ga_dset_poll *was = tl_poll;
+  tl_poll = p;
+  return was;
+}
+
+int ga_dset_stop_at(size_t i) {
+  ga_dset_poll *p = tl_poll;
+  if (!p || !p->stop ||
+      (i & (GA_DSET_POLL_EVERY - 1)) != GA_DSET_POLL_EVERY - 1)
+    return 0;
+  p->polls++;
+  return p->stop(p->arg) != 0;
+}
+
 /* A slot's stored hash: never 0, which marks an empty slot. */
 static uint64_t slot_hash(uint64_t h) { return h | 1; }
 
@@ -128,6 +145,8 @@ int ga_dset_merge(ga_dset **into, const ga_dset *later) {
   if (!later || !later->n)
     return GA_OK;
   for (size_t i = 0; i < later->cap; i++) {
+    if (ga_dset_stop_at(i)) /* rule 5 */
+      return GA_INTERRUPTED;
     const ga_dent *f = &later->e[i];
     if (f->raw.type == GA_V_NULL)
       continue;

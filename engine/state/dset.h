@@ -27,6 +27,14 @@
 **      171 bytes a distinct value, plus the bytes of a TEXT or BLOB longer
 **      than GA_BVAL_INLINE (15), all in ga_dset_bytes, which the scan
 **      charges to group_bytes.
+**   5. Interrupts: a loop over a set's slots (a merge here, the results
+**      of engine/state/gstate.c) is as long as the input, so it polls this
+**      thread's poll (ga_dset_poll_swap; none: no poll) every
+**      GA_DSET_POLL_EVERY slots and stops with GA_INTERRUPTED where the
+**      poll says so.  A merge so stopped leaves *into with some of later's
+**      entries (each whole): the caller fails the call and reads it no
+**      more.  Growing (a rehash, amortised over the adds) and freeing do
+**      not stop.
 */
 #ifndef GA_DSET_H
 #define GA_DSET_H
@@ -70,8 +78,22 @@ int ga_dset_add(ga_dset **ps, int coll, ga_dset_eq_fn eq, const ga_value *raw,
 /* num (GA_V_INT or GA_V_REAL) as e's sum classification. */
 void ga_dset_set_num(ga_dent *e, const ga_value *num);
 /* *into += every entry of later (rule 2 by the tags; later unchanged).
-** GA_OK or GA_NOMEM. */
+** GA_OK, GA_NOMEM, or GA_INTERRUPTED (rule 5). */
 int ga_dset_merge(ga_dset **into, const ga_dset *later);
+/* Rule 5: this thread's poll of the long loops.  stop(arg) non-zero: stop;
+** polls counts the calls (tests assert on it). */
+typedef struct ga_dset_poll {
+  int (*stop)(void *arg);
+  void *arg;
+  int64_t polls;
+} ga_dset_poll;
+#define GA_DSET_POLL_EVERY 4096 /* slots between two polls (a power of 2) */
+/* This thread's poll := p (NULL: none); the one before is returned, for
+** the caller to put back. */
+ga_dset_poll *ga_dset_poll_swap(ga_dset_poll *p);
+/* Rule 5 at slot i of a loop: 1 when the poll (every GA_DSET_POLL_EVERY
+** slots) says stop. */
+int ga_dset_stop_at(size_t i);
 /* Heap bytes of s (rule 4), 0 for NULL. */
 int64_t ga_dset_bytes(const ga_dset *s);
 void ga_dset_free(ga_dset *s);

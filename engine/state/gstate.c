@@ -291,8 +291,9 @@ static ga_i128 int_total(const ga_wsum *w) {
 
 int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
   /* rule 5: the sets first (a failure leaves into's counts as they were) */
-  if (later->set && ga_dset_merge(&into->set, later->set))
-    return GA_NOMEM;
+  int src = later->set ? ga_dset_merge(&into->set, later->set) : GA_OK;
+  if (src != GA_OK)
+    return src; /* GA_NOMEM, or GA_INTERRUPTED (dset.h rule 5) */
   ga_wsum *a = &into->sum;
   const ga_wsum *f = &later->sum;
   int64_t c[7] = {into->rows, into->count, a->nint, a->nreal,
@@ -395,6 +396,10 @@ static int set_result(const ga_dset *d, int op, ga_value *out) {
   ga_xstate x;
   ga_xstate_init(&x);
   for (size_t i = 0; i < d->cap; i++) {
+    if (ga_dset_stop_at(i)) { /* dset.h rule 5 */
+      ga_xstate_clear(&x);
+      return GA_INTERRUPTED;
+    }
     const ga_dent *e = &d->e[i];
     if (e->raw.type == GA_V_NULL)
       continue;
@@ -417,9 +422,12 @@ int64_t ga_gstate_count(const ga_gstate *s) {
 }
 
 /* Rule 5: max()'s (or min()'s) best of the set's representatives, which
-** never tie (equal ones are one value); *out views it. */
-static void set_best(const ga_dset *d, int want_min, ga_value *out) {
+** never tie (equal ones are one value); *out views it.  GA_OK, or
+** GA_INTERRUPTED (dset.h rule 5). */
+static int set_best(const ga_dset *d, int want_min, ga_value *out) {
   for (size_t i = 0; i < d->cap; i++) {
+    if (ga_dset_stop_at(i))
+      return GA_INTERRUPTED;
     ga_value v;
     if (d->e[i].raw.type == GA_V_NULL)
       continue;
@@ -428,14 +436,13 @@ static void set_best(const ga_dset *d, int want_min, ga_value *out) {
     if (out->type == GA_V_NULL || (want_min ? c < 0 : c > 0))
       *out = v;
   }
+  return GA_OK;
 }
 
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
   memset(out, 0, sizeof(*out));
-  if (s->set && (op == GA_AGG_MAX || op == GA_AGG_MIN)) {
-    set_best(s->set, op == GA_AGG_MIN, out);
-    return GA_OK;
-  }
+  if (s->set && (op == GA_AGG_MAX || op == GA_AGG_MIN))
+    return set_best(s->set, op == GA_AGG_MIN, out);
   if (s->set)
     return set_result(s->set, op, out);
   if (op == GA_AGG_MAX || op == GA_AGG_MIN) {

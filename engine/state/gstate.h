@@ -184,7 +184,10 @@ int ga_gstate_step_sum(ga_gstate *s, const ga_value *num);
 
 /* into += later, where later covers rows after into's: among equal max/min
 ** values into's wins (state.h rule 2).  GA_OK, GA_NOMEM or GA_BADSTATE (a
-** merged count would leave int64); into is unchanged on failure. */
+** merged count would leave int64); into is unchanged on failure, but for
+** GA_INTERRUPTED (the sets' merge polled the interrupt: engine/state/
+** dset.h rule 5), after which into's set holds part of later's and the
+** caller fails the call. */
 int ga_gstate_merge(ga_gstate *into, const ga_gstate *later);
 
 /* A ga_xstate's contents into an empty s (x is left empty: its max and min
@@ -206,7 +209,8 @@ int ga_gstate_step_tagged(ga_gstate *s, int64_t *tag, int64_t piece,
                           const ga_value *x);
 
 /* ga_xstate_result's answer for s (out->p may point into s); with a set
-** (rule 5), the answer over its values. */
+** (rule 5), the answer over its values, or GA_INTERRUPTED (dset.h rule 5:
+** the loop over them polled the interrupt). */
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out);
 /* count(e) of s: its count, or its set's values (rule 5). */
 int64_t ga_gstate_count(const ga_gstate *s);

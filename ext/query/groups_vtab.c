@@ -247,6 +247,23 @@ static int groups_eof(sqlite3_vtab_cursor *pc) {
   return c->i >= c->n;
 }
 
+/* A set's answer loops over its values, as many as the input's (engine/
+** state/dset.h rule 5): a large one polls the caller's interrupt, on the
+** caller's own thread (this one). */
+static int result_polled(sqlite3_context *ctx, const ga_gstate *s, int op,
+                         ga_value *v) {
+  if (!s->set || s->set->cap < GA_DSET_POLL_EVERY)
+    return ga_gstate_result(s, op, v);
+  ga_intr in;
+  memset(&in, 0, sizeof in);
+  in.db = sqlite3_context_db_handle(ctx);
+  ga_dset_poll poll = {ga_intr_check, &in, 0}, *was = ga_dset_poll_swap(&poll);
+  int rc = ga_gstate_result(s, op, v);
+  ga_dset_poll_swap(was);
+  ga_intr_free(&in);
+  return rc;
+}
+
 static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
                          int col) {
   groups_cursor *c = (groups_cursor *)pc;
@@ -269,11 +286,16 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
   if (!g)
     ga_gstate_init(&none);
   const ga_gstate *s = g ? &g->st[a->val] : &none;
+  int rc = a->op == GA_Q_COUNT_STAR || a->op == GA_Q_COUNT
+               ? GA_OK
+               : result_polled(ctx, s, a->op, &v);
   if (a->op == GA_Q_COUNT_STAR)
     sqlite3_result_int64(ctx, s->rows);
   else if (a->op == GA_Q_COUNT) /* count(DISTINCT e): its set's values */
     sqlite3_result_int64(ctx, ga_gstate_count(s));
-  else if (ga_gstate_result(s, a->op, &v) == GA_OVERFLOW)
+  else if (rc == GA_INTERRUPTED) /* SQLite's own "interrupted" */
+    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  else if (rc == GA_OVERFLOW)
     sqlite3_result_blob(ctx, overflow_mark(), (int)MARK_BYTES,
                         SQLITE_TRANSIENT);
   else /* a DISTINCT min/max's TEXT is the set's, in the groups' encoding */
