@@ -61,10 +61,13 @@ SQLITE_EXTENSION_INIT3
 int ga_cdbits_plan(ga_cdbits *b, const ga_centry *e, const ga_cquery *q,
                    int64_t ids, int threads, int64_t *charged) {
   memset(b, 0, sizeof(*b));
-  if (q->nkeys && ids <= 0)
-    return 0; /* rule 1: no dense ids */
+  if (ids <= 0) /* rule 1: no dense ids; constant keys are one group */
+    for (int k = 0; k < q->nkeys; k++)
+      if (ga_cq_key(q, k)->n != 1 || ga_cq_key(q, k)->ins[0].op != GA_CX_LIT)
+        return 0;
   b->nvals = q->nvals;
-  b->ids = q->nkeys ? ids : 1;
+  b->ids = ids > 0 ? ids : 1;
+  b->keyed = ids > 0;
   b->nruns = threads;
   int64_t most_bits = e->rows * GA_CDBITS_BITS_PER_ROW + GA_CDBITS_FREE_BITS;
   int64_t bits = 0;
@@ -185,7 +188,7 @@ int ga_cdbits_fill(ga_cdbits *b, const ga_cquery *q, const int64_t *card,
       all[k] |= x[k];
   }
   for (size_t j = 0; j < n; j++) {
-    int64_t id = q->nkeys ? group_id(q, card, base, groups[j]) : 0;
+    int64_t id = b->keyed ? group_id(q, card, base, groups[j]) : 0;
     if (id < 0 || id >= b->ids)
       return GA_NOMEM; /* never: the keys are the runs' ids */
     for (int i = 0; i < b->nvals; i++)

@@ -27,8 +27,9 @@ typedef struct ga_cdbits {
   int64_t range[GA_MAX_STATES];      /* values lo .. lo + range - 1 */
   int64_t span[GA_MAX_STATES];       /* bits a group id, a multiple of 64 */
   int64_t off[GA_MAX_STATES];        /* its first word in a run's block */
-  int64_t ids;                       /* group ids (1: ungrouped) */
-  int64_t nwords;                    /* a run's block, in words */
+  int64_t ids;    /* group ids (1: ungrouped, or keys that are constants) */
+  int keyed;      /* ids are cache_host.c rule 8 ids (else one group) */
+  int64_t nwords; /* a run's block, in words */
   int nruns;
   uint64_t **run; /* per run: its block of nwords, zeroed */
 } ga_cdbits;
