@@ -2153,13 +2153,44 @@ def section_distinct_bits(rep, r, device):
     ]
     jobs, want = [], []
     for conf, q, words in cases:
-        w = run(con, q)
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
         for th in (1, 2, 3):
             jobs.append(({"threads": th, "group_bytes": 0}, q))
             want.append((w, bitmap if conf else words, None))
             if conf:  # the capped run
                 jobs.append((dict(conf, threads=th), q))
                 want.append((w, words, conf))
+    # random shapes: keys of dense ids (g, r, k) or not (e: all NULL, w:
+    # REAL), DISTINCT values that take bitmaps (k, g, e; r under count) or
+    # not (y, z, big, k + 1; s under NOCASE), beside plain aggregates; the
+    # word follows rule 1 (min and max of a number or a BINARY TEXT are
+    # the plain aggregates: no set)
+    elig = {"k": 1, "g": 1, "e": 1, "r": 1, "y": 0, "z": 0, "big": 0, "k + 1": 0, "s": 0}
+    for _ in range(30):
+        keys = r.choice([[], ["g"], ["r"], ["k"], ["g", "r"], ["e"], ["w"], ["r", "k"]])
+        dense = all(k in ("g", "r", "k") for k in keys)
+        items, dvals = list(keys), {}
+        for _ in range(r.randint(1, 3)):
+            arg = r.choice(list(elig))
+            fn = "count" if arg in ("r", "s") else r.choice(["count", "sum", "total", "avg", "min", "max"])
+            if arg == "s" and r.random() < 0.5:
+                fn = r.choice(["min", "max"])
+            items.append("%s(DISTINCT %s)" % (fn, arg))
+            if fn in ("count", "sum", "total", "avg") or arg == "s":
+                dvals[arg] = elig[arg] and dense
+        items += r.sample(["count(*)", "sum(k)", "max(y)", "count(r)"], r.randint(0, 2))
+        where = r.choice(["", " WHERE k > 100", " WHERE g IS NULL", " WHERE r = 'east'",
+                          " WHERE k % 3 = 0"])
+        q = "SELECT %s FROM t%s%s" % (", ".join(items), where,
+                                       " GROUP BY " + ", ".join(keys) if keys else "")
+        on = sum(dvals.values())
+        words = ([] if not dvals else bitmap if on == len(dvals) else both if on else hashed)
+        # the reference: gpu_query's contract, the gpu_ aggregates (BINARY
+        # max and min, exact sums)
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+        th = r.choice([1, 2, 3])
+        jobs.append(({"threads": th, "group_bytes": 0}, q))
+        want.append((w, words, None))
     # sum(DISTINCT n) of three values near 2^62: an integer overflow, as the
     # scan raises it, from the bitmaps
     jobs.append(({"threads": 2, "group_bytes": 0}, "SELECT sum(DISTINCT n) FROM t"))
