@@ -30,11 +30,12 @@
 **      1's runs), and counts the row in its group's state (rows, for
 **      count(*)); the state's set stays NULL.  After the runs every block
 **      is ORed into run 0's, and each group's state is filled from its
-**      id's bits: count is their number, max and min the first and last
-**      bit's value, and where a sum, total or avg reads the value
-**      (ga_cquery.best_only is 0) every set bit's value is stepped into the
-**      state's exact sum, once, in value order (the exact sum is
-**      order-free; an integer overflow raises as sum()'s does).  A state
+**      id's bits: count is their number, and where a sum, total or avg
+**      reads the value (ga_cquery.best_only is 0) every set bit's value is
+**      stepped into the state (its exact sum, max and min), once, in value
+**      order (the exact sum is order-free; an integer overflow raises as
+**      sum()'s does).  min and max of a DISTINCT number or BINARY TEXT are
+**      the plain aggregates (planner/query.c), so they read no set.  A state
 **      without a set answers from those (gstate.h rule 5 reads the set only
 **      where there is one), the answers of the set's representatives.
 **   3. Memory and work: a run's block holds every bitmap value's ids x
@@ -166,10 +167,8 @@ static void fill_one(const ga_cdbits *b, const ga_cquery *q, int i,
   }
   if (!n)
     return;
-  if (q->best_only[i] || b->text[i]) { /* count, max and min only */
+  if (q->best_only[i] || b->text[i]) { /* count alone reads it (rule 2) */
     st->count += n;
-    ga_xstate_best_int(&st->max, b->lo[i] + last, 0);
-    ga_xstate_best_int(&st->min, b->lo[i] + first, 1);
     return;
   }
   int64_t rows = st->rows; /* the run loop counted them (rule 2) */
