@@ -2076,7 +2076,7 @@ con.enable_load_extension(True)
 con.load_extension(lib)
 for k, v in (("scan_min_rows", 0), ("device", "cpu")):
     con.execute("select gpuagg_config(?, ?)", (k, v))
-con.execute("select gpu_cache('t', 'g, r, k, big, y, z, s, n, e, w')").fetchall()
+con.execute("select gpu_cache('t', 'g, r, k, big, y, z, s, n, e, w, kk')").fetchall()
 def tkey(v):
     return [type(v).__name__, v.hex() if isinstance(v, float) else v]
 for conf, q in jobs:
@@ -2114,7 +2114,7 @@ def section_distinct_bits(rep, r, device):
     path = os.path.join(TMP, "dbits.db")
     con = connect(path)
     con.execute("CREATE TABLE t(g INTEGER, r TEXT, k INTEGER, big INTEGER, y, z REAL, "
-                "s TEXT COLLATE NOCASE, n INTEGER, e INTEGER, w REAL)")
+                "s TEXT COLLATE NOCASE, n INTEGER, e INTEGER, w REAL, kk INTEGER)")
     rows = []
     for i in range(6000):
         g = i % 5
@@ -2123,9 +2123,10 @@ def section_distinct_bits(rep, r, device):
                      r.randrange(-40, 900) if i % 17 else None,
                      [0, 2 ** 62, -2 ** 62][i % 3] + i % 2, y,
                      [0.0, -0.0, 1.5][i % 3], "ab"[i % 2].upper() if i % 3 else "ab"[i % 2],
-                     2 ** 62 + i % 3, None, (i % 4) * 0.5))
+                     2 ** 62 + i % 3, None, (i % 4) * 0.5,
+                     r.choice([0, 2 ** 22 - 1, 77, 78, None])))
     con.execute("BEGIN")
-    con.executemany("INSERT INTO t VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+    con.executemany("INSERT INTO t VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
     con.execute("COMMIT")
     bitmap, hashed, both = ["dset-bitmap"], ["dset-hash"], ["dset-bitmap+hash"]
     cases = [
@@ -2146,7 +2147,14 @@ def section_distinct_bits(rep, r, device):
         ({}, "SELECT count(DISTINCT z), sum(DISTINCT z), total(DISTINCT z) FROM t", hashed),
         ({}, "SELECT g, count(DISTINCT k), count(DISTINCT s) FROM t GROUP BY g", both),
         ({}, "SELECT g, count(DISTINCT k + 1) FROM t GROUP BY g", hashed),
-        ({}, "SELECT w, count(DISTINCT k) FROM t GROUP BY w", hashed),
+        # a hashed key: each run's groups get rows as they come (rule 4)
+        ({}, "SELECT w, count(DISTINCT k), sum(DISTINCT k) FROM t GROUP BY w", bitmap),
+        ({}, "SELECT w, g, count(DISTINCT r), avg(DISTINCT k) FROM t GROUP BY w, g", bitmap),
+        # a range of 2^22: 6 dense ids pass a run's block (the sets); hashed,
+        # a run's first two groups take rows and the others the sets
+        ({}, "SELECT g, count(DISTINCT kk), sum(DISTINCT kk) FROM t GROUP BY g", hashed),
+        ({}, "SELECT w, count(DISTINCT kk), sum(DISTINCT kk), total(DISTINCT kk), count(*) "
+             "FROM t GROUP BY w", both),
         # past group_bytes the bitmaps give way to the sets, which decline
         # (942 ids x 64 bits a run, past 4096 bytes)
         ({"group_bytes": 4096}, "SELECT k, count(DISTINCT r) FROM t GROUP BY k", hashed),
@@ -2160,7 +2168,7 @@ def section_distinct_bits(rep, r, device):
             if conf:  # the capped run
                 jobs.append((dict(conf, threads=th), q))
                 want.append((w, words, conf))
-    # random shapes: keys of dense ids (g, r, k) or not (e: all NULL, w:
+    # random shapes: keys of dense ids (g, r, k) or hashed (e: all NULL, w:
     # REAL), DISTINCT values that take bitmaps (k, g, e; r under count) or
     # not (y, z, big, k + 1; s under NOCASE), beside plain aggregates; the
     # word follows rule 1 (min and max of a number or a BINARY TEXT are
@@ -2168,7 +2176,6 @@ def section_distinct_bits(rep, r, device):
     elig = {"k": 1, "g": 1, "e": 1, "r": 1, "y": 0, "z": 0, "big": 0, "k + 1": 0, "s": 0}
     for _ in range(30):
         keys = r.choice([[], ["g"], ["r"], ["k"], ["g", "r"], ["e"], ["w"], ["r", "k"]])
-        dense = all(k in ("g", "r", "k") for k in keys)
         items, dvals = list(keys), {}
         for _ in range(r.randint(1, 3)):
             arg = r.choice(list(elig))
@@ -2177,7 +2184,7 @@ def section_distinct_bits(rep, r, device):
                 fn = r.choice(["min", "max"])
             items.append("%s(DISTINCT %s)" % (fn, arg))
             if fn in ("count", "sum", "total", "avg") or arg == "s":
-                dvals[arg] = elig[arg] and dense
+                dvals[arg] = elig[arg]
         items += r.sample(["count(*)", "sum(k)", "max(y)", "count(r)"], r.randint(0, 2))
         where = r.choice(["", " WHERE k > 100", " WHERE g IS NULL", " WHERE r = 'east'",
                           " WHERE k % 3 = 0"])

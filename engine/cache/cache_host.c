@@ -990,10 +990,13 @@ static void general(hrun *r) {
         int rc = 0; /* a local: r->rc would be stored every value */
         for (int i = 0; i < nv && !rc; i++) {
           const wview *v = &wv[nkc + i];
-          if (p->db.on[i]) { /* rule 14: a bit (cache_dbits.c rule 2) */
+          int64_t row =
+              p->db.on[i] ? ga_cdbits_row(&p->db, r->no, id, &g->st[p->db.home])
+                          : -1;
+          if (row >= 0) { /* rule 14: a bit (cache_dbits.c rule 2) */
             g->st[i].rows++;
             if (((v->notnull >> j) & 1) &&
-                ga_cdbits_set(&p->db, r->no, i, id, v->v[j]))
+                ga_cdbits_set(&p->db, r->no, i, row, v->v[j]))
               rc = GA_CACHE_DBITS;
             continue;
           }
@@ -1028,7 +1031,9 @@ static void general(hrun *r) {
     if (ga_idrows_sort(&r->rows, p->ids))
       r->rc = GA_SCAN_NOMEM;
   } else if (!r->rc) {
-    int rc = ga_gs_take(r->gs, &t, r->no, &bytes);
+    int rc = ga_cdbits_run_end(&p->db, r->no, &t); /* rule 14 */
+    if (rc == GA_OK)
+      rc = ga_gs_take(r->gs, &t, r->no, &bytes);
     r->rc = rc == GA_OK ? 0 : rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK;
   }
 done:
@@ -1295,11 +1300,9 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     ga_idrows_init(&r->rows, q->nvals, most);
   }
   run_all(runs, threads);
-  prof(plan.sorted               ? "records"
-       : !q->ndist               ? "runs"
-       : plan.db.non == q->ndist ? "dset-bitmap"
-       : plan.db.non             ? "dset-bitmap+hash"
-                                 : "dset-hash",
+  prof(plan.sorted ? "records"
+       : q->ndist  ? ga_cdbits_word(&plan.db, q->ndist)
+                   : "runs",
        &t0);
   int rc = GA_SCAN_OK;
   for (int t = 0; t < threads; t++)
@@ -1376,9 +1379,17 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   for (int t = 0; t < threads; t++)
     sqlite3_free(runs[t].list);
-  if (rc == GA_SCAN_OK && plan.db.non && /* rule 14: the bitmaps' states */
-      ga_cdbits_fill(&plan.db, q, plan.card, plan.base, out->sorted, out->n))
-    rc = GA_SCAN_NOMEM;
+  int frc = rc == GA_SCAN_OK && plan.db.non /* rule 14: bitmaps' states */
+                ? ga_cdbits_fill(&plan.db, q, plan.card, plan.base, out->sorted,
+                                 out->n)
+                : GA_OK;
+  if (frc)
+    rc = frc == GA_CDBITS_FULL ? GA_CACHE_DECLINED : GA_SCAN_NOMEM;
+  if (frc == GA_CDBITS_FULL)
+    snprintf(why, nwhy,
+             "the DISTINCT aggregates' sets of values would pass "
+             "group_bytes (%lld bytes)",
+             (long long)q->dist_cap);
   ga_cdbits_free(&plan.db);
   prof("list", &t0);
   if (rc != GA_SCAN_OK)
