@@ -2124,7 +2124,8 @@ def section_distinct_bits(rep, r, device):
                      [0, 2 ** 62, -2 ** 62][i % 3] + i % 2, y,
                      [0.0, -0.0, 1.5][i % 3], "ab"[i % 2].upper() if i % 3 else "ab"[i % 2],
                      2 ** 62 + i % 3, None, (i % 4) * 0.5,
-                     r.choice([0, 2 ** 22 - 1, 77, 78, None])))
+                     0 if i == 0 else 2 ** 22 - 1 if i == 1 else
+                     r.randrange(2 ** 22) if r.random() < 0.03 else r.choice([77, 78, None])))
     con.execute("BEGIN")
     con.executemany("INSERT INTO t VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
     con.execute("COMMIT")
@@ -2155,6 +2156,10 @@ def section_distinct_bits(rep, r, device):
         ({}, "SELECT g, count(DISTINCT kk), sum(DISTINCT kk) FROM t GROUP BY g", hashed),
         ({}, "SELECT w, count(DISTINCT kk), sum(DISTINCT kk), total(DISTINCT kk), count(*) "
              "FROM t GROUP BY w", both),
+        # runs meet k % 8's groups in other orders: a group has rows in one
+        # run and the sets in another, united in its set
+        ({}, "SELECT k % 8, count(DISTINCT kk), sum(DISTINCT kk), avg(DISTINCT kk) "
+             "FROM t GROUP BY 1", both),
         # past group_bytes the bitmaps give way to the sets, which decline
         # (942 ids x 64 bits a run, past 4096 bytes)
         ({"group_bytes": 4096}, "SELECT k, count(DISTINCT r) FROM t GROUP BY k", hashed),
