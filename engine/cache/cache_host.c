@@ -93,9 +93,10 @@
 **      hashed or through rule 8's index, never rule 2's, 9's or 11's: each
 **      keeps its group's set of values (cache_distinct.c, whose rules say
 **      why that is exact and how its memory and the interrupt are kept),
-**      or, for an INTEGER column or BINARY codes under rule 8's ids (or no
-**      key), sets a bit of its run's bitmap (cache_dbits.c), and the
-**      groups' states are filled from the ORed bitmaps once listed.
+**      or, for an INTEGER column or BINARY codes, sets a bit of its run's
+**      bitmap (cache_dbits.c: a row a group, its rule 8 id or one the run
+**      gives it), and the groups' states are filled from the united
+**      bitmaps once listed.
 */
 #include <math.h>
 #include <pthread.h>
