@@ -82,8 +82,17 @@ static int charge(int64_t *tally, int64_t delta, int64_t cap) {
   return 1;
 }
 
-/* Grow run u's block to cap rows (zeroed).  GA_OK or GA_NOMEM. */
+/* Grow run u's block to cap rows (zeroed), and its records (hashed).
+** GA_OK or GA_NOMEM. */
 static int grow(const ga_cdbits *b, ga_cdbits_run *u, int64_t cap) {
+  if (b->hashed) {
+    ga_cdbits_rec *rec =
+        sqlite3_realloc64(u->rec, sizeof(ga_cdbits_rec) * (size_t)(cap + 1));
+    if (!rec)
+      return GA_NOMEM;
+    memset(rec + u->cap, 0, sizeof(ga_cdbits_rec) * (size_t)(cap + 1 - u->cap));
+    u->rec = rec;
+  }
   uint64_t *w =
       sqlite3_realloc64(u->w, 8 * (size_t)(cap * b->stride + 1)); /* + 1: */
   if (!w) /* a block of no bits still has an address */
@@ -186,15 +195,16 @@ int64_t ga_cdbits_new_row(const ga_cdbits *b, int run, ga_gstate *home) {
   ga_cdbits_run *u = &b->run[run];
   if (u->rows == u->cap) {
     int64_t cap = u->cap ? 2 * u->cap : 1;
+    int64_t more =
+        (cap - u->cap) * (b->stride * 8 + (int64_t)sizeof(ga_cdbits_rec));
     if (cap * b->stride * 8 > b->most_bytes ||
-        !charge(b->charged, (cap - u->cap) * b->stride * 8, b->cap)) {
+        !charge(b->charged, more, b->cap)) {
       home->count = -1; /* rule 4: this run's sets */
       u->fell = 1;
       return -1;
     }
     if (grow(b, u, cap)) {
-      __atomic_sub_fetch(b->charged, (cap - u->cap) * b->stride * 8,
-                         __ATOMIC_RELAXED);
+      __atomic_sub_fetch(b->charged, more, __ATOMIC_RELAXED);
       home->count = -1;
       u->fell = 1;
       return -1;
@@ -208,11 +218,7 @@ int ga_cdbits_run_end(const ga_cdbits *b, int run, ga_group_table *t) {
   ga_cdbits_run *u = &b->run[run];
   if (!b->hashed || !b->non)
     return GA_OK;
-  u->rec = sqlite3_malloc64(sizeof(ga_cdbits_rec) * (size_t)(u->rows + 1));
-  if (!u->rec)
-    return GA_NOMEM;
-  memset(u->rec, 0, sizeof(ga_cdbits_rec) * (size_t)(u->rows + 1));
-  int rc = GA_OK;
+  int rc = GA_OK; /* the records grew with the rows (charged there) */
   for (size_t j = 0; j < t->cap; j++) {
     ga_group *g = t->slot[j];
     if (!g)
