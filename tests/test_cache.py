@@ -2030,7 +2030,11 @@ def section_distinct(rep, r, device):
     got, ls = dist_query(con, q)
     rep.check(tag + "_cap_under", got[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
               ls["path"] == "cache", repr(ls))
-    cfg(con, "group_bytes", 1 << 20)
+    cfg(con, "group_bytes", 1 << 20)  # within it: cache_dbits.c's bitmaps
+    got, ls = dist_query(con, q)
+    rep.check(tag + "_cap_bits", got[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
+              ls["path"] == "cache", repr(ls))
+    cfg(con, "group_bytes", 1 << 14)  # past it, the bitmaps and then the sets
     got, ls = dist_query(con, q)
     rep.check(tag + "_cap", ls["path"] != "cache" and "group_bytes" in str(ls["why"]) and
               ((got[0] == "ok" and rowset(got[1]) == rowset(want[1])) or
@@ -2078,6 +2082,169 @@ def section_distinct(rep, r, device):
     c16.close()
 
 
+# section_distinct_bits's child: GPUAGG_CACHE_PROFILE is read once a
+# process, so the profile lines come from a process of their own; fd 2 is
+# a file of its own during each query, which then says its method.
+DBITS_SCRIPT = r"""
+import json, os, sqlite3, sys, tempfile
+lib, path, jobs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+con = sqlite3.connect(path, isolation_level=None)
+con.enable_load_extension(True)
+con.load_extension(lib)
+for k, v in (("scan_min_rows", 0), ("device", "cpu")):
+    con.execute("select gpuagg_config(?, ?)", (k, v))
+con.execute("select gpu_cache('t', 'g, r, k, big, y, z, s, n, e, w, kk')").fetchall()
+def tkey(v):
+    return [type(v).__name__, v.hex() if isinstance(v, float) else v]
+for conf, q in jobs:
+    for k, v in conf.items():
+        con.execute("select gpuagg_config(?, ?)", (k, v))
+    con.execute("DROP TABLE IF EXISTS temp.qc")
+    con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % q.replace("'", "''"))
+    f = tempfile.TemporaryFile()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    os.dup2(f.fileno(), 2)
+    try:
+        got = ["ok", sorted([tkey(v) for v in r] for r in con.execute("SELECT * FROM qc"))]
+    except sqlite3.Error as e:
+        got = ["error", str(e)]
+    os.dup2(saved, 2)
+    os.close(saved)
+    f.seek(0)
+    words = [w for w in f.read().decode().split() if w.startswith("dset-")]
+    ls = json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]
+    print(json.dumps([got, words, ls["path"], ls["why"]]), flush=True)
+"""
+
+
+def section_distinct_bits(rep, r, device):
+    """DISTINCT values of INTEGER columns and of BINARY TEXT codes as
+    bitmaps over (group id, value) (issue 37, engine/cache/cache_dbits.c):
+    GPUAGG_CACHE_PROFILE says dset-bitmap where its rule 1 holds, and
+    dset-hash (or dset-bitmap+hash) where it does not: a REAL beside an
+    INTEGER, -0.0 beside 0.0, NOCASE, an expression, a hashed key, a range
+    too large, a cap hit; every answer is SQLite's, at 1, 2 and 3 threads."""
+    if device != "cpu":
+        return
+    tag = "dbits"
+    path = os.path.join(TMP, "dbits.db")
+    con = connect(path)
+    con.execute("CREATE TABLE t(g INTEGER, r TEXT, k INTEGER, big INTEGER, y, z REAL, "
+                "s TEXT COLLATE NOCASE, n INTEGER, e INTEGER, w REAL, kk INTEGER)")
+    rows = []
+    for i in range(6000):
+        g = i % 5
+        y = (1.0 if i < 3000 else 1) if g == 0 else (i % 7 if i % 3 else (i % 7) * 1.0)
+        rows.append((g if i % 13 else None, ["east", "West", "north", None][i % 4],
+                     r.randrange(-40, 900) if i % 17 else None,
+                     [0, 2 ** 62, -2 ** 62][i % 3] + i % 2, y,
+                     [0.0, -0.0, 1.5][i % 3], "ab"[i % 2].upper() if i % 3 else "ab"[i % 2],
+                     2 ** 62 + i % 3, None, (i % 4) * 0.5,
+                     0 if i == 0 else 2 ** 22 - 1 if i == 1 else
+                     r.randrange(2 ** 22) if r.random() < 0.03 else r.choice([77, 78, None])))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO t VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    bitmap, hashed, both = ["dset-bitmap"], ["dset-hash"], ["dset-bitmap+hash"]
+    cases = [
+        ({}, "SELECT r, count(DISTINCT k) FROM t GROUP BY r", bitmap),
+        ({}, "SELECT g, count(DISTINCT k), sum(DISTINCT k), avg(DISTINCT k), "
+             "total(DISTINCT k), typeof(sum(DISTINCT k)), count(k), count(*) FROM t GROUP BY g",
+         bitmap),
+        ({}, "SELECT count(DISTINCT r), count(DISTINCT k), sum(DISTINCT k) FROM t", bitmap),
+        ({}, "SELECT count(DISTINCT k) FROM t WHERE k < -100", bitmap),
+        ({}, "SELECT g, count(DISTINCT e), sum(DISTINCT e), total(DISTINCT e) FROM t GROUP BY g",
+         bitmap),
+        ({}, "SELECT g, r, count(DISTINCT k), sum(DISTINCT g) FROM t GROUP BY g, r", bitmap),
+        # many groups: 941 ids (k) of a small range (g)
+        ({}, "SELECT k, count(DISTINCT g), sum(DISTINCT g) FROM t GROUP BY k", bitmap),
+        ({}, "SELECT g, count(DISTINCT big), sum(DISTINCT big) FROM t GROUP BY g", hashed),
+        ({}, "SELECT g, count(DISTINCT y), sum(DISTINCT y), typeof(sum(DISTINCT y)) "
+             "FROM t GROUP BY g", hashed),
+        ({}, "SELECT count(DISTINCT z), sum(DISTINCT z), total(DISTINCT z) FROM t", hashed),
+        ({}, "SELECT g, count(DISTINCT k), count(DISTINCT s) FROM t GROUP BY g", both),
+        ({}, "SELECT g, count(DISTINCT k + 1) FROM t GROUP BY g", hashed),
+        # a hashed key: each run's groups get rows as they come (rule 4)
+        ({}, "SELECT w, count(DISTINCT k), sum(DISTINCT k) FROM t GROUP BY w", bitmap),
+        ({}, "SELECT w, g, count(DISTINCT r), avg(DISTINCT k) FROM t GROUP BY w, g", bitmap),
+        # a range of 2^22: 6 dense ids pass a run's block (the sets); hashed,
+        # a run's first two groups take rows and the others the sets
+        ({}, "SELECT g, count(DISTINCT kk), sum(DISTINCT kk) FROM t GROUP BY g", hashed),
+        ({}, "SELECT w, count(DISTINCT kk), sum(DISTINCT kk), total(DISTINCT kk), count(*) "
+             "FROM t GROUP BY w", both),
+        # runs meet k % 8's groups in other orders: a group has rows in one
+        # run and the sets in another, united in its set
+        ({}, "SELECT k % 8, count(DISTINCT kk), sum(DISTINCT kk), avg(DISTINCT kk) "
+             "FROM t GROUP BY 1", both),
+        # past group_bytes the bitmaps give way to the sets, which decline
+        # (942 ids x 64 bits a run, past 4096 bytes)
+        ({"group_bytes": 4096}, "SELECT k, count(DISTINCT r) FROM t GROUP BY k", hashed),
+    ]
+    jobs, want = [], []
+    for conf, q, words in cases:
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+        for th in (1, 2, 3):
+            jobs.append(({"threads": th, "group_bytes": 0}, q))
+            want.append((w, bitmap if conf else words, None))
+            if conf:  # the capped run
+                jobs.append((dict(conf, threads=th), q))
+                want.append((w, words, conf))
+    # random shapes: keys of dense ids (g, r, k) or hashed (e: all NULL, w:
+    # REAL), DISTINCT values that take bitmaps (k, g, e; r under count) or
+    # not (y, z, big, k + 1; s under NOCASE), beside plain aggregates; the
+    # word follows rule 1 (min and max of a number or a BINARY TEXT are
+    # the plain aggregates: no set)
+    elig = {"k": 1, "g": 1, "e": 1, "r": 1, "y": 0, "z": 0, "big": 0, "k + 1": 0, "s": 0}
+    for _ in range(30):
+        keys = r.choice([[], ["g"], ["r"], ["k"], ["g", "r"], ["e"], ["w"], ["r", "k"]])
+        items, dvals = list(keys), {}
+        for _ in range(r.randint(1, 3)):
+            arg = r.choice(list(elig))
+            fn = "count" if arg in ("r", "s") else r.choice(["count", "sum", "total", "avg", "min", "max"])
+            if arg == "s" and r.random() < 0.5:
+                fn = r.choice(["min", "max"])
+            items.append("%s(DISTINCT %s)" % (fn, arg))
+            if fn in ("count", "sum", "total", "avg") or arg == "s":
+                dvals[arg] = elig[arg]
+        items += r.sample(["count(*)", "sum(k)", "max(y)", "count(r)"], r.randint(0, 2))
+        where = r.choice(["", " WHERE k > 100", " WHERE g IS NULL", " WHERE r = 'east'",
+                          " WHERE k % 3 = 0"])
+        q = "SELECT %s FROM t%s%s" % (", ".join(items), where,
+                                       " GROUP BY " + ", ".join(keys) if keys else "")
+        on = sum(dvals.values())
+        words = ([] if not dvals else bitmap if on == len(dvals) else both if on else hashed)
+        # the reference: gpu_query's contract, the gpu_ aggregates (BINARY
+        # max and min, exact sums)
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+        th = r.choice([1, 2, 3])
+        jobs.append(({"threads": th, "group_bytes": 0}, q))
+        want.append((w, words, None))
+    # sum(DISTINCT n) of three values near 2^62: an integer overflow, as the
+    # scan raises it, from the bitmaps
+    jobs.append(({"threads": 2, "group_bytes": 0}, "SELECT sum(DISTINCT n) FROM t"))
+    want.append((("error", "gpu_query: integer overflow"), bitmap, None))
+    con.close()
+    env = dict(os.environ, GPUAGG_CACHE_PROFILE="1")
+    p = subprocess.run([PYTHON, "-c", DBITS_SCRIPT, LIB, path, json.dumps(jobs)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    out = [json.loads(line) for line in p.stdout.splitlines()]
+    rep.check(tag + "_child", p.returncode == 0 and len(out) == len(jobs), p.stderr[-2000:])
+
+    def tkey(v):
+        return [type(v).__name__, v.hex() if isinstance(v, float) else v]
+    for qi, ((conf, q), (w, words, capped), o) in enumerate(zip(jobs, want, out)):
+        got, seen, lpath, why = o
+        wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])] if w[0] == "ok" else list(w)
+        if capped:  # the sets then passed group_bytes: the scan answers or says so
+            ok = (seen == words and lpath != "cache" and "group_bytes" in str(why) and
+                  (got == wrows or (got[0] == "error" and "group_bytes" in got[1])))
+        else:
+            ok = got == wrows and seen == words and lpath == "cache"
+        rep.check("%s_%d" % (tag, qi), ok, "%s %r\n got %.300r\n want %.300r\n %r %r %r"
+                  % (q, conf, got, wrows, seen, lpath, why))
+
+
 def main():
     rep = Reporter("cache")
     r = random.Random(SEED)
@@ -2103,7 +2270,8 @@ def main():
                               ("derive_nocase", section_derive_nocase), ("dates", section_dates),
                               ("snapshot", section_snapshot), ("replaced", section_replaced),
                               ("watcher", section_watcher), ("walpage", section_walpage),
-                              ("dense", section_dense), ("distinct", section_distinct)):
+                              ("dense", section_dense), ("distinct", section_distinct),
+                              ("distinct_bits", section_distinct_bits)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

@@ -41,7 +41,9 @@
 **      interrupt is polled on the caller's thread (run 0) every 64 words;
 **      the other runs see the stop through the same tally.
 **   6. GPUAGG_CACHE_PROFILE: "dset-hash" says the sets ran (hash sets of
-**      values a group; the GPU keeps none and declines).
+**      values a group; the GPU keeps none and declines).  Values of INTEGER
+**      columns and BINARY codes take cache_dbits.c's
+**      bitmaps instead ("dset-bitmap", or "dset-bitmap+hash" beside sets).
 */
 #include <stdio.h>
 #include <string.h>

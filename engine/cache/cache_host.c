@@ -92,7 +92,11 @@
 **  14. DISTINCT values (ga_cquery.dist, issue 37) run in rule 6's loop,
 **      hashed or through rule 8's index, never rule 2's, 9's or 11's: each
 **      keeps its group's set of values (cache_distinct.c, whose rules say
-**      why that is exact and how its memory and the interrupt are kept).
+**      why that is exact and how its memory and the interrupt are kept),
+**      or, for an INTEGER column or BINARY codes, sets a bit of its run's
+**      bitmap (cache_dbits.c: a row a group, its rule 8 id or one the run
+**      gives it), and the groups' states are filled from the united
+**      bitmaps once listed.
 */
 #include <math.h>
 #include <pthread.h>
@@ -105,6 +109,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "cache_dbits.h"
 #include "cpu_reduce.h"
 #include "idrows.h"
 #include "scan_group.h"
@@ -121,8 +126,9 @@ SQLITE_EXTENSION_INIT3
 #define GA_CACHE_MANY 41
 /* Rule 9: a run's records would pass GA_IDR_MAX_BYTES. */
 #define GA_CACHE_SORT_FULL 42
-/* Rule 14: the DISTINCT sets passed dist_cap. */
+/* Rule 14: the DISTINCT sets passed dist_cap; a value outside its bitmap. */
 #define GA_CACHE_DSET_CAP 43
+#define GA_CACHE_DBITS 44
 #define GA_CH_BLOCK 4096
 /* Rule 8: the most ids of a dense key space (a pointer each, per run: 8
 ** MiB), and at most 65,536 more than the entry's rows. */
@@ -151,6 +157,7 @@ typedef struct hplan {
   int flat;    /* rule 11: states in an array indexed by id */
   int64_t *dset_bytes; /* rule 14: every run's sets' bytes */
   int *stop;           /* rule 14: the caller was interrupted */
+  ga_cdbits db;        /* rule 14: values on bitmaps (cache_dbits.c) */
 } hplan;
 
 typedef struct hgroup {
@@ -984,6 +991,16 @@ static void general(hrun *r) {
         int rc = 0; /* a local: r->rc would be stored every value */
         for (int i = 0; i < nv && !rc; i++) {
           const wview *v = &wv[nkc + i];
+          int64_t row =
+              p->db.on[i] ? ga_cdbits_row(&p->db, r->no, id, &g->st[p->db.home])
+                          : -1;
+          if (row >= 0) { /* rule 14: a bit (cache_dbits.c rule 2) */
+            g->st[i].rows++;
+            if (((v->notnull >> j) & 1) &&
+                ga_cdbits_set(&p->db, r->no, i, row, v->v[j]))
+              rc = GA_CACHE_DBITS;
+            continue;
+          }
           if (q->dist[i]) { /* rule 14 */
             rc = ga_cdist_step(&g->st[i], q->dist[i], lane_cls(v, j), v->v[j],
                                q->vdict[i], r->no, &dbytes);
@@ -1015,7 +1032,9 @@ static void general(hrun *r) {
     if (ga_idrows_sort(&r->rows, p->ids))
       r->rc = GA_SCAN_NOMEM;
   } else if (!r->rc) {
-    int rc = ga_gs_take(r->gs, &t, r->no, &bytes);
+    int rc = ga_cdbits_run_end(&p->db, r->no, &t); /* rule 14 */
+    if (rc == GA_OK)
+      rc = ga_gs_take(r->gs, &t, r->no, &bytes);
     r->rc = rc == GA_OK ? 0 : rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK;
   }
 done:
@@ -1253,6 +1272,12 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                 q->nvals > 0 && fb >= GA_CH_FLAT_MIN_BYTES &&
                 fb <= GA_CH_FLAT_BYTES;
   }
+  if (q->ndist && ga_cdbits_plan(&plan.db, e, q, plan.ids, threads,
+                                 &dset_bytes) < 0) { /* rule 14 */
+    sqlite3_free(runs);
+    ga_scan_out_free(out);
+    return GA_SCAN_NOMEM;
+  }
   prof("plan", &t0);
   /* contiguous runs of about rows / threads rows */
   int64_t s = 0;
@@ -1276,7 +1301,10 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     ga_idrows_init(&r->rows, q->nvals, most);
   }
   run_all(runs, threads);
-  prof(plan.sorted ? "records" : q->ndist ? "dset-hash" : "runs", &t0);
+  prof(plan.sorted ? "records"
+       : q->ndist  ? ga_cdbits_word(&plan.db, q->ndist)
+                   : "runs",
+       &t0);
   int rc = GA_SCAN_OK;
   for (int t = 0; t < threads; t++)
     if (runs[t].rc && rc == GA_SCAN_OK)
@@ -1310,6 +1338,9 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
              "many groups, and a thread's rows sorted by group would take "
              "more than %lld MiB",
              (long long)(GA_IDR_MAX_BYTES >> 20));
+    rc = GA_CACHE_DECLINED;
+  } else if (rc == GA_CACHE_DBITS) {
+    snprintf(why, nwhy, "a DISTINCT value outside its column's range");
     rc = GA_CACHE_DECLINED;
   } else if (rc == GA_CACHE_DSET_CAP) {
     snprintf(why, nwhy,
@@ -1349,6 +1380,18 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   for (int t = 0; t < threads; t++)
     sqlite3_free(runs[t].list);
+  int frc = rc == GA_SCAN_OK && plan.db.non /* rule 14: bitmaps' states */
+                ? ga_cdbits_fill(&plan.db, q, plan.card, plan.base, out->sorted,
+                                 out->n)
+                : GA_OK;
+  if (frc)
+    rc = frc == GA_CDBITS_FULL ? GA_CACHE_DECLINED : GA_SCAN_NOMEM;
+  if (frc == GA_CDBITS_FULL)
+    snprintf(why, nwhy,
+             "the DISTINCT aggregates' sets of values would pass "
+             "group_bytes (%lld bytes)",
+             (long long)q->dist_cap);
+  ga_cdbits_free(&plan.db);
   prof("list", &t0);
   if (rc != GA_SCAN_OK)
     ga_scan_out_free(out);
