@@ -838,6 +838,159 @@ static int dist_poll(hrun *r, int64_t w, int64_t *dbytes) {
   return __atomic_load_n(r->p->stop, __ATOMIC_RELAXED) ? GA_SCAN_INTERRUPT : 0;
 }
 
+/* Rule 15: the bits set in x, inline (without -mpopcnt the builtin is a
+** call into libgcc, which was 7% of d6's samples). */
+static inline int popc(uint64_t x) {
+#if defined(__POPCNT__)
+  return __builtin_popcountll(x);
+#else
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (int)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Rule 15: the most ids whose groups take the word-at-a-time steps. */
+#define GA_CH_FEW_IDS 64
+
+/* Rule 15: the first nl lanes of v as integers of the scale of xacc
+** position pos (xacc.h: 2^(pos - 1074), pos <= 1074 so that no product
+** underflows), y[j] = x * 2^(1074 - pos), exactly for each lane of the mask
+** returned: those whose value has no bit below the scale, and stays below
+** 2^63 in it.  Lanes that hold no REAL give garbage, and are masked out by
+** the caller.  Branch-free. */
+static uint64_t fixed_try(const uint64_t *v, int nl, int pos, int64_t *y) {
+  double scale = ga_bitsd((int64_t)(1074 - pos + 1023) << 52);
+  uint64_t ok = 0;
+  int j = 0;
+#if defined(__SSE2__) && defined(__x86_64__)
+  /* two lanes at once; cvttsd2si gives INT64_MIN for what does not fit
+  ** (NaN, infinities, |f| >= 2^63), which then differs from f unless f is
+  ** -2^63, which it is exactly; -0.0 compares equal to 0 here */
+  __m128d sc = _mm_set1_pd(scale);
+  for (; j + 2 <= nl; j += 2) {
+    __m128d f = _mm_mul_pd(_mm_loadu_pd((const double *)(v + j)), sc);
+    int64_t i0 = _mm_cvttsd_si64(f);
+    int64_t i1 = _mm_cvttsd_si64(_mm_unpackhi_pd(f, f));
+    y[j] = i0;
+    y[j + 1] = i1;
+    __m128d b = _mm_unpacklo_pd(_mm_cvtsi64_sd(f, i0), _mm_cvtsi64_sd(f, i1));
+    ok |= (uint64_t)_mm_movemask_pd(_mm_cmpeq_pd(f, b)) << j;
+  }
+#endif
+  for (; j < nl; j++) {
+    uint64_t fb = (uint64_t)ga_dbits(ga_bitsd((int64_t)v[j]) * scale);
+    /* |f| < 2^63 (NaN and infinities not), else 0 */
+    uint64_t in = (fb & 0x7fffffffffffffffull) < 0x43e0000000000000ull;
+    double f = ga_bitsd((int64_t)(fb & (uint64_t) - (int64_t)in));
+    int64_t i = (int64_t)f;
+    y[j] = i;
+    ok |= (in & ((uint64_t)ga_dbits((double)i) == (uint64_t)ga_dbits(f))) << j;
+  }
+  return ok;
+}
+
+/* Rule 15: the REAL lanes `reals` of v as integers of one scale (fixed_try),
+** *pos the scale of the value's last word: kept while every lane fits it,
+** else set by this word's largest exponent (its top bit at 2^62, so that
+** |y| < 2^63 and 64 of them sum in an int128).  Lanes outside the mask
+** returned (a value with bits below the scale; every lane when the word
+** holds an infinity or a value of 2^63 or more) are added as doubles. */
+static uint64_t fixed_lanes(const uint64_t *v, uint64_t reals, int nl,
+                            int64_t *y, int *pos) {
+  uint64_t ok = *pos ? fixed_try(v, nl, *pos, y) & reals : 0;
+  if (ok == reals)
+    return ok;
+  uint64_t emax = 0;
+  for (uint64_t k = reals; k; k &= k - 1) {
+    uint64_t e = (v[__builtin_ctzll(k)] >> 52) & 0x7ff;
+    emax = e > emax ? e : emax;
+  }
+  /* biased exponent E: bits at xacc positions E - 1 .. E + 51 (xacc.h) */
+  if (emax < 62 || emax > 1085 || (int)emax - 11 == *pos)
+    return ok; /* no double scale, or the same */
+  *pos = (int)emax - 11;
+  return fixed_try(v, nl, *pos, y) & reals;
+}
+
+/* step_lane's max and min of the non-NULL lanes nn of v, in row order. */
+static void few_best(ga_gstate *st, const wview *v, uint64_t nn) {
+  if (!(nn & v->isint)) { /* REALs alone: the word's first max and min */
+    double mx = ga_bitsd((int64_t)v->v[__builtin_ctzll(nn)]), mn = mx;
+    int nan = mx != mx;
+    for (uint64_t k = nn & (nn - 1); k; k &= k - 1) {
+      double x = ga_bitsd((int64_t)v->v[__builtin_ctzll(k)]);
+      mx = x > mx ? x : mx; /* strictly greater: the first of equals */
+      mn = x < mn ? x : mn;
+      nan |= x != x;
+    }
+    if (!nan) { /* (a NaN would not compare as one row after another) */
+      ga_xstate_best_real(&st->max, mx, 0);
+      ga_xstate_best_real(&st->min, mn, 1);
+      return;
+    }
+  }
+  for (; nn; nn &= nn - 1) {
+    int j = __builtin_ctzll(nn);
+    if ((v->isint >> j) & 1) {
+      ga_xstate_best_int(&st->max, (int64_t)v->v[j], 0);
+      ga_xstate_best_int(&st->min, (int64_t)v->v[j], 1);
+    } else {
+      ga_xstate_best_real(&st->max, ga_bitsd((int64_t)v->v[j]), 0);
+      ga_xstate_best_real(&st->min, ga_bitsd((int64_t)v->v[j]), 1);
+    }
+  }
+}
+
+/* Rule 15: value v's passing lanes of one group (sub) stepped into st at
+** once, as step_lane would step them one by one: counts by popcount, the
+** INTEGER lanes' sum in an int128 into the halves, the REAL lanes that
+** fixed_lanes made integers (fix, at xacc position pos) in an int128
+** folded once (gstate.h rule 6), the others one by one.  GA_OK or
+** GA_SCAN_NOMEM. */
+static int few_step(ga_gstate *st, const wview *v, uint64_t sub, int best,
+                    const int64_t *y, uint64_t fix, int pos) {
+  uint64_t nn = sub & v->notnull;
+  st->rows += popc(sub);
+  if (!nn)
+    return 0;
+  st->count += popc(nn);
+  if (best) /* 1: and the sum; 2 (rule 13): only them */
+    few_best(st, v, nn);
+  if (best == 2)
+    return 0;
+  ga_wsum *w = &st->sum;
+  uint64_t in = nn & v->isint, fr = nn & fix, sl = nn & ~v->isint & ~fix;
+  if (in) { /* ga_wsum_add_int's halves, a word's worth (rule 2 of gstate.h) */
+    __int128 s = 0;
+    for (uint64_t k = in; k; k &= k - 1)
+      s += (int64_t)v->v[__builtin_ctzll(k)];
+    int n = popc(in);
+    w->nint += n;
+    w->ilo = (int64_t)((uint64_t)w->ilo + ((uint64_t)s & 0xffffffffu));
+    w->ihi = (int64_t)((uint64_t)w->ihi + (uint64_t)(int64_t)(s >> 32));
+    w->adds += n;
+    if (w->adds >= GA_WSUM_MAX_ADDS)
+      ga_wsum_normalize(w);
+  }
+  if (fr) {
+    __int128 s = 0;
+    for (uint64_t k = fr; k; k &= k - 1)
+      s += y[__builtin_ctzll(k)];
+    w->nreal += popc(fr);
+    if (s && ga_wsum_add_fixed(w, s, pos))
+      return GA_SCAN_NOMEM;
+  }
+  for (; sl; sl &= sl - 1) {
+    if (ga_wsum_add_real(w, ga_bitsd((int64_t)v->v[__builtin_ctzll(sl)])))
+      return GA_SCAN_NOMEM;
+    if (++w->adds >= GA_WSUM_MAX_ADDS)
+      ga_wsum_normalize(w);
+  }
+  return 0;
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
@@ -878,6 +1031,14 @@ static void general(hrun *r) {
   }
   if (dense)
     memset(dense, 0, sizeof(ga_group *) * (size_t)p->ids);
+  /* rule 15: few ids, no DISTINCT: each word's lanes of an id (idm), and a
+  ** value's REAL lanes as integers of one scale (fy) */
+  int few = direct && p->ids <= GA_CH_FEW_IDS && !q->ndist;
+  uint64_t idm[GA_CH_FEW_IDS];
+  int64_t fy[64];
+  int fpos[GA_MAX_STATES]; /* each value's last scale (0: none yet) */
+  memset(idm, 0, sizeof(idm));
+  memset(fpos, 0, sizeof(fpos));
   if (p->flat) {
     memset(fst, 0, fbytes);
     memset(fseen, 0, 8 * (size_t)GA_BW(p->ids));
@@ -946,6 +1107,45 @@ static void general(hrun *r) {
           if (rc)
             r->rc = rc;
         }
+        m = 0;
+      }
+      if (few && m) { /* rule 15: a word's rows a group at a time */
+        uint64_t pres = 0;
+        for (uint64_t k = m; k; k &= k - 1) { /* groups made in row order */
+          int j = __builtin_ctzll(k);
+          int64_t id = lane_id(p, wv, q->nkeys, j);
+          if (id < 0) {
+            r->rc = GA_SCAN_FALLBACK;
+            break;
+          }
+          if (!dense[id]) {
+            for (int c = 0; c < nkc; c++)
+              ga_cx_lane_of(wv[c].v, wv[c].isint, wv[c].notnull, j,
+                            &key[c + skip]);
+            ga_group *g = ga_gt_get(&t, key, ga_keys_hash(key, &shape), r->no);
+            if (!g) {
+              r->rc = GA_SCAN_NOMEM;
+              break;
+            }
+            dense[id] = g;
+          }
+          idm[id] |= 1ull << j;
+          pres |= 1ull << id;
+        }
+        int nl = b->n - w * 64 < 64 ? (int)(b->n - w * 64) : 64;
+        for (int i = 0; i < nv && !r->rc; i++) {
+          const wview *v = &wv[nkc + i];
+          uint64_t fix = 0, reals = m & v->notnull & ~v->isint;
+          if (mode[i] != 2 && reals)
+            fix = fixed_lanes(v->v, reals, nl, fy, &fpos[i]);
+          for (uint64_t k = pres; k && !r->rc; k &= k - 1) {
+            int id = __builtin_ctzll(k);
+            r->rc = few_step(&dense[id]->st[i], v, idm[id], mode[i], fy, fix,
+                             fpos[i]);
+          }
+        }
+        for (uint64_t k = pres; k; k &= k - 1)
+          idm[__builtin_ctzll(k)] = 0;
         m = 0;
       }
       while (m && !r->rc) { /* the passing rows, in row order */
