@@ -1853,7 +1853,8 @@ def section_few(rep, r, device):
     if device != "cpu":
         return
     con = connect(":memory:", device="cpu")
-    con.execute("CREATE TABLE fw(k INTEGER, t TEXT, x, y REAL, e REAL, b INTEGER, z, kk)")
+    con.execute("CREATE TABLE fw(k INTEGER, t TEXT, x, y REAL, e REAL, b INTEGER, z, kk, "
+                "zz REAL, zn REAL)")
     rows = []
     for i in range(40000):
         k = (1 if i // 4096 % 8 == 5 else None if i % 997 == 0
@@ -1863,11 +1864,12 @@ def section_few(rep, r, device):
                      r.choice([float("inf"), float("-inf")]) if i % 4099 == 7
                      else r.uniform(-8, 8),
                      r.choice([2 ** 62, 2 ** 62 + 1, -(2 ** 62)]) if k == 5 else r.randint(-9, 9),
-                     r.choice([0.0, -0.0, 5, 5.0, -1.5, None]), i // 2 % 3000))
+                     r.choice([0.0, -0.0, 5, 5.0, -1.5, None]), i // 2 % 3000,
+                     r.choice([0.0, -0.0, -1.5, None]), r.choice([0.0, -0.0, 1.5, None])))
     con.execute("BEGIN")
-    con.executemany("INSERT INTO fw VALUES (?,?,?,?,?,?,?,?)", rows)
+    con.executemany("INSERT INTO fw VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
     con.execute("COMMIT")
-    con.execute("SELECT gpu_cache('fw', 'k, t, x, y, e, b, z, kk')")
+    con.execute("SELECT gpu_cache('fw', 'k, t, x, y, e, b, z, kk, zz, zn')")
     queries = [
         "SELECT k, sum(x), total(x), avg(x), count(x), count(*) FROM fw GROUP BY k",
         "SELECT k, t, sum(x), avg(y), max(y), min(x) FROM fw GROUP BY k, t",
@@ -1879,6 +1881,9 @@ def section_few(rep, r, device):
         "SELECT k, sum(b), avg(b), total(b) FROM fw WHERE k < 5 GROUP BY k",
         "SELECT k, sum(b) FROM fw GROUP BY k",
         "SELECT k, total(b), sum(b + 0.5) FROM fw GROUP BY k",
+        # max and min that tie at 0.0 and -0.0: the first in row order wins
+        "SELECT k, max(zz), min(zn), count(zz) FROM fw GROUP BY k",
+        "SELECT t, max(zz), sum(zz), min(zn), total(zn) FROM fw GROUP BY t",
         # rule 16: 3,000 ids, rule 11's array (direct_batches), pending sums
         "SELECT kk, sum(x), count(*), count(x), avg(x) FROM fw GROUP BY kk",
         "SELECT kk, sum(x), total(y), sum(e), max(z), sum(b) FROM fw GROUP BY kk",

@@ -95,23 +95,23 @@
 **      why that is exact and how its memory and the interrupt are kept).
 **  15. Few groups (rule 8's ids, at most GA_CH_FEW_IDS, no DISTINCT): a
 **      word's passing rows are stepped a group at a time, not a row at a
-**      time: the word's groups are made in row order (rule 1's key), then
-**      each value's states take the word's lanes of their id at once:
-**      rows and counts by popcount; INTEGERs summed in an int128 into the
-**      integer halves; max and min as the first of equals in row order,
-**      per word (one compare chain, then one ga_xstate_best_* step, the
-**      same as stepping each row; a NaN among them steps each row); and the
-**      REALs as integers of one scale (fixed_lanes: x * 2^(1074 - pos)
-**      exact, |y| < 2^63, checked by converting back), summed in an int128
-**      and kept pending per group and value while the scale holds, folded
+**      time.  The word's groups are made in row order (rule 1's key), then
+**      each value's states take the word's lanes of their id at once: rows
+**      and counts by popcount; INTEGERs summed in an int128 into the
+**      integer halves; max and min as the word's first of equals in row
+**      order (a compare chain, then one ga_xstate_best_* step: the same as
+**      stepping each row; a NaN among them steps each row); and REALs as
+**      integers of one scale (fixed_lanes: y = x * 2^(1074 - pos), exact,
+**      |y| < 2^63, checked by converting back), summed in an int128 and
+**      kept pending per group and value while the scale holds, then folded
 **      into the exact state once (gstate.h rule 6) when it changes and at
-**      the run's end.  A lane that no scale of its word holds exactly (bits
-**      below it, an infinity, a value past 2^63 or under 2^-1012 at the top)
-**      is added as a double, as before.  Exact: every lane's value lands in
-**      the same digits, only in fewer adds.  The scale is the value's last
-**      word's, set again from a word's largest exponent (its top bit at
-**      2^62) when a lane misses it.  d6 of bench/query_bench.py (7 groups):
-**      0.48 of the CPU time of the row loop; Q1 0.67 (bench/RESULTS.md).
+**      the run's end.  A lane that its word's scale does not hold exactly
+**      (bits below it, an infinity, a value of 2^63 or more, a word whose
+**      largest value is under 2^-960) is added as a double, as before.
+**      Exact: every value lands in the same digits, in fewer adds.  The
+**      scale is the last word's, set again from a word's largest exponent
+**      (its top bit at 2^62) when a lane misses it.  d6 of
+**      bench/query_bench.py (7 groups): 0.48 of the CPU time; Q1 0.67.
 **  16. Rule 11's array keeps, per id and value of sum only (no max or min),
 **      a 32-byte pending sum of rule 15's integers and its count: a row
 **      touches one line, not its state's three.  The scale of a value only
