@@ -1848,13 +1848,14 @@ def section_few(rep, r, device):
     -0.0 vs 0.0, 5 vs 5.0), at 1, 2 and 3 threads, on data that defeats any lost bit:
     the hand-picked values of few_x, sums that pass 2^64 in the scale, cancellations,
     INTEGERs among REALs and sums of INTEGERs past int64 (the error), infinities.
-    Rule 16 too: 3,000 groups of rule 11's array, whose REALs wait in pending sums of
+    Words of more than 16 groups, which go row by row for a while, among words of
+    one.  Rule 16 too: 3,000 groups of rule 11's array, whose REALs wait in pending sums of
     one scale a value (it only grows) until the run ends."""
     if device != "cpu":
         return
     con = connect(":memory:", device="cpu")
     con.execute("CREATE TABLE fw(k INTEGER, t TEXT, x, y REAL, e REAL, b INTEGER, z, kk, "
-                "zz, zn)")  # no REAL affinity: it would store -0.0 as 0
+                "zz, zn, kw INTEGER)")  # zz, zn: REAL affinity would store -0.0 as 0
     rows = []
     for i in range(40000):
         k = (6 if i // 4096 % 8 == 5 else None if i % 997 == 0
@@ -1865,11 +1866,12 @@ def section_few(rep, r, device):
                      else r.uniform(-8, 8),
                      r.choice([2 ** 62, 2 ** 62 + 1, -(2 ** 62)]) if k == 5 else r.randint(-9, 9),
                      r.choice([0.0, -0.0, 5, 5.0, -1.5, None]), i // 2 % 3000,
-                     r.choice([0.0, -0.0, -1.5, None]), r.choice([0.0, -0.0, 1.5, None])))
+                     r.choice([0.0, -0.0, -1.5, None]), r.choice([0.0, -0.0, 1.5, None]),
+                     i % 40 if i // 1280 % 2 else i // 64 % 40))
     con.execute("BEGIN")
-    con.executemany("INSERT INTO fw VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+    con.executemany("INSERT INTO fw VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
     con.execute("COMMIT")
-    con.execute("SELECT gpu_cache('fw', 'k, t, x, y, e, b, z, kk, zz, zn')")
+    con.execute("SELECT gpu_cache('fw', 'k, t, x, y, e, b, z, kk, zz, zn, kw')")
     queries = [
         "SELECT k, sum(x), total(x), avg(x), count(x), count(*) FROM fw GROUP BY k",
         "SELECT k, t, sum(x), avg(y), max(y), min(x) FROM fw GROUP BY k, t",
@@ -1884,6 +1886,8 @@ def section_few(rep, r, device):
         # max and min that tie at 0.0 and -0.0: the first in row order wins
         "SELECT k, max(zz), min(zn), count(zz) FROM fw GROUP BY k",
         "SELECT t, max(zz), sum(zz), min(zn), total(zn) FROM fw GROUP BY t",
+        # 40 ids, in words of one group and words of 40 (stepped row by row)
+        "SELECT kw, sum(x), max(zz), min(zn), avg(b), count(y) FROM fw GROUP BY kw",
         # rule 16: 3,000 ids, rule 11's array (direct_batches), pending sums
         "SELECT kk, sum(x), count(*), count(x), avg(x) FROM fw GROUP BY kk",
         "SELECT kk, sum(x), total(y), sum(e), max(z), sum(b) FROM fw GROUP BY kk",

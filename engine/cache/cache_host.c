@@ -110,8 +110,12 @@
 **      largest value is under 2^-960) is added as a double, as before.
 **      Exact: every value lands in the same digits, in fewer adds.  The
 **      scale is the last word's, set again from a word's largest exponent
-**      (its top bit at 2^62) when a lane misses it.  d6 of
-**      bench/query_bench.py (7 groups): 0.48 of the CPU time; Q1 0.67.
+**      (its top bit at 2^62) when a lane misses it.  A word of more than
+**      GA_CH_FEW_WORD groups is stepped row by row (after its groups were
+**      made), and so are the GA_CH_FEW_SKIP words after it: 63 groups at
+**      random took 1.3 to 1.5 times the row loop's CPU time a group at a
+**      time.  d6 of bench/query_bench.py (7 groups): 0.48 of the CPU time;
+**      Q1 0.67.
 **  16. Rule 11's array keeps, per id and value of sum only (no max or min),
 **      a 32-byte pending sum of rule 15's integers and its count: a row
 **      touches one line, not its state's three.  The scale of a value only
@@ -878,8 +882,13 @@ static inline int popc(uint64_t x) {
 #endif
 }
 
-/* Rule 15: the most ids whose groups take the word-at-a-time steps. */
+/* Rule 15: the most ids whose groups take the word-at-a-time steps; a
+** word of more groups than GA_CH_FEW_WORD is stepped row by row, and so are
+** the GA_CH_FEW_SKIP words after it (63 groups at random, each word's
+** rows a group at a time: 1.3 to 1.5 times the row loop's CPU time) */
 #define GA_CH_FEW_IDS 64
+#define GA_CH_FEW_WORD 16
+#define GA_CH_FEW_SKIP 15
 
 /* Rule 15: the first nl lanes of v as integers of the scale of xacc
 ** position pos (xacc.h: 2^(pos - 1074), pos <= 1074 so that no product
@@ -1159,6 +1168,7 @@ static void general(hrun *r) {
   int64_t fy[64];
   int fpos[GA_MAX_STATES]; /* each value's last scale (0: none yet) */
   int nid[GA_CH_FEW_IDS];  /* popc(idm[id]) */
+  int few_skip = 0;        /* words left to step row by row */
   if (fpd)
     memset(fpd, 0, sizeof(fpend) * (size_t)(p->ids * nv));
   memset(idm, 0, sizeof(idm));
@@ -1256,7 +1266,9 @@ static void general(hrun *r) {
         }
         m = 0;
       }
-      if (few && m) { /* rule 15: a word's rows a group at a time */
+      if (few && m && few_skip > 0) {
+        few_skip--; /* rule 15: words of many groups lately: row by row */
+      } else if (few && m) { /* rule 15: a word's rows a group at a time */
         uint64_t pres = 0;
         for (uint64_t k = m; k; k &= k - 1) { /* groups made in row order */
           int j = __builtin_ctzll(k);
@@ -1279,6 +1291,12 @@ static void general(hrun *r) {
           idm[id] |= 1ull << j;
           pres |= 1ull << id;
         }
+        if (popc(pres) > GA_CH_FEW_WORD) { /* the row loop below, for a while */
+          for (uint64_t k = pres; k; k &= k - 1)
+            idm[__builtin_ctzll(k)] = 0;
+          few_skip = GA_CH_FEW_SKIP;
+          goto rows;
+        }
         for (uint64_t k = pres; k; k &= k - 1)
           nid[__builtin_ctzll(k)] = popc(idm[__builtin_ctzll(k)]);
         int nl = b->n - w * 64 < 64 ? (int)(b->n - w * 64) : 64;
@@ -1297,6 +1315,7 @@ static void general(hrun *r) {
           idm[__builtin_ctzll(k)] = 0;
         m = 0;
       }
+    rows:
       while (m && !r->rc) { /* the passing rows, in row order */
         int j = __builtin_ctzll(m);
         m &= m - 1;
