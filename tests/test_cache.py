@@ -1892,6 +1892,9 @@ def section_few(rep, r, device):
         "SELECT kk, sum(x), count(*), count(x), avg(x) FROM fw GROUP BY kk",
         "SELECT kk, sum(x), total(y), sum(e), max(z), sum(b) FROM fw GROUP BY kk",
         "SELECT kk, sum(x * 0.5), sum(x), count(*) FROM fw WHERE kk % 3 = 1 GROUP BY kk",
+        # no NULL: most words' lanes all go to the pending sums
+        "SELECT kk, sum(e), count(*) FROM fw GROUP BY kk",
+        "SELECT kk, avg(e * 2), total(e) FROM fw WHERE kk % 2 = 0 GROUP BY kk",
     ]
     n = con.execute("SELECT count(*) FROM fw").fetchone()[0]
     for threads in (1, 2, 3):
