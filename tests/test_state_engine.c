@@ -918,6 +918,66 @@ static void test_gstate_many(void) {
   ga_xstate_clear(&x);
 }
 
+/* gstate.h rule 6: ga_wsum_add_fixed's s * 2^(pos - 1074), s an int128 of
+** any sign and up to 126 bits, beside values stepped one by one, must be the
+** state of stepping its three 53-bit pieces as doubles (each exact: a piece
+** times a power of two no lower than 2^-1074): the same bytes and results. */
+static void test_gstate_fixed(void) {
+  for (int round = 0; round < 4000; round++) {
+    ga_gstate g, x; /* x: every double stepped alone (no max and min) */
+    ga_gstate_init(&g);
+    ga_gstate_init(&x);
+    int blocks = 1 + (int)(rnd() % 6), base = (int)(rnd() % 1900);
+    for (int k = 0; k < blocks; k++) {
+      /* near one scale (the window's case) or anywhere (wide) */
+      int pos = round % 2 ? base + (int)(rnd() % 40) - 20 : (int)(rnd() % 1901);
+      if (pos < 0)
+        pos = 0;
+      if (pos > GA_WSUM_FIXED_MAX_POS)
+        pos = GA_WSUM_FIXED_MAX_POS;
+      int bits = 1 + (int)(rnd() % 126);
+      unsigned __int128 u = ((unsigned __int128)rnd() << 64) | rnd();
+      u >>= 128 - bits;
+      int neg = (int)(rnd() % 2);
+      __int128 sv = neg ? -(__int128)u : (__int128)u;
+      CHECK(ga_wsum_add_fixed(&g.sum, sv, pos) == GA_OK, "add_fixed");
+      for (int j = 0; j < 3; j++) { /* the same value as three doubles */
+        double d = ldexp((double)(uint64_t)((u >> (53 * j)) &
+                                            (((unsigned __int128)1 << 53) - 1)),
+                         pos - 1074 + 53 * j);
+        CHECK(ga_gstate_step_sum_real(&x, neg ? -d : d) == GA_OK, "step");
+      }
+      g.rows += 3;
+      g.count += 3;
+      g.sum.nreal += 3;
+      if (rnd() % 2) { /* a value stepped alone between blocks */
+        double d = ldexp(1.0 + (double)(rnd() >> 12) * 0x1p-52,
+                         pos - 1074 + (int)(rnd() % 60));
+        CHECK(ga_gstate_step_sum_real(&g, d) == GA_OK, "step");
+        CHECK(ga_gstate_step_sum_real(&x, d) == GA_OK, "step");
+      }
+    }
+    unsigned char *b1, *b2;
+    int64_t n1, n2;
+    g_encode(&g, &b1, &n1);
+    g_encode(&x, &b2, &n2);
+    CHECK(n1 == n2 && !memcmp(b1, b2, (size_t)n1),
+          "round %d: blocks added as integers differ from their doubles",
+          round);
+    for (int op = GA_AGG_SUM; op <= GA_AGG_AVG; op++) {
+      ga_value a, c;
+      int ra = ga_gstate_result(&g, op, &a);
+      int rc = ga_gstate_result(&x, op, &c);
+      CHECK(ra == rc && (ra != GA_OK || same_value(&a, &c)),
+            "round %d op %d: result", round, op);
+    }
+    sqlite3_free(b1);
+    sqlite3_free(b2);
+    ga_gstate_clear(&g);
+    ga_gstate_clear(&x);
+  }
+}
+
 /* Direct mode's max/min: rows of pieces stepped in any order of pieces
 ** (rows of one piece in order), a tie going to the earlier piece, must
 ** keep what one pass in rowid order keeps: value, type and bits. */
@@ -975,6 +1035,7 @@ int main(void) {
   test_many();
   test_gstate();
   test_gstate_many();
+  test_gstate_fixed();
   test_best_tagged();
   printf("RESULT state_engine: %d passed, %d failed, 0 skipped\n", passed,
          failed);

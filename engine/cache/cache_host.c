@@ -97,6 +97,39 @@
 **      bitmap (cache_dbits.c: a row a group, its rule 8 id or one the run
 **      gives it), and the groups' states are filled from the united
 **      bitmaps once listed.
+**  15. Few groups (rule 8's ids, at most GA_CH_FEW_IDS, no DISTINCT): a
+**      word's passing rows are stepped a group at a time, not a row at a
+**      time.  The word's groups are made in row order (rule 1's key), then
+**      each value's states take the word's lanes of their id at once: rows
+**      and counts by popcount; INTEGERs summed in an int128 into the
+**      integer halves; max and min as the word's first of equals in row
+**      order (a compare chain, then one ga_xstate_best_* step: the same as
+**      stepping each row; a NaN among them steps each row); and REALs as
+**      integers of one scale (fixed_lanes: y = x * 2^(1074 - pos), exact,
+**      |y| < 2^63, checked by converting back), summed in an int128 and
+**      kept pending per group and value while the scale holds, then folded
+**      into the exact state once (gstate.h rule 6) when it changes and at
+**      the run's end.  A lane that its word's scale does not hold exactly
+**      (bits below it, an infinity, a value of 2^63 or more, a word whose
+**      largest value is under 2^-960) is added as a double, as before.
+**      Exact: every value lands in the same digits, in fewer adds.  The
+**      scale is the last word's, set again from a word's largest exponent
+**      (its top bit at 2^62) when a lane misses it.  A word of more than
+**      GA_CH_FEW_WORD groups is stepped row by row (after its groups were
+**      made), and so are the GA_CH_FEW_SKIP words after it: 63 groups at
+**      random took 1.3 to 1.5 times the row loop's CPU time a group at a
+**      time.  d6 of bench/query_bench.py (7 groups): 0.48 of the CPU time;
+**      Q1 0.67.
+**  16. Rule 11's array keeps, per id and value of sum only (no max or min),
+**      a 32-byte pending sum of rule 15's integers and its count: a row
+**      touches one line, not its state's three, and a word whose every
+**      passing lane goes there takes a loop of its own (flat_pending: the
+**      ids are marked seen when their sums are folded).  The scale of a
+**      value only grows there (the pending sums folded first, at most
+**      GA_CH_FLAT_SCALES times a run); a lane with bits below it is stepped
+**      into its state as a double.  At the run's end every pending sum is
+**      folded, before the states become groups.  d5 (10,000 suppliers):
+**      0.49 of the CPU time.
 */
 #include <math.h>
 #include <pthread.h>
@@ -845,6 +878,267 @@ static int dist_poll(hrun *r, int64_t w, int64_t *dbytes) {
   return __atomic_load_n(r->p->stop, __ATOMIC_RELAXED) ? GA_SCAN_INTERRUPT : 0;
 }
 
+/* Rule 15: the bits set in x, inline (without -mpopcnt the builtin is a
+** call into libgcc, which was 7% of d6's samples). */
+static inline int popc(uint64_t x) {
+#if defined(__POPCNT__)
+  return __builtin_popcountll(x);
+#else
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (int)((x * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* Rule 15: the most ids whose groups take the word-at-a-time steps; a
+** word of more groups than GA_CH_FEW_WORD is stepped row by row, and so are
+** the GA_CH_FEW_SKIP words after it (63 groups at random, each word's
+** rows a group at a time: 1.3 to 1.5 times the row loop's CPU time) */
+#define GA_CH_FEW_IDS 64
+#define GA_CH_FEW_WORD 16
+#define GA_CH_FEW_SKIP 15
+
+/* Rule 15: the first nl lanes of v as integers of the scale of xacc
+** position pos (xacc.h: 2^(pos - 1074), pos <= 1074 so that no product
+** underflows), y[j] = x * 2^(1074 - pos), exactly for each lane of the mask
+** returned: those whose value has no bit below the scale, and stays below
+** 2^63 in it.  Lanes that hold no REAL give garbage, and are masked out by
+** the caller.  Branch-free. */
+static uint64_t fixed_try(const uint64_t *v, int nl, int pos, int64_t *y) {
+  double scale = ga_bitsd((int64_t)(1074 - pos + 1023) << 52);
+  uint64_t ok = 0;
+  int j = 0;
+#if defined(__SSE2__) && defined(__x86_64__)
+  /* two lanes at once; cvttsd2si gives INT64_MIN for what does not fit
+  ** (NaN, infinities, |f| >= 2^63), which then differs from f unless f is
+  ** -2^63, which it is exactly; -0.0 compares equal to 0 here */
+  __m128d sc = _mm_set1_pd(scale);
+  for (; j + 2 <= nl; j += 2) {
+    __m128d f = _mm_mul_pd(_mm_loadu_pd((const double *)(v + j)), sc);
+    int64_t i0 = _mm_cvttsd_si64(f);
+    int64_t i1 = _mm_cvttsd_si64(_mm_unpackhi_pd(f, f));
+    y[j] = i0;
+    y[j + 1] = i1;
+    __m128d b = _mm_unpacklo_pd(_mm_cvtsi64_sd(f, i0), _mm_cvtsi64_sd(f, i1));
+    ok |= (uint64_t)_mm_movemask_pd(_mm_cmpeq_pd(f, b)) << j;
+  }
+#endif
+  for (; j < nl; j++) {
+    uint64_t fb = (uint64_t)ga_dbits(ga_bitsd((int64_t)v[j]) * scale);
+    /* |f| < 2^63 (NaN and infinities not), else 0 */
+    uint64_t in = (fb & 0x7fffffffffffffffull) < 0x43e0000000000000ull;
+    double f = ga_bitsd((int64_t)(fb & (uint64_t) - (int64_t)in));
+    int64_t i = (int64_t)f;
+    y[j] = i;
+    ok |= (in & ((uint64_t)ga_dbits((double)i) == (uint64_t)ga_dbits(f))) << j;
+  }
+  return ok;
+}
+
+/* Rule 15: the REAL lanes `reals` of v as integers of one scale (fixed_try),
+** *pos the scale of the value's last word: kept while every lane fits it,
+** else set by this word's largest exponent (its top bit at 2^62, so that
+** |y| < 2^63 and 64 of them sum in an int128).  Lanes outside the mask
+** returned (a value with bits below the scale; every lane when the word
+** holds an infinity or a value of 2^63 or more) are added as doubles. */
+static uint64_t fixed_lanes(const uint64_t *v, uint64_t reals, int nl,
+                            int64_t *y, int *pos) {
+  uint64_t ok = *pos ? fixed_try(v, nl, *pos, y) & reals : 0;
+  if (ok == reals)
+    return ok;
+  uint64_t emax = 0;
+  for (uint64_t k = reals; k; k &= k - 1) {
+    uint64_t e = (v[__builtin_ctzll(k)] >> 52) & 0x7ff;
+    emax = e > emax ? e : emax;
+  }
+  /* biased exponent E: bits at xacc positions E - 1 .. E + 51 (xacc.h) */
+  if (emax < 62 || emax > 1085 || (int)emax - 11 == *pos)
+    return ok; /* no double scale, or the same */
+  *pos = (int)emax - 11;
+  return fixed_try(v, nl, *pos, y) & reals;
+}
+
+/* step_lane's max and min of the non-NULL lanes nn of v, in row order. */
+static void few_best(ga_gstate *st, const wview *v, uint64_t nn) {
+  if (!(nn & v->isint)) { /* REALs alone: the word's first max and min */
+    double mx = ga_bitsd((int64_t)v->v[__builtin_ctzll(nn)]), mn = mx;
+    int nan = mx != mx;
+    for (uint64_t k = nn & (nn - 1); k; k &= k - 1) {
+      double x = ga_bitsd((int64_t)v->v[__builtin_ctzll(k)]);
+      mx = x > mx ? x : mx; /* strictly greater: the first of equals */
+      mn = x < mn ? x : mn;
+      nan |= x != x;
+    }
+    if (!nan) { /* (a NaN would not compare as one row after another) */
+      ga_xstate_best_real(&st->max, mx, 0);
+      ga_xstate_best_real(&st->min, mn, 1);
+      return;
+    }
+  }
+  for (; nn; nn &= nn - 1) {
+    int j = __builtin_ctzll(nn);
+    if ((v->isint >> j) & 1) {
+      ga_xstate_best_int(&st->max, (int64_t)v->v[j], 0);
+      ga_xstate_best_int(&st->min, (int64_t)v->v[j], 1);
+    } else {
+      ga_xstate_best_real(&st->max, ga_bitsd((int64_t)v->v[j]), 0);
+      ga_xstate_best_real(&st->min, ga_bitsd((int64_t)v->v[j]), 1);
+    }
+  }
+}
+
+/* Rule 15: a group's value's REAL lanes summed as integers of the scale
+** pos, word after word, not yet in its state: folded (gstate.h rule 6)
+** when the scale changes and when the run ends.  A word adds less than
+** 64 * 2^63 = 2^69, so the int128 holds 2^57 words (a run has fewer). */
+typedef __int128 fp_i128 __attribute__((aligned(8))); /* sqlite3_malloc's */
+typedef struct fpend {
+  fp_i128 s;
+  int pos; /* 0: none */
+} fpend;
+
+static int few_fold(ga_gstate *st, fpend *pd) {
+  int rc = pd->s ? ga_wsum_add_fixed(&st->sum, pd->s, pd->pos) : GA_OK;
+  pd->s = 0;
+  pd->pos = 0;
+  return rc == GA_OK ? 0 : GA_SCAN_NOMEM;
+}
+
+/* Rule 15: value v's passing lanes of one group (sub, nsub of them)
+** stepped into st at once, as step_lane would step them one by one:
+** counts by popcount, the INTEGER lanes' sum in an int128 into the halves,
+** the REAL lanes that fixed_lanes made integers (fix, at xacc position pos)
+** into the pending sum pd, the others one by one.  GA_OK or
+** GA_SCAN_NOMEM. */
+static int few_step(ga_gstate *st, fpend *pd, const wview *v, uint64_t sub,
+                    int nsub, int best, const int64_t *y, uint64_t fix,
+                    int pos) {
+  uint64_t nn = sub & v->notnull;
+  st->rows += nsub;
+  if (!nn)
+    return 0;
+  st->count += nn == sub ? nsub : popc(nn);
+  if (best) /* 1: and the sum; 2 (rule 13): only them */
+    few_best(st, v, nn);
+  if (best == 2)
+    return 0;
+  ga_wsum *w = &st->sum;
+  uint64_t in = nn & v->isint, fr = nn & fix, sl = nn & ~v->isint & ~fix;
+  if (in) { /* ga_wsum_add_int's halves, a word's worth (rule 2 of gstate.h) */
+    __int128 s = 0;
+    int n = 0;
+    for (uint64_t k = in; k; k &= k - 1, n++)
+      s += (int64_t)v->v[__builtin_ctzll(k)];
+    w->nint += n;
+    w->ilo = (int64_t)((uint64_t)w->ilo + ((uint64_t)s & 0xffffffffu));
+    w->ihi = (int64_t)((uint64_t)w->ihi + (uint64_t)(int64_t)(s >> 32));
+    w->adds += n;
+    if (w->adds >= GA_WSUM_MAX_ADDS)
+      ga_wsum_normalize(w);
+  }
+  if (fr) {
+    __int128 s = 0;
+    int n = 0;
+    for (uint64_t k = fr; k; k &= k - 1, n++)
+      s += y[__builtin_ctzll(k)];
+    w->nreal += n;
+    if (pd->pos != pos) {
+      int rc = few_fold(st, pd);
+      if (rc)
+        return rc;
+      pd->pos = pos;
+    }
+    pd->s += s;
+  }
+  for (; sl; sl &= sl - 1) {
+    if (ga_wsum_add_real(w, ga_bitsd((int64_t)v->v[__builtin_ctzll(sl)])))
+      return GA_SCAN_NOMEM;
+    if (++w->adds >= GA_WSUM_MAX_ADDS)
+      ga_wsum_normalize(w);
+  }
+  return 0;
+}
+
+/* Rule 16: a group's value's REAL lanes of rule 11's array, pending as
+** integers of the value's scale (fpos) and their count; 32 bytes, so that
+** a row touches one line, not its state's three. */
+typedef struct fflat {
+  fp_i128 s;
+  int64_t n, pad;
+} fflat;
+
+/* Rule 16: f's rows into st (each a REAL that step_lane's sum would have
+** counted and added), its sum folded at pos (gstate.h rule 6). */
+static int flat_fold(ga_gstate *st, fflat *f, int pos) {
+  st->rows += f->n;
+  st->count += f->n;
+  st->sum.nreal += f->n;
+  int rc = f->s ? ga_wsum_add_fixed(&st->sum, f->s, pos) : GA_OK;
+  f->s = 0;
+  f->n = 0;
+  return rc == GA_OK ? 0 : GA_SCAN_NOMEM;
+}
+
+/* Rule 16: value i's pending sums into the states fst (ids x nv), each
+** id that has one marked seen (flat_pending does not mark them). */
+static int flat_flush(fflat *ffl, ga_gstate *fst, uint64_t *fseen, int64_t ids,
+                      int nv, int i, int pos) {
+  int rc = 0;
+  for (int64_t id = 0; id < ids && !rc; id++)
+    if (ffl[id * nv + i].n) {
+      fseen[id / 64] |= 1ull << (id % 64);
+      rc = flat_fold(&fst[id * nv + i], &ffl[id * nv + i], pos);
+    }
+  return rc;
+}
+
+/* Rule 16: a word whose every passing lane of every value goes to the
+** pending sums (lane[k] of id lid[k], the values' integers fyv). */
+static void flat_pending(fflat *ffl, int nv, const int64_t *lid,
+                         const int *lane, int nl, const int64_t *fyv) {
+  if (nv == 1) {
+    for (int k = 0; k < nl; k++) {
+      fflat *f = ffl + lid[k];
+      f->s += fyv[lane[k]];
+      f->n++;
+    }
+    return;
+  }
+  for (int k = 0; k < nl; k++)
+    for (int i = 0; i < nv; i++) {
+      fflat *f = ffl + lid[k] * nv + i;
+      f->s += fyv[64 * i + lane[k]];
+      f->n++;
+    }
+}
+
+/* Rule 16: fixed_lanes for rule 11's array, whose pending sums keep one
+** scale a value: it only grows (the pending sums folded first, at most
+** GA_CH_FLAT_SCALES times a run), and a lane with bits below it is
+** stepped as a double.  *rc: GA_SCAN_NOMEM from a fold. */
+#define GA_CH_FLAT_SCALES 4
+static uint64_t flat_lanes(const uint64_t *v, uint64_t reals, int nl,
+                           int64_t *y, int *pos, int *grown, fflat *ffl,
+                           ga_gstate *fst, uint64_t *fseen, int64_t ids, int nv,
+                           int i, int *rc) {
+  uint64_t ok = *pos ? fixed_try(v, nl, *pos, y) & reals : 0;
+  if (ok == reals || *grown >= GA_CH_FLAT_SCALES)
+    return ok;
+  uint64_t emax = 0;
+  for (uint64_t k = reals & ~ok; k; k &= k - 1) {
+    uint64_t e = (v[__builtin_ctzll(k)] >> 52) & 0x7ff;
+    emax = e > emax ? e : emax;
+  }
+  if (emax < 62 || emax > 1085 || (int)emax - 11 <= *pos)
+    return ok; /* no double scale, or none coarser */
+  if (*pos && (*rc = flat_flush(ffl, fst, fseen, ids, nv, i, *pos)))
+    return 0;
+  *pos = (int)emax - 11;
+  ++*grown;
+  return fixed_try(v, nl, *pos, y) & reals;
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
@@ -878,13 +1172,39 @@ static void general(hrun *r) {
   ga_gstate *fst = p->flat ? sqlite3_malloc64(fbytes) : NULL;
   uint64_t *fseen =
       p->flat ? sqlite3_malloc64(8 * (size_t)GA_BW(p->ids)) : NULL;
-  if (!wd || !wv || !bare || (direct && !dense) ||
-      (p->flat && (!fst || !fseen))) {
+  /* rule 15: few ids, no DISTINCT; each id's values' pending sums */
+  int few = direct && p->ids <= GA_CH_FEW_IDS && !q->ndist;
+  fpend *fpd =
+      few ? sqlite3_malloc64(sizeof(fpend) * (size_t)(p->ids * nv + 1)) : NULL;
+  /* rule 16: rule 11's pending sums (32-byte aligned), values' integers */
+  size_t flbytes = p->flat ? sizeof(fflat) * (size_t)(p->ids * nv) : 0;
+  char *flmem = p->flat ? sqlite3_malloc64(flbytes + 32) : NULL;
+  fflat *ffl = flmem ? (fflat *)(flmem + (32 - (uintptr_t)flmem % 32)) : NULL;
+  int64_t *fyv = p->flat
+                     ? sqlite3_malloc64(sizeof(int64_t) * 64 * (size_t)(nv + 1))
+                     : NULL;
+  int fgrown[GA_MAX_STATES]; /* rule 16: scales grown */
+  memset(fgrown, 0, sizeof(fgrown));
+  if (ffl)
+    memset(ffl, 0, flbytes);
+  if (!wd || !wv || !bare || (direct && !dense) || (few && !fpd) ||
+      (p->flat && (!fst || !fseen || !ffl || !fyv))) {
     r->rc = GA_SCAN_NOMEM;
     goto done;
   }
   if (dense)
     memset(dense, 0, sizeof(ga_group *) * (size_t)p->ids);
+  /* rule 15: each word's lanes of an id (idm), a value's REAL lanes as
+  ** integers of one scale (fy) */
+  uint64_t idm[GA_CH_FEW_IDS];
+  int64_t fy[64];
+  int fpos[GA_MAX_STATES]; /* each value's last scale (0: none yet) */
+  int nid[GA_CH_FEW_IDS];  /* popc(idm[id]) */
+  int few_skip = 0;        /* words left to step row by row */
+  if (fpd)
+    memset(fpd, 0, sizeof(fpend) * (size_t)(p->ids * nv));
+  memset(idm, 0, sizeof(idm));
+  memset(fpos, 0, sizeof(fpos));
   if (p->flat) {
     memset(fst, 0, fbytes);
     memset(fseen, 0, 8 * (size_t)GA_BW(p->ids));
@@ -927,27 +1247,54 @@ static void general(hrun *r) {
       if (p->flat) { /* rule 11: the word's ids, their states fetched ahead */
         int lane[64], nl = 0;
         int64_t lid[64];
-        for (uint64_t k = m; k; k &= k - 1) {
+        /* rule 16: each value's lanes that go to its pending sums */
+        uint64_t fixm[GA_MAX_STATES], all = m;
+        int wl = b->n - w * 64 < 64 ? (int)(b->n - w * 64) : 64;
+        for (int i = 0; i < nv && !r->rc; i++) {
+          const wview *v = &wv[nkc + i];
+          uint64_t reals = m & v->notnull & ~v->isint;
+          fixm[i] = mode[i] || !reals
+                        ? 0
+                        : flat_lanes(v->v, reals, wl, fyv + 64 * i, &fpos[i],
+                                     &fgrown[i], ffl, fst, fseen, p->ids, nv, i,
+                                     &r->rc);
+          all &= fixm[i];
+        }
+        for (uint64_t k = m; k && !r->rc; k &= k - 1) {
           int j = __builtin_ctzll(k);
           int64_t id = lane_id(p, wv, q->nkeys, j);
           if (id < 0) {
             r->rc = GA_SCAN_FALLBACK;
             break;
           }
-          const char *at = (const char *)(fst + id * q->nvals);
-          __builtin_prefetch(at, 1);
-          __builtin_prefetch(at + 64, 1);
-          __builtin_prefetch(at + 128, 1);
+          if (all == m) { /* rule 16: only the pending sums */
+            __builtin_prefetch(ffl + id * nv, 1);
+          } else {
+            const char *at = (const char *)(fst + id * q->nvals);
+            __builtin_prefetch(at, 1);
+            __builtin_prefetch(at + 64, 1);
+            __builtin_prefetch(at + 128, 1);
+          }
           lane[nl] = j;
           lid[nl++] = id;
+        }
+        if (all == m && !r->rc) {
+          flat_pending(ffl, nv, lid, lane, nl, fyv);
+          nl = 0;
         }
         for (int k = 0; k < nl && !r->rc; k++) { /* in row order */
           int j = lane[k];
           ga_gstate *st = fst + lid[k] * q->nvals;
+          fflat *f = ffl + lid[k] * nv;
           fseen[lid[k] / 64] |= 1ull << (lid[k] % 64);
           int rc = 0; /* a local: r->rc would be stored every value */
           for (int i = 0; i < nv && !rc; i++) {
             const wview *v = &wv[nkc + i];
+            if ((fixm[i] >> j) & 1) { /* rule 16 */
+              f[i].s += fyv[64 * i + j];
+              f[i].n++;
+              continue;
+            }
             rc = step_lane(&st[i], lane_cls(v, j), v->v[j], mode[i]);
           }
           if (rc)
@@ -955,6 +1302,56 @@ static void general(hrun *r) {
         }
         m = 0;
       }
+      if (few && m && few_skip > 0) {
+        few_skip--; /* rule 15: words of many groups lately: row by row */
+      } else if (few && m) { /* rule 15: a word's rows a group at a time */
+        uint64_t pres = 0;
+        for (uint64_t k = m; k; k &= k - 1) { /* groups made in row order */
+          int j = __builtin_ctzll(k);
+          int64_t id = lane_id(p, wv, q->nkeys, j);
+          if (id < 0) {
+            r->rc = GA_SCAN_FALLBACK;
+            break;
+          }
+          if (!dense[id]) {
+            for (int c = 0; c < nkc; c++)
+              ga_cx_lane_of(wv[c].v, wv[c].isint, wv[c].notnull, j,
+                            &key[c + skip]);
+            ga_group *g = ga_gt_get(&t, key, ga_keys_hash(key, &shape), r->no);
+            if (!g) {
+              r->rc = GA_SCAN_NOMEM;
+              break;
+            }
+            dense[id] = g;
+          }
+          idm[id] |= 1ull << j;
+          pres |= 1ull << id;
+        }
+        if (popc(pres) > GA_CH_FEW_WORD) { /* the row loop below, for a while */
+          for (uint64_t k = pres; k; k &= k - 1)
+            idm[__builtin_ctzll(k)] = 0;
+          few_skip = GA_CH_FEW_SKIP;
+          goto rows;
+        }
+        for (uint64_t k = pres; k; k &= k - 1)
+          nid[__builtin_ctzll(k)] = popc(idm[__builtin_ctzll(k)]);
+        int nl = b->n - w * 64 < 64 ? (int)(b->n - w * 64) : 64;
+        for (int i = 0; i < nv && !r->rc; i++) {
+          const wview *v = &wv[nkc + i];
+          uint64_t fix = 0, reals = m & v->notnull & ~v->isint;
+          if (mode[i] != 2 && reals)
+            fix = fixed_lanes(v->v, reals, nl, fy, &fpos[i]);
+          for (uint64_t k = pres; k && !r->rc; k &= k - 1) {
+            int id = __builtin_ctzll(k);
+            r->rc = few_step(&dense[id]->st[i], &fpd[id * nv + i], v, idm[id],
+                             nid[id], mode[i], fy, fix, fpos[i]);
+          }
+        }
+        for (uint64_t k = pres; k; k &= k - 1)
+          idm[__builtin_ctzll(k)] = 0;
+        m = 0;
+      }
+    rows:
       while (m && !r->rc) { /* the passing rows, in row order */
         int j = __builtin_ctzll(m);
         m &= m - 1;
@@ -1025,6 +1422,13 @@ static void general(hrun *r) {
       }
     }
   }
+  for (int64_t id = 0; fpd && id < p->ids; id++) /* rule 15's pending sums */
+    for (int i = 0; i < nv && dense[id]; i++)
+      if (fpd[id * nv + i].pos && !r->rc)
+        r->rc = few_fold(&dense[id]->st[i], &fpd[id * nv + i]);
+  for (int i = 0; ffl && i < nv && !r->rc; i++) /* rule 16 */
+    if (fpos[i])
+      r->rc = flat_flush(ffl, fst, fseen, p->ids, nv, i, fpos[i]);
   int64_t bytes = 0;
   if (p->flat && !r->rc) /* rule 11: the groups of the ids seen, in t */
     flat_groups(r, &t, fst, fseen);
@@ -1043,6 +1447,9 @@ done:
   sqlite3_free(wv);
   sqlite3_free(bare);
   sqlite3_free(dense);
+  sqlite3_free(fpd);
+  sqlite3_free(flmem);
+  sqlite3_free(fyv);
   for (int64_t w = 0; fst && fseen && w < GA_BW(p->ids); w++)
     for (uint64_t k = fseen[w]; k; k &= k - 1) /* not moved into a group */
       for (int i = 0; i < q->nvals; i++)

@@ -135,6 +135,35 @@ int ga_wsum_add_slow(ga_wsum *w, uint64_t m, int pos, int neg) {
   return GA_OK;
 }
 
+/* ga_wsum_add_real's add of m at xacc position pos, after its checks. */
+static int wsum_add_at(ga_wsum *w, uint64_t m, int pos, int neg) {
+  if (w->wide) {
+    ga_xacc_add_at(w->wide->acc, m, pos, neg);
+    return GA_OK;
+  }
+  unsigned j = (unsigned)((pos >> 5) - w->lo);
+  if (j <= W - 4) {
+    ga_xacc_add_at(w->d, m, pos - 32 * w->lo, neg);
+    return GA_OK;
+  }
+  return ga_wsum_add_slow(w, m, pos, neg);
+}
+
+int ga_wsum_add_fixed(ga_wsum *w, __int128 s, int pos) {
+  int neg = s < 0;
+  unsigned __int128 u = neg ? -(unsigned __int128)s : (unsigned __int128)s;
+  uint64_t lo = (uint64_t)u, hi = (uint64_t)(u >> 64);
+  int rc = GA_OK;
+  if (lo)
+    rc = wsum_add_at(w, lo, pos, neg);
+  if (hi && rc == GA_OK)
+    rc = wsum_add_at(w, hi, pos + 64, neg);
+  w->adds += 2; /* rule 2: two values' worth of growth at most */
+  if (w->adds >= GA_WSUM_MAX_ADDS)
+    ga_wsum_normalize(w);
+  return rc;
+}
+
 void ga_wsum_expand(const ga_wsum *w, ga_sum_partial *out) {
   if (w->wide) {
     memcpy(out->acc, w->wide->acc, sizeof(out->acc));

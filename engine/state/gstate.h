@@ -40,6 +40,12 @@
 **      values in set (dset.h) instead of count, sum, max and min, which
 **      stay empty; ga_gstate_result and ga_gstate_count answer from the
 **      set, merges unite the sets, and the set's bytes are heap bytes.
+**   6. Blocks (cache_host.c rule 15): a caller may sum many values of one
+**      scale as integers and add their total once (ga_wsum_add_fixed): the
+**      digits then differ from adding each value, the value they hold does
+**      not, and every answer and encoded state reads the value (normalised
+**      digits are canonical; rule 4 reads the digits' value).  The add is
+**      two of rule 2's (its 128 bits in two 64-bit halves), counted so.
 */
 #ifndef GA_GSTATE_H
 #define GA_GSTATE_H
@@ -84,6 +90,13 @@ int64_t ga_gstate_heap_bytes(const ga_gstate *s);
 ** m, negative when neg): move the window or go wide.  GA_OK or GA_NOMEM
 ** (nothing added then). */
 int ga_wsum_add_slow(ga_wsum *w, uint64_t m, int pos, int neg);
+/* Rule 6: add s * 2^(pos - 1074) exactly (a block of values summed as
+** integers of one scale), |s| < 2^126, pos <= GA_WSUM_FIXED_MAX_POS; counts
+** two adds (rule 2), and no value (the caller counts nreal or nint).
+** GA_OK or GA_NOMEM (then the caller gives the state up: part of s may be
+** in it). */
+#define GA_WSUM_FIXED_MAX_POS 1900
+int ga_wsum_add_fixed(ga_wsum *w, __int128 s, int pos);
 /* Carries: digits below the window's top end in [0, 2^32). */
 void ga_wsum_normalize(ga_wsum *w);
 /* The ga_sum_partial of the same value and counts (rule 1). */
