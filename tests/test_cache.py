@@ -2355,6 +2355,75 @@ def section_distinct_bits(rep, r, device):
                   % (q, conf, got, wrows, seen, lpath, why))
 
 
+def section_caps(rep, r, device):
+    """engine/cache/cache_host.c rule 17 (issue 37): what a host entry's query allocates
+    in proportion to its ids, groups and values (rule 11's array and rule 16's pending
+    sums, rule 8's index, the runs' and the shared groups, rule 9's groups and lists)
+    is charged to group_bytes.  Past it rule 11's array gives way to rule 8's index
+    (direct_batches 0), the index to hashing (direct_rows 0), and past that the cache
+    declines, saying so in last_scan.why; every answer is SQLite's.  The caps are
+    chosen from the bytes this build charges (threads 1: ~6.7 MB for 10,000 groups of
+    the array; ~44 KB for 41 hashed groups)."""
+    if device != "cpu":
+        return
+    tag = "caps"
+    con = connect(os.path.join(TMP, "caps.db"), device="cpu")  # a file: several pieces
+    con.execute("CREATE TABLE t(k INTEGER, v REAL, w INTEGER)")
+    con.execute("CREATE TABLE u(k INTEGER, v REAL)")  # ids 0 .. 99,999; 41 groups
+    con.execute("CREATE TABLE m(k INTEGER, v REAL)")  # a group every row: rule 9
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO t VALUES (?,?,?)",
+                    [((i * 7919) % 10000, (i % 97) * 0.25, i % 13) for i in range(40000)])
+    con.executemany("INSERT INTO u VALUES (?,?)",
+                    [(99999 if i == 7 else (i % 40) * 1000, r.randint(0, 96) * 0.25)
+                     for i in range(40000)])
+    con.executemany("INSERT INTO m VALUES (?,?)", [(i, (i % 97) * 0.25) for i in range(80000)])
+    con.execute("COMMIT")
+    for tb in ("t", "u", "m"):
+        con.execute("SELECT gpu_cache('%s', 'k, v')" % tb)
+    q1 = "SELECT k, sum(v), count(*) FROM t WHERE k < 50 GROUP BY k"  # 10,000 ids, 50 seen
+    q2 = "SELECT k, sum(v), max(v) FROM u GROUP BY k"  # 100,001 ids: rule 8's index
+    cases = [
+        # (query, threads, group_bytes, the way it must take)
+        (q1, 1, 0, "array"), (q1, 2, 0, "array"),
+        (q1, 1, 1 << 20, "index"), (q1, 2, 1 << 20, "index"),  # 2.6 MB of array a run
+        (q2, 1, 0, "index"), (q2, 2, 0, "index"),
+        (q2, 1, 300000, "hash"), (q2, 2, 300000, "hash"),  # 800 KB of index a run
+        (q2, 1, 20000, "declined"), (q2, 2, 20000, "declined"),
+        # rule 2's groups (a REAL key), rule 6's hashed ones, rule 9's
+        ("SELECT v, sum(k) FROM u GROUP BY v", 1, 0, "cache"),
+        ("SELECT v, sum(k) FROM u GROUP BY v", 2, 100000, "declined"),
+        ("SELECT k % 7, sum(v), count(*) FROM u GROUP BY 1", 1, 0, "cache"),
+        ("SELECT k % 7, sum(v), count(*) FROM u GROUP BY 1", 1, 4000, "declined"),
+        ("SELECT k, sum(v) FROM m GROUP BY k", 2, 0, "index"),
+        ("SELECT k, sum(v) FROM m GROUP BY k", 2, 8 << 20, "declined"),
+        # every id seen: ~6.7 MB charged at threads 1, twice the groups if their
+        # move into the shared groups kept the run's charge (10.8 MB)
+        ("SELECT k, sum(v) FROM t GROUP BY k", 1, 8 << 20, "array"),
+        ("SELECT k, sum(v) FROM t GROUP BY k", 1, 3 << 20, "declined"),
+    ]
+    for qi, (q, th, cap, way) in enumerate(cases):
+        want = run(con, q)
+        cfg(con, "threads", th)
+        cfg(con, "group_bytes", cap)
+        got, ls = dist_query(con, q)
+        cfg(con, "group_bytes", 0)
+        rows = got[0] == "ok" and want[0] == "ok" and rowset(got[1]) == rowset(want[1])
+        cached, dr, db = ls["path"] == "cache", ls["direct_rows"], ls["direct_batches"]
+        ok = {"array": cached and dr > 0 and db == ls["threads"],
+              "index": cached and dr > 0 and db == 0,
+              "hash": cached and dr == 0 and db == 0,
+              "cache": cached,
+              "declined": not cached and
+              "would pass group_bytes (%d bytes); raise it with gpuagg_config('group_bytes'"
+              % cap in str(ls["why"])}[way]
+        ok = ok and (not cached or ls["threads"] == th)  # each run charges its own
+        rep.check("%s_%d_%s" % (tag, qi, way), rows and ok,
+                  "%s t%d cap %d: %r\n got %.200r\n want %.200r" % (q, th, cap, ls, got, want))
+    cfg(con, "threads", 4)
+    con.close()
+
+
 def main():
     rep = Reporter("cache")
     r = random.Random(SEED)
@@ -2382,7 +2451,7 @@ def main():
                               ("watcher", section_watcher), ("walpage", section_walpage),
                               ("dense", section_dense), ("distinct", section_distinct),
                               ("distinct_bits", section_distinct_bits),
-                              ("few", section_few)):
+                              ("few", section_few), ("caps", section_caps)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

@@ -162,6 +162,8 @@ SQLITE_EXTENSION_INIT3
 /* Rule 14: the DISTINCT sets passed dist_cap; a value outside its bitmap. */
 #define GA_CACHE_DSET_CAP 43
 #define GA_CACHE_DBITS 44
+/* Rule 17: the query's groups and arrays would pass group_bytes. */
+#define GA_CACHE_GROUP_CAP 45
 #define GA_CH_BLOCK 4096
 /* Rule 8: the most ids of a dense key space (a pointer each, per run: 8
 ** MiB), and at most 65,536 more than the entry's rows. */
@@ -188,7 +190,9 @@ typedef struct hplan {
   int sorted;  /* rule 9: records sorted by id, groups built from them */
   int general; /* rule 6's row loop (general()), else rule 2's */
   int flat;    /* rule 11: states in an array indexed by id */
-  int64_t *dset_bytes; /* rule 14: every run's sets' bytes */
+  int64_t *dset_bytes; /* rules 14 and 17: every run's charged bytes */
+  int64_t cap;         /* rule 17: group_bytes (ga_cquery.dist_cap) */
+  int flat_capped;     /* rule 17: rule 11's array gave way to rule 8's */
   int *stop;           /* rule 14: the caller was interrupted */
   ga_cdbits db;        /* rule 14: values on bitmaps (cache_dbits.c) */
 } hplan;
@@ -220,6 +224,9 @@ typedef struct hrun {
   int64_t lo, hi;  /* phase 2: this thread's ids */
   int64_t made;    /* phase 2: groups made */
   int64_t idrows;  /* rule 12: passing rows whose group was found by id */
+  int64_t held;    /* rule 17: bytes of this run's own charged (released) */
+  int hashed;      /* rule 17: rule 8's index past the cap: hashed */
+  int nofew;       /* rule 17: rule 15's pending sums past the cap */
   ga_group **list; /* phase 2: them, in id order (made of them) */
   int64_t cap;
   int rc;
@@ -230,6 +237,21 @@ typedef struct hrun {
 /* GPUAGG_CACHE_PROFILE=1: each step's wall time (cache.h). */
 static void prof(const char *what, double *t0) {
   ga_cache_prof("cache_host", what, t0);
+}
+
+/* Rule 17: add n bytes to the query's tally (shared with rule 14's sets);
+** 1 when it then passes group_bytes. */
+static int charge(const hplan *p, int64_t n) {
+  return ga_cdist_charge(p->dset_bytes, n, p->cap);
+}
+static void release(const hplan *p, int64_t n) {
+  __atomic_sub_fetch(p->dset_bytes, n, __ATOMIC_RELAXED);
+}
+/* A run's own arrays: charged, and released by run_free; 0, or
+** GA_CACHE_GROUP_CAP past the cap. */
+static int hold(hrun *r, int64_t n) {
+  r->held += n;
+  return charge(r->p, n) ? GA_CACHE_GROUP_CAP : 0;
 }
 
 /* ---- filter ---- */
@@ -405,6 +427,8 @@ static void canon(const ga_cblock *b, int c, int64_t i, int *cls, int64_t *ck,
 
 static int grow(hrun *r) {
   int64_t nslot = r->nslot ? r->nslot * 2 : 64;
+  if ((r->rc = hold(r, 8 * (nslot - r->nslot)))) /* rule 17 */
+    return 0;
   int64_t *slot = sqlite3_malloc64(sizeof(int64_t) * (size_t)nslot);
   if (!slot)
     return 0;
@@ -427,7 +451,8 @@ static int grow(hrun *r) {
 ** -1: out of memory or too many groups (r->rc set). */
 static int64_t group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
   if (r->ng * 2 >= r->nslot && !grow(r)) {
-    r->rc = GA_SCAN_NOMEM;
+    if (!r->rc)
+      r->rc = GA_SCAN_NOMEM;
     return -1;
   }
   uint64_t h = mix((uint64_t)ck * 3 + (uint64_t)cls);
@@ -446,6 +471,8 @@ static int64_t group_of(hrun *r, int cls, int64_t ck, const ga_value *raw) {
   }
   if (r->ng == r->capg) {
     int64_t cap = r->capg ? r->capg * 2 : 16;
+    if ((r->rc = hold(r, (int64_t)sizeof(hgroup) * (cap - r->capg))))
+      return -1; /* rule 17 */
     hgroup *g = sqlite3_realloc64(r->g, sizeof(hgroup) * (size_t)cap);
     if (!g) {
       r->rc = GA_SCAN_NOMEM;
@@ -475,6 +502,8 @@ static ga_xstate *group_at(hrun *r, const ga_cblock *b, int gc, int64_t i) {
   if (dense && r->dense && r->dense[ck])
     return &r->g[r->dense[ck] - 1].st;
   if (dense && !r->dense) {
+    if ((r->rc = hold(r, (int64_t)sizeof(int32_t) * GA_DENSE_KEYS)))
+      return NULL; /* rule 17 */
     r->dense = sqlite3_malloc64(sizeof(int32_t) * GA_DENSE_KEYS);
     if (!r->dense) {
       r->rc = GA_SCAN_NOMEM;
@@ -1139,6 +1168,19 @@ static uint64_t flat_lanes(const uint64_t *v, uint64_t reals, int nl,
   return fixed_try(v, nl, *pos, y) & reals;
 }
 
+/* Rule 17: a run's bytes of rule 11's array, its seen ids, rule 16's
+** pending sums and their scaled lanes (general's allocations). */
+static int64_t flat_bytes(int64_t ids, int nv) {
+  return (int64_t)(sizeof(ga_gstate) + sizeof(fflat)) * ids * nv +
+         8 * GA_BW(ids) + 32 + 8 * 64 * (int64_t)(nv + 1);
+}
+
+/* Rule 17: give back n bytes that hold() charged to run r. */
+static void unhold(hrun *r, int64_t n) {
+  r->held -= n;
+  release(r->p, n);
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
@@ -1152,7 +1194,7 @@ static void general(hrun *r) {
   shape.nc = q->ncarry;
   shape.ns = q->nvals; /* collations: BINARY (codes and numbers) */
   memcpy(shape.dist, q->dist, sizeof(shape.dist)); /* rule 14 */
-  int64_t dbytes = 0;
+  int64_t dbytes = 0, tch = 0; /* tch: rule 17, t's bytes charged */
   ga_group_table t;
   ga_gt_init(&t, &shape);
   /* the programs' words, the filter's, then the deepest program's stack */
@@ -1165,6 +1207,12 @@ static void general(hrun *r) {
   wview *wv = sqlite3_malloc64(sizeof(wview) * (size_t)(np ? np : 1));
   int *bare = sqlite3_malloc64(sizeof(int) * (size_t)(np ? np : 1));
   int direct = p->ids && !p->sorted && !p->flat;
+  int64_t dbytes_ix = (int64_t)sizeof(ga_group *) * p->ids;
+  if (direct && hold(r, dbytes_ix)) { /* rule 17: hashed instead */
+    unhold(r, dbytes_ix);
+    direct = 0;
+    r->hashed = 1;
+  }
   ga_group **dense =
       direct ? sqlite3_malloc64(sizeof(ga_group *) * (size_t)p->ids) : NULL;
   /* rule 11: every id's states (all zero: empty), and the ids seen */
@@ -1174,6 +1222,12 @@ static void general(hrun *r) {
       p->flat ? sqlite3_malloc64(8 * (size_t)GA_BW(p->ids)) : NULL;
   /* rule 15: few ids, no DISTINCT; each id's values' pending sums */
   int few = direct && p->ids <= GA_CH_FEW_IDS && !q->ndist;
+  int64_t fpbytes = (int64_t)sizeof(fpend) * (p->ids * nv + 1);
+  if (few && hold(r, fpbytes)) { /* rule 17: the row loop instead */
+    unhold(r, fpbytes);
+    few = 0;
+    r->nofew = 1;
+  }
   fpend *fpd =
       few ? sqlite3_malloc64(sizeof(fpend) * (size_t)(p->ids * nv + 1)) : NULL;
   /* rule 16: rule 11's pending sums (32-byte aligned), values' integers */
@@ -1367,7 +1421,7 @@ static void general(hrun *r) {
             r->rc = push_row(r, id, wv + nkc, q->nvals, j);
             continue;
           }
-          g = dense[id];
+          g = dense ? dense[id] : NULL; /* rule 17: hashed */
         }
         if (!g) {
           for (int k = 0; k < nkc; k++)
@@ -1408,10 +1462,14 @@ static void general(hrun *r) {
         if (rc)
           r->rc = rc;
       }
+      if (t.bytes != tch && !r->rc) { /* rule 17: the groups made */
+        r->rc = hold(r, t.bytes - tch);
+        tch = t.bytes;
+      }
       if (q->ndist && !r->rc) /* rule 14 */
         r->rc = dist_poll(r, w, &dbytes);
       seen += __builtin_popcountll(pass0);
-      if (p->ids) /* rule 12 */
+      if (p->ids && !r->hashed) /* rule 12 */
         r->idrows += __builtin_popcountll(pass0);
       /* rule 7: a group every few rows after the first ones: the parallel
       ** scan's direct mode (batched, prefetched) is the faster path */
@@ -1437,11 +1495,24 @@ static void general(hrun *r) {
       r->rc = GA_SCAN_NOMEM;
   } else if (!r->rc) {
     int rc = ga_cdbits_run_end(&p->db, r->no, &t); /* rule 14 */
+    if (rc == GA_OK && t.bytes != tch) { /* rule 17: rules 11, 14's groups */
+      rc = hold(r, t.bytes - tch) ? GA_CACHE_GROUP_CAP : GA_OK;
+      tch = t.bytes;
+    }
     if (rc == GA_OK)
       rc = ga_gs_take(r->gs, &t, r->no, &bytes);
-    r->rc = rc == GA_OK ? 0 : rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK;
+    /* rule 17: t's groups moved into the shared ones, which grew by bytes */
+    unhold(r, tch);
+    tch = 0;
+    if (rc == GA_OK && charge(p, bytes))
+      rc = GA_CACHE_GROUP_CAP;
+    r->rc = rc == GA_OK                ? 0
+            : rc == GA_CACHE_GROUP_CAP ? rc
+            : rc == GA_NOMEM           ? GA_SCAN_NOMEM
+                                       : GA_SCAN_FALLBACK;
   }
 done:
+  unhold(r, tch); /* rule 17: t is empty (taken), or freed here */
   ga_gt_free(&t);
   sqlite3_free(wd);
   sqlite3_free(wv);
@@ -1468,7 +1539,7 @@ static void sorted_groups(hrun *r) {
   const ga_cquery *q = r->q;
   const hplan *p = r->p;
   int nruns = r->nruns, ns = q->nvals;
-  int64_t cur[GA_CH_MAX_RUNS], end[GA_CH_MAX_RUNS], bytes = 0;
+  int64_t cur[GA_CH_MAX_RUNS], end[GA_CH_MAX_RUNS], bytes = 0, tch = 0;
   ga_gstate st[GA_IDR_MAX_VALS];
   unsigned char mode[GA_MAX_STATES]; /* step_lane's best */
   step_modes(q, mode);
@@ -1511,6 +1582,13 @@ static void sorted_groups(hrun *r) {
         r->rc ? NULL : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
     if (g && r->made == r->cap) {
       int64_t cap = r->cap ? 2 * r->cap : 1024;
+      /* rule 17: the groups so far, and the list's growth */
+      if ((r->rc = hold(r, t.bytes - tch + 8 * (cap - r->cap)))) {
+        g = NULL;
+        tch = t.bytes;
+        break;
+      }
+      tch = t.bytes;
       ga_group **list = sqlite3_realloc64(r->list, sizeof(*list) * (size_t)cap);
       if (!list) {
         r->rc = GA_SCAN_NOMEM;
@@ -1534,9 +1612,20 @@ static void sorted_groups(hrun *r) {
   for (int i = 0; i < ns; i++)
     ga_gstate_clear(&st[i]);
   if (!r->rc && r->made <= GA_CACHE_MAX_GROUPS) {
-    int rc = ga_gs_take(r->gs, &t, 0, &bytes);
-    r->rc = rc == GA_OK ? 0 : rc == GA_NOMEM ? GA_SCAN_NOMEM : GA_SCAN_FALLBACK;
+    int rc = hold(r, t.bytes - tch) ? GA_CACHE_GROUP_CAP : GA_OK; /* 17 */
+    tch = t.bytes;
+    if (rc == GA_OK)
+      rc = ga_gs_take(r->gs, &t, 0, &bytes);
+    unhold(r, tch); /* rule 17: t's groups moved into the shared ones */
+    tch = 0;
+    if (rc == GA_OK && charge(r->p, bytes))
+      rc = GA_CACHE_GROUP_CAP;
+    r->rc = rc == GA_OK                ? 0
+            : rc == GA_CACHE_GROUP_CAP ? rc
+            : rc == GA_NOMEM           ? GA_SCAN_NOMEM
+                                       : GA_SCAN_FALLBACK;
   }
+  unhold(r, tch); /* rule 17: t's groups taken, or freed here */
   ga_gt_free(&t);
 }
 
@@ -1594,10 +1683,15 @@ static void *run_main(void *arg) {
       if (ga_gs_add(r->gs, &r->g[j].key, &r->g[j].st, r->no, &bytes))
         r->rc = GA_SCAN_NOMEM;
   }
+  if (!r->rc && charge(r->p, bytes)) /* rule 17: the shared groups grew */
+    r->rc = GA_CACHE_GROUP_CAP;
   return NULL;
 }
 
 static void run_free(hrun *r) {
+  if (r->p) /* rule 17: its arrays' charge (rule 11's, rule 2's) */
+    release(r->p, r->held);
+  r->held = 0;
   for (int64_t j = 0; j < r->ng; j++)
     ga_xstate_clear(&r->g[j].st);
   sqlite3_free(r->g);
@@ -1653,6 +1747,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   int64_t dset_bytes = 0;
   int stop = 0;
   plan.dset_bytes = &dset_bytes;
+  plan.cap = q->dist_cap;
   plan.stop = &stop;
   plan.general = takes_general(q) || q->ndist; /* rule 14 */
   if (plan.general || q->gcol >= 0) {
@@ -1678,6 +1773,14 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     plan.flat = plan.ids && !plan.sorted && !q->ncarry && !q->ndist &&
                 q->nvals > 0 && fb >= GA_CH_FLAT_MIN_BYTES &&
                 fb <= GA_CH_FLAT_BYTES;
+    /* rule 17: every run's array charged now; past group_bytes, rule 8's
+    ** index (8 bytes an id), charged by each run (general()) */
+    int64_t fl = flat_bytes(plan.ids, q->nvals) * threads;
+    if (plan.flat && charge(&plan, fl)) {
+      release(&plan, fl);
+      plan.flat = 0;
+      plan.flat_capped = 1;
+    }
   }
   if (q->ndist && ga_cdbits_plan(&plan.db, e, q, plan.ids, threads,
                                  &dset_bytes) < 0) { /* rule 14 */
@@ -1706,12 +1809,24 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     for (int64_t k = r->s0; k < r->s1; k++)
       most += e->segs[k]->n;
     ga_idrows_init(&r->rows, q->nvals, most);
+    r->held = plan.flat ? flat_bytes(plan.ids, q->nvals) : 0; /* rule 17 */
   }
   run_all(runs, threads);
   prof(plan.sorted ? "records"
        : q->ndist  ? ga_cdbits_word(&plan.db, q->ndist)
                    : "runs",
        &t0);
+  int hashed = 0, nofew = 0; /* rule 17: what gave way to group_bytes */
+  for (int t = 0; t < threads; t++) {
+    hashed += runs[t].hashed;
+    nofew += runs[t].nofew;
+  }
+  if (plan.flat_capped)
+    prof("cap:array>index", &t0);
+  if (hashed)
+    prof("cap:index>hash", &t0);
+  if (nofew)
+    prof("cap:few>rows", &t0);
   int rc = GA_SCAN_OK;
   for (int t = 0; t < threads; t++)
     if (runs[t].rc && rc == GA_SCAN_OK)
@@ -1784,6 +1899,15 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   } else if (rc == GA_SCAN_OK && (q->any_order ? ga_gs_list : ga_gs_sorted)(
                                      out->groups, &out->sorted, &out->n)) {
     rc = GA_SCAN_NOMEM;
+  }
+  if (rc == GA_SCAN_OK && charge(&plan, 8 * (int64_t)out->n)) /* rule 17 */
+    rc = GA_CACHE_GROUP_CAP;
+  if (rc == GA_CACHE_GROUP_CAP) {
+    snprintf(why, nwhy,
+             "the host cache's groups and arrays would pass group_bytes "
+             "(%lld bytes); raise it with gpuagg_config('group_bytes', ...)",
+             (long long)q->dist_cap);
+    rc = GA_CACHE_DECLINED;
   }
   for (int t = 0; t < threads; t++)
     sqlite3_free(runs[t].list);
