@@ -83,7 +83,8 @@
 **      states stay in L2 and rule 8's loop is faster (Q1 and d6).
 **  12. last_scan (gpuagg_info) says which way ran: direct_rows counts the
 **      passing rows whose group was found by id (rules 8, 9 and 11; 0:
-**      hashed), direct_batches the runs that used rule 11's array.
+**      hashed, rule 17's fallback included), direct_batches the runs that
+**      used rule 11's array.
 **  13. A value that only min, max and count read (ga_cquery.best_only:
 **      gpu_query's max(l_discount), a TEXT column's codes) keeps no sum:
 **      rows rule 6 steps count it and update its max and min exactly as
@@ -130,6 +131,28 @@
 **      into its state as a double.  At the run's end every pending sum is
 **      folded, before the states become groups.  d5 (10,000 suppliers):
 **      0.49 of the CPU time.
+**  17. Memory (issue 37): what a query allocates in proportion to the ids,
+**      the groups or the values is charged to group_bytes
+**      (ga_cquery.dist_cap), on one tally with rule 14's sets: rule 11's
+**      array with rule 16's pending sums (every run's, before the runs
+**      start), rule 8's index and rule 15's pending sums (each run, as it
+**      allocates them), rule 2's groups, slots and small-key table as they
+**      grow, the run's table of groups after each word (rules 6 and 11) or
+**      every list growth (rule 9), the shared groups' growth as a run's
+**      table moves in (the run's charge released then: the groups moved),
+**      and the final list of groups.  A run's own arrays are released by
+**      run_free.  Past the cap, the way that needs less memory: rule 11's
+**      array gives way to rule 8's index (8 bytes an id), a run's index to
+**      hashing its keys (rule 6's table), rule 15's steps to the row loop;
+**      else (the groups themselves) the cache declines (why says so, and
+**      how to raise group_bytes) and gpu_query's scan answers under the same
+**      cap.  GPUAGG_CACHE_PROFILE names each fallback (cap:array>index,
+**      cap:index>hash, cap:few>rows).  Rule 9's records are charged as
+**      they are written (GA_CH_CHARGE_ROWS at a time), and their sort's
+**      copy while it lasts; they keep their own cap too (GA_IDR_MAX_BYTES
+**      a run).  Fixed bounds, not charged: rule 7's probe bitmap (ids / 8
+**      bytes, at most 128 KiB) and the word buffers (the values and the
+**      programs' depth).
 */
 #include <math.h>
 #include <pthread.h>
@@ -182,6 +205,9 @@ SQLITE_EXTENSION_INIT3
 
 /* Rule 9: the most runs whose records one group's build walks. */
 #define GA_CH_MAX_RUNS 256
+
+/* Rule 17: rule 9's records are charged this many at a time. */
+#define GA_CH_CHARGE_ROWS 4096
 
 /* What every run of one query shares (rules 8 and 9). */
 typedef struct hplan {
@@ -1194,7 +1220,9 @@ static void general(hrun *r) {
   shape.nc = q->ncarry;
   shape.ns = q->nvals; /* collations: BINARY (codes and numbers) */
   memcpy(shape.dist, q->dist, sizeof(shape.dist)); /* rule 14 */
-  int64_t dbytes = 0, tch = 0; /* tch: rule 17, t's bytes charged */
+  /* rule 17: t's bytes charged (tch), rule 9's records charged (rch) */
+  int64_t dbytes = 0, tch = 0, rch = 0;
+  const int64_t rbytes = 8 * (int64_t)r->rows.stride; /* a record's */
   ga_group_table t;
   ga_gt_init(&t, &shape);
   /* the programs' words, the filter's, then the deepest program's stack */
@@ -1466,6 +1494,10 @@ static void general(hrun *r) {
         r->rc = hold(r, t.bytes - tch);
         tch = t.bytes;
       }
+      if (r->rows.n - rch >= GA_CH_CHARGE_ROWS && !r->rc) { /* rule 17 */
+        r->rc = hold(r, (r->rows.n - rch) * rbytes);
+        rch = r->rows.n;
+      }
       if (q->ndist && !r->rc) /* rule 14 */
         r->rc = dist_poll(r, w, &dbytes);
       seen += __builtin_popcountll(pass0);
@@ -1491,8 +1523,13 @@ static void general(hrun *r) {
   if (p->flat && !r->rc) /* rule 11: the groups of the ids seen, in t */
     flat_groups(r, &t, fst, fseen);
   if (!r->rc && p->sorted) {
-    if (ga_idrows_sort(&r->rows, p->ids))
+    /* rule 17: the records left, and the sort's copy of them (freed) */
+    int64_t copy = r->rows.n * rbytes;
+    r->rc = hold(r, (r->rows.n - rch) * rbytes + copy);
+    rch = r->rows.n;
+    if (!r->rc && ga_idrows_sort(&r->rows, p->ids))
       r->rc = GA_SCAN_NOMEM;
+    unhold(r, copy);
   } else if (!r->rc) {
     int rc = ga_cdbits_run_end(&p->db, r->no, &t); /* rule 14 */
     if (rc == GA_OK && t.bytes != tch) { /* rule 17: rules 11, 14's groups */
