@@ -28,6 +28,13 @@
 **      malformed JSON, say) is not eligible either: the uncached path
 **      raises it only where a row needs it.
 **   5. Maps and dictionaries live as long as the query (ga_cquery_free).
+**   6. Every name in the text is the column's, a keyword, TRUE or FALSE, a
+**      function's, a CAST's type or a collation's: SQLite would resolve
+**      any other name (rowid, oid, _rowid_, "code", a "string" read as a
+**      name) against gpuagg_cache_dict's row instead of the caller's
+**      row, and a name the table does not have would raise no error.  So
+**      rowid and its aliases (even when the INTEGER PRIMARY KEY column is
+**      cached: that column's own name is the way) are not eligible here.
 */
 #include <string.h>
 
@@ -108,6 +115,34 @@ static int table_col(parser *p, const tok *t) {
     if (!sqlite3_stricmp(p->tcols[c], t->id))
       return c;
   return -1;
+}
+
+/* Rule 6: may t, which names no column of the table, stand in the text?
+** (a keyword, TRUE, FALSE) */
+static int plain_word(const tok *t) {
+  static const char *const w[] = {"AS", "DISTINCT", "FROM", "TRUE", "FALSE"};
+  if (t->kind != T_ID || t->qual)
+    return 0;
+  if (ga_cl_is_keyword(t))
+    return 1;
+  for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+    if (ga_cl_kw(t, w[i]))
+      return 1;
+  return 0;
+}
+
+/* Rule 6: the last token of the name that token i introduces (a CAST's
+** type after AS, up to the first ')': NUMERIC(10, 2)'s ends it, and no
+** name follows; a collation after COLLATE), else i. */
+static int name_end(const lexer *L, int i, int to) {
+  const tok *t = &L->t[i];
+  if (ga_cl_kw(t, "COLLATE"))
+    return i + 1 < to ? i + 1 : i;
+  if (!ga_cl_kw(t, "AS"))
+    return i;
+  while (i + 1 < to && L->t[i + 1].kind != T_RP)
+    i++;
+  return i;
 }
 
 /* The map's values (rule 4) from the statement's rows, and the new
@@ -221,6 +256,9 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
     int c = table_col(p, t);
     if (c == -2)
       return -1;
+    if (c < 0 && (t->kind == T_ID || t->kind == T_QID) && !plain_word(t))
+      return ga_cl_no(p, "%s is not a column of the table", t->id); /* 6 */
+    i = name_end(L, i, to);
     if (c < 0)
       continue;
     int ec = -1; /* the entry's column */
@@ -251,8 +289,8 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
                     cc->name);
   if (keeps && ci)
     return ga_cl_no(p, "a CAST or + keeps column %s's collation", cc->name);
-  /* rule 2 */
-  for (int i = from; i < to; i++) {
+  /* rule 2 (a type's name is no call: CAST(x AS NUMERIC(10, 2))) */
+  for (int i = from; i < to; i = name_end(L, i, to) + 1) {
     const tok *t = &L->t[i];
     /* a keyword before "(" (x IN (...)) is no call */
     int call =
@@ -291,7 +329,9 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
   for (int i = from; i < to; i++) {
     const tok *t = &L->t[i];
     int call = t->kind == T_ID && L->t[i + 1].kind == T_LP;
-    if (!call && table_col(p, t) >= 0) {
+    if (name_end(L, i, to) != i) { /* a type or collation: kept (rule 6) */
+      i = name_end(L, i, to);
+    } else if (!call && table_col(p, t) >= 0) {
       sqlite3_str_append(s, at, (int)(t->z - at));
       sqlite3_str_appendf(s, "v_%s_%s", ga_cdict_aff[cc->aff],
                           ga_cdict_coll[ci]);

@@ -1325,6 +1325,56 @@ def keyword_aliases(r, q):
     q.kwalias = ", ".join(done)
 
 
+# issue 37 (session 3, rowidcase): the rowid (or id, the INTEGER PRIMARY
+# KEY) inside a CASE or FILTER over a TEXT column: a derived column of u or
+# s must not read gpuagg_cache_dict's own rowid (planner/cache_derive.c
+# rule 6).  {r}: the rowid under one of its names, {u}/{s}: the columns.
+ROWID_CASE_ITEMS = [
+    ("max", "CASE WHEN {r} % 2 = 0 THEN {u} END"), ("min", "CASE WHEN {r} % 3 <> 1 THEN {u} ELSE 'zz' END"),
+    ("count", "CASE WHEN {r} % 2 = 1 THEN {u} END"), ("max", "CASE WHEN {r} % 2 = 0 THEN {s} END"),
+    ("min", "{u}", "{r} % 2 = 0"), ("max", "{u}", "{r} % 3 = 0 AND {u} > 'a'"),
+    ("count", "*", "{r} % 4 = 0 OR {u} IS NULL"), ("sum", "length({u})", "{r} % 2 = 0"),
+    ("total", "CASE WHEN {r} % 2 = 0 THEN length({s}) END"), ("max", "CASE WHEN {u} > 'm' THEN {r} END"),
+    ("count", "{s}", "length({u}) > {r} % 3"), ("min", "coalesce({u}, 'n')", "{r} % 5 < 2")]
+
+
+def rowid_case(d, q):
+    """Issue 37 (session 3, rowidcase): about 12% of CACHE=1's cache-shaped
+    queries (their own stream d, after every other decoration of the query
+    that runs) get one more select item at the end, a TEXT column under a
+    CASE or FILTER whose condition reads the rowid (or id).  The cache
+    declines rowid, oid, _rowid_ (and id in a CASE that reads u too), so the
+    query is cache-shaped no more: its rows must be SQLite's."""
+    if not q.cache_shaped or d.random() > 0.12:
+        return
+    spans = []
+    for attr in ("text", "ref"):
+        sql = getattr(q, attr)
+        m = re.search(r"(?i)\bselect\b", sql)
+        items, frm = top_level_spans(sql, m.end()) if m else ([], None)
+        if frm is None or not items or re.search(r"--|/\*", sql[items[-1][0]:items[-1][1]]):
+            return
+        spans.append(items[-1])
+    c = q.cols
+    names = ["rowid", "_rowid_", "oid", "ROWID", '"rowid"', "[oid]", q.qual + ".rowid"]
+    rid = d.choice(names + ([c["id"]] * 3 if q.t.has_id else []))
+    one = d.choice(ROWID_CASE_ITEMS)
+    fill = {"r": rid, "u": c["u"], "s": c["s"]}
+    kw = re.match(r"table (\w+)", getattr(q, "kwalias", ""))  # keyword_aliases renamed tt
+    if kw:
+        fill = {k: re.sub(r"^tt\.", kw.group(1) + ".", v) for k, v in fill.items()}
+    tail = " FILTER (WHERE %s)" % one[2].format(**fill) if len(one) > 2 else ""
+    alias = d.choice(["", "", " AS rc"])
+    for attr, (a, b) in zip(("text", "ref"), spans):
+        sql = getattr(q, attr)
+        name = "gpu_" + one[0] if attr == "ref" and one[0] in AGGS else one[0]
+        b = a + len(sql[a:b].rstrip())
+        setattr(q, attr, sql[:b] + ", %s(%s)%s%s" % (name, one[1].format(**fill), tail, alias) + sql[b:])
+    q.loose_cols = list(q.loose_cols) + [False]
+    q.cache_shaped = False  # declined under rowid's names (and some shapes under id's)
+    q.rowidcase = fill["r"]
+
+
 def sql_lit(v):
     if v is None:
         return "NULL"
@@ -1830,7 +1880,8 @@ def main():
              "name_fail": [], "ref_errors": 0, "ref_rows": 0, "again": 0, "where_bound": 0,
              "attached": 0, "utf16": 0, "expected_serial": 0, "choice_differs": 0,
              "cache": 0, "cache_why": {}, "cache_shaped": 0, "partials": 0, "shards": 0,
-             "partial_errors_both": 0, "partial_refused": 0, "distinct": 0, "filter": 0, "kwalias": 0}
+             "partial_errors_both": 0, "partial_refused": 0, "distinct": 0, "filter": 0, "kwalias": 0,
+             "rowidcase": 0}
     log = open(os.path.join(TMP, "failures.txt"), "w")
     n_big = max(2, QUERIES // 120)
     for qi in range(QUERIES):
@@ -1852,6 +1903,8 @@ def main():
         q.build()
         keyword_aliases(random.Random("kw/%d/%d" % (SEED, qi)), q)  # issue 37 (session 3)
         stats["kwalias"] += bool(getattr(q, "kwalias", ""))
+        rowid_case(random.Random("rowidcase/%d/%d" % (SEED, qi)), q)  # issue 37 (session 3)
+        stats["rowidcase"] += bool(getattr(q, "rowidcase", ""))
         stats["distinct"] += bool(re.search(r"\(distinct ", q.text, re.I))  # issue 37
         stats["filter"] += bool(re.search(r"\) filter \(where ", q.text, re.I))
         params = q.values
@@ -1985,6 +2038,8 @@ def main():
     print("# issue 37: %d queries with DISTINCT inside an aggregate, %d with FILTER"
           % (stats["distinct"], stats["filter"]))
     print("# issue 37 (session 3): %d queries name things with keywords (keyword_aliases)" % stats["kwalias"])
+    print("# issue 37 (session 3): %d queries read the rowid in a CASE or FILTER over TEXT (rowid_case)"
+          % stats["rowidcase"])
     rep.check("distinct_filter_ran", stats["distinct"] >= QUERIES // 10 and stats["filter"] >= QUERIES // 10,
               "only %d queries with DISTINCT and %d with FILTER of %d" % (stats["distinct"], stats["filter"], QUERIES))
     if stats.get("subq_runs", 0):  # issue 37, subq2: subqueries run in parallel
