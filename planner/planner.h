@@ -118,6 +118,12 @@ typedef struct ga_parts {
   ** (gpu_query, issue 37): its state keeps the distinct values
   ** (engine/scan/scan_group.h rule 5); NULL: none */
   const unsigned char *val_dist;
+  /* a join (planner/qjoin.c): the FROM clause of the workers' texts (the
+  ** fact table NOT INDEXED under the name alias), the same over the
+  ** caller's schema, and the names of its tables; NULL: one table */
+  const char *join_from, *join_from_caller;
+  const char *const *join_tables;
+  int njoin_tables;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays
@@ -168,6 +174,8 @@ void ga_plan_free(ga_plan *plan);
 ** (ext/query/partial_fns.c). */
 int ga_plan_key_coll(sqlite3 *db, const ga_target *t, const char *alias,
                      const char *key);
+/* The same for a key over a join's FROM clause (planner/qjoin.c). */
+int ga_plan_key_coll_join(sqlite3 *db, const char *from, const char *key);
 /* The checks that need a worker connection of pool (rule 10: the caller's
 ** authorizer): a plan that fails them turns serial, with the reason.
 ** SQLITE_OK or SQLITE_NOMEM. */
