@@ -23,8 +23,9 @@
 **      product), and an equality between two tables neither of which is
 **      the other's step towards the fact (rule 3).
 **   2. The fact table is the one of most rows: sqlite_stat1's count where
-**      ANALYZE wrote one, else the span of its rowids (two seeks); in a tie
-**      the first written.  The text may name it in a comment anywhere:
+**      ANALYZE wrote one, else its rows counted up to 65,536 (a few ms) and
+**      past that the span of its rowids (two seeks); in a tie the first
+**      written.  The text may name it in a comment anywhere:
 **      gpuagg_fact(name), name a table or alias of FROM.
 **   3. The shape.  The WHERE clause (for a comma join) and each ON clause
 **      are read as AND-ed conditions; one that reads columns of two or more
@@ -65,6 +66,15 @@
 **      workers' snapshot), a dimension's column of a collation other than
 **      BINARY, NOCASE and RTRIM, a fact not written first where rule 5
 **      keeps the order.
+**   8. Partials (ext/query/partial_fns.c): a file's partial is the join
+**      within that file (its own dimensions), by the same workers' texts.
+**      Each file, and the database that finishes the merged partial, would
+**      choose the fact by its own rows (an empty finishing database: the
+**      first written), so gpu_query_partial takes a join only where the
+**      text names the fact (rule 2's hint); the finishing database must
+**      declare every table of the join (gpu_query_partial_info's "create"
+**      declares the fact's: gpuagg.dask, which finishes from it alone,
+**      cannot finish a join yet).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -355,7 +365,9 @@ static int read_items(jp *p, int fa, int fb) {
   return SQLITE_OK;
 }
 
-/* Rule 2's rows of table x. */
+/* Rule 2's rows of table x: sqlite_stat1's; else counted up to the cap,
+** and past it the larger of the cap and the rowid span. */
+#define GA_QJ_COUNT_CAP 65536
 static int64_t q_int(sqlite3 *db, const char *sql, int64_t def, int *got) {
   sqlite3_stmt *st = NULL;
   int64_t v = def;
@@ -385,6 +397,17 @@ static int count_rows(jp *p, ga_qj_tab *x) {
   x->stat = got;
   if (got || !x->t.rowid)
     return SQLITE_OK;
+  /* its rows, counted up to GA_QJ_COUNT_CAP (a few ms): a dimension keyed
+  ** by dates (yyyymmdd) spans more rowids than it has rows */
+  sql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM \"%w\".\"%w\" "
+                        "LIMIT %d)",
+                        x->t.schema, x->t.table, GA_QJ_COUNT_CAP + 1);
+  if (!sql)
+    return SQLITE_NOMEM;
+  x->rows = q_int(p->db, sql, 0, NULL);
+  sqlite3_free(sql);
+  if (x->rows <= GA_QJ_COUNT_CAP)
+    return SQLITE_OK;
   sql = sqlite3_mprintf(
       "SELECT (SELECT %s FROM \"%w\".\"%w\" ORDER BY %s DESC LIMIT 1) - "
       "(SELECT %s FROM \"%w\".\"%w\" ORDER BY %s LIMIT 1) + 1",
@@ -392,10 +415,12 @@ static int count_rows(jp *p, ga_qj_tab *x) {
       x->t.table, x->t.rowid);
   if (!sql)
     return SQLITE_NOMEM;
-  x->rows = q_int(p->db, sql, 0, NULL);
+  int64_t span = q_int(p->db, sql, 0, NULL);
   sqlite3_free(sql);
-  if (x->rows < 0)
-    x->rows = INT64_MAX; /* the span overflowed */
+  if (span < 0)
+    span = INT64_MAX; /* the span overflowed */
+  if (span > x->rows)
+    x->rows = span;
   return SQLITE_OK;
 }
 
@@ -638,7 +663,7 @@ static char *make_json(const ga_qjoin *j) {
                       (long long)f->rows,
                       j->hinted ? "hint"
                       : f->stat ? "sqlite_stat1"
-                                : "rowid span");
+                                : "count");
   for (int o = 1; o < j->n; o++) {
     const ga_qj_tab *x = &j->v[j->order[o]];
     sqlite3_str_appendall(s, o > 1 ? ",{\"table\":" : "{\"table\":");
@@ -694,7 +719,7 @@ int ga_qj_read(sqlite3 *db, const char *z, const ga_qtok *t, int n, int fa,
     if (strcmp(x->t.type, "table") && strcmp(x->t.type, "shadow")) {
       rc = fail(p,
                 "gpu_query: %s is a %s (a join names tables; a view's "
-                "rows: run the query on SQLite)%s",
+                "rows: run the query on SQLite)",
                 x->t.table, x->t.type);
       goto done;
     }

@@ -1589,6 +1589,7 @@ static int read_join(parse *p, char **table) {
   *table = sqlite3_mprintf("\"%w\".\"%w\"", f->t.schema, f->t.table);
   q->qual = sqlite3_mprintf("%s", f->qual);
   q->has_alias = 1; /* the texts name the fact by it */
+  q->join_hinted = p->j.hinted;
   p->indexed = f->idx_a >= 0;
   if (p->j.serial_why)
     q->serial_why = p->j.serial_why;
@@ -1631,6 +1632,56 @@ static int join_filter(parse *p) {
     return SQLITE_NOMEM;
   sqlite3_free(q->filter);
   q->filter = f;
+  return SQLITE_OK;
+}
+
+/* last_scan's "join" gets "plan": SQLite's plan of a piece's join on the
+** caller (EXPLAIN QUERY PLAN of the workers' FROM and WHERE over a rowid
+** range of the fact): the fact's rowid range first, each dimension looked
+** up by its key, is what qjoin.c rule 5 means to get. */
+static int join_plan(parse *p) {
+  ga_query *q = p->q;
+  sqlite3_stmt *st = NULL;
+  sqlite3_str *w = sqlite3_str_new(NULL); /* what a worker reads */
+  sqlite3_str_appendall(w, "EXPLAIN QUERY PLAN SELECT ");
+  for (int k = 0; k < q->nvals; k++)
+    sqlite3_str_appendf(w, "%s(\n%s\n)", k ? ", " : "", q->vals[k]);
+  for (int k = 0; k < q->nkeys + q->ncarry; k++)
+    sqlite3_str_appendf(w, ", (\n%s\n)", q->keys[k]);
+  sqlite3_str_appendf(w, " FROM %s WHERE \"%w\".%s >= ?1 AND \"%w\".%s <= ?2",
+                      q->join_from_caller, q->qual, q->t.rowid, q->qual,
+                      q->t.rowid);
+  if (q->filter)
+    sqlite3_str_appendf(w, " AND (\n%s\n)", q->filter);
+  char *sql = sqlite3_str_finish(w);
+  if (!sql)
+    return SQLITE_NOMEM;
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  size_t len = strlen(q->join_json);
+  sqlite3_str_append(s, q->join_json, (int)len - 1);
+  sqlite3_str_appendall(s, ",\"plan\":[");
+  int n = 0;
+  if (sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *d = (const char *)sqlite3_column_text(st, 3);
+      if (!d || (strncmp(d, "SCAN", 4) && strncmp(d, "SEARCH", 6)))
+        continue;
+      sqlite3_str_appendall(s, n++ ? ",\"" : "\"");
+      for (; *d; d++) /* JSON: the detail names tables as written */
+        if (*d == '"' || *d == '\\')
+          sqlite3_str_appendf(s, "\\%c", *d);
+        else if ((unsigned char)*d >= 0x20)
+          sqlite3_str_appendchar(s, 1, *d);
+      sqlite3_str_appendall(s, "\"");
+    }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  sqlite3_str_appendall(s, "]}");
+  char *j = sqlite3_str_finish(s);
+  if (!j)
+    return SQLITE_NOMEM;
+  sqlite3_free(q->join_json);
+  q->join_json = j;
   return SQLITE_OK;
 }
 
@@ -2009,7 +2060,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = SQLITE_NOMEM;
     goto done;
   }
-  if (p->join && (rc = join_filter(p)) != SQLITE_OK)
+  if (p->join && ((rc = join_filter(p)) != SQLITE_OK ||
+                  (rc = join_plan(p)) != SQLITE_OK))
     goto done;
   if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;

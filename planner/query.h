@@ -85,6 +85,7 @@ typedef struct ga_query {
   char *join_from, *join_from_caller, *join_json;
   char **join_tables;
   int njoin_tables;
+  int join_hinted; /* the text names the fact (qjoin.c rule 2) */
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups
