@@ -27,7 +27,7 @@
 **      (ALL before it is the default it is: sum(ALL x) is sum(x)),
 **      DISTINCT and FILTER (WHERE c) (rule 9); window functions over the
 **      groups (planner/qwindow.c).  Everything else is an error naming the
-**      construct: VALUES, compound selects, joins, subqueries in FROM,
+**      construct: VALUES, compound selects, subqueries in FROM,
 **      virtual tables, WITHOUT ROWID, window functions over the table's
 **      rows, other aggregates, '*' in the select list, a column outside
 **      aggregates that no group term reads, a query with neither
@@ -122,6 +122,19 @@
 **      and no top k (rule 7) reads it.  The serial and post texts keep the
 **      calls as written (the post query's gpuagg_pick replaces the whole
 **      call, FILTER included).
+**  10. Joins (issue 38, planner/qjoin.c and its rules).  A FROM of several
+**      tables is a fact table, the target of everything above (rowids,
+**      pieces, the serial text's NOT INDEXED), and its dimensions.  The
+**      columns of every table are one list (qjoin.c rule 6): col_of reads
+**      qualified and bare names against it.  The groups table's columns
+**      for a join are named with the internal prefix (rule 8), one per
+**      column of the list, and the post query names that column for every
+**      reference to it, qualified or not (join_post_col), since two tables
+**      may have columns of one name; the workers' carried columns are
+**      qualified.  The workers' FROM, the caller's (its checks, key
+**      collations over the join) and the serial text's are qjoin.c's, the
+**      ON conditions it moves into WHERE lead the workers' filter, and
+**      last_scan.join gets SQLite's plan of a piece (join_plan).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -968,13 +981,6 @@ static int read_from(parse *p, char **table) {
   if (ga_qj_is_join(p->z, p->t, a, b))
     return read_join(p, table);
   for (int k = a; k < b; k++) {
-    if (op(p, k, ",") || kw(p, k, "JOIN"))
-      return fail(p,
-                  "gpu_query: joins are not supported (FROM must name "
-                  "one table): aggregate the one table in gpu_query, then "
-                  "join its result table in SQLite (SELECT ... FROM q JOIN "
-                  "u ON ...)%s",
-                  NULL);
     if (op(p, k, "("))
       return fail(p,
                   "gpu_query: FROM must name one table, not a subquery "
@@ -2060,8 +2066,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = SQLITE_NOMEM;
     goto done;
   }
-  if (p->join && ((rc = join_filter(p)) != SQLITE_OK ||
-                  (rc = join_plan(p)) != SQLITE_OK))
+  if (p->join &&
+      ((rc = join_filter(p)) != SQLITE_OK || (rc = join_plan(p)) != SQLITE_OK))
     goto done;
   if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
