@@ -49,6 +49,9 @@
 **      fact first, then the others outwards from it (each after its
 **      parent), joined by CROSS JOIN (SQLite keeps that order), with the ON
 **      conditions moved into WHERE (an inner join's ON is a WHERE term).
+**      Among the tables one step further out, those with a filter (on
+**      them or beyond them) come first, so that the lookups that drop fact
+**      rows run before the others.
 **      The fact then drives the loop, NOT INDEXED: its rows in rowid order,
 **      the rowid range of the piece, and each dimension looked up by its
 **      key (the contract's order for a representative: the fact's rowid,
@@ -536,6 +539,8 @@ static int cond_text_fail(jp *p, const char *fmt, int a, int b) {
 /* One AND-ed condition [a, b). */
 static int read_cond(jp *p, edges *E, int a, int b) {
   uint64_t m = tables_of(p, a, b);
+  if (one_table(m))
+    p->j->v[bit_index(m)].filtered = 1;
   if (!m || one_table(m))
     return SQLITE_OK; /* a filter */
   int eq = -1, depth = 0, neq = 0;
@@ -860,6 +865,32 @@ int ga_qj_read(sqlite3 *db, const char *z, const ga_qtok *t, int n, int fa,
       rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
       goto done;
     }
+  }
+  /* rule 5's order: outwards from the fact, a table with a filter on it or
+  ** beyond it before one without (it drops fact rows before the others'
+  ** lookups), else as written */
+  for (int k = 0; k < j->n; k++)
+    if (j->v[k].filtered)
+      for (int u = j->v[k].parent; u >= 0 && u != j->fact; u = j->v[u].parent)
+        j->v[u].filtered = 1;
+  {
+    int t2 = 0, h2 = 0;
+    int *o2 = sqlite3_malloc64(sizeof(int) * (size_t)j->n);
+    if (!o2) {
+      rc = SQLITE_NOMEM;
+      goto done;
+    }
+    o2[t2++] = j->fact;
+    while (h2 < t2) {
+      int u = o2[h2++];
+      for (int pass = 1; pass >= 0; pass--)
+        for (int v = 0; v < j->n; v++)
+          if (v != j->fact && j->v[v].parent == u &&
+              (j->v[v].filtered != 0) == pass)
+            o2[t2++] = v;
+    }
+    memcpy(j->order, o2, sizeof(int) * (size_t)j->n);
+    sqlite3_free(o2);
   }
   /* rule 5 */
   j->reorder = !j->any_left && !j->any_using;

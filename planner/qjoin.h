@@ -44,6 +44,8 @@ typedef struct ga_qj_tab {
   int nkeys;    /* equalities joining it to its parent */
   int64_t rows; /* rows: sqlite_stat1's, else the rowid span (rule 2) */
   int stat;     /* rows came from sqlite_stat1 */
+  int filtered; /* a condition reads it alone (rule 5's order), or, after
+                   the tree, it or a table beyond it */
 } ga_qj_tab;
 
 typedef struct ga_qjoin {

@@ -837,6 +837,21 @@ def serial_cases(rep):
             continue
         rep.check("serial_" + name, same(got, want, False) and ls.get("path") == "serial" and
                   str(ls.get("why")).startswith(why), "%s %s %r" % (show(got), show(want), ls.get("why")))
+    # an authorizer that hides a dimension's column: the serial path,
+    # where SQLite applies it (planner/path.c rule 10)
+    text = "SELECT d.g, sum(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.g"
+
+    def auth(action, a1, a2, db, src):
+        return sqlite3.SQLITE_IGNORE if action == sqlite3.SQLITE_READ and (a1, a2) == ("d", "g") else \
+            sqlite3.SQLITE_OK
+    con.set_authorizer(auth)
+    want = run(con, gpu_text(text))
+    got = via_gpu_query(con, text)
+    ls = last_scan(con)
+    con.set_authorizer(None)
+    rep.check("serial_authorizer_dimension", same(got, want, False) and ls.get("path") == "serial" and
+              str(ls.get("why")).startswith("the connection's authorizer changes the statement") and
+              want[1] and all(r[0] is None for r in want[1]), "%s %s %r" % (show(got), show(want), ls.get("why")))
     # the cache declines a join, naming it
     con.execute("SELECT gpu_cache('f', 'k,x')")
     text = "SELECT d.g, sum(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.g"
