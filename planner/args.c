@@ -502,8 +502,8 @@ char *ga_sql_piece(const ga_target *t, const ga_parts *p, int hash) {
                         hash && grouped ? "" : "gpuagg_partial(", p->vals[i],
                         hash && grouped ? "" : ")");
   if (p->join_from) /* a join: the fact's rowids (planner/qjoin.c rule 5) */
-    sqlite3_str_appendf(s, " FROM %s WHERE \"%w\".%s >= ?1 AND \"%w\".%s <= ?2",
-                        p->join_from, p->alias, t->rowid, p->alias, t->rowid);
+    sqlite3_str_appendf(s, " FROM %s WHERE " GA_QJ_RANGE, p->join_from,
+                        p->alias, t->rowid, p->alias, t->rowid);
   else {
     sqlite3_str_appendf(s, " FROM main.\"%w\"", t->table);
     if (p->alias)

@@ -53,8 +53,10 @@
 **      them or beyond them) come first, so that the lookups that drop fact
 **      rows run before the others.
 **      The fact then drives the loop, NOT INDEXED: its rows in rowid order,
-**      the rowid range of the piece, and each dimension looked up by its
-**      key (the contract's order for a representative: the fact's rowid,
+**      the rowid range of the piece (under likelihood 1.0: SQLite then
+**      estimates the fact's rows as the table's and keeps its Bloom
+**      filters on the dimensions, planner.h's GA_QJ_RANGE), and each
+**      dimension looked up by its key (the contract's order for a representative: the fact's rowid,
 **      then each dimension's).  With LEFT JOIN or USING (whose meaning
 **      depends on the order written: USING's collation is its left
 **      table's), the FROM is kept as written, each inner join a CROSS JOIN,

@@ -1654,9 +1654,8 @@ static int join_plan(parse *p) {
     sqlite3_str_appendf(w, "%s(\n%s\n)", k ? ", " : "", q->vals[k]);
   for (int k = 0; k < q->nkeys + q->ncarry; k++)
     sqlite3_str_appendf(w, ", (\n%s\n)", q->keys[k]);
-  sqlite3_str_appendf(w, " FROM %s WHERE \"%w\".%s >= ?1 AND \"%w\".%s <= ?2",
-                      q->join_from_caller, q->qual, q->t.rowid, q->qual,
-                      q->t.rowid);
+  sqlite3_str_appendf(w, " FROM %s WHERE " GA_QJ_RANGE, q->join_from_caller,
+                      q->qual, q->t.rowid, q->qual, q->t.rowid);
   if (q->filter)
     sqlite3_str_appendf(w, " AND (\n%s\n)", q->filter);
   char *sql = sqlite3_str_finish(w);
@@ -1670,7 +1669,8 @@ static int join_plan(parse *p) {
   if (sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) == SQLITE_OK)
     while (sqlite3_step(st) == SQLITE_ROW) {
       const char *d = (const char *)sqlite3_column_text(st, 3);
-      if (!d || (strncmp(d, "SCAN", 4) && strncmp(d, "SEARCH", 6)))
+      if (!d || (strncmp(d, "SCAN", 4) && strncmp(d, "SEARCH", 6) &&
+                 strncmp(d, "BLOOM", 5)))
         continue;
       sqlite3_str_appendall(s, n++ ? ",\"" : "\"");
       for (; *d; d++) /* JSON: the detail names tables as written */
