@@ -52,11 +52,19 @@
 **      Among the tables one step further out, those with a filter (on
 **      them or beyond them) come first, so that the lookups that drop fact
 **      rows run before the others.
+**      Written first with plain JOINs after the fact, which lets SQLite
+**      order the dimensions and check its Bloom filters on all of them in
+**      the fact's loop (a CROSS JOIN makes each table depend on those
+**      before it, and keeps each check in its own loop); query.c keeps that
+**      form where SQLite's plan of a piece reads the fact's rowid range
+**      first and the serial text's plan has the same loops (join_plan),
+**      else the CROSS JOIN form, outwards from the fact.
 **      The fact then drives the loop, NOT INDEXED: its rows in rowid order,
 **      the rowid range of the piece (under likelihood 1.0: SQLite then
 **      estimates the fact's rows as the table's and keeps its Bloom
 **      filters on the dimensions, planner.h's GA_QJ_RANGE), and each
-**      dimension looked up by its key (the contract's order for a representative: the fact's rowid,
+**      dimension looked up by its key (the contract's order for a
+*representative: the fact's rowid,
 **      then each dimension's).  With LEFT JOIN or USING (whose meaning
 **      depends on the order written: USING's collation is its left
 **      table's), the FROM is kept as written, each inner join a CROSS JOIN,
@@ -659,7 +667,7 @@ static void json_str(sqlite3_str *s, const char *z) {
   sqlite3_str_appendchar(s, 1, '"');
 }
 
-static char *make_json(const ga_qjoin *j) {
+char *ga_qj_json(const ga_qjoin *j) {
   sqlite3_str *s = sqlite3_str_new(NULL);
   const ga_qj_tab *f = &j->v[j->fact];
   sqlite3_str_appendall(s, "{\"fact\":");
@@ -683,9 +691,10 @@ static char *make_json(const ga_qjoin *j) {
                         x->op == GA_QJ_LEFT ? "true" : "false",
                         (long long)x->rows);
   }
-  sqlite3_str_appendf(s, "],\"order\":\"%s\",\"how\":\"sqlite-per-worker\"}",
-                      j->reorder ? "fact first, dimensions outwards"
-                                 : "as written");
+  sqlite3_str_appendf(s, "],\"order\":\"%s\",\"how\":\"sqlite-per-worker\"",
+                      !j->reorder ? "as written"
+                      : j->cross  ? "fact first, dimensions outwards"
+                                  : "fact first, dimensions in SQLite's order");
   return sqlite3_str_finish(s);
 }
 
@@ -907,7 +916,7 @@ int ga_qj_read(sqlite3 *db, const char *z, const ga_qtok *t, int n, int fa,
                       "snapshot is the fact table's file's)";
   if (!j->serial_why)
     check_colls(p);
-  if (!(j->json = make_json(j)))
+  if (!(j->json = ga_qj_json(j)))
     rc = SQLITE_NOMEM;
 done:
   sqlite3_free(E.v);
@@ -961,7 +970,8 @@ char *ga_qj_from(const ga_qjoin *j, const char *z, const ga_qtok *t, int where,
     if (o)
       sqlite3_str_appendall(s, x->op == GA_QJ_LEFT && !j->reorder
                                    ? " LEFT JOIN "
-                                   : " CROSS JOIN ");
+                               : !j->reorder || j->cross ? " CROSS JOIN "
+                                                         : " JOIN ");
     table_text(j, k, z, t, where, s, emit, ctx);
     if (j->reorder)
       continue;

@@ -55,6 +55,7 @@ typedef struct ga_qjoin {
   int hinted;    /* the text named the fact (rule 2) */
   int *order;    /* the tables from the fact outwards (rule 5) */
   int reorder;   /* rule 5: written again fact first, ON into WHERE */
+  int cross;     /* rule 5: its order fixed by CROSS JOIN */
   int any_left;  /* a LEFT JOIN */
   int any_using; /* USING */
   /* rule 6: the columns of every table, one list: the fact's first (at
@@ -83,6 +84,10 @@ int ga_qj_col(const ga_qjoin *j, const char *z, const ga_qtok *t, int n, int i,
 /* Column c's name (for a rowid: rowid's name) and table. */
 const char *ga_qj_colname(const ga_qjoin *j, int c);
 const ga_qj_tab *ga_qj_coltab(const ga_qjoin *j, int c);
+
+/* last_scan's "join" object without its closing brace (query.c adds its
+** "plan"); NULL: no memory. */
+char *ga_qj_json(const ga_qjoin *j);
 
 /* Writes tokens [a, b) into s with parameters numbered + off. */
 typedef void (*ga_qj_emit)(void *ctx, sqlite3_str *s, int a, int b, int off);

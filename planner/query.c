@@ -1641,15 +1641,42 @@ static int join_filter(parse *p) {
   return SQLITE_OK;
 }
 
-/* last_scan's "join" gets "plan": SQLite's plan of a piece's join on the
-** caller (EXPLAIN QUERY PLAN of the workers' FROM and WHERE over a rowid
-** range of the fact): the fact's rowid range first, each dimension looked
-** up by its key, is what qjoin.c rule 5 means to get. */
-static int join_plan(parse *p) {
-  ga_query *q = p->q;
+/* The loops of SQLite's plan of sql on the caller (EXPLAIN QUERY PLAN's
+** SCAN, SEARCH and BLOOM FILTER lines), each a JSON string and a comma;
+** "" when it cannot be planned; NULL: no memory. */
+static char *join_loops(parse *p, const char *sql) {
   sqlite3_stmt *st = NULL;
-  sqlite3_str *w = sqlite3_str_new(NULL); /* what a worker reads */
-  sqlite3_str_appendall(w, "EXPLAIN QUERY PLAN SELECT ");
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  char *x = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sql);
+  if (x && sqlite3_prepare_v2(p->db, x, -1, &st, NULL) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *d = (const char *)sqlite3_column_text(st, 3);
+      if (!d || (strncmp(d, "SCAN", 4) && strncmp(d, "SEARCH", 6) &&
+                 strncmp(d, "BLOOM", 5)))
+        continue;
+      sqlite3_str_appendall(s, "\"");
+      for (; *d; d++) /* JSON: the detail names tables as written */
+        if (*d == '"' || *d == '\\')
+          sqlite3_str_appendf(s, "\\%c", *d);
+        else if ((unsigned char)*d >= 0x20)
+          sqlite3_str_appendchar(s, 1, *d);
+      sqlite3_str_appendall(s, "\",");
+    }
+  sqlite3_finalize(st);
+  char *r = sqlite3_str_finish(s);
+  if (!x) {
+    sqlite3_free(r);
+    return NULL;
+  }
+  sqlite3_free(x);
+  return r ? r : sqlite3_mprintf("");
+}
+
+/* What a worker's piece reads, over the caller's schema. */
+static char *join_worker_sql(parse *p) {
+  ga_query *q = p->q;
+  sqlite3_str *w = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(w, "SELECT ");
   for (int k = 0; k < q->nvals; k++)
     sqlite3_str_appendf(w, "%s(\n%s\n)", k ? ", " : "", q->vals[k]);
   for (int k = 0; k < q->nkeys + q->ncarry; k++)
@@ -1658,34 +1685,55 @@ static int join_plan(parse *p) {
                       q->qual, q->t.rowid, q->qual, q->t.rowid);
   if (q->filter)
     sqlite3_str_appendf(w, " AND (\n%s\n)", q->filter);
-  char *sql = sqlite3_str_finish(w);
-  if (!sql)
-    return SQLITE_NOMEM;
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  size_t len = strlen(q->join_json);
-  sqlite3_str_append(s, q->join_json, (int)len - 1);
-  sqlite3_str_appendall(s, ",\"plan\":[");
-  int n = 0;
-  if (sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) == SQLITE_OK)
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      const char *d = (const char *)sqlite3_column_text(st, 3);
-      if (!d || (strncmp(d, "SCAN", 4) && strncmp(d, "SEARCH", 6) &&
-                 strncmp(d, "BLOOM", 5)))
-        continue;
-      sqlite3_str_appendall(s, n++ ? ",\"" : "\"");
-      for (; *d; d++) /* JSON: the detail names tables as written */
-        if (*d == '"' || *d == '\\')
-          sqlite3_str_appendf(s, "\\%c", *d);
-        else if ((unsigned char)*d >= 0x20)
-          sqlite3_str_appendchar(s, 1, *d);
-      sqlite3_str_appendall(s, "\"");
-    }
-  sqlite3_finalize(st);
+  return sqlite3_str_finish(w);
+}
+
+static int join_serial(parse *p);
+
+/* qjoin.c rule 5's choice, and last_scan's "join" with its "plan": SQLite's
+** plan of a piece (EXPLAIN QUERY PLAN on the caller).  The plain JOIN form
+** where that plan reads the fact's rowid range first and the serial text's
+** plan has the same loops (both paths meet the rows in one order); else
+** the CROSS JOIN form, outwards from the fact. */
+static int join_plan(parse *p) {
+  ga_query *q = p->q;
+  char *sql = join_worker_sql(p);
+  char *w = sql ? join_loops(p, sql) : NULL;
+  char *s = join_loops(p, q->serial_sql);
+  char *first = sqlite3_mprintf(
+      "\"SEARCH %s USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)\",",
+      q->qual);
+  int rc = sql && w && s && first ? SQLITE_OK : SQLITE_NOMEM;
+  if (rc == SQLITE_OK && p->j.reorder && !p->j.cross &&
+      (strncmp(w, first, strlen(first)) || strcmp(w, s))) {
+    p->j.cross = 1; /* the FROM clauses again */
+    sqlite3_free(q->join_from);
+    sqlite3_free(q->join_from_caller);
+    sqlite3_free(q->serial_sql);
+    q->join_from = q->join_from_caller = q->serial_sql = NULL;
+    sqlite3_free(sql);
+    sqlite3_free(w);
+    sql = w = NULL;
+    rc = join_finish(p);
+    if (rc == SQLITE_OK)
+      rc = join_serial(p);
+    if (rc == SQLITE_OK &&
+        (!(sql = join_worker_sql(p)) || !(w = join_loops(p, sql))))
+      rc = SQLITE_NOMEM;
+  }
+  char *json = rc == SQLITE_OK ? ga_qj_json(&p->j) : NULL;
+  char *j = json ? sqlite3_mprintf("%s,\"plan\":[%.*s]}", json,
+                                   (int)strlen(w) - (*w ? 1 : 0), w)
+                 : NULL;
   sqlite3_free(sql);
-  sqlite3_str_appendall(s, "]}");
-  char *j = sqlite3_str_finish(s);
-  if (!j)
-    return SQLITE_NOMEM;
+  sqlite3_free(w);
+  sqlite3_free(s);
+  sqlite3_free(first);
+  sqlite3_free(json);
+  if (rc == SQLITE_OK && !j)
+    rc = SQLITE_NOMEM;
+  if (rc != SQLITE_OK)
+    return rc;
   sqlite3_free(q->join_json);
   q->join_json = j;
   return SQLITE_OK;
@@ -1701,16 +1749,18 @@ static int join_serial(parse *p) {
   int has_where = p->where.b > p->where.a;
   emit(p, s, 0, p->from.a, 0, 0, 2);
   sqlite3_str_appendf(s, " %s ", from ? from : "");
-  if (moved && *moved) {
-    sqlite3_str_appendf(s, "WHERE %s", moved);
-    if (has_where) {
-      sqlite3_str_appendall(s, " AND (");
-      emit(p, s, p->where.a, p->where.b, 0, 0, 2);
-      sqlite3_str_appendall(s, "\n)");
-    }
-  } else if (has_where) {
-    sqlite3_str_appendall(s, "WHERE ");
+  /* every rowid, as a piece's range is written: the same plan (join_plan) */
+  sqlite3_str_appendf(s,
+                      "WHERE likelihood(\"%w\".%s >= -9223372036854775807 - 1, "
+                      "1.0) AND likelihood(\"%w\".%s <= 9223372036854775807, "
+                      "1.0)",
+                      q->qual, q->t.rowid, q->qual, q->t.rowid);
+  if (moved && *moved)
+    sqlite3_str_appendf(s, " AND %s", moved);
+  if (has_where) {
+    sqlite3_str_appendall(s, " AND (");
     emit(p, s, p->where.a, p->where.b, 0, 0, 2);
+    sqlite3_str_appendall(s, "\n)");
   }
   sqlite3_str_appendall(s, "\n");
   emit(p, s, has_where ? p->where.b : p->from.b, p->n, 0, 0, 2);
@@ -2066,8 +2116,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = SQLITE_NOMEM;
     goto done;
   }
-  if (p->join &&
-      ((rc = join_filter(p)) != SQLITE_OK || (rc = join_plan(p)) != SQLITE_OK))
+  if (p->join && (rc = join_filter(p)) != SQLITE_OK)
     goto done;
   if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
@@ -2075,6 +2124,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   if ((rc = find_topk(p)) != SQLITE_OK)
     goto done;
   rc = make_texts(p, groups);
+  if (rc == SQLITE_OK && p->join) /* qjoin.c rule 5 */
+    rc = join_plan(p);
   q->partial_why = rw.partial_why;
   if (rc == SQLITE_OK && rw.subs.n) { /* qrewrite.c rule 5, qsubq.c */
     q->subs = rw.subs;
