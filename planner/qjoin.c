@@ -58,7 +58,8 @@
 **      before it, and keeps each check in its own loop); query.c keeps that
 **      form where SQLite's plan of a piece reads the fact's rowid range
 **      first and the serial text's plan has the same loops (join_plan),
-**      else the CROSS JOIN form, outwards from the fact.
+**      else the CROSS JOIN form, outwards from the fact (as written, for
+**      LEFT JOIN and USING below).
 **      The fact then drives the loop, NOT INDEXED: its rows in rowid order,
 **      the rowid range of the piece (under likelihood 1.0: SQLite then
 **      estimates the fact's rows as the table's and keeps its Bloom
@@ -67,8 +68,9 @@
 *representative: the fact's rowid,
 **      then each dimension's).  With LEFT JOIN or USING (whose meaning
 **      depends on the order written: USING's collation is its left
-**      table's), the FROM is kept as written, each inner join a CROSS JOIN,
-**      and the fact must be written first (else rule 7).
+**      table's), the FROM is kept as written (each inner join a JOIN, or a
+**      CROSS JOIN where the plain form fails join_plan's test), and the
+**      fact must be written first (else rule 7).
 **   6. Names.  The columns of every table are one list (qjoin.h).  A
 **      qualified name (q.c, schema.q.c) is q's column or rowid; a bare name
 **      is the column of the first table written that has it (SQLite has
@@ -970,8 +972,8 @@ char *ga_qj_from(const ga_qjoin *j, const char *z, const ga_qtok *t, int where,
     if (o)
       sqlite3_str_appendall(s, x->op == GA_QJ_LEFT && !j->reorder
                                    ? " LEFT JOIN "
-                               : !j->reorder || j->cross ? " CROSS JOIN "
-                                                         : " JOIN ");
+                               : j->cross ? " CROSS JOIN "
+                                          : " JOIN ");
     table_text(j, k, z, t, where, s, emit, ctx);
     if (j->reorder)
       continue;

@@ -1704,7 +1704,7 @@ static int join_plan(parse *p) {
       "\"SEARCH %s USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)\",",
       q->qual);
   int rc = sql && w && s && first ? SQLITE_OK : SQLITE_NOMEM;
-  if (rc == SQLITE_OK && p->j.reorder && !p->j.cross &&
+  if (rc == SQLITE_OK && !p->j.cross &&
       (strncmp(w, first, strlen(first)) || strcmp(w, s))) {
     p->j.cross = 1; /* the FROM clauses again */
     sqlite3_free(q->join_from);
