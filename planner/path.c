@@ -930,6 +930,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 11 */
     sp->limits[i] = sqlite3_limit(db, i, -1);
   sp->est_rows = est;
+  sp->large_pieces = p->join_from != NULL; /* planner/qjoin.c rule 5 */
   sp->schema_version = schema_version;
   sp->max_group_bytes = ga_config_group_bytes(cfg);
   sp->pin = lx.time_col[0] != 0; /* rule 6 */

@@ -1424,6 +1424,8 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     sh.base_max = est / ((int64_t)sh.nw * 2);
     if (sh.base_max < base)
       sh.base_max = base;
+    if (sp->large_pieces)
+      sh.base = sh.base_max;
     /* tests: pieces of exactly N rowids (a long piece per worker) */
     const char *pr = getenv("GPUAGG_SCAN_PIECE_ROWS");
     if (pr && atoll(pr) > 0)

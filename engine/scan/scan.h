@@ -114,6 +114,9 @@ typedef struct ga_scan_spec {
   ** SQLITE_LIMIT_WORKER_THREADS), set on every worker before it runs */
   int limits[GA_SCAN_NLIMITS];
   int64_t est_rows;        /* rows of the table, an upper estimate */
+  int large_pieces;        /* each piece pays a setup (gpu_query's join: SQLite
+                              builds its Bloom filters on the dimensions again):
+                              from the first, pieces of the largest size */
   int64_t schema_version;  /* the caller's PRAGMA schema_version when it
                               planned (the group key's collation): worker 0
                               must see the same in the snapshot */
