@@ -67,10 +67,21 @@ TMP = tempfile.mkdtemp(prefix="gpuagg_join_")
 FACT_NOT_FIRST = "the join has LEFT JOIN or USING"  # qjoin.c rule 7: serial, documented
 
 
+# a statement that runs past this many seconds is interrupted (a broken
+# join order is a cross product: the suite fails instead of hanging)
+STATEMENT_S = float(os.environ.get("STATEMENT_S", "120"))
+DEADLINE = [0.0]
+
+
+def arm():
+    DEADLINE[0] = time.time() + STATEMENT_S
+
+
 def connect(path, ro=False):
     con = sqlite3.connect("file:%s?mode=ro" % path if ro else path, uri=ro, isolation_level=None)
     con.enable_load_extension(True)
     con.load_extension(LIB)
+    con.set_progress_handler(lambda: int(DEADLINE[0] and time.time() > DEADLINE[0]), 100000)
     con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
     return con
 
@@ -90,6 +101,7 @@ def gpu_text(q):
 
 
 def run(con, sql, params=()):
+    arm()
     try:
         return ("ok", con.execute(sql, params).fetchall())
     except sqlite3.Error as e:
@@ -97,6 +109,7 @@ def run(con, sql, params=()):
 
 
 def via_gpu_query(con, text, params=()):
+    arm()
     try:
         con.execute("DROP TABLE IF EXISTS temp.q")
         con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
