@@ -1007,6 +1007,14 @@ def writer_case(rep):
             if len(vs) != 1 or sum(counts) != 20000:
                 bad.append(repr(got[1]))
         out = p.communicate()[0]
+        # the caller's progress handler stops a join's scan as it stops
+        # SQLite's own statement (planner/path.c rule 12)
+        con.set_progress_handler(lambda: 1, 1000)
+        got = via_gpu_query(con, text)
+        ls = last_scan(con)
+        con.set_progress_handler(lambda: int(DEADLINE[0] and time.time() > DEADLINE[0]), 100000)
+        rep.check("progress_handler_stops_join_" + mode, got == ("error", "interrupted"),
+                  "%r %r" % (got, ls.get("path")))
         os.environ.pop("GPUAGG_SCAN_PIECE_ROWS", None)
         rep.check("writer_one_state_" + mode, not bad and runs >= 3 and par >= 1 and p.returncode == 0 and
                   len(versions) >= 2,
