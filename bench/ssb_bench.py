@@ -23,10 +23,13 @@ compared and a difference reported.  --plans writes each query's EXPLAIN
 QUERY PLAN on SQLite (default: beside the CSV, .plans.txt).
 
 CSV (one line per measurement): machine, sf, query, mode, threads, rep, ms,
-path, why.  Default: bench/results/ssb_<machine>_<date>.csv.
+cpu_ms (this process's user + system CPU time over the call, every thread
+of it: SQLite's and gpu_query's workers; empty for duckdb, another
+process), path, why.  Default: bench/results/ssb_<machine>_<date>.csv.
 """
 import argparse
 import os
+import resource
 import sqlite3
 import statistics
 import sys
@@ -101,7 +104,7 @@ def main():
     ref = {q: typed(cons["sqlite"].execute(gpu_text(ssb.QUERIES[q])).fetchall())
            for q in queries}
     bad = 0
-    times = {}
+    times, cpus = {}, {}
     with open(csv_path, "a") as out:
         for rep in range(args.reps):
             order = modes[rep % len(modes):] + modes[:rep % len(modes)]
@@ -109,7 +112,7 @@ def main():
                 for mode in order:
                     if (mode, q) not in runs:
                         continue
-                    path_, why = "", ""
+                    path_, why, cpu = "", "", None
                     if mode == "duckdb":
                         try:
                             s, rows = duck.query(ssb.QUERIES[q])
@@ -126,9 +129,13 @@ def main():
                         con = cons[mode]
                         sql = ssb.QUERIES[q] if mode == "sqlite" else \
                             "SELECT * FROM q" + q.replace(".", "_")
+                        r0 = resource.getrusage(resource.RUSAGE_SELF)
                         t0 = time.perf_counter()
                         rows = con.execute(sql).fetchall()
                         ms = (time.perf_counter() - t0) * 1e3
+                        r1 = resource.getrusage(resource.RUSAGE_SELF)
+                        cpu = ((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)) * 1e3
+                        cpus.setdefault((mode, q), []).append(cpu)
                         if mode != "sqlite":
                             path_, why = scan_info(con)
                             if typed(rows) != ref[q]:
@@ -137,8 +144,9 @@ def main():
                                     mode, q, rep, rows[:3], ref[q][:3]), flush=True)
                     t = {"sqlite": 1, "duckdb": args.duckdb_threads}.get(mode, threads)
                     times.setdefault((mode, q), []).append(ms)
-                    out.write("%s,%g,%s,%s,%d,%d,%.3f,%s,%s\n" % (
-                        args.machine, args.sf, q, mode, t, rep, ms, path_, why[:200]))
+                    out.write("%s,%g,%s,%s,%d,%d,%.3f,%s,%s,%s\n" % (
+                        args.machine, args.sf, q, mode, t, rep, ms,
+                        "" if cpu is None else "%.1f" % cpu, path_, why[:200].replace(",", ";")))
                     out.flush()
     print("# SSB SF %g, %d reps, threads %d; medians in ms (x = sqlite / mode)"
           % (args.sf, args.reps, threads))
@@ -151,7 +159,9 @@ def main():
             if v:
                 m = statistics.median(v)
                 sums[mode] = sums.get(mode, 0.0) + m
-                cells.append("%s %.1f (%.2fx)" % (mode, m, base / m))
+                c = cpus.get((mode, q))
+                cells.append("%s %.1f (%.2fx)%s" % (mode, m, base / m, " cpu %.1f" % statistics.median(c)
+                                                    if c else ""))
             else:
                 cells.append("%s -" % mode)
         print("%-6s %s" % (q, "  ".join(cells)), flush=True)

@@ -501,11 +501,16 @@ char *ga_sql_piece(const ga_target *t, const ga_parts *p, int hash) {
     sqlite3_str_appendf(s, "%s%s(\n%s\n)%s", i ? ", " : "",
                         hash && grouped ? "" : "gpuagg_partial(", p->vals[i],
                         hash && grouped ? "" : ")");
-  sqlite3_str_appendf(s, " FROM main.\"%w\"", t->table);
-  if (p->alias)
-    sqlite3_str_appendf(s, " AS \"%w\"", p->alias);
-  sqlite3_str_appendf(s, " NOT INDEXED WHERE %s >= ?1 AND %s <= ?2", t->rowid,
-                      t->rowid);
+  if (p->join_from) /* a join: the fact's rowids (planner/qjoin.c rule 5) */
+    sqlite3_str_appendf(s, " FROM %s WHERE " GA_QJ_RANGE, p->join_from,
+                        p->alias, t->rowid, p->alias, t->rowid);
+  else {
+    sqlite3_str_appendf(s, " FROM main.\"%w\"", t->table);
+    if (p->alias)
+      sqlite3_str_appendf(s, " AS \"%w\"", p->alias);
+    sqlite3_str_appendf(s, " NOT INDEXED WHERE %s >= ?1 AND %s <= ?2", t->rowid,
+                        t->rowid);
+  }
   if (has(p->filter))
     sqlite3_str_appendf(s, " AND (\n%s\n)", p->filter);
   if (grouped && !hash) {

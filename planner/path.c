@@ -268,8 +268,8 @@ static int post_time(const char *post, int *bad) {
   return r;
 }
 
-static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
-                       char *why, size_t n) {
+static int names_check(sqlite3 *db, const ga_target *t, const ga_parts *p,
+                       const ga_lex *lx, char *why, size_t n) {
   sqlite3_stmt *st = NULL;
   int found = 0, k;
   if (sqlite3_prepare_v2(db,
@@ -335,7 +335,10 @@ static int names_check(sqlite3 *db, const ga_target *t, const ga_lex *lx,
     const char *z = (const char *)sqlite3_column_text(st, 1);
     if (!sc || !z || !in_list(lx->ids, lx->nids, z))
       continue;
-    if (sqlite3_stricmp(z, t->table))
+    int joined = 0; /* a table of the join: read in the same snapshot */
+    for (int j = 0; j < p->njoin_tables && !joined; j++)
+      joined = !sqlite3_stricmp(z, p->join_tables[j]);
+    if (sqlite3_stricmp(z, t->table) && !joined)
       sqlite3_snprintf((int)n, why, "the text names another table: %s", z);
     else if (sqlite3_stricmp(sc, t->schema))
       sqlite3_snprintf((int)n, why,
@@ -487,13 +490,15 @@ static int colls_builtin(sqlite3 *db, const ga_target *t, const ga_lex *lx,
 ** collation.  'a','A' and 'a','a ' tell the three built-ins apart (the
 ** names in play are built-ins, checked above).  GA_COLL_* or -1. */
 static int group_coll(sqlite3 *db, const ga_target *t, const char *alias,
-                      const char *g) {
+                      const char *g, const char *join_from) {
   sqlite3_stmt *st = NULL;
   int coll = -1;
-  /* the text may qualify its columns with the FROM clause's alias */
-  char *from = alias ? sqlite3_mprintf("\"%w\".\"%w\" AS \"%w\"", t->schema,
-                                       t->table, alias)
-                     : sqlite3_mprintf("\"%w\".\"%w\"", t->schema, t->table);
+  /* the text may qualify its columns with the FROM clause's alias; a join
+  ** (planner/qjoin.c) reads its tables' columns under its FROM */
+  char *from = join_from ? sqlite3_mprintf("%s", join_from)
+               : alias   ? sqlite3_mprintf("\"%w\".\"%w\" AS \"%w\"", t->schema,
+                                           t->table, alias)
+                       : sqlite3_mprintf("\"%w\".\"%w\"", t->schema, t->table);
   char *sql = from ? sqlite3_mprintf(
                          "SELECT (SELECT count(*) FROM (SELECT 1 FROM (SELECT "
                          "+(\n%s\n) AS k FROM %s WHERE 0 UNION ALL SELECT 'a' "
@@ -519,7 +524,11 @@ static int group_coll(sqlite3 *db, const ga_target *t, const char *alias,
 
 int ga_plan_key_coll(sqlite3 *db, const ga_target *t, const char *alias,
                      const char *key) {
-  return group_coll(db, t, alias, key);
+  return group_coll(db, t, alias, key, NULL);
+}
+
+int ga_plan_key_coll_join(sqlite3 *db, const char *from, const char *key) {
+  return group_coll(db, NULL, NULL, key, from);
 }
 
 /* ---- rule 4: statements in progress ---- */
@@ -590,8 +599,8 @@ char *ga_program_sig(sqlite3 *db, const char *sql, int *rc) {
 /* The text every worker statement evaluates, as one SELECT over schema's
 ** table: the values (gpu_cache's load: a list of columns), the filter, the
 ** keys and the carried columns. */
-static char *auth_sql(const ga_target *t, const ga_parts *p,
-                      const char *schema) {
+static char *auth_sql(const ga_target *t, const ga_parts *p, const char *schema,
+                      int worker) {
   sqlite3_str *s = sqlite3_str_new(NULL);
   sqlite3_str_appendall(s, "SELECT ");
   for (int i = 0; i < p->nvals; i++)
@@ -600,6 +609,11 @@ static char *auth_sql(const ga_target *t, const ga_parts *p,
                       p->filter && *p->filter ? p->filter : "NULL");
   for (int i = 0; i < p->nkeys + p->ncarry; i++)
     sqlite3_str_appendf(s, ", \n%s\n", p->keys[i]);
+  if (p->join_from) { /* a join: its FROM (planner/qjoin.c) */
+    sqlite3_str_appendf(s, " FROM %s",
+                        worker ? p->join_from : p->join_from_caller);
+    return sqlite3_str_finish(s);
+  }
   sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", schema, t->table);
   if (p->alias)
     sqlite3_str_appendf(s, " AS \"%w\"", p->alias);
@@ -741,6 +755,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   /* rule 14: an indexed range, decided before the rules that only the
   ** parallel path needs (SQLite's own plan needs none of them) */
   if (est >= cfg->scan_min_rows && /* else rule 8 */
+      !p->join_from &&             /* a join's filter reads other tables */
       ga_qindex_plan(db, t, p, threads, est, cfg->scan_min_rows,
                      p->serial_index, &qi) != SQLITE_OK)
     goto nomem;
@@ -761,9 +776,16 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
       goto nomem;
   if (p->alias && ga_lex_sql(p->alias, &lx))
     goto nomem;
+  for (k = 0; k < p->njoin_tables; k++) { /* a join's tables, as names */
+    char *qn = sqlite3_mprintf("\"%w\"", p->join_tables[k]);
+    int lrc = qn ? ga_lex_sql(qn, &lx) : SQLITE_NOMEM;
+    sqlite3_free(qn);
+    if (lrc)
+      goto nomem;
+  }
   if (lx.has_select)
     SERIAL("the text holds a subquery");
-  k = names_check(db, t, &lx, plan->why, sizeof plan->why);
+  k = names_check(db, t, p, &lx, plan->why, sizeof plan->why);
   if (k > 0)
     goto serial;
   if (k < 0)
@@ -780,7 +802,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("cannot probe the collations");
   /* rule 10: the caller's program of the text, compared with a worker's
   ** in ga_plan_verify */
-  sql = auth_sql(t, p, t->schema);
+  sql = auth_sql(t, p, t->schema, 0);
   if (!sql)
     goto nomem;
   plan->auth_sig = ga_program_sig(db, sql, &k);
@@ -794,7 +816,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     SERIAL("the statement cannot be compiled here (%s)", sqlite3_errstr(k));
   int any_text_coll = 0; /* a key compared under NOCASE or RTRIM */
   for (k = 0; k < p->nkeys; k++) {
-    coll[k] = group_coll(db, t, p->alias, p->keys[k]);
+    coll[k] = group_coll(db, t, p->alias, p->keys[k], p->join_from_caller);
     if (coll[k] < 0)
       SERIAL("the group key's collation is not a built-in one");
     any_text_coll |= coll[k] != GA_COLL_BINARY;
@@ -865,7 +887,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   plan->sql_bounds = ga_sql_bounds(t);
   plan->sql_first = ga_sql_first(t);
   plan->sql_kth = ga_sql_kth(t);
-  plan->auth_sql = auth_sql(t, p, "main");
+  plan->auth_sql = auth_sql(t, p, "main", 1);
   if (!plan->auth_sql || !plan->path || !plan->vfs || !plan->schema ||
       !plan->sql_piece || (hash && !plan->sql_rows) || !plan->sql_bounds ||
       !plan->sql_first || !plan->sql_kth)
@@ -914,6 +936,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   for (int i = 0; i < GA_SCAN_NLIMITS; i++) /* rule 11 */
     sp->limits[i] = sqlite3_limit(db, i, -1);
   sp->est_rows = est;
+  sp->large_pieces = p->join_from != NULL; /* planner/qjoin.c rule 5 */
   sp->schema_version = schema_version;
   sp->max_group_bytes = ga_config_group_bytes(cfg);
   sp->pin = lx.time_col[0] != 0; /* rule 6 */

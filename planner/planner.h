@@ -118,6 +118,12 @@ typedef struct ga_parts {
   ** (gpu_query, issue 37): its state keeps the distinct values
   ** (engine/scan/scan_group.h rule 5); NULL: none */
   const unsigned char *val_dist;
+  /* a join (planner/qjoin.c): the FROM clause of the workers' texts (the
+  ** fact table NOT INDEXED under the name alias), the same over the
+  ** caller's schema, and the names of its tables; NULL: one table */
+  const char *join_from, *join_from_caller;
+  const char *const *join_tables;
+  int njoin_tables;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays
@@ -168,6 +174,15 @@ void ga_plan_free(ga_plan *plan);
 ** (ext/query/partial_fns.c). */
 int ga_plan_key_coll(sqlite3 *db, const ga_target *t, const char *alias,
                      const char *key);
+/* A join's piece of the fact's rowids (planner/qjoin.c rule 5), of the
+** fact's name and rowid name twice: likelihood 1.0 keeps SQLite's estimate
+** of the fact's rows at the table's, so that it still builds its Bloom
+** filters on the dimensions (3.40 weighs them against the rows of the
+** loops outside; a plain range cuts that estimate 16-fold). */
+#define GA_QJ_RANGE                                                            \
+  "likelihood(\"%w\".%s >= ?1, 1.0) AND likelihood(\"%w\".%s <= ?2, 1.0)"
+/* The same for a key over a join's FROM clause (planner/qjoin.c). */
+int ga_plan_key_coll_join(sqlite3 *db, const char *from, const char *key);
 /* The checks that need a worker connection of pool (rule 10: the caller's
 ** authorizer): a plan that fails them turns serial, with the reason.
 ** SQLITE_OK or SQLITE_NOMEM. */

@@ -27,7 +27,7 @@
 **      (ALL before it is the default it is: sum(ALL x) is sum(x)),
 **      DISTINCT and FILTER (WHERE c) (rule 9); window functions over the
 **      groups (planner/qwindow.c).  Everything else is an error naming the
-**      construct: VALUES, compound selects, joins, subqueries in FROM,
+**      construct: VALUES, compound selects, subqueries in FROM,
 **      virtual tables, WITHOUT ROWID, window functions over the table's
 **      rows, other aggregates, '*' in the select list, a column outside
 **      aggregates that no group term reads, a query with neither
@@ -122,6 +122,19 @@
 **      and no top k (rule 7) reads it.  The serial and post texts keep the
 **      calls as written (the post query's gpuagg_pick replaces the whole
 **      call, FILTER included).
+**  10. Joins (issue 38, planner/qjoin.c and its rules).  A FROM of several
+**      tables is a fact table, the target of everything above (rowids,
+**      pieces, the serial text's NOT INDEXED), and its dimensions.  The
+**      columns of every table are one list (qjoin.c rule 6): col_of reads
+**      qualified and bare names against it.  The groups table's columns
+**      for a join are named with the internal prefix (rule 8), one per
+**      column of the list, and the post query names that column for every
+**      reference to it, qualified or not (join_post_col), since two tables
+**      may have columns of one name; the workers' carried columns are
+**      qualified.  The workers' FROM, the caller's (its checks, key
+**      collations over the join) and the serial text's are qjoin.c's, the
+**      ON conditions it moves into WHERE lead the workers' filter, and
+**      last_scan.join gets SQLite's plan of a piece (join_plan).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -132,6 +145,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
 #include "qhint.h"
+#include "qjoin.h"
 #include "qrewrite.h"
 #include "qschema.h"
 #include "qtok.h"
@@ -194,6 +208,13 @@ typedef struct parse {
   int ipk;        /* find_ipk */
   span window;    /* the WINDOW clause */
   ga_qwins wins;  /* window function calls (planner/qwindow.c) */
+  /* a join (planner/qjoin.c, rule 10): its tables and columns; per groups
+  ** table column, the column of the list it holds (GA_Q_ROWID: the fact's
+  ** rowid); the prefix its names take */
+  int join;
+  ga_qjoin j;
+  int *rep_col;
+  char *pre;
 } parse;
 
 static int kw(const parse *p, int i, const char *w) {
@@ -267,6 +288,10 @@ static int find_ipk(parse *p) {
 static int col_of(const parse *p, int i) {
   if (!is_name(p, i) || ga_qt_ctx_keyword(p->z, &p->t[i]))
     return -1; /* OVER w of a table with a column over (qtok.c rule 1) */
+  if (p->join) { /* qjoin.c rule 6 */
+    int fr = 0, c = ga_qj_col(&p->j, p->z, p->t, p->n, i, &fr);
+    return fr || (c >= 0 && c == p->ipk) ? GA_Q_ROWID : c;
+  }
   char *z = tok_name(p, i);
   int r = -1;
   if (!z)
@@ -299,6 +324,64 @@ static int alias_of(const parse *p, int i) {
 }
 
 static int agg_of(parse *p, int i); /* the call starting at token i */
+static int join_post_col(const parse *p, int i, int *last);
+static int order_alias(const parse *p, int a, int b);
+
+/* Rule 10: is token i a whole ORDER BY term that is an alias? */
+static int order_alias_at(const parse *p, int i) {
+  if (i < p->order.a || i >= p->order.b)
+    return 0;
+  for (int a = p->order.a; a < p->order.b;) {
+    int e = a, depth = 0;
+    for (; e < p->order.b && (depth || !op(p, e, ",")); e++)
+      depth += op(p, e, "(") - op(p, e, ")");
+    int t = e;
+    if (t - a >= 3 && kw(p, t - 2, "NULLS") &&
+        (kw(p, t - 1, "FIRST") || kw(p, t - 1, "LAST")))
+      t -= 2;
+    if (t - a >= 2 && (kw(p, t - 1, "ASC") || kw(p, t - 1, "DESC")))
+      t--;
+    if (i >= a && i < e)
+      return order_alias(p, a, t);
+    a = e + 1;
+  }
+  return 0;
+}
+
+/* Rule 10: the groups table column (rep) of the join's column reference
+** starting at token i ([schema .] [q .] name), its last token in *last;
+** -1 when it is none (an alias, a function's or a collation's name). */
+static int join_post_col(const parse *p, int i, int *last) {
+  int c_tok = -1;
+  if (op(p, i - 1, ".") || !is_name(p, i))
+    return -1;
+  if (op(p, i + 1, ".") && is_name(p, i + 2) && op(p, i + 3, ".") &&
+      is_name(p, i + 4))
+    c_tok = i + 4;
+  else if (op(p, i + 1, ".") && is_name(p, i + 2))
+    c_tok = i + 2;
+  else
+    c_tok = i;
+  if (kw(p, i - 1, "COLLATE") || kw(p, i - 1, "AS") ||
+      ga_qw_skip(&p->wins, i) || (c_tok == i && order_alias_at(p, i)))
+    return -1;
+  if (i >= p->items_span.a && i < p->items_span.b) { /* not an alias */
+    int in = 0;
+    for (int k = 0; k < p->nitems && !in; k++)
+      in = i >= p->items[k].expr.a && i < p->items[k].expr.b;
+    if (!in)
+      return -1;
+  }
+  int c = col_of(p, c_tok);
+  if (c == -1)
+    return -1;
+  for (int r = 0; r < p->q->nreps; r++)
+    if (p->rep_col[r] == c) {
+      *last = c_tok;
+      return r;
+    }
+  return -1;
+}
 
 /* Append tokens [a, b) to s with the text between them, parameters as
 ** ?(N + off) (rule 4); subst: aliases become their items (rule 2); calls:
@@ -311,9 +394,14 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
     if (i > a)
       sqlite3_str_append(s, p->z + p->t[i - 1].off + p->t[i - 1].len,
                          t->off - (p->t[i - 1].off + p->t[i - 1].len));
-    int k;
+    int k, jlast = i;
     if (t->type == T_VAR) {
       sqlite3_str_appendf(s, "?%d", t->var + off);
+    } else if ((calls == 1 || calls == 3) && p->join &&
+               (k = join_post_col(p, i, &jlast)) >= 0) {
+      /* rule 10: a join's column is its groups table column */
+      sqlite3_str_appendf(s, "\"%w\"", p->q->rep_name[k]);
+      i = jlast;
     } else if ((calls == 1 || calls == 3) && !op(p, i - 1, ".") &&
                is_name(p, i) && op(p, i + 1, ".") && is_name(p, i + 2) &&
                op(p, i + 3, ".") && is_name(p, i + 4)) {
@@ -603,7 +691,10 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
     char *e = text(p, a, b, 2, alias_ok);
     if (!e)
       return SQLITE_NOMEM;
-    int c = ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
+    int c =
+        q->join_from_caller
+            ? ga_plan_key_coll_join(p->db, q->join_from_caller, e)
+            : ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
     sqlite3_free(e);
     dist = c != GA_COLL_BINARY;
   }
@@ -636,7 +727,10 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
                       : sqlite3_mprintf("%s", e);
   int coll = GA_COLL_BINARY;
   if (v && dist) {
-    coll = ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
+    coll =
+        q->join_from_caller
+            ? ga_plan_key_coll_join(p->db, q->join_from_caller, e)
+            : ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
     if (coll < 0) {
       q->serial_why = "a DISTINCT argument's collation is not a built-in one";
       coll = GA_COLL_BINARY;
@@ -878,17 +972,15 @@ static int read_items(parse *p, sqlite3_stmt *st) {
   return rc;
 }
 
-/* FROM: one table, [AS] alias, INDEXED BY x | NOT INDEXED (rule 1). */
+static int read_join(parse *p, char **table);
+
+/* FROM: one table, [AS] alias, INDEXED BY x | NOT INDEXED (rule 1); or a
+** join (rule 10). */
 static int read_from(parse *p, char **table) {
   int a = p->from.a, b = p->from.b, i = a;
+  if (ga_qj_is_join(p->z, p->t, a, b))
+    return read_join(p, table);
   for (int k = a; k < b; k++) {
-    if (op(p, k, ",") || kw(p, k, "JOIN"))
-      return fail(p,
-                  "gpu_query: joins are not supported (FROM must name "
-                  "one table): aggregate the one table in gpu_query, then "
-                  "join its result table in SQLite (SELECT ... FROM q JOIN "
-                  "u ON ...)%s",
-                  NULL);
     if (op(p, k, "("))
       return fail(p,
                   "gpu_query: FROM must name one table, not a subquery "
@@ -931,10 +1023,12 @@ static int read_from(parse *p, char **table) {
 ** it (rule 5). */
 static char *decl_of(parse *p, int c) {
   ga_query *q = p->q;
-  if (c == GA_Q_ROWID)
+  if (c == GA_Q_ROWID || (p->join && p->j.ccol[c] < 0))
     return sqlite3_mprintf("INTEGER");
   const char *type = NULL, *coll = NULL;
-  if (ga_column_decl(p->db, q->t.schema, q->t.table, q->t.cols[c], &type,
+  const ga_target *tt = p->join ? &ga_qj_coltab(&p->j, c)->t : &q->t;
+  if (ga_column_decl(p->db, tt->schema, tt->table,
+                     p->join ? ga_qj_colname(&p->j, c) : q->t.cols[c], &type,
                      &coll) != SQLITE_OK) {
     q->serial_why = "the columns' collations cannot be read (SQLite built "
                     "without column metadata)";
@@ -988,8 +1082,39 @@ static int add_rowid(parse *p, int slot, int *idx) {
 
 /* Add column c (token i names it) to the groups table as slot `slot` when
 ** it is not there yet; its index. */
+static char *internal_prefix(const parse *p);
+
+/* Rule 10: a join's groups table column for column c of the list (or the
+** fact's rowid), named with the internal prefix: the post query names it
+** for every reference, qualified or not. */
+static int add_rep_join(parse *p, int c, int slot, int *idx) {
+  ga_query *q = p->q;
+  for (int k = 0; k < q->nreps; k++)
+    if (p->rep_col[k] == c) {
+      *idx = k;
+      return SQLITE_OK;
+    }
+  if (!p->pre && !(p->pre = internal_prefix(p)))
+    return SQLITE_NOMEM;
+  int k = q->nreps;
+  q->rep_name[k] = sqlite3_mprintf("%sr%d", p->pre, k);
+  q->rep_decl[k] = decl_of(p, c);
+  q->rep_slot[k] = slot;
+  p->rep_col[k] = c;
+  if (!q->rep_name[k] || !q->rep_decl[k]) {
+    sqlite3_free(q->rep_name[k]);
+    sqlite3_free(q->rep_decl[k]);
+    return SQLITE_NOMEM;
+  }
+  q->nreps++;
+  *idx = k;
+  return SQLITE_OK;
+}
+
 static int add_rep(parse *p, int i, int c, int slot, int *idx) {
   ga_query *q = p->q;
+  if (p->join)
+    return add_rep_join(p, c, slot, idx);
   if (c == GA_Q_ROWID)
     return add_rowid(p, slot, idx);
   char *z = tok_name(p, i);
@@ -1014,6 +1139,17 @@ static int add_rep(parse *p, int i, int c, int slot, int *idx) {
   return SQLITE_OK;
 }
 
+/* Rule 10: the workers' text of a join's carried column: qualified, since
+** another table may have a column of its name. */
+static char *join_carried(parse *p, int c) {
+  if (c == GA_Q_ROWID)
+    return sqlite3_mprintf("\"%w\".%s", p->q->qual, p->q->t.rowid);
+  const ga_qj_tab *x = ga_qj_coltab(&p->j, c);
+  if (p->j.ccol[c] < 0)
+    return sqlite3_mprintf("\"%w\".%s", x->qual, x->t.rowid);
+  return sqlite3_mprintf("\"%w\".\"%w\"", x->qual, ga_qj_colname(&p->j, c));
+}
+
 /* The group terms: keys (rule 2), the groups table's columns (rule 5). */
 static int read_terms(parse *p) {
   ga_query *q = p->q;
@@ -1022,12 +1158,14 @@ static int read_terms(parse *p) {
     return SQLITE_NOMEM;
   if (p->nterms > 16)
     return fail(p, "gpu_query: more than 16 GROUP BY terms%s", NULL);
-  int cap = 2 * p->nterms + q->t.ncols + 3;
+  int cap = 2 * p->nterms + (p->join ? p->j.ncols : q->t.ncols) + 3;
   q->keys = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
   q->rep_name = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
   q->rep_decl = sqlite3_malloc64(sizeof(char *) * (size_t)(cap));
   q->rep_slot = sqlite3_malloc64(sizeof(int) * (size_t)(cap));
   if (!q->keys || !q->rep_name || !q->rep_decl || !q->rep_slot)
+    return SQLITE_NOMEM;
+  if (p->join && !(p->rep_col = sqlite3_malloc64(sizeof(int) * (size_t)cap)))
     return SQLITE_NOMEM;
   span *res = sqlite3_malloc64(sizeof(span) * (size_t)(p->nterms + 1));
   if (!res)
@@ -1093,7 +1231,8 @@ static int read_terms(parse *p) {
       rc = add_rep(p, i, c, q->nkeys + q->ncarry, &idx);
       if (rc == SQLITE_OK && q->nreps > before) {
         q->keys[q->nkeys + q->ncarry] =
-            sqlite3_mprintf("\"%w\"", q->rep_name[idx]);
+            p->join ? join_carried(p, c)
+                    : sqlite3_mprintf("\"%w\"", q->rep_name[idx]);
         if (!q->keys[q->nkeys + q->ncarry])
           rc = SQLITE_NOMEM;
         q->ncarry++;
@@ -1130,8 +1269,9 @@ static int check_bare(parse *p, int a, int b) {
       return SQLITE_NOMEM;
     int found = 0;
     for (int r = 0; r < p->q->nreps; r++)
-      found |=
-          !sqlite3_stricmp(p->q->rep_name[r], c >= 0 ? p->q->t.cols[c] : z);
+      found |= p->join ? p->rep_col[r] == c
+                       : !sqlite3_stricmp(p->q->rep_name[r],
+                                          c >= 0 ? p->q->t.cols[c] : z);
     int w = found ? -1 : ga_qw_inside(&p->wins, i);
     if (w >= 0 || (!found && i >= p->window.a && i < p->window.b)) {
       /* qwindow.c rule 4: a window over the table's rows */
@@ -1225,6 +1365,8 @@ static char *internal_prefix(const parse *p) {
       clash = !sqlite3_strnicmp(p->z + i, z, (int)zl);
     for (int c = 0; c < p->q->t.ncols && !clash; c++)
       clash = !sqlite3_strnicmp(p->q->t.cols[c], z, (int)zl);
+    for (int c = 0; p->join && c < p->j.ncols && !clash; c++)
+      clash = !sqlite3_strnicmp(ga_qj_colname(&p->j, c), z, (int)zl);
     if (!clash)
       return z;
     sqlite3_free(z);
@@ -1435,6 +1577,200 @@ static int find_topk(parse *p) {
   return SQLITE_OK;
 }
 
+/* ---- rule 10: joins (planner/qjoin.c) ---- */
+
+static void join_emit(void *ctx, sqlite3_str *s, int a, int b, int off) {
+  emit((parse *)ctx, s, a, b, off, 0, 0);
+}
+
+/* FROM names several tables: the fact is the target (qjoin.c rule 2). */
+static int read_join(parse *p, char **table) {
+  ga_query *q = p->q;
+  int rc = ga_qj_read(p->db, p->z, p->t, p->n, p->from.a, p->from.b, p->where.a,
+                      p->where.b, &p->j, p->err);
+  if (rc != SQLITE_OK)
+    return rc;
+  p->join = 1;
+  const ga_qj_tab *f = &p->j.v[p->j.fact];
+  *table = sqlite3_mprintf("\"%w\".\"%w\"", f->t.schema, f->t.table);
+  q->qual = sqlite3_mprintf("%s", f->qual);
+  q->has_alias = 1; /* the texts name the fact by it */
+  q->join_hinted = p->j.hinted;
+  p->indexed = f->idx_a >= 0;
+  if (p->j.serial_why)
+    q->serial_why = p->j.serial_why;
+  q->join_json = sqlite3_mprintf("%s", p->j.json);
+  q->join_tables = sqlite3_malloc64(sizeof(char *) * (size_t)p->j.n);
+  if (!*table || !q->qual || !q->join_json || !q->join_tables)
+    return SQLITE_NOMEM;
+  for (int k = 0; k < p->j.n; k++) {
+    if (!(q->join_tables[k] = sqlite3_mprintf("%s", p->j.v[k].t.table)))
+      return SQLITE_NOMEM;
+    q->njoin_tables++;
+  }
+  return SQLITE_OK;
+}
+
+/* Once the parameters have their numbers: the FROM clauses. */
+static int join_finish(parse *p) {
+  ga_query *q = p->q;
+  q->join_from = ga_qj_from(&p->j, p->z, p->t, GA_QJ_WORKER, 2, join_emit, p);
+  q->join_from_caller =
+      ga_qj_from(&p->j, p->z, p->t, GA_QJ_CALLER, 2, join_emit, p);
+  return q->join_from && q->join_from_caller ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* The workers' filter: the ON conditions moved into WHERE (qjoin.c rule
+** 5), then the text's WHERE. */
+static int join_filter(parse *p) {
+  ga_query *q = p->q;
+  char *moved = ga_qj_moved(&p->j, 2, join_emit, p);
+  if (!moved)
+    return SQLITE_NOMEM;
+  if (!*moved) {
+    sqlite3_free(moved);
+    return SQLITE_OK;
+  }
+  char *f = q->filter ? sqlite3_mprintf("%s AND (\n%s\n)", moved, q->filter)
+                      : sqlite3_mprintf("%s", moved);
+  sqlite3_free(moved);
+  if (!f)
+    return SQLITE_NOMEM;
+  sqlite3_free(q->filter);
+  q->filter = f;
+  return SQLITE_OK;
+}
+
+/* The loops of SQLite's plan of sql on the caller (EXPLAIN QUERY PLAN's
+** SCAN, SEARCH and BLOOM FILTER lines), each a JSON string and a comma;
+** "" when it cannot be planned; NULL: no memory. */
+static char *join_loops(parse *p, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  char *x = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sql);
+  if (x && sqlite3_prepare_v2(p->db, x, -1, &st, NULL) == SQLITE_OK)
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *d = (const char *)sqlite3_column_text(st, 3);
+      if (!d || (strncmp(d, "SCAN", 4) && strncmp(d, "SEARCH", 6) &&
+                 strncmp(d, "BLOOM", 5)))
+        continue;
+      sqlite3_str_appendall(s, "\"");
+      for (; *d; d++) /* JSON: the detail names tables as written */
+        if (*d == '"' || *d == '\\')
+          sqlite3_str_appendf(s, "\\%c", *d);
+        else if ((unsigned char)*d >= 0x20)
+          sqlite3_str_appendchar(s, 1, *d);
+      sqlite3_str_appendall(s, "\",");
+    }
+  sqlite3_finalize(st);
+  char *r = sqlite3_str_finish(s);
+  if (!x) {
+    sqlite3_free(r);
+    return NULL;
+  }
+  sqlite3_free(x);
+  return r ? r : sqlite3_mprintf("");
+}
+
+/* What a worker's piece reads, over the caller's schema. */
+static char *join_worker_sql(parse *p) {
+  ga_query *q = p->q;
+  sqlite3_str *w = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(w, "SELECT ");
+  for (int k = 0; k < q->nvals; k++)
+    sqlite3_str_appendf(w, "%s(\n%s\n)", k ? ", " : "", q->vals[k]);
+  for (int k = 0; k < q->nkeys + q->ncarry; k++)
+    sqlite3_str_appendf(w, ", (\n%s\n)", q->keys[k]);
+  sqlite3_str_appendf(w, " FROM %s WHERE " GA_QJ_RANGE, q->join_from_caller,
+                      q->qual, q->t.rowid, q->qual, q->t.rowid);
+  if (q->filter)
+    sqlite3_str_appendf(w, " AND (\n%s\n)", q->filter);
+  return sqlite3_str_finish(w);
+}
+
+static int join_serial(parse *p);
+
+/* qjoin.c rule 5's choice, and last_scan's "join" with its "plan": SQLite's
+** plan of a piece (EXPLAIN QUERY PLAN on the caller).  The plain JOIN form
+** where that plan reads the fact's rowid range first and the serial text's
+** plan has the same loops (both paths meet the rows in one order); else
+** the CROSS JOIN form, outwards from the fact. */
+static int join_plan(parse *p) {
+  ga_query *q = p->q;
+  char *sql = join_worker_sql(p);
+  char *w = sql ? join_loops(p, sql) : NULL;
+  char *s = join_loops(p, q->serial_sql);
+  char *first = sqlite3_mprintf(
+      "\"SEARCH %s USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)\",",
+      q->qual);
+  int rc = sql && w && s && first ? SQLITE_OK : SQLITE_NOMEM;
+  if (rc == SQLITE_OK && !p->j.cross &&
+      (strncmp(w, first, strlen(first)) || strcmp(w, s))) {
+    p->j.cross = 1; /* the FROM clauses again */
+    sqlite3_free(q->join_from);
+    sqlite3_free(q->join_from_caller);
+    sqlite3_free(q->serial_sql);
+    q->join_from = q->join_from_caller = q->serial_sql = NULL;
+    sqlite3_free(sql);
+    sqlite3_free(w);
+    sql = w = NULL;
+    rc = join_finish(p);
+    if (rc == SQLITE_OK)
+      rc = join_serial(p);
+    if (rc == SQLITE_OK &&
+        (!(sql = join_worker_sql(p)) || !(w = join_loops(p, sql))))
+      rc = SQLITE_NOMEM;
+  }
+  char *json = rc == SQLITE_OK ? ga_qj_json(&p->j) : NULL;
+  char *j = json ? sqlite3_mprintf("%s,\"plan\":[%.*s]}", json,
+                                   (int)strlen(w) - (*w ? 1 : 0), w)
+                 : NULL;
+  sqlite3_free(sql);
+  sqlite3_free(w);
+  sqlite3_free(s);
+  sqlite3_free(first);
+  sqlite3_free(json);
+  if (rc == SQLITE_OK && !j)
+    rc = SQLITE_NOMEM;
+  if (rc != SQLITE_OK)
+    return rc;
+  sqlite3_free(q->join_json);
+  q->join_json = j;
+  return SQLITE_OK;
+}
+
+/* The serial text: the text over the join's FROM as the workers read it
+** (the fact first, NOT INDEXED: the contract's order), gpu_ names. */
+static int join_serial(parse *p) {
+  ga_query *q = p->q;
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  char *from = ga_qj_from(&p->j, p->z, p->t, GA_QJ_SERIAL, 0, join_emit, p);
+  char *moved = ga_qj_moved(&p->j, 0, join_emit, p);
+  int has_where = p->where.b > p->where.a;
+  emit(p, s, 0, p->from.a, 0, 0, 2);
+  sqlite3_str_appendf(s, " %s ", from ? from : "");
+  /* every rowid, as a piece's range is written: the same plan (join_plan) */
+  sqlite3_str_appendf(s,
+                      "WHERE likelihood(\"%w\".%s >= -9223372036854775807 - 1, "
+                      "1.0) AND likelihood(\"%w\".%s <= 9223372036854775807, "
+                      "1.0)",
+                      q->qual, q->t.rowid, q->qual, q->t.rowid);
+  if (moved && *moved)
+    sqlite3_str_appendf(s, " AND %s", moved);
+  if (has_where) {
+    sqlite3_str_appendall(s, " AND (");
+    emit(p, s, p->where.a, p->where.b, 0, 0, 2);
+    sqlite3_str_appendall(s, "\n)");
+  }
+  sqlite3_str_appendall(s, "\n");
+  emit(p, s, has_where ? p->where.b : p->from.b, p->n, 0, 0, 2);
+  q->serial_sql = sqlite3_str_finish(s);
+  int ok = from && moved && q->serial_sql;
+  sqlite3_free(from);
+  sqlite3_free(moved);
+  return ok && q->groups_schema && q->post_sql ? SQLITE_OK : SQLITE_NOMEM;
+}
+
 static int make_texts(parse *p, const char *groups) {
   ga_query *q = p->q;
   q->agg_col = sqlite3_malloc64(sizeof(char *) * (size_t)(q->naggs + 1));
@@ -1482,6 +1818,8 @@ static int make_texts(parse *p, const char *groups) {
   }
   q->post_sql = sqlite3_str_finish(s);
 
+  if (p->join) /* rule 10 */
+    return join_serial(p);
   /* serial: the text, gpu_ names, NOT INDEXED after the table (rowid
   ** order: the contract's tie rule) */
   s = sqlite3_str_new(NULL);
@@ -1598,9 +1936,18 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
       else if (op(p, i, ")"))
         depth--;
       if (kw(p, i, "SELECT")) {
+        /* planner/qrewrite.c leaves a join's subqueries (rule 10) */
+        int f = clause_end(p, 1), fe = f < p->n ? clause_end(p, f + 1) : f;
+        int joined = f < p->n && ga_qj_is_join(p->z, p->t, f + 1, fe);
         rc = fail(p,
-                  "gpu_query: a subquery in FROM is not supported (FROM "
-                  "names one table, a view or a WITH expression)%s",
+                  joined && (i < f || i >= fe)
+                      ? "gpu_query: a join's text with a subquery is not "
+                        "supported yet (issue 38): aggregate the join in "
+                        "gpu_query and read the subquery's value as a "
+                        "parameter%s"
+                      : "gpu_query: a subquery in FROM is not supported "
+                        "(FROM names one table, a view or a WITH "
+                        "expression)%s",
                   NULL);
         goto done;
       }
@@ -1691,6 +2038,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   q->nparams = sqlite3_bind_parameter_count(sto ? sto : st);
   if ((rc = number_params(p, st)) != SQLITE_OK)
     goto done;
+  if (p->join && (rc = join_finish(p)) != SQLITE_OK) /* rule 10 */
+    goto done;
   if ((rc = read_items(p, st)) != SQLITE_OK)
     goto done;
   if ((rc = list_aggs(p)) != SQLITE_OK)
@@ -1776,12 +2125,16 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = SQLITE_NOMEM;
     goto done;
   }
+  if (p->join && (rc = join_filter(p)) != SQLITE_OK)
+    goto done;
   if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
   q->flat &= !limit_stops_early(p); /* rule 6 */
   if ((rc = find_topk(p)) != SQLITE_OK)
     goto done;
   rc = make_texts(p, groups);
+  if (rc == SQLITE_OK && p->join) /* qjoin.c rule 5 */
+    rc = join_plan(p);
   q->partial_why = rw.partial_why;
   if (rc == SQLITE_OK && rw.subs.n) { /* qrewrite.c rule 5, qsubq.c */
     q->subs = rw.subs;
@@ -1811,6 +2164,9 @@ done:
   sqlite3_free(p->terms);
   sqlite3_free(p->calls);
   ga_qw_free(&p->wins);
+  ga_qj_free(&p->j);
+  sqlite3_free(p->rep_col);
+  sqlite3_free(p->pre);
   for (int k = 0; k < p->naggnames; k++)
     sqlite3_free(p->aggnames[k]);
   sqlite3_free(p->aggnames);
@@ -1857,6 +2213,12 @@ void ga_query_free(ga_query *q) {
   for (int k = 0; k < q->ncols; k++)
     sqlite3_free(q->col_name[k]);
   sqlite3_free(q->col_name);
+  sqlite3_free(q->join_from);
+  sqlite3_free(q->join_from_caller);
+  sqlite3_free(q->join_json);
+  for (int k = 0; k < q->njoin_tables; k++)
+    sqlite3_free(q->join_tables[k]);
+  sqlite3_free(q->join_tables);
   memset(q, 0, sizeof(*q));
 }
 
@@ -1885,6 +2247,10 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->topk_k = q->topk_k;
   p->val_sum = q->val_sum;
   p->post = q->post_sql;
+  p->join_from = q->join_from; /* rule 10 */
+  p->join_from_caller = q->join_from_caller;
+  p->join_tables = (const char *const *)q->join_tables;
+  p->njoin_tables = q->njoin_tables;
   /* rule 9: DISTINCT values; an ungrouped query's one group is a grouped
   ** scan's (one NULL key), since only hash mode steps sets */
   static const char *const null_key[] = {"NULL"};

@@ -78,6 +78,14 @@ typedef struct ga_query {
   /* per value: 0, or 1 + the GA_COLL_* of a DISTINCT aggregate's argument
   ** (query.c rule 9; planner.h's ga_parts) */
   unsigned char val_dist[GA_MAX_STATES];
+  /* a join (planner/qjoin.c; issue 38): t is the fact table, qual its
+  ** name; the FROM clauses of the workers' texts and of the caller's
+  ** checks, the tables it names, last_scan's "join" object; NULL: one
+  ** table */
+  char *join_from, *join_from_caller, *join_json;
+  char **join_tables;
+  int njoin_tables;
+  int join_hinted; /* the text names the fact (qjoin.c rule 2) */
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups

@@ -1434,6 +1434,8 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
     sh.base_max = est / ((int64_t)sh.nw * 2);
     if (sh.base_max < base)
       sh.base_max = base;
+    if (sp->large_pieces)
+      sh.base = sh.base_max;
     /* tests: pieces of exactly N rowids (a long piece per worker) */
     const char *pr = getenv("GPUAGG_SCAN_PIECE_ROWS");
     if (pr && atoll(pr) > 0)
@@ -1580,7 +1582,8 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            "\"direct_batches\":%lld,\"worker_ms\":%.1f,\"flush_ms\":%.1f,"
            "\"lock_wait_ms\":%.1f,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
-           "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d}",
+           "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d,"
+           "\"join\":%s}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
            (long long)l->hash_flushes, (long long)l->direct_rows,
@@ -1588,5 +1591,5 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            l->lock_wait_ms, l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
-           l->values);
+           l->values, l->join[0] ? l->join : "null");
 }

@@ -114,6 +114,9 @@ typedef struct ga_scan_spec {
   ** SQLITE_LIMIT_WORKER_THREADS), set on every worker before it runs */
   int limits[GA_SCAN_NLIMITS];
   int64_t est_rows;        /* rows of the table, an upper estimate */
+  int large_pieces;        /* each piece pays a setup (gpu_query's join: SQLite
+                              builds its Bloom filters on the dimensions again):
+                              from the first, pieces of the largest size */
   int64_t schema_version;  /* the caller's PRAGMA schema_version when it
                               planned (the group key's collation): worker 0
                               must see the same in the snapshot */
@@ -231,6 +234,8 @@ typedef struct ga_scan_last {
                  ones share a state: gpu_query), 0 on the serial path */
   int64_t progress_probes; /* steps of the progress probe that runs the
                               caller's progress handler (parallel path) */
+  char join[1536]; /* gpu_query's join (planner/qjoin.c): a JSON object, ""
+                     for none (JSON null) */
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */

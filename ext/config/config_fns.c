@@ -58,7 +58,7 @@ void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc, (void)argv;
   ga_conn *conn = ((ga_fn_data *)sqlite3_user_data(ctx))->conn;
-  char gpu[4096], cfg[640], scan[2048];
+  char gpu[4096], cfg[640], scan[4096];
   ga_counters k;
   /* device = 'cpu' promises not to touch CUDA: report, do not start it */
   ga_gpu_json(gpu, sizeof gpu, conn->cfg.device != GA_DEVICE_CPU);

@@ -418,6 +418,15 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       result_code(ctx, rc);
     goto done;
   }
+  if (q.join_from && !q.join_hinted) { /* planner/qjoin.c rule 8 */
+    err = sqlite3_mprintf(
+        "a join's partial needs its fact table named in the text (SELECT /* "
+        "gpuagg_fact(%s) */ ...): every file and the finishing database "
+        "must choose the same fact, whatever their rows",
+        q.t.table);
+    result_error(ctx, fn, err);
+    goto done;
+  }
   if (argc - 1 > q.nparams) {
     err = sqlite3_mprintf("the text has %d parameter%s, %d values were given",
                           q.nparams, q.nparams == 1 ? "" : "s", argc - 1);
@@ -931,7 +940,10 @@ static int here_head(sqlite3 *db, const ga_query *q,
   h->shape.nc = q->nkeys > 0 ? q->ncarry : 0;
   h->shape.ns = q->nvals;
   for (int k = 0; k < q->nkeys; k++) /* -1 (not built-in): never a partial's */
-    h->shape.coll[k] = ga_plan_key_coll(db, &q->t, parts.alias, q->keys[k]);
+    h->shape.coll[k] =
+        q->join_from_caller /* a join: its FROM (planner/qjoin.c) */
+            ? ga_plan_key_coll_join(db, q->join_from_caller, q->keys[k])
+            : ga_plan_key_coll(db, &q->t, parts.alias, q->keys[k]);
   for (int k = 0; parts.val_dist && k < q->nvals; k++) /* DISTINCT (issue 37) */
     h->shape.dist[k] = parts.val_dist[k];
   h->sig = ga_query_sig(q, params, np);

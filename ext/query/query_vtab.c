@@ -73,6 +73,7 @@
 **      constructor returns SQLITE_SCHEMA having touched nothing, and SQLite
 **      runs the caller's statement again on the fresh schema, unseen.
 */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -664,6 +665,20 @@ static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
                          why, n);
 }
 
+/* Does gpu_cache hold an entry of a table the join reads? */
+static int join_cached(ga_conn *conn, const ga_query *q) {
+  ga_cache *ca = conn->cache;
+  int any = 0;
+  if (!ca)
+    return 0;
+  pthread_mutex_lock(&ca->mu);
+  for (ga_centry *e = ca->entries; e && !any; e = e->next)
+    for (int k = 0; k < q->njoin_tables && !any; k++)
+      any = !sqlite3_stricmp(e->table, q->join_tables[k]);
+  pthread_mutex_unlock(&ca->mu);
+  return any;
+}
+
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
 ** (and no statement) for the serial path, or an error. */
 static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
@@ -756,6 +771,11 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   memset(last, 0, sizeof(*last));
   last->interrupt =
       ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  if (c->q.join_json) /* planner/qjoin.c; whole, or a valid stub */
+    sqlite3_snprintf((int)sizeof last->join, last->join, "%s",
+                     strlen(c->q.join_json) < sizeof last->join
+                         ? c->q.join_json
+                         : "{\"how\":\"sqlite-per-worker\",\"long\":true}");
   if (partial && sqlite3_value_type(partial) != SQLITE_BLOB) {
     /* rule 9: most often one argument more than the query has parameters
     ** (SQLite gives it to the next hidden column): say how many it takes */
@@ -816,6 +836,14 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
         rc = subq_cache(c, vt->db, &cfg, &parts, &hit, cwhy, sizeof cwhy);
       parts.params = c->subq.vals;
       parts.nparams = c->np + 1 + c->q.subs.n;
+    } else if (c->q.join_from) {
+      /* a join: the cache holds tables one by one (planner/qjoin.c); said
+      ** where one of them has an entry */
+      if (join_cached(conn, &c->q))
+        sqlite3_snprintf((int)sizeof cwhy, cwhy,
+                         "the text joins %d tables (fact %s): the cache "
+                         "answers one table's queries",
+                         c->q.njoin_tables, c->q.t.table);
     } else {
       /* rule 8: the column cache first */
       rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,

@@ -1,0 +1,1046 @@
+"""test_query_join.py — gpu_query's star and snowflake joins (issue 38,
+step 1: planner/qjoin.c; docs/gpu_query.md, "Joins").
+
+The contract: for a text T that joins a fact table to its dimensions,
+
+    CREATE VIRTUAL TABLE temp.q USING gpu_query('T');  SELECT * FROM q;
+
+returns the rows of T run by SQLite with sum, total, avg, min and max
+spelled gpu_sum ... gpu_max: values and typeof, REALs bit for bit, on one
+committed state, with SQLite's join semantics (affinity, collation as the
+operands are written, NULL keys, duplicate keys, LEFT JOIN).
+
+What runs (all from SEED):
+
+  * a differential join generator (join_queries): WORLDS database files
+    (WAL and rollback journal), each a random star or snowflake schema of
+    1 to 4 dimensions d1..d4 around a fact table f of 0 to 3,000 rows; a
+    dimension's key is dense (INTEGER PRIMARY KEY), sparse, duplicated,
+    NULL, TEXT COLLATE NOCASE ('a' and 'A'), TEXT numbers against an
+    INTEGER, untyped or TEXT fact key ('5', '05', ' 7'), REAL against
+    INTEGER (1.0 and 1), or composite (two columns); a dimension joins the
+    fact or (a snowflake) another dimension.  QUERIES texts (700 by
+    default) over them: comma joins with the conditions in WHERE, JOIN ...
+    ON, JOIN ... USING, LEFT JOIN, the tables written in any order (a
+    fact not written first with LEFT JOIN or USING takes the serial path,
+    documented), the equality's operands either way round; filters on
+    every table, in WHERE and in ON; GROUP BY dimension attributes, fact
+    columns and expressions over two tables; count, sum, total, avg, min,
+    max, DISTINCT and FILTER; HAVING; ORDER BY every term with LIMIT.
+    Each is compared with the reference on the serial path (inside an
+    explicit transaction), at threads 1, 2 and 4 (tiny rowid pieces for
+    some), and (PARTS, a third of the queries) through gpu_query_partial
+    over 1 to 3 shard files of the fact, each with the dimensions, merged
+    and finished on a database that declares the tables.
+  * fixed cases: each refused construct with its exact message; the
+    collation and affinity rules of issue 38 section 2, each a case; the
+    fact table's choice (sqlite_stat1, the rowid span, ties, the
+    gpuagg_fact hint); the serial path's reasons; the cache declining;
+    last_scan.join (the plan: the fact's rowid range first, dimensions by
+    key); SSB at SF 0.01 (bench/ssb.py) on every path; a writer process
+    that changes a dimension and the fact table while queries run (every
+    answer one committed state).
+
+Environment: SEED (default 20261206), QUERIES (default 700), WORLDS
+(default 12), VERBOSE=1, SSB=0 (skip SSB).
+"""
+
+import json
+import os
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gatest import typed_key, Reporter, LIB  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEED = int(os.environ.get("SEED", "20261206"))
+QUERIES = int(os.environ.get("QUERIES", "700"))
+WORLDS = int(os.environ.get("WORLDS", "12"))
+TMP = tempfile.mkdtemp(prefix="gpuagg_join_")
+FACT_NOT_FIRST = "the join has LEFT JOIN or USING"  # qjoin.c rule 7: serial, documented
+
+
+# a statement that runs past this many seconds is interrupted (a broken
+# join order is a cross product: the suite fails instead of hanging)
+STATEMENT_S = float(os.environ.get("STATEMENT_S", "120"))
+DEADLINE = [0.0]
+
+
+def arm():
+    DEADLINE[0] = time.time() + STATEMENT_S
+
+
+def connect(path, ro=False):
+    con = sqlite3.connect("file:%s?mode=ro" % path if ro else path, uri=ro, isolation_level=None)
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    con.set_progress_handler(lambda: int(DEADLINE[0] and time.time() > DEADLINE[0]), 100000)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    return con
+
+
+def last_scan(con):
+    return json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
+
+
+def sql_lit(s):
+    return "'" + s.replace("'", "''") + "'"
+
+
+def gpu_text(q):
+    """The reference: the text with gpu_ names (count unchanged)."""
+    return re.sub(r"\b(sum|total|avg|min|max)\s*\(", lambda m: "gpu_%s(" % m.group(1).lower(), q,
+                  flags=re.I)
+
+
+def run(con, sql, params=()):
+    arm()
+    try:
+        return ("ok", con.execute(sql, params).fetchall())
+    except sqlite3.Error as e:
+        return ("error", str(e))
+
+
+def via_gpu_query(con, text, params=()):
+    arm()
+    try:
+        con.execute("DROP TABLE IF EXISTS temp.q")
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        return ("ok", con.execute("SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)),
+                                  params).fetchall())
+    except sqlite3.Error as e:
+        return ("error", str(e))
+
+
+def same(got, want, ordered):
+    if got[0] != want[0]:
+        return False
+    if got[0] == "error":
+        return True
+    if ordered:
+        return repr(got[1]) == repr(want[1])
+    key = lambda rows: sorted(tuple(typed_key(v) for v in r) for r in rows)  # noqa: E731
+    return key(got[1]) == key(want[1])
+
+
+def show(r):
+    if r[0] == "error":
+        return "error: " + r[1]
+    return "%d rows %s" % (len(r[1]), repr(r[1][:6])[:400])
+
+
+# ---------------------------------------------------------------- worlds
+
+KINDS = ("dense", "sparse", "dup", "null", "nocase", "textnum", "real", "comp")
+
+
+class Dim:
+    def __init__(self, i, kind, parent):
+        self.i, self.kind, self.parent = i, kind, parent  # parent: 0 the fact, else a dim number
+        self.name = "d%d" % i
+        self.key = "k%d" % i
+        self.cols = [self.key] + (["k%db" % i] if kind == "comp" else [])
+
+
+def key_values(r, d, n):
+    """The dimension's key values (n rows) and what a referencing row
+    holds: (rows' keys, pool of referencing values)."""
+    k = d.kind
+    if k == "dense":
+        keys = list(range(1, n + 1))
+        return keys, keys + [n + 5, None]
+    if k == "sparse":
+        keys = r.sample(range(-50, 400), n)
+        return keys, keys + [1000, None]
+    if k == "dup":
+        keys = [r.randint(1, max(1, n // 2)) for _ in range(n)]
+        return keys, list(set(keys)) + [None, 999]
+    if k == "null":
+        keys = [r.choice([None, r.randint(1, 20)]) for _ in range(n)]
+        return keys, list(range(1, 21)) + [None]
+    if k == "nocase":
+        pool = ["a", "A", "b", "B", "c", "a ", "Ab", "ab", "d"]
+        keys = [r.choice(pool) for _ in range(n)]
+        return keys, pool + [None]
+    if k == "textnum":
+        pool = ["5", "05", "7", " 7", "7.0", "x", "12", "5e0"]
+        keys = [r.choice(pool) for _ in range(n)]
+        return keys, [5, 7, 12, "5", "05", 7.0, None, "x"]
+    if k == "real":
+        pool = [1.0, 2.0, 2.5, 3, 4.0, -0.0, 0]
+        keys = [r.choice(pool) for _ in range(n)]
+        return keys, [1, 2, 2.5, 3.0, 4, 0, None]
+    if k == "comp":
+        keys = [(r.randint(1, 6), r.randint(1, 3)) for _ in range(n)]
+        keys = list(dict.fromkeys(keys)) if r.random() < 0.5 else keys
+        return keys, keys + [(9, 9), (None, 1)]
+    raise ValueError(k)
+
+
+def key_decl(d, r):
+    k = d.kind
+    if k == "dense":
+        return "%s INTEGER PRIMARY KEY" % d.key
+    if k == "nocase":
+        return "%s TEXT COLLATE NOCASE" % d.key
+    if k == "textnum":
+        return "%s TEXT" % d.key
+    if k == "real":
+        return "%s REAL" % d.key
+    if k == "comp":
+        return "%s INTEGER, %sb INTEGER" % (d.key, d.key)
+    return "%s INTEGER" % d.key
+
+
+def ref_decl(d, r):
+    """A referencing column's declaration (the fact's, or a parent dim's)."""
+    k = d.kind
+    if k == "nocase":
+        return "%s %s" % (d.key, r.choice(["TEXT", "TEXT COLLATE NOCASE", ""]))
+    if k == "textnum":
+        return "%s %s" % (d.key, r.choice(["INTEGER", "", "TEXT", "REAL"]))
+    if k == "real":
+        return "%s %s" % (d.key, r.choice(["INTEGER", "REAL", ""]))
+    if k == "comp":
+        return "%s INTEGER, %sb INTEGER" % (d.key, d.key)
+    return "%s INTEGER" % d.key
+
+
+class World:
+    def __init__(self, w, r):
+        self.w = w
+        self.path = os.path.join(TMP, "w%d.db" % w)
+        self.mode = "wal" if w % 2 == 0 else "delete"
+        nd = r.randint(1, 4)
+        self.dims = []
+        for i in range(1, nd + 1):
+            parent = 0 if i == 1 or r.random() < 0.65 else r.randint(1, i - 1)
+            self.dims.append(Dim(i, r.choice(KINDS), parent))
+        self.nf = r.choice([0, 1, 5, 40, 200, 700, 1500, 3000])
+        self.fact_ipk = r.random() < 0.4
+        self.build(r)
+
+    def children(self, p):
+        return [d for d in self.dims if d.parent == p]
+
+    def build(self, r):
+        con = sqlite3.connect(self.path, isolation_level=None)
+        con.execute("PRAGMA journal_mode=%s" % self.mode)
+        ddl = []
+        pools = {}
+        drows = {}
+        for d in self.dims:
+            n = r.randint(1, 30)
+            keys, pool = key_values(r, d, n)
+            pools[d.i] = pool
+            drows[d.i] = keys
+        for d in self.dims:
+            cols = [key_decl(d, r), "g%d TEXT" % d.i, "h%d INTEGER" % d.i, "v%d REAL" % d.i]
+            cols += [ref_decl(c, r) for c in self.children(d.i)]
+            ddl.append("CREATE TABLE %s(%s)" % (d.name, ", ".join(cols)))
+            if d.kind in ("sparse", "dup", "nocase", "comp") and r.random() < 0.6:
+                ddl.append("CREATE INDEX %s_k ON %s(%s)" % (d.name, d.name, ", ".join(d.cols)))
+        fcols = (["id INTEGER PRIMARY KEY"] if self.fact_ipk else []) + ["a INTEGER", "x REAL", "y"]
+        fcols += [ref_decl(d, r) for d in self.children(0)]
+        ddl.append("CREATE TABLE f(%s)" % ", ".join(fcols))
+        self.ddl = ddl
+        con.execute("BEGIN")
+        for s in ddl:
+            con.execute(s)
+
+        def ref_vals(c):
+            v = r.choice(pools[c.i])
+            return list(v) if c.kind == "comp" else [v]
+        for d in self.dims:
+            for j, k in enumerate(drows[d.i]):
+                row = list(k) if d.kind == "comp" else [k]
+                row += [r.choice(["p", "q", "r", "P", None]), r.choice([0, 1, 2, 3, None]),
+                        r.choice([0.5, 1.25, -3.0, 1e10, 0.1, None])]
+                for c in self.children(d.i):
+                    row += ref_vals(c)
+                con.execute("INSERT INTO %s VALUES(%s)" % (d.name, ",".join("?" * len(row))), row)
+        for j in range(self.nf):
+            row = ([j * 3 + 7] if self.fact_ipk else []) + [
+                r.randint(-5, 20), r.choice([0.1, 0.2, 1e-3, 2.5, -7.75, 1e15, 3.0, None]),
+                r.choice([1, 2.0, 1.0, 3, None, 0.5, 7])]
+            for c in self.children(0):
+                row += ref_vals(c)
+            con.execute("INSERT INTO f VALUES(%s)" % ",".join("?" * len(row)), row)
+        con.execute("COMMIT")
+        if r.random() < 0.3:
+            con.execute("ANALYZE")
+        con.close()
+        self.con = connect(self.path)
+
+    def shards(self, r):
+        """The fact cut at random rowids into 1-3 files, each with every
+        dimension (a file's partial is the join within that file)."""
+        if hasattr(self, "_shards"):
+            return self._shards
+        rows = [x[0] for x in self.con.execute("SELECT rowid FROM f ORDER BY rowid")]
+        k = r.randint(1, 3)
+        cuts = sorted(r.sample(rows[1:], min(k - 1, max(0, len(rows) - 1)))) if rows else []
+        bounds = [None] + cuts + [None]
+        out = []
+        for j in range(len(bounds) - 1):
+            path = os.path.join(TMP, "w%d_s%d.db" % (self.w, j))
+            c = sqlite3.connect(path, isolation_level=None)
+            for s in self.ddl:
+                c.execute(s)
+            c.execute("ATTACH ? AS src", (self.path,))
+            for d in self.dims:
+                c.execute("INSERT INTO main.%s SELECT * FROM src.%s" % (d.name, d.name))
+            lo = "rowid >= %d" % bounds[j] if bounds[j] is not None else "1"
+            hi = "rowid < %d" % bounds[j + 1] if bounds[j + 1] is not None else "1"
+            c.execute("INSERT INTO main.f(rowid, %s) SELECT rowid, * FROM src.f WHERE %s AND %s"
+                      % (self.fact_cols(), lo, hi))
+            c.execute("DETACH src")
+            c.close()
+            out.append(connect(path, ro=True))
+        self._shards = out
+        return out
+
+    def fact_cols(self):
+        return ", ".join(x[1] for x in self.con.execute("PRAGMA table_info(f)"))
+
+
+# ---------------------------------------------------------------- queries
+
+class JoinQuery:
+    def __init__(self, r, world, hint=False):
+        self.r, self.wd, self.force_hint = r, world, hint
+        self.form = r.choice(["comma", "on", "on", "using", "mixed"])
+        self.left = set()
+        if self.form in ("on", "using", "mixed") and r.random() < 0.35:
+            self.left = {d.i for d in world.dims if r.random() < 0.5}
+        self.params = []
+        self.build()
+
+    def q(self, t, c):
+        """A column, qualified or (where unique) not."""
+        if c in ("a", "x", "y") or re.match(r"[ghv]\d", c):
+            if self.r.random() < 0.3:
+                return c
+        return "%s.%s" % (t, c)
+
+    def cond(self, d):
+        """d's join condition to its parent."""
+        p = "f" if d.parent == 0 else "d%d" % d.parent
+        parts = []
+        for c in d.cols:
+            a, b = "%s.%s" % (p, c), "%s.%s" % (d.name, c)
+            parts.append("%s = %s" % ((a, b) if self.r.random() < 0.5 else (b, a)))
+        return " AND ".join(parts)
+
+    def atom(self):
+        r, wd = self.r, self.wd
+        if r.random() < 0.35 or not wd.dims:
+            return r.choice(["%s > %d" % (self.q("f", "a"), r.randint(-3, 15)),
+                             "%s < %r" % (self.q("f", "x"), r.choice([1.0, 3.0, 1e12])),
+                             "%s IS NOT NULL" % self.q("f", "y"),
+                             "%s BETWEEN %d AND %d" % (self.q("f", "a"), r.randint(-5, 5), r.randint(5, 20))])
+        d = r.choice(wd.dims)
+        t = d.name
+        return r.choice(["%s <> %d" % (self.q(t, "h%d" % d.i), r.randint(0, 3)),
+                         "%s IN ('p', 'q')" % self.q(t, "g%d" % d.i),
+                         "%s IS NULL" % self.q(t, "h%d" % d.i),
+                         "(%s > 0 OR %s IS NULL)" % (self.q(t, "v%d" % d.i), self.q(t, "g%d" % d.i)),
+                         "coalesce(%s, 1) < 3" % self.q(t, "h%d" % d.i)])
+
+    def order_tables(self):
+        """The tables as written: fact first mostly; parents before
+        children where the order matters (LEFT, USING)."""
+        r, wd = self.r, self.wd
+        bfs, todo = [], [0]
+        while todo:
+            p = todo.pop(0)
+            for c in wd.children(p):
+                bfs.append(c)
+                todo.append(c.i)
+        if self.form == "comma" or (self.form == "on" and not self.left):
+            r.shuffle(bfs)
+            order = ["f"] + [d.name for d in bfs]
+            if r.random() < 0.25:
+                r.shuffle(order)
+            return order
+        order = ["f"] + [d.name for d in bfs]
+        if r.random() < 0.1:  # the fact not first: serial, documented
+            order.insert(1, order.pop(0))
+        return order
+
+    def from_clause(self, where):
+        r, wd = self.r, self.wd
+        order = self.order_tables()
+        self.fact_first = order[0] == "f"
+        dims = {d.name: d for d in wd.dims}
+        out = []
+        placed = []
+        for pos, t in enumerate(order):
+            alias = ""
+            if pos == 0:
+                out.append(t + alias)
+                placed.append(t)
+                continue
+            d = dims.get(t)
+            # the condition joining t to the tables before it (either side)
+            edge = None
+            if d is not None and ((d.parent == 0 and "f" in placed) or ("d%d" % d.parent) in placed):
+                edge = d
+            else:  # t is f or a parent written after its child
+                kids = [dims[x] for x in placed if x in dims and
+                        ((dims[x].parent == 0 and t == "f") or "d%d" % dims[x].parent == t)]
+                edge = kids[0] if kids else None
+            extra = [x for x in placed if x in dims and x != (edge.name if edge else None) and
+                     ((dims[x].parent == 0 and t == "f") or "d%d" % dims[x].parent == t)]
+            style = self.form if self.form != "mixed" else r.choice(["comma", "on", "using"])
+            if edge is None or extra or (style == "using" and edge.parent == 0 and t == "f"):
+                style = "comma" if not self.left else "on"
+            lj = d is not None and d.i in self.left and edge is d
+            if style == "comma" and not lj:
+                out.append(", " + t)
+                if edge is not None:
+                    where.append(self.cond(edge))
+            elif style == "using" and edge is d:
+                out.append(" %sJOIN %s USING (%s)" % ("LEFT " if lj else r.choice(["", "INNER "]), t,
+                                                       ", ".join(d.cols)))
+            else:
+                on = self.cond(edge) if edge is not None else "1"
+                if lj and r.random() < 0.4:
+                    on += " AND " + self.atom_on(d)
+                out.append(" %sJOIN %s ON %s" % ("LEFT " if lj else r.choice(["", "INNER ", "CROSS "]), t, on))
+            for x in extra:
+                where.append(self.cond(dims[x]))
+            placed.append(t)
+        return "".join(out)
+
+    def atom_on(self, d):
+        return "%s.h%d <> %d" % (d.name, d.i, self.r.randint(0, 3))
+
+    def build(self):
+        r, wd = self.r, self.wd
+        where = []
+        frm = self.from_clause(where)
+        for _ in range(r.choice([0, 0, 1, 2, 3])):
+            where.append(self.atom())
+        terms = []
+        for _ in range(r.choice([0, 1, 1, 2, 2, 3])):
+            if wd.dims and r.random() < 0.75:
+                d = r.choice(wd.dims)
+                terms.append(r.choice([self.q(d.name, "g%d" % d.i), self.q(d.name, "h%d" % d.i),
+                                       "%s + %s %% 2" % (self.q(d.name, "h%d" % d.i), self.q("f", "a"))]))
+            else:
+                terms.append(r.choice([self.q("f", "a") + " % 3", self.q("f", "a")]))
+        terms = list(dict.fromkeys(terms))
+        aggs = []
+        for _ in range(r.randint(1, 4)):
+            aggs.append(self.agg())
+        items = terms + aggs
+        # the fact is the table of most rows (qjoin.c rule 2); a small f
+        # is named by the hint
+        hint = "/* gpuagg_fact(f) */ " if self.force_hint or wd.nf < 60 or r.random() < 0.3 else ""
+        sql = "SELECT %s%s FROM %s" % (hint, ", ".join(items), frm)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        if terms:
+            sql += " GROUP BY " + ", ".join(terms)
+            if r.random() < 0.25:
+                sql += " HAVING count(*) > %d" % r.randint(0, 3)
+        self.ordered = bool(terms) and r.random() < 0.5
+        if self.ordered:
+            sql += " ORDER BY " + ", ".join("%d%s" % (k + 1, r.choice(["", " DESC"])) for k in range(len(terms)))
+            if r.random() < 0.5:
+                sql += " LIMIT %d" % r.randint(1, 5)
+        self.text = sql
+
+    def agg(self):
+        r, wd = self.r, self.wd
+        d = r.choice(wd.dims) if wd.dims else None
+        opts = ["count(*)", "sum(%s)" % self.q("f", "x"), "avg(%s)" % self.q("f", "y"),
+                "min(%s)" % self.q("f", "a"), "total(%s)" % self.q("f", "x")]
+        if d:
+            opts += ["max(%s)" % self.q(d.name, "g%d" % d.i), "count(%s)" % self.q(d.name, "h%d" % d.i),
+                     "sum(%s * %s)" % (self.q("f", "a"), self.q(d.name, "h%d" % d.i)),
+                     "total(%s)" % self.q(d.name, "v%d" % d.i),
+                     "sum(DISTINCT %s)" % self.q(d.name, "h%d" % d.i),
+                     "count(*) FILTER (WHERE %s > 1)" % self.q(d.name, "h%d" % d.i),
+                     "min(%s)" % self.q(d.name, "v%d" % d.i)]
+        return r.choice(opts)
+
+
+def partial_answer(world, r, text):
+    """text over the world's shards: partials merged, finished on an
+    in-memory database declaring every table."""
+    parts = []
+    for sh in world.shards(r):
+        sh.execute("SELECT gpuagg_config('threads', ?)", (r.choice((1, 2, 4)),))
+        try:
+            parts.append(sh.execute("SELECT gpu_query_partial(?)", (text,)).fetchone()[0])
+        except sqlite3.Error as e:
+            return ("error", str(e))
+    m = sqlite3.connect(":memory:", isolation_level=None)
+    m.enable_load_extension(True)
+    m.load_extension(LIB)
+    try:
+        blob = m.execute("SELECT gpu_query_merge(%s)" % ",".join("?" * len(parts)), parts).fetchone()[0]
+        for s in world.ddl:
+            m.execute(s)
+        m.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        got = ("ok", m.execute("SELECT * FROM temp.q WHERE gpuagg_partial = ?", (blob,)).fetchall())
+        if last_scan(m).get("path") != "partial":
+            got = ("error", "finished on path %r" % last_scan(m).get("path"))
+        return got
+    except sqlite3.Error as e:
+        return ("error", str(e))
+    finally:
+        m.close()
+
+
+def join_queries(rep):
+    r = random.Random(SEED)
+    t0 = time.time()
+    worlds = [World(w, r) for w in range(WORLDS)]
+    stats = Counter()
+    fails = 0
+    for qi in range(QUERIES):
+        wd = worlds[qi % len(worlds)]
+        qr = random.Random(SEED * 7919 + qi)
+        q = JoinQuery(qr, wd, hint=qi % 3 == 0)  # a partial's text names its fact
+        con = wd.con
+        want = run(con, gpu_text(q.text))
+        if want[0] != "ok":
+            stats["ref_error"] += 1
+            rep.check("join_q%d" % qi, False, "the reference fails: %s\n  %s" % (want[1], q.text))
+            fails += 1
+            continue
+        problems = []
+        # the serial path: inside an explicit transaction (planner/path.c rule 4)
+        con.execute("BEGIN")
+        got = via_gpu_query(con, q.text)
+        ls = last_scan(con)
+        con.execute("COMMIT")
+        if got[0] == "ok" and ls.get("path") != "serial":
+            problems.append("serial run took path %r" % ls.get("path"))
+        if not same(got, want, q.ordered):
+            problems.append("serial: got %s" % show(got))
+        knobs = {}
+        if qr.random() < 0.4 and wd.nf:
+            knobs["GPUAGG_SCAN_PIECE_ROWS"] = str(qr.choice([1, 2, 3, 7, 17, 100]))
+        if qr.random() < 0.15:
+            knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(qr.choice([1, 2, 5]))
+        os.environ.update(knobs)
+        for th in (1, 2, 4):
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = via_gpu_query(con, q.text)
+            ls = last_scan(con)
+            if not same(got, want, q.ordered):
+                problems.append("threads %d (path %s, %s): got %s" % (th, ls.get("path"), ls.get("why"), show(got)))
+            if th > 1:
+                path = ls.get("path")
+                if path == "parallel":
+                    stats["parallel"] += 1
+                elif str(ls.get("why")).startswith(FACT_NOT_FIRST) and not q.fact_first:
+                    stats["serial_documented"] += 1
+                else:
+                    stats["serial_other"] += 1
+                    problems.append("threads %d: path %r (%s)" % (th, path, ls.get("why")))
+                join = ls.get("join") or {}
+                stats["order: %s" % join.get("order")] += th == 2
+                if path == "parallel" and join.get("fact") != "f":
+                    problems.append("last_scan.join names fact %r" % join.get("fact"))
+        for k in knobs:
+            del os.environ[k]
+        if qi % 3 == 0:
+            got = partial_answer(wd, qr, q.text)
+            stats["partials"] += 1
+            if got[0] == "error" and FACT_NOT_FIRST in got[1] and not q.fact_first:
+                stats["partials_documented"] += 1
+            elif not same(got, want, q.ordered):
+                problems.append("partials: got %s" % show(got))
+        stats["rows"] += len(want[1])
+        stats["form_" + q.form] += 1
+        stats["left"] += bool(q.left)
+        stats["snowflake"] += any(d.parent for d in wd.dims)
+        if problems:
+            fails += 1
+        rep.check("join_q%d" % qi, not problems,
+                  "SEED=%d query %d on world %d (%s, %d fact rows, dims %s)\n  text: %s\n  want %s\n  %s"
+                  % (SEED, qi, wd.w, wd.mode, wd.nf, [(d.name, d.kind, d.parent) for d in wd.dims],
+                     q.text, show(want), "\n  ".join(problems)) if fails <= 20 else q.text[:200])
+    runs = stats["parallel"] + stats["serial_other"] + stats["serial_documented"]
+    print("# joins: %d queries over %d worlds (%s); %d runs at 2 and 4 threads: %d parallel, %d serial as "
+          "documented, %d other; %d through partials; %d reference rows; %.1f s"
+          % (QUERIES, len(worlds), ", ".join("%s %d" % (k[5:], v) for k, v in sorted(stats.items())
+                                             if k.startswith("form_")),
+             runs, stats["parallel"], stats["serial_documented"], stats["serial_other"], stats["partials"],
+             stats["rows"], time.time() - t0))
+    print("#   %d with LEFT JOIN, %d over snowflakes; at 2 threads, the order: %s"
+          % (stats["left"], stats["snowflake"], ", ".join("%s %d" % (k[7:], v) for k, v in sorted(stats.items())
+                                                          if k.startswith("order: "))))
+    rep.check("join_parallel_share", stats["parallel"] >= 0.8 * runs,
+              "only %d of %d runs parallel" % (stats["parallel"], runs))
+
+
+# ---------------------------------------------------------------- fixed cases
+
+def fresh(name, ddl, mode="wal"):
+    path = os.path.join(TMP, name + ".db")
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode=%s" % mode)
+    con.executescript(ddl)
+    con.close()
+    return connect(path), path
+
+
+def parallel_equal(rep, name, con, text, threads=(2,), expect_rows=None):
+    """text through gpu_query on the parallel path equals the reference."""
+    want = run(con, gpu_text(text))
+    ok, detail = True, ""
+    for th in threads:
+        con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        got = via_gpu_query(con, text)
+        ls = last_scan(con)
+        if ls.get("path") != "parallel" or not same(got, want, False):
+            ok = False
+            detail += "threads %d: path %s (%s): got %s want %s; " % (th, ls.get("path"), ls.get("why"),
+                                                                      show(got), show(want))
+    if expect_rows is not None and want[0] == "ok" and sorted(want[1], key=repr) != sorted(expect_rows, key=repr):
+        ok = False
+        detail += "the reference gives %r, the case expects %r" % (want[1], expect_rows)
+    rep.check(name, ok, detail + " text: " + text)
+    return want
+
+
+ERRORS = [
+    ("right", "SELECT d.g, count(*) FROM f RIGHT JOIN d ON f.k = d.k GROUP BY d.g",
+     "gpu_query: RIGHT and FULL joins are not supported (gpu_query scans the fact table's rows: write the "
+     "fact table first and LEFT JOIN its dimensions)"),
+    ("full", "SELECT count(*) FROM f FULL OUTER JOIN d ON f.k = d.k",
+     "gpu_query: RIGHT and FULL joins are not supported (gpu_query scans the fact table's rows: write the "
+     "fact table first and LEFT JOIN its dimensions)"),
+    ("natural", "SELECT count(*) FROM f NATURAL JOIN d",
+     "gpu_query: NATURAL joins are not supported: name the join columns (JOIN d USING (k), or JOIN d ON "
+     "f.k = d.k)"),
+    ("cross_product", "SELECT d.g, sum(f.x) FROM f, d GROUP BY d.g",
+     "gpu_query: d is joined without a condition (a cross product): join it by an equality to the fact "
+     "table f or to a table joined to it"),
+    ("cross_join_no_on", "SELECT sum(f.x) FROM f CROSS JOIN d",
+     "gpu_query: d is joined without a condition (a cross product): join it by an equality to the fact "
+     "table f or to a table joined to it"),
+    ("not_equality", "SELECT sum(f.x) FROM f JOIN d ON f.k < d.k",
+     "gpu_query: the join condition f.k < d.k is not an equality between two tables (joins that are not "
+     "equalities are not supported: gpu_query joins by f.k = d.k)"),
+    ("or_condition", "SELECT sum(f.x) FROM f, d WHERE f.k = d.k OR f.x = d.k",
+     "gpu_query: the join condition f.k = d.k OR f.x = d.k is not an equality between two tables (joins "
+     "that are not equalities are not supported: gpu_query joins by f.k = d.k)"),
+    ("three_tables", "SELECT sum(f.x) FROM f, d, e WHERE f.k = d.k AND f.k2 = e.k AND f.x + d.k = e.k",
+     "gpu_query: the join condition f.x + d.k = e.k is not an equality between two tables (joins that are "
+     "not equalities are not supported: gpu_query joins by f.k = d.k)"),
+    ("off_path", "SELECT sum(f.x) FROM f JOIN d ON f.k = d.k JOIN e ON f.k2 = e.k WHERE d.g = e.g",
+     "gpu_query: the join condition d.g = e.g joins d and e, neither of which is the other's step towards "
+     "the fact table f (gpu_query runs star and snowflake joins: each table joined to one table nearer "
+     "the fact)"),
+    ("self_join", "SELECT sum(f.x) FROM f JOIN f AS g ON f.k = g.k",
+     "gpu_query: the fact table f is named twice (self-joins of the fact table are not supported: run the "
+     "query on SQLite)"),
+    ("fact_left_right", "SELECT count(*) FROM d LEFT JOIN f ON f.k = d.k",
+     "gpu_query: the fact table f is the right side of a LEFT JOIN (gpu_query scans the fact's rows: "
+     "write FROM f LEFT JOIN d ...)"),
+    ("table_function", "SELECT count(*) FROM f JOIN json_each('[1]') AS j ON f.k = j.value",
+     "gpu_query: FROM names a subquery or a table-valued function (a join names tables: make it a table, "
+     "or run the query on SQLite)"),
+    ("view", "SELECT count(*) FROM f JOIN dv ON f.k = dv.k",
+     "gpu_query: dv is a view (a join names tables; a view's rows: run the query on SQLite)"),
+    ("hint_unknown", "SELECT /* gpuagg_fact(zz) */ count(*) FROM f JOIN d ON f.k = d.k",
+     "gpu_query: the hint gpuagg_fact(zz) names no table of FROM (name a table or its alias)"),
+    ("ambiguous", "SELECT k, count(*) FROM f JOIN d ON f.k = d.k GROUP BY k",
+     "gpu_query: ambiguous column name: k"),
+    ("subquery", "SELECT d.g, sum(f.x) FROM f JOIN d ON f.k = d.k WHERE f.x > (SELECT avg(x) FROM f) GROUP BY d.g",
+     "gpu_query: a join's text with a subquery is not supported yet (issue 38): aggregate the join in gpu_query "
+     "and read the subquery's value as a parameter"),
+    ("subquery_in_from", "SELECT sum(f.x) FROM f JOIN (SELECT k FROM d) AS s ON f.k = s.k",
+     "gpu_query: a subquery in FROM is not supported (FROM names one table, a view or a WITH expression)"),
+]
+
+
+def error_cases(rep):
+    con, _ = fresh("errors", """
+        CREATE TABLE f(k INTEGER, k2 INTEGER, x REAL);
+        CREATE TABLE d(k INTEGER PRIMARY KEY, g TEXT);
+        CREATE TABLE e(k INTEGER PRIMARY KEY, g TEXT);
+        CREATE VIEW dv AS SELECT * FROM d;
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+        INSERT INTO f SELECT i % 5, i % 3, i * 0.5 FROM n;
+        INSERT INTO d VALUES (0, 'a'), (1, 'b'), (2, 'c');
+        INSERT INTO e VALUES (0, 'a'), (1, 'b');""")
+    for name, text, msg in ERRORS:
+        got = via_gpu_query(con, text)
+        rep.check("error_" + name, got == ("error", msg), "got %r\n  want %r" % (got, msg))
+    # and through gpu_query_partial, named as that function
+    got = run(con, "SELECT gpu_query_partial(?)", (ERRORS[0][1],))
+    rep.check("error_partial_named", got == ("error", "gpu_query_partial: " + ERRORS[0][2][len("gpu_query: "):]),
+              repr(got))
+    got = run(con, "SELECT gpu_query_partial(?)", ("SELECT d.g, sum(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.g",))
+    rep.check("error_partial_needs_hint", got == (
+        "error", "gpu_query_partial: a join's partial needs its fact table named in the text (SELECT /* "
+        "gpuagg_fact(f) */ ...): every file and the finishing database must choose the same fact, whatever "
+        "their rows"), repr(got))
+    got = run(con, "SELECT length(gpu_query_partial(?)) > 0",
+              ("SELECT /* gpuagg_fact(f) */ d.g, sum(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.g",))
+    rep.check("partial_with_hint", got == ("ok", [(1,)]), repr(got))
+
+
+def semantics_cases(rep):
+    """Issue 38 section 2, each a case (SQLite 3.40's rules), on the
+    parallel path at 2 and 4 threads."""
+    con, _ = fresh("sem", """
+        CREATE TABLE f(nk TEXT, ik INTEGER, uk, rk REAL, k, x REAL);
+        CREATE TABLE d(key TEXT COLLATE NOCASE, tk TEXT, k TEXT COLLATE NOCASE, g TEXT);
+        CREATE TABLE r(id INTEGER, g TEXT);
+        CREATE TABLE dd(id INTEGER, g TEXT);
+        INSERT INTO f VALUES ('a', 5, 5, 1.0, 'a', 1.5), ('A', 7, '5', 2.0, 'B', 2.25),
+                             ('b', NULL, NULL, NULL, NULL, 4.0), ('B', 5, 7, 1.0, 'A', 8.0);
+        INSERT INTO d VALUES ('A', '5', 'a', 'one'), ('b', '05', 'b', 'two'), (NULL, NULL, NULL, 'nul'),
+                             ('x', ' 7', 'X', 'sev');
+        INSERT INTO r VALUES (1, 'int one'), (2, 'int two'), (NULL, 'nul');
+        INSERT INTO dd VALUES (5, 'first'), (5, 'second'), (7, 'third');""")
+    T = (2, 4)
+    # collation follows the operand order as written
+    a = parallel_equal(rep, "coll_fact_left_binary", con,
+                       "SELECT d.g, count(*), sum(f.x) FROM f JOIN d ON f.nk = d.key GROUP BY d.g", T,
+                       [("one", 1, 2.25), ("two", 1, 4.0)])
+    b = parallel_equal(rep, "coll_dim_left_nocase", con,
+                       "SELECT d.g, count(*), sum(f.x) FROM f JOIN d ON d.key = f.nk GROUP BY d.g", T,
+                       [("one", 2, 3.75), ("two", 2, 12.0)])
+    rep.check("coll_order_matters", a != b, "the two operand orders gave the same rows")
+    parallel_equal(rep, "coll_comma_where", con,
+                   "SELECT d.g, count(*) FROM f, d WHERE d.key = f.nk GROUP BY d.g", T,
+                   [("one", 2), ("two", 2)])
+    c = parallel_equal(rep, "coll_using_fact_left", con,
+                       "SELECT d.g, count(*) FROM f JOIN d USING (k) GROUP BY d.g", T, [("one", 1)])
+    # d JOIN f USING (k): NOCASE, the fact not written first: the serial
+    # path (qjoin.c rule 7), equal to SQLite
+    text = "SELECT /* gpuagg_fact(f) */ d.g, count(*) FROM d JOIN f USING (k) GROUP BY d.g"
+    want = run(con, gpu_text(text))
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    got = via_gpu_query(con, text)
+    ls = last_scan(con)
+    rep.check("coll_using_dim_left_nocase", same(got, want, False) and sorted(want[1]) ==
+              [("one", 2), ("two", 1)] and ls.get("path") == "serial" and
+              ls.get("why", "").startswith(FACT_NOT_FIRST), "%s %s %r" % (show(got), show(want), ls.get("why")))
+    rep.check("coll_using_order_matters", c != want, "")
+    # affinity: an INTEGER fact key against TEXT keys: '5' and '05' are 5
+    parallel_equal(rep, "affinity_integer_text", con,
+                   "SELECT d.g, count(*) FROM f JOIN d ON f.ik = d.tk GROUP BY d.g", T,
+                   [("one", 2), ("two", 2), ("sev", 1)])
+    # an untyped fact column against TEXT converts nothing: 5 <> '5'
+    parallel_equal(rep, "affinity_untyped_text", con,
+                   "SELECT d.g, count(*) FROM f JOIN d ON f.uk = d.tk GROUP BY d.g", T, [("one", 1)])
+    # REAL 1.0 matches INTEGER 1
+    parallel_equal(rep, "real_matches_integer", con,
+                   "SELECT r.g, count(*), sum(f.x) FROM f JOIN r ON f.rk = r.id GROUP BY r.g", T,
+                   [("int one", 2, 9.5), ("int two", 1, 2.25)])
+    # NULL keys never match
+    parallel_equal(rep, "null_never_matches", con,
+                   "SELECT count(*), sum(f.x) FROM f JOIN d ON f.nk = d.key WHERE d.key IS NULL", T, [(0, None)])
+    parallel_equal(rep, "null_left_join_keeps", con,
+                   "SELECT d.g, count(*) FROM f LEFT JOIN r ON f.rk = r.id GROUP BY r.g", T)
+    # duplicate dimension keys: a fact row joins every match
+    parallel_equal(rep, "duplicate_keys_every_match", con,
+                   "SELECT dd.g, count(*), sum(f.x) FROM f JOIN dd ON f.ik = dd.id GROUP BY dd.g", T,
+                   [("first", 2, 9.5), ("second", 2, 9.5), ("third", 1, 2.25)])
+    parallel_equal(rep, "duplicate_keys_total", con,
+                   "SELECT count(*), sum(f.x), total(dd.id) FROM f JOIN dd ON f.ik = dd.id", T, [(5, 21.25, 27.0)])
+    # WHERE on a LEFT-joined dimension keeps the unmatched fact rows
+    parallel_equal(rep, "left_where_is_null", con,
+                   "SELECT count(*), sum(f.x) FROM f LEFT JOIN r ON f.rk = r.id WHERE r.g IS NULL", T,
+                   [(1, 4.0)])
+    parallel_equal(rep, "left_on_filter", con,
+                   "SELECT r.g, count(*) FROM f LEFT JOIN r ON f.rk = r.id AND r.id > 1 GROUP BY r.g", T,
+                   [(None, 3), ("int two", 1)])
+
+
+def fact_cases(rep):
+    con, path = fresh("facts", """
+        CREATE TABLE a(id INTEGER PRIMARY KEY, k INTEGER, x REAL);
+        CREATE TABLE b(id INTEGER PRIMARY KEY, g TEXT);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)
+        INSERT INTO a SELECT i, i % 4, i * 0.25 FROM n;
+        INSERT INTO b SELECT i, 'g' || (i % 2) FROM (SELECT 0 AS i UNION ALL SELECT 1 UNION ALL SELECT 2
+                                                     UNION ALL SELECT 3);""")
+    con.execute("SELECT gpuagg_config('threads', 2)")
+
+    def fact(text):
+        got = via_gpu_query(con, text)
+        return got[0], (last_scan(con).get("join") or {})
+    st, j = fact("SELECT b.g, sum(a.x) FROM b, a WHERE a.k = b.id GROUP BY b.g")
+    # written second, the fact is scanned first all the same (qjoin.c rule 5)
+    rep.check("fact_count", st == "ok" and j.get("fact") == "a" and j.get("chosen_by") == "count" and
+              last_scan(con).get("path") == "parallel" and str(j.get("order")).startswith("fact first"),
+              repr((j, last_scan(con).get("why"))))
+    # a dimension keyed by dates spans more rowids than the fact has rows:
+    # rows are counted (up to 65,536), not read from the span
+    con.execute("CREATE TABLE dd(d INTEGER PRIMARY KEY, g TEXT)")
+    con.execute("INSERT INTO dd VALUES (19920101, 'x'), (19981231, 'y')")
+    st, j = fact("SELECT dd.g, count(*) FROM dd, a WHERE a.k = dd.d GROUP BY dd.g")
+    rep.check("fact_count_not_span", st == "ok" and j.get("fact") == "a", repr(j))
+    st, j = fact("SELECT b.g, count(*) FROM a JOIN b ON a.k = b.id GROUP BY b.g")
+    rep.check("fact_plan_rowid_range_first", st == "ok" and j.get("plan", [""])[0].startswith(
+        "SEARCH a USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)") and all(
+        p.startswith("SEARCH b USING INTEGER PRIMARY KEY (rowid=?)") for p in j.get("plan", [])[1:]), repr(j))
+    st, j = fact("SELECT /* gpuagg_fact(b) */ b.g, count(*) FROM a JOIN b ON a.k = b.id GROUP BY b.g")
+    rep.check("fact_hint", st == "ok" and j.get("fact") == "b" and j.get("chosen_by") == "hint" and
+              j.get("dims", [{}])[0].get("table") == "a", repr(j))
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("ANALYZE")
+    w.execute("UPDATE sqlite_stat1 SET stat = '1000 1' WHERE tbl = 'b'")  # b claims the most rows
+    w.close()
+    con.close()
+    con = connect(path)
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    got = via_gpu_query(con, "SELECT b.g, sum(a.x) FROM a JOIN b ON a.k = b.id GROUP BY b.g")
+    j = last_scan(con).get("join") or {}
+    want = run(con, gpu_text("SELECT b.g, sum(a.x) FROM a JOIN b ON a.k = b.id GROUP BY b.g"))
+    rep.check("fact_sqlite_stat1", j.get("fact") == "b" and j.get("chosen_by") == "sqlite_stat1" and
+              same(got, want, False), "%r %s %s" % (j, show(got), show(want)))
+    # a tie: the first written
+    con2, _ = fresh("tie", """
+        CREATE TABLE p(id INTEGER PRIMARY KEY, k INTEGER, x REAL);
+        CREATE TABLE q2(id INTEGER PRIMARY KEY, k INTEGER, x REAL);
+        INSERT INTO p VALUES (1, 1, 1.0), (2, 2, 2.0);
+        INSERT INTO q2 VALUES (1, 1, 4.0), (2, 2, 8.0);""")
+    con2.execute("SELECT gpuagg_config('threads', 2)")
+    for first, other in (("p", "q2"), ("q2", "p")):
+        got = via_gpu_query(con2, "SELECT sum(%s.x) FROM %s JOIN %s ON %s.k = %s.id" % (first, first, other,
+                                                                                     first, other))
+        j = last_scan(con2).get("join") or {}
+        rep.check("fact_tie_first_%s" % first, got[0] == "ok" and j.get("fact") == first, repr(j))
+
+
+def serial_cases(rep):
+    con, path = fresh("serial", """
+        CREATE TABLE f(k INTEGER, x REAL);
+        CREATE TABLE d(k INTEGER PRIMARY KEY, g TEXT);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 40)
+        INSERT INTO f SELECT i % 3, i * 0.5 FROM n;
+        INSERT INTO d VALUES (0, 'a'), (1, 'b'), (2, 'c');""")
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    con.execute("CREATE TEMP TABLE td(k INTEGER PRIMARY KEY, g TEXT)")
+    con.execute("INSERT INTO td SELECT * FROM d")
+    other = os.path.join(TMP, "serial_other.db")
+    if os.path.exists(other):
+        os.remove(other)
+    o = sqlite3.connect(other)
+    o.executescript("CREATE TABLE ad(k INTEGER PRIMARY KEY, g TEXT); INSERT INTO ad VALUES (0, 'x'), (1, 'y');")
+    o.close()
+    con.execute("ATTACH ? AS aux", (other,))
+    for name, text, why in (
+            ("temp_dim", "SELECT td.g, sum(f.x) FROM f JOIN td ON f.k = td.k GROUP BY td.g",
+             "the join reads tables of two schemas"),
+            ("attached_dim", "SELECT ad.g, sum(f.x) FROM f JOIN aux.ad ON f.k = ad.k GROUP BY ad.g",
+             "the join reads tables of two schemas"),
+            ("fact_not_first_left", "SELECT d.g, count(*) FROM d LEFT JOIN f ON f.k = d.k GROUP BY d.g",
+             None),
+            ("fact_not_first_using", "SELECT d.g, sum(f.x) FROM d JOIN f USING (k) GROUP BY d.g", FACT_NOT_FIRST)):
+        want = run(con, gpu_text(text))
+        got = via_gpu_query(con, text)
+        ls = last_scan(con)
+        if why is None:  # d LEFT JOIN f: d has fewer rows, the fact is f: refused
+            rep.check("serial_" + name, got[0] == "error" and "right side of a LEFT JOIN" in got[1], repr(got))
+            continue
+        rep.check("serial_" + name, same(got, want, False) and ls.get("path") == "serial" and
+                  str(ls.get("why")).startswith(why), "%s %s %r" % (show(got), show(want), ls.get("why")))
+    # an authorizer that hides a dimension's column: the serial path,
+    # where SQLite applies it (planner/path.c rule 10)
+    text = "SELECT d.g, sum(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.g"
+
+    def auth(action, a1, a2, db, src):
+        return sqlite3.SQLITE_IGNORE if action == sqlite3.SQLITE_READ and (a1, a2) == ("d", "g") else \
+            sqlite3.SQLITE_OK
+    con.set_authorizer(auth)
+    want = run(con, gpu_text(text))
+    got = via_gpu_query(con, text)
+    ls = last_scan(con)
+    con.set_authorizer(None)
+    rep.check("serial_authorizer_dimension", same(got, want, False) and ls.get("path") == "serial" and
+              str(ls.get("why")).startswith("the connection's authorizer changes the statement") and
+              want[1] and all(r[0] is None for r in want[1]), "%s %s %r" % (show(got), show(want), ls.get("why")))
+    # the cache declines a join, naming it
+    con.execute("SELECT gpu_cache('f', 'k,x')")
+    text = "SELECT d.g, sum(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.g"
+    want = run(con, gpu_text(text))
+    got = via_gpu_query(con, text)
+    ls = last_scan(con)
+    rep.check("cache_declines_join", same(got, want, False) and ls.get("path") == "parallel" and
+              str(ls.get("why")).startswith("cache not used: the text joins 2 tables (fact f)"), repr(ls.get("why")))
+    con.execute("SELECT gpu_cache_drop('f')") if False else None
+
+
+SSB_SF = 0.01
+
+
+def ssb_cases(rep):
+    if os.environ.get("SSB") == "0":
+        rep.skip("ssb", "SSB=0")
+        return
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import ssb  # bench/ssb.py
+    path = os.path.join(TMP, "ssb.db")
+    c = sqlite3.connect(path, isolation_level=None)
+    ssb.fill(c, SSB_SF)
+    c.close()
+    con = connect(path)
+    # two shard files of lineorder, each with every dimension
+    shards = []
+    n = con.execute("SELECT max(rowid) FROM lineorder").fetchone()[0]
+    ddl = [x[0] for x in con.execute("SELECT sql FROM sqlite_schema WHERE type = 'table' AND "
+                                     "name NOT LIKE 'sqlite%'")]
+    for j, (lo, hi) in enumerate(((0, n // 3), (n // 3, n + 1))):
+        sp = os.path.join(TMP, "ssb_s%d.db" % j)
+        s = sqlite3.connect(sp, isolation_level=None)
+        s.execute("ATTACH ? AS src", (path,))
+        for d in ddl:
+            s.execute(d)
+        for t in ("customer", "supplier", "part", "dwdate"):
+            s.execute("INSERT INTO main.%s SELECT * FROM src.%s" % (t, t))
+        s.execute("INSERT INTO main.lineorder SELECT * FROM src.lineorder WHERE rowid > ? AND rowid <= ?", (lo, hi))
+        s.execute("DETACH src")
+        s.close()
+        shards.append(connect(sp, ro=True))
+    for name, text in ssb.QUERIES.items():
+        want = run(con, gpu_text(text))
+        problems = []
+        con.execute("BEGIN")
+        got = via_gpu_query(con, text)
+        if last_scan(con).get("path") != "serial" or not same(got, want, True):
+            problems.append("serial: %s" % show(got))
+        con.execute("COMMIT")
+        for th, pieces in ((1, None), (2, None), (4, None), (2, "7")):
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            if pieces:
+                os.environ["GPUAGG_SCAN_PIECE_ROWS"] = pieces
+            got = via_gpu_query(con, text)
+            os.environ.pop("GPUAGG_SCAN_PIECE_ROWS", None)
+            ls = last_scan(con)
+            # threads = 1 without GROUP BY: the serial path (planner/path.c rule 1)
+            if (ls.get("path") != "parallel" and th > 1) or not same(got, want, True):
+                problems.append("threads %d pieces %s: path %s (%s) %s" % (th, pieces, ls.get("path"),
+                                                                           ls.get("why"), show(got)))
+            plan = (ls.get("join") or {}).get("plan") or []
+            if th == 2 and not pieces and not (plan and plan[0].startswith("SEARCH lineorder USING INTEGER "
+                                                                        "PRIMARY KEY (rowid>? AND rowid<?)")):
+                problems.append("plan %r" % plan)
+        # a join's partial names its fact (qjoin.c rule 8)
+        text = re.sub(r"(?i)^\s*select", "SELECT /* gpuagg_fact(lineorder) */", text, count=1)
+        m = sqlite3.connect(":memory:", isolation_level=None)
+        m.enable_load_extension(True)
+        m.load_extension(LIB)
+        try:
+            parts = [s.execute("SELECT gpu_query_partial(?)", (text,)).fetchone()[0] for s in shards]
+            blob = m.execute("SELECT gpu_query_merge(?, ?)", parts).fetchone()[0]
+            for d in ddl:
+                m.execute(d)
+            m.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+            got = ("ok", m.execute("SELECT * FROM temp.q WHERE gpuagg_partial = ?", (blob,)).fetchall())
+        except sqlite3.Error as e:
+            got = ("error", str(e))
+        m.close()
+        if not same(got, want, True):
+            problems.append("partials: %s" % show(got))
+        rep.check("ssb_%s" % name, want[0] == "ok" and not problems,
+                  "%s\n  want %s\n  %s" % (text, show(want), "\n  ".join(problems)))
+
+
+WRITER = r"""
+import sqlite3, sys, time
+con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+end = time.time() + float(sys.argv[2])
+v = 1
+while time.time() < end:
+    v += 1
+    con.execute("BEGIN IMMEDIATE")
+    con.execute("UPDATE d SET w = ?", (v,))
+    con.execute("UPDATE f SET v = ?, x = x + 1 WHERE rowid % 7 = ?", (v, v % 7))
+    con.execute("UPDATE f SET v = ?", (v,))
+    con.execute("COMMIT")
+print(v)
+"""
+
+
+def writer_case(rep):
+    """A writer commits, in each transaction, one version number into every
+    row of the dimension and of the fact: every answer's min and max of
+    both must be one number (one committed state)."""
+    for mode in ("wal", "delete"):
+        con, path = fresh("writer_" + mode, """
+            CREATE TABLE d(k INTEGER PRIMARY KEY, w INTEGER, g TEXT);
+            CREATE TABLE f(k INTEGER, v INTEGER, x REAL);
+            INSERT INTO d SELECT value, 1, 'g' || (value % 3) FROM json_each('[0,1,2,3,4,5,6,7]');
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+            INSERT INTO f SELECT i % 8, 1, i * 0.5 FROM n;""", mode)
+        con.execute("PRAGMA busy_timeout = 30000")
+        con.execute("SELECT gpuagg_config('threads', 4)")
+        os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "500"
+        text = ("SELECT d.g, min(d.w), max(d.w), min(f.v), max(f.v), count(*) FROM f JOIN d ON f.k = d.k "
+                "GROUP BY d.g")
+        p = subprocess.Popen([sys.executable, "-c", WRITER, path, "3"], stdout=subprocess.PIPE)
+        bad, runs, par, versions = [], 0, 0, set()
+        t_end = time.time() + 3
+        while time.time() < t_end:
+            got = via_gpu_query(con, text)
+            runs += 1
+            par += last_scan(con).get("path") == "parallel"
+            if got[0] != "ok":
+                bad.append(got[1])
+                continue
+            vs = {v for row in got[1] for v in row[1:5]}
+            counts = [row[5] for row in got[1]]
+            versions |= vs
+            if len(vs) != 1 or sum(counts) != 20000:
+                bad.append(repr(got[1]))
+        out = p.communicate()[0]
+        # the caller's progress handler stops a join's scan as it stops
+        # SQLite's own statement (planner/path.c rule 12)
+        con.set_progress_handler(lambda: 1, 1000)
+        got = via_gpu_query(con, text)
+        ls = last_scan(con)
+        con.set_progress_handler(lambda: int(DEADLINE[0] and time.time() > DEADLINE[0]), 100000)
+        rep.check("progress_handler_stops_join_" + mode, got == ("error", "interrupted"),
+                  "%r %r" % (got, ls.get("path")))
+        os.environ.pop("GPUAGG_SCAN_PIECE_ROWS", None)
+        rep.check("writer_one_state_" + mode, not bad and runs >= 3 and par >= 1 and p.returncode == 0 and
+                  len(versions) >= 2,
+                  "%d runs (%d parallel), writer reached %s, versions seen %d; bad: %s"
+                  % (runs, par, out.strip(), len(versions), bad[:3]))
+
+
+def main():
+    rep = Reporter("query_join")
+    try:
+        c = sqlite3.connect(":memory:")
+        c.enable_load_extension(True)
+        c.load_extension(LIB)
+        c.close()
+    except (sqlite3.Error, AttributeError) as e:
+        rep.skip("all", "cannot load the extension: %s" % e)
+        rep.finish()
+    error_cases(rep)
+    semantics_cases(rep)
+    fact_cases(rep)
+    serial_cases(rep)
+    ssb_cases(rep)
+    writer_case(rep)
+    join_queries(rep)
+    rep.finish()
+
+
+if __name__ == "__main__":
+    main()
