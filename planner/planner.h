@@ -118,6 +118,11 @@ typedef struct ga_parts {
   ** (gpu_query, issue 37): its state keeps the distinct values
   ** (engine/scan/scan_group.h rule 5); NULL: none */
   const unsigned char *val_dist;
+  /* per key, -1 or the row position (in keys: a bare key's or a carried
+  ** column's) of the one column the key's term reads: hash mode's workers
+  ** evaluate the term once per distinct value of it (engine/scan/keymemo.h,
+  ** planner/query.c rule 10); NULL: none */
+  const int *key_memo;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

@@ -78,6 +78,9 @@ typedef struct ga_query {
   /* per value: 0, or 1 + the GA_COLL_* of a DISTINCT aggregate's argument
   ** (query.c rule 9; planner.h's ga_parts) */
   unsigned char val_dist[GA_MAX_STATES];
+  /* per key: -1, or the slot of the one column its term reads, whose
+  ** workers evaluate it once per distinct value (query.c rule 10) */
+  int key_memo[GA_MAX_KEYS];
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups
