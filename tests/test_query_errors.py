@@ -2104,6 +2104,12 @@ for cap, want_hits in (("1", 0), ("40000", None)):
           (km.get("hits") == 0 if want_hits == 0 else 0 < km.get("hits", 0) < 2500),
           "issue 37 (key memo): a memo of %s bytes fills and the rows go on" % cap,
           (got[:2], want[:2], ls.get("path"), km))
+# numbers only (no bytes to keep): the entries' arrays alone reach the cap
+got, ls, want = km_run(kmc, "SELECT abs(x) AS k, count(*) FROM t GROUP BY k ORDER BY k",
+                       {"GPUAGG_KEY_MEMO_BYTES": "6000"})
+km = ls.get("key_memo", {})
+check(repr(got) == repr(want) and km.get("full") == 1 and km.get("misses") == 3000,
+      "issue 37 (key memo): a memo of numbers fills at its cap", (got[:2], want[:2], km))
 got, ls, want = km_run(kmu, "SELECT upper(v) AS k, count(*) FROM t GROUP BY k ORDER BY k")
 check(repr(got) == repr(want) and ls.get("key_memo") == {"terms": 1, "hits": 2500, "misses": 2500, "full": 0},
       "issue 37 (key memo): 2,500 distinct values fit the default memo", ls.get("key_memo"))
