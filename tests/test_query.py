@@ -1683,7 +1683,9 @@ def dates_queries(rep, cons):
             for k in knobs:
                 del os.environ[k]
             if PARTS:
+                memo_before = KEY_MEMO["partials"]  # issue 37 (session 3)
                 got, shape = via_partials(r, t, text, [])
+                KEY_MEMO["dates_partials"] += KEY_MEMO["partials"] - memo_before
                 if got[0] == "error" and t.nows and "a row holds 'now'" in got[1]:
                     pass  # documented: the finish reads its own time (planner/path.c rule 6)
                 elif got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), ordered) !=
@@ -2054,6 +2056,8 @@ def main():
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
         fails += keymemo_queries(rep, cons)
         print("# key memo reached by parallel runs: %s" % dict(KEY_MEMO))
+        rep.check("keymemo_dates", KEY_MEMO["dates"] > 0 and (not PARTS or KEY_MEMO["dates_partials"] > 0),
+                  "the date functions' group terms never reached the key memo: %r" % dict(KEY_MEMO))
     log.close()
     if has_module is not None:
         runs = stats["parallel"] + stats["serial"] + stats["other"]

@@ -17,7 +17,6 @@
 SQLITE_EXTENSION_INIT3
 
 #include "keymemo.h"
-#include "scan_group.h"
 
 /* TEXT and BLOB bytes of the entries, in blocks that never move. */
 struct ga_kmemo_block {
@@ -118,9 +117,43 @@ static int same(const ga_value *a, const ga_value *b) {
   }
 }
 
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+/* A hash of x, eight bytes at a time (a row's lookup: the hit's cost).  A
+** TEXT and a BLOB of the same bytes hash alike: same() tells them apart. */
 static uint64_t hash_of(const ga_value *x) {
-  /* collisions (1 and 1.0 hash alike under BINARY) are settled by same() */
-  return ga_key_hash(x, GA_COLL_BINARY);
+  switch (x->type) {
+  case GA_V_INT:
+    return mix((uint64_t)x->i ^ 0x1111);
+  case GA_V_REAL: {
+    uint64_t b;
+    memcpy(&b, &x->r, sizeof b);
+    return mix(b ^ 0x2222);
+  }
+  case GA_V_TEXT:
+  case GA_V_BLOB: {
+    const unsigned char *p = x->p;
+    size_t n = (size_t)x->n, i = 0;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      memcpy(&w, p + i, 8);
+      h = (h ^ w) * 0x100000001b3ull;
+      h ^= h >> 29;
+    }
+    uint64_t t = 0;
+    memcpy(&t, p + i, n - i);
+    return mix(h ^ t);
+  }
+  default:
+    return 0x3333;
+  }
 }
 
 /* The entry of x in q: 1 with *at, or 0. */

@@ -64,7 +64,7 @@ typedef struct sqlite3_value sqlite3_value;
 #define GA_KEYMEMO_MAX_KEYS 32 /* GA_MAX_KEYS */
 
 typedef struct ga_kmemo_ent {
-  uint64_t h;   /* ga_key_hash of raw, BINARY */
+  uint64_t h;   /* the hash of raw (keymemo.c) */
   ga_value raw; /* the column's value */
   ga_value key; /* the term's */
 } ga_kmemo_ent;
