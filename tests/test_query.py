@@ -94,6 +94,18 @@ full goes to failures.txt in the run's temporary folder):
     must be parallel (or cached), and with CACHE=1 those over d alone must
     come from the cache (derived columns).
 
+  * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
+    10) queries whose group terms are over one column (quote, typeof, hex,
+    CAST, printf, ||, date and strftime ... over a column without affinity
+    holding 1, 1.0, '1', x'31', 0, 0.0, NULL ..., a NUMERIC one, a NOCASE
+    one, dates with 'now' rows, unique values that fill the memo), beside
+    bare keys and terms the memo leaves alone (two columns, the rowid), in
+    HAVING and ORDER BY, on every path of the run with the memo full at
+    once or soon (GPUAGG_KEY_MEMO_BYTES) or off: the answers must be
+    SQLite's, parallel runs must report the memo terms the text has (none
+    in UTF-16), and most must reach the memo; the date queries above must
+    reach it too (on partials with PARTS=1).
+
 Each query is checked at threads 1, 2 and 4 with scan_min_rows 0 (the
 parallel path forced wherever it is allowed); it COUNTS ONCE (one check per
 query, QUERIES of them, 5200 by default, all distinct texts), and all its

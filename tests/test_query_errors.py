@@ -19,7 +19,10 @@ table, the key collations, the encoding), group_bytes and the interrupt
 and progress handler while a partial decodes (peaks by SQLite's allocator
 counters, not time), a header's rows against its groups' and their sum
 past 2^63.  Issue 37: a gpu_query table created after another connection
-changed the schema (in a child: a crash fails one check).  The
+changed the schema (in a child: a crash fails one check); the key memo of
+group terms over one column (session 3): its counters with one worker,
+mixed types, a full memo, group_bytes, UTF-16, 'now' rows at 16 workers,
+partials.  The
 differential generator of the contract is
 tests/test_query.py (PARTS=1 for partials).
 """
