@@ -492,7 +492,15 @@ char *ga_sql_piece(const ga_target *t, const ga_parts *p, int hash) {
   int grouped = p->nkeys > 0;
   sqlite3_str_appendall(s, "SELECT ");
   for (int i = 0; i < p->nkeys; i++)
-    sqlite3_str_appendf(s, "+(\n%s\n), ", p->keys[i]);
+    if (hash && grouped && p->key_memo && p->key_memo[i] >= 0)
+      /* evaluated only where the worker's memo lacks the column's value
+      ** (engine/scan/keymemo.h) */
+      sqlite3_str_appendf(s,
+                          "+(CASE WHEN gpuagg_keymemo_miss(%d, \n%s\n) THEN "
+                          "(\n%s\n) END), ",
+                          i, p->keys[p->key_memo[i]], p->keys[i]);
+    else
+      sqlite3_str_appendf(s, "+(\n%s\n), ", p->keys[i]);
   for (int i = p->nkeys; i < p->nkeys + p->ncarry; i++)
     sqlite3_str_appendf(s, "%s, ", p->keys[i]);
   /* hash mode: the rows themselves, in rowid order (a plain rowid-range

@@ -112,6 +112,12 @@
 **       7).  The file itself: the path must still name the caller's file
 **       once every worker has begun (SQLITE_FCNTL_HAS_MOVED, checked in
 **       engine/scan/scan.c), else serial.
+**  15. Key memo (issue 37): a group term over one column (planner/query.c
+**      rule 10) is evaluated by hash mode's workers once per distinct value
+**      of that column (engine/scan/keymemo.h), in a UTF-8 database (the
+**      memo compares the stored bytes as the keys do; UTF-16 keys are read
+**      converted).  Not a condition of the parallel path: the memo only
+**      saves work, and gives the values SQLite would.
 **   Worker-side failures (the snapshot within busy_timeout, a worker's
 **   error, the memory cap of groups) fall back later, in the vtab.
 */
@@ -651,6 +657,21 @@ int ga_plan_verify(ga_plan *plan, ga_scan_pool *pool) {
   return SQLITE_OK;
 }
 
+/* Rule 15: how many of p's keys hash mode's workers memoise (their texts
+** then hold the guard), and the memo's bytes (0: GA_KEYMEMO_BYTES). */
+static int key_memo_terms(const ga_parts *p, int hash, int enc,
+                          int64_t *bytes) {
+  const char *env = getenv("GPUAGG_KEY_MEMO_BYTES"); /* tests, A/B */
+  int n = 0;
+  *bytes = env && *env ? atoll(env) : 0;
+  if (!p->key_memo || !hash || enc != SQLITE_UTF8 ||
+      (env && *env && *bytes <= 0))
+    return 0;
+  for (int k = 0; k < p->nkeys && k < GA_MAX_KEYS; k++)
+    n += p->key_memo[k] >= 0;
+  return n;
+}
+
 /* ---- the decision ---- */
 
 #define SERIAL(...)                                                            \
@@ -882,8 +903,14 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
         SERIAL("min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 "
                "database");
   }
+  /* rule 15: the key memo's terms, in hash mode over a UTF-8 database */
+  ga_parts rows_parts = *p;
+  int64_t memo_bytes = 0;
+  int memo_n = key_memo_terms(p, hash, enc, &memo_bytes);
+  if (!memo_n)
+    rows_parts.key_memo = NULL;
   plan->sql_piece = ga_sql_piece(t, p, 0);
-  plan->sql_rows = hash ? ga_sql_piece(t, p, 1) : NULL;
+  plan->sql_rows = hash ? ga_sql_piece(t, &rows_parts, 1) : NULL;
   plan->sql_bounds = ga_sql_bounds(t);
   plan->sql_first = ga_sql_first(t);
   plan->sql_kth = ga_sql_kth(t);
@@ -942,6 +969,11 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   sp->pin = lx.time_col[0] != 0; /* rule 6 */
   sp->pin_ms = pin_ms;
   sp->pin_alone = pin_alone;
+  sp->key_memo_n = memo_n; /* rule 15 */
+  sp->key_memo_bytes = memo_bytes;
+  for (k = 0; k < GA_MAX_KEYS; k++)
+    sp->key_memo[k] =
+        (signed char)(memo_n && k < p->nkeys ? p->key_memo[k] : -1);
   const char *cap_env = getenv("GPUAGG_SCAN_MAX_GROUP_BYTES"); /* tests */
   if (cap_env && atoll(cap_env) > 0)
     sp->max_group_bytes = atoll(cap_env);

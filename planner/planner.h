@@ -124,6 +124,11 @@ typedef struct ga_parts {
   const char *join_from, *join_from_caller;
   const char *const *join_tables;
   int njoin_tables;
+  /* per key, -1 or the row position (in keys: a bare key's or a carried
+  ** column's) of the one column the key's term reads: hash mode's workers
+  ** evaluate the term once per distinct value of it (engine/scan/keymemo.h,
+  ** planner/query.c rule 11); NULL: none */
+  const int *key_memo;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

@@ -135,6 +135,20 @@
 **      collations over the join) and the serial text's are qjoin.c's, the
 **      ON conditions it moves into WHERE lead the workers' filter, and
 **      last_scan.join gets SQLite's plan of a piece (join_plan).
+**  11. Key memo (issue 37).  A group term that is not a bare column, reads
+**      exactly one column of the table (not the rowid, under any of its
+**      names; no alias of an item), and calls a function (a name before
+**      "(", CAST included) or applies ||, -> or ->>, is a function of that
+**      column's value alone within one call: every other name in it is a
+**      function, a keyword, a collation or a constant, and its parameters,
+**      subqueries' values and pinned time are the call's.  (The built-ins
+**      that read more than their arguments' values are not deterministic,
+**      so such a text is serial, planner/path.c rule 6; sqlite_offset(),
+**      flagged deterministic, reads the row's place: never memoised.)  Its
+**      key_memo is the slot of that column (a bare key's, or the carried
+**      column's that rule 5 adds), and hash mode's workers evaluate it once
+**      per distinct value of the column (engine/scan/keymemo.h).
+**      Not for a join (rule 10): its columns are several tables'.
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -1150,6 +1164,46 @@ static char *join_carried(parse *p, int c) {
   return sqlite3_mprintf("\"%w\".\"%w\"", x->qual, ga_qj_colname(&p->j, c));
 }
 
+/* Rule 11: the slot of the one column term e reads, when its workers may
+** evaluate it once per distinct value of that column; else -1. */
+static int memo_slot(parse *p, span e, int coll) {
+  int col = -1, calls = 0;
+  if (p->join)
+    return -1; /* several tables' columns (rule 11) */
+  if (coll < 0 && (e.b == e.a + 1 || (e.b == e.a + 3 && op(p, e.a + 1, "."))))
+    return -1; /* a bare column: its own value */
+  for (int i = e.a; i < e.b; i++) {
+    if (op(p, i, "||") || op(p, i, "->") || op(p, i, "->>"))
+      calls = 1;
+    if (!is_name(p, i) || op(p, i + 1, ".") || kw(p, i - 1, "COLLATE"))
+      continue;
+    if (op(p, i + 1, "(")) {
+      char *f = tok_name(p, i);
+      int offset = !f || !sqlite3_stricmp(f, "sqlite_offset");
+      sqlite3_free(f);
+      if (offset)
+        return -1;
+      calls = 1;
+      continue;
+    }
+    int c = col_of(p, i);
+    if (c == GA_Q_ROWID || (c == -1 && alias_of(p, i) >= 0))
+      return -1;
+    if (c >= 0) {
+      if (col >= 0 && col != c)
+        return -1;
+      col = c;
+    }
+  }
+  if (col < 0 || !calls)
+    return -1;
+  ga_query *q = p->q;
+  for (int k = 0; k < q->nreps; k++) /* rule 5 put it there */
+    if (!sqlite3_stricmp(q->rep_name[k], q->t.cols[col]))
+      return q->rep_slot[k];
+  return -1;
+}
+
 /* The group terms: keys (rule 2), the groups table's columns (rule 5). */
 static int read_terms(parse *p) {
   ga_query *q = p->q;
@@ -1208,6 +1262,8 @@ static int read_terms(parse *p) {
     }
   }
   q->nkeys = p->nterms;
+  for (int k = 0; k < GA_MAX_KEYS; k++)
+    q->key_memo[k] = -1;
   /* bare columns first: their own slots */
   int rc = SQLITE_OK, idx;
   q->flat = p->nterms > 0;
@@ -1238,6 +1294,8 @@ static int read_terms(parse *p) {
         q->ncarry++;
       }
     }
+  for (int k = 0; k < p->nterms && rc == SQLITE_OK; k++)
+    q->key_memo[k] = memo_slot(p, res[k], coll[k]); /* rule 11 */
   sqlite3_free(res);
   sqlite3_free(coll);
   return rc;
@@ -2251,6 +2309,7 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->join_from_caller = q->join_from_caller;
   p->join_tables = (const char *const *)q->join_tables;
   p->njoin_tables = q->njoin_tables;
+  p->key_memo = q->nkeys > 0 ? q->key_memo : NULL; /* rule 11 */
   /* rule 9: DISTINCT values; an ungrouped query's one group is a grouped
   ** scan's (one NULL key), since only hash mode steps sets */
   static const char *const null_key[] = {"NULL"};

@@ -86,6 +86,9 @@ typedef struct ga_query {
   char **join_tables;
   int njoin_tables;
   int join_hinted; /* the text names the fact (qjoin.c rule 2) */
+  /* per key: -1, or the slot of the one column its term reads, whose
+  ** workers evaluate it once per distinct value (query.c rule 11) */
+  int key_memo[GA_MAX_KEYS];
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups

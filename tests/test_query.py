@@ -94,6 +94,18 @@ full goes to failures.txt in the run's temporary folder):
     must be parallel (or cached), and with CACHE=1 those over d alone must
     come from the cache (derived columns).
 
+  * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
+    10) queries whose group terms are over one column (quote, typeof, hex,
+    CAST, printf, ||, date and strftime ... over a column without affinity
+    holding 1, 1.0, '1', x'31', 0, 0.0, NULL ..., a NUMERIC one, a NOCASE
+    one, dates with 'now' rows, unique values that fill the memo), beside
+    bare keys and terms the memo leaves alone (two columns, the rowid), in
+    HAVING and ORDER BY, on every path of the run with the memo full at
+    once or soon (GPUAGG_KEY_MEMO_BYTES) or off: the answers must be
+    SQLite's, parallel runs must report the memo terms the text has (none
+    in UTF-16), and most must reach the memo; the date queries above must
+    reach it too (on partials with PARTS=1).
+
 Each query is checked at threads 1, 2 and 4 with scan_min_rows 0 (the
 parallel path forced wherever it is allowed); it COUNTS ONCE (one check per
 query, QUERIES of them, 5200 by default, all distinct texts), and all its
@@ -1562,6 +1574,7 @@ def via_partials(r, t, text, args):
             parts.append(sh.execute("SELECT gpu_query_partial(?%s)" % (",?" * len(args)),
                                     [text] + list(args)).fetchone()[0])
             ls = last_scan(sh)
+            count_memo(ls, "partials")  # issue 37 (session 3)
             if ls.get("path") != "parallel":
                 return ("error", "gpu_query_partial took path %r" % ls.get("path"), None), ""
     except sqlite3.Error as e:
@@ -1626,6 +1639,7 @@ class Run:
         con.execute("SELECT gpuagg_config('threads', ?)", (th,))
         got = run(con, sql, args)
         ls = last_scan(con)
+        count_memo(ls, "queries")  # issue 37 (session 3)
         if th > 1:
             path = ls.get("path")
             why = re.sub(r"^cache not used: [^;]*; ", "", str(ls.get("why")))[:80]
@@ -1815,6 +1829,7 @@ def dates_queries(rep, cons):
                 con.execute("SELECT gpuagg_config('threads', ?)", (th,))
                 got = run(con, "SELECT * FROM temp.q")
                 ls = last_scan(con)
+                count_memo(ls, "dates")  # issue 37 (session 3)
                 if th > 1 and not t.nows:
                     runs += 1
                     fast += ls.get("path") in ("parallel", "cache")
@@ -1830,7 +1845,9 @@ def dates_queries(rep, cons):
             for k in knobs:
                 del os.environ[k]
             if PARTS:
+                memo_before = KEY_MEMO["partials"]  # issue 37 (session 3)
                 got, shape = via_partials(r, t, text, [])
+                KEY_MEMO["dates_partials"] += KEY_MEMO["partials"] - memo_before
                 if got[0] == "error" and t.nows and "a row holds 'now'" in got[1]:
                     pass  # documented: the finish reads its own time (planner/path.c rule 6)
                 elif got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), ordered) !=
@@ -1855,6 +1872,208 @@ def dates_queries(rep, cons):
         rep.check("dates_cache_share", cached >= druns * 0.6, "only %d of %d runs over d came from "
                   "the cache" % (cached, druns))
     return fails
+
+
+# ---------------------------------------------------------------- issue 37 (session 3): key memo
+
+KM_SCHEMA = "(id INTEGER PRIMARY KEY, g INTEGER, v, n NUMERIC, s TEXT COLLATE NOCASE, d TEXT, x REAL)"
+# values that print alike or compare equal without being one value: the
+# memo keys them by type and exact bytes or bits (engine/scan/keymemo.h rule 1)
+KM_VALUES = [1, 1.0, "1", b"1", None, 0, 0.0, -0.0, "0", 20230101, "20230101", 20230101.0, "a", "A", " a",
+             "a ", "", b"", "2024-01-05", "2024-01-05 10:00:00", 2460000.5, 1700000000, (1 << 63) - 1,
+             -(1 << 63), 1e300, "abc", "ABC", "12abc", "0x10", " 5", "5 ", "-0", 5, 5.5]
+KM_S = ["a", "A", "b", "B", " a", "a ", "Straße", "STRASSE", None, ""]
+# group terms over one column {c} that the memo takes (planner/query.c rule 10) ...
+KM_TERMS = ["quote({c})", "typeof({c})", "hex({c})", "length({c})", "upper({c})", "{c} || ''",
+            "substr({c}, 1, 3)", "printf('%s|%d|%.3f', {c}, {c}, {c})", "CAST({c} AS TEXT)",
+            "CAST({c} AS INTEGER)", "CAST({c} AS REAL)", "round({c}, 1)", "coalesce({c}, 'none')",
+            "iif({c} > 5, 'big', 'small')", "iif({c} = '1', 'one', 'other')", "nullif({c}, 1)",
+            "instr({c}, 'a')", "trim({c})", "date({c})", "strftime('%Y-%m', {c})", "strftime('%w', {c})",
+            "julianday({c})", "unixepoch({c})", "substr(date({c}), 1, 7)", "upper({c}) COLLATE NOCASE",
+            "{c} COLLATE RTRIM || 'x'", "likely({c})", "json_quote({c})", "char(65) || {c}", "abs({c})",
+            "{c} || ?", "substr(substr({c}, 1, 8), 1, 7)"]
+# ... and terms it leaves alone: no call, two columns, the rowid
+KM_OTHER = ["{c} + 0", "coalesce({c}, s)", "{c} || g", "quote({c}) || rowid", "(({c}))"]
+
+
+def km_tables(r, cons):
+    """One table a database (and one more with 'now' rows in d): v without
+    affinity over KM_VALUES, n NUMERIC over the same, s NOCASE, d dates, g
+    small integers, x REAL; few distinct values (the memo hits) or, in some,
+    a unique value a row (it misses and fills)."""
+    tables = []
+    for db, _, enc in DBS:
+        for name, nows in (("km_" + db, False), ("kmn_" + db, True)):
+            t = Table(name, r.choice([30, 300, 2000]), clean=True, overflow=False, huge=False, db=db)
+            t.nows = nows
+            uniq = r.random() < 0.3
+            rows = []
+            for i in range(t.n):
+                v = r.choice(KM_VALUES) if not uniq or r.random() < 0.5 else r.choice([i, i + 0.25, "u%d" % i])
+                d = r.choice(DATE_TEXT + (DATE_NOW if nows else []) + [None])
+                if uniq and r.random() < 0.5:
+                    d = "2024-01-01 %02d:%02d:%02d" % (i // 3600 % 24, i // 60 % 60, i % 60)
+                rows.append((i * r.choice([1, 1, 2]) + 1 if i else 1, r.randint(0, 5), v,
+                             r.choice(KM_VALUES), r.choice(KM_S), d, r.choice([None, 0.5, -1.25, 3.0, 1e-3])))
+            rows = sorted({rw[0]: rw for rw in rows}.values(), key=lambda rw: rw[0])  # rowids unique
+            con = cons[db]
+            con.execute("CREATE TABLE %s%s" % (name, KM_SCHEMA))
+            con.execute("BEGIN")
+            con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?,?)" % name, rows)
+            con.execute("COMMIT")
+            t.n = len(rows)
+            t.span = max(rw[0] for rw in rows)
+            if PARTS:
+                make_shards(r, con, t, enc)
+            tables.append(t)
+    for db, _, _ in DBS:  # every connection reads its schemas again (date_tables says why)
+        cons[db].execute("SELECT count(*) FROM pragma_table_list").fetchall()
+    return tables
+
+
+def km_query(r, t):
+    """A text whose group terms are over one column (most of them memo
+    terms), with the number of memo terms it has and its parameters."""
+    def term(memo=True):
+        c = r.choice(["v", "v", "n", "s", "d", "d", "x", "g"] if memo else ["v", "n", "d", "x"])
+        fine = t.nows and c == "d"  # 'now' rows: day-or-coarser results only (dates_queries says why)
+        return r.choice([f for f in (KM_TERMS if memo else KM_OTHER)
+                         if not (fine and ("julianday" in f or "unixepoch" in f))]).format(c=c)
+    shape = r.random()
+    where = r.choice(["", "", " WHERE g > 1", " WHERE v IS NOT NULL", " WHERE x > 0"])
+    if shape < 0.4:
+        k = term()
+        text = ("SELECT %s AS k, count(*), sum(x), min(g) FROM %s%s GROUP BY k ORDER BY k"
+                % (k, t.name, where))
+        terms = [k]
+        memo = 1
+    elif shape < 0.6:  # two memo terms and a bare column
+        k1, k2 = term(), term()
+        text = ("SELECT %s AS k1, g, %s AS k2, count(*), total(x) FROM %s%s GROUP BY k1, g, k2"
+                % (k1, k2, t.name, where))
+        terms = [k1, "g", k2]
+        memo = 2
+    elif shape < 0.8:  # in HAVING and ORDER BY too, by column number
+        k = term()
+        text = ("SELECT count(*) AS c, %s AS k, max(x) FROM %s%s GROUP BY 2 HAVING count(*) > 1 "
+                "ORDER BY c DESC, k" % (k, t.name, where))
+        terms = [k]
+        memo = 1
+    else:  # one memo term and one the memo leaves alone
+        k1, k2 = term(), term(False)
+        text = "SELECT %s AS k1, %s AS k2, count(*), sum(g) FROM %s%s GROUP BY k1, k2" % (k1, k2, t.name, where)
+        terms = [k1, k2]
+        memo = 1
+    params = ["-p"] if "?" in text else []
+    return text, memo, terms, params
+
+
+def keymemo_queries(rep, cons):
+    """Issue 37 (session 3): group terms over one column evaluated once per
+    distinct value in each worker (engine/scan/keymemo.h), on every path of
+    the run (threads 1, 2, 4; tiny pieces, direct mode, SQLite's GROUP BY;
+    the memo full at once or soon (GPUAGG_KEY_MEMO_BYTES), or off;
+    partials with PARTS=1), against the text with gpu_ aggregates, bit for
+    bit up to the choice of a group's representative.  Parallel runs must
+    report the memo terms the text has (none in a UTF-16 database), and
+    most of them must reach the memo.  Returns the failures."""
+    r = random.Random(SEED + 3737)
+    tables = km_tables(r, cons)
+    probes = {}
+    for db, _, _ in DBS:
+        probes[db] = sqlite3.connect(os.path.join(TMP, "%s.db" % db), isolation_level=None)
+        probes[db].create_function("rk", 1, rk, deterministic=True)
+    n = max(60, QUERIES // 10)
+    fails = runs = reached = hit = full_runs = 0
+    for qi in range(n):
+        t = r.choice(tables)
+        con = cons[t.db]
+        text, memo, terms, params = km_query(r, t)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        ordered = " ORDER BY " in text
+        cols = [d[0] for d in con.execute(text.replace("?", "'-p'") + " LIMIT 0").description]
+        try:
+            loose = [c in ("k", "k1", "k2") and ambiguous(probes[t.db], t, terms[0 if c != "k2" else -1].replace(
+                "?", "'-p'")) for c in cols]
+        except sqlite3.Error:  # abs() of the least integer: an error on both sides
+            loose = []
+        knobs = {}
+        k = r.random()
+        if k < 0.25:
+            knobs["GPUAGG_SCAN_PIECE_ROWS"] = str(r.choice([1, 3, 17]))
+        elif k < 0.4:
+            knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(r.choice([1, 2, 5]))
+            knobs["GPUAGG_SCAN_DIRECT_BATCH"] = r.choice(["0", "2", "5", "64"])
+        elif k < 0.45:
+            knobs["GPUAGG_SCAN_GROUP_BY"] = "sql"
+        memo_bytes = r.choice([None, None, None, "1", "6000", "40000", "0"])
+        if memo_bytes:
+            knobs["GPUAGG_KEY_MEMO_BYTES"] = memo_bytes
+        problems = []
+        for attempt in range(3):  # a 'now' table: the day must not change meanwhile
+            day = con.execute("SELECT date('now')").fetchone()[0]
+            problems = []
+            want = run(con, ref, params)
+            os.environ.update(knobs)
+            con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+            for th in THREADS:
+                con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+                got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params)
+                ls = last_scan(con)
+                km = ls.get("key_memo") or {}
+                count_memo(ls, "keymemo")
+                if ls.get("path") == "parallel":
+                    expect = 0 if (t.db == "u" or memo_bytes == "0" or
+                                   knobs.get("GPUAGG_SCAN_GROUP_BY") == "sql") else memo
+                    if km.get("terms") != expect:
+                        problems.append("threads %d: key_memo %r, want %d terms" % (th, km, expect))
+                    if memo_bytes == "1" and km.get("misses") and not km.get("full"):
+                        problems.append("threads %d: a memo of 1 byte is not full: %r" % (th, km))
+                    if th > 1 and expect:
+                        runs += 1
+                        reached += km.get("hits", 0) + km.get("misses", 0) > 0
+                        hit += km.get("hits", 0) > 0
+                        full_runs += km.get("full", 0)
+                if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], loose, ordered) !=
+                                         rows_key(want[1], loose, ordered)):
+                    problems.append("threads %d (path %s, %s; key_memo %r): got %s want %s%s" % (
+                        th, ls.get("path"), ls.get("why"), km, show_rows(got[1]) if got[0] == "ok" else got[1],
+                        show_rows(want[1]) if want[0] == "ok" else want[1],
+                        first_diff(got[1], want[1], loose, ordered) if got[0] == want[0] == "ok" else ""))
+            con.execute("DROP TABLE temp.q")
+            if PARTS:
+                got, shape = via_partials(r, t, text, params)
+                if got[0] == "error" and t.nows and "a row holds 'now'" in got[1]:
+                    pass  # documented: the finish reads its own time (planner/path.c rule 6)
+                elif got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], loose, ordered) !=
+                                           rows_key(want[1], loose, ordered)):
+                    problems.append("partials (%s): got %s want %s" % (
+                        shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                        show_rows(want[1]) if want[0] == "ok" else want[1]))
+            for kn in knobs:
+                del os.environ[kn]
+            if con.execute("SELECT date('now')").fetchone()[0] == day:
+                break
+        fails += bool(problems)
+        rep.check("keymemo_q%d" % qi, not problems, "SEED=%d key memo query %d on %s (%d rows)\n  text: %s\n"
+                  "  knobs %r loose %r\n  %s" % (SEED, qi, t.name, t.n, text, knobs, loose,
+                                                  "\n  ".join(problems)[:3000]))
+    for p in probes.values():
+        p.close()
+    print("# key memo: %d queries; %d parallel runs at 2 and 4 threads with memo terms: %d reached the memo, "
+          "%d with hits, %d full" % (n, runs, reached, hit, full_runs))
+    rep.check("keymemo_reached", runs >= n // 4 and reached >= 0.9 * runs and hit >= runs // 3,
+              "only %d of %d runs reached the memo (%d with hits)" % (reached, runs, hit))
+    return fails
+
+
+KEY_MEMO = Counter()  # issue 37 (session 3): parallel runs that reached the memo, by kind
+
+
+def count_memo(ls, kind):
+    km = ls.get("key_memo") or {}
+    if km.get("terms") and km.get("hits", 0) + km.get("misses", 0):
+        KEY_MEMO[kind] += 1
 
 
 def main():
@@ -2001,6 +2220,11 @@ def main():
         rep.check("q%d" % qi, not one.problems, detail if one.problems else "")
     if has_module is not None and os.environ.get("DATES") != "0":  # issue 37: date and time functions
         fails += dates_queries(rep, cons)
+    if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
+        fails += keymemo_queries(rep, cons)
+        print("# key memo reached by parallel runs: %s" % dict(KEY_MEMO))
+        rep.check("keymemo_dates", KEY_MEMO["dates"] > 0 and (not PARTS or KEY_MEMO["dates_partials"] > 0),
+                  "the date functions' group terms never reached the key memo: %r" % dict(KEY_MEMO))
     log.close()
     if has_module is not None:
         runs = stats["parallel"] + stats["serial"] + stats["other"]

@@ -19,7 +19,10 @@ table, the key collations, the encoding), group_bytes and the interrupt
 and progress handler while a partial decodes (peaks by SQLite's allocator
 counters, not time), a header's rows against its groups' and their sum
 past 2^63.  Issue 37: a gpu_query table created after another connection
-changed the schema (in a child: a crash fails one check).  The
+changed the schema (in a child: a crash fails one check); the key memo of
+group terms over one column (session 3): its counters with one worker,
+mixed types, a full memo, group_bytes, UTF-16, 'now' rows at 16 workers,
+partials.  The
 differential generator of the contract is
 tests/test_query.py (PARTS=1 for partials).
 """
@@ -2055,5 +2058,131 @@ check(p37.returncode == 0 and p37.stdout.split() == ["6", "6"],
       "issue 37: gpu_query created after another connection changed the schema (main and "
       "ATTACHed; no crash, the right rows)",
       "rc %d, stdout %r, stderr %r" % (p37.returncode, p37.stdout, p37.stderr[-800:]))
+
+# ---- issue 37 (session 3): key memo ----
+# A group term over one column is evaluated once per distinct value of the
+# column in each worker (engine/scan/keymemo.h); last_scan.key_memo counts
+# the rows that took it from the memo (hits) and those that evaluated it
+# (misses).  With one worker every distinct value misses exactly once.
+KM_MIX = [1, 1.0, "1", b"1", None, 0, 0.0, 20230101, "20230101", 20230101.0, "a", "A", "", b""]
+
+
+def km_db(name, rows, enc=None):
+    return i37_db(name, rows, enc, "g INTEGER, v, d TEXT, x REAL")
+
+
+def km_run(c, sql, env=None, threads=1):
+    """gpu_query's rows (or error), last_scan and SQLite's own rows."""
+    old = dict(os.environ)
+    os.environ.update(env or {})
+    c.execute("SELECT gpuagg_config('threads', ?)", (threads,))
+    try:
+        got, ls = i37_run(c, sql, "km")
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+        c.execute("SELECT gpuagg_config('threads', 2)")
+    return got, ls, i37_ref(c, sql)
+
+
+km_rows = [(i % 3, KM_MIX[i % len(KM_MIX)], "2024-%02d-%02d" % (i % 12 + 1, i % 28 + 1), i * 0.25)
+           for i in range(3000)]
+kmc = km_db("km.db", km_rows)
+n_mix = len(KM_MIX) - 1  # -0.0 is not in the list; 0 and 0.0, 1 and 1.0 are two values each
+for term in ("quote(v)", "typeof(v) || hex(v)", "coalesce(v, 'none')", "CAST(v AS TEXT)", "v || ''"):
+    sql = "SELECT %s AS k, count(*), sum(x) FROM t GROUP BY k ORDER BY k" % term
+    got, ls, want = km_run(kmc, sql)
+    km = ls.get("key_memo", {})
+    check(got == want and repr(got) == repr(want) and ls["path"] == "parallel" and
+          km == {"terms": 1, "hits": 3000 - len(KM_MIX), "misses": len(KM_MIX), "full": 0},
+          "issue 37 (key memo): one worker evaluates %s once per distinct value, by type and bytes "
+          "(1, 1.0, '1', x'31' four values)" % term, (got[:4], want[:4], ls.get("path"), km))
+# tiny pieces at 4 threads: the same rows, every worker its own memo
+got, ls, want = km_run(kmc, "SELECT quote(v) AS k, typeof(v), count(*), min(x) FROM t GROUP BY k ORDER BY k",
+                       {"GPUAGG_SCAN_PIECE_ROWS": "7"}, 4)
+km = ls.get("key_memo", {})
+check(repr(got) == repr(want) and ls["path"] == "parallel" and km.get("terms") == 1 and
+      km.get("hits", 0) > 0 and km.get("hits", 0) + km.get("misses", 0) == 3000,
+      "issue 37 (key memo): 4 workers, pieces of 7 rows", (got[:3], want[:3], ls.get("path"), km))
+# two memo terms, a bare key, a term over two columns and one over the rowid
+got, ls, want = km_run(kmc, "SELECT hex(v) AS h, g, substr(d, 1, 7) AS m, quote(v) || g AS two, "
+                            "count(*), total(x) FROM t GROUP BY h, g, m, two ORDER BY h, g, m, two", None, 2)
+check(repr(got) == repr(want) and ls["path"] == "parallel" and ls.get("key_memo", {}).get("terms") == 2,
+      "issue 37 (key memo): two memo terms beside a bare key and a term over two columns",
+      (got[:3], want[:3], ls.get("path"), ls.get("key_memo")))
+for sql in ("SELECT quote(v) || rowid AS k, count(*) FROM t GROUP BY k ORDER BY k",
+            "SELECT coalesce(v, d) AS k, count(*) FROM t GROUP BY k ORDER BY k",
+            "SELECT v + 1 AS k, count(*) FROM t GROUP BY k ORDER BY k"):
+    got, ls, want = km_run(kmc, sql, None, 2)
+    check(repr(got) == repr(want) and ls["path"] == "parallel" and ls.get("key_memo", {}).get("terms") == 0,
+          "issue 37 (key memo): not memoised (planner/query.c rule 10): %s" % sql,
+          (got[:3], want[:3], ls.get("path"), ls.get("key_memo")))
+# the memo full: at once (1 byte), or after a few entries (its rows still
+# hit the values it holds, and evaluate the others as before)
+uniq = [(i % 2, "v%05d" % (i % 2500), "2024-01-01 00:%02d:%02d" % (i // 60 % 60, i % 60), 1.0)
+        for i in range(5000)]
+kmu = km_db("kmu.db", uniq)
+for cap, want_hits in (("1", 0), ("40000", None)):
+    got, ls, want = km_run(kmu, "SELECT upper(v) AS k, count(*) FROM t GROUP BY k ORDER BY k",
+                           {"GPUAGG_KEY_MEMO_BYTES": cap})
+    km = ls.get("key_memo", {})
+    check(repr(got) == repr(want) and ls["path"] == "parallel" and km.get("full") == 1 and
+          km.get("hits", 0) + km.get("misses", 0) == 5000 and
+          (km.get("hits") == 0 if want_hits == 0 else 0 < km.get("hits", 0) < 2500),
+          "issue 37 (key memo): a memo of %s bytes fills and the rows go on" % cap,
+          (got[:2], want[:2], ls.get("path"), km))
+# numbers only (no bytes to keep): the entries' arrays alone reach the cap
+got, ls, want = km_run(kmc, "SELECT abs(x) AS k, count(*) FROM t GROUP BY k ORDER BY k",
+                       {"GPUAGG_KEY_MEMO_BYTES": "6000"})
+km = ls.get("key_memo", {})
+check(repr(got) == repr(want) and km.get("full") == 1 and km.get("misses") == 3000,
+      "issue 37 (key memo): a memo of numbers fills at its cap", (got[:2], want[:2], km))
+got, ls, want = km_run(kmu, "SELECT upper(v) AS k, count(*) FROM t GROUP BY k ORDER BY k")
+check(repr(got) == repr(want) and ls.get("key_memo") == {"terms": 1, "hits": 2500, "misses": 2500, "full": 0},
+      "issue 37 (key memo): 2,500 distinct values fit the default memo", ls.get("key_memo"))
+got, ls, want = km_run(kmu, "SELECT upper(v) AS k, count(*) FROM t GROUP BY k ORDER BY k",
+                       {"GPUAGG_KEY_MEMO_BYTES": "0"})
+check(repr(got) == repr(want) and ls.get("key_memo", {}).get("terms") == 0,
+      "issue 37 (key memo): GPUAGG_KEY_MEMO_BYTES=0 turns it off", ls.get("key_memo"))
+# the memo counts against group_bytes: one group, 2,500 memo entries
+got, ls, want = km_run(kmu, "SELECT length(v) AS k, count(*) FROM t GROUP BY k",
+                       {"GPUAGG_SCAN_MAX_GROUP_BYTES": "100000"})
+check(got == want and ls["path"] == "serial" and "memory cap" in ls["why"],
+      "issue 37 (key memo): its bytes count against group_bytes", (got, ls.get("path"), ls.get("why")))
+# a UTF-16 database keeps the memo off (keys are read converted there)
+kmw = km_db("km16.db", km_rows[:500], "UTF-16le")
+got, ls, want = km_run(kmw, "SELECT quote(v) AS k, count(*) FROM t GROUP BY k ORDER BY k", None, 2)
+check(repr(got) == repr(want) and ls["path"] == "parallel" and ls.get("key_memo", {}).get("terms") == 0,
+      "issue 37 (key memo): off in a UTF-16 database", (got[:3], ls.get("path"), ls.get("key_memo")))
+# 'now' rows at 16 workers: the first row holding it misses in each worker
+# and reads the pinned time, so the scan still sees the read (the post
+# query reads its own time: planner/path.c rule 6) and the answer is SQLite's
+now_rows = [(i % 3, i, "now" if i % 5 == 0 else "2024-%02d-01" % (i % 12 + 1), 1.0) for i in range(4000)]
+kmn = km_db("kmn.db", now_rows)
+got, ls, want = km_run(kmn, "SELECT strftime('%Y-%m', d) AS k, count(*) FROM t GROUP BY k ORDER BY k", None, 16)
+check(got == want and ls["path"] == "serial" and "a row holds 'now'" in ls["why"],
+      "issue 37 (key memo): 'now' rows under the memo still read the pinned time (16 workers)",
+      (got[:3], want[:3], ls.get("path"), ls.get("why")))
+got, ls, want = km_run(kmn, "SELECT substr(d, 1, 4) AS k, upper(d) AS u, count(*) FROM t GROUP BY k, u "
+                            "ORDER BY k, u", None, 16)
+check(repr(got) == repr(want) and ls["path"] == "parallel" and ls.get("key_memo", {}).get("terms") == 2 and
+      [r_ for r_ in got if r_[1] == "NOW"] == [("now", "NOW", 800)],
+      "issue 37 (key memo): 'now' rows are one group at 16 workers", (got[:3], want[:3], ls.get("key_memo")))
+# a partial's workers use the memo too
+kmc.execute("SELECT gpuagg_config('threads', 2)")
+blob = kmc.execute("SELECT gpu_query_partial('SELECT quote(v) AS k, count(*), sum(x) FROM t GROUP BY k')"
+                   ).fetchone()[0]
+ls = info(kmc)["last_scan"]
+create(kmc, "kmp", "SELECT quote(v) AS k, count(*), sum(x) FROM t GROUP BY k")
+got = kmc.execute("SELECT * FROM kmp WHERE gpuagg_partial = ? ORDER BY k", (blob,)).fetchall()
+kmc.execute("DROP TABLE temp.kmp")
+want = i37_ref(kmc, "SELECT quote(v) AS k, count(*), sum(x) FROM t GROUP BY k ORDER BY k")
+check(repr(got) == repr(want) and ls.get("key_memo", {}).get("terms") == 1 and
+      ls["key_memo"]["hits"] + ls["key_memo"]["misses"] == 3000,
+      "issue 37 (key memo): gpu_query_partial's workers", (got[:3], want[:3], ls.get("key_memo")))
+check(error_of(kmc, "SELECT gpuagg_keymemo_miss(0, 1)") == "no such function: gpuagg_keymemo_miss",
+      "issue 37 (key memo): the guard exists on worker connections only")
+for c_ in (kmc, kmu, kmw, kmn):
+    c_.close()
 
 R.finish()

@@ -178,6 +178,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "keymemo.h"
 #include "pintime.h"
 #include "scan.h"
 
@@ -220,6 +221,9 @@ typedef struct worker {
   double flush_ms;        /* stepping batches */
   int64_t wait_ns;        /* of it, blocked on shards */
   ga_gs_batch batch;      /* direct mode's rows, stepped a batch at a time */
+  ga_keymemo memo;        /* spec.key_memo's terms (keymemo.h), this call's */
+  ga_keymemo *memo_old;   /* the thread's memo before (memo entered) */
+  int memo_in;
 } worker;
 
 struct scan_shared {
@@ -499,12 +503,14 @@ static int take_row(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
 }
 
 /* Hash and direct modes: the row's keys and carried values (the first
-** columns of sql_rows); 0 when out of memory. */
-static int read_keys(sqlite3_stmt *st, const ga_scan_spec *sp, ga_value *key) {
+** columns of sql_rows), the memo's terms taken from it (keymemo.h).  GA_OK,
+** GA_NOMEM or GA_KEYMEMO_STEP. */
+static int read_keys(worker *w, sqlite3_stmt *st, ga_value *key) {
+  const ga_scan_spec *sp = w->sh->spec;
   for (int i = 0; i < sp->shape.nk + sp->shape.nc; i++)
     if (!key_of(st, i, sp->enc, &key[i]))
-      return 0;
-  return 1;
+      return GA_NOMEM;
+  return w->memo.terms ? ga_keymemo_take(&w->memo, key) : GA_OK;
 }
 
 /* A DISTINCT aggregate's value (scan_group.h rule 5) of rowid piece
@@ -600,13 +606,11 @@ static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int i,
 ** worker's table would hold each group for a row or two and moving it
 ** would cost more than the row) straight into the shared groups, under
 ** the shard's lock, rule 2 kept by the piece tags.  GA_* code. */
-static int take_row_hash(worker *w, int64_t no, int64_t *rows, int64_t *bytes) {
+static int take_row_keys(worker *w, int64_t no, int64_t *rows, int64_t *bytes,
+                         const ga_value *key) {
   sqlite3_stmt *st = w->rows_st;
   const ga_scan_spec *sp = w->sh->spec;
   const ga_gshape *shape = &sp->shape;
-  ga_value key[GA_MAX_KEYS];
-  if (!read_keys(st, sp, key))
-    return GA_NOMEM;
   uint64_t h = ga_keys_hash(key, shape);
   ga_gs_hold hold;
   ga_group *g = w->direct ? ga_gs_hold_group(w->sh->groups, key, h, no, &hold)
@@ -625,6 +629,14 @@ static int take_row_hash(worker *w, int64_t no, int64_t *rows, int64_t *bytes) {
   if (w->direct)
     ga_gs_release(w->sh->groups, &hold, extra, bytes);
   return rc;
+}
+
+/* The same, the row's keys read here (once a row: the memo's record of
+** the row is consumed by reading them). */
+static int take_row_hash(worker *w, int64_t no, int64_t *rows, int64_t *bytes) {
+  ga_value key[GA_MAX_KEYS];
+  int rc = read_keys(w, w->rows_st, key);
+  return rc != GA_OK ? rc : take_row_keys(w, no, rows, bytes, key);
 }
 
 /* Direct mode: the worker's batch into the shared groups (emptied,
@@ -651,7 +663,7 @@ static int take_row_batch(worker *w, int64_t no, int64_t *rows,
   sqlite3_stmt *st = w->rows_st;
   const ga_scan_spec *sp = w->sh->spec;
   const ga_gshape *shape = &sp->shape;
-  int nkc = shape->nk + shape->nc, rc;
+  int nkc = shape->nk + shape->nc, rc, have_keys = 0;
   ga_value key[GA_MAX_KEYS], val[GA_MAX_STATES];
   if (!w->batch.cap &&
       ga_gs_batch_init(&w->batch, shape, w->sh->batch_rows) != GA_OK)
@@ -675,8 +687,9 @@ static int take_row_batch(worker *w, int64_t no, int64_t *rows,
       goto alone;
     }
   }
-  if (!read_keys(st, sp, key))
-    return GA_NOMEM;
+  if ((rc = read_keys(w, st, key)) != GA_OK)
+    return rc;
+  have_keys = 1;
   size_t text = 0;
   for (int i = 0; i < nkc; i++)
     if (key[i].type == GA_V_TEXT || key[i].type == GA_V_BLOB)
@@ -693,7 +706,8 @@ static int take_row_batch(worker *w, int64_t no, int64_t *rows,
 alone:
   if ((rc = step_batch(w, no, bytes)) != GA_OK)
     return rc;
-  return take_row_hash(w, no, rows, bytes);
+  return have_keys ? take_row_keys(w, no, rows, bytes, key)
+                   : take_row_hash(w, no, rows, bytes);
 }
 
 /* Hash mode: the worker's table into the shared groups (all tagged with
@@ -717,6 +731,10 @@ static int take_local(worker *w, int64_t no, int64_t *groups, int64_t *bytes,
 static void fail_groups(scan_shared *sh, int grc, const char *err) {
   if (grc == GA_NOMEM)
     fail(sh, GA_SCAN_NOMEM, "out of memory%s", NULL);
+  else if (grc == GA_KEYMEMO_STEP)
+    fail(sh, GA_SCAN_FALLBACK,
+         "a worker's key memo lost track of its row (keymemo.h rule 2)%s",
+         NULL);
   else
     fail(sh, GA_SCAN_FALLBACK, "a worker's state: %s",
          err ? err : "a count left int64");
@@ -880,6 +898,12 @@ static void *worker_main(void *arg) {
     fail_sql(w, sqlite3_errcode(w->db));
     goto done;
   }
+  if (sp->key_memo_n && sp->sql_rows && !sp->piece_begin) { /* this call's */
+    ga_keymemo_init(&w->memo, sp->shape.nk, sp->key_memo,
+                    sp->key_memo_bytes ? sp->key_memo_bytes : GA_KEYMEMO_BYTES);
+    ga_keymemo_enter(&w->memo, &w->memo_old);
+    w->memo_in = 1;
+  }
   if (sp->nparams) { /* the query's parameters, read one worker at a time */
     pthread_mutex_lock(&sh->mu);
     int brc = bind_params(w->piece, sp);
@@ -928,6 +952,7 @@ static void *worker_main(void *arg) {
       goto done;
     }
     w->rows += rows;
+    bytes += ga_keymemo_charge(&w->memo); /* keymemo.h rule 3 */
     report(w, rows, groups);
     if (w->caller && caller_interrupted(sh, "between"))
       goto done;
@@ -946,6 +971,9 @@ static void *worker_main(void *arg) {
 done:
   if (sp->pin)
     ga_pintime_leave(&pinned);
+  if (w->memo_in)
+    ga_keymemo_leave(w->memo_old);
+  ga_keymemo_free(&w->memo); /* its counters stay */
   ga_dset_poll_swap(poll_was);
   ga_gt_free(&w->local);
   ga_gs_batch_free(&w->batch);
@@ -1515,7 +1543,14 @@ finish:
     out->worker_ms += sh.w[k].piece_ms;
     out->flush_ms += sh.w[k].flush_ms;
     out->lock_wait_ms += (double)sh.w[k].wait_ns / 1e6;
+    const ga_keymemo *m = &sh.w[k].memo;
+    for (int i = 0; i < m->nk; i++) {
+      out->memo_hits += m->k[i].hits;
+      out->memo_misses += m->k[i].misses;
+    }
+    out->memo_full |= m->full;
   }
+  out->memo_terms = sp->sql_rows ? sp->key_memo_n : 0;
   out->probes = sh.nprobes;
   out->max_piece_rows = sh.max_piece_rows;
   out->snapshot_waits = sh.snap_waits;
@@ -1555,6 +1590,10 @@ void ga_scan_last_counters(ga_scan_last *last, const ga_scan_out *out) {
   last->worker_ms = out->worker_ms;
   last->flush_ms = out->flush_ms;
   last->lock_wait_ms = out->lock_wait_ms;
+  last->memo_terms = out->memo_terms;
+  last->memo_hits = out->memo_hits;
+  last->memo_misses = out->memo_misses;
+  last->memo_full = out->memo_full;
 }
 
 void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
@@ -1583,7 +1622,8 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            "\"lock_wait_ms\":%.1f,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
            "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d,"
-           "\"join\":%s}",
+           "\"key_memo\":{\"terms\":%d,\"hits\":%lld,\"misses\":%lld,"
+           "\"full\":%d},\"join\":%s}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
            (long long)l->hash_flushes, (long long)l->direct_rows,
@@ -1591,5 +1631,6 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            l->lock_wait_ms, l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
-           l->values, l->join[0] ? l->join : "null");
+           l->values, l->memo_terms, (long long)l->memo_hits,
+           (long long)l->memo_misses, l->memo_full, l->join[0] ? l->join : "null");
 }

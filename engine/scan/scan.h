@@ -130,6 +130,14 @@ typedef struct ga_scan_spec {
   ** time apart, in gpu_query's post query): a scan in which any worker read
   ** it ('now' in a row) fails with GA_SCAN_FALLBACK */
   int pin_alone;
+  /* Group terms over one column, evaluated once per distinct value of it in
+  ** each worker (engine/scan/keymemo.h; hash mode only): key_memo[k] >= 0
+  ** is the row position of key k's column in sql_rows, whose key k is that
+  ** term under its guard; key_memo_n of them (0: none).  key_memo_bytes:
+  ** a worker's memo at most (0: GA_KEYMEMO_BYTES). */
+  int key_memo_n;
+  signed char key_memo[GA_MAX_KEYS];
+  int64_t key_memo_bytes;
   /* polled by the caller's thread while workers run: nonzero = the caller
   ** was interrupted */
   int (*interrupted)(void *arg);
@@ -189,6 +197,11 @@ typedef struct ga_scan_out {
   int64_t probes; /* sparse-mode probes */
   int64_t max_piece_rows, min_worker_rows, max_worker_rows; /* balance */
   int64_t snapshot_waits; /* retries of the snapshot on a busy lock */
+  /* the key memo (spec.key_memo_n terms): rows whose terms came from it,
+  ** rows that evaluated them (summed over terms and workers), and whether
+  ** any worker's memo filled up */
+  int64_t memo_hits, memo_misses;
+  int memo_terms, memo_full;
   /* GA_SCAN_INTERRUPT: where the caller's thread noticed it: "snapshot"
   ** (waiting for a lock), "piece" (worker 0 inside a piece, its progress
   ** handler), "between" (worker 0 between pieces), "wait" (waiting for the
@@ -236,6 +249,8 @@ typedef struct ga_scan_last {
                               caller's progress handler (parallel path) */
   char join[1536]; /* gpu_query's join (planner/qjoin.c): a JSON object, ""
                      for none (JSON null) */
+  int memo_terms, memo_full;      /* ga_scan_out's: last_scan.key_memo */
+  int64_t memo_hits, memo_misses; /* (0 on the serial path) */
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */
