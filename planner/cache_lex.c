@@ -9,6 +9,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache_parse.h"
+#include "qsubq.h"
 
 static int is_id0(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
@@ -387,6 +388,19 @@ sqlite3_value *ga_cl_param(parser *p, const tok *t) {
   return p->parts->params[k];
 }
 
+int ga_cl_in_slot(parser *p, const tok *t, sqlite3_value *const **rows, int *n,
+                  const char **decl) {
+  int k = t->op - 3;
+  sqlite3_value *const *r0;
+  int n0;
+  const char *d0;
+  if (t->kind != T_VAR || !p->parts || !p->parts->subq || k < 0 ||
+      k >= p->parts->nparams)
+    return 0;
+  return ga_qsub_in_set(p->parts->subq, k, rows ? rows : &r0, n ? n : &n0,
+                        decl ? decl : &d0);
+}
+
 int ga_cl_mirror(int op) {
   return op == GAK_CMP_LT   ? GAK_CMP_GT
          : op == GAK_CMP_LE ? GAK_CMP_GE
@@ -419,6 +433,7 @@ int ga_cl_emit(parser *p, int op, int col, int a, int b, const ga_value *v) {
   case GA_CX_IN:
   case GA_CX_ABS:
   case GA_CX_MAP:
+  case GA_CX_INSET:
     break;
   case GA_CX_BETWEEN:
     p->sp -= 2;

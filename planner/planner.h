@@ -118,6 +118,9 @@ typedef struct ga_parts {
   ** (gpu_query, issue 37): its state keeps the distinct values
   ** (engine/scan/scan_group.h rule 5); NULL: none */
   const unsigned char *val_dist;
+  /* gpu_query's subqueries evaluated on the caller for the column cache
+  ** (planner/qsubq.c rule 6: IN subqueries' rows); NULL: none */
+  const struct ga_qsub_run *subq;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

@@ -1570,7 +1570,8 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            "\"direct_batches\":%lld,\"worker_ms\":%.1f,\"flush_ms\":%.1f,"
            "\"lock_wait_ms\":%.1f,"
            "\"interrupt\":\"%s\",\"interrupted_in\":\"%s\","
-           "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d}",
+           "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d,"
+           "\"subqueries\":{\"from_cache\":%d,\"by_sqlite\":%d}}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
            (long long)l->hash_flushes, (long long)l->direct_rows,
@@ -1578,5 +1579,5 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            l->lock_wait_ms, l->interrupt ? l->interrupt : "",
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
-           l->values);
+           l->values, l->subq_cache, l->subq_sqlite);
 }

@@ -231,6 +231,9 @@ typedef struct ga_scan_last {
                  ones share a state: gpu_query), 0 on the serial path */
   int64_t progress_probes; /* steps of the progress probe that runs the
                               caller's progress handler (parallel path) */
+  /* gpu_query's subqueries: answered from the column cache, evaluated by
+  ** SQLite (planner/qsubq.c rule 7; "subqueries") */
+  int subq_cache, subq_sqlite;
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */
