@@ -101,12 +101,21 @@ void ga_cl_lex(lexer *L, const char *z) {
         continue;
       }
       z += n;
-      if (*z == '.' && (is_id0((unsigned char)z[1]) || z[1] == '"' ||
-                        z[1] == '[' || z[1] == '`')) {
+      /* q . name: SQLite's qualified name, spaces around the dot too (the
+      ** texts planner/qrewrite.c writes again have them) */
+      const char *d = z, *e;
+      while (*d == ' ' || *d == '\t' || *d == '\n' || *d == '\r' || *d == '\f')
+        d++;
+      e = d + (*d == '.');
+      while (e > d && (*e == ' ' || *e == '\t' || *e == '\n' || *e == '\r' ||
+                       *e == '\f'))
+        e++;
+      if (*d == '.' &&
+          (is_id0((unsigned char)*e) || *e == '"' || *e == '[' || *e == '`')) {
         tok *q = &L->t[L->n - 1];
         char *qual = q->id;
         L->n--;
-        int m = name_at(L, z + 1);
+        int m = name_at(L, e);
         if (!m || L->nomem) {
           sqlite3_free(qual);
           push(L, T_BAD, z, 1, NULL, 0);
@@ -117,9 +126,13 @@ void ga_cl_lex(lexer *L, const char *z) {
         t->kind = T_QID;
         t->qual = qual;
         t->z = z - n;
-        t->n = n + 1 + m;
-        z += 1 + m;
-        if (*z == '.') {
+        t->n = (int)(e + m - (z - n));
+        z = e + m;
+        d = z;
+        while (*d == ' ' || *d == '\t' || *d == '\n' || *d == '\r' ||
+               *d == '\f')
+          d++;
+        if (*d == '.') {
           push(L, T_BAD, z, 1, NULL, 0);
           bad = 1;
         }
