@@ -715,6 +715,13 @@ static int subq_from_cache(void *arg, int j, const char *sql,
 static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
                       ga_parts *parts, int *hit, char *why, size_t n) {
   query_vtab *vt = (query_vtab *)c->base.pVtab;
+  ga_cache *cache = vt->mod->conn->cache;
+  ga_centry *e =
+      cache ? ga_cache_find(cache, c->q.t.schema, c->q.t.table) : NULL;
+  if (!e || e->stale) /* no entry: the scan evaluates them, once */
+    return e ? ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts,
+                               &c->out, hit, why, n)
+             : SQLITE_OK;
   if (sqlite3_txn_state(db, c->q.t.schema) == SQLITE_TXN_NONE) {
     sqlite3_snprintf((int)n, why,
                      "no read transaction holds the snapshot a subquery "
