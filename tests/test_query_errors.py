@@ -1879,7 +1879,10 @@ for cond, path, why, sq in [
         ("c > (SELECT max(code) FROM e)", "cache", None, (0, 1)),  # e is not cached
         ("x > (SELECT max(x) FROM t WHERE g > 100)", "cache", None, (1, 0)),  # no row: NULL
         ("x > (SELECT avg(x) FROM t WHERE c = 5)", "cache", None, (1, 0)),
+        ("c < (SELECT count(c) FROM t) / 400", "cache", None, (1, 0)),  # count(c): 2400
         ("c < (SELECT count(*) FROM t) / 400", "cache", None, (1, 0)),
+        ("(c + 0) = (SELECT s FROM d WHERE s = '6')", "serial",  # TEXT affinity: 6 is '6'
+         "cache not used: TEXT compared with a number (affinity)", (0, 1)),
         ("tk < (SELECT max(tk) FROM t)", "cache", None, (0, 1)),  # TEXT: SQLite's
         ("c IN (SELECT code FROM d) AND x < (SELECT total(x) FROM t WHERE g = 1) / 100",
          "cache", None, (1, 1))]:
