@@ -713,7 +713,7 @@ static int x_in(parser *p, xk *k, int lhs_col, int cast) {
   sqlite3_value *const *rows;
   int nrows;
   const char *decl;
-  if (p->L.t[p->L.pos + 1].kind == T_RP &&
+  if (ga_cl_peek(p)->kind == T_VAR && p->L.t[p->L.pos + 1].kind == T_RP &&
       ga_cl_in_slot(p, ga_cl_peek(p), &rows, &nrows, &decl)) {
     p->L.pos += 2;
     return x_in_set(p, k, lhs_col, cast, rows, nrows, decl);
