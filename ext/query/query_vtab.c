@@ -57,7 +57,10 @@
 **      step gpu_aggregate takes too): when an entry answers the parts, its
 **      merged groups go under the post query as the scan's would
 **      (last_scan.path "cache"); otherwise its reason leads last_scan.why
-**      ("cache not used: ...") and the scan runs.
+**      ("cache not used: ...") and the scan runs.  A text with subqueries
+**      whose table has an entry: subq_cache (planner/qsubq.c rules 6 and
+**      7); last_scan.subqueries counts those answered from an entry and
+**      those SQLite evaluated.
 **   9. Partials (partial_fns.c): a last HIDDEN column, gpuagg_partial (none
 **      where a result column or parameter has that name), takes a BLOB of
 **      gpu_query_partial or gpu_query_merge computed for the same text and
