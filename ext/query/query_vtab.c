@@ -722,8 +722,8 @@ static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
   ga_centry *e =
       cache ? ga_cache_find(cache, c->q.t.schema, c->q.t.table) : NULL;
   if (!e || e->stale) /* no entry: the scan evaluates them, once */
-    return e ? ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts,
-                               &c->out, hit, why, n)
+    return e ? ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts, &c->out,
+                               hit, why, n)
              : SQLITE_OK;
   if (sqlite3_txn_state(db, c->q.t.schema) == SQLITE_TXN_NONE) {
     sqlite3_snprintf((int)n, why,
@@ -733,11 +733,18 @@ static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
   }
   char ewhy[200] = "";
   subq_ctx x = {c, db, cfg};
+  double t0 = ga_cache_prof_ms();
   c->subq.cached = subq_from_cache;
   c->subq.cached_ctx = &x;
   int rc = ga_qsub_eval_caller(&c->subq, ewhy, sizeof ewhy);
   c->subq.cached = NULL;
   c->subq.cached_ctx = NULL;
+  /* GPUAGG_CACHE_PROFILE: the subqueries' step, named by who answered */
+  ga_cache_prof("subq",
+                !c->subq.by_sqlite   ? "from-cache"
+                : c->subq.from_cache ? "mixed"
+                                     : "by-sqlite",
+                &t0);
   if (rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT)
     return rc;
   if (rc != SQLITE_OK) {
