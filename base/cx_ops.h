@@ -51,7 +51,10 @@ enum {
   GA_CX_CASE,     /* a WHEN/THEN pairs then b (0/1) ELSE, all pushed */
   GA_CX_COALESCE, /* a arguments, all pushed */
   GA_CX_ABS,      /* */
-  GA_CX_MAP       /* a: the map; pops a code, pushes its mapped value */
+  GA_CX_MAP,      /* a: the map; pops a code, pushes its mapped value */
+  GA_CX_INSET     /* x IN a set (engine/cache/cexpr.h rule 8; host only):
+                     a: the set's map, b: its bitmap's map or -1, col: 1
+                     when the set holds a NULL, v.i: the bitmap's base */
 };
 
 /* The operations of engine/cache/cexpr.h's GA_CX_ADD .. GA_CX_MOD, by

@@ -322,6 +322,11 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
                       what);
     }
   }
+  /* an IN subquery's placeholder has no value to bind (planner/qsubq.c
+  ** rule 6): SQLite would read IN (NULL); the caller's reason stands */
+  for (int i = from; i < to; i++)
+    if (ga_cl_in_slot(p, &L->t[i], NULL, NULL, NULL))
+      return -1;
   /* rule 1 */
   sqlite3_str *s = sqlite3_str_new(p->db);
   sqlite3_str_appendall(s, "SELECT code, (");

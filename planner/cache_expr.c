@@ -35,13 +35,34 @@
 **      that way.
 **   3. IN lists hold literals and parameters only; BETWEEN reads x once
 **      (cexpr.h).  A NULL parameter is SQLite's NULL.
+**   4. Subqueries (planner/qsubq.c rule 6, evaluated on the caller in the
+**      entry's snapshot).  A scalar's placeholder CAST(?K AS type) is its
+**      value (qsubq.c rule 3: the CAST gives it back), a constant with
+**      that type's affinity (aff: compared with a TEXT column or a TEXT
+**      value, ineligible as any affinity case above).  x IN (?K), K an IN
+**      subquery, is cexpr.h rule 8's set test under SQLite's comparison
+**      (sqlite3CompareAffinity of x and the set column, the IN's
+**      sqlite3BinaryCompareCollSeq): x's affinity is its column's where x
+**      is a bare column, none for an expression without CAST or a column's
+**      affinity (else ineligible); the set's values take the comparison's
+**      affinity (NUMERIC: numeric-looking TEXT becomes a number; none or
+**      BLOB: unchanged), and a value that can never equal x's kind is left
+**      out (TEXT or BLOB against numbers, numbers or BLOB against TEXT).
+**      Ineligible: TEXT x under a numeric comparison affinity (SQLite
+**      converts '05' to 5 on each row: `tk IN (SELECT code ...)` with code
+**      INTEGER matches '05'), numbers under TEXT affinity, TEXT x compared
+**      under a collation other than BINARY (a bare column's own, else the
+**      set column's), a string x, and -9223372036854775808.0 in the set
+**      (cache_shape.c rule 5).
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
 #include "cache_parse.h"
+#include "qsubq.h"
 
 static int x_or(parser *p, xk *k);
 static int x_rel(parser *p, xk *k);
@@ -125,8 +146,8 @@ static int compare(parser *p, const xk *a, int op, const xk *b, int is) {
     code = b, str = a, mirror = 1;
   } else if ((a->k == K_CODE && b->k == K_NULL) ||
              (a->k == K_NULL && b->k == K_CODE)) {
-  } else if ((a->k == K_NUM && !a->aff && b->k == K_STR) ||
-             (a->k == K_STR && b->k == K_NUM && !b->aff)) {
+  } else if ((a->k == K_NUM && !a->aff && b->k == K_STR && !b->aff) ||
+             (a->k == K_STR && !a->aff && b->k == K_NUM && !b->aff)) {
     /* no affinity on either side: a number is below any TEXT, so the
     ** comparison is a constant for a number, NULL for NULL (IS: a
     ** constant); the number alone is written */
@@ -309,6 +330,28 @@ static int x_case(parser *p, xk *k) {
   return ga_cl_emit(p, GA_CX_CASE, 0, pairs, has_else, NULL);
 }
 
+/* Rule 4: CAST(?K AS type) at the CAST, K a scalar subquery's value: 1
+** (written, *k set), 0 (why set), -1 (not one). */
+static int sub_cast(parser *p, xk *k) {
+  const tok *t = &p->L.t[p->L.pos];
+  const ga_qsub_run *r = p->parts ? p->parts->subq : NULL;
+  if (!r || t[1].kind != T_LP || t[2].kind != T_VAR || !ga_cl_kw(&t[3], "AS") ||
+      t[4].kind != T_ID || t[5].kind != T_RP)
+    return -1;
+  int slot = t[2].op - 3;
+  if (slot < r->nparams + 1 || slot >= p->parts->nparams ||
+      ga_cl_in_slot(p, &t[2], NULL, NULL, NULL))
+    return -1;       /* a parameter of the text: SQLite's CAST may change it */
+  p->L.pos += 1 + 1; /* CAST ( */
+  if (!param_value(p, ga_cl_next(p), k))
+    return 0;
+  p->L.pos += 3; /* AS type ) */
+  /* the value has the type's affinity (BLOB: a value BLOB keeps, so NULL
+  ** here, param_value declines a BLOB) */
+  k->aff = sqlite3_stricmp(t[4].id, "BLOB") != 0;
+  return 1;
+}
+
 static int x_primary(parser *p, xk *k) {
   tok *t = ga_cl_peek(p);
   memset(k, 0, sizeof(*k));
@@ -343,6 +386,11 @@ static int x_primary(parser *p, xk *k) {
   if (ga_cl_kw(t, "CASE")) {
     ga_cl_next(p);
     return x_case(p, k);
+  }
+  if (ga_cl_kw(t, "CAST")) { /* a scalar subquery's placeholder (rule 4) */
+    int r = sub_cast(p, k);
+    if (r >= 0)
+      return r;
   }
   if ((t->kind == T_ID && p->L.t[p->L.pos + 1].kind == T_LP) ||
       ga_cl_kw(t, "CAST")) { /* a call: ours, or derived (rule 2) */
@@ -458,11 +506,218 @@ static int x_rel(parser *p, xk *k) {
   }
 }
 
-/* x [NOT] IN ( literals ) (IN read): rule 3. */
-static int x_in(parser *p, xk *k) {
+/* ---- x IN (an IN subquery's set): rule 4 ---- */
+
+/* SQLite's affinities (sqliteInt.h's SQLITE_AFF_*). */
+enum {
+  AFF_NONE = 0x40,
+  AFF_BLOB,
+  AFF_TEXT,
+  AFF_NUMERIC,
+  AFF_INTEGER,
+  AFF_REAL
+};
+
+/* The affinity a declaration "<type> COLLATE <name>" (qsubq.c) names. */
+static int decl_aff(const char *d) {
+  static const char *const n[] = {"BLOB", "TEXT", "NUMERIC", "INTEGER", "REAL"};
+  for (int i = 0; i < 5; i++)
+    if (!sqlite3_strnicmp(d, n[i], (int)strlen(n[i])) && d[strlen(n[i])] == ' ')
+      return AFF_BLOB + i;
+  return -1;
+}
+
+/* sqlite3CompareAffinity. */
+static int cmp_aff(int a1, int a2) {
+  if (a1 > AFF_NONE && a2 > AFF_NONE)
+    return a1 >= AFF_NUMERIC || a2 >= AFF_NUMERIC ? AFF_NUMERIC : AFF_BLOB;
+  return (a1 <= AFF_NONE ? a2 : a1) | AFF_NONE;
+}
+
+static int elem_cmp(const void *a, const void *b) {
+  const ga_value *x = a, *y = b;
+  return ga_cx_cmp(x->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
+                   x->type == GA_V_INT ? (uint64_t)x->i : ga_cx_u(x->r),
+                   y->type == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
+                   y->type == GA_V_INT ? (uint64_t)y->i : ga_cx_u(y->r));
+}
+
+/* A new map of the env (freed with the query): its index, or -1. */
+static int env_map(parser *p) {
+  ga_cx_env *env = p->q->env;
+  ga_cx_map *maps = sqlite3_realloc64(env->maps, sizeof(ga_cx_map) *
+                                                     (size_t)(env->nmaps + 1));
+  if (!maps) {
+    p->rc = SQLITE_NOMEM;
+    return -1;
+  }
+  env->maps = maps;
+  memset(&maps[env->nmaps], 0, sizeof(ga_cx_map));
+  return env->nmaps++;
+}
+
+/* The set's elements e[0 .. n) (numbers, or codes) as cexpr.h rule 8's
+** set, and the bitmap where every one is an INTEGER close to the others;
+** the GA_CX_INSET written. */
+static int emit_set(parser *p, ga_value *e, int64_t n, int has_null) {
+  if (n)
+    qsort(e, (size_t)n, sizeof(*e), elem_cmp);
+  int64_t m = 0, ints = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!m || elem_cmp(&e[m - 1], &e[i]))
+      e[m++] = e[i];
+  int si = env_map(p);
+  if (si < 0)
+    return 0;
+  ga_cx_map *set = &p->q->env->maps[si];
+  set->v = sqlite3_malloc64(sizeof(uint64_t) * (size_t)(m ? m : 1));
+  set->type = sqlite3_malloc64((size_t)(m ? m : 1));
+  if (!set->v || !set->type) {
+    p->rc = SQLITE_NOMEM;
+    return 0;
+  }
+  set->n = m;
+  for (int64_t i = 0; i < m; i++) {
+    set->v[i] = e[i].type == GA_V_INT ? (uint64_t)e[i].i : ga_cx_u(e[i].r);
+    set->type[i] = (uint8_t)e[i].type;
+    ints += e[i].type == GA_V_INT;
+  }
+  int bi = -1;
+  ga_value base = {0};
+  base.type = GA_V_INT;
+  /* a bitmap of at most 16 words an element (and 64 more) */
+  if (m && ints == m &&
+      (uint64_t)e[m - 1].i - (uint64_t)e[0].i < (uint64_t)(16 * m + 64) * 64) {
+    int64_t words =
+        (int64_t)(((uint64_t)e[m - 1].i - (uint64_t)e[0].i) / 64) + 1;
+    bi = env_map(p);
+    if (bi < 0)
+      return 0;
+    ga_cx_map *b = &p->q->env->maps[bi];
+    b->v = sqlite3_malloc64(sizeof(uint64_t) * (size_t)words);
+    if (!b->v) {
+      p->rc = SQLITE_NOMEM;
+      return 0;
+    }
+    memset(b->v, 0, sizeof(uint64_t) * (size_t)words);
+    b->n = words;
+    base.i = e[0].i;
+    for (int64_t i = 0; i < m; i++) {
+      uint64_t off = (uint64_t)e[i].i - (uint64_t)base.i;
+      b->v[off / 64] |= 1ull << (off % 64);
+    }
+  }
+  return ga_cl_emit(p, GA_CX_INSET, has_null, si, bi, &base);
+}
+
+/* x IN (?K), K an IN subquery (the ')' read; x read: k, lhs_col its entry
+** column where x is a bare column, else -1; cast: x has a CAST): rule 4. */
+static int x_in_set(parser *p, xk *k, int lhs_col, int cast,
+                    sqlite3_value *const *rows, int nrows, const char *decl) {
+  int raff = decl_aff(decl);
+  const char *coll = strstr(decl, " COLLATE ");
+  coll = coll ? coll + 9 : "BINARY";
+  if (raff < 0)
+    return ga_cl_no(p,
+                    "an IN subquery's column has no affinity the cache "
+                    "reads%s",
+                    NULL);
+  if (k->k == K_STR)
+    return ga_cl_no(p, "a string IN a subquery%s", NULL);
+  int laff = AFF_NONE;
+  if (lhs_col >= 0) {
+    static const int a[] = {AFF_BLOB, AFF_TEXT, AFF_NUMERIC, AFF_INTEGER,
+                            AFF_REAL};
+    laff = a[p->e->cols[lhs_col].aff];
+  } else if (cast || (k->k == K_NUM && k->aff)) {
+    return ga_cl_no(p, "an expression with an affinity IN a subquery%s", NULL);
+  }
+  int aff = cmp_aff(raff, laff);
+  int text = k->k == K_CODE;
+  if (text) {
+    if (aff >= AFF_NUMERIC)
+      return ga_cl_no(p,
+                      "TEXT IN a subquery whose comparison has a numeric "
+                      "affinity (SQLite converts each TEXT value)%s",
+                      NULL);
+    if (k->coll_col >= 0 ? !code_cmp_ok(p, k) : 0)
+      return 0;
+    if (k->coll_col < 0 && sqlite3_stricmp(coll, "BINARY"))
+      return ga_cl_no(p, "TEXT IN a subquery under collation %s", coll);
+  } else if (aff == AFF_TEXT) {
+    return ga_cl_no(p,
+                    "a number IN a subquery whose comparison has TEXT "
+                    "affinity (SQLite converts each number)%s",
+                    NULL);
+  }
+  ga_value *e = sqlite3_malloc64(sizeof(*e) * (size_t)(nrows ? nrows : 1));
+  if (!e) {
+    p->rc = SQLITE_NOMEM;
+    return 0;
+  }
+  int64_t n = 0;
+  int has_null = 0, ok = 1;
+  for (int i = 0; ok && i < nrows; i++) {
+    sqlite3_value *v = rows[i];
+    int ty = sqlite3_value_type(v);
+    if (ty == SQLITE_NULL) {
+      has_null = 1;
+    } else if (text && ty == SQLITE_TEXT) {
+      int nb = 0, op = GAK_CMP_IN;
+      const void *z = ga_cl_text_bytes(p, v, &nb);
+      ok = z && ga_cl_code_of(p, k->d, z, nb, &op, &e[n].i);
+      e[n].type = GA_V_INT;
+      n += ok && e[n].i >= 0; /* absent: never equal */
+    } else if (text) {
+      /* a number under TEXT affinity would become TEXT; none or BLOB
+      ** affinity leaves it, never equal to TEXT; a BLOB never is */
+      if (aff == AFF_TEXT && ty != SQLITE_BLOB)
+        ok = ga_cl_no(p, "a number in a TEXT subquery's set%s", NULL);
+    } else {
+      if (ty == SQLITE_TEXT && aff == AFF_NUMERIC) {
+        sqlite3_value *d = sqlite3_value_dup(v);
+        if (!d) {
+          p->rc = SQLITE_NOMEM;
+          ok = 0;
+          break;
+        }
+        ty = sqlite3_value_numeric_type(d); /* SQLite's NUMERIC affinity */
+        if (ty == SQLITE_INTEGER)
+          e[n].type = GA_V_INT, e[n].i = sqlite3_value_int64(d);
+        else if (ty == SQLITE_FLOAT)
+          e[n].type = GA_V_REAL, e[n].r = sqlite3_value_double(d);
+        sqlite3_value_free(d);
+      } else if (ty == SQLITE_INTEGER) {
+        e[n].type = GA_V_INT, e[n].i = sqlite3_value_int64(v);
+      } else if (ty == SQLITE_FLOAT) {
+        e[n].type = GA_V_REAL, e[n].r = sqlite3_value_double(v);
+      }
+      if (ty == SQLITE_FLOAT && e[n].r == -0x1p63)
+        ok = ga_cl_no(p,
+                      "-9223372036854775808.0 in an IN subquery's set: "
+                      "SQLite's plan decides%s",
+                      NULL);
+      n += ty == SQLITE_INTEGER || ty == SQLITE_FLOAT;
+    }
+  }
+  ok = ok && !p->rc && emit_set(p, e, n, has_null);
+  sqlite3_free(e);
+  return ok;
+}
+
+/* x [NOT] IN ( literals ) (IN read): rule 3; x IN (?K): rule 4. */
+static int x_in(parser *p, xk *k, int lhs_col, int cast) {
   ga_cx_env *env = p->q->env;
   if (ga_cl_next(p)->kind != T_LP)
     return ga_cl_no(p, "IN takes a list of literals here%s", NULL);
+  sqlite3_value *const *rows;
+  int nrows;
+  const char *decl;
+  if (ga_cl_peek(p)->kind == T_VAR && p->L.t[p->L.pos + 1].kind == T_RP &&
+      ga_cl_in_slot(p, ga_cl_peek(p), &rows, &nrows, &decl)) {
+    p->L.pos += 2;
+    return x_in_set(p, k, lhs_col, cast, rows, nrows, decl);
+  }
   if (k->k == K_STR)
     return ga_cl_no(p, "a string IN a list%s", NULL);
   if (k->k == K_CODE && !code_cmp_ok(p, k))
@@ -536,9 +791,20 @@ static int x_between(parser *p, xk *k) {
 }
 
 static int x_eq(parser *p, xk *k) {
+  int at = p->L.pos, n0 = p->x->n;
   if (!x_rel(p, k))
     return 0;
-  for (;;) {
+  /* rule 4: x a bare column (one token, one GA_CX_COL), or with a CAST */
+  int lhs_col =
+      p->L.pos == at + 1 && p->x->n == n0 + 1 && p->x->ins[n0].op == GA_CX_COL
+          ? p->x->ins[n0].col
+          : -1;
+  int cast = 0;
+  for (int i = at; i < p->L.pos; i++)
+    cast |= ga_cl_kw(&p->L.t[i], "CAST");
+  for (int first = 1;; first = 0) {
+    if (!first)
+      lhs_col = -1, cast = 0; /* x is a comparison's value */
     tok *t = ga_cl_peek(p);
     int neg = 0;
     xk b;
@@ -586,7 +852,7 @@ static int x_eq(parser *p, xk *k) {
         }
       }
       int in = ga_cl_kw(ga_cl_next(p), "IN");
-      if (!(in ? x_in(p, k) : x_between(p, k)))
+      if (!(in ? x_in(p, k, lhs_col, cast) : x_between(p, k)))
         return 0;
       if (neg && !ga_cl_emit(p, GA_CX_NOT, 0, 0, 0, NULL))
         return 0;

@@ -9,6 +9,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache_parse.h"
+#include "qsubq.h"
 
 static int is_id0(unsigned char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
@@ -100,12 +101,21 @@ void ga_cl_lex(lexer *L, const char *z) {
         continue;
       }
       z += n;
-      if (*z == '.' && (is_id0((unsigned char)z[1]) || z[1] == '"' ||
-                        z[1] == '[' || z[1] == '`')) {
+      /* q . name: SQLite's qualified name, spaces around the dot too (the
+      ** texts planner/qrewrite.c writes again have them) */
+      const char *d = z, *e;
+      while (*d == ' ' || *d == '\t' || *d == '\n' || *d == '\r' || *d == '\f')
+        d++;
+      e = d + (*d == '.');
+      while (e > d && (*e == ' ' || *e == '\t' || *e == '\n' || *e == '\r' ||
+                       *e == '\f'))
+        e++;
+      if (*d == '.' &&
+          (is_id0((unsigned char)*e) || *e == '"' || *e == '[' || *e == '`')) {
         tok *q = &L->t[L->n - 1];
         char *qual = q->id;
         L->n--;
-        int m = name_at(L, z + 1);
+        int m = name_at(L, e);
         if (!m || L->nomem) {
           sqlite3_free(qual);
           push(L, T_BAD, z, 1, NULL, 0);
@@ -116,9 +126,13 @@ void ga_cl_lex(lexer *L, const char *z) {
         t->kind = T_QID;
         t->qual = qual;
         t->z = z - n;
-        t->n = n + 1 + m;
-        z += 1 + m;
-        if (*z == '.') {
+        t->n = (int)(e + m - (z - n));
+        z = e + m;
+        d = z;
+        while (*d == ' ' || *d == '\t' || *d == '\n' || *d == '\r' ||
+               *d == '\f')
+          d++;
+        if (*d == '.') {
           push(L, T_BAD, z, 1, NULL, 0);
           bad = 1;
         }
@@ -387,6 +401,19 @@ sqlite3_value *ga_cl_param(parser *p, const tok *t) {
   return p->parts->params[k];
 }
 
+int ga_cl_in_slot(parser *p, const tok *t, sqlite3_value *const **rows, int *n,
+                  const char **decl) {
+  int k = t->op - 3;
+  sqlite3_value *const *r0;
+  int n0;
+  const char *d0;
+  if (t->kind != T_VAR || !p->parts || !p->parts->subq || k < 0 ||
+      k >= p->parts->nparams)
+    return 0;
+  return ga_qsub_in_set(p->parts->subq, k, rows ? rows : &r0, n ? n : &n0,
+                        decl ? decl : &d0);
+}
+
 int ga_cl_mirror(int op) {
   return op == GAK_CMP_LT   ? GAK_CMP_GT
          : op == GAK_CMP_LE ? GAK_CMP_GE
@@ -419,6 +446,7 @@ int ga_cl_emit(parser *p, int op, int col, int a, int b, const ga_value *v) {
   case GA_CX_IN:
   case GA_CX_ABS:
   case GA_CX_MAP:
+  case GA_CX_INSET:
     break;
   case GA_CX_BETWEEN:
     p->sp -= 2;

@@ -55,7 +55,9 @@
 **      engine/cache/cache_gpu_query.c's ga_cache_gpu_takes accepts.
 **   8. ?N is gpu_query's parameter N - 2 (planner.h: ?1 and ?2 are the
 **      pieces' bounds), as bound for the call; unbound is NULL.  A term
-**      comparing with a NULL makes the AND false for every row.
+**      comparing with a NULL makes the AND false for every row.  An IN
+**      subquery's placeholder (x IN (?N), planner/qsubq.c rule 6) is no
+**      term: the filter's program tests the set (cache_expr.c rule 4).
 */
 #include <stdio.h>
 #include <string.h>
@@ -116,6 +118,12 @@ static int text_literal(parser *p, int c, int *op) {
 ** -1 (why set); -2 when its value is NULL (the comparison is never
 ** true). */
 static int param_lit(parser *p, int col, int *op) {
+  if (ga_cl_in_slot(p, ga_cl_peek(p), NULL, NULL, NULL))
+    return ga_cl_no(p,
+                    "an IN subquery's set is no list of literals (the "
+                    "program tests it)%s",
+                    NULL) -
+           1;
   sqlite3_value *v = ga_cl_param(p, ga_cl_next(p));
   int ty = v ? sqlite3_value_type(v) : SQLITE_NULL;
   if (ty == SQLITE_NULL)
@@ -403,10 +411,23 @@ static int all_terms(parser *p) {
   return 1;
 }
 
-/* A GPU entry's own limits (engine/cache/cache_gpu_query.c rule 5). */
+/* A GPU entry's own limits (engine/cache/cache_gpu_query.c rule 5); a
+** set (cexpr.h rule 8) is the host's alone. */
 static int gpu_takes(parser *p) {
   if (p->e->where != GA_CACHE_GPU)
     return 1;
+  const ga_cquery *q = p->q;
+  for (int k = 0; k <= q->nkeys + q->ncarry + q->nvals; k++) {
+    const ga_cexpr *x =
+        k < q->nkeys + q->ncarry + q->nvals ? &q->prog[k] : &q->fprog;
+    for (int i = 0; i < x->n; i++)
+      if (x->ins[i].op == GA_CX_INSET)
+        return ga_cl_no(p,
+                        "an IN subquery's set (the GPU cache's programs test "
+                        "no sets; a host entry, loaded with device = 'cpu', "
+                        "answers it)%s",
+                        NULL);
+  }
   return ga_cache_gpu_takes(p->e, p->q, p->why, p->nwhy);
 }
 

@@ -129,6 +129,9 @@ typedef struct ga_parts {
   ** evaluate the term once per distinct value of it (engine/scan/keymemo.h,
   ** planner/query.c rule 11); NULL: none */
   const int *key_memo;
+  /* gpu_query's subqueries evaluated on the caller for the column cache
+  ** (planner/qsubq.c rule 6: IN subqueries' rows); NULL: none */
+  const struct ga_qsub_run *subq;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays

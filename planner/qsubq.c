@@ -57,13 +57,24 @@
 **      v's affinity and implicit collation as the original's take c's.
 **      Storing a value under c's own affinity gives it back unchanged (it
 **      passed that affinity when stored in c).
-**   6. The column cache (ext/query/query_vtab.c): only where no text of
-**      the parts reads a subquery's value (ga_qsub_reads: the post query
-**      alone does), and the caller holds a read transaction on the table's
-**      schema (its statement's): every subquery is evaluated on the
-**      caller's connection in that transaction (ga_qsub_eval_caller), the
-**      snapshot ga_cache_answer checks the entry against, so the entry's
-**      rows and the values are one state; an IN subquery declines.
+**   6. The column cache (ext/query/query_vtab.c): the caller holds a read
+**      transaction on the table's schema (its statement's), and every
+**      subquery is evaluated on the caller's connection in that
+**      transaction (ga_qsub_eval_caller), the snapshot ga_cache_answer
+**      checks the entry against, so the entry's rows and the values are one
+**      state.  A scalar's value is bound as the workers' texts bind it
+**      (planner/cache_expr.c reads CAST(?K AS type) as SQLite's CAST of the
+**      value, a constant with that affinity); an IN subquery's rows are
+**      kept (in_rows, charged to group_bytes as rule 3's) and the cache's
+**      program tests membership with SQLite's affinity and collation of
+**      the comparison (planner/cache_expr.c rule 4), or declines.
+**   7. A scalar subquery that is itself a cache-shaped aggregate over a
+**      cached table (SELECT agg(e) FROM t [WHERE ...], agg one of the
+**      contract's gpu_ aggregates or count) is asked of r->cached first
+**      (ext/query/query_vtab.c: the cache entry, current, in the same
+**      snapshot, gives the value SQLite's would, bit for bit); else SQLite
+**      evaluates it.  from_cache and by_sqlite count them (last_scan's
+**      "subqueries").
 */
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +282,13 @@ void ga_qsub_run_free(ga_qsub_run *r) {
   if (r->vals && r->subs)
     for (int j = 0; j < r->subs->n; j++)
       sqlite3_value_free(r->vals[r->nparams + 1 + j]);
+  for (int j = 0; r->in_rows && j < r->subs->n; j++) {
+    for (int i = 0; i < r->in_n[j]; i++)
+      sqlite3_value_free(r->in_rows[j][i]);
+    sqlite3_free(r->in_rows[j]);
+  }
+  sqlite3_free(r->in_rows);
+  sqlite3_free(r->in_n);
   sqlite3_free(r->vals);
   memset(r, 0, sizeof(*r));
 }
@@ -405,6 +423,38 @@ static int fill_in(ga_qsub_run *r, sqlite3 **w, int nw, int j, sqlite3_stmt *st,
   return rc;
 }
 
+/* Rule 6: the IN subquery j's rows, stepped on the caller (st), kept in
+** r->in_rows[j], charged to *bytes. */
+static int keep_in(ga_qsub_run *r, int j, sqlite3_stmt *st, int64_t *bytes,
+                   char *why, size_t n) {
+  int rc, cap = 0;
+  for (int i = 0; i < r->in_n[j]; i++)
+    sqlite3_value_free(r->in_rows[j][i]);
+  r->in_n[j] = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    sqlite3_value *v = sqlite3_column_value(st, 0);
+    *bytes += 16 + sqlite3_value_bytes(v);
+    if (*bytes > r->cap) { /* rule 3 */
+      sqlite3_snprintf((int)n, why,
+                       "the subqueries' values pass group_bytes = %lld",
+                       (long long)r->cap);
+      return SQLITE_ERROR;
+    }
+    if (r->in_n[j] == cap) {
+      cap = cap ? 2 * cap : 16;
+      sqlite3_value **x =
+          sqlite3_realloc64(r->in_rows[j], sizeof(*x) * (size_t)cap);
+      if (!x)
+        return SQLITE_NOMEM;
+      r->in_rows[j] = x;
+    }
+    if (!(r->in_rows[j][r->in_n[j]] = sqlite3_value_dup(v)))
+      return SQLITE_NOMEM;
+    r->in_n[j]++;
+  }
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* Subquery j on w[0] (rule 2): its program must be the caller's (the same
 ** tables of the same schema, no authorizer's change, the same functions
 ** and collations), its value into the slot, or its rows into the workers'
@@ -416,12 +466,14 @@ static int eval_one(ga_qsub_run *r, sqlite3 **w, int nw, int j, int64_t *bytes,
   sqlite3_value **slot = &r->vals[r->nparams + 1 + j];
   sqlite3_value_free(*slot); /* a snapshot tried again */
   *slot = NULL;
-  int rc = SQLITE_OK, wrc = SQLITE_OK;
-  char *a = full_sig(r->db, q->sql, &rc);
-  char *b = a ? full_sig(w0, q->sql, &wrc) : NULL;
-  int same = a && b && !strcmp(a, b);
-  sqlite3_free(a);
-  sqlite3_free(b);
+  int rc = SQLITE_OK, wrc = SQLITE_OK, same = 1;
+  if (w0 != r->db) { /* the caller's own program needs no check */
+    char *a = full_sig(r->db, q->sql, &rc);
+    char *b = a ? full_sig(w0, q->sql, &wrc) : NULL;
+    same = a && b && !strcmp(a, b);
+    sqlite3_free(a);
+    sqlite3_free(b);
+  }
   if ((rc & 0xff) == SQLITE_NOMEM || (wrc & 0xff) == SQLITE_NOMEM)
     return SQLITE_NOMEM;
   if ((rc & 0xff) == SQLITE_INTERRUPT || (wrc & 0xff) == SQLITE_INTERRUPT)
@@ -440,7 +492,8 @@ static int eval_one(ga_qsub_run *r, sqlite3 **w, int nw, int j, int64_t *bytes,
     if (r->params[i])
       rc = sqlite3_bind_value(st, i + 1, r->params[i]);
   if (rc == SQLITE_OK && q->in_decl) {
-    rc = fill_in(r, w, nw, j, st, bytes, why, n);
+    rc = r->caller ? keep_in(r, j, st, bytes, why, n)
+                   : fill_in(r, w, nw, j, st, bytes, why, n);
     if (rc == SQLITE_ERROR && why[0]) {
       sqlite3_finalize(st);
       return SQLITE_ERROR;
@@ -471,9 +524,24 @@ int ga_qsub_eval(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
   sqlite3 *w0 = w[0];
   int64_t bytes = 0;
   int rc = r->contract ? r->contract(w0, r->contract_ctx, 1) : SQLITE_OK;
+  r->from_cache = r->by_sqlite = 0;
   for (int j = 0; rc == SQLITE_OK && j < r->subs->n; j++) {
     const ga_qsub *q = &r->subs->v[j];
-    rc = eval_one(r, w, nw, j, &bytes, why, n);
+    sqlite3_value **slot = &r->vals[r->nparams + 1 + j];
+    sqlite3_value_free(*slot);
+    *slot = NULL;
+    if (r->caller && r->cached && !q->in_decl && /* rule 7 */
+        !sqlite3_strnicmp(q->sql, "SELECT (", 8)) {
+      rc = r->cached(r->cached_ctx, j, q->sql, slot);
+      if (rc != SQLITE_OK)
+        break;
+    }
+    if (*slot) {
+      r->from_cache++;
+    } else {
+      rc = eval_one(r, w, nw, j, &bytes, why, n);
+      r->by_sqlite++;
+    }
     if (rc != SQLITE_OK || q->in_decl)
       continue;
     sqlite3_value *v = r->vals[r->nparams + 1 + j];
@@ -541,18 +609,90 @@ int ga_qsub_reads(const ga_qsubs *s, const char *sql) {
 }
 
 int ga_qsub_eval_caller(ga_qsub_run *r, char *why, size_t n) {
-  for (int j = 0; j < r->subs->n; j++)
-    if (r->subs->v[j].in_decl) {
-      sqlite3_snprintf((int)n, why,
-                       "an IN subquery (its set is a TEMP table of the "
-                       "workers)");
-      return SQLITE_ERROR;
-    }
+  if (!r->in_rows && r->subs->n) {
+    r->in_rows = sqlite3_malloc64(sizeof(*r->in_rows) * (size_t)r->subs->n);
+    r->in_n = sqlite3_malloc64(sizeof(*r->in_n) * (size_t)r->subs->n);
+    if (!r->in_rows || !r->in_n)
+      return SQLITE_NOMEM;
+    memset(r->in_rows, 0, sizeof(*r->in_rows) * (size_t)r->subs->n);
+    memset(r->in_n, 0, sizeof(*r->in_n) * (size_t)r->subs->n);
+  }
   /* the caller has gpu_sum ... gpu_max of its own: none registered */
   int (*contract)(sqlite3 *, void *, int) = r->contract;
   sqlite3 *db = r->db;
   r->contract = NULL;
+  r->caller = 1;
   int rc = ga_qsub_eval(r, &db, 1, why, n);
+  r->caller = 0;
   r->contract = contract;
   return rc;
+}
+
+int ga_qsub_in_set(const ga_qsub_run *r, int k, sqlite3_value *const **rows,
+                   int *n, const char **decl) {
+  int j = k - (r->nparams + 1);
+  if (!r->in_rows || !r->subs || j < 0 || j >= r->subs->n ||
+      !r->subs->v[j].in_decl)
+    return 0;
+  *rows = r->in_rows[j];
+  *n = r->in_n[j];
+  *decl = r->subs->v[j].in_decl;
+  return 1;
+}
+
+/* Is token t of z the keyword w? */
+static int tok_kw(const char *z, const ga_qtok *t, const char *w) {
+  return t->type == GA_QT_ID && (int)strlen(w) == t->len &&
+         !sqlite3_strnicmp(z + t->off, w, t->len);
+}
+
+char *ga_qsub_cache_text(const char *sql) {
+  static const char *const aggs[] = {
+      "gpu_sum", "gpu_total", "gpu_avg", "gpu_min", "gpu_max", "count", NULL};
+  static const char *const stop[] = {"GROUP",  "HAVING", "ORDER",     "LIMIT",
+                                     "WINDOW", "UNION",  "INTERSECT", "EXCEPT",
+                                     "JOIN",   "VALUES", "OFFSET",    NULL};
+  size_t len = strlen(sql);
+  if (len < 10 || sqlite3_strnicmp(sql, "SELECT (", 8) || sql[len - 1] != ')')
+    return NULL;
+  char *in = sqlite3_mprintf("%.*s", (int)(len - 9), sql + 8);
+  ga_qtok *t = NULL;
+  int n = 0, ok = 0;
+  if (!in || ga_q_tokenize(in, &t, &n)) {
+    sqlite3_free(in);
+    sqlite3_free(t);
+    return NULL;
+  }
+  int i = 0, depth = 0;
+  if (n > 4 && tok_kw(in, &t[0], "SELECT") && t[2].type == GA_QT_OP &&
+      in[t[2].off] == '(')
+    for (int a = 0; aggs[a] && !ok; a++)
+      ok = tok_kw(in, &t[1], aggs[a]);
+  for (i = 2; ok && i < n; i++) { /* the call's closing ")" */
+    if (t[i].type == GA_QT_OP && in[t[i].off] == '(')
+      depth++;
+    else if (t[i].type == GA_QT_OP && in[t[i].off] == ')' && --depth == 0)
+      break;
+  }
+  i++;
+  if (ok && i < n && tok_kw(in, &t[i], "AS"))
+    i++;
+  if (ok && i < n && !tok_kw(in, &t[i], "FROM") &&
+      (t[i].type == GA_QT_ID || t[i].type == GA_QT_QID))
+    i++; /* the column's name */
+  ok = ok && i < n && tok_kw(in, &t[i], "FROM");
+  for (depth = 0; ok && i < n; i++) { /* one table, a WHERE at most */
+    if (t[i].type == GA_QT_OP && in[t[i].off] == '(')
+      depth++;
+    else if (t[i].type == GA_QT_OP && in[t[i].off] == ')')
+      depth--;
+    else if (!depth && t[i].type == GA_QT_OP && in[t[i].off] == ',')
+      ok = 0;
+    for (int k = 0; stop[k] && ok && !depth; k++)
+      ok = !tok_kw(in, &t[i], stop[k]);
+  }
+  sqlite3_free(t);
+  if (!ok)
+    sqlite3_free(in);
+  return ok ? in : NULL;
 }

@@ -54,6 +54,18 @@ typedef struct ga_qsub_run {
   ** init.c's ga_contract_fns with ctx) */
   int (*contract)(sqlite3 *w0, void *ctx, int on);
   void *contract_ctx;
+  /* rule 6, the caller's evaluation (ga_qsub_eval_caller): each IN
+  ** subquery j's rows, in_n[j] of them in in_rows[j] (owned) */
+  int caller;
+  sqlite3_value ***in_rows;
+  int *in_n;
+  /* rule 7: a scalar subquery j answered from the column cache: SQLITE_OK
+  ** with *v (owned by the caller) or NULL (SQLite evaluates it); else an
+  ** error.  NULL: none */
+  int (*cached)(void *ctx, int j, const char *sql, sqlite3_value **v);
+  void *cached_ctx;
+  /* the last evaluation's subqueries: from the cache, by SQLite */
+  int from_cache, by_sqlite;
 } ga_qsub_run;
 
 /* vals allocated (SQLITE_OK / SQLITE_NOMEM). */
@@ -66,6 +78,13 @@ void ga_qsub_run_free(ga_qsub_run *r);
 ** ga_qsub_run).  SQLITE_OK; SQLITE_NOMEM; SQLITE_INTERRUPT; anything else:
 ** the serial path for the reason in why. */
 int ga_qsub_eval(void *arg, sqlite3 **w, int nw, char *why, size_t n);
+
+/* Rule 6: is values slot k (parameter ?(k + 1) of the post query, ?(k + 3)
+** of the parts) an IN subquery whose rows the caller evaluated?  1 with
+** its rows, their count and its declaration (affinity COLLATE name), or
+** 0. */
+int ga_qsub_in_set(const ga_qsub_run *r, int k, sqlite3_value *const **rows,
+                   int *n, const char **decl);
 
 /* Parse time (rule 5): the declaration of the TEMP column that keeps the
 ** IN subquery's (its text as written, "SELECT ...") affinity and
@@ -92,8 +111,14 @@ int ga_qsub_reads(const ga_qsubs *s, const char *sql);
 
 /* The column cache (rule 6): every subquery evaluated on the caller's own
 ** connection, in its open read transaction (the snapshot the cache entry
-** is checked against); as ga_qsub_eval, and SQLITE_ERROR with why for an
-** IN subquery (its set is a TEMP table of the workers). */
+** is checked against), an IN subquery's rows kept (in_rows), a scalar
+** one asked of r->cached first; as ga_qsub_eval. */
 int ga_qsub_eval_caller(ga_qsub_run *r, char *why, size_t n);
+
+/* Rule 7: where the scalar subquery sql (ga_qsub.sql, "SELECT (...)") is
+** SELECT agg(...) [[AS] name] FROM <one table> [WHERE ...], agg a gpu_
+** aggregate or count and nothing after the WHERE: its inner text
+** (sqlite3_malloc'd), for the column cache to answer; else NULL. */
+char *ga_qsub_cache_text(const char *sql);
 
 #endif

@@ -1779,7 +1779,7 @@ for sql, path, why in [
         # ('a' IN (SELECT n ...) is 1 under n's NOCASE; tk IN (SELECT code
         # ...) matches '05', '5' and ' 5' by code's INTEGER affinity)
         ("SELECT g, count(*) FROM t WHERE 'a' IN (SELECT n FROM d) AND g < 3 GROUP BY g", "parallel",
-         "subquery"),
+         None),
         ("SELECT g, count(*) FROM t WHERE tk IN (SELECT code FROM d) GROUP BY g", "parallel", None),
         ("SELECT g, count(*) FROM t WHERE tk NOT IN (SELECT d.code AS c FROM d WHERE n = 'a') GROUP BY g",
          "parallel", None),
@@ -1851,13 +1851,105 @@ for sql, path, why in [
         ("SELECT g, count(*) FROM t GROUP BY g HAVING count(*) > (SELECT count(*) FROM t) / 6 "
          "ORDER BY (SELECT max(x) FROM t), g", "cache", None),
         ("SELECT count(*), (SELECT sum(v) FROM d2) AS s FROM t", "cache", None),
-        ("SELECT g, count(*) FROM t WHERE x > (SELECT avg(x) FROM t) GROUP BY g", "parallel",
-         "cache not used: the rows read a subquery's value"),
+        # issue 37 (host cache subqueries): rows that read one too, below
+        ("SELECT g, count(*) FROM t WHERE x > (SELECT avg(x) FROM t) GROUP BY g", "cache", None),
         ("SELECT g, count(*) FROM t WHERE tk IN (SELECT code FROM d) GROUP BY g", "parallel",
-         "cache not used: the rows read a subquery's value")]:
+         "cache not used: TEXT IN a subquery whose comparison has a numeric affinity")]:
     got, names, ls = q37(s37, sql)
     check(got == ref37(s37, sql) and ls["path"] == path and (why is None or ls["why"].startswith(why)),
           "issue 37: the cache and a subquery: %s" % sql, (got[:3], ls))
+
+# ---- issue 37 (session 3): host cache subqueries ----
+# The host cache evaluates the rows' subqueries on the caller inside the
+# snapshot the entry is checked against: a scalar as a constant under its
+# CAST, an IN set under SQLite's comparison affinity and collation
+# (planner/cache_expr.c rule 4); a cached aggregate subquery from the entry
+# (planner/qsubq.c rule 7).  last_scan.subqueries counts who answered.
+hc = connect(os.path.join(TMP, "hc37.db"))
+hc.execute("PRAGMA journal_mode = WAL")
+hc.executescript("""
+CREATE TABLE t(g INTEGER, tk TEXT, n TEXT COLLATE NOCASE, x REAL, c INTEGER);
+CREATE TABLE d(code INTEGER, n TEXT COLLATE NOCASE, s TEXT, b);
+INSERT INTO d VALUES (5, 'A', '6', '5'), (NULL, 'b', NULL, 'x');
+CREATE TABLE e(code INTEGER);
+CREATE TABLE f(v INTEGER);
+INSERT INTO f VALUES (NULL);
+""")
+hc.executemany("INSERT INTO t VALUES (?,?,?,?,?)",
+               [(i % 5, ["05", "5", "a", "A", None, " 5"][i % 6], "aAbB"[i % 4], i * 0.125 - 50,
+                 [5, 6, None, 7, 5.0][i % 5]) for i in range(3000)])
+hc.execute("SELECT gpu_cache('t', 'g, tk, n, x, c')")
+HC = "SELECT g, count(*), sum(x) FROM t WHERE %s GROUP BY g"
+for cond, path, why, sq in [
+        ("c IN (SELECT code FROM d)", "cache", None, (0, 1)),
+        ("c NOT IN (SELECT code FROM d)", "cache", None, (0, 1)),  # a NULL in the set: none pass
+        ("c IN (SELECT code FROM e)", "cache", None, (0, 1)),  # the empty set: 0
+        ("c NOT IN (SELECT code FROM e)", "cache", None, (0, 1)),  # ... even for a NULL c
+        ("c IN (SELECT v FROM f)", "cache", None, (0, 1)),  # only NULL: NULL
+        ("c IN (SELECT s FROM d)", "cache", None, (0, 1)),  # NUMERIC: '6' is 6
+        ("c IN (SELECT b FROM d)", "cache", None, (0, 1)),  # NUMERIC: BLOB-affinity '5' is 5
+        ("(c + 0) IN (SELECT b FROM d)", "cache", None, (0, 1)),  # none: '5' stays TEXT
+        ("(c + 0) IN (SELECT s FROM d)", "serial",
+         "cache not used: a number IN a subquery whose comparison has TEXT affinity", (0, 1)),
+        ("tk IN (SELECT n FROM d)", "cache", None, (0, 1)),  # tk's BINARY: 'A' only
+        ("tk IN (SELECT code FROM d)", "serial",  # '05' is 5: SQLite converts each row
+         "cache not used: TEXT IN a subquery whose comparison has a numeric affinity", (0, 1)),
+        ("CASE WHEN g >= 0 THEN tk END IN (SELECT n FROM d)", "serial",  # n's NOCASE
+         "cache not used: TEXT IN a subquery under collation NOCASE", (0, 1)),
+        ("n IN (SELECT s FROM d)", "serial",
+         "cache not used: TEXT column n has a collation other than BINARY", (0, 1)),
+        ("'a' IN (SELECT n FROM d)", "serial", "cache not used: a string IN a subquery", (0, 1)),
+        # INTEGER affinity: '05' too (derived: SQLite compares each of tk's values)
+        ("tk = (SELECT code FROM d WHERE code = 5)", "cache", None, (0, 1)),
+        ("tk > CAST((SELECT code FROM d WHERE code = 5) AS TEXT)", "cache", None, (0, 1)),
+        ("c > (SELECT code FROM e)", "cache", None, (0, 1)),  # no row: NULL
+        ("c > (SELECT max(code) FROM e)", "cache", None, (0, 1)),  # e is not cached
+        ("x > (SELECT max(x) FROM t WHERE g > 100)", "cache", None, (1, 0)),  # no row: NULL
+        ("x > (SELECT avg(x) FROM t WHERE c = 5)", "cache", None, (1, 0)),
+        ("c < (SELECT count(c) FROM t) / 400", "cache", None, (1, 0)),  # count(c): 2400
+        ("c < (SELECT count(*) FROM t) / 400", "cache", None, (1, 0)),
+        ("(c + 0) = (SELECT s FROM d WHERE s = '6')", "serial",  # TEXT affinity: 6 is '6'
+         "cache not used: TEXT compared with a number (affinity)", (0, 1)),
+        ("tk < (SELECT max(tk) FROM t)", "cache", None, (0, 1)),  # TEXT: SQLite's
+        ("c IN (SELECT code FROM d) AND x < (SELECT total(x) FROM t WHERE g = 1) / 100",
+         "cache", None, (1, 1))]:
+    sql = HC % cond
+    got, names, ls = q37(hc, sql)
+    want = ref37(hc, sql)
+    sqn = ls.get("subqueries") or {}
+    check(repr(got) == repr(want) and (ls["path"] == "cache") == (path == "cache") and
+          (why is None or ls["why"].startswith(why))
+          and (sqn.get("from_cache"), sqn.get("by_sqlite")) == sq,
+          "issue 37 (hcsub): the host cache and %s" % cond, (got[:3], want[:3], ls["path"], ls["why"], sqn))
+# the rule values themselves, as SQLite 3.40 gives them
+check(hc.execute("SELECT 'a' IN (SELECT n FROM d), 'a' IN ('A'), '05' IN (SELECT code FROM d), "
+                 "'05' = (SELECT code FROM d WHERE code = 5)").fetchall() == [(1, 0, 1, 1)],
+      "issue 37 (hcsub): SQLite's IN and = under the subquery's affinity and collation")
+# a share of total: both sums from the entry, bit for bit gpu_sum's
+sql = "SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g"
+got, names, ls = q37(hc, sql)
+check(repr(got) == repr(ref37(hc, sql)) and ls["path"] == "cache" and
+      ls["subqueries"] == {"from_cache": 1, "by_sqlite": 0},
+      "issue 37 (hcsub): a share of total from the host cache", (got[:2], ls))
+# a writer commits between the load and the call: the entry is stale, not
+# used for the outer query nor for the subquery
+w = sqlite3.connect(os.path.join(TMP, "hc37.db"), isolation_level=None)
+w.execute("INSERT INTO t VALUES (1, 'z', 'z', 1e6, 5)")
+w.close()
+for cond in ("x > (SELECT avg(x) FROM t)", "c IN (SELECT code FROM d)"):
+    sql = HC % cond
+    got, names, ls = q37(hc, sql)
+    check(repr(got) == repr(ref37(hc, sql)) and ls["path"] != "cache" and
+          "the entry is stale" in ls["why"] and ls["subqueries"]["from_cache"] == 0,
+          "issue 37 (hcsub): a stale entry answers neither the rows nor the subquery (%s)" % cond,
+          (got[:2], ls))
+sql = "SELECT g, sum(x) / (SELECT sum(x) FROM t) AS share FROM t GROUP BY g"
+got, names, ls = q37(hc, sql)
+check(repr(got) == repr(ref37(hc, sql)) and ls["path"] != "cache" and
+      ls["subqueries"] == {"from_cache": 0, "by_sqlite": 1},
+      "issue 37 (hcsub): a stale entry: the share's subquery by SQLite", (got[:2], ls))
+hc.close()
+
 s37.execute("SELECT gpu_cache_drop('t')")
 got, names, ls = q37(s37, "SELECT count(*) FROM t WHERE tk = (SELECT code FROM d)")
 plain = s37.execute("SELECT count(*) FROM t WHERE tk = ?", (5,)).fetchall()

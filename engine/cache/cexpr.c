@@ -235,6 +235,47 @@ static void word_abs(ga_cx_word *x) {
   }
 }
 
+/* Rule 8: is (t, u) an element of set m?  Binary search. */
+static int set_has(const ga_cx_map *m, int t, uint64_t u) {
+  int64_t lo = 0, hi = m->n - 1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    int c = ga_cx_cmp(t, u, m->type[mid] == GA_V_INT ? GA_CX_TINT : GA_CX_TREAL,
+                      m->v[mid]);
+    if (c == 0)
+      return 1;
+    if (c < 0)
+      hi = mid - 1;
+    else
+      lo = mid + 1;
+  }
+  return 0;
+}
+
+/* Rule 8's x IN set (bits: the bitmap over [base, ...), or NULL). */
+static void word_inset(ga_cx_word *x, const ga_cx_map *set,
+                       const ga_cx_map *bits, int64_t base, int has_null) {
+  uint64_t live = x->notnull, yes = 0;
+  if (set->n == 0 && !has_null) { /* x IN (empty) is 0, even for NULL */
+    set_bool(x, 0, ~0ull);
+    return;
+  }
+  for (uint64_t m = live; m; m &= m - 1) {
+    int j = __builtin_ctzll(m);
+    int isint = (x->isint >> j) & 1;
+    int hit;
+    if (bits && isint) {
+      uint64_t off = (uint64_t)(int64_t)x->v[j] - (uint64_t)base;
+      hit = (int64_t)x->v[j] >= base && off / 64 < (uint64_t)bits->n &&
+            ((bits->v[off / 64] >> (off % 64)) & 1);
+    } else {
+      hit = set_has(set, isint ? GA_CX_TINT : GA_CX_TREAL, x->v[j]);
+    }
+    yes |= (uint64_t)hit << j;
+  }
+  set_bool(x, yes, has_null ? yes : live);
+}
+
 static void word_map(ga_cx_word *x, const ga_cx_map *m) {
   uint64_t nn = 0, ii = 0;
   for (int j = 0; j < 64; j++) {
@@ -362,6 +403,10 @@ void ga_cexpr_eval_word(const ga_cexpr *x,
       break;
     case GA_CX_MAP:
       word_map(top, &x->env->maps[in->a]);
+      break;
+    case GA_CX_INSET:
+      word_inset(top, &x->env->maps[in->a],
+                 in->b >= 0 ? &x->env->maps[in->b] : NULL, in->v.i, in->col);
       break;
     default:
       word_binary(in->op, &stack[sp - 2], top);

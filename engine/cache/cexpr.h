@@ -42,6 +42,14 @@
 **      and notnull masks).  Lanes whose operands are all REAL (or INTEGER
 **      with REAL), or all INTEGER without overflow, run as plain loops; any
 **      other lane takes the scalar rule, so every lane is rules 2-4's value.
+**   8. x IN a set (GA_CX_INSET: an IN subquery's rows, planner/cache_expr.c
+**      rule 4): the set is a map of n numbers (or codes) in ascending order
+**      (ga_cx_cmp's, exact across INTEGER and REAL, no two equal), found by
+**      binary search; where every element is an INTEGER, a bitmap over
+**      [base, base + 64 * words) answers an INTEGER lane.  1 on a match,
+**      else NULL when x is NULL or the set holds a NULL, else 0; the empty
+**      set gives 0 even for a NULL x (rule 4's IN ()).  The host runs it;
+**      the GPU cache declines programs with a set (planner/cache_plan.c).
 */
 #ifndef GA_CEXPR_H
 #define GA_CEXPR_H
@@ -61,7 +69,8 @@ typedef struct ga_cx_ins {
 
 /* A derived column (planner/cache_derive.c): the value SQLite computed for
 ** each code of one TEXT column's dictionary, as words (code n: the value
-** for a NULL column value). */
+** for a NULL column value).  Also rule 8's set (n elements, v and type)
+** and its bitmap (n words in v, type NULL). */
 typedef struct ga_cx_map {
   int64_t n; /* codes (n + 1 entries with the NULL one) */
   uint64_t *v;

@@ -251,6 +251,9 @@ typedef struct ga_scan_last {
                      for none (JSON null) */
   int memo_terms, memo_full;      /* ga_scan_out's: last_scan.key_memo */
   int64_t memo_hits, memo_misses; /* (0 on the serial path) */
+  /* gpu_query's subqueries: answered from the column cache, evaluated by
+  ** SQLite (planner/qsubq.c rule 7; "subqueries") */
+  int subq_cache, subq_sqlite;
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */

@@ -57,7 +57,10 @@
 **      step gpu_aggregate takes too): when an entry answers the parts, its
 **      merged groups go under the post query as the scan's would
 **      (last_scan.path "cache"); otherwise its reason leads last_scan.why
-**      ("cache not used: ...") and the scan runs.
+**      ("cache not used: ...") and the scan runs.  A text with subqueries
+**      whose table has an entry: subq_cache (planner/qsubq.c rules 6 and
+**      7); last_scan.subqueries counts those answered from an entry and
+**      those SQLite evaluated.
 **   9. Partials (partial_fns.c): a last HIDDEN column, gpuagg_partial (none
 **      where a result column or parameter has that name), takes a BLOB of
 **      gpu_query_partial or gpu_query_merge computed for the same text and
@@ -627,26 +630,102 @@ static int subq_texts(ga_plan *plan, const ga_qsubs *s) {
   return SQLITE_OK;
 }
 
-/* The column cache for a text with subqueries (planner/qsubq.c rule 6):
-** only where the rows read no subquery's value (the select list, HAVING or
-** ORDER BY does), the values evaluated on this connection inside the read
-** transaction its statement holds, the snapshot ga_cache_answer checks the
-** entry against.  SQLITE_OK with *hit, or with why (cache not used). */
-static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
-                      const ga_parts *parts, int *hit, char *why, size_t n) {
-  query_vtab *vt = (query_vtab *)c->base.pVtab;
-  int reads = ga_qsub_reads(&c->q.subs, parts->filter);
-  for (int k = 0; k < parts->nvals; k++)
-    reads |= ga_qsub_reads(&c->q.subs, parts->vals[k]);
-  for (int k = 0; k < parts->nkeys + parts->ncarry; k++)
-    reads |= ga_qsub_reads(&c->q.subs, parts->keys[k]);
-  if (reads) {
-    sqlite3_snprintf((int)n, why,
-                     "the rows read a subquery's value (a filter, an "
-                     "aggregate's argument or a group term): the scan "
-                     "evaluates it in its snapshot");
+/* planner/qsubq.c rule 7's hook: the cursor, the call's configuration. */
+typedef struct subq_ctx {
+  query_cursor *c;
+  sqlite3 *db;
+  const ga_config *cfg;
+} subq_ctx;
+
+/* The value of aggregate a over the one group g (NULL: no row) of an
+** ungrouped text, as the groups table gives it (ext/query/groups_vtab.c);
+** *v NULL where that is no number (TEXT, or a sum's overflow: SQLite
+** raises it).  SQLITE_OK or an error. */
+static int agg_value(sqlite3 *db, const ga_qagg *a, const ga_group *g,
+                     sqlite3_value **v) {
+  ga_gstate none;
+  ga_value x;
+  memset(&x, 0, sizeof x);
+  if (!g)
+    ga_gstate_init(&none);
+  const ga_gstate *st = g ? &g->st[a->val] : &none;
+  if (a->op == GA_Q_COUNT_STAR || a->op == GA_Q_COUNT) {
+    x.type = GA_V_INT;
+    x.i = a->op == GA_Q_COUNT_STAR ? st->rows : ga_gstate_count(st);
+  } else if (ga_gstate_result(st, a->op, &x) != GA_OK) {
     return SQLITE_OK;
   }
+  if (x.type != GA_V_INT && x.type != GA_V_REAL && x.type != GA_V_NULL)
+    return SQLITE_OK;
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, "SELECT ?1", -1, &q, NULL);
+  if (rc == SQLITE_OK)
+    rc = x.type == GA_V_INT    ? sqlite3_bind_int64(q, 1, x.i)
+         : x.type == GA_V_REAL ? sqlite3_bind_double(q, 1, x.r)
+                               : sqlite3_bind_null(q, 1);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    *v = sqlite3_value_dup(sqlite3_column_value(q, 0));
+    rc = *v ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  int frc = sqlite3_finalize(q);
+  return rc == SQLITE_OK ? frc : rc;
+}
+
+/* planner/qsubq.c rule 7: scalar subquery j (its text sql) from the column
+** cache: SQLITE_OK with *v, or with *v NULL (SQLite evaluates it). */
+static int subq_from_cache(void *arg, int j, const char *sql,
+                           sqlite3_value **v) {
+  subq_ctx *x = arg;
+  query_cursor *c = x->c;
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  (void)j;
+  *v = NULL;
+  char *inner = ga_qsub_cache_text(sql);
+  if (!inner)
+    return SQLITE_OK;
+  ga_query q;
+  char *err = NULL;
+  memset(&q, 0, sizeof q);
+  int rc = ga_query_parse(x->db, inner, vt->groups, &q, &err);
+  sqlite3_free(inner);
+  sqlite3_free(err);
+  if (rc == SQLITE_OK && !q.serial_why && !q.subs.n && !q.nkeys && !q.nreps &&
+      q.naggs == 1 && q.nparams <= c->np &&
+      sqlite3_txn_state(x->db, q.t.schema) != SQLITE_TXN_NONE) {
+    ga_parts parts;
+    ga_scan_out out;
+    int hit = 0;
+    char why[256];
+    ga_query_parts(&q, &parts, c->params, c->np);
+    rc = ga_cache_answer(vt->mod->conn, x->db, x->cfg, &q.t, &parts, &out, &hit,
+                         why, sizeof why);
+    if (rc == SQLITE_OK && hit)
+      rc = agg_value(x->db, &q.aggs[0], out.n ? out.sorted[0] : NULL, v);
+    ga_scan_out_free(&out);
+  }
+  ga_query_free(&q);
+  if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+    return rc & 0xff;
+  return SQLITE_OK; /* anything else: SQLite evaluates it */
+}
+
+/* The column cache for a text with subqueries (planner/qsubq.c rules 6
+** and 7): the values evaluated on this connection inside the read
+** transaction its statement holds, the snapshot ga_cache_answer checks the
+** entry against (a scalar one that is a cached aggregate from the entry),
+** bound into the parts as the workers' texts bind them (an IN subquery's
+** rows for the cache's set test).  SQLITE_OK with *hit, or with why (cache
+** not used). */
+static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
+                      ga_parts *parts, int *hit, char *why, size_t n) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  ga_cache *cache = vt->mod->conn->cache;
+  ga_centry *e =
+      cache ? ga_cache_find(cache, c->q.t.schema, c->q.t.table) : NULL;
+  if (!e || e->stale) /* no entry: the scan evaluates them, once */
+    return e ? ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts, &c->out,
+                               hit, why, n)
+             : SQLITE_OK;
   if (sqlite3_txn_state(db, c->q.t.schema) == SQLITE_TXN_NONE) {
     sqlite3_snprintf((int)n, why,
                      "no read transaction holds the snapshot a subquery "
@@ -654,15 +733,32 @@ static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
     return SQLITE_OK;
   }
   char ewhy[200] = "";
+  subq_ctx x = {c, db, cfg};
+  double t0 = ga_cache_prof_ms();
+  c->subq.cached = subq_from_cache;
+  c->subq.cached_ctx = &x;
   int rc = ga_qsub_eval_caller(&c->subq, ewhy, sizeof ewhy);
+  c->subq.cached = NULL;
+  c->subq.cached_ctx = NULL;
+  /* GPUAGG_CACHE_PROFILE: the subqueries' step, named by who answered */
+  ga_cache_prof("subq",
+                !c->subq.by_sqlite   ? "from-cache"
+                : c->subq.from_cache ? "mixed"
+                                     : "by-sqlite",
+                &t0);
   if (rc == SQLITE_NOMEM || rc == SQLITE_INTERRUPT)
     return rc;
   if (rc != SQLITE_OK) {
     sqlite3_snprintf((int)n, why, "%s", ewhy);
     return SQLITE_OK;
   }
-  return ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts, &c->out, hit,
-                         why, n);
+  parts->params = c->subq.vals;
+  parts->nparams = c->np + 1 + c->q.subs.n;
+  parts->subq = &c->subq;
+  rc = ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts, &c->out, hit,
+                       why, n);
+  parts->subq = NULL;
+  return rc;
 }
 
 /* Does gpu_cache hold an entry of a table the join reads? */
@@ -919,6 +1015,10 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       return set_err(c, SQLITE_ERROR,
                      sqlite3_mprintf("gpu_query: %s", sqlite3_errmsg(vt->db)));
     }
+  }
+  if (c->q.subs.n) { /* planner/qsubq.c rule 7: who evaluated them */
+    last->subq_cache = c->serial ? 0 : c->subq.from_cache;
+    last->subq_sqlite = c->serial ? c->q.subs.n : c->subq.by_sqlite;
   }
   c->eof = 0;
   return step(c);
