@@ -78,6 +78,11 @@ typedef struct ga_query {
   /* per value: 0, or 1 + the GA_COLL_* of a DISTINCT aggregate's argument
   ** (query.c rule 9; planner.h's ga_parts) */
   unsigned char val_dist[GA_MAX_STATES];
+  /* HAVING terms SQLite moves into WHERE (query.c rule 10): how many, and
+  ** the workers' filter with them (filter alone is the text's WHERE, which
+  ** a partial's signature reads) */
+  int having_moved;
+  char *scan_filter;
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups
