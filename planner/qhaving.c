@@ -684,6 +684,8 @@ static int cmp(const hp *p, int ia, int ib) {
   if (x->op == N_INT || y->op == N_INT)
     return x->op == y->op && x->ival == y->ival ? 0 : 2;
   if (!same_kind(x, y)) {
+    /* (on HAVING's side this changes nothing rule 3 sees: its walk reaches
+    ** the COLLATE's operand anyway; on the group term's it does) */
     if (x->op == N_COLLATE && cmp(p, x->kid, ib) < 2)
       return 1;
     if (y->op == N_COLLATE && cmp(p, ia, y->kid) < 2)
