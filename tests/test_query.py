@@ -1559,8 +1559,8 @@ def perturb(r, values):
     for v in values:
         if isinstance(v, bool) or v is None:
             out.append(r.choice([None, 1, "a"]))
-        elif isinstance(v, int):
-            out.append(v + r.choice([-1, 1, 2]))
+        elif isinstance(v, int):  # within int64: a rowid bound may be INT64_MAX
+            out.append(max(INT64_MIN, min(INT64_MAX, v + r.choice([-1, 1, 2]))))
         elif isinstance(v, float):
             out.append(v * r.choice([0.5, -1.0, 2.0]))
         else:
