@@ -149,6 +149,23 @@
 **      column's that rule 5 adds), and hash mode's workers evaluate it once
 **      per distinct value of the column (engine/scan/keymemo.h).
 **      Not for a join (rule 10): its columns are several tables'.
+**  12. HAVING to WHERE (issue 37).  SQLite moves each term of HAVING's
+**      top-level AND chain that reads only BINARY group terms and constants
+**      into its WHERE clause (select.c havingToWhere; planner/qhaving.c
+**      decides as it does), so the rows such a term rejects reach no
+**      aggregate: a group they alone make is never formed, its sum never
+**      overflows, and the term reads each row (typeof(k) of 1 and 1.0).
+**      The workers' filter (ga_parts.filter: every path, the cache and
+**      partials included) is the WHERE ANDed with those terms, written as
+**      the text writes them (aliases as their items, schema.table.column
+**      as table.column), the WHERE in parentheses where it has an OR of its
+**      own.  ga_query.filter stays the WHERE alone (a partial's signature).
+**      The post query keeps HAVING as written: a moved term holds for every
+**      group left (each of its rows passed it, and the group's values are a
+**      row's), so a finishing connection that decides otherwise (it lacks
+**      the table's NOT NULL constraints) gives the same rows.  Where
+**      qhaving.c cannot read the HAVING, or a moved term lies inside an
+**      alias's expression, the serial path, where SQLite moves it.
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -158,6 +175,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "qhaving.h"
 #include "qhint.h"
 #include "qjoin.h"
 #include "qrewrite.h"
@@ -229,6 +247,9 @@ typedef struct parse {
   ga_qjoin j;
   int *rep_col;
   char *pre;
+  ga_qh_term *hterms; /* rule 12: each group term's expression */
+  int *hmoved;        /* rule 12: the HAVING terms SQLite moves, as spans */
+  int nhmoved;
 } parse;
 
 static int kw(const parse *p, int i, const char *w) {
@@ -400,7 +421,8 @@ static int join_post_col(const parse *p, int i, int *last) {
 /* Append tokens [a, b) to s with the text between them, parameters as
 ** ?(N + off) (rule 4); subst: aliases become their items (rule 2); calls:
 ** aggregate calls become gpuagg_pick("col") (post, calls = 1),
-** gpuagg_value("col") (flat post, 3) or gpu_ names (serial, 2). */
+** gpuagg_value("col") (flat post, 3) or gpu_ names (serial, 2); calls = 4:
+** schema.table.column is table.column, nothing else changes (rule 12). */
 static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
                  int calls) {
   for (int i = a; i < b; i++) {
@@ -416,13 +438,13 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
       /* rule 10: a join's column is its groups table column */
       sqlite3_str_appendf(s, "\"%w\"", p->q->rep_name[k]);
       i = jlast;
-    } else if ((calls == 1 || calls == 3) && !op(p, i - 1, ".") &&
+    } else if ((calls == 1 || calls == 3 || calls == 4) && !op(p, i - 1, ".") &&
                is_name(p, i) && op(p, i + 1, ".") && is_name(p, i + 2) &&
                op(p, i + 3, ".") && is_name(p, i + 4)) {
       /* post: schema.table.column is table.column (the groups table is
       ** temp's, under the text's name for the table) */
       i++;
-    } else if (calls && (k = agg_of(p, i)) >= 0) {
+    } else if (calls && calls != 4 && (k = agg_of(p, i)) >= 0) {
       aggcall *c = &p->calls[k];
       if (calls == 1 || calls == 3) {
         /* an explicit COLLATE in the argument is the call's collation
@@ -445,7 +467,7 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
         }
         sqlite3_str_append(s, p->z + t->off, t->len);
       }
-    } else if (calls && ga_qw_name_at(&p->wins, i) &&
+    } else if (calls && calls != 4 && ga_qw_name_at(&p->wins, i) &&
                ga_qw_exact(p->z, t)) { /* qwindow.c rule 2 */
       sqlite3_str_appendall(s, ga_qw_exact(p->z, t));
     } else if (subst && (k = alias_of(p, i)) >= 0) {
@@ -1225,7 +1247,8 @@ static int read_terms(parse *p) {
   if (!res)
     return SQLITE_NOMEM;
   int *coll = sqlite3_malloc64(sizeof(int) * (size_t)(p->nterms + 1));
-  if (!coll) {
+  p->hterms = sqlite3_malloc64(sizeof(ga_qh_term) * (size_t)(p->nterms + 1));
+  if (!coll || !p->hterms) {
     sqlite3_free(res);
     sqlite3_free(coll);
     return SQLITE_NOMEM;
@@ -1245,6 +1268,9 @@ static int read_terms(parse *p) {
     else
       e = p->items[it].expr;
     res[k] = e;
+    if (p->hterms) /* rule 12 */
+      p->hterms[k] =
+          (ga_qh_term){e.a, e.b, coll[k], it >= 0 && it < p->nitems, 0};
     if (coll[k] >= 0) {
       char *z = text(p, e.a, e.b, 2, 1);
       q->keys[k] =
@@ -1467,6 +1493,92 @@ static int name_columns(parse *p, sqlite3_stmt *st) {
     q->col_name[q->ncols++] = z;
   }
   return SQLITE_OK;
+}
+
+/* Rule 10: the names of the text for planner/qhaving.c. */
+static int qh_col(void *arg, int i) {
+  int c = col_of((parse *)arg, i);
+  return c == GA_Q_ROWID ? GA_QH_ROWID : c;
+}
+
+static int qh_alias(void *arg, int i, int *a, int *b) {
+  parse *p = arg;
+  int k = alias_of(p, i);
+  if (k < 0)
+    return 0;
+  *a = p->items[k].expr.a;
+  *b = p->items[k].expr.b;
+  return 1;
+}
+
+static int qh_agg(void *arg, int i) {
+  parse *p = arg;
+  int k = agg_of(p, i);
+  return k >= 0 ? p->calls[k].all.b : -1;
+}
+
+static int qh_notnull(void *arg, int c) {
+  parse *p = arg;
+  int nn = 0;
+  if (c < 0)
+    return 1;
+  if (sqlite3_table_column_metadata(p->db, p->q->t.schema, p->q->t.table,
+                                    p->q->t.cols[c], NULL, NULL, &nn, NULL,
+                                    NULL) != SQLITE_OK)
+    return 0;
+  return nn;
+}
+
+/* Rule 10: the HAVING terms SQLite moves into its WHERE clause join the
+** workers' filter, ANDed after it in HAVING's order, as SQLite ANDs them
+** (the filter in parentheses where it has an OR of its own). */
+static int having_to_where(parse *p) {
+  ga_query *q = p->q;
+  if (p->nterms == 0 || p->having.b <= p->having.a || q->serial_why)
+    return SQLITE_OK;
+  for (int k = 0; k < p->nterms; k++)
+    p->hterms[k].binary =
+        ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL,
+                         q->keys[k]) == GA_COLL_BINARY;
+  p->hmoved = sqlite3_malloc64(sizeof(int) * 2 *
+                               (size_t)(p->having.b - p->having.a + 1));
+  if (!p->hmoved)
+    return SQLITE_NOMEM;
+  ga_qh_names nm = {p, qh_col, qh_alias, qh_agg, qh_notnull};
+  const char *why = NULL;
+  int rc = ga_qh_moved(p->db, p->z, p->t, p->n, q->nparams, &nm, p->hterms,
+                       p->nterms, p->having.a, p->having.b, p->hmoved,
+                       &p->nhmoved, &why);
+  if (rc == SQLITE_ERROR) { /* qhaving.c rules 1, 4: SQLite decides */
+    p->nhmoved = 0;
+    q->serial_why = "the HAVING clause holds a condition whose move into "
+                    "WHERE gpu_query cannot tell (SQLite's HAVING-to-WHERE)";
+    return SQLITE_OK;
+  }
+  if (rc != SQLITE_OK || p->nhmoved == 0)
+    return rc;
+  int or = 0, depth = 0;
+  for (int i = p->where.a; i < p->where.b; i++) {
+    depth += op(p, i, "(") - op(p, i, ")");
+    or |= depth == 0 && kw(p, i, "OR");
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  if (q->filter)
+    sqlite3_str_appendf(s, or ? "(%s)" : "%s", q->filter);
+  for (int k = 0; k < p->nhmoved; k++) {
+    sqlite3_str *ms = sqlite3_str_new(NULL);
+    emit(p, ms, p->hmoved[2 * k], p->hmoved[2 * k + 1], 2, 1, 4);
+    char *m = sqlite3_str_finish(ms);
+    if (!m) {
+      sqlite3_free(sqlite3_str_finish(s));
+      return SQLITE_NOMEM;
+    }
+    sqlite3_str_appendf(s, "%s(%s)", k || q->filter ? " AND " : "", m);
+    sqlite3_free(m);
+  }
+  q->scan_filter = sqlite3_str_finish(s);
+  q->having_moved = p->nhmoved;
+  return q->scan_filter ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /* Rule 6's WHERE: SQLite finalises every aggregate of a group before its
@@ -2183,7 +2295,9 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = SQLITE_NOMEM;
     goto done;
   }
-  if (p->join && (rc = join_filter(p)) != SQLITE_OK)
+  if (p->join && (rc = join_filter(p)) != SQLITE_OK) /* rule 10 */
+    goto done;
+  if ((rc = having_to_where(p)) != SQLITE_OK) /* rule 12 */
     goto done;
   if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
@@ -2220,6 +2334,8 @@ done:
     sqlite3_free(p->items[k].alias);
   sqlite3_free(p->items);
   sqlite3_free(p->terms);
+  sqlite3_free(p->hterms);
+  sqlite3_free(p->hmoved);
   sqlite3_free(p->calls);
   ga_qw_free(&p->wins);
   ga_qj_free(&p->j);
@@ -2244,6 +2360,7 @@ void ga_query_free(ga_query *q) {
   ga_target_free(&q->t);
   sqlite3_free(q->qual);
   sqlite3_free(q->filter);
+  sqlite3_free(q->scan_filter);
   for (int k = 0; q->keys && k < q->nkeys + q->ncarry; k++)
     sqlite3_free(q->keys[k]);
   sqlite3_free(q->keys);
@@ -2283,7 +2400,7 @@ void ga_query_free(ga_query *q) {
 void ga_query_parts(const ga_query *q, ga_parts *p,
                     sqlite3_value *const *params, int nparams) {
   memset(p, 0, sizeof(*p));
-  p->filter = q->filter;
+  p->filter = q->scan_filter ? q->scan_filter : q->filter; /* rule 12 */
   p->alias = q->has_alias ? q->qual : NULL;
   p->nkeys = q->nkeys;
   p->ncarry = q->ncarry;

@@ -89,6 +89,11 @@ typedef struct ga_query {
   /* per key: -1, or the slot of the one column its term reads, whose
   ** workers evaluate it once per distinct value (query.c rule 11) */
   int key_memo[GA_MAX_KEYS];
+  /* HAVING terms SQLite moves into WHERE (query.c rule 12): how many, and
+  ** the workers' filter with them (filter alone is the text's WHERE, which
+  ** a partial's signature reads) */
+  int having_moved;
+  char *scan_filter;
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups

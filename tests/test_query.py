@@ -478,6 +478,8 @@ class Query:
         self.r, self.t, self.probe, self.schema = r, t, probe, schema
         self.cache_shaped = CACHE and r.random() < 0.5
         self.df = None  # issue 37: DISTINCT/FILTER's own random stream (distinct_filter)
+        self.hg = None  # issue 37: HAVING on group terms' own stream (having_group_terms)
+        self.having_terms = False
         self.aggnames = []  # spelling as written, by marker number
         self.params = []
         alias = r.random() < 0.3
@@ -789,7 +791,10 @@ class Query:
                         self.num_terms.append(self.qualified(tpl[1:-1]))
                 else:
                     self.text_terms.append("(%s)" % text if " " in text else text)
-                if tpl in ("{a}", "{c}"):  # '3' = 3 by the column's affinity
+                # '3' = 3 by the column's affinity; not in a cache-shaped query's
+                # HAVING, which SQLite moves into the filter the cache reads, where
+                # TEXT met by a number is not its shape (issue 37, trust2)
+                if tpl in ("{a}", "{c}") and not self.cache_shaped:
                     self.text_terms.append(text)
                 if r.random() < 0.25:  # an expression over the term
                     w = r.choice(["upper(%s)", "typeof(%s)", "coalesce(%s, 'none')", "(%s) IS NULL",
@@ -842,6 +847,7 @@ class Query:
             sql += " GROUP BY " + ", ".join(fix_pos(g) for g in gby)
         if r.random() < 0.3:
             sql += " HAVING " + self.having()
+        sql = having_group_terms(self, sql, terms, items)  # issue 37 (trust2)
         sql += window
         ordered = False
         if r.random() < 0.6:
@@ -1106,6 +1112,103 @@ SUBQ2_ITEMS = [
     "sum(c * (SELECT min(c) FROM {t})) AS sq_arg",
     "count(*) * 1.0 / (SELECT count(*) FROM {t} WHERE a IS NOT NULL) AS sq_frac",
     "(SELECT avg(z) FROM {t}) AS sq_avg"]
+
+
+def having_group_terms(q, sql, terms, items):
+    """Issue 37 (trust2): HAVING conditions that read only GROUP BY terms
+    and constants, which SQLite moves into WHERE (select.c havingToWhere;
+    planner/qhaving.c), over tables whose sums overflow: a group that the
+    moved condition rejects is never formed, so its sum raises nothing.
+    Half the queries on overflowing tables (q.hg, a stream of its own), a
+    tenth of the others: the condition as a term of HAVING's AND chain, a
+    group term spelled as in GROUP BY, qualified or as its alias, compared
+    with literals or parameters (= <> > BETWEEN IN IS NULL LIKE, COLLATE
+    NOCASE on HAVING's side, typeof() and || that tell 1 from 1.0), ORs of
+    two, ORs with an aggregate (not moved), always-false terms (0, FALSE,
+    5 IS NULL: not moved, and `x AND 0` makes the whole chain 0), constant
+    terms, and sum(b) beside them.  A term whose groups hold equal values
+    that are not identical (ambiguous) and whose collation is not BINARY is
+    left out (HAVING would read the group's representative, a choice), and
+    one whose collation is BINARY is only compared in a term of its own
+    (moved: read on each row)."""
+    hg = q.hg
+    if hg is None or not terms or " GROUP BY " not in sql:
+        return sql
+    saved, q.r = q.r, hg  # q.param and q.qualified draw from q.r
+    try:
+        conds, alone = [], []
+        for _ in range(hg.choice([1, 1, 2, 3])):
+            i = hg.randrange(len(terms))
+            tpl, numeric = terms[i]
+            amb = ambiguous(q.probe, q.t, tpl.format(**q.plain))
+            binary = not re.search(r"\{s\}|COLLATE (NOCASE|RTRIM)", tpl) or "COLLATE BINARY" in tpl
+            if amb and not binary:
+                continue
+            if q.cache_shaped and not numeric:
+                continue
+            spell = [q.col_text(tpl)]
+            if re.fullmatch("{\\w+}", tpl):
+                spell.append(q.qualified(tpl[1:-1]))
+            spell += [it[1] for it in items if it[3] == i and it[1]]
+            T = hg.choice(spell)
+            T = "(%s)" % T if " " in T else T
+            P = q.lit_or_param
+            if numeric:
+                v = hg.choice([-1, 0, 1, 2, 3, 5, 7, 100, 1.0, 2.5, "3", None])
+                if q.t.overflow and hg.random() < 0.5:  # no group, or a rare one
+                    v = hg.choice([100, 2.5, None, 1000, "zz", 7.0])
+                if q.cache_shaped:  # numbers only: the cache declines TEXT met by numbers
+                    v = hg.choice([-1, 0, 1, 2, 3, 5, 100, 2.5])
+                forms = ["%s = %s" % (T, P(v)), "%s <> %s" % (T, P(v)), "%s > %s" % (T, P(v)),
+                         "%s BETWEEN %s AND %s" % (T, P(v), P(hg.choice([3, 10, 500]))),
+                         "%s IN (%s, %s)" % (T, P(v), P(hg.choice([1, 2, "x"]))),
+                         "%s IS NULL" % T, "%s IS NOT NULL" % T, "abs(%s) < %s" % (T, P(hg.choice([2, 50])))]
+            else:
+                v = hg.choice(TEXT_S + TEXT_S_CASE + TEXT_U + [None])
+                forms = ["%s = %s" % (T, P(v)), "%s = %s COLLATE NOCASE" % (T, P(v)),
+                         "%s COLLATE NOCASE = %s" % (T, P(v)), "%s >= %s" % (T, P(v)),
+                         "%s LIKE %s" % (T, P(hg.choice(["a%", "%b%", "X%"]))), "length(%s) > 1" % T,
+                         "%s IS NULL" % T]
+            forms += ["typeof(%s) = %s" % (T, P(hg.choice(["real", "integer", "text", "null"]))),
+                      "%s || '' = %s" % (T, P(hg.choice(["1.0", "1", "a", "5.0"])))]
+            if q.cache_shaped:
+                forms = forms[:4]
+            # overflowing tables: mostly = (few groups pass, so the rejected
+            # groups' overflow decides the outcome)
+            c = forms[0] if q.t.overflow and hg.random() < 0.5 else hg.choice(forms)
+            if amb:  # a term of its own: moved, read on each row
+                alone.append(c)
+                continue
+            k = hg.random()
+            if k < 0.15 and conds:
+                conds[-1] = "(%s OR %s)" % (conds[-1], c)
+            elif k < 0.25 and not q.cache_shaped:  # an aggregate beside it: not moved
+                conds.append("(%s OR count(*) > %d)" % (c, hg.randint(0, 5)))
+            elif k < 0.32:
+                conds.append("NOT (%s)" % c)
+            else:
+                conds.append(c)
+        k = 1 if q.cache_shaped else hg.random()  # (the cache takes no TRUE, no string IS NULL)
+        if k < 0.06:  # always false: not moved (qhaving.c rules 1, 3)
+            conds.append(hg.choice(["0", "FALSE", "5 IS NULL", "(0)", "0x0"]))
+        elif k < 0.14:  # constant: moved
+            conds.append(hg.choice(["%s IS NULL" % q.param(hg.choice([None, 1, "a"])), "1", "TRUE",
+                                    "'a' IS NOT NULL", "abs(-2) = 2"]))
+        conds += alone
+        if q.t.overflow and hg.random() < 0.6:  # a sum that overflows in the rejected groups
+            q.aggnames.append(hg.choice(["sum", "SUM", "gpu_sum"]))
+            conds.insert(hg.randrange(len(conds) + 1), "\ue000%d\ue001(%s) IS NOT NULL"
+                         % (len(q.aggnames) - 1, q.cols["b"]))
+        if not conds:
+            return sql
+        q.having_terms = True
+        hg.shuffle(conds)
+        at = sql.rfind(" HAVING ")
+        if at > sql.rfind(" GROUP BY "):
+            return sql[:at] + " HAVING " + " AND ".join(conds + ["(%s)" % sql[at + 8:]])
+        return sql + " HAVING " + " AND ".join(conds)
+    finally:
+        q.r = saved
 
 
 def subq2(r, q, t, schema):
@@ -1689,8 +1792,8 @@ def perturb(r, values):
     for v in values:
         if isinstance(v, bool) or v is None:
             out.append(r.choice([None, 1, "a"]))
-        elif isinstance(v, int):
-            out.append(v + r.choice([-1, 1, 2]))
+        elif isinstance(v, int):  # within int64: a rowid bound may be INT64_MAX
+            out.append(max(INT64_MIN, min(INT64_MAX, v + r.choice([-1, 1, 2]))))
         elif isinstance(v, float):
             out.append(v * r.choice([0.5, -1.0, 2.0]))
         else:
@@ -2193,6 +2296,8 @@ def main():
         q = Query(r, t, probe, schema)
         if random.Random(SEED * 1000003 + qi).random() < DISTINCT_SHARE:  # issue 37
             q.df = random.Random(SEED * 1000033 + qi)
+        hg = random.Random(SEED * 1000039 + qi)  # issue 37 (trust2): HAVING on group terms
+        q.hg = hg if hg.random() < (0.7 if t.overflow else 0.1) else None
         q.build()
         # issue 37: its own random stream, so the other queries stay as they were
         # (on the query that runs: the merge of i37-subq2 decorated the one it dropped)
@@ -2206,6 +2311,7 @@ def main():
         stats["rowidcase"] += bool(getattr(q, "rowidcase", ""))
         stats["distinct"] += bool(re.search(r"\(distinct ", q.text, re.I))  # issue 37
         stats["filter"] += bool(re.search(r"\) filter \(where ", q.text, re.I))
+        stats["having_terms"] = stats.get("having_terms", 0) + q.having_terms  # issue 37 (trust2)
         params = q.values
         # the reference: the same text, gpu_ aggregates, on the caller's connection
         want = run(con, q.ref, params)
@@ -2351,6 +2457,8 @@ def main():
     print("# issue 37 (session 3): %d queries name things with keywords (keyword_aliases)" % stats["kwalias"])
     print("# issue 37 (session 3): %d queries read the rowid in a CASE or FILTER over TEXT (rowid_case)"
           % stats["rowidcase"])
+    print("# issue 37: %d queries with HAVING conditions on group terms (having_group_terms)"
+          % stats.get("having_terms", 0))
     rep.check("distinct_filter_ran", stats["distinct"] >= QUERIES // 10 and stats["filter"] >= QUERIES // 10,
               "only %d queries with DISTINCT and %d with FILTER of %d" % (stats["distinct"], stats["filter"], QUERIES))
     if stats.get("subq_runs", 0):  # issue 37, subq2: subqueries run in parallel

@@ -2277,4 +2277,130 @@ check(error_of(kmc, "SELECT gpuagg_keymemo_miss(0, 1)") == "no such function: gp
 for c_ in (kmc, kmu, kmw, kmn):
     c_.close()
 
+# ---- issue 37 (trust2): HAVING conditions on group terms move into WHERE
+# (SQLite 3.40 select.c havingToWhere; planner/qhaving.c): a group the
+# moved condition rejects is never formed, so its overflowing sum raises
+# nothing; one that stays in HAVING (a NOCASE term, an aggregate beside it,
+# an always-false term) lets every group's sum raise, as SQLite's does.
+# Each case on every path: threads 1, 2, 4, tiny pieces, the host cache,
+# partials; the outcome (rows, typeof, or an overflow) must be SQLite's.
+hv = connect(os.path.join(TMP, "hv37.db"))
+hv.executescript("""
+CREATE TABLE h(a INTEGER, b INTEGER, s TEXT COLLATE NOCASE, u TEXT, y, n INTEGER NOT NULL DEFAULT 7);
+""")
+BIG = (1 << 63) - 1
+hv.executemany("INSERT INTO h(a, b, s, u, y) VALUES (?,?,?,?,?)",
+               [(1, BIG, "x", "abc", 1), (1, 5, "X", "ABC", 1.0), (2, 1, "abc", "q", 1.0),
+                (2, 3, "ABC", "Q", 1), (3, BIG, "x", "abc", 2)] * 40)
+
+
+def hv_ref(sql, args):
+    try:
+        return ("ok", sorted(hv.execute(sql.replace("sum(", "gpu_sum("), args).fetchall(), key=repr))
+    except sqlite3.Error as e:
+        return ("error", "overflow" if "overflow" in str(e) else str(e))
+
+
+def hv_got(sql, args, name="hv37"):
+    try:
+        hv.execute("DROP TABLE IF EXISTS temp.%s" % name)
+        create(hv, name, sql)
+        got = ("ok", sorted(hv.execute("SELECT * FROM temp.%s(%s)" % (name, ", ".join("?" * len(args))),
+                                       args).fetchall(), key=repr))
+    except sqlite3.Error as e:
+        got = ("error", "overflow" if "overflow" in str(e) else str(e))
+    return got, info(hv)["last_scan"]
+
+
+def hv_partial(sql, args):
+    """gpu_query_partial over the file, merged with an empty one, finished
+    in memory (gpuagg.dask's steps)."""
+    try:
+        p = hv.execute("SELECT gpu_query_partial(?%s)" % (", ?" * len(args)), [sql] + list(args)).fetchone()[0]
+        inf = json.loads(hv.execute("SELECT gpu_query_partial_info(?)", (p,)).fetchone()[0])
+        f = sqlite3.connect(":memory:", isolation_level=None)
+        f.enable_load_extension(True)
+        f.load_extension(LIB)
+        f.executescript(inf["create"])
+        f.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql.replace("'", "''"))
+        n = inf["params"]
+        rows = f.execute("SELECT * FROM temp.q(%s) WHERE gpuagg_partial = ?" % ", ".join("?" * n),
+                         list(args) + [None] * (n - len(args)) + [p]).fetchall()
+        f.close()
+        return ("ok", sorted(rows, key=repr))
+    except sqlite3.Error as e:
+        return ("error", "overflow" if "overflow" in str(e) else str(e))
+
+
+HV_CASES = [
+    # (label, text, args, moved): the issue's shape, a parameter and a literal
+    ("params and literals", "SELECT -(a), sum(b) AS \":P1\", coalesce(sum(b), 0) FROM h AS tt "
+     "GROUP BY tt.a HAVING tt.a = $p1 AND tt.a = 'abc'", ("",), 2),
+    ("one group by parameter", "SELECT a, sum(b), count(*) FROM h GROUP BY a HAVING a = ?1", (2,), 1),
+    ("a NULL parameter", "SELECT a, sum(b) FROM h GROUP BY a HAVING a = ?1", (None,), 1),
+    ("constant condition", "SELECT a, sum(b) FROM h GROUP BY a HAVING ?1 IS NULL", (1,), 1),
+    ("an alias", "SELECT a AS k, sum(b) FROM h GROUP BY k HAVING k = 2", (), 1),
+    ("qualified and a column number", "SELECT a, sum(b) FROM h GROUP BY 1 HAVING main.h.a IN (2, 4)", (), 1),
+    # collations: a NOCASE group term keeps it in HAVING (every sum raises);
+    # the same under COLLATE BINARY moves it; a COLLATE on HAVING's side
+    # reads each row's value under NOCASE
+    ("NOCASE group term", "SELECT s, sum(b) FROM h GROUP BY s HAVING s = 'abc'", (), 0),
+    ("NOCASE column under BINARY", "SELECT s, sum(b) FROM h GROUP BY s COLLATE BINARY HAVING s = 'abc'", (), 1),
+    ("COLLATE NOCASE on HAVING's side", "SELECT u, sum(b) FROM h GROUP BY u HAVING u = 'Q' COLLATE NOCASE", (), 1),
+    ("COLLATE on the group term in HAVING", "SELECT u, sum(b) FROM h GROUP BY u HAVING u COLLATE NOCASE = 'Q'",
+     (), 1),
+    # an aggregate in the condition keeps it in HAVING
+    ("OR with an aggregate", "SELECT a, sum(b) FROM h GROUP BY a HAVING a = 2 OR count(*) > 1000", (), 0),
+    ("AND with an aggregate", "SELECT a, sum(b) FROM h GROUP BY a HAVING a = 2 AND count(*) > 0", (), 1),
+    ("OR of group terms", "SELECT a, sum(b) FROM h GROUP BY a HAVING (a = 2 OR a = 4) AND a IS NOT NULL", (), 2),
+    ("NOT BETWEEN of a group term", "SELECT a, sum(b) FROM h GROUP BY a HAVING a NOT BETWEEN 0 AND 1 AND a < 3",
+     (), 2),
+    # always false: not moved; `x AND 0` is 0 as the parser makes it
+    ("AND 0", "SELECT a, sum(b) FROM h GROUP BY a HAVING a = 2 AND 0", (), 0),
+    ("AND FALSE", "SELECT a, sum(b) FROM h GROUP BY a HAVING a = 2 AND FALSE", (), 1),
+    ("5 IS NULL", "SELECT a, sum(b) FROM h GROUP BY a HAVING 5 IS NULL", (), 0),
+    ("NOT NULL column IS NULL", "SELECT a, n, sum(b) FROM h GROUP BY a, n HAVING n IS NULL", (), 0),
+    # each row's value: 1 and 1.0 are one group of y, typeof reads rows
+    ("typeof of rows", "SELECT y, typeof(y), count(*), sum(b) FROM h WHERE a <> 3 GROUP BY y "
+     "HAVING typeof(y) = 'real'", (), 1),
+    ("a filter with OR", "SELECT a, sum(b) FROM h WHERE b > 2 OR b < 2 GROUP BY a HAVING a = 2", (), 1),
+]
+for label, sql, args, moved in HV_CASES:
+    want = hv_ref(sql, args)
+    for th, pieces in ((1, None), (2, None), (4, None), (4, "3")):
+        if pieces:
+            os.environ["GPUAGG_SCAN_PIECE_ROWS"] = pieces
+        hv.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        got, ls = hv_got(sql, args)
+        os.environ.pop("GPUAGG_SCAN_PIECE_ROWS", None)
+        says = "HAVING to WHERE: %d condition" % moved in str(ls.get("why"))
+        check(got == want and ls.get("path") == "parallel" and (says if moved else "HAVING to WHERE" not in
+                                                                  str(ls.get("why"))),
+              "issue 37 (trust2): HAVING on group terms, %s (threads %d, pieces %s)" % (label, th, pieces),
+              "got %r want %r, path %s why %r" % (got, want, ls.get("path"), ls.get("why")))
+    got = hv_partial(sql, args)
+    check(got == want, "issue 37 (trust2): HAVING on group terms, %s (partials)" % label,
+          "got %r want %r" % (got, want))
+hv.execute("SELECT gpu_cache('h', 'a, b, s, u, n')")
+hv.execute("SELECT gpuagg_config('threads', 2)")
+for label, sql, args, moved in HV_CASES:
+    want = hv_ref(sql, args)
+    got, ls = hv_got(sql, args)
+    check(got == want, "issue 37 (trust2): HAVING on group terms, %s (host cache: path %s)"
+          % (label, ls.get("path")), "got %r want %r, why %r" % (got, want, ls.get("why")))
+ls = hv_got("SELECT a, sum(b) FROM h GROUP BY a HAVING a = 2", ())[1]
+check(ls.get("path") == "cache" and "HAVING to WHERE: 1 condition" in str(ls.get("why")),
+      "issue 37 (trust2): the host cache answers a moved HAVING condition and last_scan says so",
+      repr(ls))
+hv.execute("SELECT gpu_cache_drop('h')") if error_of(hv, "SELECT 1 FROM pragma_function_list WHERE name = "
+                                                    "'gpu_cache_drop'") is None else None
+# a moved condition inside an alias's expression is no span of the text:
+# the serial path, where SQLite moves it itself
+got, ls = hv_got("SELECT a, (a = 2 AND u = 'q') AS f, sum(b) FROM h GROUP BY a, u HAVING f", ())
+check(got == hv_ref("SELECT a, (a = 2 AND u = 'q') AS f, sum(b) FROM h GROUP BY a, u HAVING f", ()) and
+      ls.get("path") == "serial" and "HAVING-to-WHERE" in str(ls.get("why")),
+      "issue 37 (trust2): a condition on group terms inside an alias's AND: the serial path, saying why",
+      "got %r path %s why %r" % (got, ls.get("path"), ls.get("why")))
+hv.close()
+
 R.finish()

@@ -988,6 +988,16 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     sqlite3_snprintf((int)sizeof w, w, "cache not used: %s; %s", cwhy, why);
     sqlite3_snprintf((int)sizeof why, why, "%s", w);
   }
+  if (c->q.having_moved && c->st) { /* planner/query.c rule 12 */
+    char w[256];
+    sqlite3_snprintf((int)sizeof w, w,
+                     "%s%sHAVING to WHERE: %d condition%s reading only "
+                     "group terms filter%s the rows, as SQLite moves them",
+                     last->why, last->why[0] ? "; " : "", c->q.having_moved,
+                     c->q.having_moved > 1 ? "s" : "",
+                     c->q.having_moved > 1 ? "" : "s");
+    sqlite3_snprintf((int)sizeof last->why, last->why, "%s", w);
+  }
   ga_plan_free(&plan);
   if (rc != SQLITE_OK) {
     report_last(c);
