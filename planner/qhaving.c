@@ -209,39 +209,6 @@ static int past_paren(const hp *p, int i) {
   return p->end;
 }
 
-/* sqlite3GetInt32 over a number token: 1 with *v. */
-static int int32_of(const char *z, int len, int64_t *v) {
-  int j = 0;
-  int64_t n = 0;
-  if (len > 2 && z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) {
-    for (j = 2; j < len && z[j] == '0'; j++)
-      ;
-    if (len - j > 8)
-      return 0;
-    for (; j < len; j++) {
-      if (!isxdigit((unsigned char)z[j]))
-        return 0;
-      n = n * 16 + (isdigit((unsigned char)z[j])
-                        ? z[j] - '0'
-                        : tolower((unsigned char)z[j]) - 'a' + 10);
-    }
-  } else {
-    for (j = 0; j < len && z[j] == '0'; j++)
-      ;
-    if (len - j > 10)
-      return 0;
-    for (; j < len; j++) {
-      if (!isdigit((unsigned char)z[j]))
-        return 0;
-      n = n * 10 + (z[j] - '0');
-    }
-  }
-  if (n > 2147483647)
-    return 0;
-  *v = n;
-  return 1;
-}
-
 /* The expression [a, b) of an item (an alias's): its tree. */
 static int parse_span(hp *p, int a, int b, int subst) {
   int si = p->i, se = p->end, ss = p->subst, sa = p->in_alias;
@@ -385,9 +352,9 @@ static int parse_primary(hp *p) {
     return with_kids(p, N_OP, i, p->i, "not", k, -1, -1);
   }
   if (t->type == GA_QT_NUM) {
-    int64_t v;
+    int v;
     p->i = i + 1;
-    if (int32_of(s, t->len, &v)) {
+    if (ga_qt_int32(p->z, t, &v)) {
       int x = node(p, N_INT, i, i + 1, NULL);
       if (x >= 0) {
         p->v[x].ival = v;

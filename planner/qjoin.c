@@ -128,21 +128,7 @@ static int is_name(const jp *p, int i) {
 
 /* A name token, dequoted (sqlite3_malloc'd). */
 static char *tname(const char *z, const ga_qtok *t) {
-  const char *s = z + t->off;
-  if (t->type != GA_QT_QID)
-    return sqlite3_mprintf("%.*s", t->len, s);
-  char close = s[0] == '[' ? ']' : s[0];
-  char *o = sqlite3_malloc(t->len);
-  if (!o)
-    return NULL;
-  int k = 0;
-  for (int j = 1; j < t->len - 1; j++) {
-    o[k++] = s[j];
-    if (s[j] == close && close != ']')
-      j++;
-  }
-  o[k] = 0;
-  return o;
+  return ga_qt_name(z, t);
 }
 
 static int name_is(const char *z, const ga_qtok *t, const char *w) {

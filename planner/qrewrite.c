@@ -95,22 +95,7 @@ static int qis_name(const qsrc *s, int i) {
 
 /* An identifier dequoted (sqlite3_malloc'd). */
 static char *qname(const qsrc *s, int i) {
-  const ga_qtok *t = &s->t[i];
-  const char *z = s->z + t->off;
-  if (t->type != GA_QT_QID)
-    return sqlite3_mprintf("%.*s", t->len, z);
-  char close = z[0] == '[' ? ']' : z[0];
-  char *o = sqlite3_malloc(t->len);
-  if (!o)
-    return NULL;
-  int k = 0;
-  for (int j = 1; j < t->len - 1; j++) {
-    o[k++] = z[j];
-    if (z[j] == close && close != ']')
-      j++;
-  }
-  o[k] = 0;
-  return o;
+  return ga_qt_name(s->z, &s->t[i]);
 }
 
 /* Does token i name w (case-insensitively, dequoted)? */

@@ -16,6 +16,7 @@
 **      ones of qt_reserved).  WINDOW: before such a word followed by AS.
 */
 #include <ctype.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
@@ -227,5 +228,58 @@ int ga_q_tokenize(const char *z, ga_qtok **out, int *nout) {
   return 0;
 bad:
   sqlite3_free(v);
+  return 1;
+}
+
+char *ga_qt_name(const char *z, const ga_qtok *t) {
+  const char *s = z + t->off;
+  if (t->type != GA_QT_QID)
+    return sqlite3_mprintf("%.*s", t->len, s);
+  char close = s[0] == '[' ? ']' : s[0];
+  char *o = sqlite3_malloc(t->len);
+  if (!o)
+    return NULL;
+  int k = 0;
+  for (int j = 1; j < t->len - 1; j++) {
+    o[k++] = s[j];
+    if (s[j] == close && close != ']')
+      j++; /* a doubled quote is one */
+  }
+  o[k] = 0;
+  return o;
+}
+
+int ga_qt_int32(const char *z, const ga_qtok *t, int *v) {
+  if (t->type != GA_QT_NUM)
+    return 0;
+  const char *s = z + t->off;
+  int len = t->len, j = 0;
+  int64_t n = 0;
+  if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    for (j = 2; j < len && s[j] == '0'; j++)
+      ;
+    if (len - j > 8)
+      return 0;
+    for (; j < len; j++) {
+      if (!isxdigit((unsigned char)s[j]))
+        return 0;
+      n = n * 16 + (isdigit((unsigned char)s[j])
+                        ? s[j] - '0'
+                        : tolower((unsigned char)s[j]) - 'a' + 10);
+    }
+  } else {
+    for (j = 0; j < len && s[j] == '0'; j++)
+      ;
+    if (len - j > 10)
+      return 0;
+    for (; j < len; j++) {
+      if (!isdigit((unsigned char)s[j]))
+        return 0; /* 1.0, 1e0: TK_FLOAT */
+      n = n * 10 + (s[j] - '0');
+    }
+  }
+  if (n > 2147483647)
+    return 0;
+  *v = (int)n;
   return 1;
 }

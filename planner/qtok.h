@@ -26,6 +26,16 @@ typedef struct ga_qtok {
 ** (qtok.c rule 1): never a name, even where a column is spelled so. */
 int ga_qt_ctx_keyword(const char *z, const ga_qtok *t);
 
+/* Identifier token t of text z, dequoted as SQLite does ("a""b", [a],
+** `a`): sqlite3_malloc'd, NULL for no memory. */
+char *ga_qt_name(const char *z, const ga_qtok *t);
+
+/* Number token t of text z as SQLite's parser reads a column number
+** (sqlite3GetInt32): decimal digits, or 0x and at most 8 hex digits after
+** leading zeros, below 2^31: 1 with *v; 0 for the rest (1.0, 1e0,
+** 2147483648 stay constants). */
+int ga_qt_int32(const char *z, const ga_qtok *t, int *v);
+
 /* z into tokens (sqlite3_malloc'd): 0; 1 (an unterminated string, quote
 ** or comment); -1 (no memory). */
 int ga_q_tokenize(const char *z, ga_qtok **out, int *nout);

@@ -272,22 +272,7 @@ static int fail(parse *p, const char *fmt, const char *a) {
 
 /* An identifier token's name, dequoted (sqlite3_malloc'd). */
 static char *tok_name(const parse *p, int i) {
-  const tok *t = &p->t[i];
-  const char *s = p->z + t->off;
-  if (t->type != T_QID)
-    return sqlite3_mprintf("%.*s", t->len, s);
-  char close = s[0] == '[' ? ']' : s[0];
-  char *o = sqlite3_malloc(t->len);
-  if (!o)
-    return NULL;
-  int k = 0;
-  for (int j = 1; j < t->len - 1; j++) {
-    o[k++] = s[j];
-    if (s[j] == close && close != ']')
-      j++;
-  }
-  o[k] = 0;
-  return o;
+  return ga_qt_name(p->z, &p->t[i]);
 }
 
 static int is_name(const parse *p, int i) {
@@ -586,35 +571,7 @@ static int close_of(const parse *p, int i) {
 ** most 8 hex digits after leading zeros, below 2^31; 1.0, 1e0 and
 ** 2147483648 are not (they stay constants). */
 static int int_lit(const parse *p, int i, int *v) {
-  if (p->t[i].type != T_NUM)
-    return 0;
-  const char *z = p->z + p->t[i].off;
-  int len = p->t[i].len, j = 0;
-  int64_t n = 0;
-  if (len > 2 && z[0] == '0' && (z[1] == 'x' || z[1] == 'X')) {
-    for (j = 2; j < len && z[j] == '0'; j++)
-      ;
-    if (len - j > 8)
-      return 0;
-    for (; j < len; j++)
-      n = n * 16 + (isdigit((unsigned char)z[j])
-                        ? z[j] - '0'
-                        : tolower((unsigned char)z[j]) - 'a' + 10);
-  } else {
-    for (j = 0; j < len && z[j] == '0'; j++)
-      ;
-    if (len - j > 10)
-      return 0;
-    for (; j < len; j++) {
-      if (!isdigit((unsigned char)z[j]))
-        return 0; /* 1.0, 1e0: TK_FLOAT */
-      n = n * 10 + (z[j] - '0');
-    }
-  }
-  if (n > 2147483647)
-    return 0;
-  *v = (int)n;
-  return 1;
+  return ga_qt_int32(p->z, &p->t[i], v);
 }
 
 /* Is [a, b) a column number?  SQLite's rule (resolveOrderGroupBy): the
