@@ -148,7 +148,8 @@ static uint64_t hash_of(const ga_value *x) {
       h ^= h >> 29;
     }
     uint64_t t = 0;
-    memcpy(&t, p + i, n - i);
+    if (n > i) /* an empty value's p may be NULL */
+      memcpy(&t, p + i, n - i);
     return mix(h ^ t);
   }
   default:
