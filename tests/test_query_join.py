@@ -1040,10 +1040,11 @@ REVIEW_DDL = [
 ]
 
 
-def review_paths(rep, name, con, path, text, expect=None, partial=True, ordered=False):
+def review_paths(rep, name, con, path, text, expect=None, partial=True, ordered=False, why=None):
     """text on every path: serial (in a transaction), parallel at threads 2
     and 4 with tiny pieces, and (partial) a partial of the file, merged and
-    finished on a database that declares the tables."""
+    finished on a database that declares the tables; why: what the
+    parallel runs' last_scan.why holds (the HAVING terms moved)."""
     want = run(con, gpu_text(text))
     problems = []
     if expect is not None and want != ("ok", expect) and not (
@@ -1061,7 +1062,8 @@ def review_paths(rep, name, con, path, text, expect=None, partial=True, ordered=
             con.execute("SELECT gpuagg_config('threads', ?)", (th,))
             got = via_gpu_query(con, text)
             ls = last_scan(con)
-            if not same(got, want, ordered) or (got[0] == "ok" and ls.get("path") != "parallel"):
+            if not same(got, want, ordered) or (got[0] == "ok" and ls.get("path") != "parallel") or (
+                    why and why not in str(ls.get("why"))):
                 problems.append("threads %d (path %s, %s): got %s" % (th, ls.get("path"), ls.get("why"),
                                                                        show(got)))
     finally:
@@ -1110,25 +1112,27 @@ def review_cases(rep):
     H = "/* gpuagg_fact(f) */ "
     # 1. IS NULL on a dimension's column far past the fact's columns (an
     # out-of-bounds read of the fact's names before); NOT NULL under LEFT
-    # JOIN is NULL for the unmatched rows (SQLite's EP_CanBeNull)
+    # JOIN is NULL for the unmatched rows (SQLite's EP_CanBeNull: no
+    # folding, so SQLite moves the term into WHERE, as last_scan says)
     for col, exp in (("c59", [("a", 49), ("b", 50)]), ("c30", [(1, 49), (2, 50)])):
         review_paths(rep, "review_isnull_dim_%s" % col, con, path,
                      H + "SELECT dw.%s, count(*) FROM f JOIN dw ON f.dk = dw.k GROUP BY dw.%s "
-                     "HAVING dw.%s IS NOT NULL AND dw.%s NOTNULL" % (col, col, col, col), exp)
+                     "HAVING dw.%s IS NOT NULL AND dw.%s NOTNULL" % (col, col, col, col), exp,
+                     why="HAVING to WHERE: 2 conditions")
         review_paths(rep, "review_isnull_dim_%s_both" % col, con, path,
                      H + "SELECT dw.%s, count(*) FROM f JOIN dw ON f.dk = dw.k GROUP BY dw.%s "
                      "HAVING dw.%s IS NOT NULL AND dw.%s ISNULL" % (col, col, col, col), [])
     review_paths(rep, "review_isnull_left_notnull_col", con, path,
                  H + "SELECT d.nn, count(*) FROM f LEFT JOIN d ON f.dk = d.k GROUP BY d.nn HAVING d.nn IS NULL",
-                 [(None, 50)])
+                 [(None, 50)], why="HAVING to WHERE: 1 condition")
     review_paths(rep, "review_notnull_left_notnull_col", con, path,
                  H + "SELECT d.nn, count(*) FROM f LEFT JOIN d ON f.dk = d.k GROUP BY d.nn HAVING d.nn NOTNULL",
-                 [(1, 49), (2, 50), (3, 50)])
+                 [(1, 49), (2, 50), (3, 50)], why="HAVING to WHERE: 1 condition")
     review_paths(rep, "review_isnull_inner_notnull_col", con, path,
                  H + "SELECT d.nn, count(*) FROM f JOIN d ON f.dk = d.k GROUP BY d.nn HAVING d.nn ISNULL", [])
     review_paths(rep, "review_isnull_left_ipk", con, path,
                  H + "SELECT ip.k, count(*) FROM f LEFT JOIN ip ON f.dk = ip.k GROUP BY ip.k HAVING ip.k ISNULL",
-                 [(None, 50)])
+                 [(None, 50)], why="HAVING to WHERE: 1 condition")
     # a NOT NULL column, a dimension's INTEGER PRIMARY KEY or rowid, of an
     # inner join: SQLite makes x ISNULL FALSE, which stays in HAVING
     con.execute("SELECT gpuagg_config('threads', 2)")
