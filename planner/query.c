@@ -165,7 +165,11 @@
 **      row's), so a finishing connection that decides otherwise (it lacks
 **      the table's NOT NULL constraints) gives the same rows.  Where
 **      qhaving.c cannot read the HAVING, or a moved term lies inside an
-**      alias's expression, the serial path, where SQLite moves it.
+**      alias's expression, the serial path, where SQLite moves it.  In a
+**      join a group term's collation is read over the join's FROM (a
+**      dimension's "d"."val" is BINARY too), and a column's NOT NULL on its
+**      own table; a LEFT JOIN's right side can always be NULL (SQLite's
+**      EP_CanBeNull), so its x IS NULL is not folded (qh_notnull).
 */
 #include <ctype.h>
 #include <stdlib.h>
