@@ -26,7 +26,10 @@ What runs (all from SEED):
     documented), the equality's operands either way round; filters on
     every table, in WHERE and in ON; GROUP BY dimension attributes, fact
     columns and expressions over two tables; count, sum, total, avg, min,
-    max, DISTINCT and FILTER; HAVING; ORDER BY every term with LIMIT.
+    max, DISTINCT and FILTER; HAVING (with IS NULL / NOTNULL, typeof and
+    an overflow on dimension group terms, which SQLite folds or moves into
+    WHERE); a dimension column w beside a table w; bare rowid names where
+    the other table is WITHOUT ROWID; ORDER BY every term with LIMIT.
     Each is compared with the reference on the serial path (inside an
     explicit transaction), at threads 1, 2 and 4 (tiny rowid pieces for
     some), and (PARTS, a third of the queries) through gpu_query_partial
@@ -39,7 +42,8 @@ What runs (all from SEED):
     last_scan.join (the plan: the fact's rowid range first, dimensions by
     key); SSB at SF 0.01 (bench/ssb.py) on every path; a writer process
     that changes a dimension and the fact table while queries run (every
-    answer one committed state).
+    answer one committed state); the review's cases (review_cases) on
+    every path.
 
 Environment: SEED (default 20261206), QUERIES (default 700), WORLDS
 (default 12), VERBOSE=1, SSB=0 (skip SSB).
