@@ -141,6 +141,7 @@ static int quoted(const char *z, char c, char **out) {
 
 int ga_lex_sql(const char *z, ga_lex *o) {
   int depth = 0, after_collate = 0, rc = SQLITE_OK;
+  int after_dot = 0; /* the last token was '.' (comments between pass) */
   /* a date and time call: its name was the last token (pending), then the
   ** depth of its argument list (tdepth, 0 outside one) and tokens seen */
   const char *tname = NULL;
@@ -187,7 +188,7 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       pending = 0;
       sqlite3_free(s);
       z += n;
-      after_collate = 0;
+      after_collate = after_dot = 0;
       continue;
     }
     if (c == '"' || c == '[' || c == '`') {
@@ -203,6 +204,9 @@ int ga_lex_sql(const char *z, ga_lex *o) {
       }
       rc = after_collate ? push(&o->colls, &o->ncolls, s, (int)strlen(s))
                          : push(&o->ids, &o->nids, s, (int)strlen(s));
+      if (rc == SQLITE_OK && !after_collate && !after_dot)
+        rc = push(&o->tids, &o->ntids, s, (int)strlen(s));
+      after_dot = 0;
       if (!after_collate && tdepth && c == '"' && holds_now(s))
         time_mark(o, tname, tn);         /* "now": a string where DQS allows */
       else if (!after_collate && tdepth) /* a column: it may hold 'now' */
@@ -242,10 +246,14 @@ int ga_lex_sql(const char *z, ga_lex *o) {
         if (pending)
           tname = b, tn = n;
         rc = push(&o->ids, &o->nids, b, n);
+        if (rc == SQLITE_OK && !after_dot)
+          rc = push(&o->tids, &o->ntids, b, n);
       }
+      after_dot = 0;
       continue;
     }
     after_collate = 0;
+    after_dot = c == '.' && !(z[1] >= '0' && z[1] <= '9');
     if (c == '(' && pending && !tdepth) {
       tdepth = depth + 1, targs = 0, targn = 0;
       tmod = tn == 8 && !sqlite3_strnicmp(tname, "strftime", 8) ? 2 : 1;
@@ -293,6 +301,9 @@ void ga_lex_free(ga_lex *l) {
     sqlite3_free(l->ids[i]);
   for (int i = 0; i < l->ncolls; i++)
     sqlite3_free(l->colls[i]);
+  for (int i = 0; i < l->ntids; i++)
+    sqlite3_free(l->tids[i]);
+  sqlite3_free(l->tids);
   sqlite3_free(l->ids);
   sqlite3_free(l->colls);
   memset(l, 0, sizeof(*l));

@@ -28,6 +28,8 @@
 **      "main" is the target's file), or names a table other than the
 **      target (x IN t2), or the target's own name where another schema has
 **      a table of that name (a TEMP v shadows main.v on the caller only).
+**      A name written after a '.' is a column (d.w, the schema of s.t2
+**      already refused), never read as a table here (ga_lex's tids).
 **      gpu_query's texts reach here with a view or WITH expression already
 **      substituted and no subquery (planner/qrewrite.c: a subquery is a
 **      parameter, its value evaluated in the scan's snapshot by planner/
@@ -339,7 +341,7 @@ static int names_check(sqlite3 *db, const ga_target *t, const ga_parts *p,
   while (!found && sqlite3_step(st) == SQLITE_ROW) {
     const char *sc = (const char *)sqlite3_column_text(st, 0);
     const char *z = (const char *)sqlite3_column_text(st, 1);
-    if (!sc || !z || !in_list(lx->ids, lx->nids, z))
+    if (!sc || !z || !in_list(lx->tids, lx->ntids, z)) /* d.w: a column */
       continue;
     int joined = 0; /* a table of the join: read in the same snapshot */
     for (int j = 0; j < p->njoin_tables && !joined; j++)

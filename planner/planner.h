@@ -36,6 +36,10 @@ typedef struct ga_lex {
   char tz_call[24];
   char **ids; /* identifiers, bare and quoted (dequoted) */
   int nids;
+  /* those of ids not written after a '.' (q.c's c is a column, never a
+  ** table): the names that may be a table (planner/path.c rule 5) */
+  char **tids;
+  int ntids;
   char **colls; /* names after COLLATE (dequoted) */
   int ncolls;
 } ga_lex;

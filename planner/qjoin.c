@@ -75,7 +75,10 @@
 **      qualified name (q.c, schema.q.c) is q's column or rowid; a bare name
 **      is the column of the first table written that has it (SQLite has
 **      refused an ambiguous one, and a USING column is its left table's);
-**      a bare rowid is no column in a join (SQLite: no such column).
+**      a bare rowid name that no column takes is the rowid of the one
+**      table that has a rowid (the others WITHOUT ROWID), the fact's or a
+**      dimension's, as SQLite's lookupName resolves it; where several
+**      tables have one, SQLite has refused it (no such column).
 **   7. The serial path (q->serial_why), with the reason: a table of
 **      another schema than the fact's (TEMP, an ATTACHed file: not in the
 **      workers' snapshot), a dimension's column of a collation other than
@@ -127,9 +130,7 @@ static int is_name(const jp *p, int i) {
 }
 
 /* A name token, dequoted (sqlite3_malloc'd). */
-static char *tname(const char *z, const ga_qtok *t) {
-  return ga_qt_name(z, t);
-}
+static char *tname(const char *z, const ga_qtok *t) { return ga_qt_name(z, t); }
 
 static int name_is(const char *z, const ga_qtok *t, const char *w) {
   char *s = tname(z, t);
@@ -223,6 +224,18 @@ int ga_qj_col(const ga_qjoin *j, const char *z, const ga_qtok *t, int n, int i,
       for (int c = 0; c < tt->ncols && r < 0; c++)
         if (!sqlite3_stricmp(s, tt->cols[c]))
           r = list_index(j, k, c);
+    }
+    /* SQLite's lookupName: a bare rowid name that no column takes is the
+    ** rowid of the one table that has one (cntTab == 1), fact or not */
+    int nrowid = 0, kr = -1;
+    for (int k = 0; k < j->n && r < 0 && is_rowid_name(s); k++)
+      if (!j->v[k].t.without_rowid)
+        nrowid++, kr = k;
+    if (r < 0 && nrowid == 1) {
+      if (kr == j->fact)
+        *fact_rowid = 1;
+      else
+        r = list_index(j, kr, -1);
     }
   }
   sqlite3_free(s);

@@ -165,7 +165,11 @@
 **      row's), so a finishing connection that decides otherwise (it lacks
 **      the table's NOT NULL constraints) gives the same rows.  Where
 **      qhaving.c cannot read the HAVING, or a moved term lies inside an
-**      alias's expression, the serial path, where SQLite moves it.
+**      alias's expression, the serial path, where SQLite moves it.  In a
+**      join a group term's collation is read over the join's FROM (a
+**      dimension's "d"."val" is BINARY too), and a column's NOT NULL on its
+**      own table; a LEFT JOIN's right side can always be NULL (SQLite's
+**      EP_CanBeNull), so its x IS NULL is not folded (qh_notnull).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -279,27 +283,28 @@ static int is_name(const parse *p, int i) {
   return i >= 0 && i < p->n && (p->t[i].type == T_ID || p->t[i].type == T_QID);
 }
 
-/* The table's INTEGER PRIMARY KEY, an alias of its rowid: its index in
+/* Table t's INTEGER PRIMARY KEY, an alias of its rowid: its index in
 ** t.cols, or -1. */
-static int find_ipk(parse *p) {
-  ga_query *q = p->q;
+static int target_ipk(parse *p, const ga_target *t) {
   sqlite3_stmt *st = NULL;
   int ipk = -1, n = 0;
   char *sql = sqlite3_mprintf("SELECT name, upper(type) = 'INTEGER' FROM "
                               "\"%w\".pragma_table_info(%Q) WHERE pk",
-                              q->t.schema, q->t.table);
+                              t->schema, t->table);
   if (sql && sqlite3_prepare_v2(p->db, sql, -1, &st, NULL) == SQLITE_OK)
     while (sqlite3_step(st) == SQLITE_ROW) {
       const char *z = (const char *)sqlite3_column_text(st, 0);
       n++;
-      for (int c = 0; z && sqlite3_column_int(st, 1) && c < q->t.ncols; c++)
-        if (!sqlite3_stricmp(z, q->t.cols[c]))
+      for (int c = 0; z && sqlite3_column_int(st, 1) && c < t->ncols; c++)
+        if (!sqlite3_stricmp(z, t->cols[c]))
           ipk = c;
     }
   sqlite3_finalize(st);
   sqlite3_free(sql);
-  return n == 1 && !q->t.without_rowid ? ipk : -1;
+  return n == 1 && !t->without_rowid ? ipk : -1;
 }
+
+static int find_ipk(parse *p) { return target_ipk(p, &p->q->t); }
 
 /* Token i names a column of the table (or its rowid, under one of its
 ** names or as its INTEGER PRIMARY KEY): its index in t.cols, GA_Q_ROWID,
@@ -307,7 +312,7 @@ static int find_ipk(parse *p) {
 #define GA_Q_ROWID (-2)
 static int col_of(const parse *p, int i) {
   if (!is_name(p, i) || ga_qt_ctx_keyword(p->z, &p->t[i]))
-    return -1; /* OVER w of a table with a column over (qtok.c rule 1) */
+    return -1;   /* OVER w of a table with a column over (qtok.c rule 1) */
   if (p->join) { /* qjoin.c rule 6 */
     int fr = 0, c = ga_qj_col(&p->j, p->z, p->t, p->n, i, &fr);
     return fr || (c >= 0 && c == p->ipk) ? GA_Q_ROWID : c;
@@ -1474,14 +1479,30 @@ static int qh_agg(void *arg, int i) {
   return k >= 0 ? p->calls[k].all.b : -1;
 }
 
+/* Column c (col_of's) can never be NULL (sqlite3ExprCanBeNull).  In a
+** join c indexes the join's list (qjoin.c rule 6), so the column is read
+** on its own table; a column of a LEFT JOIN's right side can be NULL
+** whatever its declaration (SQLite's EP_CanBeNull), and a dimension's
+** rowid or INTEGER PRIMARY KEY (SQLite's column -1) cannot otherwise. */
 static int qh_notnull(void *arg, int c) {
   parse *p = arg;
   int nn = 0;
   if (c < 0)
     return 1;
-  if (sqlite3_table_column_metadata(p->db, p->q->t.schema, p->q->t.table,
-                                    p->q->t.cols[c], NULL, NULL, &nn, NULL,
-                                    NULL) != SQLITE_OK)
+  const ga_target *tt = &p->q->t;
+  const char *name = c < p->q->t.ncols ? p->q->t.cols[c] : NULL;
+  if (p->join) {
+    const ga_qj_tab *x = ga_qj_coltab(&p->j, c);
+    if (x->op == GA_QJ_LEFT)
+      return 0;
+    if (p->j.ccol[c] < 0 || p->j.ccol[c] == target_ipk(p, &x->t))
+      return 1;
+    tt = &x->t;
+    name = ga_qj_colname(&p->j, c);
+  }
+  if (!name ||
+      sqlite3_table_column_metadata(p->db, tt->schema, tt->table, name, NULL,
+                                    NULL, &nn, NULL, NULL) != SQLITE_OK)
     return 0;
   return nn;
 }
@@ -1494,9 +1515,11 @@ static int having_to_where(parse *p) {
   if (p->nterms == 0 || p->having.b <= p->having.a || q->serial_why)
     return SQLITE_OK;
   for (int k = 0; k < p->nterms; k++)
-    p->hterms[k].binary =
-        ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL,
-                         q->keys[k]) == GA_COLL_BINARY;
+    p->hterms[k].binary = /* a join's keys read every table */
+        (q->join_from_caller
+             ? ga_plan_key_coll_join(p->db, q->join_from_caller, q->keys[k])
+             : ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL,
+                                q->keys[k])) == GA_COLL_BINARY;
   p->hmoved = sqlite3_malloc64(sizeof(int) * 2 *
                                (size_t)(p->having.b - p->having.a + 1));
   if (!p->hmoved)

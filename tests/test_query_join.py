@@ -26,7 +26,10 @@ What runs (all from SEED):
     documented), the equality's operands either way round; filters on
     every table, in WHERE and in ON; GROUP BY dimension attributes, fact
     columns and expressions over two tables; count, sum, total, avg, min,
-    max, DISTINCT and FILTER; HAVING; ORDER BY every term with LIMIT.
+    max, DISTINCT and FILTER; HAVING (with IS NULL / NOTNULL, typeof and
+    an overflow on dimension group terms, which SQLite folds or moves into
+    WHERE); a dimension column w beside a table w; bare rowid names where
+    the other table is WITHOUT ROWID; ORDER BY every term with LIMIT.
     Each is compared with the reference on the serial path (inside an
     explicit transaction), at threads 1, 2 and 4 (tiny rowid pieces for
     some), and (PARTS, a third of the queries) through gpu_query_partial
@@ -39,7 +42,8 @@ What runs (all from SEED):
     last_scan.join (the plan: the fact's rowid range first, dimensions by
     key); SSB at SF 0.01 (bench/ssb.py) on every path; a writer process
     that changes a dimension and the fact table while queries run (every
-    answer one committed state).
+    answer one committed state); the review's cases (review_cases) on
+    every path.
 
 Environment: SEED (default 20261206), QUERIES (default 700), WORLDS
 (default 12), VERBOSE=1, SSB=0 (skip SSB).
@@ -225,6 +229,9 @@ class World:
             self.dims.append(Dim(i, r.choice(KINDS), parent))
         self.nf = r.choice([0, 1, 5, 40, 200, 700, 1500, 3000])
         self.fact_ipk = r.random() < 0.4
+        # issue 38's review (joinfix): columns and a table drawn from their
+        # own stream, so the worlds above stay as they were
+        self.xr = random.Random(SEED * 131 + w)
         self.build(r)
 
     def children(self, p):
@@ -244,12 +251,19 @@ class World:
         for d in self.dims:
             cols = [key_decl(d, r), "g%d TEXT" % d.i, "h%d INTEGER" % d.i, "v%d REAL" % d.i]
             cols += [ref_decl(c, r) for c in self.children(d.i)]
+            # u: 1 and 1.0 in one group (typeof, overflow in HAVING); n: NOT
+            # NULL (IS NULL folds, but not under LEFT JOIN); w: the name of
+            # a table (planner/path.c rule 5 reads d.w as a column)
+            cols += ["u%d" % d.i, "n%d INTEGER NOT NULL" % d.i, "w REAL"]
             ddl.append("CREATE TABLE %s(%s)" % (d.name, ", ".join(cols)))
             if d.kind in ("sparse", "dup", "nocase", "comp") and r.random() < 0.6:
                 ddl.append("CREATE INDEX %s_k ON %s(%s)" % (d.name, d.name, ", ".join(d.cols)))
         fcols = (["id INTEGER PRIMARY KEY"] if self.fact_ipk else []) + ["a INTEGER", "x REAL", "y"]
         fcols += [ref_decl(d, r) for d in self.children(0)]
+        fcols += ["wk TEXT"]
         ddl.append("CREATE TABLE f(%s)" % ", ".join(fcols))
+        # a WITHOUT ROWID dimension: a bare rowid is then the fact's
+        ddl.append("CREATE TABLE w(wk TEXT PRIMARY KEY, wq INTEGER, wv) WITHOUT ROWID")
         self.ddl = ddl
         con.execute("BEGIN")
         for s in ddl:
@@ -265,6 +279,9 @@ class World:
                         r.choice([0.5, 1.25, -3.0, 1e10, 0.1, None])]
                 for c in self.children(d.i):
                     row += ref_vals(c)
+                xr = self.xr
+                row += [xr.choice([1, 1.0, 2, 2.0, 3, None, 9223372036854775807, 0.5]), xr.randint(0, 3),
+                        xr.choice([0.25, -1.5, 4.0, None])]
                 con.execute("INSERT INTO %s VALUES(%s)" % (d.name, ",".join("?" * len(row))), row)
         for j in range(self.nf):
             row = ([j * 3 + 7] if self.fact_ipk else []) + [
@@ -272,7 +289,10 @@ class World:
                 r.choice([1, 2.0, 1.0, 3, None, 0.5, 7])]
             for c in self.children(0):
                 row += ref_vals(c)
+            row += [self.xr.choice(["x0", "x1", "x2", "x3", "x9", None])]
             con.execute("INSERT INTO f VALUES(%s)" % ",".join("?" * len(row)), row)
+        for k in range(4):
+            con.execute("INSERT INTO w VALUES(?, ?, ?)", ("x%d" % k, k, self.xr.choice([1, 1.0, 2, None])))
         con.execute("COMMIT")
         if r.random() < 0.3:
             con.execute("ANALYZE")
@@ -295,8 +315,8 @@ class World:
             for s in self.ddl:
                 c.execute(s)
             c.execute("ATTACH ? AS src", (self.path,))
-            for d in self.dims:
-                c.execute("INSERT INTO main.%s SELECT * FROM src.%s" % (d.name, d.name))
+            for name in [d.name for d in self.dims] + ["w"]:
+                c.execute("INSERT INTO main.%s SELECT * FROM src.%s" % (name, name))
             lo = "rowid >= %d" % bounds[j] if bounds[j] is not None else "1"
             hi = "rowid < %d" % bounds[j + 1] if bounds[j + 1] is not None else "1"
             c.execute("INSERT INTO main.f(rowid, %s) SELECT rowid, * FROM src.f WHERE %s AND %s"
@@ -321,6 +341,7 @@ class JoinQuery:
         if self.form in ("on", "using", "mixed") and r.random() < 0.35:
             self.left = {d.i for d in world.dims if r.random() < 0.5}
         self.params = []
+        self.xr = random.Random(r.random())  # joinfix's draws (after the older ones)
         self.build()
 
     def q(self, t, c):
@@ -441,6 +462,7 @@ class JoinQuery:
         aggs = []
         for _ in range(r.randint(1, 4)):
             aggs.append(self.agg())
+        having = self.review_having(terms, aggs)
         items = terms + aggs
         # the fact is the table of most rows (qjoin.c rule 2); a small f
         # is named by the hint
@@ -451,13 +473,64 @@ class JoinQuery:
         if terms:
             sql += " GROUP BY " + ", ".join(terms)
             if r.random() < 0.25:
-                sql += " HAVING count(*) > %d" % r.randint(0, 3)
+                having.append("count(*) > %d" % r.randint(0, 3))
+            if having:
+                sql += " HAVING " + " AND ".join(having)
         self.ordered = bool(terms) and r.random() < 0.5
         if self.ordered:
             sql += " ORDER BY " + ", ".join("%d%s" % (k + 1, r.choice(["", " DESC"])) for k in range(len(terms)))
             if r.random() < 0.5:
                 sql += " LIMIT %d" % r.randint(1, 5)
         self.text = sql
+        if self.xr.random() < 0.08:
+            self.rowid_text(hint)
+
+    def review_having(self, terms, aggs):
+        """Issue 38's review (joinfix): HAVING terms on dimension group
+        terms (IS NULL / NOTNULL, typeof over 1 and 1.0, an overflow),
+        which SQLite folds or moves into WHERE; a dimension's column w,
+        the name of a table."""
+        xr, wd = self.xr, self.wd
+        out = []
+        if not wd.dims:
+            return out
+        if xr.random() < 0.15:
+            d = xr.choice(wd.dims)
+            aggs.append(xr.choice(["sum(%s.w)", "max(%s.w)", "count(%s.w)"]) % d.name)
+        if xr.random() < 0.4:
+            d = xr.choice(wd.dims)
+            c = xr.choice("ughn")
+            t = "%s.%s%d" % (d.name, c, d.i)
+            if t not in terms:
+                terms.append(t)
+            # u's groups hold 1 and 1.0, whose representative SQLite's
+            # plan picks: only conditions that, moved, keep one type
+            out.append(xr.choice(["typeof(%s) = 'integer'", "typeof(%s) = 'real'",
+                                  "%s * 9223372036854775807 = 9223372036854775807"] +
+                                 ([] if c == "u" else ["%s IS NULL", "%s IS NOT NULL", "%s ISNULL",
+                                                       "%s NOTNULL", "(%s ISNULL OR %s + 0 > 1)"])
+                                 ).replace("%s", t))
+            if xr.random() < 0.3:
+                out.append("%s NOTNULL" % t)
+        return out
+
+    def rowid_text(self, hint):
+        """A bare rowid name where the other table is WITHOUT ROWID: the
+        fact's rowid (SQLite's lookupName)."""
+        xr = self.xr
+        name = xr.choice(["rowid", "oid", "_rowid_", "ROWID"])
+        term = xr.choice(["%s %% 3", "%s / 50", "%s %% 2 + w.wq"]) % name
+        join = xr.choice(["JOIN w ON f.wk = w.wk", "JOIN w ON w.wk = f.wk", ", w", "LEFT JOIN w ON f.wk = w.wk",
+                          "JOIN w USING (wk)"])
+        where = " WHERE f.wk = w.wk" if join == ", w" else ""
+        aggs = xr.choice(["count(*)", "sum(%s)" % name, "max(%s), min(w.wv)" % name, "total(f.x), count(*)"])
+        self.text = "SELECT %s%s AS p, %s FROM f %s%s GROUP BY p" % (hint, term, aggs, join, where)
+        if xr.random() < 0.3:
+            self.text += " HAVING max(%s) > %d" % (name, xr.randint(0, 100))
+        self.ordered = xr.random() < 0.5
+        if self.ordered:
+            self.text += " ORDER BY p DESC LIMIT 3"
+        self.fact_first = True
 
     def agg(self):
         r, wd = self.r, self.wd
@@ -959,6 +1032,156 @@ def ssb_cases(rep):
                   "%s\n  want %s\n  %s" % (text, show(want), "\n  ".join(problems)))
 
 
+# ------------------------------------------------- issue 38's review (joinfix)
+
+REVIEW_DDL = [
+    "CREATE TABLE f(dk INTEGER, v INTEGER, wk TEXT)",
+    "CREATE TABLE d(k INTEGER, name TEXT, val, nn INTEGER NOT NULL, w REAL)",
+    "CREATE TABLE dw(k INTEGER, %s)" % ", ".join("c%d" % i for i in range(60)),
+    "CREATE TABLE w(k TEXT PRIMARY KEY, q INTEGER) WITHOUT ROWID",
+    "CREATE TABLE ip(k INTEGER PRIMARY KEY, g TEXT)",
+    "CREATE TABLE one(k INTEGER)",
+]
+
+
+def review_paths(rep, name, con, path, text, expect=None, partial=True, ordered=False, why=None):
+    """text on every path: serial (in a transaction), parallel at threads 2
+    and 4 with tiny pieces, and (partial) a partial of the file, merged and
+    finished on a database that declares the tables; why: what the
+    parallel runs' last_scan.why holds (the HAVING terms moved)."""
+    want = run(con, gpu_text(text))
+    problems = []
+    if expect is not None and want != ("ok", expect) and not (
+            want[0] == "ok" and sorted(want[1], key=repr) == sorted(expect, key=repr)):
+        problems.append("the reference gives %s, the case expects %r" % (show(want), expect))
+    con.execute("BEGIN")
+    got = via_gpu_query(con, text)
+    ls = last_scan(con)
+    con.execute("COMMIT")
+    if not same(got, want, ordered) or (got[0] == "ok" and ls.get("path") != "serial"):
+        problems.append("serial (path %s): got %s" % (ls.get("path"), show(got)))
+    os.environ["GPUAGG_SCAN_PIECE_ROWS"] = "3"
+    try:
+        for th in (2, 4):
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = via_gpu_query(con, text)
+            ls = last_scan(con)
+            if not same(got, want, ordered) or (got[0] == "ok" and ls.get("path") != "parallel") or (
+                    why and why not in str(ls.get("why"))):
+                problems.append("threads %d (path %s, %s): got %s" % (th, ls.get("path"), ls.get("why"),
+                                                                       show(got)))
+    finally:
+        del os.environ["GPUAGG_SCAN_PIECE_ROWS"]
+    if partial:
+        ro = connect(path, ro=True)
+        m = sqlite3.connect(":memory:", isolation_level=None)
+        m.enable_load_extension(True)
+        m.load_extension(LIB)
+        try:
+            ro.execute("SELECT gpuagg_config('threads', 2)")
+            blob = ro.execute("SELECT gpu_query_merge(gpu_query_partial(?))", (text,)).fetchone()[0]
+            for ddl in REVIEW_DDL:
+                m.execute(ddl)
+            m.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+            got = ("ok", m.execute("SELECT * FROM temp.q WHERE gpuagg_partial = ?", (blob,)).fetchall())
+        except sqlite3.Error as e:
+            got = ("error", str(e))
+        finally:
+            m.close()
+            ro.close()
+        if not same(got, want, ordered):
+            problems.append("partial: got %s" % show(got))
+    rep.check(name, not problems, "%s\n  want %s\n  %s" % (text, show(want), "\n  ".join(problems)))
+
+
+def review_cases(rep):
+    """Issue 38's review: HAVING's IS NULL on a dimension's column (read on
+    its own table; nullable under LEFT JOIN), HAVING terms on dimension
+    group terms that SQLite moves into WHERE, a bare rowid where one table
+    has a rowid, and d.w where a table is named w (planner/path.c rule 5)."""
+    path = os.path.join(TMP, "review.db")
+    con = sqlite3.connect(path, isolation_level=None)
+    for ddl in REVIEW_DDL:
+        con.execute(ddl)
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO f VALUES(?, ?, ?)", [(i % 4, i, "x%d" % (i % 3)) for i in range(1, 200)])
+    con.executemany("INSERT INTO d VALUES(?, ?, ?, ?, ?)",
+                    [(0, "a", 1, 1, 1.5), (1, "b", 1.0, 2, 2.5), (2, None, 2, 3, None)])
+    con.execute("INSERT INTO dw(k, c59, c30) VALUES (0, 'a', 1), (1, 'b', NULL), (2, NULL, 2)")
+    con.executemany("INSERT INTO w VALUES(?, ?)", [("x0", 1), ("x1", 2), ("x2", 3)])
+    con.executemany("INSERT INTO ip VALUES(?, ?)", [(0, "p"), (1, "q"), (2, "r")])
+    con.execute("COMMIT")
+    con.close()
+    con = connect(path)
+    H = "/* gpuagg_fact(f) */ "
+    # 1. IS NULL on a dimension's column far past the fact's columns (an
+    # out-of-bounds read of the fact's names before); NOT NULL under LEFT
+    # JOIN is NULL for the unmatched rows (SQLite's EP_CanBeNull: no
+    # folding, so SQLite moves the term into WHERE, as last_scan says)
+    for col, exp in (("c59", [("a", 49), ("b", 50)]), ("c30", [(1, 49), (2, 50)])):
+        review_paths(rep, "review_isnull_dim_%s" % col, con, path,
+                     H + "SELECT dw.%s, count(*) FROM f JOIN dw ON f.dk = dw.k GROUP BY dw.%s "
+                     "HAVING dw.%s IS NOT NULL AND dw.%s NOTNULL" % (col, col, col, col), exp,
+                     why="HAVING to WHERE: 2 conditions")
+        review_paths(rep, "review_isnull_dim_%s_both" % col, con, path,
+                     H + "SELECT dw.%s, count(*) FROM f JOIN dw ON f.dk = dw.k GROUP BY dw.%s "
+                     "HAVING dw.%s IS NOT NULL AND dw.%s ISNULL" % (col, col, col, col), [])
+    review_paths(rep, "review_isnull_left_notnull_col", con, path,
+                 H + "SELECT d.nn, count(*) FROM f LEFT JOIN d ON f.dk = d.k GROUP BY d.nn HAVING d.nn IS NULL",
+                 [(None, 50)], why="HAVING to WHERE: 1 condition")
+    review_paths(rep, "review_notnull_left_notnull_col", con, path,
+                 H + "SELECT d.nn, count(*) FROM f LEFT JOIN d ON f.dk = d.k GROUP BY d.nn HAVING d.nn NOTNULL",
+                 [(1, 49), (2, 50), (3, 50)], why="HAVING to WHERE: 1 condition")
+    review_paths(rep, "review_isnull_inner_notnull_col", con, path,
+                 H + "SELECT d.nn, count(*) FROM f JOIN d ON f.dk = d.k GROUP BY d.nn HAVING d.nn ISNULL", [])
+    review_paths(rep, "review_isnull_left_ipk", con, path,
+                 H + "SELECT ip.k, count(*) FROM f LEFT JOIN ip ON f.dk = ip.k GROUP BY ip.k HAVING ip.k ISNULL",
+                 [(None, 50)], why="HAVING to WHERE: 1 condition")
+    # a NOT NULL column, a dimension's INTEGER PRIMARY KEY or rowid, of an
+    # inner join: SQLite makes x ISNULL FALSE, which stays in HAVING
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    for k, text in enumerate((
+            "SELECT d.nn, count(*) FROM f JOIN d ON f.dk = d.k GROUP BY d.nn HAVING d.nn ISNULL",
+            "SELECT ip.k, count(*) FROM f JOIN ip ON f.dk = ip.k GROUP BY ip.k HAVING ip.k IS NULL",
+            "SELECT ip.rowid, count(*) FROM f JOIN ip ON f.dk = ip.k GROUP BY ip.rowid HAVING ip.rowid ISNULL")):
+        got = via_gpu_query(con, H + text)
+        ls = last_scan(con)
+        rep.check("review_isnull_folded_%d" % k, got == ("ok", []) and ls.get("path") == "parallel" and
+                  "HAVING to WHERE" not in str(ls.get("why")), "%s %r" % (show(got), ls.get("why")))
+    # 2. a dimension's group term is BINARY: SQLite moves its HAVING terms
+    # into WHERE, so they see each row's 1 or 1.0
+    review_paths(rep, "review_having_moved_typeof", con, path,
+                 H + "SELECT d.val, count(*) FROM f JOIN d ON f.dk = d.k GROUP BY d.val "
+                 "HAVING typeof(d.val) = 'integer'", [(1, 49), (2, 50)])
+    review_paths(rep, "review_having_moved_typeof_real", con, path,
+                 H + "SELECT d.val, count(*) FROM f JOIN d ON f.dk = d.k GROUP BY d.val "
+                 "HAVING typeof(d.val) = 'real'", [(1, 50)])
+    review_paths(rep, "review_having_moved_overflow", con, path,
+                 H + "SELECT d.val, count(*), sum(f.v) FROM f JOIN d ON f.dk = d.k GROUP BY d.val "
+                 "HAVING d.val * 9223372036854775807 = 9223372036854775807")
+    # 3. a bare rowid: the rowid of the one table that has one
+    for k, text in enumerate((
+            "SELECT rowid % 2 AS p, count(*) FROM f JOIN w ON f.wk = w.k GROUP BY p",
+            "SELECT oid / 50 AS b, sum(v) FROM f JOIN w ON f.wk = w.k GROUP BY b ORDER BY b",
+            "SELECT w.q, sum(_rowid_), max(ROWID) FROM f, w WHERE w.k = f.wk GROUP BY w.q",
+            "SELECT rowid % 3, count(*) FROM f LEFT JOIN w ON f.wk = w.k GROUP BY rowid % 3")):
+        review_paths(rep, "review_bare_rowid_%d" % k, con, path, H + text, ordered="ORDER BY" in text)
+    got = via_gpu_query(con, "SELECT rowid, count(*) FROM f JOIN d ON f.dk = d.k GROUP BY rowid")
+    rep.check("review_bare_rowid_two_tables", got == ("error", "no such column: rowid") or
+              got == ("error", "gpu_query: no such column: rowid"), show(got))
+    # 4. d.w is d's column, not the table w: parallel; a table the text
+    # names still sends it to the serial path
+    review_paths(rep, "review_dim_column_named_table", con, path,
+                 H + "SELECT d.name, count(*), sum(d.w), max(\"d\".\"w\") FROM f JOIN d ON f.dk = d.k "
+                 "GROUP BY d.name")
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    got = via_gpu_query(con, "SELECT count(*) FROM f WHERE f.dk IN one")
+    ls = last_scan(con)
+    rep.check("review_table_still_serial", got[0] == "ok" and ls.get("path") == "serial" and
+              ls.get("why") == "the text names another table: one", "%s %r" % (show(got), ls.get("why")))
+    con.close()
+
+
 WRITER = r"""
 import sqlite3, sys, time
 con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
@@ -1038,6 +1261,7 @@ def main():
     serial_cases(rep)
     ssb_cases(rep)
     writer_case(rep)
+    review_cases(rep)
     join_queries(rep)
     rep.finish()
 
