@@ -1572,10 +1572,25 @@ done:
 ** then moves into the shared groups.  The ids of two threads never meet,
 ** so no group is merged there; TEXT keys take their value here, on all
 ** threads (ga_cache_decode_keys leaves them). */
+/* Rule 18: heap bytes of a group's states (ga_gstate_heap_bytes), without
+** the call for states that hold none, as most do. */
+static inline int64_t states_heap(const ga_gstate *st, int ns) {
+  int64_t n = 0;
+  for (int i = 0; i < ns; i++)
+    if (st[i].sum.wide || st[i].max.p || st[i].min.p || st[i].set)
+      n += ga_gstate_heap_bytes(&st[i]);
+  return n;
+}
+
+/* Rule 9's second phase: the groups of ids [r->lo, r->hi), one at a time
+** from every run's sorted records.  Rule 18: into groups of no table,
+** adopted by the shared groups, where the caller lists them itself (any
+** order); else through a table of the thread's own, moved into the shared
+** groups at the end. */
 static void sorted_groups(hrun *r) {
   const ga_cquery *q = r->q;
   const hplan *p = r->p;
-  int nruns = r->nruns, ns = q->nvals;
+  int nruns = r->nruns, ns = q->nvals, direct = q->any_order;
   int64_t cur[GA_CH_MAX_RUNS], end[GA_CH_MAX_RUNS], bytes = 0, tch = 0;
   ga_gstate st[GA_IDR_MAX_VALS];
   unsigned char mode[GA_MAX_STATES]; /* step_lane's best */
@@ -1588,6 +1603,9 @@ static void sorted_groups(hrun *r) {
   ga_gt_init(&t, &shape);
   t.rot = 32; /* emptied into the shared tables (scan_group.c) */
   t.arena = ga_gs_arena(r->gs);
+  /* rule 18: a group's bytes as the shared tables count them (slot too) */
+  int64_t one = GA_GROUP_FIXED_BYTES(&shape) + 32;
+  ga_group *head = NULL, *tail = NULL;
   for (int k = 0; k < nruns; k++) {
     cur[k] = ga_idrows_lower(&r->all[k].rows, r->lo);
     end[k] = ga_idrows_lower(&r->all[k].rows, r->hi);
@@ -1595,33 +1613,18 @@ static void sorted_groups(hrun *r) {
   memset(st, 0, sizeof(ga_gstate) * (size_t)ns); /* ga_gstate_init */
   while (!r->rc) {
     int64_t id = r->hi;
+    int first = -1;
     for (int k = 0; k < nruns; k++)
-      if (cur[k] < end[k] && ga_idrows_id(&r->all[k].rows, cur[k]) < id)
+      if (cur[k] < end[k] && ga_idrows_id(&r->all[k].rows, cur[k]) < id) {
         id = ga_idrows_id(&r->all[k].rows, cur[k]);
+        first = k; /* the first run holding id: its rows come first */
+      }
     if (id >= r->hi)
       break;
-    int first = -1;
-    for (int k = 0; k < nruns; k++) {
-      const ga_idrows *rows = &r->all[k].rows;
-      for (; cur[k] < end[k] && ga_idrows_id(rows, cur[k]) == id; cur[k]++) {
-        const uint64_t *rec = rows->rec + cur[k] * rows->stride;
-        for (int i = 0; i < ns && !r->rc; i++)
-          r->rc = step_lane(&st[i], (int)(rec[0] >> (32 + 2 * i)) & 3,
-                            rec[1 + i], mode[i]);
-        if (first < 0)
-          first = k;
-      }
-    }
-    /* the keys, from the id (all its rows have the same) */
-    ga_value key[GA_MAX_KEYS];
-    id_keys(q, p, id, key, 1);
-    ga_group *g =
-        r->rc ? NULL : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
-    if (g && r->made == r->cap) {
+    if (r->made == r->cap) {
       int64_t cap = r->cap ? 2 * r->cap : 1024;
       /* rule 17: the groups so far, and the list's growth */
       if ((r->rc = hold(r, t.bytes - tch + 8 * (cap - r->cap)))) {
-        g = NULL;
         tch = t.bytes;
         break;
       }
@@ -1629,17 +1632,47 @@ static void sorted_groups(hrun *r) {
       ga_group **list = sqlite3_realloc64(r->list, sizeof(*list) * (size_t)cap);
       if (!list) {
         r->rc = GA_SCAN_NOMEM;
-        g = NULL;
-      } else {
-        r->list = list;
-        r->cap = cap;
+        break;
+      }
+      r->list = list;
+      r->cap = cap;
+    }
+    /* the keys, from the id (all its rows have the same) */
+    ga_value key[GA_MAX_KEYS];
+    id_keys(q, p, id, key, 1);
+    ga_gstate *to = st;
+    ga_group *g = NULL;
+    if (direct) { /* rule 18: stepped in place, listed, adopted below */
+      if (!(g = ga_gt_make(&t, key, 0, first))) {
+        r->rc = GA_SCAN_NOMEM;
+        break;
+      }
+      if (tail)
+        tail->next_spare = g;
+      else
+        head = g;
+      tail = g;
+      r->list[r->made++] = g;
+      to = g->st;
+    }
+    for (int k = first; k < nruns; k++) {
+      const ga_idrows *rows = &r->all[k].rows;
+      for (; cur[k] < end[k] && ga_idrows_id(rows, cur[k]) == id; cur[k]++) {
+        const uint64_t *rec = rows->rec + cur[k] * rows->stride;
+        for (int i = 0; i < ns && !r->rc; i++)
+          r->rc = step_lane(&to[i], (int)(rec[0] >> (32 + 2 * i)) & 3,
+                            rec[1 + i], mode[i]);
       }
     }
+    if (direct) {
+      t.bytes += one + states_heap(to, ns);
+      continue;
+    }
+    g = r->rc ? NULL : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
     if (g) { /* new: its states are empty, and take the built ones */
-      for (int i = 0; i < ns; i++) {
+      for (int i = 0; i < ns; i++)
         g->st[i] = st[i];
-        t.bytes += ga_gstate_heap_bytes(&st[i]);
-      }
+      t.bytes += states_heap(st, ns);
       memset(st, 0, sizeof(ga_gstate) * (size_t)ns);
       r->list[r->made++] = g;
     } else if (!r->rc) {
@@ -1648,7 +1681,16 @@ static void sorted_groups(hrun *r) {
   }
   for (int i = 0; i < ns; i++)
     ga_gstate_clear(&st[i]);
-  if (!r->rc && r->made <= GA_CACHE_MAX_GROUPS) {
+  /* rule 18: the groups are the shared groups' to free, whatever happened */
+  ga_gs_adopt(r->gs, head, tail);
+  if (direct && !r->rc) {
+    if (hold(r, t.bytes - tch)) /* rule 17 */
+      r->rc = GA_CACHE_GROUP_CAP;
+    else
+      r->held -= t.bytes; /* charged on: the groups outlive the run */
+    tch = 0;
+  }
+  if (!direct && !r->rc && r->made <= GA_CACHE_MAX_GROUPS) {
     int rc = hold(r, t.bytes - tch) ? GA_CACHE_GROUP_CAP : GA_OK; /* 17 */
     tch = t.bytes;
     if (rc == GA_OK)
@@ -1662,7 +1704,8 @@ static void sorted_groups(hrun *r) {
             : rc == GA_NOMEM           ? GA_SCAN_NOMEM
                                        : GA_SCAN_FALLBACK;
   }
-  unhold(r, tch); /* rule 17: t's groups taken, or freed here */
+  if (!direct)
+    unhold(r, tch); /* rule 17: t's groups taken, or freed here */
   ga_gt_free(&t);
 }
 
