@@ -561,9 +561,9 @@ typedef struct gs_shard {
 
 struct ga_group_shards {
   gs_shard sh[GA_GS_SHARDS];
-  ga_garena arena; /* the worker tables' groups (they move in here) */
+  ga_garena arena;   /* the worker tables' groups (they move in here) */
   ga_group *adopted; /* ga_gs_adopt's, linked by next_spare (arena.mu) */
-  void *block;     /* the allocation s is aligned in */
+  void *block;       /* the allocation s is aligned in */
 };
 
 ga_group_shards *ga_gs_new(const ga_gshape *shape) {
