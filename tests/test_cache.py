@@ -1767,9 +1767,67 @@ def many_groups_sorted(rep):
                 "k", want="cache")
 
 
+def host_topk_many(rep):
+    """engine/cache/cache_host.c rules 18 and 19 (issue 37): rule 9's groups
+    (70,000 key ids, 2 or 3 rows a group) are built in place and adopted by
+    the shared groups, and under ORDER BY sum() or total() ... LIMIT each
+    thread keeps only the groups among its first k, ties with the k-th kept
+    (sums of small integers tie by the thousand; the later key wins a tie
+    here, so a tie dropped shows), groups of no value (NULL sums, first in
+    ASC), OFFSET, and a group whose sum() overflows kept whatever its order
+    (SQLite raises it).  An order value that grows with the key makes each
+    thread compact its kept groups again and again.  gpuagg_info's
+    queries_topk says the path ran (LIMIT past 4,096 does not take it)."""
+    con = connect(":memory:", device="cpu")
+    con.execute("CREATE TABLE tkm(k INTEGER, xi INTEGER, x REAL, y REAL, big INTEGER)")
+    con.execute(
+        "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 159999) "
+        "INSERT INTO tkm SELECT i * 7 % 70000, i % 5 - 1, "
+        "CASE WHEN i * 7 % 70000 % 1000 = 3 THEN NULL ELSE (i % 13) * 0.25 - 1 END, "
+        "(i * 31 % 1000) * 0.001, "
+        "CASE WHEN i * 7 % 70000 = 12348 THEN 4611686018427387904 ELSE i % 3 END FROM q")
+    con.execute("SELECT gpu_cache('tkm', 'k, xi, x, y, big')")
+
+    def topk_count():
+        return json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["cache"][
+            "queries_topk"]
+    g = "FROM tkm GROUP BY k "
+    cases = [  # (text, rule 19 taken)
+        ("SELECT k, sum(xi) AS s, count(*) " + g + "ORDER BY s DESC, k DESC LIMIT 5", 1),
+        ("SELECT k, sum(x) AS s " + g + "ORDER BY s ASC, k DESC LIMIT 7", 1),
+        ("SELECT k, total(y) AS t, max(x) " + g + "ORDER BY t DESC, k LIMIT 3 OFFSET 4", 1),
+        ("SELECT k, sum(xi) AS s, sum(x * (1 - y)) FROM tkm WHERE y > 0.1 GROUP BY k "
+         "ORDER BY s, k DESC LIMIT 2, 6", 1),
+        ("SELECT k, sum(k) AS s, min(y) " + g + "ORDER BY s DESC, k LIMIT 9", 1),
+        ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 3000", 1),
+        ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 5000", 0),
+        ("SELECT k, sum(xi) AS s " + g + "ORDER BY k DESC LIMIT 5", 0),
+    ]
+    for threads in (1, 2, 3):
+        cfg(con, "threads", threads)
+        for i, (sql, taken) in enumerate(cases):
+            tag = "cpu_topk_many_%d_t%d" % (i, threads)
+            before = topk_count()
+            query_compare(rep, con, tag, sql, "cache")
+            rep.check(tag + "_path", topk_count() - before == taken,
+                      "queries_topk moved by %d, want %d" % (topk_count() - before, taken))
+        # sum(big) overflows in one group far from the top: SQLite raises it
+        sql = "SELECT k, sum(y) AS s, sum(big) " + g + "ORDER BY s DESC, k LIMIT 5"
+        con.execute("DROP TABLE IF EXISTS temp.qc")
+        con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % sql)
+        before = topk_count()
+        got = run(con, "SELECT * FROM qc")
+        ref = run(con, re.sub(r"\b(sum|total)\(", r"gpu_\1(", sql))
+        rep.check("cpu_topk_many_overflow_t%d" % threads,
+                  got[0] == ref[0] == "error" and "integer overflow" in got[1]
+                  and "integer overflow" in ref[1] and topk_count() - before == 1,
+                  "got %r want %r" % (got, ref))
+
+
 def section_dense(rep, r, device):
     if device == "cpu":  # host entries only
         host_dense_ways(rep)
+        host_topk_many(rep)
 
 
 def host_dense_ways(rep):

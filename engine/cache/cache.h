@@ -214,7 +214,7 @@ typedef struct ga_cache {
   void (*release_dev)(struct ga_cache *c);
   size_t scratch_bytes;
   int64_t queries_gpu, queries_host, fallbacks;
-  int64_t queries_topk; /* of queries_gpu: cache_gpu_query.c rule 9's */
+  int64_t queries_topk; /* cache_gpu_query.c rule 9's, cache_host.c 19's */
   /* worker pools of the files this cache loaded from in parallel (held
   ** while they stay attached, like gpu_aggregate's module holds its own:
   ** engine/scan/scan_pool.c rule 2) */

@@ -153,6 +153,31 @@
 **      a run).  Fixed bounds, not charged: rule 7's probe bitmap (ids / 8
 **      bytes, at most 128 KiB) and the word buffers (the values and the
 **      programs' depth).
+**  18. Rule 9's groups where gpu_query reads them in any order
+**      (ga_cquery.any_order): each id's group is made (ga_gt_make, from the
+**      shared groups' arena) before its records are stepped, straight into
+**      its states, and listed; it goes into no table at all, since no
+**      other thread or run can hold its key, and the shared groups adopt
+**      the list (ga_gs_adopt: freed with them) instead of a run's table
+**      moving in group by group (ga_gs_take, a hash and a probe each).  Its
+**      bytes are charged as the shared tables' growth was (rule 17).  d4
+**      of bench/query_bench.py: 0.65 to 0.74 of the CPU time.
+**  19. Top k (gpu_query's rule 7, ga_cquery.topk_*, LIMIT plus OFFSET at
+**      most GA_CH_TOPK_MAX) over rule 18's groups: a group, once built
+**      exactly, is kept only when its order value (the sum() or total()
+**      that ga_gstate_result gives the post query) comes before the k-th
+**      of the thread's heap of the first k so far, or ties with it (SQLite
+**      ranks the ties by the later ORDER BY terms), or when any sum() of
+**      it overflows (the post query raises that for any group); else its
+**      states are emptied and no group is made.  The union of the
+**      threads' kept groups holds the answer's, so SQLite's ORDER BY and
+**      LIMIT over them answer as over every group.  The kept list is
+**      compacted, its groups behind the k-th made spares again, once it
+**      holds more than twice k plus 1,024.  The heap, and each kept
+**      group's order value, are charged with the list (rule 17).
+**      queries_topk counts the
+**      query; GPUAGG_CACHE_PROFILE says `topk`.  d2 of bench/query_bench.py
+**      (210,000 groups, LIMIT 10): 0.43 of the CPU time.
 */
 #include <math.h>
 #include <pthread.h>
@@ -209,11 +234,15 @@ SQLITE_EXTENSION_INIT3
 /* Rule 17: rule 9's records are charged this many at a time. */
 #define GA_CH_CHARGE_ROWS 4096
 
+/* Rule 19: the largest LIMIT (with OFFSET) whose top k a run keeps. */
+#define GA_CH_TOPK_MAX 4096
+
 /* What every run of one query shares (rules 8 and 9). */
 typedef struct hplan {
   int64_t ids; /* the dense id space (rule 8); 0: none */
   int64_t card[GA_MAX_KEYS], base[GA_MAX_KEYS];
   int sorted;  /* rule 9: records sorted by id, groups built from them */
+  int topk;    /* rule 19: each thread keeps only its first k groups */
   int general; /* rule 6's row loop (general()), else rule 2's */
   int flat;    /* rule 11: states in an array indexed by id */
   int64_t *dset_bytes; /* rules 14 and 17: every run's charged bytes */
@@ -1572,10 +1601,81 @@ done:
 ** then moves into the shared groups.  The ids of two threads never meet,
 ** so no group is merged there; TEXT keys take their value here, on all
 ** threads (ga_cache_decode_keys leaves them). */
+/* Rule 18: heap bytes of a group's states (ga_gstate_heap_bytes), without
+** the call for states that hold none, as most do. */
+static inline int64_t states_heap(const ga_gstate *st, int ns) {
+  int64_t n = 0;
+  for (int i = 0; i < ns; i++)
+    if (st[i].sum.wide || st[i].max.p || st[i].min.p || st[i].set)
+      n += ga_gstate_heap_bytes(&st[i]);
+  return n;
+}
+
+/* Rule 19: <0 when order value a comes before b in the post query's ORDER
+** BY (SQLite's order of NULL and numbers: ga_value_cmp), 0 when tied. */
+static inline int tk_cmp(const ga_value *a, const ga_value *b, int desc) {
+  int c = ga_value_cmp(a, b);
+  return desc ? -c : c;
+}
+
+/* Rule 19: the heap of the k first order values so far, the last of them
+** at h[0]; v replaces h[0] and sinks. */
+static void tk_sink(ga_value *h, int64_t n, const ga_value *v, int desc) {
+  int64_t i = 0;
+  for (;;) {
+    int64_t c = 2 * i + 1;
+    if (c >= n)
+      break;
+    if (c + 1 < n && tk_cmp(&h[c + 1], &h[c], desc) > 0)
+      c++;
+    if (tk_cmp(&h[c], v, desc) <= 0)
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  h[i] = *v;
+}
+
+static void tk_push(ga_value *h, int64_t n, const ga_value *v, int desc) {
+  int64_t i = n;
+  while (i > 0 && tk_cmp(&h[(i - 1) / 2], v, desc) < 0) {
+    h[i] = h[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h[i] = *v;
+}
+
+/* Rule 19: whether group states st may be among the first k: an order
+** value before the k-th's or tied with it, or a sum() that overflows (the
+** post query raises it for any group); h and *nh follow. */
+static int tk_keep(const ga_cquery *q, const ga_gstate *st, ga_value *h,
+                   int64_t *nh, ga_value *v) {
+  for (int i = 0; i < q->nvals; i++)
+    if (q->val_sum[i] && ga_gstate_overflows(&st[i]))
+      return 2;
+  if (ga_gstate_result(&st[q->topk_val],
+                       q->topk_total ? GA_AGG_TOTAL : GA_AGG_SUM, v) != GA_OK)
+    return 2; /* no order value: kept, the post query decides */
+  if (*nh < q->topk_k) {
+    tk_push(h, (*nh)++, v, q->topk_desc);
+    return 1;
+  }
+  int c = tk_cmp(v, &h[0], q->topk_desc);
+  if (c < 0)
+    tk_sink(h, *nh, v, q->topk_desc);
+  return c <= 0;
+}
+
+/* Rule 9's second phase: the groups of ids [r->lo, r->hi), one at a time
+** from every run's sorted records.  Rule 18: into groups of no table,
+** adopted by the shared groups, where the caller lists them itself (any
+** order); else through a table of the thread's own, moved into the shared
+** groups at the end. */
 static void sorted_groups(hrun *r) {
   const ga_cquery *q = r->q;
   const hplan *p = r->p;
-  int nruns = r->nruns, ns = q->nvals;
+  int nruns = r->nruns, ns = q->nvals, direct = q->any_order;
+  int tk = direct && p->topk; /* rule 19 */
   int64_t cur[GA_CH_MAX_RUNS], end[GA_CH_MAX_RUNS], bytes = 0, tch = 0;
   ga_gstate st[GA_IDR_MAX_VALS];
   unsigned char mode[GA_MAX_STATES]; /* step_lane's best */
@@ -1588,6 +1688,23 @@ static void sorted_groups(hrun *r) {
   ga_gt_init(&t, &shape);
   t.rot = 32; /* emptied into the shared tables (scan_group.c) */
   t.arena = ga_gs_arena(r->gs);
+  /* rule 18: a group's bytes as the shared tables count them (slot too) */
+  int64_t one = GA_GROUP_FIXED_BYTES(&shape) + 32;
+  ga_group *head = NULL, *tail = NULL;
+  /* rule 19: the heap of the first k order values, and each kept group's
+  ** order value (kv) and whether it is kept whatever (km) */
+  ga_value *hp = NULL, *kv = NULL;
+  unsigned char *km = NULL;
+  int64_t nh = 0, next = 2 * q->topk_k + 1024, entry = 8;
+  if (tk) {
+    entry += (int64_t)(sizeof(ga_value) + 1);
+    if ((r->rc = hold(r, (int64_t)sizeof(ga_value) * q->topk_k)))
+      return;
+    if (!(hp = sqlite3_malloc64(sizeof(ga_value) * (size_t)q->topk_k))) {
+      r->rc = GA_SCAN_NOMEM;
+      return;
+    }
+  }
   for (int k = 0; k < nruns; k++) {
     cur[k] = ga_idrows_lower(&r->all[k].rows, r->lo);
     end[k] = ga_idrows_lower(&r->all[k].rows, r->hi);
@@ -1595,60 +1712,142 @@ static void sorted_groups(hrun *r) {
   memset(st, 0, sizeof(ga_gstate) * (size_t)ns); /* ga_gstate_init */
   while (!r->rc) {
     int64_t id = r->hi;
+    int first = -1;
     for (int k = 0; k < nruns; k++)
-      if (cur[k] < end[k] && ga_idrows_id(&r->all[k].rows, cur[k]) < id)
+      if (cur[k] < end[k] && ga_idrows_id(&r->all[k].rows, cur[k]) < id) {
         id = ga_idrows_id(&r->all[k].rows, cur[k]);
+        first = k; /* the first run holding id: its rows come first */
+      }
     if (id >= r->hi)
       break;
-    int first = -1;
-    for (int k = 0; k < nruns; k++) {
-      const ga_idrows *rows = &r->all[k].rows;
-      for (; cur[k] < end[k] && ga_idrows_id(rows, cur[k]) == id; cur[k]++) {
-        const uint64_t *rec = rows->rec + cur[k] * rows->stride;
-        for (int i = 0; i < ns && !r->rc; i++)
-          r->rc = step_lane(&st[i], (int)(rec[0] >> (32 + 2 * i)) & 3,
-                            rec[1 + i], mode[i]);
-        if (first < 0)
-          first = k;
-      }
-    }
-    /* the keys, from the id (all its rows have the same) */
-    ga_value key[GA_MAX_KEYS];
-    id_keys(q, p, id, key, 1);
-    ga_group *g =
-        r->rc ? NULL : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
-    if (g && r->made == r->cap) {
+    if (r->made == r->cap) {
       int64_t cap = r->cap ? 2 * r->cap : 1024;
       /* rule 17: the groups so far, and the list's growth */
-      if ((r->rc = hold(r, t.bytes - tch + 8 * (cap - r->cap)))) {
-        g = NULL;
+      if ((r->rc = hold(r, t.bytes - tch + entry * (cap - r->cap)))) {
         tch = t.bytes;
         break;
       }
       tch = t.bytes;
       ga_group **list = sqlite3_realloc64(r->list, sizeof(*list) * (size_t)cap);
+      if (list)
+        r->list = list;
+      if (list && tk) {
+        ga_value *v = sqlite3_realloc64(kv, sizeof(*kv) * (size_t)cap);
+        if (v)
+          kv = v;
+        unsigned char *m = v ? sqlite3_realloc64(km, (size_t)cap) : NULL;
+        if (m)
+          km = m;
+        else
+          list = NULL;
+      }
       if (!list) {
         r->rc = GA_SCAN_NOMEM;
-        g = NULL;
-      } else {
-        r->list = list;
-        r->cap = cap;
+        break;
+      }
+      r->cap = cap;
+    }
+    /* the keys, from the id (all its rows have the same) */
+    ga_value key[GA_MAX_KEYS];
+    id_keys(q, p, id, key, 1);
+    ga_gstate *to = st;
+    ga_group *g = NULL;
+    if (direct && !tk) { /* rule 18: stepped in place, listed, adopted */
+      if (!(g = ga_gt_make(&t, key, 0, first))) {
+        r->rc = GA_SCAN_NOMEM;
+        break;
+      }
+      if (tail)
+        tail->next_spare = g;
+      else
+        head = g;
+      tail = g;
+      r->list[r->made++] = g;
+      to = g->st;
+    }
+    for (int k = first; k < nruns; k++) {
+      const ga_idrows *rows = &r->all[k].rows;
+      for (; cur[k] < end[k] && ga_idrows_id(rows, cur[k]) == id; cur[k]++) {
+        const uint64_t *rec = rows->rec + cur[k] * rows->stride;
+        for (int i = 0; i < ns && !r->rc; i++)
+          r->rc = step_lane(&to[i], (int)(rec[0] >> (32 + 2 * i)) & 3,
+                            rec[1 + i], mode[i]);
       }
     }
-    if (g) { /* new: its states are empty, and take the built ones */
-      for (int i = 0; i < ns; i++) {
-        g->st[i] = st[i];
-        t.bytes += ga_gstate_heap_bytes(&st[i]);
-      }
-      memset(st, 0, sizeof(ga_gstate) * (size_t)ns);
-      r->list[r->made++] = g;
-    } else if (!r->rc) {
+    if (direct && !tk) {
+      t.bytes += one + states_heap(to, ns);
+      continue;
+    }
+    if (r->rc)
+      break;
+    ga_value v;
+    int keep = tk ? tk_keep(q, st, hp, &nh, &v) : 1;
+    if (!keep) { /* rule 19: not among the first k */
+      for (int i = 0; i < ns; i++)
+        ga_gstate_clear(&st[i]);
+      continue;
+    }
+    g = tk ? ga_gt_make(&t, key, 0, first)
+           : ga_gt_get(&t, key, ga_keys_hash(key, &shape), first);
+    if (!g) {
       r->rc = GA_SCAN_NOMEM;
+      break;
+    }
+    /* new: its states are empty, and take the built ones */
+    memcpy(g->st, st, sizeof(ga_gstate) * (size_t)ns);
+    t.bytes += (tk ? one : 0) + states_heap(st, ns);
+    memset(st, 0, sizeof(ga_gstate) * (size_t)ns);
+    if (tk) {
+      kv[r->made] = v;
+      km[r->made] = keep == 2;
+    }
+    r->list[r->made++] = g;
+    if (tk && r->made >= next && nh == q->topk_k) {
+      /* rule 19: the groups now behind the k-th give their room back */
+      int64_t j = 0;
+      for (int64_t i = 0; i < r->made; i++) {
+        ga_group *o = r->list[i];
+        if (km[i] || tk_cmp(&kv[i], &hp[0], q->topk_desc) <= 0) {
+          r->list[j] = o;
+          kv[j] = kv[i];
+          km[j++] = km[i];
+        } else {
+          t.bytes -= one + states_heap(o->st, ns);
+          ga_group_free(o, &shape); /* an arena's: emptied, made again */
+          if (o->in_arena) {
+            o->next_spare = t.spare;
+            t.spare = o;
+          }
+        }
+      }
+      r->made = j;
+      next = 2 * j > next ? 2 * j : next;
     }
   }
   for (int i = 0; i < ns; i++)
     ga_gstate_clear(&st[i]);
-  if (!r->rc && r->made <= GA_CACHE_MAX_GROUPS) {
+  if (tk) { /* rule 19: the kept groups, linked for ga_gs_adopt */
+    for (int64_t i = 0; i + 1 < r->made; i++)
+      r->list[i]->next_spare = r->list[i + 1];
+    if (r->made) {
+      head = r->list[0];
+      tail = r->list[r->made - 1];
+      tail->next_spare = NULL;
+    }
+  }
+  sqlite3_free(hp);
+  sqlite3_free(kv);
+  sqlite3_free(km);
+  /* rule 18: the groups are the shared groups' to free, whatever happened */
+  ga_gs_adopt(r->gs, head, tail);
+  if (direct && !r->rc) {
+    if (hold(r, t.bytes - tch)) /* rule 17 */
+      r->rc = GA_CACHE_GROUP_CAP;
+    else
+      r->held -= t.bytes; /* charged on: the groups outlive the run */
+    tch = 0;
+  }
+  if (!direct && !r->rc && r->made <= GA_CACHE_MAX_GROUPS) {
     int rc = hold(r, t.bytes - tch) ? GA_CACHE_GROUP_CAP : GA_OK; /* 17 */
     tch = t.bytes;
     if (rc == GA_OK)
@@ -1662,7 +1861,8 @@ static void sorted_groups(hrun *r) {
             : rc == GA_NOMEM           ? GA_SCAN_NOMEM
                                        : GA_SCAN_FALLBACK;
   }
-  unhold(r, tch); /* rule 17: t's groups taken, or freed here */
+  if (!direct)
+    unhold(r, tch); /* rule 17: t's groups taken, or freed here */
   ga_gt_free(&t);
 }
 
@@ -1755,7 +1955,6 @@ static void run_all(hrun *runs, int n) {
 
 int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         int threads, ga_scan_out *out, char *why, size_t nwhy) {
-  (void)c;
   double t0 = ga_cache_prof_ms();
   memset(out, 0, sizeof(*out));
   if (threads < 1)
@@ -1805,6 +2004,10 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
       }
       plan.sorted = many;
     }
+    /* rule 19: a top k that the post query's ORDER BY ... LIMIT reads */
+    plan.topk = plan.sorted && q->any_order && q->topk_val >= 0 &&
+                q->topk_val < q->nvals && q->topk_k >= 1 &&
+                q->topk_k <= GA_CH_TOPK_MAX && q->nkeys > 0;
     /* rule 11: a small dense id space's states in one array */
     int64_t fb = plan.ids * q->nvals * (int64_t)sizeof(ga_gstate);
     plan.flat = plan.ids && !plan.sorted && !q->ncarry && !q->ndist &&
@@ -1886,6 +2089,10 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
     if (rc == GA_SCAN_OK && made > GA_CACHE_MAX_GROUPS)
       rc = GA_SCAN_FALLBACK;
+    if (rc == GA_SCAN_OK && plan.topk) { /* rule 19 */
+      prof("topk", &t0);
+      c->queries_topk++;
+    }
   }
   for (int t = 0; t < threads; t++)
     run_free(&runs[t]); /* not the lists of rule 9's groups: below */

@@ -471,13 +471,22 @@ static int gt_reserve(ga_group_table *t) {
 ** (rule 2). */
 ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
                     int64_t piece) {
-  const ga_gshape *s = &t->shape;
   if (gt_reserve(t))
     return NULL;
   size_t j = gt_find(t, keys, h);
   ga_group *g = t->slot[j];
   if (g)
     return g;
+  if (!(g = ga_gt_make(t, keys, h, piece)))
+    return NULL;
+  gt_place(t, j, g);
+  return g;
+}
+
+ga_group *ga_gt_make(ga_group_table *t, const ga_value *keys, uint64_t h,
+                     int64_t piece) {
+  const ga_gshape *s = &t->shape;
+  ga_group *g;
   if (t->spare) { /* no allocator (its mutex) per group and piece */
     g = t->spare;
     t->spare = g->next_spare;
@@ -494,7 +503,6 @@ ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
   g->key_piece = piece;
   for (int i = 0; i < 2 * s->ns; i++)
     g->tag[i] = piece;
-  gt_place(t, j, g);
   return g;
 }
 
@@ -553,8 +561,9 @@ typedef struct gs_shard {
 
 struct ga_group_shards {
   gs_shard sh[GA_GS_SHARDS];
-  ga_garena arena; /* the worker tables' groups (they move in here) */
-  void *block;     /* the allocation s is aligned in */
+  ga_garena arena;   /* the worker tables' groups (they move in here) */
+  ga_group *adopted; /* ga_gs_adopt's, linked by next_spare (arena.mu) */
+  void *block;       /* the allocation s is aligned in */
 };
 
 ga_group_shards *ga_gs_new(const ga_gshape *shape) {
@@ -567,6 +576,7 @@ ga_group_shards *ga_gs_new(const ga_gshape *shape) {
   s->block = block;
   pthread_mutex_init(&s->arena.mu, NULL);
   s->arena.blocks = NULL;
+  s->adopted = NULL;
   for (int i = 0; i < GA_GS_SHARDS; i++) {
     ga_gt_init(&s->sh[i].t, shape);
     s->sh[i].t.arena = &s->arena; /* direct mode makes groups here */
@@ -577,6 +587,15 @@ ga_group_shards *ga_gs_new(const ga_gshape *shape) {
 
 ga_garena *ga_gs_arena(ga_group_shards *s) { return &s->arena; }
 
+void ga_gs_adopt(ga_group_shards *s, ga_group *head, ga_group *tail) {
+  if (!head)
+    return;
+  pthread_mutex_lock(&s->arena.mu);
+  tail->next_spare = s->adopted;
+  s->adopted = head;
+  pthread_mutex_unlock(&s->arena.mu);
+}
+
 void ga_gs_free(ga_group_shards *s) {
   if (!s)
     return;
@@ -584,6 +603,12 @@ void ga_gs_free(ga_group_shards *s) {
     ga_gt_free(&s->sh[i].t);
     pthread_mutex_destroy(&s->sh[i].mu);
   }
+  const ga_gshape *shape = &s->sh[0].t.shape;
+  for (ga_group *g = s->adopted, *next; g; g = next) {
+    next = g->next_spare;
+    ga_group_free(g, shape);
+  }
+  s->adopted = NULL;
   /* after every group is emptied (the shards' above, the workers' tables
   ** before: scan.c frees them first) */
   while (s->arena.blocks) {

@@ -162,6 +162,12 @@ int ga_gt_add_sets(ga_group_table *t, const ga_value *keys, uint64_t h,
 ** rows of one piece, in rowid order. */
 ga_group *ga_gt_get(ga_group_table *t, const ga_value *keys, uint64_t h,
                     int64_t piece);
+/* The same group made new (from t's spares or arena) but placed in no
+** table: for a caller that knows its keys are in no other group (the host
+** cache's groups built one id at a time, engine/cache/cache_host.c rule
+** 18), and hands it to ga_gs_adopt.  NULL when out of memory. */
+ga_group *ga_gt_make(ga_group_table *t, const ga_value *keys, uint64_t h,
+                     int64_t piece);
 
 /* The groups of one scan, shared by its workers: shards by hash, one mutex
 ** each, so workers merge into one set of groups (memory grows with the
@@ -255,5 +261,9 @@ int ga_gs_list(ga_group_shards *s, ga_group ***out, size_t *n);
 const ga_gshape *ga_gs_shape(const ga_group_shards *s);
 /* The arena of s's scan, for its worker tables (t->arena). */
 ga_garena *ga_gs_arena(ga_group_shards *s);
+/* Groups of ga_gt_make (linked by next_spare, head to tail) that s frees
+** with its own (ga_gs_free); in none of its tables: ga_gs_list and
+** ga_gs_sorted do not see them (the caller lists them itself). */
+void ga_gs_adopt(ga_group_shards *s, ga_group *head, ga_group *tail);
 
 #endif

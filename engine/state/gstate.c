@@ -446,6 +446,13 @@ static int set_result(const ga_dset *d, int op, ga_value *out) {
   return rc;
 }
 
+int ga_gstate_overflows(const ga_gstate *s) {
+  if (s->set || s->sum.nreal || s->sum.wide || !s->sum.nint)
+    return 0;
+  ga_i128 t = int_total(&s->sum);
+  return t > INT64_MAX || t < INT64_MIN;
+}
+
 int64_t ga_gstate_count(const ga_gstate *s) {
   return s->set ? (int64_t)s->set->n : s->count;
 }
@@ -482,6 +489,26 @@ int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
       wsum_small(&s->sum, &out->r)) {
     out->type = GA_V_REAL;
     return GA_OK;
+  }
+  if ((op == GA_AGG_SUM || op == GA_AGG_TOTAL) && !s->sum.nreal &&
+      !s->sum.wide) { /* rule 7: INTEGERs alone, from the integer halves */
+    ga_i128 t = int_total(&s->sum);
+    if (op == GA_AGG_SUM) { /* ga_sum_result's integer case */
+      if (!s->sum.nint) {
+        out->type = GA_V_NULL;
+        return GA_OK;
+      }
+      if (t > INT64_MAX || t < INT64_MIN)
+        return GA_OVERFLOW;
+      out->type = GA_V_INT;
+      out->i = (int64_t)t;
+      return GA_OK;
+    }
+    if (t <= (ga_i128)1 << 53 && t >= -((ga_i128)1 << 53)) {
+      out->type = GA_V_REAL; /* exact: no rounding to do */
+      out->r = (double)(int64_t)t;
+      return GA_OK;
+    }
   }
   ga_sum_partial p;
   ga_wsum_expand(&s->sum, &p);

@@ -46,6 +46,12 @@
 **      not, and every answer and encoded state reads the value (normalised
 **      digits are canonical; rule 4 reads the digits' value).  The add is
 **      two of rule 2's (its 128 bits in two 64-bit halves), counted so.
+**   7. A sum or total of INTEGERs alone (no REAL: the window holds no
+**      digit) is read from the integer halves: ga_sum_result's integer
+**      case (NULL, the INTEGER, or the overflow), and total()'s double
+**      where the total is within 2^53 (exact, so correctly rounded);
+**      ga_gstate_overflows says whether sum() would overflow, without
+**      reading the window (cache_host.c rule 19 keeps such a group).
 */
 #ifndef GA_GSTATE_H
 #define GA_GSTATE_H
@@ -225,6 +231,9 @@ int ga_gstate_step_tagged(ga_gstate *s, int64_t *tag, int64_t piece,
 ** (rule 5), the answer over its values, or GA_INTERRUPTED (dset.h rule 5:
 ** the loop over them polled the interrupt). */
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out);
+/* 1 when sum() over s raises "integer overflow" (INTEGERs alone whose total
+** leaves int64: rule 7), else 0. */
+int ga_gstate_overflows(const ga_gstate *s);
 /* count(e) of s: its count, or its set's values (rule 5). */
 int64_t ga_gstate_count(const ga_gstate *s);
 
