@@ -46,6 +46,14 @@
 **   4. A term that moves inside an alias's expression (HAVING f with f
 **      the alias of `a = 1 AND c = 2`) is no span of the text: an error,
 **      so the serial path, where SQLite itself moves it.
+**   5. Folds (ga_qh_folds).  The spans of HAVING that rule 1's rewrite
+**      makes the literal 0: an aggregate call only inside them is deleted
+**      by SQLite's parser, so it is never in the query's AggInfo, never
+**      finalised, and its sum's overflow raises nothing (issue 37).  Only
+**      the literal 0 folds (also in parentheses, `(0)`): not FALSE, 0.0,
+**      '0', +0, -0, NOT 1 or a parameter bound to 0 (no EP_IsFalse until
+**      resolution, or never).  An alias reads its item, whose folds
+**      count too (SQLite folded the item as it parsed it).
 */
 #include <ctype.h>
 #include <stdint.h>
@@ -99,6 +107,8 @@ typedef struct hp {
   int nv, cap;
   int rc;
   const char *why;
+  int *folds; /* ga_qh_folds: each folded AND's span, else NULL */
+  int nfolds;
 } hp;
 
 static int tk(const hp *p, int i, const char *w) {
@@ -533,6 +543,11 @@ static int parse_expr(hp *p, int min) {
       if (bin && !strcmp(bin, "and") &&
           ((x >= 0 && p->v[x].lit0) || (y >= 0 && p->v[y].lit0))) {
         /* sqlite3ExprAnd: the literal 0 (rule 1) */
+        if (p->folds) { /* rule 5 */
+          p->folds[2 * p->nfolds] = a;
+          p->folds[2 * p->nfolds + 1] = p->i;
+          p->nfolds++;
+        }
         x = node(p, N_INT, a, p->i, NULL);
         if (x >= 0)
           p->v[x].lit0 = p->v[x].falsy = 1;
@@ -801,6 +816,33 @@ int ga_qh_moved(sqlite3 *db, const char *z, const ga_qtok *t, int n,
   sqlite3_free(p->v);
   if (p->rc != SQLITE_OK)
     *nmoved = 0;
+  *why = p->why;
+  return p->rc;
+}
+
+int ga_qh_folds(sqlite3 *db, const char *z, const ga_qtok *t, int n,
+                int nparams, const ga_qh_names *nm, int a, int b, int *folds,
+                int *nfolds, const char **why) {
+  hp P, *p = &P;
+  memset(p, 0, sizeof(*p));
+  p->db = db;
+  p->z = z;
+  p->t = t;
+  p->n = n;
+  p->nparams = nparams;
+  p->nm = nm;
+  p->folds = folds;
+  p->i = a;
+  p->end = b;
+  p->subst = 1;
+  int h = parse_expr(p, 1);
+  (void)h;
+  if (p->rc == SQLITE_OK && p->i != b)
+    bad(p, "the HAVING clause");
+  for (int k = 0; k < p->nv; k++)
+    sqlite3_free(p->v[k].key);
+  sqlite3_free(p->v);
+  *nfolds = p->rc == SQLITE_OK ? p->nfolds : 0;
   *why = p->why;
   return p->rc;
 }

@@ -46,4 +46,14 @@ int ga_qh_moved(sqlite3 *db, const char *z, const ga_qtok *t, int n,
                 int nterms, int a, int b, int *moved, int *nmoved,
                 const char **why);
 
+/* The spans of [a, b) (one expression: HAVING) that SQLite 3.40's parser
+** folds to the literal 0 (sqlite3ExprAnd: an AND with an operand that is
+** the integer literal 0), outer and inner ones alike, into folds[2 * k],
+** folds[2 * k + 1] (room for (b - a + 1) spans); qhaving.c rule 5.
+** SQLITE_OK with *nfolds; SQLITE_NOMEM; SQLITE_ERROR with *why where the
+** text holds a construct this reading does not know. */
+int ga_qh_folds(sqlite3 *db, const char *z, const ga_qtok *t, int n,
+                int nparams, const ga_qh_names *nm, int a, int b, int *folds,
+                int *nfolds, const char **why);
+
 #endif

@@ -170,6 +170,15 @@
 **      dimension's "d"."val" is BINARY too), and a column's NOT NULL on its
 **      own table; a LEFT JOIN's right side can always be NULL (SQLite's
 **      EP_CanBeNull), so its x IS NULL is not folded (qh_notnull).
+**  13. Folded to false (issue 37).  SQLite's parser makes an AND with the
+**      integer literal 0 beside it the literal 0 (sqlite3ExprAnd), so an
+**      aggregate only inside such an AND is in no AggInfo: never finalised,
+**      its sum's overflow never raised.  The post query's SQLite folds its
+**      copy the same; rule 6's gpuagg_check reads only the sums with a
+**      call outside every fold (planner/qhaving.c rule 5 finds them in
+**      HAVING, each select list item and each ORDER BY term).  Where one
+**      that may fold cannot be read, or one is in a WINDOW clause, the
+**      serial path.  The workers still compute such an aggregate.
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -254,6 +263,8 @@ typedef struct parse {
   ga_qh_term *hterms; /* rule 12: each group term's expression */
   int *hmoved;        /* rule 12: the HAVING terms SQLite moves, as spans */
   int nhmoved;
+  int *folds; /* rule 13: the spans SQLite's parser folds to 0 */
+  int nfolds;
 } parse;
 
 static int kw(const parse *p, int i, const char *w) {
@@ -1507,6 +1518,94 @@ static int qh_notnull(void *arg, int c) {
   return nn;
 }
 
+/* Rule 13: token i is the integer literal 0 with an AND beside it
+** (parentheses aside), so [a, b) may hold a fold. */
+static int fold_near(const parse *p, int i, int a, int b) {
+  int v;
+  if (p->t[i].type != T_NUM || !ga_qt_int32(p->z, &p->t[i], &v) || v != 0)
+    return 0;
+  int l = i - 1, r = i + 1;
+  while (l >= a && op(p, l, "("))
+    l--;
+  while (r < b && op(p, r, ")"))
+    r++;
+  return (l >= a && kw(p, l, "AND")) || (r < b && kw(p, r, "AND"));
+}
+
+/* Rule 13: the folds of the expression [a, b) (HAVING, a select list
+** item, an ORDER BY term) into p->folds; where qhaving.c cannot read one
+** that may fold, the serial path. */
+static int fold_span(parse *p, int a, int b) {
+  int near = 0;
+  for (int i = a; i < b && !near; i++)
+    near = fold_near(p, i, a, b);
+  if (!near)
+    return SQLITE_OK;
+  int *f = sqlite3_realloc64(
+      p->folds, sizeof(int) * 2 * ((size_t)p->nfolds + (size_t)(b - a + 1)));
+  if (!f)
+    return SQLITE_NOMEM;
+  p->folds = f;
+  ga_qh_names nm = {p, qh_col, qh_alias, qh_agg, qh_notnull};
+  const char *why = NULL;
+  int nf = 0;
+  int rc = ga_qh_folds(p->db, p->z, p->t, p->n, p->q->nparams, &nm, a, b,
+                       f + 2 * p->nfolds, &nf, &why);
+  if (rc == SQLITE_ERROR) {
+    p->q->serial_why = "an AND with the literal 0 that SQLite's parser "
+                       "folds to 0 (its aggregates never finalised) where "
+                       "gpu_query cannot read it";
+    return SQLITE_OK;
+  }
+  p->nfolds += nf;
+  return rc;
+}
+
+static int find_folds(parse *p) {
+  int rc = SQLITE_OK;
+  if (p->q->serial_why)
+    return SQLITE_OK;
+  for (int k = 0; k < p->nitems && rc == SQLITE_OK; k++)
+    rc = fold_span(p, p->items[k].expr.a, p->items[k].expr.b);
+  if (rc == SQLITE_OK && p->having.b > p->having.a)
+    rc = fold_span(p, p->having.a, p->having.b);
+  /* each ORDER BY term, its ASC, DESC and NULLS FIRST/LAST aside */
+  for (int i = p->order.a, a = i, depth = 0;
+       i <= p->order.b && rc == SQLITE_OK && !p->q->serial_why; i++) {
+    if (i < p->order.b && !(depth == 0 && op(p, i, ","))) {
+      depth += op(p, i, "(") - op(p, i, ")");
+      continue;
+    }
+    int b = i;
+    if (b - 2 > a && kw(p, b - 2, "NULLS"))
+      b -= 2;
+    if (b - 1 > a && (kw(p, b - 1, "ASC") || kw(p, b - 1, "DESC")))
+      b--;
+    rc = fold_span(p, a, b);
+    a = i + 1;
+  }
+  for (int i = p->window.a; i < p->window.b && !p->q->serial_why; i++)
+    if (fold_near(p, i, p->window.a, p->window.b))
+      p->q->serial_why = "a WINDOW clause holds an AND with the literal 0, "
+                         "which SQLite's parser folds to 0";
+  return rc;
+}
+
+/* Rule 13: aggregate k has a call SQLite keeps (outside every fold). */
+static int agg_kept(const parse *p, int k) {
+  for (int j = 0; j < p->ncalls; j++) {
+    if (p->calls[j].agg != k)
+      continue;
+    int in = 0;
+    for (int f = 0; f < p->nfolds && !in; f++)
+      in = p->calls[j].all.a >= p->folds[2 * f] &&
+           p->calls[j].all.b <= p->folds[2 * f + 1];
+    if (!in)
+      return 1;
+  }
+  return 0;
+}
+
 /* Rule 10: the HAVING terms SQLite moves into its WHERE clause join the
 ** workers' filter, ANDed after it in HAVING's order, as SQLite ANDs them
 ** (the filter in parentheses where it has an OR of its own). */
@@ -1569,7 +1668,7 @@ static void flat_where(parse *p, sqlite3_str *s) {
   ga_query *q = p->q;
   int nsums = 0;
   for (int k = 0; k < q->naggs; k++)
-    if (q->aggs[k].op == GA_AGG_SUM)
+    if (q->aggs[k].op == GA_AGG_SUM && agg_kept(p, k)) /* rule 13 */
       sqlite3_str_appendf(s, "%s\"%w\"",
                           nsums++ ? ", " : "WHERE CASE WHEN gpuagg_check(",
                           q->agg_col[k]);
@@ -2279,6 +2378,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     goto done;
   if ((rc = having_to_where(p)) != SQLITE_OK) /* rule 12 */
     goto done;
+  if ((rc = find_folds(p)) != SQLITE_OK) /* rule 13 */
+    goto done;
   if ((rc = name_columns(p, sto ? sto : st)) != SQLITE_OK)
     goto done;
   q->flat &= !limit_stops_early(p); /* rule 6 */
@@ -2316,6 +2417,7 @@ done:
   sqlite3_free(p->terms);
   sqlite3_free(p->hterms);
   sqlite3_free(p->hmoved);
+  sqlite3_free(p->folds);
   sqlite3_free(p->calls);
   ga_qw_free(&p->wins);
   ga_qj_free(&p->j);
