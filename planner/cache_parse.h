@@ -121,8 +121,8 @@ sqlite3_value *ga_cl_param(parser *p, const tok *t);
 /* Is token t the placeholder of an IN subquery (planner/qsubq.c rule 6)?
 ** 1 with its rows (in the caller's evaluation), their count and its
 ** column's declaration (rows, n, decl may be NULL); 0. */
-int ga_cl_in_slot(parser *p, const tok *t, sqlite3_value *const **rows,
-                  int *n, const char **decl);
+int ga_cl_in_slot(parser *p, const tok *t, sqlite3_value *const **rows, int *n,
+                  const char **decl);
 /* a op b as b op' a. */
 int ga_cl_mirror(int op);
 

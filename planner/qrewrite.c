@@ -94,9 +94,7 @@ static int qis_name(const qsrc *s, int i) {
 }
 
 /* An identifier dequoted (sqlite3_malloc'd). */
-static char *qname(const qsrc *s, int i) {
-  return ga_qt_name(s->z, &s->t[i]);
-}
+static char *qname(const qsrc *s, int i) { return ga_qt_name(s->z, &s->t[i]); }
 
 /* Does token i name w (case-insensitively, dequoted)? */
 static int qname_is(const qsrc *s, int i, const char *w) {

@@ -1633,6 +1633,6 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            l->interrupted_in ? l->interrupted_in : "",
            (long long)l->snapshot_waits, (long long)l->progress_probes,
            l->values, l->memo_terms, (long long)l->memo_hits,
-           (long long)l->memo_misses, l->memo_full, l->subq_cache, l->subq_sqlite,
-           l->join[0] ? l->join : "null");
+           (long long)l->memo_misses, l->memo_full, l->subq_cache,
+           l->subq_sqlite, l->join[0] ? l->join : "null");
 }
