@@ -363,20 +363,28 @@ static int agg_of(parse *p, int i); /* the call starting at token i */
 static int join_post_col(const parse *p, int i, int *last);
 static int order_alias(const parse *p, int a, int b);
 
+/* The ORDER BY term that starts at token a: *e its end (its comma or
+** order.b); returned, the end of its expression (ASC, DESC and NULLS
+** FIRST/LAST aside). */
+static int order_term(const parse *p, int a, int *e) {
+  int depth = 0, t;
+  for (*e = a; *e < p->order.b && (depth || !op(p, *e, ",")); (*e)++)
+    depth += op(p, *e, "(") - op(p, *e, ")");
+  t = *e;
+  if (t - a >= 3 && kw(p, t - 2, "NULLS") &&
+      (kw(p, t - 1, "FIRST") || kw(p, t - 1, "LAST")))
+    t -= 2;
+  if (t - a >= 2 && (kw(p, t - 1, "ASC") || kw(p, t - 1, "DESC")))
+    t--;
+  return t;
+}
+
 /* Rule 10: is token i a whole ORDER BY term that is an alias? */
 static int order_alias_at(const parse *p, int i) {
   if (i < p->order.a || i >= p->order.b)
     return 0;
   for (int a = p->order.a; a < p->order.b;) {
-    int e = a, depth = 0;
-    for (; e < p->order.b && (depth || !op(p, e, ",")); e++)
-      depth += op(p, e, "(") - op(p, e, ")");
-    int t = e;
-    if (t - a >= 3 && kw(p, t - 2, "NULLS") &&
-        (kw(p, t - 1, "FIRST") || kw(p, t - 1, "LAST")))
-      t -= 2;
-    if (t - a >= 2 && (kw(p, t - 1, "ASC") || kw(p, t - 1, "DESC")))
-      t--;
+    int e, t = order_term(p, a, &e);
     if (i >= a && i < e)
       return order_alias(p, a, t);
     a = e + 1;
@@ -1385,15 +1393,7 @@ static int order_alias(const parse *p, int a, int b) {
 static int check_order(parse *p) {
   int rc = SQLITE_OK;
   for (int a = p->order.a; a < p->order.b && rc == SQLITE_OK;) {
-    int e = a, depth = 0;
-    for (; e < p->order.b && (depth || !op(p, e, ",")); e++)
-      depth += op(p, e, "(") - op(p, e, ")");
-    int t = e;
-    if (t - a >= 3 && kw(p, t - 2, "NULLS") &&
-        (kw(p, t - 1, "FIRST") || kw(p, t - 1, "LAST")))
-      t -= 2;
-    if (t - a >= 2 && (kw(p, t - 1, "ASC") || kw(p, t - 1, "DESC")))
-      t--;
+    int e, t = order_term(p, a, &e);
     if (!order_alias(p, a, t))
       rc = check_bare(p, a, t);
     a = e + 1;
@@ -1570,20 +1570,9 @@ static int find_folds(parse *p) {
   if (rc == SQLITE_OK && p->having.b > p->having.a)
     rc = fold_span(p, p->having.a, p->having.b);
   /* each ORDER BY term, its ASC, DESC and NULLS FIRST/LAST aside */
-  for (int i = p->order.a, a = i, depth = 0;
-       i <= p->order.b && rc == SQLITE_OK && !p->q->serial_why; i++) {
-    if (i < p->order.b && !(depth == 0 && op(p, i, ","))) {
-      depth += op(p, i, "(") - op(p, i, ")");
-      continue;
-    }
-    int b = i;
-    if (b - 2 > a && kw(p, b - 2, "NULLS"))
-      b -= 2;
-    if (b - 1 > a && (kw(p, b - 1, "ASC") || kw(p, b - 1, "DESC")))
-      b--;
-    rc = fold_span(p, a, b);
-    a = i + 1;
-  }
+  for (int a = p->order.a, e;
+       a < p->order.b && rc == SQLITE_OK && !p->q->serial_why; a = e + 1)
+    rc = fold_span(p, a, order_term(p, a, &e));
   for (int i = p->window.a; i < p->window.b && !p->q->serial_why; i++)
     if (fold_near(p, i, p->window.a, p->window.b))
       p->q->serial_why = "a WINDOW clause holds an AND with the literal 0, "
