@@ -119,9 +119,7 @@ static int kw(const jp *p, int i, const char *w) {
 }
 
 static int op(const jp *p, int i, const char *w) {
-  return i >= 0 && i < p->n && p->t[i].type == GA_QT_OP &&
-         (int)strlen(w) == p->t[i].len &&
-         !memcmp(p->z + p->t[i].off, w, (size_t)p->t[i].len);
+  return ga_qt_op(p->z, p->t, p->n, i, w);
 }
 
 static int is_name(const jp *p, int i) {
@@ -261,14 +259,7 @@ static int tab_at(jp *p, int i) {
 /* ---- reading FROM (rule 1) ---- */
 
 static int close_of(const jp *p, int i) {
-  int depth = 0;
-  for (; i < p->n; i++) {
-    if (op(p, i, "("))
-      depth++;
-    else if (op(p, i, ")") && --depth == 0)
-      return i;
-  }
-  return p->n - 1;
+  return ga_qt_close(p->z, p->t, p->n, i);
 }
 
 /* The end of an ON expression starting at a: the next join operator at

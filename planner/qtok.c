@@ -283,3 +283,20 @@ int ga_qt_int32(const char *z, const ga_qtok *t, int *v) {
   *v = (int)n;
   return 1;
 }
+
+int ga_qt_op(const char *z, const ga_qtok *t, int n, int i, const char *w) {
+  return i >= 0 && i < n && t[i].type == GA_QT_OP &&
+         (int)strlen(w) == t[i].len &&
+         !memcmp(z + t[i].off, w, (size_t)t[i].len);
+}
+
+int ga_qt_close(const char *z, const ga_qtok *t, int n, int i) {
+  int depth = 0;
+  for (; i < n; i++) {
+    if (ga_qt_op(z, t, n, i, "("))
+      depth++;
+    else if (ga_qt_op(z, t, n, i, ")") && --depth == 0)
+      return i;
+  }
+  return n - 1;
+}

@@ -26,6 +26,13 @@ typedef struct ga_qtok {
 ** (qtok.c rule 1): never a name, even where a column is spelled so. */
 int ga_qt_ctx_keyword(const char *z, const ga_qtok *t);
 
+/* 1 when token i (of n, text z) is the operator w ("(", ",", "||"). */
+int ga_qt_op(const char *z, const ga_qtok *t, int n, int i, const char *w);
+
+/* The token closing the parenthesis at token i (of n, text z); n - 1
+** when it is not closed. */
+int ga_qt_close(const char *z, const ga_qtok *t, int n, int i);
+
 /* Identifier token t of text z, dequoted as SQLite does ("a""b", [a],
 ** `a`): sqlite3_malloc'd, NULL for no memory. */
 char *ga_qt_name(const char *z, const ga_qtok *t);

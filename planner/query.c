@@ -274,9 +274,7 @@ static int kw(const parse *p, int i, const char *w) {
 }
 
 static int op(const parse *p, int i, const char *w) {
-  return i >= 0 && i < p->n && p->t[i].type == T_OP &&
-         (int)strlen(w) == p->t[i].len &&
-         !memcmp(p->z + p->t[i].off, w, (size_t)p->t[i].len);
+  return ga_qt_op(p->z, p->t, p->n, i, w);
 }
 
 static int fail(parse *p, const char *fmt, const char *a) {
@@ -580,14 +578,7 @@ static int split(const parse *p, int a, int b, span **out, int *n) {
 
 /* The token closing the parenthesis at i. */
 static int close_of(const parse *p, int i) {
-  int depth = 0;
-  for (; i < p->n; i++) {
-    if (op(p, i, "("))
-      depth++;
-    else if (op(p, i, ")") && --depth == 0)
-      return i;
-  }
-  return p->n - 1;
+  return ga_qt_close(p->z, p->t, p->n, i);
 }
 
 /* Rule 2's column numbers.  The integer literal at token i as SQLite's
