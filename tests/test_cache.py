@@ -1574,9 +1574,17 @@ def query_compare(rep, con, name, sql, want):
     ls = last_scan(con)
     ref = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql))
     ok = same(got, ref) and (ls["path"] == "cache") == (want == "cache")
-    rep.check(name, ok, "path %r why %r\n got %r\n want %r\n %s" % (
-        ls["path"], ls["why"], got[1][:3] if got[0] == "ok" else got,
-        ref[1][:3] if ref[0] == "ok" else ref, sql))
+    at = 0  # the first row that differs (a GPU run's failure says where)
+    if got[0] == "ok" and ref[0] == "ok":
+        while at < min(len(got[1]), len(ref[1])) and same(("ok", got[1][at:at + 1]),
+                                                          ("ok", ref[1][at:at + 1])):
+            at += 1
+    rep.check(name, ok, "path %r why %r (want %s); rows differ from %d (got %d, want %d)"
+              "\n got %r\n want %r\n %s" % (
+                  ls["path"], ls["why"], want, at, len(got[1]) if got[0] == "ok" else -1,
+                  len(ref[1]) if ref[0] == "ok" else -1,
+                  got[1][at:at + 3] if got[0] == "ok" else got,
+                  ref[1][at:at + 3] if ref[0] == "ok" else ref, sql))
 
 
 def section_text(rep, r, device):
