@@ -2141,7 +2141,8 @@ def section_topk(rep, r, device):
     not_taken = [
         "SELECT a, b, sum(x) AS s " + g + "HAVING count(*) > 2 ORDER BY s DESC, a, b LIMIT 5",
         "SELECT a, b, sum(x) AS s, sum(big) " + g + "ORDER BY s DESC, a, b LIMIT 5",
-        "SELECT a, b, sum(x) AS s " + g + "ORDER BY a, s DESC LIMIT 5",
+        # b breaks ties: SQLite orders equal sums as its sorter meets them
+        "SELECT a, b, sum(x) AS s " + g + "ORDER BY a, s DESC, b LIMIT 5",
         "SELECT a, b, avg(x) AS s " + g + "ORDER BY s DESC, a, b LIMIT 5",
         "SELECT a, b, sum(x) AS s, abs(sum(xi)) " + g + "ORDER BY s DESC, a, b LIMIT 5",
         "SELECT a, b, sum(x) AS s " + g + "ORDER BY s DESC, a + 0, b LIMIT 5",
