@@ -317,7 +317,7 @@ def main():
                     t = {"sqlite": 1, "duckdb": args.duckdb_threads}.get(mode, threads)
                     times.setdefault((mode, q), []).append(ms)
                     out.write("%s,%s,%d,%s,%s,%d,%d,%.3f,%s,%s\n" % (
-                        args.machine, args.set, n, q, mode, t, rep, ms, path_, why[:200]))
+                        args.machine, args.set, n, q, mode, t, rep, ms, path_, why[:200].replace(",", ";")))
                     out.flush()
     print("# %s, %d rows, %d reps, threads %d; medians in ms (x = sqlite / mode)"
           % (args.set, n, args.reps, threads))
