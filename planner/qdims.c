@@ -51,8 +51,10 @@ SQLITE_EXTENSION_INIT3
 #include "query.h"
 
 typedef struct qd_dim {
-  int tab;                    /* its table in the join */
-  int nk;                     /* keys */
+  int tab;        /* its table in the join */
+  int left;       /* LEFT JOIN: no probe in the filter; NULL row's values */
+  char *null_sql; /* LEFT JOIN: its attributes over no row */
+  int nk;         /* keys */
   char *fkey[GA_SD_MAX_KEYS]; /* the fact side's text */
   char *dkey[GA_SD_MAX_KEYS]; /* the dimension side's text */
   int numeric[GA_SD_MAX_KEYS], coll[GA_SD_MAX_KEYS];
@@ -68,8 +70,13 @@ struct ga_qd {
   int n;
   qd_dim *d;
   int nkt, nv;
-  int *ksub, *kattr, *vsub, *vattr; /* dimension (-1: kept) and attribute */
-  char *fact_filter;                /* NULL: none */
+  /* rule 2: each worker's text again, NULL: kept; the build's token goes
+  ** at each offset of tok (TOKW digits, zeros now) */
+  char **ktmpl, **vtmpl;
+  int **ktok, **vtok;
+  int *nktok, *nvtok;
+  char *fact_filter; /* NULL: none; a template (ftok) */
+  int *ftok, nftok;
   char *fact_from;
 };
 
@@ -89,13 +96,25 @@ void ga_qd_free(ga_qd *qd) {
       sqlite3_free(d->attr[a]);
     sqlite3_free(d->attr);
     sqlite3_free(d->sql);
+    sqlite3_free(d->null_sql);
   }
   sqlite3_free(qd->d);
-  sqlite3_free(qd->ksub);
-  sqlite3_free(qd->kattr);
-  sqlite3_free(qd->vsub);
-  sqlite3_free(qd->vattr);
+  for (int i = 0; qd->ktmpl && i < qd->nkt; i++) {
+    sqlite3_free(qd->ktmpl[i]);
+    sqlite3_free(qd->ktok[i]);
+  }
+  for (int i = 0; qd->vtmpl && i < qd->nv; i++) {
+    sqlite3_free(qd->vtmpl[i]);
+    sqlite3_free(qd->vtok[i]);
+  }
+  sqlite3_free(qd->ktmpl);
+  sqlite3_free(qd->ktok);
+  sqlite3_free(qd->nktok);
+  sqlite3_free(qd->vtmpl);
+  sqlite3_free(qd->vtok);
+  sqlite3_free(qd->nvtok);
   sqlite3_free(qd->fact_filter);
+  sqlite3_free(qd->ftok);
   sqlite3_free(qd->fact_from);
   sqlite3_free(qd);
 }
@@ -174,6 +193,9 @@ typedef struct pl {
   const ga_qjoin *j;
   ga_qd *qd;
   int *dim_of; /* table -> index in qd->d, -1 */
+  /* where the conditions come from: -1 WHERE, else the item whose ON (or
+  ** USING) they are */
+  int from;
 } pl;
 
 static char *col_text(const ga_qjoin *j, int c, int fr) {
@@ -221,12 +243,48 @@ static char *span(const txt *x, int a, int b) {
                          x->z + x->t[a].off);
 }
 
+/* Attribute index of text z in dimension d (added once). */
+static int attr_of(pl *P, qd_dim *d, const char *z, int len) {
+  for (int a = 0; a < d->na; a++)
+    if ((int)strlen(d->attr[a]) == len && !memcmp(d->attr[a], z, (size_t)len))
+      return a;
+  char **na = sqlite3_realloc64(d->attr, sizeof(char *) * (size_t)(d->na + 1));
+  if (!na || !(na[d->na] = sqlite3_mprintf("%.*s", len, z))) {
+    if (na)
+      d->attr = na;
+    P->qd->why = "out of memory";
+    return -1;
+  }
+  d->attr = na;
+  return d->na++;
+}
+
+#define TOKW 19 /* the token's digits: leading zeros read as decimal */
+
+/* gpuagg_dim_get(TOKEN, dk, a, fact keys) into s, the token's offset into
+** tok[*ntok]. */
+static void get_call(const ga_qd *qd, sqlite3_str *s, int dk, int a, int *tok,
+                     int *ntok) {
+  sqlite3_str_appendall(s, "gpuagg_dim_get(");
+  tok[(*ntok)++] = sqlite3_str_length(s);
+  sqlite3_str_appendf(s, "%0*d, %d, %d", TOKW, 0, dk, a);
+  for (int c = 0; c < qd->d[dk].nk; c++)
+    sqlite3_str_appendf(s, ", %s", qd->d[dk].fkey[c]);
+  sqlite3_str_appendall(s, ")");
+}
+
 /* One AND-ed condition [a, b) of the workers' filter (rule 1). */
 static int cond(pl *P, const txt *x, int a, int b, sqlite3_str *fact) {
   const ga_qjoin *j = P->j;
   ga_qd *qd = P->qd;
   uint64_t m = mask_of(j, x, a, b);
   uint64_t fbit = (uint64_t)1 << j->fact;
+  int lf = P->from >= 0 && j->v[P->from].op == GA_QJ_LEFT;
+  if (!(m & ~fbit) && lf) {
+    qd->why = "a LEFT JOIN's ON condition reads the fact table alone: each "
+              "worker runs SQLite's join";
+    return SQLITE_OK;
+  }
   if (!(m & ~fbit)) { /* the fact's, or no table's */
     char *s = span(x, a, b);
     if (!s)
@@ -237,6 +295,23 @@ static int cond(pl *P, const txt *x, int a, int b, sqlite3_str *fact) {
     return SQLITE_OK;
   }
   int br = branch_of(j, m);
+  if (br >= 0 && lf && br != P->from) {
+    qd->why = "a LEFT JOIN's ON condition reads another dimension: each "
+              "worker runs SQLite's join";
+    return SQLITE_OK;
+  }
+  if (br >= 0 && P->from != br && qd->d[P->dim_of[br]].left) {
+    /* WHERE over a LEFT JOIN's dimension: after the probe, in the worker,
+    ** its value built (the NULL row's for a fact row it misses) */
+    int dk = P->dim_of[br];
+    int at = attr_of(P, &qd->d[dk], x->z + x->t[a].off,
+                     x->t[b - 1].off + x->t[b - 1].len - x->t[a].off);
+    if (at < 0)
+      return SQLITE_NOMEM;
+    sqlite3_str_appendall(fact, sqlite3_str_length(fact) ? " AND " : "");
+    get_call(qd, fact, dk, at, qd->ftok, &qd->nftok);
+    return SQLITE_OK;
+  }
   if (br >= 0) { /* one branch: its build */
     qd_dim *d = &qd->d[P->dim_of[br]];
     char *s = span(x, a, b);
@@ -268,6 +343,11 @@ static int cond(pl *P, const txt *x, int a, int b, sqlite3_str *fact) {
     return SQLITE_OK;
   }
   qd_dim *d = &qd->d[P->dim_of[dtab]];
+  if (d->left && P->from != dtab) {
+    qd->why = "a LEFT JOIN's dimension is joined outside its ON clause: "
+              "each worker runs SQLite's join";
+    return SQLITE_OK;
+  }
   if (d->nk == GA_SD_MAX_KEYS) {
     qd->why = "a join key of more than 8 columns: each worker runs SQLite's "
               "join";
@@ -334,48 +414,115 @@ static int conds(pl *P, const txt *x, int a, int b, sqlite3_str *fact) {
   return rc;
 }
 
-/* A worker's text (rule 2): -1 kept, else its dimension, *attr set. */
-static int text_sub(pl *P, const char *z, int *attr) {
+/* Rule 2's mixed texts: no comparison, collation or function but those
+** whose value follows their arguments' values alone (affinity and
+** collation are what a dimension's column loses in gpuagg_dim_get). */
+static int value_only(const txt *x) {
+  static const char *const bad_kw[] = {
+      "IS",      "IN",   "BETWEEN", "LIKE",   "GLOB",   "MATCH", "REGEXP",
+      "COLLATE", "CASE", "ESCAPE",  "SELECT", "EXISTS", NULL};
+  static const char *const bad_op[] = {"=", "==", "!=", "<>", "<",
+                                       ">", "<=", ">=", NULL};
+  static const char *const fn_ok[] = {
+      "abs",   "coalesce", "ifnull",    "round",   "length", "upper",
+      "lower", "substr",   "substring", "typeof",  "cast",   "hex",
+      "trim",  "ltrim",    "rtrim",     "replace", "sign",   NULL};
+  for (int i = 0; i < x->n; i++) {
+    for (int k = 0; bad_kw[k]; k++)
+      if (kw(x, i, bad_kw[k]))
+        return 0;
+    for (int k = 0; bad_op[k]; k++)
+      if (op(x, i, bad_op[k]))
+        return 0;
+    if ((x->t[i].type == GA_QT_ID || x->t[i].type == GA_QT_QID) &&
+        op(x, i + 1, "(")) {
+      int ok = 0;
+      for (int k = 0; fn_ok[k] && !ok; k++)
+        ok = kw(x, i, fn_ok[k]);
+      if (!ok)
+        return 0;
+    }
+  }
+  return 1;
+}
+
+/* A worker's text (rule 2): NULL kept (*why may be set), else its template
+** (*tok, *ntok: the token's offsets). */
+static char *text_sub(pl *P, const char *z, int **tok, int *ntok) {
   const ga_qjoin *j = P->j;
   txt x = {.z = z};
+  *tok = NULL;
+  *ntok = 0;
   if (ga_q_tokenize(z, &x.t, &x.n)) {
     sqlite3_free(x.t);
     P->qd->why = "a text cannot be read again";
-    return -1;
+    return NULL;
   }
   uint64_t m = mask_of(j, &x, 0, x.n);
-  sqlite3_free(x.t);
   uint64_t fbit = (uint64_t)1 << j->fact;
-  if (!(m & ~fbit))
-    return -1;
   int br = branch_of(j, m);
-  if (br < 0) {
+  char *r = NULL;
+  if (!(m & ~fbit)) {
+    sqlite3_free(x.t);
+    return NULL;
+  }
+  if (!(*tok = sqlite3_malloc64(sizeof(int) * (size_t)(x.n + 1)))) {
+    sqlite3_free(x.t);
+    P->qd->why = "out of memory";
+    return NULL;
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  if (br >= 0) { /* one branch: the whole text, built */
+    int dk = P->dim_of[br];
+    int a = attr_of(P, &P->qd->d[dk], z, (int)strlen(z));
+    if (a >= 0)
+      get_call(P->qd, s, dk, a, *tok, ntok);
+  } else if (!value_only(&x)) {
     P->qd->why = "a group term, carried column or aggregate argument reads "
-                 "the fact table and a dimension together: each worker runs "
-                 "SQLite's join";
-    return -1;
-  }
-  qd_dim *d = &P->qd->d[P->dim_of[br]];
-  for (int a = 0; a < d->na; a++)
-    if (!strcmp(d->attr[a], z)) {
-      *attr = a;
-      return P->dim_of[br];
+                 "the fact table and a dimension together with a comparison, "
+                 "a collation or a function: each worker runs SQLite's join";
+  } else { /* each dimension column read back */
+    int at = 0;
+    for (int i = 0; i < x.n && !P->qd->why; i++) {
+      int fr = 0, c = ga_qj_col(j, z, x.t, x.n, i, &fr);
+      if (fr || c < 0 || j->ctab[c] == j->fact)
+        continue;
+      int a0 = i;
+      if (op(&x, i - 1, ".") && i >= 2)
+        a0 = i - 2;
+      if (a0 == i - 2 && op(&x, i - 3, ".") && i >= 4)
+        a0 = i - 4;
+      sqlite3_str_appendf(s, "%.*s", x.t[a0].off - at, z + at);
+      int dk = P->dim_of[j->ctab[c]];
+      char *ct = col_text(j, c, 0);
+      int a = ct ? attr_of(P, &P->qd->d[dk], ct, (int)strlen(ct)) : -1;
+      sqlite3_free(ct);
+      if (a < 0) {
+        P->qd->why = "out of memory";
+        break;
+      }
+      get_call(P->qd, s, dk, a, *tok, ntok);
+      at = x.t[i].off + x.t[i].len;
     }
-  char **na = sqlite3_realloc64(d->attr, sizeof(char *) * (size_t)(d->na + 1));
-  if (!na) {
-    P->qd->why = "out of memory";
-    return -1;
+    sqlite3_str_appendall(s, z + at);
   }
-  d->attr = na;
-  if (!(d->attr[d->na] = sqlite3_mprintf("%s", z))) {
-    P->qd->why = "out of memory";
-    return -1;
+  r = sqlite3_str_finish(s);
+  sqlite3_free(x.t);
+  if (!r || P->qd->why) {
+    if (!r && !P->qd->why)
+      P->qd->why = "out of memory";
+    sqlite3_free(r);
+    sqlite3_free(*tok);
+    *tok = NULL;
+    *ntok = 0;
+    return NULL;
   }
-  *attr = d->na++;
-  return P->dim_of[br];
+  return r;
 }
 
-int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q, ga_qd **out) {
+int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q,
+               const char *ztext, const ga_qtok *ztok, ga_qj_emit emit,
+               void *ectx, ga_qd **out) {
   ga_qd *qd = sqlite3_malloc64(sizeof(*qd));
   *out = qd;
   if (!qd)
@@ -388,9 +535,8 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q, ga_qd **out) {
               "SQLite's join";
     return SQLITE_OK;
   }
-  if (j->any_left || j->any_using || !j->reorder) {
-    qd->why = "LEFT JOIN or USING: each worker runs SQLite's join (the probe "
-              "path takes inner joins written with ON or WHERE)";
+  if (!j->reorder && j->fact != 0) {
+    qd->why = "the fact table is not written first";
     return SQLITE_OK;
   }
   if (j->v[j->fact].idx_a >= 0) {
@@ -422,6 +568,24 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q, ga_qd **out) {
     }
   }
   P.dim_of[j->fact] = -1;
+  P.from = -1;
+  for (int k = 0; k < j->n && !qd->why; k++) { /* LEFT JOIN: a leaf */
+    if (j->v[k].op != GA_QJ_LEFT)
+      continue;
+    int leaf = j->v[k].parent == j->fact;
+    for (int u = 0; u < j->n; u++)
+      leaf &= j->v[u].parent != k;
+    if (!leaf)
+      qd->why = "a LEFT JOIN's dimension is not joined to the fact table, or "
+                "has tables beyond it: each worker runs SQLite's join";
+    else
+      qd->d[P.dim_of[k]].left = 1;
+  }
+  qd->ftok = sqlite3_malloc64(sizeof(int) * 1024);
+  if (!qd->ftok) {
+    sqlite3_free(P.dim_of);
+    return SQLITE_NOMEM;
+  }
   for (int o = 1; o < j->n; o++) { /* branches: their top's */
     int k = j->order[o];
     if (P.dim_of[k] < 0)
@@ -430,6 +594,54 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q, ga_qd **out) {
   /* rule 1: the filter */
   const char *f = q->scan_filter ? q->scan_filter : q->filter;
   sqlite3_str *fact = sqlite3_str_new(NULL);
+  /* rule 1: ON and USING, where qjoin.c rule 5 keeps them (LEFT JOIN) */
+  for (int k = 0; k < j->n && !j->reorder && rc == SQLITE_OK && !qd->why; k++) {
+    const ga_qj_tab *it = &j->v[k];
+    P.from = k;
+    if (it->on_a >= 0 && it->on_b > it->on_a) {
+      sqlite3_str *on = sqlite3_str_new(NULL);
+      emit(ectx, on, it->on_a, it->on_b, 2);
+      char *z = sqlite3_str_finish(on);
+      txt x = {.z = z};
+      if (!z)
+        rc = SQLITE_NOMEM;
+      else if (ga_q_tokenize(z, &x.t, &x.n))
+        qd->why = "an ON clause cannot be read again";
+      else
+        rc = conds(&P, &x, 0, x.n, fact);
+      sqlite3_free(x.t);
+      sqlite3_free(z);
+    }
+    for (int i = it->using_a;
+         it->using_a >= 0 && i < it->using_b && rc == SQLITE_OK && !qd->why;
+         i++) {
+      /* USING (c): left.c = k.c, the leftmost earlier table with c (the
+      ** left operand's collation, as SQLite compares them) */
+      if (ztok[i].type != GA_QT_ID && ztok[i].type != GA_QT_QID)
+        continue;
+      char *c = ga_qt_name(ztext, &ztok[i]);
+      int left = -1;
+      for (int y = 0; c && y < k && left < 0; y++)
+        for (int q2 = 0; q2 < j->v[y].t.ncols && left < 0; q2++)
+          if (!sqlite3_stricmp(c, j->v[y].t.cols[q2]))
+            left = y;
+      char *e = c && left >= 0
+                    ? sqlite3_mprintf("\"%w\".\"%w\" = \"%w\".\"%w\"",
+                                      j->v[left].qual, c, it->qual, c)
+                    : NULL;
+      txt x = {.z = e};
+      if (!c || (left >= 0 && !e))
+        rc = SQLITE_NOMEM;
+      else if (e && !ga_q_tokenize(e, &x.t, &x.n))
+        rc = cond(&P, &x, 0, x.n, fact);
+      else if (e)
+        qd->why = "a USING clause cannot be read again";
+      sqlite3_free(x.t);
+      sqlite3_free(e);
+      sqlite3_free(c);
+    }
+  }
+  P.from = -1;
   if (f && *f) {
     txt x = {.z = f};
     if (ga_q_tokenize(f, &x.t, &x.n))
@@ -438,6 +650,7 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q, ga_qd **out) {
       rc = conds(&P, &x, 0, x.n, fact);
     sqlite3_free(x.t);
   }
+  P.from = -1;
   if (sqlite3_str_length(fact))
     qd->fact_filter = sqlite3_str_finish(fact);
   else
@@ -449,16 +662,25 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q, ga_qd **out) {
   /* rule 2 */
   qd->nkt = q->nkeys + q->ncarry;
   qd->nv = q->nvals;
-  qd->ksub = sqlite3_malloc64(sizeof(int) * (size_t)(qd->nkt + 1));
-  qd->kattr = sqlite3_malloc64(sizeof(int) * (size_t)(qd->nkt + 1));
-  qd->vsub = sqlite3_malloc64(sizeof(int) * (size_t)(qd->nv + 1));
-  qd->vattr = sqlite3_malloc64(sizeof(int) * (size_t)(qd->nv + 1));
-  if (!qd->ksub || !qd->kattr || !qd->vsub || !qd->vattr)
-    rc = SQLITE_NOMEM;
+  qd->ktmpl = sqlite3_malloc64(sizeof(char *) * (size_t)(qd->nkt + 1));
+  qd->ktok = sqlite3_malloc64(sizeof(int *) * (size_t)(qd->nkt + 1));
+  qd->nktok = sqlite3_malloc64(sizeof(int) * (size_t)(qd->nkt + 1));
+  qd->vtmpl = sqlite3_malloc64(sizeof(char *) * (size_t)(qd->nv + 1));
+  qd->vtok = sqlite3_malloc64(sizeof(int *) * (size_t)(qd->nv + 1));
+  qd->nvtok = sqlite3_malloc64(sizeof(int) * (size_t)(qd->nv + 1));
+  if (!qd->ktmpl || !qd->ktok || !qd->nktok || !qd->vtmpl || !qd->vtok ||
+      !qd->nvtok) {
+    sqlite3_free(P.dim_of);
+    return SQLITE_NOMEM;
+  }
+  memset(qd->ktmpl, 0, sizeof(char *) * (size_t)(qd->nkt + 1));
+  memset(qd->ktok, 0, sizeof(int *) * (size_t)(qd->nkt + 1));
+  memset(qd->vtmpl, 0, sizeof(char *) * (size_t)(qd->nv + 1));
+  memset(qd->vtok, 0, sizeof(int *) * (size_t)(qd->nv + 1));
   for (int i = 0; i < qd->nkt && rc == SQLITE_OK && !qd->why; i++)
-    qd->ksub[i] = text_sub(&P, q->keys[i], &qd->kattr[i]);
+    qd->ktmpl[i] = text_sub(&P, q->keys[i], &qd->ktok[i], &qd->nktok[i]);
   for (int i = 0; i < qd->nv && rc == SQLITE_OK && !qd->why; i++)
-    qd->vsub[i] = text_sub(&P, q->vals[i], &qd->vattr[i]);
+    qd->vtmpl[i] = text_sub(&P, q->vals[i], &qd->vtok[i], &qd->nvtok[i]);
   /* the build texts */
   for (int k = 0; k < qd->n && rc == SQLITE_OK && !qd->why; k++) {
     qd_dim *d = &qd->d[k];
@@ -484,6 +706,18 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q, ga_qd **out) {
     sqlite3_free(w);
     if (!(d->sql = sqlite3_str_finish(s)))
       rc = SQLITE_NOMEM;
+    if (d->left && rc == SQLITE_OK) { /* its attributes over no row */
+      sqlite3_str *n = sqlite3_str_new(NULL);
+      sqlite3_str_appendall(n, "SELECT NULL");
+      for (int a = 0; a < d->na; a++)
+        sqlite3_str_appendf(n, ", (\n%s\n)", d->attr[a]);
+      sqlite3_str_appendf(n,
+                          " FROM (SELECT 1) LEFT JOIN main.\"%w\" AS \"%w\" "
+                          "ON 0",
+                          j->v[d->tab].t.table, j->v[d->tab].qual);
+      if (!(d->null_sql = sqlite3_str_finish(n)))
+        rc = SQLITE_NOMEM;
+    }
   }
   const ga_qj_tab *ft = &j->v[j->fact];
   if (rc == SQLITE_OK && !qd->why &&
@@ -501,12 +735,14 @@ static void key_args(sqlite3_str *s, const qd_dim *d) {
     sqlite3_str_appendf(s, ", %s", d->fkey[c]);
 }
 
-static char *get_text(const ga_qd *qd, uint64_t tok, int dk, int a) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  sqlite3_str_appendf(s, "gpuagg_dim_get(%lld, %d, %d", (long long)tok, dk, a);
-  key_args(s, &qd->d[dk]);
-  sqlite3_str_appendall(s, ")");
-  return sqlite3_str_finish(s);
+/* Template t with the token at its offsets (sqlite3_malloc'd). */
+static char *with_token(const char *t, const int *off, int n, uint64_t tok) {
+  char *r = sqlite3_mprintf("%s", t);
+  char d[TOKW + 1];
+  sqlite3_snprintf((int)sizeof d, d, "%0*lld", TOKW, (long long)tok);
+  for (int i = 0; r && i < n; i++)
+    memcpy(r + off[i], d, TOKW);
+  return r;
 }
 
 int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
@@ -534,6 +770,9 @@ int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
     x->table = sqlite3_mprintf("%s", p->join_tables[d->tab]);
     x->nk = d->nk;
     x->na = d->na;
+    x->left = d->left;
+    if (d->left && !(x->null_sql = sqlite3_mprintf("%s", d->null_sql)))
+      rc = SQLITE_NOMEM;
     for (int c = 0; c < d->nk; c++) {
       x->numeric[c] = d->numeric[c];
       x->coll[c] = d->coll[c];
@@ -541,29 +780,42 @@ int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
     if (!x->sql || !x->table)
       rc = SQLITE_NOMEM;
   }
-  int same = nkt == qd->nkt && p->nvals == qd->nv;
+  /* an ungrouped DISTINCT's one NULL key (ga_query_parts) reads no table */
+  int keys_same = nkt == qd->nkt;
   for (int i = 0; i < nkt && rc == SQLITE_OK; i++)
-    if (same && qd->ksub[i] >= 0 &&
-        !(keys[i] = get_text(qd, sd->token, qd->ksub[i], qd->kattr[i])))
+    if (keys_same && qd->ktmpl[i] &&
+        !(keys[i] =
+              with_token(qd->ktmpl[i], qd->ktok[i], qd->nktok[i], sd->token)))
       rc = SQLITE_NOMEM;
+    else if (!keys_same && strcmp(p->keys[i], "NULL"))
+      rc = SQLITE_DONE; /* texts other than planned: keep SQLite's join */
   for (int i = 0; i < p->nvals && rc == SQLITE_OK; i++)
-    if (same && qd->vsub[i] >= 0 &&
-        !(vals[i] = get_text(qd, sd->token, qd->vsub[i], qd->vattr[i])))
+    if (p->nvals != qd->nv)
+      rc = SQLITE_DONE;
+    else if (qd->vtmpl[i] && !(vals[i] = with_token(qd->vtmpl[i], qd->vtok[i],
+                                                    qd->nvtok[i], sd->token)))
       rc = SQLITE_NOMEM;
-  if (rc == SQLITE_OK && !same)
-    rc = SQLITE_DONE;    /* texts other than planned: keep SQLite's join */
   if (rc == SQLITE_OK) { /* rule 4 */
     sqlite3_str *s = sqlite3_str_new(NULL);
-    if (qd->fact_filter)
-      sqlite3_str_appendf(s, "%s", qd->fact_filter);
+    char *ff = qd->fact_filter
+                   ? with_token(qd->fact_filter, qd->ftok, qd->nftok, sd->token)
+                   : NULL;
+    if (ff)
+      sqlite3_str_appendf(s, "%s", ff);
+    else if (qd->fact_filter)
+      rc = SQLITE_NOMEM;
+    sqlite3_free(ff);
     for (int k = 0; k < qd->n; k++) {
+      if (qd->d[k].left)
+        continue; /* a LEFT JOIN keeps the fact rows it misses */
       sqlite3_str_appendf(s, "%sgpuagg_dim_probe(%lld, %d",
                           sqlite3_str_length(s) ? " AND " : "",
                           (long long)sd->token, k);
       key_args(s, &qd->d[k]);
       sqlite3_str_appendall(s, ")");
     }
-    if (!(filter = sqlite3_str_finish(s)))
+    int empty = sqlite3_str_length(s) == 0; /* LEFT JOINs alone */
+    if (!(filter = sqlite3_str_finish(s)) && !empty)
       rc = SQLITE_NOMEM;
   }
   if (rc == SQLITE_OK) {

@@ -15,11 +15,14 @@
 struct ga_query;
 typedef struct ga_qd ga_qd;
 
-/* The probe plan of join j for q's workers' texts (q->keys, q->vals and
-** the workers' filter, as planned): SQLITE_OK with *out set (its why not
+/* The probe plan of join j (of the text ztext, tokens ztok; emit writes
+** the text's tokens, for the ON clauses) for q's workers' texts (q->keys,
+** q->vals and the workers' filter, as planned): SQLITE_OK with *out set (its
+*why not
 ** NULL: the workers keep SQLite's join, and why), or SQLITE_NOMEM. */
 int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const struct ga_query *q,
-               ga_qd **out);
+               const char *ztext, const ga_qtok *ztok, ga_qj_emit emit,
+               void *ectx, ga_qd **out);
 const char *ga_qd_why(const ga_qd *qd);
 void ga_qd_free(ga_qd *qd);
 

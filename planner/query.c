@@ -188,9 +188,9 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "qdims.h"
 #include "qhaving.h"
 #include "qhint.h"
-#include "qdims.h"
 #include "qjoin.h"
 #include "qrewrite.h"
 #include "qschema.h"
@@ -1973,7 +1973,7 @@ static int join_plan(parse *p) {
 ** join in the workers. */
 static int join_probe_plan(parse *p) {
   ga_query *q = p->q;
-  int rc = ga_qd_plan(p->db, &p->j, q, &q->dims);
+  int rc = ga_qd_plan(p->db, &p->j, q, p->z, p->t, join_emit, p, &q->dims);
   const char *why = rc == SQLITE_OK ? ga_qd_why(q->dims) : NULL;
   size_t n = q->join_json ? strlen(q->join_json) : 0;
   if (why && n && q->join_json[n - 1] == '}') {
@@ -2511,7 +2511,7 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->join_from_caller = q->join_from_caller;
   p->join_tables = (const char *const *)q->join_tables;
   p->njoin_tables = q->njoin_tables;
-  p->dims = q->dims; /* planner/qdims.c */
+  p->dims = q->dims;                               /* planner/qdims.c */
   p->key_memo = q->nkeys > 0 ? q->key_memo : NULL; /* rule 11 */
   /* rule 9: DISTINCT values; an ungrouped query's one group is a grouped
   ** scan's (one NULL key), since only hash mode steps sets */

@@ -81,6 +81,8 @@ static void dim_clear(ga_sd_dim *d) {
   sqlite3_free(d->keys);
   sqlite3_free(d->attrs);
   sqlite3_free(d->slot);
+  sqlite3_free(d->null_attrs);
+  d->null_attrs = NULL;
   while (d->blocks) {
     ga_sd_block *b = d->blocks;
     d->blocks = b->next;
@@ -127,6 +129,7 @@ void ga_sd_free(ga_sd *sd) {
   for (int k = 0; k < sd->n; k++) {
     dim_clear(&sd->d[k]);
     sqlite3_free(sd->d[k].sql);
+    sqlite3_free(sd->d[k].null_sql);
     sqlite3_free(sd->d[k].table);
   }
   sqlite3_free(sd->d);
@@ -278,6 +281,53 @@ static int64_t find(const ga_sd_dim *d, const ga_sd_key *k) {
 
 /* ---- the build (rule 1) ---- */
 
+/* v into cell c (TEXT and BLOB bytes into d's arena): 0, or 1 no memory. */
+static int cell_of(ga_sd_dim *d, sqlite3_value *v, ga_sd_cell *c) {
+  c->type = (uint8_t)sqlite3_value_type(v);
+  c->n = 0;
+  if (c->type == SQLITE_INTEGER)
+    c->u.i = sqlite3_value_int64(v);
+  else if (c->type == SQLITE_FLOAT)
+    c->u.r = sqlite3_value_double(v);
+  else if (c->type == SQLITE_TEXT || c->type == SQLITE_BLOB) {
+    const void *p = c->type == SQLITE_TEXT ? (const void *)sqlite3_value_text(v)
+                                           : sqlite3_value_blob(v);
+    c->n = sqlite3_value_bytes(v);
+    if ((!p && c->n) || !(c->u.p = arena_put(d, p ? p : "", c->n)))
+      return 1;
+  }
+  return 0;
+}
+
+/* A LEFT JOIN's NULL row: 0, or build_one's codes. */
+static int build_null(ga_sd_dim *d, sqlite3 *db, const ga_scan_spec *sp,
+                      const char **msg) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(db, d->null_sql, -1, &st, NULL);
+  int ret = 0;
+  if (rc == SQLITE_OK) {
+    for (int i = 0; i < sp->nparams; i++)
+      if (sp->params[i] && sqlite3_bind_value(st, i + 3, sp->params[i]))
+        break;
+    rc = sqlite3_step(st);
+  }
+  if (rc == SQLITE_ROW) {
+    d->null_attrs =
+        sqlite3_malloc64(sizeof(ga_sd_cell) * (uint64_t)(d->na ? d->na : 1));
+    if (!d->null_attrs)
+      ret = 1;
+    for (int c = 0; c < d->na && !ret; c++)
+      ret = cell_of(d, sqlite3_column_value(st, 1 + c), &d->null_attrs[c]);
+  } else {
+    *msg = sqlite3_errmsg(db);
+    ret = (rc & 0xff) == SQLITE_NOMEM       ? 1
+          : (rc & 0xff) == SQLITE_INTERRUPT ? 5
+                                            : 4;
+  }
+  sqlite3_finalize(st);
+  return ret;
+}
+
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -358,23 +408,8 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
     if (null)
       continue;
     ga_sd_cell *a = &d->attrs[(size_t)d->rows * (size_t)na];
-    for (int c = 0; c < na && !ret; c++) {
-      sqlite3_value *v = sqlite3_column_value(st, nk + c);
-      a[c].type = (uint8_t)sqlite3_value_type(v);
-      a[c].n = 0;
-      if (a[c].type == SQLITE_INTEGER)
-        a[c].u.i = sqlite3_value_int64(v);
-      else if (a[c].type == SQLITE_FLOAT)
-        a[c].u.r = sqlite3_value_double(v);
-      else if (a[c].type == SQLITE_TEXT || a[c].type == SQLITE_BLOB) {
-        const void *p = a[c].type == SQLITE_TEXT
-                            ? (const void *)sqlite3_value_text(v)
-                            : sqlite3_value_blob(v);
-        a[c].n = sqlite3_value_bytes(v);
-        if ((!p && a[c].n) || !(a[c].u.p = arena_put(d, p ? p : "", a[c].n)))
-          ret = 1;
-      }
-    }
+    for (int c = 0; c < na && !ret; c++)
+      ret = cell_of(d, sqlite3_column_value(st, nk + c), &a[c]);
     if (ret)
       break;
     if (d->bytes > sd->cap_bytes) {
@@ -405,7 +440,8 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
   }
   if (dense) {
     uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
-    if (span == 0 || span > (uint64_t)d->rows * 4 + 1024)
+    if (span == 0 ||
+        (span > (uint64_t)d->rows * 4 + 1024 && span > GA_SD_DENSE_SLOTS))
       dense = 0;
     else {
       CHARGE(d, span * sizeof(uint32_t), sd->cap_bytes);
@@ -469,6 +505,8 @@ int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
     const char *msg = NULL;
     double t0 = now_ms();
     int r = build_one(sd, d, w[0], sp, &msg);
+    if (!r && d->left)
+      r = build_null(d, w[0], sp, &msg);
     d->ms = now_ms() - t0;
     if (r == 1)
       return SQLITE_NOMEM;
@@ -593,10 +631,9 @@ static int64_t probe(sqlite3_context *ctx, int argc, sqlite3_value **argv,
     m->have = 1;
     m->key = v;
     m->row = r;
-    if (count) {
-      m->probes++;
-      m->matches += r >= 0;
-    }
+    m->probes++;
+    m->matches += r >= 0;
+    (void)count;
     return r;
   }
   ga_sd_key k[GA_SD_MAX_KEYS];
@@ -615,7 +652,7 @@ static int64_t probe(sqlite3_context *ctx, int argc, sqlite3_value **argv,
   for (int c = 0; c < d->nk; c++)
     sqlite3_free(buf[c]);
   m->have = 0;
-  if (count && r >= -1) {
+  if (r >= -1) {
     m->probes++;
     m->matches += r >= 0;
   }
@@ -640,14 +677,16 @@ static void fn_get(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   int64_t r = probe(ctx, argc, argv, 3, &d, 0);
-  if (r < 0)
-    return; /* -1: NULL (no row); -2: the error is set */
+  if (r == -2 || (r == -1 && !d->left))
+    return; /* the error is set; NULL (no row) */
   int i = sqlite3_value_int(argv[2]);
   if (i < 0 || i >= d->na) {
     sqlite3_result_error(ctx, "gpuagg_dim_get: bad arguments", -1);
     return;
   }
-  const ga_sd_cell *c = &d->attrs[(size_t)r * (size_t)d->na + (size_t)i];
+  const ga_sd_cell *c = r >= 0
+                            ? &d->attrs[(size_t)r * (size_t)d->na + (size_t)i]
+                            : &d->null_attrs[i]; /* LEFT JOIN's NULL row */
   switch (c->type) {
   case SQLITE_INTEGER:
     sqlite3_result_int64(ctx, c->u.i);

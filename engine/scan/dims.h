@@ -8,7 +8,9 @@
 **       registered under token T has a row whose key equals (k1..kn) as
 **       SQLite's `=` of the text compares them (rule 2), else 0.
 **   gpuagg_dim_get(T, D, I, k1, ..., kn)  attribute I of that row (a
-**       value the build computed with SQLite), NULL when none.
+**       value the build computed with SQLite); when none, NULL, or for a
+**       LEFT JOIN's dimension the attribute as SQLite computes it over
+**       the NULL row the join gives such a fact row.
 **   Both DIRECTONLY and not deterministic: SQLite evaluates them where
 **   the text has them, once a row.
 **
@@ -35,8 +37,9 @@
 **      fails (an error SQLite raises on a dimension's row) does the same,
 **      so SQLite's join raises it or not, as it would.
 **   5. Lookups: a dense array of row numbers when the keys are one
-**      INTEGER column whose span is at most 4 rows a row (plus 1024), else
-**      open addressing over the keys' hash, at most half full.
+**      INTEGER column whose span is at most 4 slots a row (plus 1024) or
+**      GA_SD_DENSE_SLOTS (1 MiB: yyyymmdd dates), else open addressing
+**      over the keys' hash, at most half full.
 **   6. Shared read-only.  Built on the caller's thread before the worker
 **      threads start (pthread_create orders it before their reads); after
 **      that the workers only read it; each worker's statement keeps its
@@ -55,6 +58,7 @@ typedef struct sqlite3_context sqlite3_context;
 
 #define GA_SD_MAX_KEYS 8
 #define GA_SD_DIM_BYTES ((int64_t)256 << 20)
+#define GA_SD_DENSE_SLOTS 262144
 
 typedef struct ga_sd_key {
   uint8_t cls; /* 1 integer, 2 real, 3 text, 4 blob */
@@ -83,6 +87,9 @@ typedef struct ga_sd_dim {
   char *sql;
   char *table;
   int nk, na;
+  int left;       /* LEFT JOIN: a fact row it misses reads null_attrs */
+  char *null_sql; /* LEFT JOIN: the attributes over no row (one row) */
+  ga_sd_cell *null_attrs;
   int numeric[GA_SD_MAX_KEYS]; /* rule 2: numeric affinity applies */
   int coll[GA_SD_MAX_KEYS];    /* GA_COLL_* */
   /* built */
