@@ -636,7 +636,7 @@ static int64_t probe(sqlite3_context *ctx, int argc, sqlite3_value **argv,
     (void)count;
     return r;
   }
-  ga_sd_key k[GA_SD_MAX_KEYS];
+  ga_sd_key k[GA_SD_MAX_KEYS] = {{0}};
   char *buf[GA_SD_MAX_KEYS] = {0};
   int64_t r = -1, null = 0, err = 0;
   for (int c = 0; c < d->nk; c++) {
