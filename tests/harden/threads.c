@@ -233,9 +233,9 @@ int main(void) {
       "CREATE TABLE jd(k INTEGER PRIMARY KEY, g INTEGER);"
       "CREATE TABLE jf(k INTEGER, v INTEGER); BEGIN;"
       "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i<15)"
-      " INSERT INTO jd SELECT i, i % 4 FROM c;"
+      " INSERT INTO jd SELECT i, i %% 4 FROM c;"
       "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<%d)"
-      " INSERT INTO jf SELECT i % 16, i FROM c; COMMIT;",
+      " INSERT INTO jf SELECT i %% 16, i FROM c; COMMIT;",
       NBIG);
   if (run_sql(db, sql, NULL, &err) != SQLITE_OK) {
     fprintf(stderr, "setup: %s\n", err);
