@@ -135,6 +135,9 @@
 **      collations over the join) and the serial text's are qjoin.c's, the
 **      ON conditions it moves into WHERE lead the workers' filter, and
 **      last_scan.join gets SQLite's plan of a piece (join_plan).
+**      planner/qdims.c then plans the probe path (join_probe_plan: the
+**      workers read the fact alone and probe dimensions built once per
+**      call; its reason, where not, in last_scan.join.probe).
 **  11. Key memo (issue 37).  A group term that is not a bare column, reads
 **      exactly one column of the table (not the rowid, under any of its
 **      names; no alias of an item), and calls a function (a name before
