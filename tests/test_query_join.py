@@ -738,7 +738,7 @@ def probe_is(pr, probe):
     if probe is True or isinstance(probe, tuple):
         kinds = tuple(d.get("kind") for d in pr.get("dims", []))
         return pr.get("used") is True and (probe is True or kinds == probe) and \
-            pr.get("dims", [{}])[0].get("probes", 0) > 0
+            any(d.get("probes", 0) > 0 or d.get("rows") == 0 for d in pr.get("dims", []))
     return pr.get("used") is False and probe in pr.get("why", "")
 
 
