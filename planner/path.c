@@ -132,9 +132,11 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "dims.h"
 #include "glue.h"
 #include "pintime.h"
 #include "planner.h"
+#include "qdims.h"
 #include "qindex.h"
 #include "scan_group.h"
 #include "workers.h"
@@ -980,6 +982,8 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (cap_env && atoll(cap_env) > 0)
     sp->max_group_bytes = atoll(cap_env);
   plan->parallel = 1;
+  if (p->dims && ga_qd_attach(p->dims, t, p, &rows_parts, plan)) /* issue 38 */
+    goto nomem;
   sqlite3_snprintf((int)sizeof plan->why, plan->why, "%s%s%s",
                    sp->immutable ? "an immutable file (immutable=1)"
                    : sp->wal     ? "WAL snapshot"
@@ -1008,5 +1012,6 @@ void ga_plan_free(ga_plan *plan) {
   sqlite3_free(plan->auth_sql);
   sqlite3_free(plan->auth_sig);
   sqlite3_free(plan->sql_range);
+  ga_sd_free(plan->dims); /* planner/qdims.c */
   memset(plan, 0, sizeof(*plan));
 }

@@ -136,6 +136,8 @@ typedef struct ga_parts {
   /* gpu_query's subqueries evaluated on the caller for the column cache
   ** (planner/qsubq.c rule 6: IN subqueries' rows); NULL: none */
   const struct ga_qsub_run *subq;
+  /* a join's probe plan (planner/qdims.c); NULL: none */
+  const struct ga_qd *dims;
 } ga_parts;
 
 /* a's parts (one key or none, one value); keys and vals are the arrays
@@ -169,6 +171,9 @@ typedef struct ga_plan {
   ** text without NOT INDEXED); the band's statement (spec.sql_range) */
   int index_serial;
   char *sql_range;
+  /* a join's dimensions built for the probe path (planner/qdims.c,
+  ** engine/scan/dims.h); NULL: none */
+  struct ga_sd *dims;
 } ga_plan;
 
 /* Decide the path of one call; fills plan (spec.pool excepted).  Errors

@@ -45,6 +45,9 @@
 **      no inner join's rows depend on (rule 5).  Every table is read in the
 **      workers' one snapshot: rule 7 sends a join whose tables are not all
 **      in the fact's file to the serial path.
+**      planner/qdims.c (issue 38, step 3.1) replaces the workers' join by
+**      probes of dimensions built once per call where it keeps the same
+**      rows exactly, else says why and keeps these texts.
 **   5. The order.  Without LEFT JOIN and USING, the FROM is written again
 **      fact first, then the others outwards from it (each after its
 **      parent), joined by CROSS JOIN (SQLite keeps that order), with the ON

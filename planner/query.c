@@ -135,6 +135,9 @@
 **      collations over the join) and the serial text's are qjoin.c's, the
 **      ON conditions it moves into WHERE lead the workers' filter, and
 **      last_scan.join gets SQLite's plan of a piece (join_plan).
+**      planner/qdims.c then plans the probe path (join_probe_plan: the
+**      workers read the fact alone and probe dimensions built once per
+**      call; its reason, where not, in last_scan.join.probe).
 **  11. Key memo (issue 37).  A group term that is not a bare column, reads
 **      exactly one column of the table (not the rowid, under any of its
 **      names; no alias of an item), and calls a function (a name before
@@ -188,6 +191,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "glue.h"
+#include "qdims.h"
 #include "qhaving.h"
 #include "qhint.h"
 #include "qjoin.h"
@@ -1968,6 +1972,25 @@ static int join_plan(parse *p) {
   return SQLITE_OK;
 }
 
+/* planner/qdims.c's plan; last_scan.join says why where it keeps SQLite's
+** join in the workers. */
+static int join_probe_plan(parse *p) {
+  ga_query *q = p->q;
+  int rc = ga_qd_plan(p->db, &p->j, q, p->z, p->t, join_emit, p, &q->dims);
+  const char *why = rc == SQLITE_OK ? ga_qd_why(q->dims) : NULL;
+  size_t n = q->join_json ? strlen(q->join_json) : 0;
+  if (why && n && q->join_json[n - 1] == '}') {
+    char *j = sqlite3_mprintf("%.*s,\"probe\":{\"used\":false,\"why\":"
+                              "\"%w\"}}",
+                              (int)n - 1, q->join_json, why);
+    if (!j)
+      return SQLITE_NOMEM;
+    sqlite3_free(q->join_json);
+    q->join_json = j;
+  }
+  return rc;
+}
+
 /* The serial text: the text over the join's FROM as the workers read it
 ** (the fact first, NOT INDEXED: the contract's order), gpu_ names. */
 static int join_serial(parse *p) {
@@ -2368,6 +2391,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
   rc = make_texts(p, groups);
   if (rc == SQLITE_OK && p->join) /* qjoin.c rule 5 */
     rc = join_plan(p);
+  if (rc == SQLITE_OK && p->join) /* planner/qdims.c */
+    rc = join_probe_plan(p);
   q->partial_why = rw.partial_why;
   if (rc == SQLITE_OK && rw.subs.n) { /* qrewrite.c rule 5, qsubq.c */
     q->subs = rw.subs;
@@ -2453,6 +2478,7 @@ void ga_query_free(ga_query *q) {
   sqlite3_free(q->join_from);
   sqlite3_free(q->join_from_caller);
   sqlite3_free(q->join_json);
+  ga_qd_free(q->dims);
   for (int k = 0; k < q->njoin_tables; k++)
     sqlite3_free(q->join_tables[k]);
   sqlite3_free(q->join_tables);
@@ -2488,6 +2514,7 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->join_from_caller = q->join_from_caller;
   p->join_tables = (const char *const *)q->join_tables;
   p->njoin_tables = q->njoin_tables;
+  p->dims = q->dims;                               /* planner/qdims.c */
   p->key_memo = q->nkeys > 0 ? q->key_memo : NULL; /* rule 11 */
   /* rule 9: DISTINCT values; an ungrouped query's one group is a grouped
   ** scan's (one NULL key), since only hash mode steps sets */

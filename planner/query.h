@@ -94,6 +94,8 @@ typedef struct ga_query {
   ** a partial's signature reads) */
   int having_moved;
   char *scan_filter;
+  /* a join's probe plan (planner/qdims.c), NULL: none */
+  struct ga_qd *dims;
 } ga_query;
 
 /* Parse and check sql on db (the caller's connection), for the groups

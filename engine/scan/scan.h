@@ -247,7 +247,7 @@ typedef struct ga_scan_last {
                  ones share a state: gpu_query), 0 on the serial path */
   int64_t progress_probes; /* steps of the progress probe that runs the
                               caller's progress handler (parallel path) */
-  char join[1536]; /* gpu_query's join (planner/qjoin.c): a JSON object, ""
+  char join[4096]; /* gpu_query's join (planner/qjoin.c): a JSON object, ""
                      for none (JSON null) */
   int memo_terms, memo_full;      /* ga_scan_out's: last_scan.key_memo */
   int64_t memo_hits, memo_misses; /* (0 on the serial path) */

@@ -456,6 +456,8 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memset(last, 0, sizeof(*last));
   last->interrupt =
       ga_intr_native() ? "sqlite3_is_interrupted" : "probe statement";
+  if (q.join_json && strlen(q.join_json) < sizeof last->join) /* qjoin.c */
+    sqlite3_snprintf((int)sizeof last->join, last->join, "%s", q.join_json);
   rc = ga_plan_parts(db, &cfg, &q.t, &parts, &plan);
   if (rc == SQLITE_OK && (rc = partial_time(&cfg, &parts, &plan, &err)) == 0 &&
       err) {

@@ -8,6 +8,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "dims.h"
 #include "query_scan.h"
 
 int ga_query_scan(ga_scan_module *m, sqlite3 *db, ga_plan *plan,
@@ -56,4 +57,11 @@ void ga_query_last_parallel(ga_scan_last *last, const ga_scan_out *out,
   sqlite3_snprintf((int)sizeof last->why, last->why, "%s", plan->why);
   ga_scan_last_counters(last, out);
   last->values = nvals;
+  size_t n = strlen(last->join);
+  char *d = plan->dims ? ga_sd_json(plan->dims) : NULL; /* engine/scan/dims.h */
+  if (d && n && last->join[n - 1] == '}' &&
+      n + strlen(d) + 12 < sizeof last->join)
+    sqlite3_snprintf((int)(sizeof last->join - n + 1), last->join + n - 1,
+                     ",\"probe\":%s}", d);
+  sqlite3_free(d);
 }

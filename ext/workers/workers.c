@@ -9,6 +9,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "dims.h"
 #include "keymemo.h"
 #include "workers.h"
 
@@ -26,5 +27,7 @@ int ga_worker_prep(sqlite3 *db) {
                                  ga_collect_step, ga_collect_final);
   if (rc == SQLITE_OK)
     rc = ga_keymemo_register(db);
+  if (rc == SQLITE_OK) /* a join's probes (engine/scan/dims.h) */
+    rc = ga_sd_register(db);
   return rc;
 }

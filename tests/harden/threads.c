@@ -8,6 +8,10 @@
 ** their connection now and then, so registration, the connection list and
 ** the pool trim at last close race with running aggregates.
 **
+** Each thread also runs a gpu_query star join at 2 threads of its own:
+** its dimension is built once per call and probed by that call's workers
+** (engine/scan/dims.h), so TSan watches the shared build and its probes.
+**
 ** A watchdog fails the run if the threads do not finish (deadlock).
 ** HARDEN_QUICK=1 runs fewer iterations (valgrind); HARDEN_GPU=1 forces
 ** every aggregate onto the GPU (make test-threads-gpu).
@@ -28,6 +32,7 @@ static int iters = 30;
 static __int128 big_sum;
 static long long big_max, big_min;
 static int fails[NTHREADS], checks[NTHREADS];
+static long long join_want; /* sum(jf.v * jd.g) over jd.g < 3 */
 
 static long long big_val(long long i) {
   if (i == 1)
@@ -55,6 +60,18 @@ static sqlite3 *thread_open(int t) {
   sqlite3 *db = open_ga(dbpath, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
   char sql[1024], *err = NULL;
   sqlite3_busy_timeout(db, 10000);
+  char *jerr = NULL;
+  if (run_sql(db,
+              "SELECT gpuagg_config('threads', 2);"
+              "SELECT gpuagg_config('scan_min_rows', 0);"
+              "CREATE VIRTUAL TABLE temp.jq USING gpu_query('SELECT "
+              "sum(jf.v * jd.g) AS s FROM jf JOIN jd ON jf.k = jd.k WHERE "
+              "jd.g < 3')",
+              NULL, &jerr) != SQLITE_OK) {
+    fprintf(stderr, "thread %d: join setup: %s\n", t, jerr ? jerr : "?");
+    exit(2);
+  }
+  free(jerr);
   /* the private table: reals (t+1) * i / 4, and texts */
   snprintf(
       sql, sizeof sql,
@@ -156,6 +173,15 @@ static void *worker(void *arg) {
         &ty);
     EXPECT(t, ty == SQLITE_INTEGER && bad == 0, "window: %lld wrong rows",
            (long long)bad);
+    /* a star join on the probe path (engine/scan/dims.h) */
+    int64_t js = q_int(db, "SELECT s FROM temp.jq", &ty);
+    EXPECT(t, ty == SQLITE_INTEGER && js == join_want, "join: %lld want %lld",
+           (long long)js, join_want);
+    int64_t probed = q_int(db,
+                           "SELECT gpuagg_info() LIKE "
+                           "'%\"probe\":{\"used\":true%'",
+                           &ty);
+    EXPECT(t, probed == 1, "join: the probe path was not taken");
     /* now and then: close and reopen (registration, pool trim) */
     if (it % 7 == 6) {
       if (sqlite3_close(db) != SQLITE_OK)
@@ -201,6 +227,23 @@ int main(void) {
     fprintf(stderr, "setup: %s\n", err);
     return 2;
   }
+  /* the star join's tables: jf.k = i % 16, jd.g = k % 4 */
+  snprintf(
+      sql, sizeof sql,
+      "CREATE TABLE jd(k INTEGER PRIMARY KEY, g INTEGER);"
+      "CREATE TABLE jf(k INTEGER, v INTEGER); BEGIN;"
+      "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i<15)"
+      " INSERT INTO jd SELECT i, i %% 4 FROM c;"
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<%d)"
+      " INSERT INTO jf SELECT i %% 16, i FROM c; COMMIT;",
+      NBIG);
+  if (run_sql(db, sql, NULL, &err) != SQLITE_OK) {
+    fprintf(stderr, "setup: %s\n", err);
+    return 2;
+  }
+  for (long long i = 1; i <= NBIG; i++)
+    if ((i % 16) % 4 < 3)
+      join_want += i * ((i % 16) % 4);
   sqlite3_stmt *st;
   sqlite3_prepare_v2(db, "UPDATE big SET x = ?1 WHERE rowid = ?2", -1, &st,
                      NULL);

@@ -1,0 +1,136 @@
+/*
+** dims.h — a star join's dimensions built once per call and shared
+** read-only by the workers (issue 38, step 3.1; planned by
+** planner/qdims.c).
+**
+** SQL interface (worker connections only, ext/workers/workers.c):
+**   gpuagg_dim_probe(T, D, k1, ..., kn)  1 when dimension D of the build
+**       registered under token T has a row whose key equals (k1..kn) as
+**       SQLite's `=` of the text compares them (rule 2), else 0.
+**   gpuagg_dim_get(T, D, I, k1, ..., kn)  attribute I of that row (a
+**       value the build computed with SQLite); when none, NULL, or for a
+**       LEFT JOIN's dimension the attribute as SQLite computes it over
+**       the NULL row the join gives such a fact row.
+**   Both DIRECTONLY and not deterministic: SQLite evaluates them where
+**   the text has them, once a row.
+**
+** Rules:
+**   1. One snapshot.  The build (ga_sd_build) is the scan's in_snapshot
+**      hook: it runs each dimension's text on worker 0's connection inside
+**      its read transaction, the workers' one snapshot, before any worker
+**      prepares its statement; a retried begin builds again.
+**   2. Exact keys.  A key is compared as SQLite compares two columns
+**      (sqlite3CompareAffinity, 3.40): when either column's affinity is
+**      numeric, numeric affinity (sqlite3_value_numeric_type, as OP_Eq
+**      applies it) turns TEXT that reads as a number into one; INTEGER
+**      and REAL then compare by exact value (1 = 1.0: a REAL that is an
+**      integer in int64's range is that integer); TEXT under the left
+**      operand's collation (BINARY; NOCASE folds ASCII; RTRIM drops
+**      trailing spaces), BLOB by bytes; classes never equal; NULL never
+**      matches.
+**   3. One match.  Two rows of one key after rule 2 (SQL joins a fact row
+**      to both) fail the build: the call keeps SQLite's join in every
+**      worker (the texts planned before, which are exact), and says why.
+**   4. Memory.  A dimension's structure (keys, attributes with their
+**      bytes, the lookup) is charged to GA_SD_DIM_BYTES (GPUAGG_DIM_BYTES
+**      in tests); past it, SQLite's join as in rule 3.  A build text that
+**      fails (an error SQLite raises on a dimension's row) does the same,
+**      so SQLite's join raises it or not, as it would.
+**   5. Lookups: a dense array of row numbers when the keys are one
+**      INTEGER column whose span is at most 4 slots a row (plus 1024) or
+**      GA_SD_DENSE_SLOTS (1 MiB: yyyymmdd dates), else open addressing
+**      over the keys' hash, at most half full.
+**   6. Shared read-only.  Built on the caller's thread before the worker
+**      threads start (pthread_create orders it before their reads); after
+**      that the workers only read it; each worker's statement keeps its
+**      own memo of the last key (auxdata) and counts its probes, added to
+**      the dimension's counters (atomics) when the statement ends.
+*/
+#ifndef GA_DIMS_H
+#define GA_DIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scan.h"
+
+typedef struct sqlite3_context sqlite3_context;
+
+#define GA_SD_MAX_KEYS 8
+#define GA_SD_DIM_BYTES ((int64_t)256 << 20)
+#define GA_SD_DENSE_SLOTS 262144
+
+typedef struct ga_sd_key {
+  uint8_t cls; /* 1 integer, 2 real, 3 text, 4 blob */
+  int32_t n;
+  union {
+    int64_t i;
+    double r;
+    const char *p;
+  } u;
+} ga_sd_key;
+
+typedef struct ga_sd_cell {
+  uint8_t type; /* SQLITE_INTEGER ... SQLITE_NULL */
+  int32_t n;
+  union {
+    int64_t i;
+    double r;
+    const char *p;
+  } u;
+} ga_sd_cell;
+
+typedef struct ga_sd_block ga_sd_block;
+
+typedef struct ga_sd_dim {
+  /* planned: the build text (keys then attributes, worker 0's main) */
+  char *sql;
+  char *table;
+  int nk, na;
+  int left;       /* LEFT JOIN: a fact row it misses reads null_attrs */
+  char *null_sql; /* LEFT JOIN: the attributes over no row (one row) */
+  ga_sd_cell *null_attrs;
+  int numeric[GA_SD_MAX_KEYS]; /* rule 2: numeric affinity applies */
+  int coll[GA_SD_MAX_KEYS];    /* GA_COLL_* */
+  /* built */
+  int64_t rows, bytes;
+  double ms;
+  int kind; /* 0 none, 1 dense, 2 hash */
+  ga_sd_key *keys;
+  ga_sd_cell *attrs;
+  uint32_t *slot; /* dense: span slots; hash: cap slots (1 + row, 0) */
+  int64_t lo;
+  uint64_t span, cap;
+  ga_sd_block *blocks;
+  int64_t probes, matches; /* rule 6 */
+} ga_sd_dim;
+
+typedef struct ga_sd {
+  uint64_t token;
+  int n;
+  ga_sd_dim *d;
+  int64_t cap_bytes;
+  /* the spec whose texts the build chooses (rule 3): the probe texts, or
+  ** SQLite's join */
+  ga_scan_spec *spec;
+  char *probe_piece, *probe_rows; /* owned */
+  const char *join_piece, *join_rows;
+  int used, builds;
+  char why[200];
+} ga_sd;
+
+/* A runtime for n dimensions (sql, table, keys filled by the caller
+** afterwards), registered under a fresh token.  NULL: no memory. */
+ga_sd *ga_sd_new(int n);
+void ga_sd_free(ga_sd *sd);
+
+/* The in_snapshot hook (arg: ga_sd). */
+int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n);
+
+/* last_scan.join's "build" array (sqlite3_malloc'd, NULL: no memory). */
+char *ga_sd_json(const ga_sd *sd);
+
+/* The SQL functions on a worker connection. */
+int ga_sd_register(sqlite3 *db);
+
+#endif
