@@ -29,6 +29,7 @@
 **      GPUAGG_FAKE_CC=major.minor (e.g. 7.5: a too-old device).
 ** Error codes are the gak classes themselves.
 */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,8 +571,8 @@ int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
 }
 
 /* max/min with the first occurrence, written apart from
-*engine/reduce/cpu_reduce.c
-** so that the two check each other. */
+ *engine/reduce/cpu_reduce.c
+ ** so that the two check each other. */
 static void op_best(op *o) {
   ga_best_partial *out = o->c;
   if (kernel_faults(o, out, sizeof(*out)))
@@ -1767,6 +1768,188 @@ int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
   o->b = (void *)d_through;
   o->c = d_out;
   o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
+/* ---- DISTINCT inside aggregates (kernels/cache_distinct.cu) ----
+**
+** The kernel's algorithm on one thread: the same classification of a
+** value (NULL, INTEGER, a REAL that is an integer within int64, another
+** REAL), the same bit v - lo of the group's row, the same misses.  Shared
+** or global memory makes no difference to the bits, so the twin has one
+** loop. */
+
+typedef struct fk_cdist {
+  gak_ccol x;
+  const uint32_t *idx, *gid, *sel;
+  int64_t lo, range, ngroups;
+  int fold;
+  uint64_t *bits;
+  int64_t *out; /* domain: 4 words; bits: the misses */
+} fk_cdist;
+
+/* cache_distinct.cu's value_at. */
+static int fk_cd_value(const fk_cdist *p, int64_t j, int64_t *v) {
+  if (p->sel && !((p->sel[j >> 5] >> (j & 31)) & 1))
+    return 0;
+  int64_t r = p->idx ? (int64_t)p->idx[j] : j;
+  if (!fk_bit64(p->x.notnull, r))
+    return 0;
+  uint64_t w = p->x.vals[r];
+  if (fk_bit64(p->x.isint, r)) {
+    *v = (int64_t)w;
+    return 1;
+  }
+  double d;
+  memcpy(&d, &w, 8);
+  if (d >= -0x1p63 && d < 0x1p63 && d == trunc(d)) {
+    *v = (int64_t)d;
+    return 2;
+  }
+  return 3;
+}
+
+static void op_cdist_domain(op *o) {
+  fk_cdist *p = o->extra;
+  if (kernel_faults(o, p->out, 32))
+    return;
+  int64_t out[4] = {0, 0, INT64_MAX, INT64_MIN}, v = 0;
+  for (int64_t j = 0; j < o->m; j++) {
+    int k = fk_cd_value(p, j, &v);
+    out[0] += k == 3;
+    out[1] += k == 2;
+    if (k == 1 || k == 2) {
+      out[2] = v < out[2] ? v : out[2];
+      out[3] = v > out[3] ? v : out[3];
+    }
+  }
+  memcpy(p->out, out, sizeof out);
+}
+
+static fk_cdist *fk_cd_new(op *o) {
+  fk_cdist *p = calloc(1, sizeof(*p));
+  if (!p)
+    die("out of memory for an operation");
+  o->extra = p;
+  return p;
+}
+
+int gak_cdist_domain(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_sel,
+                     int64_t m, int64_t *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || !d_out)
+    return fail(GAK_EOTHER);
+  dev_check(d_out, 32, s->dev, "gak_cdist_domain out");
+  if (m) {
+    dev_check(x.vals, 8, s->dev, "gak_cdist_domain x");
+    if (d_idx)
+      dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cdist_domain idx");
+    if (d_sel)
+      dev_check(d_sel, (size_t)(m + 31) / 32 * 4, s->dev,
+                "gak_cdist_domain sel");
+  }
+  op *o = op_new(op_cdist_domain);
+  fk_cdist *p = fk_cd_new(o);
+  p->x = x;
+  p->idx = d_idx;
+  p->sel = d_sel;
+  p->out = d_out;
+  o->m = m;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_cdist_bits(op *o) {
+  fk_cdist *p = o->extra;
+  int64_t words = (p->range + 63) / 64, lost = 0, v = 0;
+  if (kernel_faults(o, p->bits, (size_t)(p->ngroups * words) * 8 + 8))
+    return;
+  memset(p->bits, 0, (size_t)(p->ngroups * words) * 8 + 8);
+  for (int64_t j = 0; j < o->m; j++) {
+    int k = fk_cd_value(p, j, &v);
+    if (!k)
+      continue;
+    uint64_t g = p->gid ? p->gid[j] : 0;
+    uint64_t d = (uint64_t)v - (uint64_t)p->lo;
+    if (g >= (uint64_t)p->ngroups)
+      continue;
+    if (k == 3 || (k == 2 && !p->fold) || d >= (uint64_t)p->range) {
+      lost++;
+      continue;
+    }
+    p->bits[(int64_t)g * words + (int64_t)(d >> 6)] |= 1ull << (d & 63);
+  }
+  *p->out = lost;
+}
+
+int gak_cdist_bits(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t lo, int64_t range,
+                   int64_t ngroups, int flags, uint64_t *d_bits,
+                   int64_t *d_miss, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || range < 0 || range > ((int64_t)1 << 32) ||
+      ngroups < 1 || !d_bits || !d_miss)
+    return fail(GAK_EOTHER);
+  int64_t words = (range + 63) / 64;
+  dev_check(d_bits, (size_t)(ngroups * words) * 8 + 8, s->dev,
+            "gak_cdist_bits bits");
+  dev_check(d_miss, 8, s->dev, "gak_cdist_bits miss");
+  if (m) {
+    dev_check(x.vals, 8, s->dev, "gak_cdist_bits x");
+    if (d_idx)
+      dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cdist_bits idx");
+    if (d_gid)
+      dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cdist_bits gid");
+    if (d_sel)
+      dev_check(d_sel, (size_t)(m + 31) / 32 * 4, s->dev, "gak_cdist_bits sel");
+  }
+  op *o = op_new(op_cdist_bits);
+  fk_cdist *p = fk_cd_new(o);
+  p->x = x;
+  p->idx = d_idx;
+  p->gid = d_gid;
+  p->sel = d_sel;
+  p->lo = lo;
+  p->range = range;
+  p->ngroups = ngroups;
+  p->fold = (flags & GAK_CDIST_FOLD) != 0;
+  p->bits = d_bits;
+  p->out = d_miss;
+  o->m = m;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_cdist_count(op *o) {
+  fk_cdist *p = o->extra;
+  int64_t words = (p->range + 63) / 64;
+  if (kernel_faults(o, p->out, (size_t)p->ngroups * 8))
+    return;
+  for (int64_t g = 0; g < p->ngroups; g++) {
+    int64_t n = 0;
+    for (int64_t w = 0; w < words; w++)
+      n += __builtin_popcountll(p->bits[g * words + w]);
+    p->out[g] = n;
+  }
+}
+
+int gak_cdist_count(const uint64_t *d_bits, int64_t range, int64_t ngroups,
+                    int64_t *d_counts, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || range < 0 || range > ((int64_t)1 << 32) || ngroups < 1 ||
+      !d_counts)
+    return fail(GAK_EOTHER);
+  int64_t words = (range + 63) / 64;
+  dev_check(d_bits, (size_t)(ngroups * words) * 8 + 8, s->dev,
+            "gak_cdist_count bits");
+  dev_check(d_counts, (size_t)ngroups * 8, s->dev, "gak_cdist_count counts");
+  op *o = op_new(op_cdist_count);
+  fk_cdist *p = fk_cd_new(o);
+  p->bits = (uint64_t *)d_bits;
+  p->range = range;
+  p->ngroups = ngroups;
+  p->out = d_counts;
   enqueue(s, o);
   return 0;
 }
