@@ -426,9 +426,10 @@ int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
 **
 ** gak_cdist_count: d_counts[g] = the bits set in row g, g < ngroups. */
 #define GAK_CDIST_FOLD 1
-/* Where ngroups * words is at most this, a block sets the bits in shared
-** memory first (kernels/cache_distinct.cu rule 2). */
-#define GAK_CDIST_SMEM_WORDS 6144
+/* Where ngroups * words is at most this (96 KiB: two blocks a
+** multiprocessor at least), a block sets the bits in shared memory first
+** (kernels/cache_distinct.cu rule 2). */
+#define GAK_CDIST_SMEM_WORDS 12288
 int gak_cdist_domain(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_sel,
                      int64_t m, int64_t *d_out, gak_stream s);
 int gak_cdist_bits(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
@@ -437,6 +438,21 @@ int gak_cdist_bits(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
                    int64_t *d_miss, gak_stream s);
 int gak_cdist_count(const uint64_t *d_bits, int64_t range, int64_t ngroups,
                     int64_t *d_counts, gak_stream s);
+
+/* gak_cdist_sort: every value, by sorting (group, value) pairs: the
+** distinct pairs of the positions (an INTEGER and a REAL that is an
+** integer within int64 are one value; other REALs are values by their
+** bits, -0.0 being 0), *d_n of them in group order, each with its group
+** in d_rgid and the value at its first position (the representative:
+** positions are in rowid order within a group) in d_rval, its INTEGER or
+** REAL kept (GA_CX_TINT or GA_CX_TREAL); d_counts[g] = the pairs of group
+** g < ngroups.  d_rgid and d_rval have room for m; m below 2^31, ngroups
+** at most 2^30.  d_scratch: gak_cdist_sort_scratch(m) bytes. */
+size_t gak_cdist_sort_scratch(int64_t m);
+int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t ngroups,
+                   uint32_t *d_rgid, gak_cval *d_rval, int64_t *d_n,
+                   int64_t *d_counts, void *d_scratch, gak_stream s);
 
 #ifdef __cplusplus
 }

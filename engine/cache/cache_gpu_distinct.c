@@ -64,6 +64,7 @@
 #include <string.h>
 
 #include "gpu.h"
+#include "scan_group.h"
 #include "sqlite3ext.h"
 #include "xacc.h"
 SQLITE_EXTENSION_INIT3
@@ -76,16 +77,83 @@ SQLITE_EXTENSION_INIT3
 
 int ga_cgd_takes(const ga_centry *e, const ga_cquery *q, char *why,
                  size_t nwhy) {
-  (void)e;
-  for (int i = 0; i < q->nvals; i++)
-    if (q->dist[i] && q->vdict[i] && q->dist[i] - 1 != GA_COLL_BINARY) {
+  for (int i = 0; i < q->nvals; i++) {
+    if (!q->dist[i] || !q->vdict[i] || q->dist[i] - 1 == GA_COLL_BINARY)
+      continue;
+    if (e->enc != SQLITE_UTF8) { /* rule 1: cache_distinct.c rule 4 */
       snprintf(why, nwhy,
-               "DISTINCT under NOCASE or RTRIM on TEXT (the GPU's sets are "
-               "bitmaps of BINARY codes; a host entry, loaded with device = "
-               "'cpu', answers it)");
+               "DISTINCT under NOCASE or RTRIM on TEXT of a UTF-16 database "
+               "(SQLite compares it in UTF-8)");
       return 0;
     }
+    if (q->best[i]) {
+      snprintf(why, nwhy,
+               "min or max of DISTINCT TEXT under NOCASE or RTRIM (the GPU "
+               "keeps no representatives of TEXT; a host entry, loaded with "
+               "device = 'cpu', answers it)");
+      return 0;
+    }
+  }
   return 1;
+}
+
+/* Rule 1: codes under NOCASE or RTRIM, sorted by that collation
+** (a merge sort of code numbers: no qsort takes the dictionary). */
+static void sort_codes(const ga_dict *d, int coll, uint32_t *a, uint32_t *tmp,
+                       int64_t n) {
+  for (int64_t w = 1; w < n; w *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * w) {
+      int64_t mid = lo + w < n ? lo + w : n,
+              hi = lo + 2 * w < n ? lo + 2 * w : n;
+      int64_t x = lo, y = mid, k = lo;
+      while (x < mid && y < hi) {
+        const void *p, *q;
+        int np, nq;
+        ga_dict_value(d, a[x], &p, &np);
+        ga_dict_value(d, a[y], &q, &nq);
+        tmp[k++] = ga_coll_cmp(coll, p, np, q, nq) <= 0 ? a[x++] : a[y++];
+      }
+      while (x < mid)
+        tmp[k++] = a[x++];
+      while (y < hi)
+        tmp[k++] = a[y++];
+    }
+    memcpy(a, tmp, sizeof(uint32_t) * (size_t)n);
+  }
+}
+
+/* Rule 1: each code's class under coll (the least code of the values it
+** equals), into map (n entries); charged as 12 bytes a code. */
+static int code_classes(const ga_dict *d, int coll, uint32_t *map) {
+  int64_t n = ga_dict_count(d);
+  uint32_t *a = sqlite3_malloc64(sizeof(uint32_t) * (size_t)(2 * n + 1));
+  if (!a)
+    return GA_SCAN_NOMEM;
+  for (int64_t k = 0; k < n; k++)
+    a[k] = (uint32_t)k;
+  sort_codes(d, coll, a, a + n, n);
+  uint32_t cls = 0; /* the run's least code */
+  for (int64_t k = 0; k < n; k++) {
+    const void *p, *q;
+    int np, nq;
+    ga_dict_value(d, a[k], &p, &np);
+    if (k)
+      ga_dict_value(d, a[k - 1], &q, &nq);
+    if (!k || ga_coll_cmp(coll, q, nq, p, np)) {
+      cls = a[k];
+      for (int64_t j = k + 1; j < n; j++) { /* the run's least */
+        const void *r;
+        int nr;
+        ga_dict_value(d, a[j], &r, &nr);
+        if (ga_coll_cmp(coll, p, np, r, nr))
+          break;
+        cls = a[j] < cls ? a[j] : cls;
+      }
+    }
+    map[a[k]] = cls;
+  }
+  sqlite3_free(a);
+  return GA_SCAN_OK;
 }
 
 void ga_cgd_ids(int few, int grouped, const uint32_t *h_se, int64_t ngroups,
@@ -129,14 +197,17 @@ static int sync_ok(ga_cache *c, char *why, size_t nwhy) {
 }
 
 /* Rule 1: value i's domain [*lo, *lo + *range) and *fold, from the load
-** or measured on the device (*dom: its 4 words, scratch).  GA_SCAN_OK,
-** GA_CACHE_DECLINED (why) or GA_SCAN_FALLBACK (why). */
+** or measured on the device (d_dom: 4 words of scratch); *sort set where
+** no bitmap is exact (a REAL that is not an integer; a REAL beside an
+** INTEGER where a sum reads the value).  GA_SCAN_OK or GA_SCAN_FALLBACK
+** (why). */
 static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
                   const ga_cgd_at *at, int64_t *d_dom, int64_t *lo,
-                  uint64_t *range, int *fold, char *why, size_t nwhy) {
+                  uint64_t *range, int *fold, int *sort, char *why,
+                  size_t nwhy) {
   int bc = ga_cx_bare(ga_cq_val(q, i));
   const ga_ccol *col = bc >= 0 ? &e->cols[bc] : NULL;
-  *fold = 0;
+  *fold = *sort = 0;
   *lo = 0;
   if (q->vdict[i]) { /* BINARY codes (ga_cgd_takes) */
     *range = (uint64_t)ga_dict_count(q->vdict[i]);
@@ -153,20 +224,7 @@ static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(h, d_dom, sizeof h, c->stream));
   if (!sync_ok(c, why, nwhy))
     goto fail;
-  if (h[0]) {
-    snprintf(why, nwhy,
-             "DISTINCT over REAL values that are not integers (the GPU's "
-             "sets are bitmaps of integers; a host entry, loaded with "
-             "device = 'cpu', answers it)");
-    return GA_CACHE_DECLINED;
-  }
-  if (h[1] && !q->best_only[i]) {
-    snprintf(why, nwhy,
-             "sum, total or avg of DISTINCT INTEGER and REAL values (the "
-             "first in rowid order decides the type; a host entry, loaded "
-             "with device = 'cpu', answers it)");
-    return GA_CACHE_DECLINED;
-  }
+  *sort = h[0] || (h[1] && !q->best_only[i]);
   *fold = h[1] != 0;
   *lo = h[2];
   *range = h[3] >= h[2] ? (uint64_t)h[3] - (uint64_t)h[2] + 1 : 0;
@@ -177,71 +235,68 @@ fail:
   return GA_SCAN_FALLBACK;
 }
 
+/* Rule 4: bytes past dist_cap decline.  1 within it. */
+static int within(const ga_cquery *q, int64_t bytes, const char *what,
+                  char *why, size_t nwhy) {
+  if (q->dist_cap <= 0 || bytes <= q->dist_cap)
+    return 1;
+  snprintf(why, nwhy,
+           "DISTINCT's %s on the GPU would take %lld bytes, past "
+           "group_bytes (%lld): raise it with gpuagg_config('group_bytes', "
+           "n)",
+           what, (long long)bytes, (long long)q->dist_cap);
+  return 0;
+}
+
+/* Rule 3: one distinct value into an exact sum partial. */
+static void sum_add(ga_sum_partial *sum, int real, int64_t bits,
+                    int64_t *added) {
+  if (real)
+    ga_sum_add_real(sum, ga_bitsd(bits), 1);
+  else
+    ga_sum_add_int(sum, bits, 1);
+  if (++*added % GA_CGD_NORM_EVERY == 0)
+    ga_sum_normalize(sum);
+}
+
+static int stop(const ga_cquery *q) {
+  return q->interrupted && q->interrupted(q->interrupted_arg);
+}
+
 /* Rule 3: the distinct values of one bitmap row as an exact sum. */
 static int sum_row(const ga_cquery *q, const uint64_t *w, int64_t words,
                    int64_t lo, ga_sum_partial *sum) {
   int64_t added = 0;
   ga_sum_init(sum);
   for (int64_t k = 0; k < words; k++) {
-    if (!(k & 0xfffff) && k && q->interrupted &&
-        q->interrupted(q->interrupted_arg))
+    if (!(k & 0xfffff) && k && stop(q))
       return GA_SCAN_INTERRUPT;
-    for (uint64_t x = w[k]; x; x &= x - 1) {
-      ga_sum_add_int(sum,
-                     (int64_t)((uint64_t)lo + (uint64_t)k * 64 +
-                               (uint64_t)__builtin_ctzll(x)),
-                     1);
-      if (++added % GA_CGD_NORM_EVERY == 0)
-        ga_sum_normalize(sum);
-    }
+    for (uint64_t x = w[k]; x; x &= x - 1)
+      sum_add(sum, 0,
+              (int64_t)((uint64_t)lo + (uint64_t)k * 64 +
+                        (uint64_t)__builtin_ctzll(x)),
+              &added);
   }
   ga_sum_normalize(sum);
   return GA_SCAN_OK;
 }
 
-int ga_cgd_value(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
-                 const ga_cgd_at *at, gak_cstate *st, char *why, size_t nwhy) {
+/* Rule 2, the bitmap method. */
+static int by_bits(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
+                   const ga_cgd_at *at, int64_t lo, uint64_t range, int fold,
+                   gak_cstate *st, char *why, size_t nwhy) {
   double t0 = ga_cache_prof_ms();
-  int64_t lo = 0, miss = 0, *h_cnt = NULL;
-  uint64_t range = 0, *h_bits = NULL;
-  int fold = 0, rc = GA_SCAN_FALLBACK;
+  int64_t miss = 0, *h_cnt = NULL;
+  uint64_t *h_bits = NULL;
+  int rc = GA_SCAN_FALLBACK;
   char *d = NULL;
   int sums = !q->best_only[i] && !q->vdict[i]; /* rule 3 */
-  /* the domain's words first: a small allocation */
-  if (!ga_dev_alloc((void **)&d, 64)) {
-    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
-    return GA_SCAN_FALLBACK;
-  }
-  rc = domain(c, e, q, i, at, (int64_t *)d, &lo, &range, &fold, why, nwhy);
-  gfree(d);
-  d = NULL;
-  if (rc != GA_SCAN_OK)
-    return rc;
-  rc = GA_SCAN_FALLBACK;
-  /* rule 2: the bitmap's size */
   int64_t words = (int64_t)((range + 63) / 64);
-  int64_t most_bits = e->rows * GA_CGD_BITS_PER_ROW + GA_CGD_FREE_BITS;
-  if (range > ((uint64_t)1 << 32) ||
-      at->ngroups > most_bits / 64 / (words ? words : 1)) {
-    snprintf(why, nwhy,
-             "DISTINCT over %llu values in %lld groups: past the GPU's "
-             "bitmaps (%lld bits at most for this entry; a host entry, "
-             "loaded with device = 'cpu', keeps hash sets)",
-             (unsigned long long)range, (long long)at->ngroups,
-             (long long)most_bits);
-    return GA_CACHE_DECLINED;
-  }
   size_t bbytes = (size_t)(at->ngroups * words) * 8 + 8;
   size_t cbytes = (size_t)at->ngroups * 8 + 8;
-  int64_t charged = (int64_t)(bbytes + cbytes) * (sums ? 2 : 1); /* rule 4 */
-  if (q->dist_cap > 0 && charged > q->dist_cap) {
-    snprintf(why, nwhy,
-             "DISTINCT's sets on the GPU would take %lld bytes, past "
-             "group_bytes (%lld): raise it with gpuagg_config('group_bytes', "
-             "n)",
-             (long long)charged, (long long)q->dist_cap);
+  if (!within(q, (int64_t)(bbytes + cbytes) * (sums ? 2 : 1), "bitmaps", why,
+              nwhy))
     return GA_CACHE_DECLINED;
-  }
   if (!ga_dev_alloc((void **)&d, bbytes + cbytes + 256)) {
     snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
     return GA_SCAN_FALLBACK;
@@ -271,8 +326,7 @@ int ga_cgd_value(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
     goto fail;
   if (miss) { /* rule 1: never a smaller count */
     snprintf(why, nwhy,
-             "a GPU step failed (a DISTINCT value outside its "
-             "domain)");
+             "a GPU step failed (a DISTINCT value outside its domain)");
     goto done;
   }
   ga_cache_prof("cache_gpu",
@@ -298,8 +352,194 @@ fail:
   gak_take_error();
   rc = GA_SCAN_FALLBACK;
 done:
+  (void)e;
   gfree(d);
   sqlite3_free(h_cnt);
   sqlite3_free(h_bits);
+  return rc;
+}
+
+/* Rule 2, the sort method. */
+static int by_sort(ga_cache *c, const ga_cquery *q, int i, const ga_cgd_at *at,
+                   gak_cstate *st, char *why, size_t nwhy) {
+  double t0 = ga_cache_prof_ms();
+  int64_t n = 0, *h_cnt = NULL, m = at->m ? at->m : 1;
+  uint32_t *h_gid = NULL;
+  gak_cval *h_val = NULL;
+  int rc = GA_SCAN_FALLBACK;
+  char *d = NULL;
+  int sums = !q->best_only[i] && !q->vdict[i]; /* rule 3 */
+  if (at->m >= INT32_MAX) {                    /* CUB's item counts are int */
+    snprintf(why, nwhy, "DISTINCT on the GPU sorts fewer than 2^31 rows");
+    return GA_CACHE_DECLINED;
+  }
+  size_t sc = (gak_cdist_sort_scratch(m) + 255) & ~(size_t)255;
+  size_t rg = ((size_t)m * 4 + 255) & ~(size_t)255;
+  size_t rv = ((size_t)m * sizeof(gak_cval) + 255) & ~(size_t)255;
+  size_t cb = (size_t)at->ngroups * 8 + 8;
+  if (!within(q, (int64_t)(sc + rg + rv + cb), "sorted pairs", why, nwhy))
+    return GA_CACHE_DECLINED;
+  if (!ga_dev_alloc((void **)&d, sc + rg + rv + cb)) {
+    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
+    return GA_SCAN_FALLBACK;
+  }
+  uint32_t *d_gid = (uint32_t *)(d + sc);
+  gak_cval *d_val = (gak_cval *)(d + sc + rg);
+  int64_t *d_cnt = (int64_t *)(d + sc + rg + rv), *d_n = d_cnt + at->ngroups;
+  h_cnt = sqlite3_malloc64((size_t)at->ngroups * 8);
+  if (!h_cnt) {
+    rc = GA_SCAN_NOMEM;
+    goto done;
+  }
+  STEP(GA_STAGE_LAUNCH,
+       gak_cdist_sort(at->col, at->idx, at->gid, at->sel, at->m, at->ngroups,
+                      d_gid, d_val, d_n, d_cnt, d, c->stream));
+  STEP(GA_STAGE_D2H,
+       gak_memcpy_d2h(h_cnt, d_cnt, (size_t)at->ngroups * 8, c->stream));
+  STEP(GA_STAGE_D2H, gak_memcpy_d2h(&n, d_n, 8, c->stream));
+  if (!sync_ok(c, why, nwhy))
+    goto fail;
+  if (n < 0 || n > at->m) {
+    snprintf(why, nwhy, "a GPU step failed (DISTINCT's pair count)");
+    goto done;
+  }
+  if (sums && n) { /* rule 3: the representatives come back */
+    size_t hb = (size_t)n * (4 + sizeof(gak_cval));
+    if (!within(q, (int64_t)(sc + rg + rv + cb + hb), "sorted pairs", why,
+                nwhy)) {
+      rc = GA_CACHE_DECLINED;
+      goto done;
+    }
+    h_gid = sqlite3_malloc64((size_t)n * 4);
+    h_val = sqlite3_malloc64((size_t)n * sizeof(gak_cval));
+    if (!h_gid || !h_val) {
+      rc = GA_SCAN_NOMEM;
+      goto done;
+    }
+    STEP(GA_STAGE_D2H, gak_memcpy_d2h(h_gid, d_gid, (size_t)n * 4, c->stream));
+    STEP(GA_STAGE_D2H,
+         gak_memcpy_d2h(h_val, d_val, (size_t)n * sizeof(gak_cval), c->stream));
+    if (!sync_ok(c, why, nwhy))
+      goto fail;
+  }
+  ga_cache_prof("cache_gpu", "dset-sort", &t0);
+  rc = GA_SCAN_OK;
+  int64_t r = 0, added = 0; /* the pairs are in group order, as ids are */
+  for (int64_t g = 0; g < at->ngr && rc == GA_SCAN_OK; g++) {
+    uint32_t id = at->ids[g];
+    if ((int64_t)id >= at->ngroups) {
+      snprintf(why, nwhy, "a GPU step failed (a group's id)");
+      rc = GA_SCAN_FALLBACK;
+      break;
+    }
+    st[g].count = h_cnt[id];
+    if (!sums)
+      continue;
+    ga_sum_init(&st[g].sum);
+    while (r < n && h_gid[r] < id)
+      r++;
+    for (; r < n && h_gid[r] == id; r++) {
+      if (!(r & 0xfffff) && r && stop(q)) {
+        rc = GA_SCAN_INTERRUPT;
+        break;
+      }
+      sum_add(&st[g].sum, h_val[r].type == GA_CX_TREAL, h_val[r].bits, &added);
+    }
+    ga_sum_normalize(&st[g].sum);
+  }
+  goto done;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+  rc = GA_SCAN_FALLBACK;
+done:
+  gfree(d);
+  sqlite3_free(h_cnt);
+  sqlite3_free(h_gid);
+  sqlite3_free(h_val);
+  return rc;
+}
+
+/* Rule 1: a copy of TEXT value i's codes (*out, device) as their classes
+** under its collation, into *dup (the caller's at with that column).
+** GA_SCAN_OK, GA_CACHE_DECLINED, GA_SCAN_FALLBACK (why), GA_SCAN_NOMEM. */
+static int classes(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
+                   const ga_cgd_at *at, ga_cgd_at *dup, char **out, char *why,
+                   size_t nwhy) {
+  const ga_dict *d = q->vdict[i];
+  int64_t nd = ga_dict_count(d), rows = at->m;
+  if (ga_cx_bare(ga_cq_val(q, i)) >= 0)
+    rows = e->rows; /* read at the positions' rows */
+  size_t vb = ((size_t)(rows ? rows : 1) * 8 + 255) & ~(size_t)255;
+  if (!within(q, (int64_t)vb + nd * 12, "classes of TEXT", why, nwhy))
+    return GA_CACHE_DECLINED;
+  uint32_t *map = sqlite3_malloc64(sizeof(uint32_t) * (size_t)(nd + 1));
+  if (!map)
+    return GA_SCAN_NOMEM;
+  int rc = code_classes(d, q->dist[i] - 1, map);
+  if (rc != GA_SCAN_OK) {
+    sqlite3_free(map);
+    return rc;
+  }
+  if (!ga_dev_alloc((void **)out, vb + (size_t)(nd + 1) * 4)) {
+    sqlite3_free(map);
+    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
+    return GA_SCAN_FALLBACK;
+  }
+  uint64_t *d_v = (uint64_t *)*out;
+  uint32_t *d_map = (uint32_t *)(*out + vb);
+  *dup = *at;
+  dup->col.vals = d_v;
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_d2d(d_v, at->col.vals, (size_t)rows * 8, c->stream));
+  STEP(GA_STAGE_H2D,
+       gak_memcpy_h2d(d_map, map, (size_t)(nd + 1) * 4, c->stream));
+  STEP(GA_STAGE_LAUNCH,
+       gak_cache_remap(d_v, at->col.notnull, rows, d_map, nd, c->stream));
+  if (!sync_ok(c, why, nwhy)) /* map is read until then */
+    goto fail;
+  sqlite3_free(map);
+  return GA_SCAN_OK;
+fail:
+  gak_stream_sync(c->stream);
+  gak_take_error();
+  sqlite3_free(map);
+  return GA_SCAN_FALLBACK;
+}
+
+int ga_cgd_value(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
+                 const ga_cgd_at *at, gak_cstate *st, char *why, size_t nwhy) {
+  int64_t lo = 0;
+  uint64_t range = 0;
+  int fold = 0, sort = 0, rc;
+  char *d = NULL, *dc = NULL;
+  ga_cgd_at dup;
+  if (q->vdict[i] && q->dist[i] - 1 != GA_COLL_BINARY) { /* rule 1 */
+    rc = classes(c, e, q, i, at, &dup, &dc, why, nwhy);
+    if (rc != GA_SCAN_OK) {
+      gfree(dc);
+      return rc;
+    }
+    at = &dup;
+  }
+  if (!ga_dev_alloc((void **)&d, 64)) { /* the domain's words */
+    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
+    gfree(dc);
+    return GA_SCAN_FALLBACK;
+  }
+  rc = domain(c, e, q, i, at, (int64_t *)d, &lo, &range, &fold, &sort, why,
+              nwhy);
+  gfree(d);
+  if (rc == GA_SCAN_OK) {
+    /* rule 2: the bitmap where its bits stay within the bound */
+    int64_t words = (int64_t)((range + 63) / 64);
+    int64_t most_bits = e->rows * GA_CGD_BITS_PER_ROW + GA_CGD_FREE_BITS;
+    if (!sort && range <= ((uint64_t)1 << 32) &&
+        at->ngroups <= most_bits / 64 / (words ? words : 1))
+      rc = by_bits(c, e, q, i, at, lo, range, fold, st, why, nwhy);
+    else
+      rc = by_sort(c, q, i, at, st, why, nwhy);
+  }
+  gfree(dc);
   return rc;
 }

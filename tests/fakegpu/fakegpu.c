@@ -1953,3 +1953,110 @@ int gak_cdist_count(const uint64_t *d_bits, int64_t range, int64_t ngroups,
   enqueue(s, o);
   return 0;
 }
+
+/* gak_cdist_sort's twin: the same keys (group << 1 | class, and the
+** integer or the REAL's bits; positions with no value left out), sorted
+** by key then position (the kernel's stable radix sort), the first of
+** each key its representative. */
+typedef struct fk_pair {
+  uint32_t hi;
+  uint32_t pos;
+  uint64_t v;
+} fk_pair;
+
+static int fk_pair_cmp(const void *a, const void *b) {
+  const fk_pair *x = a, *y = b;
+  if (x->hi != y->hi)
+    return x->hi < y->hi ? -1 : 1;
+  if (x->v != y->v)
+    return x->v < y->v ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+typedef struct fk_csort {
+  fk_cdist p;
+  uint32_t *rgid;
+  gak_cval *rval;
+  int64_t *n;
+} fk_csort;
+
+static void op_cdist_sort(op *o) {
+  fk_csort *q = o->extra;
+  fk_cdist *p = &q->p;
+  if (kernel_faults(o, p->out, (size_t)p->ngroups * 8))
+    return;
+  fk_pair *a = malloc(sizeof(fk_pair) * (size_t)(o->m ? o->m : 1));
+  if (!a)
+    die("out of memory for an operation");
+  int64_t n = 0, v = 0, out = 0;
+  for (int64_t j = 0; j < o->m; j++) {
+    int k = fk_cd_value(p, j, &v);
+    uint64_t g = p->gid ? p->gid[j] : 0;
+    if (!k || g >= (uint64_t)p->ngroups)
+      continue;
+    a[n].hi = (uint32_t)(g << 1 | (k == 3));
+    a[n].pos = (uint32_t)j;
+    a[n].v = k == 3 ? p->x.vals[p->idx ? (int64_t)p->idx[j] : j] : (uint64_t)v;
+    n++;
+  }
+  qsort(a, (size_t)n, sizeof(fk_pair), fk_pair_cmp);
+  memset(p->out, 0, (size_t)p->ngroups * 8);
+  for (int64_t j = 0; j < n; j++) {
+    if (j && a[j].hi == a[j - 1].hi && a[j].v == a[j - 1].v)
+      continue;
+    int64_t r = p->idx ? (int64_t)p->idx[a[j].pos] : (int64_t)a[j].pos;
+    q->rgid[out] = a[j].hi >> 1;
+    q->rval[out].type = fk_bit64(p->x.isint, r) ? GA_CX_TINT : GA_CX_TREAL;
+    q->rval[out].pad = 0;
+    q->rval[out].bits = (int64_t)p->x.vals[r];
+    p->out[a[j].hi >> 1]++;
+    out++;
+  }
+  *q->n = out;
+  free(a);
+}
+
+size_t gak_cdist_sort_scratch(int64_t m) { return (size_t)(m + 1) * 40; }
+
+int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t ngroups,
+                   uint32_t *d_rgid, gak_cval *d_rval, int64_t *d_n,
+                   int64_t *d_counts, void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || m >= INT32_MAX || ngroups < 1 ||
+      ngroups > (1 << 30) || !d_n || !d_counts || !d_scratch)
+    return fail(GAK_EOTHER);
+  dev_check(d_n, 8, s->dev, "gak_cdist_sort n");
+  dev_check(d_counts, (size_t)ngroups * 8, s->dev, "gak_cdist_sort counts");
+  dev_check(d_scratch, gak_cdist_sort_scratch(m), s->dev,
+            "gak_cdist_sort scratch");
+  if (m) {
+    dev_check(x.vals, 8, s->dev, "gak_cdist_sort x");
+    dev_check(d_rgid, (size_t)m * 4, s->dev, "gak_cdist_sort rgid");
+    dev_check(d_rval, (size_t)m * sizeof(gak_cval), s->dev,
+              "gak_cdist_sort rval");
+    if (d_idx)
+      dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cdist_sort idx");
+    if (d_gid)
+      dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cdist_sort gid");
+    if (d_sel)
+      dev_check(d_sel, (size_t)(m + 31) / 32 * 4, s->dev, "gak_cdist_sort sel");
+  }
+  op *o = op_new(op_cdist_sort);
+  fk_csort *q = calloc(1, sizeof(*q));
+  if (!q)
+    die("out of memory for an operation");
+  o->extra = q;
+  q->p.x = x;
+  q->p.idx = d_idx;
+  q->p.gid = d_gid;
+  q->p.sel = d_sel;
+  q->p.ngroups = ngroups;
+  q->p.out = d_counts;
+  q->rgid = d_rgid;
+  q->rval = d_rval;
+  q->n = d_n;
+  o->m = m;
+  enqueue(s, o);
+  return 0;
+}
