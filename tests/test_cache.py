@@ -2553,8 +2553,12 @@ def section_distinct_gpu(rep, r, device):
              "count(DISTINCT s) FILTER (WHERE k > 300) FROM t GROUP BY r", [smem, smem, smem]),
         ({}, "SELECT g, count(DISTINCT e), sum(DISTINCT e), total(DISTINCT e) FROM t GROUP BY g", [smem]),
         ({}, "SELECT g, r, count(DISTINCT k), sum(DISTINCT g) FROM t GROUP BY g, r", [smem, smem]),
-        # 942 groups of one word each
+        # 942 groups of one word each; with a filter, ids without rows
+        # between those with rows (the sorted layout's groups)
         ({}, "SELECT k, count(DISTINCT g) FROM t GROUP BY k", [smem]),
+        ({}, "SELECT k, count(DISTINCT g), sum(DISTINCT g) FROM t WHERE k % 3 = 0 GROUP BY k", [smem]),
+        ({}, "SELECT k, count(DISTINCT z), sum(DISTINCT y) FROM t WHERE k % 5 = 1 GROUP BY k",
+         [srt, srt]),
     ]
     jobs, want = [], []
     for conf, q, words in cases:
