@@ -25,6 +25,14 @@
 **   3. Counts and the domain's bounds are block reductions (cub::BlockReduce),
 **      one atomic a block.
 **   4. Every launch reports its own error (cudaGetLastError).
+**   5. Sorted pairs (gak_cdist_sort), for values no bitmap takes: a key a
+**      position, (group << 1 | class, the integer or the REAL's bits; a
+**      position with no value sorts last), sorted with the positions by
+**      one stable CUB radix sort over the bits the keys use (a decomposer
+**      of the two words); the heads of equal keys are flagged and scanned
+**      (cub::DeviceScan) into their slots, where each writes its group and
+**      its first position's value, INTEGER or REAL as stored; a group's
+**      count is the slots between its edges (two atomics a group).
 */
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>

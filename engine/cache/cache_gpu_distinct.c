@@ -1,62 +1,74 @@
 /*
 ** cache_gpu_distinct.c — gpu_query's DISTINCT aggregates (count, sum,
 ** total, avg, min and max over DISTINCT e, FILTER included: issue 37) on
-** a GPU entry of the column cache, as per-group bitmaps on the device
-** (kernels/cache_distinct.cu).
+** a GPU entry of the column cache: per-group bitmaps, or sorted (group,
+** value) pairs, on the device (kernels/cache_distinct.cu).
 **
 ** cache_gpu_query.c runs the query's plain states first (rows, first
-** row, max and min: min and max of DISTINCT values are the plain ones,
-** planner/query.c rule 9); then, for each DISTINCT value, this file sets
-** one bit per (group, value) pair and replaces the group's count, and its
-** sum where a sum, total or avg reads it, by those of its distinct values.
-** A state without a set answers from its count and sum (engine/state/
-** gstate.h rule 5), as cache_dbits.c's bitmap states do on a host entry.
+** row, max and min: min and max of DISTINCT values are the plain ones
+** where they compare under BINARY, planner/query.c rule 9); then, for each
+** DISTINCT value, this file replaces each group's count, and its sum where
+** a sum, total or avg reads it, by those of its distinct values.  A state
+** without a set answers from its count and sum (engine/state/gstate.h rule
+** 5), as cache_dbits.c's bitmap states do on a host entry.
 **
 ** Rules:
-**   1. Which values (SQLite's distinctness, exactly):
+**   1. Which values are one (SQLite's distinctness, exactly):
 **      - TEXT (ga_cquery.vdict: dictionary codes, a bare column or a
-**        FILTER's CASE over one) under BINARY: a code is a value (dict.h
-**        rule 2), and only count reads it (planner/cache_shape.c).  Under
-**        NOCASE or RTRIM, which join values of other codes, the entry
-**        declines at planning (ga_cgd_takes): a host entry keeps sets of
-**        the codes' bytes (cache_distinct.c rule 2).
-**      - numbers: INTEGERs by their int64, over [lo, lo + range).  A bare
-**        column of INTEGERs only (the load's counts) takes its bounds
-**        from the load; any other value (a column with REALs, a program
-**        such as FILTER's CASE WHEN c THEN e END) is measured first on
-**        the device (gak_cdist_domain).  A REAL that is an integer is the
-**        INTEGER's value (1 = 1.0, -0.0 = 0) and, when count alone reads
-**        the value, sets the integer's bit (GAK_CDIST_FOLD).  Where a sum,
-**        total or avg reads it, the first of equal values in rowid order
-**        decides the type (sum(DISTINCT) over 1.0, 1 is 1.0), which a bit
-**        does not keep: such a value declines, as does any REAL that is
-**        not an integer.  With INTEGERs only, equal values are identical,
-**        so which row is first cannot change a result.  NULL sets no bit.
-**      A value that sets no bit on the device (gak.h's *d_miss) is a
-**      failed step, never a smaller count.
-**   2. Which method, by the domain: the bitmap, when ngroups x range bits
-**      (ngroups: the query's dense group ids, cache_gpu_query.c rule 5)
-**      stays within GA_CGD_BITS_PER_ROW bits a row of the entry plus
-**      GA_CGD_FREE_BITS (so zeroing and counting cost a small multiple of
-**      reading the column), range within 2^32, and the bytes within
-**      group_bytes (rule 4).  The device sets the bits in shared memory
-**      where every group's bitmap fits in GAK_CDIST_SMEM_WORDS words,
-**      else in global memory (kernels/cache_distinct.cu rule 2).  A
-**      domain past these declines with the sizes in last_scan.why: a
-**      sort of (group, value) pairs or hash sets are not built on the GPU
-**      (a host entry, loaded with device = 'cpu', keeps hash sets).
-**   3. Counts are popcounts per group on the device; where a sum reads
-**      the value, the output groups' bitmap rows come back and every set
-**      bit's value is added, once, to an exact sum partial (ga_sum_add_int,
-**      normalised every 2^28 values: GA_XACC_SAFE_ADDS), whose overflow
-**      raises as sum()'s does.  The loop polls the caller's interrupt.
+**        FILTER's CASE over one; only count reads it, planner/
+**        cache_shape.c): under BINARY a code is a value (dict.h rule 2);
+**        under NOCASE or RTRIM each code becomes its class, the least code
+**        of the values it equals under the collation (ga_coll_cmp, on the
+**        host, once a query; a copy of the codes remapped on the device).
+**        ga_cgd_takes declines min and max of such a value (they read
+**        representatives, which no class keeps) and a UTF-16 entry's
+**        (SQLite compares it in UTF-8: cache_distinct.c rule 4).
+**      - numbers: an INTEGER by its int64; a REAL that is an integer
+**        within int64 is that INTEGER's value (1 = 1.0, -0.0 = 0); any
+**        other REAL by its bits.  Among equal values the first in rowid
+**        order decides the type a sum sees (sum(DISTINCT) over 1.0, 1 is
+**        1.0).  A bare column of INTEGERs only (the load's counts) takes
+**        its bounds from the load; any other value (a column with REALs, a
+**        program such as FILTER's CASE WHEN c THEN e END) is measured
+**        first on the device (gak_cdist_domain).
+**      NULL is no value.  A value that sets no bit on the device (gak.h's
+**      *d_miss) is a failed step, never a smaller count.
+**   2. Which method, by the domain, per DISTINCT value:
+**      - bitmaps (one bit per group id and value of [lo, lo + range)),
+**        where every value is an integer (REALs among them only where
+**        count alone reads them: GAK_CDIST_FOLD), the group ids times the
+**        range stay within GA_CGD_BITS_PER_ROW bits a row of the entry
+**        plus GA_CGD_FREE_BITS (zeroing and counting cost a small multiple
+**        of reading the column) and range within 2^32.  The device sets
+**        the bits in shared memory where every group's fit in
+**        GAK_CDIST_SMEM_WORDS words, else in global memory
+**        (kernels/cache_distinct.cu rule 2).  With INTEGERs only, equal
+**        values are identical, so which row is first cannot change a sum.
+**      - sorted pairs otherwise (a REAL that is not an integer, REALs
+**        beside INTEGERs under a sum, a range past the bitmaps): the
+**        (group, class, value) keys sorted stably with their positions,
+**        which are in rowid order within a group (cache_gpu_query.c's
+**        sorted layout, or rows in place for few groups), so the first of
+**        each key is its first row's value: the representative, its type
+**        kept.  Past 2^31 passing rows (CUB's counts) the entry declines.
+**   3. Counts are made on the device (popcounts; the pairs' heads).  Where
+**      a sum reads the value, the bitmap rows or the representatives come
+**      back, and each distinct value is added once to an exact sum partial
+**      (ga_sum_add_int or ga_sum_add_real, normalised every 2^28 values:
+**      GA_XACC_SAFE_ADDS), whose overflow raises as sum()'s does.  These
+**      loops poll the caller's interrupt.
 **   4. Memory: the device bitmap and counts (8 bytes a group id past the
-**      bits), and the host copy where a sum reads it, are charged against
-**      ga_cquery.dist_cap (group_bytes), one DISTINCT value at a time (each
-**      is freed before the next); past it the entry declines and says so.
-**   5. GPUAGG_CACHE_PROFILE: "dset-bitmap" (global memory) or
-**      "dset-bitmap-smem" (shared memory) is the step's name, with its
-**      time.
+**      bits), twice that where a sum reads them (the host copy); the
+**      sorted pairs' keys, positions, scans, CUB scratch and
+**      representatives (gak_cdist_sort_scratch, about 48 bytes a passing
+**      row) and the representatives' host copy; the TEXT classes (12 bytes
+**      a code, 8 a row).  Each is charged against ga_cquery.dist_cap
+**      (group_bytes), one DISTINCT value at a time (each is freed before
+**      the next); past it the entry declines and says so, as it does where
+**      the device has not that much memory free (the entry stays: a
+**      query's sets are no failed step).
+**   5. GPUAGG_CACHE_PROFILE names each DISTINCT value's step by its method:
+**      "dset-bitmap-smem", "dset-bitmap" or "dset-sort", with its time.
 */
 #include "cache_gpu_distinct.h"
 
@@ -202,9 +214,8 @@ static int sync_ok(ga_cache *c, char *why, size_t nwhy) {
 ** INTEGER where a sum reads the value).  GA_SCAN_OK or GA_SCAN_FALLBACK
 ** (why). */
 static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
-                  const ga_cgd_at *at, int64_t *d_dom, int64_t *lo,
-                  uint64_t *range, int *fold, int *sort, char *why,
-                  size_t nwhy) {
+                  const ga_cgd_at *at, int64_t *lo, uint64_t *range, int *fold,
+                  int *sort, char *why, size_t nwhy) {
   int bc = ga_cx_bare(ga_cq_val(q, i));
   const ga_ccol *col = bc >= 0 ? &e->cols[bc] : NULL;
   *fold = *sort = 0;
@@ -218,12 +229,17 @@ static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
     *range = col->nint ? (uint64_t)col->imax - (uint64_t)col->imin + 1 : 0;
     return GA_SCAN_OK;
   }
-  int64_t h[4];
+  int64_t h[4], *d_dom = NULL;
+  if (!ga_dev_alloc((void **)&d_dom, sizeof h)) {
+    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
+    return GA_SCAN_FALLBACK;
+  }
   STEP(GA_STAGE_LAUNCH,
        gak_cdist_domain(at->col, at->idx, at->sel, at->m, d_dom, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(h, d_dom, sizeof h, c->stream));
   if (!sync_ok(c, why, nwhy))
     goto fail;
+  gfree(d_dom);
   *sort = h[0] || (h[1] && !q->best_only[i]);
   *fold = h[1] != 0;
   *lo = h[2];
@@ -232,6 +248,7 @@ static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
 fail:
   gak_stream_sync(c->stream);
   gak_take_error();
+  gfree(d_dom);
   return GA_SCAN_FALLBACK;
 }
 
@@ -297,9 +314,10 @@ static int by_bits(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   if (!within(q, (int64_t)(bbytes + cbytes) * (sums ? 2 : 1), "bitmaps", why,
               nwhy))
     return GA_CACHE_DECLINED;
-  if (!ga_dev_alloc((void **)&d, bbytes + cbytes + 256)) {
-    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
-    return GA_SCAN_FALLBACK;
+  if (!ga_dev_alloc((void **)&d, bbytes + cbytes + 256)) { /* rule 4 */
+    snprintf(why, nwhy, "no GPU memory for DISTINCT's bitmaps (%lld bytes)",
+             (long long)(bbytes + cbytes));
+    return GA_CACHE_DECLINED;
   }
   uint64_t *d_bits = (uint64_t *)d;
   int64_t *d_cnt = (int64_t *)(d + ((bbytes + 255) & ~(size_t)255));
@@ -379,9 +397,11 @@ static int by_sort(ga_cache *c, const ga_cquery *q, int i, const ga_cgd_at *at,
   size_t cb = (size_t)at->ngroups * 8 + 8;
   if (!within(q, (int64_t)(sc + rg + rv + cb), "sorted pairs", why, nwhy))
     return GA_CACHE_DECLINED;
-  if (!ga_dev_alloc((void **)&d, sc + rg + rv + cb)) {
-    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
-    return GA_SCAN_FALLBACK;
+  if (!ga_dev_alloc((void **)&d, sc + rg + rv + cb)) { /* rule 4 */
+    snprintf(why, nwhy,
+             "no GPU memory for DISTINCT's sorted pairs (%lld bytes)",
+             (long long)(sc + rg + rv + cb));
+    return GA_CACHE_DECLINED;
   }
   uint32_t *d_gid = (uint32_t *)(d + sc);
   gak_cval *d_val = (gak_cval *)(d + sc + rg);
@@ -512,7 +532,7 @@ int ga_cgd_value(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   int64_t lo = 0;
   uint64_t range = 0;
   int fold = 0, sort = 0, rc;
-  char *d = NULL, *dc = NULL;
+  char *dc = NULL;
   ga_cgd_at dup;
   if (q->vdict[i] && q->dist[i] - 1 != GA_COLL_BINARY) { /* rule 1 */
     rc = classes(c, e, q, i, at, &dup, &dc, why, nwhy);
@@ -522,14 +542,7 @@ int ga_cgd_value(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
     }
     at = &dup;
   }
-  if (!ga_dev_alloc((void **)&d, 64)) { /* the domain's words */
-    snprintf(why, nwhy, "no GPU memory for the DISTINCT sets");
-    gfree(dc);
-    return GA_SCAN_FALLBACK;
-  }
-  rc = domain(c, e, q, i, at, (int64_t *)d, &lo, &range, &fold, &sort, why,
-              nwhy);
-  gfree(d);
+  rc = domain(c, e, q, i, at, &lo, &range, &fold, &sort, why, nwhy);
   if (rc == GA_SCAN_OK) {
     /* rule 2: the bitmap where its bits stay within the bound */
     int64_t words = (int64_t)((range + 63) / 64);
