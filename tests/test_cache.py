@@ -2596,6 +2596,25 @@ def section_distinct_gpu(rep, r, device):
             ok = got == wrows and seen == words and lpath == "cache"
         rep.check("%s_%d" % (tag, qi), ok, "%s %r\n got %.300r\n want %.300r\n %r %r %r"
                   % (q, conf, got, wrows, seen, lpath, why))
+    # a failed launch anywhere in the query (the plain steps, the domain,
+    # the bits, the sort): the uncached path answers, and says why
+    q = ("SELECT g, count(DISTINCT z), sum(DISTINCT z), count(DISTINCT k) FILTER (WHERE g > 1), "
+         "count(DISTINCT s) FROM t GROUP BY g")
+    c2 = connect(path)
+    w = run(c2, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+    c2.close()
+    wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])]
+    seen_fail = 0
+    for k in range(1, 25):  # the load's, the key's dictionary, the query's
+        env = dict(os.environ, GPUAGG_FAULT="launch:%d" % k)
+        p = subprocess.run([PYTHON, "-c", script, LIB, path, json.dumps([[{"threads": 2}, q]])],
+                           capture_output=True, text=True, env=env, timeout=300)
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        ok = p.returncode == 0 and len(out) == 1 and out[0][0] == wrows and (
+            out[0][2] == "cache" or "a GPU step failed" in str(out[0][3]))
+        seen_fail += ok and out[0][2] != "cache"
+        rep.check("%s_fault_launch_%d" % (tag, k), ok, "%r %s" % (out, p.stderr[-600:]))
+    rep.check(tag + "_fault_seen", seen_fail > 0, "no launch failure reached the query")
 
 
 def section_caps(rep, r, device):
