@@ -751,8 +751,10 @@ int gak_cache_filter(const gak_cfilter *f, int64_t n, uint32_t *d_sel,
         tm->op > GAK_CMP_IN ||
         (tm->op < GAK_CMP_ISNULL && (tm->lit < 0 || tm->lit >= f->nlits)) ||
         (tm->op == GAK_CMP_IN &&
-         (tm->nlit < 1 || tm->lit < 0 || tm->lit + tm->nlit > f->nlits)))
-      return fail(GAK_EOTHER);
+         (tm->nlit < 0 || tm->lit < 0 || tm->lit + tm->nlit > f->nlits)))
+      return fail(GAK_EOTHER); /* IN an empty list (nlit 0) is the term no
+                               ** row passes (planner/cache_shape.c rule 8),
+                               ** which the kernel takes too */
     check_col(&f->cols[tm->col], n, s->dev, "gak_cache_filter column");
   }
   dev_check(d_sel, (size_t)(n + 31) / 32 * 4, s->dev, "gak_cache_filter sel");
