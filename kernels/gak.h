@@ -403,6 +403,57 @@ int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
                      const uint32_t *d_through, int64_t n, gak_cval *d_out,
                      gak_stream s);
 
+/* ---- DISTINCT inside aggregates (kernels/cache_distinct.cu; issue 37) ----
+**
+** A DISTINCT value's set of each group is a bitmap: bit v - lo of the
+** group's row (rows of (range + 63) / 64 words of 64 bits, ngroups rows)
+** for each INTEGER value v of the group.  The values: at positions j < m,
+** value x at row d_idx[j] (d_idx NULL: row j), of group d_gid[j] (d_gid
+** NULL: group 0; an id at or past ngroups is skipped), where bit j of
+** d_sel (32-bit words) is set (d_sel NULL: every j); NULLs are skipped.
+**
+** gak_cdist_domain: over those values (every id), d_out[0] = the REALs
+** that are not integers within int64 (infinities included), d_out[1] =
+** the REALs that are integers (1.0, -0.0), d_out[2] = the least of the
+** INTEGERs and those integral REALs (INT64_MAX when none), d_out[3] = the
+** greatest (INT64_MIN when none).  d_out is written whole.
+**
+** gak_cdist_bits: d_bits zeroed, then each value's bit set; a REAL sets
+** its integer's bit only under GAK_CDIST_FOLD and when it is an integer
+** (count alone reads such a set: 1 and 1.0 are one value).  *d_miss (written
+** whole) = the values that set no bit (a REAL not folded, a value outside
+** [lo, lo + range)): the host then declines.  range at most 2^32.
+**
+** gak_cdist_count: d_counts[g] = the bits set in row g, g < ngroups. */
+#define GAK_CDIST_FOLD 1
+/* Where ngroups * words is at most this (96 KiB: two blocks a
+** multiprocessor at least), a block sets the bits in shared memory first
+** (kernels/cache_distinct.cu rule 2). */
+#define GAK_CDIST_SMEM_WORDS 12288
+int gak_cdist_domain(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_sel,
+                     int64_t m, int64_t *d_out, gak_stream s);
+int gak_cdist_bits(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t lo, int64_t range,
+                   int64_t ngroups, int flags, uint64_t *d_bits,
+                   int64_t *d_miss, gak_stream s);
+int gak_cdist_count(const uint64_t *d_bits, int64_t range, int64_t ngroups,
+                    int64_t *d_counts, gak_stream s);
+
+/* gak_cdist_sort: every value, by sorting (group, value) pairs: the
+** distinct pairs of the positions (an INTEGER and a REAL that is an
+** integer within int64 are one value; other REALs are values by their
+** bits, -0.0 being 0), *d_n of them in group order, each with its group
+** in d_rgid and the value at its first position (the representative:
+** positions are in rowid order within a group) in d_rval, its INTEGER or
+** REAL kept (GA_CX_TINT or GA_CX_TREAL); d_counts[g] = the pairs of group
+** g < ngroups.  d_rgid and d_rval have room for m; m below 2^31, ngroups
+** at most 2^30.  d_scratch: gak_cdist_sort_scratch(m) bytes. */
+size_t gak_cdist_sort_scratch(int64_t m);
+int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t ngroups,
+                   uint32_t *d_rgid, gak_cval *d_rval, int64_t *d_n,
+                   int64_t *d_counts, void *d_scratch, gak_stream s);
+
 #ifdef __cplusplus
 }
 #endif

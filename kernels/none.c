@@ -246,3 +246,35 @@ int gak_cache_eval_filter(const gak_cprog *p, int64_t n, uint32_t *d_sel,
   (void)p, (void)n, (void)d_sel, (void)d_err, (void)s;
   return NB;
 }
+
+int gak_cdist_domain(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_sel,
+                     int64_t m, int64_t *d_out, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_sel, (void)m, (void)d_out, (void)s;
+  return NB;
+}
+int gak_cdist_bits(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t lo, int64_t range,
+                   int64_t ngroups, int flags, uint64_t *d_bits,
+                   int64_t *d_miss, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_gid, (void)d_sel, (void)m, (void)lo;
+  (void)range, (void)ngroups, (void)flags, (void)d_bits, (void)d_miss, (void)s;
+  return NB;
+}
+int gak_cdist_count(const uint64_t *d_bits, int64_t range, int64_t ngroups,
+                    int64_t *d_counts, gak_stream s) {
+  (void)d_bits, (void)range, (void)ngroups, (void)d_counts, (void)s;
+  return NB;
+}
+size_t gak_cdist_sort_scratch(int64_t m) {
+  (void)m;
+  return 0;
+}
+int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t ngroups,
+                   uint32_t *d_rgid, gak_cval *d_rval, int64_t *d_n,
+                   int64_t *d_counts, void *d_scratch, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_gid, (void)d_sel, (void)m, (void)ngroups;
+  (void)d_rgid, (void)d_rval, (void)d_n, (void)d_counts, (void)d_scratch;
+  (void)s;
+  return NB;
+}

@@ -539,17 +539,9 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
-  /* gpu_query's DISTINCT aggregates (issue 37): a host entry keeps the
-  ** sets (engine/cache/cache_distinct.c); the GPU's queries step plain
-  ** states only */
-  for (int k = 0; e->where == GA_CACHE_GPU && p->val_dist && k < p->nvals; k++)
-    if (p->val_dist[k]) {
-      snprintf(why, nwhy,
-               "DISTINCT inside an aggregate (the GPU cache keeps "
-               "no sets of values; a host entry, loaded with "
-               "device = 'cpu', answers it)");
-      return SQLITE_OK;
-    }
+  /* gpu_query's DISTINCT aggregates (issue 37): a host entry keeps sets
+  ** (engine/cache/cache_distinct.c), a GPU entry bitmaps
+  ** (engine/cache/cache_gpu_distinct.c), or declines with the reason */
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;

@@ -2251,22 +2251,23 @@ def section_distinct(rep, r, device):
         # one value and one bare REAL key: no dense ids, still the sets
         "SELECT w, sum(DISTINCT v) FROM d GROUP BY w",
     ]
+    # a GPU entry (engine/cache/cache_gpu_distinct.c) declines min and max
+    # of NOCASE TEXT DISTINCT values, and a REAL key that is no integer
+    gpu_declines = {3: "min or max of DISTINCT TEXT under NOCASE", 7: "REAL keys"}
     for qi, q in enumerate(queries):
         want = run(con, q)
         for th in (1, 2, 3):
             cfg(con, "threads", th)
             got, ls = dist_query(con, q)
-            if device == "gpu":  # the GPU keeps no sets
+            if device == "gpu" and qi in gpu_declines:
                 rep.check("%s_%d_t%d" % (tag, qi, th),
                           got[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
-                          ls["path"] != "cache" and "GPU cache keeps no sets" in str(ls["why"]),
+                          ls["path"] != "cache" and gpu_declines[qi] in str(ls["why"]),
                           "%r %r %r" % (got, want, ls))
                 continue
             rep.check("%s_%d_t%d" % (tag, qi, th),
                       got[0] == "ok" and want[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
                       ls["path"] == "cache", "%r\n %r\n %r\n %s" % (got, want, ls, q))
-    if device == "gpu":
-        return
     # the runs hand their sets over in any order: the representative is
     # still the first in rowid order (1.0, row 1), whichever run is first
     q = "SELECT typeof(sum(DISTINCT v)), count(DISTINCT v) FROM d WHERE g < 2"
@@ -2304,8 +2305,9 @@ def section_distinct(rep, r, device):
               "%r %r" % (got[0], ls))
     cfg(con, "group_bytes", 0)
     # the caller's interrupt, polled while the sets fill (a progress handler
-    # that says stop: the plain query, which never polls, answers)
-    for qi, (q, stops) in enumerate((("SELECT g, count(DISTINCT v) FROM w GROUP BY g", True),
+    # that says stop: the plain query, which never polls, answers); a GPU
+    # entry polls only while it adds a sum's values on the host
+    for qi, (q, stops) in enumerate([] if device == "gpu" else (("SELECT g, count(DISTINCT v) FROM w GROUP BY g", True),
                                      ("SELECT g, sum(v) FROM w GROUP BY g", False))):
         con.set_progress_handler(lambda: 1, 1000)
         got, ls = dist_query(con, q)
@@ -2507,6 +2509,123 @@ def section_distinct_bits(rep, r, device):
                   % (q, conf, got, wrows, seen, lpath, why))
 
 
+def section_distinct_gpu(rep, r, device):
+    """DISTINCT inside aggregates from a GPU entry (issue 37,
+    engine/cache/cache_gpu_distinct.c): each DISTINCT value's method as
+    GPUAGG_CACHE_PROFILE names it, by the domain (rule 2): bitmaps in
+    shared memory (few groups x a small range), in global memory (a larger
+    range), sorted (group, value) pairs (REALs, 1 beside 1.0 under a sum,
+    a range past the bitmaps' bound); every answer SQLite's, from the
+    cache, at 1, 2 and 3 threads; min or max of NOCASE TEXT and past
+    group_bytes the entry declines and says why."""
+    if device != "gpu":
+        return
+    tag = "gdist"
+    path = os.path.join(TMP, "gdist.db")
+    con = connect(path)
+    con.execute("CREATE TABLE t(g INTEGER, r TEXT, k INTEGER, big INTEGER, y, z REAL, "
+                "s TEXT COLLATE NOCASE, n INTEGER, e INTEGER, w REAL, kk INTEGER)")
+    rows = []
+    for i in range(6000):
+        g = i % 5
+        y = (1.0 if i < 3000 else 1) if g == 0 else (i % 7 if i % 3 else (i % 7) * 1.0)
+        rows.append((g if i % 13 else None, ["east", "West", "north", None][i % 4],
+                     r.randrange(-40, 900) if i % 17 else None,
+                     [0, 2 ** 62, -2 ** 62][i % 3] + i % 2, y,
+                     [0.0, -0.0, 1.5, 2.5, None][i % 5], "ab"[i % 2].upper() if i % 3 else "ab"[i % 2],
+                     2 ** 62 + i % 3, None, (i % 4) * 0.5,
+                     0 if i == 0 else 2 ** 22 - 1 if i == 1 else
+                     r.randrange(2 ** 22) if r.random() < 0.03 else r.choice([77, 78, None])))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO t VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    smem, glob, srt = "dset-bitmap-smem", "dset-bitmap", "dset-sort"
+    cases = [
+        ({}, "SELECT r, count(DISTINCT k) FROM t GROUP BY r", [smem]),
+        ({}, "SELECT g, count(DISTINCT k), sum(DISTINCT k), avg(DISTINCT k), total(DISTINCT k), "
+             "typeof(sum(DISTINCT k)), count(k), count(*), min(DISTINCT k) FROM t GROUP BY g", [smem]),
+        ({}, "SELECT count(DISTINCT k), sum(DISTINCT k) FROM t WHERE k < -10", [smem]),
+        # 2^22 values: 65,536 words, past shared memory
+        ({}, "SELECT count(DISTINCT kk), sum(DISTINCT kk) FROM t", [glob]),
+        # six groups of them pass the bitmaps' bound (16 bits a row)
+        ({}, "SELECT g, count(DISTINCT kk), sum(DISTINCT kk), avg(DISTINCT kk) FROM t GROUP BY g", [srt]),
+        ({}, "SELECT g, count(DISTINCT big), sum(DISTINCT big) FROM t GROUP BY g", [srt]),
+        ({}, "SELECT g, count(DISTINCT z), sum(DISTINCT z), total(DISTINCT z), max(DISTINCT z) "
+             "FROM t GROUP BY g", [srt]),
+        # 1.0 before 1 in group 0: the first decides typeof (sorted pairs);
+        # count alone folds 1.0 into 1 (a bitmap)
+        ({}, "SELECT g, count(DISTINCT y), sum(DISTINCT y), typeof(sum(DISTINCT y)) FROM t GROUP BY g",
+         [srt]),
+        ({}, "SELECT g, count(DISTINCT y) FROM t GROUP BY g", [smem]),
+        ({}, "SELECT g, count(DISTINCT s), count(DISTINCT r) FROM t GROUP BY g", [smem, smem]),
+        ({}, "SELECT r, count(DISTINCT k) FILTER (WHERE g > 1), sum(DISTINCT g) FILTER (WHERE k < 100), "
+             "count(DISTINCT s) FILTER (WHERE k > 300) FROM t GROUP BY r", [smem, smem, smem]),
+        ({}, "SELECT g, count(DISTINCT e), sum(DISTINCT e), total(DISTINCT e) FROM t GROUP BY g", [smem]),
+        ({}, "SELECT g, r, count(DISTINCT k), sum(DISTINCT g) FROM t GROUP BY g, r", [smem, smem]),
+        # 942 groups of one word each; with a filter, ids without rows
+        # between those with rows (the sorted layout's groups)
+        ({}, "SELECT k, count(DISTINCT g) FROM t GROUP BY k", [smem]),
+        ({}, "SELECT k, count(DISTINCT g), sum(DISTINCT g) FROM t WHERE k % 3 = 0 GROUP BY k", [smem]),
+        ({}, "SELECT k, count(DISTINCT z), sum(DISTINCT y) FROM t WHERE k % 5 = 1 GROUP BY k",
+         [srt, srt]),
+    ]
+    jobs, want = [], []
+    for conf, q, words in cases:
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+        for th in (1, 2, 3):
+            jobs.append(({"threads": th, "group_bytes": 0}, q))
+            want.append((w, words, None))
+    # sum(DISTINCT n) near 2^62: an integer overflow, as the scan raises it
+    jobs.append(({"threads": 2, "group_bytes": 0}, "SELECT sum(DISTINCT n) FROM t"))
+    want.append((("error", "gpu_query: integer overflow"), [smem], None))
+    # declines: min or max of NOCASE TEXT; past group_bytes (bitmaps, sorted pairs)
+    for conf, q, because in (
+            ({}, "SELECT g, min(DISTINCT s) FROM t GROUP BY g", "min or max of DISTINCT TEXT"),
+            ({"group_bytes": 4096}, "SELECT count(DISTINCT kk) FROM t", "group_bytes"),
+            ({"group_bytes": 4096}, "SELECT g, count(DISTINCT z) FROM t GROUP BY g", "group_bytes")):
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+        jobs.append((dict({"threads": 2, "group_bytes": 0}, **conf), q))
+        want.append((w, [], because))
+    con.close()
+    env = dict(os.environ, GPUAGG_CACHE_PROFILE="1")
+    script = DBITS_SCRIPT.replace('("device", "cpu")', '("device", "gpu")')
+    p = subprocess.run([PYTHON, "-c", script, LIB, path, json.dumps(jobs)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    out = [json.loads(line) for line in p.stdout.splitlines()]
+    rep.check(tag + "_child", p.returncode == 0 and len(out) == len(jobs), p.stderr[-2000:])
+
+    def tkey(v):
+        return [type(v).__name__, v.hex() if isinstance(v, float) else v]
+    for qi, ((conf, q), (w, words, because), o) in enumerate(zip(jobs, want, out)):
+        got, seen, lpath, why = o
+        wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])] if w[0] == "ok" else list(w)
+        if because:
+            ok = got == wrows and lpath != "cache" and because in str(why)
+        else:
+            ok = got == wrows and seen == words and lpath == "cache"
+        rep.check("%s_%d" % (tag, qi), ok, "%s %r\n got %.300r\n want %.300r\n %r %r %r"
+                  % (q, conf, got, wrows, seen, lpath, why))
+    # a failed launch anywhere in the query (the plain steps, the domain,
+    # the bits, the sort): the uncached path answers, and says why
+    q = ("SELECT g, count(DISTINCT z), sum(DISTINCT z), count(DISTINCT k) FILTER (WHERE g > 1), "
+         "count(DISTINCT s) FROM t GROUP BY g")
+    c2 = connect(path)
+    w = run(c2, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+    c2.close()
+    wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])]
+    seen_fail = 0
+    for k in range(1, 25):  # the load's, the key's dictionary, the query's
+        env = dict(os.environ, GPUAGG_FAULT="launch:%d" % k)
+        p = subprocess.run([PYTHON, "-c", script, LIB, path, json.dumps([[{"threads": 2}, q]])],
+                           capture_output=True, text=True, env=env, timeout=300)
+        out = [json.loads(line) for line in p.stdout.splitlines()]
+        ok = p.returncode == 0 and len(out) == 1 and out[0][0] == wrows and (
+            out[0][2] == "cache" or "a GPU step failed" in str(out[0][3]))
+        seen_fail += ok and out[0][2] != "cache"
+        rep.check("%s_fault_launch_%d" % (tag, k), ok, "%r %s" % (out, p.stderr[-600:]))
+    rep.check(tag + "_fault_seen", seen_fail > 0, "no launch failure reached the query")
+
+
 def section_caps(rep, r, device):
     """engine/cache/cache_host.c rule 17 (issue 37): what a host entry's query allocates
     in proportion to its ids, groups and values (rule 11's array and rule 16's pending
@@ -2605,6 +2724,7 @@ def main():
                               ("snapshot", section_snapshot), ("replaced", section_replaced),
                               ("watcher", section_watcher), ("walpage", section_walpage),
                               ("dense", section_dense), ("distinct", section_distinct),
+                              ("distinct_gpu", section_distinct_gpu),
                               ("distinct_bits", section_distinct_bits),
                               ("few", section_few), ("caps", section_caps)):
             if want(name):

@@ -2055,6 +2055,134 @@ def dates_queries(rep, cons):
     return fails
 
 
+# ---------------------------------------------------------------- issue 37 (session 4): gdist
+
+GD_SCHEMA = "(g INTEGER, k INTEGER, r TEXT, s TEXT COLLATE NOCASE, v, w REAL, big INTEGER)"
+# DISTINCT arguments over the kinds a GPU entry tells apart
+# (engine/cache/cache_gpu_distinct.c rule 1): INTEGERs of a small range
+# (bitmaps), of a wide one and REALs (sorted pairs), 1 beside 1.0 and
+# -0.0 beside 0 (the first in rowid order decides typeof), TEXT codes under
+# BINARY and NOCASE (count only), FILTER's CASE over each
+GD_NUM_ARGS = ["k", "k", "big", "v", "w", "k % 7", "k * 1.0", "g + k"]
+GD_TEXT_ARGS = ["r", "s"]
+GD_FILTERS = ["g > 1", "k < 500", "r IS NOT NULL", "w > 0"]
+
+
+def gdist_tables(r, cons):
+    """One table in each database for gdist_queries, loaded into the cache
+    with CACHE=1."""
+    tables = []
+    for db, _, enc in DBS:
+        name = "gdist_" + db
+        t = Table(name, r.choice([40, 300, 3000]), clean=True, overflow=False, huge=False, db=db)
+        con = cons[db]
+        con.execute("CREATE TABLE %s%s" % (name, GD_SCHEMA))
+        rows = []
+        for i in range(t.n):
+            rows.append((r.randrange(5) if r.random() < 0.9 else None,
+                         r.randrange(-30, 2000) if r.random() < 0.9 else None,
+                         r.choice(["east", "West", "north", "", None]),
+                         r.choice(["a", "A", "b", "B", "a ", None]),
+                         r.choice([1, 1.0, 2, 2.5, -0.0, 0, None, 7, 7.0]),
+                         r.choice([0.5, -0.0, 0.0, 1e300, 3.0, None, 2.25]),
+                         r.choice([2 ** 62, -2 ** 62, 5]) + (i % 3 if i % 4 else 0)
+                         if r.random() < 0.95 else None))
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?,?)" % name, rows)
+        con.execute("COMMIT")
+        if PARTS:
+            make_shards(r, con, t, enc)
+        tables.append(t)
+    for db, _, _ in DBS:  # as date_tables: every connection reads its schemas again
+        cons[db].execute("SELECT count(*) FROM pragma_table_list").fetchall()
+    if CACHE:
+        for t in tables:
+            cons[t.db].execute("SELECT gpu_cache(?, 'g, k, r, s, v, w, big')", (t.name,))
+    return tables
+
+
+def gdist_query(r, t):
+    """One text over t: DISTINCT aggregates (FILTER sometimes) by a key."""
+    calls = []
+    for _ in range(r.randint(1, 3)):
+        if r.random() < 0.3:
+            fn, arg = "count", r.choice(GD_TEXT_ARGS)
+        else:
+            fn, arg = r.choice(["count", "sum", "total", "avg", "min", "max"]), r.choice(GD_NUM_ARGS)
+        tail = " FILTER (WHERE %s)" % r.choice(GD_FILTERS) if r.random() < 0.3 else ""
+        calls.append("%s(DISTINCT %s)%s" % (fn, arg, tail))
+        if fn == "sum":
+            calls.append("typeof(%s(DISTINCT %s)%s)" % (fn, arg, tail))
+    calls.append(r.choice(["count(*)", "sum(k)", "count(v)"]))
+    key = r.choice(["g", "r", "g, r", ""])
+    where = " WHERE %s" % r.choice(GD_FILTERS) if r.random() < 0.3 else ""
+    if not key:
+        return "SELECT %s FROM %s%s" % (", ".join(calls), t.name, where)
+    return "SELECT %s, %s FROM %s%s GROUP BY %s" % (key, ", ".join(calls), t.name, where, key)
+
+
+def gdist_queries(rep, cons):
+    """Issue 37 (session 4, gdist): DISTINCT aggregates and FILTER on
+    every path of the run (threads 1, 2, 4, tiny pieces sometimes; the
+    cache with CACHE=1, GPU entries under the fake or a real GPU; partials
+    with PARTS=1) against the text with gpu_ aggregates, bit for bit.
+    With CACHE=1, every run at 2 and 4 threads comes from the cache except
+    NOCASE TEXT of a UTF-16 database (SQLite compares it in UTF-8): a GPU
+    entry answers them (engine/cache/cache_gpu_distinct.c), no longer
+    declining every DISTINCT.  Returns the failures."""
+    r = random.Random(SEED + 4037)
+    tables = gdist_tables(r, cons)
+    n = max(40, min(250, QUERIES // 12))  # 250: about 7 s of make test's query suite
+    fails = runs = cached = 0
+    whys = Counter()
+    for qi in range(n):
+        t = r.choice(tables)
+        con = cons[t.db]
+        text = gdist_query(r, t)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
+        problems = []
+        want = run(con, ref)
+        os.environ.update(knobs)
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, "SELECT * FROM temp.q")
+            ls = last_scan(con)
+            if CACHE and th > 1:
+                runs += 1
+                cached += ls.get("path") == "cache"
+                utf16_nocase = t.db == "u" and re.search(r"DISTINCT s\b", text)
+                if ls.get("path") != "cache":
+                    whys[str(ls.get("why"))[:90]] += 1
+                    if not (utf16_nocase and "UTF-16" in str(ls.get("why"))):
+                        problems.append("threads %d: not from the cache: %s" % (th, ls.get("why")))
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), False) !=
+                                     rows_key(want[1], (), False)):
+                problems.append("threads %d (path %s, %s): got %s want %s" % (
+                    th, ls.get("path"), ls.get("why"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        con.execute("DROP TABLE temp.q")
+        for k in knobs:
+            del os.environ[k]
+        if PARTS:
+            got, shape = via_partials(r, t, text, [])
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), False) !=
+                                     rows_key(want[1], (), False)):
+                problems.append("partials (%s): got %s want %s" % (
+                    shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        fails += bool(problems)
+        rep.check("gdist_q%d" % qi, not problems, "SEED=%d gdist query %d on %s (%d rows)\n  text: %s\n  %s"
+                  % (SEED, qi, t.name, t.n, text, "\n  ".join(problems)[:3000]))
+    if CACHE:
+        print("# gdist: %d queries; %d of %d runs at 2 and 4 threads from the cache; not: %s"
+              % (n, cached, runs, dict(whys.most_common(4))))
+        rep.check("gdist_cache_share", runs and cached >= runs * 0.75,
+                  "only %d of %d DISTINCT runs came from the cache" % (cached, runs))
+    return fails
+
+
 # ---------------------------------------------------------------- issue 37 (session 3): key memo
 
 KM_SCHEMA = "(id INTEGER PRIMARY KEY, g INTEGER, v, n NUMERIC, s TEXT COLLATE NOCASE, d TEXT, x REAL)"
@@ -2406,6 +2534,8 @@ def main():
         rep.check("q%d" % qi, not one.problems, detail if one.problems else "")
     if has_module is not None and os.environ.get("DATES") != "0":  # issue 37: date and time functions
         fails += dates_queries(rep, cons)
+    if has_module is not None and os.environ.get("GDIST") != "0":  # issue 37 (session 4): gdist
+        fails += gdist_queries(rep, cons)
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
         fails += keymemo_queries(rep, cons)
         print("# key memo reached by parallel runs: %s" % dict(KEY_MEMO))

@@ -61,6 +61,12 @@
 **      the typed form, or a column of INTEGERs or of REALs), and at most
 **      GA_CQ_TOPK_CAP groups tie for the limit; any value the device cannot
 **      order exactly declines (gak.h).
+**  10. DISTINCT inside aggregates (issue 37): a DISTINCT value reduces as
+**      any other (rows, first row, max and min, which DISTINCT does not
+**      change), then cache_gpu_distinct.c replaces each group's count (and
+**      sum, where read) by its distinct values', from per-group bitmaps on
+**      the device; what it cannot do exactly declines with the reason.
+**      No whole-column shape (rule 4) and no top k (rule 9) reads one.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +82,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache.h"
+#include "cache_gpu_distinct.h"
 
 static void gfree(void *p) {
   if (p && gak_free(p))
@@ -605,7 +612,7 @@ static int sum_safe(const ga_centry *e, const ga_cexpr *x) {
 /* Rule 9: the order value's GAK_ORDER_* mode, or -1 (not this path). */
 static int topk_mode(const ga_centry *e, const ga_cquery *q) {
   if (q->topk_val < 0 || q->topk_val >= q->nvals || q->topk_k < 1 ||
-      q->topk_k > GA_CQ_TOPK_CAP || q->nkeys == 0)
+      q->topk_k > GA_CQ_TOPK_CAP || q->nkeys == 0 || q->ndist)
     return -1;
   for (int i = 0; i < q->nvals; i++)
     if (q->val_sum[i] && !sum_safe(e, ga_cq_val(q, i)))
@@ -651,7 +658,7 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
       return GA_SCAN_FALLBACK;
     }
   }
-  int one = q->simple && q->xcol >= 0 && !q->has_fprog;
+  int one = q->simple && q->xcol >= 0 && !q->has_fprog && !q->ndist;
   out->shape = ga_gshape_one(GA_COLL_BINARY);
   if (!one) { /* rule 5 */
     out->shape.nk = q->nkeys ? q->nkeys : 1;
@@ -839,7 +846,7 @@ int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
   for (int i = 0; i < q->nvals; i++)
     if (!prog_fits(ga_cq_val(q, i), why, nwhy))
       return 0;
-  return 1;
+  return !q->ndist || ga_cgd_takes(e, q, why, nwhy); /* rule 10 */
 }
 
 /* Rule 9: the groups among the first q->topk_k by the order value (value
@@ -943,7 +950,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   gak_cgroup *h_gr = NULL, *h_mgr = NULL, *h_gr2 = NULL; /* done: frees */
   gak_cstate *h_st = NULL;
   gak_cval *h_pool = NULL, *h_kv = NULL;
-  uint32_t *h_rows = NULL;
+  uint32_t *h_rows = NULL, *h_ids = NULL;
   ga_xstate *sts = NULL;
   int rc = GA_SCAN_FALLBACK;
   gak_ccol xk[GAK_CACHE_MAX_KEYS]; /* rule 8: evaluated keys and dictionaries */
@@ -1250,10 +1257,13 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         h_gr, &nsl, &ngr, why, nwhy))
     goto fail;
   h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
+  h_ids = q->ndist ? sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr) : NULL;
+  if (q->ndist && h_ids) /* rule 10: each output group's id */
+    ga_cgd_ids(few, grouped, h_se, ngroups, h_sl, h_gr, ngr, h_ids);
   h_rows = sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr);
   h_kv = sqlite3_malloc64(sizeof(gak_cval) * (size_t)ngr *
                           (size_t)(nkc ? nkc : 1));
-  if (!h_st || !h_rows || !h_kv) {
+  if (!h_st || !h_rows || !h_kv || (q->ndist && !h_ids)) {
     rc = GA_SCAN_NOMEM;
     goto fail;
   }
@@ -1346,6 +1356,25 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     if (!sync_or(c, why, nwhy)) /* d_xv is the next value's */
       goto fail;
     prof("reduce", &t0);
+    if (q->dist[i]) { /* rule 10 */
+      ga_cgd_at at = {col,
+                      vidx,
+                      few || !grouped ? d_gid : d_gid2,
+                      few ? d_sel : NULL,
+                      mv,
+                      ngroups,
+                      h_ids,
+                      ngr};
+      at.gid = grouped ? at.gid : NULL;
+      rc = ga_cgd_value(c, e, q, i, &at, h_st + (size_t)i * (size_t)ngr, why,
+                        nwhy);
+      if (rc == GA_SCAN_FALLBACK || rc == GA_SCAN_NOMEM)
+        goto fail;
+      if (rc != GA_SCAN_OK)
+        goto done;
+      rc = GA_SCAN_FALLBACK;
+      t0 = ga_cache_prof_ms();
+    }
   }
   if (few) /* rule 6: every value's rows and first rows, counted */
     for (int64_t g = 0; g < ngr; g++) {
@@ -1422,6 +1451,7 @@ done:
   sqlite3_free(h_st);
   sqlite3_free(h_pool);
   sqlite3_free(h_rows);
+  sqlite3_free(h_ids);
   sqlite3_free(h_kv);
   sqlite3_free(sts);
   return rc;

@@ -29,6 +29,7 @@
 **      GPUAGG_FAKE_CC=major.minor (e.g. 7.5: a too-old device).
 ** Error codes are the gak classes themselves.
 */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -570,8 +571,8 @@ int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
 }
 
 /* max/min with the first occurrence, written apart from
-*engine/reduce/cpu_reduce.c
-** so that the two check each other. */
+ *engine/reduce/cpu_reduce.c
+ ** so that the two check each other. */
 static void op_best(op *o) {
   ga_best_partial *out = o->c;
   if (kernel_faults(o, out, sizeof(*out)))
@@ -750,8 +751,10 @@ int gak_cache_filter(const gak_cfilter *f, int64_t n, uint32_t *d_sel,
         tm->op > GAK_CMP_IN ||
         (tm->op < GAK_CMP_ISNULL && (tm->lit < 0 || tm->lit >= f->nlits)) ||
         (tm->op == GAK_CMP_IN &&
-         (tm->nlit < 1 || tm->lit < 0 || tm->lit + tm->nlit > f->nlits)))
-      return fail(GAK_EOTHER);
+         (tm->nlit < 0 || tm->lit < 0 || tm->lit + tm->nlit > f->nlits)))
+      return fail(GAK_EOTHER); /* IN an empty list (nlit 0) is the term no
+                               ** row passes (planner/cache_shape.c rule 8),
+                               ** which the kernel takes too */
     check_col(&f->cols[tm->col], n, s->dev, "gak_cache_filter column");
   }
   dev_check(d_sel, (size_t)(n + 31) / 32 * 4, s->dev, "gak_cache_filter sel");
@@ -1767,6 +1770,295 @@ int gak_cache_gather(gak_ccol col, const uint32_t *d_rows,
   o->b = (void *)d_through;
   o->c = d_out;
   o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
+/* ---- DISTINCT inside aggregates (kernels/cache_distinct.cu) ----
+**
+** The kernel's algorithm on one thread: the same classification of a
+** value (NULL, INTEGER, a REAL that is an integer within int64, another
+** REAL), the same bit v - lo of the group's row, the same misses.  Shared
+** or global memory makes no difference to the bits, so the twin has one
+** loop. */
+
+typedef struct fk_cdist {
+  gak_ccol x;
+  const uint32_t *idx, *gid, *sel;
+  int64_t lo, range, ngroups;
+  int fold;
+  uint64_t *bits;
+  int64_t *out; /* domain: 4 words; bits: the misses */
+} fk_cdist;
+
+/* cache_distinct.cu's value_at. */
+static int fk_cd_value(const fk_cdist *p, int64_t j, int64_t *v) {
+  if (p->sel && !((p->sel[j >> 5] >> (j & 31)) & 1))
+    return 0;
+  int64_t r = p->idx ? (int64_t)p->idx[j] : j;
+  if (!fk_bit64(p->x.notnull, r))
+    return 0;
+  uint64_t w = p->x.vals[r];
+  if (fk_bit64(p->x.isint, r)) {
+    *v = (int64_t)w;
+    return 1;
+  }
+  double d;
+  memcpy(&d, &w, 8);
+  if (d >= -0x1p63 && d < 0x1p63 && d == trunc(d)) {
+    *v = (int64_t)d;
+    return 2;
+  }
+  return 3;
+}
+
+static void op_cdist_domain(op *o) {
+  fk_cdist *p = o->extra;
+  if (kernel_faults(o, p->out, 32))
+    return;
+  int64_t out[4] = {0, 0, INT64_MAX, INT64_MIN}, v = 0;
+  for (int64_t j = 0; j < o->m; j++) {
+    int k = fk_cd_value(p, j, &v);
+    out[0] += k == 3;
+    out[1] += k == 2;
+    if (k == 1 || k == 2) {
+      out[2] = v < out[2] ? v : out[2];
+      out[3] = v > out[3] ? v : out[3];
+    }
+  }
+  memcpy(p->out, out, sizeof out);
+}
+
+static fk_cdist *fk_cd_new(op *o) {
+  fk_cdist *p = calloc(1, sizeof(*p));
+  if (!p)
+    die("out of memory for an operation");
+  o->extra = p;
+  return p;
+}
+
+int gak_cdist_domain(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_sel,
+                     int64_t m, int64_t *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || !d_out)
+    return fail(GAK_EOTHER);
+  dev_check(d_out, 32, s->dev, "gak_cdist_domain out");
+  if (m) {
+    dev_check(x.vals, 8, s->dev, "gak_cdist_domain x");
+    if (d_idx)
+      dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cdist_domain idx");
+    if (d_sel)
+      dev_check(d_sel, (size_t)(m + 31) / 32 * 4, s->dev,
+                "gak_cdist_domain sel");
+  }
+  op *o = op_new(op_cdist_domain);
+  fk_cdist *p = fk_cd_new(o);
+  p->x = x;
+  p->idx = d_idx;
+  p->sel = d_sel;
+  p->out = d_out;
+  o->m = m;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_cdist_bits(op *o) {
+  fk_cdist *p = o->extra;
+  int64_t words = (p->range + 63) / 64, lost = 0, v = 0;
+  if (kernel_faults(o, p->bits, (size_t)(p->ngroups * words) * 8 + 8))
+    return;
+  memset(p->bits, 0, (size_t)(p->ngroups * words) * 8 + 8);
+  for (int64_t j = 0; j < o->m; j++) {
+    int k = fk_cd_value(p, j, &v);
+    if (!k)
+      continue;
+    uint64_t g = p->gid ? p->gid[j] : 0;
+    uint64_t d = (uint64_t)v - (uint64_t)p->lo;
+    if (g >= (uint64_t)p->ngroups)
+      continue;
+    if (k == 3 || (k == 2 && !p->fold) || d >= (uint64_t)p->range) {
+      lost++;
+      continue;
+    }
+    p->bits[(int64_t)g * words + (int64_t)(d >> 6)] |= 1ull << (d & 63);
+  }
+  *p->out = lost;
+}
+
+int gak_cdist_bits(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t lo, int64_t range,
+                   int64_t ngroups, int flags, uint64_t *d_bits,
+                   int64_t *d_miss, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || range < 0 || range > ((int64_t)1 << 32) ||
+      ngroups < 1 || !d_bits || !d_miss)
+    return fail(GAK_EOTHER);
+  int64_t words = (range + 63) / 64;
+  dev_check(d_bits, (size_t)(ngroups * words) * 8 + 8, s->dev,
+            "gak_cdist_bits bits");
+  dev_check(d_miss, 8, s->dev, "gak_cdist_bits miss");
+  if (m) {
+    dev_check(x.vals, 8, s->dev, "gak_cdist_bits x");
+    if (d_idx)
+      dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cdist_bits idx");
+    if (d_gid)
+      dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cdist_bits gid");
+    if (d_sel)
+      dev_check(d_sel, (size_t)(m + 31) / 32 * 4, s->dev, "gak_cdist_bits sel");
+  }
+  op *o = op_new(op_cdist_bits);
+  fk_cdist *p = fk_cd_new(o);
+  p->x = x;
+  p->idx = d_idx;
+  p->gid = d_gid;
+  p->sel = d_sel;
+  p->lo = lo;
+  p->range = range;
+  p->ngroups = ngroups;
+  p->fold = (flags & GAK_CDIST_FOLD) != 0;
+  p->bits = d_bits;
+  p->out = d_miss;
+  o->m = m;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_cdist_count(op *o) {
+  fk_cdist *p = o->extra;
+  int64_t words = (p->range + 63) / 64;
+  if (kernel_faults(o, p->out, (size_t)p->ngroups * 8))
+    return;
+  for (int64_t g = 0; g < p->ngroups; g++) {
+    int64_t n = 0;
+    for (int64_t w = 0; w < words; w++)
+      n += __builtin_popcountll(p->bits[g * words + w]);
+    p->out[g] = n;
+  }
+}
+
+int gak_cdist_count(const uint64_t *d_bits, int64_t range, int64_t ngroups,
+                    int64_t *d_counts, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || range < 0 || range > ((int64_t)1 << 32) || ngroups < 1 ||
+      !d_counts)
+    return fail(GAK_EOTHER);
+  int64_t words = (range + 63) / 64;
+  dev_check(d_bits, (size_t)(ngroups * words) * 8 + 8, s->dev,
+            "gak_cdist_count bits");
+  dev_check(d_counts, (size_t)ngroups * 8, s->dev, "gak_cdist_count counts");
+  op *o = op_new(op_cdist_count);
+  fk_cdist *p = fk_cd_new(o);
+  p->bits = (uint64_t *)d_bits;
+  p->range = range;
+  p->ngroups = ngroups;
+  p->out = d_counts;
+  enqueue(s, o);
+  return 0;
+}
+
+/* gak_cdist_sort's twin: the same keys (group << 1 | class, and the
+** integer or the REAL's bits; positions with no value left out), sorted
+** by key then position (the kernel's stable radix sort), the first of
+** each key its representative. */
+typedef struct fk_pair {
+  uint32_t hi;
+  uint32_t pos;
+  uint64_t v;
+} fk_pair;
+
+static int fk_pair_cmp(const void *a, const void *b) {
+  const fk_pair *x = a, *y = b;
+  if (x->hi != y->hi)
+    return x->hi < y->hi ? -1 : 1;
+  if (x->v != y->v)
+    return x->v < y->v ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+typedef struct fk_csort {
+  fk_cdist p;
+  uint32_t *rgid;
+  gak_cval *rval;
+  int64_t *n;
+} fk_csort;
+
+static void op_cdist_sort(op *o) {
+  fk_csort *q = o->extra;
+  fk_cdist *p = &q->p;
+  if (kernel_faults(o, p->out, (size_t)p->ngroups * 8))
+    return;
+  fk_pair *a = malloc(sizeof(fk_pair) * (size_t)(o->m ? o->m : 1));
+  if (!a)
+    die("out of memory for an operation");
+  int64_t n = 0, v = 0, out = 0;
+  for (int64_t j = 0; j < o->m; j++) {
+    int k = fk_cd_value(p, j, &v);
+    uint64_t g = p->gid ? p->gid[j] : 0;
+    if (!k || g >= (uint64_t)p->ngroups)
+      continue;
+    a[n].hi = (uint32_t)(g << 1 | (k == 3));
+    a[n].pos = (uint32_t)j;
+    a[n].v = k == 3 ? p->x.vals[p->idx ? (int64_t)p->idx[j] : j] : (uint64_t)v;
+    n++;
+  }
+  qsort(a, (size_t)n, sizeof(fk_pair), fk_pair_cmp);
+  memset(p->out, 0, (size_t)p->ngroups * 8);
+  for (int64_t j = 0; j < n; j++) {
+    if (j && a[j].hi == a[j - 1].hi && a[j].v == a[j - 1].v)
+      continue;
+    int64_t r = p->idx ? (int64_t)p->idx[a[j].pos] : (int64_t)a[j].pos;
+    q->rgid[out] = a[j].hi >> 1;
+    q->rval[out].type = fk_bit64(p->x.isint, r) ? GA_CX_TINT : GA_CX_TREAL;
+    q->rval[out].pad = 0;
+    q->rval[out].bits = (int64_t)p->x.vals[r];
+    p->out[a[j].hi >> 1]++;
+    out++;
+  }
+  *q->n = out;
+  free(a);
+}
+
+size_t gak_cdist_sort_scratch(int64_t m) { return (size_t)(m + 1) * 40; }
+
+int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                   const uint32_t *d_sel, int64_t m, int64_t ngroups,
+                   uint32_t *d_rgid, gak_cval *d_rval, int64_t *d_n,
+                   int64_t *d_counts, void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || m < 0 || m >= INT32_MAX || ngroups < 1 ||
+      ngroups > (1 << 30) || !d_n || !d_counts || !d_scratch)
+    return fail(GAK_EOTHER);
+  dev_check(d_n, 8, s->dev, "gak_cdist_sort n");
+  dev_check(d_counts, (size_t)ngroups * 8, s->dev, "gak_cdist_sort counts");
+  dev_check(d_scratch, gak_cdist_sort_scratch(m), s->dev,
+            "gak_cdist_sort scratch");
+  if (m) {
+    dev_check(x.vals, 8, s->dev, "gak_cdist_sort x");
+    dev_check(d_rgid, (size_t)m * 4, s->dev, "gak_cdist_sort rgid");
+    dev_check(d_rval, (size_t)m * sizeof(gak_cval), s->dev,
+              "gak_cdist_sort rval");
+    if (d_idx)
+      dev_check(d_idx, (size_t)m * 4, s->dev, "gak_cdist_sort idx");
+    if (d_gid)
+      dev_check(d_gid, (size_t)m * 4, s->dev, "gak_cdist_sort gid");
+    if (d_sel)
+      dev_check(d_sel, (size_t)(m + 31) / 32 * 4, s->dev, "gak_cdist_sort sel");
+  }
+  op *o = op_new(op_cdist_sort);
+  fk_csort *q = calloc(1, sizeof(*q));
+  if (!q)
+    die("out of memory for an operation");
+  o->extra = q;
+  q->p.x = x;
+  q->p.idx = d_idx;
+  q->p.gid = d_gid;
+  q->p.sel = d_sel;
+  q->p.ngroups = ngroups;
+  q->p.out = d_counts;
+  q->rgid = d_rgid;
+  q->rval = d_rval;
+  q->n = d_n;
+  o->m = m;
   enqueue(s, o);
   return 0;
 }
