@@ -147,11 +147,13 @@ static int heapsort_range(double *v, size_t n, poller *pl) {
   return GA_OK;
 }
 
-static int select_k(double *v, size_t n, size_t k, poller *pl) {
+static int select_k(double *v, size_t n, size_t k, int budget, poller *pl) {
   size_t lo = 0, hi = n;
-  int budget = 8;
-  for (size_t m = n; m > 1; m >>= 1)
-    budget += 2;
+  if (budget < 0) {
+    budget = 8;
+    for (size_t m = n; m > 1; m >>= 1)
+      budget += 2;
+  }
   while (hi - lo > 16) {
     if (budget-- == 0)
       return heapsort_range(v + lo, hi - lo, pl);
@@ -194,10 +196,10 @@ static int select_k(double *v, size_t n, size_t k, poller *pl) {
   return GA_OK;
 }
 
-int ga_pct_select(double *v, size_t n, size_t k, int (*stop)(void *),
-                  void *arg) {
+int ga_pct_select(double *v, size_t n, size_t k, int rounds,
+                  int (*stop)(void *), void *arg) {
   poller pl = {stop, arg, 0, 65536};
-  return k < n ? select_k(v, n, k, &pl) : GA_OK;
+  return k < n ? select_k(v, n, k, rounds, &pl) : GA_OK;
 }
 
 int ga_pct_answer(ga_pct *p, int fn, double *out, int (*stop)(void *),
@@ -208,7 +210,7 @@ int ga_pct_answer(ga_pct *p, int fn, double *out, int (*stop)(void *),
   /* rule 2, as SQLite writes it: its index is an unsigned int of ix */
   double ix = p->frac * (double)(n - 1);
   size_t i1 = (size_t)ix;
-  int rc = select_k(v, n, i1, &pl);
+  int rc = select_k(v, n, i1, -1, &pl);
   if (rc != GA_OK)
     return rc;
   double v1 = v[i1];

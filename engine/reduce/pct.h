@@ -59,10 +59,10 @@ int ga_pct_answer(ga_pct *p, int fn, double *out, int (*stop)(void *),
 /* The k-th smallest (0-based) of v[0..n) by <, v reordered so that
 ** v[k] holds it, v[0..k) no greater and v(k..n) no smaller.  Introselect:
 ** quickselect on a median-of-three pivot, and after 2 log2(n) rounds
-** that did not halve the range, a heap selection (O(n log n) worst case).
-** GA_OK, or GA_INTERRUPTED. */
-int ga_pct_select(double *v, size_t n, size_t k, int (*stop)(void *),
-                  void *arg);
+** rounds (rounds < 0; else that many, for the tests), a heapsort of what
+** is left (O(n log n) worst case).  GA_OK, or GA_INTERRUPTED. */
+int ga_pct_select(double *v, size_t n, size_t k, int rounds,
+                  int (*stop)(void *), void *arg);
 
 void ga_pct_free(ga_pct *p);
 
