@@ -179,6 +179,10 @@
 **      HAVING, each select list item and each ORDER BY term).  Where one
 **      that may fold cannot be read, or one is in a WINDOW clause, the
 **      serial path.  The workers still compute such an aggregate.
+**  14. Medians and percentiles (issue 39, planner/qpct.c): a call of
+**      gpu_median or gpu_percentile[_cont|_disc] is accepted as written,
+**      its tokens no bare columns (check_bare), and the text takes the
+**      serial path (ga_qpct_why).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -191,6 +195,7 @@ SQLITE_EXTENSION_INIT3
 #include "qhaving.h"
 #include "qhint.h"
 #include "qjoin.h"
+#include "qpct.h"
 #include "qrewrite.h"
 #include "qschema.h"
 #include "qtok.h"
@@ -776,6 +781,12 @@ static int find_calls(parse *p, int a, int b) {
     }
     if (p->t[i].type != T_ID || !op(p, i + 1, "("))
       continue;
+    int pe = ga_qpct_call(p->z, p->t, p->n, i); /* rule 14 */
+    if (pe >= 0) {
+      q->serial_why = ga_qpct_why;
+      i = pe - 1;
+      continue;
+    }
     int which = our_agg(p, i);
     int close = close_of(p, i + 1);
     span *args = NULL;
@@ -1316,6 +1327,11 @@ static int check_bare(parse *p, int a, int b) {
     }
     if (ga_qw_skip(&p->wins, i)) /* a window's name: qwindow.c rule 3 */
       continue;
+    int pe = ga_qpct_call(p->z, p->t, p->n, i); /* rule 14 */
+    if (pe >= 0) {
+      i = pe - 1;
+      continue;
+    }
     int c = col_of(p, i);
     if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, ".") ||
         kw(p, i - 1, "COLLATE"))
@@ -2303,7 +2319,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;
   }
-  if (q->naggs == 0 && q->nkeys == 0) {
+  if (q->naggs == 0 && q->nkeys == 0 && q->serial_why != ga_qpct_why) {
     rc = fail(p,
               "gpu_query: the query has neither an aggregate nor GROUP "
               "BY (nothing to aggregate): gpu_query computes aggregates; a "

@@ -1466,7 +1466,9 @@ for sql, want in WIN_ERRORS:
 # refusals that point somewhere (qhint.c): what exists, or the rewrite
 NOT_OURS = "gpu_query: %s() is not an aggregate gpu_query runs (it runs count, sum, total, avg, min and max, " \
     "and gpu_sum ... gpu_max)"
-MEDIAN = "gpuagg has no exact median, percentile or approximate aggregate yet: run this query on SQLite itself"
+MEDIAN = ("write it gpu_median(y), gpu_percentile(y, p), gpu_percentile_cont(y, p) or "
+          "gpu_percentile_disc(y, p): SQLite's percentile extension, exact (docs/aggregates.md)")
+MODE = "gpuagg has no mode or approximate quantile: run this query on SQLite itself"
 VARIANCE = ("write it from exact sums: (sum(x * x) - sum(x) * sum(x) / count(x)) / (count(x) - 1) is the "
             "sample variance, sqrt() of it the standard deviation")
 STRINGS = ("gpuagg has no string or JSON aggregate: add its argument to gpu_query's GROUP BY, then aggregate "
@@ -1498,7 +1500,7 @@ for sql, want in HINTS:
     got = error_of(hint_db, "CREATE VIRTUAL TABLE temp.he USING gpu_query(%s)" % sql_quote(sql))
     check(got == want, "hint (registered): %s" % sql, "got %r\n  want %r" % (got, want))
 # not registered: SQLite's own error, and what exists
-for fn, hint in (("median", MEDIAN), ("percentile_cont", MEDIAN), ("stddev", VARIANCE),
+for fn, hint in (("median", MEDIAN), ("percentile_cont", MEDIAN), ("mode", MODE), ("stddev", VARIANCE),
                  ("var_pop", VARIANCE), ("string_agg", STRINGS)):
     sql = "SELECT a, %s(x) FROM t GROUP BY a" % fn
     got = error_of(db, "CREATE VIRTUAL TABLE temp.he USING gpu_query(%s)" % sql_quote(sql))
@@ -1511,6 +1513,32 @@ got, path, ref = gq_rows("wvar", "SELECT k, (sum(x * x) - sum(x) * sum(x) / coun
                          "FROM nm GROUP BY k ORDER BY k")
 check(got == ref and path == "parallel", "the variance rewrite runs", (got, ref, path))
 hint_db.close()
+
+# medians and percentiles (issue 39, planner/qpct.c): the text runs, on the
+# serial path with its reason, and SQLite's errors of the calls are the call's
+PCT_WHY = ("the text holds a median or percentile (gpu_median, gpu_percentile...), which keeps "
+           "every value of its group: the serial path")
+for sql in ("SELECT k, gpu_median(x), count(*) FROM nm GROUP BY k ORDER BY k",
+            "SELECT gpu_percentile(x, 90) FROM nm",
+            "SELECT k, gpu_percentile_disc(x, ?1) FILTER (WHERE x > 3) AS p FROM nm GROUP BY k "
+            "HAVING gpu_percentile_cont(x, 0.25) > 0 ORDER BY p DESC, k"):
+    ref = db.execute(sql, (0.5,) if "?1" in sql else ()).fetchall()
+    create(db, "pctq", sql)
+    got = db.execute("SELECT * FROM pctq(0.5)" if "?1" in sql else "SELECT * FROM pctq").fetchall()
+    last = info(db)["last_scan"]
+    db.execute("DROP TABLE pctq")
+    check(got == ref and last["path"] == "serial" and last["why"] == PCT_WHY,
+          "percentile in gpu_query: %s" % sql[:60], (got[:3], ref[:3], last["path"], last["why"]))
+for sql, want in (("SELECT gpu_percentile(x, 101) FROM nm",
+                   "the fraction argument to gpu_percentile() is not between 0.0 and 100.0"),
+                  ("SELECT k, gpu_median(s) FROM nm GROUP BY k", "input to gpu_median() is not numeric")):
+    create(db, "pctq", sql)
+    got = error_of(db, "SELECT * FROM pctq")
+    db.execute("DROP TABLE pctq")
+    check(got == "gpu_query: " + want, "percentile error through gpu_query: %s" % sql, got)
+got = error_of(db, "SELECT gpu_query_partial('SELECT k, gpu_median(x) FROM nm GROUP BY k')")
+check(got is not None and PCT_WHY in got and got.startswith("gpu_query_partial"),
+      "gpu_query_partial refuses a median, saying why", got)
 
 
 # PARTITION BY and ORDER BY inside a window definition are its words, never a
