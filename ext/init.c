@@ -5,7 +5,8 @@
 **
 ** SQL interface: the functions of the tables, documented where each lives:
 **   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min;
-**                    gpu_median, gpu_percentile[_cont|_disc] (percentile.c)
+**                    gpu_median, gpu_percentile[_cont|_disc], their
+**                    _state and _merge (percentile.c)
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
 **   ext/query/       gpu_query (virtual table), gpu_query_partial,
@@ -122,6 +123,16 @@ static const ga_fn_reg fns[] = {
      ga_pct_inverse, ga_pct_final, ga_pct_value},
     {"gpu_percentile_disc", 2, DET, GA_UD_FN, GA_PCT_DISC, 0, ga_pct_step,
      ga_pct_inverse, ga_pct_final, ga_pct_value},
+    {"gpu_percentile_state", 1, DET, GA_UD_FN, GA_PCT_MEDIAN, 0, ga_pct_step, 0,
+     ga_pct_state_final, 0},
+    {"gpu_median_merge", 1, DET, GA_UD_FN, GA_PCT_MEDIAN, 0, ga_pct_merge_step,
+     0, ga_pct_final, 0},
+    {"gpu_percentile_merge", 2, DET, GA_UD_FN, GA_PCT_PERCENTILE, 0,
+     ga_pct_merge_step, 0, ga_pct_final, 0},
+    {"gpu_percentile_cont_merge", 2, DET, GA_UD_FN, GA_PCT_CONT, 0,
+     ga_pct_merge_step, 0, ga_pct_final, 0},
+    {"gpu_percentile_disc_merge", 2, DET, GA_UD_FN, GA_PCT_DISC, 0,
+     ga_pct_merge_step, 0, ga_pct_final, 0},
     AGG("gpuagg_partial", DET, GA_UD_PARTIAL, 0, ga_partial_step,
         ga_partial_final),
     {"gpuagg_collect", -1, DIRECT, GA_UD_NONE, 0, 0, ga_collect_step, 0,

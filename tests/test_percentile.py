@@ -21,7 +21,10 @@ Checked, value, typeof and bits, or the error text:
   - the selection on inputs made to be hard: sorted, reversed, organ pipe,
     all equal, two values, many duplicates, 2e5 values;
   - the memory cap (group_bytes): an error naming the function;
-  - every error text.
+  - every error text;
+  - states: gpu_percentile_state merged by gpu_*_merge over random
+    groupings and orders equal the aggregate bit for bit; canonical BLOBs;
+    every kind of bad BLOB an error naming the merge.
 
 Where a percentile.c of SQLite 3.47 or later is on this machine (the
 variable PERCENTILE_C, or the pinned file below), the suite builds it as a
@@ -400,6 +403,72 @@ def windows(con):
               bad == 0, "%d disagree" % bad)
 
 
+def states(con):
+    """gpu_percentile_state / gpu_*_merge: states merged in random trees
+    (nested merges of states of states are not a thing: a merge gives the
+    answer, so a tree is any split of the rows into groups, and merges over
+    any subset order) equal the aggregate over all the rows, bit for bit;
+    the BLOB is canonical; bad BLOBs are errors naming the merge."""
+    con.execute("CREATE TABLE st(g INTEGER, y)")
+    bad = 0
+    for case in range(120):
+        n = R.choice([0, 1, 2, 9, 60, 300])
+        pool = []
+        rows = []
+        for i in range(n):
+            y = gen_y(R, pool)
+            if y is not None and R.random() < 0.3:
+                pool.append(y)
+            rows.append((R.randrange(R.choice([1, 2, 5, 40])), y))
+        con.execute("DELETE FROM st")
+        con.executemany("INSERT INTO st VALUES (?, ?)", rows)
+        order = R.choice(["g", "g DESC", "random()", "total(y)"])
+        for fn in FNS:
+            p = gen_base(R, fn)
+            args = "s" if fn == "median" else "s, %r" % p
+            merged = q(con, "SELECT gpu_%s_merge(%s), typeof(gpu_%s_merge(%s)) FROM (SELECT "
+                       "gpu_percentile_state(y) s FROM st GROUP BY g ORDER BY %s)"
+                       % (fn, args, fn, args, order))
+            direct = q(con, "SELECT %s, typeof(%s) FROM st" % (call(fn, "y", repr(p)),
+                                                                call(fn, "y", repr(p))))
+            want = _model(fn, [(y, p) for _, y in rows])
+            ok = (not isinstance(merged, Err) and not isinstance(direct, Err)
+                  and same(merged[0], want) and same(direct[0], want))
+            if not ok:
+                bad += 1
+                if bad <= 3:
+                    rep.check("states case %d %s" % (case, fn), False, "merged %r direct %r want %r"
+                              % (merged, direct, want))
+    rep.check("states merged over random groupings equal the aggregate", bad == 0, "%d differ" % bad)
+    a = q(con, "SELECT hex(gpu_percentile_state(y)) FROM (SELECT column1 AS y FROM "
+          "(VALUES (3), (-0.0), (1.5), (0.0), (NULL)))")
+    b = q(con, "SELECT hex(gpu_percentile_state(y)) FROM (SELECT column1 AS y FROM "
+          "(VALUES (0.0), (1.5), (NULL), (3.0), (-0.0)))")
+    rep.check("state BLOB canonical", not isinstance(a, Err) and a == b, "%r %r" % (a, b))
+    def blob(n, *vals, tail=""):
+        return "x'4741535401060000%s%s%s'" % (struct.pack("<Q", n).hex(),
+                                               "".join(struct.pack("<d", v).hex() for v in vals), tail)
+    for b, want in (
+            ("'abc'", "gpu_median_merge: expects a state BLOB made by gpu_percentile_state()"),
+            ("x'474153540101000000'", "gpu_median_merge: wrong kind of state: this is a sum state "
+                                      "(gpu_sum/total/avg_state)"),
+            ("x'4741535402060000'", "gpu_median_merge: state made by a newer gpuagg (format version > 1); "
+                                    "upgrade gpuagg to read it"),
+            (blob(2, 1.0), "gpu_median_merge: truncated state"),
+            (blob(2, 1.0, 0.5), "gpu_median_merge: malformed state (values out of order)"),
+            (blob(2, 0.0, -0.0), "gpu_median_merge: malformed state (values out of order)"),
+            (blob(1, float("inf")), "gpu_median_merge: malformed state (a value that is not finite)"),
+            (blob(1, 1.0, tail="00"), "gpu_median_merge: malformed state (bytes after its values)"),
+            ("x'4741535401060100'", "gpu_median_merge: malformed state (reserved header bytes)")):
+        got = q(con, "SELECT gpu_median_merge(%s)" % b)
+        rep.check("bad state %s: %s" % (b[:60], want[18:]), isinstance(got, Err) and str(got) == want,
+                  repr(got))
+    got = q(con, "SELECT gpu_median_merge(%s), gpu_median_merge(%s)" % (blob(1, 1.0), blob(0)))
+    rep.check("hand-made states of 1.0 and of nothing", got == [(1.0, None)], repr(got))
+    got = q(con, "SELECT gpu_percentile_merge(NULL, 200)")
+    rep.check("merge: P checked on a NULL state's row", isinstance(got, Err), repr(got))
+
+
 def reference_build():
     """Rule: a >= 3.47 percentile.c, pinned by hash, built with
     -ffp-contract=off, bit for bit against ours.  SKIP where none is here."""
@@ -450,6 +519,7 @@ def main():
     errors(con)
     hard_inputs(con)
     windows(con)
+    states(con)
     reference_build()
     rep.finish()
 

@@ -12,6 +12,10 @@
 **                              of the line through the sorted values
 **   gpu_percentile_cont(Y, P)  P in 0..1, the same line
 **   gpu_percentile_disc(Y, P)  P in 0..1: the value at floor(P * (n - 1))
+**   gpu_percentile_state(Y)    the values as a state BLOB (rule 8)
+**   gpu_median_merge(S), gpu_percentile_merge(S, P),
+**   gpu_percentile_cont_merge(S, P), gpu_percentile_disc_merge(S, P)
+**                              the aggregate over the states' values
 **
 ** Rules this file keeps:
 **   1. P is checked on every row, NULL-Y rows included, before Y: a P
@@ -32,8 +36,15 @@
 **      past it, an error naming the function, never an approximation.
 **   6. The selection polls the caller's interrupt (SQLITE_INTERRUPT).
 **   7. xFinal frees the values, also after an error (aggregates.c rule 4).
+**   8. States (docs/states.md): gpu_percentile_state(Y) keeps Y's values
+**      under rule 2 as a BLOB (engine/state/pct_state.c); gpu_median_merge(S)
+**      and gpu_percentile[_cont|_disc]_merge(S, P) take rule 1's P per row
+**      (NULL-S rows too), skip NULL states and answer over every state's
+**      values: the aggregate over all their rows, bit for bit.  A BLOB that
+**      is not such a state is an error naming the merge.
 */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
@@ -41,7 +52,9 @@ SQLITE_EXTENSION_INIT3
 
 #include "config.h"
 #include "glue.h"
+#include "pct_state.h"
 #include "percentile.h"
+#include "state.h"
 #include "value.h"
 
 __attribute__((cold)) static void fail(sqlite3_context *ctx, const char *fmt,
@@ -55,7 +68,9 @@ __attribute__((cold)) static void fail(sqlite3_context *ctx, const char *fmt,
   sqlite3_free(m);
 }
 
-void ga_pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+/* Rule 1 for this row: the aggregate's values, or NULL (the error is
+** set, or the row added nothing). */
+static ga_pct *begin(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_fn_data *d = sqlite3_user_data(ctx);
   double frac = 0.5;
   if (argc == 2) { /* rule 1 */
@@ -65,13 +80,13 @@ void ga_pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                          &frac)) {
       fail(ctx, "the fraction argument to %s() is not between 0.0 and %.1f",
            ga_pct_max_p(d->op));
-      return;
+      return NULL;
     }
   }
   ga_pct *p = sqlite3_aggregate_context(ctx, sizeof(*p));
   if (!p) {
     sqlite3_result_error_nomem(ctx);
-    return;
+    return NULL;
   }
   if (!p->frac_set) {
     p->frac = frac;
@@ -80,8 +95,29 @@ void ga_pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else if (!ga_pct_same(p->frac, frac)) {
     fail(ctx,
          "the fraction argument to %s() is not the same for all input rows", 0);
-    return;
+    return NULL;
   }
+  return p;
+}
+
+/* Rule 5's error. */
+static void cap_error(sqlite3_context *ctx, const ga_pct *p) {
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  char *m = sqlite3_mprintf(
+      "%s: the values passed the memory cap (group_bytes = %lld; each value "
+      "takes %d bytes): raise it with gpuagg_config('group_bytes', N)",
+      d->name, (long long)p->cap_bytes, GA_PCT_VALUE_BYTES);
+  if (m)
+    sqlite3_result_error(ctx, m, -1);
+  else
+    sqlite3_result_error_nomem(ctx);
+  sqlite3_free(m);
+}
+
+void ga_pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  ga_pct *p = begin(ctx, argc, argv);
+  if (!p)
+    return;
   int t = sqlite3_value_type(argv[0]); /* rule 2 */
   if (t == SQLITE_NULL)
     return;
@@ -98,15 +134,7 @@ void ga_pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc == GA_NOMEM) {
     sqlite3_result_error_nomem(ctx);
   } else if (rc == GA_PCT_CAP) {
-    char *m = sqlite3_mprintf(
-        "%s: the values passed the memory cap (group_bytes = %lld; each value "
-        "takes %d bytes): raise it with gpuagg_config('group_bytes', N)",
-        d->name, (long long)p->cap_bytes, GA_PCT_VALUE_BYTES);
-    if (m)
-      sqlite3_result_error(ctx, m, -1);
-    else
-      sqlite3_result_error_nomem(ctx);
-    sqlite3_free(m);
+    cap_error(ctx, p);
   }
 }
 
@@ -144,3 +172,55 @@ static void answer(sqlite3_context *ctx, int final) {
 
 void ga_pct_value(sqlite3_context *ctx) { answer(ctx, 0); }
 void ga_pct_final(sqlite3_context *ctx) { answer(ctx, 1); }
+
+/* ---- states (rule 8) ---- */
+
+void ga_pct_state_final(sqlite3_context *ctx) {
+  ga_pct *p = sqlite3_aggregate_context(ctx, sizeof(*p));
+  if (!p) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  unsigned char *out = NULL;
+  int64_t n = 0;
+  if (ga_pct_state_encode(p, &out, &n) != GA_OK)
+    sqlite3_result_error_nomem(ctx);
+  else
+    sqlite3_result_blob64(ctx, out, (sqlite3_uint64)n, free);
+  ga_pct_free(p);
+}
+
+void ga_pct_merge_step(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  ga_pct *p = begin(ctx, argc, argv);
+  if (!p)
+    return;
+  ga_fn_data *d = sqlite3_user_data(ctx);
+  int t = sqlite3_value_type(argv[0]);
+  if (t == SQLITE_NULL)
+    return;
+  const char *err = NULL;
+  int rc = GA_BADSTATE;
+  if (t != SQLITE_BLOB) {
+    err = "expects a state BLOB made by gpu_percentile_state()";
+  } else {
+    const void *b = sqlite3_value_blob(argv[0]);
+    int64_t n = sqlite3_value_bytes(argv[0]);
+    if (!b && n) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    rc = ga_pct_state_merge(b ? b : "", n, p, &err);
+  }
+  if (rc == GA_NOMEM) {
+    sqlite3_result_error_nomem(ctx);
+  } else if (rc == GA_PCT_CAP) {
+    cap_error(ctx, p);
+  } else if (rc != GA_OK) {
+    char *m = sqlite3_mprintf("%s: %s", d->name, err);
+    if (m)
+      sqlite3_result_error(ctx, m, -1);
+    else
+      sqlite3_result_error_nomem(ctx);
+    sqlite3_free(m);
+  }
+}

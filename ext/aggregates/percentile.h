@@ -14,5 +14,9 @@ void ga_pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void ga_pct_inverse(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 void ga_pct_value(sqlite3_context *ctx);
 void ga_pct_final(sqlite3_context *ctx);
+/* gpu_percentile_state's xFinal; the _merge aggregates' xStep (their
+** xFinal is ga_pct_final) */
+void ga_pct_state_final(sqlite3_context *ctx);
+void ga_pct_merge_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 #endif
