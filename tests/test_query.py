@@ -2058,6 +2058,8 @@ def dates_queries(rep, cons):
 # ---------------------------------------------------------------- issue 39: median and percentiles
 
 PCT_WHY = "the text holds a median or percentile (gpu_median, gpu_percentile...)"
+PCT_BAD = "a median's or percentile's input holds TEXT, a BLOB or an infinity"
+PCT_PARTIAL = "the text holds a median or percentile: a partial keeps no group's values yet"
 
 
 def pct_tables(r, cons):
@@ -2099,16 +2101,18 @@ def pct_tables(r, cons):
 
 def pct_query(r):
     """A text with medians and percentiles (and sums beside them): (text,
-    parameters)."""
+    parameters, whether the serial path must take it)."""
     keys = r.choice([[], ["g"], ["k"], ["g", "k"], ["g % 2"]])
     params = []
     aggs = []
+    serial = False  # planner/qpct.c rule 2: a P that is no valid constant, DISTINCT
     for _ in range(r.randint(1, 3)):
         fn = r.choice(["median", "percentile", "percentile_cont", "percentile_disc"])
         e = r.choice(["y", "x", "y + x", "-y", "abs(x)", "CASE WHEN g = 1 THEN y END"])
         dist = "DISTINCT " if fn == "median" and r.random() < 0.3 else ""  # SQLite: one argument
         mx = 100 if fn == "percentile" else 1
         pk = r.randrange(6)
+        serial |= bool(dist) or (fn != "median" and pk in (1, 2, 3))
         if fn == "median":
             a = "gpu_median(%s%s)" % (dist, e)
         else:
@@ -2132,23 +2136,27 @@ def pct_query(r):
         if r.random() < 0.2:
             text += " HAVING a0 IS NOT NULL"
         text += " ORDER BY %s" % ", ".join(str(i + 1) for i in range(len(keys)))
-    return text, params
+    return text, params, serial
 
 
 def percentile_queries(rep, cons):
     """Issue 39: gpu_median and gpu_percentile[_cont|_disc] in gpu_query on
-    every path (threads 1, 2, 4, tiny pieces; CACHE=1; PARTS=1) against the
-    text on the caller's connection: the same rows, bits and errors, on the
-    serial path with its reason (planner/qpct.c); partials refuse saying why.
-    Returns the failures."""
+    every path (threads 1, 2, 4, tiny pieces; CACHE=1, where the cache
+    declines; PARTS=1, where partials refuse saying why) against the text
+    on the caller's connection: the same rows, bits and errors.  A constant
+    P runs on the workers (a TEXT or Inf value sends the call to the serial
+    path, for SQLite's error); a P of a column or a parameter, or DISTINCT,
+    on the serial path with its reason (planner/qpct.c).  Returns the
+    failures."""
     r = random.Random(SEED + 39)
     tables = pct_tables(r, cons)
     n = max(60, QUERIES // 20)
     fails = runs = 0
+    pct_runs = {"all": 0}
     for qi in range(n):
         t = r.choice(tables)
         con = cons[t.db]
-        text, params = pct_query(r)
+        text, params, serial_pct = pct_query(r)
         text = text.format(t=t.name)
         ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
         ordered = " ORDER BY " in text
@@ -2164,8 +2172,15 @@ def percentile_queries(rep, cons):
             got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params)
             ls = last_scan(con)
             runs += 1
-            if got[0] == "ok" and (ls.get("path") != "serial" or PCT_WHY not in ls.get("why", "")):
-                problems.append("threads %d: path %s (%s)" % (th, ls.get("path"), ls.get("why")))
+            why = ls.get("why", "") or ""
+            if th > 1 and got[0] == "ok":
+                pct_runs["all"] += 1
+                pct_runs[ls.get("path")] = pct_runs.get(ls.get("path"), 0) + 1
+            if got[0] == "ok" and serial_pct and (ls.get("path") != "serial" or PCT_WHY not in why):
+                problems.append("threads %d: path %s (%s), want serial" % (th, ls.get("path"), why))
+            if got[0] == "ok" and ls.get("path") == "serial" and not serial_pct and th > 1 and \
+                    PCT_BAD not in why and "UTF-16" not in why:
+                problems.append("threads %d: serial (%s)" % (th, why))
             if got[0] == "error" and want[0] == "error":
                 if got[1] != "gpu_query: " + want[1]:
                     problems.append("threads %d: error %r want %r" % (th, got[1], want[1]))
@@ -2178,12 +2193,14 @@ def percentile_queries(rep, cons):
             del os.environ[k]
         if PARTS:
             got, shape = via_partials(r, t, text, params)
-            if got[0] != "error" or PCT_WHY not in got[1]:
+            if got[0] != "error" or (PCT_WHY not in got[1] and PCT_PARTIAL not in got[1]):
                 problems.append("partials (%s): not refused: %s" % (shape, got))
         fails += bool(problems)
         rep.check("pct_q%d" % qi, not problems, "SEED=%d percentile query %d on %s (%d rows)\n  text: %s "
                   "params %r\n  %s" % (SEED, qi, t.name, t.n, text, params, "\n  ".join(problems)[:3000]))
-    print("# issue 39: %d percentile queries, %d runs" % (n, runs))
+    print("# issue 39: %d percentile queries, %d runs; at 2 and 4 threads: %r" % (n, runs, pct_runs))
+    rep.check("pct_parallel_share", pct_runs.get("parallel", 0) >= pct_runs["all"] // 4,
+              "only %r of the runs at 2 and 4 threads took the parallel path" % pct_runs)
     return fails
 
 

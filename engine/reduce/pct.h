@@ -42,6 +42,9 @@ typedef struct ga_pct {
 /* Add y (finite).  GA_OK, GA_NOMEM, or GA_PCT_CAP when the values would
 ** pass cap_bytes. */
 #define GA_PCT_CAP 100
+/* A value a percentile refuses, seen by the parallel scan
+** (engine/scan/scan_group.h rule 6). */
+#define GA_PCT_BAD 101
 int ga_pct_push(ga_pct *p, double y);
 
 /* Remove one value equal to y (the bit-identical one where present, else
