@@ -30,8 +30,9 @@ SQLITE_EXTENSION_INIT3
 #include "qpct.h"
 
 const char *const ga_qpct_why =
-    "the text holds a median or percentile (gpu_median, gpu_percentile...), "
-    "which keeps every value of its group: the serial path";
+    "the text holds a median or percentile (gpu_median, gpu_percentile...) "
+    "whose P is no constant, or DISTINCT: the serial path, where SQLite "
+    "checks P row by row";
 
 const char *const ga_qpct_partial_why =
     "the text holds a median or percentile: a partial keeps no group's "

@@ -1516,8 +1516,8 @@ hint_db.close()
 
 # medians and percentiles (issue 39, planner/qpct.c): the text runs, on the
 # serial path with its reason, and SQLite's errors of the calls are the call's
-PCT_WHY = ("the text holds a median or percentile (gpu_median, gpu_percentile...), which keeps "
-           "every value of its group: the serial path")
+PCT_WHY = ("the text holds a median or percentile (gpu_median, gpu_percentile...) whose P is no "
+           "constant, or DISTINCT: the serial path, where SQLite checks P row by row")
 for sql, want_path in (("SELECT k, gpu_median(x), count(*) FROM nm GROUP BY k ORDER BY k", "parallel"),
                       ("SELECT gpu_percentile(x, 90) FROM nm", "parallel"),
                       ("SELECT gpu_percentile(x, '9' || '0'), gpu_median(DISTINCT x) FROM nm", "serial"),
