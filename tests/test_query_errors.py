@@ -1550,6 +1550,17 @@ db.execute("DROP TABLE pctq")
 check(got == "gpu_query: input to gpu_median() is not numeric" and last["path"] == "serial"
       and "a median's or percentile's input holds TEXT" in last["why"],
       "percentile: a TEXT value sends the workers' call to the serial path", (got, last["why"]))
+# its values count against group_bytes: past it, the serial path, the same rows
+ref = db.execute("SELECT k, gpu_median(x) FROM nm GROUP BY k ORDER BY k").fetchall()
+db.execute("SELECT gpuagg_config('group_bytes', 2000)")
+create(db, "pctq", "SELECT k, gpu_median(x) FROM nm GROUP BY k ORDER BY k")
+got = db.execute("SELECT * FROM pctq").fetchall()
+last = info(db)["last_scan"]
+db.execute("DROP TABLE pctq")
+db.execute("SELECT gpuagg_config('group_bytes', 0)")
+check(got == ref and last["path"] == "serial" and last["why"] == "the groups passed the memory cap (group_bytes; "
+      "each value of a median or percentile takes 8 bytes)",
+      "percentile: past group_bytes, the serial path", (got, ref, last["why"]))
 
 
 # PARTITION BY and ORDER BY inside a window definition are its words, never a

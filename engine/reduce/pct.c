@@ -60,7 +60,7 @@ int ga_pct_same(double a, double b) {
 
 int ga_pct_push(ga_pct *p, double y) {
   if (p->n == p->cap) {
-    size_t want = p->cap ? p->cap * 2 : 256;
+    size_t want = p->cap ? p->cap * 2 : 8; /* many groups: a few values each */
     if (p->cap_bytes > 0) { /* rule 5: the allocation stays under the cap */
       size_t most = (size_t)(p->cap_bytes / GA_PCT_VALUE_BYTES);
       if (want > most)

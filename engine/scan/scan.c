@@ -988,13 +988,17 @@ static void *worker_main(void *arg) {
       goto done;
     if (__atomic_add_fetch(&sh->group_bytes, bytes, __ATOMIC_RELAXED) >
         sp->max_group_bytes) {
-      int dist = 0; /* a DISTINCT aggregate's values count too */
-      for (int k = 0; k < sp->shape.ns; k++)
-        dist |= sp->shape.dist[k] != 0;
+      int dist = 0, pct = 0; /* a DISTINCT aggregate's values count too */
+      for (int k = 0; k < sp->shape.ns; k++) {
+        dist |= sp->shape.dist[k] != 0 && sp->shape.dist[k] != GA_DIST_PCT;
+        pct |= sp->shape.dist[k] == GA_DIST_PCT; /* scan_group.h rule 6 */
+      }
       fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s",
-           dist ? " (group_bytes; each distinct value of a DISTINCT aggregate "
-                  "takes up to 171 bytes and its TEXT or BLOB)"
-                : "");
+           dist  ? " (group_bytes; each distinct value of a DISTINCT aggregate "
+                   "takes up to 171 bytes and its TEXT or BLOB)"
+           : pct ? " (group_bytes; each value of a median or percentile takes "
+                   "8 bytes)"
+                 : "");
       goto done;
     }
   }
