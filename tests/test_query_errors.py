@@ -1558,8 +1558,9 @@ got = db.execute("SELECT * FROM pctq").fetchall()
 last = info(db)["last_scan"]
 db.execute("DROP TABLE pctq")
 db.execute("SELECT gpuagg_config('group_bytes', 0)")
-check(got == ref and last["path"] == "serial" and last["why"] == "the groups passed the memory cap (group_bytes; "
-      "each value of a median or percentile takes 8 bytes)",
+check(got == ref and last["path"] == "serial" and last["why"].endswith("the groups passed the memory cap "
+                                                                       "(group_bytes; each value of a median or "
+                                                                       "percentile takes 8 bytes)"),
       "percentile: past group_bytes, the serial path", (got, ref, last["why"]))
 
 
