@@ -155,6 +155,8 @@ $(BUILD)/%.o: %.c $(ALL_HDRS) $(STAMP)/c.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
+# percentiles: SQLite's blend v1 + (v2 - v1) * f, never fused (pct.c rule 2)
+$(BUILD)/engine/reduce/pct.o: override CFLAGS += -ffp-contract=off
 # expressions: no FMA contraction, besides the _rn intrinsics (cache_expr.cu)
 $(BUILD)/kernels/cache_expr.o: override NVCCFLAGS += --fmad=false
 $(BUILD)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh base/*.h) $(STAMP)/cu.stamp

@@ -4,7 +4,9 @@
 ** below (the top of the layers, mk/layers.txt; nothing calls into it).
 **
 ** SQL interface: the functions of the tables, documented where each lives:
-**   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min
+**   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min;
+**                    gpu_median, gpu_percentile[_cont|_disc], their
+**                    _state and _merge (percentile.c)
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
 **   ext/query/       gpu_query (virtual table), gpu_query_partial,
@@ -42,6 +44,7 @@ SQLITE_EXTENSION_INIT3
 #include "glue.h"
 #include "matadd_vtab.h"
 #include "partial_fns.h"
+#include "percentile.h"
 #include "query_vtab.h"
 #include "states.h"
 #include "workers.h"
@@ -111,6 +114,25 @@ static const ga_fn_reg fns[] = {
         ga_merge_best_final),
     AGG("gpu_min_merge", DET, GA_UD_FN, GA_AGG_MIN, ga_merge_best_step,
         ga_merge_best_final),
+    /* median and percentiles (ext/aggregates/percentile.c, issue 39) */
+    {"gpu_median", 1, DET, GA_UD_FN, GA_PCT_MEDIAN, 0, ga_pct_step,
+     ga_pct_inverse, ga_pct_final, ga_pct_value},
+    {"gpu_percentile", 2, DET, GA_UD_FN, GA_PCT_PERCENTILE, 0, ga_pct_step,
+     ga_pct_inverse, ga_pct_final, ga_pct_value},
+    {"gpu_percentile_cont", 2, DET, GA_UD_FN, GA_PCT_CONT, 0, ga_pct_step,
+     ga_pct_inverse, ga_pct_final, ga_pct_value},
+    {"gpu_percentile_disc", 2, DET, GA_UD_FN, GA_PCT_DISC, 0, ga_pct_step,
+     ga_pct_inverse, ga_pct_final, ga_pct_value},
+    {"gpu_percentile_state", 1, DET, GA_UD_FN, GA_PCT_MEDIAN, 0, ga_pct_step, 0,
+     ga_pct_state_final, 0},
+    {"gpu_median_merge", 1, DET, GA_UD_FN, GA_PCT_MEDIAN, 0, ga_pct_merge_step,
+     0, ga_pct_final, 0},
+    {"gpu_percentile_merge", 2, DET, GA_UD_FN, GA_PCT_PERCENTILE, 0,
+     ga_pct_merge_step, 0, ga_pct_final, 0},
+    {"gpu_percentile_cont_merge", 2, DET, GA_UD_FN, GA_PCT_CONT, 0,
+     ga_pct_merge_step, 0, ga_pct_final, 0},
+    {"gpu_percentile_disc_merge", 2, DET, GA_UD_FN, GA_PCT_DISC, 0,
+     ga_pct_merge_step, 0, ga_pct_final, 0},
     AGG("gpuagg_partial", DET, GA_UD_PARTIAL, 0, ga_partial_step,
         ga_partial_final),
     {"gpuagg_collect", -1, DIRECT, GA_UD_NONE, 0, 0, ga_collect_step, 0,

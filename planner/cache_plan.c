@@ -539,6 +539,14 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
+  /* medians and percentiles (issue 39): no entry keeps a group's values */
+  for (int k = 0; p->val_dist && k < p->nvals; k++)
+    if (p->val_dist[k] == GA_DIST_PCT) {
+      snprintf(why, nwhy,
+               "a median or percentile (the cache keeps no group's values "
+               "yet; the workers answer)");
+      return SQLITE_OK;
+    }
   /* gpu_query's DISTINCT aggregates (issue 37): a host entry keeps sets
   ** (engine/cache/cache_distinct.c), a GPU entry bitmaps
   ** (engine/cache/cache_gpu_distinct.c), or declines with the reason */

@@ -903,6 +903,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     ** it, but gpu_max orders the database's UTF-16 bytes */
     for (k = 0; p->val_dist && k < p->nvals; k++)
       if (enc != SQLITE_UTF8 && p->val_dist[k] > 1 + GA_COLL_BINARY &&
+          p->val_dist[k] != GA_DIST_PCT && /* no set (issue 39) */
           (!p->val_best || p->val_best[k]))
         SERIAL("min or max over NOCASE or RTRIM DISTINCT values of a UTF-16 "
                "database");

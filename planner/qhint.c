@@ -5,8 +5,9 @@
 ** gpu_sum ... gpu_max).  An analyst reaching for another one gets the name
 ** of what exists: a rewrite over those aggregates where one runs (the
 ** variance from exact sums), the two-step form (group in gpu_query, then
-** aggregate its rows in SQLite) for string and JSON aggregates, and a
-** plain "none yet" for medians and percentiles.  Names compare in ASCII
+** aggregate its rows in SQLite) for string and JSON aggregates, the
+** gpu_ spellings for medians and percentiles (issue 39), and a plain "none"
+** for modes and approximate quantiles.  Names compare in ASCII
 ** case, as SQLite's function names do; any other name has no hint (NULL).
 */
 #include <stddef.h>
@@ -42,9 +43,13 @@ const char *ga_qhint(const char *name) {
     return "write it from exact sums: (sum(x * x) - sum(x) * sum(x) / "
            "count(x)) / (count(x) - 1) is the sample variance, sqrt() of it "
            "the standard deviation";
-  if (name && in(name, median))
-    return "gpuagg has no exact median, percentile or approximate aggregate "
-           "yet: run this query on SQLite itself";
+  if (name && in(name, median)) /* the first four: issue 39 */
+    return in(name, median + 4)
+               ? "gpuagg has no mode or approximate quantile: run this query "
+                 "on SQLite itself"
+               : "write it gpu_median(y), gpu_percentile(y, p), "
+                 "gpu_percentile_cont(y, p) or gpu_percentile_disc(y, p): "
+                 "SQLite's percentile extension, exact (docs/aggregates.md)";
   if (name && in(name, strings))
     return "gpuagg has no string or JSON aggregate: add its argument to "
            "gpu_query's GROUP BY, then aggregate the result table's rows in "

@@ -182,6 +182,15 @@
 **      HAVING, each select list item and each ORDER BY term).  Where one
 **      that may fold cannot be read, or one is in a WINDOW clause, the
 **      serial path.  The workers still compute such an aggregate.
+**  14. Medians and percentiles (issue 39, planner/qpct.c): a call of
+**      gpu_median or gpu_percentile[_cont|_disc] is accepted as written.
+**      With a constant P (qpct.c rule 2) whose fraction is valid and no
+**      DISTINCT, it is an aggregate (GA_Q_PCT) over a value of its own
+**      ("PCT " before its normal form, FILTER as rule 9's) that keeps every
+**      number (val_dist GA_DIST_PCT: engine/scan/scan_group.h rule 6), and
+**      no partial is made (partial_why); otherwise its tokens are no bare
+**      columns (check_bare) and the text takes the serial path
+**      (ga_qpct_why).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -195,6 +204,7 @@ SQLITE_EXTENSION_INIT3
 #include "qhaving.h"
 #include "qhint.h"
 #include "qjoin.h"
+#include "qpct.h"
 #include "qrewrite.h"
 #include "qschema.h"
 #include "qtok.h"
@@ -714,8 +724,12 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
     return value_of(p, a, b, idx);
   char *na = a >= 0 ? norm(p, a, b, alias_ok) : sqlite3_mprintf("*");
   char *nf = fa >= 0 ? norm(p, fa, fb, alias_ok) : sqlite3_mprintf("");
-  char *nz = na && nf ? sqlite3_mprintf("%s%s%s%s", dist ? "DISTINCT " : "", na,
-                                        fa >= 0 ? " FILTER " : "", nf)
+  int pct = dist == GA_DIST_PCT; /* rule 14: a median's own value */
+  char *nz = na && nf ? sqlite3_mprintf("%s%s%s%s",
+                                        pct    ? "PCT "
+                                        : dist ? "DISTINCT "
+                                               : "",
+                                        na, fa >= 0 ? " FILTER " : "", nf)
                       : NULL;
   sqlite3_free(na);
   sqlite3_free(nf);
@@ -738,7 +752,7 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
             : fa >= 0 ? sqlite3_mprintf("CASE WHEN (%s) THEN (%s) END", f, e)
                       : sqlite3_mprintf("%s", e);
   int coll = GA_COLL_BINARY;
-  if (v && dist) {
+  if (v && dist && !pct) {
     coll =
         q->join_from_caller
             ? ga_plan_key_coll_join(p->db, q->join_from_caller, e)
@@ -756,8 +770,79 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
   }
   p->valnorm[q->nvals] = nz;
   q->vals[q->nvals] = v;
-  q->val_dist[q->nvals] = dist ? (unsigned char)(1 + coll) : 0;
+  q->val_dist[q->nvals] = pct    ? GA_DIST_PCT
+                          : dist ? (unsigned char)(1 + coll)
+                                 : 0;
   *idx = q->nvals++;
+  return SQLITE_OK;
+}
+
+/* Rule 14: the median or percentile call [i, pe).  With a constant P
+** whose fraction is valid and no DISTINCT, an aggregate of the workers: its
+** value keeps every number (GA_DIST_PCT), FILTER as rule 9's; else the
+** serial path, where SQLite checks P on every row. */
+static int pct_call(parse *p, int i, int pe) {
+  ga_query *q = p->q;
+  int fn = ga_qpct_fn(p->z, &p->t[i]);
+  int close = close_of(p, i + 1);
+  span *args = NULL;
+  int nargs = 0;
+  if (kw(p, i + 2, "DISTINCT") || kw(p, i + 2, "ALL") ||
+      split(p, i + 2, close, &args, &nargs) != SQLITE_OK ||
+      nargs != (fn == GA_PCT_MEDIAN ? 1 : 2)) {
+    sqlite3_free(args);
+    q->serial_why = ga_qpct_why;
+    return SQLITE_OK;
+  }
+  double frac = 0.5;
+  if (fn != GA_PCT_MEDIAN) {
+    int rc = ga_qpct_frac(p->db, p->z, p->t, args[1].a, args[1].b, fn, &frac);
+    if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+      sqlite3_free(args);
+      return rc;
+    }
+    if (rc == SQLITE_DONE) { /* not a constant, or out of range */
+      sqlite3_free(args);
+      q->serial_why = ga_qpct_why;
+      return SQLITE_OK;
+    }
+  }
+  int fa = -1, fb = -1;
+  if (kw(p, close + 1, "FILTER")) {
+    fa = close + 4;
+    fb = close_of(p, close + 2);
+  }
+  int val = 0;
+  int rc = value_of_call(p, args[0].a, args[0].b, fa, fb, GA_DIST_PCT, 0, &val);
+  sqlite3_free(args);
+  if (rc != SQLITE_OK)
+    return *p->err ? SQLITE_ERROR : rc;
+  int op = GA_Q_PCT + fn, k;
+  for (k = 0; k < q->naggs; k++)
+    if (q->aggs[k].op == op && q->aggs[k].val == val && q->aggs[k].frac == frac)
+      break;
+  if (k == q->naggs) {
+    if (k == GA_Q_MAX_AGGS)
+      return fail(p, "gpu_query: more than %s aggregate calls", "128");
+    q->aggs[k].op = op;
+    q->aggs[k].val = val;
+    q->aggs[k].frac = frac;
+    q->naggs++;
+  }
+  if (p->ncalls == p->capcalls) {
+    int cap = p->capcalls ? p->capcalls * 2 : 16;
+    aggcall *nc = sqlite3_realloc64(p->calls, sizeof(aggcall) * (size_t)cap);
+    if (!nc)
+      return SQLITE_NOMEM;
+    p->calls = nc;
+    p->capcalls = cap;
+  }
+  p->calls[p->ncalls].all.a = i;
+  p->calls[p->ncalls].all.b = pe;
+  p->calls[p->ncalls].arg_end = close;
+  p->calls[p->ncalls].agg = k;
+  p->ncalls++;
+  q->partial_why = ga_qpct_partial_why;
   return SQLITE_OK;
 }
 
@@ -780,6 +865,14 @@ static int find_calls(parse *p, int a, int b) {
     }
     if (p->t[i].type != T_ID || !op(p, i + 1, "("))
       continue;
+    int pe = ga_qpct_call(p->z, p->t, p->n, i); /* rule 14 */
+    if (pe >= 0) {
+      int prc = pct_call(p, i, pe);
+      if (prc != SQLITE_OK)
+        return prc;
+      i = pe - 1;
+      continue;
+    }
     int which = our_agg(p, i);
     int close = close_of(p, i + 1);
     span *args = NULL;
@@ -1320,6 +1413,11 @@ static int check_bare(parse *p, int a, int b) {
     }
     if (ga_qw_skip(&p->wins, i)) /* a window's name: qwindow.c rule 3 */
       continue;
+    int pe = ga_qpct_call(p->z, p->t, p->n, i); /* rule 14 */
+    if (pe >= 0) {
+      i = pe - 1;
+      continue;
+    }
     int c = col_of(p, i);
     if (c == -1 || op(p, i + 1, "(") || op(p, i + 1, ".") ||
         kw(p, i - 1, "COLLATE"))
@@ -2326,7 +2424,7 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = *err ? SQLITE_ERROR : SQLITE_NOMEM;
     goto done;
   }
-  if (q->naggs == 0 && q->nkeys == 0) {
+  if (q->naggs == 0 && q->nkeys == 0 && q->serial_why != ga_qpct_why) {
     rc = fail(p,
               "gpu_query: the query has neither an aggregate nor GROUP "
               "BY (nothing to aggregate): gpu_query computes aggregates; a "
@@ -2393,7 +2491,8 @@ int ga_query_parse(sqlite3 *db, const char *sql, const char *groups,
     rc = join_plan(p);
   if (rc == SQLITE_OK && p->join) /* planner/qdims.c */
     rc = join_probe_plan(p);
-  q->partial_why = rw.partial_why;
+  if (rw.partial_why) /* else rule 14's, or none */
+    q->partial_why = rw.partial_why;
   if (rc == SQLITE_OK && rw.subs.n) { /* qrewrite.c rule 5, qsubq.c */
     q->subs = rw.subs;
     memset(&rw.subs, 0, sizeof(rw.subs));

@@ -19,9 +19,13 @@
 #define GA_Q_COUNT_STAR 10 /* count(*): the group's rows */
 #define GA_Q_COUNT 11      /* count(e): e's non-NULL values */
 
+/* A median or percentile (issue 39): GA_Q_PCT + its GA_PCT_* (pct.h). */
+#define GA_Q_PCT 20
+
 typedef struct ga_qagg {
   int op;
-  int val; /* index into vals (count(*): 0, any state counts rows) */
+  int val;     /* index into vals (count(*): 0, any state counts rows) */
+  double frac; /* GA_Q_PCT's: the fraction of its constant P */
 } ga_qagg;
 
 /* The most aggregate calls, distinct (op, argument) pairs, of one query. */

@@ -92,6 +92,7 @@ declare -A CMD=(
   [engine]='make -s --no-print-directory test-engine'
   [cpu_sum]='make -s --no-print-directory test-cpu-sum'
   [state]='"$PYTHON" tests/test_state.py'
+  [percentile]='"$PYTHON" tests/test_percentile.py'
   [state_engine]='make -s --no-print-directory test-state-engine'
   [state_worker]='make -s --no-print-directory test-state-worker'
   [python]='"$PYTHON" tests/hosts/test_python.py'
@@ -106,7 +107,7 @@ declare -A CMD=(
   [docs]='"$PYTHON" tests/test_docs.py'
 )
 DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust files trust_values query query_cache query_errors query_index query_join query_partial first_hour scan_group cache_dict \
-  engine cpu_sum state state_engine state_worker \
+  engine cpu_sum state state_engine state_worker percentile \
   python analysts dask cli install wheel node harden layout docs"
 
 # The GPU-path logic on the fake GPU backend (tests/fakegpu/): two devices,

@@ -19,6 +19,7 @@
 #include "agg.h"
 #include "bestval.h"
 #include "cpu_reduce.h"
+#include "pct.h"
 #include "xacc.h"
 
 static int passed, failed;
@@ -506,6 +507,69 @@ static void test_window_sum(void) {
   ga_agg_free(a);
 }
 
+/* engine/reduce/pct.c (issue 39): the selection at every k against a
+** sorted copy, on shapes that defeat a median-of-three pivot, with the
+** quickselect rounds cut to 0, 1 and 3 so that the heapsort that ends an
+** introselect runs too; then the blend of rule 2 and _disc's zeros. */
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void test_pct_select(void) {
+  enum { N = 203 };
+  double src[N], sorted[N], v[N];
+  int bad = 0;
+  for (int shape = 0; shape < 5; shape++) {
+    unsigned s = 12345u + (unsigned)shape;
+    for (int i = 0; i < N; i++) {
+      s = s * 1103515245u + 12345u;
+      src[i] = shape == 0   ? i
+               : shape == 1 ? N - i
+               : shape == 2 ? (i < N / 2 ? i : N - i)
+               : shape == 3 ? (double)((s >> 16) % 4)
+                            : (double)(s >> 8) / 7.0;
+    }
+    memcpy(sorted, src, sizeof src);
+    qsort(sorted, N, sizeof(double), cmp_double);
+    int rounds[] = {-1, 0, 1, 3};
+    for (int r = 0; r < 4; r++)
+      for (int k = 0; k < N; k++) {
+        memcpy(v, src, sizeof src);
+        ga_pct_select(v, N, (size_t)k, rounds[r], NULL, NULL);
+        int ok = v[k] == sorted[k];
+        for (int i = 0; ok && i < N; i++)
+          ok = i < k ? v[i] <= v[k] : i > k ? v[i] >= v[k] : 1;
+        bad += !ok;
+      }
+  }
+  CHECK(bad == 0, "pct: the selection at every k, every round budget (%d bad)",
+        bad);
+  ga_pct p = {0};
+  double in[] = {4.0, 1.0, 3.0, 2.0}, out = 0;
+  for (int i = 0; i < 4; i++)
+    ga_pct_push(&p, in[i]);
+  p.frac = 0.1;
+  p.frac_set = 1;
+  ga_pct_answer(&p, GA_PCT_CONT, &out, NULL, NULL);
+  /* ix = 0.1 * 3 = 0.30000000000000004: 1 + (2 - 1) * ix */
+  CHECK(out == 1.0 + (2.0 - 1.0) * (0.1 * 3.0 - 0.0), "pct: the blend (%.17g)",
+        out);
+  ga_pct_answer(&p, GA_PCT_DISC, &out, NULL, NULL);
+  CHECK(out == 1.0, "pct: _disc at floor(ix) (%.17g)", out);
+  ga_pct_free(&p);
+  double z[] = {0.0, -0.0, -0.0, 0.0, 0.0};
+  for (int i = 0; i < 5; i++)
+    ga_pct_push(&p, z[i]);
+  p.frac = 0.25; /* ix 1: the second of -0.0, -0.0, 0.0, 0.0, 0.0 */
+  ga_pct_answer(&p, GA_PCT_DISC, &out, NULL, NULL);
+  CHECK(out == 0.0 && signbit(out), "pct: _disc orders -0.0 first");
+  p.frac = 0.5;
+  ga_pct_answer(&p, GA_PCT_DISC, &out, NULL, NULL);
+  CHECK(out == 0.0 && !signbit(out), "pct: then 0.0");
+  ga_pct_free(&p);
+}
+
 int main(void) {
   test_pairs();
   test_known();
@@ -518,6 +582,7 @@ int main(void) {
   test_agg_order();
   test_window_best();
   test_window_sum();
+  test_pct_select();
   printf("RESULT engine: %d passed, %d failed, 0 skipped\n", passed, failed);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;

@@ -2180,6 +2180,153 @@ def gdist_queries(rep, cons):
               % (n, cached, runs, dict(whys.most_common(4))))
         rep.check("gdist_cache_share", runs and cached >= runs * 0.75,
                   "only %d of %d DISTINCT runs came from the cache" % (cached, runs))
+
+# ---------------------------------------------------------------- issue 39: median and percentiles
+
+PCT_WHY = "the text holds a median or percentile (gpu_median, gpu_percentile...)"
+PCT_BAD = "a median's or percentile's input holds TEXT, a BLOB or an infinity"
+PCT_PARTIAL = "the text holds a median or percentile: a partial keeps no group's values yet"
+
+
+def pct_tables(r, cons):
+    """One table in each database: g, k (TEXT NOCASE), y (INTEGER and REAL,
+    ints past 2^53, +-0, runs of equal values, NULLs), x REAL, p (a P column
+    that varies a little, within SQLite's 0.001 or past it); pct_bad_* also
+    hold TEXT and Inf in y."""
+    tables = []
+    for db, _, enc in DBS:
+        for name, bad in (("pct_" + db, False), ("pct_bad_" + db, True)):
+            t = Table(name, r.choice([1, 7, 60, 400, 2500]), clean=True, overflow=False, huge=False, db=db)
+            con = cons[db]
+            con.execute("CREATE TABLE %s(id INTEGER PRIMARY KEY, g INTEGER, k TEXT COLLATE NOCASE, y, "
+                        "x REAL, p REAL)" % name)
+            rows = []
+            pool = [3, 3.0, -0.0, 0.0, 2.5, (1 << 53) + 1, 1e300, -7]
+            for i in range(1, t.n + 1):
+                c = r.randrange(12)
+                y = (None if c == 0 else r.choice(pool) if c < 4 else r.randint(-50, 50) if c < 7
+                     else round(r.uniform(-1e3, 1e3), r.randrange(5)))
+                if bad and r.random() < 0.01:
+                    y = r.choice(["5", "x", 9e999, -9e999])
+                rows.append((i, r.randrange(4), r.choice(["a", "A", "b", None]), y,
+                             None if r.random() < 0.1 else r.uniform(-5, 5),
+                             0.5 + r.choice([0, 0, 0, 0.0004, -0.0008, 0.003])))
+            con.execute("BEGIN")
+            con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?)" % name, rows)
+            con.execute("COMMIT")
+            if PARTS:
+                make_shards(r, con, t, enc)
+            tables.append(t)
+    for db, _, _ in DBS:
+        cons[db].execute("SELECT count(*) FROM pragma_table_list").fetchall()
+    if CACHE:
+        for t in tables:
+            cons[t.db].execute("SELECT gpu_cache(?, 'g, k, y, x, p')", (t.name,))
+    return tables
+
+
+def pct_query(r):
+    """A text with medians and percentiles (and sums beside them): (text,
+    parameters, whether the serial path must take it)."""
+    keys = r.choice([[], ["g"], ["k"], ["g", "k"], ["g % 2"]])
+    params = []
+    aggs = []
+    serial = False  # planner/qpct.c rule 2: a P that is no valid constant, DISTINCT
+    for _ in range(r.randint(1, 3)):
+        fn = r.choice(["median", "percentile", "percentile_cont", "percentile_disc"])
+        e = r.choice(["y", "x", "y + x", "-y", "abs(x)", "CASE WHEN g = 1 THEN y END"])
+        dist = "DISTINCT " if fn == "median" and r.random() < 0.3 else ""  # SQLite: one argument
+        mx = 100 if fn == "percentile" else 1
+        pk = r.randrange(6)
+        serial |= bool(dist) or (fn != "median" and pk in (1, 2, 3))
+        if fn == "median":
+            a = "gpu_median(%s%s)" % (dist, e)
+        else:
+            pv = (r.choice([0, mx, 0.5 * mx, 0.25 * mx]) if pk == 0 else "p * %d" % mx if pk == 1
+                  else "?1" if pk == 2 else r.choice([mx * 1.01, -0.5, "NULL"]) if pk == 3
+                  else round(r.random() * mx, r.randrange(4)))
+            if pv == "?1":
+                params = [round(r.random() * mx, 3)]
+            a = "gpu_%s(%s%s, %s)" % (fn, dist, e, pv)
+        if r.random() < 0.2:
+            a += " FILTER (WHERE x > %d)" % r.randint(-3, 3)
+        aggs.append(a)
+    if r.random() < 0.5:
+        aggs.append(r.choice(["sum(x)", "count(*)", "avg(y)", "max(y)"]))
+    items = keys + ["%s AS a%d" % (a, i) for i, a in enumerate(aggs)]
+    text = "SELECT %s FROM {t}" % ", ".join(items)
+    if r.random() < 0.3:
+        text += " WHERE x > %d" % r.randint(-4, 2)
+    if keys:
+        text += " GROUP BY %s" % ", ".join(keys)
+        if r.random() < 0.2:
+            text += " HAVING a0 IS NOT NULL"
+        text += " ORDER BY %s" % ", ".join(str(i + 1) for i in range(len(keys)))
+    return text, params, serial
+
+
+def percentile_queries(rep, cons):
+    """Issue 39: gpu_median and gpu_percentile[_cont|_disc] in gpu_query on
+    every path (threads 1, 2, 4, tiny pieces; CACHE=1, where the cache
+    declines; PARTS=1, where partials refuse saying why) against the text
+    on the caller's connection: the same rows, bits and errors.  A constant
+    P runs on the workers (a TEXT or Inf value sends the call to the serial
+    path, for SQLite's error); a P of a column or a parameter, or DISTINCT,
+    on the serial path with its reason (planner/qpct.c).  Returns the
+    failures."""
+    r = random.Random(SEED + 39)
+    tables = pct_tables(r, cons)
+    n = max(60, QUERIES // 20)
+    fails = runs = 0
+    pct_runs = {"all": 0}
+    for qi in range(n):
+        t = r.choice(tables)
+        con = cons[t.db]
+        text, params, serial_pct = pct_query(r)
+        text = text.format(t=t.name)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        ordered = " ORDER BY " in text
+        knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
+        problems = []
+        want = run(con, ref, params)
+        os.environ.update(knobs)
+        made = run(con, "CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        if made[0] != "ok":
+            problems.append("CREATE: %s" % made[1])
+        for th in THREADS if made[0] == "ok" else ():
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params)
+            ls = last_scan(con)
+            runs += 1
+            why = ls.get("why", "") or ""
+            if th > 1 and got[0] == "ok":
+                pct_runs["all"] += 1
+                pct_runs[ls.get("path")] = pct_runs.get(ls.get("path"), 0) + 1
+            if got[0] == "ok" and serial_pct and (ls.get("path") != "serial" or PCT_WHY not in why):
+                problems.append("threads %d: path %s (%s), want serial" % (th, ls.get("path"), why))
+            if got[0] == "ok" and ls.get("path") == "serial" and not serial_pct and th > 1 and \
+                    PCT_BAD not in why and "UTF-16" not in why:
+                problems.append("threads %d: serial (%s)" % (th, why))
+            if got[0] == "error" and want[0] == "error":
+                if got[1] != "gpu_query: " + want[1]:
+                    problems.append("threads %d: error %r want %r" % (th, got[1], want[1]))
+            elif got[0] != want[0] or rows_key(got[1], (), ordered) != rows_key(want[1], (), ordered):
+                problems.append("threads %d (path %s, %s): got %s want %s" % (
+                    th, ls.get("path"), ls.get("why"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        run(con, "DROP TABLE IF EXISTS temp.q")
+        for k in knobs:
+            del os.environ[k]
+        if PARTS:
+            got, shape = via_partials(r, t, text, params)
+            if got[0] != "error" or (PCT_WHY not in got[1] and PCT_PARTIAL not in got[1]):
+                problems.append("partials (%s): not refused: %s" % (shape, got))
+        fails += bool(problems)
+        rep.check("pct_q%d" % qi, not problems, "SEED=%d percentile query %d on %s (%d rows)\n  text: %s "
+                  "params %r\n  %s" % (SEED, qi, t.name, t.n, text, params, "\n  ".join(problems)[:3000]))
+    print("# issue 39: %d percentile queries, %d runs; at 2 and 4 threads: %r" % (n, runs, pct_runs))
+    rep.check("pct_parallel_share", pct_runs.get("parallel", 0) >= pct_runs["all"] // 4,
+              "only %r of the runs at 2 and 4 threads took the parallel path" % pct_runs)
     return fails
 
 
@@ -2536,6 +2683,9 @@ def main():
         fails += dates_queries(rep, cons)
     if has_module is not None and os.environ.get("GDIST") != "0":  # issue 37 (session 4): gdist
         fails += gdist_queries(rep, cons)
+
+    if has_module is not None and os.environ.get("PCT") != "0":  # issue 39: median and percentiles
+        fails += percentile_queries(rep, cons)
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
         fails += keymemo_queries(rep, cons)
         print("# key memo reached by parallel runs: %s" % dict(KEY_MEMO))

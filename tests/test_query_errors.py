@@ -1466,7 +1466,9 @@ for sql, want in WIN_ERRORS:
 # refusals that point somewhere (qhint.c): what exists, or the rewrite
 NOT_OURS = "gpu_query: %s() is not an aggregate gpu_query runs (it runs count, sum, total, avg, min and max, " \
     "and gpu_sum ... gpu_max)"
-MEDIAN = "gpuagg has no exact median, percentile or approximate aggregate yet: run this query on SQLite itself"
+MEDIAN = ("write it gpu_median(y), gpu_percentile(y, p), gpu_percentile_cont(y, p) or "
+          "gpu_percentile_disc(y, p): SQLite's percentile extension, exact (docs/aggregates.md)")
+MODE = "gpuagg has no mode or approximate quantile: run this query on SQLite itself"
 VARIANCE = ("write it from exact sums: (sum(x * x) - sum(x) * sum(x) / count(x)) / (count(x) - 1) is the "
             "sample variance, sqrt() of it the standard deviation")
 STRINGS = ("gpuagg has no string or JSON aggregate: add its argument to gpu_query's GROUP BY, then aggregate "
@@ -1498,7 +1500,7 @@ for sql, want in HINTS:
     got = error_of(hint_db, "CREATE VIRTUAL TABLE temp.he USING gpu_query(%s)" % sql_quote(sql))
     check(got == want, "hint (registered): %s" % sql, "got %r\n  want %r" % (got, want))
 # not registered: SQLite's own error, and what exists
-for fn, hint in (("median", MEDIAN), ("percentile_cont", MEDIAN), ("stddev", VARIANCE),
+for fn, hint in (("median", MEDIAN), ("percentile_cont", MEDIAN), ("mode", MODE), ("stddev", VARIANCE),
                  ("var_pop", VARIANCE), ("string_agg", STRINGS)):
     sql = "SELECT a, %s(x) FROM t GROUP BY a" % fn
     got = error_of(db, "CREATE VIRTUAL TABLE temp.he USING gpu_query(%s)" % sql_quote(sql))
@@ -1511,6 +1513,55 @@ got, path, ref = gq_rows("wvar", "SELECT k, (sum(x * x) - sum(x) * sum(x) / coun
                          "FROM nm GROUP BY k ORDER BY k")
 check(got == ref and path == "parallel", "the variance rewrite runs", (got, ref, path))
 hint_db.close()
+
+# medians and percentiles (issue 39, planner/qpct.c): the text runs, on the
+# serial path with its reason, and SQLite's errors of the calls are the call's
+PCT_WHY = ("the text holds a median or percentile (gpu_median, gpu_percentile...) whose P is no "
+           "constant, or DISTINCT: the serial path, where SQLite checks P row by row")
+for sql, want_path in (("SELECT k, gpu_median(x), count(*) FROM nm GROUP BY k ORDER BY k", "parallel"),
+                      ("SELECT gpu_percentile(x, 90) FROM nm", "parallel"),
+                      ("SELECT gpu_percentile(x, '9' || '0'), gpu_median(DISTINCT x) FROM nm", "serial"),
+                      ("SELECT k, gpu_percentile_disc(x, ?1) FILTER (WHERE x > 3) AS p FROM nm GROUP BY k "
+                       "HAVING gpu_percentile_cont(x, 0.25) > 0 ORDER BY p DESC, k", "serial"),
+                      ("SELECT k, gpu_percentile_disc(x, 0.5) FILTER (WHERE x > 3) AS p FROM nm GROUP BY k "
+                       "HAVING gpu_percentile_cont(x, 0.25) > 0 ORDER BY p DESC, k", "parallel")):
+    ref = db.execute(sql, (0.5,) if "?1" in sql else ()).fetchall()
+    create(db, "pctq", sql)
+    got = db.execute("SELECT * FROM pctq(0.5)" if "?1" in sql else "SELECT * FROM pctq").fetchall()
+    last = info(db)["last_scan"]
+    db.execute("DROP TABLE pctq")
+    check(got == ref and last["path"] == want_path and (want_path != "serial" or last["why"] == PCT_WHY),
+          "percentile in gpu_query: %s" % sql[:60], (got[:3], ref[:3], last["path"], last["why"]))
+for sql, want in (("SELECT gpu_percentile(x, 101) FROM nm",
+                   "the fraction argument to gpu_percentile() is not between 0.0 and 100.0"),
+                  ("SELECT k, gpu_median(s) FROM nm GROUP BY k", "input to gpu_median() is not numeric")):
+    create(db, "pctq", sql)
+    got = error_of(db, "SELECT * FROM pctq")
+    db.execute("DROP TABLE pctq")
+    check(got == "gpu_query: " + want, "percentile error through gpu_query: %s" % sql, got)
+got = error_of(db, "SELECT gpu_query_partial('SELECT k, gpu_median(x) FROM nm GROUP BY k')")
+check(got == "gpu_query_partial: the text holds a median or percentile: a partial keeps no group's values "
+      "yet (gpu_query answers it on one connection)", "gpu_query_partial refuses a median, saying why", got)
+# a value SQLite's percentile refuses stops the workers: the serial path gives its error
+create(db, "pctq", "SELECT k, gpu_median(s) FROM nm GROUP BY k")
+got = error_of(db, "SELECT * FROM pctq")
+last = info(db)["last_scan"]
+db.execute("DROP TABLE pctq")
+check(got == "gpu_query: input to gpu_median() is not numeric" and last["path"] == "serial"
+      and "a median's or percentile's input holds TEXT" in last["why"],
+      "percentile: a TEXT value sends the workers' call to the serial path", (got, last["why"]))
+# its values count against group_bytes: past it, the serial path, the same rows
+ref = db.execute("SELECT k, gpu_median(x) FROM nm GROUP BY k ORDER BY k").fetchall()
+db.execute("SELECT gpuagg_config('group_bytes', 2000)")
+create(db, "pctq", "SELECT k, gpu_median(x) FROM nm GROUP BY k ORDER BY k")
+got = db.execute("SELECT * FROM pctq").fetchall()
+last = info(db)["last_scan"]
+db.execute("DROP TABLE pctq")
+db.execute("SELECT gpuagg_config('group_bytes', 0)")
+check(got == ref and last["path"] == "serial" and last["why"].endswith("the groups passed the memory cap "
+                                                                       "(group_bytes; each value of a median or "
+                                                                       "percentile takes 8 bytes)"),
+      "percentile: past group_bytes, the serial path", (got, ref, last["why"]))
 
 
 # PARTITION BY and ORDER BY inside a window definition are its words, never a

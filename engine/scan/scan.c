@@ -546,8 +546,31 @@ static int step_distinct(const ga_scan_spec *sp, ga_gstate *s, int coll,
 }
 
 /* One value into state i (hash mode: rows of piece `piece`); GA_* code. */
+/* scan_group.h rule 6: the column's value as a median keeps it. */
+static int step_pct(ga_gstate *s, sqlite3_stmt *st, int col) {
+  ga_value v;
+  memset(&v, 0, sizeof v);
+  switch (sqlite3_column_type(st, col)) {
+  case SQLITE_NULL:
+    break;
+  case SQLITE_INTEGER:
+    v.type = GA_V_INT;
+    v.i = sqlite3_column_int64(st, col);
+    break;
+  case SQLITE_FLOAT:
+    v.type = GA_V_REAL;
+    v.r = sqlite3_column_double(st, col);
+    break;
+  default:
+    v.type = GA_V_TEXT; /* refused: ga_pct_gstep reads the type only */
+  }
+  return ga_pct_gstep(s, &v);
+}
+
 static int step_value(const ga_scan_spec *sp, ga_gstate *s, int i,
                       int64_t piece, sqlite3_stmt *st, int col) {
+  if (sp->shape.dist[i] == GA_DIST_PCT)
+    return step_pct(s, st, col);
   if (sp->shape.dist[i])
     return step_distinct(sp, s, sp->shape.dist[i] - 1, piece, st, col);
   int type = sqlite3_column_type(st, col);
@@ -573,7 +596,9 @@ static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int i,
                              int col, int64_t *extra) {
   if (sp->shape.dist[i]) { /* the set's tags keep rule 2 */
     int64_t was = ga_gstate_heap_bytes(s);
-    int rc = step_distinct(sp, s, sp->shape.dist[i] - 1, piece, st, col);
+    int rc = sp->shape.dist[i] == GA_DIST_PCT
+                 ? step_pct(s, st, col)
+                 : step_distinct(sp, s, sp->shape.dist[i] - 1, piece, st, col);
     *extra += ga_gstate_heap_bytes(s) - was;
     return rc;
   }
@@ -734,6 +759,11 @@ static void fail_groups(scan_shared *sh, int grc, const char *err) {
   else if (grc == GA_KEYMEMO_STEP)
     fail(sh, GA_SCAN_FALLBACK,
          "a worker's key memo lost track of its row (keymemo.h rule 2)%s",
+         NULL);
+  else if (grc == GA_PCT_BAD) /* scan_group.h rule 6 */
+    fail(sh, GA_SCAN_FALLBACK,
+         "a median's or percentile's input holds TEXT, a BLOB or an "
+         "infinity: SQLite's own error, on the serial path%s",
          NULL);
   else
     fail(sh, GA_SCAN_FALLBACK, "a worker's state: %s",
@@ -958,13 +988,17 @@ static void *worker_main(void *arg) {
       goto done;
     if (__atomic_add_fetch(&sh->group_bytes, bytes, __ATOMIC_RELAXED) >
         sp->max_group_bytes) {
-      int dist = 0; /* a DISTINCT aggregate's values count too */
-      for (int k = 0; k < sp->shape.ns; k++)
-        dist |= sp->shape.dist[k] != 0;
+      int dist = 0, pct = 0; /* a DISTINCT aggregate's values count too */
+      for (int k = 0; k < sp->shape.ns; k++) {
+        dist |= sp->shape.dist[k] != 0 && sp->shape.dist[k] != GA_DIST_PCT;
+        pct |= sp->shape.dist[k] == GA_DIST_PCT; /* scan_group.h rule 6 */
+      }
       fail(sh, GA_SCAN_FALLBACK, "the groups passed the memory cap%s",
-           dist ? " (group_bytes; each distinct value of a DISTINCT aggregate "
-                  "takes up to 171 bytes and its TEXT or BLOB)"
-                : "");
+           dist  ? " (group_bytes; each distinct value of a DISTINCT aggregate "
+                   "takes up to 171 bytes and its TEXT or BLOB)"
+           : pct ? " (group_bytes; each value of a median or percentile takes "
+                   "8 bytes)"
+                 : "");
       goto done;
     }
   }

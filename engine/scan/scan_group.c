@@ -5,6 +5,7 @@
 
 #include "bigmem.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,17 @@ int ga_distinct_add(ga_dset **set, int coll, const ga_value *raw, int64_t piece,
   if (slot)
     *slot = e;
   return rc;
+}
+
+int ga_pct_gstep(ga_gstate *s, const ga_value *v) {
+  s->rows++;
+  if (v->type == GA_V_NULL)
+    return GA_OK;
+  double y = v->type == GA_V_INT ? (double)v->i : v->r;
+  if ((v->type != GA_V_INT && v->type != GA_V_REAL) || !isfinite(y))
+    return GA_PCT_BAD;
+  s->count++;
+  return ga_dset_pct_push(&s->set, y);
 }
 
 int ga_distinct_step(ga_gstate *s, int coll, const ga_value *raw, int64_t piece,
@@ -784,10 +796,13 @@ static int gs_step_rows(ga_group_table *d, const ga_gs_batch *b, const int *idx,
     const ga_value *v = &b->val[(size_t)r * (size_t)b->ns];
     for (int k = 0; k < b->ns && rc == GA_OK; k++) {
       int64_t was = ga_gstate_heap_bytes(&g->st[k]); /* a wide sum, a set */
-      rc = d->shape.dist[k]
-               ? ga_distinct_step(&g->st[k], d->shape.dist[k] - 1, &v[k], piece,
-                                  NULL)
-               : ga_gstate_step_tagged(&g->st[k], &g->tag[2 * k], piece, &v[k]);
+      rc = d->shape.dist[k] == GA_DIST_PCT           /* rule 6 */
+               ? ga_pct_gstep(&g->st[k], &v[k])
+               : d->shape.dist[k]
+                     ? ga_distinct_step(&g->st[k], d->shape.dist[k] - 1, &v[k],
+                                        piece, NULL)
+                     : ga_gstate_step_tagged(&g->st[k], &g->tag[2 * k], piece,
+                                             &v[k]);
       extra += ga_gstate_heap_bytes(&g->st[k]) - was;
     }
   }

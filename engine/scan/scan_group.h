@@ -33,6 +33,12 @@
 **      representative of equal values is the first in rowid order (rule 2)
 **      whatever order pieces and tables merge in (rule 3).  Its bytes are
 **      the state's heap bytes (rule 4).
+**   6. A median's or percentile's state (shape.dist GA_DIST_PCT, gpu_query,
+**      issue 39) keeps every number of its value (engine/state/dset.h rule
+**      6): counted, merged by appending in any order (the answer selects
+**      over all of them), its bytes the state's heap bytes (rule 4).  A
+**      value SQLite's percentile refuses (TEXT, BLOB, an infinity) stops
+**      the scan (GA_PCT_BAD): the serial path gives SQLite's own error.
 */
 #ifndef GA_SCAN_GROUP_H
 #define GA_SCAN_GROUP_H
@@ -71,9 +77,17 @@ typedef struct ga_gshape {
   int nc;
   int coll[GA_MAX_KEYS]; /* GA_COLL_* of each key */
   /* per state: 0, or 1 + the GA_COLL_* of a DISTINCT aggregate's argument,
-  ** whose state keeps a set of values (gstate.h rule 5, rule 5 here) */
+  ** whose state keeps a set of values (gstate.h rule 5, rule 5 here), or
+  ** GA_DIST_PCT (rule 6) */
   unsigned char dist[GA_MAX_STATES];
 } ga_gshape;
+
+/* Rule 6: the state keeps every value (a median's or percentile's). */
+#define GA_DIST_PCT 0x80
+/* Rule 6's step of one row's value: the row counted, a number kept as its
+** double; GA_PCT_BAD (pct.h) for TEXT, BLOB or an infinity, which SQLite
+** reports as an error the serial path gives.  GA_OK or GA_NOMEM too. */
+int ga_pct_gstep(ga_gstate *s, const ga_value *v);
 
 /* Rule 5: raw (any value; NULL adds nothing) into the set of a DISTINCT
 ** aggregate, tagged `piece`.  *slot (may be NULL): the entry when raw became

@@ -3,6 +3,7 @@
 */
 #include "dset.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
@@ -102,6 +103,8 @@ static int dset_put(ga_dset *s, size_t j, const ga_value *raw, uint64_t h,
   return GA_OK;
 }
 
+#define GA_COLL_NONE_PCT 0 /* rule 6: no collation, no eq */
+
 static ga_dset *dset_new(int coll, ga_dset_eq_fn eq) {
   ga_dset *s = sqlite3_malloc64(sizeof(*s));
   if (s) {
@@ -141,7 +144,28 @@ void ga_dset_set_num(ga_dent *e, const ga_value *num) {
   }
 }
 
+int ga_dset_pct_push(ga_dset **ps, double y) {
+  if (!*ps && !(*ps = dset_new(GA_COLL_NONE_PCT, NULL)))
+    return GA_NOMEM;
+  return ga_pct_push(&(*ps)->pct, y);
+}
+
 int ga_dset_merge(ga_dset **into, const ga_dset *later) {
+  if (later && later->pct.n) { /* rule 6 */
+    if (!*into && !(*into = dset_new(GA_COLL_NONE_PCT, NULL)))
+      return GA_NOMEM;
+    ga_pct *d = &(*into)->pct;
+    if (d->n + later->pct.n > d->cap) {
+      size_t want = d->n + later->pct.n;
+      double *v = realloc(d->v, want * sizeof(double));
+      if (!v)
+        return GA_NOMEM;
+      d->v = v;
+      d->cap = want;
+    }
+    memcpy(d->v + d->n, later->pct.v, later->pct.n * sizeof(double));
+    d->n += later->pct.n;
+  }
   if (!later || !later->n)
     return GA_OK;
   for (size_t i = 0; i < later->cap; i++) {
@@ -165,7 +189,8 @@ int ga_dset_merge(ga_dset **into, const ga_dset *later) {
 
 int64_t ga_dset_bytes(const ga_dset *s) {
   return s ? (int64_t)sizeof(*s) + (int64_t)s->cap * GA_DSET_ENTRY_BYTES +
-                 s->text_bytes
+                 s->text_bytes +
+                 (int64_t)s->pct.cap * GA_PCT_VALUE_BYTES /* rule 6 */
            : 0;
 }
 
@@ -176,5 +201,6 @@ void ga_dset_free(ga_dset *s) {
     if (s->e[i].raw.type != GA_V_NULL)
       ga_bval_clear(&s->e[i].raw);
   sqlite3_free(s->e);
+  ga_pct_free(&s->pct);
   sqlite3_free(s);
 }

@@ -35,6 +35,11 @@
 **      entries (each whole): the caller fails the call and reads it no
 **      more.  Growing (a rehash, amortised over the adds) and freeing do
 **      not stop.
+**   6. Medians and percentiles (issue 39): a state that keeps every value
+**      of its group holds them in pct (engine/reduce/pct.h), unordered, and
+**      no entries; a merge appends later's values, its bytes are counted
+**      with the set's (rule 4).  The order of the values never matters:
+**      the answer is a selection over all of them.
 */
 #ifndef GA_DSET_H
 #define GA_DSET_H
@@ -43,6 +48,7 @@
 #include <stdint.h>
 
 #include "bestval.h"
+#include "pct.h"
 #include "value.h"
 
 /* Equality of two non-NULL values under collation coll (rule 1). */
@@ -66,6 +72,9 @@ typedef struct ga_dset {
   int coll;
   ga_dset_eq_fn eq;
   int64_t text_bytes; /* TEXT and BLOB bytes held outside the slots */
+  /* rule 6: a median's or percentile's values (gpu_query, issue 39): a
+  ** state of such a value keeps them here, and no entries */
+  ga_pct pct;
 } ga_dset;
 
 /* *ps (made when NULL, with coll and eq) gets raw (non-NULL, hash h) of
@@ -94,7 +103,10 @@ ga_dset_poll *ga_dset_poll_swap(ga_dset_poll *p);
 /* Rule 5 at slot i of a loop: 1 when the poll (every GA_DSET_POLL_EVERY
 ** slots) says stop. */
 int ga_dset_stop_at(size_t i);
-/* Heap bytes of s (rule 4), 0 for NULL. */
+/* Rule 6: y (finite) into the values of *ps (made when NULL).  GA_OK or
+** GA_NOMEM. */
+int ga_dset_pct_push(ga_dset **ps, double y);
+/* Heap bytes of s (rule 4; rule 6's values, 8 each), 0 for NULL. */
 int64_t ga_dset_bytes(const ga_dset *s);
 void ga_dset_free(ga_dset *s);
 

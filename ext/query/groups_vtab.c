@@ -264,6 +264,29 @@ static int result_polled(sqlite3_context *ctx, const ga_gstate *s, int op,
   return rc;
 }
 
+/* A median's or percentile's answer from the values its state keeps
+** (engine/scan/scan_group.h rule 6), NULL where none: a selection over
+** them, reordered in place (their order never matters), polling the
+** caller's interrupt on its own thread. */
+static int pct_column(sqlite3_context *ctx, const ga_qagg *a,
+                      const ga_gstate *s) {
+  if (!s->set || !s->set->pct.n)
+    return SQLITE_OK;
+  ga_pct view = s->set->pct;
+  view.frac = a->frac;
+  ga_intr in;
+  memset(&in, 0, sizeof in);
+  in.db = sqlite3_context_db_handle(ctx);
+  double r;
+  int rc = ga_pct_answer(&view, a->op - GA_Q_PCT, &r, ga_intr_check, &in);
+  ga_intr_free(&in);
+  if (rc == GA_OK)
+    sqlite3_result_double(ctx, r);
+  else
+    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  return SQLITE_OK;
+}
+
 static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
                          int col) {
   groups_cursor *c = (groups_cursor *)pc;
@@ -286,6 +309,8 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
   if (!g)
     ga_gstate_init(&none);
   const ga_gstate *s = g ? &g->st[a->val] : &none;
+  if (a->op >= GA_Q_PCT) /* a median or percentile (issue 39) */
+    return pct_column(ctx, a, s);
   int rc = a->op == GA_Q_COUNT_STAR || a->op == GA_Q_COUNT
                ? GA_OK
                : result_polled(ctx, s, a->op, &v);
