@@ -1802,6 +1802,11 @@ def host_topk_many(rep):
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 3000", 1),
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 5000", 0),
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY k DESC LIMIT 5", 0),
+        # issue 37 (gmany): by count(*) or count(x) (ga_cquery.topk_count); x is NULL in
+        # whole groups (count 0, first in ASC)
+        ("SELECT k, count(*) AS c, sum(xi) " + g + "ORDER BY c DESC, k DESC LIMIT 5", 1),
+        ("SELECT k, count(x) AS c, total(y) " + g + "ORDER BY c ASC, k LIMIT 4", 1),
+        ("SELECT k, count(*) " + g + "ORDER BY count(*), k DESC LIMIT 2 OFFSET 3", 1),
     ]
     for threads in (1, 2, 3):
         cfg(con, "threads", threads)

@@ -2294,7 +2294,7 @@ def mg_query(r, t):
     kl = ", ".join(keys)
     if r.random() < 0.5:  # d4's kin: every group, HAVING or not
         aggs = ["sum(x) AS s"] + r.sample(["count(*)", "total(x)", "avg(x)", "min(x)", "max(xi)", "sum(xi)",
-                                           "count(x)"], r.randint(0, 3))
+                                           "count(x)", "sum(x * xi - 1)", "max(k3 / 2)"], r.randint(0, 3))
         having = r.choice(["", " HAVING sum(x) > %d" % r.randint(-5, 40), " HAVING count(*) > 1",
                            " HAVING sum(x) > ?%d" % (len(params) + 1)])
         if "?%d" % (len(params) + 1) in having:
@@ -2306,7 +2306,9 @@ def mg_query(r, t):
     cnt = r.choice(["count(*)", "count(*)", "count(x)", "count(k3)"])
     desc = r.choice([" DESC", " DESC", " ASC", ""])
     lim = r.choice([" LIMIT 1", " LIMIT 10", " LIMIT 3 OFFSET 2", " LIMIT 2, 5", " LIMIT 5000"])
-    extra = r.choice(["", ", sum(x) AS q", ", sum(x) AS q, total(xi), max(x)", ", avg(xi)"])
+    # a program first: count(*) reads value 0's rows (cache_gpu_query.c rule 9's d_xv)
+    extra = r.choice(["", ", sum(x) AS q", ", sum(x) AS q, total(xi), max(x)", ", avg(xi)",
+                      ", sum(x * 2 - 0.5) AS q2, min(x + xi)"])
     if r.random() < 0.5:
         text = "SELECT %s, %s AS c%s FROM %s%s GROUP BY %s ORDER BY c%s, %s%s" % (
             kl, cnt, extra, t.name, where, kl, desc, kl, lim)
