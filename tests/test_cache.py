@@ -2194,6 +2194,7 @@ def section_many(rep, r):
         ("SELECT k, count(*), total(x), min(x) FROM mg WHERE d >= '1998' GROUP BY k", 1, 0),
         ("SELECT k, count(*) AS c, sum(x) FROM mg WHERE d < '1993' GROUP BY k "
          "ORDER BY c DESC, k LIMIT 10", 0, 1),
+        ("SELECT k, count(*) AS c FROM mg WHERE d < '1993' GROUP BY k ORDER BY c, k DESC LIMIT 3", 0, 1),
     ]
     for i, (sql, many, topk) in enumerate(cases):
         before = counts()
