@@ -11,7 +11,8 @@
 **      GA_CACHE_MAX_GROUPS) sets the bound lower, so that a test's small
 **      table takes the same steps, counters and charges.
 **   2. The charge (ga_cq_many_fits): a many query's scratch on the device
-**      (every array carved for it: per row, per id, per group) and then,
+**      (every array carved for it: per row, per id, per group) with the
+**      host's copy of the groups' bounds (8 bytes an id) and then,
 **      once the groups with rows are known, what each such group takes on
 **      the host while the answer is made: its exact states as they come
 **      back (a gak_cstate a value), its keys (a gak_cval each), its first

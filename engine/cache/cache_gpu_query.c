@@ -18,7 +18,8 @@
 **      are columns or derived
 **      columns, combined into one group id (each key's dense id times the
 **      product of the earlier keys' counts; at most GA_CQ_MANY_MAX_IDS
-**      ids: rule 10); values that are columns or programs (kernels/cache_expr.cu
+**      ids: rule 10); values that are columns or programs
+*(kernels/cache_expr.cu
 **      writes a program's value as a scratch column, then it reduces as a
 **      column does).  One sort by group id, one reduce and merge per value.
 **      The keys of a group are its first row's, gathered there and made on
@@ -1065,7 +1066,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   for (int pass = 0; pass < 2; pass++) {
     if (pass && many &&
-        !ga_cq_many_fits(q, ga_gs_shape(gs), (int64_t)a.off, 0, why, nwhy)) {
+        !ga_cq_many_fits(q, ga_gs_shape(gs), (int64_t)a.off + ngroups * 8, 0,
+                         why, nwhy)) {
       rc = GA_CACHE_DECLINED; /* rule 10's charge */
       goto fail;
     }
@@ -1279,8 +1281,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
           : !cut_slices(h_se, ngroups, grouped, m, slice, maxsl, !topk, h_sl,
                         h_gr, &nsl, &ngr, why, nwhy))
     goto fail;
-  if (many &&
-      !ga_cq_many_fits(q, ga_gs_shape(gs), (int64_t)a.off, ngr, why, nwhy)) {
+  if (many && !ga_cq_many_fits(q, ga_gs_shape(gs), (int64_t)a.off + ngroups * 8,
+                               ngr, why, nwhy)) {
     rc = GA_CACHE_DECLINED; /* rule 10's charge, the host's groups too */
     goto done;
   }
