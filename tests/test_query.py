@@ -2309,6 +2309,8 @@ def mg_query(r, t):
     # a program first: count(*) reads value 0's rows (cache_gpu_query.c rule 9's d_xv)
     extra = r.choice(["", ", sum(x) AS q", ", sum(x) AS q, total(xi), max(x)", ", avg(xi)",
                       ", sum(x * 2 - 0.5) AS q2, min(x + xi)"])
+    if cnt == "count(*)" and r.random() < 0.5:
+        extra = ", sum(x * 2 - 0.5) AS q2, min(x + xi)"
     if r.random() < 0.5:
         text = "SELECT %s, %s AS c%s FROM %s%s GROUP BY %s ORDER BY c%s, %s%s" % (
             kl, cnt, extra, t.name, where, kl, desc, kl, lim)
