@@ -1802,11 +1802,15 @@ def host_topk_many(rep):
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 3000", 1),
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 5000", 0),
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY k DESC LIMIT 5", 0),
-        # issue 37 (gmany): by count(*) or count(x) (ga_cquery.topk_count); x is NULL in
-        # whole groups (count 0, first in ASC)
-        ("SELECT k, count(*) AS c, sum(xi) " + g + "ORDER BY c DESC, k DESC LIMIT 5", 1),
-        ("SELECT k, count(x) AS c, total(y) " + g + "ORDER BY c ASC, k LIMIT 4", 1),
-        ("SELECT k, count(*) " + g + "ORDER BY count(*), k DESC LIMIT 2 OFFSET 3", 1),
+        # issue 37 (gmany): by count(*) or count(x) (ga_cquery.topk_count), over rows
+        # that a WHERE on x thins unevenly (every group has 16 rows, and one y, xi);
+        # x is NULL in whole groups (count 0, first in ASC, though they keep 16 rows)
+        ("SELECT k, count(*) AS c, sum(xi) FROM tkm WHERE x > 0 GROUP BY k "
+         "ORDER BY c DESC, k DESC LIMIT 5", 1),
+        ("SELECT k, count(x) AS c, total(y) FROM tkm WHERE x IS NULL OR x > 0 GROUP BY k "
+         "ORDER BY c ASC, k LIMIT 4", 1),
+        ("SELECT k, count(*) FROM tkm WHERE x < 1 GROUP BY k "
+         "ORDER BY count(*), k DESC LIMIT 2 OFFSET 3", 1),
     ]
     for threads in (1, 2, 3):
         cfg(con, "threads", threads)
