@@ -26,12 +26,28 @@
 **      from GA_CQ_TOPK_COUNT_IDS key ids on, where shipping every group's
 **      states and letting SQLite order them (d5: 100,000 groups, two
 **      values) costs more than one sort of the groups' keys.
+**   4. The groups' hand-over to the shared groups (ga_cq_hand_groups): a
+**      group's states leave the device whole (a superaccumulator each), and
+**      each becomes a compact state and a group with a hash, on the host,
+**      which at 2e6 groups (d4 at 6e7 rows) took a thread over a second.
+**      For a many query (rule 1), past GA_CQ_HAND_MIN groups (64 under
+**      GPUAGG_CACHE_MANY_IDS, so that tests run it), up to
+**      GA_CQ_HAND_THREADS threads (and the CPUs online) take contiguous
+**      ranges of as many groups each; the shared groups lock by shard.  A
+**      thread that cannot start leaves its range to the caller's thread.
+**      Each group is a key tuple of its own (the ids are distinct values:
+**      TEXT keys group under BINARY only), so no two threads' groups merge
+**      and the order they arrive in changes nothing.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cache_gpu_many.h"
 #include "gak.h"
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
 
 /* Rule 3: key ids past which a top k by count takes rule 9's path. */
 #define GA_CQ_TOPK_COUNT_IDS ((int64_t)4096)
@@ -66,4 +82,63 @@ int ga_cq_many_fits(const ga_cquery *q, const ga_gshape *shape, int64_t dev,
            "(%lld): raise it (SELECT gpuagg_config('group_bytes', ...))",
            (long long)ngr, need, (long long)cap);
   return 0;
+}
+
+/* Rule 4's bounds. */
+#define GA_CQ_HAND_MIN ((int64_t)32768)
+#define GA_CQ_HAND_THREADS 16
+
+typedef struct hand_run {
+  int64_t lo, hi;
+  int nv, rc;
+  int (*one)(void *arg, int64_t g, ga_xstate *sts);
+  void *arg;
+} hand_run;
+
+static void *hand_range(void *p) {
+  hand_run *r = p;
+  ga_xstate *sts =
+      sqlite3_malloc64(sizeof(ga_xstate) * (size_t)(r->nv ? r->nv : 1));
+  r->rc = sts ? GA_SCAN_OK : GA_SCAN_NOMEM;
+  for (int64_t g = r->lo; g < r->hi && r->rc == GA_SCAN_OK; g++)
+    r->rc = r->one(r->arg, g, sts);
+  sqlite3_free(sts);
+  return NULL;
+}
+
+int ga_cq_hand_groups(int64_t ngr, int nv, int par,
+                      int (*one)(void *arg, int64_t g, ga_xstate *sts),
+                      void *arg) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  /* GPUAGG_CACHE_MANY_IDS (tests): small tables take threads too */
+  int64_t most = getenv("GPUAGG_CACHE_MANY_IDS") ? 64 : GA_CQ_HAND_MIN;
+  int64_t nt = par ? ngr / most : 1;
+  if (nt > GA_CQ_HAND_THREADS)
+    nt = GA_CQ_HAND_THREADS;
+  if (nt > cpus)
+    nt = cpus;
+  if (nt < 1)
+    nt = 1;
+  hand_run runs[GA_CQ_HAND_THREADS];
+  pthread_t tid[GA_CQ_HAND_THREADS];
+  int started[GA_CQ_HAND_THREADS];
+  for (int64_t t = 0; t < nt; t++) {
+    runs[t].lo = ngr * t / nt;
+    runs[t].hi = ngr * (t + 1) / nt;
+    runs[t].nv = nv;
+    runs[t].one = one;
+    runs[t].arg = arg;
+    started[t] = t > 0 && !pthread_create(&tid[t], NULL, hand_range, &runs[t]);
+  }
+  for (int64_t t = 0; t < nt; t++) /* the caller's range, and any left */
+    if (!started[t])
+      hand_range(&runs[t]);
+  int rc = GA_SCAN_OK;
+  for (int64_t t = 0; t < nt; t++) {
+    if (started[t])
+      pthread_join(tid[t], NULL);
+    if (runs[t].rc != GA_SCAN_OK)
+      rc = runs[t].rc;
+  }
+  return rc;
 }

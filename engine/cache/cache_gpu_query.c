@@ -76,6 +76,11 @@
 **      entry stays) and says so.  queries_many counts such queries.  Every
 **      group's exact states come back: SQLite's post query applies HAVING
 **      (d4 of bench/query_bench.py keeps 80% of its groups).
+**  11. The groups that come back enter the shared groups (ga_gs_add: its
+**      shards lock) from several threads in a many query (rule 10) of many
+**      groups (cache_gpu_many.c rule 4): each group is its own key tuple, made
+*and
+**      added alone, so the groups are the same in any order.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -949,6 +954,32 @@ fail:
   return -1;
 }
 
+/* Group g of the answer (its keys from h_kv, its states from h_st) into
+** the shared groups (rule 5); sts: room for nv states.  GA_SCAN_OK or
+** GA_SCAN_NOMEM.  Rule 11: threads call it, each for its own groups. */
+typedef struct hand_ctx {
+  ga_group_shards *gs;
+  const gsrc *src;
+  const gak_cval *h_kv;
+  const gak_cstate *h_st;
+  int64_t ngr;
+  int nk, nkc, nv;
+} hand_ctx;
+
+static int hand_group(void *arg, int64_t g, ga_xstate *sts) {
+  const hand_ctx *h = arg;
+  ga_value kv[GA_MAX_KEYS];
+  int64_t bytes = 0;
+  memset(kv, 0, sizeof(kv));
+  kv[0].type = GA_V_NULL;
+  for (int k = 0; k < h->nkc; k++)
+    key_value(&h->src[k], &h->h_kv[(size_t)k * (size_t)h->ngr + (size_t)g],
+              &kv[k + (h->nk ? 0 : 1)]);
+  for (int i = 0; i < h->nv; i++)
+    xstate_of(&sts[i], &h->h_st[(size_t)i * (size_t)h->ngr + (size_t)g]);
+  return ga_gs_add(h->gs, kv, sts, 0, &bytes) ? GA_SCAN_NOMEM : GA_SCAN_OK;
+}
+
 static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy) {
   int64_t n = e->rows;
@@ -965,7 +996,6 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   gak_cstate *h_st = NULL;
   gak_cval *h_pool = NULL, *h_kv = NULL;
   uint32_t *h_rows = NULL;
-  ga_xstate *sts = NULL;
   int rc = GA_SCAN_FALLBACK;
   gak_ccol xk[GAK_CACHE_MAX_KEYS]; /* rule 8: evaluated keys and dictionaries */
   int64_t *d_xkd[GAK_CACHE_MAX_KEYS], xknd[GAK_CACHE_MAX_KEYS];
@@ -1417,25 +1447,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
   }
   prof("keys", &t0);
-  sts = sqlite3_malloc64(sizeof(ga_xstate) * (size_t)nv);
-  if (!sts) {
-    rc = GA_SCAN_NOMEM;
-    goto fail;
-  }
-  rc = GA_SCAN_OK;
-  for (int64_t g = 0; g < ngr && rc == GA_SCAN_OK; g++) {
-    ga_value kv[GA_MAX_KEYS];
-    int64_t bytes = 0;
-    memset(kv, 0, sizeof(kv));
-    kv[0].type = GA_V_NULL;
-    for (int k = 0; k < nkc; k++)
-      key_value(&src[k], &h_kv[(size_t)k * (size_t)ngr + (size_t)g],
-                &kv[k + (nk ? 0 : 1)]);
-    for (int i = 0; i < nv; i++)
-      xstate_of(&sts[i], &h_st[(size_t)i * (size_t)ngr + (size_t)g]);
-    if (ga_gs_add(gs, kv, sts, 0, &bytes))
-      rc = GA_SCAN_NOMEM;
-  }
+  hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv};
+  rc = ga_cq_hand_groups(ngr, nv, many, hand_group, &hc); /* rule 11 */
   prof("groups", &t0);
   if (rc == GA_SCAN_OK && topk)
     c->queries_topk++;
@@ -1462,6 +1475,5 @@ done:
   sqlite3_free(h_pool);
   sqlite3_free(h_rows);
   sqlite3_free(h_kv);
-  sqlite3_free(sts);
   return rc;
 }
