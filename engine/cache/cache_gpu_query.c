@@ -1300,7 +1300,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       if (ga_cx_bare(ga_cq_val(q, q->topk_val)) < 0 && q->topk_count != 1)
         xv_of = q->topk_val; /* choose_topk evaluated it into d_xv */
     }
-    prof("group", &t0);
+    prof(topk ? "group topk" : many ? "group many" : "group", &t0);
   } else if (!grouped) {
     h_se[0] = 0;
     h_se[1] = (uint32_t)m;
@@ -1449,7 +1449,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   prof("keys", &t0);
   hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv};
   rc = ga_cq_hand_groups(ngr, nv, many, hand_group, &hc); /* rule 11 */
-  prof("groups", &t0);
+  prof(many ? "groups many" : "groups", &t0); /* rules 9 and 10 named */
   if (rc == GA_SCAN_OK && topk)
     c->queries_topk++;
   if (rc == GA_SCAN_OK && many)
