@@ -94,6 +94,13 @@ full goes to failures.txt in the run's temporary folder):
     must be parallel (or cached), and with CACHE=1 those over d alone must
     come from the cache (derived columns).
 
+  * many groups (issue 37, session 4, many_groups_queries): max(40,
+    QUERIES / 25) queries over two tables of many key ids (d4's HAVING and
+    kin; d5's top k by count(*) or count(x)), with GPUAGG_CACHE_MANY_IDS and
+    GPUAGG_CACHE_TOPK_IDS lowered at random and group_bytes sometimes too
+    small; on a GPU entry each run from the cache must move queries_many or
+    queries_topk as its ids call for (MANYGROUPS=0 leaves them out).
+
   * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
     10) queries whose group terms are over one column (quote, typeof, hex,
     CAST, printf, ||, date and strftime ... over a column without affinity
