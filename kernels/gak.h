@@ -316,6 +316,21 @@ int gak_cache_topk(const uint64_t *d_key, const uint32_t *d_start,
                    int64_t cap, uint32_t *d_ids, uint32_t *d_bounds,
                    int64_t *d_count, void *d_scratch, gak_stream s);
 
+/* ---- many groups (kernels/cache_many.cu; issue 37, bench/query_bench.py's
+** d5) ----
+**
+** gak_cache_group_count: one thread a group g < ngroups, its count over
+** rows [start[g], end[g]) of the sorted layout as an order key, as
+** gak_cache_group_order makes one: count(*) when x.notnull is NULL (the
+** rows, end - start), else count(x) (the rows p whose bit d_idx[p], or p
+** when d_idx is NULL, is set in x.notnull).  Key 2^63 + count; a group
+** without rows has key 0; desc = 0 stores every other key's complement.
+** A count is exact: nothing declines. */
+int gak_cache_group_count(gak_ccol x, const uint32_t *d_idx,
+                          const uint32_t *d_start, const uint32_t *d_end,
+                          int64_t ngroups, int desc, uint64_t *d_key,
+                          gak_stream s);
+
 /* ---- expressions and keys (kernels/cache_expr.cu; issue 20) ----
 **
 ** A program is engine/cache/cexpr.h's, one instruction a gak_cins (op:

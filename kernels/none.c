@@ -203,6 +203,14 @@ int gak_cache_group_order(gak_ccol x, const uint32_t *d_idx,
   (void)desc, (void)d_key, (void)d_flag, (void)s;
   return NB;
 }
+int gak_cache_group_count(gak_ccol x, const uint32_t *d_idx,
+                          const uint32_t *d_start, const uint32_t *d_end,
+                          int64_t ngroups, int desc, uint64_t *d_key,
+                          gak_stream s) {
+  (void)x, (void)d_idx, (void)d_start, (void)d_end, (void)ngroups;
+  (void)desc, (void)d_key, (void)s;
+  return NB;
+}
 size_t gak_cache_topk_scratch(int64_t ngroups) {
   (void)ngroups;
   return 0;

@@ -488,6 +488,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
   q->any_order = parts->any_order;
   q->topk_val = parts->topk_val;
   q->topk_total = parts->topk_total;
+  q->topk_count = parts->topk_count; /* issue 37 */
   q->topk_desc = parts->topk_desc;
   q->topk_k = parts->topk_k;
   for (int i = 0; i < q->nvals; i++) {

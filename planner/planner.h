@@ -110,6 +110,9 @@ typedef struct ga_parts {
   ** overflows); NULL: none */
   int topk_val, topk_total, topk_desc;
   int64_t topk_k;
+  /* issue 37: the order is count(*) of the group (1: its rows) or count()
+  ** of value topk_val (2) instead of its sum or total (0) */
+  int topk_count;
   const unsigned char *val_sum;
   /* the serial path can run SQLite's own plan of the text (gpu_query's
   ** serial text without NOT INDEXED): rule 14 of planner/path.c may choose

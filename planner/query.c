@@ -87,8 +87,9 @@
 **      SQLite stops (limit_stops_early).
 **   7. Top k: a flat query without HAVING, DISTINCT or a window function
 **      (qwindow.c rule 5) whose first ORDER BY
-**      term is a sum() or total() call of the text (or the alias of an
-**      item that is one), with ASC or DESC and nothing else, and a LIMIT
+**      term is a sum(), total(), count(*) or count() call of the text (or
+**      the alias of an item that is one; no DISTINCT inside: issue 37,
+**      ga_parts.topk_count), with ASC or DESC and nothing else, and a LIMIT
 **      of integer literals (LIMIT n, LIMIT n OFFSET m, LIMIT m, n; n > 0)
 **      answers from the groups among the first n + m by that aggregate,
 **      every group tied with the last of them included: the post query's
@@ -1885,8 +1886,9 @@ static int find_topk(parse *p) {
     sqlite3_free(name);
   }
   if (agg < 0 ||
-      (q->aggs[agg].op != GA_AGG_SUM && q->aggs[agg].op != GA_AGG_TOTAL) ||
-      q->val_dist[q->aggs[agg].val]) /* a path's top k reads plain sums */
+      (q->aggs[agg].op != GA_AGG_SUM && q->aggs[agg].op != GA_AGG_TOTAL &&
+       q->aggs[agg].op != GA_Q_COUNT_STAR && q->aggs[agg].op != GA_Q_COUNT) ||
+      q->val_dist[q->aggs[agg].val]) /* a path's top k reads plain states */
     return SQLITE_OK;
   int i = p->limit.a;
   int64_t n = limit_num(p, i), m = 0;
@@ -2605,6 +2607,10 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->val_best = q->val_best;
   p->topk_val = q->topk_agg >= 0 ? q->aggs[q->topk_agg].val : -1;
   p->topk_total = q->topk_agg >= 0 && q->aggs[q->topk_agg].op == GA_AGG_TOTAL;
+  p->topk_count = q->topk_agg < 0                              ? 0
+                  : q->aggs[q->topk_agg].op == GA_Q_COUNT_STAR ? 1
+                  : q->aggs[q->topk_agg].op == GA_Q_COUNT      ? 2
+                                                               : 0;
   p->topk_desc = q->topk_desc;
   p->topk_k = q->topk_k;
   p->val_sum = q->val_sum;

@@ -96,8 +96,14 @@ QUERIES = [
     "ORDER BY s, d, y LIMIT 3 OFFSET 2",
     # a key that is an expression (rule 8): evaluated first, its own dictionary
     "SELECT k % 7 AS r, d, sum(x), max(m), count(*) FROM t WHERE y < 700 GROUP BY k % 7, d",
+    # issue 37 (gmany): a top k by count(*) and count(x) (rule 9, gak_cache_group_count),
+    # and many key ids (rule 10, GPUAGG_CACHE_MANY_IDS below) with HAVING
+    "SELECT d, y, count(*) AS c, sum(x) FROM t GROUP BY d, y ORDER BY c DESC, d, y LIMIT 5",
+    "SELECT d, y, count(x) AS c FROM t WHERE y > 10 GROUP BY d, y ORDER BY c, d, y LIMIT 4",
+    "SELECT d, y, sum(x) AS s, count(*) FROM t GROUP BY d, y HAVING sum(x) > 1",
 ]
 os.environ["GPUAGG_CACHE_TOPK_IDS"] = "50"  # rule 9 at this size
+os.environ["GPUAGG_CACHE_MANY_IDS"] = "50"  # rule 10 too (issue 37)
 for i, sql in enumerate(QUERIES):
     ans = []
     for con in (gpu, host):

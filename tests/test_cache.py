@@ -1810,6 +1810,15 @@ def host_topk_many(rep):
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 3000", 1),
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY s DESC, k DESC LIMIT 5000", 0),
         ("SELECT k, sum(xi) AS s " + g + "ORDER BY k DESC LIMIT 5", 0),
+        # issue 37 (gmany): by count(*) or count(x) (ga_cquery.topk_count), over rows
+        # that a WHERE on x thins unevenly (every group has 16 rows, and one y, xi);
+        # x is NULL in whole groups (count 0, first in ASC, though they keep 16 rows)
+        ("SELECT k, count(*) AS c, sum(xi) FROM tkm WHERE x > 0 GROUP BY k "
+         "ORDER BY c DESC, k DESC LIMIT 5", 1),
+        ("SELECT k, count(x) AS c, total(y) FROM tkm WHERE x IS NULL OR x > 0 GROUP BY k "
+         "ORDER BY c ASC, k LIMIT 4", 1),
+        ("SELECT k, count(*) FROM tkm WHERE x < 1 GROUP BY k "
+         "ORDER BY count(*), k DESC LIMIT 2 OFFSET 3", 1),
     ]
     for threads in (1, 2, 3):
         cfg(con, "threads", threads)
@@ -2165,6 +2174,56 @@ def section_topk(rep, r, device):
                       "cannot order the groups" in last_scan(con)["why"], last_scan(con)["why"])
     finally:
         del os.environ["GPUAGG_CACHE_TOPK_IDS"]
+    con.close()
+
+
+def section_many(rep, r):
+    """GPU entries, issue 37 (gmany): more than 2^18 key ids, the bound of
+    GPUAGG_CACHE_MANY_IDS's default (engine/cache/cache_gpu_query.c rule 10,
+    cache_gpu_many.c): 270,000 distinct keys of one column keep their
+    dictionary, and d4's shape (a year, HAVING sum() > c) and a plain
+    grouping answer from the GPU with every group's exact states, counted
+    by queries_many; a group_bytes too small for the groups declines, the
+    entry stays, and why names group_bytes; a top k by count(*) over the
+    same ids takes rule 9 (queries_topk)."""
+    con = connect(":memory:", device="gpu")
+    con.execute("CREATE TABLE mg(k INTEGER, x REAL, d TEXT)")
+    con.execute(
+        "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 299999) "
+        "INSERT INTO mg SELECT i * 7 % 270001, (i % 50) + 1.0, "
+        "'199' || (2 + i % 7) || '-06-01' FROM q")
+    con.execute("SELECT gpu_cache('mg', 'k, x, d')")
+    if entry(con, "main.mg")["where"] != "gpu":
+        rep.check("gpu_many_entry", False, "not a GPU entry: %r" % entry(con, "main.mg"))
+        return
+
+    def counts():
+        c = info(con)["cache"]
+        return c.get("queries_many", 0), c.get("queries_topk", 0)
+    cases = [  # (text, queries_many, queries_topk)
+        ("SELECT k, sum(x) AS q FROM mg WHERE d BETWEEN '1995-01-01' AND '1995-12-31' "
+         "GROUP BY k HAVING sum(x) > 20", 1, 0),
+        # (few rows pass: the reference's gpu_ aggregates over 270,000 groups take seconds)
+        ("SELECT k, count(*), total(x), min(x) FROM mg WHERE d >= '1998' GROUP BY k", 1, 0),
+        ("SELECT k, count(*) AS c, sum(x) FROM mg WHERE d < '1993' GROUP BY k "
+         "ORDER BY c DESC, k LIMIT 10", 0, 1),
+        ("SELECT k, count(*) AS c FROM mg WHERE d < '1993' GROUP BY k ORDER BY c, k DESC LIMIT 3", 0, 1),
+    ]
+    for i, (sql, many, topk) in enumerate(cases):
+        before = counts()
+        query_compare(rep, con, "gpu_many_%d" % i, sql, "cache")
+        after = counts()
+        rep.check("gpu_many_%d_path" % i, (after[0] - before[0], after[1] - before[1]) == (many, topk),
+                  "counters moved by %r, want %r: %s" % (
+                      (after[0] - before[0], after[1] - before[1]), (many, topk), sql))
+    cfg(con, "group_bytes", 1 << 20)  # 270,000 groups of states: far more
+    try:
+        query_compare(rep, con, "gpu_many_capped", cases[1][0], "uncached")
+        why = last_scan(con)["why"]
+        rep.check("gpu_many_capped_why", "past group_bytes" in why and "raise it" in why, why)
+        rep.check("gpu_many_capped_entry", entry(con, "main.mg") is not None, "the entry was dropped")
+    finally:
+        cfg(con, "group_bytes", 0)
     con.close()
 
 
@@ -2734,6 +2793,8 @@ def main():
     if GPU:
         if want("merge_levels"):
             section_merge_levels(rep, r)
+        if want("many"):  # issue 37 (gmany)
+            section_many(rep, r)
         if want("faults"):
             section_faults(rep, r)
     else:

@@ -94,6 +94,13 @@ full goes to failures.txt in the run's temporary folder):
     must be parallel (or cached), and with CACHE=1 those over d alone must
     come from the cache (derived columns).
 
+  * many groups (issue 37, session 4, many_groups_queries): max(40,
+    QUERIES / 25) queries over two tables of many key ids (d4's HAVING and
+    kin; d5's top k by count(*) or count(x)), with GPUAGG_CACHE_MANY_IDS and
+    GPUAGG_CACHE_TOPK_IDS lowered at random and group_bytes sometimes too
+    small; on a GPU entry each run from the cache must move queries_many or
+    queries_topk as its ids call for (MANYGROUPS=0 leaves them out).
+
   * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
     10) queries whose group terms are over one column (quote, typeof, hex,
     CAST, printf, ||, date and strftime ... over a column without affinity
@@ -2523,6 +2530,171 @@ def keymemo_queries(rep, cons):
     return fails
 
 
+MG_SCHEMA = "(k1 INTEGER, k2 TEXT, k3 REAL, x REAL, xi INTEGER, d TEXT)"
+
+
+def mg_tables(r, cons):
+    """Issue 37 (gmany): one table a UTF-8 database, many groups for their
+    rows: k1 INTEGER (up to a group every 2 rows), k2 TEXT codes, k3 REAL of
+    integer values (a key the GPU takes), x REAL (halves, NULLs, ties), xi
+    INTEGER, d ISO dates; loaded into the cache with CACHE=1."""
+    tables = []
+    for db in ("w", "d"):
+        t = Table("mg_" + db, r.choice([300, 1200, 3000]), clean=True, overflow=False, huge=False, db=db)
+        nk1 = r.choice([t.n // 2, t.n // 5, t.n // 30 + 1])
+        nk2 = r.choice([3, 40, t.n // 4])
+        rows = []
+        for i in range(t.n):
+            rows.append((r.randint(0, nk1) if r.random() > 0.02 else None,
+                         "s%03d" % r.randint(0, nk2) if r.random() > 0.03 else None,
+                         float(r.randint(-3, 20)) if r.random() > 0.05 else None,
+                         None if r.random() < 0.1 else r.randint(-4, 60) * 0.5,
+                         r.randint(-5, 50), "199%d-%02d-15" % (r.randint(2, 8), r.randint(1, 12))))
+        con = cons[db]
+        con.execute("CREATE TABLE %s%s" % (t.name, MG_SCHEMA))
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?)" % t.name, rows)
+        con.execute("COMMIT")
+        t.ids = {c: con.execute("SELECT count(DISTINCT %s) + 1 FROM %s" % (c, t.name)).fetchone()[0]
+                 for c in ("k1", "k2", "k3")}
+        t.span = t.n
+        if PARTS:
+            make_shards(r, con, t, "UTF-8")
+        if CACHE:
+            con.execute("SELECT gpu_cache(?, 'k1, k2, k3, x, xi, d')", (t.name,))
+        tables.append(t)
+    return tables
+
+
+def mg_query(r, t):
+    """A many-groups text (d4 of bench/query_bench.py and its kin: HAVING,
+    several keys, a WHERE) or a top k by count(*) or count(x) (d5), with its
+    parameters, whether it is ordered, its keys and which counter it moves."""
+    keys = r.choice([["k1"], ["k1"], ["k1", "k2"], ["k2", "k3"], ["k3", "k1"]])
+    where, params = r.choice([("", []), (" WHERE d BETWEEN ?1 AND ?2", ["1995-01-01", "1995-12-31"]),
+                              (" WHERE x > 0", []), (" WHERE xi < ?1", [r.randint(0, 40)])])
+    kl = ", ".join(keys)
+    if r.random() < 0.5:  # d4's kin: every group, HAVING or not
+        aggs = ["sum(x) AS s"] + r.sample(["count(*)", "total(x)", "avg(x)", "min(x)", "max(xi)", "sum(xi)",
+                                           "count(x)", "sum(x * xi - 1)", "max(k3 / 2)"], r.randint(0, 3))
+        having = r.choice(["", " HAVING sum(x) > %d" % r.randint(-5, 40), " HAVING count(*) > 1",
+                           " HAVING sum(x) > ?%d" % (len(params) + 1)])
+        if "?%d" % (len(params) + 1) in having:
+            params = params + [r.choice([10, 12.5, -1])]
+        order = r.random() < 0.3
+        text = "SELECT %s, %s FROM %s%s GROUP BY %s%s%s" % (kl, ", ".join(aggs), t.name, where, kl, having,
+                                                          " ORDER BY " + kl if order else "")
+        return text, params, order, keys, "many"
+    cnt = r.choice(["count(*)", "count(*)", "count(x)", "count(k3)"])
+    desc = r.choice([" DESC", " DESC", " ASC", ""])
+    lim = r.choice([" LIMIT 1", " LIMIT 10", " LIMIT 3 OFFSET 2", " LIMIT 2, 5", " LIMIT 5000"])
+    # a program first: count(*) reads value 0's rows (cache_gpu_query.c rule 9's d_xv)
+    extra = r.choice(["", ", sum(x) AS q", ", sum(x) AS q, total(xi), max(x)", ", avg(xi)",
+                      ", sum(x * 2 - 0.5) AS q2, min(x + xi)"])
+    if cnt == "count(*)" and r.random() < 0.5:
+        extra = ", sum(x * 2 - 0.5) AS q2, min(x + xi)"
+    if r.random() < 0.5:
+        text = "SELECT %s, %s AS c%s FROM %s%s GROUP BY %s ORDER BY c%s, %s%s" % (
+            kl, cnt, extra, t.name, where, kl, desc, kl, lim)
+    else:  # the call itself as the ORDER BY term
+        text = "SELECT %s, %s%s FROM %s%s GROUP BY %s ORDER BY %s%s, %s%s" % (
+            kl, cnt, extra, t.name, where, kl, cnt, desc, kl, lim)
+    return text, params, True, keys, "topk"
+
+
+def many_groups_queries(rep, cons):
+    """Issue 37 (gmany): many groups from the GPU cache
+    (engine/cache/cache_gpu_many.c; cache_gpu_query.c rules 9 and 10): key
+    ids past GPUAGG_CACHE_MANY_IDS take the sorted layout with every
+    group's exact states, and a top k by count(*) or count(x) past
+    GPUAGG_CACHE_TOPK_IDS hands SQLite only the groups among the first k,
+    ties kept; group_bytes caps them (the cache declines, saying so).  On
+    every path of the run (threads 1, 2, 4; partials with PARTS=1), bit for
+    bit against the text with gpu_ aggregates; on a GPU entry (CACHE=1 under
+    the fake or a real GPU) each run from the cache must move the counter
+    (queries_many, queries_topk) its ids and the knobs call for.  Returns
+    the failures."""
+    r = random.Random(SEED + 3738)
+    tables = mg_tables(r, cons)
+    n = max(40, QUERIES // 25)
+    fails = runs = cached = many_runs = topk_runs = capped = forced = 0
+    for qi in range(n):
+        t = r.choice(tables)
+        con = cons[t.db]
+        text, params, ordered, keys, kind = mg_query(r, t)
+        ids = 1
+        for k in keys:
+            ids *= t.ids[k]
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        knobs = {"GPUAGG_CACHE_MANY_IDS": str(r.choice([1, 7, 50, ids, 100000])),
+                 "GPUAGG_CACHE_TOPK_IDS": str(r.choice([1, 20, ids, 100000]))}
+        cap = r.random() < 0.15  # group_bytes too small for the groups: the cache declines
+        if kind == "many" and qi % 6 == 1:  # at least one capped many query, most likely
+            cap = True
+            knobs["GPUAGG_CACHE_MANY_IDS"] = "1"
+        forced += cap and knobs["GPUAGG_CACHE_MANY_IDS"] == "1"
+        problems = []
+        want = run(con, ref, params)
+        os.environ.update(knobs)
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        if cap:
+            con.execute("SELECT gpuagg_config('group_bytes', 20000)")
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            info0 = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("cache") or {}
+            got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params)
+            info = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])
+            ls, cinfo = info.get("last_scan") or {}, info.get("cache") or {}
+            gpu = CACHE and any(e.get("table") == "main." + t.name and e.get("where") == "gpu"
+                                for e in cinfo.get("entries", []))
+            moved = {c: cinfo.get(c, 0) - info0.get(c, 0) for c in ("queries_many", "queries_topk")}
+            runs += 1
+            if ls.get("path") == "cache":
+                cached += 1
+                many_runs += moved["queries_many"]
+                topk_runs += moved["queries_topk"]
+                if gpu:
+                    # the knobs only lower the bounds (cache_gpu_many.c: 2^18 and 4,096 ids)
+                    want_topk = int(kind == "topk" and ids > min(int(knobs["GPUAGG_CACHE_TOPK_IDS"]), 4096))
+                    want_many = int(not want_topk and ids > min(int(knobs["GPUAGG_CACHE_MANY_IDS"]), 1 << 18))
+                    if moved != {"queries_many": want_many, "queries_topk": want_topk}:
+                        problems.append("threads %d: counters moved %r, want many %d topk %d (%d ids)"
+                                        % (th, moved, want_many, want_topk, ids))
+            elif gpu and cap and "past group_bytes" in str(ls.get("why")):
+                capped += 1
+            elif gpu and kind == "many" and th > 1 and not cap:
+                problems.append("threads %d: not from the GPU cache: %r" % (th, ls.get("why")))
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], ordered) !=
+                                     rows_key(want[1], [], ordered)):
+                problems.append("threads %d (path %s, %s): got %s want %s%s" % (
+                    th, ls.get("path"), ls.get("why"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1],
+                    first_diff(got[1], want[1], [], ordered) if got[0] == want[0] == "ok" else ""))
+        if cap:
+            con.execute("SELECT gpuagg_config('group_bytes', 0)")
+        con.execute("DROP TABLE temp.q")
+        if PARTS:
+            got, shape = via_partials(r, t, text, params)
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], ordered) !=
+                                     rows_key(want[1], [], ordered)):
+                problems.append("partials (%s): got %s want %s" % (
+                    shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        for kn in knobs:
+            del os.environ[kn]
+        fails += bool(problems)
+        rep.check("manygroups_q%d" % qi, not problems, "SEED=%d many-groups query %d on %s (%d rows, %d ids)\n"
+                  "  text: %s\n  params %r knobs %r group_bytes capped %r\n  %s" % (
+                      SEED, qi, t.name, t.n, ids, text, params, knobs, cap, "\n  ".join(problems)[:3000]))
+    print("# many groups (gmany): %d queries, %d runs, %d from the cache (%d moved queries_many, %d "
+          "queries_topk), %d declined past group_bytes" % (n, runs, cached, many_runs, topk_runs, capped))
+    if CACHE and os.environ.get("GPUAGG_TEST_GPU") == "1":
+        rep.check("manygroups_paths", many_runs >= n // 4 and topk_runs >= n // 8 and (capped > 0 or not forced),
+                  "few runs took the GPU's many-groups paths: %d many, %d top k, %d capped"
+                  % (many_runs, topk_runs, capped))
+    return fails
+
+
 KEY_MEMO = Counter()  # issue 37 (session 3): parallel runs that reached the memo, by kind
 
 
@@ -2683,9 +2855,10 @@ def main():
         fails += dates_queries(rep, cons)
     if has_module is not None and os.environ.get("GDIST") != "0":  # issue 37 (session 4): gdist
         fails += gdist_queries(rep, cons)
-
     if has_module is not None and os.environ.get("PCT") != "0":  # issue 39: median and percentiles
         fails += percentile_queries(rep, cons)
+    if has_module is not None and os.environ.get("MANYGROUPS") != "0":  # issue 37 (gmany): many groups
+        fails += many_groups_queries(rep, cons)
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
         fails += keymemo_queries(rep, cons)
         print("# key memo reached by parallel runs: %s" % dict(KEY_MEMO))

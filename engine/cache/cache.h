@@ -215,6 +215,7 @@ typedef struct ga_cache {
   size_t scratch_bytes;
   int64_t queries_gpu, queries_host, fallbacks;
   int64_t queries_topk; /* cache_gpu_query.c rule 9's, cache_host.c 19's */
+  int64_t queries_many; /* cache_gpu_query.c rule 10's (issue 37) */
   /* worker pools of the files this cache loaded from in parallel (held
   ** while they stay attached, like gpu_aggregate's module holds its own:
   ** engine/scan/scan_pool.c rule 2) */
@@ -292,6 +293,7 @@ typedef struct ga_cquery {
   ** first topk_k (cache_gpu_query.c rule 9); topk_val -1: every group */
   int topk_val, topk_total, topk_desc;
   int64_t topk_k;
+  int topk_count; /* ga_parts.topk_count: count(*) 1, count() 2 (issue 37) */
   unsigned char val_sum[GA_MAX_STATES]; /* ga_parts.val_sum */
   /* gpu_query's DISTINCT aggregates (ga_parts.val_dist, issue 37): per
   ** value 0, or 1 + the GA_COLL_* of its argument; a host entry keeps each

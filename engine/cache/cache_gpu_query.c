@@ -17,8 +17,9 @@
 **   5. Every other shape, gpu_aggregate's included (issue 20): keys that
 **      are columns or derived
 **      columns, combined into one group id (each key's dense id times the
-**      product of the earlier keys' counts; at most GA_CACHE_MAX_GROUPS
-**      ids); values that are columns or programs (kernels/cache_expr.cu
+**      product of the earlier keys' counts; at most GA_CQ_MANY_MAX_IDS
+**      ids: rule 10); values that are columns or programs
+*(kernels/cache_expr.cu
 **      writes a program's value as a scratch column, then it reduces as a
 **      column does).  One sort by group id, one reduce and merge per value.
 **      The keys of a group are its first row's, gathered there and made on
@@ -51,7 +52,9 @@
 **      key ids (up to GA_CQ_TOPK_MAX_IDS), or past GPUAGG_CACHE_TOPK_IDS
 **      (tests), a query ordered by sum() or total() of a value with a
 **      LIMIT takes the sorted layout, then each group's exact order value
-**      on the device (gak_cache_group_order), the groups among the first k
+**      on the device (gak_cache_group_order; count(*) or count() of a
+**      value, ga_cquery.topk_count, issue 37: gak_cache_group_count, past
+**      4,096 ids, cache_gpu_many.c rule 3), the groups among the first k
 **      with ties (gak_cache_topk), and only those groups' states, as
 **      rule 5 makes them: SQLite's post query orders them.  Not every
 **      group's state then reaches SQLite, so the path is taken only where
@@ -60,8 +63,24 @@
 **      stays below 2^63), the order value is of one kind (a REAL program of
 **      the typed form, or a column of INTEGERs or of REALs), and at most
 **      GA_CQ_TOPK_CAP groups tie for the limit; any value the device cannot
-**      order exactly declines (gak.h).
-**  10. DISTINCT inside aggregates (issue 37): a DISTINCT value reduces as
+**      order exactly declines (gak.h).  A count orders exactly whatever
+**      the values; the overflow condition above holds for it too.
+**  10. Many groups (issue 37, cache_gpu_many.c): past GA_CACHE_MAX_GROUPS
+**      key ids (GPUAGG_CACHE_MANY_IDS for tests), up to GA_CQ_MANY_MAX_IDS,
+**      a query that is not rule 9's takes rule 5's sorted layout as any
+**      other: a column's dictionary is kept up to as many ids.  Its arrays
+**      of groups are sized by the groups that can have rows (at most a
+**      row each), and what it holds on the device and then on the host is
+**      charged to group_bytes (cache_gpu_many.c rule 2): past it, or where
+**      the device has no room for its scratch, the cache declines (the
+**      entry stays) and says so.  queries_many counts such queries.  Every
+**      group's exact states come back: SQLite's post query applies HAVING
+**      (d4 of bench/query_bench.py keeps 80% of its groups).
+**  11. The groups that come back enter the shared groups (ga_gs_add: its
+**      shards lock) from several threads in a many query (rule 10) of many
+**      groups (cache_gpu_many.c rule 4): each group is its own key tuple,
+**      made and added alone, so the groups are the same in any order.
+**  12. DISTINCT inside aggregates (issue 37): a DISTINCT value reduces as
 **      any other (rows, first row, max and min, which DISTINCT does not
 **      change), then cache_gpu_distinct.c replaces each group's count (and
 **      sum, where read) by its distinct values', from per-group bitmaps on
@@ -83,6 +102,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "cache.h"
 #include "cache_gpu_distinct.h"
+#include "cache_gpu_many.h"
 
 static void gfree(void *p) {
   if (p && gak_free(p))
@@ -293,7 +313,7 @@ static int dictionary(ga_cache *c, ga_centry *e, ga_ccol *k, char *why,
     snprintf(why, nwhy, "a GPU step failed (the key column's NULL count)");
     goto fail;
   }
-  if (nd < 0 || nd > GA_CACHE_MAX_GROUPS) {
+  if (nd < 0 || nd > GA_CQ_MANY_MAX_IDS) { /* rule 10 */
     k->dict_state = -1;
     k->ndict = nd < 0 ? -1 : nd;
     return dictionary(c, e, k, why, nwhy);
@@ -408,9 +428,9 @@ static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x, gak_ccol *out,
              "stays uncached on the GPU");
     return 0;
   }
-  if (nd > GA_CACHE_MAX_GROUPS) {
+  if (nd > GA_CQ_MANY_MAX_IDS) { /* rule 10 */
     snprintf(why, nwhy, "more than %lld groups of keys on the GPU",
-             (long long)GA_CACHE_MAX_GROUPS);
+             (long long)GA_CQ_MANY_MAX_IDS);
     return 0;
   }
   if (!ga_dev_alloc((void **)d_dict_out, (size_t)(nd ? nd : 1) * 8)) {
@@ -473,6 +493,10 @@ static int cut_slices(const uint32_t *h_se, int64_t ngroups, int grouped,
       return 0;
     }
     total += s1 - s0;
+    if (total > m) { /* so ngr <= m too: h_gr holds a group a row */
+      snprintf(why, nwhy, "a GPU step failed (group bounds overlap)");
+      return 0;
+    }
     h_gr[ngr].first_slice = (uint32_t)nsl;
     if (!add_slices(h_sl, &nsl, maxsl, (uint32_t)ngr, s0, s1, slice, why, nwhy))
       return 0;
@@ -567,14 +591,6 @@ static int64_t merge_levels(const gak_cgroup *h_gr, int64_t ngr,
 #define GA_CQ_TOPK_MAX_IDS ((int64_t)1 << 25)
 #define GA_CQ_TOPK_CAP ((int64_t)1 << 16)
 
-/* Rule 9: key ids past which a top-k query takes the path
-** (GPUAGG_CACHE_TOPK_IDS, read at each query, sets it lower for tests). */
-static int64_t topk_min_ids(void) {
-  const char *z = getenv("GPUAGG_CACHE_TOPK_IDS");
-  int64_t v = z ? atoll(z) : 0;
-  return v >= 1 && v < GA_CACHE_MAX_GROUPS ? v : GA_CACHE_MAX_GROUPS;
-}
-
 /* A program whose every value is a REAL or NULL: columns of no INTEGER
 ** (nor TEXT), literals, unary minus and + - * /, no operation of two
 ** INTEGER literals (kernels/cache_expr.cu's real_plan, on the host). */
@@ -617,6 +633,8 @@ static int topk_mode(const ga_centry *e, const ga_cquery *q) {
   for (int i = 0; i < q->nvals; i++)
     if (q->val_sum[i] && !sum_safe(e, ga_cq_val(q, i)))
       return -1;
+  if (q->topk_count) /* exact whatever the values (cache_gpu_many.c) */
+    return GA_CQ_ORDER_COUNT;
   const ga_cexpr *x = ga_cq_val(q, q->topk_val);
   int bc = ga_cx_bare(x), mode;
   if (bc >= 0) {
@@ -846,7 +864,7 @@ int ga_cache_gpu_takes(const ga_centry *e, const ga_cquery *q, char *why,
   for (int i = 0; i < q->nvals; i++)
     if (!prog_fits(ga_cq_val(q, i), why, nwhy))
       return 0;
-  return !q->ndist || ga_cgd_takes(e, q, why, nwhy); /* rule 10 */
+  return !q->ndist || ga_cgd_takes(e, q, why, nwhy); /* rule 12 */
 }
 
 /* Rule 9: the groups among the first q->topk_k by the order value (value
@@ -869,7 +887,9 @@ static int choose_topk(ga_cache *c, ga_centry *e, const ga_cquery *q, int mode,
   int bc = ga_cx_bare(x);
   STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_err, &zero, 4, c->stream));
   STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_flag, &zero, 4, c->stream));
-  if (bc >= 0) {
+  if (q->topk_count == 1) { /* count(*): the bounds alone */
+    memset(&col, 0, sizeof(col));
+  } else if (bc >= 0) {
     col = ccol(&e->cols[bc]);
   } else { /* at the passing rows in group order, as rule 5's values */
     gak_cprog p;
@@ -882,9 +902,14 @@ static int choose_topk(ga_cache *c, ga_centry *e, const ga_cquery *q, int mode,
          gak_cache_eval(&p, m, rows_idx, NULL, d_xv, (uint64_t *)col.isint,
                         (uint64_t *)col.notnull, d_err, c->stream));
   }
-  STEP(GA_STAGE_LAUNCH,
-       gak_cache_group_order(col, vidx, d_start, d_start + ngroups, ngroups,
-                             mode, q->topk_desc, d_key, d_flag, c->stream));
+  if (mode == GA_CQ_ORDER_COUNT)
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_group_count(col, vidx, d_start, d_start + ngroups, ngroups,
+                               q->topk_desc, d_key, c->stream));
+  else
+    STEP(GA_STAGE_LAUNCH,
+         gak_cache_group_order(col, vidx, d_start, d_start + ngroups, ngroups,
+                               mode, q->topk_desc, d_key, d_flag, c->stream));
   STEP(GA_STAGE_LAUNCH,
        gak_cache_topk(d_key, d_start, d_start + ngroups, ngroups, q->topk_k,
                       cap, d_ids, d_bounds, d_count, d_sc, c->stream));
@@ -935,6 +960,32 @@ fail:
   return -1;
 }
 
+/* Group g of the answer (its keys from h_kv, its states from h_st) into
+** the shared groups (rule 5); sts: room for nv states.  GA_SCAN_OK or
+** GA_SCAN_NOMEM.  Rule 11: threads call it, each for its own groups. */
+typedef struct hand_ctx {
+  ga_group_shards *gs;
+  const gsrc *src;
+  const gak_cval *h_kv;
+  const gak_cstate *h_st;
+  int64_t ngr;
+  int nk, nkc, nv;
+} hand_ctx;
+
+static int hand_group(void *arg, int64_t g, ga_xstate *sts) {
+  const hand_ctx *h = arg;
+  ga_value kv[GA_MAX_KEYS];
+  int64_t bytes = 0;
+  memset(kv, 0, sizeof(kv));
+  kv[0].type = GA_V_NULL;
+  for (int k = 0; k < h->nkc; k++)
+    key_value(&h->src[k], &h->h_kv[(size_t)k * (size_t)h->ngr + (size_t)g],
+              &kv[k + (h->nk ? 0 : 1)]);
+  for (int i = 0; i < h->nv; i++)
+    xstate_of(&sts[i], &h->h_st[(size_t)i * (size_t)h->ngr + (size_t)g]);
+  return ga_gs_add(h->gs, kv, sts, 0, &bytes) ? GA_SCAN_NOMEM : GA_SCAN_OK;
+}
+
 static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy) {
   int64_t n = e->rows;
@@ -961,7 +1012,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   for (int k = 0; k < nkc; k++)
     key_source(q, k, &src[k]);
   const int tmode = topk_mode(e, q); /* rule 9 */
-  const int64_t max_ids = tmode >= 0 ? GA_CQ_TOPK_MAX_IDS : GA_CACHE_MAX_GROUPS;
+  const int64_t max_ids = tmode >= 0 ? GA_CQ_TOPK_MAX_IDS : GA_CQ_MANY_MAX_IDS;
   /* each key's ids (rule 5) */
   for (int k = 0; k < nk; k++) {
     if (src[k].prog) {
@@ -1018,14 +1069,18 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   for (int i = 0; i < nv; i++)
     any_prog |= ga_cx_bare(ga_cq_val(q, i)) < 0;
   /* rule 9: the top-k path, whose groups are the chosen few (ngcap) */
-  const int topk = tmode >= 0 && ngroups > topk_min_ids();
+  const int topk =
+      tmode >= 0 && ngroups > ga_cq_topk_min_ids(tmode == GA_CQ_ORDER_COUNT);
+  const int many = !topk && ngroups > ga_cq_many_ids(); /* rule 10 */
   int xv_of = -1; /* the value whose program d_xv holds (rule 9) */
   const int64_t ngcap =
       topk && ngroups > GA_CQ_TOPK_CAP ? GA_CQ_TOPK_CAP : ngroups;
+  /* rule 10: the groups' arrays, at most a group a row whatever the ids */
+  const int64_t ngst = ngcap > n && n > 0 ? n : ngcap;
   int64_t maxsl =
       (n / GA_CQ_MIN_SLICE + 1 < GA_CQ_MAX_SLICES ? n / GA_CQ_MIN_SLICE + 1
                                                   : GA_CQ_MAX_SLICES) +
-      ngcap + 1;
+      ngst + 1;
   arena a = {NULL, 0, 0};
   uint32_t *d_sel = NULL, *d_idx = NULL, *d_gid = NULL, *d_gid2 = NULL,
            *d_idx2 = NULL, *d_start = NULL, *d_err = NULL, *d_rows = NULL,
@@ -1035,7 +1090,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   gak_cslice *d_sl = NULL;
   gak_cstate *d_sst = NULL, *d_gst = NULL, *d_mst = NULL;
   gak_cgroup *d_gr = NULL, *d_mgr = NULL;
-  int64_t nmax1 = maxsl / 2 + ngcap + 1, nm1 = 0; /* a fan of 2 at least */
+  int64_t nmax1 = maxsl / 2 + ngst + 1, nm1 = 0; /* a fan of 2 at least */
   gak_cval *d_pool = NULL, *d_kv = NULL;
   uint64_t *d_xv = NULL, *d_tkey = NULL; /* rule 9's */
   uint32_t *d_tids = NULL, *d_tbounds = NULL, *d_tflag = NULL;
@@ -1047,9 +1102,16 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     goto fail;
   }
   for (int pass = 0; pass < 2; pass++) {
+    if (pass && many &&
+        !ga_cq_many_fits(q, ga_gs_shape(gs), (int64_t)a.off + ngroups * 8, 0,
+                         why, nwhy)) {
+      rc = GA_CACHE_DECLINED; /* rule 10's charge */
+      goto fail;
+    }
     if (pass) {
       if (!scratch(c, a.off)) {
         snprintf(why, nwhy, "no GPU memory for the query");
+        rc = many ? GA_CACHE_DECLINED : GA_SCAN_FALLBACK; /* rule 10 */
         goto fail;
       }
       a.base = c->d_scratch;
@@ -1076,8 +1138,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
     d_sl = carve(&a, sizeof(gak_cslice) * (size_t)maxsl);
     d_sst = carve(&a, sizeof(gak_cstate) * (size_t)maxsl);
-    d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngcap);
-    d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngcap);
+    d_gr = carve(&a, sizeof(gak_cgroup) * (size_t)ngst);
+    d_gst = carve(&a, sizeof(gak_cstate) * (size_t)ngst);
     /* rule 7: the merge's first level */
     d_mgr = carve(&a, sizeof(gak_cgroup) * (size_t)nmax1);
     d_mst = carve(&a, sizeof(gak_cstate) * (size_t)nmax1);
@@ -1092,8 +1154,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     for (int k = 0; k < nk; k++)
       d_kmap[k] =
           src[k].map ? carve(&a, (size_t)(src[k].map->n + 1) * 4) : NULL;
-    d_rows = carve(&a, (size_t)ngcap * 4);
-    d_kv = carve(&a, sizeof(gak_cval) * (size_t)ngcap);
+    d_rows = carve(&a, (size_t)ngst * 4);
+    d_kv = carve(&a, sizeof(gak_cval) * (size_t)ngst);
   }
   /* the query's small arrays */
   if (npool) {
@@ -1146,7 +1208,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   int64_t m = 0;
   prof("setup", &t0);
   h_sl = sqlite3_malloc64(sizeof(gak_cslice) * (size_t)maxsl);
-  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngcap);
+  h_gr = sqlite3_malloc64(sizeof(gak_cgroup) * (size_t)ngst);
   h_se = sqlite3_malloc64((size_t)ngcap * 4 * 2);
   if (!h_sl || !h_gr || !h_se) {
     rc = GA_SCAN_NOMEM;
@@ -1242,10 +1304,10 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
         rc = GA_CACHE_DECLINED;
         goto done;
       }
-      if (ga_cx_bare(ga_cq_val(q, q->topk_val)) < 0)
+      if (ga_cx_bare(ga_cq_val(q, q->topk_val)) < 0 && q->topk_count != 1)
         xv_of = q->topk_val; /* choose_topk evaluated it into d_xv */
     }
-    prof("group", &t0);
+    prof(topk ? "group topk" : many ? "group many" : "group", &t0);
   } else if (!grouped) {
     h_se[0] = 0;
     h_se[1] = (uint32_t)m;
@@ -1256,6 +1318,11 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
           : !cut_slices(h_se, ngroups, grouped, m, slice, maxsl, !topk, h_sl,
                         h_gr, &nsl, &ngr, why, nwhy))
     goto fail;
+  if (many && !ga_cq_many_fits(q, ga_gs_shape(gs), (int64_t)a.off + ngroups * 8,
+                               ngr, why, nwhy)) {
+    rc = GA_CACHE_DECLINED; /* rule 10's charge, the host's groups too */
+    goto done;
+  }
   h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
   h_ids = q->ndist ? sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr) : NULL;
   if (q->ndist && h_ids) /* rule 10: each output group's id */
@@ -1409,28 +1476,13 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
   }
   prof("keys", &t0);
-  sts = sqlite3_malloc64(sizeof(ga_xstate) * (size_t)nv);
-  if (!sts) {
-    rc = GA_SCAN_NOMEM;
-    goto fail;
-  }
-  rc = GA_SCAN_OK;
-  for (int64_t g = 0; g < ngr && rc == GA_SCAN_OK; g++) {
-    ga_value kv[GA_MAX_KEYS];
-    int64_t bytes = 0;
-    memset(kv, 0, sizeof(kv));
-    kv[0].type = GA_V_NULL;
-    for (int k = 0; k < nkc; k++)
-      key_value(&src[k], &h_kv[(size_t)k * (size_t)ngr + (size_t)g],
-                &kv[k + (nk ? 0 : 1)]);
-    for (int i = 0; i < nv; i++)
-      xstate_of(&sts[i], &h_st[(size_t)i * (size_t)ngr + (size_t)g]);
-    if (ga_gs_add(gs, kv, sts, 0, &bytes))
-      rc = GA_SCAN_NOMEM;
-  }
-  prof("groups", &t0);
+  hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv};
+  rc = ga_cq_hand_groups(ngr, nv, many, hand_group, &hc); /* rule 11 */
+  prof(many ? "groups many" : "groups", &t0); /* rules 9 and 10 named */
   if (rc == GA_SCAN_OK && topk)
     c->queries_topk++;
+  if (rc == GA_SCAN_OK && many)
+    c->queries_many++;
   goto done;
 fail:
   gak_stream_sync(c->stream);
@@ -1453,6 +1505,5 @@ done:
   sqlite3_free(h_rows);
   sqlite3_free(h_ids);
   sqlite3_free(h_kv);
-  sqlite3_free(sts);
   return rc;
 }

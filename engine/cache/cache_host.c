@@ -165,7 +165,8 @@
 **  19. Top k (gpu_query's rule 7, ga_cquery.topk_*, LIMIT plus OFFSET at
 **      most GA_CH_TOPK_MAX) over rule 18's groups: a group, once built
 **      exactly, is kept only when its order value (the sum() or total()
-**      that ga_gstate_result gives the post query) comes before the k-th
+**      that ga_gstate_result gives the post query; or its count(*) or
+**      count(): ga_cquery.topk_count) comes before the k-th
 **      of the thread's heap of the first k so far, or ties with it (SQLite
 **      ranks the ties by the later ORDER BY terms), or when any sum() of
 **      it overflows (the post query raises that for any group); else its
@@ -1653,9 +1654,16 @@ static int tk_keep(const ga_cquery *q, const ga_gstate *st, ga_value *h,
   for (int i = 0; i < q->nvals; i++)
     if (q->val_sum[i] && ga_gstate_overflows(&st[i]))
       return 2;
-  if (ga_gstate_result(&st[q->topk_val],
-                       q->topk_total ? GA_AGG_TOTAL : GA_AGG_SUM, v) != GA_OK)
+  if (q->topk_count) { /* count(*): the rows; count(): the value's count */
+    memset(v, 0, sizeof(*v));
+    v->type = GA_V_INT;
+    v->i = q->topk_count == 1 ? st[q->topk_val].rows
+                              : ga_gstate_count(&st[q->topk_val]);
+  } else if (ga_gstate_result(&st[q->topk_val],
+                              q->topk_total ? GA_AGG_TOTAL : GA_AGG_SUM,
+                              v) != GA_OK) {
     return 2; /* no order value: kept, the post query decides */
+  }
   if (*nh < q->topk_k) {
     tk_push(h, (*nh)++, v, q->topk_desc);
     return 1;

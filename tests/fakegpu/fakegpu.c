@@ -1297,6 +1297,67 @@ int gak_cache_group_order(gak_ccol x, const uint32_t *d_idx,
   return 0;
 }
 
+/* gak_cache_group_count (kernels/cache_many.cu): a group's count(*) from
+** its bounds, or count(x) from its rows' bits, as the key */
+typedef struct fk_count {
+  const uint64_t *notnull;
+  const uint32_t *idx, *start, *end;
+  int desc;
+  uint64_t *key;
+} fk_count;
+
+static void op_group_count(op *o) {
+  fk_count *r = o->extra;
+  if (kernel_faults(o, r->key, (size_t)o->m * 8))
+    return;
+  for (int64_t g = 0; g < o->m; g++) {
+    uint32_t a = r->start[g], b = r->end[g];
+    if (a >= b) {
+      r->key[g] = 0;
+      continue;
+    }
+    uint64_t n = b - a;
+    if (r->notnull) {
+      n = 0;
+      for (uint32_t p = a; p < b; p++)
+        n += fk_bit64(r->notnull, r->idx ? (int64_t)r->idx[p] : (int64_t)p);
+    }
+    uint64_t k = 0x8000000000000000ull | n;
+    r->key[g] = r->desc ? k : ~k;
+  }
+}
+
+int gak_cache_group_count(gak_ccol x, const uint32_t *d_idx,
+                          const uint32_t *d_start, const uint32_t *d_end,
+                          int64_t ngroups, int desc, uint64_t *d_key,
+                          gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || ngroups < 0)
+    return fail(GAK_EOTHER);
+  if (ngroups == 0)
+    return 0;
+  if (x.notnull)
+    dev_check(x.notnull, 8, s->dev, "gak_cache_group_count notnull");
+  dev_check(d_start, (size_t)ngroups * 4, s->dev,
+            "gak_cache_group_count start");
+  dev_check(d_end, (size_t)ngroups * 4, s->dev, "gak_cache_group_count end");
+  dev_check(d_key, (size_t)ngroups * 8, s->dev, "gak_cache_group_count key");
+  op *o = op_new(op_group_count);
+  fk_count *r = malloc(sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->notnull = x.notnull;
+  r->idx = d_idx;
+  r->start = d_start;
+  r->end = d_end;
+  r->desc = desc;
+  r->key = d_key;
+  o->extra = r;
+  o->m = ngroups;
+  enqueue(s, o);
+  return 0;
+}
+
 size_t gak_cache_topk_scratch(int64_t ngroups) {
   return (size_t)(ngroups < 1 ? 1 : ngroups) * 12;
 }
