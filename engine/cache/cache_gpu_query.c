@@ -1002,7 +1002,6 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   gak_cstate *h_st = NULL;
   gak_cval *h_pool = NULL, *h_kv = NULL;
   uint32_t *h_rows = NULL, *h_ids = NULL;
-  ga_xstate *sts = NULL;
   int rc = GA_SCAN_FALLBACK;
   gak_ccol xk[GAK_CACHE_MAX_KEYS]; /* rule 8: evaluated keys and dictionaries */
   int64_t *d_xkd[GAK_CACHE_MAX_KEYS], xknd[GAK_CACHE_MAX_KEYS];
