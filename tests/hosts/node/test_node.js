@@ -30,12 +30,75 @@ function finish() {
 const same = (a, b) => typeof a === typeof b && Object.is(a, b);
 const show = (x) => (typeof x === 'bigint' ? `${x}n` : JSON.stringify(x));
 
+function stagePackage() {
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'gpuagg_npm_query_'));
+  fs.copyFileSync(path.join(ROOT, 'pkg', 'npm', 'index.js'), path.join(dir, 'index.js'));
+  fs.writeFileSync(path.join(dir, 'package.json'),
+                   JSON.stringify({ name: 'gpuagg', main: 'index.js', os: ['linux'], cpu: [process.arch] }));
+  fs.symlinkSync(path.resolve(LIB + '.so'), path.join(dir, 'libgpuagg.so'));
+  return dir;
+}
+const sameRows = (a, b) => a.length === b.length &&
+  a.every((r, i) => r.length === b[i].length && r.every((x, j) => same(x, b[i][j])));
+let pkg = null;
+let pkgDir = null;
+try { pkgDir = stagePackage(); pkg = require(pkgDir); } catch (e) { fail('package_staged', e.message); }
+// Without better-sqlite3 too: query() against a stub database that records
+// the SQL it is sent (the package needs only prepare/get/all/exec).
+function stubDb(hidden) {
+  const log = [];
+  const tables = new Map();
+  return {
+    log,
+    exec(sql) {
+      log.push(sql);
+      const m = /^CREATE VIRTUAL TABLE temp\."([^"]+)" USING (.*)$/s.exec(sql);
+      if (m) tables.set(m[1], `CREATE VIRTUAL TABLE "${m[1]}" USING ${m[2]}`);
+    },
+    prepare(sql) {
+      return {
+        get: (name) => (/sqlite_schema/.test(sql) && tables.has(name) ? { sql: tables.get(name) } : undefined),
+        all: (...args) => { log.push([sql, args]); return /pragma_table_xinfo/.test(sql) ? hidden.map((n) => ({ name: n })) : []; },
+      };
+    },
+  };
+}
+if (pkg) {
+  const crypto = require('crypto');
+  check('stub_quoting', () => {
+    const text = "SELECT k, sum(x) FROM t WHERE k <> 'it''s' AND j = '\\' GROUP BY k";
+    const d = stubDb(['?1']);
+    pkg.query(d, text, [5]);
+    const name = 'gpuagg_q_' + crypto.createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+    const want = `CREATE VIRTUAL TABLE temp."${name}" USING gpu_query('SELECT k, sum(x) FROM t WHERE k <> ''it''''s'' AND j = ''\\'' GROUP BY k')`;
+    const last = d.log[d.log.length - 1];
+    return (d.log[0] === want && last[0] === `SELECT * FROM temp."${name}"(?)` && JSON.stringify(last[1]) === '[5]') ||
+      show(d.log); });
+  check('stub_reuse', () => {
+    const d = stubDb([]);
+    pkg.query(d, 'SELECT count(*) FROM t');
+    pkg.query(d, 'SELECT count(*) FROM t');
+    return d.log.filter((x) => typeof x === 'string').length === 1 || show(d.log); });
+  check('stub_param_count', () => {
+    const d = stubDb(['?1', '?2']);
+    for (const args of [[1], [1, 2, 3]]) {
+      try {
+        pkg.query(d, 'SELECT count(*) FROM t WHERE a > ?1 AND b < ?2', args);
+        return `no error for ${show(args)}`;
+      } catch (e) {
+        if (!(e instanceof RangeError) || !e.message.startsWith('gpuagg.query: the text takes 2 parameters (?1, ?2)')) return e.message;
+      }
+    }
+    return true; });
+}
+
 let Database;
 try {
   Database = require('better-sqlite3');
 } catch (e) {
   s++;
-  console.log(`SKIP: [node] all (better-sqlite3 not installed: make test-hosts installs it)`);
+  console.log(`SKIP: [node] better-sqlite3's checks (better-sqlite3 not installed: make test-hosts installs it)`);
+  if (pkgDir) fs.rmSync(pkgDir, { recursive: true, force: true });
   finish();
 }
 const version = require('better-sqlite3/package.json').version;
@@ -143,19 +206,6 @@ check('example', () => {
     { env: { ...process.env, NODE_PATH: path.join(__dirname, 'node_modules') }, encoding: 'utf8' });
   return /gpu_sum\(\) = 1\b/.test(out) || out; });
 // ---- issue 40: one statement ----
-function stagePackage() {
-  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'gpuagg_npm_query_'));
-  fs.copyFileSync(path.join(ROOT, 'pkg', 'npm', 'index.js'), path.join(dir, 'index.js'));
-  fs.writeFileSync(path.join(dir, 'package.json'),
-                   JSON.stringify({ name: 'gpuagg', main: 'index.js', os: ['linux'], cpu: [process.arch] }));
-  fs.symlinkSync(path.resolve(LIB + '.so'), path.join(dir, 'libgpuagg.so'));
-  return dir;
-}
-const sameRows = (a, b) => a.length === b.length &&
-  a.every((r, i) => r.length === b[i].length && r.every((x, j) => same(x, b[i][j])));
-let pkg = null;
-let pkgDir = null;
-try { pkgDir = stagePackage(); pkg = require(pkgDir); } catch (e) { fail('package_staged', e.message); }
 if (pkg) {
   const qdb = open();
   qdb.exec('CREATE TABLE sales(region TEXT, amount REAL, qty INTEGER)');
