@@ -83,7 +83,6 @@ typedef struct qjson_entry {
   int nbytes;
   char name[48];    /* its table in temp */
   int nparams;      /* the text's parameters (hidden columns of the table) */
-  int ncols;        /* its result columns */
   sqlite3_stmt *st; /* idle: SELECT * FROM temp."name"(?1, ..), or NULL */
   int busy;         /* cursors reading it (never evicted then) */
   uint64_t tick;    /* last use, for the least recently used */
@@ -336,8 +335,6 @@ static int entry_make(qjson_vtab *vt, const char *text, int nbytes,
     rc = prepare(vt, e, &e->st);
     if (rc != SQLITE_OK)
       *err = db_err(vt->db);
-    else
-      e->ncols = sqlite3_column_count(e->st);
   }
   if (rc != SQLITE_OK) {
     entry_free(e);
@@ -739,7 +736,7 @@ static int qjson_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
                         int col) {
   qjson_cursor *c = (qjson_cursor *)pc;
   if (col == COL_ROW)
-    row_json(ctx, c->st, c->e->ncols);
+    row_json(ctx, c->st, sqlite3_column_count(c->st));
   else if (col - COL_SQL <= GA_QJSON_MAX_PARAMS && c->arg[col - COL_SQL])
     sqlite3_result_value(ctx, c->arg[col - COL_SQL]);
   return SQLITE_OK;
