@@ -259,6 +259,9 @@ def errors(rep, con):
         got = err(con, sql, params)
         ok = got is not None and (got.startswith(want) if want.endswith(": ") else got == want)
         rep.check("error_" + name, ok, "got %r\n  want %r" % (got, want))
+    got = err(con, "SELECT * FROM gpu_query_json(CAST(? AS TEXT))", ("SELECT count(*) FROM t\x00 x",))
+    rep.check("error_nul", got == "gpu_query_json: the text holds a NUL character, which ends SQLite's text",
+              repr(got))
     # exactly MAX_PARAMS parameters bind
     text = "SELECT count(*) FROM t WHERE n > ?1 + ?%d" % MAX_PARAMS
     got = con.execute("SELECT row_json FROM gpu_query_json(?%s)" % (", 0" * MAX_PARAMS), (text,)).fetchall()

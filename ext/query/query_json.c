@@ -312,6 +312,7 @@ static int entry_make(qjson_vtab *vt, const char *text, int nbytes,
     *err = db_err(vt->db);
   } else if (state == 2) {
     rc = SQLITE_ERROR;
+    table_name(e->name, sizeof e->name, h, 0);
     *err = sqlite3_mprintf("gpu_query_json: the temp tables %s and its "
                            "seven successors hold other texts; drop them",
                            e->name);
@@ -678,6 +679,10 @@ static int qjson_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
   int nbytes = sqlite3_value_bytes(text);
   if (!sql)
     return SQLITE_NOMEM;
+  if (memchr(sql, 0, (size_t)nbytes)) /* SQLite's text would end there */
+    return set_err(&vt->base, SQLITE_ERROR,
+                   sqlite3_mprintf("gpu_query_json: the text holds a NUL "
+                                   "character, which ends SQLite's text"));
   qjson_entry *e = NULL;
   rc = entry_get(vt, sql, nbytes, &e, &err);
   if (rc != SQLITE_OK)
