@@ -9,7 +9,8 @@
 **                    _state and _merge (percentile.c)
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
-**   ext/query/       gpu_query (virtual table), gpu_query_partial,
+**   ext/query/       gpu_query (virtual table), gpu_query_json (table-valued),
+**                    gpu_query_partial,
 **                    gpu_query_merge, gpu_query_partial_info, and internally
 *the groups
 **                    table gpuagg_groups, its aggregate gpuagg_pick and
@@ -145,6 +146,7 @@ static const ga_fn_reg fns[] = {
            ga_query_merge_fn),
     SCALAR("gpu_query_partial_info", 1, SQLITE_DETERMINISTIC, GA_UD_FN,
            ga_query_partial_info_fn),
+    SCALAR("gpu_cache", 1, DIRECT, GA_UD_FN, ga_cache_fn),
     SCALAR("gpu_cache", 2, DIRECT, GA_UD_FN, ga_cache_fn),
     SCALAR("gpu_cache_drop", 0, DIRECT, GA_UD_FN, ga_cache_drop_fn),
     SCALAR("gpu_cache_drop", 1, DIRECT, GA_UD_FN, ga_cache_drop_fn),
@@ -169,6 +171,8 @@ static const ga_mod_reg mods[] = {
      ga_scan_module_free},
     {"gpu_matadd", &ga_matadd_methods, ga_matadd_data_new, ga_matadd_data_free},
     {"gpu_query", &ga_query_methods, ga_scan_module_new, ga_scan_module_free},
+    {"gpu_query_json", &ga_query_json_methods, ga_scan_module_new,
+     ga_scan_module_free},
     {"gpuagg_groups", &ga_groups_methods, NULL, NULL}, /* no data */
     {"gpuagg_cache_dict", &ga_cdict_methods, NULL, NULL},
 };

@@ -21,7 +21,9 @@
 **      statements is
 **      running (a cursor stepped and not finished holds a read snapshot
 **      that may be older than the workers' new one; sqlite3_txn_state
-**      cannot tell, since the calling statement always reads), or
+**      cannot tell, since the calling statement always reads; a statement
+**      that runs for the same call counts as the caller: p->call_stmts,
+**      gpu_query_json's outer SELECT), or
 **      read_uncommitted = 1 (in shared-cache mode it reads other
 **      connections' uncommitted rows, which no worker sees).
 **   5. The text holds a subquery (SELECT), names a schema (a worker's
@@ -748,7 +750,7 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   if (sqlite3_stricmp(buf, "normal") && !immutable)
     SERIAL("locking_mode is %s", buf[0] ? buf : "unknown");
   k = busy_statements(db);
-  if (k > 1)
+  if (k > 1 + p->call_stmts)
     SERIAL("another statement of the connection is running (its read "
            "snapshot may be older than a new one)");
   if (q_int(db, "PRAGMA read_uncommitted", 0))

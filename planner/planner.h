@@ -136,6 +136,11 @@ typedef struct ga_parts {
   ** evaluate the term once per distinct value of it (engine/scan/keymemo.h,
   ** planner/query.c rule 11); NULL: none */
   const int *key_memo;
+  /* statements of the connection running for this one call besides the
+  ** calling one: gpu_query_json's outer SELECT (ext/query/query_json.c
+  ** rule 7), whose read transaction began with the call; planner/path.c
+  ** rule 4 counts them with the caller.  0: none */
+  int call_stmts;
   /* gpu_query's subqueries evaluated on the caller for the column cache
   ** (planner/qsubq.c rule 6: IN subqueries' rows); NULL: none */
   const struct ga_qsub_run *subq;

@@ -84,6 +84,7 @@ declare -A CMD=(
   [query]='"$PYTHON" tests/test_query.py'
   [query_cache]='env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-1000} "$PYTHON" tests/test_query.py'
   [query_errors]='"$PYTHON" tests/test_query_errors.py'
+  [query_json]='"$PYTHON" tests/test_query_json.py'
   [query_index]='"$PYTHON" tests/test_query_index.py'
   [query_join]='"$PYTHON" tests/test_query_join.py'
   [query_partial]='env PARTS=1 QUERIES=${QUERY_PARTIAL_QUERIES:-600} "$PYTHON" tests/test_query.py'
@@ -106,7 +107,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust files trust_values query query_cache query_errors query_index query_join query_partial first_hour scan_group cache_dict \
+DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust files trust_values query query_cache query_errors query_json query_index query_join query_partial first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker percentile \
   python analysts dask cli install wheel node harden layout docs"
 

@@ -1808,6 +1808,31 @@ def perturb(r, values):
     return out
 
 
+# ---------------------------------------------------------------- issue 40: one statement
+
+JSON_SHARE = float(os.environ.get("JSON_SHARE", "0.12"))
+
+
+def one_statement(r, con, q, params, want, one, stats):
+    """Issue 40 (session 4, one statement): about JSON_SHARE of the queries
+    run again as gpu_query_json(text, p1, ...) (ext/query/query_json.c), its
+    JSON rows decoded by Python's json (1 vs 1.0, -0.0, 9.0e999 as inf) and
+    compared as gpu_query's are (values, types, bits, order).  A BLOB result
+    is its documented error; more than 32 parameters, not run."""
+    if r.random() >= JSON_SHARE or len(params) > 32:
+        return
+    stats["json"] = stats.get("json", 0) + 1
+    got = run(con, "SELECT row_json FROM gpu_query_json(?%s)" % (", ?" * len(params)),
+              [q.text] + list(params))
+    if got[0] == "ok":
+        got = ("ok", [tuple(json.loads(x[0])) for x in got[1]], None)
+    elif want[0] == "ok" and "holds a BLOB" in got[1] and \
+            any(isinstance(v, bytes) for row in want[1] for v in row):
+        stats["json_blob"] = stats.get("json_blob", 0) + 1
+        return
+    one.compare("gpu_query_json", got, want, {"path": "json"})
+
+
 class Run:
     """The calls of one query and what they found."""
 
@@ -2818,6 +2843,7 @@ def main():
                 stats["where_bound"] += 1
             for th in THREADS:
                 one.call(con, "threads %d" % th, th, call, args, want, orig[2] if th == THREADS[0] else None)
+            one_statement(random.Random("json/%d/%d" % (SEED, qi)), con, q, params, want, one, stats)  # issue 40
             if params and r.random() < 0.3:  # the same table again, other values
                 p2 = perturb(r, params)
                 want2 = run(con, q.ref, p2)
@@ -2905,6 +2931,11 @@ def main():
         rep.check("hcsub_from_cache", stats.get("hcsub_cache", 0) >= stats["hcsub"] // 2,
                   "only %d runs of %d subquery texts came from the host cache"
                   % (stats.get("hcsub_cache", 0), stats["hcsub"]))
+    print("# issue 40: %d queries run again through gpu_query_json (%d with a BLOB result, its error)"
+          % (stats.get("json", 0), stats.get("json_blob", 0)))
+    if has_module is not None:
+        rep.check("json_ran", stats.get("json", 0) >= QUERIES * JSON_SHARE / 3,
+                  "only %d of %d queries ran through gpu_query_json" % (stats.get("json", 0), QUERIES))
     print("# issue 37: %d queries with DISTINCT inside an aggregate, %d with FILTER"
           % (stats["distinct"], stats["filter"]))
     print("# issue 37 (session 3): %d queries name things with keywords (keyword_aliases)" % stats["kwalias"])

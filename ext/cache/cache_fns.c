@@ -9,6 +9,8 @@
 **                               when a GPU is usable, else (or with device =
 **                               'cpu') in host memory.  Returns the rows
 **                               cached.  The list replaces t's entry.
+**   gpu_cache('t'), gpu_cache('t', '*')
+**                               the same for every column of t (rule 8).
 **   gpu_cache_drop('t')         drops t's entry; returns 1, or 0 if none.
 **   gpu_cache_drop()            drops every entry; returns how many.
 **
@@ -55,6 +57,12 @@
 **      TEXT column named by mistake, the budget, an error) it is back as
 **      it was, current if it was current: its own stamps still decide, so
 **      a kept entry whose table changed meanwhile is stale, never served.
+**   8. No column list, or '*' alone (blanks around it aside), is every
+**      column of t, in the table's order (pragma table_xinfo: generated
+**      columns too), resolved when gpu_cache runs: a column added later is
+**      not in the entry.  Such a list fails as a named one would (a column
+**      holding BLOBs, more than GA_CACHE_MAX_COLS columns), the error
+**      saying to name the columns instead.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +108,7 @@ typedef struct collist {
   char **name; /* as the table spells them */
   int *aff;
   int n;
+  int every; /* rule 8: every column, no list named them */
 } collist;
 
 static void collist_free(collist *l) {
@@ -110,8 +119,39 @@ static void collist_free(collist *l) {
   memset(l, 0, sizeof(*l));
 }
 
-/* Parse 'x, "k", [y]' against the table's columns.  SQLITE_OK, NOMEM, or
-** SQLITE_ERROR with *err. */
+/* Rule 8: NULL (no list) or '*' alone is every column of t. */
+static int collist_all(const char *z) {
+  if (!z)
+    return 1;
+  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r')
+    z++;
+  if (*z++ != '*')
+    return 0;
+  while (*z == ' ' || *z == '\t' || *z == '\n' || *z == '\r')
+    z++;
+  return !*z;
+}
+
+/* Rule 8's list: every column of t, as the table names them. */
+static int collist_every(const ga_target *t, collist *l, char **err) {
+  if (t->ncols > GA_CACHE_MAX_COLS) {
+    *err = sqlite3_mprintf("gpu_cache: %s has %d columns, more than the %d "
+                           "an entry holds; name the columns the queries "
+                           "read: gpu_cache('%s', 'x, k, y')",
+                           t->table, t->ncols, GA_CACHE_MAX_COLS, t->table);
+    return SQLITE_ERROR;
+  }
+  for (int c = 0; c < t->ncols; c++) {
+    l->name[l->n] = sqlite3_mprintf("%s", t->cols[c]);
+    if (!l->name[l->n])
+      return SQLITE_NOMEM;
+    l->aff[l->n++] = GA_AFF_BLOB;
+  }
+  return SQLITE_OK;
+}
+
+/* Parse 'x, "k", [y]' against the table's columns (z NULL or '*': every
+** column, rule 8).  SQLITE_OK, NOMEM, or SQLITE_ERROR with *err. */
 static int collist_parse(sqlite3 *db, const ga_target *t, const char *z,
                          collist *l, char **err) {
   memset(l, 0, sizeof(*l));
@@ -119,7 +159,13 @@ static int collist_parse(sqlite3 *db, const ga_target *t, const char *z,
   l->aff = sqlite3_malloc64(sizeof(int) * GA_CACHE_MAX_COLS);
   if (!l->name || !l->aff)
     return SQLITE_NOMEM;
-  const char *p = z;
+  int every = l->every = collist_all(z);
+  if (every) {
+    int rc = collist_every(t, l, err);
+    if (rc != SQLITE_OK)
+      return rc;
+  }
+  const char *p = every ? "" : z;
   for (;;) {
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
       p++;
@@ -442,10 +488,15 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     if (lerr == GA_NOMEM)
       return SQLITE_NOMEM;
     if (lerr == GA_CLOAD_ETYPE)
-      *err =
-          sqlite3_mprintf("gpu_cache: column %s holds %s values (INTEGER, "
-                          "REAL, TEXT and NULL can be cached)",
-                          cl->name[col], type == GA_V_TEXT ? "TEXT" : "BLOB");
+      *err = sqlite3_mprintf("gpu_cache: column %s holds %s values (INTEGER, "
+                             "REAL, TEXT and NULL can be cached)%s%s%s",
+                             cl->name[col], type == GA_V_TEXT ? "TEXT" : "BLOB",
+                             cl->every ? "; without a column list every column "
+                                         "is cached: name the columns the "
+                                         "queries read, gpu_cache('"
+                                       : "",
+                             cl->every ? t->table : "",
+                             cl->every ? "', 'x, k, y')" : "");
     else if (lerr == GA_CLOAD_EDICT)
       *err = sqlite3_mprintf("gpu_cache: column %s has more than %lld "
                              "distinct TEXT values",
@@ -487,7 +538,6 @@ static void result_err(sqlite3_context *ctx, int rc, char *err) {
 }
 
 void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
   ga_conn *conn = ((ga_fn_data *)sqlite3_user_data(ctx))->conn;
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   ga_config cfg = conn->cfg;
@@ -498,7 +548,7 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memset(&t, 0, sizeof(t));
   memset(&cl, 0, sizeof(cl));
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT ||
-      sqlite3_value_type(argv[1]) != SQLITE_TEXT) {
+      (argc > 1 && sqlite3_value_type(argv[1]) != SQLITE_TEXT)) {
     sqlite3_result_error(ctx,
                          "gpu_cache: the table and the column list "
                          "must be text",
@@ -510,7 +560,8 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   const char *tname = (const char *)sqlite3_value_text(argv[0]);
-  const char *list = (const char *)sqlite3_value_text(argv[1]);
+  /* rule 8: no list, every column */
+  const char *list = argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "*";
   if (!tname || !list) {
     sqlite3_result_error_nomem(ctx);
     return;

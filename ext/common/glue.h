@@ -46,6 +46,13 @@ struct ga_conn {
   int64_t aggregate_calls, aggregate_replays;
   /* the same for gpu_query (gpuagg_info's "gpu_query") */
   int64_t query_calls, query_replays;
+  /* gpu_query_json's calls, tables created, calls served by a kept table,
+  ** statements prepared, tables dropped, texts kept now (gpuagg_info's
+  ** "gpu_query_json", ext/query/query_json.c rule 3) */
+  int64_t qjson_calls, qjson_created, qjson_reused, qjson_prepared,
+      qjson_dropped, qjson_kept;
+  /* gpu_query_json's statements stepping now (query_json.c rule 7) */
+  int qjson_stepping;
   /* gpu_sum ... gpu_max registered on (on = 1) or taken off (0) a worker's
   ** connection db, with this conn: the contract inside gpu_query's
   ** subqueries, evaluated there (planner/qsubq.c rule 2); set by

@@ -93,7 +93,9 @@ void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       "\"pool_idle_readwrite\":%d,\"waiting_for_snapshot\":%d,\"caller_in_"
       "piece\":%d},"
       "\"gpu_aggregate\":{\"calls\":%lld,\"replays\":%lld},"
-      "\"gpu_query\":{\"calls\":%lld,\"replays\":%lld},\"cache\":%s}",
+      "\"gpu_query\":{\"calls\":%lld,\"replays\":%lld},"
+      "\"gpu_query_json\":{\"calls\":%lld,\"created\":%lld,\"reused\":%lld,"
+      "\"prepared\":%lld,\"dropped\":%lld,\"kept\":%lld},\"cache\":%s}",
       GPUAGG_VERSION, gpu + 1, cfg, (long long)k.agg_cpu, (long long)k.agg_gpu,
       (long long)k.chunks_cpu, (long long)k.chunks_gpu, (long long)k.fallbacks,
       (long long)k.matadd_cpu, (long long)k.matadd_gpu,
@@ -104,7 +106,10 @@ void ga_info_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       ga_scan_pool_idle_readwrite(), ga_scan_now_waiting(),
       ga_scan_now_in_caller_piece(), (long long)conn->aggregate_calls,
       (long long)conn->aggregate_replays, (long long)conn->query_calls,
-      (long long)conn->query_replays, cache);
+      (long long)conn->query_replays, (long long)conn->qjson_calls,
+      (long long)conn->qjson_created, (long long)conn->qjson_reused,
+      (long long)conn->qjson_prepared, (long long)conn->qjson_dropped,
+      (long long)conn->qjson_kept, cache);
   sqlite3_free(cache);
   if (!json) {
     sqlite3_result_error_nomem(ctx);

@@ -923,6 +923,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     ga_parts parts;
     ga_query_parts(&c->q, &parts, c->params, c->np);
     parts.serial_index = c->q.serial_sql_ix != NULL; /* path.c rule 14 */
+    parts.call_stmts = conn->qjson_stepping;         /* query_json.c rule 7 */
     if (c->q.subs.n) { /* subqueries: values of the scan's snapshot */
       rc = ga_qsub_run_init(&c->subq, vt->db, &c->q.subs, c->params, c->np,
                             ga_config_group_bytes(&cfg));

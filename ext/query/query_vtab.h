@@ -25,6 +25,15 @@ typedef struct ga_qgroups {
 extern const sqlite3_module ga_query_methods;
 extern const sqlite3_module ga_groups_methods;
 
+/* gpu_query_json (query_json.c), eponymous; its data is a ga_scan_module
+** (for its ga_conn).  The parameters it binds (hidden columns p1 ..), and
+** per connection the texts it keeps with their tables and statements, and
+** the bytes of those texts together (its rules 2 and 3). */
+#define GA_QJSON_MAX_PARAMS 32
+#define GA_QJSON_KEEP 16
+#define GA_QJSON_KEEP_BYTES (1 << 20)
+extern const sqlite3_module ga_query_json_methods;
+
 /* gpuagg_pick(X): an aggregate, X of the group's one row (groups_vtab.c
 ** rule 3). */
 void ga_pick_step(sqlite3_context *ctx, int argc, sqlite3_value **argv);

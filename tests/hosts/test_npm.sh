@@ -37,8 +37,10 @@ elif ! cmp -s "$p/libgpuagg.so" "$LIB.so"; then bad contents "libgpuagg.so diffe
 else ok contents; fi
 # both functions typed (no tsc here: the declarations are read, not compiled)
 if grep -q 'export declare function getLoadablePath(): string;' "$p/index.d.ts" &&
-   grep -q 'export declare function load(' "$p/index.d.ts"; then ok types
-else bad types "index.d.ts lacks getLoadablePath/load: $(tr '\n' '|' <"$p/index.d.ts" | head -c 300)"; fi
+   grep -q 'export declare function load(' "$p/index.d.ts" &&
+   grep -q 'export declare function query(' "$p/index.d.ts" &&
+   grep -q 'export declare function queryTable(' "$p/index.d.ts"; then ok types
+else bad types "index.d.ts lacks getLoadablePath/load/query/queryTable: $(tr '\n' '|' <"$p/index.d.ts" | head -c 300)"; fi
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   skip "metadata, install, load, exact" "no node or npm"
@@ -91,9 +93,15 @@ const a = db.prepare('SELECT gpu_sum(x) FROM t').pluck().get();
 const b = db.prepare('SELECT gpu_sum(x) FROM (SELECT ? AS x UNION ALL SELECT ? UNION ALL SELECT ?)')
   .pluck().get(1e100, 1, -1e100);
 say('exact', (a === 1 && b === 1) || `0.1 x 10 -> ${a}, (1e100, 1, -1e100) -> ${b}`);
+// issue 40: one gpu_query text in one call, quoted by the package
+db.exec("CREATE TABLE s(k TEXT, x REAL); INSERT INTO s VALUES ('it''s', 0.1), ('it''s', 0.2), ('b', 1)");
+try {
+  const r = gpuagg.query(db, "SELECT k, sum(x) AS s FROM s WHERE k <> 'don''t' AND x < ? GROUP BY k ORDER BY k", [0.5]);
+  say('query', (r.length === 1 && r[0].k === "it's" && r[0].s === 0.30000000000000004) || JSON.stringify(r));
+} catch (e) { say('query', `${e.name}: ${e.message}`); }
 JS
 out=$(cd "$tmp/app" && node t.js 2>&1)
-for c in load exact; do
+for c in load exact query; do
   line=$(printf '%s\n' "$out" | grep "^$c: " | head -n 1)
   case "$line" in
     "$c: ok") ok "$c" ;;

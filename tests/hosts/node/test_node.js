@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// test_node.js — gpuagg loaded by better-sqlite3 (its own bundled SQLite).
+// test_node.js — gpuagg loaded by better-sqlite3 (its own bundled SQLite),
+// and the npm package's query(db, sql, params) and gpu_query_json (issue
+// 40, one statement), the package staged from pkg/npm as npm lays it out.
 // Prints FAIL lines (PASS with VERBOSE=1) and
 //   RESULT node: <p> passed, <f> failed, <s> skipped
 // Environment: GPUAGG_LIB (extension path without .so).
@@ -28,12 +30,75 @@ function finish() {
 const same = (a, b) => typeof a === typeof b && Object.is(a, b);
 const show = (x) => (typeof x === 'bigint' ? `${x}n` : JSON.stringify(x));
 
+function stagePackage() {
+  const dir = fs.mkdtempSync(path.join(require('os').tmpdir(), 'gpuagg_npm_query_'));
+  fs.copyFileSync(path.join(ROOT, 'pkg', 'npm', 'index.js'), path.join(dir, 'index.js'));
+  fs.writeFileSync(path.join(dir, 'package.json'),
+                   JSON.stringify({ name: 'gpuagg', main: 'index.js', os: ['linux'], cpu: [process.arch] }));
+  fs.symlinkSync(path.resolve(LIB + '.so'), path.join(dir, 'libgpuagg.so'));
+  return dir;
+}
+const sameRows = (a, b) => a.length === b.length &&
+  a.every((r, i) => r.length === b[i].length && r.every((x, j) => same(x, b[i][j])));
+let pkg = null;
+let pkgDir = null;
+try { pkgDir = stagePackage(); pkg = require(pkgDir); } catch (e) { fail('package_staged', e.message); }
+// Without better-sqlite3 too: query() against a stub database that records
+// the SQL it is sent (the package needs only prepare/get/all/exec).
+function stubDb(hidden) {
+  const log = [];
+  const tables = new Map();
+  return {
+    log,
+    exec(sql) {
+      log.push(sql);
+      const m = /^CREATE VIRTUAL TABLE temp\."([^"]+)" USING (.*)$/s.exec(sql);
+      if (m) tables.set(m[1], `CREATE VIRTUAL TABLE "${m[1]}" USING ${m[2]}`);
+    },
+    prepare(sql) {
+      return {
+        get: (name) => (/sqlite_schema/.test(sql) && tables.has(name) ? { sql: tables.get(name) } : undefined),
+        all: (...args) => { log.push([sql, args]); return /pragma_table_xinfo/.test(sql) ? hidden.map((n) => ({ name: n })) : []; },
+      };
+    },
+  };
+}
+if (pkg) {
+  const crypto = require('crypto');
+  check('stub_quoting', () => {
+    const text = "SELECT k, sum(x) FROM t WHERE k <> 'it''s' AND j = '\\' GROUP BY k";
+    const d = stubDb(['?1']);
+    pkg.query(d, text, [5]);
+    const name = 'gpuagg_q_' + crypto.createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+    const want = `CREATE VIRTUAL TABLE temp."${name}" USING gpu_query('SELECT k, sum(x) FROM t WHERE k <> ''it''''s'' AND j = ''\\'' GROUP BY k')`;
+    const last = d.log[d.log.length - 1];
+    return (d.log[0] === want && last[0] === `SELECT * FROM temp."${name}"(?)` && JSON.stringify(last[1]) === '[5]') ||
+      show(d.log); });
+  check('stub_reuse', () => {
+    const d = stubDb([]);
+    pkg.query(d, 'SELECT count(*) FROM t');
+    pkg.query(d, 'SELECT count(*) FROM t');
+    return d.log.filter((x) => typeof x === 'string').length === 1 || show(d.log); });
+  check('stub_param_count', () => {
+    const d = stubDb(['?1', '?2']);
+    for (const args of [[1], [1, 2, 3]]) {
+      try {
+        pkg.query(d, 'SELECT count(*) FROM t WHERE a > ?1 AND b < ?2', args);
+        return `no error for ${show(args)}`;
+      } catch (e) {
+        if (!(e instanceof RangeError) || !e.message.startsWith('gpuagg.query: the text takes 2 parameters (?1, ?2)')) return e.message;
+      }
+    }
+    return true; });
+}
+
 let Database;
 try {
   Database = require('better-sqlite3');
 } catch (e) {
   s++;
-  console.log(`SKIP: [node] all (better-sqlite3 not installed: make test-hosts installs it)`);
+  console.log(`SKIP: [node] better-sqlite3's checks (better-sqlite3 not installed: make test-hosts installs it)`);
+  if (pkgDir) fs.rmSync(pkgDir, { recursive: true, force: true });
   finish();
 }
 const version = require('better-sqlite3/package.json').version;
@@ -140,5 +205,63 @@ check('example', () => {
   const out = execFileSync(process.execPath, [path.join(ROOT, 'examples', 'node_example.js'), LIB],
     { env: { ...process.env, NODE_PATH: path.join(__dirname, 'node_modules') }, encoding: 'utf8' });
   return /gpu_sum\(\) = 1\b/.test(out) || out; });
+// ---- issue 40: one statement ----
+if (pkg) {
+  const qdb = open();
+  qdb.exec('CREATE TABLE sales(region TEXT, amount REAL, qty INTEGER)');
+  const ins = qdb.prepare('INSERT INTO sales VALUES (?, ?, ?)');
+  for (let i = 0; i < 10; i++) ins.run('north', 0.1, 1);
+  for (const [a, q] of [[1e100, 2], [1.0, 3], [-1e100, 4]]) ins.run("it's", a, q);
+  const tableRows = (text, params = []) => {
+    qdb.exec(`CREATE VIRTUAL TABLE temp.ref USING gpu_query('${text.replace(/'/g, "''")}')`);
+    const r = qdb.prepare(`SELECT * FROM temp.ref${params.length ? `(${params.map(() => '?').join(', ')})` : ''}`)
+      .raw().all(...params);
+    qdb.exec('DROP TABLE temp.ref');
+    return r;
+  };
+  const text = "SELECT region, sum(amount) AS s, count(*) FROM sales WHERE region <> 'don''t' AND qty >= ? " +
+               'GROUP BY region ORDER BY region';
+  check('query_quotes_params', () => {
+    const got = pkg.query(qdb, text, [1], { raw: true });
+    const want = tableRows(text, [1]);
+    return (sameRows(got, want) && got.length === 2 && got[0][0] === "it's" && got[0][1] === 1) ||
+      `${show(got)} vs ${show(want)}`; });
+  check('query_objects', () => {
+    const got = pkg.query(qdb, text, [2]);
+    return (got.length === 1 && got[0].region === "it's" && got[0].s === 1 && got[0]['count(*)'] === 3) || show(got); });
+  check('query_reuses_table', () => {
+    const name = 'gpuagg_q_' + require('crypto').createHash('sha256').update(text).digest('hex').slice(0, 16);
+    const sv = qdb.pragma('temp.schema_version', { simple: true });
+    pkg.query(qdb, text, [3]);
+    const sv2 = qdb.pragma('temp.schema_version', { simple: true });
+    const names = qdb.prepare("SELECT name FROM temp.sqlite_schema WHERE name LIKE 'gpuagg_q_%' AND " +
+                              "name NOT LIKE '%_groups'").pluck().all();
+    return (sv === sv2 && names.length === 1 && names[0] === name && pkg.queryTable(qdb, text) === name) ||
+      show([sv, sv2, names, name]); });
+  check('query_named', () => {
+    const got = pkg.query(qdb, 'SELECT region, sum(qty) FROM sales WHERE qty BETWEEN :lo AND @hi ' +
+                          'GROUP BY region ORDER BY region', { lo: 2, hi: 3 }, { raw: true });
+    return JSON.stringify(got) === JSON.stringify([["it's", 5]]) || show(got); });
+  check('query_safe_integers', () => {
+    const got = pkg.query(qdb, 'SELECT sum(qty) FROM sales WHERE qty > ?1', [0], { raw: true, safeIntegers: true });
+    return got[0][0] === 19n || show(got); });
+  const throwsWith = (fn, kind, start) => {
+    try { fn(); } catch (e) { return (e instanceof kind && e.message.startsWith(start)) || `${e.name}: ${e.message}`; }
+    return 'no error';
+  };
+  check('query_count', () => throwsWith(() => pkg.query(qdb, text, [1, 2]), RangeError,
+                                        'gpuagg.query: the text takes 1 parameter (?1), got 2'));
+  check('query_missing_name', () => throwsWith(() => pkg.query(qdb, 'SELECT count(*) FROM sales WHERE qty > :lo', {}),
+                                               RangeError, 'gpuagg.query: no value for the parameter :lo'));
+  check('query_grammar', () => throwsWith(() => pkg.query(qdb, 'SELECT region FROM sales'), Error, 'gpu_query: '));
+  check('query_nul', () => throwsWith(() => pkg.query(qdb, 'SELECT count(*) FROM sales\0'), Error,
+                                      'gpuagg.query: the text holds a NUL'));
+  check('gpu_query_json', () => {
+    const got = qdb.prepare('SELECT row_json FROM gpu_query_json(?, ?)').pluck().all(text, 1).map((j) => JSON.parse(j));
+    const want = tableRows(text, [1]);
+    return sameRows(got, want) || `${show(got)} vs ${show(want)}`; });
+  qdb.close();
+}
+if (pkgDir) fs.rmSync(pkgDir, { recursive: true, force: true });
 db.close();
 finish();
