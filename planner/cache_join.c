@@ -60,9 +60,13 @@ typedef struct cj_tab {
   char *schema, *table, *qual;
   ga_centry *e;
   ga_target t;
-  int parent;     /* -1 the fact (tab 0); else a table's index */
-  int pcol, kcol; /* the edge's columns: parent's entry, this entry */
-  int nterms;     /* its own conditions */
+  int parent;      /* -1 the fact (tab 0); else a table's index */
+  int left;        /* LEFT JOIN */
+  int on_a, on_b;  /* its ON condition's tokens in the FROM text, -1 */
+  int us_a, us_b;  /* the names inside USING ( ... ), -1 */
+  int nkeys;       /* the edges to its parent (a composite key: several) */
+  int pcol[GA_CSTAR_KEYS], kcol[GA_CSTAR_KEYS]; /* parent's, this entry's */
+  int nterms;      /* its own conditions */
 } cj_tab;
 
 typedef struct cj {
@@ -73,6 +77,13 @@ typedef struct cj {
   /* the join entry's columns: (table, entry column) */
   int nv;
   int vtab[GA_CACHE_MAX_COLS], vcol[GA_CACHE_MAX_COLS];
+  /* the FROM text's tokens, and USING's names (a bare one is its leftmost
+  ** table's column) */
+  const char *fz;
+  ga_qtok *ft;
+  int fn;
+  char *using[GA_CACHE_MAX_COLS];
+  int nusing;
   char *vname[GA_CACHE_MAX_COLS];
   char *why;
   size_t nwhy;
@@ -107,6 +118,22 @@ static char *finish(sqlite3_str *s) {
 
 /* ---- FROM (rule 1) ---- */
 
+/* The end of an ON expression starting at token i: the next separator at
+** depth 0 (',', [LEFT [OUTER] | INNER | CROSS] JOIN), or n. */
+static int on_end(const char *z, const ga_qtok *t, int n, int i) {
+  for (; i < n; i++) {
+    if (ga_qt_op(z, t, n, i, "(")) {
+      i = ga_qt_close(z, t, n, i);
+      continue;
+    }
+    if (ga_qt_op(z, t, n, i, ",") || tok_is(z, &t[i], "JOIN") ||
+        tok_is(z, &t[i], "LEFT") || tok_is(z, &t[i], "INNER") ||
+        tok_is(z, &t[i], "CROSS"))
+      return i;
+  }
+  return n;
+}
+
 static int read_from(cj *j, const char *z) {
   ga_qtok *t = NULL;
   int n = 0, r = ga_q_tokenize(z, &t, &n);
@@ -114,7 +141,10 @@ static int read_from(cj *j, const char *z) {
     j->rc = SQLITE_NOMEM;
     return 0;
   }
-  int ok = r == 0, i = 0;
+  j->fz = z;
+  j->ft = t;
+  j->fn = n;
+  int ok = r == 0, i = 0, left = 0;
   while (ok && i < n) {
     /* "schema"."table" AS "qual" */
     if (j->n >= CJ_MAX_TABS) {
@@ -132,6 +162,8 @@ static int read_from(cj *j, const char *z) {
     x->table = ga_qt_name(z, &t[i + 2]);
     x->qual = ga_qt_name(z, &t[i + 4]);
     x->parent = -1;
+    x->left = left;
+    x->on_a = x->on_b = x->us_a = x->us_b = -1;
     if (!x->schema || !x->table || !x->qual) {
       j->rc = SQLITE_NOMEM;
       ok = 0;
@@ -143,28 +175,49 @@ static int read_from(cj *j, const char *z) {
     else if (i + 2 < n && tok_is(z, &t[i], "INDEXED") &&
              tok_is(z, &t[i + 1], "BY"))
       i += 3;
+    if (i < n && tok_is(z, &t[i], "ON")) {
+      x->on_a = i + 1;
+      x->on_b = i = on_end(z, t, n, i + 1);
+    } else if (i + 1 < n && tok_is(z, &t[i], "USING") &&
+               ga_qt_op(z, t, n, i + 1, "(")) {
+      int cl = ga_qt_close(z, t, n, i + 1);
+      x->us_a = i + 2;
+      x->us_b = cl;
+      for (int k = i + 2; k < cl; k++)
+        if (is_name(&t[k]) && j->nusing < GA_CACHE_MAX_COLS &&
+            !(j->using[j->nusing++] = ga_qt_name(z, &t[k])))
+          j->rc = SQLITE_NOMEM;
+      i = cl + 1;
+    }
+    if (j->rc) {
+      ok = 0;
+      break;
+    }
     if (i >= n)
       break;
-    if (ga_qt_op(z, t, n, i, ","))
+    left = 0;
+    if (ga_qt_op(z, t, n, i, ",")) {
       i++;
-    else if (tok_is(z, &t[i], "JOIN"))
+    } else if (tok_is(z, &t[i], "JOIN")) {
       i++;
-    else if (i + 1 < n &&
-             (tok_is(z, &t[i], "CROSS") || tok_is(z, &t[i], "INNER")) &&
-             tok_is(z, &t[i + 1], "JOIN"))
+    } else if (i + 1 < n &&
+               (tok_is(z, &t[i], "CROSS") || tok_is(z, &t[i], "INNER")) &&
+               tok_is(z, &t[i + 1], "JOIN")) {
       i += 2;
-    else
-      ok = no(j,
-              "LEFT JOIN or USING (the host cache's star join takes inner "
-              "joins whose conditions are equalities in ON or WHERE)%s%s",
-              NULL, NULL);
+    } else if (i + 1 < n && tok_is(z, &t[i], "LEFT")) {
+      i += 1 + (tok_is(z, &t[i + 1], "OUTER") != 0);
+      left = i < n && tok_is(z, &t[i], "JOIN");
+      ok = left;
+      i++;
+    } else {
+      ok = 0;
+    }
   }
   if (ok && j->n < 2)
     ok = 0;
   if (!ok && !j->why[0] && !j->rc)
     no(j, "the join's FROM clause is not one the host cache reads%s%s", NULL,
        NULL);
-  sqlite3_free(t);
   return ok;
 }
 
@@ -257,6 +310,13 @@ static int refs_of(cj *j, const char *z, const ga_qtok *t, int a, int b,
         if (has_col(j, k, col)) {
           tab = k;
           found++;
+        }
+      for (int u = 0; found > 1 && u < j->nusing; u++)
+        if (!sqlite3_stricmp(j->using[u], col)) {
+          /* USING's column: its leftmost table's (qjoin.c rule 6) */
+          for (tab = 0; !has_col(j, tab, col); tab++)
+            ;
+          found = 1;
         }
       if (found != 1) { /* no column (stays), or ambiguous */
         sqlite3_free(col);
@@ -362,6 +422,10 @@ static char *rewrite_text(cj *j, const char *z) {
 
 typedef struct term {
   int a, b;
+  const char *z; /* its text: the WHERE's or the FROM's (an ON) */
+  const ga_qtok *t;
+  int n;
+  int on; /* -1: WHERE or an inner join's ON; else the LEFT JOIN's table */
 } term;
 
 /* The AND-ed terms of tokens [a, b): into v (at most CJ_MAX_TERMS). */
@@ -399,7 +463,7 @@ static int split(const char *z, const ga_qtok *t, int n, int a, int b, term *v,
         if (!split(z, t, n, start, i, v, nv))
           return 0;
       } else {
-        v[(*nv)++] = (term){start, i};
+        v[(*nv)++] = (term){start, i, z, t, n, -1};
       }
       (void)before;
       start = i + 1;
@@ -411,6 +475,9 @@ static int split(const char *z, const ga_qtok *t, int n, int a, int b, term *v,
 /* ---- the answer ---- */
 
 static void cj_free(cj *j) {
+  sqlite3_free(j->ft);
+  for (int k = 0; k < j->nusing; k++)
+    sqlite3_free(j->using[k]);
   for (int k = 0; k < j->n; k++) {
     sqlite3_free(j->tab[k].schema);
     sqlite3_free(j->tab[k].table);
@@ -436,8 +503,16 @@ static int compile_filter(cj *j, int k, const char *filter, const ga_parts *p,
   cj_tab *x = &j->tab[k];
   x->t.schema = x->schema;
   x->t.table = x->table;
+  /* the names a derived column may read (cache_derive.c): the entry's */
+  char *names[GA_CACHE_MAX_COLS];
+  for (int c = 0; c < x->e->ncols && c < GA_CACHE_MAX_COLS; c++)
+    names[c] = x->e->cols[c].name;
+  x->t.cols = names;
+  x->t.ncols = x->e->ncols < GA_CACHE_MAX_COLS ? x->e->ncols : GA_CACHE_MAX_COLS;
   char w[200] = "";
   int rc = ga_cache_shape(j->db, x->e, &x->t, &fp, q, w, sizeof w);
+  x->t.cols = NULL;
+  x->t.ncols = 0;
   if (rc == 1)
     return 1;
   if (rc != 0)
@@ -519,7 +594,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
         goto done;
       }
   }
-  /* the WHERE's terms (rule 1) */
+  /* the terms (rule 1): the WHERE's, and each ON's */
   const char *wz = p->filter ? p->filter : "";
   int r = ga_q_tokenize(wz, &t, &n);
   if (r < 0) {
@@ -533,91 +608,155 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
              CJ_MAX_TERMS);
     goto done;
   }
-  int kind[CJ_MAX_TERMS]; /* -2 an edge, -1 other, else its table */
-  int ekeys = 0;
+  for (int k = 1; k < j.n; k++) {
+    cj_tab *x = &j.tab[k];
+    int from = nt;
+    if (x->on_a >= 0 && x->on_a < x->on_b &&
+        !split(j.fz, j.ft, j.fn, x->on_a, x->on_b, terms, &nt)) {
+      snprintf(why, nwhy, "an ON clause has more than %d terms",
+               CJ_MAX_TERMS);
+      goto done;
+    }
+    for (int i = from; i < nt; i++)
+      terms[i].on = x->left ? k : -1;
+  }
+  /* edges: a = b of two tables' columns (USING's too) */
+  typedef struct edge {
+    int a, ca, b, cb, on; /* on: the LEFT JOIN's table whose ON holds it */
+    int term;             /* its term, -1 (USING) */
+  } edge;
+  edge ed[CJ_MAX_TERMS + GA_CACHE_MAX_COLS];
+  int ne = 0;
+  int kind[CJ_MAX_TERMS]; /* -2 an edge, -1 after the probe, else a table */
   for (int i = 0; i < nt; i++) {
+    term *tm = &terms[i];
     cref refs[GA_CACHE_MAX_COLS * 2];
-    int nr =
-        refs_of(&j, wz, t, terms[i].a, terms[i].b, refs, GA_CACHE_MAX_COLS * 2);
+    int nr = refs_of(&j, tm->z, tm->t, tm->a, tm->b, refs,
+                     GA_CACHE_MAX_COLS * 2);
     if (nr < 0)
       goto done;
-    uint32_t m = 0;
+    uint32_t m = 0, lefts = 0;
     for (int k = 0; k < nr; k++)
       m |= 1u << refs[k].tab;
-    kind[i] = -1;
-    if (!m || m == 1u) {
+    for (int k = 1; k < j.n; k++)
+      lefts |= (uint32_t)j.tab[k].left << k;
+    int is_edge = nr == 2 && refs[0].a == tm->a && refs[1].b == tm->b &&
+                  refs[0].tab != refs[1].tab && refs[1].a == refs[0].b + 1 &&
+                  (ga_qt_op(tm->z, tm->t, tm->n, refs[0].b, "=") ||
+                   ga_qt_op(tm->z, tm->t, tm->n, refs[0].b, "=="));
+    if (tm->on >= 0) { /* a LEFT JOIN's ON: its own, or its edge */
+      if (m == 1u << tm->on) {
+        kind[i] = tm->on;
+      } else if (is_edge && (m >> tm->on & 1)) {
+        kind[i] = -2;
+      } else {
+        snprintf(why, nwhy,
+                 "the ON clause of LEFT JOIN %s reads other tables than "
+                 "by an equality of columns",
+                 j.tab[tm->on].table);
+        goto done;
+      }
+    } else if (m & lefts) {
+      /* rule 1: a LEFT JOIN's WHERE term, after the probe; an edge may
+      ** join an inner table under it */
+      kind[i] = is_edge ? -2 : -1;
+    } else if (!m || m == 1u) {
       kind[i] = 0; /* the fact's (or no table's) */
     } else if (!(m & (m - 1))) {
       kind[i] = __builtin_ctz(m);
-    } else if (nr == 2 && refs[0].a == terms[i].a && refs[1].b == terms[i].b &&
-               refs[0].tab != refs[1].tab && refs[1].a == refs[0].b + 1 &&
-               (ga_qt_op(wz, t, n, refs[0].b, "=") ||
-                ga_qt_op(wz, t, n, refs[0].b, "=="))) {
-      /* an edge: one end is the other's parent (rule 1's tree, below) */
-      kind[i] = -2;
-      int a = refs[0].tab, b = refs[1].tab, ca = refs[0].col, cb = refs[1].col;
-      (void)ekeys;
-      /* held in pcol/kcol until the tree is made: store as a pending
-      ** edge on the term */
-      terms[i].a = a * 1000 + ca; /* reused below */
-      terms[i].b = b * 1000 + cb;
+    } else {
+      kind[i] = is_edge ? -2 : -1;
     }
+    if (kind[i] == -2)
+      ed[ne++] = (edge){refs[0].tab, refs[0].col, refs[1].tab, refs[1].col,
+                        tm->on, i};
   }
-  /* the tree from the fact */
-  {
-    int reached = 1; /* bit 0: the fact */
-    for (int round = 0; round < j.n; round++)
-      for (int i = 0; i < nt; i++) {
-        if (kind[i] != -2)
-          continue;
-        int a = terms[i].a / 1000, ca = terms[i].a % 1000;
-        int b = terms[i].b / 1000, cb = terms[i].b % 1000;
-        int ra = reached >> a & 1, rb = reached >> b & 1;
-        if (ra && rb) {
-          if (j.tab[b].parent == a || j.tab[a].parent == b) {
-            if (j.tab[b].parent == a && j.tab[b].pcol == ca &&
-                j.tab[b].kcol == cb && round == 0)
-              continue;
-          }
-          continue;
-        }
-        if (!ra && !rb)
-          continue;
-        int child = ra ? b : a, par = ra ? a : b;
-        j.tab[child].parent = par;
-        j.tab[child].pcol = ra ? ca : cb;
-        j.tab[child].kcol = ra ? cb : ca;
-        reached |= 1 << child;
-        kind[i] = -3; /* the tree's edge */
-      }
-    if (reached != (1 << j.n) - 1) {
-      snprintf(why, nwhy,
-               "a table is joined to the others by no equality of two "
-               "columns");
-      goto done;
-    }
-    for (int i = 0; i < nt; i++)
-      if (kind[i] == -2) { /* a second edge of a pair, or a cycle */
-        snprintf(why, nwhy,
-                 "a composite key or a second equality between two "
-                 "tables (the host cache's lookups take one column)");
+  for (int k = 1; k < j.n; k++) { /* USING (c): the leftmost table's c */
+    cj_tab *x = &j.tab[k];
+    for (int i = x->us_a; i >= 0 && i < x->us_b; i++) {
+      if (!is_name(&j.ft[i]))
+        continue;
+      char *c = ga_qt_name(j.fz, &j.ft[i]);
+      int lt = 0;
+      if (!c) {
+        j.rc = SQLITE_NOMEM;
         goto done;
       }
+      while (lt < k && !has_col(&j, lt, c))
+        lt++;
+      int ca = lt < k ? entry_col(j.tab[lt].e, c) : -1,
+          cb = entry_col(x->e, c);
+      if (ca < 0 || cb < 0)
+        snprintf(why, nwhy, "USING column %s is not cached", c);
+      sqlite3_free(c);
+      if (ca < 0 || cb < 0)
+        goto done;
+      if (ne < (int)(sizeof ed / sizeof ed[0]))
+        ed[ne++] = (edge){lt, ca, k, cb, x->left ? k : -1, -1};
+    }
+  }
+  /* the tree from the fact: each table's parent by its first edge to a
+  ** table reached (a LEFT JOIN's only by its ON), then every edge a key
+  ** column of a (parent, child) pair */
+  {
+    uint32_t reached = 1;
+    for (int round = 0; round < j.n; round++)
+      for (int i = 0; i < ne; i++) {
+        edge *x = &ed[i];
+        int ra = reached >> x->a & 1, rb = reached >> x->b & 1;
+        if (ra == rb)
+          continue;
+        int child = ra ? x->b : x->a;
+        if (j.tab[child].left && x->on != child)
+          continue;
+        if (!j.tab[child].left && x->on >= 0)
+          continue;
+        j.tab[child].parent = ra ? x->a : x->b;
+        reached |= 1u << child;
+      }
+    if (reached != (1u << j.n) - 1) {
+      snprintf(why, nwhy,
+               "a table is joined to the others by no equality of two "
+               "columns that the host cache follows");
+      goto done;
+    }
+    for (int i = 0; i < ne; i++) {
+      edge *x = &ed[i];
+      int child = j.tab[x->b].parent == x->a   ? x->b
+                  : j.tab[x->a].parent == x->b ? x->a
+                                               : -1;
+      cj_tab *c = child >= 0 ? &j.tab[child] : NULL;
+      if ((!c || (c->left && x->on != child)) && x->term >= 0 &&
+          x->on < 0) {
+        kind[x->term] = -1; /* no step of the tree: a filter after it */
+        continue;
+      }
+      if (!c || (c->left && x->on != child) || c->nkeys >= GA_CSTAR_KEYS) {
+        snprintf(why, nwhy,
+                 "an equality between two tables that is no step of the "
+                 "join's tree from the fact");
+        goto done;
+      }
+      c->pcol[c->nkeys] = child == x->b ? x->ca : x->cb;
+      c->kcol[c->nkeys++] = child == x->b ? x->cb : x->ca;
+    }
   }
   /* rule 3: numbers only on both sides of every edge */
   for (int k = 1; k < j.n; k++) {
     cj_tab *x = &j.tab[k];
     const ga_centry *pe = j.tab[x->parent].e;
-    const ga_ccol *a = &pe->cols[x->pcol], *b = &x->e->cols[x->kcol];
-    const ga_ccol *bad = a->ntext || a->mixed || a->dict   ? a
-                         : b->ntext || b->mixed || b->dict ? b
-                                                           : NULL;
-    if (bad) {
-      snprintf(why, nwhy,
-               "join key %s holds TEXT (affinity and collation decide its "
-               "matches: the workers answer)",
-               bad->name);
-      goto done;
+    for (int i = 0; i < x->nkeys; i++) {
+      const ga_ccol *a = &pe->cols[x->pcol[i]], *b = &x->e->cols[x->kcol[i]];
+      const ga_ccol *bad = a->ntext || a->mixed || a->dict   ? a
+                           : b->ntext || b->mixed || b->dict ? b
+                                                             : NULL;
+      if (bad) {
+        snprintf(why, nwhy,
+                 "join key %s holds TEXT (affinity and collation decide its "
+                 "matches: the workers answer)",
+                 bad->name);
+        goto done;
+      }
     }
   }
   /* each table's own conditions, rewritten bare (rule 1) */
@@ -629,7 +768,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       if (kind[i] != k)
         continue;
       sqlite3_str_appendall(s1, cnt++ ? " AND (" : "(");
-      okk = rewrite(&j, s1, wz, t, terms[i].a, terms[i].b, 0);
+      okk = rewrite(&j, s1, terms[i].z, terms[i].t, terms[i].a, terms[i].b,
+                    0);
       sqlite3_str_appendall(s1, ")");
     }
     ftext[k] = finish(s1);
@@ -645,7 +785,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     if (kind[i] != -1)
       continue;
     sqlite3_str_appendall(other, cnt++ ? " AND (" : "(");
-    if (!rewrite(&j, other, wz, t, terms[i].a, terms[i].b, 1))
+    if (!rewrite(&j, other, terms[i].z, terms[i].t, terms[i].a, terms[i].b,
+                 1))
       goto done;
     sqlite3_str_appendall(other, ")");
   }
@@ -694,8 +835,10 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     d->e = j.tab[k].e;
     d->filter = j.tab[k].nterms ? &fq[k] : NULL;
     d->parent = j.tab[k].parent - 1;
-    d->pcol = j.tab[k].pcol;
-    d->kcol = j.tab[k].kcol;
+    d->left = j.tab[k].left;
+    d->nkeys = j.tab[k].nkeys;
+    memcpy(d->pcol, j.tab[k].pcol, sizeof(d->pcol));
+    memcpy(d->kcol, j.tab[k].kcol, sizeof(d->kcol));
   }
   for (int k = 0; k < j.nv; k++) {
     s.cols[k].tab = j.vtab[k] - 1;

@@ -629,6 +629,7 @@ def join_queries(rep):
                     problems.append("last_scan.join names fact %r" % join.get("fact"))
         for k in knobs:
             del os.environ[k]
+        host_cache_answer(wd, q, want, (1, 2, 4)[qi % 3], stats, problems)  # issue 38 §3.2
         if qi % 3 == 0:
             got = partial_answer(wd, qr, q.text)
             stats["partials"] += 1
@@ -658,6 +659,82 @@ def join_queries(rep):
                                                           if k.startswith("order: "))))
     rep.check("join_parallel_share", stats["parallel"] >= 0.8 * runs,
               "only %d of %d runs parallel" % (stats["parallel"], runs))
+    host_cache_summary(rep, stats)
+
+
+# ------------------------------------------------ the host cache (§3.2)
+
+def cache_con(wd):
+    """A connection of the world's own whose gpu_cache (device = 'cpu')
+    holds every column of every table that a load takes (each tried alone
+    first: a column of TEXT and numbers, or BLOB, is not cached)."""
+    if getattr(wd, "ccon", None) is None:
+        con = connect(wd.path)
+        con.execute("SELECT gpuagg_config('device', 'cpu')")
+        for (t,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                                "AND name NOT LIKE 'sqlite%'").fetchall():
+            cols = [c[1] for c in con.execute("PRAGMA table_info(%s)" % t).fetchall()]
+            good = []
+            for c in cols:
+                try:
+                    con.execute("SELECT gpu_cache(?, ?)", (t, c)).fetchall()
+                    good.append(c)
+                except sqlite3.Error:
+                    pass
+            if good:
+                try:
+                    con.execute("SELECT gpu_cache(?, ?)", (t, ", ".join(good))).fetchall()
+                except sqlite3.Error:
+                    pass
+        wd.ccon = con
+    return wd.ccon
+
+
+# dimensions whose keys the host cache's lookups take (planner/cache_join.c
+# rule 3: numbers, one row a key; TEXT keys, duplicates ("null" draws
+# them too) and REAL keys that
+# are no integers decline)
+NUMERIC_UNIQUE = ("dense", "sparse")
+
+
+def host_cache_answer(wd, q, want, th, stats, problems):
+    """Issue 38 §3.2: the text with every table in the host cache.  The
+    answer equals the reference whether the cache answers (last_scan.path
+    'cache') or declines (its reason in last_scan.why, the workers
+    answer)."""
+    con = cache_con(wd)
+    con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+    got = via_gpu_query(con, q.text)
+    ls = last_scan(con)
+    if not same(got, want, q.ordered):
+        problems.append("host cache, threads %d (path %s, %s): got %s"
+                        % (th, ls.get("path"), ls.get("why"), show(got)))
+    why = str(ls.get("why"))
+    if ls.get("path") == "cache":
+        stats["cache"] += 1
+        if not why.startswith("host cache: star join"):
+            problems.append("host cache: why %r" % why)
+        stats["cache_snowflake"] += any(d.parent for d in wd.dims)
+        stats["cache_dims_%d" % len(wd.dims)] += 1
+    elif (all(d.kind in NUMERIC_UNIQUE for d in wd.dims) and "typeof" not in q.text
+          and not re.search(r"\bw\b", q.text) and not why.startswith(FACT_NOT_FIRST)):
+        # every key a number, one row a key: the host cache must answer
+        problems.append("host cache declined: %s" % why)
+    else:
+        m = re.search(r"cache not used: the text joins \d+ tables(?: \(fact \w+\))?: ([^;(:0-9]*)", why)
+        stats["declined: " + (m.group(1).strip() if m else why[:40])] += 1
+
+
+def host_cache_summary(rep, stats):
+    runs = sum(v for k, v in stats.items() if k == "cache" or k.startswith("declined: "))
+    print("# joins from the host cache: %d of %d answered (%d over snowflakes; by dimensions %s); declined: %s"
+          % (stats["cache"], runs, stats["cache_snowflake"],
+             ", ".join("%s %d" % (k[11:], v) for k, v in sorted(stats.items()) if k.startswith("cache_dims_")),
+             "; ".join("%s %d" % (k[10:], v) for k, v in sorted(stats.items()) if k.startswith("declined: "))))
+    # each query whose keys the lookups take was answered (host_cache_answer);
+    # the worlds are random, so the share answered depends on SEED
+    rep.check("join_host_cache_answered", runs and stats["cache"] >= min(40, runs // 8) if SEED == 20261206
+              else stats["cache"] >= 1, "only %d of %d queries from the host cache" % (stats["cache"], runs))
 
 
 # ---------------------------------------------------------------- fixed cases

@@ -95,19 +95,36 @@ static inline uint64_t mix(uint64_t x) {
   return x;
 }
 
-/* The row of key k in dimension d's lookup, or -1. */
-static inline int32_t lookup(const ga_cstar_dim *d, int64_t k) {
+static inline uint64_t hash_of(const int64_t *k, int n) {
+  uint64_t h = 0;
+  for (int i = 0; i < n; i++)
+    h = mix(h ^ (uint64_t)k[i]) + (uint64_t)i;
+  return h;
+}
+
+/* The row of key k (d->nkeys values) in dimension d's lookup, or -1. */
+static inline int32_t lookup(const ga_cstar_dim *d, const int64_t *k) {
   if (d->dense) {
-    uint64_t o = (uint64_t)k - (uint64_t)d->base;
+    uint64_t o = (uint64_t)k[0] - (uint64_t)d->base;
     return o < (uint64_t)d->span ? d->slot[o] : -1;
   }
-  for (uint64_t h = mix((uint64_t)k) & d->hmask;; h = (h + 1) & d->hmask) {
+  int n = d->nkeys;
+  for (uint64_t h = hash_of(k, n) & d->hmask;; h = (h + 1) & d->hmask) {
     if (d->slot[h] < 0)
       return -1;
-    if (d->hkey[h] == k)
+    const int64_t *at = d->hkey + h * (uint64_t)n;
+    int eq = 1;
+    for (int i = 0; i < n; i++)
+      eq &= at[i] == k[i];
+    if (eq)
       return d->slot[h];
   }
 }
+
+/* Row r's key of entry e through columns cols (n of them): 1 with k, 0
+** when a part is NULL or a REAL that is no integer (*real set then). */
+static int row_key(const ga_centry *e, const int *cols, int n, int64_t r,
+                   int64_t *seg, int64_t *k, int *real);
 
 /* Row r's value of column c of entry e, through its segment (rows are
 ** walked in order by the callers: *seg is the hint). */
@@ -131,6 +148,23 @@ static void value_at(const ga_centry *e, int c, int64_t r, int64_t *seg,
   *v = ga_cb_vals(b, c)[i];
   *isint = ga_bit(ga_cb_isint(b, c), i);
   *notnull = ga_bit(ga_cb_notnull(b, c), i);
+}
+
+static int row_key(const ga_centry *e, const int *cols, int n, int64_t r,
+                   int64_t *seg, int64_t *k, int *real) {
+  *real = 0;
+  for (int i = 0; i < n; i++) {
+    uint64_t v;
+    int ii, nn;
+    value_at(e, cols[i], r, seg, &v, &ii, &nn);
+    if (!nn)
+      return 0;
+    if (!key_of(v, ii, nn, &k[i])) {
+      *real = 1;
+      return 0;
+    }
+  }
+  return 1;
 }
 
 /* Rule 2: dimension d's passing rows into pass (one byte a row). */
@@ -169,30 +203,28 @@ static int dim_pass(ga_cstar *s, ga_cstar_dim *d, uint8_t *pass, char *why,
 static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
                       char *why, size_t nwhy) {
   const ga_centry *e = d->e;
-  int64_t n = 0, lo = INT64_MAX, hi = INT64_MIN, seg = 0;
+  int64_t n = 0, lo = INT64_MAX, hi = INT64_MIN, seg = 0, k[GA_CSTAR_KEYS];
+  int nk = d->nkeys, real = 0;
   for (int64_t r = 0; r < e->rows; r++) {
     if (!pass[r])
       continue;
-    uint64_t v;
-    int ii, nn;
-    int64_t k;
-    value_at(e, d->kcol, r, &seg, &v, &ii, &nn);
-    if (!nn)
-      continue;
-    if (!key_of(v, ii, nn, &k)) {
+    if (!row_key(e, d->kcol, nk, r, &seg, k, &real)) {
+      if (!real)
+        continue;
       snprintf(why, nwhy,
-               "a key of %s.%s is a REAL that is no integer (the "
-               "cache's lookups take integers)",
-               e->table, e->cols[d->kcol].name);
+               "a key of %s is a REAL that is no integer (the cache's "
+               "lookups take integers)",
+               e->table);
       return GA_CACHE_DECLINED;
     }
     n++;
-    lo = k < lo ? k : lo;
-    hi = k > hi ? k : hi;
+    lo = k[0] < lo ? k[0] : lo;
+    hi = k[0] > hi ? k[0] : hi;
   }
   d->keys = n;
   uint64_t span = n ? (uint64_t)hi - (uint64_t)lo + 1 : 1;
-  d->dense = span <= (uint64_t)(32 * n + 65536) && span < ((uint64_t)1 << 31);
+  d->dense = nk == 1 && span <= (uint64_t)(32 * n + 65536) &&
+             span < ((uint64_t)1 << 31);
   if (d->dense) {
     d->base = n ? lo : 0;
     d->span = (int64_t)span;
@@ -202,7 +234,7 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
     while (cap < (uint64_t)n * 2)
       cap *= 2;
     d->hmask = cap - 1;
-    d->bytes = (int64_t)cap * 12;
+    d->bytes = (int64_t)cap * (4 + 8 * nk);
   }
   if (charge(s, d->bytes)) {
     snprintf(why, nwhy,
@@ -218,36 +250,38 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
     memset(d->slot, 0xff, sizeof(int32_t) * (size_t)d->span);
   } else {
     d->slot = sqlite3_malloc64(sizeof(int32_t) * (size_t)(d->hmask + 1));
-    d->hkey = sqlite3_malloc64(sizeof(int64_t) * (size_t)(d->hmask + 1));
+    d->hkey = sqlite3_malloc64(sizeof(int64_t) * (size_t)nk *
+                               (size_t)(d->hmask + 1));
     if (!d->slot || !d->hkey)
       return GA_NOMEM;
     memset(d->slot, 0xff, sizeof(int32_t) * (size_t)(d->hmask + 1));
   }
   seg = 0;
   for (int64_t r = 0; r < e->rows; r++) {
-    if (!pass[r])
-      continue;
-    uint64_t v;
-    int ii, nn;
-    int64_t k;
-    value_at(e, d->kcol, r, &seg, &v, &ii, &nn);
-    if (!key_of(v, ii, nn, &k))
+    if (!pass[r] || !row_key(e, d->kcol, nk, r, &seg, k, &real))
       continue;
     int32_t *at;
     if (d->dense) {
-      at = &d->slot[k - d->base];
+      at = &d->slot[k[0] - d->base];
     } else {
-      uint64_t h = mix((uint64_t)k) & d->hmask;
-      while (d->slot[h] >= 0 && d->hkey[h] != k)
-        h = (h + 1) & d->hmask;
-      d->hkey[h] = k;
+      uint64_t h = hash_of(k, nk) & d->hmask;
+      for (;; h = (h + 1) & d->hmask) {
+        if (d->slot[h] < 0)
+          break;
+        int eq = 1;
+        for (int i = 0; i < nk; i++)
+          eq &= d->hkey[h * (uint64_t)nk + i] == k[i];
+        if (eq)
+          break;
+      }
+      memcpy(d->hkey + h * (uint64_t)nk, k, sizeof(int64_t) * (size_t)nk);
       at = &d->slot[h];
     }
     if (*at >= 0) {
       snprintf(why, nwhy,
-               "%s has two rows of key %lld (a fact row would join both: "
+               "%s has two rows of key %lld%s (a fact row would join both: "
                "the cache's lookups take one row a key)",
-               e->table, (long long)k);
+               e->table, (long long)k[0], nk > 1 ? ", ..." : "");
       return GA_CACHE_DECLINED;
     }
     *at = (int32_t)r;
@@ -308,17 +342,15 @@ int ga_cstar_build(ga_cstar *s, char *why, size_t nwhy) {
         rc = GA_NOMEM;
         break;
       }
-      int64_t seg = 0;
+      int64_t seg = 0, k[GA_CSTAR_KEYS];
+      int real;
       for (int64_t r = 0; r < rows; r++) {
         x->via[r] = -1;
         if (!pass[r])
           continue;
-        uint64_t v;
-        int ii, nn;
-        int64_t k;
-        value_at(d->e, x->pcol, r, &seg, &v, &ii, &nn);
-        x->via[r] = key_of(v, ii, nn, &k) ? lookup(x, k) : -1;
-        if (x->via[r] < 0)
+        if (row_key(d->e, x->pcol, x->nkeys, r, &seg, k, &real))
+          x->via[r] = lookup(x, k);
+        if (x->via[r] < 0 && !x->left) /* an inner join's miss */
           pass[r] = 0;
       }
     }
@@ -422,17 +454,24 @@ static void *probe_run(void *arg) {
     r->probed += cnt;
     for (int t = 0; t < r->ntop && m; t++) {
       const ga_cstar_dim *d = &s->dims[r->top[t]];
-      const uint64_t *v = ga_cb_vals(b, d->pcol) + i0;
-      uint64_t ii = ga_cb_isint(b, d->pcol)[w];
-      uint64_t nn = ga_cb_notnull(b, d->pcol)[w];
-      m &= nn;
+      int nk = d->nkeys;
+      uint64_t in = m;
+      for (int i = 0; i < nk; i++)
+        in &= ga_cb_notnull(b, d->pcol[i])[w];
       for (uint64_t k = m; k; k &= k - 1) {
         int j = __builtin_ctzll(k);
-        int64_t key;
-        int32_t row =
-            key_of(v[j], (int)((ii >> j) & 1), 1, &key) ? lookup(d, key) : -1;
+        int64_t key[GA_CSTAR_KEYS];
+        int32_t row = -1;
+        if ((in >> j) & 1) {
+          int okk = 1;
+          for (int i = 0; i < nk && okk; i++)
+            okk = key_of(ga_cb_vals(b, d->pcol[i])[i0 + j],
+                         (int)((ga_cb_isint(b, d->pcol[i])[w] >> j) & 1), 1,
+                         &key[i]);
+          row = okk ? lookup(d, key) : -1;
+        }
         rows[r->top[t]][j] = row;
-        if (row < 0)
+        if (row < 0 && !d->left)
           m &= ~(1ull << j);
       }
     }
@@ -443,9 +482,15 @@ static void *probe_run(void *arg) {
       const ga_cstar_dim *x = &s->dims[r->deep[t]];
       for (uint64_t k = m; k; k &= k - 1) {
         int j = __builtin_ctzll(k);
-        rows[r->deep[t]][j] = x->via[rows[x->parent][j]];
+        int32_t pr = rows[x->parent][j];
+        rows[r->deep[t]][j] = pr < 0 ? -1 : x->via[pr];
+        /* an inner join under a LEFT JOIN's NULL row drops the row */
+        if (rows[r->deep[t]][j] < 0 && !x->left)
+          m &= ~(1ull << j);
       }
     }
+    if (!m)
+      continue;
     for (uint64_t k = m; k; k &= k - 1) {
       int j = __builtin_ctzll(k);
       if (!r->tail || r->tail->n == r->tail->cap) {
@@ -469,10 +514,10 @@ static void *probe_run(void *arg) {
           notnull = (int)((ga_cb_notnull(b, sc->col)[w] >> j) & 1);
           src = &f->cols[sc->col];
         } else {
-          int32_t row = rows[sc->tab][j];
-          val = r->flats[c].v[row];
-          isint = r->flats[c].f[row] & 1;
-          notnull = (r->flats[c].f[row] >> 1) & 1;
+          int32_t row = rows[sc->tab][j]; /* -1: a LEFT JOIN's NULLs */
+          val = row < 0 ? 0 : r->flats[c].v[row];
+          isint = row < 0 ? 0 : r->flats[c].f[row] & 1;
+          notnull = row < 0 ? 0 : (r->flats[c].f[row] >> 1) & 1;
           src = &s->dims[sc->tab].e->cols[sc->col];
         }
         ga_cb_vals(o, c)[i] = val;

@@ -12,20 +12,23 @@
 
 #include "cache.h"
 
-/* Dimensions of one join, at most. */
+/* Dimensions of one join, at most; columns of one key, at most. */
 #define GA_CSTAR_MAX 8
+#define GA_CSTAR_KEYS 4
 
 typedef struct ga_cstar_dim {
   const ga_centry *e;      /* the dimension's host entry */
   const ga_cquery *filter; /* its own conditions; NULL: every row */
   int parent;              /* -1: the fact; else the dimension's index */
-  int pcol;                /* the key's column in the parent's entry */
-  int kcol;                /* the key's column in this entry */
+  int left;                /* LEFT JOIN: a miss keeps the row, NULLs */
+  int nkeys;               /* the key's columns (a composite key: 2..4) */
+  int pcol[GA_CSTAR_KEYS]; /* the key's columns in the parent's entry */
+  int kcol[GA_CSTAR_KEYS]; /* the key's columns in this entry */
   /* built (ga_cstar_build) */
   int dense; /* 1: an array over [base, base + span) */
   int64_t base, span;
   int32_t *slot; /* dense: span rows (-1: none); hash: rows */
-  int64_t *hkey; /* hash: the slots' keys (open addressing) */
+  int64_t *hkey; /* hash: the slots' keys, nkeys a slot */
   uint64_t hmask;
   int32_t *via;  /* parent a dimension: its row -> this row */
   int64_t keys;  /* rows in the lookup */
