@@ -1065,6 +1065,11 @@ def ssb_cases(rep):
         s.execute("DETACH src")
         s.close()
         shards.append(connect(sp, ro=True))
+    # the host cache (issue 38 §3.2): every table's columns in gpu_cache
+    hc = connect(path)
+    hc.execute("SELECT gpuagg_config('device', 'cpu')")
+    for t, cols in ssb.CACHE_COLUMNS.items():
+        hc.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
     for name, text in ssb.QUERIES.items():
         want = run(con, gpu_text(text))
         problems = []
@@ -1088,6 +1093,13 @@ def ssb_cases(rep):
             if th == 2 and not pieces and not (plan and plan[0].startswith("SEARCH lineorder USING INTEGER "
                                                                         "PRIMARY KEY (rowid>? AND rowid<?)")):
                 problems.append("plan %r" % plan)
+        for th in (1, 2, 4):
+            hc.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = via_gpu_query(hc, text)
+            ls = last_scan(hc)
+            if ls.get("path") != "cache" or not same(got, want, True):
+                problems.append("host cache, threads %d: path %s (%s) %s" % (th, ls.get("path"), ls.get("why"),
+                                                                             show(got)))
         # a join's partial names its fact (qjoin.c rule 8)
         text = re.sub(r"(?i)^\s*select", "SELECT /* gpuagg_fact(lineorder) */", text, count=1)
         m = sqlite3.connect(":memory:", isolation_level=None)
@@ -1107,6 +1119,113 @@ def ssb_cases(rep):
             problems.append("partials: %s" % show(got))
         rep.check("ssb_%s" % name, want[0] == "ok" and not problems,
                   "%s\n  want %s\n  %s" % (text, show(want), "\n  ".join(problems)))
+
+
+# ---------------------------------------- the host cache's contract (§3.2)
+
+HOST_CACHE_DDL = """
+CREATE TABLE f(k INTEGER, nk, tk TEXT, rk REAL, c1 INTEGER, c2 INTEGER, x REAL, v INTEGER);
+CREATE TABLE d(k INTEGER PRIMARY KEY, g TEXT, h INTEGER, p INTEGER);
+CREATE TABLE dr(k REAL, g TEXT);
+CREATE TABLE dn(k INTEGER, g TEXT);
+CREATE TABLE dd(k INTEGER, g TEXT);
+CREATE TABLE dt(k TEXT COLLATE NOCASE, g TEXT);
+CREATE TABLE ds(k TEXT, g TEXT);
+CREATE TABLE dc(c1 INTEGER, c2 INTEGER, g TEXT);
+CREATE TABLE p(p INTEGER PRIMARY KEY, pg TEXT);
+CREATE TABLE dx(k REAL, g TEXT);
+"""
+
+
+def host_cache_cases(rep):
+    """Issue 38 §2's contract on the host cache's star join: each rule a
+    case, answered from the cache (last_scan.path 'cache') or declined with
+    its reason, and always equal to SQLite's answer."""
+    con, path = fresh("hostcache", HOST_CACHE_DDL)
+    con.execute("BEGIN")
+    for i in range(200):
+        con.execute("INSERT INTO f VALUES(?,?,?,?,?,?,?,?)",
+                    (i % 13 if i % 11 else None, [5, "5", 7][i % 3], ["a", "A", "b"][i % 3], [1.0, 2.5, 3][i % 3],
+                     i % 4, i % 3, i * 0.25, i))
+    for k in range(12):
+        con.execute("INSERT INTO d VALUES(?,?,?,?)", (k, "g%d" % (k % 3), k % 5, k % 4))
+        con.execute("INSERT INTO dr VALUES(?,?)", (float(k), "r%d" % (k % 2)))
+        con.execute("INSERT INTO dn VALUES(?,?)", (None if k % 4 == 0 else k, "n%d" % (k % 2)))
+        con.execute("INSERT INTO dd VALUES(?,?)", (k // 2, "d%d" % k))
+        con.execute("INSERT INTO dc VALUES(?,?,?)", (k % 4, k // 4, "c%d" % k))
+    for k, v in (("a", "x"), ("B", "y")):
+        con.execute("INSERT INTO dt VALUES(?,?)", (k, v))
+    for k, v in (("5", "five"), ("05", "oh-five"), ("7", "seven")):
+        con.execute("INSERT INTO ds VALUES(?,?)", (k, v))
+    for k in range(4):
+        con.execute("INSERT INTO p VALUES(?,?)", (k, "pg%d" % (k % 2)))
+    con.execute("INSERT INTO dx VALUES(1.5, 'half'), (2.0, 'two')")
+    con.execute("COMMIT")
+    con.execute("SELECT gpuagg_config('device', 'cpu')")
+    for t, cols in (("f", "k, nk, tk, rk, c1, c2, x, v"), ("d", "k, g, h, p"), ("dr", "k, g"), ("dn", "k, g"),
+                    ("dd", "k, g"), ("dt", "k, g"), ("ds", "k, g"), ("dc", "c1, c2, g"), ("p", "p, pg"),
+                    ("dx", "k, g")):
+        con.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
+
+    def case(name, text, answered, why=None):
+        want = run(con, gpu_text(text))
+        for th in (1, 2):
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = via_gpu_query(con, text)
+            ls = last_scan(con)
+            w = str(ls.get("why"))
+            ok = same(got, want, "ORDER BY" in text) and want[0] == "ok" and \
+                (ls.get("path") == "cache") == answered and (why is None or why in w)
+            rep.check("host_cache_%s_t%d" % (name, th), ok, "path %s (%s): got %s want %s; %s"
+                      % (ls.get("path"), w, show(got), show(want), text))
+    case("star", "SELECT d.g, sum(f.v), count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", True,
+         "host cache: star join, fact f")
+    case("where_filters", "SELECT d.h, total(f.x) FROM f, d WHERE f.k = d.k AND d.g <> 'g1' AND f.v > 20 "
+         "GROUP BY d.h", True)
+    # REAL 1.0 matches INTEGER 1, and 1.0 = 1 either way round
+    case("real_key", "SELECT dr.g, count(*), sum(f.v) FROM f JOIN dr ON dr.k = f.k GROUP BY dr.g", True)
+    case("real_fact_key", "SELECT d.g, count(*) FROM f JOIN d ON f.rk = d.k GROUP BY d.g", True)
+    # NULL keys never match
+    case("null_keys", "SELECT dn.g, count(*) FROM f JOIN dn ON f.k = dn.k GROUP BY dn.g", True)
+    # LEFT JOIN: unmatched rows keep NULLs; a WHERE term on the dimension after the probe
+    case("left", "SELECT dn.g, count(*), sum(f.v) FROM f LEFT JOIN dn ON f.k = dn.k GROUP BY dn.g", True)
+    case("left_where_null", "SELECT count(*), sum(f.v) FROM f LEFT JOIN dn ON f.k = dn.k WHERE dn.g IS NULL", True)
+    case("left_on_filter", "SELECT dn.g, count(*) FROM f LEFT JOIN dn ON f.k = dn.k AND dn.g = 'n1' GROUP BY dn.g",
+         True)
+    case("using", "SELECT g, count(*) FROM f JOIN d USING (k) GROUP BY g", True)
+    # a composite key, and a snowflake
+    case("composite", "SELECT dc.g, sum(f.v) FROM f JOIN dc ON f.c1 = dc.c1 AND f.c2 = dc.c2 GROUP BY dc.g",
+         True)
+    case("snowflake", "SELECT p.pg, sum(f.v) FROM f JOIN d ON f.k = d.k JOIN p ON d.p = p.p GROUP BY p.pg",
+         True)
+    # duplicate keys: declined, naming the key
+    case("duplicate", "SELECT dd.g, count(*) FROM f JOIN dd ON f.k = dd.k GROUP BY dd.g", False,
+         "dd has two rows of key")
+    # a REAL key that is no integer: declined
+    case("real_fraction", "SELECT dx.g, count(*) FROM f JOIN dx ON f.rk = dx.k GROUP BY dx.g", False,
+         "is a REAL that is no integer")
+    # collation follows the operand order (f.tk = dt.k BINARY, dt.k = f.tk NOCASE), and an
+    # INTEGER fact key joins TEXT '5' and '05': TEXT keys decline, the workers answer
+    case("text_binary", "SELECT dt.g, count(*) FROM f JOIN dt ON f.tk = dt.k GROUP BY dt.g", False,
+         "join key tk holds TEXT")
+    case("text_nocase", "SELECT dt.g, count(*) FROM f JOIN dt ON dt.k = f.tk GROUP BY dt.g", False,
+         "holds TEXT")
+    case("text_affinity", "SELECT ds.g, count(*) FROM f JOIN ds ON f.k = ds.k GROUP BY ds.g", False,
+         "join key k holds TEXT")
+    case("untyped_text", "SELECT ds.g, count(*) FROM f JOIN ds ON f.nk = ds.k GROUP BY ds.g", False,
+         "holds TEXT")
+    # a column no entry holds
+    case("uncached", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k JOIN dn ON f.c1 = dn.k "
+         "GROUP BY d.g", True)
+    # group_bytes caps the lookups and the joined rows
+    con.execute("SELECT gpuagg_config('group_bytes', 64)")
+    case("group_bytes", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False, "group_bytes")
+    con.execute("SELECT gpuagg_config('group_bytes', 0)")
+    # a dimension changed since its load: its entry is stale
+    con.execute("UPDATE d SET g = 'changed' WHERE k = 3")
+    case("stale_dimension", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False,
+         "is stale")
+    con.close()
 
 
 # ------------------------------------------------- issue 38's review (joinfix)
@@ -1337,6 +1456,7 @@ def main():
     fact_cases(rep)
     serial_cases(rep)
     ssb_cases(rep)
+    host_cache_cases(rep)
     writer_case(rep)
     review_cases(rep)
     join_queries(rep)
