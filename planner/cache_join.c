@@ -60,13 +60,13 @@ typedef struct cj_tab {
   char *schema, *table, *qual;
   ga_centry *e;
   ga_target t;
-  int parent;      /* -1 the fact (tab 0); else a table's index */
-  int left;        /* LEFT JOIN */
-  int on_a, on_b;  /* its ON condition's tokens in the FROM text, -1 */
-  int us_a, us_b;  /* the names inside USING ( ... ), -1 */
-  int nkeys;       /* the edges to its parent (a composite key: several) */
+  int parent;     /* -1 the fact (tab 0); else a table's index */
+  int left;       /* LEFT JOIN */
+  int on_a, on_b; /* its ON condition's tokens in the FROM text, -1 */
+  int us_a, us_b; /* the names inside USING ( ... ), -1 */
+  int nkeys;      /* the edges to its parent (a composite key: several) */
   int pcol[GA_CSTAR_KEYS], kcol[GA_CSTAR_KEYS]; /* parent's, this entry's */
-  int nterms;      /* its own conditions */
+  int nterms;                                   /* its own conditions */
 } cj_tab;
 
 typedef struct cj {
@@ -508,7 +508,8 @@ static int compile_filter(cj *j, int k, const char *filter, const ga_parts *p,
   for (int c = 0; c < x->e->ncols && c < GA_CACHE_MAX_COLS; c++)
     names[c] = x->e->cols[c].name;
   x->t.cols = names;
-  x->t.ncols = x->e->ncols < GA_CACHE_MAX_COLS ? x->e->ncols : GA_CACHE_MAX_COLS;
+  x->t.ncols =
+      x->e->ncols < GA_CACHE_MAX_COLS ? x->e->ncols : GA_CACHE_MAX_COLS;
   char w[200] = "";
   int rc = ga_cache_shape(j->db, x->e, &x->t, &fp, q, w, sizeof w);
   x->t.cols = NULL;
@@ -613,8 +614,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     int from = nt;
     if (x->on_a >= 0 && x->on_a < x->on_b &&
         !split(j.fz, j.ft, j.fn, x->on_a, x->on_b, terms, &nt)) {
-      snprintf(why, nwhy, "an ON clause has more than %d terms",
-               CJ_MAX_TERMS);
+      snprintf(why, nwhy, "an ON clause has more than %d terms", CJ_MAX_TERMS);
       goto done;
     }
     for (int i = from; i < nt; i++)
@@ -631,8 +631,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   for (int i = 0; i < nt; i++) {
     term *tm = &terms[i];
     cref refs[GA_CACHE_MAX_COLS * 2];
-    int nr = refs_of(&j, tm->z, tm->t, tm->a, tm->b, refs,
-                     GA_CACHE_MAX_COLS * 2);
+    int nr =
+        refs_of(&j, tm->z, tm->t, tm->a, tm->b, refs, GA_CACHE_MAX_COLS * 2);
     if (nr < 0)
       goto done;
     uint32_t m = 0, lefts = 0;
@@ -668,8 +668,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       kind[i] = is_edge ? -2 : -1;
     }
     if (kind[i] == -2)
-      ed[ne++] = (edge){refs[0].tab, refs[0].col, refs[1].tab, refs[1].col,
-                        tm->on, i};
+      ed[ne++] =
+          (edge){refs[0].tab, refs[0].col, refs[1].tab, refs[1].col, tm->on, i};
   }
   for (int k = 1; k < j.n; k++) { /* USING (c): the leftmost table's c */
     cj_tab *x = &j.tab[k];
@@ -684,8 +684,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       }
       while (lt < k && !has_col(&j, lt, c))
         lt++;
-      int ca = lt < k ? entry_col(j.tab[lt].e, c) : -1,
-          cb = entry_col(x->e, c);
+      int ca = lt < k ? entry_col(j.tab[lt].e, c) : -1, cb = entry_col(x->e, c);
       if (ca < 0 || cb < 0)
         snprintf(why, nwhy, "USING column %s is not cached", c);
       sqlite3_free(c);
@@ -726,8 +725,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                   : j.tab[x->a].parent == x->b ? x->a
                                                : -1;
       cj_tab *c = child >= 0 ? &j.tab[child] : NULL;
-      if ((!c || (c->left && x->on != child)) && x->term >= 0 &&
-          x->on < 0) {
+      if ((!c || (c->left && x->on != child)) && x->term >= 0 && x->on < 0) {
         kind[x->term] = -1; /* no step of the tree: a filter after it */
         continue;
       }
@@ -768,8 +766,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       if (kind[i] != k)
         continue;
       sqlite3_str_appendall(s1, cnt++ ? " AND (" : "(");
-      okk = rewrite(&j, s1, terms[i].z, terms[i].t, terms[i].a, terms[i].b,
-                    0);
+      okk = rewrite(&j, s1, terms[i].z, terms[i].t, terms[i].a, terms[i].b, 0);
       sqlite3_str_appendall(s1, ")");
     }
     ftext[k] = finish(s1);
@@ -785,8 +782,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     if (kind[i] != -1)
       continue;
     sqlite3_str_appendall(other, cnt++ ? " AND (" : "(");
-    if (!rewrite(&j, other, terms[i].z, terms[i].t, terms[i].a, terms[i].b,
-                 1))
+    if (!rewrite(&j, other, terms[i].z, terms[i].t, terms[i].a, terms[i].b, 1))
       goto done;
     sqlite3_str_appendall(other, ")");
   }

@@ -252,8 +252,8 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
     memset(d->slot, 0xff, sizeof(int32_t) * (size_t)d->span);
   } else {
     d->slot = sqlite3_malloc64(sizeof(int32_t) * (size_t)(d->hmask + 1));
-    d->hkey = sqlite3_malloc64(sizeof(int64_t) * (size_t)nk *
-                               (size_t)(d->hmask + 1));
+    d->hkey =
+        sqlite3_malloc64(sizeof(int64_t) * (size_t)nk * (size_t)(d->hmask + 1));
     if (!d->slot || !d->hkey)
       return GA_NOMEM;
     memset(d->slot, 0xff, sizeof(int32_t) * (size_t)(d->hmask + 1));
