@@ -10,21 +10,29 @@
 ** and the rest of its WHERE over that entry as over one table's.
 **
 ** Rules:
-**   1. The shape.  The FROM clause (planner/qjoin.c's, written again fact
-**      first) must join inner: a LEFT JOIN or USING (kept in FROM, whose
-**      order decides its meaning) declines.  The WHERE clause (the text's,
-**      with the ON conditions qjoin.c moved into it) is read as AND-ed
-**      terms (a parenthesised term's own ANDs too, BETWEEN's AND kept):
-**      a term `a = b` (or ==) of two columns of two tables is an edge of
-**      the join; a term of one dimension's columns is that dimension's
-**      condition, applied when its lookup is built; a term of the fact's
-**      columns (or of none) is the fact's, applied before the probe; any
-**      other term stays in the query over the join entry.  The edges must
-**      make a tree from the fact with one edge a table (a composite key
-**      declines).
+**   1. The shape.  The FROM clause is planner/qjoin.c's (the fact first):
+**      tables joined by ',', [INNER | CROSS] JOIN and LEFT [OUTER] JOIN,
+**      with ON or USING.  The WHERE clause (the text's, with the ON
+**      conditions qjoin.c moved into it) and each ON are read as AND-ed
+**      terms (a parenthesised term's own ANDs too, BETWEEN's AND kept).
+**      A term `a = b` (or ==) of two columns of two tables is an edge; so
+**      is USING (c), between its table and the leftmost table before it
+**      that has c.  From the fact, each table's parent is the table its
+**      first edge reaches it from (a LEFT JOIN's only by its own ON's
+**      edges), and every edge between a table and its parent is a column
+**      of its key (several: a composite key); an edge that is no such step
+**      filters the joined rows instead.  Of the other terms: one of one
+**      inner-joined dimension's columns is its condition, applied when its
+**      lookup is built (so is a LEFT JOIN's ON term of its own columns); one
+**      of the fact's columns (or of none) is the fact's, applied before the
+**      probe; a WHERE term that reads a LEFT-joined dimension, or several
+**      tables, filters the joined rows (so `WHERE d.c IS NULL` keeps the
+**      unmatched rows).  A LEFT JOIN's ON term that reads another table
+**      otherwise declines.
 **   2. Names.  A qualified name (q.c, s.q.c) is table q's column; a bare
 **      name the column of the one table that has it (SQLite refused an
-**      ambiguous one; USING declines); a name of no table stays as
+**      ambiguous one), a USING column's bare name
+**      its leftmost table's; a name of no table stays as
 **      written (a keyword, a function, a type), and cache_shape.c then
 **      declines what it cannot read.  Every column the query reads must
 **      be in its table's entry (else: declines, naming it).

@@ -19,8 +19,11 @@
 **   2. A dimension's rows pass its own conditions (its compiled filter,
 **      evaluated a word at a time by cache_host.c's ga_cache_pass_word,
 **      which declines on a row whose program raises an error) and find a
-**      row in each dimension joined to it (a snowflake: built first,
-**      leaves first; `via` keeps that row).  The keys of the passing rows
+**      row in each dimension inner-joined to it (a snowflake: built
+**      first, leaves first; `via` keeps that row, -1 for a LEFT JOIN's
+**      miss).  A key of several columns (composite) is their tuple, every
+**      part a number (rule 1), and always hashes.  The keys of the passing
+**      rows
 **      go into a dense array over [least, greatest] when that span is at
 **      most 32 times the keys, or twice the dimension's rows, plus 65,536
 **      (4 bytes a slot: SSB's yyyymmdd dates take 280 KB, a part key of
@@ -31,7 +34,12 @@
 **   3. The fact's rows are cut into `threads` runs of words, in row order;
 **      each word's rows pass the fact's own conditions, then probe the
 **      dimensions joined to the fact, the one that keeps the fewest of its
-**      rows first, and a row that misses one is dropped.  The rows left
+**      rows first; a row that misses an inner join is dropped, a LEFT
+**      JOIN's miss is row -1 (its columns NULL, and so a snowflake's
+**      beyond it: an inner join there then drops the row, as SQL's inner
+**      join after a LEFT JOIN does).  A dense lookup whose lanes are all
+**      INTEGER probes every lane of the word without a branch.  The rows
+**      left
 **      are written, in row order, with the columns the query reads (a
 **      dimension's column read through its row, and a snowflake's through
 **      its parent's `via`), into blocks of the join entry; the runs'
