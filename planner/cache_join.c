@@ -597,8 +597,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                x->table);
       goto done;
     }
-    for (int i = 0; i < k; i++)
-      if (j.tab[i].e == x->e) {
+    for (int i = 0; i < k; i++) /* a dimension twice: two lookups */
+      if (j.tab[i].e == x->e && i == 0) {
         snprintf(why, nwhy, "%s is joined twice", x->table);
         goto done;
       }

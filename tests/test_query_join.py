@@ -1198,6 +1198,9 @@ def host_cache_cases(rep):
          True)
     case("snowflake", "SELECT p.pg, sum(f.v) FROM f JOIN d ON f.k = d.k JOIN p ON d.p = p.p GROUP BY p.pg",
          True)
+    # one dimension joined twice (two names, two lookups)
+    case("dimension_twice", "SELECT d1.g, d2.g, count(*), sum(f.v) FROM f JOIN d AS d1 ON f.k = d1.k "
+         "JOIN d AS d2 ON f.c1 = d2.k GROUP BY 1, 2", True)
     # duplicate keys: declined, naming the key
     case("duplicate", "SELECT dd.g, count(*) FROM f JOIN dd ON f.k = dd.k GROUP BY dd.g", False,
          "dd has two rows of key")
