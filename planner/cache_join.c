@@ -52,6 +52,7 @@
 **   5. Memory: cache_star.c rule 4 (group_bytes).
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite3ext.h"
@@ -74,7 +75,10 @@ typedef struct cj_tab {
   int us_a, us_b; /* the names inside USING ( ... ), -1 */
   int nkeys;      /* the edges to its parent (a composite key: several) */
   int pcol[GA_CSTAR_KEYS], kcol[GA_CSTAR_KEYS]; /* parent's, this entry's */
-  int nterms;                                   /* its own conditions */
+  int pleft[GA_CSTAR_KEYS]; /* the parent's column is the left operand */
+  int64_t *pmap[GA_CSTAR_KEYS], *kmap[GA_CSTAR_KEYS]; /* TEXT keys (rule 3) */
+  int64_t npmap[GA_CSTAR_KEYS], nkmap[GA_CSTAR_KEYS];
+  int nterms; /* its own conditions */
 } cj_tab;
 
 typedef struct cj {
@@ -480,6 +484,114 @@ static int split(const char *z, const ga_qtok *t, int n, int a, int b, term *v,
   return 1;
 }
 
+/* ---- TEXT keys (rule 3) ---- */
+
+typedef struct canon {
+  const unsigned char *p;
+  int n, side;
+  int64_t code;
+} canon;
+
+static int canon_cmp(const void *x, const void *y) {
+  const canon *a = x, *b = y;
+  int m = a->n < b->n ? a->n : b->n;
+  int r = m ? memcmp(a->p, b->p, (size_t)m) : 0;
+  return r ? r : (a->n > b->n) - (a->n < b->n);
+}
+
+/* The key of an edge between TEXT column pc of table pt and kc of table
+** kt (pleft: pt's is the left operand as written): both columns hold
+** TEXT and NULL only, under TEXT or no affinity (no conversion then), in
+** UTF-8; the collation is the left operand's column's (BINARY where it
+** declares none; SQLite's choice for a comparison of two columns), and
+** two values are one key when that collation finds them equal: BINARY
+** the same bytes, NOCASE the same length and bytes up to ASCII case,
+** RTRIM the same bytes without trailing spaces.  Each side's codes map to
+** the key's id (*pm, *km: sqlite3_malloc'd).  1, or 0 (why set, or
+** nomem). */
+static int text_key(cj *j, const cj_tab *pt, int pc, const cj_tab *kt, int kc,
+                    int pleft, int64_t **pm, int64_t *npm, int64_t **km,
+                    int64_t *nkm) {
+  const ga_ccol *c[2] = {&pt->e->cols[pc], &kt->e->cols[kc]};
+  for (int s = 0; s < 2; s++)
+    if (c[s]->mixed || c[s]->nint || c[s]->nreal ||
+        (c[s]->aff != GA_AFF_TEXT && c[s]->aff != GA_AFF_BLOB) ||
+        (s ? kt : pt)->e->enc != SQLITE_UTF8)
+      return 0;
+  const cj_tab *lt = pleft ? pt : kt;
+  const char *type = NULL, *coll = NULL;
+  if (ga_column_decl(j->db, lt->schema, lt->table, c[pleft ? 0 : 1]->name,
+                     &type, &coll) != SQLITE_OK)
+    return no(j, "the collation of join key %s cannot be read%s",
+              c[pleft ? 0 : 1]->name, NULL);
+  int ci = !coll || !sqlite3_stricmp(coll, "BINARY") ? 0
+           : !sqlite3_stricmp(coll, "NOCASE")        ? 1
+           : !sqlite3_stricmp(coll, "RTRIM")         ? 2
+                                                     : -1;
+  if (ci < 0)
+    return no(j, "join key %s has a collation other than the built-ins%s",
+              c[pleft ? 0 : 1]->name, NULL);
+  int64_t cnt[2], total = 0;
+  for (int s = 0; s < 2; s++) {
+    cnt[s] = c[s]->dict ? ga_dict_count(c[s]->dict) : 0;
+    total += cnt[s];
+  }
+  canon *v = sqlite3_malloc64(sizeof(canon) * (size_t)(total + 1));
+  int64_t *map[2] = {sqlite3_malloc64(sizeof(int64_t) * (size_t)(cnt[0] + 1)),
+                     sqlite3_malloc64(sizeof(int64_t) * (size_t)(cnt[1] + 1))};
+  unsigned char *low = NULL;
+  int64_t at = 0, lowat = 0, lowlen = 0;
+  for (int s = 0; s < 2 && ci == 1; s++)
+    for (int64_t k = 0; k < cnt[s]; k++) {
+      const void *p;
+      int n;
+      ga_dict_value(c[s]->dict, (uint32_t)k, &p, &n);
+      lowlen += n;
+    }
+  if (ci == 1)
+    low = sqlite3_malloc64((size_t)lowlen + 1);
+  if (!v || !map[0] || !map[1] || (ci == 1 && !low)) {
+    sqlite3_free(v);
+    sqlite3_free(map[0]);
+    sqlite3_free(map[1]);
+    sqlite3_free(low);
+    j->rc = SQLITE_NOMEM;
+    return 0;
+  }
+  for (int s = 0; s < 2; s++)
+    for (int64_t k = 0; k < cnt[s]; k++) {
+      const void *p;
+      int n;
+      ga_dict_value(c[s]->dict, (uint32_t)k, &p, &n);
+      const unsigned char *b = p;
+      if (ci == 1) { /* NOCASE: ASCII case folded (sqlite3StrNICmp) */
+        for (int i = 0; i < n; i++)
+          low[lowat + i] =
+              b[i] >= 'A' && b[i] <= 'Z' ? (unsigned char)(b[i] + 32) : b[i];
+        b = low + lowat;
+        lowat += n;
+      } else if (ci == 2) { /* RTRIM: no trailing spaces */
+        while (n > 0 && b[n - 1] == ' ')
+          n--;
+      }
+      v[at++] = (canon){b, n, s, k};
+    }
+  qsort(v, (size_t)total, sizeof(canon), canon_cmp);
+  int64_t id = -1;
+  for (int64_t i = 0; i < total; i++) {
+    if (i == 0 || canon_cmp(&v[i - 1], &v[i]))
+      id++;
+    map[v[i].side][v[i].code] = id;
+  }
+  sqlite3_free(v);
+  sqlite3_free(low);
+  *pm = map[0];
+  *npm = cnt[0];
+  *km = map[1];
+  *nkm = cnt[1];
+  return 1;
+}
+
 /* ---- the answer ---- */
 
 static void cj_free(cj *j) {
@@ -487,6 +599,10 @@ static void cj_free(cj *j) {
   for (int k = 0; k < j->nusing; k++)
     sqlite3_free(j->using[k]);
   for (int k = 0; k < j->n; k++) {
+    for (int i = 0; i < GA_CSTAR_KEYS; i++) {
+      sqlite3_free(j->tab[k].pmap[i]);
+      sqlite3_free(j->tab[k].kmap[i]);
+    }
     sqlite3_free(j->tab[k].schema);
     sqlite3_free(j->tab[k].table);
     sqlite3_free(j->tab[k].qual);
@@ -743,24 +859,28 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                  "join's tree from the fact");
         goto done;
       }
+      c->pleft[c->nkeys] = child == x->b; /* ed's a: the left operand */
       c->pcol[c->nkeys] = child == x->b ? x->ca : x->cb;
       c->kcol[c->nkeys++] = child == x->b ? x->cb : x->ca;
     }
   }
-  /* rule 3: numbers only on both sides of every edge */
+  /* rule 3: numbers on both sides of every edge, or TEXT on both */
   for (int k = 1; k < j.n; k++) {
     cj_tab *x = &j.tab[k];
-    const ga_centry *pe = j.tab[x->parent].e;
+    cj_tab *pt = &j.tab[x->parent];
     for (int i = 0; i < x->nkeys; i++) {
-      const ga_ccol *a = &pe->cols[x->pcol[i]], *b = &x->e->cols[x->kcol[i]];
-      const ga_ccol *bad = a->ntext || a->mixed || a->dict   ? a
-                           : b->ntext || b->mixed || b->dict ? b
-                                                             : NULL;
-      if (bad) {
-        snprintf(why, nwhy,
-                 "join key %s holds TEXT (affinity and collation decide its "
-                 "matches: the workers answer)",
-                 bad->name);
+      const ga_ccol *a = &pt->e->cols[x->pcol[i]], *b = &x->e->cols[x->kcol[i]];
+      if (!a->ntext && !a->mixed && !a->dict && !b->ntext && !b->mixed &&
+          !b->dict)
+        continue; /* numbers (or NULL) */
+      if (!text_key(&j, pt, x->pcol[i], x, x->kcol[i], x->pleft[i], &x->pmap[i],
+                    &x->npmap[i], &x->kmap[i], &x->nkmap[i])) {
+        if (!j.rc && !why[0])
+          snprintf(why, nwhy,
+                   "join key %s holds TEXT with numbers, or under a numeric "
+                   "affinity (affinity decides its matches: the workers "
+                   "answer)",
+                   a->ntext || a->dict ? b->name : a->name);
         goto done;
       }
     }
@@ -843,6 +963,12 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     d->nkeys = j.tab[k].nkeys;
     memcpy(d->pcol, j.tab[k].pcol, sizeof(d->pcol));
     memcpy(d->kcol, j.tab[k].kcol, sizeof(d->kcol));
+    for (int i = 0; i < GA_CSTAR_KEYS; i++) {
+      d->pmap[i] = j.tab[k].pmap[i];
+      d->kmap[i] = j.tab[k].kmap[i];
+      d->npmap[i] = j.tab[k].npmap[i];
+      d->nkmap[i] = j.tab[k].nkmap[i];
+    }
   }
   for (int k = 0; k < j.nv; k++) {
     s.cols[k].tab = j.vtab[k] - 1;
@@ -851,6 +977,9 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   s.ncols = j.nv;
   s.threads = ga_config_threads(cfg);
   s.cap = ga_config_group_bytes(cfg);
+  for (int k = 1; k < j.n; k++) /* TEXT keys' maps: the lookups' too */
+    for (int i = 0; i < j.tab[k].nkeys; i++)
+      s.used += 8 * (j.tab[k].npmap[i] + j.tab[k].nkmap[i]);
   s.interrupted = ga_intr_check;
   s.interrupted_arg = &intr;
   char w[200] = "";

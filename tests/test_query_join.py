@@ -1130,6 +1130,8 @@ CREATE TABLE dr(k REAL, g TEXT);
 CREATE TABLE dn(k INTEGER, g TEXT);
 CREATE TABLE dd(k INTEGER, g TEXT);
 CREATE TABLE dt(k TEXT COLLATE NOCASE, g TEXT);
+CREATE TABLE dtn(k TEXT COLLATE NOCASE, g TEXT);
+CREATE TABLE du(tk TEXT COLLATE NOCASE, g TEXT);
 CREATE TABLE ds(k TEXT, g TEXT);
 CREATE TABLE dc(c1 INTEGER, c2 INTEGER, g TEXT);
 CREATE TABLE p(p INTEGER PRIMARY KEY, pg TEXT);
@@ -1155,6 +1157,9 @@ def host_cache_cases(rep):
         con.execute("INSERT INTO dc VALUES(?,?,?)", (k % 4, k // 4, "c%d" % k))
     for k, v in (("a", "x"), ("B", "y")):
         con.execute("INSERT INTO dt VALUES(?,?)", (k, v))
+    for k, v in (("a", "lower"), ("A", "upper"), ("b ", "b-space")):
+        con.execute("INSERT INTO dtn VALUES(?,?)", (k, v))
+        con.execute("INSERT INTO du VALUES(?,?)", (k, v))
     for k, v in (("5", "five"), ("05", "oh-five"), ("7", "seven")):
         con.execute("INSERT INTO ds VALUES(?,?)", (k, v))
     for k in range(4):
@@ -1163,7 +1168,8 @@ def host_cache_cases(rep):
     con.execute("COMMIT")
     con.execute("SELECT gpuagg_config('device', 'cpu')")
     for t, cols in (("f", "k, nk, tk, rk, c1, c2, x, v"), ("d", "k, g, h, p"), ("dr", "k, g"), ("dn", "k, g"),
-                    ("dd", "k, g"), ("dt", "k, g"), ("ds", "k, g"), ("dc", "c1, c2, g"), ("p", "p, pg"),
+                    ("dd", "k, g"), ("dt", "k, g"), ("dtn", "k, g"), ("du", "tk, g"), ("ds", "k, g"),
+                    ("dc", "c1, c2, g"), ("p", "p, pg"),
                     ("dx", "k, g")):
         con.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
 
@@ -1207,14 +1213,22 @@ def host_cache_cases(rep):
     # a REAL key that is no integer: declined
     case("real_fraction", "SELECT dx.g, count(*) FROM f JOIN dx ON f.rk = dx.k GROUP BY dx.g", False,
          "is a REAL that is no integer")
-    # collation follows the operand order (f.tk = dt.k BINARY, dt.k = f.tk NOCASE), and an
-    # INTEGER fact key joins TEXT '5' and '05': TEXT keys decline, the workers answer
-    case("text_binary", "SELECT dt.g, count(*) FROM f JOIN dt ON f.tk = dt.k GROUP BY dt.g", False,
-         "join key tk holds TEXT")
-    case("text_nocase", "SELECT dt.g, count(*) FROM f JOIN dt ON dt.k = f.tk GROUP BY dt.g", False,
-         "holds TEXT")
+    # collation follows the operand order: f.tk = dt.k BINARY, dt.k = f.tk NOCASE (the
+    # left column's), USING its left table's; 'a' and 'A' are one key under NOCASE (two
+    # rows of one key: declined) and two under BINARY
+    case("text_binary", "SELECT dt.g, count(*) FROM f JOIN dt ON f.tk = dt.k GROUP BY dt.g", True)
+    case("text_nocase", "SELECT dt.g, count(*) FROM f JOIN dt ON dt.k = f.tk GROUP BY dt.g", True)
+    case("text_using_binary", "SELECT du.g, count(*) FROM f JOIN du USING (tk) GROUP BY du.g", True)
+    case("text_binary_two_keys", "SELECT dtn.g, count(*) FROM f JOIN dtn ON f.tk = dtn.k GROUP BY dtn.g",
+         True)
+    case("text_nocase_duplicate", "SELECT dtn.g, count(*) FROM f JOIN dtn ON dtn.k = f.tk GROUP BY dtn.g",
+         False, "dtn has two rows of key")
+    case("text_left_nocase", "SELECT dtn.g, count(*) FROM f LEFT JOIN dt ON dt.k = f.tk "
+         "LEFT JOIN dtn ON f.tk = dtn.k GROUP BY dtn.g", True)
+    # an INTEGER fact key joins TEXT '5' and '05' (numeric affinity), an untyped fact
+    # key holding 5 and '5': affinity decides, the host cache declines, the workers answer
     case("text_affinity", "SELECT ds.g, count(*) FROM f JOIN ds ON f.k = ds.k GROUP BY ds.g", False,
-         "join key k holds TEXT")
+         "holds TEXT")
     case("untyped_text", "SELECT ds.g, count(*) FROM f JOIN ds ON f.nk = ds.k GROUP BY ds.g", False,
          "holds TEXT")
     # a column no entry holds

@@ -133,8 +133,18 @@ static inline int32_t lookup(const ga_cstar_dim *d, const int64_t *k) {
 
 /* Row r's key of entry e through columns cols (n of them): 1 with k, 0
 ** when a part is NULL or a REAL that is no integer (*real set then). */
-static int row_key(const ga_centry *e, const int *cols, int n, int64_t r,
-                   int64_t *seg, int64_t *k, int *real);
+static int row_key(const ga_centry *e, const int *cols,
+                   const int64_t *const *map, const int64_t *nmap, int n,
+                   int64_t r, int64_t *seg, int64_t *k, int *real);
+
+/* A TEXT key's code v through map (n codes): 1 with its id, else 0. */
+static inline int key_mapped(uint64_t v, const int64_t *map, int64_t n,
+                             int64_t *k) {
+  if (v >= (uint64_t)n || map[v] < 0)
+    return 0;
+  *k = map[v];
+  return 1;
+}
 
 /* Row r's value of column c of entry e, through its segment (rows are
 ** walked in order by the callers: *seg is the hint). */
@@ -160,8 +170,9 @@ static void value_at(const ga_centry *e, int c, int64_t r, int64_t *seg,
   *notnull = ga_bit(ga_cb_notnull(b, c), i);
 }
 
-static int row_key(const ga_centry *e, const int *cols, int n, int64_t r,
-                   int64_t *seg, int64_t *k, int *real) {
+static int row_key(const ga_centry *e, const int *cols,
+                   const int64_t *const *map, const int64_t *nmap, int n,
+                   int64_t r, int64_t *seg, int64_t *k, int *real) {
   *real = 0;
   for (int i = 0; i < n; i++) {
     uint64_t v;
@@ -169,6 +180,11 @@ static int row_key(const ga_centry *e, const int *cols, int n, int64_t r,
     value_at(e, cols[i], r, seg, &v, &ii, &nn);
     if (!nn)
       return 0;
+    if (map[i]) {
+      if (!key_mapped(v, map[i], nmap[i], &k[i]))
+        return 0;
+      continue;
+    }
     if (!key_of(v, ii, nn, &k[i])) {
       *real = 1;
       return 0;
@@ -218,7 +234,7 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
   for (int64_t r = 0; r < e->rows; r++) {
     if (!pass[r])
       continue;
-    if (!row_key(e, d->kcol, nk, r, &seg, k, &real)) {
+    if (!row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real)) {
       if (!real)
         continue;
       snprintf(why, nwhy,
@@ -268,7 +284,8 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
   }
   seg = 0;
   for (int64_t r = 0; r < e->rows; r++) {
-    if (!pass[r] || !row_key(e, d->kcol, nk, r, &seg, k, &real))
+    if (!pass[r] ||
+        !row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real))
       continue;
     int32_t *at;
     if (d->dense) {
@@ -358,7 +375,8 @@ int ga_cstar_build(ga_cstar *s, char *why, size_t nwhy) {
         x->via[r] = -1;
         if (!pass[r])
           continue;
-        if (row_key(d->e, x->pcol, x->nkeys, r, &seg, k, &real))
+        if (row_key(d->e, x->pcol, x->pmap, x->npmap, x->nkeys, r, &seg, k,
+                    &real))
           x->via[r] = lookup(x, k);
         if (x->via[r] < 0 && !x->left) /* an inner join's miss */
           pass[r] = 0;
@@ -465,7 +483,7 @@ static void *probe_run(void *arg) {
     for (int t = 0; t < r->ntop && m; t++) {
       const ga_cstar_dim *d = &s->dims[r->top[t]];
       int nk = d->nkeys;
-      if (d->dense && __builtin_popcountll(m) >= 16 &&
+      if (d->dense && !d->pmap[0] && __builtin_popcountll(m) >= 16 &&
           (ga_cb_isint(b, d->pcol[0])[w] & m) == m) {
         /* rule 3's fast case: a dense array and INTEGER keys in every
         ** lane still in: every lane probed, no branch a lane (a lane out
@@ -494,9 +512,12 @@ static void *probe_run(void *arg) {
         if ((in >> j) & 1) {
           int okk = 1;
           for (int i = 0; i < nk && okk; i++)
-            okk = key_of(ga_cb_vals(b, d->pcol[i])[i0 + j],
-                         (int)((ga_cb_isint(b, d->pcol[i])[w] >> j) & 1), 1,
-                         &key[i]);
+            okk = d->pmap[i]
+                      ? key_mapped(ga_cb_vals(b, d->pcol[i])[i0 + j],
+                                   d->pmap[i], d->npmap[i], &key[i])
+                      : key_of(ga_cb_vals(b, d->pcol[i])[i0 + j],
+                               (int)((ga_cb_isint(b, d->pcol[i])[w] >> j) & 1),
+                               1, &key[i]);
           row = okk ? lookup(d, key) : -1;
         }
         rows[r->top[t]][j] = row;

@@ -24,6 +24,10 @@ typedef struct ga_cstar_dim {
   int nkeys;               /* the key's columns (a composite key: 2..4) */
   int pcol[GA_CSTAR_KEYS]; /* the key's columns in the parent's entry */
   int kcol[GA_CSTAR_KEYS]; /* the key's columns in this entry */
+  /* a TEXT key column's codes -> the key's id (rule 1's TEXT keys; -1:
+  ** matches nothing), the parent's and this entry's; NULL: numbers */
+  const int64_t *pmap[GA_CSTAR_KEYS], *kmap[GA_CSTAR_KEYS];
+  int64_t npmap[GA_CSTAR_KEYS], nkmap[GA_CSTAR_KEYS];
   /* built (ga_cstar_build) */
   int dense; /* 1: an array over [base, base + span) */
   int64_t base, span;
