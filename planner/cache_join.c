@@ -36,15 +36,18 @@
 **      written (a keyword, a function, a type), and cache_shape.c then
 **      declines what it cannot read.  Every column the query reads must
 **      be in its table's entry (else: declines, naming it).
-**   3. Exactness.  Each key column (both sides of every edge) holds
-**      numbers only (no TEXT: then affinity and collation, in the order
-**      the operands are written, decide which keys match; the workers
-**      answer it), and cache_star.c rule 1 compares numbers as SQLite
-**      does.  Each dimension's key occurs once among its passing rows
-**      (else declines, naming the key).  The join entry's rows are the
-**      rows SQLite's inner join makes, in the fact's rowid order; its
-**      columns keep their table's declaration, collation and dictionary,
-**      so cache_shape.c reads them as on their own table.
+**   3. Exactness.  Each key column pair (the two sides of an edge) holds
+**      numbers (cache_star.c rule 1 compares them as SQLite does), or TEXT
+**      and NULL only on both sides under TEXT or no affinity (then no
+**      affinity converts anything: text_key maps each side's codes to one
+**      id per value the left operand's collation finds equal, SQLite's
+**      choice for two columns); TEXT against numbers, or under a numeric
+**      affinity, declines (affinity decides its matches; the workers
+**      answer it).  Each dimension's key occurs once among its passing
+**      rows (else declines, naming the key).  The join entry's rows are the
+**      rows SQLite's join makes, in the fact's rowid order; its columns
+**      keep their table's declaration, collation and dictionary, so
+**      cache_shape.c reads them as on their own table.
 **   4. Currency.  Every table's entry passes cache_plan.c rules 2 and 6
 **      (ga_cache_current) on the caller's connection; one that does not
 **      declines with its reason.  A GPU entry among them declines (the GPU

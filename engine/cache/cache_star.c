@@ -7,15 +7,15 @@
 ** which cache_host.c answers as it answers one table.
 **
 ** Rules:
-**   1. Keys are numbers only (planner/cache_join.c declines a key column
-**      that holds TEXT: affinity and collation would decide its matches).
-**      SQLite compares INTEGER and REAL exactly, whatever the columns'
-**      affinities (an affinity changes only TEXT), so a key is its
-**      integer: an INTEGER itself, a REAL with an integral value in int64
-**      range that integer (1.0 = 1, -0.0 = 0); a REAL that is no integer
-**      in a dimension's row that passes declines the join, and in a fact
-**      row (or a parent dimension's) matches nothing, as no dimension key
-**      is one.  NULL never matches.
+**   1. Keys are numbers, or ids (planner/cache_join.c maps a TEXT key's
+**      codes to ids by the comparison's collation: pmap, kmap).  SQLite
+**      compares INTEGER and REAL exactly, whatever the columns'
+**      affinities (an affinity changes only TEXT), so a number's key is
+**      its integer: an INTEGER itself, a REAL with an integral value in
+**      int64 range that integer (1.0 = 1, -0.0 = 0); a REAL that is no
+**      integer in a dimension's row that passes declines the join, and in
+**      a fact row (or a parent dimension's) matches nothing, as no
+**      dimension key is one.  NULL never matches.
 **   2. A dimension's rows pass its own conditions (its compiled filter,
 **      evaluated a word at a time by cache_host.c's ga_cache_pass_word,
 **      which declines on a row whose program raises an error) and find a
