@@ -939,6 +939,10 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   for (int k = 0; k < p->nvals; k++)
     if (!(vvals[k] = rewrite_text(&j, p->vals[k])))
       goto done;
+  /* a text that reads no column (count(*)): the join entry still needs
+  ** one to hold its rows */
+  if (j.nv == 0 && vcol_of(&j, 0, 0) < 0)
+    goto done;
   /* rule 4: every entry current for the caller */
   for (int k = 0; k < j.n; k++) {
     char w[200];
@@ -990,10 +994,6 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   if (erc == GA_OK) {
     erc = ga_cstar_probe(&s, (const char *const *)j.vname, &virt, w, sizeof w);
     have_virt = 1;
-  }
-  if (erc == GA_OK && j.nv == 0) {
-    snprintf(w, sizeof w, "the query reads no column");
-    erc = GA_CACHE_DECLINED;
   }
   if (erc == GA_OK) {
     /* the query over the join entry, as one table's (cache_shape.c) */

@@ -1173,11 +1173,11 @@ def host_cache_cases(rep):
                     ("dx", "k, g")):
         con.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
 
-    def case(name, text, answered, why=None):
-        want = run(con, gpu_text(text))
+    def case(name, text, answered, why=None, params=()):
+        want = run(con, gpu_text(text), params)
         for th in (1, 2):
             con.execute("SELECT gpuagg_config('threads', ?)", (th,))
-            got = via_gpu_query(con, text)
+            got = via_gpu_query(con, text, params)
             ls = last_scan(con)
             w = str(ls.get("why"))
             ok = same(got, want, "ORDER BY" in text) and want[0] == "ok" and \
@@ -1186,6 +1186,9 @@ def host_cache_cases(rep):
                       % (ls.get("path"), w, show(got), show(want), text))
     case("star", "SELECT d.g, sum(f.v), count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", True,
          "host cache: star join, fact f")
+    case("count_only", "SELECT count(*) FROM f JOIN d ON f.k = d.k", True)
+    case("parameter", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k WHERE f.v > ?1 AND d.h < 3 "
+         "GROUP BY d.g", True, params=(120,))
     case("where_filters", "SELECT d.h, total(f.x) FROM f, d WHERE f.k = d.k AND d.g <> 'g1' AND f.v > 20 "
          "GROUP BY d.h", True)
     # REAL 1.0 matches INTEGER 1, and 1.0 = 1 either way round
