@@ -43,8 +43,10 @@
 **      id per value the left operand's collation finds equal, SQLite's
 **      choice for two columns); TEXT against numbers, or under a numeric
 **      affinity, declines (affinity decides its matches; the workers
-**      answer it).  Each dimension's key occurs once among its passing
-**      rows (else declines, naming the key).  The join entry's rows are the
+**      answer it).  A key may have several rows in one dimension
+**      (cache_star.c rule 2: each joins, in its rowid order); in two, or in
+**      one that another table joins, the join declines, naming the key.  The
+*join entry's rows are the
 **      rows SQLite's join makes, in the fact's rowid order; its columns
 **      keep their table's declaration, collation and dictionary, so
 **      cache_shape.c reads them as on their own table.

@@ -1128,7 +1128,7 @@ CREATE TABLE f(k INTEGER, nk, tk TEXT, rk REAL, c1 INTEGER, c2 INTEGER, x REAL, 
 CREATE TABLE d(k INTEGER PRIMARY KEY, g TEXT, h INTEGER, p INTEGER);
 CREATE TABLE dr(k REAL, g TEXT);
 CREATE TABLE dn(k INTEGER, g TEXT);
-CREATE TABLE dd(k INTEGER, g TEXT);
+CREATE TABLE dd(k INTEGER, g TEXT, u);
 CREATE TABLE dt(k TEXT COLLATE NOCASE, g TEXT);
 CREATE TABLE dtn(k TEXT COLLATE NOCASE, g TEXT);
 CREATE TABLE du(tk TEXT COLLATE NOCASE, g TEXT);
@@ -1153,7 +1153,7 @@ def host_cache_cases(rep):
         con.execute("INSERT INTO d VALUES(?,?,?,?)", (k, "g%d" % (k % 3), k % 5, k % 4))
         con.execute("INSERT INTO dr VALUES(?,?)", (float(k), "r%d" % (k % 2)))
         con.execute("INSERT INTO dn VALUES(?,?)", (None if k % 4 == 0 else k, "n%d" % (k % 2)))
-        con.execute("INSERT INTO dd VALUES(?,?)", (k // 2, "d%d" % k))
+        con.execute("INSERT INTO dd VALUES(?,?,?)", (k // 2, "d%d" % k, [1.0, 1, 2][k % 3]))
         con.execute("INSERT INTO dc VALUES(?,?,?)", (k % 4, k // 4, "c%d" % k))
     for k, v in (("a", "x"), ("B", "y")):
         con.execute("INSERT INTO dt VALUES(?,?)", (k, v))
@@ -1168,7 +1168,7 @@ def host_cache_cases(rep):
     con.execute("COMMIT")
     con.execute("SELECT gpuagg_config('device', 'cpu')")
     for t, cols in (("f", "k, nk, tk, rk, c1, c2, x, v"), ("d", "k, g, h, p"), ("dr", "k, g"), ("dn", "k, g"),
-                    ("dd", "k, g"), ("dt", "k, g"), ("dtn", "k, g"), ("du", "tk, g"), ("ds", "k, g"),
+                    ("dd", "k, g, u"), ("dt", "k, g"), ("dtn", "k, g"), ("du", "tk, g"), ("ds", "k, g"),
                     ("dc", "c1, c2, g"), ("p", "p, pg"),
                     ("dx", "k, g")):
         con.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
@@ -1210,9 +1210,18 @@ def host_cache_cases(rep):
     # one dimension joined twice (two names, two lookups)
     case("dimension_twice", "SELECT d1.g, d2.g, count(*), sum(f.v) FROM f JOIN d AS d1 ON f.k = d1.k "
          "JOIN d AS d2 ON f.c1 = d2.k GROUP BY 1, 2", True)
-    # duplicate keys: declined, naming the key
-    case("duplicate", "SELECT dd.g, count(*) FROM f JOIN dd ON f.k = dd.k GROUP BY dd.g", False,
-         "dd has two rows of key")
+    # several rows of one key in one dimension: a fact row joins each, in the dimension's
+    # rowid order (a group's first row: the fact's rowid, then the dimension's); 1 and 1.0
+    # in one group keep the first row's type
+    case("duplicate", "SELECT dd.g, count(*) FROM f JOIN dd ON f.k = dd.k GROUP BY dd.g", True)
+    case("duplicate_first_row", "SELECT dd.u, typeof(dd.u), count(*), sum(f.v) FROM f JOIN dd ON f.k = dd.k "
+         "GROUP BY dd.u", True)
+    case("duplicate_left", "SELECT dd.g, count(*) FROM f LEFT JOIN dd ON f.c1 = dd.k GROUP BY dd.g", True)
+    # in two dimensions, or in one that another joins: declined, naming the key
+    case("duplicate_twice", "SELECT dd.g, d2.g, count(*) FROM f JOIN dd ON f.k = dd.k JOIN dd AS d2 "
+         "ON f.c1 = d2.k GROUP BY 1, 2", False, "has two rows of key")
+    case("duplicate_snowflake", "SELECT dd.g, p.pg, count(*) FROM f JOIN dd ON f.k = dd.k JOIN p "
+         "ON dd.k = p.p GROUP BY 1, 2", False, "dd has two rows of key")
     # a REAL key that is no integer: declined
     case("real_fraction", "SELECT dx.g, count(*) FROM f JOIN dx ON f.rk = dx.k GROUP BY dx.g", False,
          "is a REAL that is no integer")
@@ -1225,7 +1234,7 @@ def host_cache_cases(rep):
     case("text_binary_two_keys", "SELECT dtn.g, count(*) FROM f JOIN dtn ON f.tk = dtn.k GROUP BY dtn.g",
          True)
     case("text_nocase_duplicate", "SELECT dtn.g, count(*) FROM f JOIN dtn ON dtn.k = f.tk GROUP BY dtn.g",
-         False, "dtn has two rows of key")
+         True)
     case("text_left_nocase", "SELECT dtn.g, count(*) FROM f LEFT JOIN dt ON dt.k = f.tk "
          "LEFT JOIN dtn ON f.tk = dtn.k GROUP BY dtn.g", True)
     # an INTEGER fact key joins TEXT '5' and '05' (numeric affinity), an untyped fact

@@ -29,8 +29,13 @@
 **      (4 bytes a slot: SSB's yyyymmdd dates take 280 KB, a part key of
 **      SF 1 800 KB however few parts pass: the array's probe is one load,
 **      a hash's a chain of them), else an open-addressing hash; a key
-**      met twice declines the join (one fact row would join two rows:
-**      SQL's several matches are not supported here).
+**      met twice marks the dimension multi-match: its lookup then
+**      gives a slot whose rows (`start`, `list`) are in rowid order, and a
+**      fact row joins each of them, one joined row each, so the joined
+**      rows run in the fact's rowid order and then that dimension's (the
+**      contract's order for a group's first row).  One dimension at most,
+**      joined to the fact and with none joined to it (another order of
+**      loops could not be told): else the join declines, naming the key.
 **   3. The fact's rows are cut into `threads` runs of words, in row order;
 **      each word's rows pass the fact's own conditions, then probe the
 **      dimensions joined to the fact, the one that keeps the fewest of its
@@ -128,6 +133,26 @@ static inline int32_t lookup(const ga_cstar_dim *d, const int64_t *k) {
       eq &= at[i] == k[i];
     if (eq)
       return d->slot[h];
+  }
+}
+
+/* The slot of key k in d's lookup (dense: its offset; hash: its index),
+** or -1. */
+static inline int64_t lookup_slot(const ga_cstar_dim *d, const int64_t *k) {
+  if (d->dense) {
+    uint64_t o = (uint64_t)k[0] - (uint64_t)d->base;
+    return o < (uint64_t)d->span && d->slot[o] >= 0 ? (int64_t)o : -1;
+  }
+  int n = d->nkeys;
+  for (uint64_t h = hash_of(k, n) & d->hmask;; h = (h + 1) & d->hmask) {
+    if (d->slot[h] < 0)
+      return -1;
+    const int64_t *at = d->hkey + h * (uint64_t)n;
+    int eq = 1;
+    for (int i = 0; i < n; i++)
+      eq &= at[i] == k[i];
+    if (eq)
+      return (int64_t)h;
   }
 }
 
@@ -305,14 +330,50 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
       at = &d->slot[h];
     }
     if (*at >= 0) {
-      snprintf(why, nwhy,
-               "%s has two rows of key %lld%s (a fact row would join both: "
-               "the cache's lookups take one row a key)",
-               e->table, (long long)k[0], nk > 1 ? ", ..." : "");
-      return GA_CACHE_DECLINED;
+      if (!d->multi) /* rule 2: kept for the one multi-match dimension */
+        snprintf(d->dup, sizeof d->dup,
+                 "%s has two rows of key %lld%s (a fact row would join "
+                 "both: the cache's lookups take several rows a key in one "
+                 "dimension, joined to the fact, with none joined to it)",
+                 e->table, (long long)k[0], nk > 1 ? ", ..." : "");
+      d->multi = 1;
+      continue;
     }
     *at = (int32_t)r;
   }
+  if (!d->multi)
+    return GA_OK;
+  /* the slots' rows in rowid order: counted, then placed */
+  int64_t nslots = d->dense ? d->span : (int64_t)d->hmask + 1;
+  if (charge(s, 4 * (nslots + 1) + 4 * n)) {
+    snprintf(why, nwhy,
+             "the lookup of %s needs more than group_bytes (raise it with "
+             "gpuagg_config)",
+             e->table);
+    return GA_CACHE_DECLINED;
+  }
+  d->start = sqlite3_malloc64(sizeof(int32_t) * (size_t)(nslots + 1));
+  d->list = sqlite3_malloc64(sizeof(int32_t) * (size_t)(n ? n : 1));
+  if (!d->start || !d->list)
+    return GA_NOMEM;
+  memset(d->start, 0, sizeof(int32_t) * (size_t)(nslots + 1));
+  seg = 0;
+  for (int64_t r = 0; r < e->rows; r++)
+    if (pass[r] &&
+        row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real))
+      d->start[lookup_slot(d, k) + 1]++;
+  for (int64_t i = 0; i < nslots; i++)
+    d->start[i + 1] += d->start[i];
+  int32_t *fill = sqlite3_malloc64(sizeof(int32_t) * (size_t)(nslots + 1));
+  if (!fill)
+    return GA_NOMEM;
+  memcpy(fill, d->start, sizeof(int32_t) * (size_t)(nslots + 1));
+  seg = 0;
+  for (int64_t r = 0; r < e->rows; r++)
+    if (pass[r] &&
+        row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real))
+      d->list[fill[lookup_slot(d, k)]++] = (int32_t)r;
+  sqlite3_free(fill);
   return GA_OK;
 }
 
@@ -326,6 +387,7 @@ static int depth_of(const ga_cstar *s, int d) {
 
 int ga_cstar_build(ga_cstar *s, char *why, size_t nwhy) {
   double t0 = ms_now();
+  s->multi = -1;
   int order[GA_CSTAR_MAX], n = 0;
   /* leaves first: the deepest dimensions, then their parents */
   for (int dep = GA_CSTAR_MAX + 1; dep > 0; dep--)
@@ -384,6 +446,18 @@ int ga_cstar_build(ga_cstar *s, char *why, size_t nwhy) {
     }
     if (rc == GA_OK)
       rc = dim_lookup(s, d, pass, why, nwhy);
+    if (rc == GA_OK && d->multi) {
+      /* rule 2: one multi-match dimension, joined to the fact, none to it */
+      int kids = 0;
+      for (int c = 0; c < s->ndims; c++)
+        kids |= s->dims[c].parent == order[i];
+      if (d->parent >= 0 || kids || s->multi >= 0) {
+        snprintf(why, nwhy, "%s", d->dup);
+        rc = GA_CACHE_DECLINED;
+      } else {
+        s->multi = order[i];
+      }
+    }
     sqlite3_free(pass);
     __atomic_sub_fetch(&s->used, rows, __ATOMIC_RELAXED);
     d->ms = ms_now() - d0;
@@ -483,7 +557,8 @@ static void *probe_run(void *arg) {
     for (int t = 0; t < r->ntop && m; t++) {
       const ga_cstar_dim *d = &s->dims[r->top[t]];
       int nk = d->nkeys;
-      if (d->dense && !d->pmap[0] && __builtin_popcountll(m) >= 16 &&
+      if (d->dense && !d->pmap[0] && !d->multi &&
+          __builtin_popcountll(m) >= 16 &&
           (ga_cb_isint(b, d->pcol[0])[w] & m) == m) {
         /* rule 3's fast case: a dense array and INTEGER keys in every
         ** lane still in: every lane probed, no branch a lane (a lane out
@@ -518,7 +593,10 @@ static void *probe_run(void *arg) {
                       : key_of(ga_cb_vals(b, d->pcol[i])[i0 + j],
                                (int)((ga_cb_isint(b, d->pcol[i])[w] >> j) & 1),
                                1, &key[i]);
-          row = okk ? lookup(d, key) : -1;
+          /* the multi-match dimension's: its slot (rule 2) */
+          row = !okk       ? -1
+                : d->multi ? (int32_t)lookup_slot(d, key)
+                           : lookup(d, key);
         }
         rows[r->top[t]][j] = row;
         if (row < 0 && !d->left)
@@ -541,57 +619,69 @@ static void *probe_run(void *arg) {
     }
     if (!m)
       continue;
+    int md = s->multi;
     for (uint64_t k = m; k; k &= k - 1) {
       int j = __builtin_ctzll(k);
-      if (!r->tail || r->tail->n == r->tail->cap) {
-        int brc = new_block(r);
-        if (brc) {
-          r->rc = brc;
-          break;
+      /* the multi-match dimension's rows for this fact row, in rowid
+      ** order (a LEFT JOIN's miss: one row of NULLs) */
+      int32_t sl = md >= 0 ? rows[md][j] : -1;
+      int32_t x0 = sl >= 0 ? s->dims[md].start[sl] : 0;
+      int32_t x1 = sl >= 0 ? s->dims[md].start[sl + 1] : 1;
+      for (int32_t x = x0; x < x1 && !r->rc; x++) {
+        if (sl >= 0)
+          rows[md][j] = s->dims[md].list[x];
+        if (!r->tail || r->tail->n == r->tail->cap) {
+          int brc = new_block(r);
+          if (brc) {
+            r->rc = brc;
+            break;
+          }
         }
+        ga_cblock *o = r->tail;
+        int64_t i = o->n++;
+        uint64_t bit = 1ull << (i & 63);
+        for (int c = 0; c < s->ncols; c++) {
+          const ga_cstar_col *sc = &s->cols[c];
+          uint64_t val;
+          int isint, notnull;
+          const ga_ccol *src;
+          if (sc->tab < 0) {
+            val = ga_cb_vals(b, sc->col)[i0 + j];
+            isint = (int)((ga_cb_isint(b, sc->col)[w] >> j) & 1);
+            notnull = (int)((ga_cb_notnull(b, sc->col)[w] >> j) & 1);
+            src = &f->cols[sc->col];
+          } else {
+            int32_t row = rows[sc->tab][j]; /* -1: a LEFT JOIN's NULLs */
+            val = row < 0 ? 0 : r->flats[c].v[row];
+            isint = row < 0 ? 0 : r->flats[c].f[row] & 1;
+            notnull = row < 0 ? 0 : (r->flats[c].f[row] >> 1) & 1;
+            src = &s->dims[sc->tab].e->cols[sc->col];
+          }
+          ga_cb_vals(o, c)[i] = val;
+          cstats *st = &r->st[c];
+          if (!notnull) {
+            ga_cb_vals(o, c)[i] = 0;
+            st->nnull++;
+            continue;
+          }
+          ga_cb_notnull(o, c)[i >> 6] |= bit;
+          if (isint)
+            ga_cb_isint(o, c)[i >> 6] |= bit;
+          if (src->dict) {
+            st->ntext++;
+          } else if (isint) {
+            st->nint++;
+            int64_t x = (int64_t)val;
+            st->imin = x < st->imin ? x : st->imin;
+            st->imax = x > st->imax ? x : st->imax;
+          } else {
+            st->nreal++;
+          }
+        }
+        r->matched++;
       }
-      ga_cblock *o = r->tail;
-      int64_t i = o->n++;
-      uint64_t bit = 1ull << (i & 63);
-      for (int c = 0; c < s->ncols; c++) {
-        const ga_cstar_col *sc = &s->cols[c];
-        uint64_t val;
-        int isint, notnull;
-        const ga_ccol *src;
-        if (sc->tab < 0) {
-          val = ga_cb_vals(b, sc->col)[i0 + j];
-          isint = (int)((ga_cb_isint(b, sc->col)[w] >> j) & 1);
-          notnull = (int)((ga_cb_notnull(b, sc->col)[w] >> j) & 1);
-          src = &f->cols[sc->col];
-        } else {
-          int32_t row = rows[sc->tab][j]; /* -1: a LEFT JOIN's NULLs */
-          val = row < 0 ? 0 : r->flats[c].v[row];
-          isint = row < 0 ? 0 : r->flats[c].f[row] & 1;
-          notnull = row < 0 ? 0 : (r->flats[c].f[row] >> 1) & 1;
-          src = &s->dims[sc->tab].e->cols[sc->col];
-        }
-        ga_cb_vals(o, c)[i] = val;
-        cstats *st = &r->st[c];
-        if (!notnull) {
-          ga_cb_vals(o, c)[i] = 0;
-          st->nnull++;
-          continue;
-        }
-        ga_cb_notnull(o, c)[i >> 6] |= bit;
-        if (isint)
-          ga_cb_isint(o, c)[i >> 6] |= bit;
-        if (src->dict) {
-          st->ntext++;
-        } else if (isint) {
-          st->nint++;
-          int64_t x = (int64_t)val;
-          st->imin = x < st->imin ? x : st->imin;
-          st->imax = x > st->imax ? x : st->imax;
-        } else {
-          st->nreal++;
-        }
-      }
-      r->matched++;
+      if (r->rc)
+        break;
     }
   }
   sqlite3_free(wd);
@@ -810,6 +900,9 @@ void ga_cstar_free(ga_cstar *s) {
     sqlite3_free(s->dims[d].slot);
     sqlite3_free(s->dims[d].hkey);
     sqlite3_free(s->dims[d].via);
+    sqlite3_free(s->dims[d].start);
+    sqlite3_free(s->dims[d].list);
+    s->dims[d].start = s->dims[d].list = NULL;
     s->dims[d].slot = NULL;
     s->dims[d].hkey = NULL;
     s->dims[d].via = NULL;

@@ -34,7 +34,13 @@ typedef struct ga_cstar_dim {
   int32_t *slot; /* dense: span rows (-1: none); hash: rows */
   int64_t *hkey; /* hash: the slots' keys, nkeys a slot */
   uint64_t hmask;
-  int32_t *via;  /* parent a dimension: its row -> this row */
+  int32_t *via; /* parent a dimension: its row -> this row */
+  /* several rows of one key (rule 2's one multi-match dimension): the
+  ** lookup gives a slot, its rows list[start[slot] .. start[slot + 1]) in
+  ** rowid order */
+  int multi;
+  int32_t *start, *list;
+  char dup[256]; /* why a second multi-match dimension declines */
   int64_t keys;  /* rows in the lookup */
   int64_t bytes; /* the lookup's bytes (charged) */
   double ms;
@@ -56,6 +62,7 @@ typedef struct ga_cstar {
   int threads;
   int64_t cap;  /* group_bytes: the lookups and the join entry's rows */
   int64_t used; /* charged so far */
+  int multi;    /* the dimension with several rows of a key, -1 */
   int (*interrupted)(void *arg);
   void *interrupted_arg;
   /* the probe's counts, for last_scan */
