@@ -475,14 +475,12 @@ static int split(const char *z, const ga_qtok *t, int n, int a, int b, term *v,
         return 0;
       if (*nv >= CJ_MAX_TERMS)
         return 0;
-      int before = *nv;
       if (start != a || i != b) {
         if (!split(z, t, n, start, i, v, nv))
           return 0;
       } else {
         v[(*nv)++] = (term){start, i, z, t, n, -1};
       }
-      (void)before;
       start = i + 1;
     }
   }
