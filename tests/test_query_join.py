@@ -1248,7 +1248,8 @@ def host_cache_cases(rep):
          "GROUP BY d.g", True)
     # group_bytes caps the lookups and the joined rows
     con.execute("SELECT gpuagg_config('group_bytes', 64)")
-    case("group_bytes", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False, "group_bytes")
+    case("group_bytes", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False,
+         "more than group_bytes")
     con.execute("SELECT gpuagg_config('group_bytes', 0)")
     # a dimension changed since its load: its entry is stale
     con.execute("UPDATE d SET g = 'changed' WHERE k = 3")
