@@ -201,6 +201,16 @@ QUERIES = {
             "AND p_category = 'MFGR#14' GROUP BY d_year, s_city, p_brand1 "
             "ORDER BY d_year, s_city, p_brand1",
 }
+# the columns the 13 queries read, a table's gpu_cache list (issue 38 §3.2:
+# with each table's entry, gpu_query answers the queries from the host cache)
+CACHE_COLUMNS = {
+    "lineorder": "lo_orderdate, lo_partkey, lo_suppkey, lo_custkey, lo_revenue, lo_supplycost, "
+                 "lo_extendedprice, lo_discount, lo_quantity",
+    "dwdate": "d_datekey, d_year, d_yearmonthnum, d_weeknuminyear, d_yearmonth",
+    "part": "p_partkey, p_brand1, p_category, p_mfgr",
+    "supplier": "s_suppkey, s_region, s_nation, s_city",
+    "customer": "c_custkey, c_region, c_nation, c_city",
+}
 # the paper's selectivity of each query: the share of lineorder rows that
 # pass every filter (its table 3.1)
 PAPER_SELECTIVITY = {

@@ -4,14 +4,16 @@ SQLite's own text, through gpu_query and through DuckDB's native tables of
 the same rows, in the same run.
 
   bench/ssb_bench.py [--sf 1] [--reps 5] [--threads 0] [--queries q1.1,...]
-        [--modes sqlite,gpu_query,duckdb] [--duckdb-threads 2]
+        [--modes sqlite,gpu_query,host_cache,duckdb] [--duckdb-threads 2]
         [--machine NAME] [--csv FILE] [--plans FILE] [--db DIR]
 
 The file DIR/ssb_<sf>.db is made once and kept (bench/ssb.py: ANALYZEd,
 dimension keys INTEGER PRIMARY KEYs).  Modes: sqlite (the text on a plain
 connection with the extension loaded), gpu_query (CREATE VIRTUAL TABLE
 temp.q USING gpu_query('<text>'), then SELECT * FROM q; threads =
---threads, 0 = every core), duckdb (bench/duckdb_query.mjs, its own tables
+--threads, 0 = every core), host_cache (the same on a connection whose
+gpu_cache holds, in host memory, the columns ssb.CACHE_COLUMNS names: the
+star join from the cache, issue 38 §3.2; the loads are not timed), duckdb (bench/duckdb_query.mjs, its own tables
 of the same rows).  A text that gpu_query refuses is reported ("refused:
 ...") and that mode skips it; last_scan.path and .why go into the CSV.
 
@@ -42,7 +44,7 @@ from query_bench import DuckDB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.environ.get("GPUAGG_LIB") or os.path.join(os.path.dirname(HERE), "libgpuagg")
-MODES = ["sqlite", "gpu_query", "duckdb"]
+MODES = ["sqlite", "gpu_query", "host_cache", "duckdb"]
 
 
 def main():
@@ -82,16 +84,22 @@ def main():
             for r in cons["sqlite"].execute("EXPLAIN QUERY PLAN " + ssb.QUERIES[q]):
                 f.write("  %s\n" % r[3])
     runs = {("sqlite", q) for q in queries}
-    if "gpu_query" in modes:
-        g = cons["gpu_query"] = bench_db.connect(path, LIB, [("threads", args.threads)])
+    for mode in ("gpu_query", "host_cache"):
+        if mode not in modes:
+            continue
+        g = cons[mode] = bench_db.connect(path, LIB, [("threads", args.threads)])
+        if mode == "host_cache":
+            g.execute("SELECT gpuagg_config('device', 'cpu')").fetchall()
+            for t, cols in ssb.CACHE_COLUMNS.items():
+                g.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
         for q in queries:
             name = "q" + q.replace(".", "_")
             try:
                 g.execute("CREATE VIRTUAL TABLE temp.%s USING gpu_query('%s')"
                           % (name, ssb.QUERIES[q].replace("'", "''")))
-                runs.add(("gpu_query", q))
+                runs.add((mode, q))
             except sqlite3.Error as e:
-                print("# gpu_query %s: refused: %s" % (q, e), flush=True)
+                print("# %s %s: refused: %s" % (mode, q, e), flush=True)
     duck = None
     if "duckdb" in modes:
         duck = DuckDB(args, 0, ssb.duckdb_sql(args.sf))
@@ -152,7 +160,7 @@ def main():
           % (args.sf, args.reps, threads))
     sums = {}
     for q in queries:
-        base = statistics.median(times[("sqlite", q)])
+        base = statistics.median(times[("sqlite", q)]) if times.get(("sqlite", q)) else None
         cells = []
         for mode in modes:
             v = times.get((mode, q))
@@ -160,7 +168,8 @@ def main():
                 m = statistics.median(v)
                 sums[mode] = sums.get(mode, 0.0) + m
                 c = cpus.get((mode, q))
-                cells.append("%s %.1f (%.2fx)%s" % (mode, m, base / m, " cpu %.1f" % statistics.median(c)
+                cells.append("%s %.1f (%s)%s" % (mode, m, "%.2fx" % (base / m) if base else "-",
+                                                 " cpu %.1f" % statistics.median(c)
                                                     if c else ""))
             else:
                 cells.append("%s -" % mode)

@@ -274,7 +274,9 @@ int ga_cl_derive(parser *p, int from, int to, xk *k) {
   const ga_ccol *cc = &p->e->cols[col];
   /* rule 3 */
   const char *type = NULL, *coll = NULL;
-  if (ga_column_decl(p->db, p->t->schema, p->t->table, cc->name, &type,
+  if (ga_column_decl(p->db, cc->src_table ? cc->src_schema : p->t->schema,
+                     cc->src_table ? cc->src_table : p->t->table,
+                     cc->src_table ? cc->src_name : cc->name, &type,
                      &coll) != SQLITE_OK)
     return ga_cl_no(p, "the collation of %s cannot be read", cc->name);
   int ci = !coll || !sqlite3_stricmp(coll, "BINARY") ? 0

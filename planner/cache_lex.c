@@ -333,7 +333,9 @@ int ga_cl_text_ok(parser *p, int c, int compared) {
   if (compared && col->aff != GA_AFF_TEXT && col->aff != GA_AFF_BLOB)
     return ga_cl_no(p, "TEXT column %s has a numeric affinity", col->name);
   const char *type, *coll;
-  if (ga_column_decl(p->db, p->t->schema, p->t->table, col->name, &type,
+  if (ga_column_decl(p->db, col->src_table ? col->src_schema : p->t->schema,
+                     col->src_table ? col->src_table : p->t->table,
+                     col->src_table ? col->src_name : col->name, &type,
                      &coll) != SQLITE_OK)
     return ga_cl_no(p, "the collation of TEXT column %s cannot be read",
                     col->name);

@@ -510,13 +510,81 @@ char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
   return sig;
 }
 
+/* Rules 2 and 6 for entry e of schema: SQLITE_OK with why "" when it
+** answers for the caller's connection now, else with the reason in why (a
+** stale entry is marked); SQLITE_NOMEM / SQLITE_INTERRUPT. */
+int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
+                     size_t nwhy) {
+  ga_cstamp now;
+  int rc;
+  why[0] = 0;
+  rc = ga_cstamp_read(db, schema, e->watch, &now);
+  if (rc != SQLITE_OK) {
+    ga_cstamp_free(&now);
+    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+      return rc & 0xff;
+    snprintf(why, nwhy, "cannot read the database's version (%s)",
+             sqlite3_errstr(rc));
+    return SQLITE_OK;
+  }
+  const char *diff = ga_cstamp_diff(&e->stamp, &now);
+  ga_cstamp_free(&now);
+  if (diff) {
+    e->stale = 1;            /* never used again (rule 2) */
+    sqlite3_close(e->watch); /* nothing left for it to prove */
+    e->watch = NULL;
+    snprintf(why, nwhy, "the entry is stale: %s", diff);
+    return SQLITE_OK;
+  }
+  /* Rule 2, the snapshot: the stamps compared are the newest commit (the
+  ** wal-index header, the watcher), not the caller's snapshot, so equal
+  ** stamps must also mean the snapshot is the entry's.  The entry was
+  ** loaded outside any transaction on an attached WAL schema (gpu_cache
+  ** refuses inside one), so a read transaction open now began after the
+  ** load and reads at least the loaded state; equal stamps mean nothing
+  ** was committed since the load, so it reads exactly that state, never
+  ** an older or newer one.  A snapshot opened on purpose
+  ** (sqlite3_snapshot_open) to an older state changes the pager's view,
+  ** which moves its data_version: stale.  main and temp: data_version
+  ** and FCNTL_DATA_VERSION are the caller's own pager's, its snapshot. */
+  /* rule 6: the caller's own view of the rows */
+  if (sqlite3_txn_state(db, schema) == SQLITE_TXN_WRITE) {
+    snprintf(why, nwhy,
+             "a statement of this connection is writing to %s "
+             "(its changes count only when it ends)",
+             schema);
+    return SQLITE_OK;
+  }
+  int64_t ru = 0;
+  rc = pragma_int(db, "PRAGMA read_uncommitted%s", "", &ru);
+  if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+    return rc & 0xff;
+  if (rc != SQLITE_OK || ru) {
+    snprintf(why, nwhy,
+             "read_uncommitted = 1 (the connection may read "
+             "other connections' uncommitted rows)");
+    return SQLITE_OK;
+  }
+  char *sig = ga_centry_sig(db, e, &rc);
+  if (!sig && ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT))
+    return rc & 0xff;
+  int same = sig && !strcmp(sig, e->auth_sig);
+  sqlite3_free(sig);
+  if (!same) {
+    snprintf(why, nwhy,
+             "the connection's authorizer treats the columns "
+             "otherwise than at the load");
+    return SQLITE_OK;
+  }
+  return SQLITE_OK;
+}
+
 /* ---- the cache step ---- */
 
 static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                         const ga_target *t, const ga_parts *p, ga_cquery *qp,
                         ga_scan_out *out, int *hit, char *why, size_t nwhy) {
   ga_cache *c = conn->cache;
-  ga_cstamp now;
   *hit = 0;
   why[0] = 0;
   memset(out, 0, sizeof(*out));
@@ -553,64 +621,9 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;
-  rc = ga_cstamp_read(db, t->schema, e->watch, &now);
-  if (rc != SQLITE_OK) {
-    ga_cstamp_free(&now);
-    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
-      return rc & 0xff;
-    snprintf(why, nwhy, "cannot read the database's version (%s)",
-             sqlite3_errstr(rc));
-    return SQLITE_OK;
-  }
-  const char *diff = ga_cstamp_diff(&e->stamp, &now);
-  ga_cstamp_free(&now);
-  if (diff) {
-    e->stale = 1;            /* never used again (rule 2) */
-    sqlite3_close(e->watch); /* nothing left for it to prove */
-    e->watch = NULL;
-    snprintf(why, nwhy, "the entry is stale: %s", diff);
-    return SQLITE_OK;
-  }
-  /* Rule 2, the snapshot: the stamps compared are the newest commit (the
-  ** wal-index header, the watcher), not the caller's snapshot, so equal
-  ** stamps must also mean the snapshot is the entry's.  The entry was
-  ** loaded outside any transaction on an attached WAL schema (gpu_cache
-  ** refuses inside one), so a read transaction open now began after the
-  ** load and reads at least the loaded state; equal stamps mean nothing
-  ** was committed since the load, so it reads exactly that state, never
-  ** an older or newer one.  A snapshot opened on purpose
-  ** (sqlite3_snapshot_open) to an older state changes the pager's view,
-  ** which moves its data_version: stale.  main and temp: data_version
-  ** and FCNTL_DATA_VERSION are the caller's own pager's, its snapshot. */
-  /* rule 6: the caller's own view of the rows */
-  if (sqlite3_txn_state(db, t->schema) == SQLITE_TXN_WRITE) {
-    snprintf(why, nwhy,
-             "a statement of this connection is writing to %s "
-             "(its changes count only when it ends)",
-             t->schema);
-    return SQLITE_OK;
-  }
-  int64_t ru = 0;
-  rc = pragma_int(db, "PRAGMA read_uncommitted%s", "", &ru);
-  if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
-    return rc & 0xff;
-  if (rc != SQLITE_OK || ru) {
-    snprintf(why, nwhy,
-             "read_uncommitted = 1 (the connection may read "
-             "other connections' uncommitted rows)");
-    return SQLITE_OK;
-  }
-  char *sig = ga_centry_sig(db, e, &rc);
-  if (!sig && ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT))
-    return rc & 0xff;
-  int same = sig && !strcmp(sig, e->auth_sig);
-  sqlite3_free(sig);
-  if (!same) {
-    snprintf(why, nwhy,
-             "the connection's authorizer treats the columns "
-             "otherwise than at the load");
-    return SQLITE_OK;
-  }
+  rc = ga_cache_current(db, t->schema, e, why, nwhy);
+  if (rc != SQLITE_OK || why[0])
+    return rc;
   int threads = ga_config_threads(cfg);
   char qwhy[200] = "";
   ga_intr intr = {.db = db}; /* DISTINCT's sets: cache_distinct.c rule 5 */

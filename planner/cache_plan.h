@@ -29,6 +29,19 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                     const ga_target *t, const ga_parts *p, ga_scan_out *out,
                     int *hit, char *why, size_t nwhy);
 
+/* Rules 2 and 6 of cache_plan.c for entry e of schema (found, not stale):
+** SQLITE_OK with why "" when it answers for the caller's connection now,
+** else with the reason in why; SQLITE_NOMEM / SQLITE_INTERRUPT. */
+int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
+                     size_t nwhy);
+
+/* gpu_query's star join from host entries (planner/cache_join.c): as
+** ga_cache_answer, for parts with join_from (the fact, each dimension an
+** entry of its own). */
+int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
+                         const ga_parts *p, ga_scan_out *out, int *hit,
+                         char *why, size_t nwhy);
+
 /* The argument of the table-valued function gpuagg_cache_dict(?)
 ** (ext/cache/dict_vtab.c), which the derived columns of cache_derive.c
 ** read: a dictionary's values as rows (code, value in every value column)

@@ -344,7 +344,9 @@ static int min_real(const gak_clit *l) {
 static int rowid_alias(parser *p, int c) {
   char *sql = sqlite3_mprintf(
       "EXPLAIN QUERY PLAN SELECT 1 FROM \"%w\".\"%w\" WHERE \"%w\" = 1",
-      p->e->schema, p->e->table, p->e->cols[c].name);
+      p->e->cols[c].src_table ? p->e->cols[c].src_schema : p->e->schema,
+      p->e->cols[c].src_table ? p->e->cols[c].src_table : p->e->table,
+      p->e->cols[c].src_table ? p->e->cols[c].src_name : p->e->cols[c].name);
   sqlite3_stmt *st = NULL;
   int alias = 0, rc;
   if (!sql) {

@@ -635,6 +635,7 @@ def join_queries(rep):
                     problems.append("last_scan.join names fact %r" % join.get("fact"))
         for k in knobs:
             del os.environ[k]
+        host_cache_answer(wd, q, want, (1, 2, 4)[qi % 3], stats, problems)  # issue 38 §3.2
         if qi % 3 == 0:
             got = partial_answer(wd, qr, q.text)
             stats["partials"] += 1
@@ -675,6 +676,7 @@ def join_queries(rep):
               "the probe path served %d of %d parallel runs" % (stats["probe_used"], stats["probe_runs"]))
     rep.check("join_probe_reasons", stats["probe_no_why"] == 0,
               "%d runs kept SQLite's join without a reason" % stats["probe_no_why"])
+    host_cache_summary(rep, stats)
 
 
 def probe_stats(stats, join, q):
@@ -692,6 +694,81 @@ def probe_stats(stats, join, q):
         stats["probe_why:" + re.sub(r" of \S+ | \S+ has ", " X ", probe["why"])[:70]] += 1
     else:
         stats["probe_no_why"] += 1
+
+
+# ------------------------------------------------ the host cache (§3.2)
+
+def cache_con(wd):
+    """A connection of the world's own whose gpu_cache (device = 'cpu')
+    holds every column of every table that a load takes (each tried alone
+    first: a column of TEXT and numbers, or BLOB, is not cached)."""
+    if getattr(wd, "ccon", None) is None:
+        con = connect(wd.path)
+        con.execute("SELECT gpuagg_config('device', 'cpu')")
+        for (t,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                                "AND name NOT LIKE 'sqlite%'").fetchall():
+            cols = [c[1] for c in con.execute("PRAGMA table_info(%s)" % t).fetchall()]
+            good = []
+            for c in cols:
+                try:
+                    con.execute("SELECT gpu_cache(?, ?)", (t, c)).fetchall()
+                    good.append(c)
+                except sqlite3.Error:
+                    pass
+            if good:
+                try:
+                    con.execute("SELECT gpu_cache(?, ?)", (t, ", ".join(good))).fetchall()
+                except sqlite3.Error:
+                    pass
+        wd.ccon = con
+    return wd.ccon
+
+
+# dimensions whose keys the host cache's lookups take (planner/cache_join.c
+# rule 3: numbers, one row a key; TEXT keys, duplicates ("null" draws
+# them too) and REAL keys that
+# are no integers decline)
+NUMERIC_UNIQUE = ("dense", "sparse")
+
+
+def host_cache_answer(wd, q, want, th, stats, problems):
+    """Issue 38 §3.2: the text with every table in the host cache.  The
+    answer equals the reference whether the cache answers (last_scan.path
+    'cache') or declines (its reason in last_scan.why, the workers
+    answer)."""
+    con = cache_con(wd)
+    con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+    got = via_gpu_query(con, q.text)
+    ls = last_scan(con)
+    if not same(got, want, q.ordered):
+        problems.append("host cache, threads %d (path %s, %s): got %s"
+                        % (th, ls.get("path"), ls.get("why"), show(got)))
+    why = str(ls.get("why"))
+    if ls.get("path") == "cache":
+        stats["cache"] += 1
+        if not why.startswith("host cache: star join"):
+            problems.append("host cache: why %r" % why)
+        stats["cache_snowflake"] += any(d.parent for d in wd.dims)
+        stats["cache_dims_%d" % len(wd.dims)] += 1
+    elif (all(d.kind in NUMERIC_UNIQUE for d in wd.dims) and "typeof" not in q.text
+          and not re.search(r"\bw\b", q.text) and not why.startswith(FACT_NOT_FIRST)):
+        # every key a number, one row a key: the host cache must answer
+        problems.append("host cache declined: %s" % why)
+    else:
+        m = re.search(r"cache not used: the text joins \d+ tables(?: \(fact \w+\))?: ([^;(:0-9]*)", why)
+        stats["declined: " + (m.group(1).strip() if m else why[:40])] += 1
+
+
+def host_cache_summary(rep, stats):
+    runs = sum(v for k, v in stats.items() if k == "cache" or k.startswith("declined: "))
+    print("# joins from the host cache: %d of %d answered (%d over snowflakes; by dimensions %s); declined: %s"
+          % (stats["cache"], runs, stats["cache_snowflake"],
+             ", ".join("%s %d" % (k[11:], v) for k, v in sorted(stats.items()) if k.startswith("cache_dims_")),
+             "; ".join("%s %d" % (k[10:], v) for k, v in sorted(stats.items()) if k.startswith("declined: "))))
+    # each query whose keys the lookups take was answered (host_cache_answer);
+    # the worlds are random, so the share answered depends on SEED
+    rep.check("join_host_cache_answered", runs and stats["cache"] >= min(40, runs // 8) if SEED == 20261206
+              else stats["cache"] >= 1, "only %d of %d queries from the host cache" % (stats["cache"], runs))
 
 
 # ---------------------------------------------------------------- fixed cases
@@ -1097,6 +1174,11 @@ def ssb_cases(rep):
         s.execute("DETACH src")
         s.close()
         shards.append(connect(sp, ro=True))
+    # the host cache (issue 38 §3.2): every table's columns in gpu_cache
+    hc = connect(path)
+    hc.execute("SELECT gpuagg_config('device', 'cpu')")
+    for t, cols in ssb.CACHE_COLUMNS.items():
+        hc.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
     for name, text in ssb.QUERIES.items():
         want = run(con, gpu_text(text))
         problems = []
@@ -1123,6 +1205,13 @@ def ssb_cases(rep):
             pr = (ls.get("join") or {}).get("probe") or {}
             if th > 1 and not probe_is(pr, True):  # planner/qdims.c: every SSB query
                 problems.append("threads %d: probe %r" % (th, pr))
+        for th in (1, 2, 4):
+            hc.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = via_gpu_query(hc, text)
+            ls = last_scan(hc)
+            if ls.get("path") != "cache" or not same(got, want, True):
+                problems.append("host cache, threads %d: path %s (%s) %s" % (th, ls.get("path"), ls.get("why"),
+                                                                             show(got)))
         # a join's partial names its fact (qjoin.c rule 8)
         text = re.sub(r"(?i)^\s*select", "SELECT /* gpuagg_fact(lineorder) */", text, count=1)
         m = sqlite3.connect(":memory:", isolation_level=None)
@@ -1146,6 +1235,143 @@ def ssb_cases(rep):
             problems.append("partials: %s" % show(got))
         rep.check("ssb_%s" % name, want[0] == "ok" and not problems,
                   "%s\n  want %s\n  %s" % (text, show(want), "\n  ".join(problems)))
+
+
+# ---------------------------------------- the host cache's contract (§3.2)
+
+HOST_CACHE_DDL = """
+CREATE TABLE f(k INTEGER, nk, tk TEXT, rk REAL, c1 INTEGER, c2 INTEGER, x REAL, v INTEGER);
+CREATE TABLE d(k INTEGER PRIMARY KEY, g TEXT, h INTEGER, p INTEGER);
+CREATE TABLE dr(k REAL, g TEXT);
+CREATE TABLE dn(k INTEGER, g TEXT);
+CREATE TABLE dd(k INTEGER, g TEXT, u);
+CREATE TABLE dt(k TEXT COLLATE NOCASE, g TEXT);
+CREATE TABLE dtn(k TEXT COLLATE NOCASE, g TEXT);
+CREATE TABLE du(tk TEXT COLLATE NOCASE, g TEXT);
+CREATE TABLE ds(k TEXT, g TEXT);
+CREATE TABLE dc(c1 INTEGER, c2 INTEGER, g TEXT);
+CREATE TABLE p(p INTEGER PRIMARY KEY, pg TEXT);
+CREATE TABLE dx(k REAL, g TEXT);
+"""
+
+
+def host_cache_cases(rep):
+    """Issue 38 §2's contract on the host cache's star join: each rule a
+    case, answered from the cache (last_scan.path 'cache') or declined with
+    its reason, and always equal to SQLite's answer."""
+    con, path = fresh("hostcache", HOST_CACHE_DDL)
+    con.execute("BEGIN")
+    for i in range(200):
+        con.execute("INSERT INTO f VALUES(?,?,?,?,?,?,?,?)",
+                    (i % 13 if i % 11 else None, [5, "5", 7][i % 3], ["a", "A", "b"][i % 3], [1.0, 2.5, 3][i % 3],
+                     i % 4, i % 3, i * 0.25, i))
+    for k in range(12):
+        con.execute("INSERT INTO d VALUES(?,?,?,?)", (k, "g%d" % (k % 3), k % 5, k % 4))
+        con.execute("INSERT INTO dr VALUES(?,?)", (float(k), "r%d" % (k % 2)))
+        con.execute("INSERT INTO dn VALUES(?,?)", (None if k % 4 == 0 else k, "n%d" % (k % 2)))
+        con.execute("INSERT INTO dd VALUES(?,?,?)", (k // 2, "d%d" % k, [1.0, 1, 2][k % 3]))
+        con.execute("INSERT INTO dc VALUES(?,?,?)", (k % 4, k // 4, "c%d" % k))
+    for k, v in (("a", "x"), ("B", "y")):
+        con.execute("INSERT INTO dt VALUES(?,?)", (k, v))
+    for k, v in (("a", "lower"), ("A", "upper"), ("b ", "b-space")):
+        con.execute("INSERT INTO dtn VALUES(?,?)", (k, v))
+        con.execute("INSERT INTO du VALUES(?,?)", (k, v))
+    for k, v in (("5", "five"), ("05", "oh-five"), ("7", "seven")):
+        con.execute("INSERT INTO ds VALUES(?,?)", (k, v))
+    for k in range(4):
+        con.execute("INSERT INTO p VALUES(?,?)", (k, "pg%d" % (k % 2)))
+    con.execute("INSERT INTO dx VALUES(1.5, 'half'), (2.0, 'two')")
+    con.execute("COMMIT")
+    con.execute("SELECT gpuagg_config('device', 'cpu')")
+    for t, cols in (("f", "k, nk, tk, rk, c1, c2, x, v"), ("d", "k, g, h, p"), ("dr", "k, g"), ("dn", "k, g"),
+                    ("dd", "k, g, u"), ("dt", "k, g"), ("dtn", "k, g"), ("du", "tk, g"), ("ds", "k, g"),
+                    ("dc", "c1, c2, g"), ("p", "p, pg"),
+                    ("dx", "k, g")):
+        con.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
+
+    def case(name, text, answered, why=None, params=()):
+        want = run(con, gpu_text(text), params)
+        for th in (1, 2):
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = via_gpu_query(con, text, params)
+            ls = last_scan(con)
+            w = str(ls.get("why"))
+            ok = same(got, want, "ORDER BY" in text) and want[0] == "ok" and \
+                (ls.get("path") == "cache") == answered and (why is None or why in w)
+            rep.check("host_cache_%s_t%d" % (name, th), ok, "path %s (%s): got %s want %s; %s"
+                      % (ls.get("path"), w, show(got), show(want), text))
+    case("star", "SELECT d.g, sum(f.v), count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", True,
+         "host cache: star join, fact f")
+    case("count_only", "SELECT count(*) FROM f JOIN d ON f.k = d.k", True)
+    case("parameter", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k WHERE f.v > ?1 AND d.h < 3 "
+         "GROUP BY d.g", True, params=(120,))
+    case("where_filters", "SELECT d.h, total(f.x) FROM f, d WHERE f.k = d.k AND d.g <> 'g1' AND f.v > 20 "
+         "GROUP BY d.h", True)
+    # REAL 1.0 matches INTEGER 1, and 1.0 = 1 either way round
+    case("real_key", "SELECT dr.g, count(*), sum(f.v) FROM f JOIN dr ON dr.k = f.k GROUP BY dr.g", True)
+    case("real_fact_key", "SELECT d.g, count(*) FROM f JOIN d ON f.rk = d.k GROUP BY d.g", True)
+    # NULL keys never match
+    case("null_keys", "SELECT dn.g, count(*) FROM f JOIN dn ON f.k = dn.k GROUP BY dn.g", True)
+    # LEFT JOIN: unmatched rows keep NULLs; a WHERE term on the dimension after the probe
+    case("left", "SELECT dn.g, count(*), sum(f.v) FROM f LEFT JOIN dn ON f.k = dn.k GROUP BY dn.g", True)
+    case("left_where_null", "SELECT count(*), sum(f.v) FROM f LEFT JOIN dn ON f.k = dn.k WHERE dn.g IS NULL", True)
+    case("left_on_filter", "SELECT dn.g, count(*) FROM f LEFT JOIN dn ON f.k = dn.k AND dn.g = 'n1' GROUP BY dn.g",
+         True)
+    case("using", "SELECT g, count(*) FROM f JOIN d USING (k) GROUP BY g", True)
+    # a composite key, and a snowflake
+    case("composite", "SELECT dc.g, sum(f.v) FROM f JOIN dc ON f.c1 = dc.c1 AND f.c2 = dc.c2 GROUP BY dc.g",
+         True)
+    case("snowflake", "SELECT p.pg, sum(f.v) FROM f JOIN d ON f.k = d.k JOIN p ON d.p = p.p GROUP BY p.pg",
+         True)
+    # one dimension joined twice (two names, two lookups)
+    case("dimension_twice", "SELECT d1.g, d2.g, count(*), sum(f.v) FROM f JOIN d AS d1 ON f.k = d1.k "
+         "JOIN d AS d2 ON f.c1 = d2.k GROUP BY 1, 2", True)
+    # several rows of one key in one dimension: a fact row joins each, in the dimension's
+    # rowid order (a group's first row: the fact's rowid, then the dimension's); 1 and 1.0
+    # in one group keep the first row's type
+    case("duplicate", "SELECT dd.g, count(*) FROM f JOIN dd ON f.k = dd.k GROUP BY dd.g", True)
+    case("duplicate_first_row", "SELECT dd.u, typeof(dd.u), count(*), sum(f.v) FROM f JOIN dd ON f.k = dd.k "
+         "GROUP BY dd.u", True)
+    case("duplicate_left", "SELECT dd.g, count(*) FROM f LEFT JOIN dd ON f.c1 = dd.k GROUP BY dd.g", True)
+    # in two dimensions, or in one that another joins: declined, naming the key
+    case("duplicate_twice", "SELECT dd.g, d2.g, count(*) FROM f JOIN dd ON f.k = dd.k JOIN dd AS d2 "
+         "ON f.c1 = d2.k GROUP BY 1, 2", False, "has two rows of key")
+    case("duplicate_snowflake", "SELECT dd.g, p.pg, count(*) FROM f JOIN dd ON f.k = dd.k JOIN p "
+         "ON dd.k = p.p GROUP BY 1, 2", False, "dd has two rows of key")
+    # a REAL key that is no integer: declined
+    case("real_fraction", "SELECT dx.g, count(*) FROM f JOIN dx ON f.rk = dx.k GROUP BY dx.g", False,
+         "is a REAL that is no integer")
+    # collation follows the operand order: f.tk = dt.k BINARY, dt.k = f.tk NOCASE (the
+    # left column's), USING its left table's; 'a' and 'A' are one key under NOCASE (two
+    # rows of one key: declined) and two under BINARY
+    case("text_binary", "SELECT dt.g, count(*) FROM f JOIN dt ON f.tk = dt.k GROUP BY dt.g", True)
+    case("text_nocase", "SELECT dt.g, count(*) FROM f JOIN dt ON dt.k = f.tk GROUP BY dt.g", True)
+    case("text_using_binary", "SELECT du.g, count(*) FROM f JOIN du USING (tk) GROUP BY du.g", True)
+    case("text_binary_two_keys", "SELECT dtn.g, count(*) FROM f JOIN dtn ON f.tk = dtn.k GROUP BY dtn.g",
+         True)
+    case("text_nocase_duplicate", "SELECT dtn.g, count(*) FROM f JOIN dtn ON dtn.k = f.tk GROUP BY dtn.g",
+         True)
+    case("text_left_nocase", "SELECT dtn.g, count(*) FROM f LEFT JOIN dt ON dt.k = f.tk "
+         "LEFT JOIN dtn ON f.tk = dtn.k GROUP BY dtn.g", True)
+    # an INTEGER fact key joins TEXT '5' and '05' (numeric affinity), an untyped fact
+    # key holding 5 and '5': affinity decides, the host cache declines, the workers answer
+    case("text_affinity", "SELECT ds.g, count(*) FROM f JOIN ds ON f.k = ds.k GROUP BY ds.g", False,
+         "holds TEXT")
+    case("untyped_text", "SELECT ds.g, count(*) FROM f JOIN ds ON f.nk = ds.k GROUP BY ds.g", False,
+         "holds TEXT")
+    # a column no entry holds
+    case("uncached", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k JOIN dn ON f.c1 = dn.k "
+         "GROUP BY d.g", True)
+    # group_bytes caps the lookups and the joined rows
+    con.execute("SELECT gpuagg_config('group_bytes', 64)")
+    case("group_bytes", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False,
+         "more than group_bytes")
+    con.execute("SELECT gpuagg_config('group_bytes', 0)")
+    # a dimension changed since its load: its entry is stale
+    con.execute("UPDATE d SET g = 'changed' WHERE k = 3")
+    case("stale_dimension", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False,
+         "is stale")
+    con.close()
 
 
 # ------------------------------------------------- issue 38's review (joinfix)
@@ -1380,6 +1606,7 @@ def main():
     fact_cases(rep)
     serial_cases(rep)
     ssb_cases(rep)
+    host_cache_cases(rep)
     writer_case(rep)
     review_cases(rep)
     join_queries(rep)

@@ -120,6 +120,9 @@ typedef struct ga_ccol {
   int64_t *d_dict;
   int64_t ndict;  /* keys in d_dict */
   int dict_state; /* 0 not built, 1 built, -1 cannot group on the GPU */
+  /* a star join's column (cache_star.c): the table column it copies, for
+  ** its declaration and collation; NULL: the entry's own table's, name */
+  const char *src_schema, *src_table, *src_name;
 } ga_ccol;
 
 /* The SQLite state an entry was loaded from (planner/cache_plan.c rule 2):
@@ -330,6 +333,13 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
                         int threads, ga_scan_out *out, char *why, size_t nwhy);
 int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
                        ga_scan_out *out, char *why, size_t nwhy);
+
+/* The rows of word w of host block b that pass q's filter (its terms and
+** program: cache_host.c), evaluated on stack (room for the program's
+** depth) into *fw; 0 with *rc = GA_CACHE_DECLINED where a passing row
+** raises an error (cexpr.h rule 5).  Star joins' filters (cache_star.c). */
+uint64_t ga_cache_pass_word(const ga_cquery *q, const ga_cblock *b, int64_t w,
+                            ga_cx_word *stack, ga_cx_word *fw, int *rc);
 
 /* ---- DISTINCT aggregates on a host entry (cache_distinct.c) ---- */
 

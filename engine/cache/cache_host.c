@@ -806,6 +806,11 @@ static uint64_t pass_word(const ga_cquery *q, const ga_cblock *b, int64_t w,
   return m & t;
 }
 
+uint64_t ga_cache_pass_word(const ga_cquery *q, const ga_cblock *b, int64_t w,
+                            ga_cx_word *stack, ga_cx_word *fw, int *rc) {
+  return pass_word(q, b, w, stack, fw, rc);
+}
+
 /* Rule 9's probe: whether the entry's first GA_CH_PROBE_ROWS passing rows
 ** make more than one group in GA_CH_PROBE_RATIO, counted on their ids.
 ** 1, 0, or -1 when out of memory. */

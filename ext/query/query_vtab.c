@@ -761,20 +761,6 @@ static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
   return rc;
 }
 
-/* Does gpu_cache hold an entry of a table the join reads? */
-static int join_cached(ga_conn *conn, const ga_query *q) {
-  ga_cache *ca = conn->cache;
-  int any = 0;
-  if (!ca)
-    return 0;
-  pthread_mutex_lock(&ca->mu);
-  for (ga_centry *e = ca->entries; e && !any; e = e->next)
-    for (int k = 0; k < q->njoin_tables && !any; k++)
-      any = !sqlite3_stricmp(e->table, q->join_tables[k]);
-  pthread_mutex_unlock(&ca->mu);
-  return any;
-}
-
 /* The parallel path; SQLITE_OK with c->st the post query, or with *why set
 ** (and no statement) for the serial path, or an error. */
 static int run_parallel(query_cursor *c, ga_plan *plan, char *why, size_t n) {
@@ -934,13 +920,10 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       parts.params = c->subq.vals;
       parts.nparams = c->np + 1 + c->q.subs.n;
     } else if (c->q.join_from) {
-      /* a join: the cache holds tables one by one (planner/qjoin.c); said
-      ** where one of them has an entry */
-      if (join_cached(conn, &c->q))
-        sqlite3_snprintf((int)sizeof cwhy, cwhy,
-                         "the text joins %d tables (fact %s): the cache "
-                         "answers one table's queries",
-                         c->q.njoin_tables, c->q.t.table);
+      /* a join: from the host entries of all its tables
+      ** (planner/cache_join.c), said where one of them has an entry */
+      rc = ga_cache_join_answer(conn, vt->db, &cfg, &parts, &c->out, &hit, cwhy,
+                                sizeof cwhy);
     } else {
       /* rule 8: the column cache first */
       rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
