@@ -2212,6 +2212,8 @@ def gdist_queries(rep, cons):
               % (n, cached, runs, dict(whys.most_common(4))))
         rep.check("gdist_cache_share", runs and cached >= runs * 0.75,
                   "only %d of %d DISTINCT runs came from the cache" % (cached, runs))
+    return fails
+
 
 # ---------------------------------------------------------------- issue 39: median and percentiles
 
