@@ -322,13 +322,13 @@ def main():
     print("# %s, %d rows, %d reps, threads %d; medians in ms (x = sqlite / mode)"
           % (args.set, n, args.reps, threads))
     for q in queries:
-        base = statistics.median(times[("sqlite", q)])
+        base = statistics.median(times[("sqlite", q)]) if ("sqlite", q) in times else None
         cells = []
         for mode in modes:
             v = times.get((mode, q))
             if v:
                 m = statistics.median(v)
-                cells.append("%s %.1f (%.2fx)" % (mode, m, base / m))
+                cells.append("%s %.1f (%sx)" % (mode, m, "%.2f" % (base / m) if base else "-"))
             else:
                 cells.append("%s -" % mode)
         print("%-12s %s" % (q, "  ".join(cells)), flush=True)
