@@ -560,11 +560,14 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   /* rule 7: a join's other tables, read and checked as the fact is */
   uint32_t nd = get_u32(&r);
   /* each takes 12 bytes at least: its name, columns and indexes' counts */
+  if (!r.bad && !nomem && !stop && nd >= GA_QPART_MAX_TABLES) {
+    ga_qpart_head_free(h);
+    *err = "a damaged partial (more tables than SQLite joins)";
+    return GA_BADSTATE;
+  }
   if (!r.bad && (int64_t)nd * 12 > r.n - r.at)
     r.bad = 1;
-  else if (!r.bad && nd >= GA_QPART_MAX_TABLES)
-    forged = "a damaged partial (more tables than SQLite joins)";
-  if (!r.bad && !nomem && !stop && !forged && nd) {
+  if (!r.bad && !nomem && !stop && nd) {
     h->dims = sqlite3_malloc64(sizeof(*h->dims) * nd);
     if (!h->dims)
       nomem = 1;
@@ -573,7 +576,7 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
       h->ndims = (int)nd;
     }
   }
-  for (int i = 0; i < h->ndims && !r.bad && !nomem && !stop && !forged; i++) {
+  for (int i = 0; i < h->ndims && !r.bad && !nomem && !stop; i++) {
     ga_qpart_head *d = &h->dims[i]; /* polled as its columns are read */
     if (read_table(&r, d, lim, &nomem, &forged, &stop, err) != GA_OK) {
       ga_qpart_head_free(h);
