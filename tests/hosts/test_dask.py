@@ -479,7 +479,11 @@ def star_join(rep, client, gd, starts):
             ("no_hint", "SELECT d_year, sum(lo_revenue) FROM lineorder JOIN dwdate ON lo_orderdate = d_datekey "
              "GROUP BY d_year", r"cannot run on .*gpu_query_partial: a join's partial needs its fact table named"),
             ("fact_not_first", "SELECT /* gpuagg_fact(lineorder) */ d_year, sum(lo_revenue) FROM dwdate "
-             "LEFT JOIN lineorder ON lo_orderdate = d_datekey GROUP BY d_year", r"^gpu_query: .*LEFT")):
+             "LEFT JOIN lineorder ON lo_orderdate = d_datekey GROUP BY d_year", r"^gpu_query: .*LEFT"),
+            ("serial_join", "SELECT /* gpuagg_fact(lineorder) */ d_year, sum(lo_revenue) FROM dwdate JOIN lineorder "
+             "ON lo_orderdate = d_datekey LEFT JOIN part ON lo_partkey = p_partkey GROUP BY d_year",
+             r"cannot run on .*gpu_query_partial: the join has LEFT JOIN or USING, whose meaning follows the "
+             r"order written, and the fact table is not written first")):
         seen = len(starts())
         expect_error(rep, "star_join_precheck_" + label, lambda: gd.query(client, paths, sql), pattern)
         rep.check("star_join_precheck_%s_no_task" % label, len(starts()) == seen,
