@@ -1,6 +1,7 @@
 /*
 ** qpartial.h — a query partial: the merged groups of one gpu_query text
-** over one table (or over several files' tables, merged), as one BLOB that
+** over one table or a join within one file (rule 7), or over several
+** files' (merged), as one BLOB that
 ** another process can merge and finish (ext/query/partial_fns.c: SQL
 ** gpu_query_partial, gpu_query_merge, and gpu_query's gpuagg_partial
 ** column; docs/gpu_query.md "Many files").  SQLite-free: bytes in, groups
