@@ -93,9 +93,9 @@
 **      choose the fact by its own rows (an empty finishing database: the
 **      first written), so gpu_query_partial takes a join only where the
 **      text names the fact (rule 2's hint); the finishing database must
-**      declare every table of the join (gpu_query_partial_info's "create"
-**      declares the fact's: gpuagg.dask, which finishes from it alone,
-**      cannot finish a join yet).
+**      declare every table of the join, which the partial carries
+**      (engine/scan/qpartial.h rule 7; gpu_query_partial_info's "create"
+**      and "tables", from which gpuagg.dask declares them).
 */
 #include <stdlib.h>
 #include <string.h>

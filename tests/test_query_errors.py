@@ -1033,7 +1033,7 @@ check(not os.path.exists(canary) and sorted(os.listdir(hdir)) == ["collation.db"
 # polls the interrupt; HIDDEN types; the format's version; columns of an
 # application's collation left out of the header
 wide = [["c%d" % i, "", "BINARY", 0] for i in range(32768)]
-empty = struct.pack("<QQ", 0, 0)  # rows 0, groups 0: an empty table's
+empty = struct.pack("<IQQ", 0, 0, 0)  # no other table, rows 0, groups 0: an empty table's
 blob = head_to(pre, table, wide, [], empty)
 for stmt, want in (("SELECT gpu_query_partial_info(?)", "gpu_query_partial_info: argument 1"),
                    ("SELECT gpu_query_merge(?, ?)", "gpu_query_merge: argument 1")):
@@ -1096,12 +1096,13 @@ check([x["name"] for x in rinfo["indexes"]] == ["once"], "review 1: an index rep
 # (review 4) the format's version: an older one is to be made again
 for v, want in ((1, "a partial written by an older gpuagg: make it again with this gpuagg's gpu_query_partial"),
                 (2, "a partial written by an older gpuagg: make it again with this gpuagg's gpu_query_partial"),
-                (4, "a partial of a newer version of gpuagg: finish or merge it with that version")):
+                (3, "a partial written by an older gpuagg: make it again with this gpuagg's gpu_query_partial"),
+                (5, "a partial of a newer version of gpuagg: finish or merge it with that version")):
     old = bytearray(rpart)
     old[4] = v
     err = error_of(rep, "SELECT gpu_query_partial_info(x'%s')" % bytes(old).hex())
     check(err == "gpu_query_partial_info: argument 1: " + want, "review 4: a partial of version %d" % v, err)
-check(rpart[4] == 3, "review 4: partials are of version 3", rpart[4])
+check(rpart[4] == 4, "review 4: partials are of version 4", rpart[4])
 rep.close()
 # (review 3) a declared type holding the word HIDDEN is no plain type:
 # gpu_query's groups table (a virtual table's declaration) would hide it
@@ -1147,6 +1148,208 @@ except sqlite3.Error as e:
 check(got == want, "review 5: finished where the table lacks that column", got)
 app.close()
 afin.close()
+
+# ---- issue 38, 3.4: a join's partial carries every table of the join
+# (qpartial.h rule 7), and a dimension's schema comes from the file too:
+# a dimension's declared type, index SQL and collation name carrying SQL
+# never run; forged dimension headers are damaged where read; merging and
+# finishing check every table, naming it
+
+
+def join_head_of(b):
+    """A join partial's header: (pre, fact table, cols, idx, dims, tail),
+    dims [[table, cols, idx], ...] (qpartial.h rules 1 and 7)."""
+    pre, table, cols, idx, rest = head_of(b)
+    at = 0
+
+    def s():
+        nonlocal at
+        n, at = u32(rest, at)
+        at += n
+        return rest[at - n:at].decode()
+    nd, at = u32(rest, at)
+    dims = []
+    for _ in range(nd):
+        t = s()
+        nc, at = u32(rest, at)
+        dc = []
+        for _ in range(nc):
+            dc.append([s(), s(), s(), rest[at]])
+            at += 1
+        ni, at = u32(rest, at)
+        dims.append([t, dc, [[s(), s()] for _ in range(ni)]])
+    return pre, table, cols, idx, dims, rest[at:]
+
+
+def join_head_to(pre, table, cols, idx, dims, tail):
+    def s(z):
+        z = z.encode()
+        return len(z).to_bytes(4, "little") + z
+    out = head_to(pre, table, cols, idx, len(dims).to_bytes(4, "little"))
+    for t, dc, di in dims:
+        out += s(t) + len(dc).to_bytes(4, "little")
+        for name, typ, coll, flags in dc:
+            out += s(name) + s(typ) + s(coll) + bytes([flags])
+        out += len(di).to_bytes(4, "little")
+        for name, sql in di:
+            out += s(name) + s(sql)
+    return out + tail
+
+
+jdir = os.path.join(TMP, "hostile_join")
+os.makedirs(jdir)
+jcanary = os.path.join(jdir, "canary.db")
+jattach = "ATTACH %s AS p; CREATE TABLE p.owned(x); --" % ("'" + jcanary.replace("'", "''") + "'")
+jdim = "dim'); " + jattach  # a dimension's name carrying SQL
+JDDL = ["CREATE TABLE f(k INTEGER, wk TEXT, x REAL)",
+        "CREATE TABLE %s(k INTEGER PRIMARY KEY, g \"TEXT); %s\", n TEXT COLLATE NOCASE, o TEXT)"
+        % (q_ident(jdim), jattach.replace('"', '""')),
+        "CREATE INDEX jx ON %s(n DESC, k)" % q_ident(jdim),
+        "CREATE TABLE w(wk TEXT COLLATE RTRIM PRIMARY KEY, wv INTEGER) WITHOUT ROWID"]
+
+
+def join_file(path, dims, facts, ws, hack=True):
+    """A file of JDDL: the dimension's index SQL and the collation of its
+    column o (never read) carry SQL, through writable_schema."""
+    c = sqlite3.connect(path, isolation_level=None)
+    for st in JDDL:
+        c.execute(st)
+    c.executemany("INSERT INTO %s VALUES (?, ?, ?, ?)" % q_ident(jdim), dims)
+    c.executemany("INSERT INTO f VALUES (?, ?, ?)", facts)
+    c.executemany("INSERT INTO w VALUES (?, ?)", ws)
+    if hack:
+        c.execute("PRAGMA writable_schema = ON")
+        c.execute("UPDATE sqlite_schema SET sql = sql || '; ' || ? WHERE name = 'jx'", (jattach,))
+        c.execute("UPDATE sqlite_schema SET sql = replace(sql, 'o TEXT', 'o TEXT COLLATE ' || ?) WHERE name = ?",
+                  (q_ident("x\"); " + jattach), jdim))
+        c.execute("PRAGMA writable_schema = OFF")
+    c.close()
+    return connect_ro(path)
+
+
+JQ = ("SELECT /* gpuagg_fact(f) */ d.n, sum(f.x), count(*), max(w.wv) FROM f JOIN %s AS d ON f.k = d.k "
+      "LEFT JOIN w ON f.wk = w.wk WHERE d.g <> 'zz' GROUP BY d.n ORDER BY d.n" % q_ident(jdim))
+j1 = join_file(os.path.join(jdir, "j1.db"), [(1, "p", "north", "o"), (2, "q", "North", "o"), (3, "r", "south", "o")],
+               [(1, "a", 1.5), (2, "b ", 2.5), (3, "a", 4.0), (9, "a", 8.0), (2, None, 0.25)],
+               [("a", 10), ("b", 20)])
+j2 = join_file(os.path.join(jdir, "j2.db"), [(1, "p", "south", "o"), (4, "zz", "east", "o"), (2, "q", "EAST", "o")],
+               [(1, "b", 0.5), (4, "a", 100.0), (2, "a", 7.0), (3, "a", 1.0)],
+               [("a", 5)])
+check(j1.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "join hostile file: integrity_check passes")
+jparts = []
+try:
+    jparts = [j.execute("SELECT gpu_query_partial(?)", (JQ,)).fetchone()[0] for j in (j1, j2)]
+    jblob = j1.execute("SELECT gpu_query_merge(?, ?)", jparts).fetchone()[0]
+    jinfo = json.loads(j1.execute("SELECT gpu_query_partial_info(?)", (jblob,)).fetchone()[0])
+    err = None
+except sqlite3.Error as e:
+    err, jinfo, jblob = str(e), {}, None
+want_jcreate = ('CREATE TABLE "f"("k" INTEGER, "wk" TEXT, "x" REAL);\n'
+                'CREATE TABLE %s("k" INTEGER PRIMARY KEY, "g" TEXT, "n" TEXT COLLATE "NOCASE");\n'
+                'CREATE INDEX "jx" ON %s("n" COLLATE NOCASE DESC, "k" COLLATE BINARY);\n'
+                'CREATE TABLE "w"("wk" TEXT COLLATE "RTRIM", "wv" INTEGER, PRIMARY KEY("wk")) WITHOUT ROWID'
+                % (q_ident(jdim), q_ident(jdim)))
+check(err is None and jinfo.get("create") == want_jcreate,
+      "join hostile files: create declares every table, quoted names and checked parts only",
+      (err, jinfo.get("create")))
+check([t["table"] for t in jinfo.get("tables", [])] == ["f", jdim, "w"] and jinfo.get("table") == "f"
+      and [c["name"] for c in jinfo.get("columns", [])] == ["k", "wk", "x"]
+      and [c["type"] for c in jinfo["tables"][1]["columns"]] == ["INTEGER", "TEXT", "TEXT"]
+      and [c.get("key") for c in jinfo["tables"][2]["columns"]] == [True, None],
+      "join hostile files: info's tables, the fact's fields as before", jinfo.get("tables"))
+jref = connect(":memory:")
+jref.execute("ATTACH ? AS s1", (os.path.join(jdir, "j1.db"),))
+jref.execute("ATTACH ? AS s2", (os.path.join(jdir, "j2.db"),))
+# the shape: each file's fact rows joined to its own dimensions, then one
+# GROUP BY over the union (file order)
+jwant = jref.execute(
+    "SELECT n, gpu_sum(x), count(*), gpu_max(wv) FROM (%s) GROUP BY n ORDER BY n" % " UNION ALL ".join(
+        "SELECT d.n AS n, f.x AS x, w.wv AS wv FROM %s.f JOIN %s.%s AS d ON f.k = d.k LEFT JOIN %s.w ON "
+        "f.wk = w.wk WHERE d.g <> 'zz'" % (sn, sn, q_ident(jdim), sn) for sn in ("s1", "s2"))).fetchall()
+jfin = connect(":memory:")
+try:
+    jfin.executescript(jinfo["create"])
+    create(jfin, "jq", JQ)
+    got = jfin.execute("SELECT * FROM jq WHERE gpuagg_partial = ?", (jblob,)).fetchall()
+except (sqlite3.Error, KeyError) as e:
+    got = str(e)
+check(got == jwant and len(got) == 3, "join hostile files: the finish answers the join within each file",
+      (got, jwant))
+check(not os.path.exists(jcanary) and sorted(os.listdir(jdir)) == ["j1.db", "j2.db"],
+      "join hostile files: no file written", os.listdir(jdir))
+# forged dimension headers: damaged where read, by each reader
+if jparts:
+    jpre, jt, jc, ji, jd, jtail = join_head_of(jparts[0])
+    dname, dcols, didx = jd[0]
+
+    def with_dim(**kw):
+        d = [[kw.get("name", dname), kw.get("cols", dcols), kw.get("idx", didx)]] + jd[1:]
+        return join_head_to(jpre, jt, jc, ji, kw.get("dims", d), jtail)
+    damaged = "a damaged partial (%s)"
+    for label, blob, why in (
+            ("type", with_dim(cols=[[n, "INT); " + jattach if n == "g" else t, cl, f] for n, t, cl, f in dcols]),
+             "a column's declared type is no type name"),
+            ("collation", with_dim(cols=[[n, t, 'NOCASE"); ' + jattach if n == "n" else cl, f]
+                                         for n, t, cl, f in dcols]),
+             "a column's collation is not BINARY, NOCASE or RTRIM"),
+            ("collation_custom", with_dim(cols=[[n, t, "mine" if n == "n" else cl, f] for n, t, cl, f in dcols]),
+             "a column's collation is not BINARY, NOCASE or RTRIM"),
+            ("fact_name", with_dim(name="F"), "two tables of one name"),
+            ("twice", with_dim(dims=[jd[0], jd[0]]), "two tables of one name"),
+            ("many", with_dim(dims=[["t%d" % i, [["a", "", "BINARY", 0]], []] for i in range(64)]),
+             "more tables than SQLite joins"),
+            ("rowid_and_key", with_dim(cols=[[n, t, cl, f | (2 if n == "g" else 0)] for n, t, cl, f in dcols]),
+             "a WITHOUT ROWID table with a rowid column")):
+        want = damaged % why
+        e1 = error_of(jfin, "SELECT gpu_query_partial_info(x'%s')" % blob.hex())
+        e2 = error_of(jfin, "SELECT gpu_query_merge(x'%s', x'%s')" % (jparts[0].hex(), blob.hex()))
+        e3 = error_of(jfin, "SELECT * FROM jq WHERE gpuagg_partial = x'%s'" % blob.hex())
+        check(e1 == "gpu_query_partial_info: argument 1: " + want and e2 == "gpu_query_merge: argument 2: " + want
+              and e3 == "gpu_query: gpuagg_partial: " + want,
+              "join forged header, %s: damaged where read" % label, (e1, e2, e3))
+    ok63 = with_dim(dims=jd + [["t%d" % i, [["a", "", "BINARY", 0]], []] for i in range(63 - len(jd))])
+    got = json.loads(jfin.execute("SELECT gpu_query_partial_info(?)", (ok63,)).fetchone()[0])
+    check(len(got["tables"]) == 64, "join header: 63 other tables read", len(got["tables"]))
+    # a dimension's forged index: SQL appended, another table's: dropped
+    for label, fidx in (("index_sql", [["jx", didx[0][1] + "; " + jattach]]),
+                        ("index_other_table", [["jx", didx[0][1].replace(q_ident(jdim), '"f"')]])):
+        got = json.loads(jfin.execute("SELECT gpu_query_partial_info(?)", (with_dim(idx=fidx),)).fetchone()[0])
+        check(got["tables"][1]["indexes"] == [] and "jx" not in got["create"],
+              "join forged header, %s: the dimension's index dropped" % label, got["create"])
+    # an index name that another table's index has: left out of create
+    dup = with_dim(dims=jd + [["t", [["a", "", "BINARY", 0]], [["jx", 'CREATE INDEX "jx" ON "t"("a" COLLATE BINARY)']]]])
+    got = json.loads(jfin.execute("SELECT gpu_query_partial_info(?)", (dup,)).fetchone()[0])
+    check(got["create"].count('INDEX "jx"') == 1 and [x["name"] for x in got["tables"][3]["indexes"]] == [],
+          "join header: one index of a name in create", got["create"])
+    # merging checks every table: a dimension's column declared otherwise,
+    # a dimension missing; the finish against this database's tables
+    retyped = with_dim(cols=[[n, "INTEGER" if n == "g" else t, cl, f] for n, t, cl, f in dcols])
+    err = error_of(jfin, "SELECT gpu_query_merge(x'%s', x'%s')" % (jparts[0].hex(), retyped.hex()))
+    check(err == 'gpu_query_merge: argument 2 declares column g of table %s as "INTEGER" COLLATE BINARY, an '
+          'earlier one as "TEXT" COLLATE BINARY' % jdim, "join merge: a dimension's column declared otherwise", err)
+    recoll = with_dim(cols=[[n, t, "BINARY" if n == "n" else cl, f] for n, t, cl, f in dcols])
+    err = error_of(jfin, "SELECT gpu_query_merge(x'%s', x'%s')" % (jparts[0].hex(), recoll.hex()))
+    check(err == 'gpu_query_merge: argument 2 declares column n of table %s as "TEXT" COLLATE BINARY, an '
+          'earlier one as "TEXT" COLLATE NOCASE' % jdim, "join merge: a dimension's collation otherwise", err)
+    err = error_of(jfin, "SELECT gpu_query_merge(x'%s', x'%s')" % (jparts[0].hex(), with_dim(dims=jd[1:]).hex()))
+    check(err == "gpu_query_merge: argument 2 does not join table %s, which the first joins" % jdim,
+          "join merge: a dimension missing", err)
+    err = error_of(jfin, "SELECT gpu_query_merge(x'%s', x'%s')" % (with_dim(dims=jd[1:]).hex(), jparts[0].hex()))
+    check(err == "gpu_query_merge: argument 2 joins table %s, which the first does not" % jdim,
+          "join merge: a dimension more", err)
+    other = connect(":memory:")
+    for st in JDDL:
+        other.execute(st.replace("n TEXT COLLATE NOCASE", "n TEXT"))
+    create(other, "jq", JQ)
+    err = error_of(other, "SELECT * FROM jq WHERE gpuagg_partial = x'%s'" % jblob.hex())
+    check(err == 'gpu_query: gpuagg_partial declares column n of table %s as "TEXT" COLLATE NOCASE, this '
+          'database as "TEXT" COLLATE BINARY (finish it where the table is declared as gpu_query_partial_info\'s '
+          '"create" says)' % jdim, "join finish: a dimension declared otherwise here", err)
+    other.close()
+jfin.close()
+jref.close()
+j1.close()
+j2.close()
 
 # ---- issue 36: names in HAVING and ORDER BY, column numbers, ALL
 # SQLite 3.40 (resolve.c): in HAVING, and inside an ORDER BY term, a name

@@ -338,8 +338,9 @@ class World:
 # ---------------------------------------------------------------- queries
 
 class JoinQuery:
-    def __init__(self, r, world, hint=False):
+    def __init__(self, r, world, hint=False, tag=None):
         self.r, self.wd, self.force_hint = r, world, hint
+        self.tag = tag  # partial_dims_queries' reference: every join also on tag
         self.form = r.choice(["comma", "on", "on", "using", "mixed"])
         self.left = set()
         if self.form in ("on", "using", "mixed") and r.random() < 0.35:
@@ -362,6 +363,8 @@ class JoinQuery:
         for c in d.cols:
             a, b = "%s.%s" % (p, c), "%s.%s" % (d.name, c)
             parts.append("%s = %s" % ((a, b) if self.r.random() < 0.5 else (b, a)))
+        if self.tag:  # no draw: the text is the same but for the tag
+            parts.append("%s.%s = %s.%s" % (p, self.tag, d.name, self.tag))
         return " AND ".join(parts)
 
     def atom(self):
@@ -434,7 +437,7 @@ class JoinQuery:
                     where.append(self.cond(edge))
             elif style == "using" and edge is d:
                 out.append(" %sJOIN %s USING (%s)" % ("LEFT " if lj else r.choice(["", "INNER "]), t,
-                                                       ", ".join(d.cols)))
+                                                       ", ".join(d.cols + ([self.tag] if self.tag else []))))
             else:
                 on = self.cond(edge) if edge is not None else "1"
                 if lj and r.random() < 0.4:
@@ -769,6 +772,178 @@ def host_cache_summary(rep, stats):
     # the worlds are random, so the share answered depends on SEED
     rep.check("join_host_cache_answered", runs and stats["cache"] >= min(40, runs // 8) if SEED == 20261206
               else stats["cache"] >= 1, "only %d of %d queries from the host cache" % (stats["cache"], runs))
+
+
+# ------------------------------------------- partials: each file's own dimensions
+
+PARTIAL_DIMS = int(os.environ.get("PARTIAL_DIMS", "60"))
+
+
+def own_dims_files(wd, r):
+    """The world's fact cut at random rowids into 2-4 files, each with its
+    own dimensions: the world's rows, some dropped, some changed (g, h, v),
+    some doubled (a duplicate key), drawn per file; w is the same in every
+    file.  Returns (read-only connections, the reference connection): the
+    reference holds every file's fact rows (their rowids) and every file's
+    dimension rows, file after file, each row tagged with its file in a
+    column src, the dimensions' INTEGER PRIMARY KEY declared INTEGER (two
+    files may hold one key)."""
+    rows = [x[0] for x in wd.con.execute("SELECT rowid FROM f ORDER BY rowid")]
+    k = r.randint(2, 4)
+    cuts = sorted(r.sample(rows[1:], min(k - 1, max(0, len(rows) - 1)))) if rows else []
+    bounds = [None] + cuts + [None]
+    ranges = [("rowid >= %d" % bounds[j] if bounds[j] is not None else "1",
+               "rowid < %d" % bounds[j + 1] if bounds[j + 1] is not None else "1")
+              for j in range(len(bounds) - 1)]
+    ranges += [("0", "0")] * (k - len(ranges))  # few fact rows: files of none
+    tag = "p%d_" % r.randrange(10 ** 9)
+    out = []
+    for j in range(k):
+        path = os.path.join(TMP, "%sw%d_o%d.db" % (tag, wd.w, j))
+        c = sqlite3.connect(path, isolation_level=None)
+        for st in wd.ddl:
+            c.execute(st)
+        c.execute("ATTACH ? AS src", (wd.path,))
+        c.execute("BEGIN")
+        for d in wd.dims:
+            c.execute("INSERT INTO main.%s SELECT * FROM src.%s ORDER BY rowid" % (d.name, d.name))
+            for (rid,) in c.execute("SELECT rowid FROM main.%s" % d.name).fetchall():
+                x = r.random()
+                if x < 0.2:
+                    c.execute("DELETE FROM main.%s WHERE rowid = ?" % d.name, (rid,))
+                elif x < 0.45:
+                    c.execute("UPDATE main.%s SET g%d = ?, h%d = ?, v%d = ? WHERE rowid = ?" % (d.name, d.i, d.i, d.i),
+                              (r.choice(["p", "q", "s", None]), r.choice([0, 1, 4, None]),
+                               r.choice([2.5, -0.75, 1e12, None]), rid))
+                elif x < 0.55 and d.kind != "dense":
+                    c.execute("INSERT INTO main.%s SELECT * FROM main.%s WHERE rowid = ?" % (d.name, d.name), (rid,))
+        c.execute("INSERT INTO main.w SELECT * FROM src.w")
+        c.execute("INSERT INTO main.f(rowid, %s) SELECT rowid, * FROM src.f WHERE %s AND %s"
+                  % ((wd.fact_cols(),) + ranges[j]))
+        c.execute("COMMIT")
+        c.execute("DETACH src")
+        c.close()
+        out.append(path)
+    ref = connect(os.path.join(TMP, "%sw%d_ref.db" % (tag, wd.w)))
+    for st in wd.ddl:
+        ref.execute(re.sub(r"(k\d+) INTEGER PRIMARY KEY", r"\1 INTEGER", st))
+    for name in [d.name for d in wd.dims] + ["f"]:
+        ref.execute("ALTER TABLE %s ADD COLUMN src INTEGER" % name)
+    for j, path in enumerate(out):
+        ref.execute("ATTACH ? AS s", (path,))
+        for d in wd.dims:
+            ref.execute("INSERT INTO main.%s SELECT *, %d FROM s.%s ORDER BY rowid" % (d.name, j, d.name))
+        ref.execute("INSERT INTO main.f(rowid, %s, src) SELECT rowid, *, %d FROM s.f ORDER BY rowid"
+                    % (wd.fact_cols(), j))
+        if j == 0:
+            ref.execute("INSERT INTO main.w SELECT * FROM s.w")
+        ref.execute("DETACH s")
+    return [connect(p, ro=True) for p in out], ref
+
+
+def merge_grouped(m, parts, r):
+    """parts merged with gpu_query_merge in a random grouping (adjacent
+    runs, file order kept), down to one."""
+    parts = list(parts)
+    while len(parts) > 1:
+        i = r.randrange(len(parts) - 1)
+        n = r.randint(2, min(3, len(parts) - i))
+        blob = m.execute("SELECT gpu_query_merge(%s)" % ",".join("?" * n), parts[i:i + n]).fetchone()[0]
+        parts[i:i + n] = [blob]
+    if r.random() < 0.3:  # a merge of one: the same partial again
+        parts = [m.execute("SELECT gpu_query_merge(?)", (parts[0],)).fetchone()[0]]
+    return parts[0]
+
+
+def finish_declared(blob, text, r):
+    """The merged partial finished on an in-memory database that declares
+    what gpu_query_partial_info says: every table of the join ("create",
+    or "tables" through gpuagg.dask's own rules)."""
+    m = sqlite3.connect(":memory:", isolation_level=None)
+    m.enable_load_extension(True)
+    m.load_extension(LIB)
+    try:
+        info = json.loads(m.execute("SELECT gpu_query_partial_info(?)", (blob,)).fetchone()[0])
+        m.executescript(info["create"])
+        m.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        got = ("ok", m.execute("SELECT * FROM temp.q WHERE gpuagg_partial = ?", (blob,)).fetchall())
+        if last_scan(m).get("path") != "partial":
+            got = ("error", "finished on path %r" % last_scan(m).get("path"))
+        return got, info
+    except sqlite3.Error as e:
+        return ("error", str(e)), None
+    finally:
+        m.close()
+
+
+def partial_dims_queries(rep):
+    """Issue 38 section 3.4: partials of joins over files that each hold
+    their own dimensions.  The shape (docs/gpu_query.md, "Partials"): the
+    merged partial of files F1..Fn, finished, gives the rows of the text
+    run by SQLite over one database whose fact table holds F1's fact rows,
+    then F2's, ..., where a fact row of file Fi joins the dimension rows of
+    Fi only.  The reference is that database with every row tagged by its
+    file (src) and the text with each join condition also on src (the same
+    text drawn again, JoinQuery tag=src).  PARTIAL_DIMS texts (60 by
+    default), each through 2-4 files, partials at threads 1, 2 or 4 merged
+    in random groupings, finished on a database declaring the tables that
+    gpu_query_partial_info gives."""
+    r = random.Random(SEED * 17 + 3)
+    worlds = [World(w, r) for w in range(100, 100 + max(1, min(WORLDS, 6)))]
+    stats = Counter()
+    fails = 0
+    for qi in range(PARTIAL_DIMS):
+        wd = worlds[qi % len(worlds)]
+        seed = SEED * 104729 + qi
+        q = JoinQuery(random.Random(seed), wd, hint=True)
+        qt = JoinQuery(random.Random(seed), wd, hint=True, tag="src")
+        fr = random.Random(seed + 1)
+        if qi % 4 == 0 or not hasattr(wd, "_own"):
+            wd._own = own_dims_files(wd, fr)
+        shards, ref = wd._own
+        want = run(ref, gpu_text(qt.text))
+        problems = []
+        parts = []
+        for sh in shards:
+            sh.execute("SELECT gpuagg_config('threads', ?)", (fr.choice((1, 2, 4)),))
+            got = run(sh, "SELECT gpu_query_partial(?)", (q.text,))
+            if got[0] != "ok":
+                problems.append("partial: %s" % got[1])
+                break
+            parts.append(got[1][0][0])
+        if problems and FACT_NOT_FIRST in problems[0] and not q.fact_first:
+            stats["skipped"] += 1  # the serial path (documented): no partial
+            continue
+        info = None
+        if not problems:
+            m = sqlite3.connect(":memory:")
+            m.enable_load_extension(True)
+            m.load_extension(LIB)
+            try:
+                blob = merge_grouped(m, parts, fr)
+                got, info = finish_declared(blob, q.text, fr)
+            except sqlite3.Error as e:
+                got = ("error", str(e))
+            m.close()
+            if not same(got, want, q.ordered):
+                problems.append("finished: got %s" % show(got))
+            if info is not None:
+                names = [t["table"] for t in info["tables"]]
+                named = re.findall(r"(?:FROM|JOIN|,)\s+(f|d\d|w)\b(?!\.)", q.text)
+                if names[:1] != ["f"] or sorted(names) != sorted(set(named)):
+                    problems.append("info's tables %r" % names)
+        stats["run"] += 1
+        stats["rows"] += len(want[1]) if want[0] == "ok" else 0
+        if problems:
+            fails += 1
+        rep.check("partial_dims_q%d" % qi, not problems,
+                  "SEED=%d query %d on world %d (dims %s)\n  text: %s\n  reference: %s\n  want %s\n  %s"
+                  % (SEED, qi, wd.w, [(d.name, d.kind, d.parent) for d in wd.dims], q.text, qt.text,
+                     show(want), "\n  ".join(problems)) if fails <= 10 else q.text[:200])
+    print("# partials of joins, each file its own dimensions: %d texts (%d serial as documented), "
+          "%d reference rows"
+          % (stats["run"], stats["skipped"], stats["rows"]))
+    rep.check("partial_dims_ran", stats["run"] >= PARTIAL_DIMS // 2, repr(stats))
 
 
 # ---------------------------------------------------------------- fixed cases
@@ -1610,6 +1785,7 @@ def main():
     writer_case(rep)
     review_cases(rep)
     join_queries(rep)
+    partial_dims_queries(rep)
     rep.finish()
 
 

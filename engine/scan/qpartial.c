@@ -135,6 +135,23 @@ static void put_set(wbuf *w, const ga_dset *d) {
   sqlite3_free(v);
 }
 
+/* A table's name, columns and indexes (rules 1 and 7). */
+static void put_table(wbuf *w, const ga_qpart_head *h) {
+  put_cstr(w, h->table);
+  put_u32(w, (uint32_t)h->ncols);
+  for (int i = 0; i < h->ncols; i++) {
+    put_cstr(w, h->cols[i].name);
+    put_cstr(w, h->cols[i].type);
+    put_cstr(w, h->cols[i].coll);
+    put_u8(w, (h->cols[i].rowid ? 1 : 0) | (h->cols[i].wpk ? 2 : 0));
+  }
+  put_u32(w, (uint32_t)h->nidx);
+  for (int i = 0; i < h->nidx; i++) {
+    put_cstr(w, h->idx[i].name);
+    put_cstr(w, h->idx[i].sql);
+  }
+}
+
 static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   const ga_gshape *s = &h->shape;
   put(w, magic, 4);
@@ -149,19 +166,10 @@ static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
     put_u8(w, (unsigned)s->dist[j]);
   put_u64(w, h->sig);
   put_u32(w, (uint32_t)h->nparams);
-  put_cstr(w, h->table);
-  put_u32(w, (uint32_t)h->ncols);
-  for (int i = 0; i < h->ncols; i++) {
-    put_cstr(w, h->cols[i].name);
-    put_cstr(w, h->cols[i].type);
-    put_cstr(w, h->cols[i].coll);
-    put_u8(w, h->cols[i].rowid ? 1 : 0);
-  }
-  put_u32(w, (uint32_t)h->nidx);
-  for (int i = 0; i < h->nidx; i++) {
-    put_cstr(w, h->idx[i].name);
-    put_cstr(w, h->idx[i].sql);
-  }
+  put_table(w, h);
+  put_u32(w, (uint32_t)h->ndims); /* rule 7 */
+  for (int i = 0; i < h->ndims; i++)
+    put_table(w, &h->dims[i]);
   uint64_t rows = 0;
   for (size_t i = 0; i < n; i++)
     rows += (uint64_t)g[i]->st[0].rows;
@@ -327,7 +335,19 @@ void ga_qpart_head_free(ga_qpart_head *h) {
     sqlite3_free(h->idx[i].sql);
   }
   sqlite3_free(h->idx);
+  for (int i = 0; h->dims && i < h->ndims; i++)
+    ga_qpart_head_free(&h->dims[i]);
+  sqlite3_free(h->dims);
   memset(h, 0, sizeof(*h));
+}
+
+const ga_qpart_head *ga_qpart_table(const ga_qpart_head *h, const char *name) {
+  if (h->table && !sqlite3_stricmp(h->table, name))
+    return h;
+  for (int i = 0; i < h->ndims; i++)
+    if (h->dims[i].table && !sqlite3_stricmp(h->dims[i].table, name))
+      return &h->dims[i];
+  return NULL;
 }
 
 static int name_cmp(const void *a, const void *b) {
@@ -397,6 +417,96 @@ static char *index_text(const ga_qpart_head *h, const char *name,
   return text;
 }
 
+/* A table's name, columns and indexes into h (rules 1, 4 and 7): GA_OK
+** with r->bad, *nomem, *forged (what the writer never writes) and *stop
+** (rule 5) set as found, or GA_BADSTATE with *err (h's strings then freed
+** by the caller). */
+static int read_table(rbuf *r, ga_qpart_head *h, const ga_qpart_limit *lim,
+                      int *nomem, const char **forged, int *stop,
+                      const char **err) {
+  int wpk = 0, rowid = 0; /* rule 7 */
+  h->table = get_cstr(r, nomem);
+  uint32_t nc = get_u32(r);
+  if (!r->bad && nc > GA_QPART_MAX_COLS) { /* rule 4: no table has more */
+    *err = "a damaged partial (more columns than SQLite allows a table)";
+    return GA_BADSTATE;
+  }
+  /* each column takes 13 bytes at least: a count past what is left is bad */
+  if (!r->bad && (int64_t)nc * 13 > r->n - r->at)
+    r->bad = 1;
+  if (!r->bad && !*nomem && nc) {
+    h->cols = sqlite3_malloc64(sizeof(*h->cols) * nc);
+    if (!h->cols)
+      *nomem = 1;
+    else {
+      memset(h->cols, 0, sizeof(*h->cols) * nc);
+      h->ncols = (int)nc;
+    }
+  }
+  for (int i = 0; i < h->ncols && !r->bad && !*nomem && !*stop; i++) {
+    ga_qpart_col *c = &h->cols[i];
+    /* not at 0: the first poll runs the caller's progress probe, which
+    ** runs at most every 10 ms (ext/common/intr.c); a small header spends
+    ** none, and the groups' decode gets it */
+    if (i && i % GA_QPART_POLL == 0 && stopped(lim)) {
+      *stop = 1;
+      break;
+    }
+    c->name = get_cstr(r, nomem);
+    c->type = get_cstr(r, nomem);
+    c->coll = get_cstr(r, nomem);
+    unsigned flags = get_u8(r);
+    c->rowid = (int)flags & 1;
+    c->wpk = (int)(flags >> 1) & 1; /* rule 7 */
+    wpk |= c->wpk;
+    rowid |= c->rowid;
+    if (c->type && !ga_qs_type_plain(c->type))
+      *forged = "a damaged partial (a column's declared type is no type name)";
+    if (c->coll &&
+        (!ga_qs_coll(c->coll) || strcmp(ga_qs_coll(c->coll), c->coll)))
+      *forged = "a damaged partial (a column's collation is not BINARY, "
+                "NOCASE or RTRIM)";
+  }
+  if (wpk && rowid)
+    *forged = "a damaged partial (a WITHOUT ROWID table with a rowid column)";
+  if (!r->bad && !*nomem && !*stop) {
+    int rc = ga_qpart_sort_cols(h);
+    *nomem = rc == GA_NOMEM;
+    if (rc == GA_BADSTATE)
+      *forged = "a damaged partial (two columns of one name)";
+  }
+  uint32_t ni = get_u32(r);
+  if (!r->bad && (int64_t)ni * 8 > r->n - r->at)
+    r->bad = 1;
+  if (!r->bad && !*nomem && ni) {
+    h->idx = sqlite3_malloc64(sizeof(*h->idx) * ni);
+    if (!h->idx)
+      *nomem = 1;
+    else {
+      memset(h->idx, 0, sizeof(*h->idx) * ni);
+      h->nidx = (int)ni;
+    }
+  }
+  int kept = 0; /* rule 4: an index is kept as rebuilt from its parts */
+  for (int i = 0; i < h->nidx && !r->bad && !*nomem && !*stop; i++) {
+    if (i && i % GA_QPART_POLL == 0 && stopped(lim)) {
+      *stop = 1;
+      break;
+    }
+    char *name = get_cstr(r, nomem), *sql = get_cstr(r, nomem);
+    char *text = sql && name ? index_text(h, name, sql, nomem, forged) : NULL;
+    sqlite3_free(sql);
+    if (text) {
+      h->idx[kept].name = name;
+      h->idx[kept++].sql = text;
+    } else
+      sqlite3_free(name);
+  }
+  if (h->idx)
+    h->nidx = kept;
+  return GA_OK;
+}
+
 int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
                        const ga_qpart_limit *lim, const char **err) {
   rbuf r = {blob, n, 0, 0};
@@ -441,83 +551,45 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   /* the writer's count is sqlite3_bind_parameter_count, up to the
   ** writer's SQLITE_LIMIT_VARIABLE_NUMBER (250,000 on Debian): any int */
   h->nparams = np > INT32_MAX ? (r.bad = 1, 0) : (int)np;
-  h->table = get_cstr(&r, &nomem);
-  uint32_t nc = get_u32(&r);
-  if (!r.bad && nc > GA_QPART_MAX_COLS) { /* rule 4: no table has more */
-    sqlite3_free(h->table);
-    h->table = NULL;
-    *err = "a damaged partial (more columns than SQLite allows a table)";
-    return GA_BADSTATE;
-  }
-  /* each column takes 13 bytes at least: a count past what is left is bad */
-  if (!r.bad && (int64_t)nc * 13 > r.n - r.at)
-    r.bad = 1;
-  if (!r.bad && !nomem && nc) {
-    h->cols = sqlite3_malloc64(sizeof(*h->cols) * nc);
-    if (!h->cols)
-      nomem = 1;
-    else {
-      memset(h->cols, 0, sizeof(*h->cols) * nc);
-      h->ncols = (int)nc;
-    }
-  }
   const char *forged = NULL; /* rule 4: what the writer never writes */
   int stop = 0;              /* rule 5 */
-  for (int i = 0; i < h->ncols && !r.bad && !nomem && !stop; i++) {
-    ga_qpart_col *c = &h->cols[i];
-    /* not at 0: the first poll runs the caller's progress probe, which
-    ** runs at most every 10 ms (ext/common/intr.c); a small header spends
-    ** none, and the groups' decode gets it */
-    if (i && i % GA_QPART_POLL == 0 && stopped(lim)) {
-      stop = 1;
-      break;
-    }
-    c->name = get_cstr(&r, &nomem);
-    c->type = get_cstr(&r, &nomem);
-    c->coll = get_cstr(&r, &nomem);
-    c->rowid = (int)get_u8(&r) & 1;
-    if (c->type && !ga_qs_type_plain(c->type))
-      forged = "a damaged partial (a column's declared type is no type name)";
-    if (c->coll &&
-        (!ga_qs_coll(c->coll) || strcmp(ga_qs_coll(c->coll), c->coll)))
-      forged = "a damaged partial (a column's collation is not BINARY, "
-               "NOCASE or RTRIM)";
+  if (read_table(&r, h, lim, &nomem, &forged, &stop, err) != GA_OK) {
+    ga_qpart_head_free(h);
+    return GA_BADSTATE;
   }
-  if (!r.bad && !nomem && !stop) {
-    int rc = ga_qpart_sort_cols(h);
-    nomem = rc == GA_NOMEM;
-    if (rc == GA_BADSTATE)
-      forged = "a damaged partial (two columns of one name)";
+  /* rule 7: a join's other tables, read and checked as the fact is */
+  uint32_t nd = get_u32(&r);
+  /* each takes 12 bytes at least: its name, columns and indexes' counts */
+  if (!r.bad && !nomem && !stop && nd >= GA_QPART_MAX_TABLES) {
+    ga_qpart_head_free(h);
+    *err = "a damaged partial (more tables than SQLite joins)";
+    return GA_BADSTATE;
   }
-  uint32_t ni = get_u32(&r);
-  if (!r.bad && (int64_t)ni * 8 > r.n - r.at)
+  if (!r.bad && (int64_t)nd * 12 > r.n - r.at)
     r.bad = 1;
-  if (!r.bad && !nomem && ni) {
-    h->idx = sqlite3_malloc64(sizeof(*h->idx) * ni);
-    if (!h->idx)
+  if (!r.bad && !nomem && !stop && nd) {
+    h->dims = sqlite3_malloc64(sizeof(*h->dims) * nd);
+    if (!h->dims)
       nomem = 1;
     else {
-      memset(h->idx, 0, sizeof(*h->idx) * ni);
-      h->nidx = (int)ni;
+      memset(h->dims, 0, sizeof(*h->dims) * nd);
+      h->ndims = (int)nd;
     }
   }
-  int kept = 0; /* rule 4: an index is kept as rebuilt from its parts */
-  for (int i = 0; i < h->nidx && !r.bad && !nomem && !stop; i++) {
-    if (i && i % GA_QPART_POLL == 0 && stopped(lim)) {
-      stop = 1;
-      break;
+  for (int i = 0; i < h->ndims && !r.bad && !nomem && !stop; i++) {
+    ga_qpart_head *d = &h->dims[i]; /* polled as its columns are read */
+    if (read_table(&r, d, lim, &nomem, &forged, &stop, err) != GA_OK) {
+      ga_qpart_head_free(h);
+      return GA_BADSTATE;
     }
-    char *name = get_cstr(&r, &nomem), *sql = get_cstr(&r, &nomem);
-    char *text = sql && name ? index_text(h, name, sql, &nomem, &forged) : NULL;
-    sqlite3_free(sql);
-    if (text) {
-      h->idx[kept].name = name;
-      h->idx[kept++].sql = text;
-    } else
-      sqlite3_free(name);
+    if (!r.bad && !nomem && !d->table)
+      r.bad = 1;
+    /* names compared as SQLite compares table names */
+    for (int k = -1; !r.bad && !nomem && d->table && k < i; k++)
+      if (!sqlite3_stricmp(k < 0 ? h->table ? h->table : "" : h->dims[k].table,
+                           d->table))
+        forged = "a damaged partial (two tables of one name)";
   }
-  if (h->idx)
-    h->nidx = kept;
   uint64_t rows = get_u64(&r);
   if (!r.bad && !nomem && rows > (uint64_t)INT64_MAX) { /* rule 3 */
     ga_qpart_head_free(h);

@@ -1,23 +1,28 @@
 /*
 ** qpartial.h — a query partial: the merged groups of one gpu_query text
-** over one table (or over several files' tables, merged), as one BLOB that
+** over one table or a join within one file (rule 7), or over several
+** files' (merged), as one BLOB that
 ** another process can merge and finish (ext/query/partial_fns.c: SQL
 ** gpu_query_partial, gpu_query_merge, and gpu_query's gpuagg_partial
 ** column; docs/gpu_query.md "Many files").  SQLite-free: bytes in, groups
 ** out, and back.
 **
 ** Rules:
-**   1. The format, little-endian, version 3 (1 was before issue 36's
-**      checked schema parts, 2 before issue 37's DISTINCT sets: its reader
-**      refuses them, asking for them anew):
+**   1. The format, little-endian, version 4 (1 was before issue 36's
+**      checked schema parts, 2 before issue 37's DISTINCT sets, 3 before
+**      issue 38's join tables: its reader refuses them, asking for them
+**      anew):
 **        "GAQP", u8 version, u8 encoding (SQLITE_UTF8, _UTF16LE, _UTF16BE),
 **        u8 keys, u8 carried, u8 states, u8 collation of each key, u8 of
 **        each state (rule 6: 0, or 1 + a DISTINCT argument's collation),
 **        u64 signature, u32 parameters, str table, u32 columns and per
 **        column str name, str declared type, str collation, u8 flags
-**        (1: the rowid under its own name, INTEGER PRIMARY KEY), u32 indexes
+**        (1: the rowid under its own name, INTEGER PRIMARY KEY; 2: a
+**        column of a WITHOUT ROWID table's PRIMARY KEY), u32 indexes
 **        and per index str name, str index text (qschema.h rule 3: from
-**        its parts, never the file's own CREATE INDEX),
+**        its parts, never the file's own CREATE INDEX), u32 other tables
+**        (rule 7: a join's dimensions; 0 for one table) and per table str
+**        table, its columns and its indexes as the fact's are written,
 **        u64 rows (the groups' rows, summed), u64 groups, then per group: its
 *keys and carried values (u8 type:
 **        0 NULL, 1 INTEGER (i64), 2 REAL (f64 bits), 3 TEXT, 4 BLOB (str)),
@@ -63,6 +68,17 @@
 **      everything else of it (rule 2), so the earlier partial's
 **      representative wins.  A damaged set is a damaged partial; the sets'
 **      bytes count against the cap (rule 5) as the groups' do.
+**   7. A join's partial (issue 38) is the join within its file: the
+**      header's table is the fact, and each other table of the join (its
+**      dimensions, in the order the text names them) follows with its own
+**      columns and indexes, each read and checked as the fact's are (rule
+**      4: a plain type name, a collation of SQLite's own, an index over
+**      that table's own columns), since a file declares them too.  At
+**      most GA_QPART_MAX_TABLES tables (SQLite's limit on a join); two
+**      tables of one name are a damaged partial.  A WITHOUT ROWID table
+**      (a dimension may be one: a bare rowid then names the fact's) is
+**      the one whose PRIMARY KEY columns have flag 2, in column order; one
+**      that has a rowid column too is a damaged partial.
 */
 #ifndef GA_QPARTIAL_H
 #define GA_QPARTIAL_H
@@ -72,12 +88,13 @@
 
 #include "scan_group.h"
 
-#define GA_QPART_VERSION 3
+#define GA_QPART_VERSION 4
 #define GA_QPART_TOOBIG 30      /* ga_qpart_encode: past max_bytes */
 #define GA_QPART_CAP 31         /* ga_qpart_add_groups: groups past the cap */
 #define GA_QPART_STOP 32        /* the caller's stop said so (rule 5) */
 #define GA_QPART_POLL 64        /* groups between two polls of the stop */
 #define GA_QPART_MAX_COLS 32767 /* SQLite's SQLITE_MAX_COLUMN, at most */
+#define GA_QPART_MAX_TABLES 64  /* rule 7: SQLite joins 64 tables at most */
 
 /* Rule 5: what reading or writing groups and headers may spend.  stop
 ** (NULL: none) returns nonzero to end the work (ext/common/intr.c's
@@ -93,6 +110,7 @@ typedef struct ga_qpart_limit {
 typedef struct ga_qpart_col {
   char *name, *type, *coll; /* type "" when none; coll "BINARY" ... */
   int rowid;                /* the rowid under this name */
+  int wpk; /* rule 7: a column of a WITHOUT ROWID table's PRIMARY KEY */
 } ga_qpart_col;
 
 /* An index of the table (a text's INDEXED BY must find it where the
@@ -107,7 +125,8 @@ typedef struct ga_qpart_name {
   int at;
 } ga_qpart_name;
 
-typedef struct ga_qpart_head {
+typedef struct ga_qpart_head ga_qpart_head;
+struct ga_qpart_head {
   int enc;         /* SQLITE_UTF8 (1), SQLITE_UTF16LE (2), SQLITE_UTF16BE */
   ga_gshape shape; /* nk, nc, ns, coll[] */
   uint64_t sig;    /* the query and parameter values it was computed for */
@@ -118,12 +137,17 @@ typedef struct ga_qpart_head {
   ga_qpart_name *byname; /* cols by name (ga_qpart_sort_cols) */
   int nidx;
   ga_qpart_idx *idx;
+  /* rule 7: a join's other tables, each a head of which only table, ncols,
+  ** cols, byname, nidx and idx are used */
+  int ndims;
+  ga_qpart_head *dims;
   int64_t rows; /* the rows of its groups: read, or counted by encode */
   int64_t ngroups;
   int64_t groups_at; /* read: the offset of the first group */
-} ga_qpart_head;
+};
 
-/* h's strings, which ga_qpart_read_head allocates (sqlite3_malloc). */
+/* h's strings and tables, which ga_qpart_read_head allocates
+** (sqlite3_malloc). */
 void ga_qpart_head_free(ga_qpart_head *h);
 
 /* g[0..n) under h as a BLOB (sqlite3_malloc64'd), h->rows set to the rows
@@ -146,6 +170,10 @@ int ga_qpart_sort_names(ga_qpart_name *v, int n);
 
 /* Rule 4: the position of name in v[0..n) (sorted), or -1. */
 int ga_qpart_find_name(const ga_qpart_name *v, int n, const char *name);
+
+/* Rule 7: the table of h (h itself, or one of its dims) named name, or
+** NULL. */
+const ga_qpart_head *ga_qpart_table(const ga_qpart_head *h, const char *name);
 
 /* Rule 4: h->byname (re)built over h->cols: GA_OK, GA_NOMEM, or
 ** GA_BADSTATE when two columns share a name. */

@@ -14,9 +14,11 @@
 **       order (fewer: NULL).
 **   gpu_query_merge(a, b, ...)  BLOB: the partials merged, in argument
 **       order, as one partial of every row they cover.
-**   gpu_query_partial_info(a)  TEXT: JSON {"table", "create" (the table's
-**       and its indexes' declarations), "encoding", "groups", "rows",
-**       "keys", "carried", "values", "params", "bytes"}: its header only.
+**   gpu_query_partial_info(a)  TEXT: JSON {"table", "columns", "indexes"
+**       (the fact's, for a join), "tables" (every table, the fact first:
+**       "table", "columns", "indexes"), "create" (every table's and its
+**       indexes' declarations), "encoding", "groups", "rows", "keys",
+**       "carried", "values", "params", "bytes"}: its header only.
 **   SELECT * FROM q(p1, ..., pn) WHERE gpuagg_partial = a
 **       gpu_query's table q (query_vtab.c rule 9) answers from partial a
 **       instead of its table: the select list, HAVING, ORDER BY and LIMIT
@@ -83,6 +85,18 @@
 **      (the parse, the path, the workers compiling their texts): NULL, or
 **      the error the partial would give (gpuagg.dask runs it on the first
 **      file before any task starts).
+**   8. Joins (issue 38; planner/qjoin.c rule 8): a file's partial is the
+**      join within that file, its fact's rows joined to its own
+**      dimensions.  The text names the fact (every file and the finishing
+**      database choose the same one).  The header carries every table of
+**      the join (qpartial.h rule 7): the fact as one table's, then each
+**      dimension's columns and indexes by rule 6's forms and checks.
+**      Merging and finishing check every table as rule 3 checks the fact
+**      (the same tables; the columns both declare, declared alike: an
+**      error naming the argument and the table), and keep each table's
+**      columns that only some files have.  "create" declares every table;
+**      an index whose name an earlier index or a table of the partial has
+**      is left out (one database holds one of each name).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -203,10 +217,11 @@ static int head_columns(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
       return SQLITE_NOMEM;
     if (pk && type && !sqlite3_stricmp(type, "INTEGER"))
       alias = h->ncols - 1;
+    c->wpk = pk && t->without_rowid; /* rule 8: its PRIMARY KEY */
   }
   /* one INTEGER PRIMARY KEY column of a rowid table: the rowid (the DESC
   ** exception of SQLite's lang_createtable aside) */
-  if (npk == 1 && alias >= 0)
+  if (npk == 1 && alias >= 0 && !t->without_rowid)
     h->cols[alias].rowid = 1;
   return SQLITE_OK;
 }
@@ -317,6 +332,46 @@ static int head_indexes(sqlite3 *db, const ga_target *t, ga_qpart_head *h) {
     rc = sqlite3_finalize(st);
   else
     sqlite3_finalize(st);
+  return rc;
+}
+
+/* Rule 8: a join's other tables (its dimensions, each once, in the order
+** the text names them) into h->dims, their columns as head_columns
+** declares the fact's, and (indexes) their indexes.  One table: none.
+** They are in the fact's schema: a join of tables of two schemas takes
+** the serial path (planner/qjoin.c rule 7), which has no partial. */
+static int head_dims(sqlite3 *db, const ga_query *q, ga_qpart_head *h,
+                     int indexes, char **err) {
+  if (!q->join_from || q->njoin_tables < 2)
+    return SQLITE_OK;
+  h->dims = sqlite3_malloc64(sizeof(*h->dims) * (size_t)q->njoin_tables);
+  if (!h->dims)
+    return SQLITE_NOMEM;
+  memset(h->dims, 0, sizeof(*h->dims) * (size_t)q->njoin_tables);
+  int rc = SQLITE_OK;
+  for (int k = 0; rc == SQLITE_OK && k < q->njoin_tables; k++) {
+    const char *name = q->join_tables[k];
+    if (ga_qpart_table(h, name)) /* the fact, or a table joined twice */
+      continue;
+    ga_target t;
+    memset(&t, 0, sizeof t);
+    char *full = sqlite3_mprintf("\"%w\".\"%w\"", q->t.schema, name);
+    if (!full)
+      return SQLITE_NOMEM;
+    rc = ga_target_resolve(db, full, &t, err);
+    sqlite3_free(full);
+    ga_qpart_head *d = &h->dims[h->ndims];
+    if (rc == SQLITE_OK) {
+      h->ndims++;
+      d->table = sqlite3_mprintf("%s", t.table);
+      rc = d->table ? head_columns(db, &t, d) : SQLITE_NOMEM;
+    }
+    if (rc == SQLITE_OK && indexes)
+      rc = head_indexes(db, &t, d);
+    if (rc == SQLITE_OK && ga_qpart_sort_cols(d) == GA_NOMEM)
+      rc = SQLITE_NOMEM;
+    ga_target_free(&t);
+  }
   return rc;
 }
 
@@ -494,6 +549,8 @@ void ga_query_partial_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     rc = head_columns(db, &q.t, &h);
   if (rc == SQLITE_OK)
     rc = head_indexes(db, &q.t, &h);
+  if (rc == SQLITE_OK)
+    rc = head_dims(db, &q, &h, 1, &err);
   if (rc != SQLITE_OK) {
     result_error(
         ctx, fn,
@@ -621,6 +678,41 @@ static int read_head(sqlite3_context *ctx, const char *fn, int arg,
   return arg_ok(ctx, fn, rc, err);
 }
 
+/* A join's other table of h named name (qpartial.h rule 7), or NULL. */
+static const ga_qpart_head *table_of(const ga_qpart_head *h, const char *name) {
+  const ga_qpart_head *t = ga_qpart_table(h, name);
+  return t == h ? NULL : t;
+}
+
+/* How a column is a key, for rule 3's messages. */
+static const char *key_words(const ga_qpart_col *c) {
+  return c->rowid ? " PRIMARY KEY"
+         : c->wpk ? " PRIMARY KEY (WITHOUT ROWID)"
+                  : "";
+}
+
+/* Rule 3: the columns that tables a and b (of one name) both declare,
+** declared alike; `table` names a join's other table in the message (NULL:
+** the fact, named already).  NULL, or the reason. */
+static char *columns_mismatch(const ga_qpart_head *a, const ga_qpart_head *b,
+                              const char *what, int finish, const char *table,
+                              const char *fix) {
+  for (int i = 0; i < b->ncols; i++) { /* a's names by a->byname: n log n */
+    const ga_qpart_col *c = &b->cols[i];
+    int j = ga_qpart_find_name(a->byname, a->ncols, c->name);
+    if (j >= 0 && (sqlite3_stricmp(a->cols[j].type, c->type) ||
+                   sqlite3_stricmp(a->cols[j].coll, c->coll) ||
+                   a->cols[j].rowid != c->rowid || a->cols[j].wpk != c->wpk))
+      return sqlite3_mprintf(
+          "%s declares column %s%s%s as \"%s\" COLLATE %s%s, %s as \"%s\" "
+          "COLLATE %s%s%s",
+          what, c->name, table ? " of table " : "", table ? table : "", c->type,
+          c->coll, key_words(c), finish ? "this database" : "an earlier one",
+          a->cols[j].type, a->cols[j].coll, key_words(&a->cols[j]), fix);
+  }
+  return NULL;
+}
+
 /* Rule 3, the one check of merge and finish (issue 36, defect 8): partial
 ** b (`what`: "argument 2", "gpuagg_partial") computed for what a records:
 ** a merge's first partial, or (finish) the head this connection would
@@ -646,19 +738,23 @@ static char *mismatch(const ga_qpart_head *a, const ga_qpart_head *b,
     return sqlite3_mprintf("%s is over table %s, %s over %s%s", what, b->table,
                            finish ? "the query here" : "the first", a->table,
                            fix);
-  for (int i = 0; i < b->ncols; i++) { /* a's names by a->byname: n log n */
-    const ga_qpart_col *c = &b->cols[i];
-    int j = ga_qpart_find_name(a->byname, a->ncols, c->name);
-    if (j >= 0 && (sqlite3_stricmp(a->cols[j].type, c->type) ||
-                   sqlite3_stricmp(a->cols[j].coll, c->coll) ||
-                   a->cols[j].rowid != c->rowid))
-      return sqlite3_mprintf(
-          "%s declares column %s as \"%s\" COLLATE %s%s, %s as \"%s\" "
-          "COLLATE %s%s%s",
-          what, c->name, c->type, c->coll, c->rowid ? " PRIMARY KEY" : "",
-          finish ? "this database" : "an earlier one", a->cols[j].type,
-          a->cols[j].coll, a->cols[j].rowid ? " PRIMARY KEY" : "", fix);
+  char *why = columns_mismatch(a, b, what, finish, NULL, fix);
+  /* a join's other tables (qpartial.h rule 7): the same, each declared
+  ** alike */
+  for (int i = 0; !why && i < b->ndims; i++) {
+    const ga_qpart_head *d = &b->dims[i], *e = table_of(a, d->table);
+    why = e ? columns_mismatch(e, d, what, finish, d->table, fix)
+            : sqlite3_mprintf("%s joins table %s, which %s does not%s", what,
+                              d->table, finish ? "the query here" : "the first",
+                              fix);
   }
+  for (int i = 0; !why && i < a->ndims; i++)
+    if (!table_of(b, a->dims[i].table))
+      why = sqlite3_mprintf("%s does not join table %s, which %s joins%s", what,
+                            a->dims[i].table,
+                            finish ? "the query here" : "the first", fix);
+  if (why)
+    return why;
   /* a damaged or forged header's (a column declared otherwise is named
   ** above) */
   for (int k = 0; k < a->shape.nk; k++)
@@ -696,6 +792,7 @@ static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b) {
       v[a->ncols].type = sqlite3_mprintf("%s", c->type);
       v[a->ncols].coll = sqlite3_mprintf("%s", c->coll);
       v[a->ncols].rowid = 0; /* a second rowid alias cannot be: plain */
+      v[a->ncols].wpk = 0;   /* nor a key column only some files have */
       a->ncols++;
       if (!v[a->ncols - 1].name || !v[a->ncols - 1].type ||
           !v[a->ncols - 1].coll)
@@ -734,6 +831,18 @@ static char *merge_columns(ga_qpart_head *a, const ga_qpart_head *b) {
   }
   sqlite3_free(an);
   return NULL;
+}
+
+/* merge_columns over the fact and each of a join's other tables (which
+** mismatch found alike in both: qpartial.h rule 7). */
+static char *merge_tables(ga_qpart_head *a, const ga_qpart_head *b) {
+  char *why = merge_columns(a, b);
+  for (int i = 0; !why && i < b->ndims; i++) {
+    ga_qpart_head *e = (ga_qpart_head *)table_of(a, b->dims[i].table);
+    if (e)
+      why = merge_columns(e, &b->dims[i]);
+  }
+  return why;
 }
 
 /* Groups of argument v into *s; 0 with the error set on ctx. */
@@ -780,7 +889,7 @@ void ga_query_merge_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       goto done;
     sqlite3_snprintf(sizeof what, what, "argument %d", i + 1);
     if ((why = mismatch(&first, &h, what, 0)) ||
-        (why = merge_columns(&first, &h))) {
+        (why = merge_tables(&first, &h))) {
       if (!why[0]) {
         sqlite3_free(why);
         sqlite3_result_error_nomem(ctx);
@@ -835,41 +944,52 @@ static void json_str(sqlite3_str *s, const char *z) {
   sqlite3_str_appendchar(s, 1, '"');
 }
 
-/* CREATE TABLE of h's columns, then its CREATE INDEX statements, of
-** quoted names and checked parts only (rule 6: the reader checked them;
-** they are checked here again, since this text is run where the partial
-** is finished); with json, the parts as JSON: "columns":[...],
-** "indexes":[...].  sqlite3_malloc'd; NULL: out of memory. */
-static char *create_sql(const ga_qpart_head *h, sqlite3_str *json) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  sqlite3_str_appendf(s, "CREATE TABLE \"%w\"(", h->table);
-  sqlite3_str_appendall(json, ",\"columns\":[");
-  for (int i = 0; i < h->ncols; i++) {
-    const ga_qpart_col *c = &h->cols[i];
+/* Table t's CREATE TABLE, then its CREATE INDEX statements, into s (NULL:
+** none), of quoted names and checked parts only (rule 6: the reader
+** checked them; they are checked here again, since this text is run where
+** the partial is finished); its parts into json: "columns":[...],
+** "indexes":[...].  skip[i] set: t's index i is left out (rule 8: a name
+** that an earlier table's index or a table has). */
+static void table_sql(const ga_qpart_head *t, sqlite3_str *s, sqlite3_str *json,
+                      const unsigned char *skip) {
+  if (s)
+    sqlite3_str_appendf(s, "CREATE TABLE \"%w\"(", t->table);
+  sqlite3_str_appendall(json, "\"columns\":[");
+  for (int i = 0; i < t->ncols; i++) {
+    const ga_qpart_col *c = &t->cols[i];
     const char *type = ga_qs_type_safe(c->type);
     const char *coll = ga_qs_coll(c->coll);
-    sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", c->name);
-    if (type[0])
-      sqlite3_str_appendf(s, " %s", type);
-    if (c->rowid)
-      sqlite3_str_appendall(s, " PRIMARY KEY");
-    if (coll && strcmp(coll, "BINARY"))
-      sqlite3_str_appendf(s, " COLLATE \"%w\"", coll);
+    if (s) {
+      sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", c->name);
+      if (type[0])
+        sqlite3_str_appendf(s, " %s", type);
+      if (c->rowid)
+        sqlite3_str_appendall(s, " PRIMARY KEY");
+      if (coll && strcmp(coll, "BINARY"))
+        sqlite3_str_appendf(s, " COLLATE \"%w\"", coll);
+    }
     sqlite3_str_appendall(json, i ? ",{\"name\":" : "{\"name\":");
     json_str(json, c->name);
     sqlite3_str_appendall(json, ",\"type\":");
     json_str(json, type);
-    sqlite3_str_appendf(json, ",\"collation\":\"%s\",\"rowid\":%s}",
-                        coll ? coll : "BINARY", c->rowid ? "true" : "false");
+    sqlite3_str_appendf(json, ",\"collation\":\"%s\",\"rowid\":%s%s}",
+                        coll ? coll : "BINARY", c->rowid ? "true" : "false",
+                        c->wpk ? ",\"key\":true" : "");
   }
-  sqlite3_str_appendall(s, ")");
+  int wr = 0; /* rule 8: a WITHOUT ROWID table, its key in column order */
+  for (int i = 0; i < t->ncols; i++)
+    if (t->cols[i].wpk && s)
+      sqlite3_str_appendf(s, "%s\"%w\"", wr++ ? ", " : ", PRIMARY KEY(",
+                          t->cols[i].name);
+  if (s)
+    sqlite3_str_appendall(s, wr ? ")) WITHOUT ROWID" : ")");
   sqlite3_str_appendall(json, "],\"indexes\":[");
   int n = 0;
-  for (int i = 0; i < h->nidx; i++) {
+  for (int i = 0; i < t->nidx; i++) {
     ga_qs_index x;
-    if (ga_qs_index_parse(h->idx[i].sql, &x))
+    if ((skip && skip[i]) || ga_qs_index_parse(t->idx[i].sql, &x))
       continue; /* the reader kept none such */
-    char *text = ga_qs_index_text(&x);
+    char *text = s ? ga_qs_index_text(&x) : NULL;
     if (text)
       sqlite3_str_appendf(s, ";\n%s", text);
     sqlite3_free(text);
@@ -887,6 +1007,70 @@ static char *create_sql(const ga_qpart_head *h, sqlite3_str *json) {
     ga_qs_index_free(&x);
   }
   sqlite3_str_appendall(json, "]");
+}
+
+/* Rule 8: which indexes of h's tables (the fact's, then each other
+** table's, one flag each in that order) to leave out: an index whose name
+** an earlier one has, or a table of the partial (partials of several
+** files merged may bring both; one database holds one).  Names found by a
+** sorted index, n log n.  NULL when out of memory; *n the flags. */
+static unsigned char *index_skips(const ga_qpart_head *h, int64_t *n) {
+  int64_t total = h->nidx;
+  for (int i = 0; i < h->ndims; i++)
+    total += h->dims[i].nidx;
+  *n = total;
+  unsigned char *skip = sqlite3_malloc64((size_t)total + 1);
+  ga_qpart_name *v = sqlite3_malloc64(sizeof(*v) * (size_t)(total + 1));
+  if (!skip || !v) {
+    sqlite3_free(skip);
+    sqlite3_free(v);
+    return NULL;
+  }
+  memset(skip, 0, (size_t)total + 1);
+  int64_t k = 0;
+  for (int t = -1; t < h->ndims; t++) {
+    const ga_qpart_head *x = t < 0 ? h : &h->dims[t];
+    for (int i = 0; i < x->nidx; i++, k++) {
+      v[k] = (ga_qpart_name){x->idx[i].name, (int)k};
+      skip[k] = ga_qpart_table(h, x->idx[i].name) != NULL;
+    }
+  }
+  ga_qpart_sort_names(v, (int)total); /* by name, then position */
+  for (int64_t i = 1; i < total; i++)
+    if (!sqlite3_stricmp(v[i - 1].name, v[i].name))
+      skip[v[i].at] = 1;
+  sqlite3_free(v);
+  return skip;
+}
+
+/* The finishing database's declarations of every table of h (the fact's,
+** then a join's others: qpartial.h rule 7), and into json their parts:
+** the fact's "columns" and "indexes" (as before joins), then "tables":
+** [{"table", "columns", "indexes"}, ...], the fact first.
+** sqlite3_malloc'd; NULL: out of memory. */
+static char *create_sql(const ga_qpart_head *h, sqlite3_str *json) {
+  int64_t nskip = 0;
+  unsigned char *skip = index_skips(h, &nskip);
+  if (!skip)
+    return NULL;
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(json, ",");
+  table_sql(h, NULL, json, skip);
+  sqlite3_str_appendall(json, ",\"tables\":[");
+  int64_t at = 0;
+  for (int t = -1; t < h->ndims; t++) {
+    const ga_qpart_head *x = t < 0 ? h : &h->dims[t];
+    if (t >= 0)
+      sqlite3_str_appendall(s, ";\n");
+    sqlite3_str_appendall(json, t < 0 ? "{\"table\":" : ",{\"table\":");
+    json_str(json, x->table);
+    sqlite3_str_appendall(json, ",");
+    table_sql(x, s, json, skip + at);
+    sqlite3_str_appendall(json, "}");
+    at += x->nidx;
+  }
+  sqlite3_str_appendall(json, "]");
+  sqlite3_free(skip);
   return sqlite3_str_finish(s);
 }
 
@@ -954,6 +1138,8 @@ static int here_head(sqlite3 *db, const ga_query *q,
   int rc = h->table ? ga_db_encoding_of(db, &h->enc) : SQLITE_NOMEM;
   if (rc == SQLITE_OK)
     rc = head_columns(db, &q->t, h);
+  if (rc == SQLITE_OK)
+    rc = head_dims(db, q, h, 0, err);
   if (rc != SQLITE_OK) {
     if ((rc & 0xff) != SQLITE_NOMEM && !*err)
       *err = sqlite3_mprintf("cannot read the columns of %s", q->t.table);

@@ -7,8 +7,10 @@ logged and the run goes on, failing at its end.
 
 Seeds: valid partials (gpu_query_partial of two files, and their
 gpu_query_merge) of texts with INTEGER, REAL, TEXT (NOCASE), BLOB and
-computed keys, carried columns, parameters, an ungrouped text and a UTF-16
-database; valid state BLOBs of gpu_sum/avg/max/min_state.
+computed keys, carried columns, parameters, an ungrouped text, a UTF-16
+database and a join (its dimensions' tables in the header, one WITHOUT
+ROWID, one indexed: qpartial.h rule 7); valid state BLOBs of
+gpu_sum/avg/max/min_state.
 
 Mutants of a seed: bit flips, interesting bytes, truncations, extensions,
 edits of the format's length, count and row fields (found by parsing the
@@ -56,6 +58,11 @@ LIB = os.environ.get("GPUAGG_LIB") or os.path.join(ROOT, "libgpuagg")
 
 SCHEMA = ("CREATE TABLE t(k INTEGER, s TEXT COLLATE NOCASE, b BLOB, x, y REAL, "
           "c TEXT, id INTEGER PRIMARY KEY)")
+# issue 38: a join's dimensions (their tables travel in the partial's
+# header: qpartial.h rule 7), one of them WITHOUT ROWID, one indexed
+DIMS = ["CREATE TABLE d(k INTEGER PRIMARY KEY, g TEXT COLLATE NOCASE, h REAL)",
+        "CREATE INDEX d_g ON d(g DESC, h)",
+        "CREATE TABLE w(wk TEXT COLLATE RTRIM PRIMARY KEY, wv) WITHOUT ROWID"]
 # (text, parameter values, UTF-16)
 TEXTS = [
     ("SELECT s, sum(x), max(y), min(c), count(*) FROM t GROUP BY s ORDER BY s", (), False),
@@ -67,6 +74,9 @@ TEXTS = [
     # issue 37: DISTINCT sets (numbers, NOCASE TEXT) and FILTER
     ("SELECT k % 3 AS g, count(DISTINCT s), sum(DISTINCT y) FILTER (WHERE x > 0), max(DISTINCT s) "
      "FROM t GROUP BY g", (), False),
+    # issue 38: a join's partial carries every table of the join
+    ("SELECT /* gpuagg_fact(t) */ d.g, sum(t.x), max(w.wv), min(d.h), count(*) FROM t JOIN d ON t.k = d.k "
+     "LEFT JOIN w ON t.c = w.wk WHERE d.h > ?1 GROUP BY d.g", (-0.5,), False),
 ]
 MERGES = ["gpu_sum_merge", "gpu_total_merge", "gpu_avg_merge", "gpu_max_merge", "gpu_min_merge"]
 STATES = ["gpu_sum_state(x)", "gpu_avg_state(y)", "gpu_max_state(x)", "gpu_min_state(c)",
@@ -107,6 +117,15 @@ def make_file(path, rnd, utf16):
     if utf16:
         db.execute("PRAGMA encoding = 'UTF-16le'")
     db.execute(SCHEMA)
+    for st in DIMS:
+        db.execute(st)
+    for k in range(-3, 8):
+        if rnd.randrange(4):
+            db.execute("INSERT INTO d VALUES (?, ?, ?)", (k, rnd.choice(["p", "P", "q", None]),
+                                                          rnd.choice([None, rnd.uniform(-1, 1), 2.5])))
+    for c in ["a", "B", "zz", "a "]:
+        if rnd.randrange(3):
+            db.execute("INSERT OR IGNORE INTO w VALUES (?, ?)", (c, value(rnd)))
     for i in range(rnd.randrange(20, 60)):
         db.execute("INSERT INTO t(k, s, b, x, y, c) VALUES (?, ?, ?, ?, ?, ?)",
                    (rnd.randrange(-3, 8), rnd.choice(["north", "North", "south", "east", None, "s\u00fcd"]),
@@ -153,6 +172,12 @@ def parse_fields(b):
             strv(), strv(), strv(), take(1)
         for _ in range(u32()):
             strv(), strv()
+        for _ in range(u32()):  # version 4: a join's other tables (issue 38)
+            strv()
+            for _ in range(u32()):
+                strv(), strv(), strv(), take(1)
+            for _ in range(u32()):
+                strv(), strv()
         take(8)  # rows
         ng = struct.unpack("<Q", take(8))[0]
         for _ in range(ng):

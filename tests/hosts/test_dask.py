@@ -375,6 +375,122 @@ def hostile(rep, client, gd):
               "canary %s; new files %r; in %s: %r" % (os.path.exists(canary), made, hd, tree(hd)))
 
 
+def star_join(rep, client, gd, starts):
+    """Issue 38, 3.4: a star join over files that each hold their own
+    dimensions.  The shape: the rows equal those of the text over one
+    database whose fact holds every file's fact rows, file after file,
+    each row joined to the dimension rows of its own file (the reference:
+    each file's join, UNION ALL in file order, grouped once).  The
+    dimensions differ between files (rows, attributes, a duplicate key);
+    one is WITHOUT ROWID, one has a NOCASE key, one a declared type and an
+    index carrying SQL and a column of a collation named with SQL (never
+    read).  A join text that cannot make a partial (no fact hint; the fact
+    not first with LEFT JOIN) fails on the first file before any task."""
+    import random
+    jd = os.path.join(TMP, "star's \"join\"")
+    os.makedirs(jd)
+    canary = os.path.join(TMP, "star_canary.db")
+    attach = "ATTACH %s AS p; CREATE TABLE p.owned(x); --" % ("'" + canary.replace("'", "''") + "'")
+    ddl = ["CREATE TABLE lineorder(lo_custkey INTEGER, lo_partkey INTEGER, lo_orderdate INTEGER, "
+           "lo_region TEXT, lo_revenue INTEGER, lo_discount REAL)",
+           "CREATE TABLE customer(c_custkey INTEGER PRIMARY KEY, c_nation TEXT, c_city %s, c_note TEXT)"
+           % q_ident("TEXT); " + attach),
+           "CREATE INDEX c_ix ON customer(c_nation, c_city)",
+           "CREATE TABLE part(p_partkey INTEGER, p_brand TEXT COLLATE NOCASE, p_size INTEGER)",
+           "CREATE TABLE dwdate(d_datekey INTEGER PRIMARY KEY, d_year INTEGER, d_month TEXT) WITHOUT ROWID",
+           "CREATE TABLE region(r_name TEXT COLLATE NOCASE PRIMARY KEY, r_zone TEXT)"]
+    r = random.Random(38)
+    paths = []
+    for i, nf in enumerate([400, 0, 1500, 35, 900]):
+        path = os.path.join(jd, "star %d?.db" % i)
+        con = sqlite3.connect(path, isolation_level=None)
+        for st in ddl:
+            con.execute(st)
+        con.execute("BEGIN")
+        for k in range(1, 31):
+            if r.random() < 0.85:
+                con.execute("INSERT INTO customer VALUES (?, ?, ?, ?)",
+                            (k, r.choice(["CHINA", "china", "PERU", None]), "c%d" % (k % (4 + i)), "n"))
+        for k in range(1, 21):
+            for _ in range(2 if r.random() < 0.1 else 1):  # a duplicate key: a fact row joins both
+                con.execute("INSERT INTO part VALUES (?, ?, ?)", (k, r.choice(["MFGR#1", "mfgr#1", "MFGR#2"]),
+                                                                   r.randint(1, 50)))
+        for k in range(19920101, 19920131):
+            con.execute("INSERT INTO dwdate VALUES (?, ?, ?)", (k, 1992 + i % 2, r.choice(["Jan", "Feb"])))
+        for name in ["ASIA", "america", "EUROPE"]:
+            con.execute("INSERT INTO region VALUES (?, ?)", (name, r.choice(["z1", "z2"])))
+        for _ in range(nf):
+            con.execute("INSERT INTO lineorder VALUES (?, ?, ?, ?, ?, ?)",
+                        (r.randint(1, 33), r.randint(1, 22), r.randint(19920101, 19920133),
+                         r.choice(["asia", "America", "EUROPE", "africa", None]), r.randint(-10**6, 10**9),
+                         r.choice([0.0, 0.05, 0.1, None])))
+        con.execute("COMMIT")
+        con.execute("PRAGMA writable_schema = ON")
+        con.execute("UPDATE sqlite_schema SET sql = sql || '; ' || ? WHERE name = 'c_ix'", (attach,))
+        con.execute("UPDATE sqlite_schema SET sql = replace(sql, 'c_note TEXT', 'c_note TEXT COLLATE ' || ?) "
+                    "WHERE name = 'customer'", (q_ident("x\"); " + attach),))
+        con.execute("PRAGMA writable_schema = OFF")
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        con.close()
+        paths.append(path)
+    # (text, parameters, each file's joined rows, those rows grouped)
+    texts = [
+        # SSB Q2.1's shape: the fact and three dimensions, comma joins, a
+        # filter on a NOCASE column (p_brand), a duplicate part key
+        ("SELECT /* gpuagg_fact(lineorder) */ d_year, p_size % 5 AS sz, sum(lo_revenue), count(*) "
+         "FROM lineorder, dwdate, part, customer WHERE lo_orderdate = d_datekey AND lo_partkey = p_partkey "
+         "AND lo_custkey = c_custkey AND c_nation = ?1 AND p_brand = 'mfgr#1' GROUP BY d_year, sz "
+         "ORDER BY d_year, sz", ("CHINA",),
+         "SELECT d_year, p_size % 5 AS sz, lo_revenue FROM {s}.lineorder, {s}.dwdate, {s}.part, {s}.customer "
+         "WHERE lo_orderdate = d_datekey AND lo_partkey = p_partkey AND lo_custkey = c_custkey "
+         "AND c_nation = ?1 AND p_brand = 'mfgr#1'",
+         "SELECT d_year, sz, gpu_sum(lo_revenue), count(*) FROM ({u}) GROUP BY d_year, sz ORDER BY d_year, sz"),
+        # JOIN ... ON, a LEFT JOIN of a NOCASE-keyed dimension, avg, max
+        ("SELECT /* gpuagg_fact(lineorder) */ c_city, r_zone, avg(lo_discount), max(lo_revenue), count(*) "
+         "FROM lineorder JOIN customer ON lo_custkey = c_custkey LEFT JOIN region ON region.r_name = lo_region "
+         "GROUP BY c_city, r_zone ORDER BY c_city, r_zone", (),
+         "SELECT c_city, r_zone, lo_discount, lo_revenue FROM {s}.lineorder JOIN {s}.customer "
+         "ON lo_custkey = c_custkey LEFT JOIN {s}.region ON region.r_name = lo_region",
+         "SELECT c_city, r_zone, gpu_avg(lo_discount), gpu_max(lo_revenue), count(*) FROM ({u}) "
+         "GROUP BY c_city, r_zone ORDER BY c_city, r_zone"),
+    ]
+    ref = sqlite3.connect(":memory:")
+    ref.enable_load_extension(True)
+    ref.load_extension(LIB)
+    for i, pth in enumerate(paths):
+        ref.execute("ATTACH ? AS s%d" % i, (pth,))
+    wants = []
+    for sql, params, inner, outer in texts:
+        union = " UNION ALL ".join(inner.format(s="s%d" % i) for i in range(len(paths)))
+        wants.append(ref.execute(outer.format(u=union), params).fetchall())
+    before = tree(TMP)
+    for k, (sql, params, _, _) in enumerate(texts):
+        for how, fl, split in (("list", paths, 2), ("hosts", {"127.0.0.1": paths}, 8)):
+            try:
+                got = gd.query(client, fl, sql, params, split_every=split)
+            except Exception as e:  # noqa: BLE001
+                got = e
+            rep.check("star_join_%d_%s" % (k, how), repr(got) == repr(wants[k]) and len(wants[k]) > 2,
+                      "got  %r\nwant %r" % (got, wants[k][:6]))
+    made = [f for f in tree(TMP) if f not in before]
+    rep.check("star_join_no_file_written", not os.path.exists(canary) and made == [], repr(made))
+    # the checks on the first file, before any file task
+    for label, sql, pattern in (
+            ("no_hint", "SELECT d_year, sum(lo_revenue) FROM lineorder JOIN dwdate ON lo_orderdate = d_datekey "
+             "GROUP BY d_year", r"cannot run on .*gpu_query_partial: a join's partial needs its fact table named"),
+            ("fact_not_first", "SELECT /* gpuagg_fact(lineorder) */ d_year, sum(lo_revenue) FROM dwdate "
+             "LEFT JOIN lineorder ON lo_orderdate = d_datekey GROUP BY d_year", r"^gpu_query: .*LEFT"),
+            ("serial_join", "SELECT /* gpuagg_fact(lineorder) */ d_year, sum(lo_revenue) FROM dwdate JOIN lineorder "
+             "ON lo_orderdate = d_datekey LEFT JOIN part ON lo_partkey = p_partkey GROUP BY d_year",
+             r"cannot run on .*gpu_query_partial: the join has LEFT JOIN or USING, whose meaning follows the "
+             r"order written, and the fact table is not written first")):
+        seen = len(starts())
+        expect_error(rep, "star_join_precheck_" + label, lambda: gd.query(client, paths, sql), pattern)
+        rep.check("star_join_precheck_%s_no_task" % label, len(starts()) == seen,
+                  "file tasks started: %r" % starts()[seen:])
+    ref.close()
+
+
 class DaskReporter(Reporter):
     def finish_now(self):
         """Report and leave at once: a stuck cluster would hold the exit."""
@@ -615,6 +731,7 @@ def main():
         # raises an error naming the file, and no file appears anywhere
         hostile(rep, client, gd)
         spelled_types(rep, client, gd)
+        star_join(rep, client, gd, starts)
 
         # ---- the command line
         p = subprocess.run([sys.executable, "-m", "gpuagg.dask", "--scheduler", cluster.scheduler_address,

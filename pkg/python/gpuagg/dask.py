@@ -25,10 +25,19 @@ each file's in rowid order (docs/many_files.md).  How:
   'now' reads the same time in every file.  A text whose per-file parts may
   apply 'localtime' or 'utc' is refused: those follow each process's TZ.
   3. The client finishes the last partial with gpu_query (select list,
-     HAVING, ORDER BY, LIMIT) in an in-memory SQLite that declares the table.
-     It declares it itself from the partial's checked parts (quoted names,
-     types reduced to their affinity, known collations): a shard file may
-     be hostile, and no text taken from one ever runs as SQL here.
+     HAVING, ORDER BY, LIMIT) in an in-memory SQLite that declares the table
+     (a join: every table of the join, the fact and its dimensions).
+     It declares them itself from the partial's checked parts (quoted names,
+     types as plain type names else their affinity, known collations): a
+     shard file may be hostile, and no text taken from one ever runs as SQL
+     here.
+
+A join (issue 38) runs too, its text naming the fact table
+(SELECT /* gpuagg_fact(lineorder) */ ...): each file holds its own
+dimensions, so a file's partial is the join within that file, and the rows
+equal those of the text over one database whose fact table holds every
+file's fact rows, file after file, each joined to the dimension rows of
+its own file (docs/many_files.md, "Joins").
 
 A path is opened as exactly the file that was checked to exist: a file:
 URI of its absolute, normalised path ("//x" is "/x"), every special
@@ -312,33 +321,65 @@ def _type_decl(t):
     return _affinity(t)
 
 
-def _schema(info):
-    """The finishing database's statements, each one statement built here
-    from the partial's parts: quoted names, a type as written only when it
-    is a plain type name (_type_decl), else its affinity, collations and the
-    encoding from a known set.  No text of the partial
-    (which a file's header filled) is ever run as SQL."""
-    table = _ident(info["table"])
+def _fold(name):
+    """name as SQLite compares table and index names: ASCII letters folded."""
+    return "".join(c.lower() if c < "\x80" else c for c in name)
+
+
+def _table_schema(t, taken):
+    """One table's statements (_schema's rules); taken: the index names
+    declared so far (one database holds one index of a name)."""
+    table = _ident(t["table"])
     cols = []
-    for c in info["columns"]:
+    for c in t["columns"]:
         d = _ident(c["name"])
-        t = _type_decl(c["type"])
+        ty = _type_decl(c["type"])
         if c["rowid"] is True:
-            t = "INTEGER PRIMARY KEY"
-        if t:
-            d += " " + t
+            ty = "INTEGER PRIMARY KEY"
+        if ty:
+            d += " " + ty
         coll = _known(c["collation"], _COLLATIONS, "collation")
         if coll != "BINARY":
             d += " COLLATE " + coll
         cols.append(d)
-    out = ["CREATE TABLE %s(%s)" % (table, ", ".join(cols))]
-    for x in info["indexes"]:
+    # a WITHOUT ROWID table (a join's dimension may be one): its key
+    key = [_ident(c["name"]) for c in t["columns"] if c.get("key") is True]
+    if key:
+        cols.append("PRIMARY KEY(%s)" % ", ".join(key))
+    out = ["CREATE TABLE %s(%s)%s" % (table, ", ".join(cols), " WITHOUT ROWID" if key else "")]
+    for x in t["indexes"]:
+        if _fold(x["name"]) in taken:
+            continue
+        taken.add(_fold(x["name"]))
         parts = ", ".join(
             "%s COLLATE %s%s" % (_ident(k["name"]), _known(k["collation"], _COLLATIONS, "collation"),
                                  " DESC" if k["desc"] is True else "")
             for k in x["columns"])
         out.append("CREATE %sINDEX %s ON %s(%s)" % ("UNIQUE " if x["unique"] is True else "",
                                                     _ident(x["name"]), table, parts))
+    return out
+
+
+def _schema(info):
+    """The finishing database's statements, each one statement built here
+    from the partial's parts: quoted names, a type as written only when it
+    is a plain type name (_type_decl), else its affinity, collations and the
+    encoding from a known set.  No text of the partial
+    (which a file's header filled) is ever run as SQL.  A join's partial
+    (issue 38) declares every table of the join, the fact first ("tables");
+    one table's, as before joins, its "table", "columns" and "indexes"."""
+    tables = info.get("tables")
+    if tables is None:
+        tables = [{"table": info["table"], "columns": info["columns"], "indexes": info["indexes"]}]
+    if not isinstance(tables, list) or not tables:
+        raise ValueError("no tables")
+    names = {_fold(t["table"]) for t in tables}
+    if len(names) != len(tables):
+        raise ValueError("two tables of one name")
+    taken = set(names)  # tables and indexes share SQLite's names
+    out = []
+    for t in tables:
+        out += _table_schema(t, taken)
     return out
 
 
@@ -353,7 +394,7 @@ def finish(blob, sql, params=(), what="the partial"):
             enc = _known(info["encoding"], _ENCODINGS, "encoding")
             schema = _schema(info)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise QueryError("gpuagg.dask: %s: a partial whose table cannot be declared (%s)"
+            raise QueryError("gpuagg.dask: %s: a partial whose tables cannot be declared (%s)"
                              % (what, e)) from None
         if enc != "UTF-8":
             con.execute("PRAGMA encoding = '%s'" % enc)
