@@ -4,7 +4,9 @@
 ** below (the top of the layers, mk/layers.txt; nothing calls into it).
 **
 ** SQL interface: the functions of the tables, documented where each lives:
-**   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min
+**   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min;
+**                    var.c: gpu_var_samp/pop, gpu_stddev_samp/pop,
+**                    gpu_variance, gpu_stddev, gpu_var_state/_merge
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
 **   ext/query/       gpu_query (virtual table), gpu_query_partial,
@@ -44,7 +46,9 @@ SQLITE_EXTENSION_INIT3
 #include "partial_fns.h"
 #include "query_vtab.h"
 #include "states.h"
+#include "var.h"
 #include "workers.h"
+#include "xvar.h"
 
 typedef void (*ga_xfunc)(sqlite3_context *, int, sqlite3_value **);
 typedef void (*ga_xfinal)(sqlite3_context *);
@@ -111,6 +115,25 @@ static const ga_fn_reg fns[] = {
         ga_merge_best_final),
     AGG("gpu_min_merge", DET, GA_UD_FN, GA_AGG_MIN, ga_merge_best_step,
         ga_merge_best_final),
+    /* issue 39: exact variance and standard deviation (ext/aggregates/var.c) */
+    WINDOW("gpu_var_samp", GA_VAR_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_variance", GA_VAR_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_var_pop", GA_VAR_POP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_stddev_samp", GA_SD_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_stddev", GA_SD_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_stddev_pop", GA_SD_POP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_var_state", GA_VAR_STATE, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_var_merge", GA_VAR_MERGE, ga_fn_var_merge_step,
+           ga_fn_var_merge_inverse, ga_fn_var_value, ga_fn_var_value),
+    {"gpu_var_merge", 2, DET, GA_UD_FN, GA_VAR_MERGE, 0, ga_fn_var_merge_step,
+     ga_fn_var_merge_inverse, ga_fn_var_value, ga_fn_var_value},
     AGG("gpuagg_partial", DET, GA_UD_PARTIAL, 0, ga_partial_step,
         ga_partial_final),
     {"gpuagg_collect", -1, DIRECT, GA_UD_NONE, 0, 0, ga_collect_step, 0,
