@@ -39,9 +39,11 @@ static int in(const char *name, const char *const *list) {
 
 const char *ga_qhint(const char *name) {
   if (name && in(name, variance))
-    return "write it from exact sums: (sum(x * x) - sum(x) * sum(x) / "
-           "count(x)) / (count(x) - 1) is the sample variance, sqrt() of it "
-           "the standard deviation";
+    return "gpu_var_samp(x), gpu_var_pop(x), gpu_stddev_samp(x) and "
+           "gpu_stddev_pop(x) give it correctly rounded (on the serial "
+           "path); in parallel, write it from sums: (sum(x * x) - sum(x) * "
+           "sum(x) / count(x)) / (count(x) - 1) is the sample variance, "
+           "sqrt() of it the standard deviation";
   if (name && in(name, median))
     return "gpuagg has no exact median, percentile or approximate aggregate "
            "yet: run this query on SQLite itself";

@@ -25,7 +25,8 @@
 **      WINDOW, ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e),
 **      sum, total, avg, min, max (and gpu_ spellings) with one argument
 **      (ALL before it is the default it is: sum(ALL x) is sum(x)),
-**      DISTINCT and FILTER (WHERE c) (rule 9); window functions over the
+**      DISTINCT and FILTER (WHERE c) (rule 9); gpu_var_samp ...
+**      gpu_stddev (rule 14); window functions over the
 **      groups (planner/qwindow.c).  Everything else is an error naming the
 **      construct: VALUES, compound selects, subqueries in FROM,
 **      virtual tables, WITHOUT ROWID, window functions over the table's
@@ -179,6 +180,12 @@
 **      HAVING, each select list item and each ORDER BY term).  Where one
 **      that may fold cannot be read, or one is in a WINDOW clause, the
 **      serial path.  The workers still compute such an aggregate.
+**  14. Variance (issue 39, planner/qvar.c).  gpu_var_samp, gpu_var_pop,
+**      gpu_stddev_samp, gpu_stddev_pop, gpu_variance and gpu_stddev are
+**      aggregates of the grammar (DISTINCT and FILTER as rule 9 reads
+**      them), and a text with one runs on the serial path, where SQLite
+**      steps them exactly (ext/aggregates/var.c): serial_why and
+**      partial_why say so (no worker state keeps a sum of squares).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -195,6 +202,7 @@ SQLITE_EXTENSION_INIT3
 #include "qschema.h"
 #include "qtok.h"
 #include "query.h"
+#include "qvar.h"
 #include "qwindow.h"
 
 /* ---- tokens (planner/qtok.c) ---- */
@@ -777,10 +785,12 @@ static int find_calls(parse *p, int a, int b) {
     if (p->t[i].type != T_ID || !op(p, i + 1, "("))
       continue;
     int which = our_agg(p, i);
+    int var = which < 0 && p->t[i].type == T_ID && /* rule 14 */
+              ga_qvar_is(p->z + p->t[i].off, p->t[i].len);
     int close = close_of(p, i + 1);
     span *args = NULL;
     int nargs = 0;
-    if (which < 0) {
+    if (which < 0 && !var) {
       char *name = tok_name(p, i);
       int other = 0;
       for (int k = 0; name && k < p->naggnames; k++)
@@ -817,7 +827,8 @@ static int find_calls(parse *p, int a, int b) {
     /* sum(ALL x) is sum(x): ALL is the default (a keyword, never a
     ** column), and the workers' texts take the argument alone */
     int arg0 = i + 2 + (kw(p, i + 2, "ALL") || dist);
-    int minmax = our_ops[which] == GA_AGG_MIN || our_ops[which] == GA_AGG_MAX;
+    int minmax =
+        !var && (our_ops[which] == GA_AGG_MIN || our_ops[which] == GA_AGG_MAX);
     if (close > arg0 && split(p, arg0, close, &args, &nargs))
       return SQLITE_NOMEM;
     if (nargs > 1) { /* min(a, b), max(a, b): scalar; look inside */
@@ -825,7 +836,9 @@ static int find_calls(parse *p, int a, int b) {
       i++;
       continue;
     }
-    int opn = our_ops[which], val = 0;
+    int opn = var ? GA_Q_VAR : our_ops[which], val = 0;
+    if (var) /* rule 14 */
+      q->serial_why = q->partial_why = GA_QVAR_WHY;
     if (which == 0 && (nargs == 0 || (close == arg0 + 1 && op(p, arg0, "*")))) {
       opn = GA_Q_COUNT_STAR;
       /* count(*) FILTER (WHERE c): a count of CASE WHEN c THEN 1 END */

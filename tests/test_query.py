@@ -2055,6 +2055,127 @@ def dates_queries(rep, cons):
     return fails
 
 
+# ---------------------------------------------------------------- issue 39: variance
+
+VAR_FNS = ["gpu_var_samp", "gpu_var_pop", "gpu_stddev_samp", "gpu_stddev_pop", "gpu_variance", "gpu_stddev",
+           "GPU_STDDEV", "gpu_Var_Pop"]
+
+
+def variance_value(r):
+    import math
+    k = r.random()
+    if k < 0.1:
+        return None
+    if k < 0.3:
+        return r.choice([r.randint(-9, 9), r.randint(-2**63, 2**63 - 1), 2**53 + r.randint(1, 99)])
+    if k < 0.45:
+        return 1e9 + r.uniform(-1e-3, 1e-3)
+    if k < 0.55:
+        return math.ldexp(r.getrandbits(53) * r.choice([1, -1]), r.choice([-1126, -1074, -552, 448]))
+    if k < 0.6:
+        return r.choice(["12abc", " 7 ", "3.5e2", "abc", b"12"])
+    return r.uniform(-100, 100)
+
+
+def variance_query(r):
+    """One text over vt(g, h, x, y): variance calls (DISTINCT, FILTER)
+    beside sums and counts, in the select list, HAVING and ORDER BY."""
+    calls = []
+    for _ in range(r.randint(1, 4)):
+        f, arg = r.choice(VAR_FNS), r.choice(["x", "y", "x + 1", "x * y", "-x", "CAST(y AS REAL)"])
+        dist = "DISTINCT " if r.random() < 0.25 else ""
+        filt = r.choice(["", "", " FILTER (WHERE h > 0)", " FILTER (WHERE x > 0)"])
+        calls.append("%s(%s%s)%s" % (f, dist, arg, filt))
+    extra = r.sample(["sum(x)", "count(*)", "count(y)", "avg(x)", "max(y)"], r.randint(0, 2))
+    keys = r.choice([[], ["g"], ["g", "h"], ["h"]])
+    items = keys + calls + extra
+    sql = "SELECT %s FROM vt" % ", ".join(items)
+    if r.random() < 0.3:
+        sql += " WHERE " + r.choice(["x > ?1", "h <> 2", "y IS NOT NULL", "g % 2 = 0"])
+    if keys:
+        sql += " GROUP BY " + ", ".join(keys)
+        if r.random() < 0.3:
+            sql += " HAVING %s(x) %s 1" % (r.choice(VAR_FNS), r.choice(["<", ">", "IS NOT"]))
+    if r.random() < 0.4 and keys:
+        sql += " ORDER BY %s(y) DESC, %s" % (r.choice(VAR_FNS), ", ".join(keys))
+    return sql, keys, calls
+
+
+def variance_queries(rep, cons):
+    """Issue 39: the exact variance in gpu_query's grammar on every path of
+    this run (threads 1, 2, 4 with tiny pieces sometimes, the cache with
+    CACHE=1, partials with PARTS=1): the same rows as the text itself (the
+    serial path, last_scan.why naming the variance), each value against
+    the exact reference (test_var.py), and gpu_query_partial's refusal."""
+    import math
+    import struct
+    from test_var import reference as var_reference
+    r = random.Random(SEED + 39)
+    con = cons["w"]
+    con.execute("DROP TABLE IF EXISTS vt")
+    con.execute("CREATE TABLE vt(g INTEGER, h INTEGER, x REAL, y)")
+    rows = [(r.randint(0, 5), r.randint(0, 3), variance_value(r) if r.random() < 0.8 else r.uniform(-1, 1),
+             variance_value(r)) for _ in range(r.choice([300, 700]))]
+    rows = [(g, h, x if isinstance(x, float) or x is None else float(x) if isinstance(x, int) else 0.5, y)
+            for g, h, x, y in rows]
+    con.executemany("INSERT INTO vt VALUES (?, ?, ?, ?)", rows)
+    n = max(30, QUERIES // 40)
+    fails = 0
+    for qi in range(n):
+        sql, keys, calls = variance_query(r)
+        args = [r.uniform(-50, 50)] if "?1" in sql else []
+        want = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql), args)
+        problems = []
+        knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
+        os.environ.update(knobs)
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(sql))
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(args)), args)
+            ls = last_scan(con)
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), " ORDER BY " in sql) !=
+                                     rows_key(want[1], (), " ORDER BY " in sql)):
+                problems.append("threads %d (path %s): got %s want %s" % (
+                    th, ls.get("path"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+            if ls.get("path") != "serial" or "variance" not in (ls.get("why") or ""):
+                problems.append("threads %d: path %r why %r" % (th, ls.get("path"), ls.get("why")))
+        con.execute("DROP TABLE temp.q")
+        for k in knobs:
+            del os.environ[k]
+        # each plain call (no DISTINCT, FILTER or WHERE) against the exact reference
+        if want[0] == "ok" and "WHERE" not in sql and "HAVING" not in sql:
+            col = {"g": 0, "h": 1}
+            for row in want[1]:
+                grp = [t for t in rows if all(t[col[k]] == row[j] for j, k in enumerate(keys))]
+                for j, c in enumerate(calls):
+                    m = re.match(r"(\w+)\((x|y)\)$", c)
+                    if not m:
+                        continue
+                    vals = [con.execute("SELECT sum(?)", (t[2] if m.group(2) == "x" else t[3],)).fetchone()[0]
+                            for t in grp]
+                    ref = var_reference(vals)
+                    w = ref[{"gpu_var_samp": 0, "gpu_variance": 0, "gpu_var_pop": 1, "gpu_stddev_samp": 2,
+                             "gpu_stddev": 2, "gpu_stddev_pop": 3}[m.group(1).lower()]]
+                    v = row[len(keys) + j]
+                    if not (v is None and w is None) and (v is None or w is None or
+                                                           struct.pack("<d", v) != struct.pack("<d", w)):
+                        problems.append("%s over %r: got %r, exact %r" % (c, row[:len(keys)], v, w))
+        if PARTS:
+            try:
+                con.execute("SELECT gpu_query_partial(?%s)" % (",?" * len(args)), [sql] + args).fetchone()
+                problems.append("gpu_query_partial made a partial")
+            except sqlite3.Error as e:
+                if "variance" not in str(e) or not str(e).startswith("gpu_query_partial: "):
+                    problems.append("gpu_query_partial: %s" % e)
+        fails += bool(problems)
+        rep.check("variance_q%d" % qi, not problems, "SEED=%d variance query %d\n  text: %s\n  %s"
+                  % (SEED, qi, sql, "\n  ".join(problems)[:3000]))
+    con.execute("DROP TABLE vt")
+    print("# issue 39: %d variance queries" % n)
+    return fails
+
+
 # ---------------------------------------------------------------- issue 37 (session 3): key memo
 
 KM_SCHEMA = "(id INTEGER PRIMARY KEY, g INTEGER, v, n NUMERIC, s TEXT COLLATE NOCASE, d TEXT, x REAL)"
@@ -2406,6 +2527,8 @@ def main():
         rep.check("q%d" % qi, not one.problems, detail if one.problems else "")
     if has_module is not None and os.environ.get("DATES") != "0":  # issue 37: date and time functions
         fails += dates_queries(rep, cons)
+    if has_module is not None and os.environ.get("VARIANCE") != "0":  # issue 39: variance
+        fails += variance_queries(rep, cons)
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
         fails += keymemo_queries(rep, cons)
         print("# key memo reached by parallel runs: %s" % dict(KEY_MEMO))

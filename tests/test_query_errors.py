@@ -1467,8 +1467,9 @@ for sql, want in WIN_ERRORS:
 NOT_OURS = "gpu_query: %s() is not an aggregate gpu_query runs (it runs count, sum, total, avg, min and max, " \
     "and gpu_sum ... gpu_max)"
 MEDIAN = "gpuagg has no exact median, percentile or approximate aggregate yet: run this query on SQLite itself"
-VARIANCE = ("write it from exact sums: (sum(x * x) - sum(x) * sum(x) / count(x)) / (count(x) - 1) is the "
-            "sample variance, sqrt() of it the standard deviation")
+VARIANCE = ("gpu_var_samp(x), gpu_var_pop(x), gpu_stddev_samp(x) and gpu_stddev_pop(x) give it correctly "
+            "rounded (on the serial path); in parallel, write it from sums: (sum(x * x) - sum(x) * sum(x) / "
+            "count(x)) / (count(x) - 1) is the sample variance, sqrt() of it the standard deviation")
 STRINGS = ("gpuagg has no string or JSON aggregate: add its argument to gpu_query's GROUP BY, then aggregate "
            "the result table's rows in SQLite (SELECT k, group_concat(v) FROM q GROUP BY k)")
 

@@ -341,6 +341,33 @@ def check_errors(rep, con, mode):
     rep.check("%s error prefixes" % mode, not bad, bad[:5])
 
 
+def check_gpu_query(rep, con, mode):
+    """gpu_query's grammar takes the six (DISTINCT, FILTER), runs them on
+    the serial path and says why; gpu_query_partial refuses, naming it."""
+    import json
+    why = ("an exact variance or standard deviation (gpu_var_*, gpu_stddev*) runs on the serial path: the "
+           "parallel scan, the column cache and partials keep no sum of squares")
+    sql = ("SELECT g, gpu_stddev(x), gpu_var_pop(DISTINCT x) FILTER (WHERE i > 0), gpu_variance(x), "
+           "gpu_stddev_pop(x), gpu_var_samp(x), gpu_stddev_samp(x), gpu_total(x) FROM t GROUP BY g "
+           "HAVING gpu_var_pop(x) IS NOT NULL ORDER BY gpu_stddev(x), g")
+    want = con.execute(sql).fetchall()
+    con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql.replace("'", "''"))
+    for th in (1, 2, 4):
+        con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        got = con.execute("SELECT * FROM temp.q").fetchall()
+        ls = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]
+        rep.check("%s gpu_query threads %d" % (mode, th),
+                  got == want and ls["path"] == "serial" and ls["why"] == why,
+                  "path %r why %r, %d rows vs %d" % (ls["path"], ls["why"], len(got), len(want)))
+    con.execute("DROP TABLE temp.q")
+    try:
+        con.execute("SELECT gpu_query_partial('SELECT gpu_stddev(x) FROM t')").fetchall()
+        got = None
+    except Exception as e:  # noqa: BLE001
+        got = str(e)
+    rep.check("%s gpu_query_partial refuses" % mode, got == "gpu_query_partial: " + why, got)
+
+
 def main():
     rep = Reporter("var")
     for mode, cfg in MODES.items():
@@ -353,6 +380,7 @@ def main():
         check_states(rep, con, mode, rng)
         check_windows(rep, con, mode, rng)
         check_errors(rep, con, mode)
+        check_gpu_query(rep, con, mode)
         if mode == "default":
             check_equal_values(rep, con, mode)
         con.close()
