@@ -8,7 +8,8 @@ logged and the run goes on, failing at its end.
 Seeds: valid partials (gpu_query_partial of two files, and their
 gpu_query_merge) of texts with INTEGER, REAL, TEXT (NOCASE), BLOB and
 computed keys, carried columns, parameters, an ungrouped text and a UTF-16
-database; valid state BLOBs of gpu_sum/avg/max/min_state.
+database; valid state BLOBs of gpu_sum/avg/max/min_state and gpu_var_state
+(issue 39).
 
 Mutants of a seed: bit flips, interesting bytes, truncations, extensions,
 edits of the format's length, count and row fields (found by parsing the
@@ -32,7 +33,9 @@ returns a BLOB.  Checked at every case:
 A state mutant S goes through every gpu_<agg>_merge: an error names the
 function (gpu_sum_merge may also say "integer overflow", as gpu_sum does),
 the sum family (sum, total, avg) accepts exactly the same BLOBs, and an
-accepted max or min state merged with itself gives itself.
+accepted max or min state merged with itself gives itself; gpu_var_merge
+(issue 39) names itself, its forms agree on accepting, an accepted state
+re-encodes to itself and twice its rows keep its population forms' bits.
 A mismatch is written to OUT/fail-N.bin (+ .txt); the case being run is in
 OUT/case.bin (an ASan abort leaves it there).  The process's stderr goes to
 OUT/stderr.log: a case after which it grew (a recoverable UBSan report) is
@@ -70,7 +73,8 @@ TEXTS = [
 ]
 MERGES = ["gpu_sum_merge", "gpu_total_merge", "gpu_avg_merge", "gpu_max_merge", "gpu_min_merge"]
 STATES = ["gpu_sum_state(x)", "gpu_avg_state(y)", "gpu_max_state(x)", "gpu_min_state(c)",
-          "gpu_max_state(b)", "gpu_min_state(s)"]
+          "gpu_max_state(b)", "gpu_min_state(s)", "gpu_var_state(x)", "gpu_var_state(y)",
+          "gpu_var_state(k)"]
 
 
 def connect(path):
@@ -347,6 +351,31 @@ class Fuzz:
                     self.fail("%s of a state twice is not the state's" % fn, s, (got[fn], twice))
         if any(fam) and any(got[f][0] == "ok" for f in MERGES[:3]):
             self.cases["state_accepted"] += 1
+        self.var_case(s)
+
+    def var_case(self, s):
+        """issue 39: gpu_var_merge names itself in every error; an accepted
+        state re-encodes to itself, answers every form, and merged with
+        itself (twice the rows) keeps its population forms' bits."""
+        sc = self.scratch
+        forms = ("var_samp", "var_pop", "stddev_samp", "stddev_pop", "state")
+        got = {f: self.run(sc, "SELECT gpu_var_merge(?, ?)", (s, f)) for f in forms}
+        for f in forms:
+            self.named(got[f], "gpu_var_merge: ", s, "gpu_var_merge " + f)
+        ok = set(g[0] for g in got.values())
+        if len(ok) != 1:
+            self.fail("gpu_var_merge's forms disagree on a state", s, got)
+            return
+        if ok != {"ok"}:
+            return
+        self.cases["state_accepted"] += 1
+        r = got["state"][1][0][0]
+        if self.run(sc, "SELECT gpu_var_merge(?, 'state')", (r,)) != ("ok", [(r,)]):
+            self.fail("a merged variance state does not re-encode to itself", s, r)
+        for f in ("var_pop", "stddev_pop"):
+            twice = self.run(sc, "SELECT gpu_var_merge(s, ?) FROM (SELECT ? AS s UNION ALL SELECT ?)", (f, s, s))
+            if repr(twice) != repr(got[f]):
+                self.fail("gpu_var_merge %s of a state twice is not the state's" % f, s, (got[f], twice))
 
     def go(self, seconds, cases):
         end = time.time() + seconds
