@@ -129,6 +129,44 @@ def rand_value(rng):
     return d
 
 
+def near_ties(rng, want=6):
+    """Triples of integers whose exact variance (or its square root) lies
+    just above a rounding midpoint, by less than 2^-14 of a unit in the last
+    place: only the bits below the quotient (the division remainders, the
+    inexact square root) decide that they round up.  n = 3: the variance is
+    S / 9 (pop) or S / 6 (samp) with S = a² + b² + (a + b)², x = (a + b, b, 0);
+    a = b (mod 3) makes S a multiple of 3 (only the second division by 3 then
+    leaves a remainder)."""
+    found = {k: [] for k in range(4)}
+    half = Fraction(1, 2)
+    for _ in range(200000):
+        if all(len(v) >= want for v in found.values()):
+            break
+        a = rng.getrandbits(rng.choice([30, 34, 40]))
+        b = a + 3 * rng.getrandbits(20) if rng.random() < 0.5 else rng.getrandbits(34)
+        S = a * a + b * b + (a + b) * (a + b)
+        for k, q in enumerate((Fraction(S, 6), Fraction(S, 9))):
+            u = q * Fraction(2) ** (52 - (q.numerator.bit_length() - q.denominator.bit_length()))
+            while u >= 2 ** 53:
+                u /= 2
+            while u < 2 ** 52:
+                u *= 2
+            f = u - (u.numerator // u.denominator)
+            if half < f < half + Fraction(1, 2 ** 14) and len(found[k]) < want:
+                found[k].append([a + b, b, 0])
+            # the square root: 90 bits of it, exactly
+            j = (180 - (q.numerator.bit_length() - q.denominator.bit_length())) // 2
+            num = q.numerator << (2 * j) if j >= 0 else q.numerator
+            den = q.denominator if j >= 0 else q.denominator << (-2 * j)
+            r = math.isqrt(num // den)
+            drop = r.bit_length() - 53
+            low = r & ((1 << drop) - 1)
+            if (low >> (drop - 1)) == 1 and low - (1 << (drop - 1)) < (1 << (drop - 15)) \
+                    and len(found[k + 2]) < want:
+                found[k + 2].append([a + b, b, 0])
+    return [v for k in range(4) for v in found[k]]
+
+
 def families(rng):
     """Named lists of value sets: edge cases, then random ones."""
     fam = []
@@ -165,6 +203,9 @@ def families(rng):
         fam.append(("int53_%d" % r,
                     [rng.randint(2**53, 2**63 - 1) * rng.choice([1, -1])
                      for _ in range(rng.randint(2, 15))]))
+    for r, vals in enumerate(near_ties(rng)):
+        fam.append(("near_tie_%d" % r, vals))
+        fam.append(("near_tie_real_%d" % r, [float(v) for v in vals]))
     for r in range(CASES):
         n = rng.choice([0, 1, 2, 2, 3, 4, 5, 8, 13, 30])
         fam.append(("rand_%d" % r, [rand_value(rng) for _ in range(n)]))

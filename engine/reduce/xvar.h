@@ -35,8 +35,7 @@
 
 #include "ga_partial.h"
 
-#define GA_XSQ_DIGITS 136 /* 2^-2148 .. 2^4204: n * 2^2048 with room */
-#define GA_XSQ_BIAS 2148  /* digit 0, bit 0 weighs 2^-2148 */
+/* GA_XSQ_DIGITS, GA_XSQ_BIAS: ga_partial.h (the kernels write them too) */
 
 /* The four results (rule 4). */
 #define GA_VAR_SAMP 0
