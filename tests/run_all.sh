@@ -119,7 +119,6 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
       GPUAGG_GPU_ROWS=200000 GPUAGG_BIG_ROWS=200000 "$@"; }
     CMD[fake:sql]='fake "$PYTHON" tests/sqltest.py tests/sql/*.sql'
     CMD[fake:exact]='fake "$PYTHON" tests/test_exact.py'
-    CMD[fake:var]='fake "$PYTHON" tests/test_var.py'
     CMD[fake:chunks]='fake "$PYTHON" tests/test_chunks.py'
     CMD[fake:gpu]='fake "$PYTHON" tests/test_gpu.py'
     CMD[fake:gpu_faults]='fake "$PYTHON" tests/test_gpu_faults.py'
@@ -127,7 +126,7 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     CMD[fake:seam]='fake "$PYTHON" tests/test_seam.py'
     CMD[fake:cache]='fake env CACHE_DEVICES=gpu "$PYTHON" tests/test_cache.py'
     CMD[fake:query_cache]='fake env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-400} "$PYTHON" tests/test_query.py'
-    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:var fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:query_cache"
+    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:query_cache"
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
     failed=$((failed + 1))
