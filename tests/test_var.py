@@ -203,6 +203,13 @@ def families(rng):
         fam.append(("int53_%d" % r,
                     [rng.randint(2**53, 2**63 - 1) * rng.choice([1, -1])
                      for _ in range(rng.randint(2, 15))]))
+    # found by simulating xvar.c's steps on random integers: the exact
+    # variance lies above a midpoint by less than the quotient's last bit,
+    # and only the second division's remainder says so
+    fam.append(("remainder_tie_samp", [1625189278, 845700, 34291932, 8747173185, 391222, 1756125449,
+                                       2142018113, 991084334, 292480475, 993657, 45059]))
+    fam.append(("remainder_tie_pop", [915219, 403466085, 15722037807, 14824611953, 948538, 11727462777,
+                                      16830002196, 23428, 16914871390, 2446049620, 283857]))
     for r, vals in enumerate(near_ties(rng)):
         fam.append(("near_tie_%d" % r, vals))
         fam.append(("near_tie_real_%d" % r, [float(v) for v in vals]))
