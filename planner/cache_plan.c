@@ -550,6 +550,13 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                "device = 'cpu', answers it)");
       return SQLITE_OK;
     }
+  for (int k = 0; p->val_sq && k < p->nvals; k++) /* issue 39 */
+    if (p->val_sq[k]) {
+      snprintf(why, nwhy,
+               "a variance or standard deviation (the column cache keeps no "
+               "sum of squares)");
+      return SQLITE_OK;
+    }
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;

@@ -183,9 +183,10 @@
 **  14. Variance (issue 39, planner/qvar.c).  gpu_var_samp, gpu_var_pop,
 **      gpu_stddev_samp, gpu_stddev_pop, gpu_variance and gpu_stddev are
 **      aggregates of the grammar (DISTINCT and FILTER as rule 9 reads
-**      them), and a text with one runs on the serial path, where SQLite
-**      steps them exactly (ext/aggregates/var.c): serial_why and
-**      partial_why say so (no worker state keeps a sum of squares).
+**      them).  The value's state keeps Σx² next to its exact sum
+**      (ga_parts.val_sq, stepped in hash mode: an ungrouped text's one
+**      group is a NULL key's, as rule 9's sets), and the groups table
+**      gives xvar.c's answer; DISTINCT runs on the serial path (qvar.c).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -785,8 +786,8 @@ static int find_calls(parse *p, int a, int b) {
     if (p->t[i].type != T_ID || !op(p, i + 1, "("))
       continue;
     int which = our_agg(p, i);
-    int var = which < 0 && p->t[i].type == T_ID && /* rule 14 */
-              ga_qvar_is(p->z + p->t[i].off, p->t[i].len);
+    int var = which < 0 ? ga_qvar_is(p->z + p->t[i].off, p->t[i].len)
+                        : 0; /* rule 14: 1 + its form */
     int close = close_of(p, i + 1);
     span *args = NULL;
     int nargs = 0;
@@ -836,9 +837,9 @@ static int find_calls(parse *p, int a, int b) {
       i++;
       continue;
     }
-    int opn = var ? GA_Q_VAR : our_ops[which], val = 0;
+    int opn = var ? GA_Q_VAR + var - 1 : our_ops[which], val = 0;
     if (var) /* rule 14 */
-      q->serial_why = q->partial_why = GA_QVAR_WHY;
+      ga_qvar_mark(q, dist);
     if (which == 0 && (nargs == 0 || (close == arg0 + 1 && op(p, arg0, "*")))) {
       opn = GA_Q_COUNT_STAR;
       /* count(*) FILTER (WHERE c): a count of CASE WHEN c THEN 1 END */
@@ -868,6 +869,7 @@ static int find_calls(parse *p, int a, int b) {
                     "128");
       q->aggs[k].op = opn;
       q->aggs[k].val = opn == GA_Q_COUNT_STAR ? 0 : val;
+      q->val_sq[val] |= var && !dist; /* rule 14 */
       q->naggs++;
     }
     if (p->ncalls == p->capcalls) {
@@ -2505,11 +2507,14 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   /* rule 9: DISTINCT values; an ungrouped query's one group is a grouped
   ** scan's (one NULL key), since only hash mode steps sets */
   static const char *const null_key[] = {"NULL"};
-  int dist = 0;
-  for (int k = 0; k < q->nvals; k++)
+  int dist = 0, sq = 0;
+  for (int k = 0; k < q->nvals; k++) {
     dist |= q->val_dist[k] != 0;
-  if (dist) {
-    p->val_dist = q->val_dist;
+    sq |= q->val_sq[k] != 0;
+  }
+  p->val_sq = sq ? q->val_sq : NULL; /* rule 14: a Σx², stepped as sets */
+  if (dist || sq) {
+    p->val_dist = dist ? q->val_dist : NULL;
     if (q->nkeys == 0) {
       p->nkeys = 1;
       p->keys = null_key;

@@ -2083,7 +2083,7 @@ def variance_query(r):
     calls = []
     for _ in range(r.randint(1, 4)):
         f, arg = r.choice(VAR_FNS), r.choice(["x", "y", "x + 1", "x * y", "-x", "CAST(y AS REAL)"])
-        dist = "DISTINCT " if r.random() < 0.25 else ""
+        dist = "DISTINCT " if r.random() < 0.08 else ""
         filt = r.choice(["", "", " FILTER (WHERE h > 0)", " FILTER (WHERE x > 0)"])
         calls.append("%s(%s%s)%s" % (f, dist, arg, filt))
     extra = r.sample(["sum(x)", "count(*)", "count(y)", "avg(x)", "max(y)"], r.randint(0, 2))
@@ -2106,7 +2106,10 @@ def variance_queries(rep, cons):
     this run (threads 1, 2, 4 with tiny pieces sometimes, the cache with
     CACHE=1, partials with PARTS=1): the same rows as the text itself (the
     serial path, last_scan.why naming the variance), each value against
-    the exact reference (test_var.py), and gpu_query_partial's refusal."""
+    the exact reference (test_var.py), and partials over 1-4 shards merged
+    in any grouping (DISTINCT inside a variance: refused, saying so).
+    The parallel path must run each text but one with a DISTINCT variance
+    (serial, last_scan.why saying so)."""
     import math
     import struct
     from test_var import reference as var_reference
@@ -2119,6 +2122,9 @@ def variance_queries(rep, cons):
     rows = [(g, h, x if isinstance(x, float) or x is None else float(x) if isinstance(x, int) else 0.5, y)
             for g, h, x, y in rows]
     con.executemany("INSERT INTO vt VALUES (?, ?, ?, ?)", rows)
+    if PARTS:
+        vtt = type("VT", (), {"name": "vt"})()
+        make_shards(r, con, vtt, "UTF-8")
     # sum()'s view of each x and y, for the exact reference
     view = [tuple(con.execute("SELECT sum(?), sum(?)", (t[2], t[3])).fetchone()) for t in rows]
     n = max(30, QUERIES // 80)
@@ -2140,8 +2146,13 @@ def variance_queries(rep, cons):
                 problems.append("threads %d (path %s): got %s want %s" % (
                     th, ls.get("path"), show_rows(got[1]) if got[0] == "ok" else got[1],
                     show_rows(want[1]) if want[0] == "ok" else want[1]))
-            if ls.get("path") != "serial" or "variance" not in (ls.get("why") or ""):
+            # DISTINCT inside a variance: serial, saying so; else the
+            # parallel path (Σx² in the group states; one worker at threads 1)
+            var_dist = any("(DISTINCT " in c for c in calls) or "(DISTINCT " in sql.split(" FROM ")[1]
+            if var_dist and (ls.get("path") != "serial" or "DISTINCT" not in (ls.get("why") or "")):
                 problems.append("threads %d: path %r why %r" % (th, ls.get("path"), ls.get("why")))
+            if not var_dist and ls.get("path") != "parallel":
+                problems.append("threads %d: path %r why %r, not parallel" % (th, ls.get("path"), ls.get("why")))
         con.execute("DROP TABLE temp.q")
         for k in knobs:
             del os.environ[k]
@@ -2162,17 +2173,22 @@ def variance_queries(rep, cons):
                     if not (v is None and w is None) and (v is None or w is None or
                                                            struct.pack("<d", v) != struct.pack("<d", w)):
                         problems.append("%s over %r: got %r, exact %r" % (c, row[:len(keys)], v, w))
-        if PARTS:
-            try:
-                con.execute("SELECT gpu_query_partial(?%s)" % (",?" * len(args)), [sql] + args).fetchone()
-                problems.append("gpu_query_partial made a partial")
-            except sqlite3.Error as e:
-                if "variance" not in str(e) or not str(e).startswith("gpu_query_partial: "):
-                    problems.append("gpu_query_partial: %s" % e)
+        if PARTS:  # Σx² in the partials (qpartial.h rule 7), merged in any grouping
+            got, shape = via_partials(r, vtt, sql, args)
+            if any("(DISTINCT " in c for c in calls):
+                if got[0] != "error" or "DISTINCT" not in got[1]:
+                    problems.append("partials of a DISTINCT variance: %s" % (got[1] if got[0] == "error" else "made"))
+            elif got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), " ORDER BY " in sql) !=
+                                       rows_key(want[1], (), " ORDER BY " in sql)):
+                problems.append("partials over %d shards (merged %s): got %s want %s" % (
+                    len(vtt.shards), shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
         fails += bool(problems)
         rep.check("variance_q%d" % qi, not problems, "SEED=%d variance query %d\n  text: %s\n  %s"
                   % (SEED, qi, sql, "\n  ".join(problems)[:3000]))
     con.execute("DROP TABLE vt")
+    for sh in (vtt.shards if PARTS else []):
+        sh.close()
     print("# issue 39: %d variance queries" % n)
     return fails
 

@@ -390,30 +390,43 @@ def check_errors(rep, con, mode):
 
 
 def check_gpu_query(rep, con, mode):
-    """gpu_query's grammar takes the six (DISTINCT, FILTER), runs them on
-    the serial path and says why; gpu_query_partial refuses, naming it."""
+    """gpu_query's grammar takes the six (DISTINCT, FILTER): over a file,
+    the parallel path runs them (Σx² in the group states), a DISTINCT one
+    runs on the serial path saying why, and a partial carries them (the
+    finish gives the text's bits)."""
     import json
-    why = ("an exact variance or standard deviation (gpu_var_*, gpu_stddev*) runs on the serial path: the "
-           "parallel scan, the column cache and partials keep no sum of squares")
-    sql = ("SELECT g, gpu_stddev(x), gpu_var_pop(DISTINCT x) FILTER (WHERE i > 0), gpu_variance(x), "
-           "gpu_stddev_pop(x), gpu_var_samp(x), gpu_stddev_samp(x), gpu_total(x) FROM t GROUP BY g "
-           "HAVING gpu_var_pop(x) IS NOT NULL ORDER BY gpu_stddev(x), g")
-    want = con.execute(sql).fetchall()
-    con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql.replace("'", "''"))
-    for th in (1, 2, 4):
-        con.execute("SELECT gpuagg_config('threads', ?)", (th,))
-        got = con.execute("SELECT * FROM temp.q").fetchall()
-        ls = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]
-        rep.check("%s gpu_query threads %d" % (mode, th),
-                  got == want and ls["path"] == "serial" and ls["why"] == why,
-                  "path %r why %r, %d rows vs %d" % (ls["path"], ls["why"], len(got), len(want)))
-    con.execute("DROP TABLE temp.q")
-    try:
-        con.execute("SELECT gpu_query_partial('SELECT gpu_stddev(x) FROM t')").fetchall()
-        got = None
-    except Exception as e:  # noqa: BLE001
-        got = str(e)
-    rep.check("%s gpu_query_partial refuses" % mode, got == "gpu_query_partial: " + why, got)
+    import tempfile
+    why = ("a variance or standard deviation of DISTINCT values (gpu_var_*, gpu_stddev*) runs on the serial "
+           "path: the parallel scan's sets of values keep no sum of squares")
+    path = os.path.join(tempfile.mkdtemp(prefix="gpuagg_var_"), "t.db")
+    fc = connect(path, config=MODES[mode])
+    fc.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    cols = ", ".join(r[1] for r in con.execute("PRAGMA table_info(t)"))
+    fc.execute(con.execute("SELECT sql FROM sqlite_schema WHERE name = 't'").fetchone()[0])
+    fc.executemany("INSERT INTO t VALUES (%s)" % ",".join("?" * len(cols.split(","))),
+                   con.execute("SELECT * FROM t ORDER BY rowid").fetchall())
+    for dist in ("DISTINCT ", ""):
+        sql = ("SELECT g, gpu_stddev(x), gpu_var_pop(%sx) FILTER (WHERE i > 0), gpu_variance(x), "
+               "gpu_stddev_pop(x), gpu_var_samp(x), gpu_stddev_samp(x), gpu_total(x) FROM t GROUP BY g "
+               "HAVING gpu_var_pop(x) IS NOT NULL ORDER BY gpu_stddev(x), g" % dist)
+        want = fc.execute(sql).fetchall()
+        fc.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql.replace("'", "''"))
+        for th in (1, 2, 4):
+            fc.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = fc.execute("SELECT * FROM temp.q").fetchall()
+            ls = json.loads(fc.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]
+            ok = (ls["path"] == "serial" and ls["why"] == why) if dist else ls["path"] == "parallel"
+            rep.check("%s gpu_query %sthreads %d" % (mode, dist.lower(), th), got == want and ok,
+                      "path %r why %r, %d rows vs %d" % (ls["path"], ls.get("why"), len(got), len(want)))
+        fc.execute("DROP TABLE temp.q")
+    sql = "SELECT gpu_stddev(x), gpu_var_pop(x), count(*) FROM t"
+    want = fc.execute(sql).fetchall()
+    blob = fc.execute("SELECT gpu_query_partial(?)", (sql,)).fetchone()[0]
+    fc.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql)
+    got = fc.execute("SELECT * FROM temp.q WHERE gpuagg_partial = ?", (blob,)).fetchall()
+    fc.execute("DROP TABLE temp.q")
+    rep.check("%s gpu_query_partial carries the variance" % mode, got == want, (got, want))
+    fc.close()
 
 
 def main():

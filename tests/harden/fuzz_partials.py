@@ -7,8 +7,8 @@ logged and the run goes on, failing at its end.
 
 Seeds: valid partials (gpu_query_partial of two files, and their
 gpu_query_merge) of texts with INTEGER, REAL, TEXT (NOCASE), BLOB and
-computed keys, carried columns, parameters, an ungrouped text and a UTF-16
-database; valid state BLOBs of gpu_sum/avg/max/min_state and gpu_var_state
+computed keys, carried columns, parameters, an ungrouped text, a UTF-16
+database and variances (issue 39: Σx² windows); valid state BLOBs of gpu_sum/avg/max/min_state and gpu_var_state
 (issue 39).
 
 Mutants of a seed: bit flips, interesting bytes, truncations, extensions,
@@ -70,6 +70,9 @@ TEXTS = [
     # issue 37: DISTINCT sets (numbers, NOCASE TEXT) and FILTER
     ("SELECT k % 3 AS g, count(DISTINCT s), sum(DISTINCT y) FILTER (WHERE x > 0), max(DISTINCT s) "
      "FROM t GROUP BY g", (), False),
+    # issue 39: Σx² windows (qpartial.h rule 7), grouped and ungrouped
+    ("SELECT s, gpu_stddev(x), gpu_var_pop(y) FILTER (WHERE k > 0), sum(x) FROM t GROUP BY s", (), False),
+    ("SELECT gpu_variance(k), gpu_stddev_pop(y), count(*) FROM t", (), False),
 ]
 MERGES = ["gpu_sum_merge", "gpu_total_merge", "gpu_avg_merge", "gpu_max_merge", "gpu_min_merge"]
 STATES = ["gpu_sum_state(x)", "gpu_avg_state(y)", "gpu_max_state(x)", "gpu_min_state(c)",
@@ -149,7 +152,7 @@ def parse_fields(b):
         take(1)
         nk, nc, ns = take(1)[0], take(1)[0], take(1)[0]
         take(nk)
-        dist = take(ns)  # version 3: DISTINCT states (issue 37)
+        dist = take(ns)  # version 3: DISTINCT states (issue 37); 0x80: a Σx² (issue 39)
         take(8)  # signature
         u32()  # parameters
         strv()
@@ -173,7 +176,7 @@ def parse_fields(b):
                 f.append((at0 + 4 + 16, 8))  # its first count
                 del at0, n
             for d in dist:  # the DISTINCT states' sets (qpartial.h rule 6)
-                if d:
+                if d & 0x7f:
                     for _ in range(u32()):
                         t = take(1)[0]
                         if t in (1, 2):
@@ -182,6 +185,11 @@ def parse_fields(b):
                             strv()
                         take(1)  # the sum's view: type, then its 8 bytes
                         take(8)
+            for d in dist:  # the variance states' Σx² (rule 7): lowest digit, digits, u32 each
+                if d & 0x80:
+                    u32()
+                    for _ in range(u32()):
+                        take(4)
     except IndexError:
         pass
     return f
