@@ -9,8 +9,11 @@ one run, modes interleaved rep by rep.
 Modes (7 groups, SELECT l_shipmode, <stddev of l_extendedprice> ... GROUP BY
 l_shipmode ORDER BY l_shipmode):
   gpu_stddev   gpuagg's exact, correctly rounded gpu_stddev, SQLite's scan
-  gpu_query    the same text through gpu_query (its serial path: no worker
-               state keeps a sum of squares yet; last_scan.why says so)
+  gpu_query    the same text through gpu_query: its parallel path (Σx² in
+               the workers' group states), threads 2
+  host_cache   the same gpu_query text on a second connection that holds
+               gpu_cache's host entry of l_shipmode, l_extendedprice
+               (cache_host.c rule 20), threads 2
   naive        SQLite's own sqrt((sum(x*x) - sum(x)*sum(x)/count(x)) /
                (count(x) - 1)), the rewrite users write today
   duckdb       DuckDB's stddev_samp, its native in-memory table, --duckdb-threads
@@ -69,12 +72,20 @@ def main():
     con.enable_load_extension(True)
     con.load_extension(LIB)
     con.execute("SELECT count(*), sum(length(l_shipmode)) FROM lineitem").fetchone()  # warm
+    con.execute("SELECT gpuagg_config('threads', 2)")
     con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % EXACT.replace("'", "''"))
+    cc = sqlite3.connect("file:%s?mode=ro" % path, uri=True, isolation_level=None)
+    cc.enable_load_extension(True)
+    cc.load_extension(LIB)
+    cc.execute("SELECT gpuagg_config('threads', 2)")
+    cc.execute("SELECT gpu_cache('lineitem', 'l_shipmode, l_extendedprice')").fetchall()
+    cc.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % EXACT.replace("'", "''"))
     duck = query_bench.DuckDB(a, n)
     if duck.why:
         print("# duckdb skipped: %s" % duck.why)
         duck = None
-    modes = ["gpu_stddev", "gpu_query", "naive"] + (["duckdb"] if duck else [])
+    modes = ["gpu_stddev", "gpu_query", "host_cache", "naive"] + (["duckdb"] if duck else [])
+    paths = {}
     times = {m: [] for m in modes}
     cpus = {m: [] for m in modes}
     answers = {}
@@ -88,18 +99,21 @@ def main():
                 w = time.perf_counter() - t0
                 c = (query_bench.proc_cpu_ms(duck.p.pid) - c0) / 1000.0
             else:
-                sql = {"gpu_stddev": EXACT, "gpu_query": "SELECT * FROM temp.q", "naive": NAIVE}[m]
+                sql = {"gpu_stddev": EXACT, "gpu_query": "SELECT * FROM temp.q",
+                       "host_cache": "SELECT * FROM temp.q", "naive": NAIVE}[m]
+                cn = cc if m == "host_cache" else con
                 c0, t0 = cpu_s(), time.perf_counter()
-                rows = con.execute(sql).fetchall()
+                rows = cn.execute(sql).fetchall()
                 w, c = time.perf_counter() - t0, cpu_s() - c0
-                if m == "gpu_query":
-                    path_, _, why = query_bench.scan_info(con)
+                if m in ("gpu_query", "host_cache"):
+                    paths[m] = query_bench.scan_info(cn)
             times[m].append(w)
             cpus[m].append(c)
             answers[m] = [tuple(r) for r in rows]
     exact = answers["gpu_stddev"]
     out = []
-    print("# %d rows, %d reps, 7 groups; gpu_query path: %s (%s)" % (n, a.reps, path_, why[:60]))
+    print("# %d rows, %d reps, 7 groups; paths: %s" % (
+        n, a.reps, "; ".join("%s %s (%s)" % (m, p[0], (p[2] or "")[:60]) for m, p in paths.items())))
     print("%-12s %10s %10s %12s %s" % ("mode", "wall_ms", "cpu_ms", "max_rel_err", "vs gpu_stddev (cpu)"))
     base = statistics.median(cpus["gpu_stddev"])
     for m in modes:
@@ -114,9 +128,10 @@ def main():
         with open(a.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["mode", "rows", "reps", "wall_ms_median", "cpu_ms_median", "max_rel_err_vs_exact",
-                        "cpu_ratio_vs_gpu_stddev"])
+                        "cpu_ratio_vs_gpu_stddev", "path"])
             for r in out:
-                w.writerow([r[0], n, a.reps, "%.1f" % r[1], "%.1f" % r[2], "%.3g" % r[3], "%.3f" % r[4]])
+                w.writerow([r[0], n, a.reps, "%.1f" % r[1], "%.1f" % r[2], "%.3g" % r[3], "%.3f" % r[4],
+                            paths.get(r[0], ("",))[0]])
     if duck:
         duck.close()
     return 0

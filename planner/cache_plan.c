@@ -550,11 +550,12 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                "device = 'cpu', answers it)");
       return SQLITE_OK;
     }
-  for (int k = 0; p->val_sq && k < p->nvals; k++) /* issue 39 */
-    if (p->val_sq[k]) {
+  for (int k = 0; e->where == GA_CACHE_GPU && p->val_sq && k < p->nvals; k++)
+    if (p->val_sq[k]) { /* issue 39: a host entry steps Σx² */
       snprintf(why, nwhy,
-               "a variance or standard deviation (the column cache keeps no "
-               "sum of squares)");
+               "a variance or standard deviation (the GPU cache keeps no "
+               "sum of squares; a host entry, loaded with device = 'cpu', "
+               "answers it)");
       return SQLITE_OK;
     }
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);

@@ -2109,7 +2109,8 @@ def variance_queries(rep, cons):
     the exact reference (test_var.py), and partials over 1-4 shards merged
     in any grouping (DISTINCT inside a variance: refused, saying so).
     The parallel path must run each text but one with a DISTINCT variance
-    (serial, last_scan.why saying so)."""
+    (serial, last_scan.why saying so); with CACHE=1, a host entry of g, h, x
+    every such text over them (a GPU entry declines, saying why)."""
     import math
     import struct
     from test_var import reference as var_reference
@@ -2125,6 +2126,9 @@ def variance_queries(rep, cons):
     if PARTS:
         vtt = type("VT", (), {"name": "vt"})()
         make_shards(r, con, vtt, "UTF-8")
+    if CACHE:  # g, h, x (y holds TEXT and BLOBs): after the shards' writes
+        con.execute("SELECT gpu_cache('vt', 'g, h, x')")
+    gpu = os.environ.get("GPUAGG_TEST_GPU") == "1"
     # sum()'s view of each x and y, for the exact reference
     view = [tuple(con.execute("SELECT sum(?), sum(?)", (t[2], t[3])).fetchone()) for t in rows]
     n = max(30, QUERIES // 80)
@@ -2151,7 +2155,15 @@ def variance_queries(rep, cons):
             var_dist = any("(DISTINCT " in c for c in calls) or "(DISTINCT " in sql.split(" FROM ")[1]
             if var_dist and (ls.get("path") != "serial" or "DISTINCT" not in (ls.get("why") or "")):
                 problems.append("threads %d: path %r why %r" % (th, ls.get("path"), ls.get("why")))
-            if not var_dist and ls.get("path") != "parallel":
+            # CACHE=1: a text over the cached g, h, x comes from a host entry
+            # (Σx² in rule 6's loop, cache_host.c rule 20); a GPU entry
+            # declines, saying why, and the scan answers
+            cached = CACHE and not var_dist and not re.search(r"\by\b", sql)
+            if cached and not gpu and ls.get("path") != "cache":
+                problems.append("threads %d: path %r why %r, not cache" % (th, ls.get("path"), ls.get("why")))
+            elif cached and gpu and ls.get("path") != "cache" and "sum of squares" not in (ls.get("why") or ""):
+                problems.append("threads %d: path %r why %r" % (th, ls.get("path"), ls.get("why")))
+            elif not var_dist and not cached and ls.get("path") != "parallel":
                 problems.append("threads %d: path %r why %r, not parallel" % (th, ls.get("path"), ls.get("why")))
         con.execute("DROP TABLE temp.q")
         for k in knobs:

@@ -178,6 +178,12 @@
 **      queries_topk counts the
 **      query; GPUAGG_CACHE_PROFILE says `topk`.  d2 of bench/query_bench.py
 **      (210,000 groups, LIMIT 10): 0.43 of the CPU time.
+**  20. Variances (ga_cquery.sq, issue 39) run in rule 6's loop, hashed or
+**      through rule 8's index, never rule 2's, 9's, 11's or 15's: each
+**      passing row's value is stepped as rule 6 steps it, then its exact
+**      square goes into the state's second fixed-point window (Σx²,
+**      gstate.h rule 8), as the parallel scan steps it; a window's bytes
+**      are the table's when made (rule 17).
 */
 #include <math.h>
 #include <pthread.h>
@@ -900,6 +906,26 @@ step_lane(ga_gstate *st, int cls, uint64_t v, int best) {
   return 0;
 }
 
+/* Rule 20: the square of a lane into st's Σx² (t_bytes grows by the
+** window's bytes when it is made).  GA_OK or GA_SCAN_NOMEM. */
+static int sq_lane(ga_gstate *st, int cls, uint64_t v, int64_t *t_bytes) {
+  if (cls == GA_IDR_NULL)
+    return 0;
+  ga_value num;
+  memset(&num, 0, sizeof(num));
+  num.type = cls == GA_IDR_INT ? GA_V_INT : GA_V_REAL;
+  if (cls == GA_IDR_INT)
+    num.i = (int64_t)v;
+  else
+    num.r = ga_bitsd((int64_t)v);
+  int had = st->sq != NULL;
+  if (ga_gstate_sq_step(st, &num))
+    return GA_SCAN_NOMEM;
+  if (!had)
+    *t_bytes += (int64_t)sizeof(ga_gsq);
+  return 0;
+}
+
 /* The key tuple of rule 8's id: per key, NULL (the last code) or its
 ** code plus base, an INTEGER, as a lane of the key's word gives it (TEXT
 ** codes become their values in ga_cache_decode_keys); rule 9 turns codes
@@ -1249,6 +1275,7 @@ static void general(hrun *r) {
   shape.nc = q->ncarry;
   shape.ns = q->nvals; /* collations: BINARY (codes and numbers) */
   memcpy(shape.dist, q->dist, sizeof(shape.dist)); /* rule 14 */
+  memcpy(shape.sq, q->sq, sizeof(shape.sq));       /* rule 20 */
   /* rule 17: t's bytes charged (tch), rule 9's records charged (rch) */
   int64_t dbytes = 0, tch = 0, rch = 0;
   const int64_t rbytes = 8 * (int64_t)r->rows.stride; /* a record's */
@@ -1278,7 +1305,7 @@ static void general(hrun *r) {
   uint64_t *fseen =
       p->flat ? sqlite3_malloc64(8 * (size_t)GA_BW(p->ids)) : NULL;
   /* rule 15: few ids, no DISTINCT; each id's values' pending sums */
-  int few = direct && p->ids <= GA_CH_FEW_IDS && !q->ndist;
+  int few = direct && p->ids <= GA_CH_FEW_IDS && !q->ndist && !q->nsq;
   int64_t fpbytes = (int64_t)sizeof(fpend) * (p->ids * nv + 1);
   if (few && hold(r, fpbytes)) { /* rule 17: the row loop instead */
     unhold(r, fpbytes);
@@ -1515,6 +1542,8 @@ static void general(hrun *r) {
             continue;
           }
           rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], mode[i]);
+          if (q->sq[i] && !rc) /* rule 20 */
+            rc = sq_lane(&g->st[i], lane_cls(v, j), v->v[j], &t.bytes);
         }
         if (rc)
           r->rc = rc;
@@ -1970,6 +1999,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     out->shape.ns = q->nvals;
   }
   memcpy(out->shape.dist, q->dist, sizeof(out->shape.dist)); /* rule 14 */
+  memcpy(out->shape.sq, q->sq, sizeof(out->shape.sq));       /* rule 20 */
   out->groups = ga_gs_new(&out->shape);
   hrun *runs = sqlite3_malloc64(sizeof(hrun) * (size_t)threads);
   if (!out->groups || !runs) {
@@ -1985,7 +2015,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   plan.dset_bytes = &dset_bytes;
   plan.cap = q->dist_cap;
   plan.stop = &stop;
-  plan.general = takes_general(q) || q->ndist; /* rule 14 */
+  plan.general = takes_general(q) || q->ndist || q->nsq; /* rules 14, 20 */
   if (plan.general || q->gcol >= 0) {
     plan.ids = dense_ids(e, q, plan.card, plan.base);
     /* rule 10: one bare key over a dense id space takes rules 8 and 9 */
@@ -1994,8 +2024,9 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (plan.general) {
     /* rule 9: records carry no carried values, and two bits a value; a
     ** key space too small to hold many groups is not probed */
-    if (plan.ids && !q->ncarry && !q->ndist && q->nvals <= GA_IDR_MAX_VALS &&
-        threads <= GA_CH_MAX_RUNS && plan.ids > GA_CH_NEAR_IDS) {
+    if (plan.ids && !q->ncarry && !q->ndist && !q->nsq &&
+        q->nvals <= GA_IDR_MAX_VALS && threads <= GA_CH_MAX_RUNS &&
+        plan.ids > GA_CH_NEAR_IDS) {
       int many = many_groups(e, q, &plan);
       if (many < 0) {
         sqlite3_free(runs);
@@ -2011,7 +2042,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     /* rule 11: a small dense id space's states in one array */
     int64_t fb = plan.ids * q->nvals * (int64_t)sizeof(ga_gstate);
     plan.flat = plan.ids && !plan.sorted && !q->ncarry && !q->ndist &&
-                q->nvals > 0 && fb >= GA_CH_FLAT_MIN_BYTES &&
+                !q->nsq && q->nvals > 0 && fb >= GA_CH_FLAT_MIN_BYTES &&
                 fb <= GA_CH_FLAT_BYTES;
     /* rule 17: every run's array charged now; past group_bytes, rule 8's
     ** index (8 bytes an id), charged by each run (general()) */
