@@ -179,11 +179,16 @@
 **      query; GPUAGG_CACHE_PROFILE says `topk`.  d2 of bench/query_bench.py
 **      (210,000 groups, LIMIT 10): 0.43 of the CPU time.
 **  20. Variances (ga_cquery.sq, issue 39) run in rule 6's loop, hashed or
-**      through rule 8's index, never rule 2's, 9's, 11's or 15's: each
-**      passing row's value is stepped as rule 6 steps it, then its exact
-**      square goes into the state's second fixed-point window (Σx²,
-**      gstate.h rule 8), as the parallel scan steps it; a window's bytes
-**      are the table's when made (rule 17).
+**      through rule 8's index (rule 15's steps included), never rule 2's,
+**      9's or 11's: each passing row's value is stepped as rule 6 steps
+**      it, then its exact square goes into the state's second fixed-point
+**      window (Σx², gstate.h rule 8), as the parallel scan steps it.  Rule
+**      15's lanes of one scale (y = x 2^(1074 - pos), |y| < 2^63) square
+**      exactly as integers (y² < 2^126), summed in 192 bits pending with
+**      the sum's int128 and folded with it at Σx²'s bit 2 pos (x² = y²
+**      2^(2 pos - 2148)); the other lanes square one by one.  Exact: the
+**      same value in the window, in fewer adds.  A window's bytes are the
+**      table's when made (rule 17).
 */
 #include <math.h>
 #include <pthread.h>
@@ -1106,13 +1111,57 @@ typedef __int128 fp_i128 __attribute__((aligned(8))); /* sqlite3_malloc's */
 typedef struct fpend {
   fp_i128 s;
   int pos; /* 0: none */
+  /* rule 20: a variance's Σy² of the same lanes, 192 bits (q0 low) */
+  uint64_t q0, q1, q2;
 } fpend;
 
 static int few_fold(ga_gstate *st, fpend *pd) {
   int rc = pd->s ? ga_wsum_add_fixed(&st->sum, pd->s, pd->pos) : GA_OK;
+  /* rule 20: x = y 2^(pos - 1074), so x² = y² 2^(2 pos - 2148): Σy² lands
+  ** at Σx²'s bit 2 pos (xvar.h rule 2), its top 64 bits 128 above */
+  if (rc == GA_OK && (pd->q0 | pd->q1))
+    rc = ga_gstate_sq_add(st, (unsigned __int128)pd->q1 << 64 | pd->q0,
+                          2 * pd->pos);
+  if (rc == GA_OK && pd->q2)
+    rc = ga_gstate_sq_add(st, pd->q2, 2 * pd->pos + 128);
   pd->s = 0;
   pd->pos = 0;
+  pd->q0 = pd->q1 = pd->q2 = 0;
   return rc == GA_OK ? 0 : GA_SCAN_NOMEM;
+}
+
+/* Rule 20: few_step's squares of value v's lanes nn (fr: those pending
+** as y at pd's scale, the others one by one) into st's Σx², *tb growing
+** by the window's bytes when it is made.  GA_OK or GA_SCAN_NOMEM. */
+static int few_squares(ga_gstate *st, fpend *pd, const wview *v, uint64_t nn,
+                       uint64_t fr, const int64_t *y, int64_t *tb) {
+  int had = st->sq != NULL;
+  for (uint64_t k = fr; k; k &= k - 1) {
+    int64_t a = y[__builtin_ctzll(k)];
+    uint64_t u = a < 0 ? -(uint64_t)a : (uint64_t)a;
+    unsigned __int128 q = (unsigned __int128)u * u; /* < 2^126 */
+    uint64_t lo = pd->q0 + (uint64_t)q;
+    unsigned __int128 mid =
+        (unsigned __int128)pd->q1 + (uint64_t)(q >> 64) + (lo < pd->q0);
+    pd->q0 = lo;
+    pd->q1 = (uint64_t)mid;
+    pd->q2 += (uint64_t)(mid >> 64);
+  }
+  for (uint64_t k = nn & ~fr; k; k &= k - 1) {
+    int j = __builtin_ctzll(k);
+    ga_value num;
+    memset(&num, 0, sizeof(num));
+    num.type = (v->isint >> j) & 1 ? GA_V_INT : GA_V_REAL;
+    if (num.type == GA_V_INT)
+      num.i = (int64_t)v->v[j];
+    else
+      num.r = ga_bitsd((int64_t)v->v[j]);
+    if (ga_gstate_sq_step(st, &num))
+      return GA_SCAN_NOMEM;
+  }
+  if (!had && st->sq)
+    *tb += (int64_t)sizeof(ga_gsq);
+  return 0;
 }
 
 /* Rule 15: value v's passing lanes of one group (sub, nsub of them)
@@ -1122,8 +1171,8 @@ static int few_fold(ga_gstate *st, fpend *pd) {
 ** into the pending sum pd, the others one by one.  GA_OK or
 ** GA_SCAN_NOMEM. */
 static int few_step(ga_gstate *st, fpend *pd, const wview *v, uint64_t sub,
-                    int nsub, int best, const int64_t *y, uint64_t fix,
-                    int pos) {
+                    int nsub, int best, const int64_t *y, uint64_t fix, int pos,
+                    int64_t *sq_bytes) {
   uint64_t nn = sub & v->notnull;
   st->rows += nsub;
   if (!nn)
@@ -1160,6 +1209,11 @@ static int few_step(ga_gstate *st, fpend *pd, const wview *v, uint64_t sub,
       pd->pos = pos;
     }
     pd->s += s;
+  }
+  if (sq_bytes) { /* rule 20: a variance's (pd at pos now, where fr) */
+    int rc = few_squares(st, pd, v, nn, fr, y, sq_bytes);
+    if (rc)
+      return rc;
   }
   for (; sl; sl &= sl - 1) {
     if (ga_wsum_add_real(w, ga_bitsd((int64_t)v->v[__builtin_ctzll(sl)])))
@@ -1305,7 +1359,7 @@ static void general(hrun *r) {
   uint64_t *fseen =
       p->flat ? sqlite3_malloc64(8 * (size_t)GA_BW(p->ids)) : NULL;
   /* rule 15: few ids, no DISTINCT; each id's values' pending sums */
-  int few = direct && p->ids <= GA_CH_FEW_IDS && !q->ndist && !q->nsq;
+  int few = direct && p->ids <= GA_CH_FEW_IDS && !q->ndist;
   int64_t fpbytes = (int64_t)sizeof(fpend) * (p->ids * nv + 1);
   if (few && hold(r, fpbytes)) { /* rule 17: the row loop instead */
     unhold(r, fpbytes);
@@ -1482,7 +1536,8 @@ static void general(hrun *r) {
           for (uint64_t k = pres; k && !r->rc; k &= k - 1) {
             int id = __builtin_ctzll(k);
             r->rc = few_step(&dense[id]->st[i], &fpd[id * nv + i], v, idm[id],
-                             nid[id], mode[i], fy, fix, fpos[i]);
+                             nid[id], mode[i], fy, fix, fpos[i],
+                             q->sq[i] ? &t.bytes : NULL);
           }
         }
         for (uint64_t k = pres; k; k &= k - 1)

@@ -68,6 +68,18 @@ int ga_gstate_sq_step(ga_gstate *s, const ga_value *num) {
   return GA_OK;
 }
 
+int ga_gstate_sq_add(ga_gstate *s, unsigned __int128 m, int pos) {
+  if (!s->sq) {
+    if (!(s->sq = sqlite3_malloc64(sizeof(ga_gsq))))
+      return GA_NOMEM;
+    memset(s->sq, 0, sizeof(ga_gsq));
+  }
+  ga_xsq_add_at(s->sq->d, m, pos, 0);
+  if (++s->sq->adds >= SQ_MAX_ADDS)
+    sq_normalize(s->sq);
+  return GA_OK;
+}
+
 /* A merge's Σx² in two halves, so that a failure leaves into unchanged:
 ** sq_reserve gives into a zeroed window where later has one (its value
 ** unchanged), sq_add (which cannot fail) adds later's digits, each

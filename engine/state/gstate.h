@@ -110,6 +110,10 @@ typedef struct ga_gstate {
 ** REAL; an infinity counts in the sum only) into s->sq.  The caller steps
 ** the sum itself.  GA_OK or GA_NOMEM (nothing added then). */
 int ga_gstate_sq_step(ga_gstate *s, const ga_value *num);
+/* Rule 8 with rule 6's blocks: add m * 2^(pos - 2148) (m < 2^128, a sum
+** of squares of one scale; pos <= 32 * GA_XSQ_DIGITS - 160) to s->sq,
+** counted as one add.  GA_OK or GA_NOMEM (nothing added then). */
+int ga_gstate_sq_add(ga_gstate *s, unsigned __int128 m, int pos);
 /* Rule 8: the exact (n, Σx, Σx²) of s into *out (s->sq NULL: Σx² = 0). */
 void ga_gstate_var_view(const ga_gstate *s, ga_var_partial *out);
 
