@@ -2138,7 +2138,13 @@ def variance_queries(rep, cons):
         args = [r.uniform(-50, 50)] if "?1" in sql else []
         want = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql), args)
         problems = []
-        knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
+        k = r.random()
+        knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if k < 0.3 else {}
+        if 0.2 < k < 0.5:  # direct mode (Σx² stepped into the shared groups), row by row or in batches
+            knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(r.choice([1, 2, 5]))
+            knobs["GPUAGG_SCAN_DIRECT_BATCH"] = r.choice(["0", "2", "5", "64"])
+        elif 0.5 < k < 0.6:  # SQLite's GROUP BY asked for: a variance keeps hash mode
+            knobs["GPUAGG_SCAN_GROUP_BY"] = "sql"
         os.environ.update(knobs)
         con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(sql))
         for th in THREADS:
