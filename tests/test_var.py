@@ -426,7 +426,45 @@ def check_gpu_query(rep, con, mode):
     got = fc.execute("SELECT * FROM temp.q WHERE gpuagg_partial = ?", (blob,)).fetchall()
     fc.execute("DROP TABLE temp.q")
     rep.check("%s gpu_query_partial carries the variance" % mode, got == want, (got, want))
+    if mode == "default":
+        check_host_cache(rep, fc)
     fc.close()
+
+
+def check_host_cache(rep, fc):
+    """A host entry answers the variances (cache_host.c rule 20): few
+    groups, values of one binade (rule 15's integers of one scale, whose
+    squares pass 2^128 within a word), mixed with INTEGERs, NULLs, other
+    binades and an infinity; the same bits as the serial text."""
+    import json
+    rng = random.Random(SEED + 20)
+    rows = []
+    for i in range(6000):
+        k = rng.random()
+        x = (rng.uniform(64, 128) if k < 0.85 else rng.randint(-2**62, 2**62) if k < 0.9 else None if k < 0.95
+             else rng.uniform(-1e-3, 1e-3) if k < 0.999 else float("inf"))
+        rows.append((rng.randint(0, 3), i % 5, x))
+    fc.execute("CREATE TABLE w(g INTEGER, h INTEGER, x REAL)")
+    fc.executemany("INSERT INTO w VALUES (?, ?, ?)", rows)
+    fc.execute("CREATE TABLE w2(g INTEGER, x REAL)")  # one binade only, no infinity
+    fc.executemany("INSERT INTO w2 VALUES (?, ?)", [(rng.randint(0, 2), rng.uniform(64, 128)) for _ in range(5000)])
+    fc.execute("SELECT gpu_cache('w', 'g, h, x')")
+    fc.execute("SELECT gpu_cache('w2', 'g, x')")
+    for sql in ("SELECT g, gpu_stddev(x), gpu_var_pop(x), gpu_sum(x) FROM w GROUP BY g ORDER BY g",
+                "SELECT g, gpu_stddev(x), gpu_var_samp(x) FROM w WHERE x < 1e300 GROUP BY g ORDER BY g",
+                "SELECT g, h, gpu_stddev_pop(x) FROM w WHERE x < 1e300 GROUP BY g, h ORDER BY g, h",
+                "SELECT gpu_variance(x), gpu_stddev(x) FROM w WHERE x < 1e300",
+                "SELECT g, gpu_stddev(x), gpu_var_pop(x) FROM w2 GROUP BY g ORDER BY g",
+                "SELECT gpu_stddev_pop(x) FROM w2"):
+        want = fc.execute(sql).fetchall()
+        fc.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % sql)
+        for th in (1, 2):
+            fc.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = fc.execute("SELECT * FROM temp.q").fetchall()
+            ls = json.loads(fc.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]
+            rep.check("host cache threads %d: %s" % (th, sql), got == want and ls["path"] == "cache",
+                      "path %r why %r\n got %r\nwant %r" % (ls["path"], ls.get("why"), got[:3], want[:3]))
+        fc.execute("DROP TABLE temp.q")
 
 
 def main():
