@@ -60,6 +60,13 @@ typedef struct ga_sum_partial {
   int64_t itop;                /* integer carries out of ihi (2^64 each) */
 } ga_sum_partial;
 
+/* Σx² of the exact variance (issue 39; engine/reduce/xvar.h, kernels/var.cu):
+** signed 64-bit digits of 32 bits, digit k weighing 2^(32k - 2148), so a
+** double's exact square m² * 2^(2p - 2148) (m < 2^53) lands at bit 2p and
+** an int64's at bit 2148; 136 digits reach n * 2^2048 with room. */
+#define GA_XSQ_DIGITS 136
+#define GA_XSQ_BIAS 2148
+
 /* Kinds of value in the numeric stream. */
 #define GA_KIND_NONE 0
 #define GA_KIND_INT 1

@@ -7,6 +7,8 @@
 **   ext/aggregates/  gpu_sum, gpu_total, gpu_avg, gpu_max, gpu_min;
 **                    gpu_median, gpu_percentile[_cont|_disc], their
 **                    _state and _merge (percentile.c)
+**                    var.c: gpu_var_samp/pop, gpu_stddev_samp/pop,
+**                    gpu_variance, gpu_stddev, gpu_var_state/_merge
 **   ext/states/      gpu_<agg>_state, gpu_<agg>_merge
 **   ext/aggregate/   gpu_aggregate (table-valued)
 **   ext/query/       gpu_query (virtual table), gpu_query_json (table-valued),
@@ -48,7 +50,9 @@ SQLITE_EXTENSION_INIT3
 #include "percentile.h"
 #include "query_vtab.h"
 #include "states.h"
+#include "var.h"
 #include "workers.h"
+#include "xvar.h"
 
 typedef void (*ga_xfunc)(sqlite3_context *, int, sqlite3_value **);
 typedef void (*ga_xfinal)(sqlite3_context *);
@@ -134,6 +138,25 @@ static const ga_fn_reg fns[] = {
      ga_pct_merge_step, 0, ga_pct_final, 0},
     {"gpu_percentile_disc_merge", 2, DET, GA_UD_FN, GA_PCT_DISC, 0,
      ga_pct_merge_step, 0, ga_pct_final, 0},
+    /* issue 39: exact variance and standard deviation (ext/aggregates/var.c) */
+    WINDOW("gpu_var_samp", GA_VAR_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_variance", GA_VAR_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_var_pop", GA_VAR_POP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_stddev_samp", GA_SD_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_stddev", GA_SD_SAMP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_stddev_pop", GA_SD_POP, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_var_state", GA_VAR_STATE, ga_fn_var_step, ga_fn_var_inverse,
+           ga_fn_var_value, ga_fn_var_value),
+    WINDOW("gpu_var_merge", GA_VAR_MERGE, ga_fn_var_merge_step,
+           ga_fn_var_merge_inverse, ga_fn_var_value, ga_fn_var_value),
+    {"gpu_var_merge", 2, DET, GA_UD_FN, GA_VAR_MERGE, 0, ga_fn_var_merge_step,
+     ga_fn_var_merge_inverse, ga_fn_var_value, ga_fn_var_value},
     AGG("gpuagg_partial", DET, GA_UD_PARTIAL, 0, ga_partial_step,
         ga_partial_final),
     {"gpuagg_collect", -1, DIRECT, GA_UD_NONE, 0, 0, ga_collect_step, 0,

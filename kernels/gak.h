@@ -123,6 +123,15 @@ int gak_sum(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
             int layout, ga_sum_partial *d_out, void *d_scratch,
             gak_stream stream);
 
+/* Issue 39: the exact (n, Σx, Σx²) of n values (layout GA_LAYOUT_*) for the
+** variance: Σx and the counts into *d_sum (gak_sum's partial), Σx² into
+** d_sq[GA_XSQ_DIGITS] (ga_partial.h), both written completely.
+** 0 <= n <= GA_XACC_SAFE_ADDS.  kernels/var.cu; engine/reduce/xvar.h merges
+** and rounds (ga_var_partial's sum and sq). */
+int gak_var(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
+            int layout, ga_sum_partial *d_sum, int64_t *d_sq,
+            gak_stream stream);
+
 /* Max (want_min = 0) or min (want_min = 1) of n numeric values, with the
 ** index of its first occurrence, into *d_out. */
 int gak_best(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,

@@ -105,6 +105,13 @@ int gak_sum(const uint64_t *v, const uint64_t *b, int64_t n, int layout,
   (void)v, (void)b, (void)n, (void)layout, (void)out, (void)scratch, (void)s;
   return NB;
 }
+int gak_var(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
+            int layout, ga_sum_partial *d_sum, int64_t *d_sq,
+            gak_stream stream) {
+  (void)d_vals, (void)d_isint, (void)n, (void)layout, (void)d_sum, (void)d_sq,
+      (void)stream;
+  return NB;
+}
 int gak_best(const uint64_t *v, const uint64_t *b, int64_t n, int layout,
              int want_min, ga_best_partial *out, void *scratch, gak_stream s) {
   (void)v, (void)b, (void)n, (void)layout, (void)want_min, (void)out;

@@ -28,7 +28,7 @@ test-aggregate-newsqlite: $(LIB)
 # test_engine (SQLITE_CORE, libsqlite3).
 SCAN_GROUP_TEST := $(BUILD)/tests/test_scan_group
 SCAN_GROUP_SRC := tests/test_scan_group.c engine/scan/scan_group.c engine/core/bigmem.c engine/state/state.c engine/state/gstate.c engine/state/dset.c \
-                  engine/reduce/bestval.c engine/reduce/xacc.c engine/reduce/pct.c
+                  engine/reduce/bestval.c engine/reduce/xacc.c engine/reduce/pct.c engine/reduce/xvar.c
 
 $(SCAN_GROUP_TEST): $(SCAN_GROUP_SRC) $(ALL_HDRS)
 	@mkdir -p $(dir $@)

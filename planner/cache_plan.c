@@ -618,6 +618,14 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   /* gpu_query's DISTINCT aggregates (issue 37): a host entry keeps sets
   ** (engine/cache/cache_distinct.c), a GPU entry bitmaps
   ** (engine/cache/cache_gpu_distinct.c), or declines with the reason */
+  for (int k = 0; e->where == GA_CACHE_GPU && p->val_sq && k < p->nvals; k++)
+    if (p->val_sq[k]) { /* issue 39: a host entry steps Σx² */
+      snprintf(why, nwhy,
+               "a variance or standard deviation (the GPU cache keeps no "
+               "sum of squares; a host entry, loaded with device = 'cpu', "
+               "answers it)");
+      return SQLITE_OK;
+    }
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;

@@ -497,6 +497,8 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
     q->val_sum[i] = parts->val_sum ? parts->val_sum[i] : 0;
     q->dist[i] = parts->val_dist ? parts->val_dist[i] : 0; /* issue 37 */
     q->ndist += q->dist[i] != 0;
+    q->sq[i] = parts->val_sq ? parts->val_sq[i] : 0; /* issue 39 */
+    q->nsq += q->sq[i] != 0;
   }
   q->xcol = q->nvals == 1 ? ga_cx_bare(ga_cq_val(q, 0)) : -1;
   q->gcol = q->nkeys == 1 && !q->ncarry ? ga_cx_bare(ga_cq_key(q, 0)) : -1;

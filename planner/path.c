@@ -891,6 +891,8 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
   int any_dist = 0;
   for (k = 0; p->val_dist && k < p->nvals; k++)
     any_dist |= p->val_dist[k] != 0;
+  for (k = 0; p->val_sq && k < p->nvals; k++) /* and a Σx² (issue 39) */
+    any_dist |= p->val_sq[k] != 0;
   int hash = p->nkeys > 0 && (any_dist || !(gb && !strcmp(gb, "sql")));
   int enc = 0;
   if (p->nkeys > 0) { /* both modes read TEXT keys (rule 9) */
@@ -943,6 +945,8 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     sp->shape.coll[k] = coll[k];
   for (k = 0; p->val_dist && k < p->nvals; k++)
     sp->shape.dist[k] = p->val_dist[k];
+  for (k = 0; p->val_sq && k < p->nvals; k++)
+    sp->shape.sq[k] = p->val_sq[k];
   sp->params = p->params;
   sp->nparams = p->nparams;
   sp->step_other = hash ? ga_group_step_other : NULL;

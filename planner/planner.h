@@ -125,6 +125,10 @@ typedef struct ga_parts {
   ** (gpu_query, issue 37): its state keeps the distinct values
   ** (engine/scan/scan_group.h rule 5); NULL: none */
   const unsigned char *val_dist;
+  /* per value, 1 when a variance reads it (gpu_query, issue 39): its state
+  ** keeps Σx² too (engine/state/gstate.h rule 8), stepped in hash mode
+  ** only; NULL: none */
+  const unsigned char *val_sq;
   /* a join (planner/qjoin.c): the FROM clause of the workers' texts (the
   ** fact table NOT INDEXED under the name alias), the same over the
   ** caller's schema, and the names of its tables; NULL: one table */

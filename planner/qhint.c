@@ -40,9 +40,9 @@ static int in(const char *name, const char *const *list) {
 
 const char *ga_qhint(const char *name) {
   if (name && in(name, variance))
-    return "write it from exact sums: (sum(x * x) - sum(x) * sum(x) / "
-           "count(x)) / (count(x) - 1) is the sample variance, sqrt() of it "
-           "the standard deviation";
+    return "gpu_var_samp(x), gpu_var_pop(x), gpu_stddev_samp(x) and "
+           "gpu_stddev_pop(x) give it correctly rounded, on every path "
+           "(docs/aggregates.md)";
   if (name && in(name, median)) /* the first four: issue 39 */
     return in(name, median + 4)
                ? "gpuagg has no mode or approximate quantile: run this query "

@@ -25,7 +25,8 @@
 **      WINDOW, ORDER BY, LIMIT / OFFSET; aggregates count(*), count(e),
 **      sum, total, avg, min, max (and gpu_ spellings) with one argument
 **      (ALL before it is the default it is: sum(ALL x) is sum(x)),
-**      DISTINCT and FILTER (WHERE c) (rule 9); window functions over the
+**      DISTINCT and FILTER (WHERE c) (rule 9); gpu_var_samp ...
+**      gpu_stddev (rule 15); window functions over the
 **      groups (planner/qwindow.c).  Everything else is an error naming the
 **      construct: VALUES, compound selects, subqueries in FROM,
 **      virtual tables, WITHOUT ROWID, window functions over the table's
@@ -192,6 +193,13 @@
 **      no partial is made (partial_why); otherwise its tokens are no bare
 **      columns (check_bare) and the text takes the serial path
 **      (ga_qpct_why).
+**  15. Variance (issue 39, planner/qvar.c).  gpu_var_samp, gpu_var_pop,
+**      gpu_stddev_samp, gpu_stddev_pop, gpu_variance and gpu_stddev are
+**      aggregates of the grammar (DISTINCT and FILTER as rule 9 reads
+**      them).  The value's state keeps Σx² next to its exact sum
+**      (ga_parts.val_sq, stepped in hash mode: an ungrouped text's one
+**      group is a NULL key's, as rule 9's sets), and the groups table
+**      gives xvar.c's answer; DISTINCT runs on the serial path (qvar.c).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -210,6 +218,7 @@ SQLITE_EXTENSION_INIT3
 #include "qschema.h"
 #include "qtok.h"
 #include "query.h"
+#include "qvar.h"
 #include "qwindow.h"
 
 /* ---- tokens (planner/qtok.c) ---- */
@@ -875,10 +884,12 @@ static int find_calls(parse *p, int a, int b) {
       continue;
     }
     int which = our_agg(p, i);
+    int var = which < 0 ? ga_qvar_is(p->z + p->t[i].off, p->t[i].len)
+                        : 0; /* rule 14: 1 + its form */
     int close = close_of(p, i + 1);
     span *args = NULL;
     int nargs = 0;
-    if (which < 0) {
+    if (which < 0 && !var) {
       char *name = tok_name(p, i);
       int other = 0;
       for (int k = 0; name && k < p->naggnames; k++)
@@ -915,7 +926,8 @@ static int find_calls(parse *p, int a, int b) {
     /* sum(ALL x) is sum(x): ALL is the default (a keyword, never a
     ** column), and the workers' texts take the argument alone */
     int arg0 = i + 2 + (kw(p, i + 2, "ALL") || dist);
-    int minmax = our_ops[which] == GA_AGG_MIN || our_ops[which] == GA_AGG_MAX;
+    int minmax =
+        !var && (our_ops[which] == GA_AGG_MIN || our_ops[which] == GA_AGG_MAX);
     if (close > arg0 && split(p, arg0, close, &args, &nargs))
       return SQLITE_NOMEM;
     if (nargs > 1) { /* min(a, b), max(a, b): scalar; look inside */
@@ -923,7 +935,9 @@ static int find_calls(parse *p, int a, int b) {
       i++;
       continue;
     }
-    int opn = our_ops[which], val = 0;
+    int opn = var ? GA_Q_VAR + var - 1 : our_ops[which], val = 0;
+    if (var) /* rule 15 */
+      ga_qvar_mark(q, dist);
     if (which == 0 && (nargs == 0 || (close == arg0 + 1 && op(p, arg0, "*")))) {
       opn = GA_Q_COUNT_STAR;
       /* count(*) FILTER (WHERE c): a count of CASE WHEN c THEN 1 END */
@@ -953,6 +967,7 @@ static int find_calls(parse *p, int a, int b) {
                     "128");
       q->aggs[k].op = opn;
       q->aggs[k].val = opn == GA_Q_COUNT_STAR ? 0 : val;
+      q->val_sq[val] |= var && !dist; /* rule 15 */
       q->naggs++;
     }
     if (p->ncalls == p->capcalls) {
@@ -2624,11 +2639,14 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   /* rule 9: DISTINCT values; an ungrouped query's one group is a grouped
   ** scan's (one NULL key), since only hash mode steps sets */
   static const char *const null_key[] = {"NULL"};
-  int dist = 0;
-  for (int k = 0; k < q->nvals; k++)
+  int dist = 0, sq = 0;
+  for (int k = 0; k < q->nvals; k++) {
     dist |= q->val_dist[k] != 0;
-  if (dist) {
-    p->val_dist = q->val_dist;
+    sq |= q->val_sq[k] != 0;
+  }
+  p->val_sq = sq ? q->val_sq : NULL; /* rule 14: a Σx², stepped as sets */
+  if (dist || sq) {
+    p->val_dist = dist ? q->val_dist : NULL;
     if (q->nkeys == 0) {
       p->nkeys = 1;
       p->keys = null_key;

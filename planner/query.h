@@ -82,6 +82,8 @@ typedef struct ga_query {
   /* per value: 0, or 1 + the GA_COLL_* of a DISTINCT aggregate's argument
   ** (query.c rule 9; planner.h's ga_parts) */
   unsigned char val_dist[GA_MAX_STATES];
+  /* per value: 1 when a variance reads it (rule 14; ga_parts.val_sq) */
+  unsigned char val_sq[GA_MAX_STATES];
   /* a join (planner/qjoin.c; issue 38): t is the fact table, qual its
   ** name; the FROM clauses of the workers' texts and of the caller's
   ** checks, the tables it names, last_scan's "join" object; NULL: one

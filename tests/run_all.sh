@@ -69,6 +69,8 @@ declare -A CMD=(
   [sql]='"$PYTHON" tests/sqltest.py tests/sql/*.sql'
   [config]='"$PYTHON" tests/test_config.py'
   [exact]='"$PYTHON" tests/test_exact.py'
+  [var]='"$PYTHON" tests/test_var.py'
+  [var_kernel]='"$PYTHON" tests/test_var_kernel.py'
   [diff]='"$PYTHON" tests/test_diff.py'
   [chunks]='"$PYTHON" tests/test_chunks.py'
   [gpu]='"$PYTHON" tests/test_gpu.py'
@@ -107,7 +109,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust files trust_values query query_cache query_errors query_json query_index query_join query_partial first_hour scan_group cache_dict \
+DEFAULT_ORDER="sql config exact var var_kernel diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust files trust_values query query_cache query_errors query_json query_index query_join query_partial first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker percentile \
   python analysts dask cli install wheel node harden layout docs"
 

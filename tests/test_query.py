@@ -2364,6 +2364,162 @@ def percentile_queries(rep, cons):
     return fails
 
 
+# ---------------------------------------------------------------- issue 39: variance
+
+VAR_FNS = ["gpu_var_samp", "gpu_var_pop", "gpu_stddev_samp", "gpu_stddev_pop", "gpu_variance", "gpu_stddev",
+           "GPU_STDDEV", "gpu_Var_Pop"]
+
+
+def variance_value(r):
+    import math
+    k = r.random()
+    if k < 0.1:
+        return None
+    if k < 0.3:
+        return r.choice([r.randint(-9, 9), r.randint(-2**63, 2**63 - 1), 2**53 + r.randint(1, 99)])
+    if k < 0.45:
+        return 1e9 + r.uniform(-1e-3, 1e-3)
+    if k < 0.55:
+        return math.ldexp(r.getrandbits(53) * r.choice([1, -1]), r.choice([-1126, -1074, -552, 448]))
+    if k < 0.6:
+        return r.choice(["12abc", " 7 ", "3.5e2", "abc", b"12"])
+    return r.uniform(-100, 100)
+
+
+def variance_query(r):
+    """One text over vt(g, h, x, y): variance calls (DISTINCT, FILTER)
+    beside sums and counts, in the select list, HAVING and ORDER BY."""
+    calls = []
+    for _ in range(r.randint(1, 4)):
+        f, arg = r.choice(VAR_FNS), r.choice(["x", "y", "x + 1", "x * y", "-x", "CAST(y AS REAL)"])
+        dist = "DISTINCT " if r.random() < 0.08 else ""
+        filt = r.choice(["", "", " FILTER (WHERE h > 0)", " FILTER (WHERE x > 0)"])
+        calls.append("%s(%s%s)%s" % (f, dist, arg, filt))
+    extra = r.sample(["sum(x)", "count(*)", "count(y)", "avg(x)", "max(y)"], r.randint(0, 2))
+    keys = r.choice([[], ["g"], ["g", "h"], ["h"]])
+    items = keys + calls + extra
+    sql = "SELECT %s FROM vt" % ", ".join(items)
+    if r.random() < 0.3:
+        sql += " WHERE " + r.choice(["x > ?1", "h <> 2", "y IS NOT NULL", "g % 2 = 0"])
+    if keys:
+        sql += " GROUP BY " + ", ".join(keys)
+        if r.random() < 0.3:
+            sql += " HAVING %s(x) %s 1" % (r.choice(VAR_FNS), r.choice(["<", ">", "IS NOT"]))
+    if r.random() < 0.4 and keys:
+        sql += " ORDER BY %s(y) DESC, %s" % (r.choice(VAR_FNS), ", ".join(keys))
+    return sql, keys, calls
+
+
+def variance_queries(rep, cons):
+    """Issue 39: the exact variance in gpu_query's grammar on every path of
+    this run (threads 1, 2, 4 with tiny pieces sometimes, the cache with
+    CACHE=1, partials with PARTS=1): the same rows as the text itself (the
+    serial path, last_scan.why naming the variance), each value against
+    the exact reference (test_var.py), and partials over 1-4 shards merged
+    in any grouping (DISTINCT inside a variance: refused, saying so).
+    The parallel path must run each text but one with a DISTINCT variance
+    (serial, last_scan.why saying so); with CACHE=1, a host entry of g, h, x
+    every such text over them (a GPU entry declines, saying why)."""
+    import math
+    import struct
+    from test_var import reference as var_reference
+    r = random.Random(SEED + 39)
+    con = cons["w"]
+    con.execute("DROP TABLE IF EXISTS vt")
+    con.execute("CREATE TABLE vt(g INTEGER, h INTEGER, x REAL, y)")
+    rows = [(r.randint(0, 5), r.randint(0, 3), variance_value(r) if r.random() < 0.8 else r.uniform(-1, 1),
+             variance_value(r)) for _ in range(r.choice([300, 700]))]
+    rows = [(g, h, x if isinstance(x, float) or x is None else float(x) if isinstance(x, int) else 0.5, y)
+            for g, h, x, y in rows]
+    con.executemany("INSERT INTO vt VALUES (?, ?, ?, ?)", rows)
+    if PARTS:
+        vtt = type("VT", (), {"name": "vt"})()
+        make_shards(r, con, vtt, "UTF-8")
+    if CACHE:  # g, h, x (y holds TEXT and BLOBs): after the shards' writes
+        con.execute("SELECT gpu_cache('vt', 'g, h, x')")
+    gpu = os.environ.get("GPUAGG_TEST_GPU") == "1"
+    # sum()'s view of each x and y, for the exact reference
+    view = [tuple(con.execute("SELECT sum(?), sum(?)", (t[2], t[3])).fetchone()) for t in rows]
+    n = max(30, QUERIES // 80)
+    fails = 0
+    for qi in range(n):
+        sql, keys, calls = variance_query(r)
+        args = [r.uniform(-50, 50)] if "?1" in sql else []
+        want = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql), args)
+        problems = []
+        k = r.random()
+        knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if k < 0.3 else {}
+        if 0.2 < k < 0.5:  # direct mode (Σx² stepped into the shared groups), row by row or in batches
+            knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(r.choice([1, 2, 5]))
+            knobs["GPUAGG_SCAN_DIRECT_BATCH"] = r.choice(["0", "2", "5", "64"])
+        elif 0.5 < k < 0.6:  # SQLite's GROUP BY asked for: a variance keeps hash mode
+            knobs["GPUAGG_SCAN_GROUP_BY"] = "sql"
+        os.environ.update(knobs)
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(sql))
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(args)), args)
+            ls = last_scan(con)
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), " ORDER BY " in sql) !=
+                                     rows_key(want[1], (), " ORDER BY " in sql)):
+                problems.append("threads %d (path %s): got %s want %s" % (
+                    th, ls.get("path"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+            # DISTINCT inside a variance: serial, saying so; else the
+            # parallel path (Σx² in the group states; one worker at threads 1)
+            var_dist = any("(DISTINCT " in c for c in calls) or "(DISTINCT " in sql.split(" FROM ")[1]
+            if var_dist and (ls.get("path") != "serial" or "DISTINCT" not in (ls.get("why") or "")):
+                problems.append("threads %d: path %r why %r" % (th, ls.get("path"), ls.get("why")))
+            # CACHE=1: a text over the cached g, h, x comes from a host entry
+            # (Σx² in rule 6's loop, cache_host.c rule 20); a GPU entry
+            # declines, saying why, and the scan answers
+            cached = CACHE and not var_dist and not re.search(r"\by\b", sql)
+            if cached and not gpu and ls.get("path") != "cache":
+                problems.append("threads %d: path %r why %r, not cache" % (th, ls.get("path"), ls.get("why")))
+            elif cached and gpu and ls.get("path") != "cache" and "sum of squares" not in (ls.get("why") or ""):
+                problems.append("threads %d: path %r why %r" % (th, ls.get("path"), ls.get("why")))
+            elif not var_dist and not cached and ls.get("path") != "parallel":
+                problems.append("threads %d: path %r why %r, not parallel" % (th, ls.get("path"), ls.get("why")))
+        con.execute("DROP TABLE temp.q")
+        for k in knobs:
+            del os.environ[k]
+        # each plain call (no DISTINCT, FILTER or WHERE) against the exact reference
+        if want[0] == "ok" and "WHERE" not in sql and "HAVING" not in sql:
+            col = {"g": 0, "h": 1}
+            for row in want[1]:
+                grp = [view[i] for i, t in enumerate(rows) if all(t[col[k]] == row[j] for j, k in enumerate(keys))]
+                for j, c in enumerate(calls):
+                    m = re.match(r"(\w+)\((x|y)\)$", c)
+                    if not m:
+                        continue
+                    vals = [t[0] if m.group(2) == "x" else t[1] for t in grp]
+                    ref = var_reference(vals)
+                    w = ref[{"gpu_var_samp": 0, "gpu_variance": 0, "gpu_var_pop": 1, "gpu_stddev_samp": 2,
+                             "gpu_stddev": 2, "gpu_stddev_pop": 3}[m.group(1).lower()]]
+                    v = row[len(keys) + j]
+                    if not (v is None and w is None) and (v is None or w is None or
+                                                           struct.pack("<d", v) != struct.pack("<d", w)):
+                        problems.append("%s over %r: got %r, exact %r" % (c, row[:len(keys)], v, w))
+        if PARTS:  # Σx² in the partials (qpartial.h rule 7), merged in any grouping
+            got, shape = via_partials(r, vtt, sql, args)
+            if any("(DISTINCT " in c for c in calls):
+                if got[0] != "error" or "DISTINCT" not in got[1]:
+                    problems.append("partials of a DISTINCT variance: %s" % (got[1] if got[0] == "error" else "made"))
+            elif got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], (), " ORDER BY " in sql) !=
+                                       rows_key(want[1], (), " ORDER BY " in sql)):
+                problems.append("partials over %d shards (merged %s): got %s want %s" % (
+                    len(vtt.shards), shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        fails += bool(problems)
+        rep.check("variance_q%d" % qi, not problems, "SEED=%d variance query %d\n  text: %s\n  %s"
+                  % (SEED, qi, sql, "\n  ".join(problems)[:3000]))
+    con.execute("DROP TABLE vt")
+    for sh in (vtt.shards if PARTS else []):
+        sh.close()
+    print("# issue 39: %d variance queries" % n)
+    return fails
+
+
 # ---------------------------------------------------------------- issue 37 (session 3): key memo
 
 KM_SCHEMA = "(id INTEGER PRIMARY KEY, g INTEGER, v, n NUMERIC, s TEXT COLLATE NOCASE, d TEXT, x REAL)"
@@ -2887,6 +3043,8 @@ def main():
         fails += percentile_queries(rep, cons)
     if has_module is not None and os.environ.get("MANYGROUPS") != "0":  # issue 37 (gmany): many groups
         fails += many_groups_queries(rep, cons)
+    if has_module is not None and os.environ.get("VARIANCE") != "0":  # issue 39: variance
+        fails += variance_queries(rep, cons)
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
         fails += keymemo_queries(rep, cons)
         print("# key memo reached by parallel runs: %s" % dict(KEY_MEMO))

@@ -1672,8 +1672,8 @@ NOT_OURS = "gpu_query: %s() is not an aggregate gpu_query runs (it runs count, s
 MEDIAN = ("write it gpu_median(y), gpu_percentile(y, p), gpu_percentile_cont(y, p) or "
           "gpu_percentile_disc(y, p): SQLite's percentile extension, exact (docs/aggregates.md)")
 MODE = "gpuagg has no mode or approximate quantile: run this query on SQLite itself"
-VARIANCE = ("write it from exact sums: (sum(x * x) - sum(x) * sum(x) / count(x)) / (count(x) - 1) is the "
-            "sample variance, sqrt() of it the standard deviation")
+VARIANCE = ("gpu_var_samp(x), gpu_var_pop(x), gpu_stddev_samp(x) and gpu_stddev_pop(x) give it "
+            "correctly rounded, on every path (docs/aggregates.md)")
 STRINGS = ("gpuagg has no string or JSON aggregate: add its argument to gpu_query's GROUP BY, then aggregate "
            "the result table's rows in SQLite (SELECT k, group_concat(v) FROM q GROUP BY k)")
 

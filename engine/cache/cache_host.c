@@ -179,6 +179,17 @@
 **      queries_topk counts the
 **      query; GPUAGG_CACHE_PROFILE says `topk`.  d2 of bench/query_bench.py
 **      (210,000 groups, LIMIT 10): 0.43 of the CPU time.
+**  20. Variances (ga_cquery.sq, issue 39) run in rule 6's loop, hashed or
+**      through rule 8's index (rule 15's steps included), never rule 2's,
+**      9's or 11's: each passing row's value is stepped as rule 6 steps
+**      it, then its exact square goes into the state's second fixed-point
+**      window (Σx², gstate.h rule 8), as the parallel scan steps it.  Rule
+**      15's lanes of one scale (y = x 2^(1074 - pos), |y| < 2^63) square
+**      exactly as integers (y² < 2^126), summed in 192 bits pending with
+**      the sum's int128 and folded with it at Σx²'s bit 2 pos (x² = y²
+**      2^(2 pos - 2148)); the other lanes square one by one.  Exact: the
+**      same value in the window, in fewer adds.  A window's bytes are the
+**      table's when made (rule 17).
 */
 #include <math.h>
 #include <pthread.h>
@@ -906,6 +917,26 @@ step_lane(ga_gstate *st, int cls, uint64_t v, int best) {
   return 0;
 }
 
+/* Rule 20: the square of a lane into st's Σx² (t_bytes grows by the
+** window's bytes when it is made).  GA_OK or GA_SCAN_NOMEM. */
+static int sq_lane(ga_gstate *st, int cls, uint64_t v, int64_t *t_bytes) {
+  if (cls == GA_IDR_NULL)
+    return 0;
+  ga_value num;
+  memset(&num, 0, sizeof(num));
+  num.type = cls == GA_IDR_INT ? GA_V_INT : GA_V_REAL;
+  if (cls == GA_IDR_INT)
+    num.i = (int64_t)v;
+  else
+    num.r = ga_bitsd((int64_t)v);
+  int had = st->sq != NULL;
+  if (ga_gstate_sq_step(st, &num))
+    return GA_SCAN_NOMEM;
+  if (!had)
+    *t_bytes += (int64_t)sizeof(ga_gsq);
+  return 0;
+}
+
 /* The key tuple of rule 8's id: per key, NULL (the last code) or its
 ** code plus base, an INTEGER, as a lane of the key's word gives it (TEXT
 ** codes become their values in ga_cache_decode_keys); rule 9 turns codes
@@ -1086,13 +1117,57 @@ typedef __int128 fp_i128 __attribute__((aligned(8))); /* sqlite3_malloc's */
 typedef struct fpend {
   fp_i128 s;
   int pos; /* 0: none */
+  /* rule 20: a variance's Σy² of the same lanes, 192 bits (q0 low) */
+  uint64_t q0, q1, q2;
 } fpend;
 
 static int few_fold(ga_gstate *st, fpend *pd) {
   int rc = pd->s ? ga_wsum_add_fixed(&st->sum, pd->s, pd->pos) : GA_OK;
+  /* rule 20: x = y 2^(pos - 1074), so x² = y² 2^(2 pos - 2148): Σy² lands
+  ** at Σx²'s bit 2 pos (xvar.h rule 2), its top 64 bits 128 above */
+  if (rc == GA_OK && (pd->q0 | pd->q1))
+    rc = ga_gstate_sq_add(st, (unsigned __int128)pd->q1 << 64 | pd->q0,
+                          2 * pd->pos);
+  if (rc == GA_OK && pd->q2)
+    rc = ga_gstate_sq_add(st, pd->q2, 2 * pd->pos + 128);
   pd->s = 0;
   pd->pos = 0;
+  pd->q0 = pd->q1 = pd->q2 = 0;
   return rc == GA_OK ? 0 : GA_SCAN_NOMEM;
+}
+
+/* Rule 20: few_step's squares of value v's lanes nn (fr: those pending
+** as y at pd's scale, the others one by one) into st's Σx², *tb growing
+** by the window's bytes when it is made.  GA_OK or GA_SCAN_NOMEM. */
+static int few_squares(ga_gstate *st, fpend *pd, const wview *v, uint64_t nn,
+                       uint64_t fr, const int64_t *y, int64_t *tb) {
+  int had = st->sq != NULL;
+  for (uint64_t k = fr; k; k &= k - 1) {
+    int64_t a = y[__builtin_ctzll(k)];
+    uint64_t u = a < 0 ? -(uint64_t)a : (uint64_t)a;
+    unsigned __int128 q = (unsigned __int128)u * u; /* < 2^126 */
+    uint64_t lo = pd->q0 + (uint64_t)q;
+    unsigned __int128 mid =
+        (unsigned __int128)pd->q1 + (uint64_t)(q >> 64) + (lo < pd->q0);
+    pd->q0 = lo;
+    pd->q1 = (uint64_t)mid;
+    pd->q2 += (uint64_t)(mid >> 64);
+  }
+  for (uint64_t k = nn & ~fr; k; k &= k - 1) {
+    int j = __builtin_ctzll(k);
+    ga_value num;
+    memset(&num, 0, sizeof(num));
+    num.type = (v->isint >> j) & 1 ? GA_V_INT : GA_V_REAL;
+    if (num.type == GA_V_INT)
+      num.i = (int64_t)v->v[j];
+    else
+      num.r = ga_bitsd((int64_t)v->v[j]);
+    if (ga_gstate_sq_step(st, &num))
+      return GA_SCAN_NOMEM;
+  }
+  if (!had && st->sq)
+    *tb += (int64_t)sizeof(ga_gsq);
+  return 0;
 }
 
 /* Rule 15: value v's passing lanes of one group (sub, nsub of them)
@@ -1102,8 +1177,8 @@ static int few_fold(ga_gstate *st, fpend *pd) {
 ** into the pending sum pd, the others one by one.  GA_OK or
 ** GA_SCAN_NOMEM. */
 static int few_step(ga_gstate *st, fpend *pd, const wview *v, uint64_t sub,
-                    int nsub, int best, const int64_t *y, uint64_t fix,
-                    int pos) {
+                    int nsub, int best, const int64_t *y, uint64_t fix, int pos,
+                    int64_t *sq_bytes) {
   uint64_t nn = sub & v->notnull;
   st->rows += nsub;
   if (!nn)
@@ -1140,6 +1215,11 @@ static int few_step(ga_gstate *st, fpend *pd, const wview *v, uint64_t sub,
       pd->pos = pos;
     }
     pd->s += s;
+  }
+  if (sq_bytes) { /* rule 20: a variance's (pd at pos now, where fr) */
+    int rc = few_squares(st, pd, v, nn, fr, y, sq_bytes);
+    if (rc)
+      return rc;
   }
   for (; sl; sl &= sl - 1) {
     if (ga_wsum_add_real(w, ga_bitsd((int64_t)v->v[__builtin_ctzll(sl)])))
@@ -1255,6 +1335,7 @@ static void general(hrun *r) {
   shape.nc = q->ncarry;
   shape.ns = q->nvals; /* collations: BINARY (codes and numbers) */
   memcpy(shape.dist, q->dist, sizeof(shape.dist)); /* rule 14 */
+  memcpy(shape.sq, q->sq, sizeof(shape.sq));       /* rule 20 */
   /* rule 17: t's bytes charged (tch), rule 9's records charged (rch) */
   int64_t dbytes = 0, tch = 0, rch = 0;
   const int64_t rbytes = 8 * (int64_t)r->rows.stride; /* a record's */
@@ -1461,7 +1542,8 @@ static void general(hrun *r) {
           for (uint64_t k = pres; k && !r->rc; k &= k - 1) {
             int id = __builtin_ctzll(k);
             r->rc = few_step(&dense[id]->st[i], &fpd[id * nv + i], v, idm[id],
-                             nid[id], mode[i], fy, fix, fpos[i]);
+                             nid[id], mode[i], fy, fix, fpos[i],
+                             q->sq[i] ? &t.bytes : NULL);
           }
         }
         for (uint64_t k = pres; k; k &= k - 1)
@@ -1521,6 +1603,8 @@ static void general(hrun *r) {
             continue;
           }
           rc = step_lane(&g->st[i], lane_cls(v, j), v->v[j], mode[i]);
+          if (q->sq[i] && !rc) /* rule 20 */
+            rc = sq_lane(&g->st[i], lane_cls(v, j), v->v[j], &t.bytes);
         }
         if (rc)
           r->rc = rc;
@@ -1983,6 +2067,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     out->shape.ns = q->nvals;
   }
   memcpy(out->shape.dist, q->dist, sizeof(out->shape.dist)); /* rule 14 */
+  memcpy(out->shape.sq, q->sq, sizeof(out->shape.sq));       /* rule 20 */
   out->groups = ga_gs_new(&out->shape);
   hrun *runs = sqlite3_malloc64(sizeof(hrun) * (size_t)threads);
   if (!out->groups || !runs) {
@@ -1998,7 +2083,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   plan.dset_bytes = &dset_bytes;
   plan.cap = q->dist_cap;
   plan.stop = &stop;
-  plan.general = takes_general(q) || q->ndist; /* rule 14 */
+  plan.general = takes_general(q) || q->ndist || q->nsq; /* rules 14, 20 */
   if (plan.general || q->gcol >= 0) {
     plan.ids = dense_ids(e, q, plan.card, plan.base);
     /* rule 10: one bare key over a dense id space takes rules 8 and 9 */
@@ -2007,8 +2092,9 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (plan.general) {
     /* rule 9: records carry no carried values, and two bits a value; a
     ** key space too small to hold many groups is not probed */
-    if (plan.ids && !q->ncarry && !q->ndist && q->nvals <= GA_IDR_MAX_VALS &&
-        threads <= GA_CH_MAX_RUNS && plan.ids > GA_CH_NEAR_IDS) {
+    if (plan.ids && !q->ncarry && !q->ndist && !q->nsq &&
+        q->nvals <= GA_IDR_MAX_VALS && threads <= GA_CH_MAX_RUNS &&
+        plan.ids > GA_CH_NEAR_IDS) {
       int many = many_groups(e, q, &plan);
       if (many < 0) {
         sqlite3_free(runs);
@@ -2024,7 +2110,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     /* rule 11: a small dense id space's states in one array */
     int64_t fb = plan.ids * q->nvals * (int64_t)sizeof(ga_gstate);
     plan.flat = plan.ids && !plan.sorted && !q->ncarry && !q->ndist &&
-                q->nvals > 0 && fb >= GA_CH_FLAT_MIN_BYTES &&
+                !q->nsq && q->nvals > 0 && fb >= GA_CH_FLAT_MIN_BYTES &&
                 fb <= GA_CH_FLAT_BYTES;
     /* rule 17: every run's array charged now; past group_bytes, rule 8's
     ** index (8 bytes an id), charged by each run (general()) */

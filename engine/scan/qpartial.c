@@ -152,6 +152,34 @@ static void put_table(wbuf *w, const ga_qpart_head *h) {
   }
 }
 
+/* Rule 8: a variance state's Σx², its digits normalised (canonical: one
+** value, one encoding), from the lowest nonzero digit to the highest. */
+static void put_sq(wbuf *w, const ga_gsq *q) {
+  int64_t d[GA_XSQ_DIGITS];
+  if (q)
+    memcpy(d, q->d, sizeof(d));
+  else
+    memset(d, 0, sizeof(d));
+  for (int k = 0; k < GA_XSQ_DIGITS - 1; k++) {
+    int64_t c = d[k] >> 32; /* arithmetic: floor */
+    d[k] -= (int64_t)((uint64_t)c << 32);
+    d[k + 1] += c;
+  }
+  int lo = 0, hi = GA_XSQ_DIGITS;
+  while (lo < hi && !d[lo])
+    lo++;
+  while (hi > lo && !d[hi - 1])
+    hi--;
+  if (hi > lo && (d[hi - 1] < 0 || d[hi - 1] > (int64_t)0xffffffff)) {
+    w->err = GA_NOMEM; /* no values give it (Σx² < 2^4300) */
+    return;
+  }
+  put_u32(w, (uint32_t)lo);
+  put_u32(w, (uint32_t)(hi - lo));
+  for (int k = lo; k < hi; k++)
+    put_u32(w, (uint32_t)d[k]);
+}
+
 static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   const ga_gshape *s = &h->shape;
   put(w, magic, 4);
@@ -162,8 +190,8 @@ static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   put_u8(w, (unsigned)s->ns);
   for (int k = 0; k < s->nk; k++)
     put_u8(w, (unsigned)s->coll[k]);
-  for (int j = 0; j < s->ns; j++) /* rule 6 */
-    put_u8(w, (unsigned)s->dist[j]);
+  for (int j = 0; j < s->ns; j++) /* rules 6, 7 */
+    put_u8(w, (unsigned)s->dist[j] | (s->sq[j] ? GA_QPART_SQ : 0));
   put_u64(w, h->sig);
   put_u32(w, (uint32_t)h->nparams);
   put_table(w, h);
@@ -203,6 +231,9 @@ static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
   for (int j = 0; j < s->ns; j++)
     if (s->dist[j])
       put_set(w, g->st[j].set);
+  for (int j = 0; j < s->ns; j++)
+    if (s->sq[j])
+      put_sq(w, g->st[j].sq);
   return GA_OK;
 }
 
@@ -541,9 +572,12 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     if (h->shape.coll[k] > GA_COLL_RTRIM)
       r.bad = 1;
   }
-  for (int j = 0; j < h->shape.ns; j++) { /* rule 6 */
-    h->shape.dist[j] = (unsigned char)get_u8(&r);
-    if (h->shape.dist[j] > 1 + GA_COLL_RTRIM)
+  for (int j = 0; j < h->shape.ns; j++) { /* rules 6, 7 */
+    unsigned b = get_u8(&r);
+    h->shape.sq[j] = (b & GA_QPART_SQ) != 0;
+    h->shape.dist[j] = (unsigned char)(b & ~(unsigned)GA_QPART_SQ);
+    if (h->shape.dist[j] > 1 + GA_COLL_RTRIM ||
+        (h->shape.sq[j] && h->shape.dist[j]))
       r.bad = 1;
   }
   h->sig = get_u64(&r);
@@ -612,6 +646,41 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
     ga_qpart_head_free(h);
     return GA_BADSTATE;
   }
+  return GA_OK;
+}
+
+/* Rule 8: a variance state's Σx² into *out (NULL: zero), checked:
+** canonical digits inside the window, zero without values, and
+** n*Σx² >= (Σx)² with x's (n, Σx) (ga_var_consistent: what values give).
+** GA_OK, GA_NOMEM, or GA_BADSTATE with *err. */
+static int get_sq(rbuf *r, const ga_xstate *x, ga_gsq **out, const char **err) {
+  *out = NULL;
+  uint32_t lo = get_u32(r), n = get_u32(r);
+  if (r->bad || lo > GA_XSQ_DIGITS || n > GA_XSQ_DIGITS - lo ||
+      (int64_t)n * 4 > r->n - r->at) {
+    *err = "a damaged partial (a variance's sum of squares)";
+    return GA_BADSTATE;
+  }
+  ga_var_partial v;
+  memset(&v, 0, sizeof(v));
+  for (uint32_t k = 0; k < n; k++)
+    v.sq[lo + k] = (int64_t)get_u32(r);
+  v.sum = x->sum;
+  if (n && (!v.sq[lo] || !v.sq[lo + n - 1])) {
+    *err = "a damaged partial (a variance's sum of squares)";
+    return GA_BADSTATE;
+  }
+  if ((n && !ga_var_count(&v)) || !ga_var_consistent(&v)) {
+    *err = "a damaged partial (a variance's sum of squares below what its "
+           "sum and count give)";
+    return GA_BADSTATE;
+  }
+  if (!n)
+    return GA_OK;
+  if (!(*out = sqlite3_malloc64(sizeof(ga_gsq))))
+    return GA_NOMEM;
+  memcpy((*out)->d, v.sq, sizeof(v.sq));
+  (*out)->adds = 0;
   return GA_OK;
 }
 
@@ -719,6 +788,7 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
   ga_value keys[GA_MAX_KEYS];
   ga_xstate xs[GA_MAX_STATES];
   ga_dset *sets[GA_MAX_STATES];
+  ga_gsq *sqs[GA_MAX_STATES];
   int64_t own = 0; /* this partial's groups' rows (rule 3) */
   for (int64_t g = 0; g < h->ngroups; g++) {
     if (g % GA_QPART_POLL == 0 && stopped(lim)) /* rule 5 */
@@ -765,17 +835,23 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
         rc = get_set(&r, sh->dist[i] - 1, piece, &sets[i], lim, *bytes, err);
       }
     }
+    memset(sqs, 0, sizeof(sqs[0]) * (size_t)sh->ns);
+    for (int i = 0; rc == GA_OK && i < sh->ns; i++) /* rule 8 */
+      if (sh->sq[i])
+        rc = get_sq(&r, &xs[i], &sqs[i], err);
     if (rc != GA_OK) {
       for (int i = 0; i < j; i++)
         ga_xstate_clear(&xs[i]);
-      for (int i = 0; i < sh->ns; i++)
+      for (int i = 0; i < sh->ns; i++) {
         ga_dset_free(sets[i]);
+        sqlite3_free(sqs[i]);
+      }
       return rc;
     }
     /* rule 5 inside a set's merge too (engine/state/dset.h rule 5) */
     ga_dset_poll poll = {lim ? lim->stop : NULL, lim ? lim->stop_arg : NULL, 0},
                  *was = ga_dset_poll_swap(&poll);
-    rc = ga_gs_add_sets(s, keys, xs, sets, piece, bytes); /* clears both */
+    rc = ga_gs_add_sq(s, keys, xs, sets, sqs, piece, bytes); /* clears all */
     ga_dset_poll_swap(was);
     if (rc == GA_INTERRUPTED)
       return GA_QPART_STOP;

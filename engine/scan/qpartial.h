@@ -79,6 +79,15 @@
 **      (a dimension may be one: a bare rowid then names the fact's) is
 **      the one whose PRIMARY KEY columns have flag 2, in column order; one
 **      that has a rowid column too is a damaged partial.
+**   8. A variance's state (gstate.h rule 8, issue 39) is flagged by
+**      GA_QPART_SQ in its header byte (never with DISTINCT) and carries
+**      its Σx² after the sets: u32 lowest digit, u32 digits, then each
+**      normalised 32-bit digit (xvar.h rule 2's weights) as u32, from the
+**      lowest nonzero one to the highest.  Decoding checks the window's
+**      bounds, the canonical ends, zero without values and n*Σx² >=
+**      (Σx)² (ga_var_consistent); a merge adds the windows exactly, so
+**      partials merge in any grouping to the one-pass state's bits.  A
+**      reader before issue 39 refuses the flag as a damaged shape.
 */
 #ifndef GA_QPARTIAL_H
 #define GA_QPARTIAL_H
@@ -89,6 +98,7 @@
 #include "scan_group.h"
 
 #define GA_QPART_VERSION 4
+#define GA_QPART_SQ 0x80        /* rule 8: a state byte's flag */
 #define GA_QPART_TOOBIG 30      /* ga_qpart_encode: past max_bytes */
 #define GA_QPART_CAP 31         /* ga_qpart_add_groups: groups past the cap */
 #define GA_QPART_STOP 32        /* the caller's stop said so (rule 5) */

@@ -545,6 +545,31 @@ static int step_distinct(const ga_scan_spec *sp, ga_gstate *s, int coll,
   return rc;
 }
 
+/* The square of the column's value into state s (gstate.h rule 8), as
+** sum() views the value (ext/aggregates/var.c rule 1): NULL adds nothing,
+** INTEGER is exact, anything else is sqlite3_value_double's REAL.  GA_*
+** code. */
+static int step_square(ga_gstate *s, sqlite3_stmt *st, int col) {
+  sqlite3_value *v = sqlite3_column_value(st, col);
+  ga_value num;
+  memset(&num, 0, sizeof(num));
+  switch (sqlite3_value_numeric_type(v)) {
+  case SQLITE_NULL:
+    return GA_OK;
+  case SQLITE_INTEGER:
+    num.type = GA_V_INT;
+    num.i = sqlite3_value_int64(v);
+    break;
+  default:
+    num.type = GA_V_REAL;
+    num.r = sqlite3_value_double(v);
+  }
+  return ga_gstate_sq_step(s, &num);
+}
+
+static int step_value_sum(const ga_scan_spec *sp, ga_gstate *s, int i,
+                          int64_t piece, sqlite3_stmt *st, int col);
+
 /* One value into state i (hash mode: rows of piece `piece`); GA_* code. */
 /* scan_group.h rule 6: the column's value as a median keeps it. */
 static int step_pct(ga_gstate *s, sqlite3_stmt *st, int col) {
@@ -571,6 +596,14 @@ static int step_value(const ga_scan_spec *sp, ga_gstate *s, int i,
                       int64_t piece, sqlite3_stmt *st, int col) {
   if (sp->shape.dist[i] == GA_DIST_PCT)
     return step_pct(s, st, col);
+  int rc = step_value_sum(sp, s, i, piece, st, col);
+  if (rc == GA_OK && sp->shape.sq[i]) /* issue 39 */
+    rc = step_square(s, st, col);
+  return rc;
+}
+
+static int step_value_sum(const ga_scan_spec *sp, ga_gstate *s, int i,
+                          int64_t piece, sqlite3_stmt *st, int col) {
   if (sp->shape.dist[i])
     return step_distinct(sp, s, sp->shape.dist[i] - 1, piece, st, col);
   int type = sqlite3_column_type(st, col);
@@ -621,6 +654,8 @@ static int step_value_direct(const ga_scan_spec *sp, ga_gstate *s, int i,
     rc = sp->step_other(s, tag, piece, sqlite3_column_value(st, col), type,
                         sp->enc);
   }
+  if (rc == GA_OK && sp->shape.sq[i]) /* issue 39 */
+    rc = step_square(s, st, col);
   *extra += ga_gstate_heap_bytes(s) - was;
   return rc;
 }

@@ -525,6 +525,11 @@ int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
 
 int ga_gt_add_sets(ga_group_table *t, const ga_value *keys, uint64_t h,
                    ga_xstate *sts, ga_dset **sets, int64_t piece) {
+  return ga_gt_add_sq(t, keys, h, sts, sets, NULL, piece);
+}
+
+int ga_gt_add_sq(ga_group_table *t, const ga_value *keys, uint64_t h,
+                 ga_xstate *sts, ga_dset **sets, ga_gsq **sqs, int64_t piece) {
   const ga_gshape *s = &t->shape;
   ga_gstate gs[GA_MAX_STATES];
   int n = 0, rc = GA_OK;
@@ -533,6 +538,10 @@ int ga_gt_add_sets(ga_group_table *t, const ga_value *keys, uint64_t h,
     if (rc == GA_OK && sets) {
       gs[n].set = sets[n];
       sets[n] = NULL;
+    }
+    if (rc == GA_OK && sqs) { /* gstate.h rule 8 */
+      gs[n].sq = sqs[n];
+      sqs[n] = NULL;
     }
   }
   if (rc == GA_OK) {
@@ -556,6 +565,10 @@ int ga_gt_add_sets(ga_group_table *t, const ga_value *keys, uint64_t h,
     if (sets) {
       ga_dset_free(sets[i]);
       sets[i] = NULL;
+    }
+    if (sqs) {
+      sqlite3_free(sqs[i]);
+      sqs[i] = NULL;
     }
   }
   return rc;
@@ -643,11 +656,16 @@ int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
 
 int ga_gs_add_sets(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
                    ga_dset **sets, int64_t piece, int64_t *bytes) {
+  return ga_gs_add_sq(s, keys, sts, sets, NULL, piece, bytes);
+}
+
+int ga_gs_add_sq(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
+                 ga_dset **sets, ga_gsq **sqs, int64_t piece, int64_t *bytes) {
   uint64_t h = ga_keys_hash(keys, &s->sh[0].t.shape);
   int k = (int)(h >> 58); /* the slots use the low bits */
   pthread_mutex_lock(&s->sh[k].mu);
   int64_t before = s->sh[k].t.bytes;
-  int rc = ga_gt_add_sets(&s->sh[k].t, keys, h, sts, sets, piece);
+  int rc = ga_gt_add_sq(&s->sh[k].t, keys, h, sts, sets, sqs, piece);
   *bytes += s->sh[k].t.bytes - before;
   pthread_mutex_unlock(&s->sh[k].mu);
   return rc;
@@ -803,6 +821,8 @@ static int gs_step_rows(ga_group_table *d, const ga_gs_batch *b, const int *idx,
                                         piece, NULL)
                      : ga_gstate_step_tagged(&g->st[k], &g->tag[2 * k], piece,
                                              &v[k]);
+      if (rc == GA_OK && d->shape.sq[k]) /* gstate.h rule 8 */
+        rc = ga_gstate_sq_step(&g->st[k], &v[k]);
       extra += ga_gstate_heap_bytes(&g->st[k]) - was;
     }
   }

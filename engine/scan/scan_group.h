@@ -80,6 +80,9 @@ typedef struct ga_gshape {
   ** whose state keeps a set of values (gstate.h rule 5, rule 5 here), or
   ** GA_DIST_PCT (rule 6) */
   unsigned char dist[GA_MAX_STATES];
+  /* per state: 1 when a variance reads it: its steps also add the value's
+  ** square (gstate.h rule 8; issue 39) */
+  unsigned char sq[GA_MAX_STATES];
 } ga_gshape;
 
 /* Rule 6: the state keeps every value (a median's or percentile's). */
@@ -170,6 +173,10 @@ int ga_gt_add(ga_group_table *t, const ga_value *keys, uint64_t h,
 ** (rule 5: a partial's groups). */
 int ga_gt_add_sets(ga_group_table *t, const ga_value *keys, uint64_t h,
                    ga_xstate *sts, ga_dset **sets, int64_t piece);
+/* The same with the variance states' Σx² too (NULL entries: none), taken
+** over (gstate.h rule 8: a partial's groups). */
+int ga_gt_add_sq(ga_group_table *t, const ga_value *keys, uint64_t h,
+                 ga_xstate *sts, ga_dset **sets, ga_gsq **sqs, int64_t piece);
 
 /* The group of keys (hash h) in t, made empty when new, with tags = piece;
 ** NULL when out of memory.  For a table that one thread fills with the
@@ -200,6 +207,9 @@ int ga_gs_add(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
 /* ga_gt_add_sets into the keys' shard, thread-safe. */
 int ga_gs_add_sets(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
                    ga_dset **sets, int64_t piece, int64_t *bytes);
+/* ga_gt_add_sq into the keys' shard, thread-safe. */
+int ga_gs_add_sq(ga_group_shards *s, const ga_value *keys, ga_xstate *sts,
+                 ga_dset **sets, ga_gsq **sqs, int64_t piece, int64_t *bytes);
 /* Direct mode (engine/scan/scan.c): the group of keys (hash h) in s, made
 ** when new (keys copied, tags = piece) and given keys when piece comes
 ** before its own (rule 2), returned with its shard locked until

@@ -20,6 +20,7 @@ void ga_gstate_clear(ga_gstate *s) {
   ga_bval_clear(&s->min);
   sqlite3_free(s->sum.wide);
   ga_dset_free(s->set);
+  sqlite3_free(s->sq);
   ga_gstate_init(s);
 }
 
@@ -29,7 +30,88 @@ static int64_t bval_heap(const ga_bval *b) {
 
 int64_t ga_gstate_heap_bytes(const ga_gstate *s) {
   return (s->sum.wide ? (int64_t)sizeof(ga_sum_partial) : 0) +
-         bval_heap(&s->max) + bval_heap(&s->min) + ga_dset_bytes(s->set);
+         bval_heap(&s->max) + bval_heap(&s->min) + ga_dset_bytes(s->set) +
+         (s->sq ? (int64_t)sizeof(ga_gsq) : 0);
+}
+
+/* ---- rule 8: Σx² ---- */
+
+#define SQ_MAX_ADDS (GA_XACC_SAFE_ADDS / 4) /* xvar.c's headroom */
+
+static void sq_normalize(ga_gsq *q) {
+  for (int k = 0; k < GA_XSQ_DIGITS - 1; k++) {
+    int64_t c = q->d[k] >> 32; /* arithmetic: floor */
+    q->d[k] -= (int64_t)((uint64_t)c << 32);
+    q->d[k + 1] += c;
+  }
+  q->adds = 0;
+}
+
+int ga_gstate_sq_step(ga_gstate *s, const ga_value *num) {
+  if (num->type != GA_V_INT && num->type != GA_V_REAL)
+    return GA_OK;
+  if (!s->sq) {
+    if (!(s->sq = sqlite3_malloc64(sizeof(ga_gsq))))
+      return GA_NOMEM;
+    memset(s->sq, 0, sizeof(ga_gsq));
+  }
+  if (num->type == GA_V_INT) {
+    uint64_t u = num->i < 0 ? -(uint64_t)num->i : (uint64_t)num->i;
+    ga_xsq_add_at(s->sq->d, (unsigned __int128)u * u, GA_XSQ_BIAS, 0);
+  } else {
+    uint64_t b = (uint64_t)ga_dbits(num->r);
+    if (((b >> 52) & 0x7ff) != 0x7ff) /* infinities count in the sum only */
+      ga_xsq_add_real(s->sq->d, b, 0);
+  }
+  if (++s->sq->adds >= SQ_MAX_ADDS)
+    sq_normalize(s->sq);
+  return GA_OK;
+}
+
+int ga_gstate_sq_add(ga_gstate *s, unsigned __int128 m, int pos) {
+  if (!s->sq) {
+    if (!(s->sq = sqlite3_malloc64(sizeof(ga_gsq))))
+      return GA_NOMEM;
+    memset(s->sq, 0, sizeof(ga_gsq));
+  }
+  ga_xsq_add_at(s->sq->d, m, pos, 0);
+  if (++s->sq->adds >= SQ_MAX_ADDS)
+    sq_normalize(s->sq);
+  return GA_OK;
+}
+
+/* A merge's Σx² in two halves, so that a failure leaves into unchanged:
+** sq_reserve gives into a zeroed window where later has one (its value
+** unchanged), sq_add (which cannot fail) adds later's digits, each
+** bounded by later's adds (rule 8). */
+static int sq_reserve(ga_gstate *into, const ga_gstate *later) {
+  if (!later->sq || into->sq)
+    return GA_OK;
+  if (!(into->sq = sqlite3_malloc64(sizeof(ga_gsq))))
+    return GA_NOMEM;
+  memset(into->sq, 0, sizeof(ga_gsq));
+  return GA_OK;
+}
+
+static void sq_add(ga_gstate *into, const ga_gstate *later) {
+  if (!later->sq)
+    return;
+  sq_normalize(into->sq);
+  for (int k = 0; k < GA_XSQ_DIGITS; k++)
+    into->sq->d[k] += later->sq->d[k];
+  into->sq->adds = later->sq->adds + 1;
+  if (into->sq->adds >= SQ_MAX_ADDS)
+    sq_normalize(into->sq);
+}
+
+void ga_gstate_var_view(const ga_gstate *s, ga_var_partial *out) {
+  memset(out, 0, sizeof(*out));
+  ga_wsum_expand(&s->sum, &out->sum);
+  if (s->sq) {
+    memcpy(out->sq, s->sq->d, sizeof(out->sq));
+    out->adds = s->sq->adds;
+  }
+  ga_var_normalize(out);
 }
 
 /* ---- the window ---- */
@@ -322,7 +404,9 @@ int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
   /* rule 5: the sets first (a failure leaves into's counts as they were) */
   int src = later->set ? ga_dset_merge(&into->set, later->set) : GA_OK;
   if (src != GA_OK)
-    return src; /* GA_NOMEM, or GA_INTERRUPTED (dset.h rule 5) */
+    return src;                /* GA_NOMEM, or GA_INTERRUPTED (dset.h rule 5) */
+  if (sq_reserve(into, later)) /* rule 8 */
+    return GA_NOMEM;
   ga_wsum *a = &into->sum;
   const ga_wsum *f = &later->sum;
   int64_t c[7] = {into->rows, into->count, a->nint, a->nreal,
@@ -353,6 +437,7 @@ int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
   a->nninf = c[5];
   a->nnan = c[6];
   ga_bval_merge_end(&m, &into->max, &into->min, 1);
+  sq_add(into, later); /* rule 8 */
   if (!into->enc)
     into->enc = later->enc;
   return GA_OK;
@@ -477,6 +562,13 @@ static int set_best(const ga_dset *d, int want_min, ga_value *out) {
 
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
   memset(out, 0, sizeof(*out));
+  if (op >= GA_GSTATE_VAR && op <= GA_GSTATE_VAR + GA_SD_POP) { /* rule 8 */
+    ga_var_partial v;
+    ga_gstate_var_view(s, &v);
+    out->type =
+        ga_var_result(&v, op - GA_GSTATE_VAR, &out->r) ? GA_V_REAL : GA_V_NULL;
+    return GA_OK;
+  }
   if (s->set && (op == GA_AGG_MAX || op == GA_AGG_MIN))
     return set_best(s->set, op == GA_AGG_MIN, out);
   if (s->set)

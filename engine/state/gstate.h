@@ -52,6 +52,13 @@
 **      where the total is within 2^53 (exact, so correctly rounded);
 **      ga_gstate_overflows says whether sum() would overflow, without
 **      reading the window (cache_host.c rule 19 keeps such a group).
+**   8. Squares (issue 39): a state that a variance reads also keeps Σx²
+**      in sq (xvar.h rule 2's window, allocated at the first number and
+**      counted in the heap bytes), stepped by the caller next to the sum
+**      (ga_gstate_sq_step, sum()'s view of the value); Σx and the counts
+**      are the sum's.  Merges add the windows (xvar.h rule 3), so
+**      ga_gstate_result's GA_GSTATE_VAR ops give xvar.c's answer over the
+**      same values, bit for bit, in any order of merges.
 */
 #ifndef GA_GSTATE_H
 #define GA_GSTATE_H
@@ -60,6 +67,8 @@
 
 #include "dset.h"
 #include "state.h"
+
+#include "xvar.h"
 
 #define GA_WSUM_DIGITS 8 /* 256 bits: 5 digits besides a value's 3 */
 #define GA_WSUM_MAX_ADDS (1 << 27)
@@ -78,13 +87,35 @@ typedef struct ga_wsum {
 /* One group's state for one aggregate argument: ga_xstate with a ga_wsum.
 ** All zero is the empty state (ga_gstate_init): a window at digit 0 that
 ** moves at the first value above it. */
+/* Rule 8: Σx² (xvar.h rule 2), adds since its digits were normalised. */
+typedef struct ga_gsq {
+  int64_t d[GA_XSQ_DIGITS];
+  int64_t adds;
+} ga_gsq;
+
 typedef struct ga_gstate {
   int64_t rows, count;
   ga_wsum sum;
   ga_bval max, min;
   int enc;
   ga_dset *set; /* rule 5: a DISTINCT aggregate's values, else NULL */
+  ga_gsq *sq;   /* rule 8: Σx² where a variance reads the state, else NULL */
 } ga_gstate;
+
+/* ga_gstate_result's ops for the variance (rule 8): GA_GSTATE_VAR + one of
+** xvar.h's GA_VAR_SAMP, GA_VAR_POP, GA_SD_SAMP, GA_SD_POP. */
+#define GA_GSTATE_VAR 12
+
+/* Rule 8: the square of num (sum()'s view: GA_V_NULL adds nothing, INT,
+** REAL; an infinity counts in the sum only) into s->sq.  The caller steps
+** the sum itself.  GA_OK or GA_NOMEM (nothing added then). */
+int ga_gstate_sq_step(ga_gstate *s, const ga_value *num);
+/* Rule 8 with rule 6's blocks: add m * 2^(pos - 2148) (m < 2^128, a sum
+** of squares of one scale; pos <= 32 * GA_XSQ_DIGITS - 160) to s->sq,
+** counted as one add.  GA_OK or GA_NOMEM (nothing added then). */
+int ga_gstate_sq_add(ga_gstate *s, unsigned __int128 m, int pos);
+/* Rule 8: the exact (n, Σx, Σx²) of s into *out (s->sq NULL: Σx² = 0). */
+void ga_gstate_var_view(const ga_gstate *s, ga_var_partial *out);
 
 void ga_gstate_init(ga_gstate *s);
 void ga_gstate_clear(ga_gstate *s); /* frees what it holds; s is empty */

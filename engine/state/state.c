@@ -552,7 +552,7 @@ int ga_state_kind(const void *blob, int64_t n) {
   const unsigned char *p = blob;
   if (!p || n < HDR || memcmp(p, MAGIC, 4))
     return 0;
-  return p[5] >= GA_STATE_SUM && p[5] <= GA_STATE_FUSED ? p[5] : 0;
+  return p[5] >= GA_STATE_SUM && p[5] <= GA_STATE_VAR ? p[5] : 0;
 }
 
 int ga_state_decode(const void *blob, int64_t n, int kind, ga_xstate *out,
@@ -577,13 +577,14 @@ int ga_state_decode(const void *blob, int64_t n, int kind, ga_xstate *out,
   }
   if ((int)k != kind) {
     /* static texts: "wrong kind" names what the BLOB is */
-    static const char *const wrong[4] = {
+    static const char *const wrong[5] = {
         "wrong kind of state: this is a sum state (gpu_sum/total/avg_state)",
         "wrong kind of state: this is a max state (gpu_max_state)",
         "wrong kind of state: this is a min state (gpu_min_state)",
-        "wrong kind of state: this is a gpu_aggregate worker state"};
-    *err = k >= GA_STATE_SUM && k <= GA_STATE_FUSED ? wrong[k - 1]
-                                                    : "unknown state kind";
+        "wrong kind of state: this is a gpu_aggregate worker state",
+        "wrong kind of state: this is a variance state (gpu_var_state)"};
+    *err = k >= GA_STATE_SUM && k <= GA_STATE_VAR ? wrong[k - 1]
+                                                  : "unknown state kind";
     return GA_BADSTATE;
   }
   if (get8(&r) != 0 || get8(&r) != 0) {
@@ -627,4 +628,27 @@ int ga_state_decode(const void *blob, int64_t n, int kind, ga_xstate *out,
     return rc != GA_OK ? rc : GA_BADSTATE;
   }
   return GA_OK;
+}
+
+/* ---- the sum section alone (engine/state/vstate.c's variance BLOB) ---- */
+
+int64_t ga_state_sum_section(const ga_sum_partial *p, unsigned char *buf,
+                             int64_t cap) {
+  canon c;
+  canon_of(p, &c);
+  int64_t size = SUM_FIXED + 4 * (int64_t)c.nd;
+  if (size <= cap) {
+    wbuf w = {buf, 0};
+    put_sum(&w, p, &c);
+  }
+  return size;
+}
+
+int64_t ga_state_sum_section_read(const unsigned char *p, int64_t n,
+                                  ga_sum_partial *out, const char **err) {
+  rbuf r = {p, n, 0, NULL};
+  memset(out, 0, sizeof(*out));
+  get_sum(&r, out);
+  *err = r.err;
+  return r.err ? -1 : r.i;
 }

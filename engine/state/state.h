@@ -52,6 +52,7 @@ typedef struct ga_xstate {
 #define GA_STATE_MAX 2   /* best value: gpu_max_state */
 #define GA_STATE_MIN 3   /* best value: gpu_min_state */
 #define GA_STATE_FUSED 4 /* rows, sum partial, max, min: the workers' state */
+#define GA_STATE_VAR 5   /* sum partial and Σx²: gpu_var_state (vstate.h) */
 #define GA_STATE_VERSION 1
 
 /* Normalise the sum every this many values (GA_XACC_SAFE_ADDS and the 2^31
@@ -122,6 +123,13 @@ int64_t ga_state_encode_buf(const ga_xstate *s, int kind, unsigned char *buf,
 ** a newer version, another kind of state, or an impossible value. */
 int ga_state_decode(const void *blob, int64_t n, int kind, ga_xstate *out,
                     const char **err);
+/* The sum section of a BLOB alone, for vstate.c: written into buf when its
+** size (returned) is at most cap; read with every check of the sum's,
+** returning the bytes read, or -1 with *err set. */
+int64_t ga_state_sum_section(const ga_sum_partial *p, unsigned char *buf,
+                             int64_t cap);
+int64_t ga_state_sum_section_read(const unsigned char *p, int64_t n,
+                                  ga_sum_partial *out, const char **err);
 /* The kind of a BLOB that starts like a state, or 0. */
 int ga_state_kind(const void *blob, int64_t n);
 

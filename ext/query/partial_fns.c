@@ -766,6 +766,11 @@ static char *mismatch(const ga_qpart_head *a, const ga_qpart_head *b,
       return sqlite3_mprintf("%s: aggregate argument %d is DISTINCT under "
                              "another collation there%s",
                              what, k + 1, fix);
+  for (int k = 0; k < a->shape.ns; k++) /* issue 39 (qpartial.h rule 7) */
+    if (a->shape.sq[k] != b->shape.sq[k])
+      return sqlite3_mprintf("%s: aggregate argument %d has a variance's sum "
+                             "of squares in one partial only%s",
+                             what, k + 1, fix);
   return NULL;
 }
 
@@ -1132,6 +1137,8 @@ static int here_head(sqlite3 *db, const ga_query *q,
             : ga_plan_key_coll(db, &q->t, parts.alias, q->keys[k]);
   for (int k = 0; parts.val_dist && k < q->nvals; k++) /* DISTINCT (issue 37) */
     h->shape.dist[k] = parts.val_dist[k];
+  for (int k = 0; parts.val_sq && k < q->nvals; k++) /* issue 39 */
+    h->shape.sq[k] = parts.val_sq[k];
   h->sig = ga_query_sig(q, params, np);
   h->nparams = q->nparams;
   h->table = sqlite3_mprintf("%s", q->t.table);

@@ -40,6 +40,7 @@
 #include "cx_run.h"
 #include "gak.h"
 #include "xacc.h"
+#include "xvar.h"
 
 #define FAKE_MAX_DEV 16
 #define FAKE_MAX_FAULTS 16
@@ -596,6 +597,70 @@ static void op_best(op *o) {
     }
   }
   *out = r;
+}
+
+/* Issue 39: gak_var's twin.  The kernel adds each value's exact pieces
+** (TwoSum residuals, error-free squares, 128-bit integer squares) into the
+** same digits; the digits' value is the same, so the twin adds the values
+** exactly with engine/reduce/xvar.c in four lanes, as op_sum does, and
+** writes the lanes' digits summed (unnormalised, as the kernel's are). */
+static void op_var(op *o) {
+  ga_sum_partial *out = o->c;
+  int64_t *sq = o->d;
+  if (kernel_faults(o, out, sizeof(*out)))
+    return;
+  const uint64_t *v = o->a, *isint = o->b;
+  static __thread ga_var_partial lane[4];
+  for (int l = 0; l < 4; l++)
+    ga_var_init(&lane[l]);
+  for (int64_t i = 0; i < o->m; i++) {
+    int is_int = o->layout == GA_LAYOUT_INT ||
+                 (o->layout == GA_LAYOUT_MIXED && bit(isint, i));
+    if (is_int)
+      ga_var_add_int(&lane[i & 3], (int64_t)v[i], 1);
+    else
+      ga_var_add_real(&lane[i & 3], ga_bitsd((int64_t)v[i]), 1);
+  }
+  memset(out, 0, sizeof(*out));
+  memset(sq, 0, sizeof(int64_t) * GA_XSQ_DIGITS);
+  for (int l = 0; l < 4; l++) {
+    ga_var_normalize(&lane[l]);
+    ga_sum_partial *p = &lane[l].sum;
+    for (int d = 0; d < GA_XACC_DIGITS; d++)
+      out->acc[d] += p->acc[d];
+    for (int d = 0; d < GA_XSQ_DIGITS; d++)
+      sq[d] += lane[l].sq[d];
+    out->ilo += p->ilo;
+    out->ihi += p->ihi;
+    out->itop += p->itop;
+    out->nint += p->nint;
+    out->nreal += p->nreal;
+    out->npinf += p->npinf;
+    out->nninf += p->nninf;
+    out->nnan += p->nnan;
+  }
+}
+
+int gak_var(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,
+            int layout, ga_sum_partial *d_sum, int64_t *d_sq, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || n < 0 || n > GA_XACC_SAFE_ADDS ||
+      layout < GA_LAYOUT_INT || layout > GA_LAYOUT_MIXED)
+    return fail(GAK_EOTHER);
+  dev_check(d_vals, (size_t)n * 8, s->dev, "gak_var values");
+  if (layout == GA_LAYOUT_MIXED)
+    dev_check(d_isint, (size_t)(n + 63) / 64 * 8, s->dev, "gak_var bitmap");
+  dev_check(d_sum, sizeof(*d_sum), s->dev, "gak_var output");
+  dev_check(d_sq, sizeof(int64_t) * GA_XSQ_DIGITS, s->dev, "gak_var squares");
+  op *o = op_new(op_var);
+  o->a = (void *)d_vals;
+  o->b = (void *)d_isint;
+  o->c = d_sum;
+  o->d = d_sq;
+  o->m = n;
+  o->layout = layout;
+  enqueue(s, o);
+  return 0;
 }
 
 int gak_best(const uint64_t *d_vals, const uint64_t *d_isint, int64_t n,

@@ -10,7 +10,8 @@ gpu_query_merge) of texts with INTEGER, REAL, TEXT (NOCASE), BLOB and
 computed keys, carried columns, parameters, an ungrouped text, a UTF-16
 database and a join (its dimensions' tables in the header, one WITHOUT
 ROWID, one indexed: qpartial.h rule 7); valid state BLOBs of
-gpu_sum/avg/max/min_state.
+gpu_sum/avg/max/min_state; variances (issue 39: Σx² windows,
+qpartial.h rule 8) and gpu_var_state.
 
 Mutants of a seed: bit flips, interesting bytes, truncations, extensions,
 edits of the format's length, count and row fields (found by parsing the
@@ -34,7 +35,9 @@ returns a BLOB.  Checked at every case:
 A state mutant S goes through every gpu_<agg>_merge: an error names the
 function (gpu_sum_merge may also say "integer overflow", as gpu_sum does),
 the sum family (sum, total, avg) accepts exactly the same BLOBs, and an
-accepted max or min state merged with itself gives itself.
+accepted max or min state merged with itself gives itself; gpu_var_merge
+(issue 39) names itself, its forms agree on accepting, an accepted state
+re-encodes to itself and twice its rows keep its population forms' bits.
 A mismatch is written to OUT/fail-N.bin (+ .txt); the case being run is in
 OUT/case.bin (an ASan abort leaves it there).  The process's stderr goes to
 OUT/stderr.log: a case after which it grew (a recoverable UBSan report) is
@@ -77,10 +80,14 @@ TEXTS = [
     # issue 38: a join's partial carries every table of the join
     ("SELECT /* gpuagg_fact(t) */ d.g, sum(t.x), max(w.wv), min(d.h), count(*) FROM t JOIN d ON t.k = d.k "
      "LEFT JOIN w ON t.c = w.wk WHERE d.h > ?1 GROUP BY d.g", (-0.5,), False),
+    # issue 39: Σx² windows (qpartial.h rule 8), grouped and ungrouped
+    ("SELECT s, gpu_stddev(x), gpu_var_pop(y) FILTER (WHERE k > 0), sum(x) FROM t GROUP BY s", (), False),
+    ("SELECT gpu_variance(k), gpu_stddev_pop(y), count(*) FROM t", (), False),
 ]
 MERGES = ["gpu_sum_merge", "gpu_total_merge", "gpu_avg_merge", "gpu_max_merge", "gpu_min_merge"]
 STATES = ["gpu_sum_state(x)", "gpu_avg_state(y)", "gpu_max_state(x)", "gpu_min_state(c)",
-          "gpu_max_state(b)", "gpu_min_state(s)"]
+          "gpu_max_state(b)", "gpu_min_state(s)", "gpu_var_state(x)", "gpu_var_state(y)",
+          "gpu_var_state(k)"]
 
 
 def connect(path):
@@ -164,7 +171,7 @@ def parse_fields(b):
         take(1)
         nk, nc, ns = take(1)[0], take(1)[0], take(1)[0]
         take(nk)
-        dist = take(ns)  # version 3: DISTINCT states (issue 37)
+        dist = take(ns)  # version 3: DISTINCT states (issue 37); 0x80: a Σx² (issue 39)
         take(8)  # signature
         u32()  # parameters
         strv()
@@ -194,7 +201,7 @@ def parse_fields(b):
                 f.append((at0 + 4 + 16, 8))  # its first count
                 del at0, n
             for d in dist:  # the DISTINCT states' sets (qpartial.h rule 6)
-                if d:
+                if d & 0x7f:
                     for _ in range(u32()):
                         t = take(1)[0]
                         if t in (1, 2):
@@ -203,6 +210,11 @@ def parse_fields(b):
                             strv()
                         take(1)  # the sum's view: type, then its 8 bytes
                         take(8)
+            for d in dist:  # the variance states' Σx² (rule 7): lowest digit, digits, u32 each
+                if d & 0x80:
+                    u32()
+                    for _ in range(u32()):
+                        take(4)
     except IndexError:
         pass
     return f
@@ -372,6 +384,31 @@ class Fuzz:
                     self.fail("%s of a state twice is not the state's" % fn, s, (got[fn], twice))
         if any(fam) and any(got[f][0] == "ok" for f in MERGES[:3]):
             self.cases["state_accepted"] += 1
+        self.var_case(s)
+
+    def var_case(self, s):
+        """issue 39: gpu_var_merge names itself in every error; an accepted
+        state re-encodes to itself, answers every form, and merged with
+        itself (twice the rows) keeps its population forms' bits."""
+        sc = self.scratch
+        forms = ("var_samp", "var_pop", "stddev_samp", "stddev_pop", "state")
+        got = {f: self.run(sc, "SELECT gpu_var_merge(?, ?)", (s, f)) for f in forms}
+        for f in forms:
+            self.named(got[f], "gpu_var_merge: ", s, "gpu_var_merge " + f)
+        ok = set(g[0] for g in got.values())
+        if len(ok) != 1:
+            self.fail("gpu_var_merge's forms disagree on a state", s, got)
+            return
+        if ok != {"ok"}:
+            return
+        self.cases["state_accepted"] += 1
+        r = got["state"][1][0][0]
+        if self.run(sc, "SELECT gpu_var_merge(?, 'state')", (r,)) != ("ok", [(r,)]):
+            self.fail("a merged variance state does not re-encode to itself", s, r)
+        for f in ("var_pop", "stddev_pop"):
+            twice = self.run(sc, "SELECT gpu_var_merge(s, ?) FROM (SELECT ? AS s UNION ALL SELECT ?)", (f, s, s))
+            if repr(twice) != repr(got[f]):
+                self.fail("gpu_var_merge %s of a state twice is not the state's" % f, s, (got[f], twice))
 
     def go(self, seconds, cases):
         end = time.time() + seconds

@@ -145,6 +145,11 @@ QUERIES = {
     "distinct": ("SELECT region, count(DISTINCT city), sum(DISTINCT amount), typeof(sum(DISTINCT amount)), "
                  "count(*) FILTER (WHERE qty > ?1), avg(DISTINCT price) FILTER (WHERE disc > 0) FROM sales "
                  "GROUP BY region ORDER BY region", (25,)),
+    # issue 39: the partials carry Σx² (qpartial.h rule 7): the exact
+    # variance's bits, files merged in any grouping
+    "variance": ("SELECT region, gpu_stddev(amount), gpu_var_pop(price), gpu_stddev_pop(qty) FILTER "
+                 "(WHERE disc > 0), gpu_variance(qty * 1000003) FROM sales GROUP BY region ORDER BY region", ()),
+    "variance_ungrouped": ("SELECT gpu_var_samp(amount), gpu_stddev(price), count(*) FROM sales", ()),
 }
 
 

@@ -54,7 +54,7 @@ LIST = os.path.join(HERE, "mutants.txt")
 # make wheel's output, SKIPs without it), so a survivor passed all of them.
 SUITES = os.environ.get(
     "MUTANT_SUITES",
-    "engine cpu_sum sql exact chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
+    "engine cpu_sum sql exact var var_kernel chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
     "fake:exact fake:chunks fake:matadd state percentile state_engine state_worker scan_group query_errors query_json query_index query_join trust files trust_values first_hour "
     "aggregate "
     "aggregate_writer cache fake:cache python analysts dask cli diff gpu gpu_faults docs install node query_partial "
