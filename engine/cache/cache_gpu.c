@@ -28,6 +28,8 @@
 #include "xacc.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_gpu_step.h"
+
 int64_t ga_cache_gpu_bytes(int ncols, int64_t cap) {
   return (int64_t)ncols * (cap * 8 + 2 * GA_BW(cap) * 8);
 }
@@ -43,11 +45,6 @@ struct ga_cgpu {
   char why[200];
 };
 
-static void gfree(void *p) {
-  if (p && gak_free(p))
-    gak_take_error();
-}
-
 static int arrays_alloc(int ncols, int64_t cap, uint64_t **v, uint64_t **i,
                         uint64_t **nn) {
   for (int c = 0; c < ncols; c++) {
@@ -61,9 +58,9 @@ static int arrays_alloc(int ncols, int64_t cap, uint64_t **v, uint64_t **i,
 
 static void arrays_free(int ncols, uint64_t **v, uint64_t **i, uint64_t **nn) {
   for (int c = 0; c < ncols; c++) {
-    gfree(v[c]);
-    gfree(i[c]);
-    gfree(nn[c]);
+    ga_cg_free(v[c]);
+    ga_cg_free(i[c]);
+    ga_cg_free(nn[c]);
     v[c] = i[c] = nn[c] = NULL;
   }
 }
@@ -268,7 +265,7 @@ int ga_cgpu_remap(ga_cgpu *g, int col, const uint32_t *map, int64_t nmap) {
     gak_take_error();
     snprintf(g->why, sizeof g->why, "the codes of a TEXT column failed");
   }
-  gfree(d_map);
+  ga_cg_free(d_map);
   ga_dev_leave(prev);
   return ok ? GA_OK : GA_CLOAD_EFAIL;
 }
@@ -322,10 +319,10 @@ void ga_cache_gpu_free_entry(ga_centry *e) {
     return;
   for (int c = 0; c < e->ncols; c++) {
     ga_ccol *k = &e->cols[c];
-    gfree(k->d_vals);
-    gfree(k->d_isint);
-    gfree(k->d_notnull);
-    gfree(k->d_dict);
+    ga_cg_free(k->d_vals);
+    ga_cg_free(k->d_isint);
+    ga_cg_free(k->d_notnull);
+    ga_cg_free(k->d_dict);
     k->d_vals = k->d_isint = k->d_notnull = NULL;
     k->d_dict = NULL;
   }
@@ -341,7 +338,7 @@ void ga_cache_gpu_release(ga_cache *c) {
       gak_stream_sync(c->stream);
       gak_stream_destroy(c->stream);
     }
-    gfree(c->d_scratch);
+    ga_cg_free(c->d_scratch);
     gak_take_error();
     ga_dev_leave(prev);
   }

@@ -81,6 +81,8 @@
 #include "xacc.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_gpu_step.h"
+
 /* Rule 2's bound on the bits: a small multiple of reading the column. */
 #define GA_CGD_BITS_PER_ROW 16
 #define GA_CGD_FREE_BITS ((int64_t)1 << 23)
@@ -184,29 +186,7 @@ void ga_cgd_ids(int few, int grouped, const uint32_t *h_se, int64_t ngroups,
     ids[g] = 0;
 }
 
-static void gfree(void *p) {
-  if (p && gak_free(p))
-    gak_take_error();
-}
-
-#define STEP(stage, call)                                                      \
-  do {                                                                         \
-    if (!ga_cuda_ok(stage, call)) {                                            \
-      snprintf(why, nwhy, "a GPU step failed (%s)", ga_stage_name(stage));     \
-      goto fail;                                                               \
-    }                                                                          \
-  } while (0)
-
-/* cache_gpu_query.c's sync_or: 1, or 0 with why. */
-static int sync_ok(ga_cache *c, char *why, size_t nwhy) {
-  int err = gak_stream_sync(c->stream);
-  int kernel = err && gak_error_class(err) == GAK_EKERNEL;
-  if (ga_cuda_ok(GA_STAGE_KERNEL, kernel ? err : 0) &&
-      ga_cuda_ok(GA_STAGE_SYNC, kernel ? 0 : err))
-    return 1;
-  snprintf(why, nwhy, "a GPU step failed (%s)", kernel ? "kernel" : "sync");
-  return 0;
-}
+#define STEP GA_CG_STEP
 
 /* Rule 1: value i's domain [*lo, *lo + *range) and *fold, from the load
 ** or measured on the device (d_dom: 4 words of scratch); *sort set where
@@ -237,9 +217,9 @@ static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   STEP(GA_STAGE_LAUNCH,
        gak_cdist_domain(at->col, at->idx, at->sel, at->m, d_dom, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(h, d_dom, sizeof h, c->stream));
-  if (!sync_ok(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
-  gfree(d_dom);
+  ga_cg_free(d_dom);
   *sort = h[0] || (h[1] && !q->best_only[i]);
   *fold = h[1] != 0;
   *lo = h[2];
@@ -248,7 +228,7 @@ static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
 fail:
   gak_stream_sync(c->stream);
   gak_take_error();
-  gfree(d_dom);
+  ga_cg_free(d_dom);
   return GA_SCAN_FALLBACK;
 }
 
@@ -340,7 +320,7 @@ static int by_bits(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&miss, d_miss, 8, c->stream));
   if (sums)
     STEP(GA_STAGE_D2H, gak_memcpy_d2h(h_bits, d_bits, bbytes, c->stream));
-  if (!sync_ok(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   if (miss) { /* rule 1: never a smaller count */
     snprintf(why, nwhy,
@@ -371,7 +351,7 @@ fail:
   rc = GA_SCAN_FALLBACK;
 done:
   (void)e;
-  gfree(d);
+  ga_cg_free(d);
   sqlite3_free(h_cnt);
   sqlite3_free(h_bits);
   return rc;
@@ -417,7 +397,7 @@ static int by_sort(ga_cache *c, const ga_cquery *q, int i, const ga_cgd_at *at,
   STEP(GA_STAGE_D2H,
        gak_memcpy_d2h(h_cnt, d_cnt, (size_t)at->ngroups * 8, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&n, d_n, 8, c->stream));
-  if (!sync_ok(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   if (n < 0 || n > at->m) {
     snprintf(why, nwhy, "a GPU step failed (DISTINCT's pair count)");
@@ -439,7 +419,7 @@ static int by_sort(ga_cache *c, const ga_cquery *q, int i, const ga_cgd_at *at,
     STEP(GA_STAGE_D2H, gak_memcpy_d2h(h_gid, d_gid, (size_t)n * 4, c->stream));
     STEP(GA_STAGE_D2H,
          gak_memcpy_d2h(h_val, d_val, (size_t)n * sizeof(gak_cval), c->stream));
-    if (!sync_ok(c, why, nwhy))
+    if (!ga_cg_sync(c, why, nwhy))
       goto fail;
   }
   ga_cache_prof("cache_gpu", "dset-sort", &t0);
@@ -473,7 +453,7 @@ fail:
   gak_take_error();
   rc = GA_SCAN_FALLBACK;
 done:
-  gfree(d);
+  ga_cg_free(d);
   sqlite3_free(h_cnt);
   sqlite3_free(h_gid);
   sqlite3_free(h_val);
@@ -516,7 +496,7 @@ static int classes(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
        gak_memcpy_h2d(d_map, map, (size_t)(nd + 1) * 4, c->stream));
   STEP(GA_STAGE_LAUNCH,
        gak_cache_remap(d_v, at->col.notnull, rows, d_map, nd, c->stream));
-  if (!sync_ok(c, why, nwhy)) /* map is read until then */
+  if (!ga_cg_sync(c, why, nwhy)) /* map is read until then */
     goto fail;
   sqlite3_free(map);
   return GA_SCAN_OK;
@@ -537,7 +517,7 @@ int ga_cgd_value(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   if (q->vdict[i] && q->dist[i] - 1 != GA_COLL_BINARY) { /* rule 1 */
     rc = classes(c, e, q, i, at, &dup, &dc, why, nwhy);
     if (rc != GA_SCAN_OK) {
-      gfree(dc);
+      ga_cg_free(dc);
       return rc;
     }
     at = &dup;
@@ -553,6 +533,6 @@ int ga_cgd_value(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
     else
       rc = by_sort(c, q, i, at, st, why, nwhy);
   }
-  gfree(dc);
+  ga_cg_free(dc);
   return rc;
 }

@@ -100,14 +100,11 @@
 #include "xacc.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_gpu_step.h"
+
 #include "cache.h"
 #include "cache_gpu_distinct.h"
 #include "cache_gpu_many.h"
-
-static void gfree(void *p) {
-  if (p && gak_free(p))
-    gak_take_error();
-}
 
 /* ---- queries ---- */
 
@@ -137,7 +134,7 @@ static int scratch(ga_cache *c, size_t bytes) {
   if (c->scratch_bytes >= bytes)
     return 1;
   gak_stream_sync(c->stream);
-  gfree(c->d_scratch);
+  ga_cg_free(c->d_scratch);
   c->d_scratch = NULL;
   c->scratch_bytes = 0;
   bytes += bytes / 8; /* room for the next, slightly larger query */
@@ -192,23 +189,7 @@ static int add_group(ga_group_shards *gs, const gak_cstate *cs, int grouped) {
   return ga_gs_add(gs, &key, &st, 0, &bytes);
 }
 
-#define STEP(stage, call)                                                      \
-  do {                                                                         \
-    if (!ga_cuda_ok(stage, call)) {                                            \
-      snprintf(why, nwhy, "a GPU step failed (%s)", ga_stage_name(stage));     \
-      goto fail;                                                               \
-    }                                                                          \
-  } while (0)
-
-static int sync_or(ga_cache *c, char *why, size_t nwhy) {
-  int err = gak_stream_sync(c->stream);
-  int kernel = err && gak_error_class(err) == GAK_EKERNEL;
-  if (ga_cuda_ok(GA_STAGE_KERNEL, kernel ? err : 0) &&
-      ga_cuda_ok(GA_STAGE_SYNC, kernel ? 0 : err))
-    return 1;
-  snprintf(why, nwhy, "a GPU step failed (%s)", kernel ? "kernel" : "sync");
-  return 0;
-}
+#define STEP GA_CG_STEP
 
 /* The whole-column shape (rule 4). */
 static int whole_column(ga_cache *c, ga_centry *e, const ga_ccol *x,
@@ -247,7 +228,7 @@ static int whole_column(ga_cache *c, ga_centry *e, const ga_ccol *x,
          gak_best(v, bits, len, layout, 1, bo + 1, d_sc, c->stream));
   }
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(h, d_out, outb * (size_t)nch, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   gak_cstate cs;
   memset(&cs, 0, sizeof(cs));
@@ -307,7 +288,7 @@ static int dictionary(ga_cache *c, ga_centry *e, ga_ccol *k, char *why,
   STEP(GA_STAGE_LAUNCH,
        gak_cache_dict(ccol(k), n, n - k->nnull, d_dict, d_n, d_sc, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&nd, d_n, 8, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   if (nd < -1) {
     snprintf(why, nwhy, "a GPU step failed (the key column's NULL count)");
@@ -325,7 +306,7 @@ static int dictionary(ga_cache *c, ga_centry *e, ga_ccol *k, char *why,
   }
   STEP(GA_STAGE_H2D,
        gak_memcpy_d2d(k->d_dict, d_dict, (size_t)nd * 8, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   k->ndict = nd;
   k->dict_state = 1;
@@ -337,7 +318,7 @@ static int dictionary(ga_cache *c, ga_centry *e, ga_ccol *k, char *why,
 fail:
   gak_stream_sync(c->stream);
   gak_take_error();
-  gfree(k->d_dict);
+  ga_cg_free(k->d_dict);
   k->d_dict = NULL;
   return -1;
 }
@@ -405,7 +386,7 @@ static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x, gak_ccol *out,
                                           d_idx, d_cnt, d_csc, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&nn, d_cnt, 8, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   if (err) { /* at some row, perhaps one the filter drops: SQLite decides */
     snprintf(why, nwhy,
@@ -416,7 +397,7 @@ static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x, gak_ccol *out,
   STEP(GA_STAGE_LAUNCH,
        gak_cache_dict(*out, n, nn, d_dict, d_n, d_sc, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&nd, d_n, 8, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   if (nd < -1 || nn < 0 || nn > n) {
     snprintf(why, nwhy, "a GPU step failed (a group key's NULL count)");
@@ -439,7 +420,7 @@ static int eval_key(ga_cache *c, ga_centry *e, const ga_cexpr *x, gak_ccol *out,
   }
   STEP(GA_STAGE_H2D,
        gak_memcpy_d2d(*d_dict_out, d_dict, (size_t)nd * 8, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   *nd_out = nd;
   return 1;
@@ -916,7 +897,7 @@ static int choose_topk(ga_cache *c, ga_centry *e, const ga_cquery *q, int mode,
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&flag, d_flag, 4, c->stream));
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(&cnt, d_count, 8, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   if (err || flag) {
     snprintf(why, nwhy,
@@ -944,7 +925,7 @@ static int choose_topk(ga_cache *c, ga_centry *e, const ga_cquery *q, int mode,
     return -1;
   }
   STEP(GA_STAGE_D2H, gak_memcpy_d2h(h_b, d_bounds, (size_t)cnt * 8, c->stream));
-  if (!sync_or(c, why, nwhy))
+  if (!ga_cg_sync(c, why, nwhy))
     goto fail;
   for (int64_t g = 0; g < cnt; g++) {
     h_se[g] = h_b[2 * g];
@@ -1234,7 +1215,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                                 d_start + ngroups, c->stream));
     STEP(GA_STAGE_D2H,
          gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
-    if (!sync_or(c, why, nwhy))
+    if (!ga_cg_sync(c, why, nwhy))
       goto fail;
     for (int64_t g = 0; g < ngroups; g++) {
       ne += h_se[g] != 0;
@@ -1248,7 +1229,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     STEP(GA_STAGE_LAUNCH,
          gak_cache_compact(d_sel, n, d_idx, d_count, d_csc, c->stream));
     STEP(GA_STAGE_D2H, gak_memcpy_d2h(&m, d_count, 8, c->stream));
-    if (!sync_or(c, why, nwhy))
+    if (!ga_cg_sync(c, why, nwhy))
       goto fail;
   }
   prof("filter", &t0);
@@ -1290,7 +1271,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     if (!topk) {
       STEP(GA_STAGE_D2H,
            gak_memcpy_d2h(h_se, d_start, (size_t)ngroups * 8, c->stream));
-      if (!sync_or(c, why, nwhy))
+      if (!ga_cg_sync(c, why, nwhy))
         goto fail;
     } else { /* rule 9: the chosen groups' bounds, as h_se */
       int d = choose_topk(c, e, q, tmode, ngroups, m, rows_idx, d_start, d_pool,
@@ -1389,7 +1370,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                             (uint64_t *)col.isint, (uint64_t *)col.notnull,
                             d_err, c->stream));
         STEP(GA_STAGE_D2H, gak_memcpy_d2h(&err, d_err, 4, c->stream));
-        if (!sync_or(c, why, nwhy))
+        if (!ga_cg_sync(c, why, nwhy))
           goto fail;
         xv_of = i;
         prof("eval", &t0);
@@ -1419,7 +1400,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     STEP(GA_STAGE_D2H,
          gak_memcpy_d2h(h_st + (size_t)i * (size_t)ngr, d_gst,
                         sizeof(gak_cstate) * (size_t)ngr, c->stream));
-    if (!sync_or(c, why, nwhy)) /* d_xv is the next value's */
+    if (!ga_cg_sync(c, why, nwhy)) /* d_xv is the next value's */
       goto fail;
     prof("reduce", &t0);
     if (q->dist[i]) { /* rule 10 */
@@ -1470,7 +1451,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       STEP(GA_STAGE_D2H,
            gak_memcpy_d2h(h_kv + (size_t)k * (size_t)ngr, d_kv,
                           sizeof(gak_cval) * (size_t)ngr, c->stream));
-      if (!sync_or(c, why, nwhy))
+      if (!ga_cg_sync(c, why, nwhy))
         goto fail;
     }
   }
@@ -1488,8 +1469,8 @@ fail:
   gak_take_error();
 done:
   for (int k = 0; k < nk; k++) { /* rule 8's */
-    gfree((void *)xk[k].vals);
-    gfree(d_xkd[k]);
+    ga_cg_free((void *)xk[k].vals);
+    ga_cg_free(d_xkd[k]);
   }
   for (int k = 0; h_kmap && k < nk; k++)
     sqlite3_free(h_kmap[k]);
