@@ -478,6 +478,7 @@ class Query:
         self.r, self.t, self.probe, self.schema = r, t, probe, schema
         self.cache_shaped = CACHE and r.random() < 0.5
         self.df = None  # issue 37: DISTINCT/FILTER's own random stream (distinct_filter)
+        self.mc = None  # session 4 (fixes): minmax_coll's own random stream
         self.hg = None  # issue 37: HAVING on group terms' own stream (having_group_terms)
         self.having_terms = False
         self.aggnames = []  # spelling as written, by marker number
@@ -558,9 +559,13 @@ class Query:
             spelled = spelled.upper()
         self.aggnames.append(spelled)
         tail = ""
+        if self.mc and name in ("min", "max"):  # session 4 (fixes): minmax_coll
+            arg = minmax_coll(self, arg)
         if self.df:  # issue 37: DISTINCT and FILTER (distinct_filter)
             arg, every, tail, dloose = distinct_filter(self, name, arg)
-        loose = name in ("min", "max") and ambiguous(self.probe, self.t, arg.format(**self.plain), True)
+        # min/max compare under the argument's collation (minmax_coll): equal
+        # values 'a' and 'A' of a NOCASE argument are a choice
+        loose = name in ("min", "max") and ambiguous(self.probe, self.t, arg.format(**self.plain))
         all_ = "ALL " if r.random() < 0.08 else ""  # the default, written (issue 36)
         every = all_ if not self.df else every
         return "\ue000%d\ue001(%s%s)%s" % (len(self.aggnames) - 1, every, self.col_text(arg), tail), \
@@ -957,6 +962,8 @@ class Query:
 
         def ref(m):
             n = self.aggnames[int(m.group(1))].lower()
+            if n in ("min", "max", "gpu_min", "gpu_max"):
+                return n[-3:]  # SQLite's own: under the argument's collation (minmax_coll)
             return "gpu_" + n if n in AGGS else n
 
         self.text = re.sub("\ue000(\\d+)\ue001", written, sql)
@@ -1062,6 +1069,41 @@ def cache_distinct_arg(d, name, arg, utf16):
     if name == "count" and d.random() < 0.4:
         return d.choice(["{u}", "{u}" if utf16 else "{s}", "length({u})"])
     return d.choice(CACHE_DISTINCT_ARGS) if d.random() < 0.6 else arg
+
+
+def ref_aggs(z):
+    """The reference of a text: sum, total and avg as gpu_sum ... gpu_avg;
+    min and max (either spelling) SQLite's own, which compare TEXT under
+    the argument's collation (minmax_coll)."""
+    z = re.sub(r"(?i)\bgpu_(min|max)\(", r"\1(", z)
+    return re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", z)
+
+
+# session 4 (fixes), minmax_coll: min and max over TEXT under NOCASE or RTRIM
+# compare under that collation and keep the first of equal values ('a' and
+# 'A', 'x' and 'x '), as SQLite's min/max do: min(s) over 'B', 'a', 'A', 'b'
+# is 'a' (gpu_min's BINARY order gave 'A', min(DISTINCT s) 'B').  Arguments
+# whose collation is the column's (s NOCASE), travels (+s, CAST) or is
+# written (u COLLATE NOCASE / RTRIM), beside BINARY ones; the tables' s and
+# u hold case- and space-differing duplicates (unclean tables), and groups
+# holding 'B' and 'a' (every table).
+MINMAX_COLL_ARGS = ["{s}", "{s}", "+{s}", "CAST({s} AS TEXT)", "{u} COLLATE NOCASE", "{u} COLLATE RTRIM",
+                    "{s} COLLATE RTRIM", "{s} COLLATE BINARY", "lower({u}) COLLATE NOCASE",
+                    "coalesce({s}, {u})", "CASE WHEN {c} > 500 THEN {s} ELSE {u} END"]
+# the cache's grammar (no COLLATE): s itself (UTF-8 entries: a UTF-16 one
+# declines NOCASE sets, SQLite compares them in UTF-8)
+CACHE_MINMAX_COLL_ARGS = ["{s}", "{u}"]
+
+
+def minmax_coll(q, arg):
+    """A min/max call's argument: often one under NOCASE or RTRIM (q.mc, its
+    own stream, so the other queries stay as they were)."""
+    m = q.mc
+    if m.random() >= 0.35:
+        return arg
+    if q.cache_shaped:
+        return arg if q.t.db == "u" else m.choice(CACHE_MINMAX_COLL_ARGS)
+    return m.choice(MINMAX_COLL_ARGS)
 
 
 def distinct_filter(q, name, arg):
@@ -1225,7 +1267,7 @@ def subq2(r, q, t, schema):
         return
 
     def gpu(z):
-        return re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", z)
+        return ref_aggs(z)
     if r.random() < 0.6:
         cond = r.choice(SUBQ2_WHERE).format(t=t.name)
 
@@ -1292,7 +1334,7 @@ def hc_subqueries(r, q, t, schema):
         return
 
     def gpu(z):
-        return re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", z)
+        return ref_aggs(z)
     if r.random() < 0.7:
         cond, n, host = r.choice(HC_WHERE)
         cond = cond.format(t=t.name)
@@ -1552,7 +1594,7 @@ def rowid_case(d, q):
     alias = d.choice(["", "", " AS rc"])
     for attr, (a, b) in zip(("text", "ref"), spans):
         sql = getattr(q, attr)
-        name = "gpu_" + one[0] if attr == "ref" and one[0] in AGGS else one[0]
+        name = "gpu_" + one[0] if attr == "ref" and one[0] in AGGS[:3] else one[0]
         b = a + len(sql[a:b].rstrip())
         setattr(q, attr, sql[:b] + ", %s(%s)%s%s" % (name, one[1].format(**fill), tail, alias) + sql[b:])
     q.loose_cols = list(q.loose_cols) + [False]
@@ -1996,7 +2038,7 @@ def dates_queries(rep, cons):
         t = r.choice(tables)
         con = cons[t.db]
         text = date_query(r, t)
-        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        ref = ref_aggs(text)
         ordered = " ORDER BY " in text
         knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
         problems = []
@@ -2139,7 +2181,7 @@ def gdist_queries(rep, cons):
         t = r.choice(tables)
         con = cons[t.db]
         text = gdist_query(r, t)
-        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        ref = ref_aggs(text)
         knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
         problems = []
         want = run(con, ref)
@@ -2298,7 +2340,7 @@ def keymemo_queries(rep, cons):
         t = r.choice(tables)
         con = cons[t.db]
         text, memo, terms, params = km_query(r, t)
-        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        ref = ref_aggs(text)
         ordered = " ORDER BY " in text
         cols = [d[0] for d in con.execute(text.replace("?", "'-p'") + " LIMIT 0").description]
         try:
@@ -2426,6 +2468,7 @@ def main():
             q.df = random.Random(SEED * 1000033 + qi)
         hg = random.Random(SEED * 1000039 + qi)  # issue 37 (trust2): HAVING on group terms
         q.hg = hg if hg.random() < (0.7 if t.overflow else 0.1) else None
+        q.mc = random.Random("minmaxcoll/%d/%d" % (SEED, qi))  # session 4 (fixes)
         q.build()
         # issue 37: its own random stream, so the other queries stay as they were
         # (on the query that runs: the merge of i37-subq2 decorated the one it dropped)
