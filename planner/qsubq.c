@@ -16,9 +16,10 @@
 **      and the comparison's P5 (its affinity) must equal that of ?1 =
 **      placeholder; else the serial path with the reason.  A subquery of
 **      several columns (a row value) is the serial path too.
-**   2. Value.  Evaluated once a call, with sum ... max as gpu_sum ...
-**      gpu_max (the contract, inside the subquery too: a share of total is
-**      exact on both sides), the text's parameters bound by number: SELECT
+**   2. Value.  Evaluated once a call, with sum, total and avg as gpu_sum
+**      ... gpu_avg (the contract, inside the subquery too: a share of total
+**      is exact on both sides; min and max SQLite's own, under the
+**      argument's collation), the text's parameters bound by number: SELECT
 **      (subquery) gives its first row's first column, NULL where it has
 **      none, as SQLite does; SELECT EXISTS (subquery) 0 or 1.  It runs on
 **      worker 0's connection once every worker has begun (engine/scan/
