@@ -648,8 +648,11 @@ static int tok_kw(const char *z, const ga_qtok *t, const char *w) {
 }
 
 char *ga_qsub_cache_text(const char *sql) {
-  static const char *const aggs[] = {
-      "gpu_sum", "gpu_total", "gpu_avg", "gpu_min", "gpu_max", "count", NULL};
+  /* (min and max are SQLite's in the contract's texts: planner/query.c
+  ** rule 9; the cache's answer compares under the argument's collation) */
+  static const char *const aggs[] = {"gpu_sum", "gpu_total", "gpu_avg",
+                                     "min",     "max",       "gpu_min",
+                                     "gpu_max", "count",     NULL};
   static const char *const stop[] = {"GROUP",  "HAVING", "ORDER",     "LIMIT",
                                      "WINDOW", "UNION",  "INTERSECT", "EXCEPT",
                                      "JOIN",   "VALUES", "OFFSET",    NULL};
