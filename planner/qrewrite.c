@@ -50,10 +50,8 @@
 **      is a TEMP table of the workers) and the call may run in parallel,
 **      the subquery evaluated in the scan's snapshot; else, or where a
 **      subquery's affinity, column or functions do not allow it, the
-**      serial path: SQLite evaluates the text as written, with sum, total
-**      and avg as gpu_sum ... gpu_avg inside the subqueries too, min and
-**      max (gpu_min and gpu_max too) SQLite's own (query.c rule 9).  The
-*planner
+**      serial path: SQLite evaluates the text as written, with sum ...
+**      max as gpu_sum ... gpu_max inside the subqueries too.  The planner
 **      then reads the text with each subquery as (NULL), for the groups
 **      table's columns and the names.  A subquery that reads the WITH's
 **      expression is an error (it is read once, in FROM).
@@ -473,19 +471,13 @@ static int vcol_of(const rw *w, const char *z) {
 /* ---- the contract's serial text: sum ... max as gpu_sum ... gpu_max ---- */
 
 /* Is token i a call the contract replaces (sum ... max of one argument)? */
-/* 1: the aggregate sum, total or avg at i, which the contract writes
-** gpu_sum ... gpu_avg; 2: gpu_min or gpu_max, SQLite's min and max in the
-** contract (they compare under the argument's collation: planner/query.c
-** rule 9), written without the prefix; 0: neither (min and max stay). */
 static int contract_at(const qsrc *S, int i) {
-  static const char *const ours[] = {"sum",     "total",   "avg",
-                                     "gpu_min", "gpu_max", NULL};
+  static const char *const ours[] = {"sum", "total", "avg", "min", "max", NULL};
   if (S->t[i].type != GA_QT_ID || !qop(S, i + 1, "(") || qop(S, i - 1, "."))
     return 0;
   int ours_k = 0;
   for (int k = 0; ours[k]; k++)
-    if (qkw(S, i, ours[k]))
-      ours_k = k < 3 ? 1 : 2;
+    ours_k |= qkw(S, i, ours[k]);
   if (!ours_k)
     return 0;
   int close = qclose(S, i + 1), depth = 0, commas = 0;
@@ -493,20 +485,18 @@ static int contract_at(const qsrc *S, int i) {
     depth += qop(S, j, "(") - qop(S, j, ")");
     commas += depth == 0 && qop(S, j, ",");
   }
-  return !commas && close != i + 2 ? ours_k : 0;
+  return !commas && close != i + 2;
 }
 
 static char *contract_text(const qsrc *S) {
   sqlite3_str *s = sqlite3_str_new(NULL);
   int at = 0;
   for (int i = 0; i < S->n; i++) {
-    int k = contract_at(S, i);
-    if (!k)
+    if (!contract_at(S, i))
       continue; /* min(a, b), max(a, b): scalar */
     sqlite3_str_append(s, S->z + at, S->t[i].off - at);
-    if (k == 1)
-      sqlite3_str_appendall(s, "gpu_");
-    at = S->t[i].off + (k == 2 ? 4 : 0); /* gpu_min: min */
+    sqlite3_str_appendall(s, "gpu_");
+    at = S->t[i].off;
   }
   sqlite3_str_appendall(s, S->z + at);
   return sqlite3_str_finish(s);
@@ -524,13 +514,9 @@ static char *sub_text(const qsrc *S, int a, int b, const char *pre,
       sqlite3_str_appendf(s, "?%d ", t->var);
       continue;
     }
-    int k = contract ? contract_at(S, i) : 0;
-    if (k == 1)
+    if (contract && contract_at(S, i))
       sqlite3_str_appendf(s, "%s", "gpu_");
-    if (k == 2) /* gpu_min: min */
-      sqlite3_str_appendf(s, "%.*s ", t->len - 4, S->z + t->off + 4);
-    else
-      sqlite3_str_appendf(s, "%.*s ", t->len, S->z + t->off);
+    sqlite3_str_appendf(s, "%.*s ", t->len, S->z + t->off);
   }
   sqlite3_str_appendall(s, ")");
   return sqlite3_str_finish(s);

@@ -16,10 +16,9 @@
 **      and the comparison's P5 (its affinity) must equal that of ?1 =
 **      placeholder; else the serial path with the reason.  A subquery of
 **      several columns (a row value) is the serial path too.
-**   2. Value.  Evaluated once a call, with sum, total and avg as gpu_sum
-**      ... gpu_avg (the contract, inside the subquery too: a share of total
-**      is exact on both sides; min and max SQLite's own, under the
-**      argument's collation), the text's parameters bound by number: SELECT
+**   2. Value.  Evaluated once a call, with sum ... max as gpu_sum ...
+**      gpu_max (the contract, inside the subquery too: a share of total is
+**      exact on both sides), the text's parameters bound by number: SELECT
 **      (subquery) gives its first row's first column, NULL where it has
 **      none, as SQLite does; SELECT EXISTS (subquery) 0 or 1.  It runs on
 **      worker 0's connection once every worker has begun (engine/scan/
@@ -648,11 +647,8 @@ static int tok_kw(const char *z, const ga_qtok *t, const char *w) {
 }
 
 char *ga_qsub_cache_text(const char *sql) {
-  /* (min and max are SQLite's in the contract's texts: planner/query.c
-  ** rule 9; the cache's answer compares under the argument's collation) */
-  static const char *const aggs[] = {"gpu_sum", "gpu_total", "gpu_avg",
-                                     "min",     "max",       "gpu_min",
-                                     "gpu_max", "count",     NULL};
+  static const char *const aggs[] = {
+      "gpu_sum", "gpu_total", "gpu_avg", "gpu_min", "gpu_max", "count", NULL};
   static const char *const stop[] = {"GROUP",  "HAVING", "ORDER",     "LIMIT",
                                      "WINDOW", "UNION",  "INTERSECT", "EXCEPT",
                                      "JOIN",   "VALUES", "OFFSET",    NULL};

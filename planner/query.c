@@ -7,15 +7,13 @@
 **   post     the text itself over the merged groups: its select list,
 **            GROUP BY, HAVING, ORDER BY and LIMIT as written, FROM the
 **            groups table under the text's own table name or alias, no
-**            WHERE, its WINDOW clause and window functions (sum, total,
-**            avg among them as gpu_sum ... gpu_avg, min and max SQLite's
-**            own: qwindow.c rule 2), and
+**            WHERE, its WINDOW clause and window functions (sum ... max
+**            among them as gpu_sum ... gpu_max: qwindow.c rule 2), and
 **            each aggregate call replaced by gpuagg_pick(column)
 **            of its value in the group (ext/query/groups_vtab.c); flat
 **            (rule 6): no GROUP BY, HAVING as WHERE, gpuagg_value(column)
-**   serial   the text with sum, total and avg (aggregates and window
-**            functions) replaced by gpu_sum ... gpu_avg, gpu_min and
-**            gpu_max by SQLite's min and max (rule 9), and NOT
+**   serial   the text with sum, total, avg, min and max (aggregates and
+**            window functions) replaced by gpu_sum ... gpu_max and NOT
 **            INDEXED after the table; and without NOT INDEXED
 **            (serial_sql_ix: SQLite's own plan, for a selective indexed
 **            range, planner/path.c rule 14) unless the text has its own
@@ -117,15 +115,9 @@
 **      WHEN (c) THEN 1 END: the same rows reach the state, and the state
 **      compares nothing under e's collation but a DISTINCT set, whose
 **      collation is read from e alone (ga_plan_key_coll: the CASE would
-**      have none).  min and max (either spelling) are SQLite's: they
-**      compare TEXT under e's collation and keep the first of equal values
-**      in scan order (min(s) over 'B', 'a', 'A' of a NOCASE s is 'a').
-**      Where e's collation is BINARY that is gpu_max's order and DISTINCT
-**      changes nothing (ignored); under NOCASE or RTRIM, DISTINCT or not,
-**      they read a set's representatives (the first in rowid order of
-**      equal values, which DISTINCT passes on and min keeps), compared
-**      under the collation (engine/state/gstate.c set_best); under another
-**      collation, the serial path, whose text has SQLite's min/max.  A
+**      have none).  min and max ignore DISTINCT where e's collation is
+**      BINARY (it changes nothing there); under NOCASE or RTRIM they read
+**      the set's representatives (DISTINCT passes one of 'a', 'A').  A
 **      DISTINCT value's state keeps a set (engine/scan/scan_group.h rule
 **      5), which only the workers' hash grouping steps, so an ungrouped
 **      query with one is a grouped scan of one NULL key (ga_query_parts),
@@ -500,18 +492,11 @@ static void emit(parse *p, sqlite3_str *s, int a, int b, int off, int subst,
                               p->z + p->t[coll].off);
         i = c->all.b - 1;
       } else { /* serial: the name only; its arguments as they are */
-        int op = p->q->aggs[c->agg].op;
-        int gpu =
-            p->t[i].len > 4 && !sqlite3_strnicmp(p->z + t->off, "gpu_", 4);
-        if (op == GA_AGG_MIN || op == GA_AGG_MAX) {
-          /* rule 9: SQLite's own min/max, which compare under the
-          ** argument's collation (gpu_min cannot learn it) */
-          sqlite3_str_append(s, p->z + t->off + 4 * gpu, t->len - 4 * gpu);
-        } else {
-          if (!gpu && op < GA_Q_COUNT_STAR)
+        if (p->t[i].len < 4 || sqlite3_strnicmp(p->z + t->off, "gpu_", 4)) {
+          if (p->q->aggs[c->agg].op < GA_Q_COUNT_STAR)
             sqlite3_str_appendall(s, "gpu_");
-          sqlite3_str_append(s, p->z + t->off, t->len);
         }
+        sqlite3_str_append(s, p->z + t->off, t->len);
       }
     } else if (calls && calls != 4 && ga_qw_name_at(&p->wins, i) &&
                ga_qw_exact(p->z, t)) { /* qwindow.c rule 2 */
@@ -730,13 +715,11 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
                          int minmax, int *idx) {
   ga_query *q = p->q;
   int alias_ok = !p->in_items; /* as value_of */
-  if (minmax) {
-    /* min/max(e), DISTINCT or not: the plain form where e's collation is
-    ** BINARY, gpu_max's order (equal values are then identical, or numbers
-    ** whose first in rowid order both keep); under NOCASE or RTRIM SQLite's
-    ** min/max compare under it and keep the first of 'a' and 'A' in scan
-    ** order, as DISTINCT passes one of them on: both are the set's
-    ** representatives, compared under the collation (gstate.c set_best) */
+  if (dist && minmax) {
+    /* min/max(DISTINCT e): the plain form where e's collation is BINARY,
+    ** gpu_max's order (equal values are then identical, or numbers whose
+    ** first in rowid order both keep); under NOCASE or RTRIM DISTINCT
+    ** passes one of 'a' and 'A' on, so the set's representatives decide */
     char *e = text(p, a, b, 2, alias_ok);
     if (!e)
       return SQLITE_NOMEM;
@@ -785,9 +768,7 @@ static int value_of_call(parse *p, int a, int b, int fa, int fb, int dist,
             ? ga_plan_key_coll_join(p->db, q->join_from_caller, e)
             : ga_plan_key_coll(p->db, &q->t, q->has_alias ? q->qual : NULL, e);
     if (coll < 0) {
-      q->serial_why =
-          minmax ? "min or max over a collation that is not a built-in one"
-                 : "a DISTINCT argument's collation is not a built-in one";
+      q->serial_why = "a DISTINCT argument's collation is not a built-in one";
       coll = GA_COLL_BINARY;
     }
   }

@@ -13,12 +13,9 @@
 **      OVER ( ... ).  query.c's find_calls records it and goes on inside
 **      its arguments and OVER clause, where the aggregate calls it finds
 **      are computed by the workers; the call itself is no aggregate.
-**   2. Exactness: sum, total and avg used as window functions are written
-**      gpu_sum ... gpu_avg (their window forms, ext/init.c) in the post and
-**      the serial texts, as the contract writes the aggregates; min and max
-**      (gpu_min and gpu_max too) are SQLite's own, which compare TEXT under
-**      the argument's collation (a NOCASE group term's, declared on the
-**      groups table: query.c rule 5), as the aggregates do (query.c rule 9).
+**   2. Exactness: sum, total, avg, min and max used as window functions are
+**      written gpu_sum ... gpu_max (their window forms, ext/init.c) in the
+**      post and the serial texts, as the contract writes the aggregates.
 **   3. Names: the word after OVER, a base window's name first in a window's
 **      parentheses, a WINDOW clause's names, and every word of a frame
 **      (ROWS, RANGE or GROUPS to the window's end: its bounds are
@@ -203,10 +200,9 @@ int ga_qw_skip(const ga_qwins *w, int i) {
 }
 
 const char *ga_qw_exact(const char *z, const ga_qtok *t) {
-  static const char *const ours[] = {"sum", "total",   "avg",    "min",
-                                     "max", "gpu_min", "gpu_max"};
-  static const char *const gpu[] = {"gpu_sum", "gpu_total", "gpu_avg", "min",
-                                    "max",     "min",       "max"};
+  static const char *const ours[] = {"sum", "total", "avg", "min", "max"};
+  static const char *const gpu[] = {"gpu_sum", "gpu_total", "gpu_avg",
+                                    "gpu_min", "gpu_max"};
   const char *s = z + t->off;
   int len = t->len;
   if (t->type == T_QID) /* "sum"(x) OVER (): the name without its quotes */

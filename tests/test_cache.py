@@ -1573,7 +1573,7 @@ def query_compare(rep, con, name, sql, want):
     con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % sql.replace("'", "''"))
     got = run(con, "SELECT * FROM qc")
     ls = last_scan(con)
-    ref = run(con, re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", sql))
+    ref = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql))
     ok = same(got, ref) and (ls["path"] == "cache") == (want == "cache")
     at = 0  # the first row that differs (a GPU run's failure says where)
     if got[0] == "ok" and ref[0] == "ok":
@@ -2082,7 +2082,7 @@ def section_few(rep, r, device):
             con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % sql)
             got = run(con, "SELECT * FROM qc")
             ls = last_scan(con)
-            ref = run(con, re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", sql))
+            ref = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", sql))
             if got[0] == "error":  # the message as gpu_query words it
                 got = (got[0], got[1].replace("gpu_query: ", ""))
             if got[0] == "ok" and ref[0] == "ok":
@@ -2507,7 +2507,7 @@ def section_distinct_bits(rep, r, device):
     ]
     jobs, want = [], []
     for conf, q, words in cases:
-        w = run(con, re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", q))
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
         for th in (1, 2, 3):
             jobs.append(({"threads": th, "group_bytes": 0}, q))
             want.append((w, bitmap if conf else words, None))
@@ -2540,7 +2540,7 @@ def section_distinct_bits(rep, r, device):
         words = ([] if not dvals else bitmap if on == len(dvals) else both if on else hashed)
         # the reference: gpu_query's contract, the gpu_ aggregates (BINARY
         # max and min, exact sums)
-        w = run(con, re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", q))
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
         th = r.choice([1, 2, 3])
         jobs.append(({"threads": th, "group_bytes": 0}, q))
         want.append((w, words, None))
@@ -2631,7 +2631,7 @@ def section_distinct_gpu(rep, r, device):
     ]
     jobs, want = [], []
     for conf, q, words in cases:
-        w = run(con, re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", q))
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
         for th in (1, 2, 3):
             jobs.append(({"threads": th, "group_bytes": 0}, q))
             want.append((w, words, None))
@@ -2643,7 +2643,7 @@ def section_distinct_gpu(rep, r, device):
             ({}, "SELECT g, min(DISTINCT s) FROM t GROUP BY g", "min or max of DISTINCT TEXT"),
             ({"group_bytes": 4096}, "SELECT count(DISTINCT kk) FROM t", "group_bytes"),
             ({"group_bytes": 4096}, "SELECT g, count(DISTINCT z) FROM t GROUP BY g", "group_bytes")):
-        w = run(con, re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", q))
+        w = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
         jobs.append((dict({"threads": 2, "group_bytes": 0}, **conf), q))
         want.append((w, [], because))
     con.close()
@@ -2670,7 +2670,7 @@ def section_distinct_gpu(rep, r, device):
     q = ("SELECT g, count(DISTINCT z), sum(DISTINCT z), count(DISTINCT k) FILTER (WHERE g > 1), "
          "count(DISTINCT s) FROM t GROUP BY g")
     c2 = connect(path)
-    w = run(c2, re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", q))
+    w = run(c2, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
     c2.close()
     wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])]
     seen_fail = 0

@@ -7,9 +7,9 @@ parameter values,
     CREATE VIRTUAL TABLE temp.q USING gpu_query('T');
     SELECT * FROM q(p1, p2, ...);
 
-returns the rows of T run on the same connection with sum, total and avg
-replaced by gpu_sum, gpu_total and gpu_avg (count unchanged; min and max,
-gpu_min and gpu_max too, SQLite's own, under the argument's collation): values and typeof, REALs bit for bit; in ORDER BY order where T
+returns the rows of T run on the same connection with sum, total, avg, min
+and max replaced by gpu_sum, gpu_total, gpu_avg, gpu_min and gpu_max (count
+unchanged): values and typeof, REALs bit for bit; in ORDER BY order where T
 has one, otherwise as a multiset.  An error of the reference (integer
 overflow of an exact sum) must be an error of gpu_query too (any message).
 
@@ -74,11 +74,6 @@ full goes to failures.txt in the run's temporary folder):
     total, avg, min or max over DISTINCT values of which some are equal but
     not identical (1 and 1.0, 'a' and 'A' under NOCASE) is compared up to
     the choice of the representative, as min/max are.
-  * session 4 (fixes), minmax_coll: about a third of the min/max calls
-    (their own stream) take an argument under NOCASE or RTRIM (s, +s, CAST,
-    u COLLATE NOCASE / RTRIM) or a BINARY one beside them; the reference's
-    min and max are SQLite's own, so gpu_min's BINARY order ('A' for min(s)
-    over 'B', 'a', 'A', 'b', 'B' for min(DISTINCT s)) fails.
   * the scan's test knobs for about 40% of the queries (tiny rowid pieces,
     so small tables merge many pieces; tiny worker group tables, so the
     scan switches to SQLite's GROUP BY mid-piece; SQLite's GROUP BY
@@ -135,8 +130,8 @@ Choices the contract leaves open, and how this test stays robust to them:
 COMPARED UP TO THE CHOICE, strictly wherever there is no choice.  The
 choices: a group's representative (1 vs 1.0, -0.0 vs 0.0, 'a' vs 'A' under
 NOCASE, 'a' vs 'a ' under RTRIM) and min/max among equal values that are
-not identical (under the argument's collation: 'a' and 'A' of a NOCASE
-argument, as SQLite's min and max compare; session 4, minmax_coll).  For every group term and every min/max argument the test
+not identical (gpu_min and gpu_max compare TEXT under BINARY, so for them
+only numbers).  For every group term and every min/max argument the test
 asks SQLite, on the table, whether some group of that expression holds two
 values that are equal but not identical (a second connection with a
 function that keys values by type and bits).  Only such "ambiguous"
@@ -490,7 +485,6 @@ class Query:
         self.r, self.t, self.probe, self.schema = r, t, probe, schema
         self.cache_shaped = CACHE and r.random() < 0.5
         self.df = None  # issue 37: DISTINCT/FILTER's own random stream (distinct_filter)
-        self.mc = None  # session 4 (fixes): minmax_coll's own random stream
         self.hg = None  # issue 37: HAVING on group terms' own stream (having_group_terms)
         self.having_terms = False
         self.aggnames = []  # spelling as written, by marker number
@@ -571,13 +565,9 @@ class Query:
             spelled = spelled.upper()
         self.aggnames.append(spelled)
         tail = ""
-        if self.mc and name in ("min", "max"):  # session 4 (fixes): minmax_coll
-            arg = minmax_coll(self, arg)
         if self.df:  # issue 37: DISTINCT and FILTER (distinct_filter)
             arg, every, tail, dloose = distinct_filter(self, name, arg)
-        # min/max compare under the argument's collation (minmax_coll): equal
-        # values 'a' and 'A' of a NOCASE argument are a choice
-        loose = name in ("min", "max") and ambiguous(self.probe, self.t, arg.format(**self.plain))
+        loose = name in ("min", "max") and ambiguous(self.probe, self.t, arg.format(**self.plain), True)
         all_ = "ALL " if r.random() < 0.08 else ""  # the default, written (issue 36)
         every = all_ if not self.df else every
         return "\ue000%d\ue001(%s%s)%s" % (len(self.aggnames) - 1, every, self.col_text(arg), tail), \
@@ -974,8 +964,6 @@ class Query:
 
         def ref(m):
             n = self.aggnames[int(m.group(1))].lower()
-            if n in ("min", "max", "gpu_min", "gpu_max"):
-                return n[-3:]  # SQLite's own: under the argument's collation (minmax_coll)
             return "gpu_" + n if n in AGGS else n
 
         self.text = re.sub("\ue000(\\d+)\ue001", written, sql)
@@ -1081,41 +1069,6 @@ def cache_distinct_arg(d, name, arg, utf16):
     if name == "count" and d.random() < 0.4:
         return d.choice(["{u}", "{u}" if utf16 else "{s}", "length({u})"])
     return d.choice(CACHE_DISTINCT_ARGS) if d.random() < 0.6 else arg
-
-
-def ref_aggs(z):
-    """The reference of a text: sum, total and avg as gpu_sum ... gpu_avg;
-    min and max (either spelling) SQLite's own, which compare TEXT under
-    the argument's collation (minmax_coll)."""
-    z = re.sub(r"(?i)\bgpu_(min|max)\(", r"\1(", z)
-    return re.sub(r"\b(sum|total|avg)\(", r"gpu_\1(", z)
-
-
-# session 4 (fixes), minmax_coll: min and max over TEXT under NOCASE or RTRIM
-# compare under that collation and keep the first of equal values ('a' and
-# 'A', 'x' and 'x '), as SQLite's min/max do: min(s) over 'B', 'a', 'A', 'b'
-# is 'a' (gpu_min's BINARY order gave 'A', min(DISTINCT s) 'B').  Arguments
-# whose collation is the column's (s NOCASE), travels (+s, CAST) or is
-# written (u COLLATE NOCASE / RTRIM), beside BINARY ones; the tables' s and
-# u hold case- and space-differing duplicates (unclean tables), and groups
-# holding 'B' and 'a' (every table).
-MINMAX_COLL_ARGS = ["{s}", "{s}", "+{s}", "CAST({s} AS TEXT)", "{u} COLLATE NOCASE", "{u} COLLATE RTRIM",
-                    "{s} COLLATE RTRIM", "{s} COLLATE BINARY", "lower({u}) COLLATE NOCASE",
-                    "coalesce({s}, {u})", "CASE WHEN {c} > 500 THEN {s} ELSE {u} END"]
-# the cache's grammar (no COLLATE): s itself (UTF-8 entries: a UTF-16 one
-# declines NOCASE sets, SQLite compares them in UTF-8)
-CACHE_MINMAX_COLL_ARGS = ["{s}", "{u}"]
-
-
-def minmax_coll(q, arg):
-    """A min/max call's argument: often one under NOCASE or RTRIM (q.mc, its
-    own stream, so the other queries stay as they were)."""
-    m = q.mc
-    if m.random() >= 0.35:
-        return arg
-    if q.cache_shaped:
-        return arg if q.t.db == "u" else m.choice(CACHE_MINMAX_COLL_ARGS)
-    return m.choice(MINMAX_COLL_ARGS)
 
 
 def distinct_filter(q, name, arg):
@@ -1279,7 +1232,7 @@ def subq2(r, q, t, schema):
         return
 
     def gpu(z):
-        return ref_aggs(z)
+        return re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", z)
     if r.random() < 0.6:
         cond = r.choice(SUBQ2_WHERE).format(t=t.name)
 
@@ -1346,7 +1299,7 @@ def hc_subqueries(r, q, t, schema):
         return
 
     def gpu(z):
-        return ref_aggs(z)
+        return re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", z)
     if r.random() < 0.7:
         cond, n, host = r.choice(HC_WHERE)
         cond = cond.format(t=t.name)
@@ -1606,7 +1559,7 @@ def rowid_case(d, q):
     alias = d.choice(["", "", " AS rc"])
     for attr, (a, b) in zip(("text", "ref"), spans):
         sql = getattr(q, attr)
-        name = "gpu_" + one[0] if attr == "ref" and one[0] in AGGS[:3] else one[0]
+        name = "gpu_" + one[0] if attr == "ref" and one[0] in AGGS else one[0]
         b = a + len(sql[a:b].rstrip())
         setattr(q, attr, sql[:b] + ", %s(%s)%s%s" % (name, one[1].format(**fill), tail, alias) + sql[b:])
     q.loose_cols = list(q.loose_cols) + [False]
@@ -1880,38 +1833,6 @@ def one_statement(r, con, q, params, want, one, stats):
     one.compare("gpu_query_json", got, want, {"path": "json"})
 
 
-def sqlite_scan_reference(q, t, con, params):
-    """Session 4 (fixes): SQLite 3.40's own answer can depend on its plan.
-    Its OR-to-IN rewrite drops a COLLATE: over an index on s (NOCASE),
-    `s COLLATE BINARY = 'X' OR s = '12'` finds 'x' (tests/
-    test_query_errors.py, "SQLite's OR-to-IN"; SEED=3's query 524 of
-    fake:query_cache met it in HAVING, moved to WHERE).  gpu_query's
-    contract takes SQLite's rowid scan (its serial text is NOT INDEXED), so
-    the reference of a text on an indexed table is also kept NOT INDEXED,
-    computed when a run differs (q.scan_ref)."""
-    q.scan_ref = None
-    m = re.search(r"(?i)\bfrom\s+%s(?=\s|$)" % re.escape(q.tref), q.ref)
-    if not t.indexed or "INDEXED" in q.tref.upper() or not m or " OR " not in q.ref.upper():
-        return
-    text = q.ref[:m.end()] + " NOT INDEXED" + q.ref[m.end():]
-    memo = []
-    q.scan_ref = lambda: memo[0] if memo else (memo.append(run(con, text, params)) or memo[0])
-
-
-def sqlite_plan_bug(st, q, got, want):
-    """got differs from the reference: it is SQLite's rowid scan's answer,
-    which SQLite's indexed plan contradicts (sqlite_scan_reference)?"""
-    if getattr(q, "scan_ref", None) is None or got[0] != "ok":
-        return False
-    scan = q.scan_ref()
-    if scan[0] != "ok" or rows_key(scan[1], q.loose_cols, q.ordered) == rows_key(want[1], q.loose_cols, q.ordered):
-        return False
-    if rows_key(got[1], q.loose_cols, q.ordered) != rows_key(scan[1], q.loose_cols, q.ordered):
-        return False
-    st["sqlite_plan_bug"] = st.get("sqlite_plan_bug", 0) + 1
-    return True
-
-
 class Run:
     """The calls of one query and what they found."""
 
@@ -1981,9 +1902,6 @@ class Run:
         elif any(q.loose_cols) and rows_key(got[1], (), q.ordered) != rows_key(want[1], (), q.ordered) and \
                 rows_key(got[1], q.loose_cols, q.ordered) == rows_key(want[1], q.loose_cols, q.ordered):
             st["choice_differs"] += 1  # the same only up to the choice
-        elif rows_key(got[1], q.loose_cols, q.ordered) != rows_key(want[1], q.loose_cols, q.ordered) and \
-                sqlite_plan_bug(st, q, got, want):
-            pass
         elif rows_key(got[1], q.loose_cols, q.ordered) != rows_key(want[1], q.loose_cols, q.ordered):
             self.problems.append("%s (path %s): rows differ%s\n  got  %s\n  want %s" % (
                 label, ls.get("path"), first_diff(got[1], want[1], q.loose_cols, q.ordered),
@@ -2110,7 +2028,7 @@ def dates_queries(rep, cons):
         t = r.choice(tables)
         con = cons[t.db]
         text = date_query(r, t)
-        ref = ref_aggs(text)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
         ordered = " ORDER BY " in text
         knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
         problems = []
@@ -2253,7 +2171,7 @@ def gdist_queries(rep, cons):
         t = r.choice(tables)
         con = cons[t.db]
         text = gdist_query(r, t)
-        ref = ref_aggs(text)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
         knobs = {"GPUAGG_SCAN_PIECE_ROWS": str(r.choice([1, 3, 17]))} if r.random() < 0.4 else {}
         problems = []
         want = run(con, ref)
@@ -2717,7 +2635,7 @@ def keymemo_queries(rep, cons):
         t = r.choice(tables)
         con = cons[t.db]
         text, memo, terms, params = km_query(r, t)
-        ref = ref_aggs(text)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
         ordered = " ORDER BY " in text
         cols = [d[0] for d in con.execute(text.replace("?", "'-p'") + " LIMIT 0").description]
         try:
@@ -2773,8 +2691,6 @@ def keymemo_queries(rep, cons):
                 got, shape = via_partials(r, t, text, params)
                 if got[0] == "error" and t.nows and "a row holds 'now'" in got[1]:
                     pass  # documented: the finish reads its own time (planner/path.c rule 6)
-                elif got[0] == "error" and want[0] == "ok" and EXPECTED_SERIAL[0] in got[1]:
-                    pass  # documented (session 4, fixes): a COLLATE travels through || (u COLLATE RTRIM || 'x')
                 elif got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], loose, ordered) !=
                                            rows_key(want[1], loose, ordered)):
                     problems.append("partials (%s): got %s want %s" % (
@@ -3012,7 +2928,6 @@ def main():
             q.df = random.Random(SEED * 1000033 + qi)
         hg = random.Random(SEED * 1000039 + qi)  # issue 37 (trust2): HAVING on group terms
         q.hg = hg if hg.random() < (0.7 if t.overflow else 0.1) else None
-        q.mc = random.Random("minmaxcoll/%d/%d" % (SEED, qi))  # session 4 (fixes)
         q.build()
         # issue 37: its own random stream, so the other queries stay as they were
         # (on the query that runs: the merge of i37-subq2 decorated the one it dropped)
@@ -3030,7 +2945,6 @@ def main():
         params = q.values
         # the reference: the same text, gpu_ aggregates, on the caller's connection
         want = run(con, q.ref, params)
-        sqlite_scan_reference(q, t, con, params)  # session 4 (fixes)
         # the original text prepares and runs on plain SQLite (empty tables): names
         orig = run(names_con, q.text, params)
         if orig[0] != "ok":
@@ -3187,8 +3101,6 @@ def main():
     print("# issue 37 (session 3): %d queries name things with keywords (keyword_aliases)" % stats["kwalias"])
     print("# issue 37 (session 3): %d queries read the rowid in a CASE or FILTER over TEXT (rowid_case)"
           % stats["rowidcase"])
-    print("# session 4 (fixes): %d runs matched SQLite's rowid scan where its indexed plan differs "
-          "(sqlite_scan_reference)" % stats.get("sqlite_plan_bug", 0))
     print("# issue 37: %d queries with HAVING conditions on group terms (having_group_terms)"
           % stats.get("having_terms", 0))
     rep.check("distinct_filter_ran", stats["distinct"] >= QUERIES // 10 and stats["filter"] >= QUERIES // 10,

@@ -103,9 +103,8 @@ def sql_lit(s):
 
 
 def gpu_text(q):
-    """The reference: the text with gpu_sum ... gpu_avg (count, min and max
-    unchanged: SQLite's min and max compare under the argument's collation)."""
-    return re.sub(r"\b(sum|total|avg)\s*\(", lambda m: "gpu_%s(" % m.group(1).lower(), q,
+    """The reference: the text with gpu_ names (count unchanged)."""
+    return re.sub(r"\b(sum|total|avg|min|max)\s*\(", lambda m: "gpu_%s(" % m.group(1).lower(), q,
                   flags=re.I)
 
 

@@ -34,48 +34,6 @@ int ga_value_cmp(const ga_value *a, const ga_value *b) {
   return (a->n > b->n) - (a->n < b->n);
 }
 
-/* ---- SQLite's built-in collations (sqlite3/main.c: binCollFunc,
-** rtrimCollFunc, nocaseCollatingFunc with sqlite3StrNICmp) ---- */
-
-static unsigned char lower_ascii(unsigned char c) {
-  return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
-}
-
-static int bin_cmp(const unsigned char *a, int na, const unsigned char *b,
-                   int nb) {
-  int n = na < nb ? na : nb;
-  int c = n ? memcmp(a, b, (size_t)n) : 0;
-  return c ? c : na - nb;
-}
-
-static int rtrim_len(const unsigned char *p, int n) {
-  while (n > 0 && p[n - 1] == ' ')
-    n--;
-  return n;
-}
-
-int ga_coll_cmp(int coll, const void *pa, int na, const void *pb, int nb) {
-  const unsigned char *a = pa, *b = pb;
-  if (coll == GA_COLL_RTRIM)
-    return bin_cmp(a, rtrim_len(a, na), b, rtrim_len(b, nb));
-  if (coll != GA_COLL_NOCASE)
-    return bin_cmp(a, na, b, nb);
-  /* sqlite3StrNICmp over the shorter length: it stops at a NUL in a, and
-  ** then compares that NUL with b's byte */
-  int n = na < nb ? na : nb, i = 0;
-  while (i < n && a[i] != 0 && lower_ascii(a[i]) == lower_ascii(b[i]))
-    i++;
-  int r = i == n ? 0 : (int)lower_ascii(a[i]) - (int)lower_ascii(b[i]);
-  return r ? r : na - nb;
-}
-
-int ga_value_cmp_coll(const ga_value *a, const ga_value *b, int coll) {
-  if (coll == GA_COLL_BINARY || a->type != GA_V_TEXT || b->type != GA_V_TEXT)
-    return ga_value_cmp(a, b);
-  int c = ga_coll_cmp(coll, a->p, a->n, b->p, b->n);
-  return (c > 0) - (c < 0);
-}
-
 void ga_bval_clear(ga_bval *b) {
   sqlite3_free(b->p);
   memset(b, 0, sizeof(*b));

@@ -31,18 +31,6 @@ typedef struct ga_bval {
 /* max()'s order: NULL < numbers (exact across INTEGER/REAL) < TEXT (memcmp)
 ** < BLOB (memcmp).  Returns <0, 0, >0. */
 int ga_value_cmp(const ga_value *a, const ga_value *b);
-
-/* SQLite's built-in collations (engine/scan/scan_group.h names them). */
-#define GA_COLL_BINARY 0
-#define GA_COLL_NOCASE 1
-#define GA_COLL_RTRIM 2
-/* Text comparison exactly as SQLite's built-in collation `coll`. */
-int ga_coll_cmp(int coll, const void *a, int na, const void *b, int nb);
-/* min()'s and max()'s order under the argument's collation coll, as
-** SQLite's own min/max compare (FuncDef NEEDCOLL: sqlite3MemCompare with
-** the argument's collation): ga_value_cmp, but TEXT against TEXT under
-** coll, so 'a' and 'A' tie under NOCASE. */
-int ga_value_cmp_coll(const ga_value *a, const ga_value *b, int coll);
 int ga_bval_set(ga_bval *dst, const ga_value *src); /* GA_OK or GA_NOMEM */
 void ga_bval_clear(ga_bval *b);
 /* The value of b (out->p points into b or its copy). */

@@ -36,6 +36,21 @@ static int rtrim_len(const unsigned char *p, int n) {
   return n;
 }
 
+int ga_coll_cmp(int coll, const void *pa, int na, const void *pb, int nb) {
+  const unsigned char *a = pa, *b = pb;
+  if (coll == GA_COLL_RTRIM)
+    return bin_cmp(a, rtrim_len(a, na), b, rtrim_len(b, nb));
+  if (coll != GA_COLL_NOCASE)
+    return bin_cmp(a, na, b, nb);
+  /* sqlite3StrNICmp over the shorter length: it stops at a NUL in a, and
+  ** then compares that NUL with b's byte */
+  int n = na < nb ? na : nb, i = 0;
+  while (i < n && a[i] != 0 && lower_ascii(a[i]) == lower_ascii(b[i]))
+    i++;
+  int r = i == n ? 0 : (int)lower_ascii(a[i]) - (int)lower_ascii(b[i]);
+  return r ? r : na - nb;
+}
+
 /* ---- keys ---- */
 
 static int rank(int type) {

@@ -50,8 +50,13 @@
 #include "bestval.h"
 #include "gstate.h"
 
-/* SQLite's built-in collations GA_COLL_BINARY, _NOCASE, _RTRIM and
-** ga_coll_cmp, their comparison: engine/reduce/bestval.h. */
+/* SQLite's built-in collations. */
+#define GA_COLL_BINARY 0
+#define GA_COLL_NOCASE 1
+#define GA_COLL_RTRIM 2
+
+/* Text comparison exactly as SQLite's built-in collation `coll`. */
+int ga_coll_cmp(int coll, const void *a, int na, const void *b, int nb);
 /* GROUP BY's comparison of two keys (rule 1), a total order: NULL < numbers
 ** < TEXT (collation) < BLOB. */
 int ga_key_cmp(const ga_value *a, const ga_value *b, int coll);

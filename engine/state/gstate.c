@@ -543,11 +543,7 @@ int64_t ga_gstate_count(const ga_gstate *s) {
 }
 
 /* Rule 5: max()'s (or min()'s) best of the set's representatives, which
-** never tie (equal ones are one value), compared under the set's collation
-** as SQLite's min/max compare (TEXT 'a' < 'B' under NOCASE): min(e) over a
-** NOCASE or RTRIM argument is this too, as the first in rowid order among
-** equal values is both the set's representative and what SQLite's min
-** keeps (planner/query.c rule 9); *out views it.  GA_OK, or
+** never tie (equal ones are one value); *out views it.  GA_OK, or
 ** GA_INTERRUPTED (dset.h rule 5). */
 static int set_best(const ga_dset *d, int want_min, ga_value *out) {
   for (size_t i = 0; i < d->cap; i++) {
@@ -557,7 +553,7 @@ static int set_best(const ga_dset *d, int want_min, ga_value *out) {
     if (d->e[i].raw.type == GA_V_NULL)
       continue;
     ga_bval_view(&d->e[i].raw, &v);
-    int c = out->type == GA_V_NULL ? 1 : ga_value_cmp_coll(&v, out, d->coll);
+    int c = out->type == GA_V_NULL ? 1 : ga_value_cmp(&v, out);
     if (out->type == GA_V_NULL || (want_min ? c < 0 : c > 0))
       *out = v;
   }
