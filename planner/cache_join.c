@@ -453,6 +453,12 @@ static int split(const char *z, const ga_qtok *t, int n, int a, int b, term *v,
     a++;
     b--;
   }
+  if (ga_qt_top_or(z, t, n, a, b)) { /* one term: OR binds loosest */
+    if (a >= b || *nv >= CJ_MAX_TERMS)
+      return 0;
+    v[(*nv)++] = (term){a, b, z, t, n, -1};
+    return 1;
+  }
   int start = a, between = 0, cases = 0;
   for (int i = a; i <= b; i++) {
     if (i < b && ga_qt_op(z, t, n, i, "(")) {

@@ -172,6 +172,10 @@ static int branch_of(const ga_qjoin *j, uint64_t m) {
   return top;
 }
 
+/* The workers' filter's calls of gpuagg_dim_get on a LEFT JOIN's
+** dimensions (its WHERE conditions on them): past it, SQLite's join. */
+#define QD_MAX_FTOK 1024
+
 /* A bare column [a, b): its list index c (-1: the fact's rowid, *fr). */
 static int bare(const ga_qjoin *j, const txt *x, int a, int b, int *c,
                 int *fr) {
@@ -180,9 +184,13 @@ static int bare(const ga_qjoin *j, const txt *x, int a, int b, int *c,
     a++, b--;
   if (b - a != 1 && b - a != 3 && b - a != 5)
     return 0;
+  /* t.c or s.t.c exactly: `1 + d.k` is no bare column (its last three
+  ** tokens alone would read as d.k) */
+  for (int i = a; i < b - 1; i += 2)
+    if (!(x->t[i].type == GA_QT_ID || x->t[i].type == GA_QT_QID) ||
+        !op(x, i + 1, "."))
+      return 0;
   *c = ga_qj_col(j, x->z, x->t, x->n, b - 1, fr);
-  if (b - a > 1 && !op(x, b - 2, "."))
-    return 0;
   return *c >= 0 || *fr;
 }
 
@@ -308,6 +316,11 @@ static int cond(pl *P, const txt *x, int a, int b, sqlite3_str *fact) {
                      x->t[b - 1].off + x->t[b - 1].len - x->t[a].off);
     if (at < 0)
       return SQLITE_NOMEM;
+    if (qd->nftok >= QD_MAX_FTOK) { /* ftok's room: SQLite's join instead */
+      qd->why = "the filter has too many conditions on a LEFT JOIN's "
+                "dimension";
+      return SQLITE_OK;
+    }
     sqlite3_str_appendall(fact, sqlite3_str_length(fact) ? " AND " : "");
     get_call(qd, fact, dk, at, qd->ftok, &qd->nftok);
     return SQLITE_OK;
@@ -384,6 +397,8 @@ static int conds(pl *P, const txt *x, int a, int b, sqlite3_str *fact) {
     a++, b--;
   int depth = 0, between = 0, s = a, n = 0, rc = SQLITE_OK;
   int cut[256], nc = 0;
+  if (ga_qt_top_or(x->z, x->t, x->n, a, b)) /* one condition: OR is loosest */
+    return a >= b ? SQLITE_OK : cond(P, x, a, b, fact);
   for (int i = a; i < b; i++) {
     if (op(x, i, "(") || kw(x, i, "CASE"))
       depth++;
@@ -581,7 +596,7 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q,
     else
       qd->d[P.dim_of[k]].left = 1;
   }
-  qd->ftok = sqlite3_malloc64(sizeof(int) * 1024);
+  qd->ftok = sqlite3_malloc64(sizeof(int) * QD_MAX_FTOK);
   if (!qd->ftok) {
     sqlite3_free(P.dim_of);
     return SQLITE_NOMEM;

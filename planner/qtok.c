@@ -290,6 +290,19 @@ int ga_qt_op(const char *z, const ga_qtok *t, int n, int i, const char *w) {
          !memcmp(z + t[i].off, w, (size_t)t[i].len);
 }
 
+int ga_qt_top_or(const char *z, const ga_qtok *t, int n, int a, int b) {
+  int depth = 0;
+  for (int i = a; i < b && i < n; i++) {
+    if (ga_qt_op(z, t, n, i, "(") || qt_word(z, t, n, i, "CASE"))
+      depth++;
+    else if (ga_qt_op(z, t, n, i, ")") || qt_word(z, t, n, i, "END"))
+      depth--;
+    else if (depth == 0 && qt_word(z, t, n, i, "OR"))
+      return 1;
+  }
+  return 0;
+}
+
 int ga_qt_close(const char *z, const ga_qtok *t, int n, int i) {
   int depth = 0;
   for (; i < n; i++) {

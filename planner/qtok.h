@@ -33,6 +33,11 @@ int ga_qt_op(const char *z, const ga_qtok *t, int n, int i, const char *w);
 ** when it is not closed. */
 int ga_qt_close(const char *z, const ga_qtok *t, int n, int i);
 
+/* 1 when tokens [a, b) (of n, text z) hold an OR outside parentheses and
+** CASE ... END: OR binds looser than AND, so such a range is one
+** condition, never split at its ANDs ("a AND b OR c" is "(a AND b) OR c"). */
+int ga_qt_top_or(const char *z, const ga_qtok *t, int n, int a, int b);
+
 /* Identifier token t of text z, dequoted as SQLite does ("a""b", [a],
 ** `a`): sqlite3_malloc'd, NULL for no memory. */
 char *ga_qt_name(const char *z, const ga_qtok *t);

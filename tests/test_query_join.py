@@ -1766,6 +1766,60 @@ def writer_case(rep):
                   % (runs, par, probed, out.strip(), len(versions), bad[:3]))
 
 
+def precedence_cases(rep):
+    """Session 4's review: OR binds looser than AND, so `a AND b OR c` is
+    one condition, never cut at its AND (planner/qtok.c ga_qt_top_or, used
+    by qdims.c's conds and cache_join.c's split: the probe path and the host
+    cache had answered `(a) AND (b OR c)`); and `1 + d.k` is no bare
+    column (qdims.c bare: it had probed on d.k).  Each text equals SQLite
+    on the workers and from the host cache, or is refused as a whole."""
+    con = connect(os.path.join(TMP, "prec.db"))
+    con.executescript("""
+CREATE TABLE d(k INTEGER PRIMARY KEY, h INTEGER);
+CREATE TABLE f(k INTEGER, a INTEGER, b INTEGER, c INTEGER, x REAL);""")
+    con.executemany("INSERT INTO d VALUES (?,?)", [(i, i % 3) for i in range(10)])
+    con.executemany("INSERT INTO f VALUES (?,?,?,?,?)", [(i % 10, i % 2, i % 3, i % 5, i * 0.5)
+                                                         for i in range(3000)])
+    # keys INT64_MIN and INT64_MAX: the host cache's lookup span wraps to 0
+    # (engine/cache/cache_star.c: it had failed with out of memory)
+    con.executescript("""
+CREATE TABLE e(k INTEGER PRIMARY KEY, h INTEGER);
+CREATE TABLE g(k INTEGER, x REAL);
+INSERT INTO e VALUES (-9223372036854775808, 1), (9223372036854775807, 2), (0, 3);""")
+    con.executemany("INSERT INTO g VALUES (?, ?)", [([-2 ** 63, 2 ** 63 - 1, 0, 5][i % 4], i * 0.25)
+                                                   for i in range(400)])
+    texts = [
+        "SELECT d.h, count(*), sum(f.x) FROM f JOIN d ON f.k = d.k WHERE f.a = 1 AND f.b = 2 OR f.c = 3 "
+        "GROUP BY d.h",
+        "SELECT d.h, count(*) FROM f JOIN d ON f.k = d.k WHERE d.h = 1 AND f.b = 2 OR f.c = 3 GROUP BY d.h",
+        "SELECT d.h, count(*) FROM f, d WHERE f.k = d.k AND f.a = 1 OR f.c = 3 AND f.k = d.k GROUP BY d.h",
+        "SELECT d.h, count(*) FROM f JOIN d ON f.k = d.k WHERE CASE WHEN f.a = 1 OR f.b = 2 THEN 1 END "
+        "AND f.c = 3 GROUP BY d.h",
+        "SELECT d.h, count(*) FROM f JOIN d ON f.k = 1 + d.k GROUP BY d.h",
+        "SELECT d.h, count(*) FROM f JOIN d ON f.k = 'x' || d.k GROUP BY d.h",
+        "SELECT e.h, count(*), sum(g.x) FROM g JOIN e ON g.k = e.k GROUP BY e.h",
+    ]
+    for cache in (False, True):
+        if cache:
+            con.execute("SELECT gpuagg_config('device', 'cpu')")
+            con.execute("SELECT gpu_cache('f', 'k, a, b, c, x')")
+            con.execute("SELECT gpu_cache('d', 'k, h')")
+            con.execute("SELECT gpu_cache('e', 'k, h')")
+            con.execute("SELECT gpu_cache('g', 'k, x')")
+        for th in (2, 4):
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            for text in texts:
+                want = run(con, gpu_text(text))
+                got = via_gpu_query(con, text)
+                ls = last_scan(con)
+                rep.check("join_precedence_%s_t%d_%d" % ("cache" if cache else "scan", th, texts.index(text)),
+                          (same(got, want, False) or (got[0] == "error" and "gpu_query:" in got[1]))
+                          and not (cache and text.startswith("SELECT e.h") and ls.get("path") != "cache"),
+                          "%s\n got %r (path %s, %s)\n want %r" % (text, got, ls.get("path"), ls.get("why"),
+                                                                     want))
+    con.close()
+
+
 def main():
     rep = Reporter("query_join")
     try:
@@ -1784,6 +1838,7 @@ def main():
     host_cache_cases(rep)
     writer_case(rep)
     review_cases(rep)
+    precedence_cases(rep)
     join_queries(rep)
     partial_dims_queries(rep)
     rep.finish()

@@ -273,9 +273,12 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
     hi = k[0] > hi ? k[0] : hi;
   }
   d->keys = n;
-  uint64_t span = n ? (uint64_t)hi - (uint64_t)lo + 1 : 1;
+  /* hi - lo as unsigned: below 2^64 always; + 1 wraps to 0 for keys
+  ** INT64_MIN and INT64_MAX, which then take the hash */
+  uint64_t gap = n ? (uint64_t)hi - (uint64_t)lo : 0;
+  uint64_t span = gap + 1;
   uint64_t most = (uint64_t)(32 * n > 2 * e->rows ? 32 * n : 2 * e->rows);
-  d->dense = nk == 1 && span <= most + 65536 && span < ((uint64_t)1 << 31);
+  d->dense = nk == 1 && gap < ((uint64_t)1 << 31) - 1 && span <= most + 65536;
   if (d->dense) {
     d->base = n ? lo : 0;
     d->span = (int64_t)span;

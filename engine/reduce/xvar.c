@@ -190,6 +190,16 @@ static int exact_n(const ga_var_partial *p, uint32_t *nv) {
   return !big_sub(nv, sub, NN);
 }
 
+int ga_var_bounded(const ga_var_partial *p) {
+  /* the bits from 2^2048 (bit 4196 = digit 131, bit 4) up, as an integer */
+  unsigned __int128 above = 0;
+  for (int k = 133; k >= 131; k--)
+    above = (above << 32) | (uint64_t)p->sq[k];
+  above >>= 4;
+  return !p->sq[134] && !p->sq[135] &&
+         above < (unsigned __int128)ga_var_count(p);
+}
+
 int ga_var_consistent(const ga_var_partial *p) {
   uint32_t nv[NN];
   return exact_n(p, nv);

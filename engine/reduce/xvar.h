@@ -67,6 +67,10 @@ static inline int64_t ga_var_count(const ga_var_partial *p) {
 int ga_var_result(const ga_var_partial *p, int which, double *out);
 /* Is n*Σx² >= (Σx)² and Σx² >= 0 (a state that values can give)? */
 int ga_var_consistent(const ga_var_partial *p);
+/* Is Σx² (normalised 32-bit digits) below n * 2^2048, as n values give
+** (each x² < 2^2048, an int64's < 2^127), with no digit from 2^4224 up?
+** A decoder refuses a state that fails it (vstate.c, qpartial.c). */
+int ga_var_bounded(const ga_var_partial *p);
 
 /* Add m * 2^(pos - 2148) (m < 2^128) to Σx²'s digits; neg subtracts. */
 static inline void ga_xsq_add_at(int64_t *sq, unsigned __int128 m, int pos,

@@ -670,6 +670,11 @@ static int get_sq(rbuf *r, const ga_xstate *x, ga_gsq **out, const char **err) {
     *err = "a damaged partial (a variance's sum of squares)";
     return GA_BADSTATE;
   }
+  if (n && !ga_var_bounded(&v)) { /* what no values give: never Inf */
+    *err = "a damaged partial (a variance's sum of squares too large for "
+           "its count)";
+    return GA_BADSTATE;
+  }
   if ((n && !ga_var_count(&v)) || !ga_var_consistent(&v)) {
     *err = "a damaged partial (a variance's sum of squares below what its "
            "sum and count give)";

@@ -55,7 +55,8 @@ static uint64_t get64(const unsigned char *o) {
 }
 
 int ga_pct_state_encode(ga_pct *p, unsigned char **out, int64_t *n) {
-  qsort(p->v, p->n, sizeof(double), cmp);
+  if (p->n) /* qsort(NULL, 0, ...) is undefined */
+    qsort(p->v, p->n, sizeof(double), cmp);
   size_t bytes = 16 + 8 * p->n;
   unsigned char *o = malloc(bytes);
   if (!o)

@@ -97,13 +97,7 @@ int ga_vstate_decode(const void *blob, int64_t n, ga_var_partial *out,
   }
   /* Σx² < n 2^2048: the bits from 2^2048 (bit 4196 = digit 131, bit 4) up,
   ** as an integer, below n (each x² < 2^2048, int64² < 2^127) */
-  int64_t cnt = ga_var_count(out);
-  unsigned __int128 above = 0;
-  for (int k = 133; k >= 131; k--)
-    above = (above << 32) | (uint64_t)out->sq[k];
-  above >>= 4;
-  int big = out->sq[134] || out->sq[135]; /* 2^4224 and up: too large */
-  if (nd && (big || above >= (unsigned __int128)cnt)) {
+  if (nd && !ga_var_bounded(out)) {
     *err = "malformed state (sum of squares too large for its count)";
     return GA_BADSTATE;
   }

@@ -293,7 +293,7 @@ static int entry_make(qjson_vtab *vt, const char *text, int nbytes,
   if (!e)
     return SQLITE_NOMEM;
   memset(e, 0, sizeof(*e));
-  e->text = sqlite3_malloc(nbytes + 1);
+  e->text = sqlite3_malloc64((sqlite3_uint64)nbytes + 1);
   if (!e->text) {
     sqlite3_free(e);
     return SQLITE_NOMEM;
