@@ -261,7 +261,8 @@ int ga_cgpu_remap(ga_cgpu *g, int col, const uint32_t *map, int64_t nmap) {
                   gak_cache_remap(g->vals[col], g->notnull[col], g->rows, d_map,
                                   nmap, g->stream)) &&
        ga_cuda_ok(GA_STAGE_SYNC, gak_stream_sync(g->stream));
-  if (!ok) {
+  if (!ok) { /* drained: the caller frees map once this returns */
+    gak_stream_sync(g->stream);
     gak_take_error();
     snprintf(g->why, sizeof g->why, "the codes of a TEXT column failed");
   }

@@ -351,6 +351,10 @@ fail:
   rc = GA_SCAN_FALLBACK;
 done:
   (void)e;
+  if (rc != GA_SCAN_OK) { /* nothing in flight from the freed buffers */
+    gak_stream_sync(c->stream);
+    gak_take_error();
+  }
   ga_cg_free(d);
   sqlite3_free(h_cnt);
   sqlite3_free(h_bits);
@@ -453,6 +457,10 @@ fail:
   gak_take_error();
   rc = GA_SCAN_FALLBACK;
 done:
+  if (rc != GA_SCAN_OK) { /* nothing in flight from the freed buffers */
+    gak_stream_sync(c->stream);
+    gak_take_error();
+  }
   ga_cg_free(d);
   sqlite3_free(h_cnt);
   sqlite3_free(h_gid);

@@ -971,6 +971,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
                  ga_group_shards *gs, char *why, size_t nwhy) {
   int64_t n = e->rows;
   int nk = q->nkeys, nkc = q->nkeys + q->ncarry, nv = q->nvals;
+  uint32_t zero = 0, err = 0; /* rule 2: outlive any copy of a failed step */
   double t0 = ga_cache_prof_ms();
   const ga_cx_env *env = q->env;
   int nmaps = env ? env->nmaps : 0, npool = env ? env->npool : 0;
@@ -1356,7 +1357,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
       ** column of m rows (rule 5): the reduce reads it in place (positions
       ** keep rowid order within a group, so ties and first rows hold) */
       gak_cprog p;
-      uint32_t zero = 0, err = 0;
+      err = 0; /* zero, err: the function's, read by a copy in flight */
       prog_of(e, x, d_pool, d_mapv, d_mapt, &p);
       col.vals = d_xv;
       col.isint = d_xv + mv;
@@ -1403,7 +1404,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     if (!ga_cg_sync(c, why, nwhy)) /* d_xv is the next value's */
       goto fail;
     prof("reduce", &t0);
-    if (q->dist[i]) { /* rule 10 */
+    if (q->dist[i]) { /* rule 12 */
       ga_cgd_at at = {col,
                       vidx,
                       few || !grouped ? d_gid : d_gid2,
@@ -1468,6 +1469,11 @@ fail:
   gak_stream_sync(c->stream);
   gak_take_error();
 done:
+  if (rc != GA_SCAN_OK) { /* rule 2: a decline leaves no copy in flight
+                          ** from the host buffers freed below */
+    gak_stream_sync(c->stream);
+    gak_take_error();
+  }
   for (int k = 0; k < nk; k++) { /* rule 8's */
     ga_cg_free((void *)xk[k].vals);
     ga_cg_free(d_xkd[k]);
