@@ -62,13 +62,16 @@ ASAN_SKIP_SUITES ?= dask
 # the differential generator with the cache on, under ASan: fewer queries
 # than make test's 1,000 (400 on the fake GPU): the same code, 4x slower
 # (300: CI took 20.1 min at cbe0d5b with 500 here)
-ASAN_QUERY_CACHE_QUERIES ?= 300
+ASAN_QUERY_CACHE_QUERIES ?= 200
 # and gpu_query's own differential (make test: 5,200): under ASan it took
 # 675 s of CI's 28 minutes at 8893fc1, 169 s at 1,200 (93c216d), 87 s at
 # 700 (b2402aa, CI 22 min: 500 now)
-ASAN_QUERY_QUERIES ?= 500
+ASAN_QUERY_QUERIES ?= 350
 # gpu_query over shard files (make test: 600; 48 s at 250)
-ASAN_QUERY_PARTIAL_QUERIES ?= 150
+ASAN_QUERY_PARTIAL_QUERIES ?= 100
+# test_var's random cases (make test: 700; 42 s under ASan at 700, 2026-12-06:
+# CI's 20 minutes took these four down)
+ASAN_VAR_CASES ?= 250
 
 # ---- the extension and test_engine with ASan+UBSan (main Makefile rules) ----
 ASAN_SUBMAKE = CFLAGS='-O1 -g' $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) LIB=$(ASAN_BUILD)/libgpuagg.so \
@@ -114,7 +117,8 @@ test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	  HARDEN_PYTHON=$(PYTHON) HARDEN_SQLITE3=$(shell command -v $(SQLITE3)) HARDEN_LIBASAN=$(LIBASAN) \
 	  HARDEN_NODE=$(shell command -v node) PATH=$(CURDIR)/$(ASAN_BUILD)/bin:$$PATH \
 	  QUERY_CACHE_QUERIES=$(ASAN_QUERY_CACHE_QUERIES) QUERIES=$(ASAN_QUERY_QUERIES) \
-	  QUERY_PARTIAL_QUERIES=$(ASAN_QUERY_PARTIAL_QUERIES) SKIP_SUITES='$(ASAN_SKIP_SUITES)' tests/run_all.sh
+	  QUERY_PARTIAL_QUERIES=$(ASAN_QUERY_PARTIAL_QUERIES) CASES=$(ASAN_VAR_CASES) \
+	  SKIP_SUITES='$(ASAN_SKIP_SUITES)' tests/run_all.sh
 
 # Every sanitizer binary of test-asan, test-oom and test-tsan, built and not
 # run (make -j harden-build: CI builds them on both cores first, then runs

@@ -407,6 +407,8 @@ class Fuzz:
             self.fail("a merged variance state does not re-encode to itself", s, r)
         for f in ("var_pop", "stddev_pop"):
             twice = self.run(sc, "SELECT gpu_var_merge(s, ?) FROM (SELECT ? AS s UNION ALL SELECT ?)", (f, s, s))
+            if twice == ("error", "gpu_var_merge: the merged counts exceed 2^62"):
+                continue  # a state of over 2^61 values: twice is past the cap, an error
             if repr(twice) != repr(got[f]):
                 self.fail("gpu_var_merge %s of a state twice is not the state's" % f, s, (got[f], twice))
 
