@@ -117,25 +117,6 @@ static inline uint64_t hash_of(const int64_t *k, int n) {
   return h;
 }
 
-/* The row of key k (d->nkeys values) in dimension d's lookup, or -1. */
-static inline int32_t lookup(const ga_cstar_dim *d, const int64_t *k) {
-  if (d->dense) {
-    uint64_t o = (uint64_t)k[0] - (uint64_t)d->base;
-    return o < (uint64_t)d->span ? d->slot[o] : -1;
-  }
-  int n = d->nkeys;
-  for (uint64_t h = hash_of(k, n) & d->hmask;; h = (h + 1) & d->hmask) {
-    if (d->slot[h] < 0)
-      return -1;
-    const int64_t *at = d->hkey + h * (uint64_t)n;
-    int eq = 1;
-    for (int i = 0; i < n; i++)
-      eq &= at[i] == k[i];
-    if (eq)
-      return d->slot[h];
-  }
-}
-
 /* The slot of key k in d's lookup (dense: its offset; hash: its index),
 ** or -1. */
 static inline int64_t lookup_slot(const ga_cstar_dim *d, const int64_t *k) {
@@ -154,6 +135,17 @@ static inline int64_t lookup_slot(const ga_cstar_dim *d, const int64_t *k) {
     if (eq)
       return (int64_t)h;
   }
+}
+
+/* The row of key k (d->nkeys values) in dimension d's lookup, or -1 (a
+** dense one read directly: the probe's hot path). */
+static inline int32_t lookup(const ga_cstar_dim *d, const int64_t *k) {
+  if (d->dense) {
+    uint64_t o = (uint64_t)k[0] - (uint64_t)d->base;
+    return o < (uint64_t)d->span ? d->slot[o] : -1;
+  }
+  int64_t h = lookup_slot(d, k);
+  return h < 0 ? -1 : d->slot[h];
 }
 
 /* Row r's key of entry e through columns cols (n of them): 1 with k, 0
