@@ -253,6 +253,12 @@ static void stamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
     stamp_wal(db, schema, f, j, s);
 }
 
+/* A file's stamp for a cache file (ext/cache/cache_persist.c), main or
+** attached: as an attached file's, the caller holding the read lock. */
+void ga_cstamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
+  stamp_file(db, schema, s);
+}
+
 /* The watcher (rule 2).  It opens the path, so it is checked to be the
 ** caller's file AFTER it is open: HAS_MOVED 0 then means the path named the
 ** caller's file at a moment when the watcher already had it open (a
@@ -744,8 +750,8 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
                         current ? "true" : "false", (long long)e->hits,
                         e->load_ms);
     /* rule 2: the entry holds a connection of its own to the file */
-    sqlite3_str_appendf(
-        s, ",\"watcher\":%s,\"how\":", e->watch ? "true" : "false");
+    sqlite3_str_appendf(s, ",\"watcher\":%s,\"source\":\"%s\",\"how\":",
+                        e->watch ? "true" : "false", e->map ? "file" : "rows");
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");
@@ -767,6 +773,13 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       }
     sqlite3_str_appendall(s, "]}");
   }
-  sqlite3_str_appendall(s, "]}");
+  /* cache files (ext/cache/cache_persist.c) */
+  sqlite3_str_appendf(s, "],\"file\":{\"maps\":%lld,\"writes\":%lld,\"map\":",
+                      (long long)(c ? c->file_maps : 0),
+                      (long long)(c ? c->file_writes : 0));
+  json_str(s, c ? c->file_map : "");
+  sqlite3_str_appendall(s, ",\"write\":");
+  json_str(s, c ? c->file_write : "");
+  sqlite3_str_appendall(s, "}}");
   return sqlite3_str_finish(s);
 }

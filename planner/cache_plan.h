@@ -80,6 +80,10 @@ int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema);
 ** (their entries are stale). */
 int ga_cache_watchers(ga_cache *c);
 void ga_cstamp_free(ga_cstamp *s);
+/* The file part of a stamp (the header, the WAL's last commit, the file's
+** identity) of any schema with a file, read while the caller holds its read
+** lock: what a cache file records (ext/cache/cache_persist.c). */
+void ga_cstamp_file(sqlite3 *db, const char *schema, ga_cstamp *s);
 /* Rule 6's record of the authorizer: the caller's program of SELECT <the
 ** entry's columns> FROM its table (ga_program_sig); NULL with *rc. */
 char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc);

@@ -79,6 +79,7 @@ declare -A CMD=(
   [aggregate]='"$PYTHON" tests/test_aggregate.py'
   [aggregate_writer]='"$PYTHON" tests/test_aggregate_writer.py'
   [cache]='"$PYTHON" tests/test_cache.py'
+  [cache_file]='"$PYTHON" tests/test_cache_file.py'
   [trust]='"$PYTHON" tests/test_trust.py'
   [files]='"$PYTHON" tests/test_files.py'
   [first_hour]='"$PYTHON" tests/test_first_hour.py'
@@ -109,7 +110,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact var var_kernel diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache trust files trust_values query query_cache query_errors query_json query_index query_join query_partial first_hour scan_group cache_dict \
+DEFAULT_ORDER="sql config exact var var_kernel diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache cache_file trust files trust_values query query_cache query_errors query_json query_index query_join query_partial first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker percentile \
   python analysts dask cli install wheel node harden layout docs"
 

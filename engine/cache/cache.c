@@ -57,7 +57,9 @@ ga_cblock *ga_cb_new(int ncols, int64_t cap, int pinned) {
 void ga_cb_free(ga_cblock *b) {
   if (!b)
     return;
-  if (b->pinned)
+  if (b->mapped)
+    ; /* its entry's mapping (cache_file.h rule 5) */
+  else if (b->pinned)
     ga_gpu_host_free(b->mem);
   else
     sqlite3_free(b->mem);
@@ -85,6 +87,8 @@ void ga_centry_free(ga_centry *e) {
     ga_cb_free(e->segs[i]);
   sqlite3_free(e->segs);
   sqlite3_free(e->seg_base);
+  if (e->free_map) /* after the blocks that point into it */
+    e->free_map(e);
   for (int k = 0; k < e->ncols && e->cols; k++) {
     sqlite3_free(e->cols[k].name);
     ga_dict_free(e->cols[k].dict);

@@ -77,6 +77,7 @@ typedef struct ga_cblock {
   int64_t n, cap; /* rows held, rows it has room for */
   int ncols;
   int pinned; /* from ga_gpu_host_alloc (a GPU load's staging) */
+  int mapped; /* mem is in its entry's mapped file (cache_file.h rule 5) */
   uint64_t *mem;
   int64_t bytes;
 } ga_cblock;
@@ -179,6 +180,11 @@ typedef struct ga_centry {
   /* GPU entry: frees its device arrays, set by cache_gpu.c where they
   ** become the entry's (ga_centry_free calls it: cache.c rule 4) */
   void (*free_dev)(struct ga_centry *e);
+  /* a host entry mapped from a cache file (cache_file.h rule 5): the
+  ** mapping its segments point into, and its unmap (ga_centry_free) */
+  void *map;
+  size_t map_len;
+  void (*free_map)(struct ga_centry *e);
   int enc; /* the database's encoding: its TEXT values' bytes */
   int ncols;
   ga_ccol *cols;
@@ -219,6 +225,11 @@ typedef struct ga_cache {
   int64_t queries_gpu, queries_host, fallbacks;
   int64_t queries_topk; /* cache_gpu_query.c rule 9's, cache_host.c 19's */
   int64_t queries_many; /* cache_gpu_query.c rule 10's (issue 37) */
+  /* cache files (ext/cache/cache_persist.c): entries mapped from one and
+  ** files written, and the outcome of the last map and of the last write
+  ** (gpuagg_info) */
+  int64_t file_maps, file_writes;
+  char file_map[400], file_write[400];
   /* worker pools of the files this cache loaded from in parallel (held
   ** while they stay attached, like gpu_aggregate's module holds its own:
   ** engine/scan/scan_pool.c rule 2) */

@@ -11,7 +11,7 @@
 #define GA_CONFIG_NAMES                                                        \
   "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
   "threads, scan_min_rows, cache_bytes, group_bytes, partial_now, "            \
-  "partial_check"
+  "partial_check, cache_file, cache_dir"
 
 /* gpu_aggregate's knobs (engine/scan/scan.c).  scan_min_rows: below it the
 ** parallel path's fixed cost (worker connections, the snapshot, threads)
@@ -31,6 +31,10 @@ static void ga_config_default_scan(ga_config *c) {
   /* gpu_query_partial across processes (docs/many_files.md) */
   c->partial_now = 0;
   c->partial_check = 0;
+  /* cache files: off unless asked for (they are written beside the user's
+  ** database) */
+  c->cache_file = 0;
+  c->cache_dir[0] = 0;
 }
 
 int64_t ga_config_group_bytes(const ga_config *c) {
@@ -178,6 +182,30 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
       return 1;
     }
     c->partial_check = (int)v;
+  } else if (!strcmp(name, "cache_file")) {
+    if (value && (!strcmp(value, "on") || !strcmp(value, "1")))
+      c->cache_file = 1;
+    else if (value && (!strcmp(value, "off") || !strcmp(value, "0")))
+      c->cache_file = 0;
+    else {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for cache_file: %s (valid: 'on' = "
+               "gpu_cache writes and maps cache files, 'off')",
+               shown(value, q, sizeof q));
+      return 1;
+    }
+  } else if (!strcmp(name, "cache_dir")) {
+    /* an absolute directory, or '' (beside the database) */
+    if (!value || strlen(value) >= sizeof c->cache_dir ||
+        (value[0] && value[0] != '/')) {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for cache_dir: %s (valid: '' = "
+               "beside the database, or an absolute directory of fewer "
+               "than %d bytes)",
+               shown(value, q, sizeof q), (int)sizeof c->cache_dir);
+      return 1;
+    }
+    snprintf(c->cache_dir, sizeof c->cache_dir, "%s", value);
   } else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -217,6 +245,10 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
     snprintf(buf, nbuf, "%lld", (long long)c->partial_now);
   else if (!strcmp(name, "partial_check"))
     snprintf(buf, nbuf, "%d", c->partial_check);
+  else if (!strcmp(name, "cache_file"))
+    snprintf(buf, nbuf, "%s", c->cache_file ? "on" : "off");
+  else if (!strcmp(name, "cache_dir"))
+    snprintf(buf, nbuf, "%s", c->cache_dir);
   else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -230,12 +262,14 @@ void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
            "{\"cpu_max_rows\":%lld,\"gpu_start_rows\":%lld,\"device\":\"%s\","
            "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d,"
            "\"threads\":%d,\"scan_min_rows\":%lld,\"cache_bytes\":%lld,"
-           "\"group_bytes\":%lld,\"partial_now\":%lld,\"partial_check\":%d}",
+           "\"group_bytes\":%lld,\"partial_now\":%lld,\"partial_check\":%d,"
+           "\"cache_file\":\"%s\",\"cache_dir_set\":%s}",
            (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
            device_name(c->device), c->streams, (long long)c->chunk_bytes,
            c->devices, c->threads, (long long)c->scan_min_rows,
            (long long)c->cache_bytes, (long long)c->group_bytes,
-           (long long)c->partial_now, c->partial_check);
+           (long long)c->partial_now, c->partial_check,
+           c->cache_file ? "on" : "off", c->cache_dir[0] ? "true" : "false");
 }
 
 int ga_config_threads(const ga_config *c) {

@@ -38,6 +38,12 @@ typedef struct ga_config {
                             the call's start (gpuagg.dask ships one) */
   int partial_check;      /* 1: gpu_query_partial only plans (NULL, or the
                             error the partial would give) */
+  /* gpu_cache's files (ext/cache/cache_persist.c, issue 40): 1 = a load
+  ** writes its entry to a cache file and gpu_cache maps a valid one; the
+  ** file is <db>-gpuagg beside the database, or in cache_dir ("" = beside
+  ** it) */
+  int cache_file;
+  char cache_dir[512];
 } ga_config;
 
 /* The group memory cap in effect (group_bytes, or its default). */
