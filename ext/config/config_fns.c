@@ -30,7 +30,7 @@ SQLITE_EXTENSION_INIT3
 
 void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_conn *conn = ((ga_fn_data *)sqlite3_user_data(ctx))->conn;
-  char err[256], buf[64];
+  char err[256], buf[600]; /* cache_dir: up to 511 bytes */
   const char *name = (const char *)sqlite3_value_text(argv[0]);
   if (!name) {
     sqlite3_result_error(ctx, "gpuagg_config: the name must not be NULL", -1);
@@ -49,7 +49,8 @@ void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_error(ctx, err, -1);
     return;
   }
-  if (!strcmp(name, "device"))
+  if (!strcmp(name, "device") || !strcmp(name, "cache_file") ||
+      !strcmp(name, "cache_dir"))
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
   else
     sqlite3_result_int64(ctx, strtoll(buf, NULL, 10));
