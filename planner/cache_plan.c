@@ -751,7 +751,8 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
                         e->load_ms);
     /* rule 2: the entry holds a connection of its own to the file */
     sqlite3_str_appendf(s, ",\"watcher\":%s,\"source\":\"%s\",\"how\":",
-                        e->watch ? "true" : "false", e->map ? "file" : "rows");
+                        e->watch ? "true" : "false",
+                        e->from_file ? "file" : "rows");
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");

@@ -22,6 +22,10 @@ Checked here, each in new processes (subprocesses of /usr/bin/python3):
     rows, and the file written anew;
   - four processes writing the file at once: a valid file, no temporary
     left;
+  - on a GPU (the fake backend under make test, a real one under make
+    test-gpu): the entry is built in host memory, written, copied to the
+    device; a new process maps the file and copies it (threads 1 and 4),
+    answered on the GPU; a damaged file loads from rows;
   - permissions: mode=ro and immutable write nothing; a read-only directory
     writes nothing, cache_dir then works; a file writable by others, owned
     by another user, or a symlink is refused; the budget.
@@ -37,7 +41,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gatest import typed_key, Reporter, LIB  # noqa: E402
+from gatest import typed_key, Reporter, LIB, GPU  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="gpuagg_cfile_")
 os.chmod(TMP, 0o755)
@@ -419,13 +423,45 @@ def section_perms(rep):
     check_answers(rep, "perm_cachedir_map", rpath, out, "file", QUERIES[:2])
 
 
+def section_gpu(rep):
+    """GPUAGG_TEST_GPU=1 (the fake backend under make test, a real GPU under
+    make test-gpu): a GPU entry is built in host memory, written, and copied
+    to the device; a new process maps the file and copies it there."""
+    d = os.path.join(TMP, "gpu")
+    os.makedirs(d)
+    path = os.path.join(d, "g.db")
+    make_db(path, n=ROWS * 2)
+    conf = [("device", "gpu")]
+    out = child(path, queries=QUERIES, conf=conf)
+    e = entry(out) or {}
+    rep.check("gpu_written", "wrote" in last(out) and e.get("where") == "gpu" and
+              "copied to the GPU" in e.get("how", ""), "%s | %r" % (last(out), e))
+    check_answers(rep, "gpu_load", path, out, "rows")
+    for th in (1, 4):
+        out = child(path, queries=QUERIES, conf=conf + [("threads", th)])
+        e = entry(out) or {}
+        rep.check("gpu_map_t%d_where" % th, e.get("where") == "gpu" and
+                  "copied to the GPU" in e.get("how", ""), repr(e))
+        check_answers(rep, "gpu_map_t%d" % th, path, out, "file")
+        rep.check("gpu_map_t%d_on_gpu" % th, out["info"].get("queries_gpu", 0) > 0,
+                  repr(out["info"].get("queries_gpu")))
+    damage(path + "-gpuagg", os.path.getsize(path + "-gpuagg") // 3, "flip")
+    out = child(path, queries=QUERIES, conf=conf)
+    check_answers(rep, "gpu_damaged", path, out, "rows")
+    rep.check("gpu_damaged_where", (entry(out) or {}).get("where") == "gpu",
+              repr(entry(out)))
+
+
 def main():
     rep = Reporter("cache_file")
     only = os.environ.get("CFILE_ONLY", "").split()
     for name, fn in [("basic", section_basic), ("rollback", section_rollback),
                      ("replaced", section_replaced), ("wal", section_wal),
                      ("damaged", section_damaged), ("race", section_race),
-                     ("perms", section_perms)]:
+                     ("perms", section_perms), ("gpu", section_gpu)]:
+        if name == "gpu" and not GPU:
+            rep.skip("gpu", "GPUAGG_TEST_GPU is not 1")
+            continue
         if not only or name in only:
             fn(rep)
     shutil.rmtree(TMP, ignore_errors=True)

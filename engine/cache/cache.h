@@ -185,7 +185,8 @@ typedef struct ga_centry {
   void *map;
   size_t map_len;
   void (*free_map)(struct ga_centry *e);
-  int enc; /* the database's encoding: its TEXT values' bytes */
+  int from_file; /* mapped from a cache file (on the GPU since, or not) */
+  int enc;       /* the database's encoding: its TEXT values' bytes */
   int ncols;
   ga_ccol *cols;
   int64_t rows, bytes;

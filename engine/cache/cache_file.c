@@ -840,6 +840,7 @@ int ga_cfile_map(ga_cache *c, int64_t budget, const char *path,
   e->map = m.p;
   e->map_len = m.len;
   e->free_map = unmap_entry;
+  e->from_file = 1;
   e->bytes = reserved;
   *out = e;
   return GA_CFILE_OK;

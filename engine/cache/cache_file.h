@@ -97,6 +97,13 @@ int ga_cfile_map(ga_cache *c, int64_t budget, const char *path,
                  int (*stop)(void *), void *arg, ga_centry **out, char *why,
                  size_t nwhy);
 
+/* Host entry e (in c's list or not, its bytes in c->used) made a GPU
+** entry: its columns copied to the device within budget, then its host
+** segments (or mapping) freed (cache_upload.c).  GA_CFILE_OK; else the
+** entry is as it was, with why. */
+int ga_cfile_to_gpu(ga_cache *c, ga_centry *e, int64_t budget,
+                    int (*stop)(void *), void *arg, char *why, size_t nwhy);
+
 /* The checksum of n words (a Fletcher sum in 64-bit words, started at
 ** s[0] = 1, s[1] = 0), exposed for the tests' forgeries. */
 void ga_cfile_sum(const uint64_t *w, size_t n, uint64_t s[2]);

@@ -632,6 +632,8 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   /* a valid cache file instead of a load from rows (cache_persist.c) */
   rc = ga_persist_map(conn, db, &cfg, &t, (const char *const *)cl.name, cl.aff,
                       cl.n, where, &e, note, sizeof note);
+  int dev_where = where; /* a file's entry is loaded in host memory first */
+  where = ga_persist_load_where(db, &cfg, t.schema, where);
   while (rc == SQLITE_OK && !e) {
     ga_cstamp before, after;
     int gpu_failed = 0;
@@ -784,6 +786,7 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (old)
     ga_cache_free_unlinked(conn->cache, old); /* replaced */
   ga_persist_save(conn, db, &cfg, e); /* its cache file (cache_persist.c) */
+  ga_persist_to_device(conn, db, &cfg, e, dev_where);
   sqlite3_result_int64(ctx, e->rows);
 }
 

@@ -17,10 +17,13 @@
 **
 ** Rules:
 **   1. Only gpu_cache maps a file; a query never does on its own (it
-**      answers from entries, which gpu_cache makes).  Only a host entry is
-**      written or mapped: a GPU entry loads from rows (its columns live on
-**      the device), and so does a table of temp or of an in-memory
-**      database.
+**      answers from entries, which gpu_cache makes).  A file holds a host
+**      entry's columns.  Where the entry goes to the GPU, it is built in
+**      host memory first (mapped from the file, or loaded from rows and
+**      written), then copied to the device (engine/cache/cache_upload.c)
+**      and its host copy freed; where that copy fails it stays in host
+**      memory (cache_fns.c rule 5).  A table of temp or of an in-memory
+**      database loads as without files.
 **   2. The file is <db>-gpuagg beside the database (its path as SQLite
 **      names it), or with cache_dir set, <cache_dir>/<db's base
 **      name>-<device>-<inode>-gpuagg (a read-only location's database).
@@ -170,6 +173,36 @@ static char *file_path(sqlite3 *db, const char *schema, const ga_config *cfg,
                          (unsigned long long)fs->ino);
 }
 
+/* Rule 1: host entry e copied to the GPU; where that fails it stays in
+** host memory, and note says why. */
+static void to_device(ga_cache *c, sqlite3 *db, const ga_config *cfg,
+                      ga_centry *e, char *note, size_t nnote) {
+  char why[200];
+  ga_intr intr = {.db = db};
+  int rc = ga_cfile_to_gpu(c, e, ga_cache_budget(cfg, GA_CACHE_GPU),
+                           ga_intr_check, &intr, why, sizeof why);
+  ga_intr_free(&intr);
+  size_t n = strlen(note);
+  if (rc == GA_CFILE_OK)
+    snprintf(note + n, nnote - n, "; copied to the GPU");
+  else
+    snprintf(note + n, nnote - n, "; in host memory: %s", why);
+}
+
+int ga_persist_load_where(sqlite3 *db, const ga_config *cfg, const char *schema,
+                          int where) {
+  return cfg->cache_file && where == GA_CACHE_GPU &&
+                 !file_refusal(db, schema, 1)
+             ? GA_CACHE_HOST
+             : where;
+}
+
+void ga_persist_to_device(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
+                          ga_centry *e, int where) {
+  if (where == GA_CACHE_GPU && e->where == GA_CACHE_HOST && cfg->cache_file)
+    to_device(conn->cache, db, cfg, e, e->note, sizeof e->note);
+}
+
 int ga_persist_map(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                    const ga_target *t, const char *const *names,
                    const int *affs, int n, int where, ga_centry **out,
@@ -178,9 +211,7 @@ int ga_persist_map(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   *out = NULL;
   if (!cfg->cache_file)
     return SQLITE_OK;
-  const char *no = where != GA_CACHE_HOST
-                       ? "a GPU entry (files map into host entries)"
-                       : file_refusal(db, t->schema, 0);
+  const char *no = file_refusal(db, t->schema, 0);
   if (no) {
     last(c, 1, "%s: not mapped: %s", t->table, no);
     return SQLITE_OK;
@@ -242,6 +273,8 @@ int ga_persist_map(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   }
   e->stamp = before; /* rule 4 */
   snprintf(note, nnote, "file %s", path);
+  if (where == GA_CACHE_GPU) /* rule 1: a GPU entry from the host's */
+    to_device(c, db, cfg, e, note, nnote);
   last(c, 1, "%s: mapped %s", t->table, path);
   pthread_mutex_lock(&c->mu);
   c->file_maps++;
@@ -254,7 +287,7 @@ int ga_persist_map(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
 void ga_persist_save(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                      ga_centry *e) {
   ga_cache *c = conn->cache;
-  if (!cfg->cache_file || e->map)
+  if (!cfg->cache_file || e->from_file)
     return; /* off, or it came from a file of this state */
   const char *no = e->where != GA_CACHE_HOST
                        ? "a GPU entry (its columns are on the device)"
