@@ -240,6 +240,29 @@ def section_rollback(rep):
     con.close()
     out = child(path, queries=QUERIES[:2])
     check_answers(rep, "rb_schema", path, out, "rows", QUERIES[:2])
+    # a mapped entry is stamped like a loaded one: another connection's
+    # commit makes it stale (the uncached path answers the new rows)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    for k, v in (("device", "cpu"), ("cache_file", "on"), ("scan_min_rows", 0)):
+        con.execute("select gpuagg_config(?, ?)", (k, v))
+    con.execute("select gpu_cache('t')")
+    src = json.loads(con.execute("select gpuagg_info()").fetchone()[0])["cache"]
+    rep.check("rb_inproc_map", src["entries"][0]["source"] == "file", repr(src["file"]))
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("update t set y = 5000 where rowid = 11")
+    w.close()
+    got = con.execute("select %s from gpu_aggregate('t', 'y', NULL, 'k')" % COLS).fetchall()
+    ls = json.loads(con.execute("select gpuagg_info()").fetchone()[0])["last_scan"]
+    ref = sqlite3.connect(path)
+    ref.enable_load_extension(True)
+    ref.load_extension(LIB)
+    want = ref.execute("select %s from gpu_aggregate('t', 'y', NULL, 'k')" % COLS).fetchall()
+    ref.close()
+    con.close()
+    rep.check("rb_inproc_stale", sorted(map(repr, got)) == sorted(map(repr, want)) and
+              ls["path"] != "cache" and "stale" in ls["why"], repr(ls["why"]))
 
 
 def header(path):
