@@ -218,6 +218,31 @@ def section_basic(rep):
     rep.check("basic_budget", "cache_bytes" in last(out) and out["errors"], last(out))
 
 
+def section_config(rep):
+    con = sqlite3.connect(":memory:")
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    q = "select gpuagg_config(?, ?)"
+    rep.check("config_default", con.execute("select gpuagg_config('cache_file')").fetchone()[0]
+              == "off" and con.execute("select gpuagg_config('cache_dir')").fetchone()[0] == "")
+    rep.check("config_on", con.execute(q, ("cache_file", "on")).fetchone()[0] == "on")
+    rep.check("config_dir", con.execute(q, ("cache_dir", "/x/y")).fetchone()[0] == "/x/y")
+    for name, value, want in [
+            ("cache_file", "maybe", "gpuagg_config: bad value for cache_file: 'maybe' (valid: 'on'"),
+            ("cache_dir", "rel/dir", "gpuagg_config: bad value for cache_dir: 'rel/dir' (valid: ''"),
+            ("cache_dir", "/" + "a" * 600, "gpuagg_config: bad value for cache_dir:")]:
+        try:
+            con.execute(q, (name, value))
+            got = "no error"
+        except sqlite3.Error as e:
+            got = str(e)
+        rep.check("config_err_%s_%d" % (name, len(value)), got.startswith(want), got)
+    info = json.loads(con.execute("select gpuagg_info()").fetchone()[0])
+    rep.check("config_json", info["config"].get("cache_file") == "on" and
+              info["config"].get("cache_dir_set") is True, repr(info["config"]))
+    con.close()
+
+
 def section_rollback(rep):
     d = os.path.join(TMP, "rb")
     os.makedirs(d)
@@ -478,7 +503,8 @@ def section_gpu(rep):
 def main():
     rep = Reporter("cache_file")
     only = os.environ.get("CFILE_ONLY", "").split()
-    for name, fn in [("basic", section_basic), ("rollback", section_rollback),
+    for name, fn in [("config", section_config), ("basic", section_basic),
+                     ("rollback", section_rollback),
                      ("replaced", section_replaced), ("wal", section_wal),
                      ("damaged", section_damaged), ("race", section_race),
                      ("perms", section_perms), ("gpu", section_gpu)]:
