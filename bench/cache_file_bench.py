@@ -156,7 +156,7 @@ def main():
         drop_pages(fpath)
         reads["cold"].append(read_ms(fpath))
     med = statistics.median
-    lines = ["mode,rows,device,cache_ms,q1_first_ms,first_total_ms,warm_q1_ms,"
+    lines = ["mode,rows,device,where,cache_ms,q1_first_ms,first_total_ms,warm_q1_ms,"
              "child_cpu_ms,file_bytes,file_read_warm_ms,file_read_cold_ms,goal_ms,within_goal"]
     rw, rc = med(reads["warm"]), med(reads["cold"])
     for name, _, _ in modes:
@@ -168,8 +168,8 @@ def main():
         cpu = med([r["child_cpu_ms"] for r in rs])
         rd = rc if name == "file_cold" else rw
         goal = 3 * warm + rd
-        lines.append("%s,%d,%s,%.1f,%.1f,%.1f,%.2f,%.0f,%d,%.1f,%.1f,%.1f,%s" % (
-            name, int(a.rows), a.device, cache, first, tot, warm, cpu, fbytes, rw, rc, goal,
+        lines.append("%s,%d,%s,%s,%.1f,%.1f,%.1f,%.2f,%.0f,%d,%.1f,%.1f,%.1f,%s" % (
+            name, int(a.rows), a.device, "/".join(sorted({r["where"] for r in rs})), cache, first, tot, warm, cpu, fbytes, rw, rc, goal,
             "yes" if name.startswith("file") and tot <= goal else
             ("n/a" if not name.startswith("file") else "no")))
     out = "\n".join(lines) + "\n"
