@@ -8,8 +8,9 @@
 **      longest ago), stale entries before current ones, and never the entry
 **      being loaded or refreshed.
 **   3. Freeing an entry frees everything it holds (host blocks, device
-**      arrays, dictionaries); the device query scratch goes with the last
-**      GPU entry.
+**      arrays, dictionaries, the mapping of a cache file: after the blocks
+**      that point into it, cache_file.h rule 5); the device query scratch
+**      goes with the last GPU entry.
 **   4. The device side is cache_gpu.c's: an entry's device arrays and the
 **      cache's stream and scratch are freed through the hooks it sets with
 **      them (ga_centry.free_dev, ga_cache.release_dev), so this file calls

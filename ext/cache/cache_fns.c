@@ -63,6 +63,12 @@
 **      not in the entry.  Such a list fails as a named one would (a column
 **      holding BLOBs, more than GA_CACHE_MAX_COLS columns), the error
 **      saying to name the columns instead.
+**   9. Cache files (issue 40, cache_persist.c): with cache_file on, a valid
+**      file of exactly these columns is mapped instead of the load (stamped
+**      as rule 3's load would be); else the load runs, in host memory when
+**      the entry is for the GPU and its file may be written, and once the
+**      entry is linked its file is written and a GPU entry's columns are
+**      copied to the device.  A file step never fails gpu_cache.
 */
 #include <stdio.h>
 #include <stdlib.h>
