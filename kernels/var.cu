@@ -33,6 +33,8 @@
 #define GAK_VAR_THREADS 256
 #define GAK_VAR_LEVELS 3
 #define GAK_VAR_MAX_GRID 2048
+/* Values loaded per thread before the first is added (tuning only). */
+#define GAK_VAR_ILP 4
 
 /* m * 2^pos (m < 2^64) into 32-bit digits acc[pos>>5 ..], exact; neg
 ** subtracts (two's complement atomics). */
@@ -205,6 +207,15 @@ __device__ __forceinline__ void gak_var_int(gak_var_thread &t,
   gak_var_add128(sh.sq, u * u, __umul64hi(u, u), GA_XSQ_BIAS);
 }
 
+/* Whether value i is an int64 in the layout (kernels/gak.h). */
+template <int LAYOUT>
+__device__ __forceinline__ bool
+gak_var_isint(const uint64_t *__restrict__ isint, int64_t i) {
+  return LAYOUT == GA_LAYOUT_INT ||
+         (LAYOUT == GA_LAYOUT_MIXED &&
+          ((__ldg(isint + (i >> 6)) >> (i & 63)) & 1));
+}
+
 template <int LAYOUT>
 __global__ void __launch_bounds__(GAK_VAR_THREADS)
     gak_var_kernel(const uint64_t *__restrict__ v,
@@ -226,13 +237,32 @@ __global__ void __launch_bounds__(GAK_VAR_THREADS)
   t.hi = 0;
   t.nint = t.npinf = t.nninf = t.nnan = 0;
   int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += stride) {
+  int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  /* GAK_VAR_ILP loads issued before any of their values is used: the
+  ** expansions' dependent adds are long, and one load in flight per
+  ** thread left the kernel latency-bound at 40% of CUB's sum of squares
+  ** (bench/RESULTS.md §26).  The order of the adds does not matter: every
+  ** residual lands in integer digits. */
+  for (; i + (GAK_VAR_ILP - 1) * stride < n; i += GAK_VAR_ILP * stride) {
+    uint64_t w[GAK_VAR_ILP];
+    bool is_int[GAK_VAR_ILP];
+#pragma unroll
+    for (int k = 0; k < GAK_VAR_ILP; k++)
+      w[k] = __ldg(v + i + k * stride);
+#pragma unroll
+    for (int k = 0; k < GAK_VAR_ILP; k++)
+      is_int[k] = gak_var_isint<LAYOUT>(isint, i + k * stride);
+#pragma unroll
+    for (int k = 0; k < GAK_VAR_ILP; k++) {
+      if (is_int[k])
+        gak_var_int(t, sh, w[k]);
+      else
+        gak_var_real(t, sh, __longlong_as_double((long long)w[k]));
+    }
+  }
+  for (; i < n; i += stride) {
     uint64_t w = __ldg(v + i);
-    bool is_int = LAYOUT == GA_LAYOUT_INT ||
-                  (LAYOUT == GA_LAYOUT_MIXED &&
-                   ((__ldg(isint + (i >> 6)) >> (i & 63)) & 1));
-    if (is_int)
+    if (gak_var_isint<LAYOUT>(isint, i))
       gak_var_int(t, sh, w);
     else
       gak_var_real(t, sh, __longlong_as_double((long long)w));
