@@ -52,8 +52,14 @@
 **      cache_shape.c reads them as on their own table.
 **   4. Currency.  Every table's entry passes cache_plan.c rules 2 and 6
 **      (ga_cache_current) on the caller's connection; one that does not
-**      declines with its reason.  A GPU entry among them declines (the GPU
-**      cache's probe is not written yet).
+**      declines with its reason.  The GPU (issue 38 section 3.3): where
+**      the fact's entry is a GPU entry (and device is not 'cpu'), a GPU
+**      dimension is copied to the host for the build
+**      (engine/cache/cache_gpu_star.c rule 1), the fact's own terms filter
+**      after the probe with the others (the GPU query's WHERE over the
+**      fact's rows), and cache_gpu_star.c probes on the device and
+**      answers; a failed device step drops the fact's entry (cache_plan.c
+**      rule 5).  A GPU dimension beside a host fact declines.
 **   5. Memory: cache_star.c rule 4 (group_bytes).
 */
 #include <stdio.h>
