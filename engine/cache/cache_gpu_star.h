@@ -18,7 +18,8 @@ typedef struct ga_cgstar {
   ga_cache *c;
   ga_centry *fact;
   int dev, entered, prev;
-  void *mem[4 * GA_CSTAR_MAX + 2 * GAK_CSTAR_COLS + 4];
+  /* a top dimension: slots, keys, 4 maps; a gathered column: 3 */
+  void *mem[6 * GA_CSTAR_MAX + 3 * GAK_CSTAR_COLS + 4];
   int nmem;
   uint64_t *d_sel;   /* the joined rows: bit i, fact row i */
   int64_t joined;    /* rows kept */
