@@ -2058,6 +2058,49 @@ def gpu_ssb_cases(rep):
                       "path %s (%s): got %s want %s" % (ls.get("path"), ls.get("why"), show(got), show(want)))
         g.close()
 
+
+def gpu_writer_case(rep):
+    """A writer commits one version number into every row of the
+    dimension and of the fact while the GPU cache answers: the entries are
+    reloaded between queries, and every answer (from the GPU, current for
+    the caller, or from the workers after a change) is one committed
+    state."""
+    con, path = fresh("gpu_writer", """
+        CREATE TABLE d(k INTEGER PRIMARY KEY, w INTEGER, g TEXT);
+        CREATE TABLE f(k INTEGER, v INTEGER, x REAL);
+        INSERT INTO d SELECT value, 1, 'g' || (value % 3) FROM json_each('[0,1,2,3,4,5,6,7]');
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        INSERT INTO f SELECT i % 8, 1, i * 0.5 FROM n;""", "wal")
+    con.execute("PRAGMA busy_timeout = 30000")
+    text = ("SELECT d.g, min(d.w), max(d.w), min(f.v), max(f.v), count(*) FROM f JOIN d ON f.k = d.k "
+            "GROUP BY d.g")
+    p = subprocess.Popen([sys.executable, "-c", WRITER, path, "3"], stdout=subprocess.PIPE)
+    bad, runs, gpu, versions = [], 0, 0, set()
+    t_end = time.time() + 3
+    while time.time() < t_end:
+        try:
+            con.execute("SELECT gpu_cache('d', 'k, w, g')").fetchall()
+            con.execute("SELECT gpu_cache('f', 'k, v, x')").fetchall()
+        except sqlite3.Error as e:  # a load that meets a commit each time: none cached
+            if "changed during" not in str(e):
+                bad.append("load: %s" % e)
+        got = via_gpu_query(con, text)
+        runs += 1
+        ls = last_scan(con)
+        gpu += str(ls.get("why")).startswith("GPU cache: star join")
+        if got[0] != "ok":
+            bad.append(got[1])
+            continue
+        vs = {v for row in got[1] for v in row[1:5]}
+        versions |= vs
+        if len(vs) != 1 or sum(row[5] for row in got[1]) != 20000:
+            bad.append(repr(got[1]))
+    out = p.communicate()[0]
+    con.close()
+    rep.check("gpu_writer_one_state", not bad and runs >= 3 and gpu >= 1 and p.returncode == 0,
+              "%d runs (%d from the GPU cache), writer reached %s, versions seen %d; bad: %s"
+              % (runs, gpu, out.strip(), len(versions), bad[:3]))
+
 def main():
     rep = Reporter("query_join")
     try:
@@ -2071,6 +2114,7 @@ def main():
     if os.environ.get("JOIN_GPU_ONLY") == "1":  # fake:query_join (§3.3)
         gpu_cache_cases(rep)
         gpu_ssb_cases(rep)
+        gpu_writer_case(rep)
         gpu_join_queries(rep)
         rep.finish()
     error_cases(rep)
@@ -2087,6 +2131,7 @@ def main():
     if GPU:  # the GPU cache (§3.3): make test-gpu
         gpu_cache_cases(rep)
         gpu_ssb_cases(rep)
+        gpu_writer_case(rep)
         gpu_join_queries(rep)
     rep.finish()
 
