@@ -1942,6 +1942,9 @@ def gpu_cache_cases(rep):
     for k in range(4):
         con.execute("INSERT INTO p VALUES(?,?)", (k, "pg%d" % (k % 2)))
     con.execute("INSERT INTO dx VALUES(1.5, 'half'), (2.0, 'two')")
+    # a third level below p (a snowflake f -> d -> p -> pq): only 'pg0' joins
+    con.execute("CREATE TABLE pq(pg TEXT, z INTEGER)")
+    con.execute("INSERT INTO pq VALUES('pg0', 7)")
     con.execute("COMMIT")
     con.close()
     for dims_host in (False, True):
@@ -1985,6 +1988,14 @@ def gpu_cache_cases(rep):
              "GROUP BY p.pg", True)
         case("snowflake_left", "SELECT p.pg, count(*), sum(f.v) FROM f LEFT JOIN d ON f.k = d.k AND d.h < 3 "
              "JOIN p ON d.p = p.p AND p.pg = 'pg1' GROUP BY p.pg", True)
+        # an inner join below a LEFT JOIN below the fact's dimension: a d row whose p
+        # misses pq keeps p's NULLs, and pq's inner join then drops the fact row
+        # (cache_gpu_star.c rule 2's -2), as SQLite's join order does
+        case("snowflake_three_levels", "SELECT pq.z, d.g, count(*), sum(f.v) FROM f JOIN d ON f.k = d.k "
+             "LEFT JOIN p ON d.p = p.p JOIN pq ON p.pg = pq.pg GROUP BY 1, 2", True)
+        case("snowflake_three_levels_left", "SELECT pq.z, d.g, count(*), sum(f.v) FROM f LEFT JOIN d "
+             "ON f.k = d.k LEFT JOIN p ON d.p = p.p AND p.pg = 'pg1' JOIN pq ON p.pg = pq.pg GROUP BY 1, 2",
+             True)
         case("dimension_twice", "SELECT d1.g, d2.g, count(*), sum(f.v) FROM f JOIN d AS d1 ON f.k = d1.k "
              "JOIN d AS d2 ON f.c1 = d2.k GROUP BY 1, 2 ORDER BY 1, 2", True)
         case("top_rows", "SELECT d.g, d.h, sum(f.v) AS s FROM f JOIN d ON f.k = d.k GROUP BY 1, 2 "
