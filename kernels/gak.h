@@ -485,10 +485,10 @@ int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
 ** 2) and hands it over as it is: a dense array over [base, base + span),
 ** or an open-addressing table of hmask + 1 slots whose keys are nkeys
 ** int64s a slot, probed from hash(key) & hmask one slot at a time (the
-** hash is cache_star.c's: gak_cstar_hash).  A slot holds the dimension's
-** row, -1 (dense: no key; hash: an empty slot, which ends the probe), or
-** -2 (the key's row is there, but a snowflake's inner join under it
-** misses: the fact row is dropped).
+** hash is engine/cache/cache_star.c's hash_of, repeated in the kernel).
+** A slot holds the dimension's row, -1 (dense: no key; hash: an empty
+** slot, which ends the probe), or -2 (the key's row is there, but a
+** snowflake's inner join under it misses: the fact row is dropped).
 **
 ** gak_cstar_probe: for each fact row i < n, each dimension in turn (the
 ** order given: the fewest kept first) takes the fact row's key (its
