@@ -5,6 +5,7 @@ the same rows, in the same run.
 
   bench/ssb_bench.py [--sf 1] [--reps 5] [--threads 0] [--queries q1.1,...]
         [--modes sqlite,gpu_query,host_cache,duckdb] [--duckdb-threads 2]
+        (modes also: gpu_cache, gpu_cache_all)
         [--machine NAME] [--csv FILE] [--plans FILE] [--db DIR]
 
 The file DIR/ssb_<sf>.db is made once and kept (bench/ssb.py: ANALYZEd,
@@ -13,8 +14,14 @@ connection with the extension loaded), gpu_query (CREATE VIRTUAL TABLE
 temp.q USING gpu_query('<text>'), then SELECT * FROM q; threads =
 --threads, 0 = every core), host_cache (the same on a connection whose
 gpu_cache holds, in host memory, the columns ssb.CACHE_COLUMNS names: the
-star join from the cache, issue 38 §3.2; the loads are not timed), duckdb (bench/duckdb_query.mjs, its own tables
-of the same rows).  A text that gpu_query refuses is reported ("refused:
+star join from the cache, issue 38 §3.2; the loads are not timed), gpu_cache
+(lineorder's columns in GPU memory, the dimensions' in host memory: the
+star join from the GPU cache, issue 38 §3.3, engine/cache/cache_gpu_star.c),
+gpu_cache_all (every table's in GPU memory: the dimensions are copied back
+for each build), duckdb (bench/duckdb_query.mjs, its own tables
+of the same rows).  For the GPU modes the summary gives each query's bytes
+of lineorder's columns read (the columns its text names, 8 bytes a row
+each) over its median time, against the H200's 4.8 TB/s.  A text that gpu_query refuses is reported ("refused:
 ...") and that mode skips it; last_scan.path and .why go into the CSV.
 
 Every rep runs every mode once, the first mode rotating with the rep;
@@ -30,6 +37,7 @@ of it: SQLite's and gpu_query's workers; empty for duckdb, another
 process), path, why.  Default: bench/results/ssb_<machine>_<date>.csv.
 """
 import argparse
+import json
 import os
 import resource
 import sqlite3
@@ -44,7 +52,8 @@ from query_bench import DuckDB
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.environ.get("GPUAGG_LIB") or os.path.join(os.path.dirname(HERE), "libgpuagg")
-MODES = ["sqlite", "gpu_query", "host_cache", "duckdb"]
+MODES = ["sqlite", "gpu_query", "host_cache", "duckdb", "gpu_cache", "gpu_cache_all"]
+HBM_BPS = 4.8e12  # the H200's memory bandwidth
 
 
 def main():
@@ -84,7 +93,7 @@ def main():
             for r in cons["sqlite"].execute("EXPLAIN QUERY PLAN " + ssb.QUERIES[q]):
                 f.write("  %s\n" % r[3])
     runs = {("sqlite", q) for q in queries}
-    for mode in ("gpu_query", "host_cache"):
+    for mode in ("gpu_query", "host_cache", "gpu_cache", "gpu_cache_all"):
         if mode not in modes:
             continue
         g = cons[mode] = bench_db.connect(path, LIB, [("threads", args.threads)])
@@ -92,6 +101,17 @@ def main():
             g.execute("SELECT gpuagg_config('device', 'cpu')").fetchall()
             for t, cols in ssb.CACHE_COLUMNS.items():
                 g.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
+        if mode.startswith("gpu_cache"):  # issue 38 §3.3
+            t0 = time.perf_counter()
+            for t, cols in ssb.CACHE_COLUMNS.items():
+                dev = "auto" if t == "lineorder" or mode == "gpu_cache_all" else "cpu"
+                g.execute("SELECT gpuagg_config('device', ?)", (dev,)).fetchall()
+                g.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
+            g.execute("SELECT gpuagg_config('device', 'auto')").fetchall()
+            info = json.loads(g.execute("SELECT gpuagg_info()").fetchone()[0])
+            where = {e.get("table"): e.get("where") for e in (info.get("cache") or {}).get("entries", [])}
+            print("# %s: loaded in %.1f s; entries %s" % (mode, time.perf_counter() - t0, where),
+                  flush=True)
         for q in queries:
             name = "q" + q.replace(".", "_")
             try:
@@ -175,6 +195,20 @@ def main():
                 cells.append("%s -" % mode)
         print("%-6s %s" % (q, "  ".join(cells)), flush=True)
     print("# sums of the medians: %s" % ", ".join("%s %.1f ms" % kv for kv in sums.items()))
+    nrows = cons["sqlite"].execute("SELECT count(*) FROM lineorder").fetchone()[0]
+    for mode in ("gpu_cache", "gpu_cache_all"):
+        if mode not in modes:
+            continue
+        cells = []
+        for q in queries:  # lineorder's bytes read over the median time
+            v = times.get((mode, q))
+            cols = [c.strip() for c in ssb.CACHE_COLUMNS["lineorder"].split(",")
+                    if c.strip() in ssb.QUERIES[q]]
+            if v:
+                bps = len(cols) * 8 * nrows / (statistics.median(v) / 1e3)
+                cells.append("%s %d cols %.0f GB/s (%.1f%%)" % (q, len(cols), bps / 1e9,
+                                                                  100 * bps / HBM_BPS))
+        print("# %s, lineorder bytes / time against 4.8 TB/s: %s" % (mode, "; ".join(cells)))
     if duck:
         duck.close()
     print("# csv: %s; plans: %s" % (csv_path, plans_path))

@@ -478,6 +478,68 @@ int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
                    uint32_t *d_rgid, gak_cval *d_rval, int64_t *d_n,
                    int64_t *d_counts, void *d_scratch, gak_stream s);
 
+/* ---- star joins from the GPU cache (kernels/cache_star.cu; issue 38
+** section 3.3, engine/cache/cache_gpu_star.c) ----
+**
+** The host builds each dimension's lookup (engine/cache/cache_star.c rule
+** 2) and hands it over as it is: a dense array over [base, base + span),
+** or an open-addressing table of hmask + 1 slots whose keys are nkeys
+** int64s a slot, probed from hash(key) & hmask one slot at a time (the
+** hash is engine/cache/cache_star.c's hash_of, repeated in the kernel).
+** A slot holds the dimension's row, -1 (dense: no key; hash: an empty
+** slot, which ends the probe), or -2 (the key's row is there, but a
+** snowflake's inner join under it misses: the fact row is dropped).
+**
+** gak_cstar_probe: for each fact row i < n, each dimension in turn (the
+** order given: the fewest kept first) takes the fact row's key (its
+** columns' values: NULL never matches; a TEXT key's code through map,
+** whose -1 matches nothing; a number's key is its INTEGER, or a REAL's
+** integral value within int64, else nothing) and finds its row; a miss
+** drops the row where miss_drops (an inner join, or a LEFT JOIN above an
+** inner one), else the dimension's row is -1 (a LEFT JOIN's NULLs).  Bit
+** i of d_sel (64-bit words, GA_BW(n) of them, bits past n cleared) is set
+** where the row stays, and each column c of p->cols gets, at row i, the
+** value of its dimension's row in v and f (1 isint, 2 notnull), or NULL
+** (where the row is dropped or the dimension's row is -1): vals (0 for
+** NULL) and the bitmaps, as a cached column holds them.  d_stats (1 + 4 *
+** ncols int64s, set by the caller to 0, then 0, 0, INT64_MAX, INT64_MIN
+** per column): [0] += the rows kept; per column the non-NULL values, the
+** INTEGER ones, their least and greatest. */
+#define GAK_CSTAR_DIMS 8
+#define GAK_CSTAR_KEYS 4
+#define GAK_CSTAR_COLS 16
+
+typedef struct gak_cstar_dim {
+  int32_t nkeys, dense, miss_drops, pad;
+  gak_ccol key[GAK_CSTAR_KEYS];       /* the fact's key columns */
+  const int64_t *map[GAK_CSTAR_KEYS]; /* TEXT: code -> key id; NULL */
+  int64_t nmap[GAK_CSTAR_KEYS];
+  int64_t base, span; /* dense */
+  uint64_t hmask;     /* hash */
+  const int32_t *slot;
+  const int64_t *hkey; /* hash: nkeys a slot */
+} gak_cstar_dim;
+
+typedef struct gak_cstar_col {
+  int32_t dim, pad;                 /* the index in gak_cstar.dims */
+  const uint64_t *v;                /* by the dimension's row */
+  const uint8_t *f;                 /* 1 isint, 2 notnull */
+  uint64_t *vals, *isint, *notnull; /* n rows */
+} gak_cstar_col;
+
+typedef struct gak_cstar {
+  int32_t ndims, ncols;
+  gak_cstar_dim dims[GAK_CSTAR_DIMS];
+  gak_cstar_col cols[GAK_CSTAR_COLS];
+} gak_cstar;
+
+int gak_cstar_probe(const gak_cstar *p, int64_t n, uint64_t *d_sel,
+                    int64_t *d_stats, gak_stream s);
+/* Bits of d_sel (32-bit words, ceil(n / 32)) ANDed with d_and's (64-bit
+** words, GA_BW(n)): the join's rows within a filter's. */
+int gak_cstar_and(uint32_t *d_sel, const uint64_t *d_and, int64_t n,
+                  gak_stream s);
+
 #ifdef __cplusplus
 }
 #endif

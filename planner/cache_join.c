@@ -52,8 +52,14 @@
 **      cache_shape.c reads them as on their own table.
 **   4. Currency.  Every table's entry passes cache_plan.c rules 2 and 6
 **      (ga_cache_current) on the caller's connection; one that does not
-**      declines with its reason.  A GPU entry among them declines (the GPU
-**      cache's probe is not written yet).
+**      declines with its reason.  The GPU (issue 38 section 3.3): where
+**      the fact's entry is a GPU entry (and device is not 'cpu'), a GPU
+**      dimension is copied to the host for the build
+**      (engine/cache/cache_gpu_star.c rule 1), the fact's own terms filter
+**      after the probe with the others (the GPU query's WHERE over the
+**      fact's rows), and cache_gpu_star.c probes on the device and
+**      answers; a failed device step drops the fact's entry (cache_plan.c
+**      rule 5).  A GPU dimension beside a host fact declines.
 **   5. Memory: cache_star.c rule 4 (group_bytes).
 */
 #include <stdio.h>
@@ -63,6 +69,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_gpu_star.h"
 #include "cache_plan.h"
 #include "cache_star.h"
 #include "qtok.h"
@@ -73,6 +80,7 @@ SQLITE_EXTENSION_INIT3
 typedef struct cj_tab {
   char *schema, *table, *qual;
   ga_centry *e;
+  ga_centry *real; /* the cache's entry (e: its host copy, rule 4) */
   ga_target t;
   int parent;     /* -1 the fact (tab 0); else a table's index */
   int left;       /* LEFT JOIN */
@@ -675,7 +683,11 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   memset(&s, 0, sizeof(s));
   ga_centry virt;
   memset(&virt, 0, sizeof(virt));
-  int have_virt = 0, ok = 0;
+  int have_virt = 0, ok = 0, gpu = 0;
+  ga_centry mir[CJ_MAX_TABS]; /* rule 4: GPU dimensions' host copies */
+  memset(mir, 0, sizeof(mir));
+  ga_cgstar gs;
+  memset(&gs, 0, sizeof(gs));
   char **vkeys = NULL, **vvals = NULL, *vfilter = NULL;
   char *ftext[CJ_MAX_TABS];
   memset(ftext, 0, sizeof(ftext));
@@ -715,11 +727,18 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                x->table);
       goto done;
     }
-    if (x->e->where != GA_CACHE_HOST) {
+    x->real = x->e;
+    if (x->e->where != j.tab[0].e->where && k && !gpu) {
       snprintf(why, nwhy,
-               "%s is in GPU memory (the star join runs on host entries: "
-               "gpu_cache them under device = 'cpu')",
+               "%s is in GPU memory (a star join over a host entry of the "
+               "fact reads host entries: gpu_cache them under device = "
+               "'cpu')",
                x->table);
+      goto done;
+    }
+    if (!k && (gpu = x->e->where == GA_CACHE_GPU) &&
+        cfg->device == GA_DEVICE_CPU) {
+      snprintf(why, nwhy, "%s is in GPU memory and device = 'cpu'", x->table);
       goto done;
     }
     for (int i = 0; i < k; i++) /* a dimension twice: two lookups */
@@ -727,6 +746,21 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
         snprintf(why, nwhy, "%s is joined twice", x->table);
         goto done;
       }
+  }
+  for (int k = 1; gpu && k < j.n; k++) { /* rule 4: a GPU dimension */
+    cj_tab *x = &j.tab[k];
+    int64_t mb = 0;
+    if (x->e->where != GA_CACHE_GPU)
+      continue;
+    int mrc = ga_cgstar_mirror(j.c, x->e, &mir[k], &mb, why, nwhy);
+    if (mrc == GA_NOMEM) {
+      j.rc = SQLITE_NOMEM;
+      goto done;
+    }
+    if (mrc != GA_OK)
+      goto done;
+    x->e = &mir[k];
+    s.used += mb;
   }
   /* the terms (rule 1): the WHERE's, and each ON's */
   const char *wz = p->filter ? p->filter : "";
@@ -800,6 +834,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     } else {
       kind[i] = is_edge ? -2 : -1;
     }
+    if (gpu && kind[i] == 0)
+      kind[i] = -1; /* rule 4: the GPU's query filters the fact's rows */
     if (kind[i] == -2)
       ed[ne++] =
           (edge){refs[0].tab, refs[0].col, refs[1].tab, refs[1].col, tm->on, i};
@@ -952,7 +988,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   /* rule 4: every entry current for the caller */
   for (int k = 0; k < j.n; k++) {
     char w[200];
-    int rc = ga_cache_current(db, j.tab[k].schema, j.tab[k].e, w, sizeof w);
+    int rc = ga_cache_current(db, j.tab[k].schema, j.tab[k].real, w, sizeof w);
     if (rc != SQLITE_OK) {
       j.rc = rc;
       goto done;
@@ -990,6 +1026,12 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   s.ncols = j.nv;
   s.threads = ga_config_threads(cfg);
   s.cap = ga_config_group_bytes(cfg);
+  if (gpu && s.used > s.cap) {
+    snprintf(why, nwhy,
+             "the dimensions' host copies need more than group_bytes "
+             "(raise it with gpuagg_config)");
+    goto done;
+  }
   for (int k = 1; k < j.n; k++) /* TEXT keys' maps: the lookups' too */
     for (int i = 0; i < j.tab[k].nkeys; i++)
       s.used += 8 * (j.tab[k].npmap[i] + j.tab[k].nkmap[i]);
@@ -997,7 +1039,10 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   s.interrupted_arg = &intr;
   char w[200] = "";
   int erc = ga_cstar_build(&s, w, sizeof w);
-  if (erc == GA_OK) {
+  if (erc == GA_OK && gpu) { /* rule 4: the GPU's probe */
+    erc = ga_cgstar_probe(j.c, &s, (const char *const *)j.vname, &gs, &virt, w,
+                          sizeof w);
+  } else if (erc == GA_OK) {
     erc = ga_cstar_probe(&s, (const char *const *)j.vname, &virt, w, sizeof w);
     have_virt = 1;
   }
@@ -1031,7 +1076,17 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
         vq.dist_cap = 1;
       vq.interrupted = vq.ndist ? ga_intr_check : NULL;
       vq.interrupted_arg = &intr;
-      erc = ga_cache_query_host(j.c, &virt, &vq, s.threads, out, w, sizeof w);
+      if (gpu && vq.nsq) {
+        snprintf(w, sizeof w,
+                 "a variance or standard deviation (the GPU cache keeps no "
+                 "sum of squares; host entries, loaded with device = "
+                 "'cpu', answer it)");
+        erc = GA_CACHE_DECLINED;
+      } else if (gpu) {
+        erc = ga_cgstar_query(&gs, &virt, &vq, out, w, sizeof w);
+      } else {
+        erc = ga_cache_query_host(j.c, &virt, &vq, s.threads, out, w, sizeof w);
+      }
       vq.interrupted = NULL;
       if (erc == GA_SCAN_OK && ga_cache_decode_keys(&virt, &vq, out))
         erc = GA_SCAN_NOMEM;
@@ -1042,6 +1097,14 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     j.rc = erc == GA_SCAN_NOMEM ? SQLITE_NOMEM : SQLITE_INTERRUPT;
     goto done;
   }
+  if (erc == GA_SCAN_FALLBACK && gpu) { /* rule 4: as cache_plan.c */
+    j.c->fallbacks++;
+    ga_cgstar_free(&gs, &virt);
+    snprintf(why, nwhy, "%s; the entry of %s was dropped", w, j.tab[0].table);
+    ga_cache_drop(j.c, j.tab[0].real);
+    j.tab[0].real = j.tab[0].e = NULL;
+    goto done;
+  }
   if (erc != GA_OK) {
     snprintf(why, nwhy, "%s", w);
     goto done;
@@ -1049,21 +1112,35 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   ok = 1;
   *hit = 1;
   for (int k = 0; k < j.n; k++) {
-    j.tab[k].e->hits++;
-    j.tab[k].e->lru = ga_cache_touch(j.c);
+    j.tab[k].real->hits++;
+    j.tab[k].real->lru = ga_cache_touch(j.c);
   }
-  j.c->queries_host++;
+  if (gpu)
+    j.c->queries_gpu++;
+  else
+    j.c->queries_host++;
   {
     sqlite3_str *m = sqlite3_str_new(NULL);
     sqlite3_str_appendf(m,
-                        "host cache: star join, fact %s: %lld rows probed, "
+                        "%s cache: star join, fact %s: %lld rows probed, "
                         "%lld joined; lookups",
-                        j.tab[0].table, (long long)s.probed,
-                        (long long)s.matched);
+                        gpu ? "GPU" : "host", j.tab[0].table,
+                        (long long)s.probed, (long long)s.matched);
     for (int d = 0; d < s.ndims; d++)
       sqlite3_str_appendf(m, " %s %s %lld", j.tab[d + 1].table,
                           s.dims[d].dense ? "dense" : "hash",
                           (long long)s.dims[d].keys);
+    if (gpu) { /* rule 4: each build's bytes and time, the probe's */
+      sqlite3_str_appendf(m, "; builds");
+      for (int d = 0; d < s.ndims; d++)
+        sqlite3_str_appendf(
+            m, " %s %lld rows %lld bytes %.3f ms", j.tab[d + 1].table,
+            (long long)s.dims[d].keys,
+            (long long)(gs.dim_bytes[d] ? gs.dim_bytes[d] : s.dims[d].bytes),
+            s.dims[d].ms);
+      sqlite3_str_appendf(m, "; probe %.3f ms, %lld device bytes", gs.probe_ms,
+                          (long long)gs.dev_bytes);
+    }
     char *mm = finish(m);
     snprintf(why, nwhy, "%s", mm ? mm : "host cache");
     sqlite3_free(mm);
@@ -1080,6 +1157,9 @@ done:
     sqlite3_free(sqlite3_str_finish(other));
   if (have_virt)
     ga_cstar_entry_free(&virt);
+  ga_cgstar_free(&gs, &virt);
+  for (int k = 0; k < CJ_MAX_TABS; k++)
+    ga_cgstar_mirror_free(&mir[k]);
   ga_cstar_free(&s);
   for (int k = 0; k < CJ_MAX_TABS; k++) {
     ga_cquery_free(&fq[k]);

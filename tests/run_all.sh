@@ -131,7 +131,9 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     CMD[fake:cache]='fake env CACHE_DEVICES=gpu "$PYTHON" tests/test_cache.py'
     CMD[fake:cache_file]='fake env CFILE_ONLY=gpu "$PYTHON" tests/test_cache_file.py'
     CMD[fake:query_cache]='fake env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-400} "$PYTHON" tests/test_query.py'
-    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:cache_file fake:query_cache"
+    # star joins from the GPU cache (issue 38 section 3.3): only its cases
+    CMD[fake:query_join]='fake env JOIN_GPU_ONLY=1 "$PYTHON" tests/test_query_join.py'
+    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:cache_file fake:query_cache fake:query_join"
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
     failed=$((failed + 1))

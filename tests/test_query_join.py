@@ -65,7 +65,7 @@ import time
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gatest import typed_key, Reporter, LIB  # noqa: E402
+from gatest import typed_key, Reporter, LIB, GPU  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = int(os.environ.get("SEED", "20261206"))
@@ -1820,6 +1820,298 @@ INSERT INTO e VALUES (-9223372036854775808, 1), (9223372036854775807, 2), (0, 3)
     con.close()
 
 
+
+# ------------------------------------------------ the GPU cache (§3.3)
+#
+# Under GPUAGG_TEST_GPU=1 (the fake GPU of fake:query_join, or a real one
+# under make test-gpu): the fact table in a GPU entry, its dimensions in GPU
+# entries (copied back for the build) or, in odd worlds, in host entries;
+# engine/cache/cache_gpu_star.c probes on the device.  JOIN_GPU_ONLY=1 runs
+# only these (fake:query_join); GPU_QUERIES (default 400) the generator's.
+
+GPU_QUERIES = int(os.environ.get("GPU_QUERIES", "400"))
+
+
+def gpu_cache_con(path, dims_host, fact="f"):
+    """A connection whose gpu_cache holds every column a load takes of
+    every table: the fact's on the GPU, the dimensions' on the GPU or (dims_host)
+    on the host."""
+    con = connect(path)
+    for (t,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                            "AND name NOT LIKE 'sqlite%'").fetchall():
+        con.execute("SELECT gpuagg_config('device', ?)", ("cpu" if dims_host and t != fact else "auto",))
+        cols = [c[1] for c in con.execute("PRAGMA table_info(%s)" % t).fetchall()]
+        good = []
+        for c in cols:
+            try:
+                con.execute("SELECT gpu_cache(?, ?)", (t, c)).fetchall()
+                good.append(c)
+            except sqlite3.Error:
+                pass
+        if good:
+            try:
+                con.execute("SELECT gpu_cache(?, ?)", (t, ", ".join(good))).fetchall()
+            except sqlite3.Error:
+                pass
+    con.execute("SELECT gpuagg_config('device', 'auto')")
+    return con
+
+
+def gpu_entries(con):
+    info = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])
+    return {str(e.get("table")).split(".")[-1]: e.get("where") for e in (info.get("cache") or {}).get("entries", [])}
+
+
+def gpu_join_queries(rep):
+    """The join generator's worlds and texts (join_queries'), each answered
+    with the fact in a GPU entry: equal to the reference whether the GPU
+    cache answers (last_scan.why 'GPU cache: star join') or declines."""
+    r = random.Random(SEED)
+    worlds = [World(w, r) for w in range(WORLDS)]
+    stats = Counter()
+    fails = 0
+    for wd in worlds:
+        wd.gcon = gpu_cache_con(wd.path, wd.w % 2 == 1)
+        if gpu_entries(wd.gcon).get("f") != "gpu":
+            rep.check("gpu_join_world%d" % wd.w, False, "f is not in a GPU entry: %r" % gpu_entries(wd.gcon))
+            return
+    for qi in range(GPU_QUERIES):
+        wd = worlds[qi % len(worlds)]
+        qr = random.Random(SEED * 7919 + qi)
+        q = JoinQuery(qr, wd, hint=qi % 3 == 0)
+        want = run(wd.con, gpu_text(q.text))
+        if want[0] != "ok":
+            continue
+        got = via_gpu_query(wd.gcon, q.text)
+        ls = last_scan(wd.gcon)
+        why = str(ls.get("why"))
+        problems = []
+        if not same(got, want, q.ordered):
+            problems.append("GPU cache (path %s, %s): got %s" % (ls.get("path"), why, show(got)))
+        if ls.get("path") == "cache":
+            stats["answered"] += 1
+            stats["answered_dims_host"] += wd.w % 2
+            stats["answered_snowflake"] += any(d.parent for d in wd.dims)
+            stats["answered_left"] += bool(q.left)
+            if not why.startswith("GPU cache: star join, fact f:"):
+                problems.append("GPU cache: why %r" % why)
+        else:
+            m = re.search(r"cache not used: the text joins \d+ tables(?: \(fact \w+\))?: ([^;(:0-9]*)", why)
+            stats["declined: " + (m.group(1).strip() if m else why[:50])] += 1
+        fails += bool(problems)
+        rep.check("gpu_join_q%d" % qi, not problems,
+                  "SEED=%d query %d on world %d (dims %s, dims on the host %s)\n  text: %s\n  want %s\n  %s"
+                  % (SEED, qi, wd.w, [(d.name, d.kind, d.parent) for d in wd.dims], wd.w % 2 == 1, q.text,
+                     show(want), "\n  ".join(problems)) if fails <= 20 else q.text[:200])
+    for wd in worlds:
+        wd.gcon.close()
+    print("# joins from the GPU cache: %d of %d answered (%d with host dimensions, %d over snowflakes, "
+          "%d with LEFT JOIN); declined: %s"
+          % (stats["answered"], GPU_QUERIES, stats["answered_dims_host"], stats["answered_snowflake"],
+             stats["answered_left"], "; ".join("%s %d" % (k[10:], v) for k, v in sorted(stats.items())
+                                                if k.startswith("declined: "))))
+    rep.check("gpu_join_answered", stats["answered"] >= GPU_QUERIES // 8 and stats["answered_dims_host"] >= 1
+              and stats["answered_snowflake"] >= 1 and stats["answered_left"] >= 1,
+              "only %s answered from the GPU cache" % dict(stats))
+
+
+def gpu_cache_cases(rep):
+    """Issue 38 §2's contract on the GPU cache's star join (the host
+    cache's cases, host_cache_cases): answered from the GPU (last_scan
+    'GPU cache: star join') or declined with its reason, always equal to
+    SQLite's answer."""
+    con, path = fresh("gpucache", HOST_CACHE_DDL)
+    con.execute("BEGIN")
+    for i in range(300):
+        con.execute("INSERT INTO f VALUES(?,?,?,?,?,?,?,?)",
+                    (i % 13 if i % 11 else None, [5, "5", 7][i % 3], ["a", "A", "b", None][i % 4],
+                     [1.0, 2.5, 3, None][i % 4], i % 4, i % 3, i * 0.25, i))
+    for k in range(12):
+        con.execute("INSERT INTO d VALUES(?,?,?,?)", (k, "g%d" % (k % 3), k % 5, k % 4))
+        con.execute("INSERT INTO dr VALUES(?,?)", (float(k), "r%d" % (k % 2)))
+        con.execute("INSERT INTO dn VALUES(?,?)", (None if k % 4 == 0 else k, "n%d" % (k % 2)))
+        con.execute("INSERT INTO dd VALUES(?,?,?)", (k // 2, "d%d" % k, [1.0, 1, 2][k % 3]))
+        con.execute("INSERT INTO dc VALUES(?,?,?)", (k % 4, k // 4, "c%d" % k))
+    for k, v in (("a", "x"), ("B", "y")):
+        con.execute("INSERT INTO dt VALUES(?,?)", (k, v))
+    for k, v in (("a", "lower"), ("A", "upper"), ("b ", "b-space")):
+        con.execute("INSERT INTO dtn VALUES(?,?)", (k, v))
+        con.execute("INSERT INTO du VALUES(?,?)", (k, v))
+    for k, v in (("5", "five"), ("05", "oh-five"), ("7", "seven")):
+        con.execute("INSERT INTO ds VALUES(?,?)", (k, v))
+    for k in range(4):
+        con.execute("INSERT INTO p VALUES(?,?)", (k, "pg%d" % (k % 2)))
+    con.execute("INSERT INTO dx VALUES(1.5, 'half'), (2.0, 'two')")
+    # a third level below p (a snowflake f -> d -> p -> pq): only 'pg0' joins
+    con.execute("CREATE TABLE pq(pg TEXT, z INTEGER)")
+    con.execute("INSERT INTO pq VALUES('pg0', 7)")
+    con.execute("COMMIT")
+    con.close()
+    for dims_host in (False, True):
+        con = gpu_cache_con(path, dims_host)
+        tag = "host_dims" if dims_host else "gpu_dims"
+        if gpu_entries(con).get("f") != "gpu":
+            rep.check("gpu_cache_%s" % tag, False, "f is not in a GPU entry")
+            continue
+
+        def case(name, text, answered, why=None, params=()):
+            want = run(con, gpu_text(text), params)
+            got = via_gpu_query(con, text, params)
+            ls = last_scan(con)
+            w = str(ls.get("why"))
+            ok = same(got, want, "ORDER BY" in text) and want[0] == "ok" and \
+                (ls.get("path") == "cache") == answered and (why is None or why in w)
+            rep.check("gpu_cache_%s_%s" % (tag, name), ok, "path %s (%s): got %s want %s; %s"
+                      % (ls.get("path"), w, show(got), show(want), text))
+        case("star", "SELECT d.g, sum(f.v), count(*), avg(f.x) FROM f JOIN d ON f.k = d.k GROUP BY d.g", True,
+             "GPU cache: star join, fact f: 300 rows probed")
+        case("count_only", "SELECT count(*) FROM f JOIN d ON f.k = d.k", True)
+        case("ungrouped", "SELECT sum(f.v), total(f.x), min(f.x), max(d.h) FROM f JOIN d ON f.k = d.k", True)
+        case("parameter", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k WHERE f.v > ?1 AND d.h < 3 "
+             "GROUP BY d.g", True, params=(120,))
+        case("where_filters", "SELECT d.h, total(f.x) FROM f, d WHERE f.k = d.k AND d.g <> 'g1' AND f.v > 20 "
+             "GROUP BY d.h", True)
+        case("expression", "SELECT d.h % 2, sum(f.v * d.h), max(f.x + d.p) FROM f JOIN d ON f.k = d.k "
+             "WHERE f.v > 30 AND d.h + 1 > 1 GROUP BY 1", True)
+        case("real_key", "SELECT dr.g, count(*), sum(f.v) FROM f JOIN dr ON dr.k = f.k GROUP BY dr.g", True)
+        case("real_fact_key", "SELECT d.g, count(*) FROM f JOIN d ON f.rk = d.k GROUP BY d.g", True)
+        case("null_keys", "SELECT dn.g, count(*) FROM f JOIN dn ON f.k = dn.k GROUP BY dn.g", True)
+        case("left", "SELECT dn.g, count(*), sum(f.v) FROM f LEFT JOIN dn ON f.k = dn.k GROUP BY dn.g", True)
+        case("left_where_null", "SELECT count(*), sum(f.v) FROM f LEFT JOIN dn ON f.k = dn.k "
+             "WHERE dn.g IS NULL", True)
+        case("left_on_filter", "SELECT dn.g, count(*) FROM f LEFT JOIN dn ON f.k = dn.k AND dn.g = 'n1' "
+             "GROUP BY dn.g", True)
+        case("using", "SELECT g, count(*) FROM f JOIN d USING (k) GROUP BY g", True)
+        case("composite", "SELECT dc.g, sum(f.v) FROM f JOIN dc ON f.c1 = dc.c1 AND f.c2 = dc.c2 "
+             "GROUP BY dc.g", True, "dc hash")
+        case("snowflake", "SELECT p.pg, sum(f.v) FROM f JOIN d ON f.k = d.k JOIN p ON d.p = p.p "
+             "GROUP BY p.pg", True)
+        case("snowflake_left", "SELECT p.pg, count(*), sum(f.v) FROM f LEFT JOIN d ON f.k = d.k AND d.h < 3 "
+             "JOIN p ON d.p = p.p AND p.pg = 'pg1' GROUP BY p.pg", True)
+        # an inner join below a LEFT JOIN below the fact's dimension: a d row whose p
+        # misses pq keeps p's NULLs, and pq's inner join then drops the fact row
+        # (cache_gpu_star.c rule 2's -2), as SQLite's join order does
+        case("snowflake_three_levels", "SELECT pq.z, d.g, count(*), sum(f.v) FROM f JOIN d ON f.k = d.k "
+             "LEFT JOIN p ON d.p = p.p JOIN pq ON p.pg = pq.pg GROUP BY 1, 2", True)
+        case("snowflake_three_levels_left", "SELECT pq.z, d.g, count(*), sum(f.v) FROM f LEFT JOIN d "
+             "ON f.k = d.k LEFT JOIN p ON d.p = p.p AND p.pg = 'pg1' JOIN pq ON p.pg = pq.pg GROUP BY 1, 2",
+             True)
+        case("dimension_twice", "SELECT d1.g, d2.g, count(*), sum(f.v) FROM f JOIN d AS d1 ON f.k = d1.k "
+             "JOIN d AS d2 ON f.c1 = d2.k GROUP BY 1, 2 ORDER BY 1, 2", True)
+        case("top_rows", "SELECT d.g, d.h, sum(f.v) AS s FROM f JOIN d ON f.k = d.k GROUP BY 1, 2 "
+             "HAVING count(*) > 2 ORDER BY s DESC LIMIT 3", True)
+        case("distinct", "SELECT d.g, count(DISTINCT f.c1), sum(DISTINCT f.v) FROM f JOIN d ON f.k = d.k "
+             "GROUP BY d.g", True)
+        # several rows of one key: the GPU's join keeps the fact's rows, declines
+        case("duplicate", "SELECT dd.g, count(*) FROM f JOIN dd ON f.k = dd.k GROUP BY dd.g", False,
+             "several rows of one key")
+        case("real_fraction", "SELECT dx.g, count(*) FROM f JOIN dx ON f.rk = dx.k GROUP BY dx.g", False,
+             "is a REAL that is no integer")
+        # TEXT keys as dictionary codes, the collation as the operands are written
+        case("text_binary", "SELECT dt.g, count(*) FROM f JOIN dt ON f.tk = dt.k GROUP BY dt.g", True)
+        case("text_nocase", "SELECT dt.g, count(*) FROM f JOIN dt ON dt.k = f.tk GROUP BY dt.g", True)
+        case("text_using_binary", "SELECT du.g, count(*) FROM f JOIN du USING (tk) GROUP BY du.g", True)
+        case("text_binary_two_keys", "SELECT dtn.g, count(*) FROM f JOIN dtn ON f.tk = dtn.k GROUP BY dtn.g",
+             True)
+        case("text_nocase_duplicate", "SELECT dtn.g, count(*) FROM f JOIN dtn ON dtn.k = f.tk "
+             "GROUP BY dtn.g", False, "several rows of one key")
+        case("text_left_nocase", "SELECT dt.g, min(dt.g), count(*) FROM f LEFT JOIN dt ON dt.k = f.tk "
+             "GROUP BY dt.g", True)
+        case("text_affinity", "SELECT ds.g, count(*) FROM f JOIN ds ON f.k = ds.k GROUP BY ds.g", False,
+             "holds TEXT")
+        case("variance", "SELECT d.g, gpu_var_samp(f.v) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False,
+             "variance")
+        con.execute("SELECT gpuagg_config('group_bytes', 2000)")
+        case("group_bytes", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False,
+             "more than group_bytes")
+        con.execute("SELECT gpuagg_config('group_bytes', 0)")
+        # every build and the probe reported
+        case("report", "SELECT d.g, p.pg, count(*) FROM f JOIN d ON f.k = d.k JOIN p ON d.p = p.p "
+             "GROUP BY 1, 2", True, "; builds d 12 rows")
+        # a dimension changed since its load: stale (another connection writes)
+        w = connect(path)
+        w.execute("UPDATE d SET g = 'changed' WHERE k = 3")
+        w.close()
+        case("stale_dimension", "SELECT d.g, count(*) FROM f JOIN d ON f.k = d.k GROUP BY d.g", False,
+             "is stale")
+        con.close()
+        c2 = connect(path)
+        c2.execute("UPDATE d SET g = 'g0' WHERE k = 3")
+        c2.close()
+
+
+def gpu_ssb_cases(rep):
+    """SSB at SF 0.01 (bench/ssb.py) from the GPU cache: every query
+    answered from the GPU, equal to SQLite's."""
+    if os.environ.get("SSB") == "0":
+        rep.skip("gpu_ssb", "SSB=0")
+        return
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import ssb  # bench/ssb.py
+    path = os.path.join(TMP, "gssb.db")
+    c = sqlite3.connect(path, isolation_level=None)
+    ssb.fill(c, SSB_SF)
+    c.close()
+    con = connect(path)
+    for dims_host in (False, True):
+        g = connect(path)
+        for t, cols in ssb.CACHE_COLUMNS.items():
+            g.execute("SELECT gpuagg_config('device', ?)", ("cpu" if dims_host and t != "lineorder" else "auto",))
+            g.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()
+        g.execute("SELECT gpuagg_config('device', 'auto')")
+        for name, text in ssb.QUERIES.items():
+            want = run(con, gpu_text(text))
+            got = via_gpu_query(g, text)
+            ls = last_scan(g)
+            ok = want[0] == "ok" and same(got, want, True) and ls.get("path") == "cache" and \
+                str(ls.get("why")).startswith("GPU cache: star join, fact lineorder")
+            rep.check("gpu_ssb_%s%s" % (name, "_host_dims" if dims_host else ""), ok,
+                      "path %s (%s): got %s want %s" % (ls.get("path"), ls.get("why"), show(got), show(want)))
+        g.close()
+
+
+def gpu_writer_case(rep):
+    """A writer commits one version number into every row of the
+    dimension and of the fact while the GPU cache answers: the entries are
+    reloaded between queries, and every answer (from the GPU, current for
+    the caller, or from the workers after a change) is one committed
+    state."""
+    con, path = fresh("gpu_writer", """
+        CREATE TABLE d(k INTEGER PRIMARY KEY, w INTEGER, g TEXT);
+        CREATE TABLE f(k INTEGER, v INTEGER, x REAL);
+        INSERT INTO d SELECT value, 1, 'g' || (value % 3) FROM json_each('[0,1,2,3,4,5,6,7]');
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        INSERT INTO f SELECT i % 8, 1, i * 0.5 FROM n;""", "wal")
+    con.execute("PRAGMA busy_timeout = 30000")
+    text = ("SELECT d.g, min(d.w), max(d.w), min(f.v), max(f.v), count(*) FROM f JOIN d ON f.k = d.k "
+            "GROUP BY d.g")
+    p = subprocess.Popen([sys.executable, "-c", WRITER, path, "3"], stdout=subprocess.PIPE)
+    bad, runs, gpu, versions = [], 0, 0, set()
+    t_end = time.time() + 3
+    while time.time() < t_end:
+        try:
+            con.execute("SELECT gpu_cache('d', 'k, w, g')").fetchall()
+            con.execute("SELECT gpu_cache('f', 'k, v, x')").fetchall()
+        except sqlite3.Error as e:  # a load that meets a commit each time: none cached
+            if "changed during" not in str(e):
+                bad.append("load: %s" % e)
+        got = via_gpu_query(con, text)
+        runs += 1
+        ls = last_scan(con)
+        gpu += str(ls.get("why")).startswith("GPU cache: star join")
+        if got[0] != "ok":
+            bad.append(got[1])
+            continue
+        vs = {v for row in got[1] for v in row[1:5]}
+        versions |= vs
+        if len(vs) != 1 or sum(row[5] for row in got[1]) != 20000:
+            bad.append(repr(got[1]))
+    out = p.communicate()[0]
+    con.close()
+    rep.check("gpu_writer_one_state", not bad and runs >= 3 and gpu >= 1 and p.returncode == 0,
+              "%d runs (%d from the GPU cache), writer reached %s, versions seen %d; bad: %s"
+              % (runs, gpu, out.strip(), len(versions), bad[:3]))
+
 def main():
     rep = Reporter("query_join")
     try:
@@ -1829,6 +2121,12 @@ def main():
         c.close()
     except (sqlite3.Error, AttributeError) as e:
         rep.skip("all", "cannot load the extension: %s" % e)
+        rep.finish()
+    if os.environ.get("JOIN_GPU_ONLY") == "1":  # fake:query_join (§3.3)
+        gpu_cache_cases(rep)
+        gpu_ssb_cases(rep)
+        gpu_writer_case(rep)
+        gpu_join_queries(rep)
         rep.finish()
     error_cases(rep)
     semantics_cases(rep)
@@ -1841,6 +2139,11 @@ def main():
     precedence_cases(rep)
     join_queries(rep)
     partial_dims_queries(rep)
+    if GPU:  # the GPU cache (§3.3): make test-gpu
+        gpu_cache_cases(rep)
+        gpu_ssb_cases(rep)
+        gpu_writer_case(rep)
+        gpu_join_queries(rep)
     rep.finish()
 
 

@@ -323,6 +323,9 @@ typedef struct ga_cquery {
   unsigned char sq[GA_MAX_STATES];
   int nsq;
   int64_t dist_cap;
+  /* a GPU entry's rows that exist (device bitmap, 64-bit words; NULL:
+  ** every row): a star join's (cache_gpu_star.c rule 3) */
+  const uint64_t *d_presel;
   int (*interrupted)(void *arg);
   void *interrupted_arg;
 } ga_cquery;

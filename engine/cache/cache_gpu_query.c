@@ -670,7 +670,8 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
     return GA_SCAN_NOMEM;
   }
   const ga_ccol *x = one ? &e->cols[q->xcol] : NULL;
-  if (one && q->gcol < 0 && q->filter.nterms == 0 && x->nnull == 0)
+  if (one && q->gcol < 0 && q->filter.nterms == 0 && x->nnull == 0 &&
+      !q->d_presel)
     rc = e->rows ? whole_column(c, e, x, out->groups, why, nwhy) : GA_SCAN_OK;
   else
     rc = multi(c, e, q, out->groups, why, nwhy);
@@ -1206,6 +1207,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   } else {
     STEP(GA_STAGE_LAUNCH, gak_cache_filter(&f, n, d_sel, c->stream));
   }
+  if (q->d_presel) /* a star join's rows (cache_gpu_star.c rule 3) */
+    STEP(GA_STAGE_LAUNCH, gak_cstar_and(d_sel, q->d_presel, n, c->stream));
   int few = 0;
   if (grouped && !topk &&
       ngroups <= GAK_CACHE_COUNT_MAX) { /* rule 6: groups with rows */

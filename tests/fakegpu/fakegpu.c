@@ -2188,3 +2188,200 @@ int gak_cdist_sort(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
   enqueue(s, o);
   return 0;
 }
+
+/* ---- star joins (kernels/cache_star.cu) ----
+**
+** The kernel's algorithm on one thread: the same steps a row (each
+** dimension's key, then its probe of the host's lookup with the same
+** hash, a miss clearing the row), the same gathers, bitmaps written a
+** 32-row word at a time over n rounded up to 64 (bits past n 0), and the
+** same counts. */
+
+static uint64_t fk_cs_mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+static int fk_cs_key(const gak_cstar_dim *d, int64_t i, int64_t *k) {
+  for (int c = 0; c < d->nkeys; c++) {
+    const gak_ccol *col = &d->key[c];
+    if (!fk_bit64(col->notnull, i))
+      return 0;
+    uint64_t v = col->vals[i];
+    if (d->map[c]) {
+      if (v >= (uint64_t)d->nmap[c] || d->map[c][v] < 0)
+        return 0;
+      k[c] = d->map[c][v];
+    } else if (fk_bit64(col->isint, i)) {
+      k[c] = (int64_t)v;
+    } else {
+      double x;
+      memcpy(&x, &v, 8);
+      if (!(x >= -0x1p63 && x < 0x1p63) || (double)(int64_t)x != x)
+        return 0;
+      k[c] = (int64_t)x;
+    }
+  }
+  return 1;
+}
+
+static int fk_cs_lookup(const gak_cstar_dim *d, const int64_t *k) {
+  if (d->dense) {
+    uint64_t o = (uint64_t)k[0] - (uint64_t)d->base;
+    return o < (uint64_t)d->span ? d->slot[o] : -1;
+  }
+  uint64_t h = 0;
+  for (int c = 0; c < d->nkeys; c++)
+    h = fk_cs_mix(h ^ (uint64_t)k[c]) + (uint64_t)c;
+  for (h &= d->hmask;; h = (h + 1) & d->hmask) {
+    int r = d->slot[h];
+    if (r == -1)
+      return -1;
+    const int64_t *at = d->hkey + h * (uint64_t)d->nkeys;
+    int eq = 1;
+    for (int c = 0; c < d->nkeys; c++)
+      eq &= at[c] == k[c];
+    if (eq)
+      return r;
+  }
+}
+
+static void op_cstar_probe(op *o) {
+  const gak_cstar *p = o->extra;
+  int64_t n = o->m, n64 = (n + 63) / 64 * 64;
+  uint32_t *sel = o->a;
+  int64_t *stats = o->b;
+  if (kernel_faults(o, sel, (size_t)(n64 / 32) * 4))
+    return;
+  for (int64_t w0 = 0; w0 < n64; w0 += 32) {
+    uint32_t m = 0, mi[GAK_CSTAR_COLS], mn[GAK_CSTAR_COLS];
+    memset(mi, 0, sizeof mi);
+    memset(mn, 0, sizeof mn);
+    for (int64_t i = w0; i < w0 + 32; i++) {
+      int in = i < n, rows[GAK_CSTAR_DIMS];
+      for (int d = 0; d < p->ndims; d++) {
+        rows[d] = -1;
+        if (!in)
+          continue;
+        int64_t k[GAK_CSTAR_KEYS];
+        int r =
+            fk_cs_key(&p->dims[d], i, k) ? fk_cs_lookup(&p->dims[d], k) : -1;
+        if (r == -2 || (r < 0 && p->dims[d].miss_drops))
+          in = 0;
+        rows[d] = r < 0 ? -1 : r;
+      }
+      m |= (uint32_t)in << (i - w0);
+      stats[0] += in;
+      for (int c = 0; c < p->ncols; c++) {
+        const gak_cstar_col *col = &p->cols[c];
+        int r = in ? rows[col->dim] : -1;
+        uint8_t f = r >= 0 ? col->f[r] : 0;
+        uint64_t v = (f & 2) ? col->v[r] : 0;
+        if (i < n)
+          col->vals[i] = v;
+        mi[c] |= (uint32_t)((f & 3) == 3) << (i - w0);
+        mn[c] |= (uint32_t)((f & 2) != 0) << (i - w0);
+        stats[1 + 4 * c] += (f & 2) != 0;
+        if ((f & 3) == 3) {
+          int64_t x = (int64_t)v;
+          stats[2 + 4 * c]++;
+          stats[3 + 4 * c] = x < stats[3 + 4 * c] ? x : stats[3 + 4 * c];
+          stats[4 + 4 * c] = x > stats[4 + 4 * c] ? x : stats[4 + 4 * c];
+        }
+      }
+    }
+    sel[w0 >> 5] = m;
+    for (int c = 0; c < p->ncols; c++) {
+      ((uint32_t *)p->cols[c].isint)[w0 >> 5] = mi[c];
+      ((uint32_t *)p->cols[c].notnull)[w0 >> 5] = mn[c];
+    }
+  }
+}
+
+int gak_cstar_probe(const gak_cstar *p, int64_t n, uint64_t *d_sel,
+                    int64_t *d_stats, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || !p || n < 0 || p->ndims < 0 ||
+      p->ndims > GAK_CSTAR_DIMS || p->ncols < 0 || p->ncols > GAK_CSTAR_COLS)
+    return fail(GAK_EOTHER);
+  if (n == 0)
+    return 0;
+  size_t words = (size_t)(n + 63) / 64 * 8;
+  dev_check(d_sel, words, s->dev, "gak_cstar_probe sel");
+  dev_check(d_stats, (size_t)(1 + 4 * p->ncols) * 8, s->dev,
+            "gak_cstar_probe stats");
+  for (int d = 0; d < p->ndims; d++) {
+    const gak_cstar_dim *x = &p->dims[d];
+    if (x->nkeys < 1 || x->nkeys > GAK_CSTAR_KEYS)
+      return fail(GAK_EOTHER);
+    for (int c = 0; c < x->nkeys; c++) {
+      dev_check(x->key[c].vals, (size_t)n * 8, s->dev, "gak_cstar_probe key");
+      dev_check(x->key[c].isint, words, s->dev, "gak_cstar_probe key isint");
+      dev_check(x->key[c].notnull, words, s->dev,
+                "gak_cstar_probe key notnull");
+      if (x->map[c])
+        dev_check(x->map[c], (size_t)x->nmap[c] * 8, s->dev,
+                  "gak_cstar_probe map");
+    }
+    if (x->dense) {
+      dev_check(x->slot, (size_t)x->span * 4, s->dev, "gak_cstar_probe slot");
+    } else {
+      dev_check(x->slot, (size_t)(x->hmask + 1) * 4, s->dev,
+                "gak_cstar_probe slot");
+      dev_check(x->hkey, (size_t)(x->hmask + 1) * (size_t)x->nkeys * 8, s->dev,
+                "gak_cstar_probe hkey");
+    }
+  }
+  for (int c = 0; c < p->ncols; c++) {
+    const gak_cstar_col *x = &p->cols[c];
+    if (x->dim < 0 || x->dim >= p->ndims)
+      return fail(GAK_EOTHER);
+    dev_check(x->v, 8, s->dev, "gak_cstar_probe column");
+    dev_check(x->f, 1, s->dev, "gak_cstar_probe flags");
+    dev_check(x->vals, (size_t)n * 8, s->dev, "gak_cstar_probe out");
+    dev_check(x->isint, words, s->dev, "gak_cstar_probe out isint");
+    dev_check(x->notnull, words, s->dev, "gak_cstar_probe out notnull");
+  }
+  op *o = op_new(op_cstar_probe);
+  gak_cstar *q = malloc(sizeof(*q));
+  if (!q)
+    die("out of memory for an operation");
+  *q = *p;
+  o->extra = q;
+  o->a = d_sel;
+  o->b = d_stats;
+  o->m = n;
+  enqueue(s, o);
+  return 0;
+}
+
+static void op_cstar_and(op *o) {
+  uint32_t *sel = o->a;
+  const uint32_t *and32 = o->b;
+  if (kernel_faults(o, sel, (size_t)o->m * 4))
+    return;
+  for (int64_t w = 0; w < o->m; w++)
+    sel[w] &= and32[w];
+}
+
+int gak_cstar_and(uint32_t *d_sel, const uint64_t *d_and, int64_t n,
+                  gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || n < 0 || (n && (!d_sel || !d_and)))
+    return fail(GAK_EOTHER);
+  int64_t words = (n + 31) / 32;
+  if (!words)
+    return 0;
+  dev_check(d_sel, (size_t)words * 4, s->dev, "gak_cstar_and sel");
+  dev_check(d_and, (size_t)words * 4, s->dev, "gak_cstar_and and");
+  op *o = op_new(op_cstar_and);
+  o->a = d_sel;
+  o->b = (void *)d_and;
+  o->m = words;
+  enqueue(s, o);
+  return 0;
+}

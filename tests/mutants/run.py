@@ -58,7 +58,7 @@ SUITES = os.environ.get(
     "fake:exact fake:chunks fake:matadd state percentile state_engine state_worker scan_group query_errors query_json query_index query_join trust files trust_values first_hour "
     "aggregate "
     "aggregate_writer cache cache_file fake:cache fake:cache_file python analysts dask cli diff gpu gpu_faults docs install node query_partial "
-    "query query_cache fake:query_cache")
+    "query query_cache fake:query_cache fake:query_join")
 FIELDS = ("name", "file", "find", "repl")
 
 
