@@ -2880,6 +2880,183 @@ def many_groups_queries(rep, cons):
     return fails
 
 
+DQ_SCHEMA = "(k INTEGER, s TEXT, x REAL, i INTEGER, t TEXT)"
+DQ_AGGS = ["sum(x)", "total(x)", "avg(x)", "count(*)", "count(x)", "min(x)", "max(x)", "sum(i)", "max(t)",
+           "min(i)", "avg(i)", "count(t)"]
+DQ_EDGES = ["0", "-0.0", "0.0", "+0", "1", "-1", "2.5", ".5", "2.", "0x10", "1e2", "9223372036854775807",
+            "9223372036854775808", "-9223372036854775808", "-9223372036854775807", "1e400", "-1e400",
+            "4611686018427387904", "9007199254740993", "9007199254740992.0"]
+
+
+def dq_tables(r, cons):
+    """Issue 37 (session 5, direct_queries): a table a database (UTF-8 WAL,
+    UTF-16 WAL), many groups of k (and s), x REAL (integral values, halves,
+    -0.0 and 0.0, NULLs, a rare 2^53 + 2 and 1e300), i INTEGER (in one table
+    near 2^62, so some groups' sums overflow), t TEXT (max(t) compares
+    after every number); cached with CACHE=1, sharded with PARTS=1."""
+    tables = []
+    for db, overflow in (("w", r.random() < 0.5), ("u", False)):
+        t = Table("dq_" + db, r.choice([400, 1500, 3000]), clean=True, overflow=overflow, huge=False, db=db)
+        nk = r.choice([t.n // 3, t.n // 8, 40])
+        rows = []
+        for _ in range(t.n):
+            x = r.choice([float(r.randint(-4, 30)), r.randint(-20, 60) * 0.5, -0.0, 0.0, None,
+                          float(r.randint(0, 9))])
+            if r.random() < 0.01:
+                x = r.choice([9007199254740994.0, 1e300, -1e300, 4.9e-324])
+            i = r.randint(-5, 40) if r.random() > 0.05 else None
+            if overflow and r.random() < 0.02:
+                i = r.choice([1, -1]) * (1 << 62) + r.randint(0, 9)
+            rows.append((r.randint(0, nk) if r.random() > 0.02 else None, r.choice(["a", "b", "c", None]), x, i,
+                         r.choice(["p", "q", None, "10"])))
+        con = cons[db]
+        con.execute("CREATE TABLE %s%s" % (t.name, DQ_SCHEMA))
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO %s VALUES (?,?,?,?,?)" % t.name, rows)
+        con.execute("COMMIT")
+        # values the groups' aggregates take: literals that land exactly on them
+        t.lits = []
+        for a in ("sum(x)", "sum(i)", "avg(x)", "count(*)", "min(x)"):
+            g = "gpu_" + a if a[0] != "c" else a
+            got = run(con, "SELECT %s FROM %s GROUP BY k" % (g, t.name))
+            if got[0] == "ok":
+                t.lits += [v for (v,) in got[1] if isinstance(v, (int, float)) and v == v and abs(v) != float("inf")]
+        if PARTS:
+            make_shards(r, con, t, "UTF-16le" if db == "u" else "UTF-8")
+        if CACHE:
+            con.execute("SELECT gpu_cache(?, 'k, s, x, i, t')", (t.name,))
+        tables.append(t)
+    return tables
+
+
+def dq_literal(r, t):
+    """A numeric literal: one of a group's own values (as an INTEGER or a
+    REAL literal, so = and >= land on it) or an edge."""
+    if t.lits and r.random() < 0.6:
+        v = r.choice(t.lits)
+        form = r.random()
+        if isinstance(v, int) or (form < 0.5 and v == int(v) and abs(v) < 1e18):
+            return str(int(v)) if form < 0.7 else "%s.0" % int(v)
+        return repr(float(v))
+    return r.choice(DQ_EDGES)
+
+
+def dq_query(r, t):
+    """A text whose post query qdirect.c answers (ext/query/qdirect.c rule
+    1), or, with direct False, a near one it must leave to SQLite."""
+    keys = r.choice([["k"], ["k"], ["k", "s"], ["s", "k"]])
+    aggs = r.sample(DQ_AGGS, r.randint(1, 4))
+    items = []
+    for k in keys if r.random() < 0.8 else reversed(keys):
+        items.append(r.choice([k, k, "%s.%s" % (t.name, k), k.upper() + " AS key_" + k]))
+    for j, a in enumerate(aggs):
+        items.insert(r.randint(0, len(items)), a + r.choice(["", " AS v%d" % j, " v%d" % j]))
+    atoms = []
+    for _ in range(r.choice([0, 1, 1, 2, 3])):
+        a = r.choice(aggs + DQ_AGGS[:5])
+        op = r.choice(["<", "<=", ">", ">=", "=", "==", "<>", "!="])
+        lit = dq_literal(r, t)
+        atom = "%s %s %s" % (a, op, lit) if r.random() < 0.7 else "%s %s %s" % (lit, op, a)
+        atoms.append("(%s)" % atom if r.random() < 0.2 else atom)
+    direct = True
+    having = " AND ".join(atoms)
+    if atoms and r.random() < 0.15:
+        having = "(%s)" % having
+    tail = ""
+    odd = r.random()
+    if odd < 0.05 and atoms:
+        having, direct = having + " OR count(*) > 3", False
+    elif odd < 0.10:
+        having, direct = (having + " AND " if atoms else "") + "sum(x) > ?1", False
+    elif odd < 0.14:
+        tail, direct = " ORDER BY " + ", ".join(keys), False
+    elif odd < 0.17:
+        items[0], direct = items[0].split(" ")[0] + " + 0", False
+    elif odd < 0.20 and atoms:
+        having, direct = "NOT (%s)" % having, False
+    text = "SELECT %s FROM %s GROUP BY %s%s%s" % (", ".join(items), t.name, ", ".join(keys),
+                                                  " HAVING " + having if having else "", tail)
+    params = [r.choice([3, 12.5, -1])] if "?1" in text else []
+    return text, params, bool(tail), direct
+
+
+def direct_queries(rep, cons):
+    """Issue 37 (session 5, direct): rows straight from the merged groups
+    (ext/query/qdirect.c): HAVING comparisons of every aggregate with
+    numeric literals landing exactly on the groups' values, INTEGER against
+    REAL, -0.0, 2^63 as REAL, 1e400, sums that overflow (an error), max of
+    TEXT against numbers, on every path of the run (threads 1, 2, 4; the
+    cache with CACHE=1; partials with PARTS=1), bit for bit against the text
+    with gpu_ aggregates.  Each direct run is checked against the post
+    query too (GPUAGG_POST_DIRECT=0: the same rows; the order of unordered
+    groups may differ between two parallel runs); a
+    join that reads the table twice replays it (query_vtab.c rule 11).
+    last_scan.post must say which ran.  Returns the failures."""
+    r = random.Random(SEED + 5104)
+    tables = dq_tables(r, cons)
+    n = max(40, QUERIES // 20)
+    fails = direct_runs = post_runs = errors = 0
+    for qi in range(n):
+        t = r.choice(tables)
+        con = cons[t.db]
+        text, params, ordered, direct = dq_query(r, t)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        problems = []
+        want = run(con, ref, params)
+        errors += want[0] == "error"
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        call = "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params))
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, call, params)
+            ls = last_scan(con)
+            if ls.get("path") != "serial":
+                post = ls.get("post")
+                if post != ("direct" if direct else "sqlite"):
+                    problems.append("threads %d (path %s): last_scan.post %r, want %s"
+                                    % (th, ls.get("path"), post, "direct" if direct else "sqlite"))
+                direct_runs += post == "direct"
+                post_runs += post == "sqlite"
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], ordered) !=
+                                     rows_key(want[1], [], ordered)):
+                problems.append("threads %d (path %s, %s): got %s want %s%s" % (
+                    th, ls.get("path"), ls.get("why"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1],
+                    first_diff(got[1], want[1], [], ordered) if got[0] == want[0] == "ok" else ""))
+            if th == THREADS[-1] and ls.get("post") == "direct":
+                os.environ["GPUAGG_POST_DIRECT"] = "0"
+                via_post = run(con, call, params)
+                del os.environ["GPUAGG_POST_DIRECT"]
+                if last_scan(con).get("post") != "sqlite" or via_post[0] != got[0] or (
+                        got[0] == "ok" and rows_key(via_post[1], [], ordered) != rows_key(got[1], [], ordered)):
+                    problems.append("the post query's rows differ: %s"
+                                    % first_diff(got[1], via_post[1], [], ordered) if got[0] == via_post[0] == "ok"
+                                    else "post query %r direct %r" % (via_post[1], got[1]))
+                # rule 7's memo: the same call for each outer row
+                twice = run(con, "SELECT q.* FROM (SELECT 1 UNION ALL SELECT 2) AS o CROSS JOIN (%s) AS q" % call,
+                            params)
+                if twice[0] != want[0] or (twice[0] == "ok" and rows_key(twice[1], [], False) !=
+                                           rows_key(want[1] * 2, [], False)):
+                    problems.append("read twice in a join: got %s want each row twice of %s" % (
+                        show_rows(twice[1]) if twice[0] == "ok" else twice[1],
+                        show_rows(want[1]) if want[0] == "ok" else want[1]))
+        con.execute("DROP TABLE temp.q")
+        if PARTS:
+            got, shape = via_partials(r, t, text, params)
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], ordered) !=
+                                     rows_key(want[1], [], ordered)):
+                problems.append("partials (%s): got %s want %s" % (
+                    shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        fails += bool(problems)
+        rep.check("direct_q%d" % qi, not problems, "SEED=%d direct query %d on %s (%d rows)\n  text: %s\n"
+                  "  params %r\n  %s" % (SEED, qi, t.name, t.n, text, params, "\n  ".join(problems)[:3000]))
+    print("# rows straight from the groups (direct): %d queries, %d direct runs, %d through the post query, "
+          "%d reference errors" % (n, direct_runs, post_runs, errors))
+    rep.check("direct_runs", direct_runs >= n, "few runs took qdirect.c: %d of %d queries" % (direct_runs, n))
+    return fails
+
+
 KEY_MEMO = Counter()  # issue 37 (session 3): parallel runs that reached the memo, by kind
 
 
@@ -3045,6 +3222,8 @@ def main():
         fails += percentile_queries(rep, cons)
     if has_module is not None and os.environ.get("MANYGROUPS") != "0":  # issue 37 (gmany): many groups
         fails += many_groups_queries(rep, cons)
+    if has_module is not None and os.environ.get("DIRECT") != "0":  # issue 37 (session 5): direct rows
+        fails += direct_queries(rep, cons)
     if has_module is not None and os.environ.get("VARIANCE") != "0":  # issue 39: variance
         fails += variance_queries(rep, cons)
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo
