@@ -2963,20 +2963,24 @@ def dq_query(r, t):
     if atoms and r.random() < 0.15:
         having = "(%s)" % having
     tail = ""
+    params = []
     odd = r.random()
     if odd < 0.05 and atoms:
         having, direct = having + " OR count(*) > 3", False
-    elif odd < 0.10:
-        having, direct = (having + " AND " if atoms else "") + "sum(x) > ?1", False
-    elif odd < 0.14:
+    elif odd < 0.25:  # a parameter: its value in the call (TEXT or BLOB: never min or max)
+        a = r.choice(aggs + DQ_AGGS[:5])
+        pv = r.choice([3, 12.5, -1, None, "7", b"\x01", 1 << 62, 0.0, -0.0])
+        having = (having + " AND " if atoms else "") + r.choice(["%s > ?1", "?1 <= %s", "%s = ?1"]) % a
+        params = [pv]
+        direct = not (isinstance(pv, (str, bytes)) and a.startswith(("min", "max")))
+    elif odd < 0.29:
         tail, direct = " ORDER BY " + ", ".join(keys), False
-    elif odd < 0.17:
+    elif odd < 0.32:
         items[0], direct = items[0].split(" ")[0] + " + 0", False
-    elif odd < 0.20 and atoms:
+    elif odd < 0.35 and atoms:
         having, direct = "NOT (%s)" % having, False
     text = "SELECT %s FROM %s GROUP BY %s%s%s" % (", ".join(items), t.name, ", ".join(keys),
                                                   " HAVING " + having if having else "", tail)
-    params = [r.choice([3, 12.5, -1])] if "?1" in text else []
     return text, params, bool(tail), direct
 
 
@@ -2984,8 +2988,8 @@ def direct_queries(rep, cons):
     """Issue 37 (session 5, direct): rows straight from the merged groups
     (ext/query/qdirect.c): HAVING comparisons of every aggregate with
     numeric literals landing exactly on the groups' values, INTEGER against
-    REAL, -0.0, 2^63 as REAL, 1e400, sums that overflow (an error), max of
-    TEXT against numbers, on every path of the run (threads 1, 2, 4; the
+    REAL, -0.0, 2^63 as REAL, 1e400, parameters of every type, sums that
+    overflow (an error), max of TEXT against numbers, on every path of the run (threads 1, 2, 4; the
     cache with CACHE=1; partials with PARTS=1), bit for bit against the text
     with gpu_ aggregates.  Each direct run is checked against the post
     query too (GPUAGG_POST_DIRECT=0: the same rows; the order of unordered

@@ -27,18 +27,21 @@
 **      of an aggregate count(*), count(e), sum, total, avg, min or max
 **      without DISTINCT; each with an optional alias.  cond: comparisons
 **      (<, <=, >, >=, =, ==, <>, !=) of such a gpuagg_value with a numeric
-**      literal (an optional sign, then one number token), either side,
+**      literal (an optional sign, then one number token) or a parameter
+**      (?N: its value in this call; TEXT or BLOB only against an
+**      aggregate that gives none, so never min or max), either side,
 **      joined by AND, with parentheses around any of them.  Anything else
-**      (an expression, a COLLATE, a parameter, OR, NOT, an alias in the
-**      condition) keeps SQLite's post query.
+**      (an expression, a COLLATE, a signed parameter, OR, NOT, an alias in
+**      the condition) keeps SQLite's post query.
 **   2. A column's value is the groups table's (groups_vtab.c's
 **      ga_groups_cell, the function its xColumn calls), and gpuagg_value
 **      returns its argument as it is: the value, its type and encoding are
 **      the post query's.
 **   3. A group passes when every comparison is true under SQLite's
 **      comparison of two values without affinity (both operands are: a
-**      function's result and a literal): NULL (and a REAL NaN, which SQLite
-**      stores as NULL) compares as NULL, so the group does not pass;
+**      function's result and a literal or parameter): NULL on either side
+**      (and a REAL NaN, which SQLite stores as NULL) compares as NULL, so
+**      the group does not pass;
 **      INTEGER and REAL compare exactly, as numbers (an INTEGER against
 **      a REAL by its truncation, then the fraction, never through a
 **      rounded double); TEXT and BLOB come after every number.  Each
@@ -72,6 +75,8 @@ typedef struct rd {
   const ga_query *q;
   sqlite3 *db;
   ga_qdirect *d;
+  sqlite3_value *const *params; /* the call's, ?1 first (NULL: unbound) */
+  int nparams;
   int nomem;
 } rd;
 
@@ -160,10 +165,35 @@ static int alias(rd *r) {
   return 1;
 }
 
-/* The literal at r->i ([+|-] number) as SQLite reads it: 1 with c's
-** literal, r->i past it; 0. */
+/* The parameter at r->i (?N, as query.c writes every one), bound to a
+** number, NULL, TEXT or BLOB: 1 with c's literal, r->i past it; 0. */
+static int param(rd *r, ga_qdirect_cmp *c) {
+  const ga_qtok *t = &r->t[r->i];
+  if (t->type != GA_QT_VAR || t->len < 2 || r->z[t->off] != '?')
+    return 0;
+  int n = 0;
+  for (int j = 1; j < t->len; j++) {
+    char ch = r->z[t->off + j];
+    if (ch < '0' || ch > '9' || n > 100000)
+      return 0;
+    n = n * 10 + (ch - '0');
+  }
+  sqlite3_value *v = n >= 1 && n <= r->nparams ? r->params[n - 1] : NULL;
+  c->lit_type = v ? sqlite3_value_type(v) : SQLITE_NULL;
+  if (c->lit_type == SQLITE_INTEGER)
+    c->lit_i = sqlite3_value_int64(v);
+  else if (c->lit_type == SQLITE_FLOAT)
+    c->lit_r = sqlite3_value_double(v);
+  r->i++;
+  return 1;
+}
+
+/* The literal at r->i ([+|-] number) as SQLite reads it, or a parameter:
+** 1 with c's literal, r->i past it; 0. */
 static int literal(rd *r, ga_qdirect_cmp *c) {
   int i = r->i;
+  if (i < r->n && r->t[i].type == GA_QT_VAR)
+    return param(r, c);
   const char *sign = "";
   if (is_op(r, i, "-") || is_op(r, i, "+"))
     sign = r->z[r->t[i++].off] == '-' ? "-" : "+";
@@ -253,6 +283,12 @@ static int atom(rd *r, int end) {
     op = swap_op(op);
   }
   if (r->i > end)
+    return 0;
+  /* a TEXT or BLOB parameter against a value that may be TEXT or BLOB
+  ** compares by a collation and an encoding: SQLite's post query */
+  int aop = r->q->aggs[k].op;
+  if ((c->lit_type == SQLITE_TEXT || c->lit_type == SQLITE_BLOB) &&
+      (aop == GA_AGG_MIN || aop == GA_AGG_MAX))
     return 0;
   c->agg = k;
   c->op = op;
@@ -374,7 +410,8 @@ static int plan_tokens(rd *r) {
   return where(r);
 }
 
-int ga_qdirect_plan(sqlite3 *db, const ga_query *q, ga_qdirect *d) {
+int ga_qdirect_plan(sqlite3 *db, const ga_query *q,
+                    sqlite3_value *const *params, int nparams, ga_qdirect *d) {
   memset(d, 0, sizeof(*d));
   const char *env = getenv("GPUAGG_POST_DIRECT");
   if ((env && !strcmp(env, "0")) || !q->flat || q->nkeys == 0 || q->join_from ||
@@ -384,7 +421,7 @@ int ga_qdirect_plan(sqlite3 *db, const ga_query *q, ga_qdirect *d) {
   int n = 0, trc = ga_q_tokenize(q->post_sql, &t, &n);
   if (trc < 0)
     return SQLITE_NOMEM;
-  rd r = {q->post_sql, t, n, 0, q, db, d, 0};
+  rd r = {q->post_sql, t, n, 0, q, db, d, params, nparams, 0};
   int ok = trc == 0 && plan_tokens(&r);
   sqlite3_free(t);
   if (r.nomem) {
@@ -434,10 +471,13 @@ static int int_real_cmp(int64_t i, double r) {
 /* Rule 3: 1 when v op literal is true (NULL: never). */
 static int passes(const ga_value *v, const ga_qdirect_cmp *c) {
   int x;
-  if (v->type == GA_V_NULL || (v->type == GA_V_REAL && isnan(v->r)))
+  if (v->type == GA_V_NULL || (v->type == GA_V_REAL && isnan(v->r)) ||
+      c->lit_type == SQLITE_NULL)
     return 0;
   if (v->type == GA_V_TEXT || v->type == GA_V_BLOB)
-    x = 1; /* after every number */
+    x = 1; /* after every number (rule 1: never against TEXT or BLOB) */
+  else if (c->lit_type == SQLITE_TEXT || c->lit_type == SQLITE_BLOB)
+    x = -1; /* a number comes first */
   else if (v->type == GA_V_INT && c->lit_type == SQLITE_INTEGER)
     x = v->i < c->lit_i ? -1 : v->i > c->lit_i;
   else if (v->type == GA_V_INT)

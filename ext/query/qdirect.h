@@ -14,7 +14,7 @@
 typedef struct ga_qdirect_cmp {
   int agg;
   int op;       /* GA_QD_LT ... (the aggregate on the left) */
-  int lit_type; /* SQLITE_INTEGER or SQLITE_FLOAT */
+  int lit_type; /* SQLITE_INTEGER, SQLITE_FLOAT; a parameter's: any type */
   int64_t lit_i;
   double lit_r;
 } ga_qdirect_cmp;
@@ -32,9 +32,11 @@ typedef struct ga_qdirect {
 } ga_qdirect;
 
 /* Rule 1: whether q's post query (q->post_sql) is one qdirect.c can
-** answer; d->ok says.  SQLITE_OK or SQLITE_NOMEM (db: the caller's
+** answer with the call's parameter values (params[0] is ?1; NULL:
+** unbound); d->ok says.  SQLITE_OK or SQLITE_NOMEM (db: the caller's
 ** connection, which reads each literal). */
-int ga_qdirect_plan(sqlite3 *db, const ga_query *q, ga_qdirect *d);
+int ga_qdirect_plan(sqlite3 *db, const ga_query *q,
+                    sqlite3_value *const *params, int nparams, ga_qdirect *d);
 void ga_qdirect_free(ga_qdirect *d);
 
 /* The next group at or after *i that passes the HAVING (rule 3):

@@ -643,7 +643,7 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
   if (rc == SQLITE_OK && c->subq.vals) /* planner/qsubq.c rule 4 */
     rc = ga_qsub_bind_post(&c->subq, c->st);
   if (rc == SQLITE_OK) { /* rule 11 */
-    rc = ga_qdirect_plan(vt->db, &c->q, &c->dq);
+    rc = ga_qdirect_plan(vt->db, &c->q, c->params, c->np, &c->dq);
     c->direct = c->dq.ok;
     c->dnext = 0;
   }
