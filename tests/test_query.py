@@ -100,6 +100,13 @@ full goes to failures.txt in the run's temporary folder):
     GPUAGG_CACHE_TOPK_IDS lowered at random and group_bytes sometimes too
     small; on a GPU entry each run from the cache must move queries_many or
     queries_topk as its ids call for (MANYGROUPS=0 leaves them out).
+  * rows straight from the groups (issue 37, session 5, direct_queries):
+    DIRECT_QUERIES (default max(40, QUERIES / 40)) texts whose post query
+    ext/query/qdirect.c answers (HAVING comparisons of aggregates with
+    literals and parameters at the groups' exact values, overflowing sums)
+    and near ones it must leave to SQLite; last_scan.post says which ran,
+    and each direct run equals the post query's (GPUAGG_POST_DIRECT=0) and
+    a join's second read (DIRECT=0 leaves them out).
 
   * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
     10) queries whose group terms are over one column (quote, typeof, hex,
@@ -2984,6 +2991,62 @@ def dq_query(r, t):
     return text, params, bool(tail), direct
 
 
+DQ_FIXED = [  # (text, params, want: rows, or the error)
+    # 2^53 + 1 as an INTEGER sum is not the REAL 2^53 (a double compare says it is)
+    ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING sum(i) = 9007199254740992.0", [], []),
+    ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING sum(i) > 9007199254740992.0", [],
+     [(1, 9007199254740993)]),
+    ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING 9007199254740992.0 < sum(i)", [],
+     [(1, 9007199254740993)]),
+    # -0.0 (untyped y) stays -0.0, and equals 0 and 0.0
+    ("SELECT g, min(y) AS s FROM dqf WHERE g = 2 GROUP BY g HAVING min(y) = 0", [], [(2, -0.0)]),
+    ("SELECT g, min(y) AS s FROM dqf WHERE g = 2 GROUP BY g HAVING min(y) >= 0.0 AND min(y) < 1", [],
+     [(2, -0.0)]),
+    ("SELECT g, min(y) AS s FROM dqf WHERE g = 2 GROUP BY g HAVING min(y) < -0.0", [], []),
+    # a sum that overflowed raises, whether the HAVING reads it or not
+    ("SELECT g, sum(i), count(*) FROM dqf WHERE g = 3 GROUP BY g HAVING count(*) > 100", [], "integer overflow"),
+    # TEXT after every number; a TEXT parameter after every sum
+    ("SELECT g, max(t) FROM dqf GROUP BY g HAVING max(t) > 1e300", [], [(1, "a"), (2, "a"), (3, "a")]),
+    ("SELECT g, count(*) FROM dqf GROUP BY g HAVING count(*) < ?1", ["0"], [(1, 2), (2, 2), (3, 2)]),
+    ("SELECT g, count(*) FROM dqf GROUP BY g HAVING count(*) > ?1", [None], []),
+]
+
+
+def direct_fixed(rep, con):
+    """DQ_FIXED's edges of qdirect.c rule 3, on every thread count: the
+    rows (value and type, REAL bits) or the error, the same as the text's
+    with gpu_ aggregates, and last_scan.post "direct"."""
+    con.execute("CREATE TABLE dqf(g INTEGER, i INTEGER, y, t TEXT)")
+    con.executemany("INSERT INTO dqf VALUES (?,?,?,?)", [
+        (1, 1 << 53, 1.0, "a"), (1, 1, 2.0, None), (2, 0, -0.0, "a"), (2, 5, 0.5, None),
+        (3, (1 << 63) - 1, 1.0, "a"), (3, 1, 1.0, None)])
+    fails = 0
+    for k, (text, params, want) in enumerate(DQ_FIXED):
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        problems = []
+        ref = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text), params)
+        if (ref[0] == "ok") != (not isinstance(want, str)) or (
+                ref[0] == "ok" and rows_key(ref[1], [], False) != rows_key(want, [], False)):
+            problems.append("the reference gives %r, the case says %r" % (ref[:2], want))
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params)
+            ls = last_scan(con)
+            if isinstance(want, str):
+                if got[0] != "error" or want not in got[1]:
+                    problems.append("threads %d: got %r, want the error %r" % (th, got[:2], want))
+            elif got[0] != "ok" or rows_key(got[1], [], False) != rows_key(want, [], False):
+                problems.append("threads %d: got %r, want %r" % (th, got[:2], want))
+            if ls.get("post") != "direct":
+                problems.append("threads %d: last_scan.post %r (path %s, %s)" % (
+                    th, ls.get("post"), ls.get("path"), ls.get("why")))
+        con.execute("DROP TABLE temp.q")
+        fails += bool(problems)
+        rep.check("direct_fixed%d" % k, not problems, "%s %r\n  %s" % (text, params, "\n  ".join(problems)))
+    con.execute("DROP TABLE dqf")
+    return fails
+
+
 def direct_queries(rep, cons):
     """Issue 37 (session 5, direct): rows straight from the merged groups
     (ext/query/qdirect.c): HAVING comparisons of every aggregate with
@@ -2997,9 +3060,10 @@ def direct_queries(rep, cons):
     join that reads the table twice replays it (query_vtab.c rule 11).
     last_scan.post must say which ran.  Returns the failures."""
     r = random.Random(SEED + 5104)
+    fails = direct_fixed(rep, cons["w"])
     tables = dq_tables(r, cons)
-    n = max(40, QUERIES // 20)
-    fails = direct_runs = post_runs = errors = 0
+    n = int(os.environ.get("DIRECT_QUERIES") or max(40, QUERIES // 40))
+    direct_runs = post_runs = errors = 0
     for qi in range(n):
         t = r.choice(tables)
         con = cons[t.db]

@@ -66,6 +66,9 @@ SQLITE_EXTENSION_INIT3
 #include "qdirect.h"
 #include "qtok.h"
 
+/* groups ahead of the one read whose memory is prefetched */
+#define GA_QD_AHEAD 8
+
 enum { GA_QD_LT = 1, GA_QD_LE, GA_QD_GT, GA_QD_GE, GA_QD_EQ, GA_QD_NE };
 
 typedef struct rd {
@@ -514,14 +517,30 @@ int ga_qdirect_next(const ga_qdirect *d, const ga_qgroups *gs, size_t *i,
       if (in && ga_intr_check(in))
         return SQLITE_INTERRUPT;
     }
-    for (int k = 0; k < d->nchecks; k++)
-      if (agg_value(q, g, d->check[k], &v) == GA_OVERFLOW)
+    /* the groups lie all over memory: bring those ahead towards the cache
+    ** (groups_vtab.c's reads do the same) */
+    if (j + 2 * GA_QD_AHEAD < gs->n)
+      __builtin_prefetch(gs->g[j + 2 * GA_QD_AHEAD], 0);
+    if (j + GA_QD_AHEAD < gs->n) {
+      const ga_group *ga = gs->g[j + GA_QD_AHEAD];
+      __builtin_prefetch(ga->key, 0);
+      for (int k = 0; k < d->ncmps; k++)
+        __builtin_prefetch(&ga->st[q->aggs[d->cmp[k].agg].val], 0);
+    }
+    int have = -1; /* v holds this aggregate's value (d4: check, then >) */
+    for (int k = 0; k < d->nchecks; k++) {
+      int rc = agg_value(q, g, d->check[k], &v);
+      if (rc == GA_OVERFLOW)
         return SQLITE_ERROR;
+      have = rc == GA_OK ? d->check[k] : -1;
+    }
     int pass = 1;
     for (int k = 0; k < d->ncmps && pass; k++) {
       /* every sum the condition reads was checked above (query.c rule 6) */
-      if (agg_value(q, g, d->cmp[k].agg, &v) != GA_OK)
+      if (d->cmp[k].agg != have &&
+          (have = -1, agg_value(q, g, d->cmp[k].agg, &v)) != GA_OK)
         return SQLITE_NOMEM;
+      have = d->cmp[k].agg;
       pass = passes(&v, &d->cmp[k]);
     }
     if (pass) {

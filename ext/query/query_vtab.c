@@ -535,7 +535,7 @@ static int direct_step(query_cursor *c) {
   c->eof = 1;
   report_last(c);
   if (rc == SQLITE_DONE) {
-    c->memo = !c->memo_off;
+    c->memo = c->memo_off == 0;
     return SQLITE_OK;
   }
   if (rc != SQLITE_ERROR)
