@@ -5,6 +5,11 @@ SQLite's post query, interleaved in one process.
 
   bench/d4_direct_ab.py --db FILE --base-lib LIB [--reps 7] [--threads 2]
                         [--csv FILE] [--machine NAME] [--query d4]
+                        [--device cpu|gpu]
+
+FILE is a lineitem database of bench/lineitem.py (query_bench.py's
+DIR/lineitem_<rows>.db).  --device gpu puts the three entries on the GPU
+(gpu_cache's device setting): the engine is then cache_gpu_query.c's.
 
 Variants, each its own connection with its own cache entry of the query's
 columns: base (--base-lib, e.g. the build before the change), post (this
@@ -48,6 +53,7 @@ def main():
     ap.add_argument("--cols", default="l_partkey, l_quantity, l_shipdate")
     ap.add_argument("--csv")
     ap.add_argument("--machine", default="vm2")
+    ap.add_argument("--device", default="cpu")
     a = ap.parse_args()
     text, params = query_bench.QUERIES[a.query]
     rows_n = sqlite3.connect(a.db).execute("SELECT max(rowid) FROM lineitem").fetchone()[0]
@@ -58,7 +64,7 @@ def main():
         c.enable_load_extension(True)
         c.load_extension(lib)
         c.execute("SELECT gpuagg_config('threads', ?)", (a.threads,))
-        c.execute("SELECT gpuagg_config('device', 'cpu')")
+        c.execute("SELECT gpuagg_config('device', ?)", (a.device,))
         c.execute("SELECT gpu_cache('lineitem', ?)", (a.cols,)).fetchall()
         c.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % text.replace("'", "''"))
         cons[name] = c
@@ -114,10 +120,10 @@ def main():
         new = not os.path.exists(a.csv)
         with open(a.csv, "a") as f:
             if new:
-                f.write("machine,rows,query,variant,threads,rep,measure,ms,cpu_ms\n")
+                f.write("machine,rows,query,variant,device,threads,rep,measure,ms,cpu_ms\n")
             for name, rep, meas, ms, cms in out:
-                f.write("%s,%d,%s,%s,%d,%d,%s,%.2f,%.2f\n" % (a.machine, rows_n, a.query, name, a.threads,
-                                                             rep, meas, ms, cms))
+                f.write("%s,%d,%s,%s,%s,%d,%d,%s,%.2f,%.2f\n" % (a.machine, rows_n, a.query, name, a.device,
+                                                                a.threads, rep, meas, ms, cms))
 
 
 if __name__ == "__main__":
