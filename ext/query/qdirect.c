@@ -30,9 +30,11 @@
 **      literal (an optional sign, then one number token) or a parameter
 **      (?N: its value in this call; TEXT or BLOB only against an
 **      aggregate that gives none, so never min or max), either side,
-**      joined by AND, with parentheses around any of them.  Anything else
-**      (an expression, a COLLATE, a signed parameter, OR, NOT, an alias in
-**      the condition) keeps SQLite's post query.
+**      joined by AND, with parentheses around any of them; an aggregate
+**      there may be written as its result column's alias (HAVING q > 60),
+**      where SQLite resolves the name to it (alias_ref).  Anything else
+**      (an expression, a COLLATE, a signed parameter, OR, NOT) keeps
+**      SQLite's post query.
 **   2. A column's value is the groups table's (groups_vtab.c's
 **      ga_groups_cell, the function its xColumn calls), and gpuagg_value
 **      returns its argument as it is: the value, its type and encoding are
@@ -80,6 +82,7 @@ typedef struct rd {
   ga_qdirect *d;
   sqlite3_value *const *params; /* the call's, ?1 first (NULL: unbound) */
   int nparams;
+  int *alias_at; /* per result column: its alias token (ID or QID), or -1 */
   int nomem;
 } rd;
 
@@ -111,6 +114,16 @@ static int name_is(rd *r, int i, const char *w) {
   return eq;
 }
 
+/* Rule 1's aggregates: count(*), count, sum, total, avg, min, max, no
+** DISTINCT, no variance's squares. */
+static int agg_ok(const ga_query *q, int k) {
+  const ga_qagg *a = &q->aggs[k];
+  int op = a->op;
+  return (op == GA_Q_COUNT_STAR || op == GA_Q_COUNT ||
+          (op >= GA_AGG_SUM && op <= GA_AGG_MIN)) &&
+         !q->val_dist[a->val] && !q->val_sq[a->val];
+}
+
 /* gpuagg_value("<col>") at r->i: the aggregate's index, r->i past it; or
 ** -1.  Only the aggregates of rule 1. */
 static int value_call(rd *r) {
@@ -120,16 +133,70 @@ static int value_call(rd *r) {
     return -1;
   for (int k = 0; k < r->q->naggs; k++)
     if (name_is(r, i + 2, r->q->agg_col[k])) {
-      const ga_qagg *a = &r->q->aggs[k];
-      int op = a->op;
-      if (!(op == GA_Q_COUNT_STAR || op == GA_Q_COUNT ||
-            (op >= GA_AGG_SUM && op <= GA_AGG_MIN)) ||
-          r->q->val_dist[a->val] || r->q->val_sq[a->val])
+      if (!agg_ok(r->q, k))
         return -1;
       r->i = i + 4;
       return k;
     }
   return -1;
+}
+
+/* Rule 1's alias in the condition: a bare name at r->i that SQLite
+** resolves to one result column's alias, that column an aggregate's
+** gpuagg_value.  SQLite looks in the FROM first: a column of the groups
+** table (a key or carried column, its gpuagg_ columns, and the rowid's
+** names, which a virtual table has) is no alias, so such a name declines;
+** so does a name that two aliases share.  Its aggregate's index, r->i past
+** it; or -1. */
+static int alias_ref(rd *r) {
+  int i = r->i;
+  if (!is_name(r, i) || is_op(r, i + 1, "(") || is_op(r, i + 1, ".") ||
+      (i > 0 && is_op(r, i - 1, ".")) || !r->alias_at)
+    return -1;
+  static const char *const rowid[] = {"rowid", "oid", "_rowid_"};
+  for (int k = 0; k < 3; k++)
+    if (name_is(r, i, rowid[k]))
+      return -1;
+  char *nm = ga_qt_name(r->z, &r->t[i]);
+  if (!nm) {
+    r->nomem = 1;
+    return -1;
+  }
+  int ours = !sqlite3_strnicmp(nm, "gpuagg_", 7);
+  sqlite3_free(nm);
+  if (ours)
+    return -1;
+  for (int k = 0; k < r->q->nreps; k++)
+    if (name_is(r, i, r->q->rep_name[k]))
+      return -1;
+  int found = -1;
+  for (int c = 0; c < r->d->ncols; c++) {
+    if (r->alias_at[c] < 0 || !is_name(r, r->alias_at[c]))
+      continue;
+    char *a = ga_qt_name(r->z, &r->t[r->alias_at[c]]);
+    if (!a) {
+      r->nomem = 1;
+      return -1;
+    }
+    int eq = name_is(r, i, a);
+    sqlite3_free(a);
+    if (!eq)
+      continue;
+    if (found >= 0)
+      return -1; /* two columns of that name */
+    found = c;
+  }
+  if (found < 0 || r->d->col[found] < r->q->nreps ||
+      !agg_ok(r->q, r->d->col[found] - r->q->nreps))
+    return -1;
+  r->i = i + 1;
+  return r->d->col[found] - r->q->nreps;
+}
+
+/* An aggregate operand: gpuagg_value("<col>"), or an alias of one. */
+static int agg_operand(rd *r) {
+  int k = value_call(r);
+  return k >= 0 ? k : alias_ref(r);
 }
 
 /* A column of the groups table at r->i (a key or carried column, bare or
@@ -151,20 +218,20 @@ static int rep_col(rd *r) {
   return -1;
 }
 
-/* An optional alias: [AS] name. */
-static int alias(rd *r) {
+/* An optional alias: [AS] name, its token kept for result column c. */
+static int alias(rd *r, int c) {
   if (is_kw(r, r->i, "AS")) {
     r->i++;
     if (!is_name(r, r->i) && !(r->i < r->n && r->t[r->i].type == GA_QT_STR))
       return 0;
-    r->i++;
+    r->alias_at[c] = r->i++;
     return 1;
   }
   if (r->i < r->n &&
       (r->t[r->i].type == GA_QT_QID || r->t[r->i].type == GA_QT_STR ||
        (r->t[r->i].type == GA_QT_ID && !is_kw(r, r->i, "FROM") &&
         !is_kw(r, r->i, "COLLATE"))))
-    r->i++;
+    r->alias_at[c] = r->i++;
   return 1;
 }
 
@@ -276,12 +343,12 @@ static int atom(rd *r, int end) {
   if (r->d->ncmps >= GA_QD_MAX_CMPS)
     return 0;
   ga_qdirect_cmp *c = &r->d->cmp[r->d->ncmps];
-  int k = value_call(r), op;
+  int k = agg_operand(r), op;
   if (k >= 0) {
     if (!(op = cmp_op(r)) || !literal(r, c))
       return 0;
   } else {
-    if (!literal(r, c) || !(op = cmp_op(r)) || (k = value_call(r)) < 0)
+    if (!literal(r, c) || !(op = cmp_op(r)) || (k = agg_operand(r)) < 0)
       return 0;
     op = swap_op(op);
   }
@@ -379,10 +446,13 @@ static int plan_tokens(rd *r) {
     return 0;
   r->i = 1;
   d->col = sqlite3_malloc64(sizeof(int) * (size_t)q->ncols);
-  if (!d->col) {
+  r->alias_at = sqlite3_malloc64(sizeof(int) * (size_t)q->ncols);
+  if (!d->col || !r->alias_at) {
     r->nomem = 1;
     return 0;
   }
+  for (int c = 0; c < q->ncols; c++)
+    r->alias_at[c] = -1;
   for (d->ncols = 0;;) {
     if (d->ncols >= q->ncols)
       return 0;
@@ -393,7 +463,7 @@ static int plan_tokens(rd *r) {
       d->col[d->ncols++] = k;
     else
       return 0;
-    if (!alias(r))
+    if (!alias(r, d->ncols - 1))
       return 0;
     if (is_kw(r, r->i, "FROM"))
       break;
@@ -424,9 +494,10 @@ int ga_qdirect_plan(sqlite3 *db, const ga_query *q,
   int n = 0, trc = ga_q_tokenize(q->post_sql, &t, &n);
   if (trc < 0)
     return SQLITE_NOMEM;
-  rd r = {q->post_sql, t, n, 0, q, db, d, params, nparams, 0};
+  rd r = {q->post_sql, t, n, 0, q, db, d, params, nparams, NULL, 0};
   int ok = trc == 0 && plan_tokens(&r);
   sqlite3_free(t);
+  sqlite3_free(r.alias_at);
   if (r.nomem) {
     ga_qdirect_free(d);
     return SQLITE_NOMEM;
