@@ -3002,7 +3002,7 @@ def dq_query(r, t):
     return text, params, bool(tail), direct
 
 
-DQ_FIXED = [  # (text, params, want: rows, or the error)
+DQ_FIXED = [  # (text, params, want: rows, or the error[, last_scan.post when not "direct"])
     # 2^53 + 1 as an INTEGER sum is not the REAL 2^53 (a double compare says it is)
     ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING sum(i) = 9007199254740992.0", [], []),
     ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING sum(i) > 9007199254740992.0", [],
@@ -3020,19 +3020,25 @@ DQ_FIXED = [  # (text, params, want: rows, or the error)
     ("SELECT g, max(t) FROM dqf GROUP BY g HAVING max(t) > 1e300", [], [(1, "a"), (2, "a"), (3, "a")]),
     ("SELECT g, count(*) FROM dqf GROUP BY g HAVING count(*) < ?1", ["0"], [(1, 2), (2, 2), (3, 2)]),
     ("SELECT g, count(*) FROM dqf GROUP BY g HAVING count(*) > ?1", [None], []),
+    # an alias in HAVING: the aggregate's, unless a column of the groups has that name
+    ("SELECT g, count(*) AS n FROM dqf GROUP BY g HAVING n >= 2 AND 3 > n", [], [(1, 2), (2, 2), (3, 2)]),
+    ("SELECT g, count(*) AS g FROM dqf GROUP BY g HAVING g > 2", [], [(3, 2)], "sqlite"),
 ]
 
 
 def direct_fixed(rep, con):
-    """DQ_FIXED's edges of qdirect.c rule 3, on every thread count: the
-    rows (value and type, REAL bits) or the error, the same as the text's
-    with gpu_ aggregates, and last_scan.post "direct"."""
+    """DQ_FIXED's edges of qdirect.c rules 1 and 3, on every thread count:
+    the rows (value and type, REAL bits) or the error, the same as the
+    text's with gpu_ aggregates, and last_scan.post ("direct" unless the
+    case says)."""
     con.execute("CREATE TABLE dqf(g INTEGER, i INTEGER, y, t TEXT)")
     con.executemany("INSERT INTO dqf VALUES (?,?,?,?)", [
         (1, 1 << 53, 1.0, "a"), (1, 1, 2.0, None), (2, 0, -0.0, "a"), (2, 5, 0.5, None),
         (3, (1 << 63) - 1, 1.0, "a"), (3, 1, 1.0, None)])
     fails = 0
-    for k, (text, params, want) in enumerate(DQ_FIXED):
+    for k, case in enumerate(DQ_FIXED):
+        text, params, want = case[:3]
+        post_want = case[3] if len(case) > 3 else "direct"
         con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
         problems = []
         ref = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text), params)
@@ -3048,7 +3054,7 @@ def direct_fixed(rep, con):
                     problems.append("threads %d: got %r, want the error %r" % (th, got[:2], want))
             elif got[0] != "ok" or rows_key(got[1], [], False) != rows_key(want, [], False):
                 problems.append("threads %d: got %r, want %r" % (th, got[:2], want))
-            if ls.get("post") != "direct":
+            if ls.get("post") != post_want:
                 problems.append("threads %d: last_scan.post %r (path %s, %s)" % (
                     th, ls.get("post"), ls.get("path"), ls.get("why")))
         con.execute("DROP TABLE temp.q")
