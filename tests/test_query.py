@@ -100,6 +100,13 @@ full goes to failures.txt in the run's temporary folder):
     GPUAGG_CACHE_TOPK_IDS lowered at random and group_bytes sometimes too
     small; on a GPU entry each run from the cache must move queries_many or
     queries_topk as its ids call for (MANYGROUPS=0 leaves them out).
+  * rows straight from the groups (issue 37, session 5, direct_queries):
+    DIRECT_QUERIES (default max(40, QUERIES / 40)) texts whose post query
+    ext/query/qdirect.c answers (HAVING comparisons of aggregates with
+    literals and parameters at the groups' exact values, overflowing sums)
+    and near ones it must leave to SQLite; last_scan.post says which ran,
+    and each direct run equals the post query's (GPUAGG_POST_DIRECT=0) and
+    a join's second read (DIRECT=0 leaves them out).
 
   * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
     10) queries whose group terms are over one column (quote, typeof, hex,
@@ -2880,6 +2887,263 @@ def many_groups_queries(rep, cons):
     return fails
 
 
+DQ_SCHEMA = "(k INTEGER, s TEXT, x REAL, i INTEGER, t TEXT)"
+DQ_AGGS = ["sum(x)", "total(x)", "avg(x)", "count(*)", "count(x)", "min(x)", "max(x)", "sum(i)", "max(t)",
+           "min(i)", "avg(i)", "count(t)"]
+DQ_EDGES = ["0", "-0.0", "0.0", "+0", "1", "-1", "2.5", ".5", "2.", "0x10", "1e2", "9223372036854775807",
+            "9223372036854775808", "-9223372036854775808", "-9223372036854775807", "1e400", "-1e400",
+            "4611686018427387904", "9007199254740993", "9007199254740992.0"]
+
+
+def dq_tables(r, cons):
+    """Issue 37 (session 5, direct_queries): a table a database (UTF-8 WAL,
+    UTF-16 WAL), many groups of k (and s), x REAL (integral values, halves,
+    -0.0 and 0.0, NULLs, a rare 2^53 + 2 and 1e300), i INTEGER (in one table
+    near 2^62, so some groups' sums overflow), t TEXT (max(t) compares
+    after every number); cached with CACHE=1, sharded with PARTS=1."""
+    tables = []
+    for db, overflow in (("w", r.random() < 0.5), ("u", False)):
+        t = Table("dq_" + db, r.choice([400, 1500, 3000]), clean=True, overflow=overflow, huge=False, db=db)
+        nk = r.choice([t.n // 3, t.n // 8, 40])
+        rows = []
+        for _ in range(t.n):
+            x = r.choice([float(r.randint(-4, 30)), r.randint(-20, 60) * 0.5, -0.0, 0.0, None,
+                          float(r.randint(0, 9))])
+            if r.random() < 0.01:
+                x = r.choice([9007199254740994.0, 1e300, -1e300, 4.9e-324])
+            i = r.randint(-5, 40) if r.random() > 0.05 else None
+            if overflow and r.random() < 0.02:
+                i = r.choice([1, -1]) * (1 << 62) + r.randint(0, 9)
+            rows.append((r.randint(0, nk) if r.random() > 0.02 else None, r.choice(["a", "b", "c", None]), x, i,
+                         r.choice(["p", "q", None, "10"])))
+        con = cons[db]
+        con.execute("CREATE TABLE %s%s" % (t.name, DQ_SCHEMA))
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO %s VALUES (?,?,?,?,?)" % t.name, rows)
+        con.execute("COMMIT")
+        # values the groups' aggregates take: literals that land exactly on them
+        t.lits = []
+        for a in ("sum(x)", "sum(i)", "avg(x)", "count(*)", "min(x)"):
+            g = "gpu_" + a if a[0] != "c" else a
+            got = run(con, "SELECT %s FROM %s GROUP BY k" % (g, t.name))
+            if got[0] == "ok":
+                t.lits += [v for (v,) in got[1] if isinstance(v, (int, float)) and v == v and abs(v) != float("inf")]
+        if PARTS:
+            make_shards(r, con, t, "UTF-16le" if db == "u" else "UTF-8")
+        if CACHE:
+            con.execute("SELECT gpu_cache(?, 'k, s, x, i, t')", (t.name,))
+        tables.append(t)
+    return tables
+
+
+def dq_literal(r, t):
+    """A numeric literal: one of a group's own values (as an INTEGER or a
+    REAL literal, so = and >= land on it) or an edge."""
+    if t.lits and r.random() < 0.6:
+        v = r.choice(t.lits)
+        form = r.random()
+        if isinstance(v, int) or (form < 0.5 and v == int(v) and abs(v) < 1e18):
+            return str(int(v)) if form < 0.7 else "%s.0" % int(v)
+        return repr(float(v))
+    return r.choice(DQ_EDGES)
+
+
+def dq_query(r, t):
+    """A text whose post query qdirect.c answers (ext/query/qdirect.c rule
+    1), or, with direct False, a near one it must leave to SQLite."""
+    keys = r.choice([["k"], ["k"], ["k", "s"], ["s", "k"]])
+    aggs = r.sample(DQ_AGGS, r.randint(1, 4))
+    items = []
+    for k in keys if r.random() < 0.8 else reversed(keys):
+        items.append(r.choice([k, k, "%s.%s" % (t.name, k), k.upper() + " AS key_" + k]))
+    named, direct = {}, True
+    for j, a in enumerate(aggs):
+        al = r.choice(["", " AS v%d" % j, " v%d" % j, ' AS "V%d"' % j])
+        if al and r.random() < 0.05:  # names SQLite reads from the groups table first
+            al = " AS " + r.choice(["k", "oid", "_rowid_"])
+        items.insert(r.randint(0, len(items)), a + al)
+        if al:
+            named[a] = al.split()[-1]
+    atoms = []
+    for _ in range(r.choice([0, 1, 1, 2, 3])):
+        a = r.choice(aggs + DQ_AGGS[:5])
+        # the alias in HAVING (qdirect.c alias_ref); k there is the key (oid, the
+        # table's rowid, is an error of gpu_query's grammar: no alias of it there)
+        if a in named and named[a] not in ("oid", "_rowid_") and r.random() < 0.3:
+            direct &= named[a] != "k"
+            a = named[a]
+        op = r.choice(["<", "<=", ">", ">=", "=", "==", "<>", "!="])
+        lit = dq_literal(r, t)
+        atom = "%s %s %s" % (a, op, lit) if r.random() < 0.7 else "%s %s %s" % (lit, op, a)
+        atoms.append("(%s)" % atom if r.random() < 0.2 else atom)
+    having = " AND ".join(atoms)
+    if atoms and r.random() < 0.15:
+        having = "(%s)" % having
+    tail = ""
+    params = []
+    odd = r.random()
+    if odd < 0.05 and atoms:
+        having, direct = having + " OR count(*) > 3", False
+    elif odd < 0.25:  # a parameter: its value in the call (TEXT or BLOB: never min or max)
+        a = r.choice(aggs + DQ_AGGS[:5])
+        pv = r.choice([3, 12.5, -1, None, "7", b"\x01", 1 << 62, 0.0, -0.0])
+        having = (having + " AND " if atoms else "") + r.choice(["%s > ?1", "?1 <= %s", "%s = ?1"]) % a
+        params = [pv]
+        direct = not (isinstance(pv, (str, bytes)) and a.startswith(("min", "max")))
+    elif odd < 0.29:
+        # qualified: an aggregate's alias may be k, which ORDER BY would read
+        tail, direct = " ORDER BY " + ", ".join("%s.%s" % (t.name, k) for k in keys), False
+    elif odd < 0.32:
+        items[0], direct = items[0].split(" ")[0] + " + 0", False
+    elif odd < 0.35 and atoms:
+        having, direct = "NOT (%s)" % having, False
+    text = "SELECT %s FROM %s GROUP BY %s%s%s" % (", ".join(items), t.name, ", ".join(keys),
+                                                  " HAVING " + having if having else "", tail)
+    return text, params, bool(tail), direct
+
+
+DQ_FIXED = [  # (text, params, want: rows, or the error[, last_scan.post when not "direct"])
+    # 2^53 + 1 as an INTEGER sum is not the REAL 2^53 (a double compare says it is)
+    ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING sum(i) = 9007199254740992.0", [], []),
+    ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING sum(i) > 9007199254740992.0", [],
+     [(1, 9007199254740993)]),
+    ("SELECT g, sum(i) FROM dqf WHERE g = 1 GROUP BY g HAVING 9007199254740992.0 < sum(i)", [],
+     [(1, 9007199254740993)]),
+    # -0.0 (untyped y) stays -0.0, and equals 0 and 0.0
+    ("SELECT g, min(y) AS s FROM dqf WHERE g = 2 GROUP BY g HAVING min(y) = 0", [], [(2, -0.0)]),
+    ("SELECT g, min(y) AS s FROM dqf WHERE g = 2 GROUP BY g HAVING min(y) >= 0.0 AND min(y) < 1", [],
+     [(2, -0.0)]),
+    ("SELECT g, min(y) AS s FROM dqf WHERE g = 2 GROUP BY g HAVING min(y) < -0.0", [], []),
+    # a sum that overflowed raises, whether the HAVING reads it or not
+    ("SELECT g, sum(i), count(*) FROM dqf WHERE g = 3 GROUP BY g HAVING count(*) > 100", [], "integer overflow"),
+    # TEXT after every number; a TEXT parameter after every sum
+    ("SELECT g, max(t) FROM dqf GROUP BY g HAVING max(t) > 1e300", [], [(1, "a"), (2, "a"), (3, "a")]),
+    ("SELECT g, count(*) FROM dqf GROUP BY g HAVING count(*) < ?1", ["0"], [(1, 2), (2, 2), (3, 2)]),
+    ("SELECT g, count(*) FROM dqf GROUP BY g HAVING count(*) > ?1", [None], []),
+    # an alias in HAVING: the aggregate's, unless a column of the groups has that name
+    ("SELECT g, count(*) AS n FROM dqf GROUP BY g HAVING n >= 2 AND 3 > n", [], [(1, 2), (2, 2), (3, 2)]),
+    ("SELECT g, count(*) AS g FROM dqf GROUP BY g HAVING g > 2", [], [(3, 2)], "sqlite"),
+]
+
+
+def direct_fixed(rep, con):
+    """DQ_FIXED's edges of qdirect.c rules 1 and 3, on every thread count:
+    the rows (value and type, REAL bits) or the error, the same as the
+    text's with gpu_ aggregates, and last_scan.post ("direct" unless the
+    case says)."""
+    con.execute("CREATE TABLE dqf(g INTEGER, i INTEGER, y, t TEXT)")
+    con.executemany("INSERT INTO dqf VALUES (?,?,?,?)", [
+        (1, 1 << 53, 1.0, "a"), (1, 1, 2.0, None), (2, 0, -0.0, "a"), (2, 5, 0.5, None),
+        (3, (1 << 63) - 1, 1.0, "a"), (3, 1, 1.0, None)])
+    fails = 0
+    for k, case in enumerate(DQ_FIXED):
+        text, params, want = case[:3]
+        post_want = case[3] if len(case) > 3 else "direct"
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        problems = []
+        ref = run(con, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text), params)
+        if (ref[0] == "ok") != (not isinstance(want, str)) or (
+                ref[0] == "ok" and rows_key(ref[1], [], False) != rows_key(want, [], False)):
+            problems.append("the reference gives %r, the case says %r" % (ref[:2], want))
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params)
+            ls = last_scan(con)
+            if isinstance(want, str):
+                if got[0] != "error" or want not in got[1]:
+                    problems.append("threads %d: got %r, want the error %r" % (th, got[:2], want))
+            elif got[0] != "ok" or rows_key(got[1], [], False) != rows_key(want, [], False):
+                problems.append("threads %d: got %r, want %r" % (th, got[:2], want))
+            if ls.get("post") != post_want:
+                problems.append("threads %d: last_scan.post %r (path %s, %s)" % (
+                    th, ls.get("post"), ls.get("path"), ls.get("why")))
+        con.execute("DROP TABLE temp.q")
+        fails += bool(problems)
+        rep.check("direct_fixed%d" % k, not problems, "%s %r\n  %s" % (text, params, "\n  ".join(problems)))
+    con.execute("DROP TABLE dqf")
+    return fails
+
+
+def direct_queries(rep, cons):
+    """Issue 37 (session 5, direct): rows straight from the merged groups
+    (ext/query/qdirect.c): HAVING comparisons of every aggregate with
+    numeric literals landing exactly on the groups' values, INTEGER against
+    REAL, -0.0, 2^63 as REAL, 1e400, parameters of every type, sums that
+    overflow (an error), max of TEXT against numbers, on every path of the run (threads 1, 2, 4; the
+    cache with CACHE=1; partials with PARTS=1), bit for bit against the text
+    with gpu_ aggregates.  Each direct run is checked against the post
+    query too (GPUAGG_POST_DIRECT=0: the same rows; the order of unordered
+    groups may differ between two parallel runs); a
+    join that reads the table twice replays it (query_vtab.c rule 11).
+    last_scan.post must say which ran.  Returns the failures."""
+    r = random.Random(SEED + 5104)
+    fails = direct_fixed(rep, cons["w"])
+    tables = dq_tables(r, cons)
+    n = int(os.environ.get("DIRECT_QUERIES") or max(40, QUERIES // 40))
+    direct_runs = direct_cache = post_runs = errors = 0
+    for qi in range(n):
+        t = r.choice(tables)
+        con = cons[t.db]
+        text, params, ordered, direct = dq_query(r, t)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        problems = []
+        want = run(con, ref, params)
+        errors += want[0] == "error"
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        call = "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params))
+        for th in THREADS:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            got = run(con, call, params)
+            ls = last_scan(con)
+            if ls.get("path") != "serial":
+                post = ls.get("post")
+                if post != ("direct" if direct else "sqlite"):
+                    problems.append("threads %d (path %s): last_scan.post %r, want %s"
+                                    % (th, ls.get("path"), post, "direct" if direct else "sqlite"))
+                direct_runs += post == "direct"
+                direct_cache += post == "direct" and ls.get("path") == "cache"
+                post_runs += post == "sqlite"
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], ordered) !=
+                                     rows_key(want[1], [], ordered)):
+                problems.append("threads %d (path %s, %s): got %s want %s%s" % (
+                    th, ls.get("path"), ls.get("why"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1],
+                    first_diff(got[1], want[1], [], ordered) if got[0] == want[0] == "ok" else ""))
+            if th == THREADS[-1] and ls.get("post") == "direct":
+                os.environ["GPUAGG_POST_DIRECT"] = "0"
+                via_post = run(con, call, params)
+                del os.environ["GPUAGG_POST_DIRECT"]
+                if last_scan(con).get("post") != "sqlite" or via_post[0] != got[0] or (
+                        got[0] == "ok" and rows_key(via_post[1], [], ordered) != rows_key(got[1], [], ordered)):
+                    problems.append("the post query's rows differ: %s"
+                                    % first_diff(got[1], via_post[1], [], ordered) if got[0] == via_post[0] == "ok"
+                                    else "post query %r direct %r" % (via_post[1], got[1]))
+                # rule 7's memo: the same call for each outer row
+                twice = run(con, "SELECT q.* FROM (SELECT 1 UNION ALL SELECT 2) AS o CROSS JOIN (%s) AS q" % call,
+                            params)
+                if twice[0] != want[0] or (twice[0] == "ok" and rows_key(twice[1], [], False) !=
+                                           rows_key(want[1] * 2, [], False)):
+                    problems.append("read twice in a join: got %s want each row twice of %s" % (
+                        show_rows(twice[1]) if twice[0] == "ok" else twice[1],
+                        show_rows(want[1]) if want[0] == "ok" else want[1]))
+        con.execute("DROP TABLE temp.q")
+        if PARTS:
+            got, shape = via_partials(r, t, text, params)
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], ordered) !=
+                                     rows_key(want[1], [], ordered)):
+                problems.append("partials (%s): got %s want %s" % (
+                    shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        fails += bool(problems)
+        rep.check("direct_q%d" % qi, not problems, "SEED=%d direct query %d on %s (%d rows)\n  text: %s\n"
+                  "  params %r\n  %s" % (SEED, qi, t.name, t.n, text, params, "\n  ".join(problems)[:3000]))
+    print("# rows straight from the groups (direct): %d queries, %d direct runs (%d from the cache), %d through "
+          "the post query, %d reference errors" % (n, direct_runs, direct_cache, post_runs, errors))
+    rep.check("direct_runs", direct_runs >= n and (not CACHE or direct_cache >= n // 2),
+              "few runs took qdirect.c: %d of %d queries (%d from the cache)" % (direct_runs, n, direct_cache))
+    return fails
+
+
 KEY_MEMO = Counter()  # issue 37 (session 3): parallel runs that reached the memo, by kind
 
 
@@ -3045,6 +3309,8 @@ def main():
         fails += percentile_queries(rep, cons)
     if has_module is not None and os.environ.get("MANYGROUPS") != "0":  # issue 37 (gmany): many groups
         fails += many_groups_queries(rep, cons)
+    if has_module is not None and os.environ.get("DIRECT") != "0":  # issue 37 (session 5): direct rows
+        fails += direct_queries(rep, cons)
     if has_module is not None and os.environ.get("VARIANCE") != "0":  # issue 39: variance
         fails += variance_queries(rep, cons)
     if has_module is not None and os.environ.get("KEYMEMO") != "0":  # issue 37 (session 3): key memo

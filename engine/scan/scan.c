@@ -1693,7 +1693,7 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            "\"snapshot_waits\":%lld,\"progress_probes\":%lld,\"values\":%d,"
            "\"key_memo\":{\"terms\":%d,\"hits\":%lld,\"misses\":%lld,"
            "\"full\":%d},\"subqueries\":{\"from_cache\":%d,\"by_sqlite\":%d},"
-           "\"join\":%s}",
+           "\"join\":%s,\"post\":%s%s%s}",
            l->path ? l->path : "none", l->threads, why, rows, l->ms,
            (long long)l->pieces, (long long)l->hash_pieces,
            (long long)l->hash_flushes, (long long)l->direct_rows,
@@ -1703,5 +1703,6 @@ void ga_scan_last_json(const ga_scan_last *l, char *buf, size_t n) {
            (long long)l->snapshot_waits, (long long)l->progress_probes,
            l->values, l->memo_terms, (long long)l->memo_hits,
            (long long)l->memo_misses, l->memo_full, l->subq_cache,
-           l->subq_sqlite, l->join[0] ? l->join : "null");
+           l->subq_sqlite, l->join[0] ? l->join : "null", l->post ? "\"" : "",
+           l->post ? l->post : "null", l->post ? "\"" : "");
 }

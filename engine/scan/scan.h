@@ -254,6 +254,9 @@ typedef struct ga_scan_last {
   /* gpu_query's subqueries: answered from the column cache, evaluated by
   ** SQLite (planner/qsubq.c rule 7; "subqueries") */
   int subq_cache, subq_sqlite;
+  /* gpu_query's rows over the groups: "sqlite" (the post query), "direct"
+  ** (ext/query/qdirect.c), NULL (JSON null: none, the serial path) */
+  const char *post;
 } ga_scan_last;
 
 /* The JSON object into buf (always terminated). */

@@ -291,8 +291,14 @@ static int groups_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
                          int col) {
   groups_cursor *c = (groups_cursor *)pc;
   const ga_qgroups *gs = c->gs;
+  return ga_groups_cell(ctx, gs, gs->n ? gs->g[c->i] : NULL, col);
+}
+
+/* Column col of group g (NULL: the ungrouped query's empty row): what the
+** post query reads, and what qdirect.c hands out without one. */
+int ga_groups_cell(sqlite3_context *ctx, const ga_qgroups *gs,
+                   const ga_group *g, int col) {
   const ga_query *q = gs->q;
-  const ga_group *g = gs->n ? gs->g[c->i] : NULL;
   ga_value v;
   if (col < q->nreps) {
     if (g) {

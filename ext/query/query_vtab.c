@@ -75,6 +75,13 @@
 **      the table being created (a use-after-free, issue 37).  Then the
 **      constructor returns SQLITE_SCHEMA having touched nothing, and SQLite
 **      runs the caller's statement again on the fresh schema, unseen.
+**  11. Rows straight from the groups (issue 37): where the post query only
+**      reads the groups' columns and compares aggregates with numeric
+**      literals (qdirect.c rule 1), it is compiled (its errors and the
+**      serial fallback stay SQLite's) but never stepped: the cursor walks
+**      the groups, keeps those whose comparisons hold, and serves their
+**      columns as the groups table would (last_scan.post "direct").  Rule
+**      7's memo then replays by walking the groups again.
 */
 #include <pthread.h>
 #include <stdlib.h>
@@ -86,6 +93,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "cache_plan.h"
 #include "partial_fns.h"
+#include "qdirect.h"
 #include "query_scan.h"
 #include "query_vtab.h"
 
@@ -120,6 +128,12 @@ typedef struct query_cursor {
   int memo, memo_off, replay;
   size_t ri;
   ga_qsub_run subq; /* the subqueries' values (planner/qsubq.c) */
+  /* rule 11: rows straight from the groups (qdirect.c): the group served,
+  ** the next one to look at, the interrupt's probe */
+  ga_qdirect dq;
+  int direct;
+  size_t drow, dnext;
+  ga_intr din;
 } query_cursor;
 
 static double now_ms(void) {
@@ -482,6 +496,11 @@ static void cursor_reset(query_cursor *c) {
   c->t0 = 0;
   c->reported = 0;
   c->rows = -1;
+  ga_qdirect_free(&c->dq);
+  ga_intr_free(&c->din);
+  memset(&c->din, 0, sizeof(c->din));
+  c->direct = 0;
+  c->drow = c->dnext = 0;
 }
 
 static int query_close(sqlite3_vtab_cursor *pc) {
@@ -498,10 +517,39 @@ static int set_err(query_cursor *c, int rc, char *msg) {
   return rc;
 }
 
+/* Rule 11: the next group that passes, as step() gives the post query's
+** next row (rule 7's bytes counted, not kept: the groups are). */
+static int direct_step(query_cursor *c) {
+  query_vtab *vt = (query_vtab *)c->base.pVtab;
+  size_t i = c->dnext;
+  c->din.db = vt->db;
+  int rc = ga_qdirect_next(&c->dq, &c->gs, &i, &c->din);
+  if (rc == SQLITE_ROW) {
+    c->drow = i;
+    c->dnext = i + 1;
+    if (!c->memo_off && (c->kept_bytes += ga_qdirect_row_bytes(
+                             &c->dq, &c->gs, i)) > GA_SCAN_MEMO_BYTES)
+      c->memo_off = 1;
+    return SQLITE_OK;
+  }
+  c->eof = 1;
+  report_last(c);
+  if (rc == SQLITE_DONE) {
+    c->memo = c->memo_off == 0;
+    return SQLITE_OK;
+  }
+  if (rc != SQLITE_ERROR)
+    return rc;
+  return set_err(c, SQLITE_ERROR,
+                 sqlite3_mprintf("gpu_query: integer overflow"));
+}
+
 /* Step the statement: a row (kept, rule 7), the end, or an error with our
 ** prefix. */
 static int step(query_cursor *c) {
   query_vtab *vt = (query_vtab *)c->base.pVtab;
+  if (c->direct)
+    return direct_step(c);
   int rc = sqlite3_step(c->st);
   reverse_restore(c); /* the first step read every row */
   if (rc == SQLITE_ROW) {
@@ -594,6 +642,11 @@ static int serve_groups(query_cursor *c, int enc, char *why, size_t n) {
     rc = sqlite3_bind_pointer(c->st, c->np + 1, &c->gs, "gpuagg_groups", NULL);
   if (rc == SQLITE_OK && c->subq.vals) /* planner/qsubq.c rule 4 */
     rc = ga_qsub_bind_post(&c->subq, c->st);
+  if (rc == SQLITE_OK) { /* rule 11 */
+    rc = ga_qdirect_plan(vt->db, &c->q, c->params, c->np, &c->dq);
+    c->direct = c->dq.ok;
+    c->dnext = 0;
+  }
   if (rc != SQLITE_OK) {
     rc = ga_intr_rc(vt->db, rc);
     if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
@@ -809,6 +862,13 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     sqlite3_free(p);
     sqlite3_finalize(c->st);
     c->st = NULL;
+    if (c->direct) { /* rule 11: the groups again */
+      c->dnext = 0;
+      c->rowid = 0;
+      c->eof = 0;
+      conn->query_replays++;
+      return direct_step(c);
+    }
     c->replay = 1;
     c->ri = 0;
     c->rowid = 0;
@@ -897,6 +957,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     last->path = "partial";
     last->threads = 1;
     last->values = c->q.nvals;
+    last->post = c->direct ? "direct" : "sqlite";
     c->eof = 0;
     return step(c);
   }
@@ -1014,6 +1075,7 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
     last->subq_cache = c->serial ? 0 : c->subq.from_cache;
     last->subq_sqlite = c->serial ? c->q.subs.n : c->subq.by_sqlite;
   }
+  last->post = c->serial ? NULL : c->direct ? "direct" : "sqlite";
   c->eof = 0;
   return step(c);
 }
@@ -1022,6 +1084,8 @@ static int query_next(sqlite3_vtab_cursor *pc) {
   query_cursor *c = (query_cursor *)pc;
   query_vtab *vt = (query_vtab *)pc->pVtab;
   c->rowid++;
+  if (c->direct)
+    return direct_step(c);
   if (c->replay) {
     c->ri++;
     c->eof = c->ri * (size_t)vt->ncols >= c->nkept;
@@ -1044,7 +1108,9 @@ static int query_column(sqlite3_vtab_cursor *pc, sqlite3_context *ctx,
       sqlite3_result_value(ctx, c->params[a]);
     return SQLITE_OK;
   }
-  if (c->replay)
+  if (c->direct) /* rule 11 */
+    ga_qdirect_column(&c->dq, &c->gs, c->drow, ctx, col);
+  else if (c->replay)
     sqlite3_result_value(ctx, c->kept[c->ri * (size_t)vt->ncols + (size_t)col]);
   else
     sqlite3_result_value(ctx, sqlite3_column_value(c->st, col));

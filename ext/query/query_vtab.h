@@ -20,6 +20,11 @@ typedef struct ga_qgroups {
   int enc;       /* TEXT keys' encoding (0: UTF-8) */
 } ga_qgroups;
 
+/* Column col of the groups table for group g (NULL: the ungrouped query's
+** empty row) as ctx's result (groups_vtab.c; qdirect.c reads it too). */
+int ga_groups_cell(sqlite3_context *ctx, const ga_qgroups *gs,
+                   const ga_group *g, int col);
+
 /* gpu_query's data is a ga_scan_module (glue.h); the groups table has
 ** none. */
 extern const sqlite3_module ga_query_methods;
