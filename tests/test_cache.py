@@ -2225,6 +2225,28 @@ def section_many(rep, r):
         rep.check("gpu_many_capped_entry", entry(con, "main.mg") is not None, "the entry was dropped")
     finally:
         cfg(con, "group_bytes", 0)
+    # the caller's interrupt while the groups are handed over (cache_gpu_many.c
+    # rule 5), on the caller's thread alone and on two (GPUAGG_CACHE_MANY_IDS
+    # set: from 64 groups a thread): a progress handler that says stop ends
+    # the call in SQLite's "interrupted" before the cache counts an answer
+    # (queries_many stays; noticed only after it, the answer would be
+    # counted); the entry stays and answers the next call
+    for knob in (None, "50"):
+        if knob:
+            os.environ["GPUAGG_CACHE_MANY_IDS"] = knob
+        try:
+            tag = "gpu_many_interrupt_%s" % (knob or "default")
+            before = counts()
+            con.set_progress_handler(lambda: 1, 1000)
+            got, _ = dist_query(con, cases[1][0])
+            con.set_progress_handler(None, 0)
+            rep.check(tag, got == ("error", "interrupted") and counts() == before,
+                      "%r counters %r -> %r" % (repr(got)[:200], before, counts()))
+            before = counts()
+            query_compare(rep, con, tag + "_after", cases[1][0], "cache")
+            rep.check(tag + "_after_path", counts()[0] == before[0] + 1, repr(counts()))
+        finally:
+            os.environ.pop("GPUAGG_CACHE_MANY_IDS", None)
     con.close()
 
 

@@ -1458,7 +1458,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   prof("keys", &t0);
   hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv};
-  rc = ga_cq_hand_groups(ngr, nv, many, hand_group, &hc); /* rule 11 */
+  rc = ga_cq_hand_groups(q, ngr, nv, many, hand_group, &hc); /* rule 11 */
   prof(many ? "groups many" : "groups", &t0); /* rules 9 and 10 named */
   if (rc == GA_SCAN_OK && topk)
     c->queries_topk++;
