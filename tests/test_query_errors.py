@@ -603,6 +603,27 @@ ref = sj.execute("SELECT sd.g, sum(sf.v), count(*) FROM sf JOIN sd ON sf.k = sd.
 ls = info(sj)["last_scan"]
 check(got == ref and ls["path"] == "cache" and "star join" in ls["why"],
       "star join after the interrupt: answered from the cache", (got[:2], ref[:2], ls["why"]))
+# a TEXT key's maps (planner/cache_join.c rule 5): charged to group_bytes
+# before they are made; past it the join declines naming the key, and the
+# workers answer
+sj.execute("CREATE TABLE tf(tk TEXT, v INTEGER)")
+sj.execute("CREATE TABLE td(tk TEXT, g INTEGER)")
+sj.execute("INSERT INTO td WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+           "WHERE i < 19999) SELECT 'key' || i, i % 5 FROM c")
+sj.execute("INSERT INTO tf SELECT tk, g FROM td")
+sj.execute("SELECT gpu_cache('tf', 'tk, v')")
+sj.execute("SELECT gpu_cache('td', 'tk, g')")
+TQ = "SELECT td.g, sum(tf.v), count(*) FROM tf JOIN td ON tf.tk = td.tk GROUP BY td.g"
+create(sj, "qtext", TQ)
+ref = sj.execute(TQ + " ORDER BY 1").fetchall()
+for gb, cached in ((1 << 30, True), (1 << 19, False)):
+    sj.execute("SELECT gpuagg_config('group_bytes', ?)", (gb,))
+    got = sj.execute("SELECT * FROM qtext ORDER BY 1").fetchall()
+    ls = info(sj)["last_scan"]
+    check(got == ref and (ls["path"] == "cache") == cached and
+          (cached or "TEXT join key tk needs" in ls["why"] and "past group_bytes (524288)" in ls["why"]),
+          "star join: a TEXT key's maps against group_bytes %d" % gb, (got[:2], ref[:2], ls["path"], ls["why"]))
+sj.execute("SELECT gpuagg_config('group_bytes', 0)")
 sj.close()
 
 # ---- partials (issue 21): errors, and damaged BLOBs never crash
