@@ -2247,6 +2247,23 @@ def section_many(rep, r):
             rep.check(tag + "_after_path", counts()[0] == before[0] + 1, repr(counts()))
         finally:
             os.environ.pop("GPUAGG_CACHE_MANY_IDS", None)
+    # fewer groups than many (cache_gpu_query.c rule 11; last: a new table
+    # makes mg's entry stale): their states on the host are charged to
+    # group_bytes as many groups' are; past it the cache declines, says so,
+    # and the entry stays
+    con.execute("CREATE TABLE fg(k INTEGER, x REAL)")
+    con.execute("INSERT INTO fg SELECT k % 5000, x FROM mg WHERE rowid <= 20000")
+    con.execute("SELECT gpu_cache('fg', 'k, x')")
+    fq = "SELECT k, sum(x), total(x), min(x), max(x) FROM fg GROUP BY k"
+    query_compare(rep, con, "gpu_few_charged_under", fq, "cache")
+    cfg(con, "group_bytes", 1 << 20)  # 5,000 groups of 4 exact states: more
+    try:
+        query_compare(rep, con, "gpu_few_charged", fq, "uncached")
+        why = last_scan(con)["why"]
+        rep.check("gpu_few_charged_why", "5000 groups on the GPU" in why and "past group_bytes" in why, why)
+        rep.check("gpu_few_charged_entry", entry(con, "main.fg") is not None, "the entry was dropped")
+    finally:
+        cfg(con, "group_bytes", 0)
     con.close()
 
 

@@ -20,7 +20,8 @@
 **      one (GA_GROUP_FIXED_BYTES plus 32 bytes of slot).  One tally
 **      against group_bytes (ga_cquery.dist_cap, the cap of gpu_query's
 **      scan over the same groups); past it the cache declines, and says
-**      how many bytes and how to raise the cap.  0 or less: no cap.
+**      how many bytes and how to raise the cap.  0 or less: no cap.  A
+**      GPU query that is not many is charged its host part alone (dev 0).
 **   3. Top k by count (rule 9 there, ga_cquery.topk_count): a count is
 **      exact and cheap to order (kernels/cache_many.cu), so the path pays
 **      from GA_CQ_TOPK_COUNT_IDS key ids on, where shipping every group's
