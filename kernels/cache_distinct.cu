@@ -161,6 +161,31 @@ extern "C" int gak_cdist_domain(gak_ccol x, const uint32_t *d_idx,
   return (int)cudaGetLastError();
 }
 
+/* gak_cdist_bits, rule 2: position j's bit, the same for both kernels
+** below: 1 with its word among every group's words (*at) and its bit
+** (*b); 0 for none (no value, a group out of range); -1 for a value the
+** bitmaps miss (a REAL with a fraction, an integral REAL unless fold, out
+** of the range), which the caller counts as lost. */
+__device__ __forceinline__ int
+bit_of(const gak_ccol &x, const uint32_t *idx, const uint32_t *gid,
+       const uint32_t *sel, long long j, long long lo, unsigned long long range,
+       long long words, long long ngroups, int fold, unsigned long long *at,
+       unsigned long long *b) {
+  long long v = 0;
+  int k = value_at(x, idx, sel, j, &v);
+  if (!k)
+    return 0;
+  unsigned long long g = gid ? gid[j] : 0;
+  unsigned long long d = (unsigned long long)v - (unsigned long long)lo;
+  if (g >= (unsigned long long)ngroups)
+    return 0;
+  if (k == 3 || (k == 2 && !fold) || d >= range)
+    return -1;
+  *at = g * words + (long long)(d >> 6);
+  *b = 1ull << (d & 63);
+  return 1;
+}
+
 /* gak_cdist_bits, rule 2: a block's bitmap in shared memory (words of
 ** every group: ngroups * words <= GAK_CDIST_SMEM_WORDS), flushed once. */
 __global__ void __launch_bounds__(CT)
@@ -171,24 +196,19 @@ __global__ void __launch_bounds__(CT)
   typedef cub::BlockReduce<long long, CT> R;
   __shared__ typename R::TempStorage tmp;
   extern __shared__ unsigned long long sh[];
-  long long all = ngroups * words, lost = 0, v = 0;
+  long long all = ngroups * words, lost = 0;
   for (long long w = threadIdx.x; w < all; w += CT)
     sh[w] = 0;
   __syncthreads();
   for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
        j += (long long)gridDim.x * CT) {
-    int k = value_at(x, idx, sel, j, &v);
-    if (!k)
-      continue;
-    unsigned long long g = gid ? gid[j] : 0;
-    unsigned long long d = (unsigned long long)v - (unsigned long long)lo;
-    if (g >= (unsigned long long)ngroups)
-      continue;
-    if (k == 3 || (k == 2 && !fold) || d >= range) {
+    unsigned long long at = 0, b = 0;
+    int r =
+        bit_of(x, idx, gid, sel, j, lo, range, words, ngroups, fold, &at, &b);
+    if (r < 0)
       lost++;
-      continue;
-    }
-    atomicOr(&sh[g * words + (long long)(d >> 6)], 1ull << (d & 63));
+    else if (r)
+      atomicOr(&sh[at], b);
   }
   __syncthreads();
   for (long long w = threadIdx.x; w < all; w += CT)
@@ -207,24 +227,16 @@ __global__ void __launch_bounds__(CT)
                   int fold, unsigned long long *bits, long long *miss) {
   typedef cub::BlockReduce<long long, CT> R;
   __shared__ typename R::TempStorage tmp;
-  long long lost = 0, v = 0;
+  long long lost = 0;
   for (long long j = (long long)blockIdx.x * CT + threadIdx.x; j < m;
        j += (long long)gridDim.x * CT) {
-    int k = value_at(x, idx, sel, j, &v);
-    if (!k)
-      continue;
-    unsigned long long g = gid ? gid[j] : 0;
-    unsigned long long d = (unsigned long long)v - (unsigned long long)lo;
-    if (g >= (unsigned long long)ngroups)
-      continue;
-    if (k == 3 || (k == 2 && !fold) || d >= range) {
+    unsigned long long at = 0, b = 0;
+    int r =
+        bit_of(x, idx, gid, sel, j, lo, range, words, ngroups, fold, &at, &b);
+    if (r < 0)
       lost++;
-      continue;
-    }
-    unsigned long long *w = &bits[g * words + (long long)(d >> 6)];
-    unsigned long long b = 1ull << (d & 63);
-    if (!(*w & b))
-      atomicOr(w, b);
+    else if (r && !(bits[at] & b))
+      atomicOr(&bits[at], b);
   }
   long long t = R(tmp).Sum(lost);
   if (threadIdx.x == 0 && t)

@@ -60,7 +60,12 @@
 **      fact's rows), and cache_gpu_star.c probes on the device and
 **      answers; a failed device step drops the fact's entry (cache_plan.c
 **      rule 5).  A GPU dimension beside a host fact declines.
-**   5. Memory: cache_star.c rule 4 (group_bytes).
+**   5. Memory: cache_star.c rule 4 (group_bytes).  A TEXT key's maps
+**      (rule 3: 8 bytes a code of each side, kept through the join) and
+**      what making them takes for a while (a sort entry a code, NOCASE's
+**      folded bytes) are charged to group_bytes before they are made, on
+**      one tally with the maps made before; past it the join declines and
+**      says which key.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +118,8 @@ typedef struct cj {
   char *why;
   size_t nwhy;
   int rc; /* SQLITE_NOMEM */
+  /* rule 5: group_bytes, and the bytes of the TEXT keys' maps made so far */
+  int64_t cap, maps;
 } cj;
 
 static int no(cj *j, const char *fmt, const char *a, const char *b) {
@@ -553,10 +560,6 @@ static int text_key(cj *j, const cj_tab *pt, int pc, const cj_tab *kt, int kc,
     cnt[s] = c[s]->dict ? ga_dict_count(c[s]->dict) : 0;
     total += cnt[s];
   }
-  canon *v = sqlite3_malloc64(sizeof(canon) * (size_t)(total + 1));
-  int64_t *map[2] = {sqlite3_malloc64(sizeof(int64_t) * (size_t)(cnt[0] + 1)),
-                     sqlite3_malloc64(sizeof(int64_t) * (size_t)(cnt[1] + 1))};
-  unsigned char *low = NULL;
   int64_t at = 0, lowat = 0, lowlen = 0;
   for (int s = 0; s < 2 && ci == 1; s++)
     for (int64_t k = 0; k < cnt[s]; k++) {
@@ -565,6 +568,24 @@ static int text_key(cj *j, const cj_tab *pt, int pc, const cj_tab *kt, int kc,
       ga_dict_value(c[s]->dict, (uint32_t)k, &p, &n);
       lowlen += n;
     }
+  /* rule 5: charged before they are made (the maps stay, the sort's
+  ** values and the folded bytes go with this call) */
+  int64_t kept = (int64_t)sizeof(int64_t) * (cnt[0] + cnt[1] + 2);
+  int64_t need =
+      kept + (int64_t)sizeof(canon) * (total + 1) + (ci == 1 ? lowlen + 1 : 0);
+  if (j->maps + need > j->cap) {
+    snprintf(j->why, j->nwhy,
+             "the TEXT join key %s needs %lld bytes for its maps, past "
+             "group_bytes (%lld): raise it (SELECT gpuagg_config("
+             "'group_bytes', ...))",
+             c[1]->name, (long long)(j->maps + need), (long long)j->cap);
+    return 0;
+  }
+  j->maps += kept;
+  canon *v = sqlite3_malloc64(sizeof(canon) * (size_t)(total + 1));
+  int64_t *map[2] = {sqlite3_malloc64(sizeof(int64_t) * (size_t)(cnt[0] + 1)),
+                     sqlite3_malloc64(sizeof(int64_t) * (size_t)(cnt[1] + 1))};
+  unsigned char *low = NULL;
   if (ci == 1)
     low = sqlite3_malloc64((size_t)lowlen + 1);
   if (!v || !map[0] || !map[1] || (ci == 1 && !low)) {
@@ -671,6 +692,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   memset(&j, 0, sizeof(j));
   j.db = db;
   j.c = conn->cache;
+  j.cap = ga_config_group_bytes(cfg);
   j.why = why;
   j.nwhy = nwhy;
   *hit = 0;

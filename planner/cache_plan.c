@@ -640,9 +640,12 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     return rc;
   int threads = ga_config_threads(cfg);
   char qwhy[200] = "";
-  ga_intr intr = {.db = db}; /* DISTINCT's sets: cache_distinct.c rule 5 */
+  /* the caller's interrupt, polled by the loops that can run long: DISTINCT's
+  ** sets (cache_distinct.c rule 5), a GPU entry's groups (cache_gpu_many.c
+  ** rule 5) */
+  ga_intr intr = {.db = db};
   qp->dist_cap = ga_config_group_bytes(cfg);
-  qp->interrupted = qp->ndist ? ga_intr_check : NULL;
+  qp->interrupted = ga_intr_check;
   qp->interrupted_arg = &intr;
   if (e->where == GA_CACHE_GPU)
     rc = ga_cache_query_gpu(c, e, qp, out, qwhy, sizeof qwhy);

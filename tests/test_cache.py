@@ -2225,6 +2225,45 @@ def section_many(rep, r):
         rep.check("gpu_many_capped_entry", entry(con, "main.mg") is not None, "the entry was dropped")
     finally:
         cfg(con, "group_bytes", 0)
+    # the caller's interrupt while the groups are handed over (cache_gpu_many.c
+    # rule 5), on the caller's thread alone and on two (GPUAGG_CACHE_MANY_IDS
+    # set: from 64 groups a thread): a progress handler that says stop ends
+    # the call in SQLite's "interrupted" before the cache counts an answer
+    # (queries_many stays; noticed only after it, the answer would be
+    # counted); the entry stays and answers the next call
+    for knob in (None, "50"):
+        if knob:
+            os.environ["GPUAGG_CACHE_MANY_IDS"] = knob
+        try:
+            tag = "gpu_many_interrupt_%s" % (knob or "default")
+            before = counts()
+            con.set_progress_handler(lambda: 1, 1000)
+            got, _ = dist_query(con, cases[1][0])
+            con.set_progress_handler(None, 0)
+            rep.check(tag, got == ("error", "interrupted") and counts() == before,
+                      "%r counters %r -> %r" % (repr(got)[:200], before, counts()))
+            before = counts()
+            query_compare(rep, con, tag + "_after", cases[1][0], "cache")
+            rep.check(tag + "_after_path", counts()[0] == before[0] + 1, repr(counts()))
+        finally:
+            os.environ.pop("GPUAGG_CACHE_MANY_IDS", None)
+    # fewer groups than many (cache_gpu_query.c rule 11; last: a new table
+    # makes mg's entry stale): their states on the host are charged to
+    # group_bytes as many groups' are; past it the cache declines, says so,
+    # and the entry stays
+    con.execute("CREATE TABLE fg(k INTEGER, x REAL)")
+    con.execute("INSERT INTO fg SELECT k % 5000, x FROM mg WHERE rowid <= 20000")
+    con.execute("SELECT gpu_cache('fg', 'k, x')")
+    fq = "SELECT k, sum(x), total(x), min(x), max(x) FROM fg GROUP BY k"
+    query_compare(rep, con, "gpu_few_charged_under", fq, "cache")
+    cfg(con, "group_bytes", 1 << 20)  # 5,000 groups of 4 exact states: more
+    try:
+        query_compare(rep, con, "gpu_few_charged", fq, "uncached")
+        why = last_scan(con)["why"]
+        rep.check("gpu_few_charged_why", "5000 groups on the GPU" in why and "past group_bytes" in why, why)
+        rep.check("gpu_few_charged_entry", entry(con, "main.fg") is not None, "the entry was dropped")
+    finally:
+        cfg(con, "group_bytes", 0)
     con.close()
 
 

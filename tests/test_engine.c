@@ -18,6 +18,8 @@
 
 #include "agg.h"
 #include "bestval.h"
+#include "cache_gpu_many.h"
+#include "cache_star.h"
 #include "cpu_reduce.h"
 #include "pct.h"
 #include "xacc.h"
@@ -570,6 +572,153 @@ static void test_pct_select(void) {
   ga_pct_free(&p);
 }
 
+/* ---- the cache's long loops poll the caller's interrupt (rule 4 of
+** cache_star.c, rule 5 of cache_gpu_many.c) ---- */
+
+/* The interrupt hook: counts its calls, says "interrupted" from call
+** *arg on (0: never). */
+static int polls, stop_at;
+static int poll_hook(void *arg) {
+  (void)arg;
+  polls++;
+  return stop_at && polls >= stop_at;
+}
+
+/* A host entry of one INTEGER column: rows 0 .. n-1, value i % mod. */
+static void int_entry(ga_centry *e, ga_ccol *col, ga_cblock **seg,
+                      int64_t *base, int64_t n, int64_t mod) {
+  memset(e, 0, sizeof(*e));
+  memset(col, 0, sizeof(*col));
+  *seg = ga_cb_new(1, n, 0);
+  for (int64_t i = 0; i < n; i++) {
+    ga_cb_vals(*seg, 0)[i] = (uint64_t)(i % mod);
+    ga_cb_isint(*seg, 0)[i >> 6] |= 1ull << (i & 63);
+    ga_cb_notnull(*seg, 0)[i >> 6] |= 1ull << (i & 63);
+  }
+  (*seg)->n = n;
+  *base = 0;
+  col->name = "k";
+  col->nint = n;
+  col->imax = mod - 1;
+  e->table = "t";
+  e->ncols = 1;
+  e->cols = col;
+  e->rows = n;
+  e->segs = seg;
+  e->seg_base = base;
+  e->nsegs = 1;
+}
+
+/* fact JOIN dim (and, with leaf, dim JOIN leaf: a snowflake) on column 0
+** of each. */
+static int star_run(const ga_centry *fact, const ga_centry *dim,
+                    const ga_centry *leaf, int *matched) {
+  ga_cstar s;
+  memset(&s, 0, sizeof(s));
+  s.fact = fact;
+  s.ndims = leaf ? 2 : 1;
+  s.dims[0].e = dim;
+  s.dims[0].parent = -1;
+  s.dims[0].nkeys = 1;
+  s.dims[1].e = leaf;
+  s.dims[1].parent = 0;
+  s.dims[1].nkeys = 1;
+  s.ncols = 2; /* the fact's key and the dimension's */
+  s.cols[0].tab = -1;
+  s.cols[1].tab = 0;
+  s.threads = 1;
+  s.cap = (int64_t)1 << 40;
+  s.interrupted = poll_hook;
+  char why[200] = "";
+  const char *names[] = {"a", "b"};
+  ga_centry out;
+  memset(&out, 0, sizeof(out));
+  int rc = ga_cstar_build(&s, why, sizeof why);
+  if (rc == GA_OK)
+    rc = ga_cstar_probe(&s, names, &out, why, sizeof why);
+  *matched = (int)s.matched;
+  ga_cstar_entry_free(&out);
+  ga_cstar_free(&s);
+  return rc;
+}
+
+static int hand_one(void *arg, int64_t g, ga_xstate *sts) {
+  (void)g;
+  (void)sts;
+  ++*(int64_t *)arg;
+  return GA_SCAN_OK;
+}
+
+static void test_cache_polls(void) {
+  /* a dimension of 50,000 rows (keys 0 .. 49,999: a dense lookup) and a
+  ** fact of 1,000 rows, 16 words: too few for the probe's own poll */
+  ga_centry fact, dim;
+  ga_ccol fcol, dcol;
+  ga_cblock *fseg, *dseg;
+  int64_t fbase, dbase;
+  int_entry(&fact, &fcol, &fseg, &fbase, 1000, 70000);
+  int_entry(&dim, &dcol, &dseg, &dbase, 50000, 70000);
+  int matched = 0;
+  polls = stop_at = 0;
+  int rc = star_run(&fact, &dim, NULL, &matched);
+  /* the dimension's start, then its rows, its lookup's two passes and its
+  ** column laid out by row: 3 polls each (every 16,384 rows) */
+  CHECK(rc == GA_OK && matched == 1000 && polls == 13,
+        "star: the build's loops poll (rc %d, %d joined, %d polls)", rc,
+        matched, polls);
+  int all = polls;
+  for (int at = 2; at <= all; at++) {
+    polls = 0;
+    stop_at = at;
+    rc = star_run(&fact, &dim, NULL, &matched);
+    CHECK(rc == GA_SCAN_INTERRUPT && polls == at,
+          "star: an interrupt at poll %d of %d ends the join (rc %d)", at, all,
+          rc);
+  }
+  /* a snowflake: a leaf of 50,000 rows under the dimension, whose rows
+  ** find theirs in it (3 polls more) besides the leaf's own 1 + 9 */
+  ga_centry leaf;
+  ga_ccol lcol;
+  ga_cblock *lseg;
+  int64_t lbase;
+  int_entry(&leaf, &lcol, &lseg, &lbase, 50000, 70000);
+  polls = stop_at = 0;
+  rc = star_run(&fact, &dim, &leaf, &matched);
+  CHECK(rc == GA_OK && matched == 1000 && polls == 26,
+        "star: a snowflake's loops poll (rc %d, %d joined, %d polls)", rc,
+        matched, polls);
+  /* the leaf's 10 (built first), the dimension's start and rows (4), then
+  ** its rows finding the leaf's: the first poll there */
+  stop_at = 15;
+  polls = 0;
+  rc = star_run(&fact, &dim, &leaf, &matched);
+  CHECK(rc == GA_SCAN_INTERRUPT && polls == 15,
+        "star: an interrupt in the snowflake's children ends it (rc %d)", rc);
+  stop_at = 0;
+  ga_cb_free(fseg);
+  ga_cb_free(dseg);
+  ga_cb_free(lseg);
+
+  /* a GPU entry's groups handed over: the caller's range polls every
+  ** 1,024 groups */
+  ga_cquery q;
+  memset(&q, 0, sizeof(q));
+  q.interrupted = poll_hook;
+  int64_t done = 0;
+  polls = stop_at = 0;
+  rc = ga_cq_hand_groups(&q, 5000, 1, 0, hand_one, &done);
+  CHECK(rc == GA_SCAN_OK && done == 5000 && polls == 4,
+        "hand: 5,000 groups, 4 polls (rc %d, %lld, %d)", rc, (long long)done,
+        polls);
+  done = polls = 0;
+  stop_at = 2;
+  rc = ga_cq_hand_groups(&q, 5000, 1, 0, hand_one, &done);
+  CHECK(rc == GA_SCAN_INTERRUPT && done == 2047,
+        "hand: interrupted at the second poll (rc %d, %lld handed)", rc,
+        (long long)done);
+  stop_at = 0;
+}
+
 int main(void) {
   test_pairs();
   test_known();
@@ -583,6 +732,7 @@ int main(void) {
   test_window_best();
   test_window_sum();
   test_pct_select();
+  test_cache_polls();
   printf("RESULT engine: %d passed, %d failed, 0 skipped\n", passed, failed);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;

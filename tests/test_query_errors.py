@@ -578,6 +578,54 @@ check(err == "interrupted", "interrupt while the text compiles", err)
 check(db.execute("SELECT count(*) FROM qint(3)").fetchone()[0] > 0,
       "after the interrupt: the next call answers")
 
+# a star join from the host cache (engine/cache/cache_star.c rule 4: its
+# build's loops and its probe poll the caller's interrupt; which poll sees
+# it is tests/test_engine.c's): a progress handler that says stop ends the
+# call in SQLite's "interrupted", and the next call answers from the cache
+sj = connect(":memory:")
+sj.execute("SELECT gpuagg_config('device', 'cpu')")
+sj.execute("CREATE TABLE sf(k INTEGER, v INTEGER)")
+sj.execute("CREATE TABLE sd(k INTEGER, g INTEGER)")
+sj.execute("INSERT INTO sd WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+           "WHERE i < 39999) SELECT i, i % 7 FROM c")
+sj.execute("INSERT INTO sf WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+           "WHERE i < 19999) SELECT i * 2, i FROM c")
+sj.execute("SELECT gpu_cache('sf', 'k, v')")
+sj.execute("SELECT gpu_cache('sd', 'k, g')")
+create(sj, "qstar", "SELECT sd.g, sum(sf.v), count(*) FROM sf JOIN sd ON sf.k = sd.k GROUP BY sd.g")
+sj.set_progress_handler(lambda: 1, 1000)
+err = error_of(sj, "SELECT * FROM qstar")
+sj.set_progress_handler(None, 0)
+check(err == "interrupted", "star join from the host cache: interrupted", err)
+got = sj.execute("SELECT * FROM qstar ORDER BY 1").fetchall()
+ref = sj.execute("SELECT sd.g, sum(sf.v), count(*) FROM sf JOIN sd ON sf.k = sd.k GROUP BY sd.g "
+                 "ORDER BY 1").fetchall()
+ls = info(sj)["last_scan"]
+check(got == ref and ls["path"] == "cache" and "star join" in ls["why"],
+      "star join after the interrupt: answered from the cache", (got[:2], ref[:2], ls["why"]))
+# a TEXT key's maps (planner/cache_join.c rule 5): charged to group_bytes
+# before they are made; past it the join declines naming the key, and the
+# workers answer
+sj.execute("CREATE TABLE tf(tk TEXT, v INTEGER)")
+sj.execute("CREATE TABLE td(tk TEXT, g INTEGER)")
+sj.execute("INSERT INTO td WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+           "WHERE i < 19999) SELECT 'key' || i, i % 5 FROM c")
+sj.execute("INSERT INTO tf SELECT tk, g FROM td")
+sj.execute("SELECT gpu_cache('tf', 'tk, v')")
+sj.execute("SELECT gpu_cache('td', 'tk, g')")
+TQ = "SELECT td.g, sum(tf.v), count(*) FROM tf JOIN td ON tf.tk = td.tk GROUP BY td.g"
+create(sj, "qtext", TQ)
+ref = sj.execute(TQ + " ORDER BY 1").fetchall()
+for gb, cached in ((1 << 30, True), (1 << 19, False)):
+    sj.execute("SELECT gpuagg_config('group_bytes', ?)", (gb,))
+    got = sj.execute("SELECT * FROM qtext ORDER BY 1").fetchall()
+    ls = info(sj)["last_scan"]
+    check(got == ref and (ls["path"] == "cache") == cached and
+          (cached or "TEXT join key tk needs" in ls["why"] and "past group_bytes (524288)" in ls["why"]),
+          "star join: a TEXT key's maps against group_bytes %d" % gb, (got[:2], ref[:2], ls["path"], ls["why"]))
+sj.execute("SELECT gpuagg_config('group_bytes', 0)")
+sj.close()
+
 # ---- partials (issue 21): errors, and damaged BLOBs never crash
 PQ = "SELECT b, sum(x), max(d), count(*) FROM t WHERE y > ?1 GROUP BY b ORDER BY b"
 part = db.execute("SELECT gpu_query_partial(?, 3)", (PQ,)).fetchone()[0]

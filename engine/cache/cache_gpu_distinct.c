@@ -188,6 +188,14 @@ void ga_cgd_ids(int few, int grouped, const uint32_t *h_se, int64_t ngroups,
 
 #define STEP GA_CG_STEP
 
+/* A failed or declined step's end (cache_gpu_step.h rule 1 counted it): the
+** stream drained, so that no copy is in flight from the buffers the caller
+** frees next, and the error taken. */
+static void drain(ga_cache *c) {
+  gak_stream_sync(c->stream);
+  gak_take_error();
+}
+
 /* Rule 1: value i's domain [*lo, *lo + *range) and *fold, from the load
 ** or measured on the device (d_dom: 4 words of scratch); *sort set where
 ** no bitmap is exact (a REAL that is not an integer; a REAL beside an
@@ -226,8 +234,7 @@ static int domain(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   *range = h[3] >= h[2] ? (uint64_t)h[3] - (uint64_t)h[2] + 1 : 0;
   return GA_SCAN_OK;
 fail:
-  gak_stream_sync(c->stream);
-  gak_take_error();
+  drain(c);
   ga_cg_free(d_dom);
   return GA_SCAN_FALLBACK;
 }
@@ -346,15 +353,11 @@ static int by_bits(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   }
   goto done;
 fail:
-  gak_stream_sync(c->stream);
-  gak_take_error();
-  rc = GA_SCAN_FALLBACK;
+  rc = GA_SCAN_FALLBACK; /* drained below */
 done:
   (void)e;
-  if (rc != GA_SCAN_OK) { /* nothing in flight from the freed buffers */
-    gak_stream_sync(c->stream);
-    gak_take_error();
-  }
+  if (rc != GA_SCAN_OK)
+    drain(c);
   ga_cg_free(d);
   sqlite3_free(h_cnt);
   sqlite3_free(h_bits);
@@ -453,14 +456,10 @@ static int by_sort(ga_cache *c, const ga_cquery *q, int i, const ga_cgd_at *at,
   }
   goto done;
 fail:
-  gak_stream_sync(c->stream);
-  gak_take_error();
-  rc = GA_SCAN_FALLBACK;
+  rc = GA_SCAN_FALLBACK; /* drained below */
 done:
-  if (rc != GA_SCAN_OK) { /* nothing in flight from the freed buffers */
-    gak_stream_sync(c->stream);
-    gak_take_error();
-  }
+  if (rc != GA_SCAN_OK)
+    drain(c);
   ga_cg_free(d);
   sqlite3_free(h_cnt);
   sqlite3_free(h_gid);
@@ -509,8 +508,7 @@ static int classes(ga_cache *c, const ga_centry *e, const ga_cquery *q, int i,
   sqlite3_free(map);
   return GA_SCAN_OK;
 fail:
-  gak_stream_sync(c->stream);
-  gak_take_error();
+  drain(c);
   sqlite3_free(map);
   return GA_SCAN_FALLBACK;
 }

@@ -20,7 +20,8 @@
 **      one (GA_GROUP_FIXED_BYTES plus 32 bytes of slot).  One tally
 **      against group_bytes (ga_cquery.dist_cap, the cap of gpu_query's
 **      scan over the same groups); past it the cache declines, and says
-**      how many bytes and how to raise the cap.  0 or less: no cap.
+**      how many bytes and how to raise the cap.  0 or less: no cap.  A
+**      GPU query that is not many is charged its host part alone (dev 0).
 **   3. Top k by count (rule 9 there, ga_cquery.topk_count): a count is
 **      exact and cheap to order (kernels/cache_many.cu), so the path pays
 **      from GA_CQ_TOPK_COUNT_IDS key ids on, where shipping every group's
@@ -38,6 +39,11 @@
 **      Each group is a key tuple of its own (the ids are distinct values:
 **      TEXT keys group under BINARY only), so no two threads' groups merge
 **      and the order they arrive in changes nothing.
+**   5. The hand-over is a long loop (2e6 groups at d4's scale): the
+**      caller's thread polls the caller's interrupt (ga_cquery.interrupted)
+**      every GA_CQ_HAND_POLL groups of its range; an interrupt stops every
+**      thread (GA_SCAN_INTERRUPT), the others through a shared flag read
+**      at each group.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -87,12 +93,16 @@ int ga_cq_many_fits(const ga_cquery *q, const ga_gshape *shape, int64_t dev,
 /* Rule 4's bounds. */
 #define GA_CQ_HAND_MIN ((int64_t)32768)
 #define GA_CQ_HAND_THREADS 16
+/* Rule 5: groups between two polls of the caller's interrupt. */
+#define GA_CQ_HAND_POLL 1024
 
 typedef struct hand_run {
   int64_t lo, hi;
   int nv, rc;
   int (*one)(void *arg, int64_t g, ga_xstate *sts);
   void *arg;
+  const ga_cquery *q; /* the caller's range: its interrupt (rule 5) */
+  int *stop;
 } hand_run;
 
 static void *hand_range(void *p) {
@@ -100,13 +110,21 @@ static void *hand_range(void *p) {
   ga_xstate *sts =
       sqlite3_malloc64(sizeof(ga_xstate) * (size_t)(r->nv ? r->nv : 1));
   r->rc = sts ? GA_SCAN_OK : GA_SCAN_NOMEM;
-  for (int64_t g = r->lo; g < r->hi && r->rc == GA_SCAN_OK; g++)
+  for (int64_t g = r->lo; g < r->hi && r->rc == GA_SCAN_OK; g++) {
+    if (r->q && (g - r->lo) % GA_CQ_HAND_POLL == GA_CQ_HAND_POLL - 1 &&
+        r->q->interrupted && r->q->interrupted(r->q->interrupted_arg))
+      __atomic_store_n(r->stop, 1, __ATOMIC_RELAXED);
+    if (__atomic_load_n(r->stop, __ATOMIC_RELAXED)) {
+      r->rc = GA_SCAN_INTERRUPT;
+      break;
+    }
     r->rc = r->one(r->arg, g, sts);
+  }
   sqlite3_free(sts);
   return NULL;
 }
 
-int ga_cq_hand_groups(int64_t ngr, int nv, int par,
+int ga_cq_hand_groups(const ga_cquery *q, int64_t ngr, int nv, int par,
                       int (*one)(void *arg, int64_t g, ga_xstate *sts),
                       void *arg) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -121,23 +139,27 @@ int ga_cq_hand_groups(int64_t ngr, int nv, int par,
     nt = 1;
   hand_run runs[GA_CQ_HAND_THREADS];
   pthread_t tid[GA_CQ_HAND_THREADS];
-  int started[GA_CQ_HAND_THREADS];
+  int started[GA_CQ_HAND_THREADS], stop = 0;
   for (int64_t t = 0; t < nt; t++) {
     runs[t].lo = ngr * t / nt;
     runs[t].hi = ngr * (t + 1) / nt;
     runs[t].nv = nv;
     runs[t].one = one;
     runs[t].arg = arg;
+    runs[t].q = NULL;
+    runs[t].stop = &stop;
     started[t] = t > 0 && !pthread_create(&tid[t], NULL, hand_range, &runs[t]);
   }
   for (int64_t t = 0; t < nt; t++) /* the caller's range, and any left */
-    if (!started[t])
+    if (!started[t]) {
+      runs[t].q = q; /* rule 5: the caller's thread polls */
       hand_range(&runs[t]);
+    }
   int rc = GA_SCAN_OK;
   for (int64_t t = 0; t < nt; t++) {
     if (started[t])
       pthread_join(tid[t], NULL);
-    if (runs[t].rc != GA_SCAN_OK)
+    if (runs[t].rc != GA_SCAN_OK && rc != GA_SCAN_INTERRUPT)
       rc = runs[t].rc;
   }
   return rc;

@@ -37,9 +37,10 @@ int ga_cq_many_fits(const ga_cquery *q, const ga_gshape *shape, int64_t dev,
 
 /* Rule 4: one(arg, g, sts) for every group g < ngr (sts: room for nv
 ** states, the calling thread's own), on several threads where par (a many
-** query) and the groups are many.  GA_SCAN_OK, or GA_SCAN_NOMEM when a
-** call or a thread's room failed. */
-int ga_cq_hand_groups(int64_t ngr, int nv, int par,
+** query) and the groups are many; the caller's thread polls q's interrupt
+** (rule 5).  GA_SCAN_OK; GA_SCAN_INTERRUPT; or GA_SCAN_NOMEM when a call
+** or a thread's room failed. */
+int ga_cq_hand_groups(const ga_cquery *q, int64_t ngr, int nv, int par,
                       int (*one)(void *arg, int64_t g, ga_xstate *sts),
                       void *arg);
 

@@ -80,6 +80,10 @@
 **      shards lock) from several threads in a many query (rule 10) of many
 **      groups (cache_gpu_many.c rule 4): each group is its own key tuple,
 **      made and added alone, so the groups are the same in any order.
+**      What the groups take on the host, as they come back and in the
+**      shared groups, is charged to group_bytes in every query, as rule
+**      10's are (cache_gpu_many.c rule 2, without the device's part where
+**      the query is not many): past it the cache declines and says so.
 **  12. DISTINCT inside aggregates (issue 37): a DISTINCT value reduces as
 **      any other (rows, first row, max and min, which DISTINCT does not
 **      change), then cache_gpu_distinct.c replaces each group's count (and
@@ -1302,9 +1306,12 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
           : !cut_slices(h_se, ngroups, grouped, m, slice, maxsl, !topk, h_sl,
                         h_gr, &nsl, &ngr, why, nwhy))
     goto fail;
-  if (many && !ga_cq_many_fits(q, ga_gs_shape(gs), (int64_t)a.off + ngroups * 8,
-                               ngr, why, nwhy)) {
-    rc = GA_CACHE_DECLINED; /* rule 10's charge, the host's groups too */
+  /* rule 10's charge, the host's groups too; any other query's groups on
+  ** the host (rule 11) */
+  if (!ga_cq_many_fits(q, ga_gs_shape(gs),
+                       many ? (int64_t)a.off + ngroups * 8 : 0, ngr, why,
+                       nwhy)) {
+    rc = GA_CACHE_DECLINED;
     goto done;
   }
   h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
@@ -1461,7 +1468,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   prof("keys", &t0);
   hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv};
-  rc = ga_cq_hand_groups(ngr, nv, many, hand_group, &hc); /* rule 11 */
+  rc = ga_cq_hand_groups(q, ngr, nv, many, hand_group, &hc); /* rule 11 */
   prof(many ? "groups many" : "groups", &t0); /* rules 9 and 10 named */
   if (rc == GA_SCAN_OK && topk)
     c->queries_topk++;

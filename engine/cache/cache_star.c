@@ -54,7 +54,10 @@
 **      the join entry's blocks are charged to cap (group_bytes, gpu_query's
 **      cap on what a query holds); past it the join declines with why.
 **      The caller's interrupt is polled by the caller's thread every 256
-**      words; the other runs stop with it.
+**      words of the probe (the other runs stop with it), and every
+**      CS_POLL rows of each loop of the build (a dimension's rows, its
+**      lookup, its children's rows, its columns laid out by row), which
+**      runs on the caller's thread.
 **   5. The join entry's columns carry their counts (NULL, INTEGER, REAL,
 **      TEXT codes, the least and greatest INTEGER) as a load's would be
 **      for those rows, a TEXT column its dimension's dictionary (codes in
@@ -78,6 +81,16 @@ static double ms_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Rule 4: the caller's interrupt, polled once every CS_POLL rows that a
+** loop on the caller's thread walks (*walked counts them): 1 when it came. */
+#define CS_POLL 16384
+static int cs_polled(const ga_cstar *s, int64_t *walked, int64_t n) {
+  if ((*walked += n) < CS_POLL)
+    return 0;
+  *walked = 0;
+  return s->interrupted && s->interrupted(s->interrupted_arg);
 }
 
 static int charge(ga_cstar *s, int64_t n) {
@@ -218,11 +231,14 @@ static int dim_pass(ga_cstar *s, ga_cstar_dim *d, uint8_t *pass, char *why,
   ga_cx_word *wd = sqlite3_malloc64(sizeof(ga_cx_word) * (size_t)(1 + depth));
   if (!wd)
     return GA_NOMEM;
-  int rc = 0;
-  for (int64_t sg = 0; sg < e->nsegs && !rc; sg++) {
+  int rc = 0, intr = 0;
+  int64_t walked = 0;
+  for (int64_t sg = 0; sg < e->nsegs && !rc && !intr; sg++) {
     const ga_cblock *b = e->segs[sg];
     for (int64_t w = 0; w < GA_BW(b->n) && !rc; w++) {
       int64_t cnt = b->n - w * 64 < 64 ? b->n - w * 64 : 64;
+      if ((intr = cs_polled(s, &walked, cnt)) != 0)
+        break;
       uint64_t m = cnt == 64 ? ~0ull : (1ull << cnt) - 1;
       if (d->filter)
         m = ga_cache_pass_word(d->filter, b, w, wd + 1, wd, &rc);
@@ -231,6 +247,8 @@ static int dim_pass(ga_cstar *s, ga_cstar_dim *d, uint8_t *pass, char *why,
     }
   }
   sqlite3_free(wd);
+  if (intr)
+    return GA_SCAN_INTERRUPT;
   if (rc) {
     snprintf(why, nwhy,
              "a row of %s raises an error in its conditions (SQLite "
@@ -238,7 +256,6 @@ static int dim_pass(ga_cstar *s, ga_cstar_dim *d, uint8_t *pass, char *why,
              e->table);
     return GA_CACHE_DECLINED;
   }
-  (void)s;
   return GA_OK;
 }
 
@@ -247,8 +264,11 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
                       char *why, size_t nwhy) {
   const ga_centry *e = d->e;
   int64_t n = 0, lo = INT64_MAX, hi = INT64_MIN, seg = 0, k[GA_CSTAR_KEYS];
+  int64_t walked = 0;
   int nk = d->nkeys, real = 0;
   for (int64_t r = 0; r < e->rows; r++) {
+    if (cs_polled(s, &walked, 1))
+      return GA_SCAN_INTERRUPT;
     if (!pass[r])
       continue;
     if (!row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real)) {
@@ -304,6 +324,8 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
   }
   seg = 0;
   for (int64_t r = 0; r < e->rows; r++) {
+    if (cs_polled(s, &walked, 1))
+      return GA_SCAN_INTERRUPT;
     if (!pass[r] ||
         !row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real))
       continue;
@@ -353,10 +375,13 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
     return GA_NOMEM;
   memset(d->start, 0, sizeof(int32_t) * (size_t)(nslots + 1));
   seg = 0;
-  for (int64_t r = 0; r < e->rows; r++)
+  for (int64_t r = 0; r < e->rows; r++) {
+    if (cs_polled(s, &walked, 1))
+      return GA_SCAN_INTERRUPT;
     if (pass[r] &&
         row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real))
       d->start[lookup_slot(d, k) + 1]++;
+  }
   for (int64_t i = 0; i < nslots; i++)
     d->start[i + 1] += d->start[i];
   int32_t *fill = sqlite3_malloc64(sizeof(int32_t) * (size_t)(nslots + 1));
@@ -364,12 +389,16 @@ static int dim_lookup(ga_cstar *s, ga_cstar_dim *d, const uint8_t *pass,
     return GA_NOMEM;
   memcpy(fill, d->start, sizeof(int32_t) * (size_t)(nslots + 1));
   seg = 0;
-  for (int64_t r = 0; r < e->rows; r++)
-    if (pass[r] &&
-        row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real))
+  int rc = GA_OK;
+  for (int64_t r = 0; r < e->rows && rc == GA_OK; r++) {
+    if (cs_polled(s, &walked, 1))
+      rc = GA_SCAN_INTERRUPT;
+    else if (pass[r] &&
+             row_key(e, d->kcol, d->kmap, d->nkmap, nk, r, &seg, k, &real))
       d->list[fill[lookup_slot(d, k)]++] = (int32_t)r;
+  }
   sqlite3_free(fill);
-  return GA_OK;
+  return rc;
 }
 
 /* The dimension's depth from the fact. */
@@ -426,9 +455,13 @@ int ga_cstar_build(ga_cstar *s, char *why, size_t nwhy) {
         rc = GA_NOMEM;
         break;
       }
-      int64_t seg = 0, k[GA_CSTAR_KEYS];
+      int64_t seg = 0, k[GA_CSTAR_KEYS], walked = 0;
       int real;
       for (int64_t r = 0; r < rows; r++) {
+        if (cs_polled(s, &walked, 1)) {
+          rc = GA_SCAN_INTERRUPT;
+          break;
+        }
         x->via[r] = -1;
         if (!pass[r])
           continue;
@@ -722,10 +755,15 @@ int ga_cstar_probe(ga_cstar *s, const char *const *names, ga_centry *out,
       rc = GA_NOMEM;
       break;
     }
-    for (int64_t sg = 0; sg < e->nsegs; sg++) {
+    int64_t walked = 0;
+    for (int64_t sg = 0; sg < e->nsegs && rc == GA_OK; sg++) {
       const ga_cblock *b = e->segs[sg];
       int col = s->cols[c].col;
       for (int64_t i = 0; i < b->n; i++) {
+        if (cs_polled(s, &walked, 1)) {
+          rc = GA_SCAN_INTERRUPT;
+          break;
+        }
         int64_t r = e->seg_base[sg] + i;
         flats[c].v[r] = ga_cb_vals(b, col)[i];
         flats[c].f[r] = (uint8_t)(ga_bit(ga_cb_isint(b, col), i) |
