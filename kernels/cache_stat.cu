@@ -38,10 +38,6 @@
 #include "var.cuh"
 
 #define ST 256 /* threads a block */
-/* Up to this many groups, one radix sort a group (each over the whole
-** device); past it, one segmented sort (a block a segment). */
-#define GAK_PCT_SORT_EACH 64
-
 __device__ __forceinline__ bool st_bit64(const uint64_t *w, long long i) {
   return (w[i >> 6] >> (i & 63)) & 1;
 }

@@ -331,6 +331,9 @@ int gak_cache_pct_gather(gak_ccol x, const uint32_t *d_idx,
                          const gak_cslice *d_slices, const uint32_t *d_slout,
                          int64_t nslices, int64_t ngr, const int64_t *d_offs,
                          int64_t *d_cursor, double *d_out, gak_stream s);
+/* Up to this many groups, one radix sort a group (each over the whole
+** device); past it, one segmented sort (a block a segment). */
+#define GAK_PCT_SORT_EACH 64
 size_t gak_cache_pct_sort_scratch(int64_t total, int64_t ngr);
 int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
                        const int64_t *h_offs, int64_t ngr, int64_t total,

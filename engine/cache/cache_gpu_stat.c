@@ -137,7 +137,7 @@ static int sq_value(ga_cache *c, const ga_cquery *q, int i, const ga_cgs_at *at,
     memcpy(w, p.sq, sizeof(p.sq));
   }
   st->sq[i] = h;
-  st->method[i] = "sq";
+  st->method[i] = "stat-sq";
   return GA_SCAN_OK;
 fail:
   gak_stream_sync(c->stream);
@@ -237,7 +237,7 @@ static int pct_value(ga_cache *c, const ga_cquery *q, int i,
   st->pn[i] = h_cnt;
   pv = NULL;
   h_cnt = NULL;
-  st->method[i] = "pct sort";
+  st->method[i] = ngr > GAK_PCT_SORT_EACH ? "stat-pct-segsort" : "stat-pct-sort";
   rc = GA_SCAN_OK;
   goto done;
 fail:
