@@ -86,6 +86,13 @@
 **      sum, where read) by its distinct values', from per-group bitmaps on
 **      the device; what it cannot do exactly declines with the reason.
 **      No whole-column shape (rule 4) and no top k (rule 9) reads one.
+**  13. Variances, medians and percentiles (issue 39): a value a variance
+**      reads (q->sq) reduces as any other (its exact sum and counts), then
+**      cache_gpu_stat.c sums each output group's Σx² on the device over
+**      the same slices; a median's value (dist GA_DIST_PCT) gathers and
+**      sorts each group's values there instead of rule 12's sets.  Both
+**      reach the groups with the group (hand_group: ga_gs_add_sq).  No
+**      whole-column shape (rule 4) reads one.
 */
 #include <stdio.h>
 #include <stdlib.h>

@@ -237,7 +237,8 @@ static int pct_value(ga_cache *c, const ga_cquery *q, int i,
   st->pn[i] = h_cnt;
   pv = NULL;
   h_cnt = NULL;
-  st->method[i] = ngr > GAK_PCT_SORT_EACH ? "stat-pct-segsort" : "stat-pct-sort";
+  st->method[i] =
+      ngr > GAK_PCT_SORT_EACH ? "stat-pct-segsort" : "stat-pct-sort";
   rc = GA_SCAN_OK;
   goto done;
 fail:
