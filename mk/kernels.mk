@@ -32,7 +32,7 @@ $(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) b
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
-$(BUILD)/bench/kernels.o: bench/kernels.cu $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
+$(BUILD)/bench/kernels.o: bench/kernels.cu bench/cuda_bench.cuh $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
