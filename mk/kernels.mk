@@ -34,11 +34,11 @@ $(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) b
 
 $(BUILD)/bench/kernels.o: bench/kernels.cu bench/cuda_bench.cuh $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(GA_INC) -dc -o $@ $<
 
 $(BUILD)/tests/gpu_kernels_test.o: tests/gpu_kernels_test.cu $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(GA_INC) -dc -o $@ $<
 
 $(KERNELS_BENCH): $(BUILD)/bench/kernels.o $(KERNELS_ALL_OBJ) $(KERNELS_HOSTOBJ)
 	$(NVCC) $(GENCODE) -o $@ $^
