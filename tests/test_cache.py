@@ -2524,6 +2524,29 @@ def section_stat_gpu(rep, r, device):
             ok = got == wrows and seen == words and lpath == "cache"
         rep.check("%s_%d" % (tag, qi), ok, "%s %r\n got %.300r\n want %.300r\n %r %r %r"
                   % (q, conf, got, wrows, seen, lpath, why))
+    # many groups (cache_gpu_query.c rule 10: its groups handed over from
+    # several threads) and a top k (rule 9: only the chosen groups' Σx²),
+    # their thresholds lowered for the test
+    c2 = connect(path)
+    jobs, want = [], []
+    for q, words in (("SELECT k, g, gpu_median(z), gpu_stddev(y), count(*) FROM t GROUP BY k, g", [seg, sq]),
+                     ("SELECT k, gpu_stddev(z), gpu_var_pop(y), sum(n) AS s FROM t GROUP BY k ORDER BY s DESC, k LIMIT 3",
+                      [sq, sq])):
+        w = run(c2, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+        for th in (1, 3):
+            jobs.append(({"threads": th, "group_bytes": 0}, q))
+            want.append((w, words))
+    c2.close()
+    env = dict(os.environ, GPUAGG_CACHE_PROFILE="1", GPUAGG_CACHE_MANY_IDS="64", GPUAGG_CACHE_TOPK_IDS="64")
+    p = subprocess.run([PYTHON, "-c", script, LIB, path, json.dumps(jobs)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    out = [json.loads(line) for line in p.stdout.splitlines()]
+    rep.check(tag + "_many_child", p.returncode == 0 and len(out) == len(jobs), p.stderr[-2000:])
+    for qi, ((conf, q), (w, words), o) in enumerate(zip(jobs, want, out)):
+        got, seen, lpath, why = o
+        wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])] if w[0] == "ok" else list(w)
+        rep.check("%s_many_%d" % (tag, qi), got == wrows and seen == words and lpath == "cache",
+                  "%s %r\n got %.300r\n want %.300r\n %r %r %r" % (q, conf, got, wrows, seen, lpath, why))
 
 
 def section_distinct_bits(rep, r, device):
