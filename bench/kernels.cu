@@ -31,6 +31,7 @@
 extern "C" {
 #include "xacc.h"
 }
+#include "cuda_bench.cuh"
 #include "gak.h"
 #include "reduce.cuh"
 
@@ -42,16 +43,6 @@ extern "C" int gak_bench_v3(const double *, double *, int64_t, double *,
                             gak_stream);
 
 static int g_fail = 0;
-
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,               \
-              cudaGetErrorString(e_));                                         \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
 
 static void mismatch(const char *what, const char *size, const char *detail) {
   printf("MISMATCH %s @ %s: %s\n", what, size, detail);
@@ -116,31 +107,14 @@ static int g_reps = 25;
 
 static double time_ms(const std::function<int()> &f, int batch,
                       cudaStream_t s) {
-  for (int i = 0; i < 3; i++)
-    if (f() != 0) {
-      fprintf(stderr, "launch failed\n");
-      exit(1);
-    }
-  CK(cudaStreamSynchronize(s));
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int r = 0; r < g_reps; r++) {
-    CK(cudaEventRecord(a, s));
-    for (int k = 0; k < batch; k++)
-      f();
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms / batch);
-  }
-  CK(cudaGetLastError());
-  CK(cudaEventDestroy(a));
-  CK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return bench_event_ms(
+      [&] {
+        if (f() != 0) {
+          fprintf(stderr, "launch failed\n");
+          exit(1);
+        }
+      },
+      g_reps, batch, s);
 }
 
 static void add_row(const char *kernel, const char *size, int64_t n,

@@ -36,19 +36,10 @@ extern "C" {
 #include "xacc.h"
 #include "xvar.h"
 }
+#include "cuda_bench.cuh"
 #include "gak.h"
 
 static int g_fail = 0;
-
-#define CK(x)                                                                  \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,               \
-              cudaGetErrorString(e_));                                         \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void) { /* splitmix64 */
@@ -214,24 +205,7 @@ struct square {
 };
 
 static float time_it(int reps, cudaStream_t s, const std::function<void()> &f) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  std::vector<float> t;
-  for (int r = 0; r < reps + 3; r++) {
-    CK(cudaEventRecord(a, s));
-    f();
-    CK(cudaEventRecord(b, s));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    if (r >= 3)
-      t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return t[t.size() / 2];
+  return (float)bench_event_ms(f, reps, 1, s);
 }
 
 int main(int argc, char **argv) {

@@ -289,6 +289,56 @@ int gak_cache_merge(const gak_cstate *d_slice_states,
                     const gak_cgroup *d_groups, int64_t ngroups, gak_ccol key,
                     gak_cstate *d_out, gak_stream s);
 
+/* ---- variance and medians on a GPU entry (kernels/cache_stat.cu; issue
+** 39, engine/cache/cache_gpu_stat.c) ----
+**
+** Both read a value as gak_cache_reduce does: over the positions of each
+** of the nslices slices (x at row d_idx[p], or p itself when d_idx is
+** NULL; where d_gid is not NULL only the positions p with d_gid[p] equal
+** to the slice's group and bit p of d_sel set), NULLs skipped; slice j's
+** values belong to output group d_slout[j] < ngr.
+**
+** gak_cache_sq: d_sq[g * GA_XSQ_DIGITS ..] = Σx² of output group g's
+** values (ga_partial.h's window: xvar.h rule 2), written whole: the exact
+** squares of INTEGERs (128-bit) and of finite REALs; infinities and NaN
+** add nothing (the sum's counts say the variance is NULL).  Digits are
+** 64-bit sums of digits below 2^32 (each block carries its own before it
+** adds them), not normalised: the host normalises. */
+int gak_cache_sq(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                 const uint32_t *d_sel, const gak_cslice *d_slices,
+                 const uint32_t *d_slout, int64_t nslices, int64_t ngr,
+                 int64_t *d_sq, gak_stream s);
+/* gak_cache_pct_count: d_counts[g] = output group g's non-NULL values,
+** d_counts[ngr] = how many of them are infinities (SQLite's percentile
+** refuses them); written whole.
+** gak_cache_pct_gather: each group's values as doubles (an INTEGER
+** rounded to nearest, as (double) in C) into d_out[d_offs[g] ..
+** d_offs[g] + d_counts[g]), in no particular order; d_cursor (ngr
+** counters) is the call's own scratch.
+** gak_cache_pct_sort: each group's run sorted ascending by value (its
+** order-preserving 64-bit key: -0.0 before 0.0), run g = d_vals[d_offs[g]
+** .. d_offs[g + 1]) (d_offs has ngr + 1 entries, d_offs[ngr] = total;
+** h_offs: the same on the host);
+** d_tmp has room for total values; d_scratch: gak_cache_pct_sort_scratch
+** (total, ngr) bytes.  The sorted values end in d_vals. */
+int gak_cache_pct_count(gak_ccol x, const uint32_t *d_idx,
+                        const uint32_t *d_gid, const uint32_t *d_sel,
+                        const gak_cslice *d_slices, const uint32_t *d_slout,
+                        int64_t nslices, int64_t ngr, int64_t *d_counts,
+                        gak_stream s);
+int gak_cache_pct_gather(gak_ccol x, const uint32_t *d_idx,
+                         const uint32_t *d_gid, const uint32_t *d_sel,
+                         const gak_cslice *d_slices, const uint32_t *d_slout,
+                         int64_t nslices, int64_t ngr, const int64_t *d_offs,
+                         int64_t *d_cursor, double *d_out, gak_stream s);
+/* Up to this many groups, one radix sort a group (each over the whole
+** device); past it, one segmented sort (a block a segment). */
+#define GAK_PCT_SORT_EACH 64
+size_t gak_cache_pct_sort_scratch(int64_t total, int64_t ngr);
+int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
+                       const int64_t *h_offs, int64_t ngr, int64_t total,
+                       void *d_scratch, gak_stream s);
+
 /* ---- ORDER BY an aggregate ... LIMIT k over many groups (kernels/
 ** cache_topk.cu; issue 20, bench/query_bench.py's d2) ----
 **

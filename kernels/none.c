@@ -304,3 +304,41 @@ int gak_cstar_and(uint32_t *d_sel, const uint64_t *d_and, int64_t n,
   (void)d_sel, (void)d_and, (void)n, (void)s;
   return NB;
 }
+int gak_cache_sq(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                 const uint32_t *d_sel, const gak_cslice *d_slices,
+                 const uint32_t *d_slout, int64_t nslices, int64_t ngr,
+                 int64_t *d_sq, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_gid, (void)d_sel, (void)d_slices;
+  (void)d_slout, (void)nslices, (void)ngr, (void)d_sq, (void)s;
+  return NB;
+}
+int gak_cache_pct_count(gak_ccol x, const uint32_t *d_idx,
+                        const uint32_t *d_gid, const uint32_t *d_sel,
+                        const gak_cslice *d_slices, const uint32_t *d_slout,
+                        int64_t nslices, int64_t ngr, int64_t *d_counts,
+                        gak_stream s) {
+  (void)x, (void)d_idx, (void)d_gid, (void)d_sel, (void)d_slices;
+  (void)d_slout, (void)nslices, (void)ngr, (void)d_counts, (void)s;
+  return NB;
+}
+int gak_cache_pct_gather(gak_ccol x, const uint32_t *d_idx,
+                         const uint32_t *d_gid, const uint32_t *d_sel,
+                         const gak_cslice *d_slices, const uint32_t *d_slout,
+                         int64_t nslices, int64_t ngr, const int64_t *d_offs,
+                         int64_t *d_cursor, double *d_out, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_gid, (void)d_sel, (void)d_slices;
+  (void)d_slout, (void)nslices, (void)ngr, (void)d_offs, (void)d_cursor;
+  (void)d_out, (void)s;
+  return NB;
+}
+size_t gak_cache_pct_sort_scratch(int64_t total, int64_t ngr) {
+  (void)total, (void)ngr;
+  return 0;
+}
+int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
+                       const int64_t *h_offs, int64_t ngr, int64_t total,
+                       void *d_scratch, gak_stream s) {
+  (void)d_vals, (void)d_tmp, (void)d_offs, (void)h_offs, (void)ngr;
+  (void)total, (void)d_scratch, (void)s;
+  return NB;
+}

@@ -32,13 +32,13 @@ $(BUILD)/kernels_bench/%.o: kernels/%.cu $(wildcard kernels/*.h kernels/*.cuh) b
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
 
-$(BUILD)/bench/kernels.o: bench/kernels.cu $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
+$(BUILD)/bench/kernels.o: bench/kernels.cu bench/cuda_bench.cuh $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(GA_INC) -dc -o $@ $<
 
 $(BUILD)/tests/gpu_kernels_test.o: tests/gpu_kernels_test.cu $(wildcard kernels/*.h kernels/*.cuh) base/ga_partial.h engine/reduce/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -dc -o $@ $<
+	$(NVCC) $(NVCCFLAGS) $(GA_INC) -dc -o $@ $<
 
 $(KERNELS_BENCH): $(BUILD)/bench/kernels.o $(KERNELS_ALL_OBJ) $(KERNELS_HOSTOBJ)
 	$(NVCC) $(GENCODE) -o $@ $^

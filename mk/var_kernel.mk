@@ -19,7 +19,7 @@ $(BUILD)/kernels_host/xvar.o: engine/reduce/xvar.c engine/reduce/xvar.h engine/r
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -std=c11 -Wall -Wextra $(GA_INC) -c -o $@ $<
 
-$(BUILD)/bench/var_kernel.o: bench/var_kernel.cu $(wildcard kernels/*.h) base/ga_partial.h engine/reduce/xvar.h engine/reduce/xacc.h $(STAMP)/cu.stamp
+$(BUILD)/bench/var_kernel.o: bench/var_kernel.cu bench/cuda_bench.cuh $(wildcard kernels/*.h) base/ga_partial.h engine/reduce/xvar.h engine/reduce/xacc.h $(STAMP)/cu.stamp
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(GA_INC) -dc -o $@ $<
 

@@ -613,25 +613,17 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
-  /* medians and percentiles (issue 39): no entry keeps a group's values */
-  for (int k = 0; p->val_dist && k < p->nvals; k++)
+  /* medians and percentiles (issue 39): a GPU entry gathers each group's
+  ** values (engine/cache/cache_gpu_stat.c); no host entry keeps them */
+  for (int k = 0; e->where != GA_CACHE_GPU && p->val_dist && k < p->nvals; k++)
     if (p->val_dist[k] == GA_DIST_PCT) {
       snprintf(why, nwhy,
                "a median or percentile (the cache keeps no group's values "
                "yet; the workers answer)");
       return SQLITE_OK;
     }
-  /* gpu_query's DISTINCT aggregates (issue 37): a host entry keeps sets
-  ** (engine/cache/cache_distinct.c), a GPU entry bitmaps
-  ** (engine/cache/cache_gpu_distinct.c), or declines with the reason */
-  for (int k = 0; e->where == GA_CACHE_GPU && p->val_sq && k < p->nvals; k++)
-    if (p->val_sq[k]) { /* issue 39: a host entry steps Σx² */
-      snprintf(why, nwhy,
-               "a variance or standard deviation (the GPU cache keeps no "
-               "sum of squares; a host entry, loaded with device = 'cpu', "
-               "answers it)");
-      return SQLITE_OK;
-    }
+  /* variances (issue 39): a host entry steps Σx² (cache_host.c rule 20), a
+  ** GPU entry sums it on the device (cache_gpu_stat.c) */
   int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;

@@ -18,9 +18,10 @@
 **      serial path gives SQLite's own error (scan_group.h rule 6).
 **   3. Over the groups, as a window function (gpu_median(sum(x)) OVER
 **      ()), it is planner/qwindow.c's, not this file's.
-**   4. The column cache and gpu_query_partial keep no group's values yet:
-**      the cache declines (planner/cache_plan.c), the partial refuses
-**      (ga_qpct_partial_why).
+**   4. gpu_query_partial keeps no group's values yet: the partial refuses
+**      (ga_qpct_partial_why).  A GPU entry of the column cache answers
+**      (engine/cache/cache_gpu_stat.c); a host entry declines
+**      (planner/cache_plan.c).
 */
 #include <string.h>
 

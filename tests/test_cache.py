@@ -2481,6 +2481,113 @@ for conf, q in jobs:
 """
 
 
+def section_stat_gpu(rep, r, device):
+    """Variances, medians and percentiles from a GPU entry (issue 39,
+    engine/cache/cache_gpu_stat.c): Σx² on the device (stat-sq, as
+    GPUAGG_CACHE_PROFILE names it) over magnitudes a double-double cannot
+    square (2^+-500, subnormals), int64s past 2^53, cancellation (1e9 +
+    noise), equal values (a variance of exactly 0.0, which the exact
+    reference checks); each group's values sorted on the device, a sort a
+    group (stat-pct-sort) or one segmented sort past 64 groups
+    (stat-pct-segsort); few groups, the sorted layout, many groups, WHERE
+    and FILTER; the same bits as the text on the caller's connection, from
+    the cache at 1, 2 and 3 threads.  An infinity under a median, and
+    values past group_bytes, decline saying why."""
+    if device != "gpu":
+        return
+    import math
+    tag = "gstat"
+    path = os.path.join(TMP, "gstat.db")
+    con = connect(path)
+    con.execute("CREATE TABLE t(g INTEGER, r TEXT, k INTEGER, big INTEGER, y, z REAL, "
+                "s TEXT, n INTEGER, e INTEGER, w REAL, kk INTEGER)")
+    rows = []
+    for i in range(30000):
+        g = i % 4
+        z = (math.ldexp(1 + (i % 97) / 97.0, [-1074 + i % 40, -1022, 500, -500][g]) if i % 5 == 0
+             else 1e9 + r.uniform(-1e-3, 1e-3) if g == 1 else r.uniform(-1e3, 1e3))
+        y = (2 ** 53 + i if g == 0 else -(2 ** 62) + i if g == 2 else i % 11 if g == 1 else (i % 7) * 0.5)
+        rows.append((g, None, i % 300, 7, y, z if i % 23 else None, None, i % 90, None,
+                     float("inf") if i == 777 else 1.25, i % 70))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO t VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    sq, srt, seg = "stat-sq", "stat-pct-sort", "stat-pct-segsort"
+    cases = [
+        ("SELECT g, gpu_stddev(z), gpu_var_pop(z), gpu_variance(y), gpu_stddev_pop(y) FROM t GROUP BY g",
+         [sq, sq]),
+        ("SELECT gpu_stddev(z), gpu_variance(y), gpu_var_pop(big) FROM t", [sq, sq, sq]),
+        ("SELECT k, gpu_stddev_samp(z), gpu_var_samp(y) FROM t WHERE g <> 1 GROUP BY k", [sq, sq]),
+        ("SELECT n, gpu_variance(z) FILTER (WHERE g = 3), gpu_stddev(y + z) FROM t GROUP BY n", [sq, sq]),
+        ("SELECT g, gpu_median(z), gpu_percentile(y, 90), gpu_percentile_disc(y, 0.3) FROM t GROUP BY g",
+         [srt, srt]),
+        ("SELECT gpu_median(y), gpu_percentile_cont(z, 0.75) FROM t WHERE k < 100", [srt, srt]),
+        ("SELECT k, gpu_median(z), gpu_percentile_disc(y, 1) FROM t GROUP BY k", [seg, seg]),
+        ("SELECT kk, gpu_median(y) FILTER (WHERE g > 0), gpu_stddev(z) FROM t GROUP BY kk", [seg, sq]),
+        ("SELECT g, gpu_median(w), gpu_percentile(big, 50) FROM t WHERE k = 5 GROUP BY g", [srt, srt]),
+    ]
+    jobs, want = [], []
+    for q, words in cases:
+        w = run(con, q)
+        for th in (1, 2, 3):
+            jobs.append(({"threads": th, "group_bytes": 0}, q))
+            want.append((w, words, None))
+    for conf, q, because in (
+            ({}, "SELECT g, gpu_median(w) FROM t GROUP BY g", "infinity"),
+            ({"group_bytes": 20000}, "SELECT g, gpu_median(z) FROM t GROUP BY g", "group_bytes"),
+            ({"group_bytes": 20000}, "SELECT k, gpu_stddev(z) FROM t GROUP BY k", "group_bytes")):
+        jobs.append((dict({"threads": 2, "group_bytes": 0}, **conf), q))
+        want.append((run(con, q), [], because))
+    # ~1e4 equal values: the variance is exactly 0.0 (the exact reference)
+    zero = run(con, "SELECT gpu_var_pop(big), gpu_stddev(big) FROM t")
+    rep.check(tag + "_zero", zero == ("ok", [(0.0, 0.0)]), repr(zero))
+    con.close()
+    env = dict(os.environ, GPUAGG_CACHE_PROFILE="1")
+    script = DBITS_SCRIPT.replace('("device", "cpu")', '("device", "gpu")').replace(
+        'startswith("dset-")', 'startswith("stat-")')
+    p = subprocess.run([PYTHON, "-c", script, LIB, path, json.dumps(jobs)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    out = [json.loads(line) for line in p.stdout.splitlines()]
+    rep.check(tag + "_child", p.returncode == 0 and len(out) == len(jobs), p.stderr[-2000:])
+
+    def tkey(v):
+        return [type(v).__name__, v.hex() if isinstance(v, float) else v]
+    for qi, ((conf, q), (w, words, because), o) in enumerate(zip(jobs, want, out)):
+        got, seen, lpath, why = o
+        wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])] if w[0] == "ok" else list(w)
+        if because:
+            ok = lpath != "cache" and because in str(why) and (
+                got == wrows or (because == "infinity" and got[0] == "error") or
+                (because == "group_bytes" and got[0] == "error" and "memory cap" in got[1]))
+        else:
+            ok = got == wrows and seen == words and lpath == "cache"
+        rep.check("%s_%d" % (tag, qi), ok, "%s %r\n got %.300r\n want %.300r\n %r %r %r"
+                  % (q, conf, got, wrows, seen, lpath, why))
+    # many groups (cache_gpu_query.c rule 10: its groups handed over from
+    # several threads) and a top k (rule 9: only the chosen groups' Σx²),
+    # their thresholds lowered for the test
+    c2 = connect(path)
+    jobs, want = [], []
+    for q, words in (("SELECT k, g, gpu_median(z), gpu_stddev(y), count(*) FROM t GROUP BY k, g", [seg, sq]),
+                     ("SELECT k, gpu_stddev(z), gpu_var_pop(y), sum(n) AS s FROM t GROUP BY k ORDER BY s DESC, k LIMIT 3",
+                      [sq, sq])):
+        w = run(c2, re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", q))
+        for th in (1, 3):
+            jobs.append(({"threads": th, "group_bytes": 0}, q))
+            want.append((w, words))
+    c2.close()
+    env = dict(os.environ, GPUAGG_CACHE_PROFILE="1", GPUAGG_CACHE_MANY_IDS="64", GPUAGG_CACHE_TOPK_IDS="64")
+    p = subprocess.run([PYTHON, "-c", script, LIB, path, json.dumps(jobs)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    out = [json.loads(line) for line in p.stdout.splitlines()]
+    rep.check(tag + "_many_child", p.returncode == 0 and len(out) == len(jobs), p.stderr[-2000:])
+    for qi, ((conf, q), (w, words), o) in enumerate(zip(jobs, want, out)):
+        got, seen, lpath, why = o
+        wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])] if w[0] == "ok" else list(w)
+        rep.check("%s_many_%d" % (tag, qi), got == wrows and seen == words and lpath == "cache",
+                  "%s %r\n got %.300r\n want %.300r\n %r %r %r" % (q, conf, got, wrows, seen, lpath, why))
+
+
 def section_distinct_bits(rep, r, device):
     """DISTINCT values of INTEGER columns and of BINARY TEXT codes as
     bitmaps over (group id, value) (issue 37, engine/cache/cache_dbits.c):
@@ -2824,6 +2931,7 @@ def main():
                               ("watcher", section_watcher), ("walpage", section_walpage),
                               ("dense", section_dense), ("distinct", section_distinct),
                               ("distinct_gpu", section_distinct_gpu),
+                              ("stat_gpu", section_stat_gpu),
                               ("distinct_bits", section_distinct_bits),
                               ("few", section_few), ("caps", section_caps)):
             if want(name):

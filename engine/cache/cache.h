@@ -319,7 +319,8 @@ typedef struct ga_cquery {
   int ndist;
   /* gpu_query's variances (ga_parts.val_sq, issue 39): per value 1 when
   ** its state keeps Σx² too (gstate.h rule 8); a host entry steps it in
-  ** rule 6's loop (cache_host.c rule 20), a GPU entry declines */
+  ** rule 6's loop (cache_host.c rule 20), a GPU entry sums it on the
+  ** device (cache_gpu_stat.c) */
   unsigned char sq[GA_MAX_STATES];
   int nsq;
   int64_t dist_cap;

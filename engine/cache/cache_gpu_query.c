@@ -90,6 +90,13 @@
 **      sum, where read) by its distinct values', from per-group bitmaps on
 **      the device; what it cannot do exactly declines with the reason.
 **      No whole-column shape (rule 4) and no top k (rule 9) reads one.
+**  13. Variances, medians and percentiles (issue 39): a value a variance
+**      reads (q->sq) reduces as any other (its exact sum and counts), then
+**      cache_gpu_stat.c sums each output group's Σx² on the device over
+**      the same slices; a median's value (dist GA_DIST_PCT) gathers and
+**      sorts each group's values there instead of rule 12's sets.  Both
+**      reach the groups with the group (hand_group: ga_gs_add_sq).  No
+**      whole-column shape (rule 4) reads one.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +116,7 @@ SQLITE_EXTENSION_INIT3
 #include "cache.h"
 #include "cache_gpu_distinct.h"
 #include "cache_gpu_many.h"
+#include "cache_gpu_stat.h"
 
 /* ---- queries ---- */
 
@@ -661,7 +669,7 @@ int ga_cache_query_gpu(ga_cache *c, ga_centry *e, const ga_cquery *q,
       return GA_SCAN_FALLBACK;
     }
   }
-  int one = q->simple && q->xcol >= 0 && !q->has_fprog && !q->ndist;
+  int one = q->simple && q->xcol >= 0 && !q->has_fprog && !q->ndist && !q->nsq;
   out->shape = ga_gshape_one(GA_COLL_BINARY);
   if (!one) { /* rule 5 */
     out->shape.nk = q->nkeys ? q->nkeys : 1;
@@ -956,6 +964,7 @@ typedef struct hand_ctx {
   const gak_cstate *h_st;
   int64_t ngr;
   int nk, nkc, nv;
+  ga_cgs *stat; /* rule 13: Σx² windows and medians' values */
 } hand_ctx;
 
 static int hand_group(void *arg, int64_t g, ga_xstate *sts) {
@@ -969,7 +978,14 @@ static int hand_group(void *arg, int64_t g, ga_xstate *sts) {
               &kv[k + (h->nk ? 0 : 1)]);
   for (int i = 0; i < h->nv; i++)
     xstate_of(&sts[i], &h->h_st[(size_t)i * (size_t)h->ngr + (size_t)g]);
-  return ga_gs_add(h->gs, kv, sts, 0, &bytes) ? GA_SCAN_NOMEM : GA_SCAN_OK;
+  ga_gsq *sqs[GA_MAX_STATES];
+  ga_dset *sets[GA_MAX_STATES];
+  if (h->stat->ngr && ga_cgs_hand(h->stat, h->nv, g, sqs, sets))
+    return GA_SCAN_NOMEM; /* rule 13 */
+  return ga_gs_add_sq(h->gs, kv, sts, h->stat->ngr ? sets : NULL,
+                      h->stat->ngr ? sqs : NULL, 0, &bytes)
+             ? GA_SCAN_NOMEM
+             : GA_SCAN_OK;
 }
 
 static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
@@ -990,6 +1006,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   gak_cval *h_pool = NULL, *h_kv = NULL;
   uint32_t *h_rows = NULL, *h_ids = NULL;
   int rc = GA_SCAN_FALLBACK;
+  ga_cgs stat; /* rule 13 */
+  memset(&stat, 0, sizeof(stat));
   gak_ccol xk[GAK_CACHE_MAX_KEYS]; /* rule 8: evaluated keys and dictionaries */
   int64_t *d_xkd[GAK_CACHE_MAX_KEYS], xknd[GAK_CACHE_MAX_KEYS];
   memset(xk, 0, sizeof(xk));
@@ -1414,7 +1432,19 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     if (!ga_cg_sync(c, why, nwhy)) /* d_xv is the next value's */
       goto fail;
     prof("reduce", &t0);
-    if (q->dist[i]) { /* rule 12 */
+    if (q->sq[i] || q->dist[i] == GA_DIST_PCT) { /* rule 13 */
+      ga_cgs_at at = {
+          col,  vidx, few ? d_gid : NULL, few ? d_sel : NULL, d_sl, nsl,
+          h_gr, ngr};
+      rc = ga_cgs_value(c, q, i, &at, &stat, why, nwhy);
+      if (rc == GA_SCAN_FALLBACK || rc == GA_SCAN_NOMEM)
+        goto fail;
+      if (rc != GA_SCAN_OK)
+        goto done;
+      rc = GA_SCAN_FALLBACK;
+      prof(stat.method[i], &t0);
+    }
+    if (q->dist[i] && q->dist[i] != GA_DIST_PCT) { /* rule 12 */
       ga_cgd_at at = {col,
                       vidx,
                       few || !grouped ? d_gid : d_gid2,
@@ -1467,7 +1497,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
   }
   prof("keys", &t0);
-  hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv};
+  hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv, &stat};
   rc = ga_cq_hand_groups(q, ngr, nv, many, hand_group, &hc); /* rule 11 */
   prof(many ? "groups many" : "groups", &t0); /* rules 9 and 10 named */
   if (rc == GA_SCAN_OK && topk)
@@ -1484,6 +1514,7 @@ done:
     gak_stream_sync(c->stream);
     gak_take_error();
   }
+  ga_cgs_free(&stat);            /* rule 13 */
   for (int k = 0; k < nk; k++) { /* rule 8's */
     ga_cg_free((void *)xk[k].vals);
     ga_cg_free(d_xkd[k]);

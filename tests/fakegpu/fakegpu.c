@@ -2385,3 +2385,252 @@ int gak_cstar_and(uint32_t *d_sel, const uint64_t *d_and, int64_t n,
   enqueue(s, o);
   return 0;
 }
+
+/* ---- variance and medians on a GPU entry (kernels/cache_stat.cu) ---- */
+
+typedef struct fk_stat {
+  gak_ccol x;
+  const uint32_t *idx, *gid, *sel, *slout;
+  const gak_cslice *sl;
+  int64_t ngr;
+  int64_t *out; /* sq: ngr * GA_XSQ_DIGITS; count: ngr + 1 */
+  const int64_t *offs;
+  double *vals;
+} fk_stat;
+
+/* Position p of slice sl: its row, or -1 (cache_stat.cu's st_row). */
+static int64_t fk_stat_row(const fk_stat *r, const gak_cslice *sl, uint32_t p) {
+  uint32_t q = sl->start + p;
+  if (r->gid && (r->gid[q] != sl->group ||
+                 (r->sel && !((r->sel[q >> 5] >> (q & 31)) & 1))))
+    return -1;
+  return r->idx ? (int64_t)r->idx[q] : (int64_t)q;
+}
+
+/* gak_cache_sq's twin: a block a slice, its squares exact (xvar.c's adds
+** into a fresh window, the same value as the kernel's expansions and
+** digits), carried into [0, 2^32) as the kernel's thread 0 carries them,
+** then added to its group's digits. */
+static void op_cache_sq(op *o) {
+  fk_stat *r = o->extra;
+  size_t bytes = sizeof(int64_t) * GA_XSQ_DIGITS * (size_t)r->ngr;
+  if (kernel_faults(o, r->out, bytes))
+    return;
+  memset(r->out, 0, bytes);
+  static __thread ga_var_partial b;
+  for (int64_t k = 0; k < o->m; k++) {
+    const gak_cslice *sl = &r->sl[k];
+    ga_var_init(&b);
+    for (uint32_t p = 0; p < sl->len; p++) {
+      int64_t i = fk_stat_row(r, sl, p);
+      if (i < 0 || !fk_bit64(r->x.notnull, i))
+        continue;
+      uint64_t w = r->x.vals[i];
+      if (fk_bit64(r->x.isint, i))
+        ga_var_add_int(&b, (int64_t)w, 1);
+      else if (((w >> 52) & 0x7ff) != 0x7ff)
+        ga_var_add_real(&b, ga_bitsd((int64_t)w), 1);
+    }
+    int64_t carry = 0;
+    for (int d = 0; d < GA_XSQ_DIGITS - 1; d++) {
+      int64_t v = b.sq[d] + carry;
+      carry = v >> 32;
+      b.sq[d] = v & 0xffffffffll;
+    }
+    b.sq[GA_XSQ_DIGITS - 1] += carry;
+    int64_t *out = r->out + (size_t)r->slout[k] * GA_XSQ_DIGITS;
+    for (int d = 0; d < GA_XSQ_DIGITS; d++)
+      out[d] = (int64_t)((uint64_t)out[d] + (uint64_t)b.sq[d]);
+  }
+}
+
+static fk_stat *fk_stat_new(gak_ccol x, const uint32_t *d_idx,
+                            const uint32_t *d_gid, const uint32_t *d_sel,
+                            const gak_cslice *d_slices, const uint32_t *d_slout,
+                            int64_t nslices, int64_t ngr, fstream *s,
+                            const char *what) {
+  if (nslices) {
+    dev_check(x.vals, 8, s->dev, what);
+    dev_check(d_slices, sizeof(gak_cslice) * (size_t)nslices, s->dev, what);
+    dev_check(d_slout, 4 * (size_t)nslices, s->dev, what);
+  }
+  if (d_idx)
+    dev_check(d_idx, 4, s->dev, what);
+  if (d_gid)
+    dev_check(d_gid, 4, s->dev, what);
+  if (d_sel)
+    dev_check(d_sel, 4, s->dev, what);
+  fk_stat *r = calloc(1, sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->x = x;
+  r->idx = d_idx;
+  r->gid = d_gid;
+  r->sel = d_gid ? d_sel : NULL;
+  r->sl = d_slices;
+  r->slout = d_slout;
+  r->ngr = ngr;
+  return r;
+}
+
+int gak_cache_sq(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
+                 const uint32_t *d_sel, const gak_cslice *d_slices,
+                 const uint32_t *d_slout, int64_t nslices, int64_t ngr,
+                 int64_t *d_sq, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || nslices < 0 || nslices > INT32_MAX || ngr < 0)
+    return fail(GAK_EOTHER);
+  if (ngr)
+    dev_check(d_sq, sizeof(int64_t) * GA_XSQ_DIGITS * (size_t)ngr, s->dev,
+              "gak_cache_sq out");
+  fk_stat *r = fk_stat_new(x, d_idx, d_gid, d_sel, d_slices, d_slout, nslices,
+                           ngr, s, "gak_cache_sq");
+  r->out = d_sq;
+  op *o = op_new(op_cache_sq);
+  o->extra = r;
+  o->m = nslices;
+  enqueue(s, o);
+  return 0;
+}
+
+/* gak_cache_pct_count's twin: each slice's values and infinities. */
+static void op_pct_count(op *o) {
+  fk_stat *r = o->extra;
+  if (kernel_faults(o, r->out, sizeof(int64_t) * (size_t)(r->ngr + 1)))
+    return;
+  memset(r->out, 0, sizeof(int64_t) * (size_t)(r->ngr + 1));
+  for (int64_t k = 0; k < o->m; k++) {
+    const gak_cslice *sl = &r->sl[k];
+    for (uint32_t p = 0; p < sl->len; p++) {
+      int64_t i = fk_stat_row(r, sl, p);
+      if (i < 0 || !fk_bit64(r->x.notnull, i))
+        continue;
+      uint64_t w = r->x.vals[i];
+      r->out[r->slout[k]]++;
+      r->out[r->ngr] +=
+          !fk_bit64(r->x.isint, i) && ((w >> 52) & 0x7ff) == 0x7ff;
+    }
+  }
+}
+
+/* gak_cache_pct_gather's twin: blocks in reverse order (the kernel's run
+** in any), each chunk of 256 positions placed by its group's cursor. */
+static void op_pct_gather(op *o) {
+  fk_stat *r = o->extra;
+  int64_t *cur = calloc((size_t)(r->ngr ? r->ngr : 1), sizeof(int64_t));
+  if (!cur)
+    die("out of memory for an operation");
+  if (kernel_faults(o, cur, 8)) {
+    free(cur);
+    return;
+  }
+  for (int64_t k = o->m - 1; k >= 0; k--) {
+    const gak_cslice *sl = &r->sl[k];
+    uint32_t g = r->slout[k];
+    for (uint32_t p = 0; p < sl->len; p++) {
+      int64_t i = fk_stat_row(r, sl, p);
+      if (i < 0 || !fk_bit64(r->x.notnull, i))
+        continue;
+      uint64_t w = r->x.vals[i];
+      r->vals[r->offs[g] + cur[g]++] =
+          fk_bit64(r->x.isint, i) ? (double)(int64_t)w : ga_bitsd((int64_t)w);
+    }
+  }
+  free(cur);
+}
+
+int gak_cache_pct_count(gak_ccol x, const uint32_t *d_idx,
+                        const uint32_t *d_gid, const uint32_t *d_sel,
+                        const gak_cslice *d_slices, const uint32_t *d_slout,
+                        int64_t nslices, int64_t ngr, int64_t *d_counts,
+                        gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || nslices < 0 || nslices > INT32_MAX || ngr < 0)
+    return fail(GAK_EOTHER);
+  dev_check(d_counts, 8 * (size_t)(ngr + 1), s->dev, "gak_cache_pct_count");
+  fk_stat *r = fk_stat_new(x, d_idx, d_gid, d_sel, d_slices, d_slout, nslices,
+                           ngr, s, "gak_cache_pct_count");
+  r->out = d_counts;
+  op *o = op_new(op_pct_count);
+  o->extra = r;
+  o->m = nslices;
+  enqueue(s, o);
+  return 0;
+}
+
+int gak_cache_pct_gather(gak_ccol x, const uint32_t *d_idx,
+                         const uint32_t *d_gid, const uint32_t *d_sel,
+                         const gak_cslice *d_slices, const uint32_t *d_slout,
+                         int64_t nslices, int64_t ngr, const int64_t *d_offs,
+                         int64_t *d_cursor, double *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || nslices < 0 || nslices > INT32_MAX || ngr < 0)
+    return fail(GAK_EOTHER);
+  dev_check(d_offs, 8 * (size_t)(ngr + 1), s->dev, "gak_cache_pct_gather offs");
+  dev_check(d_cursor, 8 * (size_t)(ngr ? ngr : 1), s->dev,
+            "gak_cache_pct_gather cursor");
+  dev_check(d_out, 8, s->dev, "gak_cache_pct_gather out");
+  fk_stat *r = fk_stat_new(x, d_idx, d_gid, d_sel, d_slices, d_slout, nslices,
+                           ngr, s, "gak_cache_pct_gather");
+  r->offs = d_offs;
+  r->vals = d_out;
+  op *o = op_new(op_pct_gather);
+  o->extra = r;
+  o->m = nslices;
+  enqueue(s, o);
+  return 0;
+}
+
+size_t gak_cache_pct_sort_scratch(int64_t total, int64_t ngr) {
+  (void)total;
+  (void)ngr;
+  return 256;
+}
+
+/* cache_stat.cu's order-preserving key: -0.0 before 0.0 */
+static uint64_t fk_pct_key(double d) {
+  uint64_t u = (uint64_t)ga_dbits(d);
+  return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
+}
+
+static int fk_pct_cmp(const void *a, const void *b) {
+  uint64_t x = fk_pct_key(*(const double *)a),
+           y = fk_pct_key(*(const double *)b);
+  return x < y ? -1 : x > y;
+}
+
+/* gak_cache_pct_sort's twin: each run sorted by the kernel's keys. */
+static void op_pct_sort(op *o) {
+  fk_stat *r = o->extra;
+  if (kernel_faults(o, r->vals, 8))
+    return;
+  for (int64_t g = 0; g < r->ngr; g++)
+    qsort(r->vals + r->offs[g], (size_t)(r->offs[g + 1] - r->offs[g]), 8,
+          fk_pct_cmp);
+}
+
+int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
+                       const int64_t *h_offs, int64_t ngr, int64_t total,
+                       void *d_scratch, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  (void)h_offs;
+  if (!stream_ok(s) || total < 0 || total > INT32_MAX || ngr < 0)
+    return fail(GAK_EOTHER);
+  if (total == 0)
+    return 0;
+  dev_check(d_vals, 8 * (size_t)total, s->dev, "gak_cache_pct_sort vals");
+  dev_check(d_tmp, 8 * (size_t)total, s->dev, "gak_cache_pct_sort tmp");
+  dev_check(d_offs, 8 * (size_t)(ngr + 1), s->dev, "gak_cache_pct_sort offs");
+  dev_check(d_scratch, gak_cache_pct_sort_scratch(total, ngr), s->dev,
+            "gak_cache_pct_sort scratch");
+  fk_stat *r = calloc(1, sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->ngr = ngr;
+  r->offs = d_offs;
+  r->vals = d_vals;
+  op *o = op_new(op_pct_sort);
+  o->extra = r;
+  enqueue(s, o);
+  return 0;
+}
