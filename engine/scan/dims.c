@@ -81,6 +81,7 @@ static void dim_clear(ga_sd_dim *d) {
   sqlite3_free(d->keys);
   sqlite3_free(d->attrs);
   sqlite3_free(d->slot);
+  sqlite3_free(d->bits);
   sqlite3_free(d->null_attrs);
   d->null_attrs = NULL;
   while (d->blocks) {
@@ -91,6 +92,8 @@ static void dim_clear(ga_sd_dim *d) {
   d->keys = NULL;
   d->attrs = NULL;
   d->slot = NULL;
+  d->bits = NULL;
+  d->nbits = 0;
   d->rows = d->bytes = 0;
   d->kind = 0;
   d->span = d->cap = 0;
@@ -259,17 +262,24 @@ static int key_eq(const ga_sd_key *a, const ga_sd_key *b, int nk) {
   return 1;
 }
 
-/* Row of key k (0..rows-1), -1 none. */
+static int bit_of(const uint64_t *b, uint64_t i) {
+  return (int)(b[i >> 6] >> (i & 63)) & 1;
+}
+
+/* Row of key k (0..rows-1), -1 none.  Rule 7: the key's bit first. */
 static int64_t find(const ga_sd_dim *d, const ga_sd_key *k) {
   if (d->kind == 1) {
     if (k[0].cls != 1)
       return -1;
     uint64_t o = (uint64_t)k[0].u.i - (uint64_t)d->lo;
-    return o < d->span ? (int64_t)d->slot[o] - 1 : -1;
+    return o < d->span && bit_of(d->bits, o) ? (int64_t)d->slot[o] - 1 : -1;
   }
   if (!d->cap)
     return -1;
-  uint64_t m = d->cap - 1, i = key_hash(k, d->nk) & m;
+  uint64_t h = key_hash(k, d->nk);
+  if (!bit_of(d->bits, h & (d->nbits - 1)))
+    return -1;
+  uint64_t m = d->cap - 1, i = h & m;
   for (;; i = (i + 1) & m) {
     uint32_t s = d->slot[i];
     if (!s)
@@ -444,11 +454,15 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
         (span > (uint64_t)d->rows * 4 + 1024 && span > GA_SD_DENSE_SLOTS))
       dense = 0;
     else {
-      CHARGE(d, span * sizeof(uint32_t), sd->cap_bytes);
+      uint64_t words = (span + 63) / 64;
+      CHARGE(d, span * sizeof(uint32_t) + words * 8, sd->cap_bytes);
       d->slot = sqlite3_malloc64(span * sizeof(uint32_t));
-      if (!d->slot)
+      d->bits = sqlite3_malloc64(words * 8);
+      if (!d->slot || !d->bits)
         return 1;
       memset(d->slot, 0, span * sizeof(uint32_t));
+      memset(d->bits, 0, words * 8);
+      d->nbits = span;
       d->lo = lo;
       d->span = span;
       d->kind = 1;
@@ -457,6 +471,7 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
         if (d->slot[o])
           return 3; /* rule 3 */
         d->slot[o] = (uint32_t)(r + 1);
+        d->bits[o >> 6] |= (uint64_t)1 << (o & 63);
       }
       return 0;
     }
@@ -464,16 +479,21 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
   uint64_t cap = 16;
   while (cap < (uint64_t)d->rows * 2)
     cap *= 2;
-  CHARGE(d, cap * sizeof(uint32_t), sd->cap_bytes);
+  /* rule 7: 4 bits a slot (cap is a power of 2 of at least 16) */
+  CHARGE(d, cap * sizeof(uint32_t) + cap / 2, sd->cap_bytes);
   d->slot = sqlite3_malloc64(cap * sizeof(uint32_t));
-  if (!d->slot)
+  d->bits = sqlite3_malloc64(cap / 2);
+  if (!d->slot || !d->bits)
     return 1;
   memset(d->slot, 0, cap * sizeof(uint32_t));
+  memset(d->bits, 0, cap / 2);
+  d->nbits = cap * 4;
   d->cap = cap;
   d->kind = 2;
   for (int64_t r = 0; r < d->rows; r++) {
     const ga_sd_key *k = &d->keys[(size_t)r * (size_t)nk];
-    uint64_t i = key_hash(k, nk) & (cap - 1);
+    uint64_t h = key_hash(k, nk), i = h & (cap - 1), b = h & (d->nbits - 1);
+    d->bits[b >> 6] |= (uint64_t)1 << (b & 63);
     for (;; i = (i + 1) & (cap - 1)) {
       uint32_t s = d->slot[i];
       if (!s) {
@@ -571,14 +591,25 @@ typedef struct memo_dim {
   int64_t probes, matches;
 } memo_dim;
 
-typedef struct memo {
+typedef struct memo memo;
+
+/* A worker connection's function's user data (rule 6): the memo its
+** running statement made, NULL none. */
+typedef struct sd_conn {
+  memo *cur;
+} sd_conn;
+
+struct memo {
   ga_sd *sd;
+  sd_conn *owner; /* whose cur may point here */
   int n;
   memo_dim m[];
-} memo;
+};
 
 static void memo_free(void *p) {
   memo *x = p;
+  if (x->owner && x->owner->cur == x)
+    x->owner->cur = NULL;
   for (int k = 0; k < x->n; k++) {
     __atomic_add_fetch(&x->sd->d[k].probes, x->m[k].probes, __ATOMIC_RELAXED);
     __atomic_add_fetch(&x->sd->d[k].matches, x->m[k].matches, __ATOMIC_RELAXED);
@@ -587,10 +618,18 @@ static void memo_free(void *p) {
 }
 
 static memo *memo_of(sqlite3_context *ctx, sqlite3_value *tok) {
-  memo *x = sqlite3_get_auxdata(ctx, 0);
-  if (x)
+  sd_conn *c = sqlite3_user_data(ctx);
+  uint64_t t = (uint64_t)sqlite3_value_int64(tok);
+  memo *x = c ? c->cur : NULL;
+  if (x && x->sd->token == t) /* the statement's memo: no auxdata search */
     return x;
-  ga_sd *sd = reg_find((uint64_t)sqlite3_value_int64(tok));
+  x = sqlite3_get_auxdata(ctx, 0);
+  if (x) {
+    if (c && x->sd->token == t)
+      c->cur = x, x->owner = c;
+    return x;
+  }
+  ga_sd *sd = reg_find(t);
   if (!sd || !sd->used)
     return NULL;
   x = sqlite3_malloc64(sizeof(*x) + sizeof(memo_dim) * (size_t)sd->n);
@@ -600,7 +639,10 @@ static memo *memo_of(sqlite3_context *ctx, sqlite3_value *tok) {
   x->sd = sd;
   x->n = sd->n;
   sqlite3_set_auxdata(ctx, 0, x, memo_free);
-  return sqlite3_get_auxdata(ctx, 0);
+  x = sqlite3_get_auxdata(ctx, 0); /* NULL: set_auxdata freed it */
+  if (x && c)
+    c->cur = x, x->owner = c;
+  return x;
 }
 
 /* The row of dimension argv[1]'s key argv[a..], -1 none, -2 error. */
@@ -659,8 +701,51 @@ static int64_t probe(sqlite3_context *ctx, int argc, sqlite3_value **argv,
   return r;
 }
 
+/* Rule 6's hot path: one INTEGER key of a dimension whose memo the
+** connection holds; 0 (the caller takes probe()'s path) or 1 done (*row). */
+static int probe_int(sqlite3_context *ctx, int argc, sqlite3_value **argv,
+                     int a, int64_t *row, ga_sd_dim **pd) {
+  sd_conn *c = sqlite3_user_data(ctx);
+  memo *x = c ? c->cur : NULL;
+  if (!x || argc != a + 1 || sqlite3_value_type(argv[a]) != SQLITE_INTEGER ||
+      x->sd->token != (uint64_t)sqlite3_value_int64(argv[0]))
+    return 0;
+  int dk = sqlite3_value_int(argv[1]);
+  if (dk < 0 || dk >= x->n || x->sd->d[dk].nk != 1)
+    return 0;
+  ga_sd_dim *d = &x->sd->d[dk];
+  memo_dim *m = &x->m[dk];
+  int64_t v = sqlite3_value_int64(argv[a]);
+  *pd = d;
+  if (m->have && m->key == v) {
+    *row = m->row;
+    return 1;
+  }
+  int64_t r = -1;
+  if (d->kind == 1) { /* find()'s dense read, inline */
+    uint64_t o = (uint64_t)v - (uint64_t)d->lo;
+    if (o < d->span && bit_of(d->bits, o))
+      r = (int64_t)d->slot[o] - 1;
+  } else {
+    ga_sd_key k = {.cls = 1, .u.i = v};
+    r = find(d, &k);
+  }
+  m->have = 1;
+  m->key = v;
+  m->row = r;
+  m->probes++;
+  m->matches += r >= 0;
+  *row = r;
+  return 1;
+}
+
 static void fn_probe(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_sd_dim *d = NULL;
+  int64_t row;
+  if (probe_int(ctx, argc, argv, 2, &row, &d)) {
+    sqlite3_result_int(ctx, row >= 0);
+    return;
+  }
   if (argc < 3) {
     sqlite3_result_error(ctx, "gpuagg_dim_probe: bad arguments", -1);
     return;
@@ -676,7 +761,9 @@ static void fn_get(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_error(ctx, "gpuagg_dim_get: bad arguments", -1);
     return;
   }
-  int64_t r = probe(ctx, argc, argv, 3, &d, 0);
+  int64_t r;
+  if (!probe_int(ctx, argc, argv, 3, &r, &d))
+    r = probe(ctx, argc, argv, 3, &d, 0);
   if (r == -2 || (r == -1 && !d->left))
     return; /* the error is set; NULL (no row) */
   int i = sqlite3_value_int(argv[2]);
@@ -706,12 +793,24 @@ static void fn_get(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int ga_sd_register(sqlite3 *db) {
-  int rc = sqlite3_create_function(db, "gpuagg_dim_probe", -1,
-                                   SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
-                                   fn_probe, NULL, NULL);
+  /* rule 6: each function its own memo pointer, freed with the connection
+  ** (after its statements, whose memos clear it) */
+  sd_conn *cp = sqlite3_malloc64(sizeof(*cp)),
+          *cg = sqlite3_malloc64(sizeof(*cg));
+  if (!cp || !cg) {
+    sqlite3_free(cp);
+    sqlite3_free(cg);
+    return SQLITE_NOMEM;
+  }
+  cp->cur = cg->cur = NULL;
+  int rc = sqlite3_create_function_v2(db, "gpuagg_dim_probe", -1,
+                                      SQLITE_UTF8 | SQLITE_DIRECTONLY, cp,
+                                      fn_probe, NULL, NULL, sqlite3_free);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "gpuagg_dim_get", -1,
-                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, fn_get,
-                                 NULL, NULL);
+    rc = sqlite3_create_function_v2(db, "gpuagg_dim_get", -1,
+                                    SQLITE_UTF8 | SQLITE_DIRECTONLY, cg, fn_get,
+                                    NULL, NULL, sqlite3_free);
+  else
+    sqlite3_free(cg); /* create_function_v2 freed cp on its failure */
   return rc;
 }

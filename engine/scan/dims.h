@@ -45,6 +45,16 @@
 **      that the workers only read it; each worker's statement keeps its
 **      own memo of the last key (auxdata) and counts its probes, added to
 **      the dimension's counters (atomics) when the statement ends.
+**      A worker connection remembers its statement's memo (the function's
+**      user data, cleared by the memo's destructor), so a probe costs no
+**      search of the statement's auxdata.
+**   7. Rejection first.  Beside its lookup each dimension keeps one bit
+**      per dense slot, or a bitmap of 4 bits per hash slot indexed by the
+**      key's hash (a one-hash Bloom filter): a probe tests it before the
+**      lookup, and a fact row whose key's bit is clear is rejected from a
+**      structure 32 times smaller than the slots (it stays in the CPU's
+**      caches where the slots do not: the rows a selective dimension
+**      rejects cost no cache miss).  Charged to rule 4's cap.
 */
 #ifndef GA_DIMS_H
 #define GA_DIMS_H
@@ -99,6 +109,9 @@ typedef struct ga_sd_dim {
   ga_sd_key *keys;
   ga_sd_cell *attrs;
   uint32_t *slot; /* dense: span slots; hash: cap slots (1 + row, 0) */
+  uint64_t *bits; /* rule 7: a key's bit (dense: its slot; hash: its hash
+                     masked by nbits - 1), set for every row's key */
+  uint64_t nbits;
   int64_t lo;
   uint64_t span, cap;
   ga_sd_block *blocks;
