@@ -1018,6 +1018,14 @@ ERRORS = [
     ("or_condition", "SELECT sum(f.x) FROM f, d WHERE f.k = d.k OR f.x = d.k",
      "gpu_query: the join condition f.k = d.k OR f.x = d.k is not an equality between two tables (joins "
      "that are not equalities are not supported: gpu_query joins by f.k = d.k)"),
+    # OR binds looser than AND: the whole disjunction is one condition,
+    # named whole (planner/qjoin.c read_conds; it had named its last part)
+    ("or_precedence", "SELECT sum(f.x) FROM f, d WHERE f.k = d.k AND f.x > 5 OR d.g = 'a'",
+     "gpu_query: the join condition f.k = d.k AND f.x > 5 OR d.g = 'a' is not an equality between two tables "
+     "(joins that are not equalities are not supported: gpu_query joins by f.k = d.k)"),
+    ("or_precedence_on", "SELECT sum(f.x) FROM f JOIN d ON f.k = d.k AND d.g = 'a' OR f.x = 3",
+     "gpu_query: the join condition f.k = d.k AND d.g = 'a' OR f.x = 3 is not an equality between two tables "
+     "(joins that are not equalities are not supported: gpu_query joins by f.k = d.k)"),
     ("three_tables", "SELECT sum(f.x) FROM f, d, e WHERE f.k = d.k AND f.k2 = e.k AND f.x + d.k = e.k",
      "gpu_query: the join condition f.x + d.k = e.k is not an equality between two tables (joins that are "
      "not equalities are not supported: gpu_query joins by f.k = d.k)"),
@@ -1061,6 +1069,14 @@ def error_cases(rep):
     for name, text, msg in ERRORS:
         got = via_gpu_query(con, text)
         rep.check("error_" + name, got == ("error", msg), "got %r\n  want %r" % (got, msg))
+    # parentheses around AND-ed conditions are opened (qjoin.c read_conds):
+    # an edge inside them joins, as SQLite reads it
+    for name, text in (("paren_and", "SELECT d.g, sum(f.x) FROM f, d WHERE (f.k = d.k AND d.g <> 'a') GROUP BY d.g"),
+                       ("paren_nested", "SELECT d.g, count(*) FROM f, d WHERE ((f.k = d.k) AND (d.g = 'b' OR "
+                        "f.x < 10)) GROUP BY d.g")):
+        want = run(con, gpu_text(text))
+        got = via_gpu_query(con, text)
+        rep.check("error_none_" + name, got[0] == "ok" and same(got, want, False), "got %r\n  want %r" % (got, want))
     # and through gpu_query_partial, named as that function
     got = run(con, "SELECT gpu_query_partial(?)", (ERRORS[0][1],))
     rep.check("error_partial_named", got == ("error", "gpu_query_partial: " + ERRORS[0][2][len("gpu_query: "):]),
