@@ -134,6 +134,7 @@ void ga_sd_free(ga_sd *sd) {
     sqlite3_free(sd->d[k].sql);
     sqlite3_free(sd->d[k].null_sql);
     sqlite3_free(sd->d[k].table);
+    sqlite3_free(sd->d[k].span_sql);
   }
   sqlite3_free(sd->d);
   sqlite3_free(sd->probe_piece);
@@ -507,6 +508,59 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
   return 0;
 }
 
+/* Rule 8: the range snippet of d in text t (after its marker): lo..hi,
+** or `1` (on 0). */
+static void range_write(char *t, const ga_sd_dim *d, int on, int64_t lo,
+                        int64_t hi) {
+  char *p = t ? strstr(t, d->marker) : NULL;
+  if (!p)
+    return;
+  p += strlen(d->marker);
+  if (!on) {
+    memset(p, ' ', (size_t)d->range_len);
+    p[0] = '1';
+    return;
+  }
+  char f[32];
+  sqlite3_snprintf((int)sizeof f, f, "%20lld", (long long)lo);
+  memcpy(p + d->range_lo, f, 20);
+  sqlite3_snprintf((int)sizeof f, f, "%20lld", (long long)hi);
+  memcpy(p + d->range_lo + 25, f, 20);
+}
+
+/* Rule 8 for dimension d, built: its range, or none. */
+static void range_of(ga_sd *sd, ga_sd_dim *d, sqlite3 *db) {
+  int on = d->range_on != 0; /* a blanked snippet stays blank (rule 8) */
+  int64_t lo = 1, hi = 0;
+  for (int64_t r = 0; r < d->rows && on; r++) {
+    const ga_sd_key *k = &d->keys[r];
+    if (k->cls != 1)
+      on = 0;
+    else if (!r || k->u.i < lo)
+      lo = k->u.i;
+    if (on && (!r || k->u.i > hi))
+      hi = k->u.i;
+  }
+  if (on && d->rows) { /* worth a term: at most half the table's span */
+    sqlite3_stmt *st = NULL;
+    on = 0;
+    if (sqlite3_prepare_v2(db, d->span_sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+        sqlite3_column_type(st, 1) == SQLITE_INTEGER) {
+      double all = (double)sqlite3_column_int64(st, 1) -
+                   (double)sqlite3_column_int64(st, 0);
+      on = (double)hi - (double)lo <= all / 2;
+    }
+    sqlite3_finalize(st);
+  }
+  d->range_on = on;
+  d->range_lo_v = lo;
+  d->range_hi_v = hi;
+  range_write(sd->probe_piece, d, on, lo, hi);
+  range_write(sd->probe_rows, d, on, lo, hi);
+}
+
 int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
   ga_sd *sd = arg;
   ga_scan_spec *sp = sd->spec;
@@ -554,6 +608,9 @@ int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
       return SQLITE_OK;
     }
   }
+  for (int k = 0; k < sd->n; k++)
+    if (sd->d[k].span_sql)
+      range_of(sd, &sd->d[k], w[0]);
   return SQLITE_OK;
 }
 
@@ -570,13 +627,18 @@ char *ga_sd_json(const ga_sd *sd) {
     sqlite3_str_appendf(s,
                         "%s{\"table\":\"%w\",\"rows\":%lld,\"bytes\":%lld,"
                         "\"kind\":\"%s\",\"ms\":%.3f,\"probes\":%lld,"
-                        "\"matches\":%lld}",
+                        "\"matches\":%lld",
                         k ? "," : "", d->table, (long long)d->rows,
                         (long long)d->bytes,
                         d->kind == 1   ? "dense"
                         : d->kind == 2 ? "hash"
                                        : "none",
                         d->ms, (long long)pr, (long long)ma);
+    if (d->span_sql && d->range_on == 1) /* rule 8 */
+      sqlite3_str_appendf(s, ",\"range\":[%lld,%lld]}",
+                          (long long)d->range_lo_v, (long long)d->range_hi_v);
+    else
+      sqlite3_str_appendf(s, ",\"range\":null}");
   }
   sqlite3_str_appendall(s, "]}");
   return sqlite3_str_finish(s);

@@ -55,6 +55,20 @@
 **      structure 32 times smaller than the slots (it stays in the CPU's
 **      caches where the slots do not: the rows a selective dimension
 **      rejects cost no cache miss).  Charged to rule 4's cap.
+**   8. A key range before any call.  Where planner/qdims.c rule 5 wrote
+**      it (one key whose fact column has numeric affinity, an inner join),
+**      the workers' filter holds `fk BETWEEN lo AND hi` ahead of every
+**      probe, its numbers filled by the build: the least and greatest key
+**      kept (every one an INTEGER after rule 2), so SQLite rejects, with
+**      no function call, the fact rows out of it (a month of dates, a
+**      region's run of keys).  The range holds every fact value that a
+**      key equals under rule 2 (the column's own affinity converted any
+**      TEXT that reads as a number when it was stored; TEXT, BLOB and NULL
+**      fall outside), so it drops no joined row.  Where the kept keys span
+**      more than half the table's keys (SQLite's min and max of the key
+**      column), or some key is no INTEGER, the build writes `1` instead
+**      (SQLite evaluates a constant term once, before the loop), and it
+**      stays so for the call.  No key kept: lo 1, hi 0 (no fact row).
 */
 #ifndef GA_DIMS_H
 #define GA_DIMS_H
@@ -101,7 +115,15 @@ typedef struct ga_sd_dim {
   char *null_sql; /* LEFT JOIN: the attributes over no row (one row) */
   ga_sd_cell *null_attrs;
   int numeric[GA_SD_MAX_KEYS]; /* rule 2: numeric affinity applies */
-  int coll[GA_SD_MAX_KEYS];    /* GA_COLL_* */
+  /* rule 8: the range condition in the probe texts (after "marker"),
+  ** range_len bytes, its lo at range_lo and hi 25 bytes further; span_sql
+  ** the key column's min and max over the whole table; NULL: none */
+  char *span_sql;
+  char marker[64];
+  int range_len, range_lo, range_off;
+  int range_on; /* last build: 1 set, 0 blank */
+  int64_t range_lo_v, range_hi_v;
+  int coll[GA_SD_MAX_KEYS]; /* GA_COLL_* */
   /* built */
   int64_t rows, bytes;
   double ms;
