@@ -68,7 +68,9 @@
 **      more than half the table's keys (SQLite's min and max of the key
 **      column), or some key is no INTEGER, the build writes `1` instead
 **      (SQLite evaluates a constant term once, before the loop), and it
-**      stays so for the call.  No key kept: lo 1, hi 0 (no fact row).
+**      stays so in any later build of these texts (a retried snapshot:
+**      no range is always exact).  No key kept: lo 1, hi 0 (no fact
+**      row).
 */
 #ifndef GA_DIMS_H
 #define GA_DIMS_H
