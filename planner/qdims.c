@@ -31,11 +31,17 @@
 **      (a rowid is INTEGER); the collation of the left operand as written
 **      (its column's declared one, BINARY without; a rowid on the left:
 **      the right's), as sqlite3BinaryCompareCollSeq reads two columns.
-**   4. The workers' filter: the fact conditions, then one
-**      gpuagg_dim_probe per dimension (those with a filter first, as
-**      qjoin.c rule 5 orders them): an inner join drops a fact row that
+**   4. The workers' filter: the fact conditions, then rule 5's ranges,
+**      then one gpuagg_dim_probe per dimension (those with a filter first,
+**      as qjoin.c rule 5 orders them): an inner join drops a fact row that
 **      no dimension row matches.  GPUAGG_DIM_PROBE=0 turns the path off
 **      (A/B).
+**   5. A range per inner dimension of one key whose fact column has
+**      INTEGER, REAL or NUMERIC affinity (or is the rowid): `fk BETWEEN lo
+**      AND hi` after a marker comment that holds the build's token, its
+**      numbers written by the build (engine/scan/dims.h rule 8) or the
+**      whole replaced by `1`; the build reads the key column's min and
+**      max over the whole table (span_sql) to judge it.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +64,8 @@ typedef struct qd_dim {
   char *fkey[GA_SD_MAX_KEYS]; /* the fact side's text */
   char *dkey[GA_SD_MAX_KEYS]; /* the dimension side's text */
   int numeric[GA_SD_MAX_KEYS], coll[GA_SD_MAX_KEYS];
+  int fnum;           /* rule 5: the fact side of key 1 has numeric affinity */
+  char *span_sql;     /* rule 5: the key column's min and max; NULL none */
   sqlite3_str *where; /* its branch's conditions */
   int nconds;
   int na;
@@ -97,6 +105,7 @@ void ga_qd_free(ga_qd *qd) {
     sqlite3_free(d->attr);
     sqlite3_free(d->sql);
     sqlite3_free(d->null_sql);
+    sqlite3_free(d->span_sql);
   }
   sqlite3_free(qd->d);
   for (int i = 0; qd->ktmpl && i < qd->nkt; i++) {
@@ -385,6 +394,8 @@ static int cond(pl *P, const txt *x, int a, int b, sqlite3_str *fact) {
   d->numeric[k] = ln || rn;
   d->coll[k] = coll;
   int fl = ltab == j->fact;
+  if (!k) /* rule 5: a fact column of INTEGER, REAL or NUMERIC affinity */
+    d->fnum = fl ? ln : rn;
   d->fkey[k] = fl ? col_text(j, lc, lfr) : col_text(j, rc_, rfr);
   d->dkey[k] = fl ? col_text(j, rc_, rfr) : col_text(j, lc, lfr);
   return d->fkey[k] && d->dkey[k] ? SQLITE_OK : SQLITE_NOMEM;
@@ -721,6 +732,11 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q,
     sqlite3_free(w);
     if (!(d->sql = sqlite3_str_finish(s)))
       rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK && d->nk == 1 && d->fnum && !d->left &&
+        !(d->span_sql = sqlite3_mprintf(
+              "SELECT min(%s), max(%s) FROM main.\"%w\" AS \"%w\"", d->dkey[0],
+              d->dkey[0], j->v[d->tab].t.table, j->v[d->tab].qual)))
+      rc = SQLITE_NOMEM;              /* rule 5 */
     if (d->left && rc == SQLITE_OK) { /* its attributes over no row */
       sqlite3_str *n = sqlite3_str_new(NULL);
       sqlite3_str_appendall(n, "SELECT NULL");
@@ -794,6 +810,13 @@ int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
     }
     if (!x->sql || !x->table)
       rc = SQLITE_NOMEM;
+    if (d->span_sql && rc == SQLITE_OK) { /* rule 5 */
+      if (!(x->span_sql = sqlite3_mprintf("%s", d->span_sql)))
+        rc = SQLITE_NOMEM;
+      x->range_on = -1;
+      sqlite3_snprintf((int)sizeof x->marker, x->marker,
+                       "/*gpuagg_range %lld %d*/", (long long)sd->token, k);
+    }
   }
   /* an ungrouped DISTINCT's one NULL key (ga_query_parts) reads no table */
   int keys_same = nkt == qd->nkt;
@@ -820,6 +843,18 @@ int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
     else if (qd->fact_filter)
       rc = SQLITE_NOMEM;
     sqlite3_free(ff);
+    for (int k = 0; k < qd->n; k++) { /* rule 5: the ranges first */
+      ga_sd_dim *x = &sd->d[k];
+      if (!x->span_sql)
+        continue;
+      sqlite3_str_appendf(s, "%s%s", sqlite3_str_length(s) ? " AND " : "",
+                          x->marker);
+      int at = sqlite3_str_length(s);
+      sqlite3_str_appendf(s, "(%s BETWEEN ", qd->d[k].fkey[0]);
+      x->range_lo = sqlite3_str_length(s) - at;
+      sqlite3_str_appendf(s, "%20d AND %20d)", 1, 0);
+      x->range_len = sqlite3_str_length(s) - at;
+    }
     for (int k = 0; k < qd->n; k++) {
       if (qd->d[k].left)
         continue; /* a LEFT JOIN keeps the fact rows it misses */

@@ -28,8 +28,11 @@
 **      written.  The text may name it in a comment anywhere:
 **      gpuagg_fact(name), name a table or alias of FROM.
 **   3. The shape.  The WHERE clause (for a comma join) and each ON clause
-**      are read as AND-ed conditions; one that reads columns of two or more
-**      tables must be e1 = e2 (or ==) with each side reading one table, the
+**      are read as AND-ed conditions (parentheses around an AND opened; a
+**      top-level OR, which binds looser, makes its whole text one
+**      condition, as qdims.c and cache_join.c read it: ga_qt_top_or); one
+**      that reads columns of two or more tables must be e1 = e2 (or ==)
+**      with each side reading one table, the
 **      two different, and one side a column: an edge between those tables.
 **      USING (c) is an edge between its table and the leftmost table before
 **      it that has c (SQLite's choice).  From the fact, the edges must make
@@ -569,9 +572,19 @@ static int read_cond(jp *p, edges *E, int a, int b) {
   return add_edge(E, bit_index(l), bit_index(r), a, b);
 }
 
-/* The AND-ed conditions of [a, b): BETWEEN's AND and a CASE's are not. */
+/* The AND-ed conditions of [a, b) (rule 3): parentheses around the whole
+** opened; a top-level OR makes the whole one condition (AND binds tighter:
+** `f.k = d.k AND d.x = 1 OR d.y = 2` is one disjunction, not an edge and a
+** filter); BETWEEN's AND and a CASE's split nothing; each part read again
+** (its own parentheses opened). */
 static int read_conds(jp *p, edges *E, int a, int b) {
-  int depth = 0, between = 0, s = a, rc = SQLITE_OK;
+  while (b - a >= 2 && op(p, a, "(") && close_of(p, a) == b - 1)
+    a++, b--;
+  if (a >= b)
+    return SQLITE_OK;
+  if (ga_qt_top_or(p->z, p->t, p->n, a, b))
+    return read_cond(p, E, a, b);
+  int depth = 0, between = 0, s = a, rc = SQLITE_OK, parts = 0;
   for (int i = a; i <= b && rc == SQLITE_OK; i++) {
     if (i < b) {
       if (op(p, i, "(") || kw(p, i, "CASE"))
@@ -586,8 +599,11 @@ static int read_conds(jp *p, edges *E, int a, int b) {
         between--;
         continue;
       }
-      if (i > s)
+      if (i == b && !parts) /* no AND: one condition */
         rc = read_cond(p, E, s, i);
+      else if (i > s)
+        rc = read_conds(p, E, s, i);
+      parts++;
       s = i + 1;
     }
   }

@@ -81,6 +81,7 @@ static void dim_clear(ga_sd_dim *d) {
   sqlite3_free(d->keys);
   sqlite3_free(d->attrs);
   sqlite3_free(d->slot);
+  sqlite3_free(d->bits);
   sqlite3_free(d->null_attrs);
   d->null_attrs = NULL;
   while (d->blocks) {
@@ -91,6 +92,8 @@ static void dim_clear(ga_sd_dim *d) {
   d->keys = NULL;
   d->attrs = NULL;
   d->slot = NULL;
+  d->bits = NULL;
+  d->nbits = 0;
   d->rows = d->bytes = 0;
   d->kind = 0;
   d->span = d->cap = 0;
@@ -131,6 +134,7 @@ void ga_sd_free(ga_sd *sd) {
     sqlite3_free(sd->d[k].sql);
     sqlite3_free(sd->d[k].null_sql);
     sqlite3_free(sd->d[k].table);
+    sqlite3_free(sd->d[k].span_sql);
   }
   sqlite3_free(sd->d);
   sqlite3_free(sd->probe_piece);
@@ -259,17 +263,24 @@ static int key_eq(const ga_sd_key *a, const ga_sd_key *b, int nk) {
   return 1;
 }
 
-/* Row of key k (0..rows-1), -1 none. */
+static int bit_of(const uint64_t *b, uint64_t i) {
+  return (int)(b[i >> 6] >> (i & 63)) & 1;
+}
+
+/* Row of key k (0..rows-1), -1 none.  Rule 7: the key's bit first. */
 static int64_t find(const ga_sd_dim *d, const ga_sd_key *k) {
   if (d->kind == 1) {
     if (k[0].cls != 1)
       return -1;
     uint64_t o = (uint64_t)k[0].u.i - (uint64_t)d->lo;
-    return o < d->span ? (int64_t)d->slot[o] - 1 : -1;
+    return o < d->span && bit_of(d->bits, o) ? (int64_t)d->slot[o] - 1 : -1;
   }
   if (!d->cap)
     return -1;
-  uint64_t m = d->cap - 1, i = key_hash(k, d->nk) & m;
+  uint64_t h = key_hash(k, d->nk);
+  if (!bit_of(d->bits, h & (d->nbits - 1)))
+    return -1;
+  uint64_t m = d->cap - 1, i = h & m;
   for (;; i = (i + 1) & m) {
     uint32_t s = d->slot[i];
     if (!s)
@@ -444,11 +455,15 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
         (span > (uint64_t)d->rows * 4 + 1024 && span > GA_SD_DENSE_SLOTS))
       dense = 0;
     else {
-      CHARGE(d, span * sizeof(uint32_t), sd->cap_bytes);
+      uint64_t words = (span + 63) / 64;
+      CHARGE(d, span * sizeof(uint32_t) + words * 8, sd->cap_bytes);
       d->slot = sqlite3_malloc64(span * sizeof(uint32_t));
-      if (!d->slot)
+      d->bits = sqlite3_malloc64(words * 8);
+      if (!d->slot || !d->bits)
         return 1;
       memset(d->slot, 0, span * sizeof(uint32_t));
+      memset(d->bits, 0, words * 8);
+      d->nbits = span;
       d->lo = lo;
       d->span = span;
       d->kind = 1;
@@ -457,6 +472,7 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
         if (d->slot[o])
           return 3; /* rule 3 */
         d->slot[o] = (uint32_t)(r + 1);
+        d->bits[o >> 6] |= (uint64_t)1 << (o & 63);
       }
       return 0;
     }
@@ -464,16 +480,21 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
   uint64_t cap = 16;
   while (cap < (uint64_t)d->rows * 2)
     cap *= 2;
-  CHARGE(d, cap * sizeof(uint32_t), sd->cap_bytes);
+  /* rule 7: 4 bits a slot (cap is a power of 2 of at least 16) */
+  CHARGE(d, cap * sizeof(uint32_t) + cap / 2, sd->cap_bytes);
   d->slot = sqlite3_malloc64(cap * sizeof(uint32_t));
-  if (!d->slot)
+  d->bits = sqlite3_malloc64(cap / 2);
+  if (!d->slot || !d->bits)
     return 1;
   memset(d->slot, 0, cap * sizeof(uint32_t));
+  memset(d->bits, 0, cap / 2);
+  d->nbits = cap * 4;
   d->cap = cap;
   d->kind = 2;
   for (int64_t r = 0; r < d->rows; r++) {
     const ga_sd_key *k = &d->keys[(size_t)r * (size_t)nk];
-    uint64_t i = key_hash(k, nk) & (cap - 1);
+    uint64_t h = key_hash(k, nk), i = h & (cap - 1), b = h & (d->nbits - 1);
+    d->bits[b >> 6] |= (uint64_t)1 << (b & 63);
     for (;; i = (i + 1) & (cap - 1)) {
       uint32_t s = d->slot[i];
       if (!s) {
@@ -485,6 +506,59 @@ static int build_one(ga_sd *sd, ga_sd_dim *d, sqlite3 *db,
     }
   }
   return 0;
+}
+
+/* Rule 8: the range snippet of d in text t (after its marker): lo..hi,
+** or `1` (on 0). */
+static void range_write(char *t, const ga_sd_dim *d, int on, int64_t lo,
+                        int64_t hi) {
+  char *p = t ? strstr(t, d->marker) : NULL;
+  if (!p)
+    return;
+  p += strlen(d->marker);
+  if (!on) {
+    memset(p, ' ', (size_t)d->range_len);
+    p[0] = '1';
+    return;
+  }
+  char f[32];
+  sqlite3_snprintf((int)sizeof f, f, "%20lld", (long long)lo);
+  memcpy(p + d->range_lo, f, 20);
+  sqlite3_snprintf((int)sizeof f, f, "%20lld", (long long)hi);
+  memcpy(p + d->range_lo + 25, f, 20);
+}
+
+/* Rule 8 for dimension d, built: its range, or none. */
+static void range_of(ga_sd *sd, ga_sd_dim *d, sqlite3 *db) {
+  int on = d->range_on != 0; /* a blanked snippet stays blank (rule 8) */
+  int64_t lo = 1, hi = 0;
+  for (int64_t r = 0; r < d->rows && on; r++) {
+    const ga_sd_key *k = &d->keys[r];
+    if (k->cls != 1)
+      on = 0;
+    else if (!r || k->u.i < lo)
+      lo = k->u.i;
+    if (on && (!r || k->u.i > hi))
+      hi = k->u.i;
+  }
+  if (on && d->rows) { /* worth a term: at most half the table's span */
+    sqlite3_stmt *st = NULL;
+    on = 0;
+    if (sqlite3_prepare_v2(db, d->span_sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+        sqlite3_column_type(st, 1) == SQLITE_INTEGER) {
+      double all = (double)sqlite3_column_int64(st, 1) -
+                   (double)sqlite3_column_int64(st, 0);
+      on = (double)hi - (double)lo <= all / 2;
+    }
+    sqlite3_finalize(st);
+  }
+  d->range_on = on;
+  d->range_lo_v = lo;
+  d->range_hi_v = hi;
+  range_write(sd->probe_piece, d, on, lo, hi);
+  range_write(sd->probe_rows, d, on, lo, hi);
 }
 
 int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
@@ -534,6 +608,9 @@ int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
       return SQLITE_OK;
     }
   }
+  for (int k = 0; k < sd->n; k++)
+    if (sd->d[k].span_sql)
+      range_of(sd, &sd->d[k], w[0]);
   return SQLITE_OK;
 }
 
@@ -550,13 +627,18 @@ char *ga_sd_json(const ga_sd *sd) {
     sqlite3_str_appendf(s,
                         "%s{\"table\":\"%w\",\"rows\":%lld,\"bytes\":%lld,"
                         "\"kind\":\"%s\",\"ms\":%.3f,\"probes\":%lld,"
-                        "\"matches\":%lld}",
+                        "\"matches\":%lld",
                         k ? "," : "", d->table, (long long)d->rows,
                         (long long)d->bytes,
                         d->kind == 1   ? "dense"
                         : d->kind == 2 ? "hash"
                                        : "none",
                         d->ms, (long long)pr, (long long)ma);
+    if (d->span_sql && d->range_on == 1) /* rule 8 */
+      sqlite3_str_appendf(s, ",\"range\":[%lld,%lld]}",
+                          (long long)d->range_lo_v, (long long)d->range_hi_v);
+    else
+      sqlite3_str_appendf(s, ",\"range\":null}");
   }
   sqlite3_str_appendall(s, "]}");
   return sqlite3_str_finish(s);
@@ -571,14 +653,25 @@ typedef struct memo_dim {
   int64_t probes, matches;
 } memo_dim;
 
-typedef struct memo {
+typedef struct memo memo;
+
+/* A worker connection's function's user data (rule 6): the memo its
+** running statement made, NULL none. */
+typedef struct sd_conn {
+  memo *cur;
+} sd_conn;
+
+struct memo {
   ga_sd *sd;
+  sd_conn *owner; /* whose cur may point here */
   int n;
   memo_dim m[];
-} memo;
+};
 
 static void memo_free(void *p) {
   memo *x = p;
+  if (x->owner && x->owner->cur == x)
+    x->owner->cur = NULL;
   for (int k = 0; k < x->n; k++) {
     __atomic_add_fetch(&x->sd->d[k].probes, x->m[k].probes, __ATOMIC_RELAXED);
     __atomic_add_fetch(&x->sd->d[k].matches, x->m[k].matches, __ATOMIC_RELAXED);
@@ -587,10 +680,18 @@ static void memo_free(void *p) {
 }
 
 static memo *memo_of(sqlite3_context *ctx, sqlite3_value *tok) {
-  memo *x = sqlite3_get_auxdata(ctx, 0);
-  if (x)
+  sd_conn *c = sqlite3_user_data(ctx);
+  uint64_t t = (uint64_t)sqlite3_value_int64(tok);
+  memo *x = c ? c->cur : NULL;
+  if (x && x->sd->token == t) /* the statement's memo: no auxdata search */
     return x;
-  ga_sd *sd = reg_find((uint64_t)sqlite3_value_int64(tok));
+  x = sqlite3_get_auxdata(ctx, 0);
+  if (x) {
+    if (c && x->sd->token == t)
+      c->cur = x, x->owner = c;
+    return x;
+  }
+  ga_sd *sd = reg_find(t);
   if (!sd || !sd->used)
     return NULL;
   x = sqlite3_malloc64(sizeof(*x) + sizeof(memo_dim) * (size_t)sd->n);
@@ -600,7 +701,10 @@ static memo *memo_of(sqlite3_context *ctx, sqlite3_value *tok) {
   x->sd = sd;
   x->n = sd->n;
   sqlite3_set_auxdata(ctx, 0, x, memo_free);
-  return sqlite3_get_auxdata(ctx, 0);
+  x = sqlite3_get_auxdata(ctx, 0); /* NULL: set_auxdata freed it */
+  if (x && c)
+    c->cur = x, x->owner = c;
+  return x;
 }
 
 /* The row of dimension argv[1]'s key argv[a..], -1 none, -2 error. */
@@ -659,8 +763,51 @@ static int64_t probe(sqlite3_context *ctx, int argc, sqlite3_value **argv,
   return r;
 }
 
+/* Rule 6's hot path: one INTEGER key of a dimension whose memo the
+** connection holds; 0 (the caller takes probe()'s path) or 1 done (*row). */
+static int probe_int(sqlite3_context *ctx, int argc, sqlite3_value **argv,
+                     int a, int64_t *row, ga_sd_dim **pd) {
+  sd_conn *c = sqlite3_user_data(ctx);
+  memo *x = c ? c->cur : NULL;
+  if (!x || argc != a + 1 || sqlite3_value_type(argv[a]) != SQLITE_INTEGER ||
+      x->sd->token != (uint64_t)sqlite3_value_int64(argv[0]))
+    return 0;
+  int dk = sqlite3_value_int(argv[1]);
+  if (dk < 0 || dk >= x->n || x->sd->d[dk].nk != 1)
+    return 0;
+  ga_sd_dim *d = &x->sd->d[dk];
+  memo_dim *m = &x->m[dk];
+  int64_t v = sqlite3_value_int64(argv[a]);
+  *pd = d;
+  if (m->have && m->key == v) {
+    *row = m->row;
+    return 1;
+  }
+  int64_t r = -1;
+  if (d->kind == 1) { /* find()'s dense read, inline */
+    uint64_t o = (uint64_t)v - (uint64_t)d->lo;
+    if (o < d->span && bit_of(d->bits, o))
+      r = (int64_t)d->slot[o] - 1;
+  } else {
+    ga_sd_key k = {.cls = 1, .u.i = v};
+    r = find(d, &k);
+  }
+  m->have = 1;
+  m->key = v;
+  m->row = r;
+  m->probes++;
+  m->matches += r >= 0;
+  *row = r;
+  return 1;
+}
+
 static void fn_probe(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_sd_dim *d = NULL;
+  int64_t row;
+  if (probe_int(ctx, argc, argv, 2, &row, &d)) {
+    sqlite3_result_int(ctx, row >= 0);
+    return;
+  }
   if (argc < 3) {
     sqlite3_result_error(ctx, "gpuagg_dim_probe: bad arguments", -1);
     return;
@@ -676,7 +823,9 @@ static void fn_get(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_error(ctx, "gpuagg_dim_get: bad arguments", -1);
     return;
   }
-  int64_t r = probe(ctx, argc, argv, 3, &d, 0);
+  int64_t r;
+  if (!probe_int(ctx, argc, argv, 3, &r, &d))
+    r = probe(ctx, argc, argv, 3, &d, 0);
   if (r == -2 || (r == -1 && !d->left))
     return; /* the error is set; NULL (no row) */
   int i = sqlite3_value_int(argv[2]);
@@ -706,12 +855,24 @@ static void fn_get(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 int ga_sd_register(sqlite3 *db) {
-  int rc = sqlite3_create_function(db, "gpuagg_dim_probe", -1,
-                                   SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
-                                   fn_probe, NULL, NULL);
+  /* rule 6: each function its own memo pointer, freed with the connection
+  ** (after its statements, whose memos clear it) */
+  sd_conn *cp = sqlite3_malloc64(sizeof(*cp)),
+          *cg = sqlite3_malloc64(sizeof(*cg));
+  if (!cp || !cg) {
+    sqlite3_free(cp);
+    sqlite3_free(cg);
+    return SQLITE_NOMEM;
+  }
+  cp->cur = cg->cur = NULL;
+  int rc = sqlite3_create_function_v2(db, "gpuagg_dim_probe", -1,
+                                      SQLITE_UTF8 | SQLITE_DIRECTONLY, cp,
+                                      fn_probe, NULL, NULL, sqlite3_free);
   if (rc == SQLITE_OK)
-    rc = sqlite3_create_function(db, "gpuagg_dim_get", -1,
-                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL, fn_get,
-                                 NULL, NULL);
+    rc = sqlite3_create_function_v2(db, "gpuagg_dim_get", -1,
+                                    SQLITE_UTF8 | SQLITE_DIRECTONLY, cg, fn_get,
+                                    NULL, NULL, sqlite3_free);
+  else
+    sqlite3_free(cg); /* create_function_v2 freed cp on its failure */
   return rc;
 }

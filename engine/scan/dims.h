@@ -45,6 +45,32 @@
 **      that the workers only read it; each worker's statement keeps its
 **      own memo of the last key (auxdata) and counts its probes, added to
 **      the dimension's counters (atomics) when the statement ends.
+**      A worker connection remembers its statement's memo (the function's
+**      user data, cleared by the memo's destructor), so a probe costs no
+**      search of the statement's auxdata.
+**   7. Rejection first.  Beside its lookup each dimension keeps one bit
+**      per dense slot, or a bitmap of 4 bits per hash slot indexed by the
+**      key's hash (a one-hash Bloom filter): a probe tests it before the
+**      lookup, and a fact row whose key's bit is clear is rejected from a
+**      structure 32 times smaller than the slots (it stays in the CPU's
+**      caches where the slots do not: the rows a selective dimension
+**      rejects cost no cache miss).  Charged to rule 4's cap.
+**   8. A key range before any call.  Where planner/qdims.c rule 5 wrote
+**      it (one key whose fact column has numeric affinity, an inner join),
+**      the workers' filter holds `fk BETWEEN lo AND hi` ahead of every
+**      probe, its numbers filled by the build: the least and greatest key
+**      kept (every one an INTEGER after rule 2), so SQLite rejects, with
+**      no function call, the fact rows out of it (a month of dates, a
+**      region's run of keys).  The range holds every fact value that a
+**      key equals under rule 2 (the column's own affinity converted any
+**      TEXT that reads as a number when it was stored; TEXT, BLOB and NULL
+**      fall outside), so it drops no joined row.  Where the kept keys span
+**      more than half the table's keys (SQLite's min and max of the key
+**      column), or some key is no INTEGER, the build writes `1` instead
+**      (SQLite evaluates a constant term once, before the loop), and it
+**      stays so in any later build of these texts (a retried snapshot:
+**      no range is always exact).  No key kept: lo 1, hi 0 (no fact
+**      row).
 */
 #ifndef GA_DIMS_H
 #define GA_DIMS_H
@@ -91,7 +117,15 @@ typedef struct ga_sd_dim {
   char *null_sql; /* LEFT JOIN: the attributes over no row (one row) */
   ga_sd_cell *null_attrs;
   int numeric[GA_SD_MAX_KEYS]; /* rule 2: numeric affinity applies */
-  int coll[GA_SD_MAX_KEYS];    /* GA_COLL_* */
+  /* rule 8: the range condition in the probe texts (after "marker"),
+  ** range_len bytes, its lo at range_lo and hi 25 bytes further; span_sql
+  ** the key column's min and max over the whole table; NULL: none */
+  char *span_sql;
+  char marker[64];
+  int range_len, range_lo, range_off;
+  int range_on; /* last build: 1 set, 0 blank */
+  int64_t range_lo_v, range_hi_v;
+  int coll[GA_SD_MAX_KEYS]; /* GA_COLL_* */
   /* built */
   int64_t rows, bytes;
   double ms;
@@ -99,6 +133,9 @@ typedef struct ga_sd_dim {
   ga_sd_key *keys;
   ga_sd_cell *attrs;
   uint32_t *slot; /* dense: span slots; hash: cap slots (1 + row, 0) */
+  uint64_t *bits; /* rule 7: a key's bit (dense: its slot; hash: its hash
+                     masked by nbits - 1), set for every row's key */
+  uint64_t nbits;
   int64_t lo;
   uint64_t span, cap;
   ga_sd_block *blocks;
