@@ -75,7 +75,10 @@
 **      the device has no room for its scratch, the cache declines (the
 **      entry stays) and says so.  queries_many counts such queries.  Every
 **      group's exact states come back: SQLite's post query applies HAVING
-**      (d4 of bench/query_bench.py keeps 80% of its groups).
+**      (d4 of bench/query_bench.py keeps 80% of its groups); a value of
+**      sums and counts only, where the device proves it exact, comes back
+**      as 32 bytes a group instead and is made exact on the host
+**      (cache_gpu_many.c rule 5).
 **  11. The groups that come back enter the shared groups (ga_gs_add: its
 **      shards lock) from several threads in a many query (rule 10) of many
 **      groups (cache_gpu_many.c rule 4): each group is its own key tuple,
