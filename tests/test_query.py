@@ -107,6 +107,13 @@ full goes to failures.txt in the run's temporary folder):
     and near ones it must leave to SQLite; last_scan.post says which ran,
     and each direct run equals the post query's (GPUAGG_POST_DIRECT=0) and
     a join's second read (DIRECT=0 leaves them out).
+  * compact group states (issue 37, session 5, many_compact_queries):
+    max(24, QUERIES / 50) queries of d4's kin over REAL integral, mixed,
+    near-2^53, near-2^62 and hostile (halves, 2^53, infinities) columns on
+    many groups and on three big ones, every path of the run and, on a GPU
+    entry, again with GPUAGG_CACHE_MANY_COMPACT=0; there the compact states
+    must run for some values and be refused for some (values_compact,
+    values_compact_no) (MANYCOMPACT=0 leaves them out).
 
   * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
     10) queries whose group terms are over one column (quote, typeof, hex,
