@@ -390,6 +390,23 @@ int gak_cache_group_count(gak_ccol x, const uint32_t *d_idx,
                           int64_t ngroups, int desc, uint64_t *d_key,
                           gak_stream s);
 
+/* gak_cache_many_compact (issue 37, d4 on the GPU): one thread a group g <
+** ngr, over rows [d_bounds[2g], d_bounds[2g + 1]) of the sorted layout
+** (value x at row d_idx[p], or at p when d_idx is NULL), a compact exact
+** state: the counts of its INTEGER and REAL values, the int64 sum of the
+** INTEGERs and the int64 sum of the REALs, each REAL an integer below 2^53
+** in magnitude (so converted exactly).  d_first not NULL: d_first[g] = the
+** group's first row (d_idx[start], or start).  Bit 0 of *d_flag set (the
+** host reduces exactly instead): a REAL that is not such an integer (an
+** infinity, NaN or a fraction), or either sum leaving int64 at any step. */
+typedef struct gak_cmany {
+  int64_t nint, nreal, isum, rsum;
+} gak_cmany;
+int gak_cache_many_compact(gak_ccol x, const uint32_t *d_idx,
+                           const uint32_t *d_bounds, int64_t ngr,
+                           gak_cmany *d_out, uint32_t *d_first,
+                           uint32_t *d_flag, gak_stream s);
+
 /* ---- expressions and keys (kernels/cache_expr.cu; issue 20) ----
 **
 ** A program is engine/cache/cexpr.h's, one instruction a gak_cins (op:

@@ -218,6 +218,14 @@ int gak_cache_group_count(gak_ccol x, const uint32_t *d_idx,
   (void)desc, (void)d_key, (void)s;
   return NB;
 }
+int gak_cache_many_compact(gak_ccol x, const uint32_t *d_idx,
+                           const uint32_t *d_bounds, int64_t ngr,
+                           gak_cmany *d_out, uint32_t *d_first,
+                           uint32_t *d_flag, gak_stream s) {
+  (void)x, (void)d_idx, (void)d_bounds, (void)ngr, (void)d_out;
+  (void)d_first, (void)d_flag, (void)s;
+  return NB;
+}
 size_t gak_cache_topk_scratch(int64_t ngroups) {
   (void)ngroups;
   return 0;

@@ -712,13 +712,16 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       "{\"where\":\"%s\",\"budget\":%lld,\"used\":%lld,"
       "\"scratch\":%lld,\"queries_gpu\":%lld,"
       "\"queries_host\":%lld,\"fallbacks\":%lld,\"queries_topk\":%lld,"
-      "\"queries_many\":%lld,\"entries\":[",
+      "\"queries_many\":%lld,\"values_compact\":%lld,"
+      "\"values_compact_no\":%lld,\"entries\":[",
       where == GA_CACHE_GPU ? "gpu" : "host",
       (long long)ga_cache_budget(&cfg, where), (long long)(c ? c->used : 0),
       (long long)(c ? c->scratch_bytes : 0),
       (long long)(c ? c->queries_gpu : 0), (long long)(c ? c->queries_host : 0),
       (long long)(c ? c->fallbacks : 0), (long long)(c ? c->queries_topk : 0),
-      (long long)(c ? c->queries_many : 0));
+      (long long)(c ? c->queries_many : 0),
+      (long long)(c ? c->values_compact : 0),
+      (long long)(c ? c->values_compact_no : 0));
   ga_cache_watchers(c);
   for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
     ga_cstamp now;

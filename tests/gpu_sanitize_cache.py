@@ -101,6 +101,9 @@ QUERIES = [
     "SELECT d, y, count(*) AS c, sum(x) FROM t GROUP BY d, y ORDER BY c DESC, d, y LIMIT 5",
     "SELECT d, y, count(x) AS c FROM t WHERE y > 10 GROUP BY d, y ORDER BY c, d, y LIMIT 4",
     "SELECT d, y, sum(x) AS s, count(*) FROM t GROUP BY d, y HAVING sum(x) > 1",
+    # issue 37 (d4gpu): compact states (k_many_compact) for y and k (NULLs),
+    # refused for m (quarters) in the same query
+    "SELECT d, y, sum(y) AS s, total(m), avg(k), count(k) FROM t GROUP BY d, y HAVING sum(y) > 1000",
 ]
 os.environ["GPUAGG_CACHE_TOPK_IDS"] = "50"  # rule 9 at this size
 os.environ["GPUAGG_CACHE_MANY_IDS"] = "50"  # rule 10 too (issue 37)

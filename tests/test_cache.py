@@ -2186,7 +2186,10 @@ def section_many(rep, r):
     grouping answer from the GPU with every group's exact states, counted
     by queries_many; a group_bytes too small for the groups declines, the
     entry stays, and why names group_bytes; a top k by count(*) over the
-    same ids takes rule 9 (queries_topk)."""
+    same ids takes rule 9 (queries_topk).  d4's shape takes the compact
+    states (cache_gpu_many.c rule 6: values_compact), a value a min()
+    reads never does, a REAL value with halves is refused by the device
+    (values_compact_no) and takes the exact states."""
     con = connect(":memory:", device="gpu")
     con.execute("CREATE TABLE mg(k INTEGER, x REAL, d TEXT)")
     con.execute(
@@ -2200,23 +2203,25 @@ def section_many(rep, r):
 
     def counts():
         c = info(con)["cache"]
-        return c.get("queries_many", 0), c.get("queries_topk", 0)
-    cases = [  # (text, queries_many, queries_topk)
+        return (c.get("queries_many", 0), c.get("queries_topk", 0), c.get("values_compact", 0),
+                c.get("values_compact_no", 0))
+    cases = [  # (text, queries_many, queries_topk, values_compact, values_compact_no)
         ("SELECT k, sum(x) AS q FROM mg WHERE d BETWEEN '1995-01-01' AND '1995-12-31' "
-         "GROUP BY k HAVING sum(x) > 20", 1, 0),
+         "GROUP BY k HAVING sum(x) > 20", 1, 0, 1, 0),
         # (few rows pass: the reference's gpu_ aggregates over 270,000 groups take seconds)
-        ("SELECT k, count(*), total(x), min(x) FROM mg WHERE d >= '1998' GROUP BY k", 1, 0),
+        ("SELECT k, count(*), total(x), min(x) FROM mg WHERE d >= '1998' GROUP BY k", 1, 0, 0, 0),
         ("SELECT k, count(*) AS c, sum(x) FROM mg WHERE d < '1993' GROUP BY k "
-         "ORDER BY c DESC, k LIMIT 10", 0, 1),
-        ("SELECT k, count(*) AS c FROM mg WHERE d < '1993' GROUP BY k ORDER BY c, k DESC LIMIT 3", 0, 1),
+         "ORDER BY c DESC, k LIMIT 10", 0, 1, 0, 0),
+        ("SELECT k, count(*) AS c FROM mg WHERE d < '1993' GROUP BY k ORDER BY c, k DESC LIMIT 3", 0, 1, 0, 0),
+        ("SELECT k, sum(x * 0.5), typeof(sum(x)), avg(x) FROM mg WHERE d >= '1998' GROUP BY k",
+         1, 0, 1, 1),
     ]
-    for i, (sql, many, topk) in enumerate(cases):
+    for i, (sql, *want) in enumerate(cases):
         before = counts()
         query_compare(rep, con, "gpu_many_%d" % i, sql, "cache")
-        after = counts()
-        rep.check("gpu_many_%d_path" % i, (after[0] - before[0], after[1] - before[1]) == (many, topk),
-                  "counters moved by %r, want %r: %s" % (
-                      (after[0] - before[0], after[1] - before[1]), (many, topk), sql))
+        moved = tuple(a - b for a, b in zip(counts(), before))
+        rep.check("gpu_many_%d_path" % i, moved == tuple(want),
+                  "counters moved by %r, want %r: %s" % (moved, tuple(want), sql))
     cfg(con, "group_bytes", 1 << 20)  # 270,000 groups of states: far more
     try:
         query_compare(rep, con, "gpu_many_capped", cases[1][0], "uncached")

@@ -107,6 +107,13 @@ full goes to failures.txt in the run's temporary folder):
     and near ones it must leave to SQLite; last_scan.post says which ran,
     and each direct run equals the post query's (GPUAGG_POST_DIRECT=0) and
     a join's second read (DIRECT=0 leaves them out).
+  * compact group states (issue 37, session 5, many_compact_queries):
+    max(24, QUERIES / 50) queries of d4's kin over REAL integral, mixed,
+    near-2^53, near-2^62 and hostile (halves, 2^53, infinities) columns on
+    many groups and on three big ones, every path of the run and, on a GPU
+    entry, again with GPUAGG_CACHE_MANY_COMPACT=0; there the compact states
+    must run for some values and be refused for some (values_compact,
+    values_compact_no) (MANYCOMPACT=0 leaves them out).
 
   * the key memo (issue 37, session 3, keymemo_queries): max(60, QUERIES /
     10) queries whose group terms are over one column (quote, typeof, hex,
@@ -3013,6 +3020,131 @@ def many_groups_queries(rep, cons):
     return fails
 
 
+MC_SCHEMA = "(k INTEGER, g3 INTEGER, q REAL, m, h REAL, b INTEGER, d TEXT)"
+MC_AGGS = ["sum(q)", "total(q)", "avg(q)", "count(q)", "typeof(sum(q))", "sum(m)", "typeof(sum(m))", "avg(m)",
+           "sum(h)", "total(h)", "avg(h)", "sum(b)", "total(b)", "typeof(sum(b))", "count(*)", "sum(q * 2)",
+           "sum(q + b)", "total(m - 1)", "min(q)", "max(m)"]
+
+
+def mc_tables(r, cons):
+    """Issue 37 (d4gpu, many_compact_queries): two tables, many groups of k
+    and three big ones of g3.  "mc_ok": what the compact states prove: q
+    REAL integral 1..50 (l_quantity's kind), m INTEGER or integral REAL
+    (no affinity), h REAL near +-2^53 (2^53 - 1 at most: a g3 group's sum
+    leaves int64), b INTEGER small or (some groups) near 2^62 (sum()
+    overflows), NULLs, -0.0.  "mc_bad": the same with what they do not: a
+    half, 2^53 itself, 1e300, an infinity."""
+    tables = []
+    for db, bad in (("w", False), ("d", True)):
+        t = Table("mc_" + ("bad" if bad else "ok"), r.choice([1200, 3600]), clean=True, overflow=False, huge=False,
+                  db=db)
+        nk = r.choice([t.n // 2, t.n // 4, t.n // 20])
+        rows = []
+        big = 4611686018427387904
+        for i in range(t.n):
+            k = r.randint(0, nk) if r.random() > 0.02 else None
+            q = float(r.randint(1, 50)) if r.random() > 0.05 else r.choice([None, -0.0])
+            m = r.choice([r.randint(-9, 9), float(r.randint(-9, 9)), None])
+            h = r.choice([9007199254740991.0, -9007199254740991.0, 9007199254740991.0, float(r.randint(-99, 99)),
+                          None])
+            b = r.randint(-2 ** 40, 2 ** 40) if k is None or k % 7 else r.choice([big + i, -big - i, 5])
+            if bad and r.random() < 0.01:
+                q = r.choice([0.5, -2.25])
+            if bad and r.random() < 0.01:
+                h = r.choice([9007199254740992.0, -9007199254740992.0, 1e300, float("inf"), -1e308])
+            if bad and r.random() < 0.01:
+                m = 1.5
+            rows.append((k, None if k is None else k % 3, q, m, h, b,
+                         "199%d-%02d-15" % (r.randint(2, 8), r.randint(1, 12))))
+        con = cons[db]
+        con.execute("CREATE TABLE %s%s" % (t.name, MC_SCHEMA))
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO %s VALUES (?,?,?,?,?,?,?)" % t.name, rows)
+        con.execute("COMMIT")
+        t.ids = {c: con.execute("SELECT count(DISTINCT %s) + 1 FROM %s" % (c, t.name)).fetchone()[0]
+                 for c in ("k", "g3")}
+        t.span = t.n
+        if PARTS:
+            make_shards(r, con, t, "UTF-8")
+        if CACHE:
+            con.execute("SELECT gpu_cache(?, 'k, g3, q, m, h, b, d')", (t.name,))
+        tables.append(t)
+    return tables
+
+
+def many_compact_queries(rep, cons):
+    """Issue 37 (d4gpu): compact group states on the GPU entry's many-groups
+    path (cache_gpu_many.c rule 6): d4's kin (sum, total, avg, count, typeof
+    of sum over REAL integral, mixed, near-2^53, near-2^62 and hostile
+    columns, HAVING, a WHERE) on every path of the run, bit for bit against
+    the text with gpu_ aggregates, and on a GPU entry again with
+    GPUAGG_CACHE_MANY_COMPACT=0 (the exact states).  On a GPU entry the
+    compact states must run for some values (values_compact) and be refused
+    for some (values_compact_no).  Returns the failures."""
+    r = random.Random(SEED + 3739)
+    tables = mc_tables(r, cons)
+    n = max(24, QUERIES // 50)
+    fails = runs = cached = 0
+    moved = {"values_compact": 0, "values_compact_no": 0}
+    for qi in range(n):
+        t = r.choice(tables)
+        con = cons[t.db]
+        key = r.choice(["k", "k", "k", "g3"])
+        aggs = r.sample(MC_AGGS, r.randint(1, 4))
+        where, params = r.choice([("", []), (" WHERE d BETWEEN ?1 AND ?2", ["1995-01-01", "1995-12-31"]),
+                                  (" WHERE q > 10", [])])
+        having = r.choice(["", "", " HAVING sum(q) > %d" % r.randint(0, 80), " HAVING count(*) > 1"])
+        text = "SELECT %s, %s FROM %s%s GROUP BY %s%s" % (key, ", ".join(aggs), t.name, where, key, having)
+        ref = re.sub(r"\b(sum|total|avg|min|max)\(", r"gpu_\1(", text)
+        knobs = {"GPUAGG_CACHE_MANY_IDS": str(r.choice([1, 3, 50]))}
+        problems = []
+        want = run(con, ref, params)
+        os.environ.update(knobs)
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % sql_lit(text))
+        for th, compact in [(th, "1") for th in THREADS] + [(2, "0")]:
+            os.environ["GPUAGG_CACHE_MANY_COMPACT"] = compact
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            info0 = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("cache") or {}
+            got = run(con, "SELECT * FROM temp.q(%s)" % ",".join("?" * len(params)), params)
+            info = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])
+            ls, cinfo = info.get("last_scan") or {}, info.get("cache") or {}
+            runs += 1
+            cached += ls.get("path") == "cache"
+            mv = {c: cinfo.get(c, 0) - info0.get(c, 0) for c in moved}
+            if compact == "0" and any(mv.values()):
+                problems.append("GPUAGG_CACHE_MANY_COMPACT=0 moved %r" % mv)
+            for c in moved:
+                moved[c] += mv[c]
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], False) !=
+                                     rows_key(want[1], [], False)):
+                problems.append("threads %d compact %s (path %s, %s): got %s want %s%s" % (
+                    th, compact, ls.get("path"), ls.get("why"), show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1],
+                    first_diff(got[1], want[1], [], False) if got[0] == want[0] == "ok" else ""))
+        del os.environ["GPUAGG_CACHE_MANY_COMPACT"]
+        con.execute("DROP TABLE temp.q")
+        if PARTS:
+            got, shape = via_partials(r, t, text, params)
+            if got[0] != want[0] or (got[0] == "ok" and rows_key(got[1], [], False) !=
+                                     rows_key(want[1], [], False)):
+                problems.append("partials (%s): got %s want %s" % (
+                    shape, show_rows(got[1]) if got[0] == "ok" else got[1],
+                    show_rows(want[1]) if want[0] == "ok" else want[1]))
+        for kn in knobs:
+            del os.environ[kn]
+        fails += bool(problems)
+        rep.check("manycompact_q%d" % qi, not problems, "SEED=%d many-compact query %d on %s (%d rows)\n"
+                  "  text: %s\n  params %r knobs %r\n  %s" % (
+                      SEED, qi, t.name, t.n, text, params, knobs, "\n  ".join(problems)[:3000]))
+    print("# many groups, compact states (d4gpu): %d queries, %d runs, %d from the cache, %r"
+          % (n, runs, cached, moved))
+    gpu = CACHE and any(e.get("where") == "gpu" for e in (json.loads(cons[tables[0].db].execute(
+        "SELECT gpuagg_info()").fetchone()[0]).get("cache") or {}).get("entries", []))
+    if gpu:
+        rep.check("manycompact_paths", moved["values_compact"] > 0 and moved["values_compact_no"] > 0,
+                  "the compact states never ran, or were never refused: %r" % moved)
+    return fails
+
 DQ_SCHEMA = "(k INTEGER, s TEXT, x REAL, i INTEGER, t TEXT)"
 DQ_AGGS = ["sum(x)", "total(x)", "avg(x)", "count(*)", "count(x)", "min(x)", "max(x)", "sum(i)", "max(t)",
            "min(i)", "avg(i)", "count(t)"]
@@ -3437,6 +3569,8 @@ def main():
         fails += gstat_queries(rep, cons)
     if has_module is not None and os.environ.get("MANYGROUPS") != "0":  # issue 37 (gmany): many groups
         fails += many_groups_queries(rep, cons)
+    if has_module is not None and os.environ.get("MANYCOMPACT") != "0":  # issue 37 (d4gpu): compact states
+        fails += many_compact_queries(rep, cons)
     if has_module is not None and os.environ.get("DIRECT") != "0":  # issue 37 (session 5): direct rows
         fails += direct_queries(rep, cons)
     if has_module is not None and os.environ.get("VARIANCE") != "0":  # issue 39: variance

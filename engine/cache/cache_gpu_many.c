@@ -44,15 +44,34 @@
 **      every GA_CQ_HAND_POLL groups of its range; an interrupt stops every
 **      thread (GA_SCAN_INTERRUPT), the others through a shared flag read
 **      at each group.
+**   6. Compact states (issue 37, d4 at 6e7 rows: every group's ~700-byte
+**      exact state merged on the device and copied back took 833 ms).  In a
+**      many query (rule 1) of the sorted layout, a value that no min, max
+**      or DISTINCT reads is first reduced by gak_cache_many_compact into
+**      32 bytes a group (the counts of INTEGER and REAL values, the int64
+**      sums of each), which is exact where every REAL value is an integer
+**      below 2^53 in magnitude and neither sum leaves int64 (kernels/
+**      cache_many.cu rule 4); the device checks that for every kept value
+**      of the call.  Where it cannot, the value takes the exact reduce and
+**      merge (one flag for the value: nothing half done).  Each group's
+**      engine state is then built on the host (ga_cq_compact_xstate): the
+**      integers' total in the integer halves, the REALs' total in the
+**      superaccumulator at the units' digit, normalised; a normalised
+**      partial is canonical, so the state equals the exact path's, bit for
+**      bit, and so does every answer (typeof too: nreal decides REAL).
+**      GPUAGG_CACHE_PROFILE names the step "reduce compact";
+**      GPUAGG_CACHE_MANY_COMPACT=0 turns it off (tests compare both).
 */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cache_gpu_many.h"
 #include "gak.h"
 #include "sqlite3ext.h"
+#include "xacc.h"
 SQLITE_EXTENSION_INIT3
 
 /* Rule 3: key ids past which a top k by count takes rule 9's path. */
@@ -163,4 +182,37 @@ int ga_cq_hand_groups(const ga_cquery *q, int64_t ngr, int nv, int par,
       rc = runs[t].rc;
   }
   return rc;
+}
+
+/* Rule 5. */
+int ga_cq_compact_on(const ga_cquery *q, int i) {
+  const char *z = getenv("GPUAGG_CACHE_MANY_COMPACT");
+  if (z && atoi(z) == 0)
+    return 0;
+  return !q->best[i] && !q->dist[i];
+}
+
+void ga_cq_compact_bounds(const gak_cslice *sl, const gak_cgroup *gr,
+                          int64_t ngr, uint32_t *bounds) {
+  for (int64_t g = 0; g < ngr; g++) {
+    const gak_cslice *a = &sl[gr[g].first_slice];
+    const gak_cslice *z = &sl[gr[g].first_slice + gr[g].nslices - 1];
+    bounds[2 * g] = a->start;
+    bounds[2 * g + 1] = z->start + z->len;
+  }
+}
+
+void ga_cq_compact_xstate(ga_xstate *st, const gak_cmany *cm, int64_t rows) {
+  memset(st, 0, sizeof(*st)); /* max and min: NULL (rule 6: none read) */
+  st->rows = rows;
+  st->count = cm->nint + cm->nreal;
+  ga_sum_set_int_total(&st->sum, (ga_i128)cm->isum);
+  st->sum.nint = cm->nint;
+  st->sum.nreal = cm->nreal;
+  if (cm->rsum) { /* |rsum| < 2^63 (the kernel's checked adds) */
+    int neg = cm->rsum < 0;
+    uint64_t mag = neg ? 0 - (uint64_t)cm->rsum : (uint64_t)cm->rsum;
+    ga_xacc_add_at(st->sum.acc, mag, 1074, neg); /* 2^(1074 - 1074) = 1 */
+  }
+  ga_sum_normalize(&st->sum);
 }

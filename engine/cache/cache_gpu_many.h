@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "gak.h"
 
 /* Rule 10: the most key ids of a GPU query (the sorted layout's bounds take
 ** 8 bytes an id); a column's group dictionary is kept up to as many. */
@@ -43,5 +44,15 @@ int ga_cq_many_fits(const ga_cquery *q, const ga_gshape *shape, int64_t dev,
 int ga_cq_hand_groups(const ga_cquery *q, int64_t ngr, int nv, int par,
                       int (*one)(void *arg, int64_t g, ga_xstate *sts),
                       void *arg);
+
+/* Rule 5: whether value i of q may take the compact states (no min, max
+** or DISTINCT reads it; GPUAGG_CACHE_MANY_COMPACT=0: never). */
+int ga_cq_compact_on(const ga_cquery *q, int i);
+/* Rule 5: each of the ngr groups' [start, end) in the sorted layout, from
+** its slices, into bounds (2 * ngr). */
+void ga_cq_compact_bounds(const gak_cslice *sl, const gak_cgroup *gr,
+                          int64_t ngr, uint32_t *bounds);
+/* Rule 5: a group's engine state from its compact state and its rows. */
+void ga_cq_compact_xstate(ga_xstate *st, const gak_cmany *cm, int64_t rows);
 
 #endif

@@ -75,7 +75,10 @@
 **      the device has no room for its scratch, the cache declines (the
 **      entry stays) and says so.  queries_many counts such queries.  Every
 **      group's exact states come back: SQLite's post query applies HAVING
-**      (d4 of bench/query_bench.py keeps 80% of its groups).
+**      (d4 of bench/query_bench.py keeps 80% of its groups); a value of
+**      sums and counts only, where the device proves it exact, comes back
+**      as 32 bytes a group instead and is made exact on the host
+**      (cache_gpu_many.c rule 6).
 **  11. The groups that come back enter the shared groups (ga_gs_add: its
 **      shards lock) from several threads in a many query (rule 10) of many
 **      groups (cache_gpu_many.c rule 4): each group is its own key tuple,
@@ -965,6 +968,9 @@ typedef struct hand_ctx {
   int64_t ngr;
   int nk, nkc, nv;
   ga_cgs *stat; /* rule 13: Σx² windows and medians' values */
+  const gak_cmany *h_cm; /* cache_gpu_many.c rule 6: values with cmp[i] */
+  const uint32_t *h_cb;  /* and each group's bounds (its rows) */
+  const unsigned char *cmp;
 } hand_ctx;
 
 static int hand_group(void *arg, int64_t g, ga_xstate *sts) {
@@ -977,7 +983,12 @@ static int hand_group(void *arg, int64_t g, ga_xstate *sts) {
     key_value(&h->src[k], &h->h_kv[(size_t)k * (size_t)h->ngr + (size_t)g],
               &kv[k + (h->nk ? 0 : 1)]);
   for (int i = 0; i < h->nv; i++)
-    xstate_of(&sts[i], &h->h_st[(size_t)i * (size_t)h->ngr + (size_t)g]);
+    if (h->cmp[i])
+      ga_cq_compact_xstate(&sts[i],
+                           &h->h_cm[(size_t)i * (size_t)h->ngr + (size_t)g],
+                           h->h_cb[2 * g + 1] - h->h_cb[2 * g]);
+    else
+      xstate_of(&sts[i], &h->h_st[(size_t)i * (size_t)h->ngr + (size_t)g]);
   ga_gsq *sqs[GA_MAX_STATES];
   ga_dset *sets[GA_MAX_STATES];
   if (h->stat->ngr && ga_cgs_hand(h->stat, h->nv, g, sqs, sets))
@@ -1005,6 +1016,11 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
   gak_cstate *h_st = NULL;
   gak_cval *h_pool = NULL, *h_kv = NULL;
   uint32_t *h_rows = NULL, *h_ids = NULL;
+  gak_cmany *h_cm = NULL; /* cache_gpu_many.c rule 6 */
+  uint32_t *h_cb = NULL, *d_cb = NULL, *d_cfirst = NULL, *d_cflag = NULL;
+  gak_cmany *d_cm = NULL;
+  unsigned char cmp[GA_MAX_STATES];
+  int ncmp = 0;
   int rc = GA_SCAN_FALLBACK;
   ga_cgs stat; /* rule 13 */
   memset(&stat, 0, sizeof(stat));
@@ -1160,6 +1176,12 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
           src[k].map ? carve(&a, (size_t)(src[k].map->n + 1) * 4) : NULL;
     d_rows = carve(&a, (size_t)ngst * 4);
     d_kv = carve(&a, sizeof(gak_cval) * (size_t)ngst);
+    if (many) { /* cache_gpu_many.c rule 6 */
+      d_cb = carve(&a, (size_t)ngst * 8);
+      d_cm = carve(&a, sizeof(gak_cmany) * (size_t)ngst);
+      d_cfirst = carve(&a, (size_t)ngst * 4);
+      d_cflag = carve(&a, 4);
+    }
   }
   /* the query's small arrays */
   if (npool) {
@@ -1332,14 +1354,31 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     rc = GA_CACHE_DECLINED;
     goto done;
   }
-  h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr * (size_t)nv);
+  memset(cmp, 0, sizeof(cmp));
+  for (int i = 0; i < nv; i++) /* cache_gpu_many.c rule 6 */
+    ncmp += cmp[i] = many && grouped && !few && ga_cq_compact_on(q, i);
+  if (ncmp) {
+    h_cm = sqlite3_malloc64(sizeof(gak_cmany) * (size_t)ngr * (size_t)nv);
+    h_cb = sqlite3_malloc64(sizeof(uint32_t) * 2 * (size_t)ngr);
+    if (!h_cm || !h_cb) {
+      rc = GA_SCAN_NOMEM;
+      goto fail;
+    }
+    ga_cq_compact_bounds(h_sl, h_gr, ngr, h_cb);
+    STEP(GA_STAGE_H2D,
+         gak_memcpy_h2d(d_cb, h_cb, sizeof(uint32_t) * 2 * (size_t)ngr,
+                        c->stream));
+  }
+  if (ncmp < nv || nv == 0)
+    h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr *
+                            (size_t)(nv ? nv : 1));
   h_ids = q->ndist ? sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr) : NULL;
   if (q->ndist && h_ids) /* rule 10: each output group's id */
     ga_cgd_ids(few, grouped, h_se, ngroups, h_sl, h_gr, ngr, h_ids);
   h_rows = sqlite3_malloc64(sizeof(uint32_t) * (size_t)ngr);
   h_kv = sqlite3_malloc64(sizeof(gak_cval) * (size_t)ngr *
                           (size_t)(nkc ? nkc : 1));
-  if (!h_st || !h_rows || !h_kv || (q->ndist && !h_ids)) {
+  if ((!h_st && !ncmp) || !h_rows || !h_kv || (q->ndist && !h_ids)) {
     rc = GA_SCAN_NOMEM;
     goto fail;
   }
@@ -1412,6 +1451,38 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
         goto done;
       }
     }
+    if (cmp[i]) { /* cache_gpu_many.c rule 6 */
+      uint32_t cflag = 0;
+      STEP(GA_STAGE_H2D, gak_memcpy_h2d(d_cflag, &zero, 4, c->stream));
+      STEP(GA_STAGE_LAUNCH, gak_cache_many_compact(col, vidx, d_cb, ngr, d_cm,
+                                                   i == 0 ? d_cfirst : NULL,
+                                                   d_cflag, c->stream));
+      STEP(GA_STAGE_D2H, gak_memcpy_d2h(&cflag, d_cflag, 4, c->stream));
+      if (!ga_cg_sync(c, why, nwhy))
+        goto fail;
+      if (!cflag) {
+        STEP(GA_STAGE_D2H,
+             gak_memcpy_d2h(h_cm + (size_t)i * (size_t)ngr, d_cm,
+                            sizeof(gak_cmany) * (size_t)ngr, c->stream));
+        if (i == 0)
+          STEP(GA_STAGE_D2H,
+               gak_memcpy_d2h(h_rows, d_cfirst, sizeof(uint32_t) * (size_t)ngr,
+                              c->stream));
+        if (!ga_cg_sync(c, why, nwhy))
+          goto fail;
+        prof("reduce compact", &t0);
+        c->values_compact++;
+        continue;
+      }
+      cmp[i] = 0; /* not provable: the exact states */
+      ncmp--;
+      c->values_compact_no++;
+      if (!h_st && !(h_st = sqlite3_malloc64(sizeof(gak_cstate) * (size_t)ngr *
+                                             (size_t)nv))) {
+        rc = GA_SCAN_NOMEM;
+        goto fail;
+      }
+    }
     if (gids.n && !q->best[i]) /* every group in one pass (rule 6) */
       STEP(GA_STAGE_LAUNCH,
            gak_cache_reduce_groups(col, d_gid, d_sel, d_sl, h_gr[0].nslices,
@@ -1474,11 +1545,12 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
   /* the groups' keys: their first rows' (rule 5) */
   for (int64_t g = 0; g < ngr; g++) {
-    if (h_st[g].first < 0 || h_st[g].first >= (first_pos ? m : n)) {
+    int64_t f = nv && cmp[0] ? (int64_t)h_rows[g] : h_st[g].first;
+    if (f < 0 || f >= (first_pos ? m : n)) {
       snprintf(why, nwhy, "a GPU step failed (a group's first row)");
       goto fail;
     }
-    h_rows[g] = (uint32_t)h_st[g].first;
+    h_rows[g] = (uint32_t)f;
   }
   if (nkc) {
     STEP(GA_STAGE_H2D,
@@ -1497,7 +1569,8 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
   }
   prof("keys", &t0);
-  hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv, &stat};
+  hand_ctx hc = {gs,  src, h_kv, h_st, ngr, nk,
+                 nkc, nv,  &stat, h_cm, h_cb, cmp};
   rc = ga_cq_hand_groups(q, ngr, nv, many, hand_group, &hc); /* rule 11 */
   prof(many ? "groups many" : "groups", &t0); /* rules 9 and 10 named */
   if (rc == GA_SCAN_OK && topk)
@@ -1532,5 +1605,7 @@ done:
   sqlite3_free(h_rows);
   sqlite3_free(h_ids);
   sqlite3_free(h_kv);
+  sqlite3_free(h_cm);
+  sqlite3_free(h_cb);
   return rc;
 }

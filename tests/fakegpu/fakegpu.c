@@ -1423,6 +1423,93 @@ int gak_cache_group_count(gak_ccol x, const uint32_t *d_idx,
   return 0;
 }
 
+/* gak_cache_many_compact (kernels/cache_many.cu rule 4): a group's rows in
+** row order, each add checked before it is made, as the kernel does. */
+typedef struct fk_many {
+  gak_ccol x;
+  const uint32_t *idx, *bounds;
+  gak_cmany *out;
+  uint32_t *first, *flag;
+} fk_many;
+
+static int64_t fk_add_ck(int64_t a, int64_t b, int *bad) {
+  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) {
+    *bad = 1;
+    return a;
+  }
+  return a + b;
+}
+
+static void op_many_compact(op *o) {
+  fk_many *r = o->extra;
+  if (kernel_faults(o, r->out, (size_t)o->m * sizeof(gak_cmany)))
+    return;
+  for (int64_t g = 0; g < o->m; g++) {
+    uint32_t a = r->bounds[2 * g], b = r->bounds[2 * g + 1];
+    int64_t ni = 0, nr = 0, is = 0, rs = 0;
+    int bad = 0;
+    for (uint32_t p = a; p < b && !bad; p++) {
+      int64_t i = r->idx ? (int64_t)r->idx[p] : (int64_t)p;
+      if (!fk_bit64(r->x.notnull, i))
+        continue;
+      int64_t v = (int64_t)r->x.vals[i];
+      if (fk_bit64(r->x.isint, i)) {
+        ni++;
+        is = fk_add_ck(is, v, &bad);
+      } else {
+        double d;
+        memcpy(&d, &v, 8);
+        if (!(fabs(d) < 9007199254740992.0) || d != trunc(d)) {
+          bad = 1;
+          break;
+        }
+        nr++;
+        rs = fk_add_ck(rs, (int64_t)d, &bad);
+      }
+    }
+    if (bad)
+      *r->flag |= 1u;
+    r->out[g].nint = ni;
+    r->out[g].nreal = nr;
+    r->out[g].isum = is;
+    r->out[g].rsum = rs;
+    if (r->first)
+      r->first[g] = r->idx && a < b ? r->idx[a] : a;
+  }
+}
+
+int gak_cache_many_compact(gak_ccol x, const uint32_t *d_idx,
+                           const uint32_t *d_bounds, int64_t ngr,
+                           gak_cmany *d_out, uint32_t *d_first,
+                           uint32_t *d_flag, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || ngr < 0)
+    return fail(GAK_EOTHER);
+  if (ngr == 0)
+    return 0;
+  dev_check(x.notnull, 8, s->dev, "gak_cache_many_compact notnull");
+  dev_check(d_bounds, (size_t)ngr * 8, s->dev, "gak_cache_many_compact bounds");
+  dev_check(d_out, (size_t)ngr * sizeof(gak_cmany), s->dev,
+            "gak_cache_many_compact out");
+  dev_check(d_flag, 4, s->dev, "gak_cache_many_compact flag");
+  if (d_first)
+    dev_check(d_first, (size_t)ngr * 4, s->dev, "gak_cache_many_compact first");
+  op *o = op_new(op_many_compact);
+  fk_many *r = malloc(sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->x = x;
+  r->idx = d_idx;
+  r->bounds = d_bounds;
+  r->out = d_out;
+  r->first = d_first;
+  r->flag = d_flag;
+  o->extra = r;
+  o->m = ngr;
+  enqueue(s, o);
+  return 0;
+}
+
 size_t gak_cache_topk_scratch(int64_t ngroups) {
   return (size_t)(ngroups < 1 ? 1 : ngroups) * 12;
 }
