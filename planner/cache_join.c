@@ -685,15 +685,17 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
 
   if (!j.c || !p->join_from_caller)
     return SQLITE_OK;
-  ga_cache_watchers(j.c);
+  ga_cache_watchers(j.c, db);
   if (cfg->cache_bytes > 0)
     ga_cache_fit(j.c, cfg->cache_bytes);
   {
     /* rule 4: every table's entry (said only where one has any) */
     int any = 0;
+    pthread_mutex_lock(&j.c->mu); /* the process's list (issue 40) */
     for (int k = 0; k < p->njoin_tables && !any; k++)
       for (ga_centry *e = j.c->entries; e && !any; e = e->next)
         any = !sqlite3_stricmp(e->table, p->join_tables[k]);
+    pthread_mutex_unlock(&j.c->mu);
     if (!any)
       return SQLITE_OK;
   }
@@ -705,7 +707,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
            j.tab[0].table);
   for (int k = 0; k < j.n; k++) {
     cj_tab *x = &j.tab[k];
-    x->e = ga_cache_find(j.c, x->schema, x->table);
+    x->e = ga_cache_lookup(j.c, db, x->schema, x->table); /* held */
     if (!x->e) {
       snprintf(why, nwhy, "%s has no gpu_cache entry", x->table);
       goto done;
@@ -996,11 +998,13 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   s.interrupted = ga_intr_check;
   s.interrupted_arg = &intr;
   char w[200] = "";
+  ga_cache_qlock(j.c); /* one query on entries at a time (issue 40) */
   int erc = ga_cstar_build(&s, w, sizeof w);
   if (erc == GA_OK) {
     erc = ga_cstar_probe(&s, (const char *const *)j.vname, &virt, w, sizeof w);
     have_virt = 1;
   }
+  ga_cache_qunlock(j.c);
   if (erc == GA_OK) {
     /* the query over the join entry, as one table's (cache_shape.c) */
     ga_parts vp = *p;
@@ -1031,7 +1035,9 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
         vq.dist_cap = 1;
       vq.interrupted = vq.ndist ? ga_intr_check : NULL;
       vq.interrupted_arg = &intr;
+      ga_cache_qlock(j.c);
       erc = ga_cache_query_host(j.c, &virt, &vq, s.threads, out, w, sizeof w);
+      ga_cache_qunlock(j.c);
       vq.interrupted = NULL;
       if (erc == GA_SCAN_OK && ga_cache_decode_keys(&virt, &vq, out))
         erc = GA_SCAN_NOMEM;
@@ -1052,7 +1058,9 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     j.tab[k].e->hits++;
     j.tab[k].e->lru = ga_cache_touch(j.c);
   }
+  ga_cache_qlock(j.c);
   j.c->queries_host++;
+  ga_cache_qunlock(j.c);
   {
     sqlite3_str *m = sqlite3_str_new(NULL);
     sqlite3_str_appendf(m,
@@ -1094,6 +1102,11 @@ done:
   sqlite3_free(vvals);
   sqlite3_free(vfilter);
   sqlite3_free(t);
+  for (int k = 0; k < CJ_MAX_TABS; k++) /* issue 40: the references */
+    if (j.tab[k].e) {
+      ga_centry_put(j.c, j.tab[k].e);
+      j.tab[k].e = NULL;
+    }
   cj_free(&j);
   return j.rc;
 }

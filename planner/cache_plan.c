@@ -63,6 +63,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache_plan.h"
+#include "filestamp.h"
 #include "gpu.h"
 #include "pintime.h"
 
@@ -105,11 +106,6 @@ void ga_cstamp_free(ga_cstamp *s) {
   s->file = NULL;
 }
 
-static uint32_t get4(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         (uint32_t)p[3];
-}
-
 /* 1 when PRAGMA schema.name reads want (any case), 0 when it reads
 ** another value, dflt when it cannot be read. */
 static int pragma_is(sqlite3 *db, const char *schema, const char *name,
@@ -127,130 +123,20 @@ static int pragma_is(sqlite3 *db, const char *schema, const char *name,
   return is;
 }
 
-/* n bytes of f at off into buf: 1, or 0 where f is not open or short. */
-static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
-  return f && f->pMethods && f->pMethods->xRead(f, buf, n, off) == SQLITE_OK;
-}
-
-/* The WAL-index header (SQLite's file format, "WAL-Index Format"): two
-** copies of 48 bytes at the start of the -shm's first 32 KiB region. */
-#define WALIDX_HDR 48
-#define WALIDX_PGSZ 32768
-
-/* Rule 2's proof of a WAL-mode file: the last published commit (the
-** wal-index header's mxFrame, salts and the checksum of frame mxFrame), and
-** the -wal file holding that same frame under those salts.  Sets
-** s->unprovable where there is none to record. */
-static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
-                      sqlite3_file *j, ga_cstamp *s) {
-  int excl = pragma_is(db, schema, "locking_mode", "exclusive", 0);
-  /* exclusive locking mode may keep the wal-index in heap memory, where
-  ** mapping the -shm would create one: no proof there */
-  volatile void *shm = NULL;
-  if (excl || !f || !f->pMethods || f->pMethods->iVersion < 2 ||
-      !f->pMethods->xShmMap ||
-      f->pMethods->xShmMap(f, 0, WALIDX_PGSZ, 0, &shm) != SQLITE_OK || !shm) {
-    s->unprovable = 1;
-    return;
-  }
-  /* SQLite's own readers copy both headers and take them when equal (a
-  ** writer changes them one after the other) */
-  unsigned char h1[WALIDX_HDR], h2[WALIDX_HDR];
-  int same = 0;
-  for (int i = 0; i < 100 && !same; i++) {
-    memcpy(h1, (const void *)shm, WALIDX_HDR);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    memcpy(h2, (const unsigned char *)shm + WALIDX_HDR, WALIDX_HDR);
-    same = !memcmp(h1, h2, WALIDX_HDR);
-  }
-  uint32_t mx, fck[2];
-  memcpy(&mx, h1 + 16, 4); /* native byte order */
-  memcpy(fck, h1 + 24, 8);
-  if (!same || h1[12] != 1 || mx == 0) {
-    s->unprovable = 1; /* no commit in this WAL: nothing to record */
-    return;
-  }
-  /* the -wal itself: its header's salts (bytes 16..23, as the wal-index
-  ** copies them) and frame mxFrame's (bytes 8..15 of the frame header),
-  ** a commit frame (bytes 4..7) whose checksum (16..23) is the header's */
-  unsigned char wh[32], fh[24];
-  if (!file_read(j, wh, 32, 0) || memcmp(wh + 16, h1 + 32, 8)) {
-    s->unprovable = 1;
-    return;
-  }
-  /* a hostile -wal may name any page size: only a power of two in
-  ** 512..65536, the one the wal-index header records (szPage: 65536 is
-  ** stored as 1), bounds the offset below (at most 2^32 frames of 65560
-  ** bytes: no overflow) */
-  uint32_t pgsz = get4(wh + 8);
-  uint16_t ipg;
-  memcpy(&ipg, h1 + 14, 2); /* native byte order */
-  uint32_t idx_pgsz = (uint32_t)(ipg & 0xfe00) + ((uint32_t)(ipg & 1) << 16);
-  if (pgsz < 512 || pgsz > 65536 || (pgsz & (pgsz - 1)) || pgsz != idx_pgsz) {
-    s->unprovable = 1;
-    return;
-  }
-  sqlite3_int64 off = 32 + (sqlite3_int64)(mx - 1) * (24 + (sqlite3_int64)pgsz);
-  if (!file_read(j, fh, 24, off) || memcmp(fh + 8, wh + 16, 8) ||
-      !get4(fh + 4) || get4(fh + 16) != fck[0] || get4(fh + 20) != fck[1]) {
-    s->unprovable = 1;
-    return;
-  }
-  s->mxframe = mx;
-  memcpy(s->salt, wh + 16, 8);
-  s->cksum[0] = fck[0];
-  s->cksum[1] = fck[1];
-}
-
-/* Rule 2's stamp of an attached file, read through SQLite's own open files
-** (not a second descriptor: closing one would drop the process's POSIX
-** locks on it) while the caller holds the read lock (ga_cstamp_read). */
+/* Rule 2's stamp of the schema's file (ext/common/filestamp.c), read
+** through SQLite's own open files while the caller holds the read lock
+** (ga_cstamp_read).  Every schema with a file records it: the shared
+** entries' stamp (rule 7); the owner compares it only for an attached
+** schema.  An attached WAL file with no provable commit frame is
+** unprovable: its watcher proves it (rule 2). */
 static void stamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
-  sqlite3_file *f = NULL, *j = NULL;
-  unsigned char h[100];
-  s->attached = 1;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) !=
-      SQLITE_OK)
-    f = NULL;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &j) !=
-      SQLITE_OK)
-    j = NULL;
-  sqlite3_int64 size = -1;
-  memset(h, 0, sizeof h);
-  if (!f || !f->pMethods || f->pMethods->xFileSize(f, &size) != SQLITE_OK)
-    size = -2;
-  /* a short file (an empty one) reads as zeros: SQLITE_IOERR_SHORT_READ */
-  int rc = f && f->pMethods ? f->pMethods->xRead(f, h, 100, 0) : SQLITE_ERROR;
-  if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
-    memset(h, 0xff, sizeof h);
-  s->size = size;
-  s->pagesize = (uint32_t)h[16] << 8 | h[17];
-  s->counter = get4(h + 24);
-  s->npages = get4(h + 28);
-  s->cookie = get4(h + 40);
-  s->wal = h[18] == 2 && h[19] == 2;
-  /* the path names the caller's file (HAS_MOVED 0: unix compares the
-  ** path's inode with the open file's), and that file's identity */
+  ga_fstamp_read_locked(db, schema, &s->fs);
+  s->attached =
+      sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp");
   const char *fn = sqlite3_db_filename(db, schema);
-  int moved = 1;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_HAS_MOVED, &moved) !=
-      SQLITE_OK)
-    moved = 1;
-  struct stat sb;
-  if (moved)
-    s->gone = 1;
-  else if (!fn || !*fn || stat(fn, &sb) != 0)
-    s->noident = 1;
-  else {
-    s->st_dev = (uint64_t)sb.st_dev;
-    s->st_ino = (uint64_t)sb.st_ino;
-    s->st_ctime_ns =
-        (int64_t)sb.st_ctim.tv_sec * 1000000000 + (int64_t)sb.st_ctim.tv_nsec;
-  }
-  /* immutable=1: the caller promised that nobody changes the file, and
-  ** SQLite then reads no WAL */
-  if (s->wal && !(fn && sqlite3_uri_boolean(fn, "immutable", 0)))
-    stamp_wal(db, schema, f, j, s);
+  if (s->attached && s->fs.wal && !s->fs.walprov &&
+      !(fn && sqlite3_uri_boolean(fn, "immutable", 0)))
+    s->unprovable = 1;
 }
 
 /* The watcher (rule 2).  It opens the path, so it is checked to be the
@@ -369,8 +255,12 @@ int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
       s->schema_version = sqlite3_column_int64(st, 0);
       rc = SQLITE_OK;
       /* the read lock is held while the statement is on its row */
-      if (sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp"))
+      const char *fn = sqlite3_db_filename(db, schema);
+      s->temp = !sqlite3_stricmp(schema, "temp");
+      if (!s->temp && fn && *fn)
         stamp_file(db, schema, s);
+      else if (!s->temp && sqlite3_stricmp(schema, "main"))
+        s->attached = s->fs.noident = 1; /* in memory: never current */
     } else {
       rc = sqlite3_reset(st);
       if (rc == SQLITE_OK)
@@ -406,43 +296,51 @@ int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
 const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
   if (a->data_version != b->data_version)
     return "another connection committed (data_version)";
-  if (a->total_changes != b->total_changes)
+  /* a TEMP write moves total_changes, not main's pager (issue 40): only a
+  ** temp entry counts it; the others see this connection's commits in
+  ** pager_version, and its uncommitted writes step aside (rule 6) */
+  if ((a->temp || b->temp) && a->total_changes != b->total_changes)
     return "this connection wrote (total_changes)";
   if (a->schema_version != b->schema_version)
     return "the schema changed (schema_version)";
   if (strcmp(a->file, b->file) || a->fileobj != b->fileobj)
     return "another database is attached under that name";
-  if (a->gone || b->gone)
-    return "the attached file's path names another file now, or none "
-           "(SQLITE_FCNTL_HAS_MOVED: renamed over or deleted)";
-  if (a->noident || b->noident)
-    return "the attached file's identity cannot be read (stat() of its "
-           "name failed)";
-  if (a->st_dev != b->st_dev || a->st_ino != b->st_ino ||
-      a->st_ctime_ns != b->st_ctime_ns)
-    return "the attached file was replaced or changed (another file under "
-           "its name, or its change time moved)";
-  if (a->unprovable != b->unprovable)
-    return "the attached file changed (its WAL: detached, written and "
-           "attached again)";
-  if (a->unprovable && (!a->watched || !b->watched || b->moved ||
-                        a->watch_version != b->watch_version))
-    return "the attached file is in WAL mode with no committed frame in its "
-           "WAL, and the cache's own connection to it saw a commit (or lost "
-           "it)";
-  if (a->attached != b->attached || a->wal != b->wal ||
-      a->counter != b->counter || a->npages != b->npages ||
-      a->cookie != b->cookie || a->pagesize != b->pagesize ||
-      a->size != b->size)
-    return "the attached file changed (its header or size: detached, "
-           "written and attached again)";
-  if (a->mxframe != b->mxframe || memcmp(a->salt, b->salt, sizeof a->salt) ||
-      memcmp(a->cksum, b->cksum, sizeof a->cksum))
-    return "the attached file changed (its WAL: detached, written and "
-           "attached again)";
+  if (a->attached || b->attached) {
+    const ga_fstamp *x = &a->fs, *y = &b->fs;
+    if (x->gone || y->gone)
+      return "the attached file's path names another file now, or none "
+             "(SQLITE_FCNTL_HAS_MOVED: renamed over or deleted)";
+    if (x->noident || y->noident)
+      return "the attached file's identity cannot be read (stat() of its "
+             "name failed)";
+    if (x->st_dev != y->st_dev || x->st_ino != y->st_ino ||
+        x->st_ctime_ns != y->st_ctime_ns)
+      return "the attached file was replaced or changed (another file "
+             "under its name, or its change time moved)";
+    if (a->unprovable != b->unprovable)
+      return "the attached file changed (its WAL: detached, written and "
+             "attached again)";
+    if (a->unprovable && (!a->watched || !b->watched || b->moved ||
+                          a->watch_version != b->watch_version))
+      return "the attached file is in WAL mode with no committed frame in "
+             "its WAL, and the cache's own connection to it saw a commit "
+             "(or lost it)";
+    if (a->attached != b->attached || x->wal != y->wal ||
+        x->counter != y->counter || x->npages != y->npages ||
+        x->cookie != y->cookie || x->pagesize != y->pagesize ||
+        x->size != y->size)
+      return "the attached file changed (its header or size: detached, "
+             "written and attached again)";
+    if (x->mxframe != y->mxframe ||
+        memcmp(x->salt, y->salt, sizeof x->salt) ||
+        memcmp(x->cksum, y->cksum, sizeof x->cksum))
+      return "the attached file changed (its WAL: detached, written and "
+             "attached again)";
+  }
   if (a->pager_version != b->pager_version)
-    return "this connection committed a write that no statement counts, "
-           "such as sqlite3_blob_write (SQLITE_FCNTL_DATA_VERSION)";
+    return "this connection wrote and committed (SQLITE_FCNTL_DATA_VERSION "
+           "of the schema's pager: a statement's commit, or one that no "
+           "statement counts, such as sqlite3_blob_write)";
   return NULL;
 }
 
@@ -470,36 +368,125 @@ int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema) {
 ** gone (SQLITE_FCNTL_HAS_MOVED of its own main: deleted or renamed over),
 ** so that a deleted file's descriptors are released; its entry is then
 ** stale for good (nothing proves it any more). */
-int ga_cache_watchers(ga_cache *c) {
+int ga_cache_watchers(ga_cache *c, sqlite3 *db) {
   int n = 0;
-  for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
-    if (!e->watch)
-      continue;
-    int moved = 1;
-    if (sqlite3_file_control(e->watch, "main", SQLITE_FCNTL_HAS_MOVED,
-                             &moved) != SQLITE_OK)
-      moved = 1;
-    if (moved || e->stale) {
-      sqlite3_close(e->watch);
-      e->watch = NULL;
-      e->stale = 1;
-    } else {
-      n++;
+  if (!c)
+    return 0;
+  /* db's own entries only (a watcher belongs to its owner's thread);
+  ** closed outside the list's mutex, one at a time (closing one may
+  ** release a gpuagg connection of its own: engine/cache/cache.c rule 6) */
+  for (;;) {
+    sqlite3 *close = NULL;
+    n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (ga_centry *e = c->entries; e && !close; e = e->next) {
+      if (e->owner != db || !e->watch)
+        continue;
+      int moved = 1;
+      if (sqlite3_file_control(e->watch, "main", SQLITE_FCNTL_HAS_MOVED,
+                               &moved) != SQLITE_OK)
+        moved = 1;
+      if (moved || e->stale) {
+        close = e->watch;
+        e->watch = NULL;
+        e->stale = 1;
+      } else {
+        n++;
+      }
     }
+    pthread_mutex_unlock(&c->mu);
+    if (!close)
+      return n;
+    sqlite3_close(close);
   }
-  return n;
+}
+
+/* ---- sharing (rule 7) ---- */
+
+ga_centry *ga_cache_lookup(ga_cache *c, sqlite3 *db, const char *schema,
+                           const char *table) {
+  uint64_t dev = 0, ino = 0;
+  if (!c)
+    return NULL;
+  int ident = ga_fstamp_ident(db, schema, &dev, &ino);
+  return ga_cache_get(c, db, schema, ident, dev, ino, table);
+}
+
+int ga_cache_visible(sqlite3 *db, const ga_centry *e) {
+  if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) == db)
+    return 1;
+  if (!e->shareable)
+    return 0;
+  sqlite3_stmt *st = NULL;
+  int seen = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &st, NULL) !=
+      SQLITE_OK)
+    return 0;
+  while (!seen && sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    uint64_t dev = 0, ino = 0;
+    seen = name && ga_fstamp_ident(db, name, &dev, &ino) && dev == e->fdev &&
+           ino == e->fino;
+  }
+  sqlite3_finalize(st);
+  return seen;
+}
+
+/* The name db gives e's file (a shared entry), sqlite3_malloc'd, or
+** NULL. */
+static char *shared_schema(sqlite3 *db, const ga_centry *e) {
+  sqlite3_stmt *st = NULL;
+  char *found = NULL;
+  if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &st, NULL) !=
+      SQLITE_OK)
+    return NULL;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    uint64_t dev = 0, ino = 0;
+    if (name && ga_fstamp_ident(db, name, &dev, &ino) && dev == e->fdev &&
+        ino == e->fino)
+      found = sqlite3_mprintf("%s", name);
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+int ga_cache_visible_entries(ga_cache *c, sqlite3 *db, ga_centry ***out) {
+  int n = 0, k = 0;
+  *out = NULL;
+  pthread_mutex_lock(&c->mu);
+  for (ga_centry *e = c->entries; e; e = e->next)
+    n++;
+  ga_centry **all = sqlite3_malloc64(sizeof(*all) * (size_t)(n ? n : 1));
+  for (ga_centry *e = c->entries; e && all; e = e->next) {
+    e->refs++;
+    all[k++] = e;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (!all)
+    return -1;
+  int m = 0;
+  for (int i = 0; i < k; i++) {
+    if (ga_cache_visible(db, all[i]))
+      all[m++] = all[i];
+    else
+      ga_centry_put(c, all[i]);
+  }
+  *out = all;
+  return m;
 }
 
 /* ---- the authorizer (rule 6) ---- */
 
 /* The caller's program of SELECT <the entry's columns> FROM its table
 ** (ga_program_sig); NULL with *rc on failure. */
-char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
+char *ga_centry_sig(sqlite3 *db, const char *schema, const ga_centry *e,
+                    int *rc) {
   sqlite3_str *s = sqlite3_str_new(NULL);
   sqlite3_str_appendall(s, "SELECT ");
   for (int i = 0; i < e->ncols; i++)
     sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", e->cols[i].name);
-  sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", e->schema, e->table);
+  sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", schema, e->table);
   char *sql = sqlite3_str_finish(s);
   if (!sql) {
     *rc = SQLITE_NOMEM;
@@ -513,11 +500,60 @@ char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
 /* Rules 2 and 6 for entry e of schema: SQLITE_OK with why "" when it
 ** answers for the caller's connection now, else with the reason in why (a
 ** stale entry is marked); SQLITE_NOMEM / SQLITE_INTERRUPT. */
+/* Rule 7: e read by a connection that did not load it (or under another
+** schema name): the file's stamp, read around the caller's own read
+** transaction, equal to the entry's.  SQLITE_OK with why "" when
+** current; why set otherwise (the entry marked stale where the caller
+** had no transaction open, so the file proved a newer state). */
+static int shared_current(sqlite3 *db, const char *schema, ga_centry *e,
+                          char *why, size_t nwhy) {
+  if (!e->shareable) { /* cannot be: ga_cache_get finds none */
+    snprintf(why, nwhy, "the entry is another connection's own");
+    return SQLITE_OK;
+  }
+  int txn = sqlite3_txn_state(db, schema);
+  if (txn != SQLITE_TXN_NONE && e->fs.wal) {
+    snprintf(why, nwhy,
+             "the entry is shared (loaded by another connection) and this "
+             "connection holds a read transaction on %s in WAL mode: its "
+             "snapshot may be older than the entry's state",
+             schema);
+    return SQLITE_OK;
+  }
+  ga_fstamp now;
+  int rc = ga_fstamp_read(db, schema, &now);
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+      return rc & 0xff;
+    snprintf(why, nwhy, "cannot read the database's version (%s)",
+             sqlite3_errstr(rc));
+    return SQLITE_OK;
+  }
+  const char *diff = ga_fstamp_diff(&e->fs, &now);
+  if (diff) {
+    if (txn == SQLITE_TXN_NONE && now.ok)
+      __atomic_store_n(&e->stale, 1, __ATOMIC_RELAXED);
+    snprintf(why, nwhy, "the shared entry is not current for this "
+                        "connection: %s",
+             diff);
+  }
+  return SQLITE_OK;
+}
+
 int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
                      size_t nwhy) {
   ga_cstamp now;
   int rc;
   why[0] = 0;
+  /* rule 7: the owner, under the schema name it loaded, keeps its own
+  ** stamps; any other reader proves the file's state */
+  if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db ||
+      sqlite3_stricmp(e->schema, schema)) {
+    rc = shared_current(db, schema, e, why, nwhy);
+    if (rc != SQLITE_OK || why[0])
+      return rc;
+    goto rule6;
+  }
   rc = ga_cstamp_read(db, schema, e->watch, &now);
   if (rc != SQLITE_OK) {
     ga_cstamp_free(&now);
@@ -530,7 +566,7 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
   const char *diff = ga_cstamp_diff(&e->stamp, &now);
   ga_cstamp_free(&now);
   if (diff) {
-    e->stale = 1;            /* never used again (rule 2) */
+    __atomic_store_n(&e->stale, 1, __ATOMIC_RELAXED); /* for good (rule 2) */
     sqlite3_close(e->watch); /* nothing left for it to prove */
     e->watch = NULL;
     snprintf(why, nwhy, "the entry is stale: %s", diff);
@@ -548,10 +584,13 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
   ** which moves its data_version: stale.  main and temp: data_version
   ** and FCNTL_DATA_VERSION are the caller's own pager's, its snapshot. */
   /* rule 6: the caller's own view of the rows */
+rule6:
   if (sqlite3_txn_state(db, schema) == SQLITE_TXN_WRITE) {
     snprintf(why, nwhy,
-             "a statement of this connection is writing to %s "
-             "(its changes count only when it ends)",
+             "this connection wrote to %s in a transaction still open, or "
+             "a statement of it is writing to %s now (the rows differ from "
+             "the entry's until COMMIT, which makes it stale, or ROLLBACK)",
+             schema,
              schema);
     return SQLITE_OK;
   }
@@ -565,7 +604,7 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
              "other connections' uncommitted rows)");
     return SQLITE_OK;
   }
-  char *sig = ga_centry_sig(db, e, &rc);
+  char *sig = ga_centry_sig(db, schema, e, &rc);
   if (!sig && ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT))
     return rc & 0xff;
   int same = sig && !strcmp(sig, e->auth_sig);
@@ -582,24 +621,25 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
 /* ---- the cache step ---- */
 
 static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
-                        const ga_target *t, const ga_parts *p, ga_cquery *qp,
+                        ga_centry **ep, const ga_target *t, const ga_parts *p, ga_cquery *qp,
                         ga_scan_out *out, int *hit, char *why, size_t nwhy) {
   ga_cache *c = conn->cache;
   *hit = 0;
   why[0] = 0;
   memset(out, 0, sizeof(*out));
-  ga_cache_watchers(c); /* rule 2: release the gone files' watchers */
-  ga_centry *e = c ? ga_cache_find(c, t->schema, t->table) : NULL;
+  ga_cache_watchers(c, db); /* rule 2: release the gone files' watchers */
+  ga_centry *e = c ? ga_cache_lookup(c, db, t->schema, t->table) : NULL;
   if (!e)
     return SQLITE_OK;
+  ga_centry_put(c, e);
   if (cfg->cache_bytes > 0)
     ga_cache_fit(c, cfg->cache_bytes); /* a lowered budget */
-  e = ga_cache_find(c, t->schema, t->table);
+  *ep = e = ga_cache_lookup(c, db, t->schema, t->table); /* rule 7: held */
   if (!e) {
     snprintf(why, nwhy, "the entry was evicted (cache_bytes)");
     return SQLITE_OK;
   }
-  if (e->stale) {
+  if (__atomic_load_n(&e->stale, __ATOMIC_RELAXED)) {
     snprintf(why, nwhy, "the entry is stale; gpu_cache reloads it");
     return SQLITE_OK;
   }
@@ -638,40 +678,57 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   qp->dist_cap = ga_config_group_bytes(cfg);
   qp->interrupted = qp->ndist ? ga_intr_check : NULL;
   qp->interrupted_arg = &intr;
+  /* rule 7: one query on the entries at a time (engine/cache/cache.c rule
+  ** 6): the GPU's stream and scratch, an entry's lazy structures, the
+  ** counters; no SQL runs on the caller's connection under it */
+  ga_cache_qlock(c);
   if (e->where == GA_CACHE_GPU)
     rc = ga_cache_query_gpu(c, e, qp, out, qwhy, sizeof qwhy);
   else
     rc = ga_cache_query_host(c, e, qp, threads, out, qwhy, sizeof qwhy);
   ga_intr_free(&intr);
   qp->interrupted = NULL;
-  if (rc == GA_SCAN_INTERRUPT)
+  if (rc == GA_SCAN_INTERRUPT) {
+    ga_cache_qunlock(c);
     return SQLITE_INTERRUPT;
+  }
   if (rc == GA_SCAN_OK && ga_cache_decode_keys(e, qp, out))
     rc = GA_SCAN_NOMEM;
   if (rc == GA_SCAN_OK) {
     *hit = 1;
     e->hits++;
+    if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db)
+      e->shared_hits++;
     e->lru = ga_cache_touch(c);
     if (e->where == GA_CACHE_GPU)
       c->queries_gpu++;
     else
       c->queries_host++;
-    snprintf(why, nwhy, "%s cache", e->where == GA_CACHE_GPU ? "GPU" : "host");
+    ga_cache_qunlock(c);
+    snprintf(why, nwhy, "%s cache%s", e->where == GA_CACHE_GPU ? "GPU" : "host",
+             __atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db
+                 ? " (shared: loaded by another connection)"
+                 : "");
     return SQLITE_OK;
   }
-  if (rc == GA_SCAN_NOMEM)
+  if (rc == GA_SCAN_NOMEM) {
+    ga_cache_qunlock(c);
     return SQLITE_NOMEM;
+  }
   if (rc == GA_CACHE_DECLINED) { /* this shape, not the entry */
+    ga_cache_qunlock(c);
     snprintf(why, nwhy, "%s", qwhy);
     return SQLITE_OK;
   }
   c->fallbacks++;
   if (e->where == GA_CACHE_GPU) { /* rule 5 */
     snprintf(why, nwhy, "%s; the entry was dropped", qwhy);
-    ga_cache_drop(c, e);
+    ga_cache_drop(c, e); /* gives back the reference too */
+    *ep = NULL;
   } else {
     snprintf(why, nwhy, "%s", qwhy);
   }
+  ga_cache_qunlock(c);
   return SQLITE_OK;
 }
 
@@ -679,9 +736,12 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                     const ga_target *t, const ga_parts *p, ga_scan_out *out,
                     int *hit, char *why, size_t nwhy) {
   ga_cquery q;
+  ga_centry *e = NULL; /* held while q reads its dictionaries */
   memset(&q, 0, sizeof(q));
-  int rc = cache_answer(conn, db, cfg, t, p, &q, out, hit, why, nwhy);
+  int rc = cache_answer(conn, db, cfg, &e, t, p, &q, out, hit, why, nwhy);
   ga_cquery_free(&q);
+  if (e)
+    ga_centry_put(conn->cache, e);
   return rc;
 }
 
@@ -706,27 +766,62 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
   ga_cache *c = conn->cache;
   int where = ga_cache_where(&cfg);
   sqlite3_str *s = sqlite3_str_new(NULL);
+  int64_t used = 0, loads = 0, ctr[6] = {0};
+  int nconn = 0;
+  if (c) { /* rule 7: the process's (engine/cache/cache.c rule 6's locks) */
+    ga_cache_qlock(c);
+    pthread_mutex_lock(&c->mu);
+    used = c->used;
+    loads = c->loads;
+    nconn = c->nconn;
+    pthread_mutex_unlock(&c->mu);
+    ctr[0] = (int64_t)c->scratch_bytes;
+    ctr[1] = c->queries_gpu;
+    ctr[2] = c->queries_host;
+    ctr[3] = c->fallbacks;
+    ctr[4] = c->queries_topk;
+    ctr[5] = c->queries_many;
+    ga_cache_qunlock(c);
+  }
   sqlite3_str_appendf(
       s,
       "{\"where\":\"%s\",\"budget\":%lld,\"used\":%lld,"
       "\"scratch\":%lld,\"queries_gpu\":%lld,"
       "\"queries_host\":%lld,\"fallbacks\":%lld,\"queries_topk\":%lld,"
-      "\"queries_many\":%lld,\"entries\":[",
+      "\"queries_many\":%lld,\"loads\":%lld,\"connections\":%d,"
+      "\"entries\":[",
       where == GA_CACHE_GPU ? "gpu" : "host",
-      (long long)ga_cache_budget(&cfg, where), (long long)(c ? c->used : 0),
-      (long long)(c ? c->scratch_bytes : 0),
-      (long long)(c ? c->queries_gpu : 0), (long long)(c ? c->queries_host : 0),
-      (long long)(c ? c->fallbacks : 0), (long long)(c ? c->queries_topk : 0),
-      (long long)(c ? c->queries_many : 0));
-  ga_cache_watchers(c);
-  for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
+      (long long)ga_cache_budget(&cfg, where), (long long)used,
+      (long long)ctr[0], (long long)ctr[1], (long long)ctr[2],
+      (long long)ctr[3], (long long)ctr[4], (long long)ctr[5],
+      (long long)loads, nconn);
+  ga_cache_watchers(c, db);
+  ga_centry **vis = NULL;
+  int nvis = c ? ga_cache_visible_entries(c, db, &vis) : 0;
+  for (int vi = 0; vi < nvis; vi++) {
+    ga_centry *e = vis[vi];
     ga_cstamp now;
     int current = 0;
+    int mine = __atomic_load_n(&e->owner, __ATOMIC_RELAXED) == db;
     memset(&now, 0, sizeof(now));
-    if (!e->stale && ga_cstamp_read(db, e->schema, e->watch, &now) == SQLITE_OK)
-      current = ga_cstamp_diff(&e->stamp, &now) == NULL;
+    if (__atomic_load_n(&e->stale, __ATOMIC_RELAXED)) {
+      ;
+    } else if (mine) {
+      if (ga_cstamp_read(db, e->schema, e->watch, &now) == SQLITE_OK)
+        current = ga_cstamp_diff(&e->stamp, &now) == NULL;
+    } else {
+      /* rule 7, without marking: the file's stamp as this connection
+      ** would prove it, under the schema name it gives the file */
+      ga_fstamp fs;
+      char *name = shared_schema(db, e);
+      current = name &&
+                !(sqlite3_txn_state(db, name) != SQLITE_TXN_NONE && e->fs.wal) &&
+                ga_fstamp_read(db, name, &fs) == SQLITE_OK &&
+                !ga_fstamp_diff(&e->fs, &fs);
+      sqlite3_free(name);
+    }
     ga_cstamp_free(&now);
-    sqlite3_str_appendf(s, "%s{\"table\":", e == c->entries ? "" : ",");
+    sqlite3_str_appendf(s, "%s{\"table\":", vi ? "," : "");
     char *full = sqlite3_mprintf("%s.%s", e->schema, e->table);
     json_str(s, full);
     sqlite3_free(full);
@@ -745,7 +840,10 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
                         e->load_ms);
     /* rule 2: the entry holds a connection of its own to the file */
     sqlite3_str_appendf(
-        s, ",\"watcher\":%s,\"how\":", e->watch ? "true" : "false");
+        s, ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
+           "\"shared_hits\":%lld,\"how\":",
+        e->watch ? "true" : "false", e->shareable ? "true" : "false",
+        mine ? "true" : "false", (long long)e->shared_hits);
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");
@@ -767,6 +865,9 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       }
     sqlite3_str_appendall(s, "]}");
   }
+  for (int vi = 0; vi < nvis; vi++)
+    ga_centry_put(c, vis[vi]);
+  sqlite3_free(vis);
   sqlite3_str_appendall(s, "]}");
   return sqlite3_str_finish(s);
 }
