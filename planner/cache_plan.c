@@ -403,11 +403,22 @@ int ga_cache_watchers(ga_cache *c, sqlite3 *db) {
 
 /* ---- sharing (rule 7) ---- */
 
+/* Rule 7: connection db has no transaction open on schema now: noted with
+** the clock read BEFORE looking, so a later proof may rely on it. */
+static void note_idle(sqlite3 *db, const char *schema) {
+  int64_t seq = ga_cache_seq_now();
+  if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE)
+    ga_cache_note_idle(db, schema, seq);
+}
+
+
 ga_centry *ga_cache_lookup(ga_cache *c, sqlite3 *db, const char *schema,
                            const char *table) {
   uint64_t dev = 0, ino = 0;
   if (!c)
     return NULL;
+  note_idle(db, schema);
+  note_idle(db, "main");
   int ident = ga_fstamp_ident(db, schema, &dev, &ino);
   return ga_cache_get(c, db, schema, ident, dev, ino, table);
 }
@@ -501,27 +512,40 @@ char *ga_centry_sig(sqlite3 *db, const char *schema, const ga_centry *e,
 ** answers for the caller's connection now, else with the reason in why (a
 ** stale entry is marked); SQLITE_NOMEM / SQLITE_INTERRUPT. */
 /* Rule 7: e read by a connection that did not load it (or under another
-** schema name): the file's stamp, read around the caller's own read
-** transaction, equal to the entry's.  SQLITE_OK with why "" when
-** current; why set otherwise (the entry marked stale where the caller
-** had no transaction open, so the file proved a newer state). */
+** schema name).  SQLITE_OK with why "" when current; why set otherwise
+** (the entry marked stale where the file proved a newer state). */
 static int shared_current(sqlite3 *db, const char *schema, ga_centry *e,
                           char *why, size_t nwhy) {
   if (!e->shareable) { /* cannot be: ga_cache_get finds none */
     snprintf(why, nwhy, "the entry is another connection's own");
     return SQLITE_OK;
   }
-  int txn = sqlite3_txn_state(db, schema);
-  if (txn != SQLITE_TXN_NONE && e->fs.wal) {
+  ga_fstamp now;
+  int rc = SQLITE_OK, txn = sqlite3_txn_state(db, schema);
+  if (txn == SQLITE_TXN_NONE) {
+    /* (a) the state a read transaction opened now sees, bracketed */
+    rc = ga_fstamp_read(db, schema, &now);
+  } else if (!e->fs.wal) {
+    /* (b) rollback journal: the SHARED lock held since the transaction
+    ** began keeps every commit out: the header is its snapshot */
+    ga_fstamp_read_locked(db, schema, &now);
+  } else if (ga_cache_idle_seq(db, schema) < e->seq) {
+    /* (c) WAL inside a transaction (gpu_aggregate's own statement holds
+    ** one on main) that may have begun before the entry was loaded */
     snprintf(why, nwhy,
              "the entry is shared (loaded by another connection) and this "
-             "connection holds a read transaction on %s in WAL mode: its "
-             "snapshot may be older than the entry's state",
+             "connection's read transaction on %s (WAL) may have begun "
+             "before the load; it is proven once the connection is seen "
+             "outside a transaction after the load (gpuagg_info(), a "
+             "gpu_query through its temp table, a new connection)",
              schema);
     return SQLITE_OK;
+  } else {
+    /* (c) the transaction began after a moment this connection had none,
+    ** which came after the load: no commit since the load (the newest
+    ** commit is still the entry's) means its snapshot is the entry's */
+    ga_fstamp_read_locked(db, schema, &now);
   }
-  ga_fstamp now;
-  int rc = ga_fstamp_read(db, schema, &now);
   if (rc != SQLITE_OK) {
     if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
       return rc & 0xff;
@@ -531,11 +555,12 @@ static int shared_current(sqlite3 *db, const char *schema, ga_centry *e,
   }
   const char *diff = ga_fstamp_diff(&e->fs, &now);
   if (diff) {
-    if (txn == SQLITE_TXN_NONE && now.ok)
+    /* a provable state other than the entry's is a later one: commits
+    ** only move the file on (a file renamed over has another key) */
+    if (now.ok)
       __atomic_store_n(&e->stale, 1, __ATOMIC_RELAXED);
-    snprintf(why, nwhy, "the shared entry is not current for this "
-                        "connection: %s",
-             diff);
+    snprintf(why, nwhy,
+             "the shared entry is not current for this connection: %s", diff);
   }
   return SQLITE_OK;
 }
@@ -796,6 +821,7 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       (long long)ctr[3], (long long)ctr[4], (long long)ctr[5],
       (long long)loads, nconn);
   ga_cache_watchers(c, db);
+  note_idle(db, "main"); /* rule 7 */
   ga_centry **vis = NULL;
   int nvis = c ? ga_cache_visible_entries(c, db, &vis) : 0;
   for (int vi = 0; vi < nvis; vi++) {

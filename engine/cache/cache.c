@@ -95,6 +95,80 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static ga_cache *g_cache;
 /* the query lock's depth on this thread (rule 6) */
 static _Thread_local int q_depth;
+/* planner/cache_plan.c rule 7's clock */
+static int64_t g_seq;
+
+static pthread_mutex_t g_idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ga_cidle {
+  const void *db;
+  char *schema;
+  int64_t seq;
+} *g_idle;
+static int g_nidle;
+
+int64_t ga_cache_seq_now(void) {
+  return __atomic_load_n(&g_seq, __ATOMIC_SEQ_CST);
+}
+
+void ga_cache_note_idle(const void *db, const char *schema, int64_t seq) {
+  pthread_mutex_lock(&g_idle_mu);
+  int at = -1;
+  for (int i = 0; i < g_nidle && at < 0; i++)
+    if (g_idle[i].db == db && !sqlite3_stricmp(g_idle[i].schema, schema))
+      at = i;
+  if (at < 0) {
+    char *name = sqlite3_mprintf("%s", schema);
+    if (!g_idle)
+      g_idle = sqlite3_malloc64(sizeof(*g_idle) * GA_CACHE_IDLE);
+    if (!name || !g_idle) { /* out of memory: nothing noted, no proof */
+      sqlite3_free(name);
+      pthread_mutex_unlock(&g_idle_mu);
+      return;
+    }
+    if (g_nidle == GA_CACHE_IDLE) { /* the bound: the oldest goes */
+      int old = 0;
+      for (int i = 1; i < g_nidle; i++)
+        if (g_idle[i].seq < g_idle[old].seq)
+          old = i;
+      sqlite3_free(g_idle[old].schema);
+      g_idle[old] = g_idle[--g_nidle];
+    }
+    at = g_nidle++;
+    g_idle[at].db = db;
+    g_idle[at].schema = name;
+    g_idle[at].seq = seq;
+  }
+  if (seq > g_idle[at].seq)
+    g_idle[at].seq = seq;
+  pthread_mutex_unlock(&g_idle_mu);
+}
+
+int64_t ga_cache_idle_seq(const void *db, const char *schema) {
+  int64_t seq = -1;
+  pthread_mutex_lock(&g_idle_mu);
+  for (int i = 0; i < g_nidle; i++)
+    if (g_idle[i].db == db && !sqlite3_stricmp(g_idle[i].schema, schema))
+      seq = g_idle[i].seq;
+  pthread_mutex_unlock(&g_idle_mu);
+  return seq;
+}
+
+/* A closing connection's idle moments. */
+static void forget_idle(const void *db) {
+  pthread_mutex_lock(&g_idle_mu);
+  for (int i = 0; i < g_nidle;)
+    if (g_idle[i].db == db) {
+      sqlite3_free(g_idle[i].schema);
+      g_idle[i] = g_idle[--g_nidle];
+    } else {
+      i++;
+    }
+  if (!g_nidle) {
+    sqlite3_free(g_idle);
+    g_idle = NULL;
+  }
+  pthread_mutex_unlock(&g_idle_mu);
+}
 
 ga_cache *ga_cache_new(void) {
   ga_cache *c = sqlite3_malloc64(sizeof(*c));
@@ -196,6 +270,7 @@ void ga_cache_link(ga_cache *c, ga_centry *e) {
   e->linked = 1;
   e->refs++;
   c->loads++;
+  e->seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&c->mu);
 }
 
@@ -271,6 +346,7 @@ void ga_cache_release(ga_cache *c, const void *owner) {
     if (gone)
       ga_centry_free(drop);
   }
+  forget_idle(owner);
   pthread_mutex_lock(&g_mu);
   int last = --c->nconn == 0;
   if (last && g_cache == c)

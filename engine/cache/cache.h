@@ -209,6 +209,7 @@ typedef struct ga_centry {
   uint64_t fdev, fino;
   int64_t shared_hits; /* answers to connections other than the owner */
   ga_fstamp fs;
+  int64_t seq; /* ga_cache_seq_now when it was linked (rule 7's idle) */
   double load_ms;
   char note[128]; /* how it was loaded (parallel/serial, GPU fallback) */
 } ga_centry;
@@ -221,6 +222,7 @@ typedef struct ga_cache {
   int nconn;
   pthread_mutex_t qmu;
   int64_t loads; /* gpu_cache loads that made an entry (under mu) */
+
   ga_centry *entries;
   int64_t used; /* bytes of every entry, and of a load under way */
   int64_t tick; /* LRU clock */
@@ -259,6 +261,17 @@ void ga_cache_link(ga_cache *c, ga_centry *e);
 ** reference (the caller holds one). */
 void ga_cache_drop(ga_cache *c, ga_centry *e);
 void ga_cache_drop_all(ga_cache *c);
+/* planner/cache_plan.c rule 7's clock: a process-wide counter that
+** ga_cache_link moves (sequentially consistent); note_idle records that
+** connection db had no transaction open on schema at a moment after the
+** clock read seq (read it BEFORE looking at sqlite3_txn_state); idle_seq:
+** the last such seq, or -1: the last of each (db, schema name), at most
+** GA_CACHE_IDLE of them (the oldest goes), forgotten when db closes
+** (ga_cache_release). */
+#define GA_CACHE_IDLE 1024
+int64_t ga_cache_seq_now(void);
+void ga_cache_note_idle(const void *db, const char *schema, int64_t seq);
+int64_t ga_cache_idle_seq(const void *db, const char *schema);
 /* Rule 5's query lock (re-entrant on one thread). */
 void ga_cache_qlock(ga_cache *c);
 void ga_cache_qunlock(ga_cache *c);

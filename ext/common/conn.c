@@ -84,6 +84,11 @@ ga_conn *ga_conn_open(sqlite3 *db, int *again) {
     return NULL;
   }
   conn->refs = 1; /* the caller's */
+  /* planner/cache_plan.c rule 7: a connection that loads gpuagg outside a
+  ** transaction may read the shared entries loaded before */
+  int64_t seq = ga_cache_seq_now();
+  if (sqlite3_txn_state(db, "main") == SQLITE_TXN_NONE)
+    ga_cache_note_idle(db, "main", seq);
   ga_config_default(&conn->cfg);
   node->db = db;
   node->conn = conn;
