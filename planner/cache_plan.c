@@ -412,6 +412,20 @@ static void note_idle(sqlite3 *db, const char *schema) {
 }
 
 
+void ga_cache_note_idle_db(sqlite3 *db) {
+#ifndef SQLITE_CORE
+  /* the API table has sqlite3_db_name from 3.39 on */
+  if (sqlite3_libversion_number() < 3039000) {
+    note_idle(db, "main");
+    return;
+  }
+#endif
+  const char *name;
+  for (int i = 0; (name = sqlite3_db_name(db, i)) != NULL; i++)
+    if (i != 1) /* temp: never shared */
+      note_idle(db, name);
+}
+
 ga_centry *ga_cache_lookup(ga_cache *c, sqlite3 *db, const char *schema,
                            const char *table) {
   uint64_t dev = 0, ino = 0;
@@ -515,9 +529,20 @@ char *ga_centry_sig(sqlite3 *db, const char *schema, const ga_centry *e,
 ** schema name).  SQLITE_OK with why "" when current; why set otherwise
 ** (the entry marked stale where the file proved a newer state). */
 static int shared_current(sqlite3 *db, const char *schema, ga_centry *e,
-                          char *why, size_t nwhy) {
+                          char *why, size_t nwhy, int mark) {
   if (!e->shareable) { /* cannot be: ga_cache_get finds none */
     snprintf(why, nwhy, "the entry is another connection's own");
+    return SQLITE_OK;
+  }
+  /* a WAL with no committed frame: its header proves the state only
+  ** while the process held the file open all along: the owner, on main
+  ** (it cannot detach it), still open */
+  int held = e->fs.walempty;
+  if (held && !__atomic_load_n(&e->owner, __ATOMIC_RELAXED)) {
+    snprintf(why, nwhy,
+             "the shared entry's WAL had no committed frame, which proves "
+             "the state only while its owner keeps the file open, and the "
+             "owner closed");
     return SQLITE_OK;
   }
   ga_fstamp now;
@@ -553,11 +578,12 @@ static int shared_current(sqlite3 *db, const char *schema, ga_centry *e,
              sqlite3_errstr(rc));
     return SQLITE_OK;
   }
-  const char *diff = ga_fstamp_diff(&e->fs, &now);
+  const char *diff =
+      held ? ga_fstamp_diff_held(&e->fs, &now) : ga_fstamp_diff(&e->fs, &now);
   if (diff) {
     /* a provable state other than the entry's is a later one: commits
     ** only move the file on (a file renamed over has another key) */
-    if (now.ok)
+    if (mark && (now.ok || (held && now.walempty)))
       __atomic_store_n(&e->stale, 1, __ATOMIC_RELAXED);
     snprintf(why, nwhy,
              "the shared entry is not current for this connection: %s", diff);
@@ -574,7 +600,7 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
   ** stamps; any other reader proves the file's state */
   if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db ||
       sqlite3_stricmp(e->schema, schema)) {
-    rc = shared_current(db, schema, e, why, nwhy);
+    rc = shared_current(db, schema, e, why, nwhy, 1);
     if (rc != SQLITE_OK || why[0])
       return rc;
     goto rule6;
@@ -838,12 +864,10 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
     } else {
       /* rule 7, without marking: the file's stamp as this connection
       ** would prove it, under the schema name it gives the file */
-      ga_fstamp fs;
-      char *name = shared_schema(db, e);
-      current = name &&
-                !(sqlite3_txn_state(db, name) != SQLITE_TXN_NONE && e->fs.wal) &&
-                ga_fstamp_read(db, name, &fs) == SQLITE_OK &&
-                !ga_fstamp_diff(&e->fs, &fs);
+      char *name = shared_schema(db, e), w[8];
+      w[0] = 0;
+      current = name && shared_current(db, name, e, w, sizeof w, 0) ==
+                            SQLITE_OK && !w[0];
       sqlite3_free(name);
     }
     ga_cstamp_free(&now);

@@ -91,6 +91,11 @@ char *ga_centry_sig(sqlite3 *db, const char *schema, const ga_centry *e,
 ** process for the same file (ga_fstamp_ident) and table. */
 ga_centry *ga_cache_lookup(ga_cache *c, sqlite3 *db, const char *schema,
                            const char *table);
+/* Rule 7: db is seen with no transaction open on main now (a statement
+** being prepared, the extension loaded): noted, so that the read
+** transaction of a statement prepared later may be proven to have begun
+** after an entry's load. */
+void ga_cache_note_idle_db(sqlite3 *db);
 /* Whether e is one db sees (its own, or a shared one of a file db has
 ** open): gpuagg_info's entries, gpu_cache_drop()'s. */
 int ga_cache_visible(sqlite3 *db, const ga_centry *e);

@@ -331,7 +331,7 @@ void ga_cache_release(ga_cache *c, const void *owner) {
     pthread_mutex_lock(&c->mu);
     for (ga_centry *e = c->entries; e; e = e->next)
       if (e->owner == owner && owner) {
-        if (e->shareable && !e->watch) {
+        if (e->shareable && !e->watch && !e->fs.walempty) {
           __atomic_store_n(&e->owner, NULL, __ATOMIC_RELAXED);
         } else {
           drop = e;

@@ -5,11 +5,13 @@
 
 #include <string.h>
 
-const char *ga_fstamp_diff(const ga_fstamp *a, const ga_fstamp *b) {
-  if (!a->ok)
+static const char *diff(const ga_fstamp *a, const ga_fstamp *b, int held) {
+  if (!a->ok && !(held && a->walempty))
     return a->why ? a->why : "the file's state cannot be proven";
-  if (!b->ok)
+  if (!b->ok && !(held && b->walempty))
     return b->why ? b->why : "the file's state cannot be proven";
+  if (a->walempty != b->walempty)
+    return "the WAL changed (the wal-index header: a commit)";
   if (a->st_dev != b->st_dev || a->st_ino != b->st_ino)
     return "another file under the name (device, inode)";
   if (a->st_ctime_ns != b->st_ctime_ns || a->size != b->size)
@@ -26,4 +28,12 @@ const char *ga_fstamp_diff(const ga_fstamp *a, const ga_fstamp *b) {
     return "the WAL changed (the wal-index header: a commit, a checkpoint's "
            "restart)";
   return NULL;
+}
+
+const char *ga_fstamp_diff(const ga_fstamp *a, const ga_fstamp *b) {
+  return diff(a, b, 0);
+}
+
+const char *ga_fstamp_diff_held(const ga_fstamp *a, const ga_fstamp *b) {
+  return diff(a, b, 1);
 }

@@ -37,11 +37,19 @@ typedef struct ga_fstamp {
   uint32_t counter, npages, cookie, pagesize; /* header offsets 24, 28, 40 */
   int wal;      /* the header says WAL (bytes 18 and 19 are 2) */
   int walprov;  /* WAL: frame mxFrame of the -wal matched the wal-index */
+  /* WAL with no committed frame (mxFrame 0), the wal-index header read:
+  ** not provable on its own (ok = 0, rule 2), but equal headers prove the
+  ** state while a connection of the process holds the file open all along
+  ** (planner/cache_plan.c rule 7: the entry's owner, on main) */
+  int walempty;
   uint32_t mxframe, salt[2], cksum[2];
   unsigned char walidx[GA_FSTAMP_WALIDX]; /* the wal-index header */
 } ga_fstamp;
 
-/* NULL when a and b prove the same state (rule 1), else what differs. */
+/* NULL when a and b prove the same state (rule 1), else what differs;
+** ga_fstamp_diff_held: the same, taking walempty stamps as provable (the
+** caller knows the file was held open between them). */
+const char *ga_fstamp_diff_held(const ga_fstamp *a, const ga_fstamp *b);
 const char *ga_fstamp_diff(const ga_fstamp *a, const ga_fstamp *b);
 
 #endif

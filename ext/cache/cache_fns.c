@@ -784,7 +784,9 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   e->owner = db;
   e->fs = e->stamp.fs;
   uint64_t dev = 0, ino = 0;
-  e->shareable = sqlite3_stricmp(e->schema, "temp") && e->fs.ok &&
+  e->shareable = sqlite3_stricmp(e->schema, "temp") &&
+                 (e->fs.ok ||
+                  (e->fs.walempty && !sqlite3_stricmp(e->schema, "main"))) &&
                  !e->watch &&
                  !(e->fs.wal && txn_before != SQLITE_TXN_NONE) &&
                  ga_fstamp_ident(db, e->schema, &dev, &ino) &&

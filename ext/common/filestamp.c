@@ -19,7 +19,8 @@
 **      must hold frame mxFrame under those salts with that checksum.  A WAL
 **      with no committed frame (mxFrame 0) proves nothing: another process
 **      may have written, checkpointed and deleted its WAL, leaving the
-**      header as it was: ok = 0.  Exclusive locking mode may keep the
+**      header as it was: ok = 0 (walempty = 1: equal headers prove the
+**      state only while the process held the file open all along).  Exclusive locking mode may keep the
 **      wal-index in heap memory: ok = 0.
 **   4. ga_fstamp_read, for a connection that did not load the entry: the
 **      wal-index header is read before the read transaction opens and
@@ -115,6 +116,7 @@ static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
   memcpy(&mx, h1 + 16, 4); /* native byte order */
   memcpy(fck, h1 + 24, 8);
   if (mx == 0) {
+    s->walempty = s->ok; /* nothing else was wrong (fstamp.h) */
     no(s, "WAL mode with no committed frame in the WAL (nothing on disk "
           "proves the state)");
     return;
@@ -214,10 +216,12 @@ int ga_fstamp_read(sqlite3 *db, const char *schema, ga_fstamp *s) {
     if (rc == SQLITE_ROW) {
       rc = SQLITE_OK;
       ga_fstamp_read_locked(db, schema, s); /* the lock is held here */
-      if (s->ok && s->wal && (!have_before || memcmp(before, s->walidx,
-                                                     GA_FSTAMP_WALIDX)))
+      if ((s->ok || s->walempty) && s->wal &&
+          (!have_before || memcmp(before, s->walidx, GA_FSTAMP_WALIDX))) {
+        s->walempty = 0;
         no(s, "a commit was published while the read transaction opened "
               "(the wal-index header moved)");
+      }
     } else {
       rc = sqlite3_reset(st);
       if (rc == SQLITE_OK)
