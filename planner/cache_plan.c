@@ -331,8 +331,7 @@ const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
         x->size != y->size)
       return "the attached file changed (its header or size: detached, "
              "written and attached again)";
-    if (x->mxframe != y->mxframe ||
-        memcmp(x->salt, y->salt, sizeof x->salt) ||
+    if (x->mxframe != y->mxframe || memcmp(x->salt, y->salt, sizeof x->salt) ||
         memcmp(x->cksum, y->cksum, sizeof x->cksum))
       return "the attached file changed (its WAL: detached, written and "
              "attached again)";
@@ -410,7 +409,6 @@ static void note_idle(sqlite3 *db, const char *schema) {
   if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE)
     ga_cache_note_idle(db, schema, seq);
 }
-
 
 void ga_cache_note_idle_db(sqlite3 *db) {
 #ifndef SQLITE_CORE
@@ -641,8 +639,7 @@ rule6:
              "this connection wrote to %s in a transaction still open, or "
              "a statement of it is writing to %s now (the rows differ from "
              "the entry's until COMMIT, which makes it stale, or ROLLBACK)",
-             schema,
-             schema);
+             schema, schema);
     return SQLITE_OK;
   }
   int64_t ru = 0;
@@ -672,8 +669,9 @@ rule6:
 /* ---- the cache step ---- */
 
 static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
-                        ga_centry **ep, const ga_target *t, const ga_parts *p, ga_cquery *qp,
-                        ga_scan_out *out, int *hit, char *why, size_t nwhy) {
+                        ga_centry **ep, const ga_target *t, const ga_parts *p,
+                        ga_cquery *qp, ga_scan_out *out, int *hit, char *why,
+                        size_t nwhy) {
   ga_cache *c = conn->cache;
   *hit = 0;
   why[0] = 0;
@@ -684,7 +682,7 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     return SQLITE_OK;
   ga_centry_put(c, e);
   if (cfg->cache_bytes > 0)
-    ga_cache_fit(c, cfg->cache_bytes); /* a lowered budget */
+    ga_cache_fit(c, cfg->cache_bytes);                   /* a lowered budget */
   *ep = e = ga_cache_lookup(c, db, t->schema, t->table); /* rule 7: held */
   if (!e) {
     snprintf(why, nwhy, "the entry was evicted (cache_bytes)");
@@ -844,8 +842,8 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       where == GA_CACHE_GPU ? "gpu" : "host",
       (long long)ga_cache_budget(&cfg, where), (long long)used,
       (long long)ctr[0], (long long)ctr[1], (long long)ctr[2],
-      (long long)ctr[3], (long long)ctr[4], (long long)ctr[5],
-      (long long)loads, nconn);
+      (long long)ctr[3], (long long)ctr[4], (long long)ctr[5], (long long)loads,
+      nconn);
   ga_cache_watchers(c, db);
   note_idle(db, "main"); /* rule 7 */
   ga_centry **vis = NULL;
@@ -866,8 +864,9 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       ** would prove it, under the schema name it gives the file */
       char *name = shared_schema(db, e), w[8];
       w[0] = 0;
-      current = name && shared_current(db, name, e, w, sizeof w, 0) ==
-                            SQLITE_OK && !w[0];
+      current = name &&
+                shared_current(db, name, e, w, sizeof w, 0) == SQLITE_OK &&
+                !w[0];
       sqlite3_free(name);
     }
     ga_cstamp_free(&now);
@@ -889,11 +888,12 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
                         current ? "true" : "false", (long long)e->hits,
                         e->load_ms);
     /* rule 2: the entry holds a connection of its own to the file */
-    sqlite3_str_appendf(
-        s, ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
-           "\"shared_hits\":%lld,\"how\":",
-        e->watch ? "true" : "false", e->shareable ? "true" : "false",
-        mine ? "true" : "false", (long long)e->shared_hits);
+    sqlite3_str_appendf(s,
+                        ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
+                        "\"shared_hits\":%lld,\"how\":",
+                        e->watch ? "true" : "false",
+                        e->shareable ? "true" : "false",
+                        mine ? "true" : "false", (long long)e->shared_hits);
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");

@@ -103,7 +103,7 @@ static struct ga_cidle {
   const void *db;
   char *schema;
   int64_t seq;
-} *g_idle;
+} * g_idle;
 static int g_nidle;
 
 int64_t ga_cache_seq_now(void) {

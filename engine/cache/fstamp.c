@@ -17,8 +17,7 @@ static const char *diff(const ga_fstamp *a, const ga_fstamp *b, int held) {
   if (a->st_ctime_ns != b->st_ctime_ns || a->size != b->size)
     return "the file was written (its change time or size moved)";
   if (a->counter != b->counter || a->npages != b->npages ||
-      a->cookie != b->cookie || a->pagesize != b->pagesize ||
-      a->wal != b->wal)
+      a->cookie != b->cookie || a->pagesize != b->pagesize || a->wal != b->wal)
     return "the database header changed (change counter, pages, schema "
            "cookie)";
   if (a->wal &&

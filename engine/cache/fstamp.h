@@ -33,10 +33,10 @@ typedef struct ga_fstamp {
   int noident;     /* stat() of the path failed */
   uint64_t st_dev, st_ino;
   int64_t st_ctime_ns;
-  int64_t size; /* the file's size */
+  int64_t size;                               /* the file's size */
   uint32_t counter, npages, cookie, pagesize; /* header offsets 24, 28, 40 */
-  int wal;      /* the header says WAL (bytes 18 and 19 are 2) */
-  int walprov;  /* WAL: frame mxFrame of the -wal matched the wal-index */
+  int wal;     /* the header says WAL (bytes 18 and 19 are 2) */
+  int walprov; /* WAL: frame mxFrame of the -wal matched the wal-index */
   /* WAL with no committed frame (mxFrame 0), the wal-index header read:
   ** not provable on its own (ok = 0, rule 2), but equal headers prove the
   ** state while a connection of the process holds the file open all along

@@ -426,11 +426,11 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     char *piece = collect_sql("main", t->table, t->rowid, cl);
     /* a reference while the file stays attached (scan_pool.c rule 2) */
     ga_scan_pool_prune(db, conn->cache_pools, &conn->ncache_pools);
-    plan.spec.pool = piece ? ga_scan_pool_hold(&conn->cache_pools,
-                                               &conn->ncache_pools, plan.vfs,
-                                               plan.path, plan.spec.immutable,
-                                               plan.spec.readonly)
-                           : NULL;
+    plan.spec.pool =
+        piece ? ga_scan_pool_hold(&conn->cache_pools, &conn->ncache_pools,
+                                  plan.vfs, plan.path, plan.spec.immutable,
+                                  plan.spec.readonly)
+              : NULL;
     if (!piece || !plan.spec.pool ||
         ga_plan_verify(&plan, plan.spec.pool) != SQLITE_OK) {
       rc = SQLITE_NOMEM;
@@ -644,13 +644,13 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       err = sqlite3_mprintf(
           "gpu_cache: %s.%s: %s", t.schema, t.table,
           before.fs.gone ? "the attached file's path names another file now, "
-                        "or none (renamed over or deleted while attached); "
-                        "DETACH and ATTACH it again"
-                      : "the attached file's identity cannot be read "
-                        "(stat() of its name failed), so a DETACH and "
-                        "ATTACH of another file under that name would "
-                        "pass unseen; cache it on a connection that opens "
-                        "it as main");
+                           "or none (renamed over or deleted while attached); "
+                           "DETACH and ATTACH it again"
+                         : "the attached file's identity cannot be read "
+                           "(stat() of its name failed), so a DETACH and "
+                           "ATTACH of another file under that name would "
+                           "pass unseen; cache it on a connection that opens "
+                           "it as main");
       rc = SQLITE_ERROR;
     }
     if (rc == SQLITE_OK && before.unprovable && !watch &&
@@ -784,13 +784,12 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   e->owner = db;
   e->fs = e->stamp.fs;
   uint64_t dev = 0, ino = 0;
-  e->shareable = sqlite3_stricmp(e->schema, "temp") &&
-                 (e->fs.ok ||
-                  (e->fs.walempty && !sqlite3_stricmp(e->schema, "main"))) &&
-                 !e->watch &&
-                 !(e->fs.wal && txn_before != SQLITE_TXN_NONE) &&
-                 ga_fstamp_ident(db, e->schema, &dev, &ino) &&
-                 dev == e->fs.st_dev && ino == e->fs.st_ino;
+  e->shareable =
+      sqlite3_stricmp(e->schema, "temp") &&
+      (e->fs.ok || (e->fs.walempty && !sqlite3_stricmp(e->schema, "main"))) &&
+      !e->watch && !(e->fs.wal && txn_before != SQLITE_TXN_NONE) &&
+      ga_fstamp_ident(db, e->schema, &dev, &ino) && dev == e->fs.st_dev &&
+      ino == e->fs.st_ino;
   e->fdev = dev;
   e->fino = ino;
   /* another thread's load of the same key meanwhile: this one replaces it */

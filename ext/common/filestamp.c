@@ -20,7 +20,8 @@
 **      with no committed frame (mxFrame 0) proves nothing: another process
 **      may have written, checkpointed and deleted its WAL, leaving the
 **      header as it was: ok = 0 (walempty = 1: equal headers prove the
-**      state only while the process held the file open all along).  Exclusive locking mode may keep the
+**      state only while the process held the file open all along).  Exclusive
+*locking mode may keep the
 **      wal-index in heap memory: ok = 0.
 **   4. ga_fstamp_read, for a connection that did not load the entry: the
 **      wal-index header is read before the read transaction opens and
@@ -85,8 +86,7 @@ static int walidx_hdr(sqlite3_file *f, unsigned char *h) {
   for (int i = 0; i < 100; i++) {
     memcpy(h, (const void *)shm, GA_FSTAMP_WALIDX);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    memcpy(h2, (const unsigned char *)shm + GA_FSTAMP_WALIDX,
-           GA_FSTAMP_WALIDX);
+    memcpy(h2, (const unsigned char *)shm + GA_FSTAMP_WALIDX, GA_FSTAMP_WALIDX);
     if (!memcmp(h, h2, GA_FSTAMP_WALIDX))
       return 1;
   }

@@ -720,9 +720,8 @@ static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
                       ga_parts *parts, int *hit, char *why, size_t n) {
   query_vtab *vt = (query_vtab *)c->base.pVtab;
   ga_cache *cache = vt->mod->conn->cache;
-  ga_centry *e = cache ? ga_cache_lookup(cache, db, c->q.t.schema,
-                                         c->q.t.table)
-                       : NULL;
+  ga_centry *e =
+      cache ? ga_cache_lookup(cache, db, c->q.t.schema, c->q.t.table) : NULL;
   int stale = e && __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
   if (e) /* whether one exists (issue 40: ga_cache_answer holds it) */
     ga_centry_put(cache, e);
