@@ -175,6 +175,20 @@ def section_three(rep, device, mode):
         info(a)
     check(rep, tag + "_reloaded_a", a, want="shared")
     check(rep, tag + "_reloaded_c", c, want="cache")
+    if mode == "wal":
+        # a load inside an older WAL snapshot: exact for its owner, never
+        # shared (its stamp would be the newest commit's)
+        a.execute("BEGIN")
+        a.execute("SELECT count(*) FROM t").fetchall()
+        other_process(path, "UPDATE t SET x = x + 7 WHERE rowid = 5")
+        load(a)
+        check(rep, tag + "_old_snapshot_owner", a, want="cache")
+        a.execute("COMMIT")
+        check(rep, tag + "_old_snapshot_load_b", b, want="uncached")
+        rep.check(tag + "_old_snapshot_not_shareable",
+                  [e.get("shareable") for e in info(a)["cache"]["entries"]
+                   if e["table"] == "main.t"] == [False])
+        load(c)
     # the owner closes: its shared entry stays for the others (a WAL with
     # frames; a WAL without any proves nothing once the owner is gone)
     c.close()
