@@ -6,9 +6,11 @@
 **
 ** Rules (numbered as in ext/cache/cache_fns.c, which keeps the others):
 **   2. Never stale.  An entry records (ga_cstamp) the schema's data_version
-**      (commits of every other connection and process), this connection's
-**      sqlite3_total_changes64 (its own writes, committed or not, rolled
-**      back or not), the schema_version (DDL, drop and re-create under one
+**      (commits of every other connection and process), for a TEMP entry
+**      this connection's sqlite3_total_changes64 (its own writes to temp;
+**      an entry of main or an attached file ignores it: a TEMP insert or a
+**      write to another attached file moves it, not the entry's pager,
+**      issue 40), the schema_version (DDL, drop and re-create under one
 **      name, VACUUM) and the file behind the schema (a DETACH and ATTACH of
 **      another file under the same name).  An answer is taken only when all
 **      are the same as now; otherwise the entry is marked stale for good
@@ -54,6 +56,38 @@
 **      entry's columns otherwise than at the load (the opcodes of SELECT
 **      <columns>, ga_program_sig; the load itself runs on the caller's
 **      connection when an authorizer changes it, planner/path.c rule 10).
+**   7. Sharing (issue 40, engine/cache/cache.h rule 5).  ga_cache_lookup
+**      finds the caller's own entry of that schema name, else a shareable
+**      one of the same file (device, inode) and table.  The owner, under
+**      the name it loaded, keeps rule 2's stamps; any other reader must
+**      prove with its own file stamp (ext/common/filestamp.c) that it reads
+**      exactly the entry's state:
+**        (a) no transaction open on the schema: the stamp read around a
+**            read transaction opened for it (WAL: the wal-index header
+**            just before and just after it opens) equals the entry's;
+**        (b) rollback journal, a transaction open: the SHARED lock held
+**            since it began keeps commits out; the stamp under it equals;
+**        (c) WAL, a transaction open (gpu_aggregate's statement holds one
+**            on main before xFilter): the connection was seen with no
+**            transaction on the schema (note_idle: at prepare, at the
+**            extension's load, gpuagg_info, any lookup) at a moment after
+**            the entry was linked (ga_cache_seq_now), and the newest
+**            commit is still the entry's: headers never repeat (mxFrame
+**            and iChange grow, a restart changes the salts), so no commit
+**            happened since the load, and the transaction, begun after
+**            that moment, reads the entry's state;
+**        (d) a WAL without a committed frame proves nothing on disk; it is
+**            shared only while its owner keeps the file open as main (the
+**            WAL cannot be removed and rebuilt meanwhile); the owner's
+**            close drops it (engine/cache/cache.c ga_cache_release).
+**      Not proven: the uncached path, the reason in last_scan.why; a
+**      reader with no transaction open that proves another state marks the
+**      entry stale (commits only move a file on).  Rule 6 applies to every
+**      reader on its own connection (writes, read_uncommitted, its
+**      authorizer against the entry's columns under its own schema name);
+**      TEMP shadowing resolves the target to temp first, whose entries are
+**      never shared.  The query runs under the cache's query lock with a
+**      reference held (engine/cache/cache.c rule 6).
 */
 #include <stdio.h>
 #include <string.h>

@@ -63,6 +63,17 @@
 **      not in the entry.  Such a list fails as a named one would (a column
 **      holding BLOBs, more than GA_CACHE_MAX_COLS columns), the error
 **      saying to name the columns instead.
+**   9. One cache per process (engine/cache/cache.h rule 5, issue 40): the
+**      entry's key is the file's (ga_fstamp_ident: device, inode) and the
+**      table, so a load replaces another connection's entry of the same
+**      file too; it records its owner (this connection) and its file stamp
+**      (ext/common/filestamp.c, read with the load's first stamp under the
+**      read lock).  It is shareable when that stamp proves the state (or,
+**      on main, a WAL without a committed frame while the owner keeps it
+**      open) and the load did not run inside a WAL read transaction opened
+**      before the first stamp (whose snapshot may be older than the newest
+**      commit the stamp records); TEMP and in-memory entries never are.
+**      gpu_cache_drop() drops the entries this connection sees.
 */
 #include <stdio.h>
 #include <stdlib.h>
