@@ -712,7 +712,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       snprintf(why, nwhy, "%s has no gpu_cache entry", x->table);
       goto done;
     }
-    if (x->e->stale) {
+    if (__atomic_load_n(&x->e->stale, __ATOMIC_RELAXED)) {
       snprintf(why, nwhy, "the entry of %s is stale; gpu_cache reloads it",
                x->table);
       goto done;
@@ -1056,7 +1056,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   *hit = 1;
   for (int k = 0; k < j.n; k++) {
     j.tab[k].e->hits++;
-    j.tab[k].e->lru = ga_cache_touch(j.c);
+    __atomic_store_n(&j.tab[k].e->lru, ga_cache_touch(j.c), __ATOMIC_RELAXED);
   }
   ga_cache_qlock(j.c);
   j.c->queries_host++;

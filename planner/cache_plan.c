@@ -782,7 +782,8 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     e->hits++;
     if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db)
       e->shared_hits++;
-    e->lru = ga_cache_touch(c);
+    /* victim() reads it under c->mu: atomic (engine/cache/cache.c rule 6) */
+    __atomic_store_n(&e->lru, ga_cache_touch(c), __ATOMIC_RELAXED);
     if (e->where == GA_CACHE_GPU)
       c->queries_gpu++;
     else

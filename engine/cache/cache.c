@@ -427,7 +427,9 @@ static ga_centry *victim(ga_cache *c, const ga_centry *keep) {
       continue;
     int es = __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
     int bs = best ? __atomic_load_n(&best->stale, __ATOMIC_RELAXED) : 0;
-    if (!best || (es && !bs) || (es == bs && e->lru < best->lru))
+    if (!best || (es && !bs) ||
+        (es == bs && __atomic_load_n(&e->lru, __ATOMIC_RELAXED) <
+                         __atomic_load_n(&best->lru, __ATOMIC_RELAXED)))
       best = e;
   }
   return best;
