@@ -219,6 +219,9 @@ def section_temp_attached(rep, device):
     a.execute("CREATE TEMP TABLE tt AS SELECT * FROM main.t")
     load(a, "tt")
     check(rep, tag + "_temp_entry", a, table="tt", want="cache")
+    a.execute("INSERT INTO tt VALUES (12345, 1, 1.0)")  # TEMP's own writes count
+    check(rep, tag + "_temp_entry_written", a, table="tt", want="uncached")
+    load(a, "tt")
     b = connect(path, device)
     rep.check(tag + "_temp_not_seen", all(e["table"] != "temp.tt"
                                           for e in info(b)["cache"]["entries"]))
