@@ -137,10 +137,21 @@ def section_three(rep, device, mode):
     check(rep, tag + "_b", b, want="shared")
     check(rep, tag + "_c", c, want="shared")
     check(rep, tag + "_c_filtered", c, want="shared", f="y > 50", g=None)
+    # the one-statement form (gpu_query_json, its statement holding a read
+    # transaction on main): a new connection answered from the shared entry
+    d = connect(path, device)
+    q = "SELECT k, sum(x), count(*) FROM t GROUP BY k ORDER BY k"
+    got = [json.loads(r[0]) for r in
+           d.execute("SELECT row_json FROM gpu_query_json(?)", (q,)).fetchall()]
+    ls = info(d)["last_scan"]
+    ref = [list(r) for r in d.execute(q.replace("sum(", "gpu_sum(")).fetchall()]
+    rep.check(tag + "_json_shared", got == ref and ls["path"] == "cache"
+              and "shared" in ls["why"], "%r %r %r" % (got[:2], ref[:2], ls))
+    d.close()
     ci = info(c)["cache"]
     es = [e for e in ci["entries"] if e["table"] == "main.t"]
     rep.check(tag + "_one_load", ci.get("loads", 0) - loads0 == 1 and len(es) == 1
-              and es[0].get("shared_hits") == 3 and es[0].get("mine") is False
+              and es[0].get("shared_hits") == 4 and es[0].get("mine") is False
               and es[0].get("shareable") is True and es[0]["current"] is True, repr(ci))
     rep.check(tag + "_owner_sees_mine", [e.get("mine") for e in info(a)["cache"]["entries"]
                                          if e["table"] == "main.t"] == [True])
