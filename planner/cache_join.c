@@ -705,7 +705,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   memset(&s, 0, sizeof(s));
   ga_centry virt;
   memset(&virt, 0, sizeof(virt));
-  int have_virt = 0, ok = 0, gpu = 0;
+  int have_virt = 0, ok = 0, gpu = 0, qlocked = 0;
   ga_centry mir[CJ_MAX_TABS]; /* rule 4: GPU dimensions' host copies */
   memset(mir, 0, sizeof(mir));
   ga_cgstar gs;
@@ -719,15 +719,17 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
 
   if (!j.c || !p->join_from_caller)
     return SQLITE_OK;
-  ga_cache_watchers(j.c);
+  ga_cache_watchers(j.c, db);
   if (cfg->cache_bytes > 0)
     ga_cache_fit(j.c, cfg->cache_bytes);
   {
     /* rule 4: every table's entry (said only where one has any) */
     int any = 0;
+    pthread_mutex_lock(&j.c->mu); /* the process's list (issue 40) */
     for (int k = 0; k < p->njoin_tables && !any; k++)
       for (ga_centry *e = j.c->entries; e && !any; e = e->next)
         any = !sqlite3_stricmp(e->table, p->join_tables[k]);
+    pthread_mutex_unlock(&j.c->mu);
     if (!any)
       return SQLITE_OK;
   }
@@ -739,17 +741,16 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
            j.tab[0].table);
   for (int k = 0; k < j.n; k++) {
     cj_tab *x = &j.tab[k];
-    x->e = ga_cache_find(j.c, x->schema, x->table);
+    x->e = x->real = ga_cache_lookup(j.c, db, x->schema, x->table); /* held */
     if (!x->e) {
       snprintf(why, nwhy, "%s has no gpu_cache entry", x->table);
       goto done;
     }
-    if (x->e->stale) {
+    if (__atomic_load_n(&x->e->stale, __ATOMIC_RELAXED)) {
       snprintf(why, nwhy, "the entry of %s is stale; gpu_cache reloads it",
                x->table);
       goto done;
     }
-    x->real = x->e;
     if (x->e->where != j.tab[0].e->where && k && !gpu) {
       snprintf(why, nwhy,
                "%s is in GPU memory (a star join over a host entry of the "
@@ -769,6 +770,11 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
         goto done;
       }
   }
+  /* One query on entries at a time (issue 40; cache.c rule 6): held from
+  ** the GPU dimensions' copies through the build, the probe, the answer
+  ** and a failed GPU step's drop, to the device memory's release (done). */
+  ga_cache_qlock(j.c);
+  qlocked = 1;
   for (int k = 1; gpu && k < j.n; k++) { /* rule 4: a GPU dimension */
     cj_tab *x = &j.tab[k];
     int64_t mb = 0;
@@ -1135,12 +1141,14 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   *hit = 1;
   for (int k = 0; k < j.n; k++) {
     j.tab[k].real->hits++;
-    j.tab[k].real->lru = ga_cache_touch(j.c);
+    __atomic_store_n(&j.tab[k].real->lru, ga_cache_touch(j.c), __ATOMIC_RELAXED);
   }
+  ga_cache_qlock(j.c);
   if (gpu)
     j.c->queries_gpu++;
   else
     j.c->queries_host++;
+  ga_cache_qunlock(j.c);
   {
     sqlite3_str *m = sqlite3_str_new(NULL);
     sqlite3_str_appendf(m,
@@ -1182,6 +1190,8 @@ done:
   ga_cgstar_free(&gs, &virt);
   for (int k = 0; k < CJ_MAX_TABS; k++)
     ga_cgstar_mirror_free(&mir[k]);
+  if (qlocked)
+    ga_cache_qunlock(j.c);
   ga_cstar_free(&s);
   for (int k = 0; k < CJ_MAX_TABS; k++) {
     ga_cquery_free(&fq[k]);
@@ -1196,6 +1206,11 @@ done:
   sqlite3_free(vvals);
   sqlite3_free(vfilter);
   sqlite3_free(t);
+  for (int k = 0; k < CJ_MAX_TABS; k++) /* issue 40: the references */
+    if (j.tab[k].real) { /* e may be a GPU dimension's host copy (rule 4) */
+      ga_centry_put(j.c, j.tab[k].real);
+      j.tab[k].real = j.tab[k].e = NULL;
+    }
   cj_free(&j);
   return j.rc;
 }

@@ -6,9 +6,11 @@
 **
 ** Rules (numbered as in ext/cache/cache_fns.c, which keeps the others):
 **   2. Never stale.  An entry records (ga_cstamp) the schema's data_version
-**      (commits of every other connection and process), this connection's
-**      sqlite3_total_changes64 (its own writes, committed or not, rolled
-**      back or not), the schema_version (DDL, drop and re-create under one
+**      (commits of every other connection and process), for a TEMP entry
+**      this connection's sqlite3_total_changes64 (its own writes to temp;
+**      an entry of main or an attached file ignores it: a TEMP insert or a
+**      write to another attached file moves it, not the entry's pager,
+**      issue 40), the schema_version (DDL, drop and re-create under one
 **      name, VACUUM) and the file behind the schema (a DETACH and ATTACH of
 **      another file under the same name).  An answer is taken only when all
 **      are the same as now; otherwise the entry is marked stale for good
@@ -54,6 +56,38 @@
 **      entry's columns otherwise than at the load (the opcodes of SELECT
 **      <columns>, ga_program_sig; the load itself runs on the caller's
 **      connection when an authorizer changes it, planner/path.c rule 10).
+**   7. Sharing (issue 40, engine/cache/cache.h rule 5).  ga_cache_lookup
+**      finds the caller's own entry of that schema name, else a shareable
+**      one of the same file (device, inode) and table.  The owner, under
+**      the name it loaded, keeps rule 2's stamps; any other reader must
+**      prove with its own file stamp (ext/common/filestamp.c) that it reads
+**      exactly the entry's state:
+**        (a) no transaction open on the schema: the stamp read around a
+**            read transaction opened for it (WAL: the wal-index header
+**            just before and just after it opens) equals the entry's;
+**        (b) rollback journal, a transaction open: the SHARED lock held
+**            since it began keeps commits out; the stamp under it equals;
+**        (c) WAL, a transaction open (gpu_aggregate's statement holds one
+**            on main before xFilter): the connection was seen with no
+**            transaction on the schema (note_idle: at prepare, at the
+**            extension's load, gpuagg_info, any lookup) at a moment after
+**            the entry was linked (ga_cache_seq_now), and the newest
+**            commit is still the entry's: headers never repeat (mxFrame
+**            and iChange grow, a restart changes the salts), so no commit
+**            happened since the load, and the transaction, begun after
+**            that moment, reads the entry's state;
+**        (d) a WAL without a committed frame proves nothing on disk; it is
+**            shared only while its owner keeps the file open as main (the
+**            WAL cannot be removed and rebuilt meanwhile); the owner's
+**            close drops it (engine/cache/cache.c ga_cache_release).
+**      Not proven: the uncached path, the reason in last_scan.why; a
+**      reader with no transaction open that proves another state marks the
+**      entry stale (commits only move a file on).  Rule 6 applies to every
+**      reader on its own connection (writes, read_uncommitted, its
+**      authorizer against the entry's columns under its own schema name);
+**      TEMP shadowing resolves the target to temp first, whose entries are
+**      never shared.  The query runs under the cache's query lock with a
+**      reference held (engine/cache/cache.c rule 6).
 */
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +97,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache_plan.h"
+#include "filestamp.h"
 #include "gpu.h"
 #include "pintime.h"
 
@@ -105,11 +140,6 @@ void ga_cstamp_free(ga_cstamp *s) {
   s->file = NULL;
 }
 
-static uint32_t get4(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         (uint32_t)p[3];
-}
-
 /* 1 when PRAGMA schema.name reads want (any case), 0 when it reads
 ** another value, dflt when it cannot be read. */
 static int pragma_is(sqlite3 *db, const char *schema, const char *name,
@@ -127,136 +157,20 @@ static int pragma_is(sqlite3 *db, const char *schema, const char *name,
   return is;
 }
 
-/* n bytes of f at off into buf: 1, or 0 where f is not open or short. */
-static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
-  return f && f->pMethods && f->pMethods->xRead(f, buf, n, off) == SQLITE_OK;
-}
-
-/* The WAL-index header (SQLite's file format, "WAL-Index Format"): two
-** copies of 48 bytes at the start of the -shm's first 32 KiB region. */
-#define WALIDX_HDR 48
-#define WALIDX_PGSZ 32768
-
-/* Rule 2's proof of a WAL-mode file: the last published commit (the
-** wal-index header's mxFrame, salts and the checksum of frame mxFrame), and
-** the -wal file holding that same frame under those salts.  Sets
-** s->unprovable where there is none to record. */
-static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
-                      sqlite3_file *j, ga_cstamp *s) {
-  int excl = pragma_is(db, schema, "locking_mode", "exclusive", 0);
-  /* exclusive locking mode may keep the wal-index in heap memory, where
-  ** mapping the -shm would create one: no proof there */
-  volatile void *shm = NULL;
-  if (excl || !f || !f->pMethods || f->pMethods->iVersion < 2 ||
-      !f->pMethods->xShmMap ||
-      f->pMethods->xShmMap(f, 0, WALIDX_PGSZ, 0, &shm) != SQLITE_OK || !shm) {
-    s->unprovable = 1;
-    return;
-  }
-  /* SQLite's own readers copy both headers and take them when equal (a
-  ** writer changes them one after the other) */
-  unsigned char h1[WALIDX_HDR], h2[WALIDX_HDR];
-  int same = 0;
-  for (int i = 0; i < 100 && !same; i++) {
-    memcpy(h1, (const void *)shm, WALIDX_HDR);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    memcpy(h2, (const unsigned char *)shm + WALIDX_HDR, WALIDX_HDR);
-    same = !memcmp(h1, h2, WALIDX_HDR);
-  }
-  uint32_t mx, fck[2];
-  memcpy(&mx, h1 + 16, 4); /* native byte order */
-  memcpy(fck, h1 + 24, 8);
-  if (!same || h1[12] != 1 || mx == 0) {
-    s->unprovable = 1; /* no commit in this WAL: nothing to record */
-    return;
-  }
-  /* the -wal itself: its header's salts (bytes 16..23, as the wal-index
-  ** copies them) and frame mxFrame's (bytes 8..15 of the frame header),
-  ** a commit frame (bytes 4..7) whose checksum (16..23) is the header's */
-  unsigned char wh[32], fh[24];
-  if (!file_read(j, wh, 32, 0) || memcmp(wh + 16, h1 + 32, 8)) {
-    s->unprovable = 1;
-    return;
-  }
-  /* a hostile -wal may name any page size: only a power of two in
-  ** 512..65536, the one the wal-index header records (szPage: 65536 is
-  ** stored as 1), bounds the offset below (at most 2^32 frames of 65560
-  ** bytes: no overflow) */
-  uint32_t pgsz = get4(wh + 8);
-  uint16_t ipg;
-  memcpy(&ipg, h1 + 14, 2); /* native byte order */
-  uint32_t idx_pgsz = (uint32_t)(ipg & 0xfe00) + ((uint32_t)(ipg & 1) << 16);
-  if (pgsz < 512 || pgsz > 65536 || (pgsz & (pgsz - 1)) || pgsz != idx_pgsz) {
-    s->unprovable = 1;
-    return;
-  }
-  sqlite3_int64 off = 32 + (sqlite3_int64)(mx - 1) * (24 + (sqlite3_int64)pgsz);
-  if (!file_read(j, fh, 24, off) || memcmp(fh + 8, wh + 16, 8) ||
-      !get4(fh + 4) || get4(fh + 16) != fck[0] || get4(fh + 20) != fck[1]) {
-    s->unprovable = 1;
-    return;
-  }
-  s->mxframe = mx;
-  memcpy(s->salt, wh + 16, 8);
-  s->cksum[0] = fck[0];
-  s->cksum[1] = fck[1];
-}
-
-/* Rule 2's stamp of an attached file, read through SQLite's own open files
-** (not a second descriptor: closing one would drop the process's POSIX
-** locks on it) while the caller holds the read lock (ga_cstamp_read). */
+/* Rule 2's stamp of the schema's file (ext/common/filestamp.c), read
+** through SQLite's own open files while the caller holds the read lock
+** (ga_cstamp_read).  Every schema with a file records it: the shared
+** entries' stamp (rule 7); the owner compares it only for an attached
+** schema.  An attached WAL file with no provable commit frame is
+** unprovable: its watcher proves it (rule 2). */
 static void stamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
-  sqlite3_file *f = NULL, *j = NULL;
-  unsigned char h[100];
-  s->attached = 1;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) !=
-      SQLITE_OK)
-    f = NULL;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &j) !=
-      SQLITE_OK)
-    j = NULL;
-  sqlite3_int64 size = -1;
-  memset(h, 0, sizeof h);
-  if (!f || !f->pMethods || f->pMethods->xFileSize(f, &size) != SQLITE_OK)
-    size = -2;
-  /* a short file (an empty one) reads as zeros: SQLITE_IOERR_SHORT_READ */
-  int rc = f && f->pMethods ? f->pMethods->xRead(f, h, 100, 0) : SQLITE_ERROR;
-  if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ)
-    memset(h, 0xff, sizeof h);
-  s->size = size;
-  s->pagesize = (uint32_t)h[16] << 8 | h[17];
-  s->counter = get4(h + 24);
-  s->npages = get4(h + 28);
-  s->cookie = get4(h + 40);
-  s->wal = h[18] == 2 && h[19] == 2;
-  /* the path names the caller's file (HAS_MOVED 0: unix compares the
-  ** path's inode with the open file's), and that file's identity */
+  ga_fstamp_read_locked(db, schema, &s->fs);
+  s->attached =
+      sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp");
   const char *fn = sqlite3_db_filename(db, schema);
-  int moved = 1;
-  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_HAS_MOVED, &moved) !=
-      SQLITE_OK)
-    moved = 1;
-  struct stat sb;
-  if (moved)
-    s->gone = 1;
-  else if (!fn || !*fn || stat(fn, &sb) != 0)
-    s->noident = 1;
-  else {
-    s->st_dev = (uint64_t)sb.st_dev;
-    s->st_ino = (uint64_t)sb.st_ino;
-    s->st_ctime_ns =
-        (int64_t)sb.st_ctim.tv_sec * 1000000000 + (int64_t)sb.st_ctim.tv_nsec;
-  }
-  /* immutable=1: the caller promised that nobody changes the file, and
-  ** SQLite then reads no WAL */
-  if (s->wal && !(fn && sqlite3_uri_boolean(fn, "immutable", 0)))
-    stamp_wal(db, schema, f, j, s);
-}
-
-/* A file's stamp for a cache file (ext/cache/cache_persist.c), main or
-** attached: as an attached file's, the caller holding the read lock. */
-void ga_cstamp_file(sqlite3 *db, const char *schema, ga_cstamp *s) {
-  stamp_file(db, schema, s);
+  if (s->attached && s->fs.wal && !s->fs.walprov &&
+      !(fn && sqlite3_uri_boolean(fn, "immutable", 0)))
+    s->unprovable = 1;
 }
 
 /* The watcher (rule 2).  It opens the path, so it is checked to be the
@@ -375,8 +289,12 @@ int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
       s->schema_version = sqlite3_column_int64(st, 0);
       rc = SQLITE_OK;
       /* the read lock is held while the statement is on its row */
-      if (sqlite3_stricmp(schema, "main") && sqlite3_stricmp(schema, "temp"))
+      const char *fn = sqlite3_db_filename(db, schema);
+      s->temp = !sqlite3_stricmp(schema, "temp");
+      if (!s->temp && fn && *fn)
         stamp_file(db, schema, s);
+      else if (!s->temp && sqlite3_stricmp(schema, "main"))
+        s->attached = s->fs.noident = 1; /* in memory: never current */
     } else {
       rc = sqlite3_reset(st);
       if (rc == SQLITE_OK)
@@ -412,43 +330,50 @@ int ga_cstamp_read(sqlite3 *db, const char *schema, sqlite3 *watch,
 const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
   if (a->data_version != b->data_version)
     return "another connection committed (data_version)";
-  if (a->total_changes != b->total_changes)
+  /* a TEMP write moves total_changes, not main's pager (issue 40): only a
+  ** temp entry counts it; the others see this connection's commits in
+  ** pager_version, and its uncommitted writes step aside (rule 6) */
+  if ((a->temp || b->temp) && a->total_changes != b->total_changes)
     return "this connection wrote (total_changes)";
   if (a->schema_version != b->schema_version)
     return "the schema changed (schema_version)";
   if (strcmp(a->file, b->file) || a->fileobj != b->fileobj)
     return "another database is attached under that name";
-  if (a->gone || b->gone)
-    return "the attached file's path names another file now, or none "
-           "(SQLITE_FCNTL_HAS_MOVED: renamed over or deleted)";
-  if (a->noident || b->noident)
-    return "the attached file's identity cannot be read (stat() of its "
-           "name failed)";
-  if (a->st_dev != b->st_dev || a->st_ino != b->st_ino ||
-      a->st_ctime_ns != b->st_ctime_ns)
-    return "the attached file was replaced or changed (another file under "
-           "its name, or its change time moved)";
-  if (a->unprovable != b->unprovable)
-    return "the attached file changed (its WAL: detached, written and "
-           "attached again)";
-  if (a->unprovable && (!a->watched || !b->watched || b->moved ||
-                        a->watch_version != b->watch_version))
-    return "the attached file is in WAL mode with no committed frame in its "
-           "WAL, and the cache's own connection to it saw a commit (or lost "
-           "it)";
-  if (a->attached != b->attached || a->wal != b->wal ||
-      a->counter != b->counter || a->npages != b->npages ||
-      a->cookie != b->cookie || a->pagesize != b->pagesize ||
-      a->size != b->size)
-    return "the attached file changed (its header or size: detached, "
-           "written and attached again)";
-  if (a->mxframe != b->mxframe || memcmp(a->salt, b->salt, sizeof a->salt) ||
-      memcmp(a->cksum, b->cksum, sizeof a->cksum))
-    return "the attached file changed (its WAL: detached, written and "
-           "attached again)";
+  if (a->attached || b->attached) {
+    const ga_fstamp *x = &a->fs, *y = &b->fs;
+    if (x->gone || y->gone)
+      return "the attached file's path names another file now, or none "
+             "(SQLITE_FCNTL_HAS_MOVED: renamed over or deleted)";
+    if (x->noident || y->noident)
+      return "the attached file's identity cannot be read (stat() of its "
+             "name failed)";
+    if (x->st_dev != y->st_dev || x->st_ino != y->st_ino ||
+        x->st_ctime_ns != y->st_ctime_ns)
+      return "the attached file was replaced or changed (another file "
+             "under its name, or its change time moved)";
+    if (a->unprovable != b->unprovable)
+      return "the attached file changed (its WAL: detached, written and "
+             "attached again)";
+    if (a->unprovable && (!a->watched || !b->watched || b->moved ||
+                          a->watch_version != b->watch_version))
+      return "the attached file is in WAL mode with no committed frame in "
+             "its WAL, and the cache's own connection to it saw a commit "
+             "(or lost it)";
+    if (a->attached != b->attached || x->wal != y->wal ||
+        x->counter != y->counter || x->npages != y->npages ||
+        x->cookie != y->cookie || x->pagesize != y->pagesize ||
+        x->size != y->size)
+      return "the attached file changed (its header or size: detached, "
+             "written and attached again)";
+    if (x->mxframe != y->mxframe || memcmp(x->salt, y->salt, sizeof x->salt) ||
+        memcmp(x->cksum, y->cksum, sizeof x->cksum))
+      return "the attached file changed (its WAL: detached, written and "
+             "attached again)";
+  }
   if (a->pager_version != b->pager_version)
-    return "this connection committed a write that no statement counts, "
-           "such as sqlite3_blob_write (SQLITE_FCNTL_DATA_VERSION)";
+    return "this connection wrote and committed (SQLITE_FCNTL_DATA_VERSION "
+           "of the schema's pager: a statement's commit, or one that no "
+           "statement counts, such as sqlite3_blob_write)";
   return NULL;
 }
 
@@ -476,36 +401,149 @@ int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema) {
 ** gone (SQLITE_FCNTL_HAS_MOVED of its own main: deleted or renamed over),
 ** so that a deleted file's descriptors are released; its entry is then
 ** stale for good (nothing proves it any more). */
-int ga_cache_watchers(ga_cache *c) {
+int ga_cache_watchers(ga_cache *c, sqlite3 *db) {
   int n = 0;
-  for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
-    if (!e->watch)
-      continue;
-    int moved = 1;
-    if (sqlite3_file_control(e->watch, "main", SQLITE_FCNTL_HAS_MOVED,
-                             &moved) != SQLITE_OK)
-      moved = 1;
-    if (moved || e->stale) {
-      sqlite3_close(e->watch);
-      e->watch = NULL;
-      e->stale = 1;
-    } else {
-      n++;
+  if (!c)
+    return 0;
+  /* db's own entries only (a watcher belongs to its owner's thread);
+  ** closed outside the list's mutex, one at a time (closing one may
+  ** release a gpuagg connection of its own: engine/cache/cache.c rule 6) */
+  for (;;) {
+    sqlite3 *close = NULL;
+    n = 0;
+    pthread_mutex_lock(&c->mu);
+    for (ga_centry *e = c->entries; e && !close; e = e->next) {
+      if (e->owner != db || !e->watch)
+        continue;
+      int moved = 1;
+      if (sqlite3_file_control(e->watch, "main", SQLITE_FCNTL_HAS_MOVED,
+                               &moved) != SQLITE_OK)
+        moved = 1;
+      if (moved || e->stale) {
+        close = e->watch;
+        e->watch = NULL;
+        e->stale = 1;
+      } else {
+        n++;
+      }
     }
+    pthread_mutex_unlock(&c->mu);
+    if (!close)
+      return n;
+    sqlite3_close(close);
   }
-  return n;
+}
+
+/* ---- sharing (rule 7) ---- */
+
+/* Rule 7: connection db has no transaction open on schema now: noted with
+** the clock read BEFORE looking, so a later proof may rely on it. */
+static void note_idle(sqlite3 *db, const char *schema) {
+  int64_t seq = ga_cache_seq_now();
+  if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE)
+    ga_cache_note_idle(db, schema, seq);
+}
+
+void ga_cache_note_idle_db(sqlite3 *db) {
+#ifndef SQLITE_CORE
+  /* the API table has sqlite3_db_name from 3.39 on */
+  if (sqlite3_libversion_number() < 3039000) {
+    note_idle(db, "main");
+    return;
+  }
+#endif
+  const char *name;
+  for (int i = 0; (name = sqlite3_db_name(db, i)) != NULL; i++)
+    if (i != 1) /* temp: never shared */
+      note_idle(db, name);
+}
+
+ga_centry *ga_cache_lookup(ga_cache *c, sqlite3 *db, const char *schema,
+                           const char *table) {
+  uint64_t dev = 0, ino = 0;
+  if (!c)
+    return NULL;
+  note_idle(db, schema);
+  note_idle(db, "main");
+  int ident = ga_fstamp_ident(db, schema, &dev, &ino);
+  return ga_cache_get(c, db, schema, ident, dev, ino, table);
+}
+
+int ga_cache_visible(sqlite3 *db, const ga_centry *e) {
+  if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) == db)
+    return 1;
+  if (!e->shareable)
+    return 0;
+  sqlite3_stmt *st = NULL;
+  int seen = 0;
+  if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &st, NULL) !=
+      SQLITE_OK)
+    return 0;
+  while (!seen && sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    uint64_t dev = 0, ino = 0;
+    seen = name && ga_fstamp_ident(db, name, &dev, &ino) && dev == e->fdev &&
+           ino == e->fino;
+  }
+  sqlite3_finalize(st);
+  return seen;
+}
+
+/* The name db gives e's file (a shared entry), sqlite3_malloc'd, or
+** NULL. */
+static char *shared_schema(sqlite3 *db, const ga_centry *e) {
+  sqlite3_stmt *st = NULL;
+  char *found = NULL;
+  if (sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &st, NULL) !=
+      SQLITE_OK)
+    return NULL;
+  while (!found && sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    uint64_t dev = 0, ino = 0;
+    if (name && ga_fstamp_ident(db, name, &dev, &ino) && dev == e->fdev &&
+        ino == e->fino)
+      found = sqlite3_mprintf("%s", name);
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+int ga_cache_visible_entries(ga_cache *c, sqlite3 *db, ga_centry ***out) {
+  int n = 0, k = 0;
+  *out = NULL;
+  pthread_mutex_lock(&c->mu);
+  for (ga_centry *e = c->entries; e; e = e->next)
+    n++;
+  ga_centry **all = sqlite3_malloc64(sizeof(*all) * (size_t)(n ? n : 1));
+  for (ga_centry *e = c->entries; e && all; e = e->next) {
+    e->refs++;
+    all[k++] = e;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (!all)
+    return -1;
+  int m = 0;
+  for (int i = 0; i < k; i++) {
+    if (ga_cache_visible(db, all[i]))
+      all[m++] = all[i];
+    else
+      ga_centry_put(c, all[i]);
+  }
+  *out = all;
+  return m;
 }
 
 /* ---- the authorizer (rule 6) ---- */
 
 /* The caller's program of SELECT <the entry's columns> FROM its table
 ** (ga_program_sig); NULL with *rc on failure. */
-char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
+char *ga_centry_sig(sqlite3 *db, const char *schema, const ga_centry *e,
+                    int *rc) {
   sqlite3_str *s = sqlite3_str_new(NULL);
   sqlite3_str_appendall(s, "SELECT ");
   for (int i = 0; i < e->ncols; i++)
     sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", e->cols[i].name);
-  sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", e->schema, e->table);
+  sqlite3_str_appendf(s, " FROM \"%w\".\"%w\"", schema, e->table);
   char *sql = sqlite3_str_finish(s);
   if (!sql) {
     *rc = SQLITE_NOMEM;
@@ -519,11 +557,86 @@ char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc) {
 /* Rules 2 and 6 for entry e of schema: SQLITE_OK with why "" when it
 ** answers for the caller's connection now, else with the reason in why (a
 ** stale entry is marked); SQLITE_NOMEM / SQLITE_INTERRUPT. */
+/* Rule 7: e read by a connection that did not load it (or under another
+** schema name).  SQLITE_OK with why "" when current; why set otherwise
+** (the entry marked stale where the file proved a newer state). */
+static int shared_current(sqlite3 *db, const char *schema, ga_centry *e,
+                          char *why, size_t nwhy, int mark) {
+  if (!e->shareable) { /* cannot be: ga_cache_get finds none */
+    snprintf(why, nwhy, "the entry is another connection's own");
+    return SQLITE_OK;
+  }
+  /* a WAL with no committed frame: its header proves the state only
+  ** while the process held the file open all along: the owner, on main
+  ** (it cannot detach it), still open */
+  int held = e->fs.walempty;
+  if (held && !__atomic_load_n(&e->owner, __ATOMIC_RELAXED)) {
+    snprintf(why, nwhy,
+             "the shared entry's WAL had no committed frame, which proves "
+             "the state only while its owner keeps the file open, and the "
+             "owner closed");
+    return SQLITE_OK;
+  }
+  ga_fstamp now;
+  int rc = SQLITE_OK, txn = sqlite3_txn_state(db, schema);
+  if (txn == SQLITE_TXN_NONE) {
+    /* (a) the state a read transaction opened now sees, bracketed */
+    rc = ga_fstamp_read(db, schema, &now);
+  } else if (!e->fs.wal) {
+    /* (b) rollback journal: the SHARED lock held since the transaction
+    ** began keeps every commit out: the header is its snapshot */
+    ga_fstamp_read_locked(db, schema, &now);
+  } else if (ga_cache_idle_seq(db, schema) < e->seq) {
+    /* (c) WAL inside a transaction (gpu_aggregate's own statement holds
+    ** one on main) that may have begun before the entry was loaded */
+    snprintf(why, nwhy,
+             "the entry is shared (loaded by another connection) and this "
+             "connection's read transaction on %s (WAL) may have begun "
+             "before the load; it is proven once the connection is seen "
+             "outside a transaction after the load (gpuagg_info(), a "
+             "gpu_query through its temp table, a new connection)",
+             schema);
+    return SQLITE_OK;
+  } else {
+    /* (c) the transaction began after a moment this connection had none,
+    ** which came after the load: no commit since the load (the newest
+    ** commit is still the entry's) means its snapshot is the entry's */
+    ga_fstamp_read_locked(db, schema, &now);
+  }
+  if (rc != SQLITE_OK) {
+    if ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT)
+      return rc & 0xff;
+    snprintf(why, nwhy, "cannot read the database's version (%s)",
+             sqlite3_errstr(rc));
+    return SQLITE_OK;
+  }
+  const char *diff =
+      held ? ga_fstamp_diff_held(&e->fs, &now) : ga_fstamp_diff(&e->fs, &now);
+  if (diff) {
+    /* a provable state other than the entry's is a later one: commits
+    ** only move the file on (a file renamed over has another key) */
+    if (mark && (now.ok || (held && now.walempty)))
+      __atomic_store_n(&e->stale, 1, __ATOMIC_RELAXED);
+    snprintf(why, nwhy,
+             "the shared entry is not current for this connection: %s", diff);
+  }
+  return SQLITE_OK;
+}
+
 int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
                      size_t nwhy) {
   ga_cstamp now;
   int rc;
   why[0] = 0;
+  /* rule 7: the owner, under the schema name it loaded, keeps its own
+  ** stamps; any other reader proves the file's state */
+  if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db ||
+      sqlite3_stricmp(e->schema, schema)) {
+    rc = shared_current(db, schema, e, why, nwhy, 1);
+    if (rc != SQLITE_OK || why[0])
+      return rc;
+    goto rule6;
+  }
   rc = ga_cstamp_read(db, schema, e->watch, &now);
   if (rc != SQLITE_OK) {
     ga_cstamp_free(&now);
@@ -536,7 +649,7 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
   const char *diff = ga_cstamp_diff(&e->stamp, &now);
   ga_cstamp_free(&now);
   if (diff) {
-    e->stale = 1;            /* never used again (rule 2) */
+    __atomic_store_n(&e->stale, 1, __ATOMIC_RELAXED); /* for good (rule 2) */
     sqlite3_close(e->watch); /* nothing left for it to prove */
     e->watch = NULL;
     snprintf(why, nwhy, "the entry is stale: %s", diff);
@@ -554,11 +667,13 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
   ** which moves its data_version: stale.  main and temp: data_version
   ** and FCNTL_DATA_VERSION are the caller's own pager's, its snapshot. */
   /* rule 6: the caller's own view of the rows */
+rule6:
   if (sqlite3_txn_state(db, schema) == SQLITE_TXN_WRITE) {
     snprintf(why, nwhy,
-             "a statement of this connection is writing to %s "
-             "(its changes count only when it ends)",
-             schema);
+             "this connection wrote to %s in a transaction still open, or "
+             "a statement of it is writing to %s now (the rows differ from "
+             "the entry's until COMMIT, which makes it stale, or ROLLBACK)",
+             schema, schema);
     return SQLITE_OK;
   }
   int64_t ru = 0;
@@ -571,7 +686,7 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
              "other connections' uncommitted rows)");
     return SQLITE_OK;
   }
-  char *sig = ga_centry_sig(db, e, &rc);
+  char *sig = ga_centry_sig(db, schema, e, &rc);
   if (!sig && ((rc & 0xff) == SQLITE_NOMEM || (rc & 0xff) == SQLITE_INTERRUPT))
     return rc & 0xff;
   int same = sig && !strcmp(sig, e->auth_sig);
@@ -588,24 +703,26 @@ int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
 /* ---- the cache step ---- */
 
 static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
-                        const ga_target *t, const ga_parts *p, ga_cquery *qp,
-                        ga_scan_out *out, int *hit, char *why, size_t nwhy) {
+                        ga_centry **ep, const ga_target *t, const ga_parts *p,
+                        ga_cquery *qp, ga_scan_out *out, int *hit, char *why,
+                        size_t nwhy) {
   ga_cache *c = conn->cache;
   *hit = 0;
   why[0] = 0;
   memset(out, 0, sizeof(*out));
-  ga_cache_watchers(c); /* rule 2: release the gone files' watchers */
-  ga_centry *e = c ? ga_cache_find(c, t->schema, t->table) : NULL;
+  ga_cache_watchers(c, db); /* rule 2: release the gone files' watchers */
+  ga_centry *e = c ? ga_cache_lookup(c, db, t->schema, t->table) : NULL;
   if (!e)
     return SQLITE_OK;
+  ga_centry_put(c, e);
   if (cfg->cache_bytes > 0)
-    ga_cache_fit(c, cfg->cache_bytes); /* a lowered budget */
-  e = ga_cache_find(c, t->schema, t->table);
+    ga_cache_fit(c, cfg->cache_bytes);                   /* a lowered budget */
+  *ep = e = ga_cache_lookup(c, db, t->schema, t->table); /* rule 7: held */
   if (!e) {
     snprintf(why, nwhy, "the entry was evicted (cache_bytes)");
     return SQLITE_OK;
   }
-  if (e->stale) {
+  if (__atomic_load_n(&e->stale, __ATOMIC_RELAXED)) {
     snprintf(why, nwhy, "the entry is stale; gpu_cache reloads it");
     return SQLITE_OK;
   }
@@ -639,40 +756,58 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   qp->dist_cap = ga_config_group_bytes(cfg);
   qp->interrupted = ga_intr_check;
   qp->interrupted_arg = &intr;
+  /* rule 7: one query on the entries at a time (engine/cache/cache.c rule
+  ** 6): the GPU's stream and scratch, an entry's lazy structures, the
+  ** counters; no SQL runs on the caller's connection under it */
+  ga_cache_qlock(c);
   if (e->where == GA_CACHE_GPU)
     rc = ga_cache_query_gpu(c, e, qp, out, qwhy, sizeof qwhy);
   else
     rc = ga_cache_query_host(c, e, qp, threads, out, qwhy, sizeof qwhy);
   ga_intr_free(&intr);
   qp->interrupted = NULL;
-  if (rc == GA_SCAN_INTERRUPT)
+  if (rc == GA_SCAN_INTERRUPT) {
+    ga_cache_qunlock(c);
     return SQLITE_INTERRUPT;
+  }
   if (rc == GA_SCAN_OK && ga_cache_decode_keys(e, qp, out))
     rc = GA_SCAN_NOMEM;
   if (rc == GA_SCAN_OK) {
     *hit = 1;
     e->hits++;
-    e->lru = ga_cache_touch(c);
+    if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db)
+      e->shared_hits++;
+    /* victim() reads it under c->mu: atomic (engine/cache/cache.c rule 6) */
+    __atomic_store_n(&e->lru, ga_cache_touch(c), __ATOMIC_RELAXED);
     if (e->where == GA_CACHE_GPU)
       c->queries_gpu++;
     else
       c->queries_host++;
-    snprintf(why, nwhy, "%s cache", e->where == GA_CACHE_GPU ? "GPU" : "host");
+    ga_cache_qunlock(c);
+    snprintf(why, nwhy, "%s cache%s", e->where == GA_CACHE_GPU ? "GPU" : "host",
+             __atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db
+                 ? " (shared: loaded by another connection)"
+                 : "");
     return SQLITE_OK;
   }
-  if (rc == GA_SCAN_NOMEM)
+  if (rc == GA_SCAN_NOMEM) {
+    ga_cache_qunlock(c);
     return SQLITE_NOMEM;
+  }
   if (rc == GA_CACHE_DECLINED) { /* this shape, not the entry */
+    ga_cache_qunlock(c);
     snprintf(why, nwhy, "%s", qwhy);
     return SQLITE_OK;
   }
   c->fallbacks++;
   if (e->where == GA_CACHE_GPU) { /* rule 5 */
     snprintf(why, nwhy, "%s; the entry was dropped", qwhy);
-    ga_cache_drop(c, e);
+    ga_cache_drop(c, e); /* gives back the reference too */
+    *ep = NULL;
   } else {
     snprintf(why, nwhy, "%s", qwhy);
   }
+  ga_cache_qunlock(c);
   return SQLITE_OK;
 }
 
@@ -680,9 +815,12 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                     const ga_target *t, const ga_parts *p, ga_scan_out *out,
                     int *hit, char *why, size_t nwhy) {
   ga_cquery q;
+  ga_centry *e = NULL; /* held while q reads its dictionaries */
   memset(&q, 0, sizeof(q));
-  int rc = cache_answer(conn, db, cfg, t, p, &q, out, hit, why, nwhy);
+  int rc = cache_answer(conn, db, cfg, &e, t, p, &q, out, hit, why, nwhy);
   ga_cquery_free(&q);
+  if (e)
+    ga_centry_put(conn->cache, e);
   return rc;
 }
 
@@ -707,30 +845,70 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
   ga_cache *c = conn->cache;
   int where = ga_cache_where(&cfg);
   sqlite3_str *s = sqlite3_str_new(NULL);
+  int64_t used = 0, loads = 0, ctr[8] = {0}, file_ctr[2] = {0};
+  char file_map[400] = "", file_write[400] = "";
+  int nconn = 0;
+  if (c) { /* rule 7: the process's (engine/cache/cache.c rule 6's locks) */
+    ga_cache_qlock(c);
+    pthread_mutex_lock(&c->mu);
+    used = c->used;
+    loads = c->loads;
+    nconn = c->nconn;
+    file_ctr[0] = c->file_maps; /* cache files: cache_persist.c */
+    file_ctr[1] = c->file_writes;
+    snprintf(file_map, sizeof file_map, "%s", c->file_map);
+    snprintf(file_write, sizeof file_write, "%s", c->file_write);
+    pthread_mutex_unlock(&c->mu);
+    ctr[0] = (int64_t)c->scratch_bytes;
+    ctr[1] = c->queries_gpu;
+    ctr[2] = c->queries_host;
+    ctr[3] = c->fallbacks;
+    ctr[4] = c->queries_topk;
+    ctr[5] = c->queries_many;
+    ctr[6] = c->values_compact;
+    ctr[7] = c->values_compact_no;
+    ga_cache_qunlock(c);
+  }
   sqlite3_str_appendf(
       s,
       "{\"where\":\"%s\",\"budget\":%lld,\"used\":%lld,"
       "\"scratch\":%lld,\"queries_gpu\":%lld,"
       "\"queries_host\":%lld,\"fallbacks\":%lld,\"queries_topk\":%lld,"
       "\"queries_many\":%lld,\"values_compact\":%lld,"
-      "\"values_compact_no\":%lld,\"entries\":[",
+      "\"values_compact_no\":%lld,\"loads\":%lld,\"connections\":%d,"
+      "\"entries\":[",
       where == GA_CACHE_GPU ? "gpu" : "host",
-      (long long)ga_cache_budget(&cfg, where), (long long)(c ? c->used : 0),
-      (long long)(c ? c->scratch_bytes : 0),
-      (long long)(c ? c->queries_gpu : 0), (long long)(c ? c->queries_host : 0),
-      (long long)(c ? c->fallbacks : 0), (long long)(c ? c->queries_topk : 0),
-      (long long)(c ? c->queries_many : 0),
-      (long long)(c ? c->values_compact : 0),
-      (long long)(c ? c->values_compact_no : 0));
-  ga_cache_watchers(c);
-  for (ga_centry *e = c ? c->entries : NULL; e; e = e->next) {
+      (long long)ga_cache_budget(&cfg, where), (long long)used,
+      (long long)ctr[0], (long long)ctr[1], (long long)ctr[2],
+      (long long)ctr[3], (long long)ctr[4], (long long)ctr[5],
+      (long long)ctr[6], (long long)ctr[7], (long long)loads, nconn);
+  ga_cache_watchers(c, db);
+  note_idle(db, "main"); /* rule 7 */
+  ga_centry **vis = NULL;
+  int nvis = c ? ga_cache_visible_entries(c, db, &vis) : 0;
+  for (int vi = 0; vi < nvis; vi++) {
+    ga_centry *e = vis[vi];
     ga_cstamp now;
     int current = 0;
+    int mine = __atomic_load_n(&e->owner, __ATOMIC_RELAXED) == db;
     memset(&now, 0, sizeof(now));
-    if (!e->stale && ga_cstamp_read(db, e->schema, e->watch, &now) == SQLITE_OK)
-      current = ga_cstamp_diff(&e->stamp, &now) == NULL;
+    if (__atomic_load_n(&e->stale, __ATOMIC_RELAXED)) {
+      ;
+    } else if (mine) {
+      if (ga_cstamp_read(db, e->schema, e->watch, &now) == SQLITE_OK)
+        current = ga_cstamp_diff(&e->stamp, &now) == NULL;
+    } else {
+      /* rule 7, without marking: the file's stamp as this connection
+      ** would prove it, under the schema name it gives the file */
+      char *name = shared_schema(db, e), w[8];
+      w[0] = 0;
+      current = name &&
+                shared_current(db, name, e, w, sizeof w, 0) == SQLITE_OK &&
+                !w[0];
+      sqlite3_free(name);
+    }
     ga_cstamp_free(&now);
-    sqlite3_str_appendf(s, "%s{\"table\":", e == c->entries ? "" : ",");
+    sqlite3_str_appendf(s, "%s{\"table\":", vi ? "," : "");
     char *full = sqlite3_mprintf("%s.%s", e->schema, e->table);
     json_str(s, full);
     sqlite3_free(full);
@@ -748,8 +926,12 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
                         current ? "true" : "false", (long long)e->hits,
                         e->load_ms);
     /* rule 2: the entry holds a connection of its own to the file */
-    sqlite3_str_appendf(s, ",\"watcher\":%s,\"source\":\"%s\",\"how\":",
+    sqlite3_str_appendf(s,
+                        ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
+                        "\"shared_hits\":%lld,\"source\":\"%s\",\"how\":",
                         e->watch ? "true" : "false",
+                        e->shareable ? "true" : "false",
+                        mine ? "true" : "false", (long long)e->shared_hits,
                         e->from_file ? "file" : "rows");
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
@@ -772,13 +954,15 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       }
     sqlite3_str_appendall(s, "]}");
   }
+  for (int vi = 0; vi < nvis; vi++)
+    ga_centry_put(c, vis[vi]);
+  sqlite3_free(vis);
   /* cache files (ext/cache/cache_persist.c) */
   sqlite3_str_appendf(s, "],\"file\":{\"maps\":%lld,\"writes\":%lld,\"map\":",
-                      (long long)(c ? c->file_maps : 0),
-                      (long long)(c ? c->file_writes : 0));
-  json_str(s, c ? c->file_map : "");
+                      (long long)file_ctr[0], (long long)file_ctr[1]);
+  json_str(s, file_map);
   sqlite3_str_appendall(s, ",\"write\":");
-  json_str(s, c ? c->file_write : "");
+  json_str(s, file_write);
   sqlite3_str_appendall(s, "}}");
   return sqlite3_str_finish(s);
 }

@@ -29,7 +29,8 @@ int ga_cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                     const ga_target *t, const ga_parts *p, ga_scan_out *out,
                     int *hit, char *why, size_t nwhy);
 
-/* Rules 2 and 6 of cache_plan.c for entry e of schema (found, not stale):
+/* Rules 2, 6 and 7 of cache_plan.c for entry e of schema (found, not
+** stale), as connection db reads it:
 ** SQLITE_OK with why "" when it answers for the caller's connection now,
 ** else with the reason in why; SQLITE_NOMEM / SQLITE_INTERRUPT. */
 int ga_cache_current(sqlite3 *db, const char *schema, ga_centry *e, char *why,
@@ -76,16 +77,31 @@ const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b);
 int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema);
 /* The most watchers one connection's cache keeps open. */
 #define GA_CACHE_WATCHERS 16
-/* The watchers open, after closing those of gone files and stale entries
-** (their entries are stale). */
-int ga_cache_watchers(ga_cache *c);
+/* The watchers of db's entries open, after closing those of gone files
+** and stale entries (their entries are stale). */
+int ga_cache_watchers(ga_cache *c, sqlite3 *db);
 void ga_cstamp_free(ga_cstamp *s);
-/* The file part of a stamp (the header, the WAL's last commit, the file's
-** identity) of any schema with a file, read while the caller holds its read
-** lock: what a cache file records (ext/cache/cache_persist.c). */
-void ga_cstamp_file(sqlite3 *db, const char *schema, ga_cstamp *s);
 /* Rule 6's record of the authorizer: the caller's program of SELECT <the
 ** entry's columns> FROM its table (ga_program_sig); NULL with *rc. */
-char *ga_centry_sig(sqlite3 *db, const ga_centry *e, int *rc);
+char *ga_centry_sig(sqlite3 *db, const char *schema, const ga_centry *e,
+                    int *rc);
+
+/* Rule 7 (issue 40): the entry that connection db reads for schema.table,
+** referenced (ga_centry_put), or NULL: db's own, else one shared by the
+** process for the same file (ga_fstamp_ident) and table. */
+ga_centry *ga_cache_lookup(ga_cache *c, sqlite3 *db, const char *schema,
+                           const char *table);
+/* Rule 7: db is seen with no transaction open on main now (a statement
+** being prepared, the extension loaded): noted, so that the read
+** transaction of a statement prepared later may be proven to have begun
+** after an entry's load. */
+void ga_cache_note_idle_db(sqlite3 *db);
+/* Whether e is one db sees (its own, or a shared one of a file db has
+** open): gpuagg_info's entries, gpu_cache_drop()'s. */
+int ga_cache_visible(sqlite3 *db, const ga_centry *e);
+/* The entries db sees, referenced, into *out (give each back with
+** ga_centry_put, then sqlite3_free the array); their count, or -1 when out
+** of memory. */
+int ga_cache_visible_entries(ga_cache *c, sqlite3 *db, ga_centry ***out);
 
 #endif

@@ -706,7 +706,16 @@ def cache_con(wd):
     holds every column of every table that a load takes (each tried alone
     first: a column of TEXT and numbers, or BLOB, is not cached)."""
     if getattr(wd, "ccon", None) is None:
-        con = connect(wd.path)
+        # a copy of the world's file: the process's cache is shared by every
+        # connection of a file (issue 40), and the others must keep their
+        # own paths
+        copy = wd.path + "-ccopy.db"
+        src = sqlite3.connect(wd.path)
+        dst = sqlite3.connect(copy)
+        src.backup(dst)
+        src.close()
+        dst.close()
+        con = connect(copy)
         con.execute("SELECT gpuagg_config('device', 'cpu')")
         for (t,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' "
                                 "AND name NOT LIKE 'sqlite%'").fetchall():
@@ -1397,7 +1406,15 @@ def ssb_cases(rep):
         s.close()
         shards.append(connect(sp, ro=True))
     # the host cache (issue 38 §3.2): every table's columns in gpu_cache
-    hc = connect(path)
+    # (on a copy: the process's cache is shared by every connection of a
+    # file, issue 40, and con must keep its own paths)
+    hcopy = path + "-hcopy.db"
+    src = sqlite3.connect(path)
+    dst = sqlite3.connect(hcopy)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    hc = connect(hcopy)
     hc.execute("SELECT gpuagg_config('device', 'cpu')")
     for t, cols in ssb.CACHE_COLUMNS.items():
         hc.execute("SELECT gpu_cache(?, ?)", (t, cols)).fetchall()

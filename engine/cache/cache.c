@@ -16,6 +16,30 @@
 **      them (ga_centry.free_dev, ga_cache.release_dev), so this file calls
 **      nothing of the GPU side and the dependency runs one way
 **      (cache_gpu.c reads the entry).
+**   5. One cache per process (cache.h rule 5): ga_cache_shared hands it to
+**      each connection that loads gpuagg (ext/common/conn.c), counting
+**      them under g_mu; ga_cache_release drops the closing connection's own
+**      entries, disowns its shared ones, and the last connection frees it
+**      all.  The budget, `used` and the eviction are the process's.
+**   6. The locking, designed for threads each with its own connection
+**      querying, loading and evicting at once:
+**        g_mu   the process's cache pointer and its connection count
+**        qmu    one query on entries at a time (ga_cache_qlock, re-entrant
+**               per thread): the GPU stream and scratch, the structures a
+**               query builds lazily in an entry (a GPU entry's group
+**               dictionary), the counters.  Held only around the engine's
+**               work, never while SQL runs on a caller's connection (a
+**               busy wait there could wait on a writer that waits on qmu).
+**        mu     the list, used, tick, refs, linked, owner; held briefly,
+**               never while calling SQLite or freeing.
+**      Order: qmu before mu; g_mu is never held with another.  An entry
+**      lives while it is linked (the list's reference) or referenced:
+**      ga_cache_get takes a reference under mu, ga_centry_put gives it
+**      back and frees the entry when it was the last and the entry is out
+**      of the list.  So an eviction or a drop by another thread while a
+**      query runs only unlinks it; eviction skips entries in use.  The
+**      device stream and scratch go (release_dev) under qmu, once no GPU
+**      entry is linked.
 */
 #include "cache.h"
 
@@ -69,12 +93,93 @@ void ga_cb_free(ga_cblock *b) {
 
 /* ---- the cache ---- */
 
+/* Rule 5: the process's cache and its connections. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static ga_cache *g_cache;
+/* the query lock's depth on this thread (rule 6) */
+static _Thread_local int q_depth;
+/* planner/cache_plan.c rule 7's clock */
+static int64_t g_seq;
+
+static pthread_mutex_t g_idle_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ga_cidle {
+  const void *db;
+  char *schema;
+  int64_t seq;
+} * g_idle;
+static int g_nidle;
+
+int64_t ga_cache_seq_now(void) {
+  return __atomic_load_n(&g_seq, __ATOMIC_SEQ_CST);
+}
+
+void ga_cache_note_idle(const void *db, const char *schema, int64_t seq) {
+  pthread_mutex_lock(&g_idle_mu);
+  int at = -1;
+  for (int i = 0; i < g_nidle && at < 0; i++)
+    if (g_idle[i].db == db && !sqlite3_stricmp(g_idle[i].schema, schema))
+      at = i;
+  if (at < 0) {
+    char *name = sqlite3_mprintf("%s", schema);
+    if (!g_idle)
+      g_idle = sqlite3_malloc64(sizeof(*g_idle) * GA_CACHE_IDLE);
+    if (!name || !g_idle) { /* out of memory: nothing noted, no proof */
+      sqlite3_free(name);
+      pthread_mutex_unlock(&g_idle_mu);
+      return;
+    }
+    if (g_nidle == GA_CACHE_IDLE) { /* the bound: the oldest goes */
+      int old = 0;
+      for (int i = 1; i < g_nidle; i++)
+        if (g_idle[i].seq < g_idle[old].seq)
+          old = i;
+      sqlite3_free(g_idle[old].schema);
+      g_idle[old] = g_idle[--g_nidle];
+    }
+    at = g_nidle++;
+    g_idle[at].db = db;
+    g_idle[at].schema = name;
+    g_idle[at].seq = seq;
+  }
+  if (seq > g_idle[at].seq)
+    g_idle[at].seq = seq;
+  pthread_mutex_unlock(&g_idle_mu);
+}
+
+int64_t ga_cache_idle_seq(const void *db, const char *schema) {
+  int64_t seq = -1;
+  pthread_mutex_lock(&g_idle_mu);
+  for (int i = 0; i < g_nidle; i++)
+    if (g_idle[i].db == db && !sqlite3_stricmp(g_idle[i].schema, schema))
+      seq = g_idle[i].seq;
+  pthread_mutex_unlock(&g_idle_mu);
+  return seq;
+}
+
+/* A closing connection's idle moments. */
+static void forget_idle(const void *db) {
+  pthread_mutex_lock(&g_idle_mu);
+  for (int i = 0; i < g_nidle;)
+    if (g_idle[i].db == db) {
+      sqlite3_free(g_idle[i].schema);
+      g_idle[i] = g_idle[--g_nidle];
+    } else {
+      i++;
+    }
+  if (!g_nidle) {
+    sqlite3_free(g_idle);
+    g_idle = NULL;
+  }
+  pthread_mutex_unlock(&g_idle_mu);
+}
+
 ga_cache *ga_cache_new(void) {
   ga_cache *c = sqlite3_malloc64(sizeof(*c));
   if (!c)
     return NULL;
   memset(c, 0, sizeof(*c));
   pthread_mutex_init(&c->mu, NULL);
+  pthread_mutex_init(&c->qmu, NULL);
   c->dev = -1;
   return c;
 }
@@ -103,10 +208,14 @@ void ga_centry_free(ga_centry *e) {
   sqlite3_free(e);
 }
 
-/* Rule 4: the stream and the scratch, where the GPU side took them. */
-static void release_dev(ga_cache *c) {
-  if (c->release_dev)
-    c->release_dev(c);
+void ga_cache_qlock(ga_cache *c) {
+  if (q_depth++ == 0)
+    pthread_mutex_lock(&c->qmu);
+}
+
+void ga_cache_qunlock(ga_cache *c) {
+  if (--q_depth == 0)
+    pthread_mutex_unlock(&c->qmu);
 }
 
 static int any_gpu_entry(const ga_cache *c) {
@@ -116,30 +225,82 @@ static int any_gpu_entry(const ga_cache *c) {
   return 0;
 }
 
-/* Unlink e (under c->mu); the caller frees it. */
-static void unlink_entry(ga_cache *c, ga_centry *e) {
+/* Rules 4 and 6: the stream and the scratch, where the GPU side took them,
+** once no GPU entry is left; under the query lock, so never while a query
+** on an unlinked GPU entry (still referenced) uses them. */
+static void release_dev(ga_cache *c) {
+  ga_cache_qlock(c);
+  pthread_mutex_lock(&c->mu);
+  int gpu_left = any_gpu_entry(c);
+  pthread_mutex_unlock(&c->mu);
+  if (!gpu_left && c->release_dev)
+    c->release_dev(c);
+  ga_cache_qunlock(c);
+}
+
+/* Unlink e (under c->mu): its bytes leave used, the list's reference goes.
+** 1 when nobody holds it any more (the caller frees it, outside c->mu). */
+static int unlink_entry(ga_cache *c, ga_centry *e) {
+  if (!e->linked)
+    return 0;
   for (ga_centry **pp = &c->entries; *pp; pp = &(*pp)->next)
     if (*pp == e) {
       *pp = e->next;
       c->used -= e->bytes;
       e->next = NULL;
-      return;
+      e->linked = 0;
+      return --e->refs == 0;
     }
+  return 0;
+}
+
+void ga_centry_put(ga_cache *c, ga_centry *e) {
+  if (!e)
+    return;
+  pthread_mutex_lock(&c->mu);
+  int gone = --e->refs == 0 && !e->linked;
+  int gpu = e->where == GA_CACHE_GPU;
+  pthread_mutex_unlock(&c->mu);
+  if (gone) {
+    ga_centry_free(e);
+    if (gpu)
+      release_dev(c);
+  }
+}
+
+void ga_cache_link(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  e->next = c->entries; /* its bytes are in used already */
+  c->entries = e;
+  e->linked = 1;
+  e->refs++;
+  c->loads++;
+  e->seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&c->mu);
 }
 
 void ga_cache_drop(ga_cache *c, ga_centry *e) {
   pthread_mutex_lock(&c->mu);
-  unlink_entry(c, e);
-  int gpu_left = any_gpu_entry(c);
+  int gone = unlink_entry(c, e);
   pthread_mutex_unlock(&c->mu);
-  ga_centry_free(e);
-  if (!gpu_left)
-    release_dev(c);
+  if (gone) /* cannot be: the caller holds one */
+    ga_centry_free(e);
+  ga_centry_put(c, e);
+  release_dev(c);
 }
 
 void ga_cache_drop_all(ga_cache *c) {
-  while (c->entries)
-    ga_cache_drop(c, c->entries);
+  for (;;) {
+    pthread_mutex_lock(&c->mu);
+    ga_centry *e = c->entries;
+    int gone = e ? unlink_entry(c, e) : 0;
+    pthread_mutex_unlock(&c->mu);
+    if (!e)
+      break;
+    if (gone)
+      ga_centry_free(e);
+  }
+  release_dev(c);
 }
 
 void ga_cache_free(ga_cache *c) {
@@ -147,17 +308,67 @@ void ga_cache_free(ga_cache *c) {
     return;
   ga_cache_drop_all(c);
   release_dev(c);
-  for (int i = 0; i < c->npools; i++)
-    ga_scan_pool_unref(c->pools[i]);
-  sqlite3_free(c->pools);
   pthread_mutex_destroy(&c->mu);
+  pthread_mutex_destroy(&c->qmu);
   sqlite3_free(c);
 }
 
-void ga_cache_unlink(ga_cache *c, ga_centry *e) {
+ga_cache *ga_cache_shared(void) {
+  pthread_mutex_lock(&g_mu);
+  if (!g_cache)
+    g_cache = ga_cache_new();
+  ga_cache *c = g_cache;
+  if (c)
+    c->nconn++;
+  pthread_mutex_unlock(&g_mu);
+  return c;
+}
+
+void ga_cache_release(ga_cache *c, const void *owner) {
+  if (!c)
+    return;
+  /* the owner's own entries go (one at a time: freeing one may close its
+  ** watcher connection, which may release a connection of its own here),
+  ** its shared ones stay, owned by nobody (rule 5) */
+  for (;;) {
+    ga_centry *drop = NULL;
+    int gone = 0;
+    pthread_mutex_lock(&c->mu);
+    for (ga_centry *e = c->entries; e; e = e->next)
+      if (e->owner == owner && owner) {
+        if (e->shareable && !e->watch && !e->fs.walempty) {
+          __atomic_store_n(&e->owner, NULL, __ATOMIC_RELAXED);
+        } else {
+          drop = e;
+          break;
+        }
+      }
+    if (drop)
+      gone = unlink_entry(c, drop);
+    pthread_mutex_unlock(&c->mu);
+    if (!drop)
+      break;
+    if (gone)
+      ga_centry_free(drop);
+  }
+  forget_idle(owner);
+  pthread_mutex_lock(&g_mu);
+  int last = --c->nconn == 0;
+  if (last && g_cache == c)
+    g_cache = NULL;
+  pthread_mutex_unlock(&g_mu);
+  if (last)
+    ga_cache_free(c);
+  else
+    release_dev(c);
+}
+
+int ga_cache_unlink(ga_cache *c, ga_centry *e) {
   pthread_mutex_lock(&c->mu);
-  unlink_entry(c, e);
+  int was = e->linked;
+  unlink_entry(c, e); /* the caller's reference keeps it */
   pthread_mutex_unlock(&c->mu);
+  return was;
 }
 
 void ga_cache_relink(ga_cache *c, ga_centry *e) {
@@ -165,38 +376,65 @@ void ga_cache_relink(ga_cache *c, ga_centry *e) {
   e->next = c->entries;
   c->entries = e;
   c->used += e->bytes;
+  e->linked = 1;
+  e->refs++;
   pthread_mutex_unlock(&c->mu);
 }
 
 void ga_cache_free_unlinked(ga_cache *c, ga_centry *e) {
-  pthread_mutex_lock(&c->mu);
-  int gpu_left = any_gpu_entry(c);
-  pthread_mutex_unlock(&c->mu);
-  ga_centry_free(e);
-  if (!gpu_left)
-    release_dev(c);
+  ga_centry_put(c, e);
+  release_dev(c);
 }
 
-ga_centry *ga_cache_find(ga_cache *c, const char *schema, const char *table) {
-  for (ga_centry *e = c->entries; e; e = e->next)
-    if (!sqlite3_stricmp(e->schema, schema) &&
-        !sqlite3_stricmp(e->table, table))
-      return e;
-  return NULL;
+static int same(const char *a, const char *b) {
+  return a && b && !sqlite3_stricmp(a, b);
+}
+
+ga_centry *ga_cache_get(ga_cache *c, const void *owner, const char *schema,
+                        int has_ident, uint64_t dev, uint64_t ino,
+                        const char *table) {
+  ga_centry *got = NULL, *stale = NULL;
+  pthread_mutex_lock(&c->mu);
+  for (ga_centry *e = c->entries; e && !got; e = e->next)
+    if (e->owner == owner && owner && same(e->schema, schema) &&
+        same(e->table, table)) {
+      if (!__atomic_load_n(&e->stale, __ATOMIC_RELAXED))
+        got = e;
+      else if (!stale)
+        stale = e;
+    }
+  for (ga_centry *e = c->entries; e && !got; e = e->next)
+    if (has_ident && e->shareable && e->fdev == dev && e->fino == ino &&
+        same(e->table, table)) {
+      if (!__atomic_load_n(&e->stale, __ATOMIC_RELAXED))
+        got = e;
+      else if (!stale)
+        stale = e;
+    }
+  if (!got)
+    got = stale;
+  if (got)
+    got->refs++;
+  pthread_mutex_unlock(&c->mu);
+  return got;
 }
 
 int64_t ga_cache_touch(ga_cache *c) {
   return __atomic_add_fetch(&c->tick, 1, __ATOMIC_RELAXED);
 }
 
-/* The eviction victim (rule 2), or NULL. */
+/* The eviction victim (rule 2), or NULL: never one a caller is using
+** (rule 6: it would stay in memory, its bytes uncounted). */
 static ga_centry *victim(ga_cache *c, const ga_centry *keep) {
   ga_centry *best = NULL;
   for (ga_centry *e = c->entries; e; e = e->next) {
-    if (e == keep)
+    if (e == keep || e->refs > 1)
       continue;
-    if (!best || (e->stale && !best->stale) ||
-        (e->stale == best->stale && e->lru < best->lru))
+    int es = __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
+    int bs = best ? __atomic_load_n(&best->stale, __ATOMIC_RELAXED) : 0;
+    if (!best || (es && !bs) ||
+        (es == bs && __atomic_load_n(&e->lru, __ATOMIC_RELAXED) <
+                         __atomic_load_n(&best->lru, __ATOMIC_RELAXED)))
       best = e;
   }
   return best;
@@ -216,9 +454,10 @@ int ga_cache_reserve(ga_cache *c, int64_t budget, int64_t more,
       pthread_mutex_unlock(&c->mu);
       return 0;
     }
-    unlink_entry(c, v);
+    int gone = unlink_entry(c, v);
     pthread_mutex_unlock(&c->mu);
-    ga_centry_free(v); /* device frees outside the mutex */
+    if (gone)
+      ga_centry_free(v); /* device frees outside the mutex */
   }
 }
 
@@ -226,16 +465,14 @@ void ga_cache_fit(ga_cache *c, int64_t budget) {
   for (;;) {
     pthread_mutex_lock(&c->mu);
     ga_centry *v = c->used > budget ? victim(c, NULL) : NULL;
-    if (v)
-      unlink_entry(c, v);
-    int gpu_left = any_gpu_entry(c);
+    int gone = v ? unlink_entry(c, v) : 0;
     pthread_mutex_unlock(&c->mu);
     if (!v) {
-      if (!gpu_left)
-        release_dev(c);
+      release_dev(c);
       return;
     }
-    ga_centry_free(v);
+    if (gone)
+      ga_centry_free(v);
   }
 }
 

@@ -31,9 +31,18 @@
 **   4. The budget counts every byte an entry holds (values, bitmaps, group
 **      dictionaries), wherever it lives.  Query scratch on the device is
 **      reported apart (it is freed with the last entry).
-**   5. The cache belongs to one connection; its mutex only guards against
-**      that connection's own load workers (eviction while they grow an
-**      entry).  No answer is ever taken from an entry marked stale.
+**   5. One cache per process (issue 40), shared by every connection that
+**      loads gpuagg: entries, the byte budget, LRU eviction and the GPU's
+**      stream and scratch.  An entry of a file (main or attached, not
+**      temp, not in memory) is keyed by the file's identity (device and
+**      inode) and the table, and answers any connection whose own stamp
+**      proves it current (planner/cache_plan.c rule 7); the others
+**      (temp, in memory, unprovable) are their owner's alone, dropped
+**      when it closes.  The locking (cache.c's header): mu guards the
+**      list, used, refs; qmu serializes the queries on entries (the GPU
+**      stream, scratch, lazily built structures, counters); references
+**      keep an entry alive while a caller uses it.  No answer is ever
+**      taken from an entry marked stale.
 */
 #ifndef GA_CACHE_H
 #define GA_CACHE_H
@@ -44,6 +53,7 @@
 
 #include "cexpr.h"
 #include "dict.h"
+#include "fstamp.h"
 #include "gak.h"
 #include "scan.h"
 
@@ -126,8 +136,10 @@ typedef struct ga_ccol {
   const char *src_schema, *src_table, *src_name;
 } ga_ccol;
 
-/* The SQLite state an entry was loaded from (planner/cache_plan.c rule 2):
-** an answer is taken only while every field is the same as now. */
+/* The SQLite state an entry was loaded from (planner/cache_plan.c rule 2),
+** as its loading connection (the owner) sees it: an answer to the owner is
+** taken only while every field is the same as now.  Another connection
+** compares fs alone (rule 5, planner/cache_plan.c rule 7). */
 typedef struct ga_cstamp {
   int64_t data_version;   /* PRAGMA s.data_version: other connections */
   int64_t total_changes;  /* sqlite3_total_changes64: this connection */
@@ -138,13 +150,17 @@ typedef struct ga_cstamp {
   unsigned int pager_version;
   char *file;    /* sqlite3_db_filename of the schema */
   void *fileobj; /* its sqlite3_file (SQLITE_FCNTL_FILE_POINTER) */
+  /* temp: total_changes counts (the connection's own writes to temp);
+  ** any other schema: it does not (a TEMP insert moves it, not main's
+  ** pager; issue 40) */
+  int temp;
   /* An attached schema's file as it is on disk, read under the read lock
   ** (cache_plan.c rule 2): a DETACH and ATTACH of the same file opens a new
   ** pager whose data_version starts again, often at the same address, so
   ** only the file can prove the state.  attached = 0 for main and temp,
-  ** which cannot be detached. */
+  ** which cannot be detached.  fs is read for main too (the shared
+  ** entries' stamp, fstamp.h); the owner compares it only when attached. */
   int attached;
-  int wal; /* the header says WAL mode (bytes 18 and 19 are 2) */
   /* WAL mode without a committed frame: nothing on disk proves the state;
   ** the entry's own connection to the file (ga_centry.watch) proves it
   ** instead: its data_version (every commit of any connection, the
@@ -152,24 +168,7 @@ typedef struct ga_cstamp {
   int unprovable;
   int watched, moved;
   int64_t watch_version;
-  /* The attached file's identity (rule 2): SQLITE_FCNTL_HAS_MOVED of the
-  ** caller's schema (1: the path names another file now, or none), and
-  ** stat() of the path while it was 0: a file built alike and renamed over
-  ** the path has the same header, page count and size, but not the same
-  ** device, inode and change time (which guards a reused inode).  noident:
-  ** stat() failed (a VFS whose names are not paths): never current. */
-  int gone, noident;
-  uint64_t st_dev, st_ino;
-  int64_t st_ctime_ns;
-  uint32_t counter; /* the file change counter (offset 24) */
-  uint32_t npages;  /* the database size in pages (offset 28) */
-  uint32_t cookie;  /* the schema cookie (offset 40) */
-  uint32_t pagesize;
-  int64_t size; /* the file's size */
-  /* WAL mode: the last committed frame (the wal-index header's mxFrame),
-  ** the WAL's salts and that frame's checksum, as both the wal-index and
-  ** the -wal file hold them */
-  uint32_t mxframe, salt[2], cksum[2];
+  ga_fstamp fs; /* the file (fstamp.h): identity, header, WAL */
 } ga_cstamp;
 
 typedef struct ga_centry {
@@ -206,12 +205,31 @@ typedef struct ga_centry {
   sqlite3 *watch;
   int stale; /* an answer was refused for staleness: never used again */
   int64_t hits, lru;
+  /* rule 5: the sharing.  refs: the list's one while linked, plus one per
+  ** caller using it (ga_cache_get); freed at 0 once unlinked.  owner: the
+  ** connection (sqlite3 *) that loaded it, NULL once it closed.  shareable:
+  ** fs proves its state (ga_fstamp.ok) and it was loaded outside a read
+  ** transaction on a WAL schema; its key is then (fdev, fino, table) */
+  int refs, linked;
+  const void *owner;
+  int shareable;
+  uint64_t fdev, fino;
+  int64_t shared_hits; /* answers to connections other than the owner */
+  ga_fstamp fs;
+  int64_t seq; /* ga_cache_seq_now when it was linked (rule 7's idle) */
   double load_ms;
   char note[128]; /* how it was loaded (parallel/serial, GPU fallback) */
 } ga_centry;
 
 typedef struct ga_cache {
   pthread_mutex_t mu;
+  /* rule 5: one ga_cache per process (ga_cache_shared), nconn connections
+  ** on it (g_mu in cache.c); qmu: one query on the entries at a time
+  ** (ga_cache_qlock) */
+  int nconn;
+  pthread_mutex_t qmu;
+  int64_t loads; /* gpu_cache loads that made an entry (under mu) */
+
   ga_centry *entries;
   int64_t used; /* bytes of every entry, and of a load under way */
   int64_t tick; /* LRU clock */
@@ -234,27 +252,54 @@ typedef struct ga_cache {
   ** (gpuagg_info) */
   int64_t file_maps, file_writes;
   char file_map[400], file_write[400];
-  /* worker pools of the files this cache loaded from in parallel (held
-  ** while they stay attached, like gpu_aggregate's module holds its own:
-  ** engine/scan/scan_pool.c rule 2) */
-  ga_scan_pool **pools;
-  int npools;
 } ga_cache;
 
 ga_cache *ga_cache_new(void);
 void ga_cache_free(ga_cache *c);
+/* Rule 5: the process's cache, one more connection on it (NULL: out of
+** memory); ga_cache_release: that connection (owner) closed: its own
+** entries go, its shared ones stay (owner NULL); the last frees it. */
+ga_cache *ga_cache_shared(void);
+void ga_cache_release(ga_cache *c, const void *owner);
 
-/* The entry of schema.table, or NULL. */
-ga_centry *ga_cache_find(ga_cache *c, const char *schema, const char *table);
-/* Unlink and free one entry (its bytes leave c->used). */
+/* The entry a connection (owner) reads for schema.table, referenced (give
+** it back with ga_centry_put), or NULL: its own entry of that schema name
+** first, else a shared one of the file (has_ident: dev, ino) not stale,
+** else its own stale one. */
+ga_centry *ga_cache_get(ga_cache *c, const void *owner, const char *schema,
+                        int has_ident, uint64_t dev, uint64_t ino,
+                        const char *table);
+void ga_centry_put(ga_cache *c, ga_centry *e);
+/* A new entry (from ga_cload_finish, its bytes in used) into the list. */
+void ga_cache_link(ga_cache *c, ga_centry *e);
+/* Unlink one entry (its bytes leave c->used) and give back the caller's
+** reference (the caller holds one). */
 void ga_cache_drop(ga_cache *c, ga_centry *e);
 void ga_cache_drop_all(ga_cache *c);
+/* planner/cache_plan.c rule 7's clock: a process-wide counter that
+** ga_cache_link moves (sequentially consistent); note_idle records that
+** connection db had no transaction open on schema at a moment after the
+** clock read seq (read it BEFORE looking at sqlite3_txn_state); idle_seq:
+** the last such seq, or -1: the last of each (db, schema name), at most
+** GA_CACHE_IDLE of them (the oldest goes), forgotten when db closes
+** (ga_cache_release). */
+#define GA_CACHE_IDLE 1024
+int64_t ga_cache_seq_now(void);
+void ga_cache_note_idle(const void *db, const char *schema, int64_t seq);
+int64_t ga_cache_idle_seq(const void *db, const char *schema);
+/* Rule 5's query lock (re-entrant on one thread). */
+void ga_cache_qlock(ga_cache *c);
+void ga_cache_qunlock(ga_cache *c);
 void ga_centry_free(ga_centry *e); /* an entry in no list */
-/* A reload's old entry (ext/cache/cache_fns.c rule 7): out of the list and
-** its bytes out of `used` while the new one loads; back as it was when the
-** load fails; freed (with the GPU's scratch when no GPU entry is left) when
+/* A reload's old entry (ext/cache/cache_fns.c rule 7), which the caller
+** holds a reference to: out of the list and its bytes out of `used` while
+** the new one loads; back as it was when the load fails (and the caller's
+** reference given back: ga_centry_put); given back (freed with the GPU's
+** scratch when no GPU entry is left, unless another caller uses it) when
 ** it succeeds. */
-void ga_cache_unlink(ga_cache *c, ga_centry *e);
+/* ga_cache_unlink: 1 when it was in the list (else another thread took
+** it out: nothing to relink). */
+int ga_cache_unlink(ga_cache *c, ga_centry *e);
 void ga_cache_relink(ga_cache *c, ga_centry *e);
 void ga_cache_free_unlinked(ga_cache *c, ga_centry *e);
 /* Make room for `more` bytes within budget by evicting least recently used

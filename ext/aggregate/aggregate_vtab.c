@@ -158,7 +158,9 @@ static int aggr_disconnect(sqlite3_vtab *pVtab) {
 /* ---- plan: the arguments are equality constraints on hidden columns ---- */
 
 static int aggr_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *p) {
-  (void)pVtab;
+  /* issue 40: prepared outside a transaction, it proves the shared cache's
+  ** entries to the statement's read transaction (cache_plan.c rule 7) */
+  ga_cache_note_idle_db(((aggr_vtab *)pVtab)->db);
   int iArg[NCOL - COL_ARG0], maxHidden = -1, unusable = 0, n = 0;
   for (int k = 0; k < NCOL - COL_ARG0; k++)
     iArg[k] = -1;

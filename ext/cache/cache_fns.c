@@ -63,7 +63,18 @@
 **      not in the entry.  Such a list fails as a named one would (a column
 **      holding BLOBs, more than GA_CACHE_MAX_COLS columns), the error
 **      saying to name the columns instead.
-**   9. Cache files (issue 40, cache_persist.c): with cache_file on, a valid
+**   9. One cache per process (engine/cache/cache.h rule 5, issue 40): the
+**      entry's key is the file's (ga_fstamp_ident: device, inode) and the
+**      table, so a load replaces another connection's entry of the same
+**      file too; it records its owner (this connection) and its file stamp
+**      (ext/common/filestamp.c, read with the load's first stamp under the
+**      read lock).  It is shareable when that stamp proves the state (or,
+**      on main, a WAL without a committed frame while the owner keeps it
+**      open) and the load did not run inside a WAL read transaction opened
+**      before the first stamp (whose snapshot may be older than the newest
+**      commit the stamp records); TEMP and in-memory entries never are.
+**      gpu_cache_drop() drops the entries this connection sees.
+**  10. Cache files (issue 40, cache_persist.c): with cache_file on, a valid
 **      file of exactly these columns is mapped instead of the load (stamped
 **      as rule 3's load would be); else the load runs, in host memory when
 **      the entry is for the GPU and its file may be written, and once the
@@ -82,6 +93,7 @@ SQLITE_EXTENSION_INIT3
 #include "cache_fns.h"
 #include "cache_persist.h"
 #include "cache_plan.h"
+#include "filestamp.h"
 #include "gpu.h"
 
 #define GA_CACHE_LOAD_TRIES 3
@@ -431,10 +443,11 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     ga_intr intr = {.db = db};
     char *piece = collect_sql("main", t->table, t->rowid, cl);
     /* a reference while the file stays attached (scan_pool.c rule 2) */
-    ga_scan_pool_prune(db, c->pools, &c->npools);
+    ga_scan_pool_prune(db, conn->cache_pools, &conn->ncache_pools);
     plan.spec.pool =
-        piece ? ga_scan_pool_hold(&c->pools, &c->npools, plan.vfs, plan.path,
-                                  plan.spec.immutable, plan.spec.readonly)
+        piece ? ga_scan_pool_hold(&conn->cache_pools, &conn->ncache_pools,
+                                  plan.vfs, plan.path, plan.spec.immutable,
+                                  plan.spec.readonly)
               : NULL;
     if (!piece || !plan.spec.pool ||
         ga_plan_verify(&plan, plan.spec.pool) != SQLITE_OK) {
@@ -623,12 +636,15 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
   /* rule 2: the watchers of gone files and stale entries are closed at
   ** every cache operation (a deleted file's descriptors released) */
-  ga_cache_watchers(conn->cache);
+  ga_cache_watchers(conn->cache, db);
   /* rule 7: a reload replaces the entry only when it succeeds; meanwhile
-  ** the old one is out of the list, its bytes free for the new one */
-  ga_centry *old = ga_cache_find(conn->cache, t.schema, t.table);
-  if (old)
-    ga_cache_unlink(conn->cache, old);
+  ** the old one is out of the list, its bytes free for the new one.  The
+  ** old one may be another connection's shared entry of the same file
+  ** (rule 9): the key is the file's */
+  ga_centry *old = ga_cache_lookup(conn->cache, db, t.schema, t.table);
+  int old_linked = old && ga_cache_unlink(conn->cache, old);
+  /* rule 9: a snapshot older than the newest commit cannot be shared */
+  int txn_before = sqlite3_txn_state(db, t.schema);
   int where = ga_cache_where(&cfg);
   ga_centry *e = NULL;
   char note[160] = "";
@@ -646,21 +662,22 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     memset(&before, 0, sizeof(before));
     memset(&after, 0, sizeof(after));
     rc = ga_cstamp_read(db, t.schema, watch, &before);
-    if (rc == SQLITE_OK && (before.gone || before.noident)) {
+    if (rc == SQLITE_OK && before.attached &&
+        (before.fs.gone || before.fs.noident)) {
       err = sqlite3_mprintf(
           "gpu_cache: %s.%s: %s", t.schema, t.table,
-          before.gone ? "the attached file's path names another file now, "
-                        "or none (renamed over or deleted while attached); "
-                        "DETACH and ATTACH it again"
-                      : "the attached file's identity cannot be read "
-                        "(stat() of its name failed), so a DETACH and "
-                        "ATTACH of another file under that name would "
-                        "pass unseen; cache it on a connection that opens "
-                        "it as main");
+          before.fs.gone ? "the attached file's path names another file now, "
+                           "or none (renamed over or deleted while attached); "
+                           "DETACH and ATTACH it again"
+                         : "the attached file's identity cannot be read "
+                           "(stat() of its name failed), so a DETACH and "
+                           "ATTACH of another file under that name would "
+                           "pass unseen; cache it on a connection that opens "
+                           "it as main");
       rc = SQLITE_ERROR;
     }
     if (rc == SQLITE_OK && before.unprovable && !watch &&
-        ga_cache_watchers(conn->cache) >= GA_CACHE_WATCHERS) {
+        ga_cache_watchers(conn->cache, db) >= GA_CACHE_WATCHERS) {
       err = sqlite3_mprintf(
           "gpu_cache: %s.%s: %s is an attached database in WAL mode with no "
           "committed frame in its WAL, which only a connection of the "
@@ -739,8 +756,9 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc != SQLITE_OK) {
     collist_free(&cl);
     ga_target_free(&t);
-    if (old)
+    if (old && old_linked)
       ga_cache_relink(conn->cache, old); /* rule 7: as it was */
+    ga_centry_put(conn->cache, old);
     result_err(ctx, rc, err);
     return;
   }
@@ -762,13 +780,14 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   collist_free(&cl);
   ga_target_free(&t);
   if (e->schema && e->table && !nodict)
-    e->auth_sig = ga_centry_sig(db, e, &rc);
+    e->auth_sig = ga_centry_sig(db, e->schema, e, &rc);
   if (!e->schema || !e->table || !e->auth_sig) {
     int nomem =
         !e->schema || !e->table || nodict || (rc & 0xff) == SQLITE_NOMEM;
     discard(conn->cache, e);
-    if (old)
+    if (old && old_linked)
       ga_cache_relink(conn->cache, old); /* rule 7, as above */
+    ga_centry_put(conn->cache, old);
     if (!nomem)
       sqlite3_result_error(ctx,
                            "gpu_cache: cannot compile a read of the "
@@ -785,10 +804,23 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                      "%s; in host memory: the GPU failed", note);
   else
     sqlite3_snprintf((int)sizeof e->note, e->note, "%s", note);
-  pthread_mutex_lock(&conn->cache->mu);
-  e->next = conn->cache->entries; /* its bytes are in used already */
-  conn->cache->entries = e;
-  pthread_mutex_unlock(&conn->cache->mu);
+  /* rule 9: the owner, and the key other connections share it by */
+  e->owner = db;
+  e->fs = e->stamp.fs;
+  uint64_t dev = 0, ino = 0;
+  e->shareable =
+      sqlite3_stricmp(e->schema, "temp") &&
+      (e->fs.ok || (e->fs.walempty && !sqlite3_stricmp(e->schema, "main"))) &&
+      !e->watch && !(e->fs.wal && txn_before != SQLITE_TXN_NONE) &&
+      ga_fstamp_ident(db, e->schema, &dev, &ino) && dev == e->fs.st_dev &&
+      ino == e->fs.st_ino;
+  e->fdev = dev;
+  e->fino = ino;
+  /* another thread's load of the same key meanwhile: this one replaces it */
+  ga_centry *dup = ga_cache_lookup(conn->cache, db, e->schema, e->table);
+  if (dup)
+    ga_cache_drop(conn->cache, dup);
+  ga_cache_link(conn->cache, e);
   if (old)
     ga_cache_free_unlinked(conn->cache, old); /* replaced */
   ga_persist_save(conn, db, &cfg, e); /* its cache file (cache_persist.c) */
@@ -803,11 +835,18 @@ void ga_cache_drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_int(ctx, 0);
     return;
   }
+  ga_centry **vis = NULL;
   if (argc == 0) {
-    int n = 0;
-    for (ga_centry *e = conn->cache->entries; e; e = e->next)
-      n++;
-    ga_cache_drop_all(conn->cache);
+    /* rule 9: every entry this connection sees (its own, and the shared
+    ** ones of its files) */
+    int n = ga_cache_visible_entries(conn->cache, db, &vis);
+    if (n < 0) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    for (int i = 0; i < n; i++)
+      ga_cache_drop(conn->cache, vis[i]);
+    sqlite3_free(vis);
     sqlite3_result_int(ctx, n);
     return;
   }
@@ -821,21 +860,27 @@ void ga_cache_drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_centry *e = NULL;
   int rc = ga_target_resolve(db, name, &t, &err);
   if (rc == SQLITE_OK) {
-    e = ga_cache_find(conn->cache, t.schema, t.table);
+    e = ga_cache_lookup(conn->cache, db, t.schema, t.table);
   } else if (rc == SQLITE_ERROR) {
     /* a table dropped since: its entry by name ("t" or "schema.t") */
-    for (ga_centry *x = conn->cache->entries; x && !e; x = x->next) {
-      char *full = sqlite3_mprintf("%s.%s", x->schema, x->table);
+    int n = ga_cache_visible_entries(conn->cache, db, &vis);
+    for (int i = 0; i < n; i++) {
+      ga_centry *x = vis[i];
+      char *full = e ? NULL : sqlite3_mprintf("%s.%s", x->schema, x->table);
       if (full &&
           (!sqlite3_stricmp(full, name) || !sqlite3_stricmp(x->table, name)))
         e = x;
+      else
+        ga_centry_put(conn->cache, x);
       sqlite3_free(full);
     }
-    rc = SQLITE_OK;
+    sqlite3_free(vis);
+    rc = n < 0 ? SQLITE_NOMEM : SQLITE_OK;
   }
   sqlite3_free(err);
   ga_target_free(&t);
   if (rc != SQLITE_OK) {
+    ga_centry_put(conn->cache, e);
     result_err(ctx, rc, NULL);
     return;
   }

@@ -72,6 +72,7 @@ SQLITE_EXTENSION_INIT3
 
 #include "cache_file.h"
 #include "cache_persist.h"
+#include "filestamp.h"
 
 /* The outcome of the last map (map = 1) or write, for gpuagg_info. */
 static void last(ga_cache *c, int map, const char *fmt, const char *table,
@@ -113,7 +114,7 @@ static int file_stamp(sqlite3 *db, const char *schema, ga_cfstamp *fs,
   int rc = ga_db_encoding_of(db, &enc);
   if (rc != SQLITE_OK)
     return rc;
-  ga_cstamp s;
+  ga_fstamp s;
   memset(&s, 0, sizeof s);
   sqlite3_stmt *st = NULL;
   char *sql = sqlite3_mprintf("PRAGMA \"%w\".schema_version", schema);
@@ -124,7 +125,7 @@ static int file_stamp(sqlite3 *db, const char *schema, ga_cfstamp *fs,
   if (rc == SQLITE_OK) {
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-      ga_cstamp_file(db, schema, &s); /* the read lock is held */
+      ga_fstamp_read_locked(db, schema, &s); /* the read lock is held */
       rc = SQLITE_OK;
     } else {
       rc = sqlite3_reset(st);
@@ -141,9 +142,11 @@ static int file_stamp(sqlite3 *db, const char *schema, ga_cfstamp *fs,
     *why = "the database file's identity cannot be read (stat() failed)";
   else if (s.size < 0)
     *why = "the database file's size cannot be read";
-  else if (s.wal && (s.unprovable || s.mxframe == 0))
+  else if (s.wal && (!s.ok || s.mxframe == 0))
     *why = "WAL mode with no committed frame in the WAL (checkpointed "
            "away, reset, or none yet): nothing on disk proves the state";
+  else if (!s.ok)
+    *why = s.why ? s.why : "the database file's state cannot be proved";
   fs->dev = s.st_dev;
   fs->ino = s.st_ino;
   fs->ctime_ns = s.st_ctime_ns;

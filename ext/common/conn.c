@@ -49,7 +49,11 @@ void ga_conn_unref(void *p) {
     }
   last = conns == NULL;
   pthread_mutex_unlock(&conns_mu);
-  ga_cache_free(conn->cache); /* its entries die with the connection */
+  /* its own entries go, its shared ones stay (cache.h rule 5) */
+  ga_cache_release(conn->cache, conn->db);
+  for (int i = 0; i < conn->ncache_pools; i++)
+    ga_scan_pool_unref(conn->cache_pools[i]);
+  sqlite3_free(conn->cache_pools);
   sqlite3_free(conn);
   if (last)
     ga_pool_trim(); /* no connection left to reuse cached chunks */
@@ -69,16 +73,22 @@ ga_conn *ga_conn_open(sqlite3 *db, int *again) {
   ga_conn_node *node = sqlite3_malloc64(sizeof(*node));
   if (conn) {
     memset(conn, 0, sizeof(*conn));
-    conn->cache = ga_cache_new();
+    conn->cache = ga_cache_shared();
+    conn->db = db;
   }
   if (!conn || !node || !conn->cache) {
     if (conn)
-      ga_cache_free(conn->cache); /* (NULL-safe) */
+      ga_cache_release(conn->cache, db); /* (NULL-safe) */
     sqlite3_free(conn);
     sqlite3_free(node);
     return NULL;
   }
   conn->refs = 1; /* the caller's */
+  /* planner/cache_plan.c rule 7: a connection that loads gpuagg outside a
+  ** transaction may read the shared entries loaded before */
+  int64_t seq = ga_cache_seq_now();
+  if (sqlite3_txn_state(db, "main") == SQLITE_TXN_NONE)
+    ga_cache_note_idle(db, "main", seq);
   ga_config_default(&conn->cfg);
   node->db = db;
   node->conn = conn;

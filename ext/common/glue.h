@@ -39,7 +39,14 @@ struct ga_conn {
   ga_scan_last scan; /* the last gpu_aggregate call (gpuagg_info) */
   int enc; /* the database's text encoding (SQLITE_UTF8/16LE/16BE), 0 until
               the first max/min needs it: BINARY collation is memcmp of it */
-  struct ga_cache *cache; /* gpu_cache's entries (engine/cache/cache.h) */
+  /* gpu_cache's entries: the process's cache (engine/cache/cache.h rule
+  ** 5), on which this connection (db, the entries' owner) holds a count */
+  struct ga_cache *cache;
+  sqlite3 *db;
+  /* the worker pools of the files gpu_cache loaded from in parallel on
+  ** this connection (engine/scan/scan_pool.c rule 2) */
+  struct ga_scan_pool **cache_pools;
+  int ncache_pools;
   void *matadd; /* gpu_matadd's data (ext/matadd/), for gpu_matadd_info */
   /* gpu_aggregate's xFilter calls that computed an answer, and those that
   ** served the answer a cursor kept (gpuagg_info's "gpu_aggregate") */

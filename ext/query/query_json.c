@@ -72,6 +72,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_plan.h"
 #include "query_vtab.h"
 
 /* the columns: row_json, then the hidden sql, p1 .. pMAX */
@@ -545,6 +546,8 @@ static int qjson_disconnect(sqlite3_vtab *pv) {
 }
 
 static int qjson_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
+  /* issue 40: as gpu_aggregate's (planner/cache_plan.c rule 7) */
+  ga_cache_note_idle_db(((qjson_vtab *)pv)->db);
   int n = 0, has_sql = 0;
   char seen[1 + GA_QJSON_MAX_PARAMS];
   memset(seen, 0, sizeof seen);

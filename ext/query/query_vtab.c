@@ -774,8 +774,11 @@ static int subq_cache(query_cursor *c, sqlite3 *db, const ga_config *cfg,
   query_vtab *vt = (query_vtab *)c->base.pVtab;
   ga_cache *cache = vt->mod->conn->cache;
   ga_centry *e =
-      cache ? ga_cache_find(cache, c->q.t.schema, c->q.t.table) : NULL;
-  if (!e || e->stale) /* no entry: the scan evaluates them, once */
+      cache ? ga_cache_lookup(cache, db, c->q.t.schema, c->q.t.table) : NULL;
+  int stale = e && __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
+  if (e) /* whether one exists (issue 40: ga_cache_answer holds it) */
+    ga_centry_put(cache, e);
+  if (!e || stale) /* no entry: the scan evaluates them, once */
     return e ? ga_cache_answer(vt->mod->conn, db, cfg, &c->q.t, parts, &c->out,
                                hit, why, n)
              : SQLITE_OK;
