@@ -607,12 +607,14 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
-  /* medians and percentiles (issue 39): no entry keeps a group's values */
-  for (int k = 0; p->val_dist && k < p->nvals; k++)
+  /* medians and percentiles (issue 39): a host entry keeps each group's
+  ** values (engine/cache/cache_pct.c), a GPU entry none */
+  for (int k = 0; e->where == GA_CACHE_GPU && p->val_dist && k < p->nvals; k++)
     if (p->val_dist[k] == GA_DIST_PCT) {
       snprintf(why, nwhy,
-               "a median or percentile (the cache keeps no group's values "
-               "yet; the workers answer)");
+               "a median or percentile (the GPU cache keeps no group's "
+               "values; a host entry, loaded with device = 'cpu', answers "
+               "it)");
       return SQLITE_OK;
     }
   /* gpu_query's DISTINCT aggregates (issue 37): a host entry keeps sets
