@@ -189,8 +189,10 @@
 **      With a constant P (qpct.c rule 2) whose fraction is valid and no
 **      DISTINCT, it is an aggregate (GA_Q_PCT) over a value of its own
 **      ("PCT " before its normal form, FILTER as rule 9's) that keeps every
-**      number (val_dist GA_DIST_PCT: engine/scan/scan_group.h rule 6), and
-**      no partial is made (partial_why); otherwise its tokens are no bare
+**      number (val_dist GA_DIST_PCT: engine/scan/scan_group.h rule 6),
+**      which partials carry (engine/scan/qpartial.h rule 9) and a host
+**      entry of the cache keeps (engine/cache/cache_pct.c); otherwise its
+**      tokens are no bare
 **      columns (check_bare) and the text takes the serial path
 **      (ga_qpct_why).
 **  15. Variance (issue 39, planner/qvar.c).  gpu_var_samp, gpu_var_pop,
@@ -851,8 +853,7 @@ static int pct_call(parse *p, int i, int pe) {
   p->calls[p->ncalls].all.b = pe;
   p->calls[p->ncalls].arg_end = close;
   p->calls[p->ncalls].agg = k;
-  p->ncalls++;
-  q->partial_why = ga_qpct_partial_why;
+  p->ncalls++; /* partials carry the values (qpartial.h rule 9) */
   return SQLITE_OK;
 }
 

@@ -631,16 +631,22 @@ static int part_groups(sqlite3_value *v, const char *what,
   if (rc == GA_QPART_STOP)
     return SQLITE_INTERRUPT;
   if (rc == GA_QPART_CAP) {
-    int dist = 0; /* a DISTINCT aggregate's values count too (issue 37) */
-    for (int k = 0; k < h->shape.ns; k++)
-      dist |= h->shape.dist[k] != 0;
+    int dist = 0, pct = 0; /* a DISTINCT aggregate's values count too
+                              (issue 37), and a median's (issue 39) */
+    for (int k = 0; k < h->shape.ns; k++) {
+      pct |= h->shape.dist[k] == GA_DIST_PCT;
+      dist |= h->shape.dist[k] != 0 && h->shape.dist[k] != GA_DIST_PCT;
+    }
     *err = sqlite3_mprintf("the groups exceed group_bytes (%lld bytes; "
-                           "gpuagg_config('group_bytes', N) raises it)%s",
+                           "gpuagg_config('group_bytes', N) raises it)%s%s",
                            (long long)lim->cap,
                            dist ? "; each distinct value of a DISTINCT "
                                   "aggregate takes up to 171 bytes and its "
                                   "TEXT or BLOB"
-                                : "");
+                                : "",
+                           pct ? "; each value of a median or percentile "
+                                 "takes 8 bytes"
+                               : "");
     return SQLITE_ERROR;
   }
   if (rc != GA_OK) {
