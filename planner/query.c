@@ -201,7 +201,11 @@
 **      them).  The value's state keeps Σx² next to its exact sum
 **      (ga_parts.val_sq, stepped in hash mode: an ungrouped text's one
 **      group is a NULL key's, as rule 9's sets), and the groups table
-**      gives xvar.c's answer; DISTINCT runs on the serial path (qvar.c).
+**      gives xvar.c's answer.  Over DISTINCT the value keeps its set (rule
+**      9) and the answer is the set's (gstate.h rule 9): its flag stays
+**      set (the cache's bitmaps leave such a value to the sets), but no
+**      state of a DISTINCT value keeps Σx² (planner/path.c and partials
+**      mask it: qpartial.h rule 8).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -968,7 +972,9 @@ static int find_calls(parse *p, int a, int b) {
                     "128");
       q->aggs[k].op = opn;
       q->aggs[k].val = opn == GA_Q_COUNT_STAR ? 0 : val;
-      q->val_sq[val] |= var && !dist; /* rule 15 */
+      /* rule 15: a DISTINCT variance's set answers it; its flag tells the
+      ** cache's bitmaps, which keep no set, to leave it to the sets */
+      q->val_sq[val] |= var != 0;
       q->naggs++;
     }
     if (p->ncalls == p->capcalls) {

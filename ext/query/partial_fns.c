@@ -1143,8 +1143,8 @@ static int here_head(sqlite3 *db, const ga_query *q,
             : ga_plan_key_coll(db, &q->t, parts.alias, q->keys[k]);
   for (int k = 0; parts.val_dist && k < q->nvals; k++) /* DISTINCT (issue 37) */
     h->shape.dist[k] = parts.val_dist[k];
-  for (int k = 0; parts.val_sq && k < q->nvals; k++) /* issue 39 */
-    h->shape.sq[k] = parts.val_sq[k];
+  for (int k = 0; parts.val_sq && k < q->nvals; k++)       /* issue 39 */
+    h->shape.sq[k] = parts.val_sq[k] && !h->shape.dist[k]; /* a set: rule 6 */
   h->sig = ga_query_sig(q, params, np);
   h->nparams = q->nparams;
   h->table = sqlite3_mprintf("%s", q->t.table);
