@@ -665,7 +665,7 @@ def hpct_cache(rep_con_path):
     con.execute("SELECT gpuagg_config('group_bytes', 50000)")
     got, ls = ask("SELECT g, gpu_median(x) FROM hc GROUP BY g", 2)
     rep.check("hpct: group_bytes declines the host cache", ls.get("path") != "cache" and
-              "group_bytes" in (ls.get("why") or ""), repr((got if isinstance(got, Err) else got[:2], ls.get("why"))))
+              "the medians' values would pass group_bytes" in (ls.get("why") or ""), repr((got if isinstance(got, Err) else got[:2], ls.get("why"))))
     con.execute("SELECT gpuagg_config('group_bytes', 0)")
     # an infinity: SQLite's error, the cache declining with why
     con.execute("UPDATE hc SET x = 9e999 WHERE id = 777")

@@ -2218,10 +2218,10 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   } else if (rc == GA_CACHE_DBITS) {
     snprintf(why, nwhy, "a DISTINCT value outside its column's range");
     rc = GA_CACHE_DECLINED;
-  } else if (rc == GA_CACHE_DSET_CAP) {
+  } else if (rc == GA_CACHE_DSET_CAP) { /* rules 14 and 21 */
     snprintf(why, nwhy,
-             "the DISTINCT aggregates' sets of values would pass group_bytes "
-             "(%lld bytes)",
+             "the DISTINCT aggregates' sets of values or the medians' values "
+             "would pass group_bytes (%lld bytes)",
              (long long)q->dist_cap);
     rc = GA_CACHE_DECLINED;
   } else if (rc == GA_CACHE_MANY) {
