@@ -684,6 +684,38 @@ def hpct_cache(rep_con_path):
             os.unlink(path + suffix)
 
 
+def hpct_partial_values(path):
+    """Issue 39 (session 5): a median's partial (qpartial.h rule 9) refuses
+    values out of rule 2's order and more values than rows, as a damaged
+    partial naming the merge; the partial as written is accepted."""
+    if os.path.exists(path):
+        os.unlink(path)
+    con = connect(path)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    con.execute("CREATE TABLE m(x REAL)")
+    con.executemany("INSERT INTO m VALUES (?)", [(2.5,), (None,), (-1.0,), (7.0,), (0.0,)])
+    try:
+        p = con.execute("SELECT gpu_query_partial('SELECT gpu_median(x) FROM m')").fetchone()[0]
+    except sqlite3.Error as e:
+        rep.check("hpct: a median's partial", False, str(e))
+        con.close()
+        return
+    at = len(p) - 8 * 5  # u64 n, then the 4 values
+
+    def merge(vs, n=None):
+        b = p[:at] + struct.pack("<Q", len(vs) if n is None else n) + b"".join(struct.pack("<d", v) for v in vs)
+        got = q(con, "SELECT length(gpu_query_merge(x'%s'))" % b.hex())
+        return str(got) if isinstance(got, Err) else "ok"
+    bad = "gpu_query_merge: argument 1: a damaged partial (a median's or percentile's values)"
+    got = [merge([-1.0, 0.0, 2.5, 7.0]), merge([0.0, -1.0, 2.5, 7.0]), merge([-1.0, 0.0, 2.5, 7.0, 8.0, 9.0]),
+           merge([-1.0, 0.0, 2.5, 7.0], n=5)]
+    rep.check("hpct: a median's partial: its values checked", got == ["ok", bad, bad, bad], repr(got))
+    con.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+
+
 def main():
     con = connect()
     random_cases(con)
@@ -694,6 +726,7 @@ def main():
     states(con)
     hpct_state_sort(con)  # issue 39 (session 5)
     hpct_cache(os.path.join(tempfile.gettempdir(), "hpct_cache_%d.db" % os.getpid()))
+    hpct_partial_values(os.path.join(tempfile.gettempdir(), "hpct_part_%d.db" % os.getpid()))
     reference_build()
     rep.finish()
 
