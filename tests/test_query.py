@@ -2482,10 +2482,10 @@ def variance_queries(rep, cons):
     CACHE=1, partials with PARTS=1): the same rows as the text itself (the
     serial path, last_scan.why naming the variance), each value against
     the exact reference (test_var.py), and partials over 1-4 shards merged
-    in any grouping (DISTINCT inside a variance: refused, saying so).
-    The parallel path must run each text but one with a DISTINCT variance
-    (serial, last_scan.why saying so); with CACHE=1, a host entry of g, h, x
-    every such text over them (a GPU entry declines, saying why)."""
+    in any grouping (DISTINCT inside a variance too: its sets travel).
+    The parallel path must run each text, a DISTINCT variance's too (its
+    set answers it; issue 39, session 5); with CACHE=1, a host entry of g,
+    h, x every such text over them (a GPU entry declines, saying why)."""
     import math
     import struct
     from test_var import reference as var_reference

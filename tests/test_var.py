@@ -393,12 +393,10 @@ def check_errors(rep, con, mode):
 def check_gpu_query(rep, con, mode):
     """gpu_query's grammar takes the six (DISTINCT, FILTER): over a file,
     the parallel path runs them (Σx² in the group states), a DISTINCT one
-    runs on the serial path saying why, and a partial carries them (the
-    finish gives the text's bits)."""
+    too (its set answers it: issue 39, session 5), and a partial carries
+    them (the finish gives the text's bits)."""
     import json
     import tempfile
-    why = ("a variance or standard deviation of DISTINCT values (gpu_var_*, gpu_stddev*) runs on the serial "
-           "path: the parallel scan's sets of values keep no sum of squares")
     path = os.path.join(tempfile.mkdtemp(prefix="gpuagg_var_"), "t.db")
     fc = connect(path, config=MODES[mode])
     fc.execute("SELECT gpuagg_config('scan_min_rows', 0)")
@@ -416,7 +414,7 @@ def check_gpu_query(rep, con, mode):
             fc.execute("SELECT gpuagg_config('threads', ?)", (th,))
             got = fc.execute("SELECT * FROM temp.q").fetchall()
             ls = json.loads(fc.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]
-            ok = (ls["path"] == "serial" and ls["why"] == why) if dist else ls["path"] == "parallel"
+            ok = ls["path"] == "parallel"
             rep.check("%s gpu_query %sthreads %d" % (mode, dist.lower(), th), got == want and ok,
                       "path %r why %r, %d rows vs %d" % (ls["path"], ls.get("why"), len(got), len(want)))
         fc.execute("DROP TABLE temp.q")
