@@ -716,6 +716,47 @@ def hpct_partial_values(path):
             os.unlink(path + suffix)
 
 
+def hpct_join_cache(path):
+    """Issue 39 (session 5): a star join's medians from host entries
+    (planner/cache_join.c runs the host query over the joined entry): each
+    group keeps its values (cache_pct.c), the same bits as SQLite's text.
+    The base build took the median's value for a DISTINCT set there and
+    answered other numbers."""
+    import json
+    if os.path.exists(path):
+        os.unlink(path)
+    con = connect(path)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    con.execute("SELECT gpuagg_config('device', 'cpu')")
+    con.execute("CREATE TABLE f(k INTEGER, x REAL)")
+    con.execute("CREATE TABLE d(k INTEGER PRIMARY KEY, g INTEGER)")
+    r = random.Random(SEED + 56)
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO f VALUES (?, ?)", [(r.randrange(50), r.choice([None, -0.0, 0.0, r.uniform(-9, 9)]))
+                                                     for _ in range(20000)])
+    con.executemany("INSERT INTO d VALUES (?, ?)", [(i, i % 4) for i in range(50)])
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('f')")
+    con.execute("SELECT gpu_cache('d')")
+    text = ("SELECT d.g, gpu_median(f.x), gpu_percentile_disc(f.x, 0.3), count(*) FROM f JOIN d ON f.k = d.k "
+            "GROUP BY d.g ORDER BY d.g")
+    want = con.execute(text).fetchall()
+    con.execute("CREATE VIRTUAL TABLE temp.jq USING gpu_query('%s')" % text.replace("'", "''"))
+    bad = []
+    for th in (1, 2, 4):
+        con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        got = q(con, "SELECT * FROM temp.jq")
+        ls = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
+        if isinstance(got, Err) or [tuple(map(repr, g)) for g in got] != [tuple(map(repr, w)) for w in want] or \
+                ls.get("path") != "cache":
+            bad.append((th, ls.get("path"), got if isinstance(got, Err) else got[:2], want[:2]))
+    rep.check("hpct: a star join's medians from host entries", not bad, repr(bad)[:600])
+    con.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+
+
 def main():
     con = connect()
     random_cases(con)
@@ -727,6 +768,7 @@ def main():
     hpct_state_sort(con)  # issue 39 (session 5)
     hpct_cache(os.path.join(tempfile.gettempdir(), "hpct_cache_%d.db" % os.getpid()))
     hpct_partial_values(os.path.join(tempfile.gettempdir(), "hpct_part_%d.db" % os.getpid()))
+    hpct_join_cache(os.path.join(tempfile.gettempdir(), "hpct_join_%d.db" % os.getpid()))
     reference_build()
     rep.finish()
 
