@@ -5,7 +5,7 @@ own SQL (window functions: what a user of the base build has), and DuckDB's
 median(), on the same lineitem rows (bench/lineitem.py), in one run.
 
   bench/pct_bench.py [--rows 6e6] [--reps 5] [--db DIR] [--csv FILE]
-                     [--base-reps 2] [--duckdb-threads 2]
+                     [--base-reps 2] [--window-reps 2] [--duckdb-threads 2]
 
 Modes, each rep in turn (the first rotating):
   gpu_query    CREATE VIRTUAL TABLE temp.q USING gpu_query('SELECT
@@ -16,9 +16,13 @@ Modes, each rep in turn (the first rotating):
                GROUP BY)
   base_window  SQLite's own SQL for the same median (row_number() and
                count() over the partition, the middle one or two averaged),
-               on the base build's connection (--base-lib), --base-reps reps
+               on the base build's connection (--base-lib), --window-reps reps
   duckdb       median(l_extendedprice) GROUP BY l_shipmode in DuckDB's
                native in-memory table, --duckdb-threads threads
+  base_gpu_query  the gpu_query text on the base build's connection
+               (--base-lib), its column cache loaded too (A/B: before
+               issue 39's host-cache medians it declines, and the parallel
+               scan answers), --base-reps reps
 Times: wall and this process's CPU (resource.getrusage: user + sys) for
 the SQLite modes; DuckDB's own seconds.  Medians of the reps.  The answers
 are checked: gpu_query's equal SQLite's text bit for bit; DuckDB's and the
@@ -67,6 +71,7 @@ def main():
     ap.add_argument("--db", default="/tmp/gpuagg_query_bench")
     ap.add_argument("--lib", default=os.path.join(os.path.dirname(HERE), "libgpuagg"))
     ap.add_argument("--base-lib", default="/work/base4/libgpuagg")
+    ap.add_argument("--window-reps", type=int, default=2)
     ap.add_argument("--csv", default="")
     ap.add_argument("--duckdb-threads", type=int, default=2)
     ap.add_argument("--duckdb-dir", default=os.path.join(HERE, "duckdb"))
@@ -76,21 +81,25 @@ def main():
     if not os.path.exists(path):
         os.makedirs(args.db, exist_ok=True)
         lineitem.make(path, n)
-    con = bench_db.connect(path, args.lib, [("threads", "2")])
-    base = bench_db.connect(path, args.base_lib)
+    # device 'cpu': the host cache (a GPU entry declines medians)
+    con = bench_db.connect(path, args.lib, [("threads", "2"), ("device", "cpu")])
+    base = bench_db.connect(path, args.base_lib, [("device", "cpu")])
     con.execute("SELECT count(*) FROM lineitem").fetchone()  # warm the page cache
     t0 = time.time()
     con.execute("SELECT gpu_cache('lineitem', 'l_shipmode, l_extendedprice')").fetchall()
     print("# gpu_cache load %.1f s" % (time.time() - t0))
     con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % TEXT.replace("'", "''"))
+    base.execute("SELECT gpuagg_config('threads', 2)").fetchall()
+    base.execute("SELECT gpu_cache('lineitem', 'l_shipmode, l_extendedprice')").fetchall()
+    base.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query('%s')" % TEXT.replace("'", "''"))
     duck = DuckDB(args, n)
     if duck.why:
         print("# duckdb skipped: %s" % duck.why)
         duck = None
-    times = {m: [] for m in ("gpu_query", "sqlite", "base_window", "duckdb")}
+    times = {m: [] for m in ("gpu_query", "sqlite", "base_window", "duckdb", "base_gpu_query")}
     cpus = {m: [] for m in times}
     ref = None
-    modes = ["gpu_query", "sqlite", "duckdb", "base_window"]
+    modes = ["gpu_query", "sqlite", "duckdb", "base_window", "base_gpu_query"]
     for rep in range(args.reps):
         order = modes[rep % len(modes):] + modes[:rep % len(modes)]
         for m in order:
@@ -102,8 +111,15 @@ def main():
                     print("# gpu_query last_scan: %s" % why)
             elif m == "sqlite":
                 w, c, rows = timed(con, TEXT)
-            elif m == "base_window":
+            elif m == "base_gpu_query":
                 if rep >= args.base_reps:
+                    continue
+                w, c, rows = timed(base, "SELECT * FROM q")
+                if rep == 0:
+                    print("# base gpu_query last_scan: %s" % base.execute(
+                        "SELECT json_extract(gpuagg_info(), '$.last_scan.path', '$.last_scan.why')").fetchone()[0])
+            elif m == "base_window":
+                if rep >= args.window_reps:
                     continue
                 w, c, rows = timed(base, WINDOW)
             else:
@@ -117,6 +133,8 @@ def main():
                 ref = ref or rows
             if m == "gpu_query" and ref and rows != ref:
                 print("# MISMATCH gpu_query: %r vs %r" % (rows, ref))
+            if m == "base_gpu_query" and ref and rows != ref:
+                print("# MISMATCH base gpu_query: %r vs %r" % (rows, ref))
             if m in ("duckdb", "base_window") and ref:
                 for a, b in zip(rows, ref):
                     if a[0] != b[0] or abs(a[1] - b[1]) > 1e-12 * abs(b[1]):

@@ -730,13 +730,19 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
-  /* medians and percentiles (issue 39): a GPU entry gathers each group's
-  ** values (engine/cache/cache_gpu_stat.c); no host entry keeps them */
-  for (int k = 0; e->where != GA_CACHE_GPU && p->val_dist && k < p->nvals; k++)
-    if (p->val_dist[k] == GA_DIST_PCT) {
+  /* medians and percentiles (issue 39): a host entry keeps each group's
+  ** values (engine/cache/cache_pct.c), a GPU entry gathers and sorts them
+  ** (engine/cache/cache_gpu_stat.c).  A variance of DISTINCT values: a host
+  ** entry's sets keep the values (engine/state/gstate.h rule 9); a GPU
+  ** entry's bitmaps and pairs do not feed its Σx², so it declines */
+  for (int k = 0; e->where == GA_CACHE_GPU && p->val_sq && p->val_dist &&
+                  k < p->nvals;
+       k++)
+    if (p->val_sq[k] && p->val_dist[k] && p->val_dist[k] != GA_DIST_PCT) {
       snprintf(why, nwhy,
-               "a median or percentile (the cache keeps no group's values "
-               "yet; the workers answer)");
+               "a variance or standard deviation of DISTINCT values (the GPU "
+               "cache keeps no set of values for it; a host entry, loaded "
+               "with device = 'cpu', answers it)");
       return SQLITE_OK;
     }
   /* variances (issue 39): a host entry steps Σx² (cache_host.c rule 20), a

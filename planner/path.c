@@ -945,8 +945,8 @@ int ga_plan_parts(sqlite3 *db, const ga_config *cfg, const ga_target *t,
     sp->shape.coll[k] = coll[k];
   for (k = 0; p->val_dist && k < p->nvals; k++)
     sp->shape.dist[k] = p->val_dist[k];
-  for (k = 0; p->val_sq && k < p->nvals; k++)
-    sp->shape.sq[k] = p->val_sq[k];
+  for (k = 0; p->val_sq && k < p->nvals; k++) /* a DISTINCT one: its set */
+    sp->shape.sq[k] = p->val_sq[k] && !sp->shape.dist[k];
   sp->params = p->params;
   sp->nparams = p->nparams;
   sp->step_other = hash ? ga_group_step_other : NULL;

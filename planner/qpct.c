@@ -18,10 +18,11 @@
 **      serial path gives SQLite's own error (scan_group.h rule 6).
 **   3. Over the groups, as a window function (gpu_median(sum(x)) OVER
 **      ()), it is planner/qwindow.c's, not this file's.
-**   4. gpu_query_partial keeps no group's values yet: the partial refuses
-**      (ga_qpct_partial_why).  A GPU entry of the column cache answers
-**      (engine/cache/cache_gpu_stat.c); a host entry declines
-**      (planner/cache_plan.c).
+**   4. A host entry of the column cache keeps each group's values
+**      (engine/cache/cache_pct.c), a GPU entry sorts them on the device
+**      (engine/cache/cache_gpu_stat.c), and gpu_query_partial carries them
+**      (engine/scan/qpartial.h rule 9): past group_bytes an error naming
+**      the function, never an approximation.
 */
 #include <string.h>
 
@@ -34,10 +35,6 @@ const char *const ga_qpct_why =
     "the text holds a median or percentile (gpu_median, gpu_percentile...) "
     "whose P is no constant, or DISTINCT: the serial path, where SQLite "
     "checks P row by row";
-
-const char *const ga_qpct_partial_why =
-    "the text holds a median or percentile: a partial keeps no group's "
-    "values yet (gpu_query answers it on one connection)";
 
 int ga_qpct_fn(const char *z, const ga_qtok *t) {
   /* gpu_median, gpu_percentile, gpu_percentile_cont, gpu_percentile_disc */

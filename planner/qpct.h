@@ -13,9 +13,6 @@
 /* The reason in last_scan.why when the text holds one (query.c rule 15). */
 extern const char *const ga_qpct_why;
 
-/* Why gpu_query_partial refuses a text whose medians the workers run. */
-extern const char *const ga_qpct_partial_why;
-
 /* The GA_PCT_* of the call named at t (ga_qpct_call said it is one). */
 int ga_qpct_fn(const char *z, const ga_qtok *t);
 

@@ -189,8 +189,10 @@
 **      With a constant P (qpct.c rule 2) whose fraction is valid and no
 **      DISTINCT, it is an aggregate (GA_Q_PCT) over a value of its own
 **      ("PCT " before its normal form, FILTER as rule 9's) that keeps every
-**      number (val_dist GA_DIST_PCT: engine/scan/scan_group.h rule 6), and
-**      no partial is made (partial_why); otherwise its tokens are no bare
+**      number (val_dist GA_DIST_PCT: engine/scan/scan_group.h rule 6),
+**      which partials carry (engine/scan/qpartial.h rule 9) and a host
+**      entry of the cache keeps (engine/cache/cache_pct.c); otherwise its
+**      tokens are no bare
 **      columns (check_bare) and the text takes the serial path
 **      (ga_qpct_why).
 **  15. Variance (issue 39, planner/qvar.c).  gpu_var_samp, gpu_var_pop,
@@ -199,7 +201,11 @@
 **      them).  The value's state keeps Σx² next to its exact sum
 **      (ga_parts.val_sq, stepped in hash mode: an ungrouped text's one
 **      group is a NULL key's, as rule 9's sets), and the groups table
-**      gives xvar.c's answer; DISTINCT runs on the serial path (qvar.c).
+**      gives xvar.c's answer.  Over DISTINCT the value keeps its set (rule
+**      9) and the answer is the set's (gstate.h rule 9): its flag stays
+**      set (the cache's bitmaps leave such a value to the sets), but no
+**      state of a DISTINCT value keeps Σx² (planner/path.c and partials
+**      mask it: qpartial.h rule 8).
 */
 #include <ctype.h>
 #include <stdlib.h>
@@ -851,8 +857,7 @@ static int pct_call(parse *p, int i, int pe) {
   p->calls[p->ncalls].all.b = pe;
   p->calls[p->ncalls].arg_end = close;
   p->calls[p->ncalls].agg = k;
-  p->ncalls++;
-  q->partial_why = ga_qpct_partial_why;
+  p->ncalls++; /* partials carry the values (qpartial.h rule 9) */
   return SQLITE_OK;
 }
 
@@ -967,7 +972,9 @@ static int find_calls(parse *p, int a, int b) {
                     "128");
       q->aggs[k].op = opn;
       q->aggs[k].val = opn == GA_Q_COUNT_STAR ? 0 : val;
-      q->val_sq[val] |= var && !dist; /* rule 15 */
+      /* rule 15: a DISTINCT variance's set answers it; its flag tells the
+      ** cache's bitmaps, which keep no set, to leave it to the sets */
+      q->val_sq[val] |= var != 0;
       q->naggs++;
     }
     if (p->ncalls == p->capcalls) {

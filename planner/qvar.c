@@ -8,7 +8,10 @@
 **   2. A variance's value keeps Σx² in its group state (ga_parts.val_sq,
 **      engine/state/gstate.h rule 8) on the parallel path; the groups
 **      table gives ga_gstate_result's GA_Q_VAR + form, xvar.c's answer.
-**   3. DISTINCT: the serial path (a set of values keeps no Σx²).
+**   3. DISTINCT: the value keeps its set of distinct values, as any
+**      DISTINCT aggregate's (query.c rule 9), and the variance is the
+**      set's (engine/state/gstate.h rule 9): the parallel path, partials
+**      (the set, qpartial.h rule 6) and a host entry's sets.
 **   4. Partials carry Σx² (engine/scan/qpartial.h rule 7).
 */
 #include <string.h>
@@ -32,6 +35,6 @@ int ga_qvar_is(const char *z, int len) {
 }
 
 void ga_qvar_mark(ga_query *q, int dist) {
-  if (dist) /* rule 3 */
-    q->serial_why = GA_QVAR_DISTINCT_WHY;
+  (void)q; /* rule 3: DISTINCT runs where the sets run */
+  (void)dist;
 }

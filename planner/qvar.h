@@ -22,10 +22,4 @@ int ga_qvar_is(const char *z, int len);
 ** (qvar.c rules 2 to 4). */
 void ga_qvar_mark(ga_query *q, int dist);
 
-/* query.c rule 15's serial_why of a DISTINCT variance. */
-#define GA_QVAR_DISTINCT_WHY                                                   \
-  "a variance or standard deviation of DISTINCT values (gpu_var_*, "           \
-  "gpu_stddev*) runs on the serial path: the parallel scan's sets of "         \
-  "values keep no sum of squares"
-
 #endif

@@ -512,6 +512,251 @@ def reference_build():
     rep.check("SQLite's own percentile.c: the same bits", bad == 0, "%d differ" % bad)
 
 
+def hpct_total_key(v):
+    """pct_state.c rule 2's order: by value, -0.0 before 0.0."""
+    return (v, math.copysign(1.0, v))
+
+
+def hpct_state_sort(con):
+    """Issue 39 (session 5): gpu_percentile_state's sort (pct_state.c rule
+    5, a radix sort that polls the interrupt): large states are canonical
+    (the values in rule 2's order, byte for byte against Python's sort), and
+    the caller's interrupt stops the sort of a final with 2e5 values, where
+    the base build's qsort ran to its end."""
+    r = random.Random(SEED + 5)
+    bad = 0
+    for case in range(12):
+        n = r.choice([63, 64, 65, 2047, 2049, 5000, 40000])
+        pool = [0.0, -0.0, 5e-324, -5e-324, 1e308, -1e308, 2.0 ** 53 + 2, -1.5, 3.0]
+        vals = [r.choice(pool) if r.random() < 0.3 else
+                r.choice([r.uniform(-1e3, 1e3), math.ldexp(r.random(), r.randint(-1070, 1020)),
+                          -math.ldexp(r.random(), r.randint(-1070, 1020)), float(r.randint(-9, 9))])
+                for _ in range(n)]
+        con.execute("DROP TABLE IF EXISTS hs")
+        con.execute("CREATE TABLE hs(y)")
+        con.executemany("INSERT INTO hs VALUES (?)", [(v,) for v in vals])
+        got = con.execute("SELECT gpu_percentile_state(y) FROM hs").fetchone()[0]
+        vals = [v for (v,) in con.execute("SELECT y FROM hs")]  # as SQLite reads them (-0.0 stored as 0)
+        want = b"GAST\x01\x06\x00\x00" + struct.pack("<Q", n) + b"".join(
+            struct.pack("<d", v) for v in sorted(vals, key=hpct_total_key))
+        bad += got != want
+    rep.check("hpct: large states are canonical (radix sort)", bad == 0, "%d of 12 differ" % bad)
+    # the sort polls the caller's interrupt (ga_intr_check: its first poll
+    # always runs the progress probe, ~4,300 VM steps on the connection):
+    # a progress handler of period 1,000, counting only after the last row
+    # was stepped (the final's work), is called several times by the poll
+    # and at most once by the few VM steps after the last row.  Counters,
+    # not time; then the interrupt itself, set at the last row, stops it.
+    n = 200000
+    con.execute("DROP TABLE IF EXISTS hs")
+    con.execute("CREATE TABLE hs(y REAL)")
+    con.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < %d) "
+                "INSERT INTO hs SELECT ((i * 7919) %% 100003) * 0.25 FROM c" % n)
+    armed, calls = [False], [0]
+
+    def handler():
+        calls[0] += armed[0]
+        return 0
+
+    def arm(y, i):
+        if i == n:
+            armed[0] = True
+        return y
+
+    con.create_function("hpct_arm", 2, arm)
+    con.set_progress_handler(handler, 1000)
+    for fn, what in (("gpu_percentile_state(hpct_arm(y, rowid))", "state's sort"),
+                     ("gpu_median(hpct_arm(y, rowid))", "median's selection (control)")):
+        armed[0], calls[0] = False, 0
+        got = q(con, "SELECT length(%s) FROM hs" % fn)
+        rep.check("hpct: the %s polls the interrupt" % what, not isinstance(got, Err) and calls[0] >= 3,
+                  "progress handler calls after the last row: %d (%r)" % (calls[0], got))
+    con.set_progress_handler(None, 0)
+    con.create_function("hpct_arm", 2, lambda y, i: (con.interrupt() if i == n else None, y)[1])
+    got = q(con, "SELECT length(gpu_percentile_state(hpct_arm(y, rowid))) FROM hs")
+    rep.check("hpct: the interrupt at the last row stops the state", isinstance(got, Err) and
+              str(got) == "interrupted", repr(got)[:200])
+    con.execute("DROP TABLE hs")
+
+
+def hpct_cache(rep_con_path):
+    """Issue 39 (session 5): medians and percentiles from a host entry of the
+    column cache (engine/cache/cache_pct.c) at 1, 2 and 4 threads, grouped
+    by a dense column, by an expression (hashed) and not at all, with
+    FILTER, WHERE and tiny groups: the same bits as SQLite's own text on the
+    connection, last_scan.path 'cache'; an infinity declines (SQLite's
+    error, why saying so); group_bytes declines (why saying so)."""
+    import json
+    path = rep_con_path
+    if os.path.exists(path):
+        os.unlink(path)
+    con = connect(path)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    con.execute("SELECT gpuagg_config('device', 'cpu')")
+    r = random.Random(SEED + 55)
+    con.execute("CREATE TABLE hc(id INTEGER PRIMARY KEY, g INTEGER, m TEXT, x REAL, y INTEGER, k INTEGER)")
+    rows = []
+    for i in range(1, 30001):
+        c = r.randrange(10)
+        x = (None if c == 0 else r.choice([0.0, -0.0, 2.5, 5e-324, -1e300, 7.0]) if c < 3
+             else round(r.uniform(-1e4, 1e4), r.randrange(4)))
+        y = None if c == 1 else r.choice([r.randint(-20, 20), (1 << 53) + r.randint(1, 9), -(1 << 62)])
+        rows.append((i, r.randrange(7), r.choice(["AIR", "MAIL", "RAIL", "SHIP", "TRUCK", "FOB", "REG AIR"]),
+                     x, y, i))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO hc VALUES (?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('hc', 'g, m, x, y, k')")
+
+    def ask(text, th):
+        con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        con.execute("DROP TABLE IF EXISTS temp.hq")
+        con.execute("CREATE VIRTUAL TABLE temp.hq USING gpu_query('%s')" % text.replace("'", "''"))
+        try:
+            got = con.execute("SELECT * FROM temp.hq").fetchall()
+        except sqlite3.Error as e:
+            got = Err(str(e))
+        ls = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
+        return got, ls
+
+    def key(rows):
+        return sorted((tuple(struct.pack("<d", v).hex() if isinstance(v, float) else repr(v) for v in row)
+                       for row in rows))
+
+    bad = cached = runs = 0
+    whys = []
+    for qi in range(40):
+        keys = r.choice([[], ["g"], ["m"], ["g % 3"], ["g", "m"], ["k % 1000"]])
+        aggs = []
+        for _ in range(r.randint(1, 3)):
+            fn = r.choice(list(FNS))
+            e = r.choice(["x", "y", "x + y", "-x"])
+            a = ("gpu_median(%s)" % e if fn == "median" else
+                 "gpu_%s(%s, %r)" % (fn, e, r.choice([0, 1, 0.5, 0.25, 0.999]) * (100 if fn == "percentile" else 1)))
+            if r.random() < 0.2:
+                a += " FILTER (WHERE g > %d)" % r.randint(0, 5)
+            aggs.append(a)
+        if r.random() < 0.3:
+            aggs.append(r.choice(["count(*)", "gpu_sum(x)", "max(y)"]))
+        text = "SELECT %s FROM hc" % ", ".join(keys + aggs)
+        if r.random() < 0.3:
+            text += " WHERE x > %d" % r.randint(-5000, 5000)
+        if keys:
+            text += " GROUP BY " + ", ".join(keys)
+        want = q(con, text)
+        for th in (1, 2, 4):
+            got, ls = ask(text, th)
+            runs += 1
+            cached += ls.get("path") == "cache"
+            if ls.get("path") != "cache":
+                whys.append((text, ls.get("why")))
+            ok = (isinstance(got, Err) and isinstance(want, Err) and str(got) == "gpu_query: " + str(want)) or \
+                 (not isinstance(got, Err) and not isinstance(want, Err) and key(got) == key(want))
+            if not ok:
+                bad += 1
+                if bad <= 3:
+                    rep.check("hpct cache %s threads %d" % (text, th), False, "got %r want %r (%r)"
+                              % (got if isinstance(got, Err) else got[:4],
+                                 want if isinstance(want, Err) else want[:4], ls.get("why")))
+    rep.check("hpct: host cache medians equal SQLite's text (%d runs)" % runs, bad == 0, "%d differ" % bad)
+    rep.check("hpct: the host cache answered them", cached == runs, "%d of %d from the cache (%r)"
+              % (cached, runs, whys[:3]))
+    # group_bytes: the values past it decline, saying so; the scan raises its own error
+    con.execute("SELECT gpuagg_config('group_bytes', 50000)")
+    got, ls = ask("SELECT g, gpu_median(x) FROM hc GROUP BY g", 2)
+    rep.check("hpct: group_bytes declines the host cache", ls.get("path") != "cache" and
+              "the medians' values would pass group_bytes" in (ls.get("why") or ""), repr((got if isinstance(got, Err) else got[:2], ls.get("why"))))
+    con.execute("SELECT gpuagg_config('group_bytes', 0)")
+    # an infinity: SQLite's error, the cache declining with why
+    con.execute("UPDATE hc SET x = 9e999 WHERE id = 777")
+    con.execute("SELECT gpu_cache('hc', 'g, m, x, y, k')")
+    text = "SELECT g, gpu_percentile_cont(x, 0.5) FROM hc GROUP BY g"
+    want = q(con, text)
+    got, ls = ask(text, 2)
+    rep.check("hpct: an infinity declines the host cache; SQLite's error",
+              isinstance(got, Err) and isinstance(want, Err) and str(got) == "gpu_query: " + str(want) and
+              "infinity" in (ls.get("why") or "") + str(ls.get("cache_why") or "") or
+              (isinstance(got, Err) and "Inf input" in str(got)),
+              repr((got, want, ls.get("path"), ls.get("why"))))
+    con.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+
+
+def hpct_partial_values(path):
+    """Issue 39 (session 5): a median's partial (qpartial.h rule 9) refuses
+    values out of rule 2's order and more values than rows, as a damaged
+    partial naming the merge; the partial as written is accepted."""
+    if os.path.exists(path):
+        os.unlink(path)
+    con = connect(path)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    con.execute("CREATE TABLE m(x REAL)")
+    con.executemany("INSERT INTO m VALUES (?)", [(2.5,), (None,), (-1.0,), (7.0,), (0.0,)])
+    try:
+        p = con.execute("SELECT gpu_query_partial('SELECT gpu_median(x) FROM m')").fetchone()[0]
+    except sqlite3.Error as e:
+        rep.check("hpct: a median's partial", False, str(e))
+        con.close()
+        return
+    at = len(p) - 8 * 5  # u64 n, then the 4 values
+
+    def merge(vs, n=None):
+        b = p[:at] + struct.pack("<Q", len(vs) if n is None else n) + b"".join(struct.pack("<d", v) for v in vs)
+        got = q(con, "SELECT length(gpu_query_merge(x'%s'))" % b.hex())
+        return str(got) if isinstance(got, Err) else "ok"
+    bad = "gpu_query_merge: argument 1: a damaged partial (a median's or percentile's values)"
+    got = [merge([-1.0, 0.0, 2.5, 7.0]), merge([0.0, -1.0, 2.5, 7.0]), merge([-1.0, 0.0, 2.5, 7.0, 8.0, 9.0]),
+           merge([-1.0, 0.0, 2.5, 7.0], n=5)]
+    rep.check("hpct: a median's partial: its values checked", got == ["ok", bad, bad, bad], repr(got))
+    con.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+
+
+def hpct_join_cache(path):
+    """Issue 39 (session 5): a star join's medians from host entries
+    (planner/cache_join.c runs the host query over the joined entry): each
+    group keeps its values (cache_pct.c), the same bits as SQLite's text.
+    The base build took the median's value for a DISTINCT set there and
+    answered other numbers."""
+    import json
+    if os.path.exists(path):
+        os.unlink(path)
+    con = connect(path)
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    con.execute("SELECT gpuagg_config('device', 'cpu')")
+    con.execute("CREATE TABLE f(k INTEGER, x REAL)")
+    con.execute("CREATE TABLE d(k INTEGER PRIMARY KEY, g INTEGER)")
+    r = random.Random(SEED + 56)
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO f VALUES (?, ?)", [(r.randrange(50), r.choice([None, -0.0, 0.0, r.uniform(-9, 9)]))
+                                                     for _ in range(20000)])
+    con.executemany("INSERT INTO d VALUES (?, ?)", [(i, i % 4) for i in range(50)])
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('f')")
+    con.execute("SELECT gpu_cache('d')")
+    text = ("SELECT d.g, gpu_median(f.x), gpu_percentile_disc(f.x, 0.3), count(*) FROM f JOIN d ON f.k = d.k "
+            "GROUP BY d.g ORDER BY d.g")
+    want = con.execute(text).fetchall()
+    con.execute("CREATE VIRTUAL TABLE temp.jq USING gpu_query('%s')" % text.replace("'", "''"))
+    bad = []
+    for th in (1, 2, 4):
+        con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+        got = q(con, "SELECT * FROM temp.jq")
+        ls = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
+        if isinstance(got, Err) or [tuple(map(repr, g)) for g in got] != [tuple(map(repr, w)) for w in want] or \
+                ls.get("path") != "cache":
+            bad.append((th, ls.get("path"), got if isinstance(got, Err) else got[:2], want[:2]))
+    rep.check("hpct: a star join's medians from host entries", not bad, repr(bad)[:600])
+    con.close()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.unlink(path + suffix)
+
+
 def main():
     con = connect()
     random_cases(con)
@@ -520,6 +765,10 @@ def main():
     hard_inputs(con)
     windows(con)
     states(con)
+    hpct_state_sort(con)  # issue 39 (session 5)
+    hpct_cache(os.path.join(tempfile.gettempdir(), "hpct_cache_%d.db" % os.getpid()))
+    hpct_partial_values(os.path.join(tempfile.gettempdir(), "hpct_part_%d.db" % os.getpid()))
+    hpct_join_cache(os.path.join(tempfile.gettempdir(), "hpct_join_%d.db" % os.getpid()))
     reference_build()
     rep.finish()
 

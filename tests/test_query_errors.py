@@ -1765,6 +1765,71 @@ got, path, ref = gq_rows("wvar", "SELECT k, (sum(x * x) - sum(x) * sum(x) / coun
 check(got == ref and path == "parallel", "the variance rewrite runs", (got, ref, path))
 hint_db.close()
 
+def hpct_partials(db):
+    """Issue 39 (session 5): a median's partial carries its group's values
+    (engine/scan/qpartial.h rule 9): finished, merged with itself, the
+    answer over all the values; past group_bytes, an error naming the
+    function; a damaged list of values (out of order, -0.0 after 0.0, an
+    infinity, more values than rows, a count past the bytes), a damaged
+    partial naming the merge."""
+    import struct
+    pdb = connect(os.path.join(TMP, "hpct.db"))
+    pdb.execute("CREATE TABLE m(k INTEGER, x REAL)")
+    pdb.executemany("INSERT INTO m VALUES (?, ?)", [(1, 2.5), (1, None), (1, -1.0), (1, 7.0), (1, 0.0)])
+    text = "SELECT gpu_median(x), gpu_percentile_disc(x, 0.25), count(*) FROM m"
+    err = error_of(pdb, "SELECT gpu_query_partial('%s')" % text)
+    if not R.check("gpu_query_partial makes a median's partial", err is None, err):
+        pdb.close()
+        return
+    p = pdb.execute("SELECT gpu_query_partial(?)", (text,)).fetchone()[0]
+    f = fresh(json.loads(pdb.execute("SELECT gpu_query_partial_info(?)", (p,)).fetchone()[0])["create"], "hq", text)
+    two = pdb.execute("SELECT gpu_query_merge(?, ?)", (p, p)).fetchone()[0]
+    got = [f.execute("SELECT * FROM hq WHERE gpuagg_partial = ?", (b,)).fetchall() for b in (p, two)]
+    pdb.execute("INSERT INTO m SELECT * FROM m")
+    want = pdb.execute(text).fetchall()
+    check(got == [[(1.25, -1.0, 5)], want] and want == [(1.25, -1.0, 10)],
+          "a median's partial finished, and merged with itself", (got, want))
+    # the values are the last 4 x 8 bytes, their count the 8 before them
+    n_at = len(p) - 8 * 5
+    vals = [struct.unpack("<d", p[n_at + 8 + 8 * i:n_at + 16 + 8 * i])[0] for i in range(4)]
+    check(struct.unpack("<Q", p[n_at:n_at + 8])[0] == 4 and vals == [-1.0, 0.0, 2.5, 7.0],
+          "the partial's values: their count, then ascending", (vals, p[n_at:n_at + 8].hex()))
+
+    def with_vals(vs, n=None):
+        return p[:n_at] + struct.pack("<Q", len(vs) if n is None else n) + b"".join(struct.pack("<d", v) for v in vs)
+    damaged = "gpu_query_merge: argument 1: a damaged partial (a median's or percentile's values)"
+    for label, b in (("out of order", with_vals([0.0, -1.0, 2.5, 7.0])),
+                     ("-0.0 after 0.0", with_vals([-1.0, 0.0, -0.0, 7.0])),
+                     ("an infinity", with_vals([-1.0, 0.0, 2.5, float("inf")])),
+                     ("more values than rows", with_vals([-1.0, 0.0, 2.5, 7.0, 8.0, 9.0])),
+                     ("a count past the bytes", with_vals([-1.0, 0.0, 2.5, 7.0], n=5)),
+                     ("a count of 2^61", with_vals([-1.0, 0.0, 2.5, 7.0], n=1 << 61))):
+        got = error_of(pdb, "SELECT gpu_query_merge(x'%s')" % b.hex())
+        check(got is not None and got.startswith("gpu_query_merge: argument 1: a damaged partial"),
+              "a median's partial with values %s: damaged" % label, got)
+    got = error_of(pdb, "SELECT gpu_query_merge(x'%s')" % with_vals([-1.0, 0.0, 2.5, 7.0]).hex())
+    check(got is None, "the partial rebuilt from its values is accepted", got)
+    got = error_of(pdb, "SELECT gpu_query_merge(x'%s')" % with_vals([-1.0, 0.0, 7.0]).hex())
+    check(got is None, "fewer values than rows (NULL rows) are accepted", got)
+    check(error_of(pdb, "SELECT gpu_query_merge(x'%s')" % with_vals([-1.0, 0.0, 2.5, 7.0, 8.0, 9.0]).hex())
+          == damaged, "more values than rows: damaged, saying so", "")
+    # past group_bytes: the merge's error, never an approximation
+    big = connect(os.path.join(TMP, "hpct_big.db"))
+    big.execute("CREATE TABLE m(k INTEGER, x REAL)")
+    big.execute("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 20000) "
+                "INSERT INTO m SELECT i % 3, i * 0.5 FROM c")
+    bp = big.execute("SELECT gpu_query_partial('SELECT k, gpu_median(x) FROM m GROUP BY k')").fetchone()[0]
+    big.execute("SELECT gpuagg_config('group_bytes', 100000)")
+    got = error_of(big, "SELECT gpu_query_merge(x'%s', x'%s')" % (bp.hex(), bp.hex()))
+    check(got == "gpu_query_merge: the groups exceed group_bytes (100000 bytes; gpuagg_config('group_bytes', N) "
+          "raises it); each value of a median or percentile takes 8 bytes",
+          "a median's values past group_bytes: the merge's error", got)
+    big.execute("SELECT gpuagg_config('group_bytes', 0)")
+    big.close()
+    pdb.close()
+    f.close()
+
+
 # medians and percentiles (issue 39, planner/qpct.c): the text runs, on the
 # serial path with its reason, and SQLite's errors of the calls are the call's
 PCT_WHY = ("the text holds a median or percentile (gpu_median, gpu_percentile...) whose P is no "
@@ -1790,9 +1855,7 @@ for sql, want in (("SELECT gpu_percentile(x, 101) FROM nm",
     got = error_of(db, "SELECT * FROM pctq")
     db.execute("DROP TABLE pctq")
     check(got == "gpu_query: " + want, "percentile error through gpu_query: %s" % sql, got)
-got = error_of(db, "SELECT gpu_query_partial('SELECT k, gpu_median(x) FROM nm GROUP BY k')")
-check(got == "gpu_query_partial: the text holds a median or percentile: a partial keeps no group's values "
-      "yet (gpu_query answers it on one connection)", "gpu_query_partial refuses a median, saying why", got)
+hpct_partials(db)  # issue 39 (session 5): partials carry a median's values
 # a value SQLite's percentile refuses stops the workers: the serial path gives its error
 create(db, "pctq", "SELECT k, gpu_median(s) FROM nm GROUP BY k")
 got = error_of(db, "SELECT * FROM pctq")

@@ -393,12 +393,10 @@ def check_errors(rep, con, mode):
 def check_gpu_query(rep, con, mode):
     """gpu_query's grammar takes the six (DISTINCT, FILTER): over a file,
     the parallel path runs them (Σx² in the group states), a DISTINCT one
-    runs on the serial path saying why, and a partial carries them (the
-    finish gives the text's bits)."""
+    too (its set answers it: issue 39, session 5), and a partial carries
+    them (the finish gives the text's bits)."""
     import json
     import tempfile
-    why = ("a variance or standard deviation of DISTINCT values (gpu_var_*, gpu_stddev*) runs on the serial "
-           "path: the parallel scan's sets of values keep no sum of squares")
     path = os.path.join(tempfile.mkdtemp(prefix="gpuagg_var_"), "t.db")
     fc = connect(path, config=MODES[mode])
     fc.execute("SELECT gpuagg_config('scan_min_rows', 0)")
@@ -416,7 +414,7 @@ def check_gpu_query(rep, con, mode):
             fc.execute("SELECT gpuagg_config('threads', ?)", (th,))
             got = fc.execute("SELECT * FROM temp.q").fetchall()
             ls = json.loads(fc.execute("SELECT gpuagg_info()").fetchone()[0])["last_scan"]
-            ok = (ls["path"] == "serial" and ls["why"] == why) if dist else ls["path"] == "parallel"
+            ok = ls["path"] == "parallel"
             rep.check("%s gpu_query %sthreads %d" % (mode, dist.lower(), th), got == want and ok,
                       "path %r why %r, %d rows vs %d" % (ls["path"], ls.get("why"), len(got), len(want)))
         fc.execute("DROP TABLE temp.q")
@@ -471,6 +469,69 @@ def check_host_cache(rep, fc):
         fc.execute("DROP TABLE temp.q")
 
 
+def hpct_dvar(rep):
+    """Issue 39 (session 5): a DISTINCT variance in gpu_query runs on the
+    parallel path, from a host entry of the cache (its INTEGER column by the
+    hash sets, not the bitmaps) and in partials, the same bits as SQLite's
+    text: the set of distinct values answers it (gstate.h rule 9)."""
+    import json
+    import tempfile
+    d = tempfile.mkdtemp(prefix="gpuagg_hpct_dvar_")
+    con = connect(os.path.join(d, "v.db"))
+    con.execute("SELECT gpuagg_config('scan_min_rows', 0)")
+    con.execute("SELECT gpuagg_config('device', 'cpu')")
+    con.execute("CREATE TABLE dv(g INTEGER, i INTEGER, x REAL)")
+    r = random.Random(SEED + 3905)
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO dv VALUES (?, ?, ?)",
+                    [(r.randrange(5), r.choice([None, r.randrange(-40, 40), (1 << 60) + r.randrange(9)]),
+                      r.choice([None, 0.0, -0.0, 1e9 + r.random(), r.uniform(-5, 5), 2.5])) for _ in range(3000)])
+    con.execute("COMMIT")
+    text = ("SELECT g, gpu_var_samp(DISTINCT i), gpu_stddev_pop(DISTINCT x), gpu_variance(DISTINCT x + i), "
+            "gpu_stddev(i), count(*) FROM dv GROUP BY g ORDER BY g")
+    want = con.execute(text).fetchall()
+
+    def via(label):
+        con.execute("DROP TABLE IF EXISTS temp.dq")
+        con.execute("CREATE VIRTUAL TABLE temp.dq USING gpu_query('%s')" % text.replace("'", "''"))
+        try:
+            got = con.execute("SELECT * FROM temp.dq").fetchall()
+        except sqlite3.Error as e:
+            got = str(e)
+        ls = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
+        return got, ls.get("path"), ls.get("why")
+
+    def bits(rows):
+        return [tuple(struct.pack("<d", v) if isinstance(v, float) else v for v in row) for row in rows] \
+            if isinstance(rows, list) else rows
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    got, path, why = via("parallel")
+    rep.check("hpct: a DISTINCT variance on the parallel path", bits(got) == bits(want) and path == "parallel",
+              repr((path, why, got if isinstance(got, str) else got[:2], want[:2])))
+    con.execute("SELECT gpu_cache('dv', 'g, i, x')")
+    got, path, why = via("cache")
+    rep.check("hpct: a DISTINCT variance from a host entry", bits(got) == bits(want) and path == "cache",
+              repr((path, why, got if isinstance(got, str) else got[:2], want[:2])))
+    try:
+        p = con.execute("SELECT gpu_query_partial(?)", (text,)).fetchone()[0]
+        m = con.execute("SELECT gpu_query_merge(?, ?)", (p, p)).fetchone()[0]
+        info = json.loads(con.execute("SELECT gpu_query_partial_info(?)", (m,)).fetchone()[0])
+        f = connect()
+        f.executescript(info["create"])
+        f.execute("CREATE VIRTUAL TABLE temp.dq USING gpu_query('%s')" % text.replace("'", "''"))
+        got = f.execute("SELECT * FROM temp.dq WHERE gpuagg_partial = ?", (m,)).fetchall()
+        f.close()
+    except sqlite3.Error as e:
+        got = str(e)
+    con.execute("INSERT INTO dv SELECT * FROM dv")  # the partial merged with itself: every row twice
+    want2 = con.execute(text).fetchall()
+    rep.check("hpct: a DISTINCT variance's partial, merged with itself", bits(got) == bits(want2),
+              repr((got if isinstance(got, str) else got[:2], want2[:2])))
+    con.close()
+    import shutil
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     rep = Reporter("var")
     for mode, cfg in MODES.items():
@@ -487,6 +548,7 @@ def main():
         if mode == "default":
             check_equal_values(rep, con, mode)
         con.close()
+    hpct_dvar(rep)  # issue 39 (session 5)
     rep.finish()
 
 

@@ -125,7 +125,8 @@ int ga_cdbits_plan(ga_cdbits *b, const ga_centry *e, const ga_cquery *q,
   b->most_bytes = most_bits / 8;
   int64_t bits = 0; /* a row's */
   for (int i = 0; i < q->nvals; i++) {
-    if (!q->dist[i])
+    /* a median's values; a DISTINCT variance's set (gstate.h rule 9) */
+    if (!q->dist[i] || q->dist[i] == GA_DIST_PCT || q->sq[i])
       continue;
     int c = ga_cx_bare(ga_cq_val(q, i));
     const ga_ccol *col = c < 0 ? NULL : &e->cols[c];

@@ -190,6 +190,11 @@
 **      2^(2 pos - 2148)); the other lanes square one by one.  Exact: the
 **      same value in the window, in fewer adds.  A window's bytes are the
 **      table's when made (rule 17).
+**  21. Medians and percentiles (ga_cquery.dist GA_DIST_PCT, issue 39) run
+**      in rule 14's loop, hashed or through rule 8's index: each passing
+**      row's value is kept in its group's array of values
+**      (engine/cache/cache_pct.c, whose rules say why that is exact), on
+**      rule 14's tally and polls.
 */
 #include <math.h>
 #include <pthread.h>
@@ -203,6 +208,7 @@
 
 #include "cache.h"
 #include "cache_dbits.h"
+#include "cache_pct.h"
 #include "cpu_reduce.h"
 #include "idrows.h"
 #include "scan_group.h"
@@ -1597,6 +1603,10 @@ static void general(hrun *r) {
               rc = GA_CACHE_DBITS;
             continue;
           }
+          if (q->dist[i] == GA_DIST_PCT) { /* rule 21 */
+            rc = ga_cpct_step(&g->st[i], lane_cls(v, j), v->v[j], &dbytes);
+            continue;
+          }
           if (q->dist[i]) { /* rule 14 */
             rc = ga_cdist_step(&g->st[i], q->dist[i], lane_cls(v, j), v->v[j],
                                q->vdict[i], r->no, &dbytes);
@@ -2195,6 +2205,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   for (int t = 0; t < threads; t++)
     run_free(&runs[t]); /* not the lists of rule 9's groups: below */
+  rc = ga_cpct_decline(rc, why, nwhy); /* rule 21 */
   if (rc == GA_SCAN_FALLBACK)
     snprintf(why, nwhy, "more than %lld groups",
              (long long)GA_CACHE_MAX_GROUPS);
@@ -2207,10 +2218,10 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   } else if (rc == GA_CACHE_DBITS) {
     snprintf(why, nwhy, "a DISTINCT value outside its column's range");
     rc = GA_CACHE_DECLINED;
-  } else if (rc == GA_CACHE_DSET_CAP) {
+  } else if (rc == GA_CACHE_DSET_CAP) { /* rules 14 and 21 */
     snprintf(why, nwhy,
-             "the DISTINCT aggregates' sets of values would pass group_bytes "
-             "(%lld bytes)",
+             "the DISTINCT aggregates' sets of values or the medians' values "
+             "would pass group_bytes (%lld bytes)",
              (long long)q->dist_cap);
     rc = GA_CACHE_DECLINED;
   } else if (rc == GA_CACHE_MANY) {

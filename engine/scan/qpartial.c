@@ -9,6 +9,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "qpartial.h"
+#include "qpartial_pct.h"
 #include "qschema.h"
 #include "state.h"
 
@@ -190,8 +191,10 @@ static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   put_u8(w, (unsigned)s->ns);
   for (int k = 0; k < s->nk; k++)
     put_u8(w, (unsigned)s->coll[k]);
-  for (int j = 0; j < s->ns; j++) /* rules 6, 7 */
-    put_u8(w, (unsigned)s->dist[j] | (s->sq[j] ? GA_QPART_SQ : 0));
+  for (int j = 0; j < s->ns; j++) /* rules 6, 7, 9 */
+    put_u8(w, s->dist[j] == GA_DIST_PCT
+                  ? GA_QPART_PCT
+                  : (unsigned)s->dist[j] | (s->sq[j] ? GA_QPART_SQ : 0));
   put_u64(w, h->sig);
   put_u32(w, (uint32_t)h->nparams);
   put_table(w, h);
@@ -206,8 +209,24 @@ static void put_head(wbuf *w, ga_qpart_head *h, ga_group *const *g, size_t n) {
   put_u64(w, (uint64_t)n);
 }
 
-/* One group; GA_OK or GA_NOMEM (a state too large for the stack buffer). */
-static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
+/* Rule 9: a median's values (qpartial_pct.c), the sort polling lim's
+** stop; GA_OK, GA_NOMEM or GA_QPART_STOP. */
+static int put_pct(wbuf *w, ga_dset *set, const ga_qpart_limit *lim) {
+  unsigned char *b = NULL;
+  int64_t n = 0;
+  int rc = ga_qpp_encode(set, lim ? lim->stop : NULL,
+                         lim ? lim->stop_arg : NULL, &b, &n);
+  if (rc != GA_OK)
+    return rc == GA_INTERRUPTED ? GA_QPART_STOP : GA_NOMEM;
+  put(w, b, n);
+  sqlite3_free(b);
+  return GA_OK;
+}
+
+/* One group; GA_OK, GA_NOMEM (a state too large for the stack buffer) or
+** GA_QPART_STOP (rule 9's sort was stopped). */
+static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g,
+                     const ga_qpart_limit *lim) {
   for (int k = 0; k < s->nk + s->nc; k++) {
     ga_value v;
     ga_bval_view(&g->key[k], &v);
@@ -228,9 +247,14 @@ static int put_group(wbuf *w, const ga_gshape *s, const ga_group *g) {
     put_str(w, big, len);
     sqlite3_free(big);
   }
-  for (int j = 0; j < s->ns; j++)
-    if (s->dist[j])
+  for (int j = 0; j < s->ns; j++) {
+    int rc = s->dist[j] == GA_DIST_PCT ? put_pct(w, g->st[j].set, lim) /* 9 */
+                                       : GA_OK;
+    if (rc != GA_OK)
+      return rc;
+    if (s->dist[j] && s->dist[j] != GA_DIST_PCT)
       put_set(w, g->st[j].set);
+  }
   for (int j = 0; j < s->ns; j++)
     if (s->sq[j])
       put_sq(w, g->st[j].sq);
@@ -252,8 +276,8 @@ int ga_qpart_encode(ga_qpart_head *h, ga_group *const *g, size_t n,
   for (size_t i = 0; i < n && !w.err; i++) {
     if (i % GA_QPART_POLL == 0 && stopped(lim))
       w.err = GA_QPART_STOP;
-    else if (put_group(&w, &h->shape, g[i]))
-      w.err = GA_NOMEM;
+    else
+      w.err = put_group(&w, &h->shape, g[i], lim);
   }
   if (w.err) {
     sqlite3_free(w.p);
@@ -574,6 +598,11 @@ int ga_qpart_read_head(const void *blob, int64_t n, ga_qpart_head *h,
   }
   for (int j = 0; j < h->shape.ns; j++) { /* rules 6, 7 */
     unsigned b = get_u8(&r);
+    if (b == GA_QPART_PCT) { /* rule 9 */
+      h->shape.dist[j] = GA_DIST_PCT;
+      h->shape.sq[j] = 0;
+      continue;
+    }
     h->shape.sq[j] = (b & GA_QPART_SQ) != 0;
     h->shape.dist[j] = (unsigned char)(b & ~(unsigned)GA_QPART_SQ);
     if (h->shape.dist[j] > 1 + GA_COLL_RTRIM ||
@@ -784,6 +813,29 @@ static int get_set(rbuf *r, int coll, int64_t piece, ga_dset **out,
   return GA_OK;
 }
 
+/* Rule 9: a median's values (qpartial_pct.c), its state's sum, count, max
+** and min empty (ga_pct_gstep keeps none of them). */
+static int get_pct(rbuf *r, const ga_xstate *x, int64_t piece, ga_dset **out,
+                   const ga_qpart_limit *lim, int64_t bytes, const char **err) {
+  (void)piece; /* the values carry no representative (rule 2) */
+  *out = NULL;
+  if (r->bad || x->count || x->max.type != GA_V_NULL ||
+      x->min.type != GA_V_NULL) {
+    *err = "a damaged partial (a median's or percentile's values)";
+    return GA_BADSTATE;
+  }
+  int64_t used = 0;
+  int rc = ga_qpp_decode(r->p + r->at, r->n - r->at, &used, x->rows,
+                         !lim               ? -1
+                         : bytes > lim->cap ? 0
+                                            : lim->cap - bytes,
+                         lim ? lim->stop : NULL, lim ? lim->stop_arg : NULL,
+                         out, err);
+  if (rc == GA_OK)
+    r->at += used;
+  return rc;
+}
+
 int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
                         ga_group_shards *s, int64_t piece,
                         const ga_qpart_limit *lim, int64_t *bytes,
@@ -832,6 +884,10 @@ int ga_qpart_add_groups(const void *blob, int64_t n, const ga_qpart_head *h,
     for (int i = 0; rc == GA_OK && i < sh->ns; i++) {
       if (!sh->dist[i])
         continue;
+      if (sh->dist[i] == GA_DIST_PCT) { /* rule 9 */
+        rc = get_pct(&r, &xs[i], piece, &sets[i], lim, *bytes, err);
+        continue;
+      }
       if (xs[i].count || xs[i].max.type != GA_V_NULL ||
           xs[i].min.type != GA_V_NULL) {
         *err = "a damaged partial (a DISTINCT aggregate's state)";

@@ -88,6 +88,16 @@
 **      (Σx)² (ga_var_consistent); a merge adds the windows exactly, so
 **      partials merge in any grouping to the one-pass state's bits.  A
 **      reader before issue 39 refuses the flag as a damaged shape.
+**   9. A median's or percentile's state (scan_group.h rule 6, issue 39) is
+**      the state byte GA_QPART_PCT (0x40, alone) and carries every value
+**      of its group in the sets' place: u64 n, then n binary64 values in
+**      ascending order, -0.0 before 0.0 (engine/scan/qpartial_pct.c, whose
+**      rules say what is checked: n is the fused state's count, every value
+**      finite, the order strict to that rule).  A merge appends the values,
+**      so partials merge in any grouping to the one-pass answer; their
+**      bytes count against the cap (rule 5) before they are allocated:
+**      past it the caller's group_bytes error, never an approximation.  A
+**      reader before it refuses the byte as a damaged shape.
 */
 #ifndef GA_QPARTIAL_H
 #define GA_QPARTIAL_H

@@ -560,8 +560,45 @@ static int set_best(const ga_dset *d, int want_min, ga_value *out) {
   return GA_OK;
 }
 
+/* Rule 9: a DISTINCT variance, over the set's representatives, each
+** stepped as sum() classified it into a state of its own with its Σx².
+** GA_OK, GA_NOMEM or GA_INTERRUPTED (dset.h rule 5). */
+static int set_var(const ga_dset *d, int form, ga_value *out) {
+  ga_gstate t;
+  ga_gstate_init(&t);
+  int rc = GA_OK;
+  for (size_t i = 0; i < d->cap && rc == GA_OK; i++) {
+    if (ga_dset_stop_at(i)) {
+      rc = GA_INTERRUPTED;
+      break;
+    }
+    const ga_dent *e = &d->e[i];
+    if (e->raw.type == GA_V_NULL)
+      continue;
+    ga_value num;
+    memset(&num, 0, sizeof(num));
+    num.type = e->num_type;
+    if (e->num_type == GA_V_INT)
+      num.i = e->num_i;
+    else
+      memcpy(&num.r, &e->num_i, sizeof(double));
+    rc = ga_gstate_step_sum(&t, &num);
+    if (rc == GA_OK)
+      rc = ga_gstate_sq_step(&t, &num);
+  }
+  if (rc == GA_OK) {
+    ga_var_partial v;
+    ga_gstate_var_view(&t, &v);
+    out->type = ga_var_result(&v, form, &out->r) ? GA_V_REAL : GA_V_NULL;
+  }
+  ga_gstate_clear(&t);
+  return rc;
+}
+
 int ga_gstate_result(const ga_gstate *s, int op, ga_value *out) {
   memset(out, 0, sizeof(*out));
+  if (op >= GA_GSTATE_VAR && op <= GA_GSTATE_VAR + GA_SD_POP && s->set)
+    return set_var(s->set, op - GA_GSTATE_VAR, out);            /* rule 9 */
   if (op >= GA_GSTATE_VAR && op <= GA_GSTATE_VAR + GA_SD_POP) { /* rule 8 */
     ga_var_partial v;
     ga_gstate_var_view(s, &v);

@@ -59,6 +59,12 @@
 **      are the sum's.  Merges add the windows (xvar.h rule 3), so
 **      ga_gstate_result's GA_GSTATE_VAR ops give xvar.c's answer over the
 **      same values, bit for bit, in any order of merges.
+**   9. A DISTINCT variance (issue 39): its state keeps the set (rule 5)
+**      and no Σx²; ga_gstate_result's GA_GSTATE_VAR ops step each of the
+**      set's representatives (sum()'s view of the first in rowid order)
+**      into a state of their own, Σx² included, and answer from it:
+**      xvar.c's answer over the distinct values, whatever the order of
+**      the set.
 */
 #ifndef GA_GSTATE_H
 #define GA_GSTATE_H

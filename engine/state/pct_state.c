@@ -17,6 +17,14 @@
 **      answer.
 **   4. Merging appends the values: the cap (pct.h) counts them as their own
 **      rows would.
+**   5. The sort into rule 2's order polls the caller's interrupt every
+**      65,536 values it visits (a long loop): a least-significant-digit
+**      radix sort, 11 bits a pass, on
+**      the values' bits made unsigned-ordered (negative: all bits flipped;
+**      else the sign bit set), which is rule 2's order for finite values;
+**      a pass whose digit is one value for all is skipped.  Its scratch,
+**      a second array of the n values, lives only while it sorts (the
+**      BLOB made next is as large); under 64 values an insertion sort.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -37,11 +45,6 @@ static int before(double a, double b) {
   return a < b || (a == b && signbit(a) && !signbit(b));
 }
 
-static int cmp(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return before(a, b) ? -1 : before(b, a);
-}
-
 static void put64(unsigned char *o, uint64_t v) {
   for (int i = 0; i < 8; i++)
     o[i] = (unsigned char)(v >> (8 * i));
@@ -54,9 +57,82 @@ static uint64_t get64(const unsigned char *o) {
   return v;
 }
 
-int ga_pct_state_encode(ga_pct *p, unsigned char **out, int64_t *n) {
-  if (p->n) /* qsort(NULL, 0, ...) is undefined */
-    qsort(p->v, p->n, sizeof(double), cmp);
+/* Rule 5's key: unsigned order is rule 2's order. */
+static uint64_t key_of(double d) {
+  uint64_t u = dbits(d);
+  return u >> 63 ? ~u : u | (1ull << 63);
+}
+
+#define SORT_BITS 11
+#define SORT_POLL 65536
+
+int ga_pct_sort(double *v, size_t n, int (*stop)(void *), void *arg) {
+  if (n < 64) { /* rule 5: insertion sort */
+    for (size_t i = 1; i < n; i++) {
+      double x = v[i];
+      size_t j = i;
+      for (; j > 0 && before(x, v[j - 1]); j--)
+        v[j] = v[j - 1];
+      v[j] = x;
+    }
+    return GA_OK;
+  }
+  double *tmp = malloc(n * sizeof(double));
+  size_t *count = malloc(sizeof(size_t) << SORT_BITS);
+  if (!tmp || !count) {
+    free(tmp);
+    free(count);
+    return GA_NOMEM;
+  }
+  int rc = GA_OK;
+  size_t seen = 0;
+  double *from = v, *to = tmp;
+  for (int shift = 0; shift < 64 && rc == GA_OK; shift += SORT_BITS) {
+    memset(count, 0, sizeof(size_t) << SORT_BITS);
+    const uint64_t mask = (1u << SORT_BITS) - 1;
+    for (size_t i = 0; i < n; i++) {
+      count[(key_of(from[i]) >> shift) & mask]++;
+      if (++seen % SORT_POLL == 0 && stop && stop(arg)) {
+        rc = GA_INTERRUPTED;
+        break;
+      }
+    }
+    if (rc != GA_OK || count[(key_of(from[0]) >> shift) & mask] == n)
+      continue; /* one digit for all: this pass keeps the order */
+    size_t at = 0;
+    for (size_t d = 0; d <= mask; d++) {
+      size_t c = count[d];
+      count[d] = at;
+      at += c;
+    }
+    for (size_t i = 0; i < n; i++) {
+      to[count[(key_of(from[i]) >> shift) & mask]++] = from[i];
+      if (++seen % SORT_POLL == 0 && stop && stop(arg)) {
+        rc = GA_INTERRUPTED;
+        break;
+      }
+    }
+    if (rc != GA_OK) { /* to is partly written: v keeps its values */
+      if (from != v)
+        memcpy(v, from, n * sizeof(double));
+      break;
+    }
+    double *t = from;
+    from = to;
+    to = t;
+  }
+  if (rc == GA_OK && from != v)
+    memcpy(v, from, n * sizeof(double));
+  free(tmp);
+  free(count);
+  return rc;
+}
+
+int ga_pct_state_encode(ga_pct *p, unsigned char **out, int64_t *n,
+                        int (*stop)(void *), void *arg) {
+  int rc = ga_pct_sort(p->v, p->n, stop, arg); /* rule 5 */
+  if (rc != GA_OK)
+    return rc;
   size_t bytes = 16 + 8 * p->n;
   unsigned char *o = malloc(bytes);
   if (!o)

@@ -34,7 +34,8 @@
 **      value and ignores what xStep would have refused, as SQLite's.
 **   5. The values count against group_bytes (GA_PCT_VALUE_BYTES each):
 **      past it, an error naming the function, never an approximation.
-**   6. The selection polls the caller's interrupt (SQLITE_INTERRUPT).
+**   6. The selection, and a state's sort (pct_state.c rule 5), poll the
+**      caller's interrupt (SQLITE_INTERRUPT).
 **   7. xFinal frees the values, also after an error (aggregates.c rule 4).
 **   8. States (docs/states.md): gpu_percentile_state(Y) keeps Y's values
 **      under rule 2 as a BLOB (engine/state/pct_state.c); gpu_median_merge(S)
@@ -183,7 +184,14 @@ void ga_pct_state_final(sqlite3_context *ctx) {
   }
   unsigned char *out = NULL;
   int64_t n = 0;
-  if (ga_pct_state_encode(p, &out, &n) != GA_OK)
+  ga_intr in; /* pct_state.c rule 5: the sort polls the interrupt */
+  memset(&in, 0, sizeof in);
+  in.db = sqlite3_context_db_handle(ctx);
+  int rc = ga_pct_state_encode(p, &out, &n, ga_intr_check, &in);
+  ga_intr_free(&in);
+  if (rc == GA_INTERRUPTED)
+    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+  else if (rc != GA_OK)
     sqlite3_result_error_nomem(ctx);
   else
     sqlite3_result_blob64(ctx, out, (sqlite3_uint64)n, free);

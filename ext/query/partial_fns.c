@@ -631,16 +631,22 @@ static int part_groups(sqlite3_value *v, const char *what,
   if (rc == GA_QPART_STOP)
     return SQLITE_INTERRUPT;
   if (rc == GA_QPART_CAP) {
-    int dist = 0; /* a DISTINCT aggregate's values count too (issue 37) */
-    for (int k = 0; k < h->shape.ns; k++)
-      dist |= h->shape.dist[k] != 0;
+    int dist = 0, pct = 0; /* a DISTINCT aggregate's values count too
+                              (issue 37), and a median's (issue 39) */
+    for (int k = 0; k < h->shape.ns; k++) {
+      pct |= h->shape.dist[k] == GA_DIST_PCT;
+      dist |= h->shape.dist[k] != 0 && h->shape.dist[k] != GA_DIST_PCT;
+    }
     *err = sqlite3_mprintf("the groups exceed group_bytes (%lld bytes; "
-                           "gpuagg_config('group_bytes', N) raises it)%s",
+                           "gpuagg_config('group_bytes', N) raises it)%s%s",
                            (long long)lim->cap,
                            dist ? "; each distinct value of a DISTINCT "
                                   "aggregate takes up to 171 bytes and its "
                                   "TEXT or BLOB"
-                                : "");
+                                : "",
+                           pct ? "; each value of a median or percentile "
+                                 "takes 8 bytes"
+                               : "");
     return SQLITE_ERROR;
   }
   if (rc != GA_OK) {
@@ -1137,8 +1143,8 @@ static int here_head(sqlite3 *db, const ga_query *q,
             : ga_plan_key_coll(db, &q->t, parts.alias, q->keys[k]);
   for (int k = 0; parts.val_dist && k < q->nvals; k++) /* DISTINCT (issue 37) */
     h->shape.dist[k] = parts.val_dist[k];
-  for (int k = 0; parts.val_sq && k < q->nvals; k++) /* issue 39 */
-    h->shape.sq[k] = parts.val_sq[k];
+  for (int k = 0; parts.val_sq && k < q->nvals; k++)       /* issue 39 */
+    h->shape.sq[k] = parts.val_sq[k] && !h->shape.dist[k]; /* a set: rule 6 */
   h->sig = ga_query_sig(q, params, np);
   h->nparams = q->nparams;
   h->table = sqlite3_mprintf("%s", q->t.table);

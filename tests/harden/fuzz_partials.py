@@ -11,7 +11,8 @@ computed keys, carried columns, parameters, an ungrouped text, a UTF-16
 database and a join (its dimensions' tables in the header, one WITHOUT
 ROWID, one indexed: qpartial.h rule 7); valid state BLOBs of
 gpu_sum/avg/max/min_state; variances (issue 39: Σx² windows,
-qpartial.h rule 8) and gpu_var_state.
+qpartial.h rule 8) and gpu_var_state; medians and percentiles (issue 39:
+every value of a group, qpartial.h rule 9).
 
 Mutants of a seed: bit flips, interesting bytes, truncations, extensions,
 edits of the format's length, count and row fields (found by parsing the
@@ -83,6 +84,10 @@ TEXTS = [
     # issue 39: Σx² windows (qpartial.h rule 8), grouped and ungrouped
     ("SELECT s, gpu_stddev(x), gpu_var_pop(y) FILTER (WHERE k > 0), sum(x) FROM t GROUP BY s", (), False),
     ("SELECT gpu_variance(k), gpu_stddev_pop(y), count(*) FROM t", (), False),
+    # issue 39 (session 5): a median's values (qpartial.h rule 9), grouped and ungrouped
+    ("SELECT s, gpu_median(y), gpu_percentile_disc(k, 0.25) FILTER (WHERE y > 0), sum(x) FROM t GROUP BY s",
+     (), False),
+    ("SELECT gpu_percentile(k, 90), gpu_percentile_cont(y, 0.5), count(*) FROM t", (), False),
 ]
 MERGES = ["gpu_sum_merge", "gpu_total_merge", "gpu_avg_merge", "gpu_max_merge", "gpu_min_merge"]
 STATES = ["gpu_sum_state(x)", "gpu_avg_state(y)", "gpu_max_state(x)", "gpu_min_state(c)",
@@ -200,8 +205,11 @@ def parse_fields(b):
                 f.append((at0 + 4 + 8, 8))  # the fused state's rows
                 f.append((at0 + 4 + 16, 8))  # its first count
                 del at0, n
-            for d in dist:  # the DISTINCT states' sets (qpartial.h rule 6)
-                if d & 0x7f:
+            for d in dist:  # the DISTINCT states' sets (qpartial.h rule 6), a median's values (rule 9)
+                if d == 0x40:
+                    f.append((at[0], 8))  # the values' count
+                    take(8 * struct.unpack("<Q", take(8, False))[0], False)
+                elif d & 0x7f:
                     for _ in range(u32()):
                         t = take(1)[0]
                         if t in (1, 2):
