@@ -735,8 +735,8 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   ** (engine/cache/cache_gpu_stat.c).  A variance of DISTINCT values: a host
   ** entry's sets keep the values (engine/state/gstate.h rule 9); a GPU
   ** entry's bitmaps and pairs do not feed its Σx², so it declines */
-  for (int k = 0; e->where == GA_CACHE_GPU && p->val_sq && p->val_dist &&
-                  k < p->nvals;
+  for (int k = 0;
+       e->where == GA_CACHE_GPU && p->val_sq && p->val_dist && k < p->nvals;
        k++)
     if (p->val_sq[k] && p->val_dist[k] && p->val_dist[k] != GA_DIST_PCT) {
       snprintf(why, nwhy,

@@ -967,7 +967,7 @@ typedef struct hand_ctx {
   const gak_cstate *h_st;
   int64_t ngr;
   int nk, nkc, nv;
-  ga_cgs *stat; /* rule 13: Σx² windows and medians' values */
+  ga_cgs *stat;          /* rule 13: Σx² windows and medians' values */
   const gak_cmany *h_cm; /* cache_gpu_many.c rule 6: values with cmp[i] */
   const uint32_t *h_cb;  /* and each group's bounds (its rows) */
   const unsigned char *cmp;
@@ -1569,8 +1569,7 @@ static int multi(ga_cache *c, ga_centry *e, const ga_cquery *q,
     }
   }
   prof("keys", &t0);
-  hand_ctx hc = {gs,  src, h_kv, h_st, ngr, nk,
-                 nkc, nv,  &stat, h_cm, h_cb, cmp};
+  hand_ctx hc = {gs, src, h_kv, h_st, ngr, nk, nkc, nv, &stat, h_cm, h_cb, cmp};
   rc = ga_cq_hand_groups(q, ngr, nv, many, hand_group, &hc); /* rule 11 */
   prof(many ? "groups many" : "groups", &t0); /* rules 9 and 10 named */
   if (rc == GA_SCAN_OK && topk)

@@ -14,7 +14,8 @@
 ** the cache must not care which thread calls).  The cache is the
 ** process's (issue 40): the READERS' connections to one file share its
 ** entries, so their loads, answers, drops and evictions race on the same
-** entries, under engine/cache/cache.c rule 6's locks.  Every answer must keep the
+** entries, under engine/cache/cache.c rule 6's locks.  Every answer must keep
+*the
 ** invariants; the cache must have answered some, and staleness must have
 ** sent some elsewhere.  A watchdog fails the run on a deadlock.
 **
