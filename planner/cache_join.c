@@ -770,9 +770,12 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
         goto done;
       }
   }
-  /* One query on entries at a time (issue 40; cache.c rule 6): held from
-  ** the GPU dimensions' copies through the build, the probe, the answer
-  ** and a failed GPU step's drop, to the device memory's release (done). */
+  /* One query on entries at a time (issue 40; engine/cache/cache.c rule
+  ** 6), and never while SQL runs on the caller's connection (the filters'
+  ** and the join entry's shapes, the currency checks): held around the GPU
+  ** dimensions' copies, around the build and the probe, around the answer
+  ** and a failed GPU step's drop, and for the device memory's release
+  ** (done).  qlocked: held now. */
   ga_cache_qlock(j.c);
   qlocked = 1;
   for (int k = 1; gpu && k < j.n; k++) { /* rule 4: a GPU dimension */
@@ -790,6 +793,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     x->e = &mir[k];
     s.used += mb;
   }
+  ga_cache_qunlock(j.c);
+  qlocked = 0;
   /* the terms (rule 1): the WHERE's, and each ON's */
   const char *wz = p->filter ? p->filter : "";
   int r = ga_q_tokenize(wz, &t, &n);
@@ -1066,6 +1071,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   s.interrupted = ga_intr_check;
   s.interrupted_arg = &intr;
   char w[200] = "";
+  ga_cache_qlock(j.c);
+  qlocked = 1;
   int erc = ga_cstar_build(&s, w, sizeof w);
   if (erc == GA_OK && gpu) { /* rule 4: the GPU's probe */
     erc = ga_cgstar_probe(j.c, &s, (const char *const *)j.vname, &gs, &virt, w,
@@ -1074,6 +1081,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     erc = ga_cstar_probe(&s, (const char *const *)j.vname, &virt, w, sizeof w);
     have_virt = 1;
   }
+  ga_cache_qunlock(j.c);
+  qlocked = 0;
   if (erc == GA_OK) {
     /* the query over the join entry, as one table's (cache_shape.c) */
     ga_parts vp = *p;
@@ -1104,6 +1113,8 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
         vq.dist_cap = 1;
       vq.interrupted = vq.ndist ? ga_intr_check : NULL;
       vq.interrupted_arg = &intr;
+      ga_cache_qlock(j.c);
+      qlocked = 1;
       if (gpu && vq.nsq) {
         snprintf(w, sizeof w,
                  "a variance or standard deviation (the GPU cache keeps no "
@@ -1126,6 +1137,10 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     goto done;
   }
   if (erc == GA_SCAN_FALLBACK && gpu) { /* rule 4: as cache_plan.c */
+    if (!qlocked) {
+      ga_cache_qlock(j.c);
+      qlocked = 1;
+    }
     j.c->fallbacks++;
     ga_cgstar_free(&gs, &virt);
     snprintf(why, nwhy, "%s; the entry of %s was dropped", w, j.tab[0].table);
@@ -1136,6 +1151,10 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   if (erc != GA_OK) {
     snprintf(why, nwhy, "%s", w);
     goto done;
+  }
+  if (qlocked) {
+    ga_cache_qunlock(j.c);
+    qlocked = 0;
   }
   ok = 1;
   *hit = 1;
@@ -1188,6 +1207,10 @@ done:
     sqlite3_free(sqlite3_str_finish(other));
   if (have_virt)
     ga_cstar_entry_free(&virt);
+  if (j.c && !qlocked) { /* the device memory's release (cache.c rule 6) */
+    ga_cache_qlock(j.c);
+    qlocked = 1;
+  }
   ga_cgstar_free(&gs, &virt);
   for (int k = 0; k < CJ_MAX_TABS; k++)
     ga_cgstar_mirror_free(&mir[k]);

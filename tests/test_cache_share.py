@@ -41,6 +41,7 @@ TMP = tempfile.mkdtemp(prefix="gpuagg_share_")
 PYTHON = os.environ.get("PYTHON") or sys.executable
 COLS = "grp, rows, count, sum, total, avg, min, max"
 STRESS_SECONDS = float(os.environ.get("SHARE_STRESS_SECONDS", "2"))
+RACE_LOADS = int(os.environ.get("SHARE_RACE_LOADS", "30"))
 
 
 def connect(path, device="cpu"):
@@ -403,6 +404,55 @@ def section_stress(rep, device):
     end.close()
 
 
+def section_files_race(rep, device):
+    """Two connections load the same table at once with cache files on,
+    while a third queries it: gpu_cache writes the file (and copies a GPU
+    entry to the device) before linking the entry, so no other connection
+    can query, replace or evict it meanwhile (cache_fns.c rule 10; before,
+    the file was written from an entry another load had freed, and a copy
+    to the device freed the host segments a query was reading: crashes).
+    The answer after the race is exact."""
+    tag = "files_race_" + device
+    path = os.path.join(TMP, "race_%s.db" % device)
+    make_file(path, "delete", n=int(os.environ.get("SHARE_RACE_ROWS", "400000")), marker=False)
+    cons = [connect(path, device) for _ in range(3)]
+    for con in cons:
+        cfg(con, "cache_file", "on")
+    errors = []
+
+    def loads(con, order):
+        try:
+            for i in range(RACE_LOADS):
+                con.execute("SELECT gpu_cache('t', ?)", (order[i % 2],)).fetchall()
+        except sqlite3.Error as e:
+            errors.append(repr(e))
+
+    stop = []
+
+    def queries(con):
+        try:
+            while not stop:
+                ask(con, "t")
+        except sqlite3.Error as e:
+            errors.append(repr(e))
+
+    ts = [threading.Thread(target=loads, args=(cons[0], ["x, k, y", "y, k, x"])),
+          threading.Thread(target=loads, args=(cons[1], ["y, k, x", "x, k, y"]))]
+    q = threading.Thread(target=queries, args=(cons[2],))
+    q.start()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    stop.append(1)
+    q.join(120)
+    rep.check(tag + "_no_error", not errors, repr(errors[:3]))
+    rep.check(tag + "_no_hang", not any(t.is_alive() for t in ts + [q]))
+    check(rep, tag + "_exact", cons[2])
+    for con in cons:
+        con.close()
+
+
 def main():
     rep = Reporter("cache_share")
     devices = [d for d in os.environ.get("CACHE_DEVICES", "cpu gpu").split()
@@ -415,7 +465,8 @@ def main():
                     t0 = time.time()
                     fn(rep, device, mode)
                     print("%s %s %s: %.1f s" % (device, name, mode, time.time() - t0))
-        for name, fn in (("temp_attached", section_temp_attached), ("stress", section_stress)):
+        for name, fn in (("temp_attached", section_temp_attached), ("stress", section_stress),
+                         ("files_race", section_files_race)):
             if not only or name in only:
                 t0 = time.time()
                 fn(rep, device)

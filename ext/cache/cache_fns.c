@@ -77,9 +77,11 @@
 **  10. Cache files (issue 40, cache_persist.c): with cache_file on, a valid
 **      file of exactly these columns is mapped instead of the load (stamped
 **      as rule 3's load would be); else the load runs, in host memory when
-**      the entry is for the GPU and its file may be written, and once the
-**      entry is linked its file is written and a GPU entry's columns are
-**      copied to the device.  A file step never fails gpu_cache.
+**      the entry is for the GPU and its file may be written; its file is
+**      written and a GPU entry's columns are copied to the device (under
+**      the query lock: the device's stream) before the entry is linked,
+**      while no other connection can reach it.  A file step never fails
+**      gpu_cache.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -816,6 +818,12 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       ino == e->fs.st_ino;
   e->fdev = dev;
   e->fino = ino;
+  /* rule 10: its cache file, and a GPU entry's copy to the device, while
+  ** the entry is still this call's own: once linked, another connection
+  ** may query, replace or evict it (engine/cache/cache.c rule 6) */
+  ga_persist_save(conn, db, &cfg, e);
+  ga_persist_to_device(conn, db, &cfg, e, dev_where);
+  int64_t rows = e->rows;
   /* another thread's load of the same key meanwhile: this one replaces it */
   ga_centry *dup = ga_cache_lookup(conn->cache, db, e->schema, e->table);
   if (dup)
@@ -823,9 +831,7 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ga_cache_link(conn->cache, e);
   if (old)
     ga_cache_free_unlinked(conn->cache, old); /* replaced */
-  ga_persist_save(conn, db, &cfg, e); /* its cache file (cache_persist.c) */
-  ga_persist_to_device(conn, db, &cfg, e, dev_where);
-  sqlite3_result_int64(ctx, e->rows);
+  sqlite3_result_int64(ctx, rows);
 }
 
 void ga_cache_drop_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {

@@ -182,8 +182,10 @@ static void to_device(ga_cache *c, sqlite3 *db, const ga_config *cfg,
                       ga_centry *e, char *note, size_t nnote) {
   char why[200];
   ga_intr intr = {.db = db};
+  ga_cache_qlock(c); /* the device's stream (engine/cache/cache.c rule 6) */
   int rc = ga_cfile_to_gpu(c, e, ga_cache_budget(cfg, GA_CACHE_GPU),
                            ga_intr_check, &intr, why, sizeof why);
+  ga_cache_qunlock(c);
   ga_intr_free(&intr);
   size_t n = strlen(note);
   if (rc == GA_CFILE_OK)
@@ -202,8 +204,9 @@ int ga_persist_load_where(sqlite3 *db, const ga_config *cfg, const char *schema,
 
 void ga_persist_to_device(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
                           ga_centry *e, int where) {
-  if (where == GA_CACHE_GPU && e->where == GA_CACHE_HOST && cfg->cache_file)
+  if (where == GA_CACHE_GPU && e->where == GA_CACHE_HOST && cfg->cache_file) {
     to_device(conn->cache, db, cfg, e, e->note, sizeof e->note);
+  }
 }
 
 int ga_persist_map(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
