@@ -140,23 +140,6 @@ void ga_cstamp_free(ga_cstamp *s) {
   s->file = NULL;
 }
 
-/* 1 when PRAGMA schema.name reads want (any case), 0 when it reads
-** another value, dflt when it cannot be read. */
-static int pragma_is(sqlite3 *db, const char *schema, const char *name,
-                     const char *want, int dflt) {
-  sqlite3_stmt *st = NULL;
-  int is = dflt;
-  char *sql = sqlite3_mprintf("PRAGMA \"%w\".%s", schema, name);
-  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW) {
-    const char *m = (const char *)sqlite3_column_text(st, 0);
-    is = m && !sqlite3_stricmp(m, want);
-  }
-  sqlite3_finalize(st);
-  sqlite3_free(sql);
-  return is;
-}
-
 /* Rule 2's stamp of the schema's file (ext/common/filestamp.c), read
 ** through SQLite's own open files while the caller holds the read lock
 ** (ga_cstamp_read).  Every schema with a file records it: the shared
@@ -394,7 +377,7 @@ int ga_cstamp_snapshot_unprovable(sqlite3 *db, const char *schema) {
   if (fn && sqlite3_uri_boolean(fn, "immutable", 0))
     return 0;
   /* the transaction is open already: this reads its own state */
-  return pragma_is(db, schema, "journal_mode", "wal", 1); /* unknown: WAL */
+  return ga_pragma_is(db, schema, "journal_mode", "wal", 1); /* unknown: WAL */
 }
 
 /* Rule 2's watchers: those still open, after closing each whose file is

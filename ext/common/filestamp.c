@@ -53,9 +53,8 @@ static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
   return f && f->pMethods && f->pMethods->xRead(f, buf, n, off) == SQLITE_OK;
 }
 
-/* 1 when PRAGMA schema.name reads want, 0 another value, dflt unreadable. */
-static int pragma_is(sqlite3 *db, const char *schema, const char *name,
-                     const char *want, int dflt) {
+int ga_pragma_is(sqlite3 *db, const char *schema, const char *name,
+                 const char *want, int dflt) {
   sqlite3_stmt *st = NULL;
   int is = dflt;
   char *sql = sqlite3_mprintf("PRAGMA \"%w\".%s", schema, name);
@@ -103,7 +102,7 @@ static sqlite3_file *file_of(sqlite3 *db, const char *schema, int op) {
 /* Rule 3 under the read lock. */
 static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
                       sqlite3_file *j, ga_fstamp *s) {
-  if (pragma_is(db, schema, "locking_mode", "exclusive", 0)) {
+  if (ga_pragma_is(db, schema, "locking_mode", "exclusive", 0)) {
     no(s, "exclusive locking mode (the wal-index may be in heap memory)");
     return;
   }

@@ -35,5 +35,9 @@ int ga_fstamp_read(sqlite3 *db, const char *schema, ga_fstamp *s);
 ** else 0. */
 int ga_fstamp_ident(sqlite3 *db, const char *schema, uint64_t *dev,
                     uint64_t *ino);
+/* 1 when PRAGMA schema.name reads want (any case), 0 when it reads another
+** value, dflt when it cannot be read (planner/cache_plan.c uses it too). */
+int ga_pragma_is(sqlite3 *db, const char *schema, const char *name,
+                 const char *want, int dflt);
 
 #endif
