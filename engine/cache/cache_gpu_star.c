@@ -167,28 +167,13 @@ void ga_cgstar_mirror_free(ga_centry *out) {
 
 /* ---- rule 2: the lookups and the laid-out columns ---- */
 
-/* Row r's value of column c of host entry e: (v, flags 1 isint 2
-** notnull); *seg the segment hint. */
+/* Row r's value of column c of host entry e as (v, flags 1 isint 2
+** notnull), through cache_star.c's reader; *seg the segment hint. */
 static void value_at(const ga_centry *e, int c, int64_t r, int64_t *seg,
                      uint64_t *v, uint8_t *f) {
-  int64_t s = *seg;
-  if (s >= e->nsegs || r < e->seg_base[s] ||
-      r >= e->seg_base[s] + e->segs[s]->n) {
-    int64_t lo = 0, hi = e->nsegs - 1;
-    while (lo < hi) {
-      int64_t mid = (lo + hi + 1) / 2;
-      if (e->seg_base[mid] <= r)
-        lo = mid;
-      else
-        hi = mid - 1;
-    }
-    s = *seg = lo;
-  }
-  const ga_cblock *b = e->segs[s];
-  int64_t i = r - e->seg_base[s];
-  *v = ga_cb_vals(b, c)[i];
-  *f = (uint8_t)(ga_bit(ga_cb_isint(b, c), i) | ga_bit(ga_cb_notnull(b, c), i)
-                                                    << 1);
+  int isint, notnull;
+  ga_cstar_value_at(e, c, r, seg, v, &isint, &notnull);
+  *f = (uint8_t)(isint | notnull << 1);
 }
 
 /* The top dimension (parent -1) above dimension d. */

@@ -178,8 +178,8 @@ static inline int key_mapped(uint64_t v, const int64_t *map, int64_t n,
 
 /* Row r's value of column c of entry e, through its segment (rows are
 ** walked in order by the callers: *seg is the hint). */
-static void value_at(const ga_centry *e, int c, int64_t r, int64_t *seg,
-                     uint64_t *v, int *isint, int *notnull) {
+void ga_cstar_value_at(const ga_centry *e, int c, int64_t r, int64_t *seg,
+                       uint64_t *v, int *isint, int *notnull) {
   int64_t s = *seg;
   if (s >= e->nsegs || r < e->seg_base[s] ||
       r >= e->seg_base[s] + e->segs[s]->n) {
@@ -207,7 +207,7 @@ static int row_key(const ga_centry *e, const int *cols,
   for (int i = 0; i < n; i++) {
     uint64_t v;
     int ii, nn;
-    value_at(e, cols[i], r, seg, &v, &ii, &nn);
+    ga_cstar_value_at(e, cols[i], r, seg, &v, &ii, &nn);
     if (!nn)
       return 0;
     if (map[i]) {

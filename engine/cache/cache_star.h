@@ -81,5 +81,10 @@ int ga_cstar_probe(ga_cstar *s, const char *const *names, ga_centry *out,
                    char *why, size_t nwhy);
 void ga_cstar_entry_free(ga_centry *out);
 void ga_cstar_free(ga_cstar *s);
+/* Row r's value of column c of host entry e (v, isint, notnull); rows are
+** walked in order by the callers: *seg is the segment hint (cache_gpu_star.c
+** reads the dimensions' columns through it too). */
+void ga_cstar_value_at(const ga_centry *e, int c, int64_t r, int64_t *seg,
+                       uint64_t *v, int *isint, int *notnull);
 
 #endif
