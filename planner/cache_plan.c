@@ -838,11 +838,11 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
   char file_map[400] = "", file_write[400] = "";
   int nconn = 0;
   if (c) { /* rule 7: the process's (engine/cache/cache.c rule 6's locks) */
+    nconn = ga_cache_nconn(c); /* g_mu's, not mu's: before the others */
     ga_cache_qlock(c);
     pthread_mutex_lock(&c->mu);
     used = c->used;
     loads = c->loads;
-    nconn = c->nconn;
     file_ctr[0] = c->file_maps; /* cache files: cache_persist.c */
     file_ctr[1] = c->file_writes;
     snprintf(file_map, sizeof file_map, "%s", c->file_map);

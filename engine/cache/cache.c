@@ -324,6 +324,13 @@ ga_cache *ga_cache_shared(void) {
   return c;
 }
 
+int ga_cache_nconn(ga_cache *c) {
+  pthread_mutex_lock(&g_mu);
+  int n = c->nconn;
+  pthread_mutex_unlock(&g_mu);
+  return n;
+}
+
 void ga_cache_release(ga_cache *c, const void *owner) {
   if (!c)
     return;

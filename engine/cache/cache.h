@@ -261,6 +261,9 @@ void ga_cache_free(ga_cache *c);
 ** entries go, its shared ones stay (owner NULL); the last frees it. */
 ga_cache *ga_cache_shared(void);
 void ga_cache_release(ga_cache *c, const void *owner);
+/* how many connections hold the process's cache (read under g_mu, which
+** guards nconn: never under c->mu alone) */
+int ga_cache_nconn(ga_cache *c);
 
 /* The entry a connection (owner) reads for schema.table, referenced (give
 ** it back with ga_centry_put), or NULL: its own entry of that schema name

@@ -194,6 +194,23 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* the churn thread: connections open and close all the while, so the
+** process's cache count (engine/cache/cache.c g_mu) changes under the
+** workers' gpuagg_info() (planner/cache_plan.c ga_cache_json).  It runs
+** nothing on them: a call of its own would take the cache's locks after
+** each change, and order it before the workers' reads for TSan */
+static int workers_done, churn_opens;
+
+static void *churn(void *arg) {
+  (void)arg;
+  while (!__atomic_load_n(&workers_done, __ATOMIC_ACQUIRE)) {
+    sqlite3 *db = open_ga(dbpath, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+    sqlite3_close(db);
+    churn_opens++;
+  }
+  return NULL;
+}
+
 static void on_alarm(int sig) {
   (void)sig;
   static const char m[] =
@@ -268,7 +285,11 @@ int main(void) {
 
   signal(SIGALRM, on_alarm);
   alarm((unsigned)watchdog);
-  pthread_t th[NTHREADS];
+  pthread_t th[NTHREADS], ch;
+  if (pthread_create(&ch, NULL, churn, NULL)) {
+    fprintf(stderr, "pthread_create failed\n");
+    return 2;
+  }
   for (int t = 0; t < NTHREADS; t++)
     if (pthread_create(&th[t], NULL, worker, (void *)(intptr_t)t)) {
       fprintf(stderr, "pthread_create failed\n");
@@ -276,6 +297,8 @@ int main(void) {
     }
   for (int t = 0; t < NTHREADS; t++)
     pthread_join(th[t], NULL);
+  __atomic_store_n(&workers_done, 1, __ATOMIC_RELEASE);
+  pthread_join(ch, NULL);
   alarm(0);
   unlink(dbpath);
   int passed = 0, failed = 0;
@@ -283,7 +306,9 @@ int main(void) {
     passed += checks[t] - fails[t];
     failed += fails[t];
   }
-  printf("threads: %d threads x %d iterations\n", NTHREADS, iters);
+  printf("threads: %d threads x %d iterations, %d connections opened and "
+         "closed beside them\n",
+         NTHREADS, iters, churn_opens);
   printf("RESULT threads: %d passed, %d failed, 0 skipped\n", passed, failed);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
