@@ -327,7 +327,8 @@ static int dictionary(ga_cache *c, ga_centry *e, ga_ccol *k, char *why,
   k->dict_state = 1;
   pthread_mutex_lock(&c->mu);
   e->bytes += (int64_t)bytes; /* may pass the budget a little: see README */
-  c->used += (int64_t)bytes;
+  if (e->linked) /* unlinked meanwhile (or a join's own): used has it not */
+    c->used += (int64_t)bytes;
   pthread_mutex_unlock(&c->mu);
   return 1;
 fail:

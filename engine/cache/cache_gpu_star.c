@@ -545,17 +545,16 @@ void ga_cgstar_free(ga_cgstar *g, ga_centry *virt) {
       w->d_dict = col->d_dict;
       w->ndict = col->ndict;
       w->dict_state = col->dict_state;
-      if (col->dict_state == 1) {
+      if (col->dict_state == 1) { /* used counts linked entries' bytes */
         pthread_mutex_lock(&c->mu);
         f->bytes += (col->ndict ? col->ndict : 1) * 8;
+        if (f->linked)
+          c->used += (col->ndict ? col->ndict : 1) * 8;
         pthread_mutex_unlock(&c->mu);
       }
-    } else if (!fc && col->d_dict) {
+    } else if (!fc && col->d_dict) { /* the join's own: never in used */
       if (in)
         ga_cg_free(col->d_dict);
-      pthread_mutex_lock(&c->mu);
-      c->used -= (col->ndict ? col->ndict : 1) * 8;
-      pthread_mutex_unlock(&c->mu);
     }
     col->d_dict = NULL;
   }

@@ -504,6 +504,17 @@ static int wsum_small(const ga_wsum *w, double *r) {
   return 1;
 }
 
+/* A set entry's number as sum() classified it (dset.h rule 3): the
+** INTEGER, or the REAL's bits kept in num_i. */
+static void set_num(const ga_dent *e, ga_value *num) {
+  memset(num, 0, sizeof(*num));
+  num->type = e->num_type;
+  if (e->num_type == GA_V_INT)
+    num->i = e->num_i;
+  else
+    memcpy(&num->r, &e->num_i, sizeof(double));
+}
+
 /* Rule 5: the aggregate over the set's representatives, each stepped as
 ** sum() classified it (dset.h rule 3). */
 static int set_result(const ga_dset *d, int op, ga_value *out) {
@@ -518,12 +529,7 @@ static int set_result(const ga_dset *d, int op, ga_value *out) {
     if (e->raw.type == GA_V_NULL)
       continue;
     ga_value num;
-    memset(&num, 0, sizeof(num));
-    num.type = e->num_type;
-    if (e->num_type == GA_V_INT)
-      num.i = e->num_i;
-    else
-      memcpy(&num.r, &e->num_i, sizeof(double));
+    set_num(e, &num);
     ga_xstate_step_sum(&x, &num);
   }
   int rc = ga_sum_value(&x.sum, op, out);
@@ -576,12 +582,7 @@ static int set_var(const ga_dset *d, int form, ga_value *out) {
     if (e->raw.type == GA_V_NULL)
       continue;
     ga_value num;
-    memset(&num, 0, sizeof(num));
-    num.type = e->num_type;
-    if (e->num_type == GA_V_INT)
-      num.i = e->num_i;
-    else
-      memcpy(&num.r, &e->num_i, sizeof(double));
+    set_num(e, &num);
     rc = ga_gstate_step_sum(&t, &num);
     if (rc == GA_OK)
       rc = ga_gstate_sq_step(&t, &num);
