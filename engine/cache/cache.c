@@ -33,9 +33,10 @@
 **               busy wait there could wait on a writer that waits on qmu).
 **        mu     the list, used, tick, refs, linked, owner; held briefly,
 **               never while calling SQLite or freeing.
-**      Order: qmu before mu; g_mu before mu (the last connection's close
-**      counts the entries it keeps under both: no connection can come
-**      meanwhile), never mu then g_mu, and g_mu never with qmu.  An entry
+**      Order: qmu, then g_mu, then mu (the last connection's close marks
+**      the entries it keeps under g_mu and mu: no connection can come
+**      meanwhile; a watcher's close, under qmu, may release a connection);
+**      never the other way.  An entry
 **      lives while it is linked (the list's reference) or referenced:
 **      ga_cache_get takes a reference under mu, ga_centry_put gives it
 **      back and frees the entry when it was the last and the entry is out
