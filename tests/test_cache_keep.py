@@ -252,6 +252,26 @@ def main():
     tmp = tempfile.mkdtemp(prefix="gpuagg_keep_")
     devices = [d for d in os.environ.get("CACHE_DEVICES", "cpu gpu").split()
                if d == "cpu" or GPU]
+    # the knob: its values, and the error for any other
+    con = sqlite3.connect(":memory:")
+    con.enable_load_extension(True)
+    con.load_extension(LIB)
+    try:
+        got = [cfg(con, "cache_keep"), cfg(con, "cache_keep", "off"), cfg(con, "cache_keep", "1"),
+               json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["config"]
+               .get("cache_keep")]
+        try:
+            cfg(con, "cache_keep", "maybe")
+            got.append("no error")
+        except sqlite3.OperationalError as e:
+            got.append(str(e))
+    except sqlite3.OperationalError as e:
+        got = [str(e)]
+    con.close()
+    rep.check("knob", got == ["on", "off", "on", "on",
+                              "gpuagg_config: bad value for cache_keep: 'maybe' (valid: 'on' = "
+                              "the cache outlives the process's last connection, 'off' = the "
+                              "last connection to close frees it)"], repr(got))
     for device in devices:
         where = "gpu" if device == "gpu" else "host"
         for mode in ("delete", "wal"):
