@@ -22,6 +22,9 @@ so that "no connection open" is the whole process's state:
     behaviour, the cache freed (nothing kept, the next load is the first);
   - host entries and (GPUAGG_TEST_GPU=1: the fake backend under make test)
     GPU entries;
+  - threads opening, querying and closing their own connections over and
+    over (the count through 0 while others open): every answer exact and
+    from the one load;
   - pandas: three calls, each with a fresh connection, through gpuagg.query
     (as_pandas=True) and pandas.read_sql of its table: one load.
 """
@@ -183,6 +186,41 @@ def child(scn, device, mode, path):
     return out
 
 
+def child_churn(device, path):
+    """Threads, each opening, querying and closing its own connections
+    over and over: the process's connection count goes through 0 while
+    others open (engine/cache/cache.c rule 7 under g_mu and mu)."""
+    import threading
+    make_file(path, "delete")
+    a = connect(path, device)
+    load(a)
+    want = ask(a)["rows"]
+    a.close()
+    errors, answers = [], []
+
+    def worker():
+        try:
+            for _ in range(int(os.environ.get("KEEP_CHURN", "15"))):
+                con = connect(path, device)
+                got = ask(con)
+                con.close()
+                answers.append(got["path"])
+                if got["rows"] != want or got["rows"] != got["ref"]:
+                    errors.append(got)
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+    ts = [threading.Thread(target=worker) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(240)
+    end = connect(path, device)
+    st = cache_state(end)
+    end.close()
+    return {"errors": [repr(e)[:300] for e in errors[:3]], "alive": any(t.is_alive() for t in ts),
+            "cached": answers.count("cache"), "n": len(answers), "state": st}
+
+
 def install_package(dest):
     """gpuagg as the wheel lays it out (tests/hosts/test_analysts.py's way)."""
     pkg = os.path.join(dest, "gpuagg")
@@ -318,6 +356,11 @@ def main():
                     if scn == "write":  # proven another state: stale for good
                         rep.check(tag + "_kept_seen", kept_one(o["reopen_state"], where),
                                   repr(o["reopen_state"]))
+        tag = "%s_churn" % device
+        o = run_child("churn", device, "-", os.path.join(tmp, tag + ".db"))
+        rep.check(tag, "error" not in o and not o["errors"] and not o["alive"]
+                  and o["cached"] == o["n"] and o["n"] > 0 and o["state"]["loads"] == 1
+                  and o["state"]["connections"] == 1, repr(o)[:2000])
         tag = "%s_pandas" % device
         if importlib.util.find_spec("pandas") is None:  # (not imported here)
             rep.skip(tag, "pandas is not installed (apt-get install python3-pandas)")
@@ -343,7 +386,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "child":
         scn, device, mode, path = sys.argv[2:6]
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        res = child_pandas(device, path) if scn == "pandas" else child(scn, device, mode, path)
+        res = (child_pandas(device, path) if scn == "pandas" else
+               child_churn(device, path) if scn == "churn" else child(scn, device, mode, path))
         print(json.dumps(res))
     else:
         main()
