@@ -14,7 +14,9 @@ index, repetition) and the medians.
 
     /usr/bin/python3 bench/keep_bench.py A_LIB B_LIB [ROWS] [OUT.csv]
 
-(LIBs without ".so"; ROWS default 2e6; env CALLS=4, REPS=5.)
+(LIBs without ".so"; ROWS default 2e6; env CALLS=4, REPS=5, DEVICE=cpu:
+gpuagg_config('device') of every connection, 'auto' on a GPU machine for
+GPU entries.)
 """
 
 import csv
@@ -29,6 +31,7 @@ import tempfile
 
 CALLS = int(os.environ.get("CALLS", "4"))
 REPS = int(os.environ.get("REPS", "5"))
+DEVICE = os.environ.get("DEVICE", "cpu")
 COLS = "k, a, b, c"
 
 
@@ -45,7 +48,7 @@ def child(lib, path):
         con.enable_load_extension(True)
         con.load_extension(lib)
         con.enable_load_extension(False)
-        con.execute("SELECT gpuagg_config('device', 'cpu')").fetchall()
+        con.execute("SELECT gpuagg_config('device', ?)", (DEVICE,)).fetchall()
         info = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])
         current = any(e["table"] == "main.t" and e["current"] for e in info["cache"]["entries"])
         if not current:
