@@ -141,7 +141,8 @@ $(STAMP)/:
 .PRECIOUS: $(STAMP)/%.stamp
 
 # -z nodelete: SQLite unloads an extension when a connection closes; CUDA's
-# context and our pool must outlive that, or every reopen restarts CUDA.
+# context, our pool and the kept column cache (engine/cache/cache.c rule 7)
+# must outlive that, or every reopen restarts CUDA.
 # mk/exports.map: sqlite3_gpuagg_init is the only exported symbol.
 $(LIB): $(C_OBJ) $(CU_OBJ) $(DLINK) $(STAMP)/ld.stamp mk/exports.map
 	$(CC) -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,--version-script=mk/exports.map $(LDFLAGS) -o $@ $(filter %.o,$^) $(CUDA_LIBS) $(LDLIBS)

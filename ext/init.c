@@ -34,11 +34,27 @@
 **      (deleting what was never registered is harmless), so a failed .load
 **      leaves no function pointing at freed memory.
 **   4. Nothing touches CUDA at .load; the engine starts it at first GPU use.
+**   5. The library stays mapped while the process's cache holds anything
+**      (issue 40: the cache outlives the last connection, engine/cache/
+**      cache.c rule 7).  SQLite dlcloses an extension when the connection
+**      that loaded it closes; the .so is linked -z nodelete (Makefile), and
+**      pin_library, the cache's pin hook (ga_cache_set_pin, set at each
+**      .load), makes sure of it at run time for a build linked without
+**      it: dladdr of our own entry point names the loaded file, and
+**      dlopen(RTLD_NOLOAD | RTLD_NODELETE) of it marks it never to be
+**      unloaded (once per process; the handle is never closed).  Linked
+**      into a program (SQLITE_CORE: tests/harden, the fake GPU's
+**      test_restore) there is nothing to pin.
 */
 #include <string.h>
+#ifndef SQLITE_CORE
+#include <dlfcn.h>
+#endif
 
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
+
+#include "cache.h"
 
 #include "aggregate_vtab.h"
 #include "aggregates.h"
@@ -260,6 +276,21 @@ static void unregister_all(sqlite3 *db) {
     sqlite3_create_module(db, mods[i].name, NULL, NULL);
 }
 
+int sqlite3_gpuagg_init(sqlite3 *db, char **pzErrMsg,
+                        const sqlite3_api_routines *pApi);
+
+/* Rule 5. */
+static void pin_library(void) {
+#if !defined(SQLITE_CORE) && !defined(_WIN32)
+  static int pinned;
+  if (__atomic_exchange_n(&pinned, 1, __ATOMIC_ACQ_REL))
+    return;
+  Dl_info di;
+  if (dladdr((void *)(uintptr_t)sqlite3_gpuagg_init, &di) && di.dli_fname)
+    (void)dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+#endif
+}
+
 #ifdef _WIN32
 __declspec(dllexport)
 #else
@@ -274,6 +305,7 @@ __attribute__((visibility("default")))
   if (!conn)
     return again ? SQLITE_OK : SQLITE_NOMEM; /* rule 2 */
   conn->contract_fns = contract_fns;
+  ga_cache_set_pin(pin_library); /* rule 5 */
   for (int i = 0; rc == SQLITE_OK && i < NMODS; i++) {
     void *data = mods[i].make ? mods[i].make(conn) : NULL;
     /* the module owns data from here: destroyed with it, or at once if the

@@ -80,6 +80,9 @@
 **            shared only while its owner keeps the file open as main (the
 **            WAL cannot be removed and rebuilt meanwhile); the owner's
 **            close drops it (engine/cache/cache.c ga_cache_release).
+**      The entries kept after the process's last connection closed
+**      (engine/cache/cache.c rule 7) are read by later connections under
+**      (a)-(c) alike; an answer from one says "kept" in last_scan.why.
 **      Not proven: the uncached path, the reason in last_scan.why; a
 **      reader with no transaction open that proves another state marks the
 **      entry stale (commits only move a file on).  Rule 6 applies to every
@@ -774,9 +777,11 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
       c->queries_host++;
     ga_cache_qunlock(c);
     snprintf(why, nwhy, "%s cache%s", e->where == GA_CACHE_GPU ? "GPU" : "host",
-             __atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db
-                 ? " (shared: loaded by another connection)"
-                 : "");
+             __atomic_load_n(&e->owner, __ATOMIC_RELAXED) == db ? ""
+             : __atomic_load_n(&e->kept, __ATOMIC_RELAXED)
+                 ? " (kept: loaded by a connection since closed, the cache "
+                   "outlived the process's last connection, cache_keep)"
+                 : " (shared: loaded by another connection)");
     return SQLITE_OK;
   }
   if (rc == GA_SCAN_NOMEM) {
@@ -834,7 +839,7 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
   ga_cache *c = conn->cache;
   int where = ga_cache_where(&cfg);
   sqlite3_str *s = sqlite3_str_new(NULL);
-  int64_t used = 0, loads = 0, ctr[8] = {0}, file_ctr[2] = {0};
+  int64_t used = 0, loads = 0, kept = 0, ctr[8] = {0}, file_ctr[2] = {0};
   char file_map[400] = "", file_write[400] = "";
   int nconn = 0;
   if (c) { /* rule 7: the process's (engine/cache/cache.c rule 6's locks) */
@@ -843,6 +848,7 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
     pthread_mutex_lock(&c->mu);
     used = c->used;
     loads = c->loads;
+    kept = c->kept;             /* engine/cache/cache.c rule 7 */
     file_ctr[0] = c->file_maps; /* cache files: cache_persist.c */
     file_ctr[1] = c->file_writes;
     snprintf(file_map, sizeof file_map, "%s", c->file_map);
@@ -864,13 +870,14 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       "\"scratch\":%lld,\"queries_gpu\":%lld,"
       "\"queries_host\":%lld,\"fallbacks\":%lld,\"queries_topk\":%lld,"
       "\"queries_many\":%lld,\"values_compact\":%lld,"
-      "\"values_compact_no\":%lld,\"loads\":%lld,\"connections\":%d,"
-      "\"entries\":[",
+      "\"values_compact_no\":%lld,\"loads\":%lld,\"kept\":%lld,"
+      "\"connections\":%d,\"entries\":[",
       where == GA_CACHE_GPU ? "gpu" : "host",
       (long long)ga_cache_budget(&cfg, where), (long long)used,
       (long long)ctr[0], (long long)ctr[1], (long long)ctr[2],
       (long long)ctr[3], (long long)ctr[4], (long long)ctr[5],
-      (long long)ctr[6], (long long)ctr[7], (long long)loads, nconn);
+      (long long)ctr[6], (long long)ctr[7], (long long)loads, (long long)kept,
+      nconn);
   ga_cache_watchers(c, db);
   note_idle(db, "main"); /* rule 7 */
   ga_centry **vis = NULL;
@@ -915,13 +922,15 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
                         current ? "true" : "false", (long long)e->hits,
                         e->load_ms);
     /* rule 2: the entry holds a connection of its own to the file */
-    sqlite3_str_appendf(s,
-                        ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
-                        "\"shared_hits\":%lld,\"source\":\"%s\",\"how\":",
-                        e->watch ? "true" : "false",
-                        e->shareable ? "true" : "false",
-                        mine ? "true" : "false", (long long)e->shared_hits,
-                        e->from_file ? "file" : "rows");
+    sqlite3_str_appendf(
+        s,
+        ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
+        "\"kept\":%s,"
+        "\"shared_hits\":%lld,\"source\":\"%s\",\"how\":",
+        e->watch ? "true" : "false", e->shareable ? "true" : "false",
+        mine ? "true" : "false",
+        __atomic_load_n(&e->kept, __ATOMIC_RELAXED) ? "true" : "false",
+        (long long)e->shared_hits, e->from_file ? "file" : "rows");
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");

@@ -19,8 +19,9 @@
 **   5. One cache per process (cache.h rule 5): ga_cache_shared hands it to
 **      each connection that loads gpuagg (ext/common/conn.c), counting
 **      them under g_mu; ga_cache_release drops the closing connection's own
-**      entries, disowns its shared ones, and the last connection frees it
-**      all.  The budget, `used` and the eviction are the process's.
+**      entries and disowns its shared ones; when the last connection
+**      closes, rule 7 decides whether the cache is kept or freed.  The
+**      budget, `used` and the eviction are the process's.
 **   6. The locking, designed for threads each with its own connection
 **      querying, loading and evicting at once:
 **        g_mu   the process's cache pointer and its connection count
@@ -32,7 +33,10 @@
 **               busy wait there could wait on a writer that waits on qmu).
 **        mu     the list, used, tick, refs, linked, owner; held briefly,
 **               never while calling SQLite or freeing.
-**      Order: qmu before mu; g_mu is never held with another.  An entry
+**      Order: qmu, then g_mu, then mu (the last connection's close marks
+**      the entries it keeps under g_mu and mu: no connection can come
+**      meanwhile; a watcher's close, under qmu, may release a connection);
+**      never the other way.  An entry
 **      lives while it is linked (the list's reference) or referenced:
 **      ga_cache_get takes a reference under mu, ga_centry_put gives it
 **      back and frees the entry when it was the last and the entry is out
@@ -40,6 +44,38 @@
 **      query runs only unlinks it; eviction skips entries in use.  The
 **      device stream and scratch go (release_dev) under qmu, once no GPU
 **      entry is linked.
+**   7. Kept across the last close (issue 40: pandas' read_sql with a
+**      connection per call, sqlite-utils, notebooks that reconnect).  When
+**      the process's last connection closes with its cache_keep knob on
+**      (the default), the cache stays (g_cache, nconn 0) with every entry
+**      still linked, and the next connection (ga_cache_shared) finds it.
+**      What stays is what ga_cache_release leaves to other connections
+**      anyway: shareable entries (owner NULL), each answering a later
+**      connection only where that connection's own file stamp proves it
+**      current (planner/cache_plan.c rule 7 (a)-(c): a commit, a WAL
+**      checkpointed away, a file replaced, all while no connection was
+**      open, show in the stamp); the entries that need their owner open
+**      to be proved (temp, in memory, a WAL without a committed frame,
+**      an attached file's watcher) went with their owner, as before.
+**      Each kept entry is marked (kept, counted once in c->kept) for
+**      gpuagg_info and last_scan.why.  Memory stays within the budget:
+**      kept entries are evicted like any other (stale first, then LRU),
+**      gpu_cache_drop frees them, and cache_keep 'off' on the last
+**      connection to close frees the cache as before.  A cache with no
+**      entry is freed all the same.
+**        SQLite dlcloses a loadable extension when the connection that
+**      loaded it closes: the kept cache's code (free_dev, release_dev,
+**      the queries) must stay mapped.  The library is linked -z nodelete
+**      (Makefile) and, for a build without it, pinned at run time when
+**      the first entries are kept (the pin hook, ext/init.c:
+**      dlopen(RTLD_NOLOAD | RTLD_NODELETE) of its own path); linked into
+**      a program (SQLITE_CORE) there is nothing to pin.  The global
+**      g_cache reaches every kept block, so a leak check at exit finds
+**      none; nothing is freed at exit (the device memory and the CUDA
+**      context go with the process: no atexit runs after the CUDA
+**      runtime's teardown).  No thread outlives its query (the cache's
+**      workers are started per query), so nothing runs while no
+**      connection is open.
 */
 #include "cache.h"
 
@@ -331,7 +367,25 @@ int ga_cache_nconn(ga_cache *c) {
   return n;
 }
 
-void ga_cache_release(ga_cache *c, const void *owner) {
+static void (*g_pin)(void);
+
+void ga_cache_set_pin(void (*pin)(void)) {
+  __atomic_store_n(&g_pin, pin, __ATOMIC_RELAXED);
+}
+
+/* Rule 7, under g_mu and c->mu: mark every entry kept; how many are linked.
+ */
+static int keep_entries(ga_cache *c) {
+  int n = 0;
+  for (ga_centry *e = c->entries; e; e = e->next, n++)
+    if (!__atomic_load_n(&e->kept, __ATOMIC_RELAXED)) {
+      __atomic_store_n(&e->kept, 1, __ATOMIC_RELAXED); /* read unlocked */
+      c->kept++;
+    }
+  return n;
+}
+
+void ga_cache_release(ga_cache *c, const void *owner, int keep) {
   if (!c)
     return;
   /* the owner's own entries go (one at a time: freeing one may close its
@@ -360,11 +414,21 @@ void ga_cache_release(ga_cache *c, const void *owner) {
   }
   forget_idle(owner);
   pthread_mutex_lock(&g_mu);
-  int last = --c->nconn == 0;
-  if (last && g_cache == c)
+  int last = --c->nconn == 0, kept = 0;
+  if (last && keep && g_cache == c) { /* rule 7 */
+    pthread_mutex_lock(&c->mu);
+    kept = keep_entries(c) > 0;
+    pthread_mutex_unlock(&c->mu);
+  }
+  if (last && !kept && g_cache == c)
     g_cache = NULL;
   pthread_mutex_unlock(&g_mu);
-  if (last)
+  if (kept) {
+    void (*pin)(void) = __atomic_load_n(&g_pin, __ATOMIC_RELAXED);
+    if (pin) /* before SQLite's dlclose, which follows this close */
+      pin();
+  }
+  if (last && !kept)
     ga_cache_free(c);
   else
     release_dev(c);

@@ -38,7 +38,10 @@
 **      inode) and the table, and answers any connection whose own stamp
 **      proves it current (planner/cache_plan.c rule 7); the others
 **      (temp, in memory, unprovable) are their owner's alone, dropped
-**      when it closes.  The locking (cache.c's header): mu guards the
+**      when it closes.  The cache outlives the process's last connection
+**      (cache_keep, cache.c rule 7): a connection opened later reads the
+**      entries that a closed one loaded, under the same proof.  The
+**      locking (cache.c's header): mu guards the
 **      list, used, refs; qmu serializes the queries on entries (the GPU
 **      stream, scratch, lazily built structures, counters); references
 **      keep an entry alive while a caller uses it.  No answer is ever
@@ -215,6 +218,9 @@ typedef struct ga_centry {
   int shareable;
   uint64_t fdev, fino;
   int64_t shared_hits; /* answers to connections other than the owner */
+  /* cache.c rule 7: it outlived a moment with no connection open (under
+  ** mu; set once) */
+  int kept;
   ga_fstamp fs;
   int64_t seq; /* ga_cache_seq_now when it was linked (rule 7's idle) */
   double load_ms;
@@ -229,6 +235,9 @@ typedef struct ga_cache {
   int nconn;
   pthread_mutex_t qmu;
   int64_t loads; /* gpu_cache loads that made an entry (under mu) */
+  /* cache.c rule 7: entries kept when the last connection closed, each
+  ** counted once (under mu) */
+  int64_t kept;
 
   ga_centry *entries;
   int64_t used; /* bytes of every entry, and of a load under way */
@@ -258,9 +267,15 @@ ga_cache *ga_cache_new(void);
 void ga_cache_free(ga_cache *c);
 /* Rule 5: the process's cache, one more connection on it (NULL: out of
 ** memory); ga_cache_release: that connection (owner) closed: its own
-** entries go, its shared ones stay (owner NULL); the last frees it. */
+** entries go, its shared ones stay (owner NULL); when it was the last,
+** keep (its cache_keep knob) keeps the cache and its entries for the
+** connections opened later (cache.c rule 7), else (or with no entry left)
+** it is freed.  ga_cache_set_pin: what keeps the code mapped while a kept
+** cache holds anything (ext/init.c; called as the last connection keeps
+** entries). */
 ga_cache *ga_cache_shared(void);
-void ga_cache_release(ga_cache *c, const void *owner);
+void ga_cache_release(ga_cache *c, const void *owner, int keep);
+void ga_cache_set_pin(void (*pin)(void));
 /* how many connections hold the process's cache (read under g_mu, which
 ** guards nconn: never under c->mu alone) */
 int ga_cache_nconn(ga_cache *c);

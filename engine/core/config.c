@@ -11,7 +11,7 @@
 #define GA_CONFIG_NAMES                                                        \
   "cpu_max_rows, gpu_start_rows, device, streams, chunk_bytes, devices, "      \
   "threads, scan_min_rows, cache_bytes, group_bytes, partial_now, "            \
-  "partial_check, cache_file, cache_dir"
+  "partial_check, cache_file, cache_dir, cache_keep"
 
 /* gpu_aggregate's knobs (engine/scan/scan.c).  scan_min_rows: below it the
 ** parallel path's fixed cost (worker connections, the snapshot, threads)
@@ -35,6 +35,12 @@ static void ga_config_default_scan(ga_config *c) {
   ** database) */
   c->cache_file = 0;
   c->cache_dir[0] = 0;
+  /* the cache outlives the process's last connection: tools that open a
+  ** connection per call (pandas' read_sql, sqlite-utils, notebooks) would
+  ** otherwise reload every time; memory stays within cache_bytes, and a
+  ** kept entry answers only where its file's stamp proves it current
+  ** (docs/gpu_cache.md, "Sharing") */
+  c->cache_keep = 1;
 }
 
 int64_t ga_config_group_bytes(const ga_config *c) {
@@ -206,6 +212,19 @@ int ga_config_set(ga_config *c, const char *name, const char *value, char *err,
       return 1;
     }
     snprintf(c->cache_dir, sizeof c->cache_dir, "%s", value);
+  } else if (!strcmp(name, "cache_keep")) {
+    if (value && (!strcmp(value, "on") || !strcmp(value, "1")))
+      c->cache_keep = 1;
+    else if (value && (!strcmp(value, "off") || !strcmp(value, "0")))
+      c->cache_keep = 0;
+    else {
+      snprintf(err, nerr,
+               "gpuagg_config: bad value for cache_keep: %s (valid: 'on' = "
+               "the cache outlives the process's last connection, 'off' = "
+               "the last connection to close frees it)",
+               shown(value, q, sizeof q));
+      return 1;
+    }
   } else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -249,6 +268,8 @@ int ga_config_get(const ga_config *c, const char *name, char *buf, size_t nbuf,
     snprintf(buf, nbuf, "%s", c->cache_file ? "on" : "off");
   else if (!strcmp(name, "cache_dir"))
     snprintf(buf, nbuf, "%s", c->cache_dir);
+  else if (!strcmp(name, "cache_keep"))
+    snprintf(buf, nbuf, "%s", c->cache_keep ? "on" : "off");
   else {
     snprintf(err, nerr, "gpuagg_config: unknown name '%s' (valid: %s)", name,
              GA_CONFIG_NAMES);
@@ -263,13 +284,14 @@ void ga_config_json(const ga_config *c, char *buf, size_t nbuf) {
            "\"streams\":%d,\"chunk_bytes\":%lld,\"devices\":%d,"
            "\"threads\":%d,\"scan_min_rows\":%lld,\"cache_bytes\":%lld,"
            "\"group_bytes\":%lld,\"partial_now\":%lld,\"partial_check\":%d,"
-           "\"cache_file\":\"%s\",\"cache_dir_set\":%s}",
+           "\"cache_file\":\"%s\",\"cache_dir_set\":%s,\"cache_keep\":\"%s\"}",
            (long long)c->cpu_max_rows, (long long)c->gpu_start_rows,
            device_name(c->device), c->streams, (long long)c->chunk_bytes,
            c->devices, c->threads, (long long)c->scan_min_rows,
            (long long)c->cache_bytes, (long long)c->group_bytes,
            (long long)c->partial_now, c->partial_check,
-           c->cache_file ? "on" : "off", c->cache_dir[0] ? "true" : "false");
+           c->cache_file ? "on" : "off", c->cache_dir[0] ? "true" : "false",
+           c->cache_keep ? "on" : "off");
 }
 
 int ga_config_threads(const ga_config *c) {

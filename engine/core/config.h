@@ -44,6 +44,11 @@ typedef struct ga_config {
   ** it) */
   int cache_file;
   char cache_dir[512];
+  /* 1 = the process's cache outlives its last connection (issue 40: a
+  ** connection per call, engine/cache/cache.c rule 7); 0 = the last
+  ** connection to close frees it.  The connection that closes last
+  ** decides. */
+  int cache_keep;
 } ga_config;
 
 /* The group memory cap in effect (group_bytes, or its default). */

@@ -49,8 +49,9 @@ void ga_conn_unref(void *p) {
     }
   last = conns == NULL;
   pthread_mutex_unlock(&conns_mu);
-  /* its own entries go, its shared ones stay (cache.h rule 5) */
-  ga_cache_release(conn->cache, conn->db);
+  /* its own entries go, its shared ones stay (cache.h rule 5); the last
+  ** connection's cache_keep keeps them for a later one (cache.c rule 7) */
+  ga_cache_release(conn->cache, conn->db, conn->cfg.cache_keep);
   for (int i = 0; i < conn->ncache_pools; i++)
     ga_scan_pool_unref(conn->cache_pools[i]);
   sqlite3_free(conn->cache_pools);
@@ -78,7 +79,8 @@ ga_conn *ga_conn_open(sqlite3 *db, int *again) {
   }
   if (!conn || !node || !conn->cache) {
     if (conn)
-      ga_cache_release(conn->cache, db); /* (NULL-safe) */
+      /* (NULL-safe) owning nothing: what was kept stays kept */
+      ga_cache_release(conn->cache, db, 1);
     sqlite3_free(conn);
     sqlite3_free(node);
     return NULL;

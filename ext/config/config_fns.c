@@ -50,7 +50,7 @@ void ga_config_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   if (!strcmp(name, "device") || !strcmp(name, "cache_file") ||
-      !strcmp(name, "cache_dir"))
+      !strcmp(name, "cache_dir") || !strcmp(name, "cache_keep"))
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
   else
     sqlite3_result_int64(ctx, strtoll(buf, NULL, 10));
