@@ -614,6 +614,8 @@ def join_queries(rep):
             knobs["GPUAGG_SCAN_PIECE_ROWS"] = str(qr.choice([1, 2, 3, 7, 17, 100]))
         if qr.random() < 0.15:
             knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(qr.choice([1, 2, 5]))
+        if qi % 4 == 1:  # dims.h rule 9: SQLite's join after the build, or the probes
+            knobs["GPUAGG_DIM_CHOICE"] = ("join", "probe")[qi // 4 % 2]
         os.environ.update(knobs)
         for th in (1, 2, 4):
             con.execute("SELECT gpuagg_config('threads', ?)", (th,))
@@ -1226,6 +1228,7 @@ def probe_cases(rep, con, T):
                        probe="the probe path is off")
     finally:
         del os.environ["GPUAGG_DIM_PROBE"]
+    choice_cases(rep)
     # dims.h rule 8: a key range ahead of the probes, only where the fact
     # column's affinity is numeric; exact on REAL, TEXT, BLOB and NULL keys
     rc, _ = fresh("ranges", """
@@ -1256,6 +1259,74 @@ def probe_cases(rep, con, T):
         pr = (last_scan(rc).get("join") or {}).get("probe") or {}
         got = [d.get("range", "absent") for d in pr.get("dims", [])]
         rep.check(name + "_range", got == [want_range], "ranges %r, want [%r]: %s" % (got, want_range, text))
+
+
+def choice_cases(rep):
+    """dims.h rule 9: per call, the probes or SQLite's join (one piece a
+    worker), from the kept shares the build measured; GPUAGG_DIM_CHOICE
+    forces either; every answer equal."""
+    con, _ = fresh("choice", """
+        CREATE TABLE dm(id INTEGER PRIMARY KEY, g TEXT, h INTEGER);
+        CREATE TABLE fc(k INTEGER, j INTEGER, x REAL);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+        INSERT INTO dm SELECT i, CASE WHEN i IN (7, 151) THEN 'rare' WHEN i BETWEEN 100 AND 103 THEN 'run'
+            ELSE 'g' || (i % 2) END, i % 5 FROM n;
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        INSERT INTO fc SELECT 1 + i * 7919 % 200, 1 + i % 200, i * 0.5 FROM n;
+        ANALYZE;""")
+    T = (2, 4)
+
+    def case(name, text, want, env=None, left=False):
+        os.environ.update(env or {})
+        try:
+            w = parallel_equal(rep, name, con, text, T)
+            for th in T:
+                con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+                got = via_gpu_query(con, text)
+                ls = last_scan(con)
+                pr = (ls.get("join") or {}).get("probe") or {}
+                ch = pr.get("choice") or {}
+                if env:
+                    ok = ch.get("forced") is True and ch.get("path") == want and \
+                        pr.get("used") == (want == "probe") and \
+                        (want == "probe" or ls.get("pieces") == th) and same(got, w, False)
+                else:
+                    ok = choice_is(pr, ls, want, th) and same(got, w, False)
+                rep.check("%s_t%d" % (name, th), ok, "threads %d: probe %r, pieces %s, want %s: %s"
+                          % (th, pr, ls.get("pieces"), want, text))
+        finally:
+            for k in env or {}:
+                del os.environ[k]
+
+    # two scattered keys of 200 kept: few of 20,000 fact rows pass
+    case("choice_rare_join", "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id "
+         "WHERE dm.g = 'rare' GROUP BY dm.h", "join")
+    # half the keys kept: the seeks would cost more than the calls
+    case("choice_half_probe", "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id "
+         "WHERE dm.g = 'g1' GROUP BY dm.h", "probe")
+    # four adjacent keys: rule 8's range drops the other fact rows inline
+    case("choice_range_probe", "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id "
+         "WHERE dm.g = 'run' GROUP BY dm.h", "probe")
+    # two dimensions: the rare one decides (its share times the other's)
+    case("choice_two_dims_join", "SELECT a.h, b.h, count(*) FROM fc JOIN dm AS a ON fc.k = a.id "
+         "JOIN dm AS b ON fc.j = b.id WHERE a.g = 'rare' AND b.g <> 'run' GROUP BY a.h, b.h", "join")
+    # the knob, both ways
+    case("choice_forced_probe", "SELECT dm.h, count(*) FROM fc JOIN dm ON fc.k = dm.id WHERE dm.g = 'rare' "
+         "GROUP BY dm.h", "probe", {"GPUAGG_DIM_CHOICE": "probe"})
+    case("choice_forced_join", "SELECT dm.h, count(*) FROM fc JOIN dm ON fc.k = dm.id WHERE dm.g = 'g1' "
+         "GROUP BY dm.h", "join", {"GPUAGG_DIM_CHOICE": "join"})
+    # SQLite's join chosen at plan time (the probe path off) also runs one
+    # piece a worker
+    os.environ["GPUAGG_DIM_PROBE"] = "0"
+    try:
+        for th in T:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            via_gpu_query(con, "SELECT dm.h, count(*) FROM fc JOIN dm ON fc.k = dm.id GROUP BY dm.h")
+            ls = last_scan(con)
+            rep.check("choice_off_pieces_t%d" % th, ls.get("path") == "parallel" and ls.get("pieces") == th,
+                      "path %s, pieces %s" % (ls.get("path"), ls.get("pieces")))
+    finally:
+        del os.environ["GPUAGG_DIM_PROBE"]
 
 
 def fact_cases(rep):
@@ -1377,6 +1448,19 @@ def serial_cases(rep):
 SSB_SF = 0.01
 
 
+def choice_is(pr, ls, want, threads):
+    """last_scan.join.probe of a call that built its dimensions: rule 9
+    chose want, not forced, with the reason and one piece a worker for
+    SQLite's join."""
+    ch = pr.get("choice") or {}
+    if ch.get("path") != want or ch.get("forced") is not False:
+        return False
+    if want == "probe":
+        return probe_is(pr, True)
+    return pr.get("used") is False and "few fact rows pass the dimensions' filters" in pr.get("why", "") \
+        and ch.get("join_ms", 1e9) < ch.get("probe_ms", 0) and ls.get("pieces") == threads
+
+
 def ssb_cases(rep):
     if os.environ.get("SSB") == "0":
         rep.skip("ssb", "SSB=0")
@@ -1442,8 +1526,22 @@ def ssb_cases(rep):
                                                                         "PRIMARY KEY (rowid>? AND rowid<?)")):
                 problems.append("plan %r" % plan)
             pr = (ls.get("join") or {}).get("probe") or {}
-            if th > 1 and not probe_is(pr, True):  # planner/qdims.c: every SSB query
-                problems.append("threads %d: probe %r" % (th, pr))
+            # planner/qdims.c builds every SSB query's dimensions; dims.h
+            # rule 9 then probes them or runs SQLite's join, one piece a worker
+            # (which one at SF 0.01 follows the estimates; SF 1's: RESULTS)
+            ch = (pr.get("choice") or {}).get("path")
+            if th > 1 and not pieces and not (ch in ("probe", "join") and choice_is(pr, ls, ch, th)):
+                problems.append("threads %d: probe %r, pieces %s" % (th, pr, ls.get("pieces")))
+        for forced in ("probe", "join"):  # both paths, every query (rule 9's knob)
+            os.environ["GPUAGG_DIM_CHOICE"] = forced
+            con.execute("SELECT gpuagg_config('threads', 2)")
+            got = via_gpu_query(con, text)
+            os.environ.pop("GPUAGG_DIM_CHOICE", None)
+            ls = last_scan(con)
+            pr = (ls.get("join") or {}).get("probe") or {}
+            if not same(got, want, True) or (pr.get("choice") or {}).get("path") != forced or \
+                    not (pr.get("choice") or {}).get("forced") or pr.get("used") != (forced == "probe"):
+                problems.append("GPUAGG_DIM_CHOICE=%s: probe %r %s" % (forced, pr, show(got)))
         for th in (1, 2, 4):
             hc.execute("SELECT gpuagg_config('threads', ?)", (th,))
             got = via_gpu_query(hc, text)
@@ -1460,8 +1558,10 @@ def ssb_cases(rep):
             parts = [s.execute("SELECT gpu_query_partial(?)", (text,)).fetchone()[0] for s in shards]
             for s in shards:  # each file's partial probes its own dimensions
                 ls = last_scan(s)
-                if ls.get("path") == "parallel" and not ((ls.get("join") or {}).get("probe") or {}).get("used"):
-                    problems.append("partial: probe %r" % (ls.get("join") or {}).get("probe"))
+                pr = (ls.get("join") or {}).get("probe") or {}
+                if ls.get("path") == "parallel" and not pr.get("used") and \
+                        (pr.get("choice") or {}).get("path") != "join":
+                    problems.append("partial: probe %r" % pr)
             blob = m.execute("SELECT gpu_query_merge(?, ?)", parts).fetchone()[0]
             for d in ddl:
                 m.execute(d)
