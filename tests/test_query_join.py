@@ -1325,6 +1325,22 @@ def choice_cases(rep):
     # filter, built again by each worker, costs more than the calls
     case("choice_big_dim_probe", "SELECT dl.h, count(*), sum(fc.x) FROM fc JOIN dl ON fc.m = dl.id "
          "WHERE dl.g = 'rare' GROUP BY dl.h", "probe")
+    # rule 10: after a build chose the join, the text's next calls run it
+    # unbuilt, and every 8th call builds and weighs again
+    text = "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id WHERE dm.g = 'rare' GROUP BY dm.h"
+    want = run(con, gpu_text(text))
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    seen, bad = [], []
+    for i in range(16):
+        got = via_gpu_query(con, text)
+        ls = last_scan(con)
+        pr = (ls.get("join") or {}).get("probe") or {}
+        seen.append(bool((pr.get("choice") or {}).get("remembered")))
+        if not same(got, want, False) or not choice_is(pr, ls, "join", 2):
+            bad.append("call %d: %r %s" % (i, pr, show(got)))
+    rep.check("choice_remembered", not bad and seen.count(False) == 2 and
+              seen.index(False) + 8 == len(seen) - 1 - seen[::-1].index(False),
+              "built at %r; %s" % ([i for i, x in enumerate(seen) if not x], "; ".join(bad)))
     # the knob, both ways
     case("choice_forced_probe", "SELECT dm.h, count(*) FROM fc JOIN dm ON fc.k = dm.id WHERE dm.g = 'rare' "
          "GROUP BY dm.h", "probe", {"GPUAGG_DIM_CHOICE": "probe"})
@@ -1471,7 +1487,11 @@ def choice_is(pr, ls, want, threads):
     if ch.get("path") != want or ch.get("forced") is not False:
         return False
     if want == "probe":
-        return probe_is(pr, True)
+        return probe_is(pr, True) and ch.get("remembered") is False
+    if ch.get("remembered"):  # rule 10: an earlier call's build decided, none now
+        return pr.get("used") is False and ls.get("pieces") == threads and \
+            "an earlier call's build chose SQLite's join" in pr.get("why", "") and \
+            all(d.get("rows") == 0 and d.get("probes") == 0 for d in pr.get("dims", []))
     return pr.get("used") is False and "few fact rows pass the dimensions' filters" in pr.get("why", "") \
         and ch.get("join_ms", 1e9) < ch.get("probe_ms", 0) and ls.get("pieces") == threads
 

@@ -567,6 +567,64 @@ static void range_of(ga_sd *sd, ga_sd_dim *d, sqlite3 *db) {
   range_write(sd->probe_rows, d, on, lo, hi);
 }
 
+/* ---- rule 10: the last choices ---- */
+
+static struct {
+  uint64_t key;
+  int join;
+  unsigned calls, age;
+} memo_tab[GA_SD_MEMO];
+static unsigned memo_clock;
+
+static uint64_t fnv(uint64_t h, const char *z) {
+  for (; z && *z; z++)
+    h = (h ^ (unsigned char)*z) * 1099511628211ull;
+  return h;
+}
+
+/* The key of sd's SQLite's join text on db's file with nw workers; 0 none
+** (an in-memory or temporary file: no file name). */
+static uint64_t memo_key(const ga_sd *sd, sqlite3 *db, int nw) {
+  const char *f = sqlite3_db_filename(db, "main");
+  if (!f || !*f || !sd->join_piece)
+    return 0;
+  uint64_t h = fnv(fnv(1469598103934665603ull, sd->join_piece), f);
+  h = mix(h, (uint64_t)nw);
+  return h ? h : 1;
+}
+
+/* 1: the last build for key chose SQLite's join and this call is not the
+** one that weighs again (counted). */
+static int memo_join(uint64_t key) {
+  int r = 0;
+  pthread_mutex_lock(&reg_mu);
+  for (int i = 0; i < GA_SD_MEMO; i++)
+    if (memo_tab[i].key == key) {
+      r = memo_tab[i].join && ++memo_tab[i].calls % GA_SD_MEMO_CALLS != 0;
+      break;
+    }
+  pthread_mutex_unlock(&reg_mu);
+  return r;
+}
+
+static void memo_set(uint64_t key, int join) {
+  pthread_mutex_lock(&reg_mu);
+  int at = 0;
+  for (int i = 0; i < GA_SD_MEMO; i++) {
+    if (memo_tab[i].key == key) {
+      at = i;
+      break;
+    }
+    if (memo_tab[i].age < memo_tab[at].age)
+      at = i; /* the oldest (0: never used) */
+  }
+  memo_tab[at].key = key;
+  memo_tab[at].join = join;
+  memo_tab[at].calls = 0;
+  memo_tab[at].age = ++memo_clock;
+  pthread_mutex_unlock(&reg_mu);
+}
+
 /* Rule 9: the probes (0) or SQLite's join (1) for nw workers, the
 ** estimates into sd. */
 static int choose(ga_sd *sd, int nw) {
@@ -618,9 +676,28 @@ int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
   sd->used = 1;
   sd->why[0] = 0;
   sd->chosen = 0;
+  sd->remembered = 0;
   sp->sql_piece = sd->probe_piece;
   sp->sql_rows = sd->probe_rows;
   sp->large_pieces = 1;
+  const char *env = getenv("GPUAGG_DIM_CHOICE");
+  uint64_t key = env ? 0 : memo_key(sd, w[0], nw);
+  if (key && memo_join(key)) { /* rule 10: SQLite's join, nothing built */
+    for (int k = 0; k < sd->n; k++)
+      dim_clear(&sd->d[k]);
+    sd->used = 0;
+    sd->chosen = sd->choice = sd->remembered = 1;
+    sd->forced = 0;
+    sqlite3_snprintf((int)sizeof sd->why, sd->why,
+                     "an earlier call's build chose SQLite's join in every "
+                     "worker, one piece each (dims.h rules 9 and 10: built "
+                     "and weighed again every %d calls)",
+                     GA_SD_MEMO_CALLS);
+    sp->sql_piece = sd->join_piece;
+    sp->sql_rows = sd->join_rows;
+    sp->large_pieces = 2;
+    return SQLITE_OK;
+  }
   for (int k = 0; k < sd->n; k++) {
     ga_sd_dim *d = &sd->d[k];
     dim_clear(d);
@@ -663,6 +740,8 @@ int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
       range_of(sd, &sd->d[k], w[0]);
   sd->chosen = 1;
   sd->choice = choose(sd, nw);
+  if (key && !sd->forced) /* rule 10 */
+    memo_set(key, sd->choice);
   if (sd->choice) { /* rule 9: SQLite's join, the dimensions kept for JSON */
     sqlite3_snprintf(
         (int)sizeof sd->why, sd->why,
@@ -686,12 +765,13 @@ char *ga_sd_json(const ga_sd *sd) {
   if (!sd->used && sd->why[0])
     sqlite3_str_appendf(s, ",\"why\":\"%w\"", sd->why);
   if (sd->chosen) /* rule 9 */
-    sqlite3_str_appendf(s,
-                        ",\"choice\":{\"path\":\"%s\",\"forced\":%s,"
-                        "\"probe_ms\":%.3f,\"join_ms\":%.3f}",
-                        sd->choice ? "join" : "probe",
-                        sd->forced ? "true" : "false", sd->probe_ms,
-                        sd->join_ms);
+    sqlite3_str_appendf(
+        s,
+        ",\"choice\":{\"path\":\"%s\",\"forced\":%s,"
+        "\"remembered\":%s,\"probe_ms\":%.3f,"
+        "\"join_ms\":%.3f}",
+        sd->choice ? "join" : "probe", sd->forced ? "true" : "false",
+        sd->remembered ? "true" : "false", sd->probe_ms, sd->join_ms);
   sqlite3_str_appendall(s, ",\"dims\":[");
   for (int k = 0; k < sd->n; k++) {
     const ga_sd_dim *d = &sd->d[k];

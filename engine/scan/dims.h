@@ -91,6 +91,14 @@
 **      JOIN, a dimension whose table's rows are not known, or
 **      GPUAGG_DIM_CHOICE=probe keep the probes; GPUAGG_DIM_CHOICE=join
 **      takes the join (A/B, tests).
+**  10. The choice remembered.  The process keeps the last choice of each
+**      (SQLite's join text, database file, workers) in GA_SD_MEMO slots
+**      (under the registry's mutex; a full table replaces its oldest
+**      slot): after a build chose SQLite's join, the next calls of that
+**      text run it without building (the build is serial, before the
+**      workers start), and every GA_SD_MEMO_CALLS-th call builds and
+**      weighs again (the rows may have changed: the choice is a cost,
+**      never a result).  GPUAGG_DIM_CHOICE neither reads nor writes it.
 */
 #ifndef GA_DIMS_H
 #define GA_DIMS_H
@@ -133,6 +141,10 @@ typedef struct ga_sd_cell {
 } ga_sd_cell;
 
 typedef struct ga_sd_block ga_sd_block;
+
+/* Rule 10 */
+#define GA_SD_MEMO 64
+#define GA_SD_MEMO_CALLS 8
 
 typedef struct ga_sd_dim {
   /* planned: the build text (keys then attributes, worker 0's main) */
@@ -185,7 +197,7 @@ typedef struct ga_sd {
   /* rule 9: the fact's estimated rows; the choice (0 probes, 1 SQLite's
   ** join; forced by GPUAGG_DIM_CHOICE) and its estimates, ms */
   int64_t fact_rows;
-  int choice, forced, chosen;
+  int choice, forced, chosen, remembered;
   double probe_ms, join_ms;
 } ga_sd;
 
