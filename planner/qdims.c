@@ -35,7 +35,9 @@
 **      then one gpuagg_dim_probe per dimension (those with a filter first,
 **      as qjoin.c rule 5 orders them): an inner join drops a fact row that
 **      no dimension row matches.  GPUAGG_DIM_PROBE=0 turns the path off
-**      (A/B).
+**      (A/B).  Where the workers run SQLite's join instead (a reason here,
+**      or the build's, engine/scan/dims.h rules 3, 4, 9 and 10), they run
+**      one piece each: each piece builds SQLite's Bloom filters again.
 **   5. A range per inner dimension of one key whose fact column has
 **      INTEGER, REAL or NUMERIC affinity (or is the rowid): `fk BETWEEN lo
 **      AND hi` after a marker comment that holds the build's token, its
