@@ -35,7 +35,9 @@
 **      then one gpuagg_dim_probe per dimension (those with a filter first,
 **      as qjoin.c rule 5 orders them): an inner join drops a fact row that
 **      no dimension row matches.  GPUAGG_DIM_PROBE=0 turns the path off
-**      (A/B).
+**      (A/B).  Where the workers run SQLite's join instead (a reason here,
+**      or the build's, engine/scan/dims.h rules 3, 4, 9 and 10), they run
+**      one piece each: each piece builds SQLite's Bloom filters again.
 **   5. A range per inner dimension of one key whose fact column has
 **      INTEGER, REAL or NUMERIC affinity (or is the rowid): `fk BETWEEN lo
 **      AND hi` after a marker comment that holds the build's token, its
@@ -65,6 +67,7 @@ typedef struct qd_dim {
   char *dkey[GA_SD_MAX_KEYS]; /* the dimension side's text */
   int numeric[GA_SD_MAX_KEYS], coll[GA_SD_MAX_KEYS];
   int fnum;           /* rule 5: the fact side of key 1 has numeric affinity */
+  int64_t trows;      /* dims.h rule 9: its table's rows (qjoin.c's count) */
   char *span_sql;     /* rule 5: the key column's min and max; NULL none */
   sqlite3_str *where; /* its branch's conditions */
   int nconds;
@@ -589,6 +592,7 @@ int ga_qd_plan(sqlite3 *db, const ga_qjoin *j, const ga_query *q,
     if (j->v[k].parent == j->fact) {
       qd_dim *d = &qd->d[qd->n];
       d->tab = k;
+      d->trows = j->v[k].rows;
       d->where = sqlite3_str_new(NULL);
       P.dim_of[k] = qd->n++;
     }
@@ -778,6 +782,8 @@ static char *with_token(const char *t, const int *off, int n, uint64_t tok) {
 
 int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
                  const ga_parts *rows_parts, ga_plan *plan) {
+  if (qd && qd->why && plan->parallel)
+    plan->spec.large_pieces = 2; /* SQLite's join: one piece a worker */
   if (!qd || qd->why || !plan->parallel)
     return SQLITE_OK;
   ga_sd *sd = ga_sd_new(qd->n);
@@ -802,6 +808,7 @@ int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
     x->nk = d->nk;
     x->na = d->na;
     x->left = d->left;
+    x->table_rows = d->trows; /* dims.h rule 9 */
     if (d->left && !(x->null_sql = sqlite3_mprintf("%s", d->null_sql)))
       rc = SQLITE_NOMEM;
     for (int c = 0; c < d->nk; c++) {
@@ -900,9 +907,12 @@ int ga_qd_attach(const ga_qd *qd, const ga_target *t, const ga_parts *p,
   sqlite3_free(filter);
   if (rc != SQLITE_OK) {
     ga_sd_free(sd);
+    if (rc == SQLITE_DONE) /* SQLite's join: one piece a worker */
+      plan->spec.large_pieces = 2;
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
   }
   sd->spec = &plan->spec;
+  sd->fact_rows = plan->spec.est_rows; /* dims.h rule 9 */
   sd->join_piece = plan->sql_piece;
   sd->join_rows = plan->sql_rows;
   plan->spec.sql_piece = sd->probe_piece;

@@ -614,6 +614,8 @@ def join_queries(rep):
             knobs["GPUAGG_SCAN_PIECE_ROWS"] = str(qr.choice([1, 2, 3, 7, 17, 100]))
         if qr.random() < 0.15:
             knobs["GPUAGG_SCAN_LOCAL_GROUPS"] = str(qr.choice([1, 2, 5]))
+        if qi % 4 == 1:  # dims.h rule 9: SQLite's join after the build, or the probes
+            knobs["GPUAGG_DIM_CHOICE"] = ("join", "probe")[qi // 4 % 2]
         os.environ.update(knobs)
         for th in (1, 2, 4):
             con.execute("SELECT gpuagg_config('threads', ?)", (th,))
@@ -670,8 +672,10 @@ def join_queries(rep):
               "only %d of %d runs parallel" % (stats["parallel"], runs))
     # issue 38, 3.1: the probe path (planner/qdims.c) serves most inner
     # joins; each other run says why (the reasons, counted)
-    print("#   probe path (2 threads): %d of %d parallel runs (%d of %d inner joins); kept SQLite's join: %s"
+    print("#   probe path (2 threads): %d of %d parallel runs (%d of %d inner joins; %d of them chose SQLite's "
+          "join after the build); kept SQLite's join: %s"
           % (stats["probe_used"], stats["probe_runs"], stats["probe_inner_used"], stats["probe_inner"],
+             stats["probe_chose_join"],
              "; ".join("%s %d" % (k[10:], v) for k, v in sorted(stats.items()) if k.startswith("probe_why:"))))
     # (the worlds' first dimension often has duplicate keys on purpose: those
     # keep SQLite's join, dims.h rule 3)
@@ -688,7 +692,9 @@ def probe_stats(stats, join, q):
     inner = not q.left and " USING " not in q.text.upper()
     stats["probe_runs"] += 1
     stats["probe_inner"] += inner
-    if probe.get("used"):
+    chose_join = (probe.get("choice") or {}).get("path") == "join"  # dims.h rule 9: built, then the join
+    stats["probe_chose_join"] += chose_join
+    if probe.get("used") or chose_join:
         stats["probe_used"] += 1
         stats["probe_inner_used"] += inner
         for d in probe.get("dims", []):
@@ -1226,6 +1232,7 @@ def probe_cases(rep, con, T):
                        probe="the probe path is off")
     finally:
         del os.environ["GPUAGG_DIM_PROBE"]
+    choice_cases(rep)
     # dims.h rule 8: a key range ahead of the probes, only where the fact
     # column's affinity is numeric; exact on REAL, TEXT, BLOB and NULL keys
     rc, _ = fresh("ranges", """
@@ -1256,6 +1263,101 @@ def probe_cases(rep, con, T):
         pr = (last_scan(rc).get("join") or {}).get("probe") or {}
         got = [d.get("range", "absent") for d in pr.get("dims", [])]
         rep.check(name + "_range", got == [want_range], "ranges %r, want [%r]: %s" % (got, want_range, text))
+
+
+def choice_cases(rep):
+    """dims.h rule 9: per call, the probes or SQLite's join (one piece a
+    worker), from the kept shares the build measured; GPUAGG_DIM_CHOICE
+    forces either; every answer equal."""
+    con, _ = fresh("choice", """
+        CREATE TABLE dm(id INTEGER PRIMARY KEY, g TEXT, h INTEGER);
+        CREATE TABLE dl(id INTEGER PRIMARY KEY, g TEXT, h INTEGER);
+        CREATE TABLE fc(k INTEGER, j INTEGER, m INTEGER, x REAL);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
+        INSERT INTO dl SELECT i, CASE WHEN i IN (7, 4051) THEN 'rare' ELSE 'g' END, i % 3 FROM n;
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200)
+        INSERT INTO dm SELECT i, CASE WHEN i IN (7, 151) THEN 'rare' WHEN i BETWEEN 100 AND 103 THEN 'run'
+            ELSE 'g' || (i % 2) END, i % 5 FROM n;
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+        INSERT INTO fc SELECT 1 + i * 7919 % 200, 1 + i % 200, 1 + i * 7919 % 5000, i * 0.5 FROM n;
+        ANALYZE;""")
+    T = (2, 4)
+
+    def case(name, text, want, env=None, left=False):
+        os.environ.update(env or {})
+        try:
+            w = parallel_equal(rep, name, con, text, T)
+            for th in T:
+                con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+                got = via_gpu_query(con, text)
+                ls = last_scan(con)
+                pr = (ls.get("join") or {}).get("probe") or {}
+                ch = pr.get("choice") or {}
+                if env:
+                    ok = ch.get("forced") is True and ch.get("path") == want and \
+                        pr.get("used") == (want == "probe") and \
+                        (want == "probe" or ls.get("pieces") == th) and same(got, w, False)
+                else:
+                    ok = choice_is(pr, ls, want, th) and same(got, w, False)
+                rep.check("%s_t%d" % (name, th), ok, "threads %d: probe %r, pieces %s, want %s: %s"
+                          % (th, pr, ls.get("pieces"), want, text))
+        finally:
+            for k in env or {}:
+                del os.environ[k]
+
+    # two scattered keys of 200 kept: few of 20,000 fact rows pass
+    case("choice_rare_join", "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id "
+         "WHERE dm.g = 'rare' GROUP BY dm.h", "join")
+    # half the keys kept: the seeks would cost more than the calls
+    case("choice_half_probe", "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id "
+         "WHERE dm.g = 'g1' GROUP BY dm.h", "probe")
+    # four adjacent keys: rule 8's range drops the other fact rows inline
+    case("choice_range_probe", "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id "
+         "WHERE dm.g = 'run' GROUP BY dm.h", "probe")
+    # two dimensions: the rare one decides (its share times the other's)
+    case("choice_two_dims_join", "SELECT a.h, b.h, count(*) FROM fc JOIN dm AS a ON fc.k = a.id "
+         "JOIN dm AS b ON fc.j = b.id WHERE a.g = 'rare' AND b.g <> 'run' GROUP BY a.h, b.h", "join")
+    # a range over half the keys ahead of a rare dimension: the estimates
+    # favour the join, but the range keeps the probes (SSB Q4.3's shape)
+    case("choice_range_keeps_probe", "SELECT a.h, count(*) FROM fc JOIN dm AS a ON fc.k = a.id "
+         "JOIN dm AS b ON fc.j = b.id WHERE a.id <= 90 AND b.g = 'rare' GROUP BY a.h", "probe")
+    # a rare key of a table as large as a quarter of the fact: its Bloom
+    # filter, built again by each worker, costs more than the calls
+    case("choice_big_dim_probe", "SELECT dl.h, count(*), sum(fc.x) FROM fc JOIN dl ON fc.m = dl.id "
+         "WHERE dl.g = 'rare' GROUP BY dl.h", "probe")
+    # rule 10: after a build chose the join, the text's next calls run it
+    # unbuilt, and every 8th call builds and weighs again
+    text = "SELECT dm.h, count(*), sum(fc.x) FROM fc JOIN dm ON fc.k = dm.id WHERE dm.g = 'rare' GROUP BY dm.h"
+    want = run(con, gpu_text(text))
+    con.execute("SELECT gpuagg_config('threads', 2)")
+    seen, bad = [], []
+    for i in range(16):
+        got = via_gpu_query(con, text)
+        ls = last_scan(con)
+        pr = (ls.get("join") or {}).get("probe") or {}
+        seen.append(bool((pr.get("choice") or {}).get("remembered")))
+        if not same(got, want, False) or not choice_is(pr, ls, "join", 2):
+            bad.append("call %d: %r %s" % (i, pr, show(got)))
+    rep.check("choice_remembered", not bad and seen.count(False) == 2 and
+              seen.index(False) + 8 == len(seen) - 1 - seen[::-1].index(False),
+              "built at %r; %s" % ([i for i, x in enumerate(seen) if not x], "; ".join(bad)))
+    # the knob, both ways
+    case("choice_forced_probe", "SELECT dm.h, count(*) FROM fc JOIN dm ON fc.k = dm.id WHERE dm.g = 'rare' "
+         "GROUP BY dm.h", "probe", {"GPUAGG_DIM_CHOICE": "probe"})
+    case("choice_forced_join", "SELECT dm.h, count(*) FROM fc JOIN dm ON fc.k = dm.id WHERE dm.g = 'g1' "
+         "GROUP BY dm.h", "join", {"GPUAGG_DIM_CHOICE": "join"})
+    # SQLite's join chosen at plan time (the probe path off) also runs one
+    # piece a worker
+    os.environ["GPUAGG_DIM_PROBE"] = "0"
+    try:
+        for th in T:
+            con.execute("SELECT gpuagg_config('threads', ?)", (th,))
+            via_gpu_query(con, "SELECT dm.h, count(*) FROM fc JOIN dm ON fc.k = dm.id GROUP BY dm.h")
+            ls = last_scan(con)
+            rep.check("choice_off_pieces_t%d" % th, ls.get("path") == "parallel" and ls.get("pieces") == th,
+                      "path %s, pieces %s" % (ls.get("path"), ls.get("pieces")))
+    finally:
+        del os.environ["GPUAGG_DIM_PROBE"]
 
 
 def fact_cases(rep):
@@ -1377,6 +1479,23 @@ def serial_cases(rep):
 SSB_SF = 0.01
 
 
+def choice_is(pr, ls, want, threads):
+    """last_scan.join.probe of a call that built its dimensions: rule 9
+    chose want, not forced, with the reason and one piece a worker for
+    SQLite's join."""
+    ch = pr.get("choice") or {}
+    if ch.get("path") != want or ch.get("forced") is not False:
+        return False
+    if want == "probe":
+        return probe_is(pr, True) and ch.get("remembered") is False
+    if ch.get("remembered"):  # rule 10: an earlier call's build decided, none now
+        return pr.get("used") is False and ls.get("pieces") == threads and \
+            "an earlier call's build chose SQLite's join" in pr.get("why", "") and \
+            all(d.get("rows") == 0 and d.get("probes") == 0 for d in pr.get("dims", []))
+    return pr.get("used") is False and "few fact rows pass the dimensions' filters" in pr.get("why", "") \
+        and ch.get("join_ms", 1e9) < ch.get("probe_ms", 0) and ls.get("pieces") == threads
+
+
 def ssb_cases(rep):
     if os.environ.get("SSB") == "0":
         rep.skip("ssb", "SSB=0")
@@ -1442,8 +1561,22 @@ def ssb_cases(rep):
                                                                         "PRIMARY KEY (rowid>? AND rowid<?)")):
                 problems.append("plan %r" % plan)
             pr = (ls.get("join") or {}).get("probe") or {}
-            if th > 1 and not probe_is(pr, True):  # planner/qdims.c: every SSB query
-                problems.append("threads %d: probe %r" % (th, pr))
+            # planner/qdims.c builds every SSB query's dimensions; dims.h
+            # rule 9 then probes them or runs SQLite's join, one piece a worker
+            # (which one at SF 0.01 follows the estimates; SF 1's: RESULTS)
+            ch = (pr.get("choice") or {}).get("path")
+            if th > 1 and not pieces and not (ch in ("probe", "join") and choice_is(pr, ls, ch, th)):
+                problems.append("threads %d: probe %r, pieces %s" % (th, pr, ls.get("pieces")))
+        for forced in ("probe", "join"):  # both paths, every query (rule 9's knob)
+            os.environ["GPUAGG_DIM_CHOICE"] = forced
+            con.execute("SELECT gpuagg_config('threads', 2)")
+            got = via_gpu_query(con, text)
+            os.environ.pop("GPUAGG_DIM_CHOICE", None)
+            ls = last_scan(con)
+            pr = (ls.get("join") or {}).get("probe") or {}
+            if not same(got, want, True) or (pr.get("choice") or {}).get("path") != forced or \
+                    not (pr.get("choice") or {}).get("forced") or pr.get("used") != (forced == "probe"):
+                problems.append("GPUAGG_DIM_CHOICE=%s: probe %r %s" % (forced, pr, show(got)))
         for th in (1, 2, 4):
             hc.execute("SELECT gpuagg_config('threads', ?)", (th,))
             got = via_gpu_query(hc, text)
@@ -1460,8 +1593,10 @@ def ssb_cases(rep):
             parts = [s.execute("SELECT gpu_query_partial(?)", (text,)).fetchone()[0] for s in shards]
             for s in shards:  # each file's partial probes its own dimensions
                 ls = last_scan(s)
-                if ls.get("path") == "parallel" and not ((ls.get("join") or {}).get("probe") or {}).get("used"):
-                    problems.append("partial: probe %r" % (ls.get("join") or {}).get("probe"))
+                pr = (ls.get("join") or {}).get("probe") or {}
+                if ls.get("path") == "parallel" and not pr.get("used") and \
+                        (pr.get("choice") or {}).get("path") != "join":
+                    problems.append("partial: probe %r" % pr)
             blob = m.execute("SELECT gpu_query_merge(?, ?)", parts).fetchone()[0]
             for d in ddl:
                 m.execute(d)

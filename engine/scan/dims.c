@@ -532,6 +532,7 @@ static void range_write(char *t, const ga_sd_dim *d, int on, int64_t lo,
 static void range_of(ga_sd *sd, ga_sd_dim *d, sqlite3 *db) {
   int on = d->range_on != 0; /* a blanked snippet stays blank (rule 8) */
   int64_t lo = 1, hi = 0;
+  double all = -1; /* the key column's span (max - min), -1 unread */
   for (int64_t r = 0; r < d->rows && on; r++) {
     const ga_sd_key *k = &d->keys[r];
     if (k->cls != 1)
@@ -548,30 +549,155 @@ static void range_of(ga_sd *sd, ga_sd_dim *d, sqlite3 *db) {
         sqlite3_step(st) == SQLITE_ROW &&
         sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
         sqlite3_column_type(st, 1) == SQLITE_INTEGER) {
-      double all = (double)sqlite3_column_int64(st, 1) -
-                   (double)sqlite3_column_int64(st, 0);
+      all = (double)sqlite3_column_int64(st, 1) -
+            (double)sqlite3_column_int64(st, 0);
       on = (double)hi - (double)lo <= all / 2;
     }
     sqlite3_finalize(st);
   }
   d->range_on = on;
+  /* rule 9: the share of the fact's keys the range keeps (uniform keys) */
+  d->range_share = !on ? 1.0
+                   : !d->rows || all < 0
+                       ? 0.0
+                       : ((double)hi - (double)lo + 1) / (all + 1);
   d->range_lo_v = lo;
   d->range_hi_v = hi;
   range_write(sd->probe_piece, d, on, lo, hi);
   range_write(sd->probe_rows, d, on, lo, hi);
 }
 
+/* ---- rule 10: the last choices ---- */
+
+static struct {
+  uint64_t key;
+  int join;
+  unsigned calls, age;
+} memo_tab[GA_SD_MEMO];
+static unsigned memo_clock;
+
+static uint64_t fnv(uint64_t h, const char *z) {
+  for (; z && *z; z++)
+    h = (h ^ (unsigned char)*z) * 1099511628211ull;
+  return h;
+}
+
+/* The key of sd's SQLite's join text on db's file with nw workers; 0 none
+** (an in-memory or temporary file: no file name). */
+static uint64_t memo_key(const ga_sd *sd, sqlite3 *db, int nw) {
+  const char *f = sqlite3_db_filename(db, "main");
+  if (!f || !*f || !sd->join_piece)
+    return 0;
+  uint64_t h = fnv(fnv(1469598103934665603ull, sd->join_piece), f);
+  h = mix(h, (uint64_t)nw);
+  return h ? h : 1;
+}
+
+/* 1: the last build for key chose SQLite's join and this call is not the
+** one that weighs again (counted). */
+static int memo_join(uint64_t key) {
+  int r = 0;
+  pthread_mutex_lock(&reg_mu);
+  for (int i = 0; i < GA_SD_MEMO; i++)
+    if (memo_tab[i].key == key) {
+      r = memo_tab[i].join && ++memo_tab[i].calls % GA_SD_MEMO_CALLS != 0;
+      break;
+    }
+  pthread_mutex_unlock(&reg_mu);
+  return r;
+}
+
+static void memo_set(uint64_t key, int join) {
+  pthread_mutex_lock(&reg_mu);
+  int at = 0;
+  for (int i = 0; i < GA_SD_MEMO; i++) {
+    if (memo_tab[i].key == key) {
+      at = i;
+      break;
+    }
+    if (memo_tab[i].age < memo_tab[at].age)
+      at = i; /* the oldest (0: never used) */
+  }
+  memo_tab[at].key = key;
+  memo_tab[at].join = join;
+  memo_tab[at].calls = 0;
+  memo_tab[at].age = ++memo_clock;
+  pthread_mutex_unlock(&reg_mu);
+}
+
+/* Rule 9: the probes (0) or SQLite's join (1) for nw workers, the
+** estimates into sd. */
+static int choose(ga_sd *sd, int nw) {
+  const char *env = getenv("GPUAGG_DIM_CHOICE"); /* A/B, tests */
+  double n = (double)sd->fact_rows, calls = 0, reach = 1, pass = 1;
+  double built = 0;
+  int inner = 0, known = sd->fact_rows > 0;
+  for (int k = 0; k < sd->n; k++) {
+    const ga_sd_dim *d = &sd->d[k];
+    if (d->left || d->table_rows <= 0)
+      known = 0;
+    double f = d->table_rows > 0 ? (double)d->rows / (double)d->table_rows : 1;
+    if (f > 1)
+      f = 1;
+    double r = d->span_sql && d->range_on == 1 ? d->range_share : 1;
+    reach *= r; /* SQLite tests every range before the first call */
+    pass *= f;
+    built += (double)d->table_rows;
+    inner++;
+  }
+  /* the calls, in the texts' order: a dimension's share of the rows in
+  ** its range is f / r */
+  double prefix = 1;
+  for (int k = 0; k < sd->n; k++) {
+    const ga_sd_dim *d = &sd->d[k];
+    double f = d->table_rows > 0 ? (double)d->rows / (double)d->table_rows : 1;
+    double r = d->span_sql && d->range_on == 1 ? d->range_share : 1;
+    calls += prefix;
+    prefix *= r > 0 ? (f / r > 1 ? 1 : f / r) : 0;
+  }
+  sd->probe_ms = n * reach * calls * GA_SD_NS_CALL / 1e6;
+  sd->join_ms = ((double)(nw > 0 ? nw : 1) * built * GA_SD_NS_ROW +
+                 n * pass * inner * GA_SD_NS_SEEK) /
+                1e6;
+  sd->forced = env && (!strcmp(env, "probe") || !strcmp(env, "join"));
+  if (sd->forced)
+    return !strcmp(env, "join");
+  /* a written range drops most fact rows inline, before any call: SQLite's
+  ** join tests its Bloom filters on every row instead (SSB Q3.4, Q4.3) */
+  return known && reach >= 1 && sd->join_ms < sd->probe_ms;
+}
+
 int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
   ga_sd *sd = arg;
   ga_scan_spec *sp = sd->spec;
-  (void)nw;
   (void)why;
   (void)n;
   sd->builds++;
   sd->used = 1;
   sd->why[0] = 0;
+  sd->chosen = 0;
+  sd->remembered = 0;
   sp->sql_piece = sd->probe_piece;
   sp->sql_rows = sd->probe_rows;
+  sp->large_pieces = 1;
+  const char *env = getenv("GPUAGG_DIM_CHOICE");
+  uint64_t key = env ? 0 : memo_key(sd, w[0], nw);
+  if (key && memo_join(key)) { /* rule 10: SQLite's join, nothing built */
+    for (int k = 0; k < sd->n; k++)
+      dim_clear(&sd->d[k]);
+    sd->used = 0;
+    sd->chosen = sd->choice = sd->remembered = 1;
+    sd->forced = 0;
+    sqlite3_snprintf((int)sizeof sd->why, sd->why,
+                     "an earlier call's build chose SQLite's join in every "
+                     "worker, one piece each (dims.h rules 9 and 10: built "
+                     "and weighed again every %d calls)",
+                     GA_SD_MEMO_CALLS);
+    sp->sql_piece = sd->join_piece;
+    sp->sql_rows = sd->join_rows;
+    sp->large_pieces = 2;
+    return SQLITE_OK;
+  }
   for (int k = 0; k < sd->n; k++) {
     ga_sd_dim *d = &sd->d[k];
     dim_clear(d);
@@ -605,12 +731,31 @@ int ga_sd_build(void *arg, sqlite3 **w, int nw, char *why, size_t n) {
         dim_clear(&sd->d[x]);
       sp->sql_piece = sd->join_piece;
       sp->sql_rows = sd->join_rows;
+      sp->large_pieces = 2; /* rule 9: the Bloom filters once per worker */
       return SQLITE_OK;
     }
   }
   for (int k = 0; k < sd->n; k++)
     if (sd->d[k].span_sql)
       range_of(sd, &sd->d[k], w[0]);
+  sd->chosen = 1;
+  sd->choice = choose(sd, nw);
+  if (key && !sd->forced) /* rule 10 */
+    memo_set(key, sd->choice);
+  if (sd->choice) { /* rule 9: SQLite's join, the dimensions kept for JSON */
+    sqlite3_snprintf(
+        (int)sizeof sd->why, sd->why,
+        "%s: SQLite's join in every worker, one piece each (its Bloom "
+        "filters and B-tree seeks %.1f ms against %.1f ms of probe calls, "
+        "dims.h rule 9)",
+        sd->forced ? "chosen by GPUAGG_DIM_CHOICE=join"
+                   : "few fact rows pass the dimensions' filters",
+        sd->join_ms, sd->probe_ms);
+    sd->used = 0;
+    sp->sql_piece = sd->join_piece;
+    sp->sql_rows = sd->join_rows;
+    sp->large_pieces = 2;
+  }
   return SQLITE_OK;
 }
 
@@ -619,21 +764,29 @@ char *ga_sd_json(const ga_sd *sd) {
   sqlite3_str_appendf(s, "{\"used\":%s", sd->used ? "true" : "false");
   if (!sd->used && sd->why[0])
     sqlite3_str_appendf(s, ",\"why\":\"%w\"", sd->why);
+  if (sd->chosen) /* rule 9 */
+    sqlite3_str_appendf(
+        s,
+        ",\"choice\":{\"path\":\"%s\",\"forced\":%s,"
+        "\"remembered\":%s,\"probe_ms\":%.3f,"
+        "\"join_ms\":%.3f}",
+        sd->choice ? "join" : "probe", sd->forced ? "true" : "false",
+        sd->remembered ? "true" : "false", sd->probe_ms, sd->join_ms);
   sqlite3_str_appendall(s, ",\"dims\":[");
   for (int k = 0; k < sd->n; k++) {
     const ga_sd_dim *d = &sd->d[k];
     int64_t pr = __atomic_load_n(&d->probes, __ATOMIC_RELAXED);
     int64_t ma = __atomic_load_n(&d->matches, __ATOMIC_RELAXED);
-    sqlite3_str_appendf(s,
-                        "%s{\"table\":\"%w\",\"rows\":%lld,\"bytes\":%lld,"
-                        "\"kind\":\"%s\",\"ms\":%.3f,\"probes\":%lld,"
-                        "\"matches\":%lld",
-                        k ? "," : "", d->table, (long long)d->rows,
-                        (long long)d->bytes,
-                        d->kind == 1   ? "dense"
-                        : d->kind == 2 ? "hash"
-                                       : "none",
-                        d->ms, (long long)pr, (long long)ma);
+    sqlite3_str_appendf(
+        s,
+        "%s{\"table\":\"%w\",\"rows\":%lld,\"bytes\":%lld,"
+        "\"kind\":\"%s\",\"ms\":%.3f,\"probes\":%lld,"
+        "\"matches\":%lld,\"table_rows\":%lld",
+        k ? "," : "", d->table, (long long)d->rows, (long long)d->bytes,
+        d->kind == 1   ? "dense"
+        : d->kind == 2 ? "hash"
+                       : "none",
+        d->ms, (long long)pr, (long long)ma, (long long)d->table_rows);
     if (d->span_sql && d->range_on == 1) /* rule 8 */
       sqlite3_str_appendf(s, ",\"range\":[%lld,%lld]}",
                           (long long)d->range_lo_v, (long long)d->range_hi_v);

@@ -71,6 +71,34 @@
 **      stays so in any later build of these texts (a retried snapshot:
 **      no range is always exact).  No key kept: lo 1, hi 0 (no fact
 **      row).
+**   9. The choice, per call.  Once every dimension is built (an inner
+**      star), the build weighs the probe texts against SQLite's join (the
+**      texts planned before, exact too) from what it measured: each
+**      dimension's kept share f = rows kept / the table's rows (the plan's
+**      count), the share r a written range keeps of the key column's span,
+**      and the fact's estimated rows N.  The probes cost a call a fact row
+**      that reaches them, N * r * (1 + f1' + f1'f2' + ...) * GA_SD_NS_CALL
+**      (f' = f / r within a range; the call against SQLite's inline Bloom
+**      test); SQLite's join builds its Bloom filters again in each piece,
+**      pieces * sum(table rows) * GA_SD_NS_ROW, and seeks each dimension's
+**      B-tree for the rows that pass every filter, N * f1 f2 ... *
+**      dimensions * GA_SD_NS_SEEK.  Where the join costs less (a selective
+**      dimension and few fact rows passing: SSB Q2.2, Q3.2), the workers
+**      run SQLite's join, one piece each (the Bloom filters built once per
+**      worker), and last_scan.join.probe says why with both estimates.
+**      A written range (rule 8: most fact rows dropped inline, before any
+**      call, where SQLite's join tests a Bloom filter on each), a LEFT
+**      JOIN, a dimension whose table's rows are not known, or
+**      GPUAGG_DIM_CHOICE=probe keep the probes; GPUAGG_DIM_CHOICE=join
+**      takes the join (A/B, tests).
+**  10. The choice remembered.  The process keeps the last choice of each
+**      (SQLite's join text, database file, workers) in GA_SD_MEMO slots
+**      (under the registry's mutex; a full table replaces its oldest
+**      slot): after a build chose SQLite's join, the next calls of that
+**      text run it without building (the build is serial, before the
+**      workers start), and every GA_SD_MEMO_CALLS-th call builds and
+**      weighs again (the rows may have changed: the choice is a cost,
+**      never a result).  GPUAGG_DIM_CHOICE neither reads nor writes it.
 */
 #ifndef GA_DIMS_H
 #define GA_DIMS_H
@@ -85,6 +113,12 @@ typedef struct sqlite3_context sqlite3_context;
 #define GA_SD_MAX_KEYS 8
 #define GA_SD_DIM_BYTES ((int64_t)256 << 20)
 #define GA_SD_DENSE_SLOTS 262144
+/* rule 9's costs, ns (2 cores, SSB SF 1, bench/results/
+** ssb_probe2_vm2_2026-12-06_s6.csv): a probe call beyond SQLite's Bloom
+** test, a dimension row scanned for a Bloom filter, a B-tree seek */
+#define GA_SD_NS_CALL 12.0
+#define GA_SD_NS_ROW 50.0
+#define GA_SD_NS_SEEK 400.0
 
 typedef struct ga_sd_key {
   uint8_t cls; /* 1 integer, 2 real, 3 text, 4 blob */
@@ -108,6 +142,10 @@ typedef struct ga_sd_cell {
 
 typedef struct ga_sd_block ga_sd_block;
 
+/* Rule 10 */
+#define GA_SD_MEMO 64
+#define GA_SD_MEMO_CALLS 8
+
 typedef struct ga_sd_dim {
   /* planned: the build text (keys then attributes, worker 0's main) */
   char *sql;
@@ -125,6 +163,8 @@ typedef struct ga_sd_dim {
   int range_len, range_lo, range_off;
   int range_on; /* last build: 1 set, 0 blank */
   int64_t range_lo_v, range_hi_v;
+  double range_share; /* rule 9: the share of the key column's span */
+  int64_t table_rows; /* rule 9: the table's rows (the plan's), 0 unknown */
   int coll[GA_SD_MAX_KEYS]; /* GA_COLL_* */
   /* built */
   int64_t rows, bytes;
@@ -153,7 +193,12 @@ typedef struct ga_sd {
   char *probe_piece, *probe_rows; /* owned */
   const char *join_piece, *join_rows;
   int used, builds;
-  char why[200];
+  char why[400];
+  /* rule 9: the fact's estimated rows; the choice (0 probes, 1 SQLite's
+  ** join; forced by GPUAGG_DIM_CHOICE) and its estimates, ms */
+  int64_t fact_rows;
+  int choice, forced, chosen, remembered;
+  double probe_ms, join_ms;
 } ga_sd;
 
 /* A runtime for n dimensions (sql, table, keys filled by the caller

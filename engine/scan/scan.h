@@ -116,7 +116,9 @@ typedef struct ga_scan_spec {
   int64_t est_rows;        /* rows of the table, an upper estimate */
   int large_pieces;        /* each piece pays a setup (gpu_query's join: SQLite
                               builds its Bloom filters on the dimensions again):
-                              from the first, pieces of the largest size */
+                              from the first, pieces of the largest size;
+                              2: one piece a worker (engine/scan/dims.h
+                              rule 9: the Bloom filters once a worker) */
   int64_t schema_version;  /* the caller's PRAGMA schema_version when it
                               planned (the group key's collation): worker 0
                               must see the same in the snapshot */
