@@ -57,24 +57,9 @@ __device__ __forceinline__ long long st_row(const uint32_t *idx,
 ** expansion cannot hold it (rule 2). */
 __device__ __forceinline__ void st_part(double (&s)[GAK_VAR_LEVELS],
                                         unsigned long long *sq, double c) {
-  double old[GAK_VAR_LEVELS];
-#pragma unroll
-  for (int l = 0; l < GAK_VAR_LEVELS; l++)
-    old[l] = s[l];
-  double r = gak_var_expand(s, c);
-  if (r == 0.0)
-    return;
-  bool ok = gak_var_finite(r);
-#pragma unroll
-  for (int l = 0; l < GAK_VAR_LEVELS; l++)
-    ok = ok && gak_var_finite(s[l]);
-  if (!ok) {
-#pragma unroll
-    for (int l = 0; l < GAK_VAR_LEVELS; l++)
-      s[l] = old[l];
-    r = c;
-  }
-  gak_var_sqacc(sq, r);
+  double r = gak_var_absorb(s, c);
+  if (r != 0.0)
+    gak_var_sqacc(sq, r);
 }
 
 __global__ void __launch_bounds__(ST)
