@@ -15,8 +15,10 @@ Modes (the same query text each, through gpu_query's virtual table):
            what the statistics add over it)
 The issue's goals on an H200 at 6e7 rows: stddev <= 3 ms, median <= 20 ms.
 Each rep runs every mode once (interleaved); the summary is the median
-wall time, the path (last_scan) and GPUAGG_CACHE_PROFILE's steps of the
-last rep when that variable is set.  The database file is
+wall time, the path (last_scan), the values of medians that came back
+from the device in the last rep (gpuagg_info's cache.pct_values_back:
+the picks, at most 8 for the 4-group median, session 6) and
+GPUAGG_CACHE_PROFILE's steps of the last rep when that variable is set.  The database file is
 bench/lineitem.py's (made when absent, about a minute at 6e7 rows on 16
 cores).
 """
@@ -44,6 +46,13 @@ MODES = {"stddev": "gpu_stddev(l_extendedprice)", "median": "gpu_median(l_extend
 
 def last_scan(con):
     return json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("last_scan") or {}
+
+
+def values_back(con):
+    """cache.pct_values_back (session 6): the median's values that came
+    back from the device (its picks, cache_gpu_stat.c rule 3)."""
+    c = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0]).get("cache") or {}
+    return c.get("pct_values_back")
 
 
 def main():
@@ -85,20 +94,25 @@ def main():
                                                          last_scan(rc).get("path")), flush=True)
         rc.close()
     times = {m: [] for m in MODES}
-    paths = {}
+    paths, back = {}, {}
     for rep in range(args.reps):
         for m in MODES:
+            b0 = values_back(con)
             t0 = time.perf_counter()
             con.execute("SELECT * FROM temp.%s" % m).fetchall()
             times[m].append((time.perf_counter() - t0) * 1e3)
+            b1 = values_back(con)
+            back[m] = b1 - b0 if b0 is not None and b1 is not None else ""
             ls = last_scan(con)
             paths[m] = "%s (%s)" % (ls.get("path"), ls.get("why"))
     rows = []
     for m in MODES:
         med = statistics.median(times[m])
-        print("%-7s %9.2f ms  min %9.2f  path %s" % (m, med, min(times[m]), paths[m]), flush=True)
+        print("%-7s %9.2f ms  min %9.2f  values back %s  path %s"
+              % (m, med, min(times[m]), back[m], paths[m]), flush=True)
         rows.append({"machine": args.machine, "rows": n, "mode": m, "median_ms": "%.3f" % med,
                      "min_ms": "%.3f" % min(times[m]), "reps": args.reps, "path": paths[m],
+                     "values_back": back[m],
                      "same_as_uncached": ref_ok.get(m, ""), "device": devs[0].get("name") if devs else ""})
     if args.csv:
         os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)

@@ -1,7 +1,8 @@
 /*
 ** cache_stat.cu — variance and medians on a GPU entry (kernels/gak.h,
 ** issue 39; engine/cache/cache_gpu_stat.c drives them): the exact Σx² of
-** each output group, and each group's values, gathered and sorted.
+** each output group, and each group's values, gathered and sorted, and
+** the few of them a median reads, picked.
 **
 ** Rules:
 **   1. One block a slice, as gak_cache_reduce (cache.cu): a slice belongs
@@ -29,6 +30,10 @@
 **      0.0) makes it canonical: equal runs whatever the interleaving.
 **   5. Every launch reports its own error (cudaGetLastError); faults while
 **      running surface at the engine's sync.
+**   6. A median's selection (gak_cache_pct_pick): after the sort, one
+**      thread an order statistic copies the value at the place the host
+**      computed (engine/reduce/pct.c's ranks of each group's count), so
+**      only those values cross to the host, not the runs.
 */
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
@@ -57,24 +62,9 @@ __device__ __forceinline__ long long st_row(const uint32_t *idx,
 ** expansion cannot hold it (rule 2). */
 __device__ __forceinline__ void st_part(double (&s)[GAK_VAR_LEVELS],
                                         unsigned long long *sq, double c) {
-  double old[GAK_VAR_LEVELS];
-#pragma unroll
-  for (int l = 0; l < GAK_VAR_LEVELS; l++)
-    old[l] = s[l];
-  double r = gak_var_expand(s, c);
-  if (r == 0.0)
-    return;
-  bool ok = gak_var_finite(r);
-#pragma unroll
-  for (int l = 0; l < GAK_VAR_LEVELS; l++)
-    ok = ok && gak_var_finite(s[l]);
-  if (!ok) {
-#pragma unroll
-    for (int l = 0; l < GAK_VAR_LEVELS; l++)
-      s[l] = old[l];
-    r = c;
-  }
-  gak_var_sqacc(sq, r);
+  double r = gak_var_absorb(s, c);
+  if (r != 0.0)
+    gak_var_sqacc(sq, r);
 }
 
 __global__ void __launch_bounds__(ST)
@@ -276,6 +266,14 @@ gak_cache_pct_gather(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
   return (int)cudaGetLastError();
 }
 
+/* Rule 6: the order statistics the medians read, from the sorted runs. */
+__global__ void k_pct_pick(const double *vals, const long long *pos,
+                           long long npos, double *out) {
+  for (long long j = (long long)blockIdx.x * ST + threadIdx.x; j < npos;
+       j += (long long)gridDim.x * ST)
+    out[j] = vals[pos[j]];
+}
+
 /* A double's order-preserving key (rule 4) and back. */
 __global__ void k_pct_key(const uint64_t *in, uint64_t *out, long long n,
                           int back) {
@@ -342,5 +340,17 @@ extern "C" int gak_cache_pct_sort(double *d_vals, double *d_tmp,
   if (e != cudaSuccess)
     return (int)e;
   k_pct_key<<<st_grid(total), ST, 0, st>>>(v, v, total, 1);
+  return (int)cudaGetLastError();
+}
+
+extern "C" int gak_cache_pct_pick(const double *d_vals, const int64_t *d_pos,
+                                  int64_t npos, double *d_out, gak_stream s) {
+  cudaStream_t st = (cudaStream_t)s;
+  if (npos < 0)
+    return (int)cudaErrorInvalidValue;
+  if (npos == 0)
+    return 0;
+  k_pct_pick<<<st_grid(npos), ST, 0, st>>>(d_vals, (const long long *)d_pos,
+                                          (long long)npos, d_out);
   return (int)cudaGetLastError();
 }

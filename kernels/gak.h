@@ -338,6 +338,11 @@ size_t gak_cache_pct_sort_scratch(int64_t total, int64_t ngr);
 int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
                        const int64_t *h_offs, int64_t ngr, int64_t total,
                        void *d_scratch, gak_stream s);
+/* gak_cache_pct_pick: d_out[j] = d_vals[d_pos[j]] for j < npos (the
+** order statistics the medians read, from the sorted runs; d_pos: places
+** in d_vals, each below the values' count).  Nothing for npos 0. */
+int gak_cache_pct_pick(const double *d_vals, const int64_t *d_pos, int64_t npos,
+                       double *d_out, gak_stream s);
 
 /* ---- ORDER BY an aggregate ... LIMIT k over many groups (kernels/
 ** cache_topk.cu; issue 20, bench/query_bench.py's d2) ----

@@ -49,23 +49,9 @@ struct gak_var_shared {
 __device__ __forceinline__ void gak_var_part(double (&s)[GAK_VAR_LEVELS],
                                              gak_var_shared &sh, double c,
                                              bool sq) {
-  double old[GAK_VAR_LEVELS];
-#pragma unroll
-  for (int l = 0; l < GAK_VAR_LEVELS; l++)
-    old[l] = s[l];
-  double r = gak_var_expand(s, c);
+  double r = gak_var_absorb(s, c);
   if (r == 0.0)
     return;
-  bool ok = gak_var_finite(r);
-#pragma unroll
-  for (int l = 0; l < GAK_VAR_LEVELS; l++)
-    ok = ok && gak_var_finite(s[l]);
-  if (!ok) {
-#pragma unroll
-    for (int l = 0; l < GAK_VAR_LEVELS; l++)
-      s[l] = old[l];
-    r = c;
-  }
   if (sq)
     gak_var_sqacc(sh.sq, r);
   else

@@ -3,7 +3,8 @@
 ** and kernels/cache_stat.cu (gak_cache_sq, issue 39) share: 32-bit digits
 ** added with 64-bit atomics (shared or global memory), a double split into
 ** its integer mantissa and exponent, the exact square of a double or an
-** int64, and the TwoSum cascade of an expansion.  var.cu's header says why
+** int64, and the TwoSum cascade of an expansion with its overflow rule
+** (gak_var_absorb).  var.cu's header says why
 ** each piece is exact (its rules 1 and 2).
 */
 #ifndef GAK_VAR_CUH
@@ -107,6 +108,32 @@ __device__ __forceinline__ double gak_var_expand(double (&s)[GAK_VAR_LEVELS],
     x = e;
   }
   return x;
+}
+
+/* Finite c into expansion s (rule 1): returns what s cannot hold, for the
+** caller's digits (0.0: nothing): the cascade's residual, or, where the
+** residual or a component would not be finite, c itself with s as it was
+** (var.cu and cache_stat.cu both add it exactly to their digits). */
+__device__ __forceinline__ double gak_var_absorb(double (&s)[GAK_VAR_LEVELS],
+                                                 double c) {
+  double old[GAK_VAR_LEVELS];
+#pragma unroll
+  for (int l = 0; l < GAK_VAR_LEVELS; l++)
+    old[l] = s[l];
+  double r = gak_var_expand(s, c);
+  if (r == 0.0)
+    return 0.0;
+  bool ok = gak_var_finite(r);
+#pragma unroll
+  for (int l = 0; l < GAK_VAR_LEVELS; l++)
+    ok = ok && gak_var_finite(s[l]);
+  if (!ok) {
+#pragma unroll
+    for (int l = 0; l < GAK_VAR_LEVELS; l++)
+      s[l] = old[l];
+    r = c;
+  }
+  return r;
 }
 
 #endif

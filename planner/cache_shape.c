@@ -66,6 +66,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache_parse.h"
+#include "query.h"
 
 /* [sign] NUM (rule 2) into lits[]: its index, -1. */
 static int literal(parser *p) {
@@ -433,6 +434,26 @@ static int gpu_takes(parser *p) {
   return ga_cache_gpu_takes(p->e, p->q, p->why, p->nwhy);
 }
 
+/* What each median or percentile asks of its value (ga_cquery.pct_ask,
+** issue 39); past the room, none (each value then comes back whole). */
+static void pct_asks(ga_cquery *q, const ga_parts *parts) {
+  _Static_assert(GA_CQ_MAX_PCT_ASKS >= GA_Q_MAX_AGGS, "room for every call");
+  q->npct_ask = 0;
+  for (int k = 0; parts->aggs && k < parts->naggs; k++) {
+    const ga_qagg *a = &parts->aggs[k];
+    if (a->op < GA_Q_PCT || a->val < 0 || a->val >= q->nvals)
+      continue;
+    if (q->npct_ask == GA_CQ_MAX_PCT_ASKS) {
+      q->npct_ask = 0;
+      return;
+    }
+    ga_pct_ask *w = &q->pct_ask[q->npct_ask++];
+    w->val = a->val;
+    w->fn = a->op - GA_Q_PCT;
+    w->frac = a->frac;
+  }
+}
+
 int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
                    const ga_parts *parts, ga_cquery *q, char *why,
                    size_t nwhy) {
@@ -500,6 +521,7 @@ int ga_cache_shape(sqlite3 *db, const ga_centry *e, const ga_target *t,
     q->sq[i] = parts->val_sq ? parts->val_sq[i] : 0; /* issue 39 */
     q->nsq += q->sq[i] != 0;
   }
+  pct_asks(q, parts);
   q->xcol = q->nvals == 1 ? ga_cx_bare(ga_cq_val(q, 0)) : -1;
   q->gcol = q->nkeys == 1 && !q->ncarry ? ga_cx_bare(ga_cq_key(q, 0)) : -1;
   q->simple = q->nvals == 1 && !q->ncarry && (!q->nkeys || q->gcol >= 0);

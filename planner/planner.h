@@ -129,6 +129,11 @@ typedef struct ga_parts {
   ** keeps Σx² too (engine/state/gstate.h rule 8), stepped in hash mode
   ** only; NULL: none */
   const unsigned char *val_sq;
+  /* gpu_query's aggregate calls (planner/query.h; NULL: none given): a GPU
+  ** entry reads its medians' and percentiles' fractions (issue 39,
+  ** engine/cache/cache_gpu_stat.c rule 3) */
+  const struct ga_qagg *aggs;
+  int naggs;
   /* a join (planner/qjoin.c): the FROM clause of the workers' texts (the
   ** fact table NOT INDEXED under the name alias), the same over the
   ** caller's schema, and the names of its tables; NULL: one table */

@@ -2636,6 +2636,8 @@ void ga_query_parts(const ga_query *q, ga_parts *p,
   p->topk_desc = q->topk_desc;
   p->topk_k = q->topk_k;
   p->val_sum = q->val_sum;
+  p->aggs = q->aggs; /* issue 39: the GPU cache's medians */
+  p->naggs = q->naggs;
   p->post = q->post_sql;
   p->join_from = q->join_from; /* rule 10 */
   p->join_from_caller = q->join_from_caller;

@@ -2579,7 +2579,8 @@ def section_stat_gpu(rep, r, device):
             want.append((w, words, None))
     for conf, q, because in (
             ({}, "SELECT g, gpu_median(w) FROM t GROUP BY g", "infinity"),
-            ({"group_bytes": 20000}, "SELECT g, gpu_median(z) FROM t GROUP BY g", "group_bytes"),
+            # the picks' 296 bytes (cache_gpu_stat.c rule 4) pass 200
+            ({"group_bytes": 200}, "SELECT g, gpu_median(z) FROM t GROUP BY g", "group_bytes"),
             ({"group_bytes": 20000}, "SELECT k, gpu_stddev(z) FROM t GROUP BY k", "group_bytes")):
         jobs.append((dict({"threads": 2, "group_bytes": 0}, **conf), q))
         want.append((run(con, q), [], because))
@@ -2631,6 +2632,150 @@ def section_stat_gpu(rep, r, device):
         wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])] if w[0] == "ok" else list(w)
         rep.check("%s_many_%d" % (tag, qi), got == wrows and seen == words and lpath == "cache",
                   "%s %r\n got %.300r\n want %.300r\n %r %r %r" % (q, conf, got, wrows, seen, lpath, why))
+
+
+def pick_ranks(fn, p, n):
+    """engine/reduce/pct.c's ranks (ga_pct_ranks) of fn at P over n values."""
+    frac = 0.5 if fn == "median" else p / 100.0 if fn == "percentile" else float(p)
+    ix = frac * (n - 1)
+    i1 = int(ix)
+    i2 = i1 if fn == "percentile_disc" or ix == i1 or i1 == n - 1 else i1 + 1
+    return {i1, i2}
+
+
+def section_stat_pick(rep, r, device):
+    """Medians and percentiles from a GPU entry bring back only the order
+    statistics they read (engine/cache/cache_gpu_stat.c rule 3: the device
+    sorts each group's values, a kernel picks the ranks pct.c's
+    ga_pct_ranks names, the groups table blends them with ga_pct_blend):
+    the same bits as the text on the caller's connection (cont and disc,
+    P at 0, 1 and between, several on one value, groups of 1, 2 and 3
+    values beside large ones, a group of NULLs only, INTEGER and REAL
+    mixed, -0.0 beside 0.0 under _disc, WHERE and FILTER, variances
+    beside), and gpuagg_info's cache.pct_values_back / pct_selected say
+    how many values came back: a handful per group, not the column;
+    groups of one or two values alone bring back their runs whole (no
+    fewer places than values).  A 4-group median fits a group_bytes far
+    below its values' bytes."""
+    if device != "gpu":
+        return
+    tag = "gpick"
+    path = os.path.join(TMP, "gpick.db")
+    con = connect(path, device="gpu")
+    con.execute("CREATE TABLE p(id INTEGER PRIMARY KEY, g INTEGER, s INTEGER, w INTEGER, "
+                "y, z REAL, zz REAL, f INTEGER)")
+    rows = []
+    n = 6000
+    for i in range(n):
+        k = r.random()
+        y = (None if k < 0.1 else r.choice([3, 3.0, -0.0, 0.0, 2.5, -7]) if k < 0.3
+             else (1 << 53) + r.randrange(1, 9) if k < 0.35 else r.randint(-2**40, 2**40) if k < 0.5
+             else round(r.uniform(-1e3, 1e3), r.randrange(6)))
+        # s: groups of 1, 2 and 3 rows, one of NULLs only (y), two large
+        s = 0 if i < 1 else 1 if i < 3 else 2 if i < 6 else 5 if i < 12 else 3 + i % 2
+        if s == 5:
+            y = None
+        rows.append((i + 1, i % 4, s, i // 2, y, None if r.random() < 0.05 else r.uniform(-1, 1),
+                     r.choice([-0.0, 0.0, 0.0, -0.0, -1.5, 2.0]), r.randrange(10)))
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO p VALUES (?,?,?,?,?,?,?,?)", rows)
+    con.execute("COMMIT")
+    con.execute("SELECT gpu_cache('p', 'g, s, w, y, z, zz, f')").fetchall()
+    ent = entry(con, "main.p")
+    rep.check(tag + "_entry", ent is not None and ent["where"] == "gpu", repr(ent))
+    # (keys, WHERE, [(function, argument, P, FILTER)], group_bytes)
+    M, P, C, D = "median", "percentile", "percentile_cont", "percentile_disc"
+    cases = [
+        (["g"], "", [(M, "y", None, "")], 0),
+        (["g"], "", [(M, "z", None, ""), (C, "z", 0, ""), (C, "z", 1, ""), (C, "z", 0.3, ""),
+                     (P, "z", 37.5, ""), (D, "z", 0.999, ""), (D, "z", 0, "")], 0),
+        ([], "", [(M, "y", None, ""), (P, "y", 100, ""), (D, "y", 0.5, ""), (C, "y", 0.25, "")], 0),
+        (["s"], "", [(M, "y", None, ""), (C, "y", 0.75, ""), (D, "y", 1, ""), (P, "y", 0, "")], 0),
+        (["s", "g"], "", [(M, "z", None, ""), (D, "z", 0.5, "")], 0),
+        (["g"], "", [(D, "zz", 0.1, ""), (D, "zz", 0.4, ""), (D, "zz", 0.5, ""), (D, "zz", 0.6, ""),
+                     (M, "zz", None, ""), (C, "zz", 0.45, "")], 0),
+        (["g"], "f < 7", [(M, "y", None, "f > 2"), (M, "y", None, ""), (C, "y * 2", 0.9, "")], 0),
+        (["f"], "z > 0", [(M, "y + z", None, ""), (P, "z", 90, "g = 1")], 0),
+        # many groups: one segmented sort, each group a few picks
+        (["f", "g"], "", [(M, "y", None, ""), (C, "zz", 0.5, "")], 0),
+        # groups of two values alone: the runs come back whole
+        (["w"], "w < 200", [(M, "y", None, ""), (C, "z", 0.5, "")], 0),
+        (["w"], "w < 200", [(M, "y", None, ""), (D, "z", 0.5, "")], 0),
+        # the picks' bytes, far below the values' (group_bytes)
+        (["g"], "", [(M, "y", None, ""), (C, "z", 0.9, "")], 20000),
+    ]
+    plain = sqlite3.connect(path)
+    for qi, (keys, where, calls, cap) in enumerate(cases):
+        items, vals = list(keys), {}
+        for fn, arg, pv, filt in calls:
+            c = "gpu_%s(%s%s)" % (fn, arg, "" if pv is None else ", %r" % pv)
+            if filt:
+                c += " FILTER (WHERE %s)" % filt
+            items.append(c)
+            vals.setdefault((arg, filt), []).append((fn, pv))
+        if qi % 3 == 0:
+            items += ["gpu_stddev(z)", "count(*)"]
+        q = "SELECT %s FROM p%s%s" % (", ".join(items), " WHERE " + where if where else "",
+                                      " GROUP BY " + ", ".join(keys) if keys else "")
+        # the expected count of values back, from each group's count
+        back = selected = 0
+        for (arg, filt), asks in vals.items():
+            cq = "SELECT count(%s)%s FROM p%s%s" % (arg, " FILTER (WHERE %s)" % filt if filt else "",
+                                                  " WHERE " + where if where else "",
+                                                  " GROUP BY " + ", ".join(keys) if keys else "")
+            counts = [c for (c,) in plain.execute(cq)]
+            total = sum(counts)
+            picks = sum(len(set().union(*[pick_ranks(fn, pv, c) for fn, pv in asks]))
+                        for c in counts if c)
+            if picks < total:
+                back, selected = back + picks, selected + 1
+            else:
+                back += total
+        want = run(con, q)
+        for th in (1, 3):
+            cfg(con, "threads", th)
+            cfg(con, "group_bytes", cap)
+            before = info(con)["cache"]
+            got, ls = dist_query(con, q)
+            after = info(con)["cache"]
+            cfg(con, "group_bytes", 0)
+            d = {k: (after.get(k, 0) or 0) - (before.get(k, 0) or 0)
+                 for k in ("pct_values_back", "pct_selected")}
+            ok = (want[0] == "ok" and got[0] == "ok" and rowset(got[1]) == rowset(want[1]) and
+                  ls["path"] == "cache" and "pct_values_back" in after and
+                  d == {"pct_values_back": back, "pct_selected": selected})
+            rep.check("%s_%d_t%d" % (tag, qi, th), ok,
+                      "%s (group_bytes %d)\n got %.300r\n want %.300r\n %r %r\n counters %r, want %r"
+                      % (q, cap, got, want, ls["path"], ls["why"], d,
+                         {"pct_values_back": back, "pct_selected": selected}))
+        if qi == 0:  # a 4-group median: a handful of values, not the column
+            rep.check(tag + "_handful", 0 < back <= 8 and selected == 1 and n > 1000,
+                      "%r %r" % (back, selected))
+    # rule 4: the picks are charged (32 bytes each, 8 a group): 60
+    # percentiles over 4 groups keep some 240 picks, about twice what
+    # their groups then hold, so a cap just below the picks' bytes
+    # declines here, saying so, where the groups alone would fit
+    calls = ["gpu_percentile_cont(z, %r)" % (k / 61.0) for k in range(1, 61)]
+    q = "SELECT g, %s FROM p GROUP BY g" % ", ".join(calls)
+    counts = [c for (c,) in plain.execute("SELECT count(z) FROM p GROUP BY g")]
+    picks = sum(len(set().union(*[pick_ranks(C, k / 61.0, c) for k in range(1, 61)])) for c in counts)
+    charge = picks * 32 + (len(counts) + 1) * 8
+    want = run(con, q)
+    cfg(con, "threads", 2)
+    for cap, cached in ((charge - 1, False), (charge, True)):
+        cfg(con, "group_bytes", cap)
+        got, ls = dist_query(con, q)
+        cfg(con, "group_bytes", 0)
+        why = str(ls["why"])
+        ok = (got[0] == "ok" and rowset(got[1]) == rowset(want[1])) or (
+            not cached and got[0] == "error" and "memory cap" in got[1])
+        ok = ok and (ls["path"] == "cache") == cached and (
+            cached or "a median or percentile on the GPU entry would keep %d bytes, past group_bytes (%d)"
+            % (charge, cap) in why)
+        rep.check("%s_charged_%s" % (tag, cached), ok, "cap %d: %.200r %r %r" % (cap, got, ls["path"], why))
+    plain.close()
+    cfg(con, "threads", 4)
+    con.close()
 
 
 def section_distinct_bits(rep, r, device):
@@ -2976,7 +3121,7 @@ def main():
                               ("watcher", section_watcher), ("walpage", section_walpage),
                               ("dense", section_dense), ("distinct", section_distinct),
                               ("distinct_gpu", section_distinct_gpu),
-                              ("stat_gpu", section_stat_gpu),
+                              ("stat_gpu", section_stat_gpu), ("stat_pick", section_stat_pick),
                               ("distinct_bits", section_distinct_bits),
                               ("few", section_few), ("caps", section_caps)):
             if want(name):

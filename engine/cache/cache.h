@@ -58,6 +58,7 @@
 #include "dict.h"
 #include "fstamp.h"
 #include "gak.h"
+#include "pct.h"
 #include "scan.h"
 
 #define GA_CACHE_HOST 0
@@ -256,6 +257,11 @@ typedef struct ga_cache {
   /* cache_gpu_many.c rule 6: values reduced to compact states, and values
   ** it was tried on that the device could not prove (the exact reduce) */
   int64_t values_compact, values_compact_no;
+  /* cache_gpu_stat.c rule 3 (issue 39): the values of medians and
+  ** percentiles that came back from the device (each group's selected
+  ** order statistics, or its whole run), and the medians' values answered
+  ** by the device's selection */
+  int64_t pct_values_back, pct_selected;
   /* cache files (ext/cache/cache_persist.c): entries mapped from one and
   ** files written, and the outcome of the last map and of the last write
   ** (gpuagg_info) */
@@ -339,6 +345,10 @@ int64_t ga_cache_touch(ga_cache *c);
 ** ga_cache_decode_keys turns into the values for keys and carried columns.
 ** The filter is an AND of terms over entry columns (filter.cols unused
 ** here: terms name entry columns). */
+/* ga_cquery.pct_ask's room: gpu_query's aggregate calls at most
+** (planner/query.h GA_Q_MAX_AGGS) */
+#define GA_CQ_MAX_PCT_ASKS 128
+
 typedef struct ga_cquery {
   int nkeys, ncarry, nvals; /* as the parts' (nkeys 0: ungrouped) */
   ga_cexpr *prog;           /* nkeys + ncarry programs, then nvals */
@@ -389,6 +399,12 @@ typedef struct ga_cquery {
   ** device (cache_gpu_stat.c) */
   unsigned char sq[GA_MAX_STATES];
   int nsq;
+  /* gpu_query's medians and percentiles (ga_parts.aggs, issue 39): the
+  ** fraction each asks of its GA_DIST_PCT value; a GPU entry brings back
+  ** only the order statistics they read (cache_gpu_stat.c rule 3).  None:
+  ** every value comes back */
+  ga_pct_ask pct_ask[GA_CQ_MAX_PCT_ASKS];
+  int npct_ask;
   int64_t dist_cap;
   /* a GPU entry's rows that exist (device bitmap, 64-bit words; NULL:
   ** every row): a star join's (cache_gpu_star.c rule 3) */

@@ -23,18 +23,33 @@
 **   3. Medians and percentiles: each group's non-NULL values, counted
 **      (gak_cache_pct_count), gathered as doubles (an INTEGER as C's
 **      (double), as engine/scan/scan_group.c's ga_pct_gstep) and sorted
-**      per group on the device (gak_cache_pct_sort), come back whole into
-**      the group's set (dset.h rule 6): the groups table selects over them
-**      with SQLite's interpolation (engine/reduce/pct.c), so every answer
-**      is the uncached path's, bit for bit.  An infinity among them
-**      declines: SQLite's percentile raises an error, which the uncached
-**      path gives.
-**   4. Memory: the host bytes that come back (8 a value, sizeof(ga_gsq) a
-**      group's window) are charged to q->dist_cap (group_bytes) before
-**      anything is allocated; past it the entry declines and says so (the
-**      workers answer, under the same cap).  The device arrays are the
-**      query's own (ga_dev_alloc), freed before returning; no room
-**      declines too.  Values past 2^31 decline (CUB's item counts).
+**      per group on the device (gak_cache_pct_sort: ascending, -0.0 before
+**      0.0).  Then only the order statistics the query's medians and
+**      percentiles read come back: from each group's count the host
+**      computes the ranks each ask (ga_cquery.pct_ask: its function and
+**      constant fraction) reads with pct.c's own ga_pct_ranks (i1, and
+**      i2 for a blend; one for _disc), a kernel copies the values at
+**      those places (gak_cache_pct_pick), and the group's set holds them
+**      with their ranks (pct.c rule 7): the groups table answers with
+**      pct.c's ga_pct_blend, so every answer is the uncached path's, bit
+**      for bit (the sorted order is rule 4's order of zeros).  A 4-group
+**      median brings back at most 8 values, not the column.  The whole
+**      runs come back instead (into the group's set, dset.h rule 6,
+**      where the selection runs on the host) where the picks serve no
+**      better: a value without asks (no gpu_query aggregate names it),
+**      or no fewer places than values (groups of one or two values).
+**      gpuagg_info's cache.pct_values_back counts the values that came
+**      back, pct_selected the values answered by the picks.  An infinity
+**      among the values declines: SQLite's percentile raises an error,
+**      which the uncached path gives.
+**   4. Memory: the host bytes that come back are charged to q->dist_cap
+**      (group_bytes) before anything is allocated: 32 a pick (its value
+**      and place, then the group's value and rank) and 8 a group, or 8 a
+**      value where the runs come back whole; sizeof(ga_gsq) a group's
+**      window.  Past it the entry declines and says so (the workers
+**      answer, under the same cap).  The device arrays are the query's
+**      own (ga_dev_alloc), freed before returning; no room declines too.
+**      Values past 2^31 decline (CUB's item counts).
 **   5. A failed step drains the stream before any host buffer a copy
 **      reads is freed (cache_gpu_query.c rule 2).
 */
@@ -147,21 +162,74 @@ fail:
   return GA_SCAN_FALLBACK;
 }
 
+/* Rule 3: r[0..k) := the ranks (0-based, ascending, distinct) that value
+** i's medians and percentiles read in a group of n > 0 values (pct.c's
+** ga_pct_ranks, the uncached path's own); k, or -1 when there is no ask
+** or a rank falls outside the group (the whole run serves then). */
+static int ranks_of(const ga_cquery *q, int i, int64_t n, int64_t *r) {
+  int k = 0;
+  for (int a = 0; a < q->npct_ask; a++) {
+    const ga_pct_ask *w = &q->pct_ask[a];
+    if (w->val != i)
+      continue;
+    double ix;
+    size_t rk[2];
+    ga_pct_ranks(w->fn, w->frac, (size_t)n, &ix, &rk[0], &rk[1]);
+    for (int t = 0; t < (rk[1] != rk[0] ? 2 : 1); t++) {
+      if (rk[t] >= (size_t)n)
+        return -1;
+      int at = k;
+      while (at > 0 && r[at - 1] > (int64_t)rk[t])
+        at--;
+      if (at > 0 && r[at - 1] == (int64_t)rk[t])
+        continue; /* asked already */
+      memmove(r + at + 1, r + at, sizeof(int64_t) * (size_t)(k - at));
+      r[at] = (int64_t)rk[t];
+      k++;
+    }
+  }
+  return k ? k : -1;
+}
+
+/* Rule 3: the places (in the sorted runs) value i's asks read, over every
+** group: their count, or -1 where the whole runs serve (no ask, a rank
+** outside a group, or no fewer places than values).  pos, first not NULL:
+** the places and each group's first, written. */
+static int64_t places(const ga_cquery *q, int i, const int64_t *cnt,
+                      const int64_t *off, int64_t ngr, int64_t total,
+                      int64_t *pos, int64_t *first) {
+  int64_t r[2 * GA_CQ_MAX_PCT_ASKS], npos = 0;
+  for (int64_t g = 0; g < ngr; g++) {
+    if (first)
+      first[g] = npos;
+    if (!cnt[g])
+      continue;
+    int k = ranks_of(q, i, cnt[g], r);
+    if (k < 0)
+      return -1;
+    for (int t = 0; pos && t < k; t++)
+      pos[npos + t] = off[g] + r[t];
+    npos += k;
+  }
+  if (first)
+    first[ngr] = npos;
+  return npos < total ? npos : -1;
+}
+
 /* Rule 3. */
 static int pct_value(ga_cache *c, const ga_cquery *q, int i,
                      const ga_cgs_at *at, ga_cgs *st, char *why, size_t nwhy) {
   int64_t ngr = at->ngr, total = 0;
   int64_t *h_cnt = NULL, *h_off = NULL, *d_cnt = NULL, *d_cur = NULL;
-  double *d_v = NULL, *d_t = NULL, **pv = NULL;
+  int64_t *h_pos = NULL, *h_first = NULL, *d_pos = NULL;
+  double *d_v = NULL, *d_t = NULL, **pv = NULL, *h_sv = NULL;
   void *d_sc = NULL;
   int rc = GA_SCAN_FALLBACK;
   h_cnt = sqlite3_malloc64(sizeof(int64_t) * (size_t)(ngr + 1) * 2);
-  pv = sqlite3_malloc64(sizeof(double *) * (size_t)(ngr ? ngr : 1));
-  if (!h_cnt || !pv) {
+  if (!h_cnt) {
     rc = GA_SCAN_NOMEM;
     goto done;
   }
-  memset(pv, 0, sizeof(double *) * (size_t)(ngr ? ngr : 1));
   h_off = h_cnt + ngr + 1;
   if (!ga_dev_alloc((void **)&d_cnt, sizeof(int64_t) * (size_t)(ngr + 1) * 3)) {
     snprintf(why, nwhy, "no GPU memory for a median's values");
@@ -196,19 +264,38 @@ static int pct_value(ga_cache *c, const ga_cquery *q, int i,
     rc = GA_CACHE_DECLINED;
     goto done;
   }
-  if (!charge(st, q, total * 8, "a median or percentile", why, nwhy)) {
+  /* rule 3: the order statistics alone, where they are fewer */
+  int64_t npos = places(q, i, h_cnt, h_off, ngr, total, NULL, NULL);
+  int64_t back = npos >= 0 ? npos * 32 + (ngr + 1) * 8 : total * 8;
+  if (!charge(st, q, back, "a median or percentile", why, nwhy)) {
     rc = GA_CACHE_DECLINED;
+    goto done;
+  }
+  if (npos >= 0) {
+    h_pos = sqlite3_malloc64(sizeof(int64_t) * (size_t)(npos ? npos : 1));
+    h_first = sqlite3_malloc64(sizeof(int64_t) * (size_t)(ngr + 1));
+    h_sv = sqlite3_malloc64(sizeof(double) * (size_t)(npos ? npos : 1));
+  } else {
+    pv = sqlite3_malloc64(sizeof(double *) * (size_t)(ngr ? ngr : 1));
+    if (pv)
+      memset(pv, 0, sizeof(double *) * (size_t)(ngr ? ngr : 1));
+  }
+  if (npos >= 0 ? !h_pos || !h_first || !h_sv : !pv) {
+    rc = GA_SCAN_NOMEM;
     goto done;
   }
   size_t scb = gak_cache_pct_sort_scratch(total, ngr);
   size_t vb = ((size_t)(total ? total : 1) * 16 + 255) & ~(size_t)255;
-  if (!ga_dev_alloc((void **)&d_v, vb + scb)) {
+  size_t pb =
+      npos >= 0 ? ((size_t)(npos ? npos : 1) * 8 + 255) & ~(size_t)255 : 0;
+  if (!ga_dev_alloc((void **)&d_v, vb + pb + scb)) {
     snprintf(why, nwhy, "no GPU memory for a median's values");
     rc = GA_CACHE_DECLINED;
     goto done;
   }
   d_t = d_v + (total ? total : 1);
-  d_sc = (char *)d_v + vb; /* 256-aligned, as CUB's scratch wants */
+  d_pos = npos >= 0 ? (int64_t *)((char *)d_v + vb) : NULL;
+  d_sc = (char *)d_v + vb + pb; /* 256-aligned, as CUB's scratch wants */
   int64_t *d_off = d_cnt + ngr + 1;
   STEP(GA_STAGE_H2D,
        gak_memcpy_h2d(d_off, h_off, sizeof(int64_t) * (size_t)(ngr + 1),
@@ -219,24 +306,47 @@ static int pct_value(ga_cache *c, const ga_cquery *q, int i,
                             c->stream));
   STEP(GA_STAGE_LAUNCH,
        gak_cache_pct_sort(d_v, d_t, d_off, h_off, ngr, total, d_sc, c->stream));
-  for (int64_t g = 0; g < ngr; g++) {
-    if (!h_cnt[g])
-      continue;
-    pv[g] = malloc(sizeof(double) * (size_t)h_cnt[g]); /* ga_pct's own */
-    if (!pv[g]) {
-      rc = GA_SCAN_NOMEM;
-      goto fail;
+  if (npos >= 0) { /* rule 3: the picks, into d_t (free after the sort) */
+    places(q, i, h_cnt, h_off, ngr, total, h_pos, h_first);
+    if (npos) {
+      STEP(GA_STAGE_H2D,
+           gak_memcpy_h2d(d_pos, h_pos, sizeof(int64_t) * (size_t)npos,
+                          c->stream));
+      STEP(GA_STAGE_LAUNCH,
+           gak_cache_pct_pick(d_v, d_pos, npos, d_t, c->stream));
+      STEP(GA_STAGE_D2H,
+           gak_memcpy_d2h(h_sv, d_t, sizeof(double) * (size_t)npos, c->stream));
     }
-    STEP(GA_STAGE_D2H,
-         gak_memcpy_d2h(pv[g], d_v + h_off[g],
-                        sizeof(double) * (size_t)h_cnt[g], c->stream));
+  } else {
+    for (int64_t g = 0; g < ngr; g++) {
+      if (!h_cnt[g])
+        continue;
+      pv[g] = malloc(sizeof(double) * (size_t)h_cnt[g]); /* ga_pct's own */
+      if (!pv[g]) {
+        rc = GA_SCAN_NOMEM;
+        goto fail;
+      }
+      STEP(GA_STAGE_D2H,
+           gak_memcpy_d2h(pv[g], d_v + h_off[g],
+                          sizeof(double) * (size_t)h_cnt[g], c->stream));
+    }
   }
   if (!ga_cg_sync(c, why, nwhy))
     goto fail;
-  st->pv[i] = pv;
   st->pn[i] = h_cnt;
-  pv = NULL;
   h_cnt = NULL;
+  if (npos >= 0) {
+    st->sv[i] = h_sv;
+    st->spos[i] = h_pos;
+    st->sfirst[i] = h_first;
+    h_sv = NULL;
+    h_pos = h_first = NULL;
+    c->pct_selected++; /* gpuagg_info (tests) */
+  } else {
+    st->pv[i] = pv;
+    pv = NULL;
+  }
+  c->pct_values_back += npos >= 0 ? npos : total;
   st->method[i] =
       ngr > GAK_PCT_SORT_EACH ? "stat-pct-segsort" : "stat-pct-sort";
   rc = GA_SCAN_OK;
@@ -251,6 +361,9 @@ done:
     free(pv[g]);
   sqlite3_free(pv);
   sqlite3_free(h_cnt);
+  sqlite3_free(h_pos);
+  sqlite3_free(h_first);
+  sqlite3_free(h_sv);
   return rc;
 }
 
@@ -276,6 +389,27 @@ int ga_cgs_hand(ga_cgs *st, int nv, int64_t g, ga_gsq **sqs, ga_dset **sets) {
       memcpy(sqs[i]->d, st->sq[i] + (size_t)g * GA_XSQ_DIGITS,
              sizeof(sqs[i]->d));
       sqs[i]->adds = 0; /* normalised */
+    }
+    if (st->sv[i] && st->pn[i][g]) { /* rule 3: the picks (pct.c rule 7) */
+      int64_t a = st->sfirst[i][g], k = st->sfirst[i][g + 1] - a;
+      int64_t run = st->pn[i][st->ngr + 1 + g];
+      double *v = malloc(sizeof(double) * (size_t)(k ? k : 1));
+      size_t *rk = malloc(sizeof(size_t) * (size_t)(k ? k : 1));
+      if (!v || !rk || ga_dset_pct_push(&sets[i], st->sv[i][a])) {
+        free(v);
+        free(rk);
+        goto nomem;
+      }
+      for (int64_t t = 0; t < k; t++) {
+        v[t] = st->sv[i][a + t];
+        rk[t] = (size_t)(st->spos[i][a + t] - run);
+      }
+      ga_pct *p = &sets[i]->pct;
+      free(p->v);
+      p->v = v;
+      p->at = rk;
+      p->n = p->cap = (size_t)k;
+      p->of = (size_t)st->pn[i][g];
     }
     if (st->pv[i] && st->pn[i][g]) { /* dset.h rule 6: the values move */
       if (ga_dset_pct_push(&sets[i], st->pv[i][g][0]))
@@ -306,6 +440,9 @@ void ga_cgs_free(ga_cgs *st) {
       free(st->pv[i][g]);
     sqlite3_free(st->pv[i]);
     sqlite3_free(st->pn[i]);
+    sqlite3_free(st->sv[i]);
+    sqlite3_free(st->spos[i]);
+    sqlite3_free(st->sfirst[i]);
   }
   memset(st, 0, sizeof(*st));
 }

@@ -34,7 +34,12 @@ typedef struct ga_cgs {
   int64_t bytes;              /* host bytes charged to q->dist_cap (rule 4) */
   int64_t *sq[GA_MAX_STATES]; /* rule 2: ngr windows a value, normalised */
   double **pv[GA_MAX_STATES]; /* rule 3: each group's values (malloc) */
-  int64_t *pn[GA_MAX_STATES]; /* and their counts */
+  int64_t *pn[GA_MAX_STATES]; /* and their counts, then ngr + 1 offsets */
+  /* rule 3's selection: the picked values (sv), their places in the
+  ** sorted runs (spos: group g's run starts at pn[i][ngr + 1 + g]), and
+  ** group g's first pick (sfirst, ngr + 1 entries); NULL: pv instead */
+  double *sv[GA_MAX_STATES];
+  int64_t *spos[GA_MAX_STATES], *sfirst[GA_MAX_STATES];
   const char *method[GA_MAX_STATES]; /* what ran (GPUAGG_CACHE_PROFILE) */
 } ga_cgs;
 

@@ -31,6 +31,18 @@
 **      capacity against cap_bytes: past it GA_PCT_CAP, never an
 **      approximation.
 **   6. Long loops poll stop() every 65,536 values visited.
+**   7. Rule 2's ranks (ga_pct_ranks) and its arithmetic (ga_pct_blend) are
+**      functions of their own, which every path calls: the selection here,
+**      and a selection made elsewhere, where only the order statistics the
+**      answers read were kept (p->at: a GPU entry sorts each group's
+**      values and brings back those ranks alone, engine/cache/
+**      cache_gpu_stat.c rule 3).  Such a set is read by rank: its v1 and
+**      v2 are the values of ranks i1 and i2 of the sorted whole, which
+**      compare equal to those the selection finds, and rule 2's blend of
+**      equal values is the same bits (its zeros give +0.0 either way).
+**      For _disc the sorted order itself puts -0.0 before 0.0, so the
+**      value at rank i1 is rule 4's: -0.0 exactly when i1 is below the
+**      count of values with the sign bit set.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -202,30 +214,68 @@ int ga_pct_select(double *v, size_t n, size_t k, int rounds,
   return k < n ? select_k(v, n, k, rounds, &pl) : GA_OK;
 }
 
+void ga_pct_ranks(int fn, double frac, size_t n, double *ix, size_t *i1,
+                  size_t *i2) {
+  /* rule 2, as SQLite writes it: its index is an unsigned int of ix */
+  *ix = frac * (double)(n - 1);
+  *i1 = (size_t)*ix;
+  *i2 = fn == GA_PCT_DISC || *ix == (double)*i1 || *i1 == n - 1 ? *i1 : *i1 + 1;
+}
+
+double ga_pct_blend(int fn, double ix, size_t i1, double v1, double v2) {
+  if (fn == GA_PCT_DISC)
+    return v1;
+  /* rule 2: three roundings in SQLite's order, never fused */
+  double d = v2 - v1;
+  double f = ix - (double)i1;
+  double m = d * f;
+  return v1 + m;
+}
+
+/* Rule 7: the value of rank r in a selection made elsewhere; 0 when the
+** selection lacks it. */
+static int picked(const ga_pct *p, size_t r, double *out) {
+  size_t lo = 0, hi = p->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (p->at[mid] < r)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == p->n || p->at[lo] != r)
+    return 0;
+  *out = p->v[lo];
+  return 1;
+}
+
 int ga_pct_answer(ga_pct *p, int fn, double *out, int (*stop)(void *),
                   void *arg) {
+  double ix, v1, v2;
+  size_t i1, i2;
+  if (p->at) { /* rule 7 */
+    if (!p->of)
+      return GA_PCT_BAD;
+    ga_pct_ranks(fn, p->frac, p->of, &ix, &i1, &i2);
+    if (!picked(p, i1, &v1) || !picked(p, i2, &v2))
+      return GA_PCT_BAD;
+    *out = ga_pct_blend(fn, ix, i1, v1, v2);
+    return GA_OK;
+  }
   size_t n = p->n;
   double *v = p->v;
   poller pl = {stop, arg, 0, 65536};
-  /* rule 2, as SQLite writes it: its index is an unsigned int of ix */
-  double ix = p->frac * (double)(n - 1);
-  size_t i1 = (size_t)ix;
+  ga_pct_ranks(fn, p->frac, n, &ix, &i1, &i2);
   int rc = select_k(v, n, i1, -1, &pl);
   if (rc != GA_OK)
     return rc;
-  double v1 = v[i1];
-  if (fn == GA_PCT_DISC) {
-    if (v1 == 0.0) { /* rule 4 */
-      size_t neg = 0;
-      for (size_t i = 0; i < n; i++)
-        neg += signbit(v[i]) != 0;
-      v1 = i1 < neg ? -0.0 : 0.0;
-    }
-    *out = v1;
-    return GA_OK;
+  v1 = v2 = v[i1];
+  if (fn == GA_PCT_DISC && v1 == 0.0) { /* rule 4 */
+    size_t neg = 0;
+    for (size_t i = 0; i < n; i++)
+      neg += signbit(v[i]) != 0;
+    v1 = i1 < neg ? -0.0 : 0.0;
   }
-  size_t i2 = ix == (double)i1 || i1 == n - 1 ? i1 : i1 + 1;
-  double v2 = v1;
   if (i2 != i1) { /* the smallest above i1 (rule 3) */
     v2 = v[i1 + 1];
     for (size_t i = i1 + 2; i < n; i++)
@@ -234,16 +284,14 @@ int ga_pct_answer(ga_pct *p, int fn, double *out, int (*stop)(void *),
     if (poll_after(&pl, n - i1))
       return GA_INTERRUPTED;
   }
-  /* rule 2: three roundings in SQLite's order, never fused */
-  double d = v2 - v1;
-  double f = ix - (double)i1;
-  double m = d * f;
-  *out = v1 + m;
+  *out = ga_pct_blend(fn, ix, i1, v1, v2);
   return GA_OK;
 }
 
 void ga_pct_free(ga_pct *p) {
   free(p->v);
+  free(p->at);
   p->v = NULL;
-  p->n = p->cap = 0;
+  p->at = NULL;
+  p->n = p->cap = p->of = 0;
 }

@@ -37,10 +37,34 @@ typedef struct ga_pct {
   double frac;       /* the first row's fraction */
   int frac_set;      /* frac is set (median: at the first row too) */
   int64_t cap_bytes; /* the memory cap: v may not pass it (0: none) */
+  /* pct.c rule 7: a selection made elsewhere (a GPU entry's sorted runs,
+  ** engine/cache/cache_gpu_stat.c): v[0..n) are the order statistics of
+  ** ranks at[0..n) (ascending, 0-based) of a set of `of` values, -0.0
+  ** ranked before 0.0.  at NULL: v holds every value (of unused). */
+  size_t *at;
+  size_t of;
 } ga_pct;
 
+/* One median or percentile a query asks of a value (issue 39): fn
+** (GA_PCT_*) at fraction frac (ga_pct_fraction's), of value val. */
+typedef struct ga_pct_ask {
+  int val, fn;
+  double frac;
+} ga_pct_ask;
+
+/* Rule 2's ranks of fn at frac over n > 0 values: ix = frac * (n - 1),
+** *i1 = (integer) ix, *i2 the other rank the blend reads (i1 itself for
+** _disc, where ix is an integer, or i1 is the last). */
+void ga_pct_ranks(int fn, double frac, size_t n, double *ix, size_t *i1,
+                  size_t *i2);
+
+/* Rule 2's answer from v1 and v2, the i1-th and i2-th smallest values
+** (ga_pct_ranks): v1 for _disc, else v1 + (v2 - v1) * (ix - i1), never
+** fused.  For _disc, v1 must already carry rule 4's sign of a zero. */
+double ga_pct_blend(int fn, double ix, size_t i1, double v1, double v2);
+
 /* Add y (finite).  GA_OK, GA_NOMEM, or GA_PCT_CAP when the values would
-** pass cap_bytes. */
+** pass cap_bytes.  Not on a selection made elsewhere (rule 7). */
 #define GA_PCT_CAP 100
 /* A value a percentile refuses, seen by the parallel scan
 ** (engine/scan/scan_group.h rule 6). */
@@ -55,7 +79,9 @@ void ga_pct_remove(ga_pct *p, double y);
 ** index ix = frac * (n - 1) and blend v1 + (v2 - v1) * (ix - i1), or for
 ** _disc the value at floor(ix).  The values are reordered (a selection,
 ** not a sort).  stop(arg), when not NULL, is polled every 65,536 values
-** visited: nonzero stops it with GA_INTERRUPTED.  GA_OK otherwise. */
+** visited: nonzero stops it with GA_INTERRUPTED.  GA_OK otherwise.
+** A selection made elsewhere (p->at, rule 7) is read, not reordered:
+** GA_PCT_BAD when it lacks a rank the answer reads. */
 int ga_pct_answer(ga_pct *p, int fn, double *out, int (*stop)(void *),
                   void *arg);
 

@@ -152,6 +152,8 @@ int ga_dset_pct_push(ga_dset **ps, double y) {
 
 int ga_dset_merge(ga_dset **into, const ga_dset *later) {
   if (later && later->pct.n) { /* rule 6 */
+    if (later->pct.at || (*into && (*into)->pct.at))
+      return GA_PCT_BAD; /* rule 6: a selection made elsewhere never merges */
     if (!*into && !(*into = dset_new(GA_COLL_NONE_PCT, NULL)))
       return GA_NOMEM;
     ga_pct *d = &(*into)->pct;
@@ -191,6 +193,7 @@ int64_t ga_dset_bytes(const ga_dset *s) {
   return s ? (int64_t)sizeof(*s) + (int64_t)s->cap * GA_DSET_ENTRY_BYTES +
                  s->text_bytes +
                  (int64_t)s->pct.cap * GA_PCT_VALUE_BYTES /* rule 6 */
+                 + (s->pct.at ? (int64_t)(s->pct.cap * sizeof(size_t)) : 0)
            : 0;
 }
 

@@ -39,7 +39,11 @@
 **      of its group holds them in pct (engine/reduce/pct.h), unordered, and
 **      no entries; a merge appends later's values, its bytes are counted
 **      with the set's (rule 4).  The order of the values never matters:
-**      the answer is a selection over all of them.
+**      the answer is a selection over all of them.  A GPU entry's group
+**      may hold only the order statistics its answers read (pct.c rule
+**      7, their ranks counted too): such a set is a whole group's alone
+**      and never merges (GA_PCT_BAD: the GPU entry's groups are distinct
+**      keys, so no caller meets it).
 */
 #ifndef GA_DSET_H
 #define GA_DSET_H
@@ -87,7 +91,7 @@ int ga_dset_add(ga_dset **ps, int coll, ga_dset_eq_fn eq, const ga_value *raw,
 /* num (GA_V_INT or GA_V_REAL) as e's sum classification. */
 void ga_dset_set_num(ga_dent *e, const ga_value *num);
 /* *into += every entry of later (rule 2 by the tags; later unchanged).
-** GA_OK, GA_NOMEM, or GA_INTERRUPTED (rule 5). */
+** GA_OK, GA_NOMEM, GA_INTERRUPTED (rule 5), or GA_PCT_BAD (rule 6). */
 int ga_dset_merge(ga_dset **into, const ga_dset *later);
 /* Rule 5: this thread's poll of the long loops.  stop(arg) non-zero: stop;
 ** polls counts the calls (tests assert on it). */

@@ -2480,9 +2480,11 @@ typedef struct fk_stat {
   const uint32_t *idx, *gid, *sel, *slout;
   const gak_cslice *sl;
   int64_t ngr;
-  int64_t *out; /* sq: ngr * GA_XSQ_DIGITS; count: ngr + 1 */
-  const int64_t *offs;
+  int64_t *out;        /* sq: ngr * GA_XSQ_DIGITS; count: ngr + 1 */
+  const int64_t *offs; /* pick: the places */
   double *vals;
+  double *pick; /* pick: the picked values (ngr: their count) */
+  int dev;      /* pick: each place is checked on it */
 } fk_stat;
 
 /* Position p of slice sl: its row, or -1 (cache_stat.cu's st_row). */
@@ -2717,6 +2719,41 @@ int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
   r->offs = d_offs;
   r->vals = d_vals;
   op *o = op_new(op_pct_sort);
+  o->extra = r;
+  enqueue(s, o);
+  return 0;
+}
+
+/* gak_cache_pct_pick's twin (cache_stat.cu rule 6): each place's value. */
+static void op_pct_pick(op *o) {
+  fk_stat *r = o->extra;
+  if (kernel_faults(o, r->pick, 8 * (size_t)r->ngr))
+    return;
+  for (int64_t j = 0; j < r->ngr; j++) { /* a place past the runs: die */
+    dev_check(r->vals + r->offs[j], 8, r->dev, "gak_cache_pct_pick place");
+    r->pick[j] = r->vals[r->offs[j]];
+  }
+}
+
+int gak_cache_pct_pick(const double *d_vals, const int64_t *d_pos, int64_t npos,
+                       double *d_out, gak_stream gs) {
+  fstream *s = (fstream *)gs;
+  if (!stream_ok(s) || npos < 0)
+    return fail(GAK_EOTHER);
+  if (npos == 0)
+    return 0;
+  dev_check(d_vals, 8, s->dev, "gak_cache_pct_pick vals");
+  dev_check(d_pos, 8 * (size_t)npos, s->dev, "gak_cache_pct_pick pos");
+  dev_check(d_out, 8 * (size_t)npos, s->dev, "gak_cache_pct_pick out");
+  fk_stat *r = calloc(1, sizeof(*r));
+  if (!r)
+    die("out of memory for an operation");
+  r->ngr = npos;
+  r->offs = d_pos;
+  r->vals = (double *)d_vals;
+  r->pick = d_out;
+  r->dev = s->dev;
+  op *o = op_new(op_pct_pick);
   o->extra = r;
   enqueue(s, o);
   return 0;
