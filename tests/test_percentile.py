@@ -666,6 +666,15 @@ def hpct_cache(rep_con_path):
     got, ls = ask("SELECT g, gpu_median(x) FROM hc GROUP BY g", 2)
     rep.check("hpct: group_bytes declines the host cache", ls.get("path") != "cache" and
               "the medians' values would pass group_bytes" in (ls.get("why") or ""), repr((got if isinstance(got, Err) else got[:2], ls.get("why"))))
+    # the groups' arrays cross it first (one thread, a cap below them): the
+    # same reason, not the threads' timing's (the flaky check above, before)
+    for cap in (64, 512):
+        con.execute("SELECT gpuagg_config('group_bytes', ?)", (cap,))
+        got, ls = ask("SELECT k % 1000, gpu_median(x) FROM hc GROUP BY 1", 1)
+        rep.check("hpct: group_bytes %d below the groups' arrays: the medians' reason" % cap,
+                  ls.get("path") != "cache" and
+                  "the medians' values would pass group_bytes" in (ls.get("why") or ""),
+                  repr(ls.get("why")))
     con.execute("SELECT gpuagg_config('group_bytes', 0)")
     # an infinity: SQLite's error, the cache declining with why
     con.execute("UPDATE hc SET x = 9e999 WHERE id = 777")

@@ -2206,6 +2206,11 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   for (int t = 0; t < threads; t++)
     run_free(&runs[t]); /* not the lists of rule 9's groups: below */
   rc = ga_cpct_decline(rc, why, nwhy); /* rule 21 */
+  /* rules 14, 17 and 21: where the groups keep sets of values, the runs'
+  ** sets and arrays share one tally, and which run crossed group_bytes
+  ** first (its sets or its arrays) is the threads' timing: one reason */
+  if (rc == GA_CACHE_GROUP_CAP && q->ndist)
+    rc = GA_CACHE_DSET_CAP;
   if (rc == GA_SCAN_FALLBACK)
     snprintf(why, nwhy, "more than %lld groups",
              (long long)GA_CACHE_MAX_GROUPS);
@@ -2256,7 +2261,13 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   }
   if (rc == GA_SCAN_OK && charge(&plan, 8 * (int64_t)out->n)) /* rule 17 */
     rc = GA_CACHE_GROUP_CAP;
-  if (rc == GA_CACHE_GROUP_CAP) {
+  if (rc == GA_CACHE_GROUP_CAP && q->ndist) { /* as above: one reason */
+    snprintf(why, nwhy,
+             "the DISTINCT aggregates' sets of values or the medians' values "
+             "would pass group_bytes (%lld bytes)",
+             (long long)q->dist_cap);
+    rc = GA_CACHE_DECLINED;
+  } else if (rc == GA_CACHE_GROUP_CAP) {
     snprintf(why, nwhy,
              "the host cache's groups and arrays would pass group_bytes "
              "(%lld bytes); raise it with gpuagg_config('group_bytes', ...)",
