@@ -228,6 +228,14 @@ SQLITE_EXTENSION_INIT3
 /* Rule 14: the DISTINCT sets passed dist_cap; a value outside its bitmap. */
 #define GA_CACHE_DSET_CAP 43
 #define GA_CACHE_DBITS 44
+/* Rules 14 and 21: the groups' sets of values would pass group_bytes. */
+static void sets_cap_why(const ga_cquery *q, char *why, size_t nwhy) {
+  snprintf(why, nwhy,
+           "the DISTINCT aggregates' sets of values or the medians' values "
+           "would pass group_bytes (%lld bytes)",
+           (long long)q->dist_cap);
+}
+
 /* Rule 17: the query's groups and arrays would pass group_bytes. */
 #define GA_CACHE_GROUP_CAP 45
 #define GA_CH_BLOCK 4096
@@ -2224,10 +2232,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     snprintf(why, nwhy, "a DISTINCT value outside its column's range");
     rc = GA_CACHE_DECLINED;
   } else if (rc == GA_CACHE_DSET_CAP) { /* rules 14 and 21 */
-    snprintf(why, nwhy,
-             "the DISTINCT aggregates' sets of values or the medians' values "
-             "would pass group_bytes (%lld bytes)",
-             (long long)q->dist_cap);
+    sets_cap_why(q, why, nwhy);
     rc = GA_CACHE_DECLINED;
   } else if (rc == GA_CACHE_MANY) {
     snprintf(why, nwhy,
@@ -2262,10 +2267,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
   if (rc == GA_SCAN_OK && charge(&plan, 8 * (int64_t)out->n)) /* rule 17 */
     rc = GA_CACHE_GROUP_CAP;
   if (rc == GA_CACHE_GROUP_CAP && q->ndist) { /* as above: one reason */
-    snprintf(why, nwhy,
-             "the DISTINCT aggregates' sets of values or the medians' values "
-             "would pass group_bytes (%lld bytes)",
-             (long long)q->dist_cap);
+    sets_cap_why(q, why, nwhy);
     rc = GA_CACHE_DECLINED;
   } else if (rc == GA_CACHE_GROUP_CAP) {
     snprintf(why, nwhy,
