@@ -96,6 +96,8 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_append.h"
+#include "cache_extend.h"
 #include "cache_plan.h"
 #include "filestamp.h"
 #include "gpu.h"
@@ -423,8 +425,10 @@ int ga_cache_watchers(ga_cache *c, sqlite3 *db) {
 ** the clock read BEFORE looking, so a later proof may rely on it. */
 static void note_idle(sqlite3 *db, const char *schema) {
   int64_t seq = ga_cache_seq_now();
-  if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE)
+  if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE) {
     ga_cache_note_idle(db, schema, seq);
+    ga_cextend_note_idle(db, schema); /* issue 40 part 4 */
+  }
 }
 
 void ga_cache_note_idle_db(sqlite3 *db) {
@@ -713,6 +717,13 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
+  /* appends extend the entry (issue 40 part 4, cache_extend.c): before
+  ** the shape, whose programs read the entry's dictionaries */
+  int64_t added = -1;
+  char xwhy[200] = "";
+  int rc = ga_cextend_try(c, db, cfg, t->schema, e, &added, xwhy, sizeof xwhy);
+  if (rc != SQLITE_OK)
+    return rc;
   /* medians and percentiles (issue 39): a host entry keeps each group's
   ** values (engine/cache/cache_pct.c), a GPU entry gathers and sorts them
   ** (engine/cache/cache_gpu_stat.c).  A variance of DISTINCT values: a host
@@ -730,10 +741,17 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     }
   /* variances (issue 39): a host entry steps Σx² (cache_host.c rule 20), a
   ** GPU entry sums it on the device (cache_gpu_stat.c) */
-  int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
+  rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;
+  int was_stale = __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
   rc = ga_cache_current(db, t->schema, e, why, nwhy);
+  if (added == -2 && !was_stale) /* a later caller may extend it */
+    __atomic_store_n(&e->stale, 0, __ATOMIC_RELAXED);
+  if (rc == SQLITE_OK && why[0] && xwhy[0] && strstr(why, "stale")) {
+    size_t len = strlen(why);
+    snprintf(why + len, nwhy - len, "; not extended: %s", xwhy);
+  }
   if (rc != SQLITE_OK || why[0])
     return rc;
   int threads = ga_config_threads(cfg);
@@ -777,6 +795,11 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
              __atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db
                  ? " (shared: loaded by another connection)"
                  : "");
+    if (added >= 0) {
+      size_t len = strlen(why);
+      snprintf(why + len, nwhy - len, " (extended by %lld appended rows)",
+               (long long)added);
+    }
     return SQLITE_OK;
   }
   if (rc == GA_SCAN_NOMEM) {
@@ -917,11 +940,15 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
     /* rule 2: the entry holds a connection of its own to the file */
     sqlite3_str_appendf(s,
                         ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
-                        "\"shared_hits\":%lld,\"source\":\"%s\",\"how\":",
+                        "\"shared_hits\":%lld,\"source\":\"%s\",",
                         e->watch ? "true" : "false",
                         e->shareable ? "true" : "false",
                         mine ? "true" : "false", (long long)e->shared_hits,
                         e->from_file ? "file" : "rows");
+    /* issue 40 part 4: rows appended by extensions, and how many */
+    sqlite3_str_appendf(s, "\"appends\":%lld,\"extends\":%lld,\"how\":",
+                        e->app ? (long long)e->app->appends : 0LL,
+                        e->app ? (long long)e->app->extends : 0LL);
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");

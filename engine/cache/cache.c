@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache_append.h"
 #include "gpu.h"
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
@@ -205,6 +206,7 @@ void ga_centry_free(ga_centry *e) {
   sqlite3_free(e->stamp.file);
   sqlite3_free(e->auth_sig);
   sqlite3_close(e->watch);
+  ga_cappend_free(e->app);
   sqlite3_free(e);
 }
 
@@ -385,6 +387,26 @@ void ga_cache_relink(ga_cache *c, ga_centry *e) {
   c->used += e->bytes;
   e->linked = 1;
   e->refs++;
+  pthread_mutex_unlock(&c->mu);
+}
+
+int ga_cache_unlink_sole(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  int sole = e->linked && e->refs == 2;
+  if (sole)
+    unlink_entry(c, e); /* the caller's reference keeps it */
+  pthread_mutex_unlock(&c->mu);
+  return sole;
+}
+
+void ga_cache_relink_moved(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  e->next = c->entries;
+  c->entries = e;
+  c->used += e->bytes;
+  e->linked = 1;
+  e->refs++;
+  e->seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&c->mu);
 }
 

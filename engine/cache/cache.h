@@ -217,6 +217,10 @@ typedef struct ga_centry {
   int64_t shared_hits; /* answers to connections other than the owner */
   ga_fstamp fs;
   int64_t seq; /* ga_cache_seq_now when it was linked (rule 7's idle) */
+  /* appends (issue 40 part 4, cache_append.h): the pages and right-edge
+  ** leaf its extension's proof needs (NULL: none recorded), or why not */
+  struct ga_cappend *app;
+  const char *app_no; /* static text */
   double load_ms;
   char note[128]; /* how it was loaded (parallel/serial, GPU fallback) */
 } ga_centry;
@@ -304,6 +308,12 @@ void ga_centry_free(ga_centry *e); /* an entry in no list */
 ** it out: nothing to relink). */
 int ga_cache_unlink(ga_cache *c, ga_centry *e);
 void ga_cache_relink(ga_cache *c, ga_centry *e);
+/* An extension (cache_append.h rule 3): unlink e when the list and the
+** caller hold the only references (1), else 0 and e stays as it is;
+** ga_cache_relink_moved puts it back as a new state (its seq moves, as a
+** new link's: planner/cache_plan.c rule 7's idle proof). */
+int ga_cache_unlink_sole(ga_cache *c, ga_centry *e);
+void ga_cache_relink_moved(ga_cache *c, ga_centry *e);
 void ga_cache_free_unlinked(ga_cache *c, ga_centry *e);
 /* Make room for `more` bytes within budget by evicting least recently used
 ** entries (stale ones first), never `keep`.  1 when it fits (c->used +

@@ -366,6 +366,9 @@ static int query_rename(sqlite3_vtab *pv, const char *name) {
 /* ---- plan: parameters are equality constraints on hidden columns ---- */
 
 static int query_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
+  /* issue 40: as gpu_aggregate's (planner/cache_plan.c rule 7; part 4's
+  ** extension, planner/cache_extend.c rule 3) */
+  ga_cache_note_idle_db(((query_vtab *)pv)->db);
   query_vtab *vt = (query_vtab *)pv;
   int n = 0;
   sqlite3_str *s = sqlite3_str_new(NULL);
