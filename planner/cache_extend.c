@@ -290,24 +290,76 @@ static int autovacuum_off(sqlite3 *db, const char *schema) {
   return ok;
 }
 
-/* Rule 2 / rule 5: the right-edge leaf `pg` in the snapshot holds exactly
-** the rows above its lmax: sets a's redge, kr, lmax, maxrowid.  1, 0 (why),
-** or -1 with *rc. */
-static int right_edge(sqlite3 *db, const char *schema, const char *table,
-                      const ga_walview *v, uint32_t pg, ga_cappend *a, int *rc,
-                      char *why, size_t nwhy) {
+/* The table's root page (sqlite_schema, in the snapshot): 1, 0 (why), -1
+** with *rc. */
+static int root_page(sqlite3 *db, const char *schema, const char *table,
+                     uint32_t *root, int *rc, char *why, size_t nwhy) {
+  int64_t r = 0;
+  int has = 0;
+  char *sql = sqlite3_mprintf("SELECT rootpage FROM \"%w\".sqlite_schema "
+                              "WHERE type = 'table' AND name = '%q'",
+                              schema, table);
+  *rc = sql ? one_int(db, sql, 0, 0, &r, &has) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  if (*rc != SQLITE_OK)
+    return -1;
+  if (!has || r < 2 || r >= 0x40000000) {
+    snprintf(why, nwhy, "the table's root page cannot be found");
+    return 0;
+  }
+  *root = (uint32_t)r;
+  return 1;
+}
+
+/* Rule 2 / rule 5: the tail leaves under root in the snapshot hold exactly
+** the rows above their lmax: sets a's tail, kr, lmax, maxrowid.  1, 0
+** (why), or -1 with *rc. */
+static int tail_leaves(sqlite3 *db, const char *schema, const char *table,
+                       const ga_walview *v, uint32_t root, ga_cappend *a,
+                       int *rc, char *why, size_t nwhy) {
   unsigned char *buf = sqlite3_malloc64(v->pgsz);
-  int ncell = 0, has = 0;
-  int64_t first = 0, last = 0, maxr = 0, lmax = 0;
+  uint32_t pg = root, kids[GA_CAPPEND_TAIL];
+  int nk = 0, ok = 0, has = 0;
+  int64_t kr = 0, first = 0, prev = 0, maxr = 0, lmax = 0, cnt = 0;
   if (!buf) {
     *rc = SQLITE_NOMEM;
     return -1;
   }
-  int ok = ga_walview_page(v, pg, buf) &&
-           ga_btree_leaf(buf, pg, v->pgsz, &ncell, &first, &last) && ncell > 0;
+  /* down the right edge to the bottom interior page (or a leaf root) */
+  for (int depth = 0; depth < 40 && ga_walview_page(v, pg, buf); depth++) {
+    int t = ga_btree_type(buf, pg, v->pgsz);
+    if (t == 0x0d && pg == root) {
+      kids[0] = pg;
+      nk = ok = 1;
+      break;
+    }
+    uint32_t right = 0;
+    if (t != 0x05 || !ga_btree_right(buf, pg, v->pgsz, &right))
+      break;
+    unsigned char *child = sqlite3_malloc64(v->pgsz);
+    int leaf = child && ga_walview_page(v, right, child) &&
+               ga_btree_type(child, right, v->pgsz) == 0x0d;
+    sqlite3_free(child);
+    if (leaf) {
+      ok = ga_btree_last_children(buf, pg, v->pgsz, kids, GA_CAPPEND_TAIL, &nk);
+      break;
+    }
+    pg = right;
+  }
+  for (int i = 0; ok && i < nk; i++) {
+    int n = 0;
+    int64_t f = 0, l = 0;
+    ok = ga_walview_page(v, kids[i], buf) &&
+         ga_btree_leaf(buf, kids[i], v->pgsz, &n, &f, &l) && n > 0 &&
+         (i == 0 || f > prev);
+    if (i == 0)
+      first = f;
+    prev = l;
+    kr += n;
+  }
   sqlite3_free(buf);
   if (!ok) {
-    snprintf(why, nwhy, "the right-edge leaf (page %u) cannot be read", pg);
+    snprintf(why, nwhy, "the b-tree's right edge cannot be read");
     return 0;
   }
   char *sql = sqlite3_mprintf("SELECT max(%s) FROM \"%w\".\"%w\"", a->rowid,
@@ -316,24 +368,32 @@ static int right_edge(sqlite3 *db, const char *schema, const char *table,
   sqlite3_free(sql);
   if (*rc != SQLITE_OK)
     return -1;
-  if (!has || maxr != last) {
-    snprintf(why, nwhy, "the right-edge leaf does not hold the largest rowid");
+  if (!has || maxr != prev) {
+    snprintf(why, nwhy, "the last leaf does not hold the largest rowid");
     return 0;
   }
-  sql = sqlite3_mprintf("SELECT %s FROM \"%w\".\"%w\" ORDER BY %s DESC "
-                        "LIMIT 1 OFFSET ?1",
+  sql = sqlite3_mprintf("SELECT max(%s) FROM \"%w\".\"%w\" WHERE %s < ?1",
                         a->rowid, schema, table, a->rowid);
-  *rc = sql ? one_int(db, sql, ncell, 1, &lmax, &has) : SQLITE_NOMEM;
+  *rc = sql ? one_int(db, sql, first, 1, &lmax, &has) : SQLITE_NOMEM;
   sqlite3_free(sql);
   if (*rc != SQLITE_OK)
     return -1;
-  if (has && first <= lmax) {
-    snprintf(why, nwhy, "the right-edge leaf's rows are not the table's last");
+  int has_lmax = has;
+  sql = sqlite3_mprintf("SELECT count(*) FROM \"%w\".\"%w\" WHERE %s > ?1",
+                        schema, table, a->rowid);
+  *rc = sql ? one_int(db, sql, has_lmax ? lmax : INT64_MIN, 1, &cnt, &has)
+            : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  if (*rc != SQLITE_OK)
+    return -1;
+  if (cnt != kr) {
+    snprintf(why, nwhy, "the tail leaves are not the table's last rows");
     return 0;
   }
-  a->redge = pg;
-  a->kr = ncell;
-  a->has_lmax = has;
+  memcpy(a->tail, kids, sizeof(uint32_t) * (size_t)nk);
+  a->ntail = nk;
+  a->kr = kr;
+  a->has_lmax = has_lmax;
   a->lmax = lmax;
   a->maxrowid = maxr;
   return 1;
@@ -373,7 +433,7 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
   }
   ga_cappend *a = ga_cappend_new();
   sqlite3_stmt *st = NULL;
-  uint32_t last_leaf = 0;
+  uint32_t root = 0;
   if (!a) {
     e->app_no = "out of memory";
     goto done;
@@ -403,6 +463,7 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
   }
   sqlite3_bind_text(st, 1, e->schema, -1, SQLITE_STATIC);
   sqlite3_bind_text(st, 2, e->table, -1, SQLITE_STATIC);
+  int npg = 0;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     int64_t pg = sqlite3_column_int64(st, 0);
     const char *type = (const char *)sqlite3_column_text(st, 1);
@@ -413,23 +474,28 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
         rc = SQLITE_NOMEM;
         break;
       }
-      if (!strcmp(type, "leaf"))
-        last_leaf = (uint32_t)pg;
+      npg++;
     }
   }
   sqlite3_finalize(st);
-  if (rc != SQLITE_DONE || !last_leaf) {
+  if (rc != SQLITE_DONE || !npg) {
     e->app_no = "dbstat could not list the table's pages";
     goto done;
   }
   a->pgsz = v.pgsz;
-  if (right_edge(db, e->schema, e->table, &v, last_leaf, a, &rc, why,
-                 sizeof why) != 1 ||
+  if (root_page(db, e->schema, e->table, &root, &rc, why, sizeof why) != 1 ||
+      tail_leaves(db, e->schema, e->table, &v, root, a, &rc, why, sizeof why) !=
+          1 ||
       a->kr > e->rows) {
-    e->app_no = "the right-edge leaf could not be proven (dbstat's last leaf "
-                "is not the page of the largest rowid)";
+    e->app_no = "the b-tree's last leaves could not be proven to hold the "
+                "table's last rows";
     goto done;
   }
+  for (int i = 0; i < a->ntail; i++)
+    if (!ga_cappend_has(a, a->tail[i])) {
+      e->app_no = "dbstat did not list a last leaf";
+      goto done;
+    }
   e->app = a;
   a = NULL;
 done:
@@ -555,45 +621,24 @@ static int new_record(sqlite3 *db, const char *schema, const ga_centry *e,
       rc = SQLITE_NOTFOUND;
       break;
     }
+    /* an interior page holds no row, an index leaf none of a table's; an
+    ** overflow or freelist page starts with a page number, whose first
+    ** byte is 0 below 2^24 pages: only then is the type byte unambiguous
+    ** (page 1 is sqlite_schema's root: never a user table's) */
     int t = ga_btree_type(buf, p, v->pgsz);
-    if (t != 0x02 && t != 0x05 && ga_cappend_add(b, p)) {
+    int rows = p != 1 && (v->nlast >= (1u << 24) ||
+                          (t != 0x02 && t != 0x05 && t != 0x0a));
+    if (rows && ga_cappend_add(b, p)) {
       rc = SQLITE_NOMEM;
       break;
     }
   }
-  int64_t root = 0;
-  int has = 0;
-  if (rc == SQLITE_OK) {
-    char *sql = sqlite3_mprintf("SELECT rootpage FROM \"%w\".sqlite_schema "
-                                "WHERE type = 'table' AND name = '%q'",
-                                schema, e->table);
-    rc = sql ? one_int(db, sql, 0, 0, &root, &has) : SQLITE_NOMEM;
-    sqlite3_free(sql);
-    if (rc == SQLITE_OK && (!has || root < 2 || root >= 0x40000000)) {
-      snprintf(why, nwhy, "the table's root page cannot be found");
-      rc = SQLITE_NOTFOUND;
-    }
-  }
-  uint32_t pg = (uint32_t)root;
-  for (int depth = 0; rc == SQLITE_OK; depth++) {
-    uint32_t child = 0;
-    if (depth > 40 || !ga_walview_page(v, pg, buf)) {
-      snprintf(why, nwhy, "the right edge of the b-tree cannot be read");
-      rc = SQLITE_NOTFOUND;
-      break;
-    }
-    if (ga_btree_type(buf, pg, v->pgsz) == 0x0d)
-      break;
-    if (!ga_btree_right(buf, pg, v->pgsz, &child)) {
-      snprintf(why, nwhy, "the right edge of the b-tree cannot be read");
-      rc = SQLITE_NOTFOUND;
-      break;
-    }
-    pg = child;
-  }
   sqlite3_free(buf);
+  uint32_t root = 0;
   if (rc == SQLITE_OK) {
-    int r = right_edge(db, schema, e->table, v, pg, b, &rc, why, nwhy);
+    int r = root_page(db, schema, e->table, &root, &rc, why, nwhy);
+    if (r == 1)
+      r = tail_leaves(db, schema, e->table, v, root, b, &rc, why, nwhy);
     if (r == 0)
       rc = SQLITE_NOTFOUND;
   }
@@ -691,7 +736,7 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     goto no;
   }
   for (uint32_t p = 1; p < v.nlast; p++) {
-    if (v.last[p] > from && p != a->redge && ga_cappend_has(a, p)) {
+    if (v.last[p] > from && !ga_cappend_in_tail(a, p) && ga_cappend_has(a, p)) {
       snprintf(why, nwhy,
                "frame %u wrote page %u, which held rows of %s at the entry's "
                "state (not only appends)",
@@ -714,7 +759,7 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     goto out;
   if (r->rows != a->kr) {
     snprintf(why, nwhy,
-             "the right-edge leaf's rowids hold %lld rows, not %lld: a row "
+             "the last leaves' rowids hold %lld rows, not %lld: a row "
              "was deleted or inserted there (not only appends)",
              (long long)r->rows, (long long)a->kr);
     goto no;

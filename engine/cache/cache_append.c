@@ -49,6 +49,13 @@ int ga_cappend_add(ga_cappend *a, uint32_t pg) {
   return GA_OK;
 }
 
+int ga_cappend_in_tail(const ga_cappend *a, uint32_t pg) {
+  for (int i = 0; i < a->ntail; i++)
+    if (a->tail[i] == pg)
+      return 1;
+  return 0;
+}
+
 /* Row i of host entry e: its block and the row within it (segments in
 ** rowid order, seg_base ascending). */
 static const ga_cblock *row_at(const ga_centry *e, int64_t i, int64_t *j) {
@@ -69,7 +76,7 @@ static int is_text_col(const ga_ccol *c) { return c->ntext > 0; }
 int ga_cappend_same_tail(const ga_centry *e, const ga_centry *r, char *why,
                          size_t nwhy) {
   if (r->rows > e->rows || r->ncols != e->ncols) {
-    snprintf(why, nwhy, "the right-edge leaf holds more rows than the entry");
+    snprintf(why, nwhy, "the last leaves hold more rows than the entry");
     return 0;
   }
   int64_t base = e->rows - r->rows;
@@ -106,8 +113,8 @@ int ga_cappend_same_tail(const ga_centry *e, const ga_centry *r, char *why,
       }
       if (!same) {
         snprintf(why, nwhy,
-                 "row %lld of the right-edge leaf changed (column %s): not "
-                 "only appends",
+                 "row %lld, in the b-tree's last leaves, changed (column %s): "
+                 "not only appends",
                  (long long)(base + i), ec->name);
         return 0;
       }

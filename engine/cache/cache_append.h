@@ -13,10 +13,15 @@
 **      page): a page may only be added, never removed, so the proof that
 **      no later frame writes one of them (but the right-edge leaf) can only
 **      fail more often, never pass wrongly.
-**   2. The right-edge leaf (redge) held exactly the kr rows with rowid >
-**      lmax (lmax: the largest rowid of any other row; has_lmax 0: none),
-**      checked on the page itself when it was recorded; maxrowid the
-**      largest rowid of the entry.
+**   2. The tail leaves (tail: the last GA_CAPPEND_TAIL children, or fewer,
+**      of the b-tree's right-most bottom interior page, or the root when it
+**      is a leaf) held exactly the kr rows with rowid > lmax (lmax: the
+**      largest rowid of any other row; has_lmax 0: none), checked on the
+**      pages themselves when they were recorded; maxrowid the largest
+**      rowid of the entry.  A balance caused by appends at the right edge
+**      rewrites at most the last three children of that interior page
+**      (SQLite balances a page with at most two siblings of the same
+**      parent), so those are the pages the frames may write.
 **   3. An extension is applied only to an entry no other caller holds
 **      (engine/cache/cache.c ga_cache_unlink_sole): out of the list while
 **      it grows, so no query reads a half-grown entry and no reader whose
@@ -33,11 +38,14 @@
 
 #include "cache.h"
 
+#define GA_CAPPEND_TAIL 3
+
 typedef struct ga_cappend {
   uint32_t pgsz;
   uint32_t nbits; /* pages has room for page numbers below nbits */
   uint64_t *pages;
-  uint32_t redge;
+  uint32_t tail[GA_CAPPEND_TAIL];
+  int ntail;
   int64_t kr;
   int has_lmax;
   int64_t lmax, maxrowid;
@@ -52,6 +60,8 @@ void ga_cappend_free(ga_cappend *a);
 int ga_cappend_has(const ga_cappend *a, uint32_t pg);
 /* GA_OK or GA_NOMEM. */
 int ga_cappend_add(ga_cappend *a, uint32_t pg);
+/* Rule 2: pg is one of the tail leaves. */
+int ga_cappend_in_tail(const ga_cappend *a, uint32_t pg);
 
 /* The entry's last r->rows rows hold r's values (every column: the same
 ** NULLs, types and words; TEXT by value through both dictionaries)? 1, or

@@ -199,3 +199,27 @@ int ga_btree_leaf(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
   return cell_rowid(p, pgsz, h, 0, first) &&
          cell_rowid(p, pgsz, h, *ncell - 1, last);
 }
+
+int ga_btree_last_children(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
+                           uint32_t *kids, int max, int *n) {
+  uint32_t h = hdr_off(pgno);
+  *n = 0;
+  if (ga_btree_type(p, pgno, pgsz) != 0x05 || max < 1)
+    return 0;
+  int ncell = (int)((uint32_t)p[h + 3] << 8 | p[h + 4]);
+  int from = ncell - (max - 1) < 0 ? 0 : ncell - (max - 1);
+  for (int i = from; i < ncell; i++) {
+    uint32_t ptr = h + 12 + 2 * (uint32_t)i;
+    if (ptr + 2 > pgsz)
+      return 0;
+    uint32_t off = (uint32_t)p[ptr] << 8 | p[ptr + 1];
+    if (off < h + 12 || off + 4 > pgsz)
+      return 0;
+    kids[(*n)++] = get4(p + off);
+  }
+  kids[(*n)++] = get4(p + h + 8);
+  for (int i = 0; i < *n; i++)
+    if (!kids[i])
+      return 0;
+  return 1;
+}

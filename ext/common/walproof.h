@@ -57,6 +57,11 @@ int ga_btree_type(const unsigned char *p, uint32_t pgno, uint32_t pgsz);
 /* A table interior page's right-most child: 1, or 0. */
 int ga_btree_right(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
                    uint32_t *child);
+/* A table interior page's last children in key order (at most max: the
+** left children of its last max - 1 cells, then its right-most child) into
+** kids, *n of them: 1, or 0. */
+int ga_btree_last_children(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
+                           uint32_t *kids, int max, int *n);
 /* A table leaf's cells and its first and last rowids: 1, or 0 (an empty
 ** leaf: *ncell 0). */
 int ga_btree_leaf(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
