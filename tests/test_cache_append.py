@@ -201,6 +201,32 @@ def section_appends(rep, device):
     c.close()
 
 
+def section_shared(rep, device):
+    """Another connection of the process, sharing the entry, extends it
+    (cache_extend.c rule 6) and becomes its owner; the loader then reads
+    it as a shared entry."""
+    if device == "gpu":
+        return
+    c = Case(rep, "shared", device=device)
+    con2 = connect(c.path, device)
+    for i, q in enumerate(QUERIES):
+        con2.execute("CREATE VIRTUAL TABLE temp.q%d USING gpu_query(%s)"
+                     % (i, "'" + q.replace("'", "''") + "'"))
+    c.ask("second connection", "cache", con=con2)
+    c.run(append_sql(N + 1, N + 500, tag="d"))
+    c.ask("second connection extends", "extended", con=con2)
+    e = entry(c.con)
+    rep.check("shared extension owner", e and not e["mine"] and e["rows"] == N + 500,
+              json.dumps(e))
+    c.ask("loader reads it shared", "cache")
+    con2.execute(append_sql(N + 501, N + 600, tag="e"))
+    c.ask("loader extends again", "extended")
+    c.ask("second again", "cache", con=con2)
+    rep.check("shared loads", info(c.con)["cache"]["loads"] == 1, json.dumps(info(c.con)["cache"]))
+    con2.close()
+    c.close()
+
+
 def section_adversarial(rep, device):
     if device == "gpu":
         return
@@ -258,6 +284,7 @@ def main():
                if d == "cpu" or GPU]
     for device in devices:
         section_appends(rep, device)
+        section_shared(rep, device)
         section_adversarial(rep, device)
     rep.finish()
 
