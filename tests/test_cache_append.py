@@ -195,7 +195,7 @@ def section_appends(rep, device):
     c.ask("after gpu_cache", "cache")
     # a row appended by an earlier extension, then updated: its page is
     # recorded (cache_extend.c rule 5)
-    other.execute("UPDATE t SET x = x + 1 WHERE rowid = %d" % (N + 30))
+    other.execute("UPDATE t SET x = x + 1 WHERE rowid = %d" % (N + 200))
     c.ask("update of an appended row", "no", why_has="not extended")
     other.close()
     c.close()
