@@ -1,9 +1,13 @@
 /*
 ** cache_extend.c — appends extend a cache entry (issue 40, part 4): when
 ** the only change to a table since its entry's state is rows appended past
-** its largest rowid, the next cached query (planner/cache_plan.c) or
-** gpu_cache call (ext/cache/cache_fns.c) reads only the new rows and
-** appends them to the entry, instead of a reload.
+** its largest rowid, the next cached query (ga_cache_answer_ext, which
+** gpu_query's and gpu_aggregate's cache steps call: ext/query/query_vtab.c
+** rule 8, ext/aggregate/aggregate_vtab.c) or gpu_cache call
+** (ext/cache/cache_fns.c rule 11) reads only the new rows and appends them
+** to the entry, instead of a reload.  A gpu_query text with a subquery
+** reads the entry as it is (its values may come from the entry before the
+** rows are asked: ext/query/query_vtab.c subq_cache).
 **
 ** Rules:
 **   1. Proved, never guessed.  Only in WAL mode, for a host entry of a
@@ -67,7 +71,6 @@
 **      is left as it is (ext/cache/cache_persist.c maps only a file whose
 **      stamp is the reader's).
 */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,81 +110,6 @@ static int one_int(sqlite3 *db, const char *sql, int64_t bind1, int bind,
   return rc == SQLITE_OK ? rc : ga_intr_rc(db, rc);
 }
 
-/* ---- rule 3's idle notes ---- */
-
-/* The wal-index header of (db, schema) at the last moment db had no
-** transaction open on it, with the file's identity: a transaction open
-** now began after that moment, so where the header is still the same,
-** its snapshot is that header's state.  A slot reused by a connection at
-** the same address proves the same (its transactions began after it
-** opened, after the note). */
-#define GA_IDLE_NOTES 64
-typedef struct idle_note {
-  const void *db;
-  char schema[64];
-  uint64_t dev, ino;
-  unsigned char hdr[GA_FSTAMP_WALIDX];
-  int64_t tick;
-} idle_note;
-static idle_note g_notes[GA_IDLE_NOTES];
-static int64_t g_tick;
-static pthread_mutex_t g_notes_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* The schema's file is in WAL mode (its header says so): only then is the
-** wal-index read (xShmMap would create a -shm beside a rollback file). */
-static int is_wal_file(sqlite3 *db, const char *schema) {
-  sqlite3_file *f = NULL;
-  unsigned char h[100];
-  return sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) ==
-             SQLITE_OK &&
-         f && f->pMethods && f->pMethods->xRead(f, h, 100, 0) == SQLITE_OK &&
-         h[18] == 2 && h[19] == 2;
-}
-
-void ga_cextend_note_idle(sqlite3 *db, const char *schema) {
-  unsigned char h[GA_FSTAMP_WALIDX];
-  uint64_t dev = 0, ino = 0;
-  if (!schema || strlen(schema) >= sizeof g_notes[0].schema ||
-      sqlite3_txn_state(db, schema) != SQLITE_TXN_NONE ||
-      !ga_fstamp_ident(db, schema, &dev, &ino) || !is_wal_file(db, schema) ||
-      !ga_fstamp_walidx(db, schema, h))
-    return;
-  pthread_mutex_lock(&g_notes_mu);
-  idle_note *slot = &g_notes[0];
-  for (int i = 0; i < GA_IDLE_NOTES; i++) {
-    idle_note *n = &g_notes[i];
-    if (n->db == db && !sqlite3_stricmp(n->schema, schema)) {
-      slot = n;
-      break;
-    }
-    if (n->tick < slot->tick)
-      slot = n;
-  }
-  slot->db = db;
-  snprintf(slot->schema, sizeof slot->schema, "%s", schema);
-  slot->dev = dev;
-  slot->ino = ino;
-  memcpy(slot->hdr, h, sizeof h);
-  slot->tick = ++g_tick;
-  pthread_mutex_unlock(&g_notes_mu);
-}
-
-static int idle_hdr(sqlite3 *db, const char *schema, uint64_t dev, uint64_t ino,
-                    unsigned char *h) {
-  int found = 0;
-  pthread_mutex_lock(&g_notes_mu);
-  for (int i = 0; i < GA_IDLE_NOTES && !found; i++) {
-    idle_note *n = &g_notes[i];
-    if (n->db == db && n->tick && !sqlite3_stricmp(n->schema, schema) &&
-        n->dev == dev && n->ino == ino) {
-      memcpy(h, n->hdr, GA_FSTAMP_WALIDX);
-      found = 1;
-    }
-  }
-  pthread_mutex_unlock(&g_notes_mu);
-  return found;
-}
-
 /* Rule 3: a read transaction held on schema whose snapshot is h->fs. */
 typedef struct held {
   sqlite3_stmt *st;
@@ -209,7 +137,7 @@ static int hold(sqlite3 *db, const char *schema, held *h, int *pending,
     ** connection last had none, if that is still the newest commit */
     ga_fstamp_read_locked(db, schema, &h->fs);
     int has = 0;
-    if (!idle_hdr(db, schema, h->fs.st_dev, h->fs.st_ino, before) ||
+    if (!ga_walnote_get(db, schema, h->fs.st_dev, h->fs.st_ino, before) ||
         memcmp(before, h->fs.walidx, GA_FSTAMP_WALIDX)) {
       snprintf(why, nwhy,
                "this connection's read transaction on %s may have begun "
@@ -271,8 +199,7 @@ static int hold(sqlite3 *db, const char *schema, held *h, int *pending,
   if (!h->fs.ok || !h->fs.wal || !h->fs.walprov) {
     unhold(h);
     snprintf(why, nwhy, "%s",
-             !h->fs.wal  ? "rollback journal (appends are proven only in WAL "
-                           "mode: the frames name the pages each commit wrote)"
+             !h->fs.wal  ? "rollback journal (appends extend in WAL mode)"
              : h->fs.why ? h->fs.why
                          : "the WAL proves no state");
     return SQLITE_NOTFOUND;
@@ -406,13 +333,11 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
   memset(&v, 0, sizeof(v));
   e->app_no = NULL;
   if (e->where != GA_CACHE_HOST) {
-    e->app_no = "the entry is in GPU memory (appends extend host entries; "
-                "the GPU entry is reloaded)";
+    e->app_no = "a GPU entry (appends extend host entries)";
     return;
   }
   if (!sqlite3_stricmp(e->schema, "temp") || !e->stamp.fs.wal) {
-    e->app_no = "rollback journal (appends are proven only in WAL mode: "
-                "the frames name the pages each commit wrote)";
+    e->app_no = "rollback journal (appends extend in WAL mode)";
     return;
   }
   for (int c = 0; c < e->ncols; c++)
@@ -862,4 +787,36 @@ out:
     rc = SQLITE_OK;
   }
   return rc & 0xff;
+}
+
+int ga_cache_answer_ext(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
+                        const ga_target *t, const ga_parts *p, ga_scan_out *out,
+                        int *hit, char *why, size_t nwhy) {
+  ga_cache *c = conn->cache;
+  int64_t added = -1;
+  char xwhy[200] = "";
+  int was_stale = 1;
+  /* before ga_cache_answer's shape, whose programs read the dictionaries */
+  ga_centry *e = c ? ga_cache_lookup(c, db, t->schema, t->table) : NULL;
+  if (e) {
+    was_stale = __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
+    int rc =
+        ga_cextend_try(c, db, cfg, t->schema, e, &added, xwhy, sizeof xwhy);
+    if (rc != SQLITE_OK) {
+      ga_centry_put(c, e);
+      return rc;
+    }
+  }
+  int rc = ga_cache_answer(conn, db, cfg, t, p, out, hit, why, nwhy);
+  if (e && added == -2 && !was_stale) /* a later caller may extend it */
+    __atomic_store_n(&e->stale, 0, __ATOMIC_RELAXED);
+  if (e)
+    ga_centry_put(c, e);
+  size_t len = strlen(why);
+  if (rc == SQLITE_OK && *hit && added >= 0)
+    snprintf(why + len, nwhy - len, " (extended by %lld appended rows)",
+             (long long)added);
+  else if (rc == SQLITE_OK && !*hit && xwhy[0] && strstr(why, "stale"))
+    snprintf(why + len, nwhy - len, "; not extended: %s", xwhy);
+  return rc;
 }

@@ -8,11 +8,8 @@
 #include "sqlite3ext.h"
 
 #include "cache.h"
+#include "cache_plan.h"
 #include "config.h"
-
-/* Rule 3: db has no transaction open on schema now (the caller checked
-** or not: it is checked again); its newest commit is noted. */
-void ga_cextend_note_idle(sqlite3 *db, const char *schema);
 
 /* At a load, while the entry is still the loader's own: the record of
 ** rule 2 into e->app, or the reason there is none into e->app_no.  rowid:
@@ -30,5 +27,14 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid);
 int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
                    const char *schema, ga_centry *e, int64_t *added, char *why,
                    size_t nwhy);
+
+/* ga_cache_answer (planner/cache_plan.c) after ga_cextend_try on the
+** entry it would read: the same arguments and results; last_scan's why
+** says "(extended by N appended rows)" after an extension, and "; not
+** extended: ..." after a stale entry's reason.  An entry not proven either
+** way (*added -2) is kept, not marked stale. */
+int ga_cache_answer_ext(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
+                        const ga_target *t, const ga_parts *p, ga_scan_out *out,
+                        int *hit, char *why, size_t nwhy);
 
 #endif

@@ -97,9 +97,9 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cache_append.h"
-#include "cache_extend.h"
 #include "cache_plan.h"
 #include "filestamp.h"
+#include "walproof.h"
 #include "gpu.h"
 #include "pintime.h"
 
@@ -427,7 +427,7 @@ static void note_idle(sqlite3 *db, const char *schema) {
   int64_t seq = ga_cache_seq_now();
   if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE) {
     ga_cache_note_idle(db, schema, seq);
-    ga_cextend_note_idle(db, schema); /* issue 40 part 4 */
+    ga_walnote_idle(db, schema); /* issue 40 part 4 */
   }
 }
 
@@ -717,13 +717,7 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
-  /* appends extend the entry (issue 40 part 4, cache_extend.c): before
-  ** the shape, whose programs read the entry's dictionaries */
-  int64_t added = -1;
-  char xwhy[200] = "";
-  int rc = ga_cextend_try(c, db, cfg, t->schema, e, &added, xwhy, sizeof xwhy);
-  if (rc != SQLITE_OK)
-    return rc;
+  int rc;
   /* medians and percentiles (issue 39): a host entry keeps each group's
   ** values (engine/cache/cache_pct.c), a GPU entry gathers and sorts them
   ** (engine/cache/cache_gpu_stat.c).  A variance of DISTINCT values: a host
@@ -744,14 +738,7 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;
-  int was_stale = __atomic_load_n(&e->stale, __ATOMIC_RELAXED);
   rc = ga_cache_current(db, t->schema, e, why, nwhy);
-  if (added == -2 && !was_stale) /* a later caller may extend it */
-    __atomic_store_n(&e->stale, 0, __ATOMIC_RELAXED);
-  if (rc == SQLITE_OK && why[0] && xwhy[0] && strstr(why, "stale")) {
-    size_t len = strlen(why);
-    snprintf(why + len, nwhy - len, "; not extended: %s", xwhy);
-  }
   if (rc != SQLITE_OK || why[0])
     return rc;
   int threads = ga_config_threads(cfg);
@@ -795,11 +782,6 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
              __atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db
                  ? " (shared: loaded by another connection)"
                  : "");
-    if (added >= 0) {
-      size_t len = strlen(why);
-      snprintf(why + len, nwhy - len, " (extended by %lld appended rows)",
-               (long long)added);
-    }
     return SQLITE_OK;
   }
   if (rc == GA_SCAN_NOMEM) {

@@ -154,7 +154,7 @@ def section_appends(rep, device):
     c.ask("loaded", "cache")
     if device == "gpu":
         c.run(append_sql(N + 1, N + 50))
-        c.ask("gpu entry", "no", why_has="GPU memory")
+        c.ask("gpu entry", "no", why_has="a GPU entry")
         c.close()
         return
     c.run(append_sql(N + 1, N + 60))

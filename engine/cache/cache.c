@@ -39,7 +39,11 @@
 **      of the list.  So an eviction or a drop by another thread while a
 **      query runs only unlinks it; eviction skips entries in use.  The
 **      device stream and scratch go (release_dev) under qmu, once no GPU
-**      entry is linked.
+**      entry is linked.  An extension by appends (cache_append.h rule 3)
+**      takes the entry out of the list only when the list's and the
+**      caller's are its only references (ga_cache_unlink_sole, under mu):
+**      no query is reading it and none can find it until it is back
+**      (ga_cache_relink_moved, with a new link sequence).
 */
 #include "cache.h"
 

@@ -43,6 +43,10 @@
 **      stream, scratch, lazily built structures, counters); references
 **      keep an entry alive while a caller uses it.  No answer is ever
 **      taken from an entry marked stale.
+**   6. An entry grows only by appends proven to be the only change since
+**      its state (issue 40 part 4, cache_append.h), out of the list while
+**      no other caller holds it (ga_cache_unlink_sole); otherwise it never
+**      changes after it is linked.
 */
 #ifndef GA_CACHE_H
 #define GA_CACHE_H

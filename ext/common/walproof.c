@@ -4,8 +4,11 @@
 */
 #include "walproof.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "filestamp.h"
 
 SQLITE_EXTENSION_INIT3
 
@@ -222,4 +225,79 @@ int ga_btree_last_children(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
     if (!kids[i])
       return 0;
   return 1;
+}
+
+/* ---- rule 5: idle notes ---- */
+
+/* The wal-index header of (db, schema) at the last moment db had no
+** transaction open on it, with the file's identity: a transaction open
+** now began after that moment, so where the header is still the same,
+** its snapshot is that header's state.  A slot reused by a connection at
+** the same address proves the same (its transactions began after it
+** opened, after the note). */
+#define GA_IDLE_NOTES 64
+typedef struct idle_note {
+  const void *db;
+  char schema[64];
+  uint64_t dev, ino;
+  unsigned char hdr[GA_FSTAMP_WALIDX];
+  int64_t tick;
+} idle_note;
+static idle_note g_notes[GA_IDLE_NOTES];
+static int64_t g_tick;
+static pthread_mutex_t g_notes_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The schema's file is in WAL mode (its header says so): only then is the
+** wal-index read (xShmMap would create a -shm beside a rollback file). */
+static int is_wal_file(sqlite3 *db, const char *schema) {
+  sqlite3_file *f = NULL;
+  unsigned char h[100];
+  return sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) ==
+             SQLITE_OK &&
+         f && f->pMethods && f->pMethods->xRead(f, h, 100, 0) == SQLITE_OK &&
+         h[18] == 2 && h[19] == 2;
+}
+
+void ga_walnote_idle(sqlite3 *db, const char *schema) {
+  unsigned char h[GA_FSTAMP_WALIDX];
+  uint64_t dev = 0, ino = 0;
+  if (!schema || strlen(schema) >= sizeof g_notes[0].schema ||
+      sqlite3_txn_state(db, schema) != SQLITE_TXN_NONE ||
+      !ga_fstamp_ident(db, schema, &dev, &ino) || !is_wal_file(db, schema) ||
+      !ga_fstamp_walidx(db, schema, h))
+    return;
+  pthread_mutex_lock(&g_notes_mu);
+  idle_note *slot = &g_notes[0];
+  for (int i = 0; i < GA_IDLE_NOTES; i++) {
+    idle_note *n = &g_notes[i];
+    if (n->db == db && !sqlite3_stricmp(n->schema, schema)) {
+      slot = n;
+      break;
+    }
+    if (n->tick < slot->tick)
+      slot = n;
+  }
+  slot->db = db;
+  snprintf(slot->schema, sizeof slot->schema, "%s", schema);
+  slot->dev = dev;
+  slot->ino = ino;
+  memcpy(slot->hdr, h, sizeof h);
+  slot->tick = ++g_tick;
+  pthread_mutex_unlock(&g_notes_mu);
+}
+
+int ga_walnote_get(sqlite3 *db, const char *schema, uint64_t dev, uint64_t ino,
+                   unsigned char *h) {
+  int found = 0;
+  pthread_mutex_lock(&g_notes_mu);
+  for (int i = 0; i < GA_IDLE_NOTES && !found; i++) {
+    idle_note *n = &g_notes[i];
+    if (n->db == db && n->tick && !sqlite3_stricmp(n->schema, schema) &&
+        n->dev == dev && n->ino == ino) {
+      memcpy(h, n->hdr, GA_FSTAMP_WALIDX);
+      found = 1;
+    }
+  }
+  pthread_mutex_unlock(&g_notes_mu);
+  return found;
 }

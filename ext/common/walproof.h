@@ -19,6 +19,14 @@
 **      frame names (a hostile -wal cannot make it allocate more).
 **   4. The b-tree readers check every offset against the page size and
 **      answer 0 on anything malformed (a caller then proves nothing).
+**   5. Idle notes: the wal-index header of (connection, schema) at the
+**      last moment the connection had no transaction open on it, with the
+**      file's identity.  A transaction open later began after that moment,
+**      so where the header is still the same its snapshot is that header's
+**      state.  A slot reused by a connection at the same address proves the
+**      same (its transactions began after it opened, after the note).  The
+**      wal-index is read only for a file whose header says WAL (xShmMap
+**      would create a -shm beside a rollback-journal file).
 */
 #ifndef GA_WALPROOF_H
 #define GA_WALPROOF_H
@@ -66,5 +74,13 @@ int ga_btree_last_children(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
 ** leaf: *ncell 0). */
 int ga_btree_leaf(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
                   int *ncell, int64_t *first, int64_t *last);
+
+/* Rule 5: db has no transaction open on schema now (checked again): its
+** newest commit is noted (planner/cache_plan.c's note_idle). */
+void ga_walnote_idle(sqlite3 *db, const char *schema);
+/* Rule 5: the header noted for (db, schema) of the file (dev, ino) into h:
+** 1, or 0 (none). */
+int ga_walnote_get(sqlite3 *db, const char *schema, uint64_t dev, uint64_t ino,
+                   unsigned char *h);
 
 #endif

@@ -91,6 +91,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_extend.h"
 #include "cache_plan.h"
 #include "partial_fns.h"
 #include "qdirect.h"
@@ -992,9 +993,10 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       rc = ga_cache_join_answer(conn, vt->db, &cfg, &parts, &c->out, &hit, cwhy,
                                 sizeof cwhy);
     } else {
-      /* rule 8: the column cache first */
-      rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
-                           cwhy, sizeof cwhy);
+      /* rule 8: the column cache first (appends extend it first: issue 40
+      ** part 4, planner/cache_extend.c) */
+      rc = ga_cache_answer_ext(conn, vt->db, &cfg, &c->q.t, &parts, &c->out,
+                               &hit, cwhy, sizeof cwhy);
     }
     if (rc == SQLITE_OK && hit) {
       rc = serve_groups(c, c->out.enc, why, sizeof why);
