@@ -87,7 +87,11 @@
 **      authorizer against the entry's columns under its own schema name);
 **      TEMP shadowing resolves the target to temp first, whose entries are
 **      never shared.  The query runs under the cache's query lock with a
-**      reference held (engine/cache/cache.c rule 6).
+**      reference held (engine/cache/cache.c rule 6).  The same idle moments
+**      note the file's wal-index header (ext/common/walproof.c rule 5),
+**      which proves an open transaction's snapshot to an extension by
+**      appends (issue 40 part 4, planner/cache_extend.c rule 3); an
+**      entry's "appends" and "extends" in gpuagg_info() are its record's.
 */
 #include <stdio.h>
 #include <string.h>
@@ -99,9 +103,9 @@ SQLITE_EXTENSION_INIT3
 #include "cache_append.h"
 #include "cache_plan.h"
 #include "filestamp.h"
-#include "walproof.h"
 #include "gpu.h"
 #include "pintime.h"
+#include "walproof.h"
 
 /* ---- stamps (rule 2) ---- */
 
