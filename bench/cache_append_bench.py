@@ -18,7 +18,11 @@ entry of Q1's 7 columns; rep by rep, interleaved:
            rows, with the page record a WAL load now takes) + Q1
   warm     Q1 again (the entry current)
 CPU time of the process (getrusage: every thread's) and wall time, ms;
-medians of --reps.  Goal (issue 40): extend <= 5% of reload.
+medians of --reps.  Goal (issue 40): extend <= 5% of reload.  With
+GPUAGG_LIB naming the build before part 4 (--label base --append-csv), the
+"extend" rows are that build's next Q1 after an append (the entry stale:
+the uncached parallel scan) and "reload" its reload without the page
+record.
 """
 
 import argparse
@@ -65,6 +69,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--csv")
+    ap.add_argument("--label", default="this", help="the build's name in the CSV")
+    ap.add_argument("--append-csv", action="store_true", help="add rows to --csv")
     a = ap.parse_args()
     rows = int(a.rows)
     src = a.src or "/tmp/gpuagg_append_bench/lineitem_%d.db" % rows
@@ -125,11 +131,14 @@ def main():
         print("%-7s cpu %8.1f ms  wall %8.1f ms (medians of %d)" % (m, c, w, a.reps))
     print("extend / reload (cpu): %.2f%%   goal <= 5%%" % (100 * med["extend"][0] / med["reload"][0]))
     if a.csv:
-        with open(a.csv, "w", newline="") as f:
+        with open(a.csv, "a" if a.append_csv else "w", newline="") as f:
             wr = csv.writer(f)
-            wr.writerow(["mode", "rep", "cpu_ms", "wall_ms", "ok", "rows", "appended", "device"])
+            if not a.append_csv:
+                wr.writerow(["build", "mode", "rep", "cpu_ms", "wall_ms", "ok", "rows", "appended",
+                             "device"])
             for m, rep, c, w, ok, why in out:
-                wr.writerow([m, rep, "%.2f" % c, "%.2f" % w, int(bool(ok)), rows, one, a.device])
+                wr.writerow([a.label, m, rep, "%.2f" % c, "%.2f" % w, int(bool(ok)), rows, one,
+                             a.device])
     con.close()
 
 
