@@ -21,38 +21,49 @@
 **   2. The record (ga_centry.app, at the load, engine/cache/cache_append.h):
 **      inside one read transaction whose snapshot is the entry's state
 **      (rule 3), dbstat's leaf and overflow pages of the table (interior
-**      pages hold no rows), the right-edge leaf (dbstat's last leaf) read
-**      from the snapshot's own version of the page (ga_walview_page): a
-**      table leaf whose last rowid is max(rowid) and whose first is above
-**      lmax, the (kr+1)-th largest rowid, kr its cells; so it holds
-**      exactly the kr rows above lmax.
-**   3. One snapshot.  The reader opens its read transaction with the
-**      wal-index header read just before and just after (filestamp.c rule
-**      4), holds it (a statement left on its row) while every step below
-**      reads, and proves nothing while a transaction is already open on the
-**      schema (its snapshot may be older than the header).
+**      pages hold no rows), and the last leaves (cache_append.h rule 2:
+**      the last three children of the right-most bottom interior page, or
+**      a leaf root), read from the snapshot's own version of each page
+**      (ga_walview_page): table leaves in key order, the last one's last
+**      rowid max(rowid), the first one's first rowid above lmax (the
+**      largest rowid below it), and count(rowid > lmax) equal to their
+**      cells, kr; so they hold exactly the kr rows above lmax.
+**   3. One snapshot.  No transaction open on the schema: the reader opens
+**      one with the wal-index header read just before and just after
+**      (filestamp.c rule 4) and holds it (a statement left on its row)
+**      while every step below reads.  The caller's own read transaction
+**      (a gpu_query or gpu_aggregate statement holds one): its snapshot is
+**      the newest commit when the header is the one noted at the last
+**      moment the connection had no transaction open (ext/common/
+**      walproof.c rule 5; the transaction began after that moment, and no
+**      commit came since).  Otherwise nothing is proven either way: the
+**      entry is kept (not marked stale) for a later caller.  A write
+**      transaction of the caller's: nothing.
 **   4. The proof, in that snapshot: the same file (device, inode), the same
 **      WAL generation (salts) with the entry's frame still there under its
 **      checksum, the same schema cookie, and every frame after it (frame by
-**      frame, walproof.c rule 2) writes no recorded page but the right-edge
-**      leaf, and no commit shrank the file below a recorded page.  A row
-**      changed or deleted below the right edge writes the leaf that holds
-**      it (its cell is rewritten, or removed before a balance frees the
-**      page: the page is dirty and goes to the WAL); a row inserted with a
-**      rowid at or below lmax lands in a leaf left of the right edge (the
-**      interior keys route it there), which is written; a balance that
-**      moves old cells writes the old sibling it reuses first; VACUUM
-**      rewrites every page; blob I/O writes the row's leaf or overflow page.
-**      Then the rows with rowid above lmax are read again: those up to the
-**      old max must be exactly the entry's last kr rows (values, types,
-**      TEXT by value), so a change on the right-edge leaf (an UPDATE, an
-**      INSERT OR REPLACE, a delete, an insert between lmax and the old max)
-**      is seen there.  Rows above the old max are the appends.
+**      frame, walproof.c rule 2) writes no recorded page but the last
+**      leaves, and no commit shrank the file below a recorded page.  A row
+**      at or below lmax is on a recorded leaf left of the last leaves (or
+**      its overflow pages): changing or deleting it writes that page (its
+**      cell is rewritten, or removed before a balance frees the page: the
+**      page is dirty and goes to the WAL); a row inserted with a rowid at
+**      or below lmax lands in a leaf left of the last leaves (the interior
+**      keys route it there: a divider is at least every key on its left),
+**      which is written; a balance that moves such a leaf's cells writes
+**      the leftmost sibling it reuses, a recorded leaf left of the last
+**      ones; VACUUM rewrites every page; blob I/O writes the row's leaf or
+**      overflow page.  Then the rows with rowid above lmax are read again:
+**      those up to the old max must be exactly the entry's last kr rows
+**      (values, types, TEXT by value), so a change on the last leaves (an
+**      UPDATE, an INSERT OR REPLACE, a delete, an insert between lmax and
+**      the old max) is seen there.  Rows above the old max are the appends.
 **   5. The new record: every page the frames wrote whose version in the
-**      snapshot is no interior page joins the recorded pages (rule 1 of
-**      cache_append.h: only ever added), and the new right-edge leaf is
-**      found by descending the right-most children from the table's root
-**      page, checked as in rule 2.
+**      snapshot may hold a table's rows (not an interior page, not an index
+**      leaf; not page 1, sqlite_schema's root) joins the recorded pages
+**      (cache_append.h rule 1: only ever added), and the new last leaves
+**      are found by descending the right-most children from the table's
+**      root page, checked as in rule 2.
 **   6. Sharing (engine/cache/cache.h rule 5): the entry grows only while no
 **      other caller holds it (ga_cache_unlink_sole), out of the list, so no
 **      running query reads it and no reader proven against the old state is
