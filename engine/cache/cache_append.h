@@ -2,16 +2,17 @@
 ** cache_append.h — an entry extended by rows appended to its table (issue
 ** 40, part 4): the record of the table's pages that a proof of "appends
 ** only" needs (planner/cache_extend.c keeps it current), and the data side
-** of an extension: the rows re-read from the right-edge leaf compared with
-** the entry's last rows, and the new rows' blocks appended to a host entry,
+** of an extension: the rows re-read from the b-tree's last leaves compared
+** with the entry's last rows, and the new rows' blocks appended to a host
+*entry,
 ** its dictionaries grown.
 **
 ** Rules (cache_append.c keeps them):
 **   1. The page record is a superset of the pages that hold rows of the
 **      entry (leaf and overflow pages, found with dbstat at the load, and
-**      every page a proven extension wrote that is no interior b-tree
-**      page): a page may only be added, never removed, so the proof that
-**      no later frame writes one of them (but the right-edge leaf) can only
+**      every page a proven extension wrote that may hold a table's rows):
+**      a page may only be added, never removed, so the proof that
+**      no later frame writes one of them (but the last leaves) can only
 **      fail more often, never pass wrongly.
 **   2. The tail leaves (tail: the last GA_CAPPEND_TAIL children, or fewer,
 **      of the b-tree's right-most bottom interior page, or the root when it
