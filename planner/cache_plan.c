@@ -90,7 +90,11 @@
 **      authorizer against the entry's columns under its own schema name);
 **      TEMP shadowing resolves the target to temp first, whose entries are
 **      never shared.  The query runs under the cache's query lock with a
-**      reference held (engine/cache/cache.c rule 6).
+**      reference held (engine/cache/cache.c rule 6).  The same idle moments
+**      note the file's wal-index header (ext/common/walproof.c rule 5),
+**      which proves an open transaction's snapshot to an extension by
+**      appends (issue 40 part 4, planner/cache_extend.c rule 3); an
+**      entry's "appends" and "extends" in gpuagg_info() are its record's.
 */
 #include <stdio.h>
 #include <string.h>
@@ -99,10 +103,12 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_append.h"
 #include "cache_plan.h"
 #include "filestamp.h"
 #include "gpu.h"
 #include "pintime.h"
+#include "walproof.h"
 
 /* ---- stamps (rule 2) ---- */
 
@@ -426,8 +432,10 @@ int ga_cache_watchers(ga_cache *c, sqlite3 *db) {
 ** the clock read BEFORE looking, so a later proof may rely on it. */
 static void note_idle(sqlite3 *db, const char *schema) {
   int64_t seq = ga_cache_seq_now();
-  if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE)
+  if (schema && sqlite3_txn_state(db, schema) == SQLITE_TXN_NONE) {
     ga_cache_note_idle(db, schema, seq);
+    ga_walnote_idle(db, schema); /* issue 40 part 4 */
+  }
 }
 
 void ga_cache_note_idle_db(sqlite3 *db) {
@@ -716,6 +724,7 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
     return SQLITE_OK;
   }
+  int rc;
   /* medians and percentiles (issue 39): a host entry keeps each group's
   ** values (engine/cache/cache_pct.c), a GPU entry gathers and sorts them
   ** (engine/cache/cache_gpu_stat.c).  A variance of DISTINCT values: a host
@@ -733,7 +742,7 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     }
   /* variances (issue 39): a host entry steps Σx² (cache_host.c rule 20), a
   ** GPU entry sums it on the device (cache_gpu_stat.c) */
-  int rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
+  rc = ga_cache_shape(db, e, t, p, qp, why, nwhy);
   if (rc != 1)
     return rc == 0 ? SQLITE_OK : rc;
   rc = ga_cache_current(db, t->schema, e, why, nwhy);
@@ -929,11 +938,15 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
         s,
         ",\"watcher\":%s,\"shareable\":%s,\"mine\":%s,"
         "\"kept\":%s,"
-        "\"shared_hits\":%lld,\"source\":\"%s\",\"how\":",
+        "\"shared_hits\":%lld,\"source\":\"%s\",",
         e->watch ? "true" : "false", e->shareable ? "true" : "false",
         mine ? "true" : "false",
         __atomic_load_n(&e->kept, __ATOMIC_RELAXED) ? "true" : "false",
         (long long)e->shared_hits, e->from_file ? "file" : "rows");
+    /* issue 40 part 4: rows appended by extensions, and how many */
+    sqlite3_str_appendf(s, "\"appends\":%lld,\"extends\":%lld,\"how\":",
+                        e->app ? (long long)e->app->appends : 0LL,
+                        e->app ? (long long)e->app->extends : 0LL);
     json_str(s, e->note);
     /* TEXT columns: their distinct values (engine/cache/dict.h) */
     sqlite3_str_appendall(s, ",\"text\":{");

@@ -82,6 +82,7 @@ declare -A CMD=(
   [cache_file]='"$PYTHON" tests/test_cache_file.py'
   [cache_share]='"$PYTHON" tests/test_cache_share.py'
   [cache_keep]='"$PYTHON" tests/test_cache_keep.py'
+  [cache_append]='"$PYTHON" tests/test_cache_append.py'
   [cache_share_readers]='env CACHE_SHARE=1 CACHE_DEVICES=cpu CACHE_ONLY="stale blob reattach snapshot replaced watcher walpage reload" "$PYTHON" tests/test_cache.py'
   [trust]='"$PYTHON" tests/test_trust.py'
   [files]='"$PYTHON" tests/test_files.py'
@@ -113,7 +114,7 @@ declare -A CMD=(
   [layout]='"$PYTHON" tests/layout/test_layout.py'
   [docs]='"$PYTHON" tests/test_docs.py'
 )
-DEFAULT_ORDER="sql config exact var var_kernel diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache cache_file cache_share cache_keep cache_share_readers trust files trust_values query query_cache query_errors query_json query_index query_join query_partial first_hour scan_group cache_dict \
+DEFAULT_ORDER="sql config exact var var_kernel diff chunks gpu gpu_faults matadd aggregate aggregate_writer cache cache_file cache_share cache_keep cache_share_readers cache_append trust files trust_values query query_cache query_errors query_json query_index query_join query_partial first_hour scan_group cache_dict \
   engine cpu_sum state state_engine state_worker percentile \
   python analysts dask cli install wheel node harden layout docs"
 
@@ -135,10 +136,11 @@ if [ "${GPUAGG_TEST_GPU:-0}" != 1 ] && [ -n "${GPUAGG_FAKE_LIB:-}" ]; then
     CMD[fake:cache_file]='fake env CFILE_ONLY=gpu "$PYTHON" tests/test_cache_file.py'
     CMD[fake:cache_share]='fake env CACHE_DEVICES=gpu "$PYTHON" tests/test_cache_share.py'
     CMD[fake:cache_keep]='fake env CACHE_DEVICES=gpu "$PYTHON" tests/test_cache_keep.py'
+    CMD[fake:cache_append]='fake env CACHE_DEVICES=gpu "$PYTHON" tests/test_cache_append.py'
     CMD[fake:query_cache]='fake env CACHE=1 QUERIES=${QUERY_CACHE_QUERIES:-400} "$PYTHON" tests/test_query.py'
     # star joins from the GPU cache (issue 38 section 3.3): only its cases
     CMD[fake:query_join]='fake env JOIN_GPU_ONLY=1 "$PYTHON" tests/test_query_join.py'
-    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:cache_file fake:cache_share fake:cache_keep fake:query_cache fake:query_join"
+    DEFAULT_ORDER="$DEFAULT_ORDER fake:sql fake:exact fake:chunks fake:gpu fake:gpu_faults fake:matadd fake:seam fake:cache fake:cache_file fake:cache_share fake:cache_keep fake:cache_append fake:query_cache fake:query_join"
   else
     echo "FAIL: $GPUAGG_FAKE_LIB.so does not exist (make fake-lib)"
     failed=$((failed + 1))

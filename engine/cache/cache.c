@@ -43,7 +43,11 @@
 **      of the list.  So an eviction or a drop by another thread while a
 **      query runs only unlinks it; eviction skips entries in use.  The
 **      device stream and scratch go (release_dev) under qmu, once no GPU
-**      entry is linked.
+**      entry is linked.  An extension by appends (cache_append.h rule 3)
+**      takes the entry out of the list only when the list's and the
+**      caller's are its only references (ga_cache_unlink_sole, under mu):
+**      no query is reading it and none can find it until it is back
+**      (ga_cache_relink_moved, with a new link sequence).
 **   7. Kept across the last close (issue 40: pandas' read_sql with a
 **      connection per call, sqlite-utils, notebooks that reconnect).  When
 **      the process's last connection closes with its cache_keep knob on
@@ -85,6 +89,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache_append.h"
 #include "gpu.h"
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
@@ -241,6 +246,7 @@ void ga_centry_free(ga_centry *e) {
   sqlite3_free(e->stamp.file);
   sqlite3_free(e->auth_sig);
   sqlite3_close(e->watch);
+  ga_cappend_free(e->app);
   sqlite3_free(e);
 }
 
@@ -449,6 +455,26 @@ void ga_cache_relink(ga_cache *c, ga_centry *e) {
   c->used += e->bytes;
   e->linked = 1;
   e->refs++;
+  pthread_mutex_unlock(&c->mu);
+}
+
+int ga_cache_unlink_sole(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  int sole = e->linked && e->refs == 2;
+  if (sole)
+    unlink_entry(c, e); /* the caller's reference keeps it */
+  pthread_mutex_unlock(&c->mu);
+  return sole;
+}
+
+void ga_cache_relink_moved(ga_cache *c, ga_centry *e) {
+  pthread_mutex_lock(&c->mu);
+  e->next = c->entries;
+  c->entries = e;
+  c->used += e->bytes;
+  e->linked = 1;
+  e->refs++;
+  e->seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&c->mu);
 }
 

@@ -46,6 +46,10 @@
 **      stream, scratch, lazily built structures, counters); references
 **      keep an entry alive while a caller uses it.  No answer is ever
 **      taken from an entry marked stale.
+**   6. An entry grows only by appends proven to be the only change since
+**      its state (issue 40 part 4, cache_append.h), out of the list while
+**      no other caller holds it (ga_cache_unlink_sole); otherwise it never
+**      changes after it is linked.
 */
 #ifndef GA_CACHE_H
 #define GA_CACHE_H
@@ -224,6 +228,10 @@ typedef struct ga_centry {
   int kept;
   ga_fstamp fs;
   int64_t seq; /* ga_cache_seq_now when it was linked (rule 7's idle) */
+  /* appends (issue 40 part 4, cache_append.h): the pages and right-edge
+  ** leaf its extension's proof needs (NULL: none recorded), or why not */
+  struct ga_cappend *app;
+  const char *app_no; /* static text */
   double load_ms;
   char note[128]; /* how it was loaded (parallel/serial, GPU fallback) */
 } ga_centry;
@@ -325,6 +333,12 @@ void ga_centry_free(ga_centry *e); /* an entry in no list */
 ** it out: nothing to relink). */
 int ga_cache_unlink(ga_cache *c, ga_centry *e);
 void ga_cache_relink(ga_cache *c, ga_centry *e);
+/* An extension (cache_append.h rule 3): unlink e when the list and the
+** caller hold the only references (1), else 0 and e stays as it is;
+** ga_cache_relink_moved puts it back as a new state (its seq moves, as a
+** new link's: planner/cache_plan.c rule 7's idle proof). */
+int ga_cache_unlink_sole(ga_cache *c, ga_centry *e);
+void ga_cache_relink_moved(ga_cache *c, ga_centry *e);
 void ga_cache_free_unlinked(ga_cache *c, ga_centry *e);
 /* Make room for `more` bytes within budget by evicting least recently used
 ** entries (stale ones first), never `keep`.  1 when it fits (c->used +

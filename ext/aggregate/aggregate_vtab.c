@@ -60,6 +60,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "aggregate_vtab.h"
+#include "cache_extend.h"
 #include "cache_plan.h"
 #include "glue.h"
 #include "planner.h"
@@ -585,8 +586,8 @@ static int aggr_filter(sqlite3_vtab_cursor *pCur, int idxNum,
     ga_parts parts;
     const char *keys[1], *vals[1];
     ga_parts_of_args(&a, &parts, keys, vals);
-    rc = ga_cache_answer(conn, vt->db, &cfg, &t, &parts, &c->out, &hit, cwhy,
-                         sizeof cwhy);
+    rc = ga_cache_answer_ext(conn, vt->db, &cfg, &t, &parts, &c->out, &hit,
+                             cwhy, sizeof cwhy); /* issue 40 part 4 */
   }
   if (rc == SQLITE_OK && !err && !hit)
     rc = ga_plan_make(vt->db, &cfg, &t, &a, &plan);

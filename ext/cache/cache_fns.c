@@ -82,6 +82,11 @@
 **      the query lock: the device's stream) before the entry is linked,
 **      while no other connection can reach it.  A file step never fails
 **      gpu_cache.
+**  11. Appends (issue 40 part 4, planner/cache_extend.c): a load records
+**      the pages the proof of "appends only" needs; a gpu_cache call with
+**      the entry's own column list, on a table that changed by appends
+**      alone (proven), extends the entry with the new rows instead of a
+**      reload, and returns its rows.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +97,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_extend.h"
 #include "cache_fns.h"
 #include "cache_persist.h"
 #include "cache_plan.h"
@@ -537,6 +543,16 @@ static int load_once(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   return SQLITE_OK;
 }
 
+/* Rule 11: the entry holds exactly the columns of the list, in order. */
+static int same_columns(const ga_centry *e, const collist *l) {
+  if (e->ncols != l->n)
+    return 0;
+  for (int i = 0; i < l->n; i++)
+    if (sqlite3_stricmp(e->cols[i].name, l->name[i]))
+      return 0;
+  return 1;
+}
+
 /* gpu_aggregate's errors name gpu_aggregate: ours name gpu_cache. */
 static char *our_prefix(char *err) {
   const char *pre = "gpu_aggregate: ";
@@ -644,6 +660,24 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ** old one may be another connection's shared entry of the same file
   ** (rule 9): the key is the file's */
   ga_centry *old = ga_cache_lookup(conn->cache, db, t.schema, t.table);
+  /* rule 11: appends alone since the entry's state extend it instead */
+  if (old && same_columns(old, &cl)) {
+    int64_t added = -1;
+    char xwhy[200];
+    rc = ga_cextend_try(conn->cache, db, &cfg, t.schema, old, &added, xwhy,
+                        sizeof xwhy);
+    if (rc != SQLITE_OK || added >= 0) {
+      int64_t rows = old->rows;
+      ga_centry_put(conn->cache, old);
+      collist_free(&cl);
+      ga_target_free(&t);
+      if (rc != SQLITE_OK)
+        result_err(ctx, rc, NULL);
+      else
+        sqlite3_result_int64(ctx, rows);
+      return;
+    }
+  }
   int old_linked = old && ga_cache_unlink(conn->cache, old);
   /* rule 9: a snapshot older than the newest commit cannot be shared */
   int txn_before = sqlite3_txn_state(db, t.schema);
@@ -764,6 +798,8 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     result_err(ctx, rc, err);
     return;
   }
+  char rowid_name[8];
+  snprintf(rowid_name, sizeof rowid_name, "%s", t.rowid ? t.rowid : "");
   /* the entry takes the names and the affinities */
   e->schema = sqlite3_mprintf("%s", t.schema);
   e->table = sqlite3_mprintf("%s", t.table);
@@ -823,6 +859,8 @@ void ga_cache_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ** may query, replace or evict it (engine/cache/cache.c rule 6) */
   ga_persist_save(conn, db, &cfg, e);
   ga_persist_to_device(conn, db, &cfg, e, dev_where);
+  /* rule 11: the pages a later extension's proof needs */
+  ga_cextend_record(db, e, rowid_name[0] ? rowid_name : NULL);
   int64_t rows = e->rows;
   /* another thread's load of the same key meanwhile: this one replaces it */
   ga_centry *dup = ga_cache_lookup(conn->cache, db, e->schema, e->table);

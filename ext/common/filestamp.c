@@ -231,6 +231,11 @@ int ga_fstamp_read(sqlite3 *db, const char *schema, ga_fstamp *s) {
   return rc;
 }
 
+int ga_fstamp_walidx(sqlite3 *db, const char *schema,
+                     unsigned char h[GA_FSTAMP_WALIDX]) {
+  return walidx_hdr(file_of(db, schema, SQLITE_FCNTL_FILE_POINTER), h);
+}
+
 int ga_fstamp_ident(sqlite3 *db, const char *schema, uint64_t *dev,
                     uint64_t *ino) {
   if (!schema || !sqlite3_stricmp(schema, "temp"))

@@ -35,6 +35,11 @@ int ga_fstamp_read(sqlite3 *db, const char *schema, ga_fstamp *s);
 ** else 0. */
 int ga_fstamp_ident(sqlite3 *db, const char *schema, uint64_t *dev,
                     uint64_t *ino);
+/* Rule 3's wal-index header of schema's file (both copies equal) into h:
+** 1, or 0 where it cannot be read (issue 40 part 4 brackets a read
+** transaction with it, planner/cache_extend.c). */
+int ga_fstamp_walidx(sqlite3 *db, const char *schema,
+                     unsigned char h[GA_FSTAMP_WALIDX]);
 /* 1 when PRAGMA schema.name reads want (any case), 0 when it reads another
 ** value, dflt when it cannot be read (planner/cache_plan.c uses it too). */
 int ga_pragma_is(sqlite3 *db, const char *schema, const char *name,

@@ -91,6 +91,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_extend.h"
 #include "cache_plan.h"
 #include "partial_fns.h"
 #include "qdirect.h"
@@ -366,6 +367,9 @@ static int query_rename(sqlite3_vtab *pv, const char *name) {
 /* ---- plan: parameters are equality constraints on hidden columns ---- */
 
 static int query_best_index(sqlite3_vtab *pv, sqlite3_index_info *p) {
+  /* issue 40: as gpu_aggregate's (planner/cache_plan.c rule 7; part 4's
+  ** extension, planner/cache_extend.c rule 3) */
+  ga_cache_note_idle_db(((query_vtab *)pv)->db);
   query_vtab *vt = (query_vtab *)pv;
   int n = 0;
   sqlite3_str *s = sqlite3_str_new(NULL);
@@ -989,9 +993,10 @@ static int query_filter(sqlite3_vtab_cursor *pc, int idxNum, const char *idxStr,
       rc = ga_cache_join_answer(conn, vt->db, &cfg, &parts, &c->out, &hit, cwhy,
                                 sizeof cwhy);
     } else {
-      /* rule 8: the column cache first */
-      rc = ga_cache_answer(conn, vt->db, &cfg, &c->q.t, &parts, &c->out, &hit,
-                           cwhy, sizeof cwhy);
+      /* rule 8: the column cache first (appends extend it first: issue 40
+      ** part 4, planner/cache_extend.c) */
+      rc = ga_cache_answer_ext(conn, vt->db, &cfg, &c->q.t, &parts, &c->out,
+                               &hit, cwhy, sizeof cwhy);
     }
     if (rc == SQLITE_OK && hit) {
       rc = serve_groups(c, c->out.enc, why, sizeof why);

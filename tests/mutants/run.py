@@ -57,7 +57,7 @@ SUITES = os.environ.get(
     "engine cpu_sum sql exact var var_kernel chunks harden config matadd fake:seam fake:gpu_faults fake:gpu fake:sql "
     "fake:exact fake:chunks fake:matadd state percentile state_engine state_worker scan_group query_errors query_json query_index query_join trust files trust_values first_hour "
     "aggregate "
-    "aggregate_writer cache cache_file fake:cache fake:cache_file cache_share cache_keep cache_share_readers fake:cache_share fake:cache_keep python analysts dask cli diff gpu gpu_faults docs install node query_partial "
+    "aggregate_writer cache cache_file fake:cache fake:cache_file cache_share cache_keep cache_share_readers fake:cache_share fake:cache_keep cache_append fake:cache_append python analysts dask cli diff gpu gpu_faults docs install node query_partial "
     "query query_cache fake:query_cache fake:query_join")
 FIELDS = ("name", "file", "find", "repl")
 
