@@ -14,13 +14,16 @@
 **      file's table whose stamp proves its state (ga_fstamp.walprov: the
 **      WAL holds the entry's commit frame), with no column of TEXT and
 **      numbers, auto_vacuum = 0 (auto-vacuum moves pages at commit: a page
-**      of old rows would reappear under a number never recorded), and
-**      dbstat compiled in.  Anything else: today's behaviour (the entry is
+**      of old rows would reappear under a number never recorded), and a
+**      file under 2^24 pages (rule 4's type byte).  Anything else: today's
+*behaviour (the entry is
 **      stale, the query takes the uncached path, gpu_cache reloads) with
 **      the reason in last_scan.why ("not extended: ...").
 **   2. The record (ga_centry.app, at the load, engine/cache/cache_append.h):
 **      inside one read transaction whose snapshot is the entry's state
-**      (rule 3), dbstat's leaf and overflow pages of the table (interior
+**      (rule 3), the table's leaf pages, the children of its bottom
+**      interior level (a table b-tree's leaves are all at one depth: the
+**      interior pages alone are read, a few hundred at 6e6 rows; interior
 **      pages hold no rows), and the last leaves (cache_append.h rule 2:
 **      the last three children of the right-most bottom interior page, or
 **      a leaf root), read from the snapshot's own version of each page
@@ -53,7 +56,12 @@
 **      which is written; a balance that moves such a leaf's cells writes
 **      the leftmost sibling it reuses, a recorded leaf left of the last
 **      ones; VACUUM rewrites every page; blob I/O writes the row's leaf or
-**      overflow page.  Then the rows with rowid above lmax are read again:
+**      only an overflow page, which is not recorded: every page of the
+**      entry's state (at most the file's size then) that the frames wrote
+**      and the record lacks must be a b-tree page in the snapshot (an
+**      overflow page begins with the next one's number, 0 in its first
+**      byte below 2^24 pages; a freelist trunk too declines).  Then the rows
+*with rowid above lmax are read again:
 **      those up to the old max must be exactly the entry's last kr rows
 **      (values, types, TEXT by value), so a change on the last leaves (an
 **      UPDATE, an INSERT OR REPLACE, a delete, an insert between lmax and
@@ -337,6 +345,85 @@ static int tail_leaves(sqlite3 *db, const char *schema, const char *table,
   return 1;
 }
 
+/* Rule 2: the table's leaf pages in the snapshot, added to a, from its
+** interior pages alone: a table b-tree's leaves are all at one depth, so
+** the children of the bottom interior level are its leaves, found without
+** reading them (a few hundred interior pages at 6e6 rows, where a listing
+** of every page reads all of them).  1; 0 (malformed: nothing proven); -1
+** with *rc. */
+static int leaf_pages(const ga_walview *v, uint32_t root, ga_cappend *a,
+                      int *rc) {
+  unsigned char *buf = sqlite3_malloc64(v->pgsz);
+  uint32_t maxk = v->pgsz; /* more than an interior page's children */
+  uint32_t *kids = sqlite3_malloc64(sizeof(uint32_t) * maxk);
+  uint32_t *lvl = sqlite3_malloc64(sizeof(uint32_t) * 1), *next = NULL;
+  size_t nl = 1, nn = 0, cap = 0;
+  int ok = 0, depth = 0;
+  if (!buf || !kids || !lvl) {
+    *rc = SQLITE_NOMEM;
+    goto out;
+  }
+  /* the depth: down the left edge to the leaf */
+  for (uint32_t pg = root; depth < 40; depth++) {
+    if (!ga_walview_page(v, pg, buf))
+      goto out;
+    int t = ga_btree_type(buf, pg, v->pgsz), n = 0;
+    if (t == 0x0d)
+      break;
+    if (t != 0x05 ||
+        !ga_btree_last_children(buf, pg, v->pgsz, kids, (int)maxk, &n))
+      goto out;
+    pg = kids[0];
+  }
+  if (depth >= 40)
+    goto out;
+  lvl[0] = root;
+  /* levels 0 .. depth-1 are interior; their children one level down */
+  for (int d = 0; d < depth; d++) {
+    nn = 0;
+    for (size_t i = 0; i < nl; i++) {
+      int n = 0;
+      if (!ga_walview_page(v, lvl[i], buf) ||
+          !ga_btree_last_children(buf, lvl[i], v->pgsz, kids, (int)maxk, &n))
+        goto out;
+      if (nn + (size_t)n > cap) {
+        size_t nc = (nn + (size_t)n) * 2;
+        uint32_t *g = sqlite3_realloc64(next, sizeof(uint32_t) * nc);
+        if (!g) {
+          *rc = SQLITE_NOMEM;
+          goto out;
+        }
+        next = g;
+        cap = nc;
+      }
+      for (int k = 0; k < n; k++) {
+        if (kids[k] < 2 || kids[k] > v->npage) /* a page of no snapshot */
+          goto out;
+        next[nn++] = kids[k];
+      }
+      if (nn > v->npage) /* more children than pages: a cycle */
+        goto out;
+    }
+    sqlite3_free(lvl); /* the level below becomes the one to read */
+    lvl = next;
+    next = NULL;
+    nl = nn;
+    cap = 0;
+  }
+  for (size_t i = 0; i < nl; i++)
+    if (ga_cappend_add(a, lvl[i])) {
+      *rc = SQLITE_NOMEM;
+      goto out;
+    }
+  ok = 1;
+out:
+  sqlite3_free(buf);
+  sqlite3_free(kids);
+  sqlite3_free(lvl);
+  sqlite3_free(next);
+  return *rc != SQLITE_OK ? -1 : ok;
+}
+
 void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
   char why[200] = "";
   held h;
@@ -368,7 +455,6 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
     return;
   }
   ga_cappend *a = ga_cappend_new();
-  sqlite3_stmt *st = NULL;
   uint32_t root = 0;
   if (!a) {
     e->app_no = "out of memory";
@@ -390,37 +476,19 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
     e->app_no = "the WAL could not be read";
     goto done;
   }
-  if (sqlite3_prepare_v2(db,
-                         "SELECT pageno, pagetype FROM dbstat(?1) WHERE "
-                         "name = ?2",
-                         -1, &st, NULL) != SQLITE_OK) {
-    e->app_no = "this SQLite has no dbstat table (SQLITE_ENABLE_DBSTAT_VTAB)";
-    goto done;
-  }
-  sqlite3_bind_text(st, 1, e->schema, -1, SQLITE_STATIC);
-  sqlite3_bind_text(st, 2, e->table, -1, SQLITE_STATIC);
-  int npg = 0;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t pg = sqlite3_column_int64(st, 0);
-    const char *type = (const char *)sqlite3_column_text(st, 1);
-    if (pg < 1 || pg >= 0x40000000 || !type)
-      break;
-    if (!strcmp(type, "leaf") || !strcmp(type, "overflow")) {
-      if (ga_cappend_add(a, (uint32_t)pg)) {
-        rc = SQLITE_NOMEM;
-        break;
-      }
-      npg++;
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE || !npg) {
-    e->app_no = "dbstat could not list the table's pages";
+  if (v.npage >= (1u << 24)) { /* rule 4: a type byte read unambiguously */
+    e->app_no = "the file has 2^24 pages or more";
     goto done;
   }
   a->pgsz = v.pgsz;
-  if (root_page(db, e->schema, e->table, &root, &rc, why, sizeof why) != 1 ||
-      tail_leaves(db, e->schema, e->table, &v, root, a, &rc, why, sizeof why) !=
+  int got = root_page(db, e->schema, e->table, &root, &rc, why, sizeof why);
+  if (got == 1)
+    got = leaf_pages(&v, root, a, &rc);
+  if (got != 1) {
+    e->app_no = "the table's leaf pages could not be listed";
+    goto done;
+  }
+  if (tail_leaves(db, e->schema, e->table, &v, root, a, &rc, why, sizeof why) !=
           1 ||
       a->kr > e->rows) {
     e->app_no = "the b-tree's last leaves could not be proven to hold the "
@@ -429,7 +497,7 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
   }
   for (int i = 0; i < a->ntail; i++)
     if (!ga_cappend_has(a, a->tail[i])) {
-      e->app_no = "dbstat did not list a last leaf";
+      e->app_no = "a last leaf is not among the table's leaves";
       goto done;
     }
   e->app = a;
@@ -603,6 +671,7 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
   ga_walview v;
   ga_cappend nb;
   ga_centry *r = NULL, *x = NULL;
+  unsigned char *pgbuf = NULL;
   memset(&v, 0, sizeof(v));
   memset(&nb, 0, sizeof(nb));
   int pending = 0;
@@ -677,6 +746,27 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
                "frame %u wrote page %u, which held rows of %s at the entry's "
                "state (not only appends)",
                v.last[p], p, e->table);
+      goto no;
+    }
+  }
+  /* rule 4: a page of the entry's state that is no leaf of the table (not
+  ** recorded) may have been an overflow page of its rows: its new version
+  ** must be a b-tree page (an overflow page begins with the next one's
+  ** number, whose first byte is 0 below 2^24 pages) */
+  if (!v.from_npage || v.npage >= (1u << 24)) {
+    snprintf(why, nwhy, "the entry's state has no page count under 2^24");
+    goto no;
+  }
+  if (!(pgbuf = sqlite3_malloc64(v.pgsz))) {
+    rc = SQLITE_NOMEM;
+    goto out;
+  }
+  for (uint32_t p = 2; p < v.nlast && p <= v.from_npage; p++) {
+    if (v.last[p] <= from || ga_cappend_has(a, p))
+      continue;
+    if (!ga_walview_page(&v, p, pgbuf) || ga_btree_type(pgbuf, p, v.pgsz) < 0) {
+      snprintf(why, nwhy, "frame %u wrote page %u: an overflow or free page",
+               v.last[p], p);
       goto no;
     }
   }
@@ -786,6 +876,7 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
 no:
   rc = SQLITE_OK;
 out:
+  sqlite3_free(pgbuf);
   sqlite3_free(nb.pages);
   ga_walview_close(&v);
   ga_intr_free(&intr);

@@ -9,8 +9,10 @@
 **
 ** Rules (cache_append.c keeps them):
 **   1. The page record is a superset of the pages that hold rows of the
-**      entry (leaf and overflow pages, found with dbstat at the load, and
-**      every page a proven extension wrote that may hold a table's rows):
+**      entry's leaves (its leaf pages, read from the b-tree's interior
+**      pages at the load, and every page a proven extension wrote that may
+**      hold a table's rows; overflow pages of the rows at the load are not
+**      in it: planner/cache_extend.c rule 4 reads those pages' versions):
 **      a page may only be added, never removed, so the proof that
 **      no later frame writes one of them (but the last leaves) can only
 **      fail more often, never pass wrongly.

@@ -81,6 +81,10 @@ int ga_walview_open(sqlite3 *db, const char *schema, const ga_fstamp *s,
       maxsize = commit;
     if (commit && f > from && commit < v->mincommit)
       v->mincommit = commit;
+    if (f == from) /* a commit frame: the entry's state ends there */
+      v->from_npage = commit;
+    if (f == v->mx)
+      v->npage = commit;
     if (pg[f - 1] > maxpg)
       maxpg = pg[f - 1];
     if (f == v->mx && (get4(fh + 16) != s->cksum[0] ||

@@ -40,10 +40,12 @@
 typedef struct ga_walview {
   sqlite3_file *db, *wal;
   uint32_t pgsz, mx;
-  uint32_t *last;     /* page -> its newest frame (1-based); 0: the file */
-  uint32_t nlast;     /* pages last covers */
-  uint32_t mincommit; /* least database size a commit frame after `from`
-                         names (0xffffffff: none) */
+  uint32_t *last;      /* page -> its newest frame (1-based); 0: the file */
+  uint32_t nlast;      /* pages last covers */
+  uint32_t mincommit;  /* least database size a commit frame after `from`
+                          names (0xffffffff: none) */
+  uint32_t npage;      /* the database's pages in the snapshot (frame mx) */
+  uint32_t from_npage; /* ... in the state of frame `from` (0: none) */
 } ga_walview;
 
 /* Rule 2 for stamp s (s->walprov), noting the commits after frame `from`.
