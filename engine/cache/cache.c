@@ -419,6 +419,9 @@ void ga_cache_release(ga_cache *c, const void *owner, int keep) {
       ga_centry_free(drop);
   }
   forget_idle(owner);
+  /* the device's stream and scratch, while this connection still counts:
+  ** once nconn is down, another thread's last close may free c */
+  release_dev(c);
   pthread_mutex_lock(&g_mu);
   int last = --c->nconn == 0, kept = 0;
   if (last && keep && g_cache == c) { /* rule 7 */
@@ -434,10 +437,8 @@ void ga_cache_release(ga_cache *c, const void *owner, int keep) {
     if (pin) /* before SQLite's dlclose, which follows this close */
       pin();
   }
-  if (last && !kept)
+  if (last && !kept) /* nobody else can reach c now */
     ga_cache_free(c);
-  else
-    release_dev(c);
 }
 
 int ga_cache_unlink(ga_cache *c, ga_centry *e) {

@@ -1533,8 +1533,10 @@ int ga_scan_run(const ga_scan_spec *sp, ga_scan_out *out) {
       sh.base_max = base;
     if (sp->large_pieces)
       sh.base = sh.base_max;
-    if (sp->large_pieces == 2) /* one piece a worker (dims.h rule 9) */
-      sh.base = sh.base_max = est / sh.nw + 1;
+    if (sp->large_pieces == 2) {  /* one piece a worker (dims.h rule 9): */
+      int64_t per = span / sh.nw; /* of rowids, not rows (sparse ones) */
+      sh.base = sh.base_max = per < INT64_MAX ? per + 1 : per;
+    }
     /* tests: pieces of exactly N rowids (a long piece per worker) */
     const char *pr = getenv("GPUAGG_SCAN_PIECE_ROWS");
     if (pr && atoll(pr) > 0)
