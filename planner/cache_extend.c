@@ -501,6 +501,7 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
       goto done;
     }
   e->app = a;
+  e->app_free = ga_cappend_free;
   a = NULL;
 done:
   ga_walview_close(&v);

@@ -89,7 +89,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache_append.h"
 #include "gpu.h"
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
@@ -246,7 +245,8 @@ void ga_centry_free(ga_centry *e) {
   sqlite3_free(e->stamp.file);
   sqlite3_free(e->auth_sig);
   sqlite3_close(e->watch);
-  ga_cappend_free(e->app);
+  if (e->app && e->app_free)
+    e->app_free(e->app);
   sqlite3_free(e);
 }
 

@@ -231,7 +231,9 @@ typedef struct ga_centry {
   /* appends (issue 40 part 4, cache_append.h): the pages and right-edge
   ** leaf its extension's proof needs (NULL: none recorded), or why not */
   struct ga_cappend *app;
-  const char *app_no; /* static text */
+  void (*app_free)(struct ga_cappend *); /* frees app: set with it, so the
+                                            entry's free needs no part 4 */
+  const char *app_no;                    /* static text */
   double load_ms;
   char note[128]; /* how it was loaded (parallel/serial, GPU fallback) */
 } ga_centry;
