@@ -60,7 +60,11 @@
 **      entry's state (at most the file's size then) that the frames wrote
 **      and the record lacks must be a b-tree page in the snapshot (an
 **      overflow page begins with the next one's number, 0 in its first
-**      byte below 2^24 pages; a freelist trunk too declines).  Then the rows
+**      byte below 2^24 pages; a freelist trunk too declines).  A page can
+**      also leave the table unwritten: DELETE without WHERE (OP_Clear)
+**      frees every leaf without writing it (secure_delete off or fast), so
+**      no recorded page may be on the snapshot's freelist (page 1's trunk
+**      list walked, its count checked).  Then the rows
 *with rowid above lmax are read again:
 **      those up to the old max must be exactly the entry's last kr rows
 **      (values, types, TEXT by value), so a change on the last leaves (an
@@ -101,6 +105,11 @@ SQLITE_EXTENSION_INIT3
 #include "cache_plan.h"
 #include "filestamp.h"
 #include "walproof.h"
+
+static uint32_t get_be4(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         (uint32_t)p[3];
+}
 
 /* One integer of sql (schema and table substituted as %w twice at most);
 ** SQLITE_OK with *has (0: no row). */
@@ -654,6 +663,39 @@ static int new_record(sqlite3 *db, const char *schema, const ga_centry *e,
   return rc;
 }
 
+/* Rule 4: NULL when no page of a's record is free in v's snapshot, else
+** why (a recorded page on the freelist, or a freelist that cannot be
+** walked); *rc set on NOMEM.  buf: v->pgsz bytes. */
+static const char *free_pages_recorded(const ga_walview *v, const ga_cappend *a,
+                                       unsigned char *buf, int *rc) {
+  (void)rc;
+  if (!ga_walview_page(v, 1, buf))
+    return "page 1 cannot be read";
+  uint32_t trunk = get_be4(buf + 32), nfree = get_be4(buf + 36);
+  uint32_t seen = 0, trunks = 0;
+  while (trunk) {
+    if (trunk > v->npage || ++trunks > v->npage)
+      return "the freelist cannot be walked";
+    if (ga_cappend_has(a, trunk))
+      return "a page that held rows of the table is free now (DELETE "
+             "without WHERE frees pages unwritten)";
+    if (!ga_walview_page(v, trunk, buf))
+      return "the freelist cannot be walked";
+    uint32_t next = get_be4(buf), n = get_be4(buf + 4);
+    if (n > (v->pgsz - 8) / 4)
+      return "the freelist cannot be walked";
+    for (uint32_t i = 0; i < n; i++)
+      if (ga_cappend_has(a, get_be4(buf + 8 + 4 * i)))
+        return "a page that held rows of the table is free now (DELETE "
+               "without WHERE frees pages unwritten)";
+    seen += n + 1;
+    trunk = next;
+  }
+  if (seen != nfree)
+    return "the freelist's count is not its pages'";
+  return NULL;
+}
+
 int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
                    const char *schema, ga_centry *e, int64_t *added, char *why,
                    size_t nwhy) {
@@ -768,6 +810,19 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     if (!ga_walview_page(&v, p, pgbuf) || ga_btree_type(pgbuf, p, v.pgsz) < 0) {
       snprintf(why, nwhy, "frame %u wrote page %u: an overflow or free page",
                v.last[p], p);
+      goto no;
+    }
+  }
+  /* rule 4: a page can leave the table unwritten: DELETE without WHERE
+  ** (OP_Clear) frees every leaf without writing it (secure_delete off).
+  ** So no recorded page may be on the freelist in the snapshot (page 1's
+  ** first trunk and count, each trunk's next, count and leaves) */
+  {
+    const char *fw = free_pages_recorded(&v, a, pgbuf, &rc);
+    if (rc != SQLITE_OK)
+      goto out;
+    if (fw) {
+      snprintf(why, nwhy, "%s", fw);
       goto no;
     }
   }

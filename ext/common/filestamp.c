@@ -233,7 +233,27 @@ int ga_fstamp_read(sqlite3 *db, const char *schema, ga_fstamp *s) {
 
 int ga_fstamp_walidx(sqlite3 *db, const char *schema,
                      unsigned char h[GA_FSTAMP_WALIDX]) {
-  return walidx_hdr(file_of(db, schema, SQLITE_FCNTL_FILE_POINTER), h);
+  /* Only where the header says WAL and the -wal exists: then the pager
+  ** opens the WAL at its next read (sqlite3WalOpen adopts the mapping and
+  ** unmaps it at close).  A mapping made where the pager never opens a
+  ** WAL (rollback journal, or WAL mode with the -wal removed by the last
+  ** close) would be the file's until the process ends: a leak, and a
+  ** -shm beside a rollback file. */
+  sqlite3_file *f = file_of(db, schema, SQLITE_FCNTL_FILE_POINTER);
+  unsigned char hd[20];
+  if (!file_read(f, hd, 20, 0) || hd[18] != 2 || hd[19] != 2)
+    return 0;
+  sqlite3_vfs *vfs = NULL;
+  const char *fn = sqlite3_db_filename(db, schema);
+  const char *wal = fn && *fn ? sqlite3_filename_wal(fn) : NULL;
+  int there = 0;
+  if (sqlite3_file_control(db, schema, SQLITE_FCNTL_VFS_POINTER, &vfs) !=
+          SQLITE_OK ||
+      !vfs || !wal || !vfs->xAccess ||
+      vfs->xAccess(vfs, wal, SQLITE_ACCESS_EXISTS, &there) != SQLITE_OK ||
+      !there)
+    return 0;
+  return walidx_hdr(f, h);
 }
 
 int ga_fstamp_ident(sqlite3 *db, const char *schema, uint64_t *dev,
