@@ -449,15 +449,21 @@ int ga_cache_unlink(ga_cache *c, ga_centry *e) {
   return was;
 }
 
-void ga_cache_relink(ga_cache *c, ga_centry *e) {
+/* Back into the list (under c->mu): its bytes into used, the list's
+** reference; moved: a new link sequence (an extension's new state). */
+static void relink(ga_cache *c, ga_centry *e, int moved) {
   pthread_mutex_lock(&c->mu);
   e->next = c->entries;
   c->entries = e;
   c->used += e->bytes;
   e->linked = 1;
   e->refs++;
+  if (moved)
+    e->seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&c->mu);
 }
+
+void ga_cache_relink(ga_cache *c, ga_centry *e) { relink(c, e, 0); }
 
 int ga_cache_unlink_sole(ga_cache *c, ga_centry *e) {
   pthread_mutex_lock(&c->mu);
@@ -468,16 +474,7 @@ int ga_cache_unlink_sole(ga_cache *c, ga_centry *e) {
   return sole;
 }
 
-void ga_cache_relink_moved(ga_cache *c, ga_centry *e) {
-  pthread_mutex_lock(&c->mu);
-  e->next = c->entries;
-  c->entries = e;
-  c->used += e->bytes;
-  e->linked = 1;
-  e->refs++;
-  e->seq = __atomic_add_fetch(&g_seq, 1, __ATOMIC_SEQ_CST);
-  pthread_mutex_unlock(&c->mu);
-}
+void ga_cache_relink_moved(ga_cache *c, ga_centry *e) { relink(c, e, 1); }
 
 void ga_cache_free_unlinked(ga_cache *c, ga_centry *e) {
   ga_centry_put(c, e);
