@@ -94,10 +94,13 @@ int ga_walview_open(sqlite3 *db, const char *schema, const ga_fstamp *s,
       return SQLITE_NOTFOUND;
     }
   }
-  /* rule 3 */
-  if (maxpg > maxsize || maxpg >= 0x40000000u) {
+  /* rule 3; and below 2^24 pages, the most a proof reads a type byte of
+  ** (cache_extend.c rule 4): last[] then takes at most 64 MiB, never what
+  ** a hostile -wal names */
+  if (maxpg > maxsize || maxpg >= (1u << 24)) {
     sqlite3_free(pg);
-    snprintf(why, nwhy, "a frame names a page past every commit's size");
+    snprintf(why, nwhy,
+             "a frame names a page past every commit's size or 2^24");
     return SQLITE_NOTFOUND;
   }
   v->nlast = maxpg + 1;

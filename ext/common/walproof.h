@@ -16,7 +16,8 @@
 **      this one's), the last with the stamp's checksum.  A page's version
 **      in that snapshot is its newest frame there, else the database file.
 **   3. Page numbers are bounded by the largest database size any commit
-**      frame names (a hostile -wal cannot make it allocate more).
+**      frame names, and by 2^24 (a hostile -wal cannot make it allocate
+**      more than 64 MiB).
 **   4. The b-tree readers check every offset against the page size and
 **      answer 0 on anything malformed (a caller then proves nothing).
 **   5. Idle notes: the wal-index header of (connection, schema) at the
