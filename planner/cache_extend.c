@@ -805,6 +805,10 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     goto out;
   }
   for (uint32_t p = 2; p < v.nlast && p <= v.from_npage; p++) {
+    if ((p & 65535) == 0 && ga_intr_check(&intr)) { /* rule 7 */
+      rc = SQLITE_INTERRUPT;
+      goto out;
+    }
     if (v.last[p] <= from || ga_cappend_has(a, p))
       continue;
     if (!ga_walview_page(&v, p, pgbuf) || ga_btree_type(pgbuf, p, v.pgsz) < 0) {
