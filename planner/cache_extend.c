@@ -106,11 +106,6 @@ SQLITE_EXTENSION_INIT3
 #include "filestamp.h"
 #include "walproof.h"
 
-static uint32_t get_be4(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         (uint32_t)p[3];
-}
-
 /* One integer of sql (schema and table substituted as %w twice at most);
 ** SQLITE_OK with *has (0: no row). */
 static int one_int(sqlite3 *db, const char *sql, int64_t bind1, int bind,
@@ -520,17 +515,19 @@ done:
 
 /* ---- the extension ---- */
 
+/* A load's own text (engine/cache/cache_load.c ga_cload_sql) over e's
+** columns: the new rows are read as the load read the old ones. */
 static char *collect_sql(const char *schema, const ga_centry *e,
                          const char *rowid) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  sqlite3_str_appendall(s, "SELECT gpuagg_collect(?3");
+  const char **names =
+      sqlite3_malloc64(sizeof(char *) * (size_t)(e->ncols ? e->ncols : 1));
+  if (!names)
+    return NULL;
   for (int i = 0; i < e->ncols; i++)
-    sqlite3_str_appendf(s, ", \"%w\"", e->cols[i].name);
-  sqlite3_str_appendf(s,
-                      ") FROM \"%w\".\"%w\" NOT INDEXED WHERE %s >= ?1 AND "
-                      "%s <= ?2",
-                      schema, e->table, rowid, rowid);
-  return sqlite3_str_finish(s);
+    names[i] = e->cols[i].name;
+  char *sql = ga_cload_sql(schema, e->table, rowid, names, e->ncols);
+  sqlite3_free(names);
+  return sql;
 }
 
 /* The rows lo..hi into a new host entry (not linked, its bytes in
@@ -671,7 +668,7 @@ static const char *free_pages_recorded(const ga_walview *v, const ga_cappend *a,
   (void)rc;
   if (!ga_walview_page(v, 1, buf))
     return "page 1 cannot be read";
-  uint32_t trunk = get_be4(buf + 32), nfree = get_be4(buf + 36);
+  uint32_t trunk = ga_be4(buf + 32), nfree = ga_be4(buf + 36);
   uint32_t seen = 0, trunks = 0;
   while (trunk) {
     if (trunk > v->npage || ++trunks > v->npage)
@@ -681,11 +678,11 @@ static const char *free_pages_recorded(const ga_walview *v, const ga_cappend *a,
              "without WHERE frees pages unwritten)";
     if (!ga_walview_page(v, trunk, buf))
       return "the freelist cannot be walked";
-    uint32_t next = get_be4(buf), n = get_be4(buf + 4);
+    uint32_t next = ga_be4(buf), n = ga_be4(buf + 4);
     if (n > (v->pgsz - 8) / 4)
       return "the freelist cannot be walked";
     for (uint32_t i = 0; i < n; i++)
-      if (ga_cappend_has(a, get_be4(buf + 8 + 4 * i)))
+      if (ga_cappend_has(a, ga_be4(buf + 8 + 4 * i)))
         return "a page that held rows of the table is free now (DELETE "
                "without WHERE frees pages unwritten)";
     seen += n + 1;

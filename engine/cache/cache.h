@@ -506,6 +506,12 @@ typedef struct ga_cload ga_cload;
 ** other entries of c as it grows).  NULL when out of memory. */
 ga_cload *ga_cload_new(ga_cache *c, int where, int ncols, int64_t est_rows,
                        int64_t budget);
+/* The collector's text over the rowids ?1 .. ?2 (rowid: the name that
+** reads it), the n columns named (quoted here): the one text a load's
+** pieces and an extension's new rows (planner/cache_extend.c) both run.
+** sqlite3_malloc'd; NULL when out of memory. */
+char *ga_cload_sql(const char *schema, const char *table, const char *rowid,
+                   const char *const *names, int n);
 /* The scan hooks (scan.h's piece_begin / piece_end), arg = the load; the
 ** piece statement's ?3 gets the piece's sink (gpuagg_collect's pointer). */
 int ga_cload_piece_begin(void *load, sqlite3_stmt *st, int64_t no, int64_t lo,

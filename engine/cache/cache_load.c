@@ -169,6 +169,19 @@ static int dict_charge(void *arg, int64_t more) {
   return !reserve(l, more);
 }
 
+char *ga_cload_sql(const char *schema, const char *table, const char *rowid,
+                   const char *const *names, int n) {
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "SELECT gpuagg_collect(?3");
+  for (int i = 0; i < n; i++)
+    sqlite3_str_appendf(s, ", \"%w\"", names[i]);
+  sqlite3_str_appendf(s,
+                      ") FROM \"%w\".\"%w\" NOT INDEXED WHERE %s >= ?1 AND "
+                      "%s <= ?2",
+                      schema, table, rowid, rowid);
+  return sqlite3_str_finish(s);
+}
+
 ga_cload *ga_cload_new(ga_cache *c, int where, int ncols, int64_t est_rows,
                        int64_t budget) {
   ga_cload *l = sqlite3_malloc64(sizeof(*l));

@@ -351,15 +351,7 @@ static int64_t rowid_span(sqlite3 *db, const ga_target *t) {
 
 static char *collect_sql(const char *schema, const char *table,
                          const char *rowid, const collist *l) {
-  sqlite3_str *s = sqlite3_str_new(NULL);
-  sqlite3_str_appendall(s, "SELECT gpuagg_collect(?3");
-  for (int i = 0; i < l->n; i++)
-    sqlite3_str_appendf(s, ", \"%w\"", l->name[i]);
-  sqlite3_str_appendf(s,
-                      ") FROM \"%w\".\"%w\" NOT INDEXED WHERE %s >= ?1 AND "
-                      "%s <= ?2",
-                      schema, table, rowid, rowid);
-  return sqlite3_str_finish(s);
+  return ga_cload_sql(schema, table, rowid, (const char *const *)l->name, l->n);
 }
 
 /* Run the collector over the whole table on the caller's connection, as

@@ -44,11 +44,6 @@ SQLITE_EXTENSION_INIT3
 
 #define WALIDX_PGSZ 32768
 
-static uint32_t get4(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         (uint32_t)p[3];
-}
-
 static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
   return f && f->pMethods && f->pMethods->xRead(f, buf, n, off) == SQLITE_OK;
 }
@@ -127,7 +122,7 @@ static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
   }
   /* a hostile -wal may name any page size: only the wal-index's, a power
   ** of two in 512..65536, bounds the offset below */
-  uint32_t pgsz = get4(wh + 8);
+  uint32_t pgsz = ga_be4(wh + 8);
   uint16_t ipg;
   memcpy(&ipg, h1 + 14, 2);
   uint32_t idx_pgsz = (uint32_t)(ipg & 0xfe00) + ((uint32_t)(ipg & 1) << 16);
@@ -137,7 +132,8 @@ static void stamp_wal(sqlite3 *db, const char *schema, sqlite3_file *f,
   }
   sqlite3_int64 off = 32 + (sqlite3_int64)(mx - 1) * (24 + (sqlite3_int64)pgsz);
   if (!file_read(j, fh, 24, off) || memcmp(fh + 8, wh + 16, 8) ||
-      !get4(fh + 4) || get4(fh + 16) != fck[0] || get4(fh + 20) != fck[1]) {
+      !ga_be4(fh + 4) || ga_be4(fh + 16) != fck[0] ||
+      ga_be4(fh + 20) != fck[1]) {
     no(s, "the -wal file does not match the wal-index");
     return;
   }
@@ -166,9 +162,9 @@ void ga_fstamp_read_locked(sqlite3 *db, const char *schema, ga_fstamp *s) {
   }
   s->size = size;
   s->pagesize = (uint32_t)h[16] << 8 | h[17];
-  s->counter = get4(h + 24);
-  s->npages = get4(h + 28);
-  s->cookie = get4(h + 40);
+  s->counter = ga_be4(h + 24);
+  s->npages = ga_be4(h + 28);
+  s->cookie = ga_be4(h + 40);
   s->wal = h[18] == 2 && h[19] == 2;
   const char *fn = sqlite3_db_filename(db, schema);
   int moved = 1;

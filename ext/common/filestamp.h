@@ -26,6 +26,13 @@
 #include "fstamp.h"
 #include "sqlite3ext.h"
 
+/* A big-endian 4-byte integer of a database, WAL or page header (SQLite's
+** on-disk order): filestamp.c, walproof.c and planner/cache_extend.c. */
+static inline uint32_t ga_be4(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         (uint32_t)p[3];
+}
+
 void ga_fstamp_read_locked(sqlite3 *db, const char *schema, ga_fstamp *s);
 /* SQLite result code (of the statement that opens the read transaction);
 ** SQLITE_OK with s->ok = 0 and s->why where the state is not provable. */

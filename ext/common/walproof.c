@@ -12,11 +12,6 @@
 
 SQLITE_EXTENSION_INIT3
 
-static uint32_t get4(const unsigned char *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-         (uint32_t)p[3];
-}
-
 static int rd(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
   if (!f || !f->pMethods)
     return 0;
@@ -52,7 +47,7 @@ int ga_walview_open(sqlite3 *db, const char *schema, const ga_fstamp *s,
     snprintf(why, nwhy, "the -wal file cannot be read, or its salts moved");
     return SQLITE_NOTFOUND;
   }
-  v->pgsz = get4(wh + 8);
+  v->pgsz = ga_be4(wh + 8);
   if (v->pgsz < 512 || v->pgsz > 65536 || (v->pgsz & (v->pgsz - 1)) ||
       v->pgsz != s->pagesize + (s->pagesize == 1 ? 65535u : 0)) {
     snprintf(why, nwhy, "the -wal file's page size is not the database's");
@@ -70,13 +65,13 @@ int ga_walview_open(sqlite3 *db, const char *schema, const ga_fstamp *s,
       return SQLITE_INTERRUPT;
     }
     if (!rd(v->wal, fh, 24, frame_off(v, f)) || memcmp(fh + 8, s->salt, 8) ||
-        !get4(fh)) {
+        !ga_be4(fh)) {
       sqlite3_free(pg);
       snprintf(why, nwhy, "frame %u of the -wal is not of this WAL (salts)", f);
       return SQLITE_NOTFOUND;
     }
-    pg[f - 1] = get4(fh);
-    uint32_t commit = get4(fh + 4);
+    pg[f - 1] = ga_be4(fh);
+    uint32_t commit = ga_be4(fh + 4);
     if (commit > maxsize)
       maxsize = commit;
     if (commit && f > from && commit < v->mincommit)
@@ -87,8 +82,8 @@ int ga_walview_open(sqlite3 *db, const char *schema, const ga_fstamp *s,
       v->npage = commit;
     if (pg[f - 1] > maxpg)
       maxpg = pg[f - 1];
-    if (f == v->mx && (get4(fh + 16) != s->cksum[0] ||
-                       get4(fh + 20) != s->cksum[1] || !commit)) {
+    if (f == v->mx && (ga_be4(fh + 16) != s->cksum[0] ||
+                       ga_be4(fh + 20) != s->cksum[1] || !commit)) {
       sqlite3_free(pg);
       snprintf(why, nwhy, "the WAL's last frame is not the stamp's");
       return SQLITE_NOTFOUND;
@@ -127,8 +122,8 @@ int ga_walview_frame_is(const ga_walview *v, uint32_t f,
   if (f < 1 || f > v->mx || !rd(v->wal, wh, 32, 0) ||
       !rd(v->wal, fh, 24, frame_off(v, f)))
     return 0;
-  return !memcmp(fh + 8, wh + 16, 8) && get4(fh + 16) == cksum[0] &&
-         get4(fh + 20) == cksum[1];
+  return !memcmp(fh + 8, wh + 16, 8) && ga_be4(fh + 16) == cksum[0] &&
+         ga_be4(fh + 20) == cksum[1];
 }
 
 int ga_walview_page(const ga_walview *v, uint32_t pg, unsigned char *buf) {
@@ -157,7 +152,7 @@ int ga_btree_right(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
   uint32_t h = hdr_off(pgno);
   if (ga_btree_type(p, pgno, pgsz) != 0x05)
     return 0;
-  *child = get4(p + h + 8);
+  *child = ga_be4(p + h + 8);
   return *child != 0;
 }
 
@@ -225,9 +220,9 @@ int ga_btree_last_children(const unsigned char *p, uint32_t pgno, uint32_t pgsz,
     uint32_t off = (uint32_t)p[ptr] << 8 | p[ptr + 1];
     if (off < h + 12 || off + 4 > pgsz)
       return 0;
-    kids[(*n)++] = get4(p + off);
+    kids[(*n)++] = ga_be4(p + off);
   }
-  kids[(*n)++] = get4(p + h + 8);
+  kids[(*n)++] = ga_be4(p + h + 8);
   for (int i = 0; i < *n; i++)
     if (!kids[i])
       return 0;
