@@ -106,8 +106,8 @@ SQLITE_EXTENSION_INIT3
 #include "filestamp.h"
 #include "walproof.h"
 
-/* One integer of sql (schema and table substituted as %w twice at most);
-** SQLITE_OK with *has (0: no row). */
+/* The first column of sql's first row as an integer (?1 bound to bind1
+** when bind); SQLITE_OK with *has (0: no row, or NULL). */
 static int one_int(sqlite3 *db, const char *sql, int64_t bind1, int bind,
                    int64_t *out, int *has) {
   sqlite3_stmt *st = NULL;
@@ -230,14 +230,9 @@ static int hold(sqlite3 *db, const char *schema, held *h, int *pending,
   return SQLITE_OK;
 }
 
+/* auto_vacuum = 0 (NONE); unreadable: not proven off */
 static int autovacuum_off(sqlite3 *db, const char *schema) {
-  int64_t v = 1;
-  int has = 0;
-  char *sql = sqlite3_mprintf("PRAGMA \"%w\".auto_vacuum", schema);
-  int ok =
-      sql && one_int(db, sql, 0, 0, &v, &has) == SQLITE_OK && has && v == 0;
-  sqlite3_free(sql);
-  return ok;
+  return ga_pragma_is(db, schema, "auto_vacuum", "0", 0);
 }
 
 /* The table's root page (sqlite_schema, in the snapshot): 1, 0 (why), -1

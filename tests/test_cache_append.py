@@ -354,6 +354,41 @@ def section_truncate(rep, device):
         w.close()
 
 
+def section_autovacuum(rep, device):
+    """auto_vacuum moves pages at commit (cache_extend.c rule 1): an entry
+    of such a file is never extended, and says why."""
+    if device == "gpu":
+        return
+    for av in ("FULL", "INCREMENTAL"):
+        path = os.path.join(TMP, "autovacuum_%s_%s.db" % (av, device))
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+        w = sqlite3.connect(path, isolation_level=None)
+        w.execute("PRAGMA auto_vacuum=" + av)
+        w.execute("PRAGMA journal_mode=wal")
+        w.execute("CREATE TABLE t(a INTEGER, b INTEGER)")
+        w.execute("INSERT INTO t SELECT value, value * 3 FROM (WITH RECURSIVE "
+                  "r(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM r WHERE "
+                  "value < 3000) SELECT value FROM r)")
+        con = connect(path, device)
+        con.execute("PRAGMA user_version = 1")
+        con.execute("SELECT gpu_cache('t', 'a, b')").fetchall()
+        con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query("
+                    "'SELECT count(*), sum(a), sum(b) FROM t')")
+        w.execute("INSERT INTO t VALUES (3001, 9003)")
+        info(con)
+        got = con.execute("SELECT * FROM q").fetchall()
+        why = info(con)["last_scan"].get("why") or ""
+        ref = con.execute("SELECT count(*), sum(a), sum(b) FROM t").fetchall()
+        rep.check("%s auto_vacuum=%s answer" % (device, av), got == ref,
+                  "%r != %r (%s)" % (got, ref, why))
+        rep.check("%s auto_vacuum=%s not extended" % (device, av),
+                  "extended by" not in why and "auto_vacuum is on" in why, why)
+        con.close()
+        w.close()
+
+
 def main():
     rep = Reporter("cache_append")
     devices = [d for d in os.environ.get("CACHE_DEVICES", "cpu gpu").split()
@@ -363,6 +398,7 @@ def main():
         section_shared(rep, device)
         section_adversarial(rep, device)
         section_truncate(rep, device)
+        section_autovacuum(rep, device)
     rep.finish()
 
 
