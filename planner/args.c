@@ -447,6 +447,10 @@ done:
   sqlite3_finalize(st);
   sqlite3_free(p1);
   sqlite3_free(p2);
+  /* a failure leaves *t empty: callers free a target only when it resolved
+  ** (an interrupt while reading the columns used to leak the names) */
+  if (rc != SQLITE_OK)
+    ga_target_free(t);
   return rc;
 }
 

@@ -64,7 +64,7 @@ typedef struct ga_target {
 /* Split and resolve the table name (quoted identifiers, schema.table); an
 ** unqualified name is looked up as SQLite does (temp, main, attached).
 ** SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR with *pzErr "gpu_aggregate:
-** no such table: ...". */
+** no such table: ...".  On any failure *t is left empty (nothing to free). */
 int ga_target_resolve(sqlite3 *db, const char *arg, ga_target *t, char **pzErr);
 void ga_target_free(ga_target *t);
 

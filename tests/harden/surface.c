@@ -41,7 +41,8 @@ static const char *setup =
     " 'v' || i ELSE i END FROM c;"
     "CREATE TABLE a(i INTEGER, j INTEGER, v REAL);"
     "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c WHERE i<39)"
-    " INSERT INTO a SELECT x.i, y.i, x.i - y.i * 0.5 FROM c x, c y;";
+    " INSERT INTO a SELECT x.i, y.i, x.i - y.i * 0.5 FROM c x, c y;"
+    "CREATE VIEW tv AS SELECT g, x FROM t WHERE g < 7;";
 
 static const char *queries[] = {
     "SELECT gpu_sum(x), gpu_total(x), gpu_avg(x) FROM t",
@@ -119,6 +120,61 @@ static void test_progress(void) {
   }
 }
 
+/* gpu_query's planning runs its own statements on the caller's connection
+** (the table's schema, its columns, a view's text): an interrupt between any
+** two of their steps must free what the earlier steps resolved.  The sweep
+** above fires every 50 steps and lands in planning by luck; here the handler
+** fires on every step, for every budget up to the first answer. */
+static const char *plan_queries[] = {
+    "SELECT * FROM gpu_query_json('SELECT g, sum(x) FROM t GROUP BY g')",
+    "SELECT * FROM gpu_query_json('SELECT count(*), max(x) FROM tv')",
+    "SELECT * FROM gpu_query_json('WITH w AS (SELECT g, x FROM t) SELECT g, "
+    "min(x) FROM w GROUP BY g')",
+};
+#define NPQ ((int)(sizeof(plan_queries) / sizeof(plan_queries[0])))
+
+static void test_progress_planning(void) {
+  for (int q = 0; q < NPQ; q++) {
+    sqlite3 *db = open_ga(dbpath, 0);
+    hstr want = {0}, got = {0};
+    char *err = NULL;
+    int rc = run_sql(db, plan_queries[q], &want, &err);
+    CHECK(rc == SQLITE_OK, "planning %d: %s", q, err ? err : "");
+    free(err);
+    sqlite3_close(db);
+    int ninterrupted = 0, done = 0;
+    for (int n = 1; n < 100000000 && !done; n += 1 + n / (n < 5000 ? 64 : 4)) {
+      sqlite3_int64 m0 = sqlite3_memory_used();
+      db = open_ga(dbpath, 0);
+      budget = n;
+      sqlite3_progress_handler(db, 1, progress, NULL);
+      hs_reset(&got);
+      err = NULL;
+      rc = run_sql(db, plan_queries[q], &got, &err);
+      sqlite3_progress_handler(db, 0, NULL, NULL);
+      if (rc == SQLITE_INTERRUPT)
+        ninterrupted++;
+      else {
+        done = 1;
+        CHECK(rc == SQLITE_OK && got.p && !strcmp(got.p, want.p),
+              "planning %d n %d: rc %d (%s), not SQLITE_INTERRUPT or the "
+              "answer",
+              q, n, rc, err ? err : "");
+      }
+      free(err);
+      CHECK(sqlite3_close(db) == SQLITE_OK, "close");
+      CHECK(sqlite3_memory_used() == m0, "planning %d n %d: leak of %lld bytes",
+            q, n, (long long)(sqlite3_memory_used() - m0));
+    }
+    CHECK(done && ninterrupted > 0, "planning %d: %d interrupted, done %d", q,
+          ninterrupted, done);
+    printf("progress interrupt, planning %d: %d budgets interrupted\n", q,
+           ninterrupted);
+    hs_free(&want);
+    hs_free(&got);
+  }
+}
+
 typedef struct {
   sqlite3 *db;
   long usec;
@@ -174,6 +230,7 @@ int main(void) {
     run_sql(db, queries[q], NULL, NULL);
   sqlite3_close(db);
   test_progress();
+  test_progress_planning();
   test_thread_interrupt();
   unlink(dbpath);
   printf("RESULT surface: %d passed, %d failed, 0 skipped\n", passed, failed);
