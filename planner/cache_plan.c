@@ -340,7 +340,7 @@ const char *ga_cstamp_diff(const ga_cstamp *a, const ga_cstamp *b) {
       return "the attached file's identity cannot be read (stat() of its "
              "name failed)";
     if (x->st_dev != y->st_dev || x->st_ino != y->st_ino ||
-        x->st_ctime_ns != y->st_ctime_ns)
+        x->st_ctime_ns != y->st_ctime_ns || x->st_btime_ns != y->st_btime_ns)
       return "the attached file was replaced or changed (another file "
              "under its name, or its change time moved)";
     if (a->unprovable != b->unprovable)

@@ -21,6 +21,7 @@
 #include "cache_gpu_many.h"
 #include "cache_star.h"
 #include "cpu_reduce.h"
+#include "fstamp.h"
 #include "pct.h"
 #include "xacc.h"
 
@@ -719,6 +720,46 @@ static void test_cache_polls(void) {
   stop_at = 0;
 }
 
+/* fstamp.h rule 1: two stamps are one state only when every field is equal;
+** each field alone, moved, must make them differ (the birth time too: a
+** file built again under the name on an inode freed while no connection
+** was open, its change time equal). */
+static void test_fstamp_fields(void) {
+  ga_fstamp a;
+  memset(&a, 0, sizeof a);
+  a.ok = 1;
+  a.st_dev = 7;
+  a.st_ino = 11;
+  a.st_ctime_ns = 1700000000123456789LL;
+  a.has_btime = 1;
+  a.st_btime_ns = 1700000000000000001LL;
+  a.size = 8192;
+  a.counter = 3;
+  a.npages = 2;
+  a.cookie = 1;
+  a.pagesize = 4096;
+  ga_fstamp b = a;
+  CHECK(ga_fstamp_diff(&a, &b) == NULL, "fstamp: equal stamps differ");
+#define MOVE(field, v)                                                         \
+  do {                                                                         \
+    b = a;                                                                     \
+    b.field = v;                                                               \
+    CHECK(ga_fstamp_diff(&a, &b) != NULL, "fstamp: %s moved, same state",      \
+          #field);                                                             \
+  } while (0)
+  MOVE(st_dev, 8);
+  MOVE(st_ino, 12);
+  MOVE(st_ctime_ns, a.st_ctime_ns + 1);
+  MOVE(st_btime_ns, a.st_btime_ns + 1);
+  MOVE(has_btime, 0);
+  MOVE(size, 4096);
+  MOVE(counter, 4);
+  MOVE(npages, 3);
+  MOVE(cookie, 2);
+  MOVE(wal, 1);
+#undef MOVE
+}
+
 int main(void) {
   test_pairs();
   test_known();
@@ -733,6 +774,7 @@ int main(void) {
   test_window_sum();
   test_pct_select();
   test_cache_polls();
+  test_fstamp_fields();
   printf("RESULT engine: %d passed, %d failed, 0 skipped\n", passed, failed);
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;

@@ -14,6 +14,8 @@ static const char *diff(const ga_fstamp *a, const ga_fstamp *b, int held) {
     return "the WAL changed (the wal-index header: a commit)";
   if (a->st_dev != b->st_dev || a->st_ino != b->st_ino)
     return "another file under the name (device, inode)";
+  if (a->has_btime != b->has_btime || a->st_btime_ns != b->st_btime_ns)
+    return "another file under the name (its birth time)";
   if (a->st_ctime_ns != b->st_ctime_ns || a->size != b->size)
     return "the file was written (its change time or size moved)";
   if (a->counter != b->counter || a->npages != b->npages ||

@@ -8,7 +8,7 @@
 ** Rules:
 **   1. Two stamps are the same state only when every field is equal and
 **      both are provable (ok = 1): the same file (device and inode, change
-**      time in ns, size), the same header (change counter at offset 24,
+**      time in ns, birth time where the file system keeps one, size), the same header (change counter at offset 24,
 **      page count, schema cookie, page size), and in WAL mode the same
 **      wal-index header (48 bytes: mxFrame, the salts, the last frame's
 **      checksum, the commit counter iChange) with mxFrame > 0 and the
@@ -33,6 +33,8 @@ typedef struct ga_fstamp {
   int noident;     /* stat() of the path failed */
   uint64_t st_dev, st_ino;
   int64_t st_ctime_ns;
+  int has_btime;       /* statx gave a birth time (filestamp.c rule 5) */
+  int64_t st_btime_ns; /* ... the birth time */
   int64_t size;                               /* the file's size */
   uint32_t counter, npages, cookie, pagesize; /* header offsets 24, 28, 40 */
   int wal;     /* the header says WAL (bytes 18 and 19 are 2) */

@@ -32,17 +32,38 @@
 **      transaction may hold an older snapshot: the cache asks
 **      sqlite3_txn_state first (planner/cache_plan.c rule 7).
 **   5. The identity: SQLITE_FCNTL_HAS_MOVED 0 (the path names the open
-**      file), then stat() of the path; immutable=1 callers read no WAL and
-**      take no lock, so they have none.
+**      file), then stat() of the path (device, inode, change time) and,
+**      where the file system keeps one, statx()'s birth time; immutable=1
+**      callers read no WAL and take no lock, so they have none.
 */
 #include "filestamp.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 
 SQLITE_EXTENSION_INIT3
 
 #define WALIDX_PGSZ 32768
+
+/* Rule 5: the birth time, where the file system keeps one (statx; ext4,
+** xfs, btrfs, tmpfs).  With no connection open a deleted file's inode may
+** be reused by a file built again in the same nanosecond's ctime: the
+** birth time still tells them apart. */
+static void birth(const char *fn, ga_fstamp *s) {
+#ifdef STATX_BTIME
+  struct statx x;
+  if (statx(AT_FDCWD, fn, 0, STATX_BTIME, &x) == 0 &&
+      (x.stx_mask & STATX_BTIME)) {
+    s->has_btime = 1;
+    s->st_btime_ns =
+        (int64_t)x.stx_btime.tv_sec * 1000000000 + (int64_t)x.stx_btime.tv_nsec;
+  }
+#else
+  (void)fn;
+  (void)s;
+#endif
+}
 
 static int file_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off) {
   return f && f->pMethods && f->pMethods->xRead(f, buf, n, off) == SQLITE_OK;
@@ -183,6 +204,7 @@ void ga_fstamp_read_locked(sqlite3 *db, const char *schema, ga_fstamp *s) {
     s->st_ino = (uint64_t)sb.st_ino;
     s->st_ctime_ns =
         (int64_t)sb.st_ctim.tv_sec * 1000000000 + (int64_t)sb.st_ctim.tv_nsec;
+    birth(fn, s);
   }
   if (fn && sqlite3_uri_boolean(fn, "immutable", 0))
     no(s, "immutable=1 (the connection reads no WAL and takes no lock)");

@@ -53,6 +53,7 @@ int ga_walview_open(sqlite3 *db, const char *schema, const ga_fstamp *s,
     snprintf(why, nwhy, "the -wal file's page size is not the database's");
     return SQLITE_NOTFOUND;
   }
+  memcpy(v->salt, s->salt, 8);
   v->mx = s->mxframe;
   uint32_t *pg = sqlite3_malloc64(sizeof(uint32_t) * (size_t)v->mx);
   if (!pg)
@@ -129,8 +130,16 @@ int ga_walview_frame_is(const ga_walview *v, uint32_t f,
 int ga_walview_page(const ga_walview *v, uint32_t pg, unsigned char *buf) {
   if (pg < 1)
     return 0;
-  if (pg < v->nlast && v->last[pg])
-    return rd(v->wal, buf, (int)v->pgsz, frame_off(v, v->last[pg]) + 24);
+  if (pg < v->nlast && v->last[pg]) {
+    /* rule 2, again at the read: the frame still names pg under this
+    ** WAL's salts (a reader on read-mark 0 does not stop a restart from
+    ** writing a new generation over the frames) */
+    unsigned char fh[24];
+    sqlite3_int64 off = frame_off(v, v->last[pg]);
+    return rd(v->wal, fh, 24, off) && ga_be4(fh) == pg &&
+           !memcmp(fh + 8, v->salt, 8) &&
+           rd(v->wal, buf, (int)v->pgsz, off + 24);
+  }
   return rd(v->db, buf, (int)v->pgsz,
             (sqlite3_int64)(pg - 1) * (sqlite3_int64)v->pgsz);
 }

@@ -9,8 +9,13 @@
 **      (SQLITE_FCNTL_FILE_POINTER, SQLITE_FCNTL_JOURNAL_POINTER), never a
 **      second descriptor (filestamp.c rule 1), and only while the caller
 **      holds a read transaction whose snapshot is the stamp's (the
-**      wal-index header the same just before and just after it opened):
-**      a checkpoint cannot then restart the WAL under the reader.
+**      wal-index header the same just before and just after it opened).
+**      A checkpoint cannot then restart the WAL under a reader that holds
+**      a read-mark above 0; one on read-mark 0 (every frame backfilled)
+**      does not stop a restart, so every frame read (a header in
+**      ga_walview_open, a page in ga_walview_page) is checked again for
+**      the WAL's salts and its page number: a frame of a new generation
+**      proves nothing.
 **   2. Frames 1 .. mxFrame of the stamp, each with the WAL header's salts
 **      (frame by frame: a frame of an older generation is never read as
 **      this one's), the last with the stamp's checksum.  A page's version
@@ -41,6 +46,7 @@
 typedef struct ga_walview {
   sqlite3_file *db, *wal;
   uint32_t pgsz, mx;
+  unsigned char salt[8]; /* the WAL header's salts, as the stamp read them */
   uint32_t *last;      /* page -> its newest frame (1-based); 0: the file */
   uint32_t nlast;      /* pages last covers */
   uint32_t mincommit;  /* least database size a commit frame after `from`
