@@ -1026,6 +1026,29 @@ static void test_best_tagged(void) {
   }
 }
 
+/* dset.h rule 6: a selection made elsewhere (a GPU entry's picked order
+** statistics) never merges; the merge says so as a bad state (the caller's
+** "malformed state" error), never as GA_NOMEM's "out of memory" nor as a
+** code no caller knows. */
+static void test_gstate_picked_merge(void) {
+  ga_gstate a, b;
+  ga_gstate_init(&a);
+  ga_gstate_init(&b);
+  int ok = ga_dset_pct_push(&a.set, 1.0) == GA_OK &&
+           ga_dset_pct_push(&b.set, 2.0) == GA_OK;
+  CHECK(ok, "picked merge: push");
+  if (ok) {
+    b.set->pct.at = malloc(sizeof(size_t));
+    if (b.set->pct.at)
+      b.set->pct.at[0] = 0;
+    int rc = ga_gstate_merge(&a, &b);
+    CHECK(rc == GA_BADSTATE, "picked merge: rc %d, not GA_BADSTATE", rc);
+    CHECK(a.set && a.set->pct.n == 1, "picked merge: into changed");
+  }
+  ga_gstate_clear(&a);
+  ga_gstate_clear(&b);
+}
+
 int main(void) {
   test_layout();
   test_bad();
@@ -1037,6 +1060,7 @@ int main(void) {
   test_gstate_many();
   test_gstate_fixed();
   test_best_tagged();
+  test_gstate_picked_merge();
   printf("RESULT state_engine: %d passed, %d failed, 0 skipped\n", passed,
          failed);
   return failed != 0;

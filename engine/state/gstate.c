@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "pct.h"
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
@@ -403,6 +404,8 @@ static ga_i128 int_total(const ga_wsum *w) {
 int ga_gstate_merge(ga_gstate *into, const ga_gstate *later) {
   /* rule 5: the sets first (a failure leaves into's counts as they were) */
   int src = later->set ? ga_dset_merge(&into->set, later->set) : GA_OK;
+  if (src == GA_PCT_BAD) /* dset.h rule 6: a picked set: a bad state */
+    return GA_BADSTATE;
   if (src != GA_OK)
     return src;                /* GA_NOMEM, or GA_INTERRUPTED (dset.h rule 5) */
   if (sq_reserve(into, later)) /* rule 8 */

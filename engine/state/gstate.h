@@ -240,7 +240,8 @@ int ga_gstate_step_sum(ga_gstate *s, const ga_value *num);
 
 /* into += later, where later covers rows after into's: among equal max/min
 ** values into's wins (state.h rule 2).  GA_OK, GA_NOMEM or GA_BADSTATE (a
-** merged count would leave int64); into is unchanged on failure, but for
+** merged count would leave int64, or a set of picked order statistics,
+** dset.h rule 6, on either side); into is unchanged on failure, but for
 ** GA_INTERRUPTED (the sets' merge polled the interrupt: engine/state/
 ** dset.h rule 5), after which into's set holds part of later's and the
 ** caller fails the call. */
