@@ -267,11 +267,14 @@ gak_cache_pct_gather(gak_ccol x, const uint32_t *d_idx, const uint32_t *d_gid,
 }
 
 /* Rule 6: the order statistics the medians read, from the sorted runs. */
-__global__ void k_pct_pick(const double *vals, const long long *pos,
-                           long long npos, double *out) {
+__global__ void k_pct_pick(const double *vals, long long nvals,
+                           const long long *pos, long long npos, double *out) {
   for (long long j = (long long)blockIdx.x * ST + threadIdx.x; j < npos;
-       j += (long long)gridDim.x * ST)
-    out[j] = vals[pos[j]];
+       j += (long long)gridDim.x * ST) {
+    long long p = pos[j]; /* the host's place: never outside the values */
+    out[j] = p >= 0 && p < nvals ? vals[p]
+                                 : __longlong_as_double(0x7ff8000000000000ll);
+  }
 }
 
 /* A double's order-preserving key (rule 4) and back. */
@@ -343,14 +346,16 @@ extern "C" int gak_cache_pct_sort(double *d_vals, double *d_tmp,
   return (int)cudaGetLastError();
 }
 
-extern "C" int gak_cache_pct_pick(const double *d_vals, const int64_t *d_pos,
-                                  int64_t npos, double *d_out, gak_stream s) {
+extern "C" int gak_cache_pct_pick(const double *d_vals, int64_t nvals,
+                                  const int64_t *d_pos, int64_t npos,
+                                  double *d_out, gak_stream s) {
   cudaStream_t st = (cudaStream_t)s;
   if (npos < 0)
     return (int)cudaErrorInvalidValue;
   if (npos == 0)
     return 0;
-  k_pct_pick<<<st_grid(npos), ST, 0, st>>>(d_vals, (const long long *)d_pos,
-                                          (long long)npos, d_out);
+  k_pct_pick<<<st_grid(npos), ST, 0, st>>>(d_vals, (long long)nvals,
+                                           (const long long *)d_pos,
+                                           (long long)npos, d_out);
   return (int)cudaGetLastError();
 }

@@ -340,9 +340,12 @@ int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
                        void *d_scratch, gak_stream s);
 /* gak_cache_pct_pick: d_out[j] = d_vals[d_pos[j]] for j < npos (the
 ** order statistics the medians read, from the sorted runs; d_pos: places
-** in d_vals, each below the values' count).  Nothing for npos 0. */
-int gak_cache_pct_pick(const double *d_vals, const int64_t *d_pos, int64_t npos,
-                       double *d_out, gak_stream s);
+** in d_vals, each below nvals, the values' count: a place outside reads
+** nothing and gives NaN, and the fake GPU fails the test on it).  Nothing
+** for npos 0. */
+int gak_cache_pct_pick(const double *d_vals, int64_t nvals,
+                       const int64_t *d_pos, int64_t npos, double *d_out,
+                       gak_stream s);
 
 /* ---- ORDER BY an aggregate ... LIMIT k over many groups (kernels/
 ** cache_topk.cu; issue 20, bench/query_bench.py's d2) ----

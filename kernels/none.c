@@ -350,8 +350,9 @@ int gak_cache_pct_sort(double *d_vals, double *d_tmp, const int64_t *d_offs,
   (void)total, (void)d_scratch, (void)s;
   return NB;
 }
-int gak_cache_pct_pick(const double *d_vals, const int64_t *d_pos, int64_t npos,
-                       double *d_out, gak_stream s) {
-  (void)d_vals, (void)d_pos, (void)npos, (void)d_out, (void)s;
+int gak_cache_pct_pick(const double *d_vals, int64_t nvals,
+                       const int64_t *d_pos, int64_t npos, double *d_out,
+                       gak_stream s) {
+  (void)d_vals, (void)nvals, (void)d_pos, (void)npos, (void)d_out, (void)s;
   return NB;
 }

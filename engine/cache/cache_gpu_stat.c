@@ -313,7 +313,7 @@ static int pct_value(ga_cache *c, const ga_cquery *q, int i,
            gak_memcpy_h2d(d_pos, h_pos, sizeof(int64_t) * (size_t)npos,
                           c->stream));
       STEP(GA_STAGE_LAUNCH,
-           gak_cache_pct_pick(d_v, d_pos, npos, d_t, c->stream));
+           gak_cache_pct_pick(d_v, total, d_pos, npos, d_t, c->stream));
       STEP(GA_STAGE_D2H,
            gak_memcpy_d2h(h_sv, d_t, sizeof(double) * (size_t)npos, c->stream));
     }

@@ -2483,8 +2483,9 @@ typedef struct fk_stat {
   int64_t *out;        /* sq: ngr * GA_XSQ_DIGITS; count: ngr + 1 */
   const int64_t *offs; /* pick: the places */
   double *vals;
-  double *pick; /* pick: the picked values (ngr: their count) */
-  int dev;      /* pick: each place is checked on it */
+  double *pick;  /* pick: the picked values (ngr: their count) */
+  int64_t nvals; /* pick: the values' count (each place below it) */
+  int dev;       /* pick: the device */
 } fk_stat;
 
 /* Position p of slice sl: its row, or -1 (cache_stat.cu's st_row). */
@@ -2729,26 +2730,30 @@ static void op_pct_pick(op *o) {
   fk_stat *r = o->extra;
   if (kernel_faults(o, r->pick, 8 * (size_t)r->ngr))
     return;
-  for (int64_t j = 0; j < r->ngr; j++) { /* a place past the runs: die */
-    dev_check(r->vals + r->offs[j], 8, r->dev, "gak_cache_pct_pick place");
+  for (int64_t j = 0; j < r->ngr; j++) { /* a place past the values: die */
+    if (r->offs[j] < 0 || r->offs[j] >= r->nvals)
+      die("gak_cache_pct_pick: a place outside the values");
     r->pick[j] = r->vals[r->offs[j]];
   }
 }
 
-int gak_cache_pct_pick(const double *d_vals, const int64_t *d_pos, int64_t npos,
-                       double *d_out, gak_stream gs) {
+int gak_cache_pct_pick(const double *d_vals, int64_t nvals,
+                       const int64_t *d_pos, int64_t npos, double *d_out,
+                       gak_stream gs) {
   fstream *s = (fstream *)gs;
-  if (!stream_ok(s) || npos < 0)
+  if (!stream_ok(s) || npos < 0 || nvals < 0)
     return fail(GAK_EOTHER);
   if (npos == 0)
     return 0;
-  dev_check(d_vals, 8, s->dev, "gak_cache_pct_pick vals");
+  dev_check(d_vals, 8 * (size_t)(nvals ? nvals : 1), s->dev,
+            "gak_cache_pct_pick vals");
   dev_check(d_pos, 8 * (size_t)npos, s->dev, "gak_cache_pct_pick pos");
   dev_check(d_out, 8 * (size_t)npos, s->dev, "gak_cache_pct_pick out");
   fk_stat *r = calloc(1, sizeof(*r));
   if (!r)
     die("out of memory for an operation");
   r->ngr = npos;
+  r->nvals = nvals;
   r->offs = d_pos;
   r->vals = (double *)d_vals;
   r->pick = d_out;
