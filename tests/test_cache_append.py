@@ -152,11 +152,6 @@ class Case:
 def section_appends(rep, device):
     c = Case(rep, "appends", device=device)
     c.ask("loaded", "cache")
-    if device == "gpu":
-        c.run(append_sql(N + 1, N + 50))
-        c.ask("gpu entry", "no", why_has="a GPU entry")
-        c.close()
-        return
     c.run(append_sql(N + 1, N + 60))
     c.ask("own append", "extended")
     c.ask("again", "cache")
@@ -205,8 +200,6 @@ def section_shared(rep, device):
     """Another connection of the process, sharing the entry, extends it
     (cache_extend.c rule 6) and becomes its owner; the loader then reads
     it as a shared entry."""
-    if device == "gpu":
-        return
     c = Case(rep, "shared", device=device)
     # the process's loads so far (a cache kept from the sections before:
     # engine/cache/cache.c rule 7); this section's Case loaded once
@@ -232,8 +225,6 @@ def section_shared(rep, device):
 
 
 def section_adversarial(rep, device):
-    if device == "gpu":
-        return
     cases = [
         ("update below", ["UPDATE t SET x = x + 1 WHERE rowid = 10"], "wrote page"),
         ("delete old", ["DELETE FROM t WHERE rowid = 20"], "wrote page"),
@@ -307,8 +298,6 @@ def section_truncate(rep, device):
     above lmax are put back in other pages (another table's freed ones) and
     a few appended: the old proof extended the entry, keeping every deleted
     row (a review's reproduction, session 6)."""
-    if device == "gpu":
-        return
     for sd in ("OFF", "FAST"):
         path = os.path.join(TMP, "truncate_%s_%s.db" % (sd, device))
         for suffix in ("", "-wal", "-shm"):
@@ -357,8 +346,6 @@ def section_truncate(rep, device):
 def section_autovacuum(rep, device):
     """auto_vacuum moves pages at commit (cache_extend.c rule 1): an entry
     of such a file is never extended, and says why."""
-    if device == "gpu":
-        return
     for av in ("FULL", "INCREMENTAL"):
         path = os.path.join(TMP, "autovacuum_%s_%s.db" % (av, device))
         for suffix in ("", "-wal", "-shm"):
