@@ -78,15 +78,8 @@ def make(path, mode, n=N):
     w = sqlite3.connect(path, isolation_level=None)
     w.execute("PRAGMA journal_mode=%s" % mode)
     w.execute("CREATE TABLE t(x REAL, k TEXT, n INTEGER, s TEXT, u INTEGER UNIQUE, b BLOB)")
-    w.execute("BEGIN")
-    w.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)", [new_row(i) for i in range(1, n + 1)])
-    w.execute("COMMIT")
+    w.execute(append_sql(1, n))
     w.close()
-
-
-def new_row(i, tag="m"):
-    return (i * 0.5, "k%d" % (i % 7), i % 1000 - 300, "%s%03d" % (tag, i % 37), i,
-            b"\x00" * 8)
 
 
 def append_sql(lo, hi, tag="m"):
@@ -99,10 +92,10 @@ def append_sql(lo, hi, tag="m"):
 class Case:
     """One database, one connection holding its entry, the gpu_query tables."""
 
-    def __init__(self, rep, name, mode="wal", device="cpu"):
+    def __init__(self, rep, name, mode="wal", device="cpu", n=N):
         self.rep, self.name, self.device = rep, name, device
         self.path = os.path.join(TMP, "%s_%s.db" % (name, device))
-        make(self.path, mode)
+        make(self.path, mode, n)
         self.con = connect(self.path, device)
         # a committed frame in the WAL: the state it proves (a WAL
         # checkpointed away at the load proves none, docs/gpu_cache.md)
@@ -376,6 +369,259 @@ def section_autovacuum(rep, device):
         w.close()
 
 
+# GPU entries (session 7, engine/cache/cache_append.h rule 5): queries whose
+# answers read what a GPU entry derives from its rows -- the whole-column
+# layout ("all integer"), an INTEGER key's group dictionary, DISTINCT's
+# value ranges, a TEXT key's codes, NULL bits across the bitmaps' partial
+# words, medians and variances
+GPU_QUERIES = [
+    "SELECT sum(n), total(n), min(n), max(n), count(*) FROM t",
+    "SELECT n, count(*), sum(x) FROM t GROUP BY n ORDER BY n",
+    "SELECT k, count(DISTINCT n), sum(DISTINCT n) FROM t GROUP BY k ORDER BY k",
+    "SELECT s, count(*), min(x), max(x) FROM t GROUP BY s ORDER BY s",
+    "SELECT count(x), sum(x), avg(x), count(*) FROM t WHERE n > 0",
+    "SELECT k, gpu_median(x), gpu_var_samp(n) FROM t GROUP BY k ORDER BY k",
+]
+
+
+def gpu_append_sql(lo, hi, tag="g", nbase=5000):
+    """Rows whose n values are new (beyond the old range), some x NULL,
+    new TEXT values of s (tag)."""
+    return ("INSERT INTO t SELECT CASE WHEN value %% 5 = 0 THEN NULL ELSE value * 0.5 END, "
+            "'k' || (value %% 7), %d + value %% 211 - (value %% 3) * 9000, '%s' || (value %% 5), "
+            "value, zeroblob(8) FROM (WITH RECURSIVE r(value) AS (SELECT %d UNION ALL "
+            "SELECT value + 1 FROM r WHERE value < %d) SELECT value FROM r)" % (nbase, tag, lo, hi))
+
+
+def gpu_ask(rep, c, tag, want, how=None, why_has=None, real_n=False):
+    """c.ask's checks, then GPU_QUERIES against SQLite (each answered from
+    the entry when want is 'extended' or 'cache'; real_n: a REAL n among the
+    keys, which the GPU declines to group by), the entry's "how" (how: 'in
+    place' or 're-copied') and the budget's books (used moves as the entry's
+    bytes: the other entries, kept from earlier sections, stay as they
+    were)."""
+    c.ask(tag, want, why_has=why_has)
+    con = c.con
+    for i, q in enumerate(GPU_QUERIES):
+        try:
+            con.execute("CREATE VIRTUAL TABLE temp.g%d USING gpu_query(%s)"
+                        % (i, "'" + q.replace("'", "''") + "'"))
+        except sqlite3.OperationalError:
+            pass
+        got = con.execute("SELECT * FROM g%d" % i).fetchall()
+        ls = info(con)["last_scan"]
+        ref = con.execute(q).fetchall()
+        name = "gpu %s %s g%d" % (c.name, tag, i)
+        rep.check(name + " answer", rows_of(got) == rows_of(ref),
+                  "%r != %r (%s)" % (got[:4], ref[:4], ls.get("why")))
+        if want in ("extended", "cache"):
+            rep.check(name + " from the entry", ls.get("path") == "cache" or
+                      (real_n and "REAL keys that are not integers" in (ls.get("why") or "")),
+                      "%s: %s" % (ls.get("path"), ls.get("why")))
+    ic = info(con)["cache"]
+    others = ic["used"] - sum(e["bytes"] for e in ic["entries"])
+    if not hasattr(c, "others"):
+        c.others = others
+    rep.check("gpu %s %s books" % (c.name, tag), others == c.others,
+              "%d != %d: %s" % (others, c.others, json.dumps(ic)[:600]))
+    if how:
+        e = entry(con)
+        rep.check("gpu %s %s how" % (c.name, tag),
+                  e and e["where"] == "gpu" and e["how"].endswith("device columns %s)" % how),
+                  json.dumps(e))
+    return ic
+
+
+def section_gpu(rep, device):
+    """A GPU entry extended in place and re-copied, several times in a row,
+    with everything it derives from its rows checked (GPU_QUERIES), past a
+    budget that cannot hold the copy, over the many-groups path, and under
+    a star join (engine/cache/cache_append.h rule 5)."""
+    if device != "gpu":
+        return
+    c = Case(rep, "gpu_grow", device=device)
+    ic0 = gpu_ask(rep, c, "loaded", "cache")
+    rep.check("gpu entry on the device", entry(c.con)["where"] == "gpu", json.dumps(entry(c.con)))
+    cnt = lambda ic: (ic.get("gpu_append_inplace"), ic.get("gpu_append_copied", 0))  # noqa: E731
+    base = cnt(ic0)
+    # the load left no room (its estimate is the table's rows): the first
+    # extension re-copies, into room for a quarter more rows
+    c.run(gpu_append_sql(N + 1, N + 37, tag="a"))
+    ic = gpu_ask(rep, c, "first append", "extended", how="re-copied")
+    rep.check("gpu counters after a copy", cnt(ic) == (base[0], base[1] + 1), json.dumps(cnt(ic)))
+    ls_why = None
+    # several appends in a row, inside the room: in place each time
+    lo = N + 38
+    for j, (n, tag) in enumerate(((5, "z"), (64, "b"), (100, "0"), (1, "y"))):
+        c.run(gpu_append_sql(lo, lo + n - 1, tag=tag, nbase=7000 + 100 * j))
+        lo += n
+        ic = gpu_ask(rep, c, "in place %d" % j, "extended", how="in place")
+        rep.check("gpu counters in place %d" % j, cnt(ic) == (base[0] + j + 1, base[1] + 1),
+                  json.dumps(cnt(ic)))
+    c.run(gpu_append_sql(lo, lo + 6, tag="c"))
+    lo += 7
+    info(c.con)  # seen outside a transaction after the commit
+    c.con.execute("SELECT * FROM q0").fetchall()
+    ls_why = info(c.con)["last_scan"].get("why") or ""
+    rep.check("gpu last_scan says in place", "extended by 7 appended rows; device columns in place"
+              in ls_why, ls_why)
+    # past the room: re-copied again
+    c.run(gpu_append_sql(lo, lo + 1999, tag="d"))
+    lo += 2000
+    ic = gpu_ask(rep, c, "past the room", "extended", how="re-copied")
+    rep.check("gpu counters past the room", cnt(ic)[1] == base[1] + 2, json.dumps(cnt(ic)))
+    # the many-groups path (cache_gpu_many.c): n's groups past a few ids
+    os.environ["GPUAGG_CACHE_MANY_IDS"] = "16"
+    try:
+        many0 = info(c.con)["cache"]["queries_many"]
+        c.run(gpu_append_sql(lo, lo + 40, tag="e", nbase=9000))
+        lo += 41
+        ic = gpu_ask(rep, c, "many groups", "extended", how="in place")
+        rep.check("gpu many groups taken", ic["queries_many"] > many0, json.dumps(ic)[:300])
+    finally:
+        del os.environ["GPUAGG_CACHE_MANY_IDS"]
+    # a REAL where every n was an INTEGER (the whole-column layout), in place
+    c.run("INSERT INTO t(x, k, n, s, u) VALUES (1.5, 'k1', 2.5, 'm1', %d)" % lo)
+    lo += 1
+    gpu_ask(rep, c, "a REAL among integers", "extended", how="in place", real_n=True)
+    # an old row updated after all these: never extended, SQLite's answer
+    c.run("UPDATE t SET n = n + 1 WHERE rowid = 10")
+    gpu_ask(rep, c, "update below", "no", real_n=True)
+    c.close()
+    # a budget that cannot hold the old and the new columns while the copy
+    # runs: declined, the uncached answer, gpu_cache reloads
+    # (40 * N rows: the entry and the new rows' first block, 65,536 rows,
+    # which is read while the entry is still linked, fit in 1.5 times the
+    # entry's bytes, the copy's two allocations do not; the other entries,
+    # kept from earlier sections, are evicted first)
+    c = Case(rep, "gpu_budget", device=device, n=40 * N)
+    c.run("SELECT gpuagg_config('cache_bytes', %d)" % (1.5 * entry(c.con)["bytes"]))
+    c.run(gpu_append_sql(40 * N + 1, 40 * N + 300))
+    gpu_ask(rep, c, "copy past the budget", "no", why_has="not extended: the device columns' new room")
+    c.run("SELECT gpuagg_config('cache_bytes', 0)")
+    c.close()
+    section_gpu_star(rep)
+
+
+FAULT_SCRIPT = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import test_cache_append as T
+con = T.connect(sys.argv[2], "gpu")
+con.execute("SELECT gpuagg_config('cache_bytes', 100000000)")
+con.execute("PRAGMA user_version = 1")
+con.execute("SELECT gpu_cache('t', 'x, k, n, s')").fetchall()
+q = T.QUERIES[0]
+con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query(%s)" % ("'" + q.replace("'", "''") + "'"))
+out = [con.execute("SELECT * FROM q").fetchall(), T.info(con)["cache"]["entries"][0]["where"]]
+w = T.sqlite3.connect(sys.argv[2], isolation_level=None)
+w.execute(T.append_sql(T.N + 1, T.N + 100))
+T.info(con)
+got = con.execute("SELECT * FROM q").fetchall()
+ls = T.info(con)["last_scan"]
+ref = con.execute(q).fetchall()
+print(json.dumps([T.rows_of(got) == T.rows_of(ref), ls.get("path"), ls.get("why"), out[1],
+                  len(T.info(con)["cache"]["entries"])]))
+"""
+
+
+def section_gpu_fault(rep, device):
+    """The device cannot hold the old and the new columns while the copy
+    runs (the fake backend's memory, GPUAGG_FAKE_MEM, below what the budget
+    allows): the extension's allocation fails after the refusals, the entry
+    is dropped (it lost its columns: cache_append.h rule 5 (f)) and the query
+    answers as SQLite does, saying why."""
+    if device != "gpu":
+        return
+    probe = connect(":memory:", "gpu")
+    fake = info(probe).get("backend") == "fake"
+    probe.close()
+    if not fake:
+        return
+    path = os.path.join(TMP, "gpu_fault.db")
+    make(path, "wal")
+    # the load and a query fit in 350,000 bytes of device memory (4 columns
+    # of 6,000 rows: 198,016 bytes, and the query's scratch), the copy's new
+    # columns (7,680 rows, 251,328 bytes) beside them not in 500,000
+    env = dict(os.environ, GPUAGG_FAKE_MEM="425000")
+    p = subprocess.run([PYTHON, "-c", FAULT_SCRIPT, os.path.dirname(os.path.abspath(__file__)), path],
+                       capture_output=True, text=True, env=env, timeout=300)
+    try:
+        same, path_, why, where, nent = json.loads(p.stdout.splitlines()[-1])
+    except (ValueError, IndexError):
+        rep.check("gpu fault ran", False, p.stdout[-500:] + p.stderr[-1500:])
+        return
+    rep.check("gpu fault answer", same and where == "gpu", "%s %s %s" % (same, where, why))
+    rep.check("gpu fault dropped", path_ != "cache" and nent == 0 and
+              "the GPU entry is dropped" in (why or ""), "%s: %s (%d entries)" % (path_, why, nent))
+
+
+STAR_DDL = """
+CREATE TABLE f(dk INTEGER, x REAL, v INTEGER, tk TEXT);
+CREATE TABLE d(id INTEGER PRIMARY KEY, g TEXT, h INTEGER);
+"""
+STAR_QUERIES = [
+    "SELECT d.g, count(*), sum(f.v), total(f.x) FROM f JOIN d ON f.dk = d.id GROUP BY d.g ORDER BY d.g",
+    "SELECT f.tk, d.h, count(*), sum(f.v) FROM f JOIN d ON f.dk = d.id GROUP BY f.tk, d.h "
+    "ORDER BY f.tk, d.h",
+]
+
+
+def section_gpu_star(rep):
+    """A star join over a fact entry on the GPU that appends extended
+    (through a single-table query: a join reads the entries as they are,
+    planner/cache_join.c): its group dictionaries, built by the join
+    before, are the extended rows'."""
+    path = os.path.join(TMP, "star_gpu.db")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    w = sqlite3.connect(path, isolation_level=None)
+    w.execute("PRAGMA journal_mode=wal")
+    w.executescript(STAR_DDL)
+    w.execute("BEGIN")
+    w.executemany("INSERT INTO d VALUES (?, ?, ?)", [(i, "g%d" % (i % 3), i % 4) for i in range(20)])
+    w.executemany("INSERT INTO f VALUES (?, ?, ?, ?)",
+                  [(i % 17, i * 0.25, i % 50, "t%d" % (i % 5)) for i in range(3000)])
+    w.execute("COMMIT")
+    con = connect(path, "gpu")
+    con.execute("PRAGMA user_version = 1")
+    con.execute("SELECT gpu_cache('d', 'id, g, h')").fetchall()
+    con.execute("SELECT gpu_cache('f', 'dk, x, v, tk')").fetchall()
+    con.execute("CREATE VIRTUAL TABLE temp.one USING gpu_query('SELECT count(*), sum(v) FROM f')")
+    con.execute("CREATE VIRTUAL TABLE temp.dims USING gpu_query('SELECT count(*), sum(h) FROM d')")
+    for i, q in enumerate(STAR_QUERIES):
+        con.execute("CREATE VIRTUAL TABLE temp.j%d USING gpu_query(%s)"
+                    % (i, "'" + q.replace("'", "''") + "'"))
+
+    def joins(tag, from_cache):
+        for i, q in enumerate(STAR_QUERIES):
+            got = con.execute("SELECT * FROM j%d" % i).fetchall()
+            ls = info(con)["last_scan"]
+            ref = con.execute(q).fetchall()
+            why = ls.get("why") or ""
+            rep.check("gpu star %s j%d" % (tag, i), rows_of(got) == rows_of(ref)
+                      and (not from_cache or (ls.get("path") == "cache" and "star join" in why)),
+                      "%r != %r (%s: %s)" % (got[:3], ref[:3], ls.get("path"), why))
+
+    joins("loaded", True)
+    # new keys of the fact (dk 17..19: dimension rows no fact row had) and
+    # new TEXT values sorting before the old ones
+    w.execute("INSERT INTO f SELECT 17 + value % 3, value * 0.5, value % 7, 'a' || (value % 2) FROM "
+              "(WITH RECURSIVE r(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM r "
+              "WHERE value < 50) SELECT value FROM r)")
+    info(con)
+    con.execute("SELECT * FROM dims").fetchall()  # d's stamps (extended by 0 rows)
+    con.execute("SELECT * FROM one").fetchall()
+    why = info(con)["last_scan"].get("why") or ""
+    e = [x for x in info(con)["cache"]["entries"] if x["table"] == "main.f"]
+    rep.check("gpu star fact extended", "extended by 50 appended rows" in why and e
+              and e[0]["where"] == "gpu" and e[0]["appends"] == 50, "%s %s" % (why, json.dumps(e)))
+    joins("extended", True)
+    con.close()
+    w.close()
+
+
 def main():
     rep = Reporter("cache_append")
     devices = [d for d in os.environ.get("CACHE_DEVICES", "cpu gpu").split()
@@ -386,6 +632,8 @@ def main():
         section_adversarial(rep, device)
         section_truncate(rep, device)
         section_autovacuum(rep, device)
+        section_gpu(rep, device)
+        section_gpu_fault(rep, device)
     rep.finish()
 
 
