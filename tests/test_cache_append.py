@@ -442,7 +442,7 @@ def section_gpu(rep, device):
     c = Case(rep, "gpu_grow", device=device)
     ic0 = gpu_ask(rep, c, "loaded", "cache")
     rep.check("gpu entry on the device", entry(c.con)["where"] == "gpu", json.dumps(entry(c.con)))
-    cnt = lambda ic: (ic.get("gpu_append_inplace"), ic.get("gpu_append_copied", 0))  # noqa: E731
+    cnt = lambda ic: (ic.get("gpu_append_inplace", 0), ic.get("gpu_append_copied", 0))  # noqa: E731
     base = cnt(ic0)
     # the load left no room (its estimate is the table's rows): the first
     # extension re-copies, into room for a quarter more rows
