@@ -424,12 +424,38 @@ def gpu_ask(rep, c, tag, want, how=None, why_has=None, real_n=False):
         c.others = others
     rep.check("gpu %s %s books" % (c.name, tag), others == c.others,
               "%d != %d: %s" % (others, c.others, json.dumps(ic)[:600]))
+    e = entry(con)
     if how:
-        e = entry(con)
         rep.check("gpu %s %s how" % (c.name, tag),
                   e and e["where"] == "gpu" and e["how"].endswith("device columns %s)" % how),
                   json.dumps(e))
+    # the entry's bytes count its device columns' room: a copy grows them by
+    # the new room's bytes, less the group dictionaries it forgets (at most
+    # 8 bytes a distinct value of each column before it)
+    if e and e["where"] == "gpu":
+        cap = getattr(c, "cap", e["rows"])  # a load leaves no room (asserted)
+        if how == "re-copied":
+            cap = gpu_cap(e["rows"])
+        if hasattr(c, "prev_bytes") and how:
+            grow = dev_bytes(4, cap) - dev_bytes(4, c.cap)
+            rep.check("gpu %s %s bytes" % (c.name, tag),
+                      e["bytes"] - c.prev_bytes >= grow - c.prev_distinct,
+                      "%d -> %d, room %d -> %d rows" % (c.prev_bytes, e["bytes"], c.cap, cap))
+        c.cap, c.prev_bytes = cap, e["bytes"]
+        c.prev_distinct = 8 * sum(con.execute(
+            "SELECT count(DISTINCT %s) + 1 FROM t" % col).fetchall()[0][0] for col in "xkns")
     return ic
+
+
+def gpu_cap(need):
+    """engine/cache/cache_append.c ga_cappend_gpu_cap: room for a quarter
+    more rows, rounded up to 64."""
+    return (need + need // 4 + 63) // 64 * 64
+
+
+def dev_bytes(ncols, cap):
+    """engine/cache/cache_gpu.c ga_cache_gpu_bytes."""
+    return ncols * (cap * 8 + 2 * ((cap + 63) // 64) * 8)
 
 
 def section_gpu(rep, device):
