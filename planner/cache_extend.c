@@ -11,14 +11,14 @@
 **
 ** Rules:
 **   1. Proved, never guessed.  Only in WAL mode, for a host or GPU entry
-**      (rule 8) of a file's table whose stamp proves its state (ga_fstamp.walprov: the
-**      WAL holds the entry's commit frame), with no column of TEXT and
-**      numbers, auto_vacuum = 0 (auto-vacuum moves pages at commit: a page
-**      of old rows would reappear under a number never recorded), and a
-**      file under 2^24 pages (rule 4's type byte).  Anything else: today's
-*behaviour (the entry is
-**      stale, the query takes the uncached path, gpu_cache reloads) with
-**      the reason in last_scan.why ("not extended: ...").
+**      (rule 8) of a file's table whose stamp proves its state
+**      (ga_fstamp.walprov: the WAL holds the entry's commit frame), with
+**      no column of TEXT and numbers, auto_vacuum = 0 (auto-vacuum moves
+**      pages at commit: a page of old rows would reappear under a number
+**      never recorded), and a file under 2^24 pages (rule 4's type byte).
+**      Anything else: today's behaviour (the entry is stale, the query
+**      takes the uncached path, gpu_cache reloads) with the reason in
+**      last_scan.why ("not extended: ...").
 **   2. The record (ga_centry.app, at the load, engine/cache/cache_append.h):
 **      inside one read transaction whose snapshot is the entry's state
 **      (rule 3), the table's leaf pages, the children of its bottom
@@ -64,9 +64,9 @@
 **      also leave the table unwritten: DELETE without WHERE (OP_Clear)
 **      frees every leaf without writing it (secure_delete off or fast), so
 **      no recorded page may be on the snapshot's freelist (page 1's trunk
-**      list walked, its count checked).  Then the rows
-*with rowid above lmax are read again:
-**      those up to the old max must be exactly the entry's last kr rows
+**      list walked, its count checked).  Then the rows with rowid above
+**      lmax are read again: those up to the old max must be exactly the entry's
+*last kr rows
 **      (values, types, TEXT by value), so a change on the last leaves (an
 **      UPDATE, an INSERT OR REPLACE, a delete, an insert between lmax and
 **      the old max) is seen there.  Rows above the old max are the appends.
@@ -952,9 +952,9 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
   snprintf(e->note + len, sizeof e->note - len,
            "; extended by %lld rows (%lld appended in all%s)", (long long)n,
            (long long)a->appends,
-           copied < 0  ? ""
-           : copied    ? "; device columns re-copied"
-                       : "; device columns in place");
+           copied < 0 ? ""
+           : copied   ? "; device columns re-copied"
+                      : "; device columns in place");
   if (copied >= 0) { /* rule 8's counters (gpuagg_info) */
     pthread_mutex_lock(&c->mu);
     if (copied)

@@ -139,8 +139,8 @@ int ga_cappend_same_tail(const ga_centry *e, const ga_centry *r, char *why,
     snprintf(why, nwhy, "out of memory");
     return 0;
   }
-  int ok = ga_cache_gpu_fetch(e, e->rows - r->rows, r->rows, b, why, nwhy) ==
-           GA_OK;
+  int ok =
+      ga_cache_gpu_fetch(e, e->rows - r->rows, r->rows, b, why, nwhy) == GA_OK;
   if (ok) {
     int64_t zero = 0;
     ga_centry v = *e;

@@ -408,15 +408,14 @@ int ga_cache_gpu_fetch(const ga_centry *e, int64_t r0, int64_t n, ga_cblock *b,
     ok = ga_stream_new(&stream);
     for (int c = 0; ok && c < e->ncols; c++) {
       uint64_t *ti = tmp + (size_t)(2 * c) * (size_t)nsrc, *tn = ti + nsrc;
-      ok = ga_cuda_ok(GA_STAGE_D2H,
-                      gak_memcpy_d2h(ga_cb_vals(b, c), e->cols[c].d_vals + r0,
-                                     (size_t)n * 8, stream)) &&
-           ga_cuda_ok(GA_STAGE_D2H,
-                      gak_memcpy_d2h(ti, e->cols[c].d_isint + w0,
-                                     (size_t)nsrc * 8, stream)) &&
-           ga_cuda_ok(GA_STAGE_D2H,
-                      gak_memcpy_d2h(tn, e->cols[c].d_notnull + w0,
-                                     (size_t)nsrc * 8, stream));
+      ok =
+          ga_cuda_ok(GA_STAGE_D2H,
+                     gak_memcpy_d2h(ga_cb_vals(b, c), e->cols[c].d_vals + r0,
+                                    (size_t)n * 8, stream)) &&
+          ga_cuda_ok(GA_STAGE_D2H, gak_memcpy_d2h(ti, e->cols[c].d_isint + w0,
+                                                  (size_t)nsrc * 8, stream)) &&
+          ga_cuda_ok(GA_STAGE_D2H, gak_memcpy_d2h(tn, e->cols[c].d_notnull + w0,
+                                                  (size_t)nsrc * 8, stream));
     }
     if (ok)
       ok = ga_cuda_ok(GA_STAGE_SYNC, gak_stream_sync(stream));
