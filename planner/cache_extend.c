@@ -65,11 +65,11 @@
 **      frees every leaf without writing it (secure_delete off or fast), so
 **      no recorded page may be on the snapshot's freelist (page 1's trunk
 **      list walked, its count checked).  Then the rows with rowid above
-**      lmax are read again: those up to the old max must be exactly the entry's
-*last kr rows
-**      (values, types, TEXT by value), so a change on the last leaves (an
-**      UPDATE, an INSERT OR REPLACE, a delete, an insert between lmax and
-**      the old max) is seen there.  Rows above the old max are the appends.
+**      lmax are read again: those up to the old max must be exactly the
+**      entry's last kr rows (values, types, TEXT by value), so a change on
+**      the last leaves (an UPDATE, an INSERT OR REPLACE, a delete, an
+**      insert between lmax and the old max) is seen there.  Rows above the
+**      old max are the appends.
 **   5. The new record: every page the frames wrote whose version in the
 **      snapshot may hold a table's rows (not an interior page, not an index
 **      leaf; not page 1, sqlite_schema's root) joins the recorded pages
