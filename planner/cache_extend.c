@@ -108,7 +108,9 @@
 **      refusals leaves the entry without its columns: it is dropped (not
 **      relinked, marked stale), the reservations given back, and the query
 **      takes the uncached path ("not extended: ... (the GPU entry is
-**      dropped)").
+**      dropped)").  A caller whose device is 'cpu' does no device work: it
+**      leaves a GPU entry as it is (its query declines the entry anyway:
+**      cache_plan.c), for a caller that may use the GPU.
 */
 #include <stdio.h>
 #include <string.h>
@@ -714,6 +716,12 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
   if ((e->where != GA_CACHE_HOST && e->where != GA_CACHE_GPU) || e->watch ||
       __atomic_load_n(&e->stale, __ATOMIC_RELAXED))
     return SQLITE_OK;
+  if (e->where == GA_CACHE_GPU && cfg->device == GA_DEVICE_CPU) {
+    /* rule 8: no device work for a caller that asked for none; the entry
+    ** is left as it is for a caller that may use the GPU */
+    snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
+    return SQLITE_OK;
+  }
   held h;
   ga_walview v;
   ga_cappend nb;

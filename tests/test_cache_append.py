@@ -510,6 +510,21 @@ def section_gpu(rep, device):
     c.run("INSERT INTO t(x, k, n, s, u) VALUES (1.5, 'k1', 2.5, 'm1', %d)" % lo)
     lo += 1
     gpu_ask(rep, c, "a REAL among integers", "extended", how="in place", real_n=True)
+    # a caller whose device is 'cpu' does no device work: the entry stays as
+    # it was (not stale), the next caller that may use the GPU extends it
+    rows0 = entry(c.con)["rows"]
+    c.run("SELECT gpuagg_config('device', 'cpu')")
+    c.run(gpu_append_sql(lo, lo + 9, tag="f"))
+    lo += 10
+    info(c.con)
+    got = c.con.execute("SELECT * FROM q0").fetchall()
+    why = info(c.con)["last_scan"].get("why") or ""
+    e = entry(c.con)
+    rep.check("gpu device cpu leaves the entry", got == c.con.execute(QUERIES[0]).fetchall()
+              and e["rows"] == rows0 and e["current"] is False and "device = 'cpu'" in why,
+              "%s %s" % (why, json.dumps(e)))
+    c.run("SELECT gpuagg_config('device', 'gpu')")
+    gpu_ask(rep, c, "after device cpu", "extended", how="in place", real_n=True)
     # an old row updated after all these: never extended, SQLite's answer
     c.run("UPDATE t SET n = n + 1 WHERE rowid = 10")
     gpu_ask(rep, c, "update below", "no", real_n=True)
