@@ -21,8 +21,17 @@ each case checks whether the entry was extended (last_scan.why, the entry's
   - a read transaction open since before the append: not proven yet (the
     entry is kept, not marked stale), extended once the connection is seen
     outside a transaction;
-  - a GPU entry (GPUAGG_TEST_GPU=1, the fake backend): not extended, says
-    so, answers as SQLite.
+  - GPU entries (GPUAGG_TEST_GPU=1: the fake backend, or a GPU under make
+    test-gpu; CACHE_DEVICES=gpu for them alone): every case above on a GPU
+    entry, which extends under the same proof (engine/cache/cache_append.h
+    rule 5), and section_gpu's: the device columns grown in place and
+    re-copied, several times in a row, with the structures a GPU entry
+    derives from its rows checked by GPU_QUERIES (the whole-column layout
+    after a REAL among INTEGERs, group dictionaries, DISTINCT's ranges, TEXT
+    codes, NULL bits across partial words, medians and variances), the
+    budget's books, a budget that cannot hold the copy, the many-groups
+    path, a caller with device 'cpu', a star join over an extended fact,
+    and (fake backend only) a copy the device memory cannot hold.
 """
 
 import json
