@@ -10,15 +10,15 @@
 ** rows are asked: ext/query/query_vtab.c subq_cache).
 **
 ** Rules:
-**   1. Proved, never guessed.  Only in WAL mode, for a host entry of a
-**      file's table whose stamp proves its state (ga_fstamp.walprov: the
-**      WAL holds the entry's commit frame), with no column of TEXT and
-**      numbers, auto_vacuum = 0 (auto-vacuum moves pages at commit: a page
-**      of old rows would reappear under a number never recorded), and a
-**      file under 2^24 pages (rule 4's type byte).  Anything else: today's
-*behaviour (the entry is
-**      stale, the query takes the uncached path, gpu_cache reloads) with
-**      the reason in last_scan.why ("not extended: ...").
+**   1. Proved, never guessed.  Only in WAL mode, for a host or GPU entry
+**      (rule 8) of a file's table whose stamp proves its state
+**      (ga_fstamp.walprov: the WAL holds the entry's commit frame), with
+**      no column of TEXT and numbers, auto_vacuum = 0 (auto-vacuum moves
+**      pages at commit: a page of old rows would reappear under a number
+**      never recorded), and a file under 2^24 pages (rule 4's type byte).
+**      Anything else: today's behaviour (the entry is stale, the query
+**      takes the uncached path, gpu_cache reloads) with the reason in
+**      last_scan.why ("not extended: ...").
 **   2. The record (ga_centry.app, at the load, engine/cache/cache_append.h):
 **      inside one read transaction whose snapshot is the entry's state
 **      (rule 3), the table's leaf pages, the children of its bottom
@@ -64,12 +64,12 @@
 **      also leave the table unwritten: DELETE without WHERE (OP_Clear)
 **      frees every leaf without writing it (secure_delete off or fast), so
 **      no recorded page may be on the snapshot's freelist (page 1's trunk
-**      list walked, its count checked).  Then the rows
-*with rowid above lmax are read again:
-**      those up to the old max must be exactly the entry's last kr rows
-**      (values, types, TEXT by value), so a change on the last leaves (an
-**      UPDATE, an INSERT OR REPLACE, a delete, an insert between lmax and
-**      the old max) is seen there.  Rows above the old max are the appends.
+**      list walked, its count checked).  Then the rows with rowid above
+**      lmax are read again: those up to the old max must be exactly the
+**      entry's last kr rows (values, types, TEXT by value), so a change on
+**      the last leaves (an UPDATE, an INSERT OR REPLACE, a delete, an
+**      insert between lmax and the old max) is seen there.  Rows above the
+**      old max are the appends.
 **   5. The new record: every page the frames wrote whose version in the
 **      snapshot may hold a table's rows (not an interior page, not an index
 **      leaf; not page 1, sqlite_schema's root) joins the recorded pages
@@ -93,6 +93,24 @@
 **      cache file of the old state no longer matches the entry's stamp and
 **      is left as it is (ext/cache/cache_persist.c maps only a file whose
 **      stamp is the reader's).
+**   8. A GPU entry (session 7) extends under rules 1-7 unchanged: the same
+**      proof, the same new rows read on the caller's connection (the same
+**      collector text, charged to the GPU budget as its load was, the
+**      caller's interrupt polled), rule 6's sharing.  Only the data side
+**      differs (engine/cache/cache_append.h rule 5): the last leaves' rows
+**      are read back from the device for rule 4's comparison, and the new
+**      rows are copied after the old ones in the device columns, in place
+**      when they have room, else into a larger allocation holding the old
+**      rows copied device to device.  gpuagg_info's entry says which in its
+**      "how" ("device columns in place" / "re-copied"), and so does
+**      last_scan.why; the cache's counters gpu_append_inplace and
+**      gpu_append_copied count them.  A device step that fails after the
+**      refusals leaves the entry without its columns: it is dropped (not
+**      relinked, marked stale), the reservations given back, and the query
+**      takes the uncached path ("not extended: ... (the GPU entry is
+**      dropped)").  A caller whose device is 'cpu' does no device work: it
+**      leaves a GPU entry as it is (its query declines the entry anyway:
+**      cache_plan.c), for a caller that may use the GPU.
 */
 #include <stdio.h>
 #include <string.h>
@@ -429,10 +447,6 @@ void ga_cextend_record(sqlite3 *db, ga_centry *e, const char *rowid) {
   ga_walview v;
   memset(&v, 0, sizeof(v));
   e->app_no = NULL;
-  if (e->where != GA_CACHE_HOST) {
-    e->app_no = "a GPU entry (appends extend host entries)";
-    return;
-  }
   if (!sqlite3_stricmp(e->schema, "temp") || !e->stamp.fs.wal) {
     e->app_no = "rollback journal (appends extend in WAL mode)";
     return;
@@ -699,9 +713,15 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
       snprintf(why, nwhy, "%s", e->app_no);
     return SQLITE_OK;
   }
-  if (e->where != GA_CACHE_HOST || e->watch ||
+  if ((e->where != GA_CACHE_HOST && e->where != GA_CACHE_GPU) || e->watch ||
       __atomic_load_n(&e->stale, __ATOMIC_RELAXED))
     return SQLITE_OK;
+  if (e->where == GA_CACHE_GPU && cfg->device == GA_DEVICE_CPU) {
+    /* rule 8: no device work for a caller that asked for none; the entry
+    ** is left as it is for a caller that may use the GPU */
+    snprintf(why, nwhy, "the entry is in GPU memory and device = 'cpu'");
+    return SQLITE_OK;
+  }
   held h;
   ga_walview v;
   ga_cappend nb;
@@ -828,7 +848,8 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
       snprintf(why, nwhy, "a commit shrank the file below page %u", p);
       goto no;
     }
-  int64_t budget = ga_cache_budget(cfg, GA_CACHE_HOST);
+  /* rule 8: a GPU entry's new rows count in the GPU budget, as its load's */
+  int64_t budget = ga_cache_budget(cfg, e->where);
   int64_t lo = a->has_lmax ? a->lmax + 1 : INT64_MIN;
   rc = read_rows(c, db, budget, schema, e, lo, a->maxrowid, &r, why, nwhy);
   if (rc == SQLITE_NOTFOUND)
@@ -884,9 +905,27 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
   }
   int64_t moved = 0, more = 0;
   resv rv = {c, budget};
-  int mrc = GA_OK;
-  if (x)
+  int mrc = GA_OK, copied = -1;
+  if (x && e->where == GA_CACHE_GPU) /* rule 8 */
+    mrc = ga_cappend_merge_gpu(c, budget, e, x, &more, &copied, ga_intr_check,
+                               &intr, why, nwhy);
+  else if (x)
     mrc = ga_cappend_merge(e, x, reserve_cb, &rv, &moved, &more, why, nwhy);
+  if (mrc == GA_CLOAD_EFAIL) { /* rule 8: the entry lost its columns */
+    pthread_mutex_lock(&c->mu);
+    c->used -= more;
+    pthread_mutex_unlock(&c->mu);
+    __atomic_store_n(&e->stale, 1, __ATOMIC_RELAXED);
+    sqlite3_free(nschema);
+    ga_cstamp_free(&st);
+    if (ga_intr_check(&intr)) {
+      rc = SQLITE_INTERRUPT;
+      goto out;
+    }
+    size_t wl = strlen(why);
+    snprintf(why + wl, nwhy - wl, " (the GPU entry is dropped)");
+    goto no;
+  }
   if (mrc != GA_OK) {
     ga_cache_relink(c, e); /* as it was */
     sqlite3_free(nschema);
@@ -919,11 +958,25 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     *cut = 0;
   size_t len = strlen(e->note);
   snprintf(e->note + len, sizeof e->note - len,
-           "; extended by %lld rows (%lld appended in all)", (long long)n,
-           (long long)a->appends);
+           "; extended by %lld rows (%lld appended in all%s)", (long long)n,
+           (long long)a->appends,
+           copied < 0 ? ""
+           : copied   ? "; device columns re-copied"
+                      : "; device columns in place");
+  if (copied >= 0) { /* rule 8's counters (gpuagg_info) */
+    pthread_mutex_lock(&c->mu);
+    if (copied)
+      c->gpu_append_copied++;
+    else
+      c->gpu_append_inplace++;
+    pthread_mutex_unlock(&c->mu);
+  }
   ga_cache_relink_moved(c, e);
   *added = n;
   why[0] = 0;
+  if (copied >= 0) /* ga_cache_answer_ext's last_scan.why */
+    snprintf(why, nwhy, "%s",
+             copied ? "device columns re-copied" : "device columns in place");
   goto out;
 no:
   rc = SQLITE_OK;
@@ -968,9 +1021,11 @@ int ga_cache_answer_ext(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     ga_centry_put(c, e);
   size_t len = strlen(why);
   if (rc == SQLITE_OK && *hit && added >= 0)
-    snprintf(why + len, nwhy - len, " (extended by %lld appended rows)",
-             (long long)added);
+    snprintf(why + len, nwhy - len, " (extended by %lld appended rows%s%s)",
+             (long long)added, xwhy[0] ? "; " : "", xwhy);
   else if (rc == SQLITE_OK && !*hit && xwhy[0] && strstr(why, "stale"))
     snprintf(why + len, nwhy - len, "; not extended: %s", xwhy);
+  else if (rc == SQLITE_OK && !*hit && !why[0] && strstr(xwhy, "dropped"))
+    snprintf(why, nwhy, "no cache entry; not extended: %s", xwhy);
   return rc;
 }

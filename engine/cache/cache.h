@@ -197,6 +197,10 @@ typedef struct ga_centry {
   int ncols;
   ga_ccol *cols;
   int64_t rows, bytes;
+  /* GPU entry: the rows its device arrays have room for (rows at least;
+  ** the room past rows is counted in bytes: an extension appends there in
+  ** place, cache_append.h rule 5) */
+  int64_t d_cap;
   /* host entry: its blocks in rowid order, and where each starts */
   ga_cblock **segs;
   int64_t *seg_base;
@@ -272,6 +276,11 @@ typedef struct ga_cache {
   ** order statistics, or its whole run), and the medians' values answered
   ** by the device's selection */
   int64_t pct_values_back, pct_selected;
+  /* extensions of GPU entries (issue 40 part 4, cache_append.h rule 5):
+  ** the new rows copied into the device arrays' room in place, or the
+  ** arrays re-allocated larger and the old rows copied device to device
+  ** (under mu) */
+  int64_t gpu_append_inplace, gpu_append_copied;
   /* cache files (ext/cache/cache_persist.c): entries mapped from one and
   ** files written, and the outcome of the last map and of the last write
   ** (gpuagg_info) */

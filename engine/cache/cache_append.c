@@ -10,6 +10,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "cache_gpu.h"
 #include "value.h"
 
 ga_cappend *ga_cappend_new(void) {
@@ -73,13 +74,11 @@ static const ga_cblock *row_at(const ga_centry *e, int64_t i, int64_t *j) {
 
 static int is_text_col(const ga_ccol *c) { return c->ntext > 0; }
 
-int ga_cappend_same_tail(const ga_centry *e, const ga_centry *r, char *why,
-                         size_t nwhy) {
-  if (r->rows > e->rows || r->ncols != e->ncols) {
-    snprintf(why, nwhy, "the last leaves hold more rows than the entry");
-    return 0;
-  }
-  int64_t base = e->rows - r->rows;
+/* The rows of r against e's rows from base (e a host entry, or a host
+** view of a GPU entry's rows fetched from the device: shown is the row
+** number of e's row 0 in the entry, for why). */
+static int same_rows(const ga_centry *e, int64_t base, int64_t shown,
+                     const ga_centry *r, char *why, size_t nwhy) {
   for (int c = 0; c < e->ncols; c++) {
     const ga_ccol *ec = &e->cols[c], *rc = &r->cols[c];
     if (rc->mixed || ec->mixed) {
@@ -115,12 +114,45 @@ int ga_cappend_same_tail(const ga_centry *e, const ga_centry *r, char *why,
         snprintf(why, nwhy,
                  "row %lld, in the b-tree's last leaves, changed (column %s): "
                  "not only appends",
-                 (long long)(base + i), ec->name);
+                 (long long)(shown + base + i), ec->name);
         return 0;
       }
     }
   }
   return 1;
+}
+
+int ga_cappend_same_tail(const ga_centry *e, const ga_centry *r, char *why,
+                         size_t nwhy) {
+  if (r->rows > e->rows || r->ncols != e->ncols) {
+    snprintf(why, nwhy, "the last leaves hold more rows than the entry");
+    return 0;
+  }
+  if (e->where == GA_CACHE_HOST)
+    return same_rows(e, e->rows - r->rows, 0, r, why, nwhy);
+  if (r->rows == 0)
+    return 1;
+  /* rule 5: a GPU entry's last rows, read back (as many as r's, which
+  ** the extension's read charged to the budget) into a host view */
+  ga_cblock *b = ga_cb_new(e->ncols, r->rows, 0);
+  if (!b) {
+    snprintf(why, nwhy, "out of memory");
+    return 0;
+  }
+  int ok =
+      ga_cache_gpu_fetch(e, e->rows - r->rows, r->rows, b, why, nwhy) == GA_OK;
+  if (ok) {
+    int64_t zero = 0;
+    ga_centry v = *e;
+    v.where = GA_CACHE_HOST;
+    v.rows = r->rows;
+    v.segs = &b;
+    v.seg_base = &zero;
+    v.nsegs = 1;
+    ok = same_rows(&v, 0, e->rows - r->rows, r, why, nwhy);
+  }
+  ga_cb_free(b);
+  return ok;
 }
 
 /* A column's union dictionary (rule 4: built before anything changes). */
@@ -193,29 +225,17 @@ static void remap_col(ga_cblock *b, int c, const uint32_t *code) {
       v[i] = code[v[i]];
 }
 
-int ga_cappend_merge(ga_centry *e, ga_centry *x,
-                     int (*reserve)(void *arg, int64_t n), void *arg,
-                     int64_t *moved, int64_t *more, char *why, size_t nwhy) {
-  *moved = *more = 0;
-  if (e->where != GA_CACHE_HOST || x->where != GA_CACHE_HOST ||
-      x->ncols != e->ncols || x->enc != e->enc) {
-    snprintf(why, nwhy, "the entry is not in host memory");
-    return GA_CACHE_DECLINED;
-  }
+/* Rule 4's refusals, each column's union dictionary into nd (e's codes
+** read-only in a mapping refuse a remap: mapped), and the bytes the
+** dictionaries grow by (*grow).  GA_OK, GA_NOMEM, GA_CACHE_DECLINED. */
+static int prepare(const ga_centry *e, const ga_centry *x, int mapped,
+                   newdict *nd, int64_t *grow, char *why, size_t nwhy) {
+  int rc = GA_OK;
+  *grow = 0;
   if (e->rows + x->rows > GA_CACHE_MAX_ROWS) {
     snprintf(why, nwhy, "more than %lld rows", (long long)GA_CACHE_MAX_ROWS);
     return GA_CACHE_DECLINED;
   }
-  int mapped = 0;
-  for (int64_t i = 0; i < e->nsegs; i++)
-    mapped |= e->segs[i]->mapped;
-  newdict *nd = sqlite3_malloc64(sizeof(*nd) * (size_t)e->ncols);
-  if (!nd)
-    return GA_NOMEM;
-  memset(nd, 0, sizeof(*nd) * (size_t)e->ncols);
-  int rc = GA_OK;
-  int64_t grow = 0;
-  /* rule 4: every refusal first */
   for (int c = 0; rc == GA_OK && c < e->ncols; c++) {
     const ga_ccol *ec = &e->cols[c], *xc = &x->cols[c];
     int etext = ec->ntext > 0 || ec->dict, enum_ = ec->nint + ec->nreal > 0;
@@ -245,39 +265,24 @@ int ga_cappend_merge(ga_centry *e, ga_centry *x,
       rc = GA_CACHE_DECLINED;
     }
     if (rc == GA_OK)
-      grow += ga_dict_bytes(nd[c].d) - (ec->dict ? ga_dict_bytes(ec->dict) : 0);
+      *grow +=
+          ga_dict_bytes(nd[c].d) - (ec->dict ? ga_dict_bytes(ec->dict) : 0);
   }
-  int64_t nseg = e->nsegs + x->nsegs;
-  ga_cblock **segs = NULL;
-  int64_t *base = NULL;
-  if (rc == GA_OK) {
-    segs = sqlite3_malloc64(sizeof(*segs) * (size_t)(nseg ? nseg : 1));
-    base = sqlite3_malloc64(sizeof(*base) * (size_t)(nseg ? nseg : 1));
-    if (!segs || !base)
-      rc = GA_NOMEM;
-  }
-  if (rc == GA_OK && grow > 0 && reserve(arg, grow)) {
-    snprintf(why, nwhy, "the grown dictionaries do not fit in cache_bytes");
-    rc = GA_CACHE_DECLINED;
-  }
-  if (rc != GA_OK) {
-    for (int c = 0; c < e->ncols; c++)
-      newdict_free(&nd[c]);
-    sqlite3_free(nd);
-    sqlite3_free(segs);
-    sqlite3_free(base);
-    return rc;
-  }
-  /* nothing refuses from here on */
-  *more = grow;
+  return rc;
+}
+
+/* After every refusal: each column takes its union dictionary (e's host
+** blocks' codes rewritten where host; a GPU entry's were on the device)
+** and x's counts, x's codes become the union's.  nd is freed. */
+static void apply_cols(ga_centry *e, ga_centry *x, newdict *nd, int host) {
   for (int c = 0; c < e->ncols; c++) {
     ga_ccol *ec = &e->cols[c];
     const ga_ccol *xc = &x->cols[c];
     if (nd[c].d) {
-      if (nd[c].code1)
+      if (nd[c].code1 && host)
         for (int64_t i = 0; i < e->nsegs; i++)
           remap_col(e->segs[i], c, nd[c].code1);
-      for (int64_t i = 0; i < x->nsegs; i++)
+      for (int64_t i = 0; nd[c].code2 && i < x->nsegs; i++)
         remap_col(x->segs[i], c, nd[c].code2);
       ga_dict_free(ec->dict);
       ec->dict = nd[c].d;
@@ -297,6 +302,55 @@ int ga_cappend_merge(ga_centry *e, ga_centry *x,
     newdict_free(&nd[c]);
   }
   sqlite3_free(nd);
+}
+
+static void nd_free(newdict *nd, int ncols) {
+  for (int c = 0; c < ncols; c++)
+    newdict_free(&nd[c]);
+  sqlite3_free(nd);
+}
+
+int ga_cappend_merge(ga_centry *e, ga_centry *x,
+                     int (*reserve)(void *arg, int64_t n), void *arg,
+                     int64_t *moved, int64_t *more, char *why, size_t nwhy) {
+  *moved = *more = 0;
+  if (e->where != GA_CACHE_HOST || x->where != GA_CACHE_HOST ||
+      x->ncols != e->ncols || x->enc != e->enc) {
+    snprintf(why, nwhy, "the entry is not in host memory");
+    return GA_CACHE_DECLINED;
+  }
+  int mapped = 0;
+  for (int64_t i = 0; i < e->nsegs; i++)
+    mapped |= e->segs[i]->mapped;
+  newdict *nd = sqlite3_malloc64(sizeof(*nd) * (size_t)e->ncols);
+  if (!nd)
+    return GA_NOMEM;
+  memset(nd, 0, sizeof(*nd) * (size_t)e->ncols);
+  int64_t grow = 0;
+  /* rule 4: every refusal first */
+  int rc = prepare(e, x, mapped, nd, &grow, why, nwhy);
+  int64_t nseg = e->nsegs + x->nsegs;
+  ga_cblock **segs = NULL;
+  int64_t *base = NULL;
+  if (rc == GA_OK) {
+    segs = sqlite3_malloc64(sizeof(*segs) * (size_t)(nseg ? nseg : 1));
+    base = sqlite3_malloc64(sizeof(*base) * (size_t)(nseg ? nseg : 1));
+    if (!segs || !base)
+      rc = GA_NOMEM;
+  }
+  if (rc == GA_OK && grow > 0 && reserve(arg, grow)) {
+    snprintf(why, nwhy, "the grown dictionaries do not fit in cache_bytes");
+    rc = GA_CACHE_DECLINED;
+  }
+  if (rc != GA_OK) {
+    nd_free(nd, e->ncols);
+    sqlite3_free(segs);
+    sqlite3_free(base);
+    return rc;
+  }
+  /* nothing refuses from here on */
+  *more = grow;
+  apply_cols(e, x, nd, 1);
   memcpy(segs, e->segs, sizeof(*segs) * (size_t)e->nsegs);
   memcpy(base, e->seg_base, sizeof(*base) * (size_t)e->nsegs);
   for (int64_t i = 0; i < x->nsegs; i++) {
@@ -312,5 +366,109 @@ int ga_cappend_merge(ga_centry *e, ga_centry *x,
   e->nsegs = nseg;
   e->rows += x->rows;
   e->bytes += *moved + grow;
+  return GA_OK;
+}
+
+int64_t ga_cappend_gpu_cap(int64_t need) {
+  int64_t cap = need + need / GA_CAPPEND_GPU_GROW;
+  cap = (cap + 63) / 64 * 64;
+  if (cap > GA_CACHE_MAX_ROWS)
+    cap = GA_CACHE_MAX_ROWS;
+  return cap < need ? need : cap;
+}
+
+static void give_back(ga_cache *c, int64_t n) {
+  pthread_mutex_lock(&c->mu);
+  c->used -= n;
+  pthread_mutex_unlock(&c->mu);
+}
+
+int ga_cappend_merge_gpu(ga_cache *c, int64_t budget, ga_centry *e,
+                         ga_centry *x, int64_t *more, int *copied,
+                         int (*stop)(void *), void *stop_arg, char *why,
+                         size_t nwhy) {
+  *more = 0;
+  *copied = 0;
+  if (e->where != GA_CACHE_GPU || x->where != GA_CACHE_HOST ||
+      x->ncols != e->ncols || x->enc != e->enc || e->d_cap < e->rows) {
+    snprintf(why, nwhy, "the entry is not on the GPU");
+    return GA_CACHE_DECLINED;
+  }
+  newdict *nd = sqlite3_malloc64(sizeof(*nd) * (size_t)e->ncols);
+  if (!nd)
+    return GA_NOMEM;
+  memset(nd, 0, sizeof(*nd) * (size_t)e->ncols);
+  int64_t grow = 0, need = e->rows + x->rows;
+  /* rule 4: every refusal first (the codes live on the device: none is
+  ** read-only) */
+  int rc = prepare(e, x, 0, nd, &grow, why, nwhy);
+  if (rc == GA_OK && grow > 0 && !ga_cache_reserve(c, budget, grow, NULL)) {
+    snprintf(why, nwhy, "the grown dictionaries do not fit in cache_bytes");
+    rc = GA_CACHE_DECLINED;
+  }
+  if (rc != GA_OK) {
+    nd_free(nd, e->ncols);
+    return rc;
+  }
+  int64_t reserved = grow > 0 ? grow : 0;
+  /* rule 5: the room, or a larger allocation; while the old rows are
+  ** copied into it both exist, and both are reserved */
+  int64_t cap = e->d_cap, ncap = cap;
+  int64_t oldb = ga_cache_gpu_bytes(e->ncols, cap);
+  if (need > cap) {
+    ncap = ga_cappend_gpu_cap(need);
+    int64_t copy = ga_cache_gpu_bytes(e->ncols, ncap) + oldb;
+    if (!ga_cache_reserve(c, budget, copy, NULL)) {
+      give_back(c, reserved);
+      nd_free(nd, e->ncols);
+      snprintf(why, nwhy,
+               "the device columns' new room (%lld rows, the old ones copied "
+               "into it) does not fit in the GPU memory budget",
+               (long long)ncap);
+      return GA_CACHE_DECLINED;
+    }
+    reserved += copy;
+  }
+  /* nothing refuses from here on: a failed device step drops the entry */
+  *more = reserved; /* in used: the caller takes it out as e relinks */
+  ga_cgpu *g = NULL;
+  rc = ga_cgpu_adopt(&g, e, why, nwhy);
+  if (rc == GA_OK && ncap > cap) {
+    rc = ga_cgpu_grow(g, ncap);
+    if (rc != GA_OK)
+      snprintf(why, nwhy, "%s", ga_cgpu_why(g));
+  }
+  for (int k = 0; rc == GA_OK && k < e->ncols; k++)
+    if (nd[k].d && nd[k].code1) { /* a new value sorts before an old one */
+      rc = ga_cgpu_remap(g, k, nd[k].code1, ga_dict_count(e->cols[k].dict));
+      if (rc != GA_OK)
+        snprintf(why, nwhy, "%s", ga_cgpu_why(g));
+    }
+  if (rc == GA_OK) {
+    /* x's codes become the union's before they are copied */
+    for (int k = 0; k < e->ncols; k++)
+      if (nd[k].d) {
+        for (int64_t i = 0; i < x->nsegs; i++)
+          remap_col(x->segs[i], k, nd[k].code2);
+        sqlite3_free(nd[k].code2); /* apply_cols: not again */
+        nd[k].code2 = NULL;
+      }
+    rc = ga_cgpu_place_entry(g, x, stop, stop_arg, why, nwhy);
+  }
+  int64_t freed = 0;
+  if (rc == GA_OK && ga_cgpu_finish(g, e, need, &freed) != GA_OK) {
+    snprintf(why, nwhy, "%s", ga_cgpu_why(g));
+    rc = GA_CLOAD_EFAIL;
+  }
+  ga_cgpu_abort(g); /* on success its arrays are e's */
+  if (rc != GA_OK) {
+    nd_free(nd, e->ncols);
+    return GA_CLOAD_EFAIL; /* e's columns may be gone: dropped */
+  }
+  apply_cols(e, x, nd, 0);
+  int64_t dicts = ga_cache_gpu_forget_dicts(e); /* cache_gpu.c rule 7 */
+  e->rows = need;
+  e->bytes += grow + ga_cache_gpu_bytes(e->ncols, e->d_cap) - oldb - dicts;
+  *copied = ncap > cap;
   return GA_OK;
 }

@@ -4,8 +4,8 @@
 ** only" needs (planner/cache_extend.c keeps it current), and the data side
 ** of an extension: the rows re-read from the b-tree's last leaves compared
 ** with the entry's last rows, and the new rows' blocks appended to a host
-*entry,
-** its dictionaries grown.
+** entry, or copied after a GPU entry's rows (rule 5), its dictionaries
+** grown.
 **
 ** Rules (cache_append.c keeps them):
 **   1. The page record is a superset of the pages that hold rows of the
@@ -32,6 +32,42 @@
 **   4. ga_cappend_merge checks everything that can refuse (types, mixed
 **      columns, a read-only mapped block that a code remap would write,
 **      memory) before it changes the entry: a refusal leaves it as it was.
+**   5. A GPU entry (session 7) extends under the same proof, its new rows
+**      read the same way (a host entry x, charged to the GPU budget), with:
+**      (a) the comparison of rule 2: its last kr rows read back from the
+**          device (cache_gpu.c ga_cache_gpu_fetch);
+**      (b) the new rows placed after the old ones as a load places its
+**          blocks (cache_gpu.c rule 5): IN PLACE when the device columns
+**          have room (ga_centry.d_cap), else into new columns of
+**          ga_cappend_gpu_cap(rows) rows (need + need / 4, rounded up to
+**          64) with the old rows copied device to device (never reloaded
+**          from SQLite's rows);
+**      (c) the headroom: none is made at a load beyond what a load leaves
+**          (ga_cgpu_finish keeps up to a quarter + 65536 rows unused, in
+**          the entry's bytes); only an extension that finds no room makes
+**          it, so only a table extended before holds it.  Most cached
+**          tables are never appended to, and room held for each of them
+**          would take a quarter of the GPU budget from other entries; the
+**          first extension's copy runs at device-to-device speed, far below
+**          a reload, and the room then takes the next ~25% of appends in
+**          place.  The room is in e->bytes (the whole allocation), charged
+**          to the budget like every device byte; while the copy runs the
+**          old and the new columns both exist, and both are reserved (a
+**          budget that cannot hold both declines: the entry reloads);
+**      (d) TEXT: where a new value sorts before an old one the old rows'
+**          codes are remapped on the device (gak_cache_remap, the load's
+**          own); the new rows' codes are the union's before they are
+**          copied;
+**      (e) what is derived from the rows: each column's counts (nnull,
+**          nint, nreal, ntext, nnow: "all integer", a REAL among them) and
+**          its INTEGER range (imin, imax: overflow and range proofs) are
+**          updated as a host entry's; the group dictionaries (the only
+**          structure a GPU entry keeps across queries) are forgotten and
+**          built again by the next query (cache_gpu.c rule 7); the rest
+**          (many-groups layout, star lookups, DISTINCT and percentile
+**          structures) is made per query from these;
+**      (f) a failed step after the refusals (a device step) drops the
+**          entry (cache_gpu.c rule 2): the query takes the uncached path.
 */
 #ifndef GA_CACHE_APPEND_H
 #define GA_CACHE_APPEND_H
@@ -84,5 +120,30 @@ int ga_cappend_same_tail(const ga_centry *e, const ga_centry *r, char *why,
 int ga_cappend_merge(ga_centry *e, ga_centry *x,
                      int (*reserve)(void *arg, int64_t n), void *arg,
                      int64_t *moved, int64_t *more, char *why, size_t nwhy);
+
+/* Rule 5's growth factor: a GPU entry's device columns re-allocated by an
+** extension get room for need + need / GA_CAPPEND_GPU_GROW rows (rounded
+** up to 64), so the appends that follow go in place. */
+#define GA_CAPPEND_GPU_GROW 4
+int64_t ga_cappend_gpu_cap(int64_t need);
+
+/* Rule 5: append x's rows (a host entry of the same columns, loaded from
+** the rows after e's last) to GPU entry e (rule 3: the caller's alone),
+** in place in its device columns' room, else into a larger allocation
+** (*copied = 1) holding the old rows copied device to device; the
+** dictionaries become the unions (old codes remapped on the device), the
+** counts x's added, the group dictionaries forgotten.  The reservations
+** (ga_cache_reserve within budget) are in c->used as *more, which the
+** caller takes out as it relinks e (e->bytes counts what e holds now),
+** also after a failure.  x keeps its blocks (its codes rewritten).
+** stop(arg) is polled between staged blocks.  GA_OK; GA_NOMEM and
+** GA_CACHE_DECLINED with why (rule 4: e unchanged, *more 0);
+** GA_CLOAD_EFAIL with why (a step after the refusals failed, a device
+** step, memory or stop: e may have lost its columns, the caller drops
+** it). */
+int ga_cappend_merge_gpu(ga_cache *c, int64_t budget, ga_centry *e,
+                         ga_centry *x, int64_t *more, int *copied,
+                         int (*stop)(void *), void *stop_arg, char *why,
+                         size_t nwhy);
 
 #endif

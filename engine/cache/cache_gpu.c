@@ -15,6 +15,23 @@
 **      count of passing rows, a grouped query's group bounds).
 **   4. The whole-column shape (no filter, no group, no NULL in x) runs the
 **      same gak_sum / gak_best as gpu_sum, over the cached column itself.
+**   5. An extension (issue 40 part 4, cache_append.h rule 5) takes an
+**      entry's arrays back as a load's (ga_cgpu_adopt: rows placed = the
+**      entry's rows, capacity = its d_cap, each bitmap's last partial word
+**      read back as the carried word, masked to its rows), so the new rows
+**      are placed exactly as a load places its blocks, and grown (a new
+**      allocation, the old rows copied device to device) only when the
+**      room is too small.  A failed step leaves the arrays with the
+**      ga_cgpu (freed by its abort): the caller drops the entry.
+**   6. ga_cache_gpu_fetch reads rows back (the proof's comparison of the
+**      last leaves' rows, cache_append.h) on a stream of its own: the
+**      arrays are never written while a caller holds a reference
+**      (cache.h rule 6), so it may read them while queries run.
+**   7. A column's group dictionary (d_dict, cache_gpu_query.c
+**      dictionary()) is its distinct values: an extension forgets it
+**      (ga_cache_gpu_forget_dicts: freed, dict_state 0, also where it was
+**      -1, "cannot group": the new rows may change that), and the next
+**      query builds it again from every row.
 */
 #include <stdio.h>
 #include <string.h>
@@ -290,8 +307,166 @@ int ga_cgpu_finish(ga_cgpu *g, ga_centry *e, int64_t rows, int64_t *freed) {
     g->vals[c] = g->isint[c] = g->notnull[c] = NULL;
   }
   e->dev = g->dev;
+  e->d_cap = g->cap;
   e->free_dev = ga_cache_gpu_free_entry; /* cache.c rule 4 */
   return GA_OK;
+}
+
+int64_t ga_cgpu_rows(const ga_cgpu *g) { return g->rows; }
+
+/* Rule 5: the load's state of e's arrays, from the entry (stream first,
+** then the carried words, then the arrays: a failure before the last step
+** leaves e as it was). */
+int ga_cgpu_adopt(ga_cgpu **out, ga_centry *e, char *why, size_t nwhy) {
+  int prev, ok = 0;
+  *out = NULL;
+  if (e->where != GA_CACHE_GPU || e->d_cap < e->rows) {
+    snprintf(why, nwhy, "not a GPU entry");
+    return GA_CLOAD_EFAIL;
+  }
+  ga_cgpu *g = sqlite3_malloc64(sizeof(*g));
+  uint64_t **p = sqlite3_malloc64(sizeof(uint64_t *) * 3 * (size_t)e->ncols);
+  uint64_t *carry = sqlite3_malloc64(sizeof(uint64_t) * 2 * (size_t)e->ncols);
+  if (!g || !p || !carry) {
+    sqlite3_free(g);
+    sqlite3_free(p);
+    sqlite3_free(carry);
+    snprintf(why, nwhy, "out of memory");
+    return GA_NOMEM;
+  }
+  memset(g, 0, sizeof(*g));
+  memset(p, 0, sizeof(uint64_t *) * 3 * (size_t)e->ncols);
+  memset(carry, 0, sizeof(uint64_t) * 2 * (size_t)e->ncols);
+  g->ncols = e->ncols;
+  g->vals = p;
+  g->isint = p + e->ncols;
+  g->notnull = p + 2 * e->ncols;
+  g->carry = carry;
+  g->dev = e->dev;
+  *out = g;
+  int s = (int)(e->rows & 63);
+  if (ga_dev_enter(g->dev, &prev)) {
+    ok = ga_stream_new((void **)&g->stream);
+    /* the last partial word of each bitmap, as a load carries it
+    ** (ga_cgpu_place), masked to the rows it holds */
+    for (int c = 0; ok && s && c < e->ncols; c++)
+      ok = ga_cuda_ok(GA_STAGE_D2H,
+                      gak_memcpy_d2h(&carry[2 * c],
+                                     e->cols[c].d_isint + (e->rows >> 6), 8,
+                                     g->stream)) &&
+           ga_cuda_ok(GA_STAGE_D2H,
+                      gak_memcpy_d2h(&carry[2 * c + 1],
+                                     e->cols[c].d_notnull + (e->rows >> 6), 8,
+                                     g->stream));
+    if (ok)
+      ok = ga_cuda_ok(GA_STAGE_SYNC, gak_stream_sync(g->stream));
+    if (!ok) {
+      if (g->stream)
+        gak_stream_sync(g->stream);
+      gak_take_error();
+    }
+    ga_dev_leave(prev);
+  }
+  if (!ok) {
+    snprintf(why, nwhy, "a copy from the GPU failed");
+    return GA_CLOAD_EFAIL;
+  }
+  uint64_t mask = s ? ((uint64_t)1 << s) - 1 : 0;
+  for (int c = 0; c < e->ncols; c++) {
+    carry[2 * c] &= mask;
+    carry[2 * c + 1] &= mask;
+    g->vals[c] = e->cols[c].d_vals;
+    g->isint[c] = e->cols[c].d_isint;
+    g->notnull[c] = e->cols[c].d_notnull;
+    e->cols[c].d_vals = e->cols[c].d_isint = e->cols[c].d_notnull = NULL;
+  }
+  g->cap = e->d_cap;
+  g->rows = e->rows;
+  return GA_OK;
+}
+
+/* Rule 6: rows [r0, r0 + n) of e's device columns into host block b,
+** bitmaps shifted to start at row 0 (bits past n cleared). */
+int ga_cache_gpu_fetch(const ga_centry *e, int64_t r0, int64_t n, ga_cblock *b,
+                       char *why, size_t nwhy) {
+  if (e->where != GA_CACHE_GPU || r0 < 0 || n < 1 || r0 + n > e->rows ||
+      b->cap < n || b->ncols != e->ncols) {
+    snprintf(why, nwhy, "rows outside the entry");
+    return GA_CLOAD_EFAIL;
+  }
+  int64_t w0 = r0 >> 6, nsrc = ((r0 + n - 1) >> 6) - w0 + 1, nw = GA_BW(n);
+  int s = (int)(r0 & 63);
+  uint64_t *tmp =
+      sqlite3_malloc64(sizeof(uint64_t) * 2 * (size_t)nsrc * (size_t)e->ncols);
+  if (!tmp) {
+    snprintf(why, nwhy, "out of memory");
+    return GA_NOMEM;
+  }
+  int prev, ok = 0;
+  void *stream = NULL;
+  if (ga_dev_enter(e->dev, &prev)) {
+    ok = ga_stream_new(&stream);
+    for (int c = 0; ok && c < e->ncols; c++) {
+      uint64_t *ti = tmp + (size_t)(2 * c) * (size_t)nsrc, *tn = ti + nsrc;
+      ok =
+          ga_cuda_ok(GA_STAGE_D2H,
+                     gak_memcpy_d2h(ga_cb_vals(b, c), e->cols[c].d_vals + r0,
+                                    (size_t)n * 8, stream)) &&
+          ga_cuda_ok(GA_STAGE_D2H, gak_memcpy_d2h(ti, e->cols[c].d_isint + w0,
+                                                  (size_t)nsrc * 8, stream)) &&
+          ga_cuda_ok(GA_STAGE_D2H, gak_memcpy_d2h(tn, e->cols[c].d_notnull + w0,
+                                                  (size_t)nsrc * 8, stream));
+    }
+    if (ok)
+      ok = ga_cuda_ok(GA_STAGE_SYNC, gak_stream_sync(stream));
+    if (stream) {
+      gak_stream_sync(stream);
+      gak_stream_destroy(stream);
+    }
+    if (!ok)
+      gak_take_error();
+    ga_dev_leave(prev);
+  }
+  if (ok) {
+    uint64_t last = (n & 63) ? ((uint64_t)1 << (n & 63)) - 1 : ~(uint64_t)0;
+    for (int c = 0; c < e->ncols; c++) {
+      const uint64_t *src[2] = {tmp + (size_t)(2 * c) * (size_t)nsrc,
+                                tmp + (size_t)(2 * c + 1) * (size_t)nsrc};
+      uint64_t *dst[2] = {ga_cb_isint(b, c), ga_cb_notnull(b, c)};
+      for (int h = 0; h < 2; h++) {
+        for (int64_t k = 0; k < nw; k++) {
+          uint64_t w = src[h][k] >> s;
+          if (s && k + 1 < nsrc)
+            w |= src[h][k + 1] << (64 - s);
+          dst[h][k] = w;
+        }
+        dst[h][nw - 1] &= last;
+      }
+    }
+    b->n = n;
+  } else {
+    snprintf(why, nwhy, "a copy from the GPU failed");
+  }
+  sqlite3_free(tmp);
+  return ok ? GA_OK : GA_CLOAD_EFAIL;
+}
+
+int64_t ga_cache_gpu_forget_dicts(ga_centry *e) {
+  int64_t bytes = 0;
+  int prev, entered = e->where == GA_CACHE_GPU && ga_dev_enter(e->dev, &prev);
+  for (int c = 0; c < e->ncols; c++) {
+    ga_ccol *k = &e->cols[c];
+    if (k->dict_state == 1) /* counted in e->bytes (cache_gpu_query.c) */
+      bytes += (k->ndict ? k->ndict : 1) * 8;
+    if (entered)
+      ga_cg_free(k->d_dict);
+    k->d_dict = NULL;
+    k->ndict = 0;
+    k->dict_state = 0;
+  }
+  if (entered)
+    ga_dev_leave(prev);
+  return bytes;
 }
 
 void ga_cgpu_abort(ga_cgpu *g) {

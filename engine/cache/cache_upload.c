@@ -16,6 +16,9 @@
 **      completed.  A failure leaves the host entry as it was.
 **   3. The TEXT dictionaries stay in host memory, as a GPU load's do
 **      (cache.h rule 1): codes are the same words on the device.
+**   4. ga_cgpu_place_entry is rule 1's loop alone, placing a host entry's
+**      rows after the rows already placed: a cache file's entry from row 0,
+**      an extension's new rows after a GPU entry's (cache_append.h rule 5).
 */
 #include <stdio.h>
 #include <string.h>
@@ -42,33 +45,24 @@ static void slice(const ga_cblock *b, int64_t r0, int64_t m, ga_cblock *st) {
   }
 }
 
-int ga_cfile_to_gpu(ga_cache *c, ga_centry *e, int64_t budget,
-                    int (*stop)(void *), void *arg, char *why, size_t nwhy) {
-  if (e->where != GA_CACHE_HOST || e->rows < 1) {
-    snprintf(why, nwhy, "not a host entry with rows");
-    return GA_CFILE_BAD;
+int ga_cgpu_place_entry(ga_cgpu *g, const ga_centry *x, int (*stop)(void *),
+                        void *arg, char *why, size_t nwhy) {
+  if (x->where != GA_CACHE_HOST) {
+    snprintf(why, nwhy, "not a host entry");
+    return GA_CLOAD_EFAIL;
   }
-  int64_t need = ga_cache_gpu_bytes(e->ncols, e->rows);
-  if (!ga_cache_reserve(c, budget, need, e)) {
-    snprintf(why, nwhy,
-             "%lld bytes of GPU memory do not fit in the budget "
-             "(cache_bytes = %lld)",
-             (long long)need, (long long)budget);
-    return GA_CFILE_BUDGET;
-  }
-  ga_cgpu *g = NULL;
-  ga_cblock *st = NULL;
-  int rc = ga_cgpu_begin(&g, e->ncols, e->rows, why, nwhy);
-  if (rc == GA_OK &&
-      !(st = ga_cb_new(
-            e->ncols, e->rows < GA_CUP_ROWS ? GA_BW(e->rows) * 64 : GA_CUP_ROWS,
-            1))) {
+  if (x->rows < 1)
+    return GA_OK;
+  ga_cblock *st = ga_cb_new(
+      x->ncols, x->rows < GA_CUP_ROWS ? GA_BW(x->rows) * 64 : GA_CUP_ROWS, 1);
+  if (!st) {
     snprintf(why, nwhy, "no pinned host memory for the copy");
-    rc = GA_NOMEM;
+    return GA_NOMEM;
   }
-  int64_t at = 0;
-  for (int64_t s = 0; rc == GA_OK && s < e->nsegs; s++) {
-    const ga_cblock *b = e->segs[s];
+  int rc = GA_OK;
+  int64_t at = ga_cgpu_rows(g);
+  for (int64_t s = 0; rc == GA_OK && s < x->nsegs; s++) {
+    const ga_cblock *b = x->segs[s];
     for (int64_t r0 = 0; rc == GA_OK && r0 < b->n; r0 += st->cap) {
       if (stop && stop(arg)) {
         snprintf(why, nwhy, "interrupted");
@@ -85,12 +79,34 @@ int ga_cfile_to_gpu(ga_cache *c, ga_centry *e, int64_t budget,
       at += m;
     }
   }
+  ga_cb_free(st);
+  return rc;
+}
+
+int ga_cfile_to_gpu(ga_cache *c, ga_centry *e, int64_t budget,
+                    int (*stop)(void *), void *arg, char *why, size_t nwhy) {
+  if (e->where != GA_CACHE_HOST || e->rows < 1) {
+    snprintf(why, nwhy, "not a host entry with rows");
+    return GA_CFILE_BAD;
+  }
+  int64_t need = ga_cache_gpu_bytes(e->ncols, e->rows);
+  if (!ga_cache_reserve(c, budget, need, e)) {
+    snprintf(why, nwhy,
+             "%lld bytes of GPU memory do not fit in the budget "
+             "(cache_bytes = %lld)",
+             (long long)need, (long long)budget);
+    return GA_CFILE_BUDGET;
+  }
+  ga_cgpu *g = NULL;
+  int rc = ga_cgpu_begin(&g, e->ncols, e->rows, why, nwhy);
+  if (rc == GA_OK)
+    rc = ga_cgpu_place_entry(g, e, stop, arg, why, nwhy);
+  int64_t at = rc == GA_OK ? ga_cgpu_rows(g) : 0;
   int64_t freed = 0;
   if (rc == GA_OK && ga_cgpu_finish(g, e, at, &freed) != GA_OK) {
     snprintf(why, nwhy, "%s", ga_cgpu_why(g));
     rc = GA_CLOAD_EFAIL;
   }
-  ga_cb_free(st);
   ga_cgpu_free(g); /* on success its arrays are e's */
   if (rc != GA_OK) {
     pthread_mutex_lock(&c->mu);
