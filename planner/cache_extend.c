@@ -82,14 +82,17 @@
 **      answered from it; it comes back with the new stamps read in the
 **      snapshot (the extending connection becomes its owner: its own stamps
 **      are the ones it read) and a new link sequence (cache_plan.c rule
-**      7(c)).  The extending connection's authorizer must compile the
+**      7(c)); an entry of the same key that another thread's gpu_cache
+**      linked meanwhile is dropped (relink_unique).  The extending
+**      connection's authorizer must compile the
 **      entry's columns as at the load, and read_uncommitted must be off
 **      (cache_plan.c rule 6), TEMP shadowing resolved before (the target's
 **      schema).
 **   7. The new rows are read on the caller's connection in that snapshot
 **      (gpuagg_collect, as a load), their blocks charged to cache_bytes as
 **      a load's; the grown dictionaries' bytes are reserved before the
-**      entry changes.  The frame loop polls the caller's interrupt.  A
+**      entry changes.  The frame loop, the overflow check and the new
+**      record's page loop poll the caller's interrupt.  A
 **      cache file of the old state no longer matches the entry's stamp and
 **      is left as it is (ext/cache/cache_persist.c maps only a file whose
 **      stamp is the reader's).
@@ -617,10 +620,23 @@ static int reserve_cb(void *arg, int64_t n) {
   return !ga_cache_reserve(r->c, r->budget, n, NULL);
 }
 
+/* Rule 6: e back into the list (moved: its new state, a new link
+** sequence).  Another thread's gpu_cache of the same table may have linked
+** an entry of the key while e was out: e replaces it, as a load replaces
+** one (ext/cache/cache_fns.c), so the key never holds two. */
+static void relink_unique(ga_cache *c, sqlite3 *db, ga_centry *e, int moved) {
+  ga_centry *dup = ga_cache_lookup(c, db, e->schema, e->table);
+  if (dup)
+    ga_cache_drop(c, dup); /* gives back lookup's reference */
+  if (moved)
+    ga_cache_relink_moved(c, e);
+  else
+    ga_cache_relink(c, e);
+}
 /* Rule 5's new record into b (a copy of a grown), given the snapshot. */
 static int new_record(sqlite3 *db, const char *schema, const ga_centry *e,
-                      const ga_walview *v, uint32_t from, ga_cappend *b,
-                      char *why, size_t nwhy) {
+                      const ga_walview *v, uint32_t from, ga_intr *intr,
+                      ga_cappend *b, char *why, size_t nwhy) {
   const ga_cappend *a = e->app;
   int rc = SQLITE_OK;
   unsigned char *buf = sqlite3_malloc64(v->pgsz);
@@ -634,6 +650,10 @@ static int new_record(sqlite3 *db, const char *schema, const ga_centry *e,
   }
   memcpy(b->pages, a->pages, sizeof(uint64_t) * (size_t)GA_BW(a->nbits));
   for (uint32_t p = 1; p < v->nlast; p++) {
+    if ((p & 65535) == 0 && ga_intr_check(intr)) { /* rule 7 */
+      rc = SQLITE_INTERRUPT;
+      break;
+    }
     if (v->last[p] <= from)
       continue;
     if (!ga_walview_page(v, p, buf)) {
@@ -873,7 +893,7 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     if (rc != SQLITE_OK)
       goto out;
   }
-  rc = new_record(db, schema, e, &v, from, &nb, why, nwhy);
+  rc = new_record(db, schema, e, &v, from, &intr, &nb, why, nwhy);
   if (rc == SQLITE_NOTFOUND)
     goto no;
   if (rc != SQLITE_OK)
@@ -927,7 +947,7 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     goto no;
   }
   if (mrc != GA_OK) {
-    ga_cache_relink(c, e); /* as it was */
+    relink_unique(c, db, e, 0); /* as it was */
     sqlite3_free(nschema);
     ga_cstamp_free(&st);
     if (mrc == GA_NOMEM) {
@@ -971,7 +991,7 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
       c->gpu_append_inplace++;
     pthread_mutex_unlock(&c->mu);
   }
-  ga_cache_relink_moved(c, e);
+  relink_unique(c, db, e, 1);
   *added = n;
   why[0] = 0;
   if (copied >= 0) /* ga_cache_answer_ext's last_scan.why */
