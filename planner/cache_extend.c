@@ -892,6 +892,12 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
       goto no;
     if (rc != SQLITE_OK)
       goto out;
+    if (x && x->rows == 0) { /* a commit elsewhere: the stamps and the
+                                record move, the columns and what a GPU
+                                entry derived from them stay */
+      discard(c, x);
+      x = NULL;
+    }
   }
   rc = new_record(db, schema, e, &v, from, &intr, &nb, why, nwhy);
   if (rc == SQLITE_NOTFOUND)
@@ -950,8 +956,8 @@ int ga_cextend_try(ga_cache *c, sqlite3 *db, const ga_config *cfg,
     relink_unique(c, db, e, 0); /* as it was */
     sqlite3_free(nschema);
     ga_cstamp_free(&st);
-    if (mrc == GA_NOMEM) {
-      rc = SQLITE_NOMEM;
+    if (mrc == GA_NOMEM || mrc == GA_INTERRUPTED) {
+      rc = mrc == GA_NOMEM ? SQLITE_NOMEM : SQLITE_INTERRUPT;
       goto out;
     }
     goto no;

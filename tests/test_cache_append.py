@@ -660,8 +660,16 @@ def section_gpu_star(rep):
     w.execute("INSERT INTO f SELECT 17 + value % 3, value * 0.5, value % 7, 'a' || (value % 2) FROM "
               "(WITH RECURSIVE r(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM r "
               "WHERE value < 50) SELECT value FROM r)")
-    info(con)
+    ic0 = info(con)["cache"]
     con.execute("SELECT * FROM dims").fetchall()  # d's stamps (extended by 0 rows)
+    # a commit that appended nothing to d renews its stamps and record only:
+    # no device step, its group dictionaries kept, no counter moved
+    ls = info(con)
+    ic1, dwhy = ls["cache"], ls["last_scan"].get("why") or ""
+    pair = lambda ic: (ic.get("gpu_append_inplace", 0), ic.get("gpu_append_copied", 0))  # noqa: E731
+    rep.check("gpu star dimension: no device step for 0 rows",
+              pair(ic1) == pair(ic0) and "device columns" not in dwhy,
+              "%s -> %s (%s)" % (pair(ic0), pair(ic1), dwhy))
     con.execute("SELECT * FROM one").fetchall()
     why = info(con)["last_scan"].get("why") or ""
     e = [x for x in info(con)["cache"]["entries"] if x["table"] == "main.f"]

@@ -429,11 +429,24 @@ int ga_cappend_merge_gpu(ga_cache *c, int64_t budget, ga_centry *e,
     }
     reserved += copy;
   }
+  /* the caller's interrupt, last while the entry is whole (the rows are
+  ** read: placing them is bounded, and not polled, so an interrupt never
+  ** costs the entry its columns) */
+  ga_cgpu *g = NULL;
+  if (stop && stop(stop_arg)) {
+    snprintf(why, nwhy, "interrupted");
+    rc = GA_INTERRUPTED;
+  } else
+    rc = ga_cgpu_adopt(&g, e, why, nwhy);
+  if (rc != GA_OK) { /* adopt leaves e's arrays as they were: e is whole */
+    ga_cgpu_abort(g);
+    give_back(c, reserved);
+    nd_free(nd, e->ncols);
+    return rc == GA_CLOAD_EFAIL ? GA_CACHE_DECLINED : rc;
+  }
   /* nothing refuses from here on: a failed device step drops the entry */
   *more = reserved; /* in used: the caller takes it out as e relinks */
-  ga_cgpu *g = NULL;
-  rc = ga_cgpu_adopt(&g, e, why, nwhy);
-  if (rc == GA_OK && ncap > cap) {
+  if (ncap > cap) {
     rc = ga_cgpu_grow(g, ncap);
     if (rc != GA_OK)
       snprintf(why, nwhy, "%s", ga_cgpu_why(g));
@@ -453,7 +466,7 @@ int ga_cappend_merge_gpu(ga_cache *c, int64_t budget, ga_centry *e,
         sqlite3_free(nd[k].code2); /* apply_cols: not again */
         nd[k].code2 = NULL;
       }
-    rc = ga_cgpu_place_entry(g, x, stop, stop_arg, why, nwhy);
+    rc = ga_cgpu_place_entry(g, x, NULL, NULL, why, nwhy);
   }
   int64_t freed = 0;
   if (rc == GA_OK && ga_cgpu_finish(g, e, need, &freed) != GA_OK) {

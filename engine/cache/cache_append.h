@@ -136,11 +136,12 @@ int64_t ga_cappend_gpu_cap(int64_t need);
 ** (ga_cache_reserve within budget) are in c->used as *more, which the
 ** caller takes out as it relinks e (e->bytes counts what e holds now),
 ** also after a failure.  x keeps its blocks (its codes rewritten).
-** stop(arg) is polled between staged blocks.  GA_OK; GA_NOMEM and
-** GA_CACHE_DECLINED with why (rule 4: e unchanged, *more 0);
-** GA_CLOAD_EFAIL with why (a step after the refusals failed, a device
-** step, memory or stop: e may have lost its columns, the caller drops
-** it). */
+** stop(arg) is polled once, before the first device step (placing rows
+** already read is bounded: an interrupt never costs e its columns).
+** GA_OK; GA_NOMEM, GA_INTERRUPTED and GA_CACHE_DECLINED with why (rule 4,
+** or the device could not take e's arrays: e unchanged, *more 0);
+** GA_CLOAD_EFAIL with why (a device step after that failed: e may have
+** lost its columns, the caller drops it). */
 int ga_cappend_merge_gpu(ga_cache *c, int64_t budget, ga_centry *e,
                          ga_centry *x, int64_t *more, int *copied,
                          int (*stop)(void *), void *stop_arg, char *why,
