@@ -161,7 +161,11 @@
 **      the list (ga_gs_adopt: freed with them) instead of a run's table
 **      moving in group by group (ga_gs_take, a hash and a probe each).  Its
 **      bytes are charged as the shared tables' growth was (rule 17).  d4
-**      of bench/query_bench.py: 0.65 to 0.74 of the CPU time.
+**      of bench/query_bench.py: 0.65 to 0.74 of the CPU time.  A list
+**      whose every group lies in the arena and holds nothing out of line
+**      (states_heap 0, keys_inline) is adopted plain: the groups go with
+**      the arena's blocks, unwalked (ga_gs_adopt; d4 cleared 70 MB of
+**      groups at every call to free nothing).
 **  19. Top k (gpu_query's rule 7, ga_cquery.topk_*, LIMIT plus OFFSET at
 **      most GA_CH_TOPK_MAX) over rule 18's groups: a group, once built
 **      exactly, is kept only when its order value (the sum() or total()
@@ -195,6 +199,30 @@
 **      row's value is kept in its group's array of values
 **      (engine/cache/cache_pct.c, whose rules say why that is exact), on
 **      rule 14's tally and polls.
+**  22. Compact sums (issue 37, session 7: d4 of bench/query_bench.py, its
+**      rows' records, their sort and their steps about a quarter of the
+**      engine's time).  Under rule 9, where every value is read by sums
+**      only (step_modes 0: no max or min; rule 9 has no DISTINCT or
+**      squares) and there are at most GA_CH_CSUM_VALS values, each run
+**      keeps an array of ids x values of csum (16 bytes: the REALs' total
+**      as an int64, their count, the id's rows), zeroed, charged to
+**      group_bytes (rule 17; past it the run writes records alone).  A
+**      passing row whose every value is NULL or a REAL of integral value
+**      below 2^53 in magnitude, whose add leaves each total in int64, is
+**      added there (csum_word: the word's ids first and their slots
+**      fetched ahead, as rule 11 does); any other row (an INTEGER, a
+**      fraction, 2^53 and up, an infinity, an add past int64) is rule 9's
+**      record, as before.  Each id's group then takes the runs' sums
+**      first: rows, counts (nreal) and the runs' totals added in 128 bits,
+**      into the window at the units' digit (ga_wsum_add_fixed, gstate.h
+**      rule 6), then its records stepped.  Exact: every value is an
+**      integer of the units' scale, the totals hold them without rounding,
+**      and the fold lands the same value in the digits; only sums read the
+**      state, and a sum reads the value, the counts and nint/nreal
+**      (typeof), all equal.  The group's run (rule 1's tag) is the first
+**      run holding the id in its sums or its records.  queries_csum counts
+**      the queries that kept them; GPUAGG_CACHE_CSUM=0 turns them off
+**      (tests compare both); GPUAGG_CACHE_PROFILE says `csum`.
 */
 #include <math.h>
 #include <pthread.h>
