@@ -89,7 +89,7 @@ void ga_big_stats(long long *reused, long long *kept) {
   pthread_mutex_unlock(&big_mu);
 #else
   *reused = 0;
-  *kept = 0;
+  *kept = -1; /* rule 5: this build keeps none (rule 4, or no mmap) */
 #endif
 }
 

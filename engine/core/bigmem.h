@@ -51,7 +51,7 @@
 void *ga_big_alloc(size_t bytes); /* NULL when out of memory */
 void ga_big_free(void *p, size_t bytes);
 /* Rule 5: allocations the pool served so far (*reused), and the bytes it
-** keeps now (*kept). */
+** keeps now (*kept; -1 where the build keeps none: rule 4, or no mmap). */
 void ga_big_stats(long long *reused, long long *kept);
 
 #endif
