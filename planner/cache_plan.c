@@ -103,6 +103,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include "bigmem.h"
 #include "cache_append.h"
 #include "cache_plan.h"
 #include "filestamp.h"
@@ -848,7 +849,9 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
   ga_cache *c = conn->cache;
   int where = ga_cache_where(&cfg);
   sqlite3_str *s = sqlite3_str_new(NULL);
-  int64_t used = 0, loads = 0, kept = 0, ctr[12] = {0}, file_ctr[2] = {0};
+  int64_t used = 0, loads = 0, kept = 0, ctr[13] = {0}, file_ctr[2] = {0};
+  long long big_reused = 0, big_kept = 0; /* bigmem.h rule 5 */
+  ga_big_stats(&big_reused, &big_kept);
   char file_map[400] = "", file_write[400] = "";
   int nconn = 0;
   if (c) { /* rule 7: the process's (engine/cache/cache.c rule 6's locks) */
@@ -873,9 +876,10 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
     ctr[7] = c->values_compact_no;
     ctr[8] = c->pct_values_back; /* issue 39 */
     ctr[9] = c->pct_selected;
+    ctr[10] = c->queries_csum; /* issue 37 */
     pthread_mutex_lock(&c->mu); /* issue 40 part 4: GPU extensions */
-    ctr[10] = c->gpu_append_inplace;
-    ctr[11] = c->gpu_append_copied;
+    ctr[11] = c->gpu_append_inplace;
+    ctr[12] = c->gpu_append_copied;
     pthread_mutex_unlock(&c->mu);
     ga_cache_qunlock(c);
   }
@@ -888,14 +892,16 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
       "\"values_compact_no\":%lld,\"pct_values_back\":%lld,"
       "\"pct_selected\":%lld,\"gpu_append_inplace\":%lld,"
       "\"gpu_append_copied\":%lld,\"loads\":%lld,\"kept\":%lld,"
+      "\"queries_csum\":%lld,\"big_reused\":%lld,\"big_kept\":%lld,"
       "\"connections\":%d,\"entries\":[",
       where == GA_CACHE_GPU ? "gpu" : "host",
       (long long)ga_cache_budget(&cfg, where), (long long)used,
       (long long)ctr[0], (long long)ctr[1], (long long)ctr[2],
       (long long)ctr[3], (long long)ctr[4], (long long)ctr[5],
       (long long)ctr[6], (long long)ctr[7], (long long)ctr[8],
-      (long long)ctr[9], (long long)ctr[10], (long long)ctr[11],
-      (long long)loads, (long long)kept, nconn);
+      (long long)ctr[9], (long long)ctr[11], (long long)ctr[12],
+      (long long)loads, (long long)kept, (long long)ctr[10], big_reused,
+      big_kept, nconn);
   ga_cache_watchers(c, db);
   note_idle(db, "main"); /* rule 7 */
   ga_centry **vis = NULL;

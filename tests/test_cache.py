@@ -1984,6 +1984,121 @@ def window_x(r, i):
     return r.uniform(1e5, 1e12) * r.choice([1, -1])
 
 
+def section_csum(rep, r, device):
+    """engine/cache/cache_host.c rule 22 (issue 37, session 7: d4 of
+    bench/query_bench.py): where rule 9's groups read only sums, each run
+    adds the rows whose values are REALs of integral value below 2^53 into
+    compact int64 sums by id, and the rest (INTEGERs, fractions, 2^53 and
+    up, infinities, and a row whose add would leave int64) become records
+    as before; a group's state is the fold of every run's sums plus its
+    records.  Edges, each in groups that also hold compact rows: a
+    fraction, an INTEGER (typeof REAL) and INTEGERs alone (typeof
+    INTEGER), NULLs alone, -0.0, 2^53 - 1 and 2^53, negatives, 1e300 with
+    1e-300 (a wide sum), an infinity, and a hot key whose 2^53 - 1 values
+    pass 2^63 within one run (1 thread) or only across the runs (2, 3);
+    HAVING on the boundary (qdirect.c); several values; max() keeps the
+    records (no compact sums).  Every answer equals the gpu_ text (value
+    and typeof) with the compact sums and without (GPUAGG_CACHE_CSUM=0),
+    gpuagg_info's queries_csum says which way ran, and (engine/core/
+    bigmem.h rule 5) a second query reuses the first one's mappings
+    (big_reused) unless GPUAGG_BIG_KEEP=0."""
+    if device != "cpu":
+        return
+    con = connect(":memory:", device="cpu")
+    con.execute("CREATE TABLE cs(k INTEGER, x, y REAL, t TEXT)")
+    con.execute(
+        "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 199999) "
+        "INSERT INTO cs SELECT CASE WHEN i % 150 = 0 THEN 12345 ELSE i * 7 % 80000 END, "
+        "CASE WHEN i % 150 = 0 THEN 9007199254740991.0 ELSE CASE i * 7 % 80000 % 1000 "
+        "WHEN 1 THEN CASE WHEN i % 3 = 0 THEN 0.5 ELSE i % 50 + 1.0 END "
+        "WHEN 2 THEN CASE WHEN i % 2 = 0 THEN i % 7 ELSE i % 50 + 1.0 END "
+        "WHEN 3 THEN i % 7 WHEN 4 THEN NULL WHEN 5 THEN -0.0 "
+        "WHEN 6 THEN 9007199254740991.0 "
+        "WHEN 7 THEN CASE WHEN i % 2 = 0 THEN 9007199254740992.0 ELSE 3.0 END "
+        "WHEN 8 THEN -(i % 50) - 1.0 "
+        "WHEN 9 THEN CASE i % 3 WHEN 0 THEN 1e300 WHEN 1 THEN 1e-300 ELSE 2.0 END "
+        "WHEN 10 THEN CASE WHEN i % 2 = 0 THEN 1e999 ELSE 4.0 END "
+        "WHEN 11 THEN CASE WHEN i % 2 = 0 THEN NULL ELSE 30.0 END "
+        "ELSE i % 50 + 1.0 END END, "
+        "CASE WHEN i % 11 = 0 THEN NULL ELSE (i % 13) * 0.25 END, "
+        "CASE i % 3 WHEN 0 THEN 'a' WHEN 1 THEN 'b' ELSE 'c' END FROM q")
+    con.execute("CREATE TABLE cw(s TEXT, x REAL)")
+    con.execute(
+        "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 149999) "
+        "INSERT INTO cw SELECT printf('%048d', i * 7 % 70000), "
+        "CASE WHEN i % 5 = 0 THEN 1e300 WHEN i % 5 = 1 THEN 1e-300 ELSE i % 9 END FROM q")
+    con.execute("SELECT gpu_cache('cs', 'k, x, y, t')")
+    con.execute("SELECT gpu_cache('cw', 's, x')")
+
+    def counters():
+        c = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["cache"]
+        return c.get("queries_csum"), c.get("big_reused")
+    g = "FROM cs GROUP BY k "
+    cases = [  # (text, rule 22 taken)
+        ("SELECT k, sum(x) AS q " + g + "HAVING sum(x) > 60", 1),  # d4's shape
+        ("SELECT k, sum(x) AS q, count(*) " + g + "HAVING q >= 60.0 AND sum(x) <= 61", 1),
+        ("SELECT k, count(x), sum(x) " + g + "HAVING sum(x) = 60", 1),
+        ("SELECT k, sum(x), count(*), count(x), total(x), avg(x) FROM cs WHERE t >= 'b' "
+         "GROUP BY k", 1),
+        ("SELECT k, sum(x), total(y), avg(y) " + g, 1),
+        ("SELECT k, sum(x) AS s " + g + "ORDER BY s DESC, k LIMIT 5", 1),
+        ("SELECT k, sum(x) " + g + "ORDER BY k DESC", 1),
+        ("SELECT k, sum(x), max(x) " + g, 0),  # max: rule 9's records alone
+    ]
+    for threads in (1, 2, 3):
+        cfg(con, "threads", threads)
+        for off in (0, 1):
+            for i, (sql, taken) in enumerate(cases):
+                tag = "cpu_csum_%d_t%d%s" % (i, threads, "_off" if off else "")
+                if off:
+                    os.environ["GPUAGG_CACHE_CSUM"] = "0"
+                try:
+                    before = counters()[0]
+                    query_compare(rep, con, tag, sql, "cache")
+                    moved = (counters()[0] or 0) - (before or 0)
+                finally:
+                    os.environ.pop("GPUAGG_CACHE_CSUM", None)
+                want = 0 if off else taken
+                rep.check(tag + "_path", before is not None and moved == want,
+                          "queries_csum moved by %r, want %d" % (moved, want))
+    # bigmem.h rule 5: the groups' arena blocks (2 MiB and more) come back
+    cfg(con, "threads", 2)
+    sql = "SELECT * FROM temp.qc"
+    con.execute("DROP TABLE IF EXISTS temp.qc")
+    con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % cases[0][0])
+    con.execute(sql).fetchall()
+    for keep in ("1", "0"):
+        if counters()[1] is not None and json.loads(con.execute(
+                "SELECT gpuagg_info()").fetchone()[0])["cache"]["big_kept"] < 0:
+            rep.skip("cpu_csum_big_keep%s" % keep, "this build keeps no mappings (ASan, TSan)")
+            continue
+        os.environ["GPUAGG_BIG_KEEP"] = keep
+        try:
+            before = counters()[1]
+            con.execute(sql).fetchall()
+            after = counters()[1]
+        finally:
+            os.environ.pop("GPUAGG_BIG_KEEP", None)
+        ok = before is not None and (after > before if keep == "1" else after == before)
+        rep.check("cpu_csum_big_keep%s" % keep, ok, "big_reused %r -> %r" % (before, after))
+    # cache_host.c rule 18: groups whose sums went wide (1e300 with 1e-300)
+    # or whose TEXT keys live out of line are walked and freed; the others
+    # go with the arena (the memory SQLite counts comes back either way)
+    for i, sql in enumerate(["SELECT s, sum(x) AS q FROM cw GROUP BY s HAVING q > 0",
+                             "SELECT k, sum(x) AS q " + g + "HAVING q > 0"]):
+        con.execute("DROP TABLE IF EXISTS temp.qc")
+        con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % sql)
+        con.execute("SELECT * FROM temp.qc").fetchall()
+        used = memstat().sqlite3_memory_used()
+        for _ in range(3):
+            con.execute("SELECT * FROM temp.qc").fetchall()
+        grew = memstat().sqlite3_memory_used() - used
+        ls = last_scan(con)
+        rep.check("cpu_csum_free_%d" % i, ls["path"] == "cache" and grew < 65536,
+                  "path %r (%r): SQLite's memory grew by %d bytes over 3 calls"
+                  % (ls["path"], ls["why"], grew))
+
+
 def section_window(rep, r, device):
     """Few groups from a GPU entry (kernels/cache.cu, k_reduce_groups): a REAL adds as
     a fixed-point integer inside its warp's window, or to the digits outside it; and
@@ -3123,7 +3238,8 @@ def main():
                               ("distinct_gpu", section_distinct_gpu),
                               ("stat_gpu", section_stat_gpu), ("stat_pick", section_stat_pick),
                               ("distinct_bits", section_distinct_bits),
-                              ("few", section_few), ("caps", section_caps)):
+                              ("few", section_few), ("caps", section_caps),
+                              ("csum", section_csum)):
             if want(name):
                 section(rep, r, device)
     if want("errors"):

@@ -268,6 +268,7 @@ typedef struct ga_cache {
   int64_t queries_gpu, queries_host, fallbacks;
   int64_t queries_topk; /* cache_gpu_query.c rule 9's, cache_host.c 19's */
   int64_t queries_many; /* cache_gpu_query.c rule 10's (issue 37) */
+  int64_t queries_csum; /* cache_host.c rule 22's (issue 37) */
   /* cache_gpu_many.c rule 6: values reduced to compact states, and values
   ** it was tried on that the device could not prove (the exact reduce) */
   int64_t values_compact, values_compact_no;

@@ -161,7 +161,11 @@
 **      the list (ga_gs_adopt: freed with them) instead of a run's table
 **      moving in group by group (ga_gs_take, a hash and a probe each).  Its
 **      bytes are charged as the shared tables' growth was (rule 17).  d4
-**      of bench/query_bench.py: 0.65 to 0.74 of the CPU time.
+**      of bench/query_bench.py: 0.65 to 0.74 of the CPU time.  A list
+**      whose every group lies in the arena and holds nothing out of line
+**      (states_heap 0, keys_inline) is adopted plain: the groups go with
+**      the arena's blocks, unwalked (ga_gs_adopt; d4 cleared 70 MB of
+**      groups at every call to free nothing).
 **  19. Top k (gpu_query's rule 7, ga_cquery.topk_*, LIMIT plus OFFSET at
 **      most GA_CH_TOPK_MAX) over rule 18's groups: a group, once built
 **      exactly, is kept only when its order value (the sum() or total()
@@ -195,6 +199,30 @@
 **      row's value is kept in its group's array of values
 **      (engine/cache/cache_pct.c, whose rules say why that is exact), on
 **      rule 14's tally and polls.
+**  22. Compact sums (issue 37, session 7: d4 of bench/query_bench.py, its
+**      rows' records, their sort and their steps about a quarter of the
+**      engine's time).  Under rule 9, where every value is read by sums
+**      only (step_modes 0: no max or min; rule 9 has no DISTINCT or
+**      squares) and there are at most GA_CH_CSUM_VALS values, each run
+**      keeps an array of ids x values of csum (16 bytes: the REALs' total
+**      as an int64, their count, the id's rows), zeroed, charged to
+**      group_bytes (rule 17; past it the run writes records alone).  A
+**      passing row whose every value is NULL or a REAL of integral value
+**      below 2^53 in magnitude, whose add leaves each total in int64, is
+**      added there (csum_word: the word's ids first and their slots
+**      fetched ahead, as rule 11 does); any other row (an INTEGER, a
+**      fraction, 2^53 and up, an infinity, an add past int64) is rule 9's
+**      record, as before.  Each id's group then takes the runs' sums
+**      first: rows, counts (nreal) and the runs' totals added in 128 bits,
+**      into the window at the units' digit (ga_wsum_add_fixed, gstate.h
+**      rule 6), then its records stepped.  Exact: every value is an
+**      integer of the units' scale, the totals hold them without rounding,
+**      and the fold lands the same value in the digits; only sums read the
+**      state, and a sum reads the value, the counts and nint/nreal
+**      (typeof), all equal.  The group's run (rule 1's tag) is the first
+**      run holding the id in its sums or its records.  queries_csum counts
+**      the queries that kept them; GPUAGG_CACHE_CSUM=0 turns them off
+**      (tests compare both); GPUAGG_CACHE_PROFILE says `csum`.
 */
 #include <math.h>
 #include <pthread.h>
@@ -206,6 +234,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bigmem.h"
 #include "cache.h"
 #include "cache_dbits.h"
 #include "cache_pct.h"
@@ -271,6 +300,7 @@ typedef struct hplan {
   int topk;    /* rule 19: each thread keeps only its first k groups */
   int general; /* rule 6's row loop (general()), else rule 2's */
   int flat;    /* rule 11: states in an array indexed by id */
+  int csum;    /* rule 22: each run's compact sums of integral REALs by id */
   int64_t *dset_bytes; /* rules 14 and 17: every run's charged bytes */
   int64_t cap;         /* rule 17: group_bytes (ga_cquery.dist_cap) */
   int flat_capped;     /* rule 17: rule 11's array gave way to rule 8's */
@@ -299,6 +329,8 @@ typedef struct hrun {
   ga_xstate st;   /* ungrouped */
   const hplan *p;
   ga_idrows rows;   /* rule 9: this run's passing rows, sorted by id */
+  struct csum *cs;  /* rule 22: ids x nvals compact sums, or NULL */
+  int64_t cs_bytes; /* rule 22: cs's mapping */
   int phase;        /* 2: rule 9's group building */
   struct hrun *all; /* phase 2: every run, and how many */
   int nruns;
@@ -1336,6 +1368,121 @@ static void unhold(hrun *r, int64_t n) {
   release(r->p, n);
 }
 
+/* Rule 22: one id's sum of one value, compact: the REALs' total as an
+** integer, their count, and (in the id's first value) the id's rows. */
+typedef struct csum {
+  int64_t rs;
+  uint32_t nreal, rows;
+} csum;
+
+#define GA_CH_CSUM_VALS 4
+
+/* Rule 22: whether q's values take the compact sums (sum only: no max or
+** min, no DISTINCT or squares, which rule 9 excludes anyway). */
+static int csum_fits(const ga_cquery *q) {
+  const char *env = getenv("GPUAGG_CACHE_CSUM");
+  if ((env && !strcmp(env, "0")) || q->nvals < 1 || q->nvals > GA_CH_CSUM_VALS)
+    return 0;
+  unsigned char mode[GA_MAX_STATES];
+  step_modes(q, mode);
+  for (int i = 0; i < q->nvals; i++)
+    if (mode[i])
+      return 0;
+  return 1;
+}
+
+/* Rule 22: lane j's values into the id's compact sums f (nv values), when
+** every one is NULL or a REAL of integral value below 2^53 in magnitude
+** whose add leaves the total in int64: 1.  Else 0 and f unchanged (the
+** row becomes a record). */
+static inline int csum_lane(csum *f, const wview *vv, int nv, int j) {
+  int64_t y[GA_CH_CSUM_VALS];
+  uint64_t nn = 0;
+  for (int i = 0; i < nv; i++) {
+    if (!((vv[i].notnull >> j) & 1))
+      continue;
+    if ((vv[i].isint >> j) & 1)
+      return 0;
+    double x = ga_bitsd((int64_t)vv[i].v[j]);
+    if (!(fabs(x) < 9007199254740992.0)) /* NaN, infinities, 2^53 up */
+      return 0;
+    int64_t t = (int64_t)x;
+    if ((double)t != x || __builtin_add_overflow(f[i].rs, t, &y[i]))
+      return 0;
+    nn |= 1ull << i;
+  }
+  for (int i = 0; i < nv; i++)
+    if ((nn >> i) & 1) {
+      f[i].rs = y[i];
+      f[i].nreal++;
+    }
+  f[0].rows++;
+  return 1;
+}
+
+/* Rule 22: the compact sums of every run for id, folded into the states
+** to (ns of them): rows, counts, and the REALs' exact total at the units'
+** digit (gstate.h rule 6).  *any: whether some run had rows of id, and
+** *first the first such run.  GA_OK or GA_SCAN_NOMEM. */
+static int csum_fold(const hrun *all, int nruns, int64_t id, int ns,
+                     ga_gstate *to) {
+  uint64_t rows = 0;
+  for (int k = 0; k < nruns; k++)
+    if (all[k].cs)
+      rows += all[k].cs[id * ns].rows;
+  if (!rows)
+    return GA_OK;
+  for (int i = 0; i < ns; i++) {
+    __int128 tot = 0;
+    uint64_t nreal = 0;
+    for (int k = 0; k < nruns; k++) {
+      if (!all[k].cs)
+        continue;
+      const csum *f = &all[k].cs[id * ns + i];
+      tot += f->rs;
+      nreal += f->nreal;
+    }
+    to[i].rows += (int64_t)rows;
+    to[i].count += (int64_t)nreal;
+    to[i].sum.nreal += (int64_t)nreal;
+    if (tot && ga_wsum_add_fixed(&to[i].sum, tot, 1074))
+      return GA_SCAN_NOMEM;
+  }
+  return GA_OK;
+}
+
+/* Rule 22: the first run holding rows of id in its compact sums, or nruns. */
+static int csum_first(const hrun *all, int nruns, int64_t id, int ns) {
+  for (int k = 0; k < nruns; k++)
+    if (all[k].cs && all[k].cs[id * ns].rows)
+      return k;
+  return nruns;
+}
+
+/* Rule 22: word's passing rows m into the compact sums, ids first and
+** their slots fetched ahead (rule 11's way: several misses in flight), then
+** each row in row order, a record where csum_lane declines it.  The rows
+** left to the caller's loop: none, or all of m where an id is out of range
+** (it says so). */
+static uint64_t csum_word(hrun *r, const wview *wv, int nkc, uint64_t m) {
+  const hplan *p = r->p;
+  int nv = r->q->nvals, lane[64], nl = 0;
+  int64_t lid[64];
+  for (uint64_t k = m; k; k &= k - 1) {
+    int j = __builtin_ctzll(k);
+    int64_t id = lane_id(p, wv, r->q->nkeys, j);
+    if (id < 0)
+      return m;
+    __builtin_prefetch(r->cs + id * nv, 1);
+    lane[nl] = j;
+    lid[nl++] = id;
+  }
+  for (int k = 0; k < nl && !r->rc; k++)
+    if (!csum_lane(r->cs + lid[k] * nv, wv + nkc, nv, lane[k]))
+      r->rc = push_row(r, lid[k], wv + nkc, nv, lane[k]);
+  return 0;
+}
+
 static void general(hrun *r) {
   const ga_centry *e = r->e;
   const ga_cquery *q = r->q;
@@ -1406,6 +1553,17 @@ static void general(hrun *r) {
   }
   if (dense)
     memset(dense, 0, sizeof(ga_group *) * (size_t)p->ids);
+  if (p->csum) { /* rule 22, charged (rule 17): past the cap, records only */
+    int64_t cb = (int64_t)sizeof(csum) * p->ids * nv;
+    if (hold(r, cb)) {
+      unhold(r, cb);
+    } else if ((r->cs = ga_big_alloc((size_t)cb)) != NULL) {
+      r->cs_bytes = cb;
+      memset(r->cs, 0, (size_t)cb);
+    } else {
+      unhold(r, cb);
+    }
+  }
   /* rule 15: each word's lanes of an id (idm), a value's REAL lanes as
   ** integers of one scale (fy) */
   uint64_t idm[GA_CH_FEW_IDS];
@@ -1564,6 +1722,8 @@ static void general(hrun *r) {
           idm[__builtin_ctzll(k)] = 0;
         m = 0;
       }
+      if (m && r->cs) /* rule 22: the word's slots fetched ahead */
+        m = csum_word(r, wv, nkc, m);
     rows:
       while (m && !r->rc) { /* the passing rows, in row order */
         int j = __builtin_ctzll(m);
@@ -1577,7 +1737,8 @@ static void general(hrun *r) {
             break;
           }
           if (p->sorted) { /* rule 9: the record, stepped later */
-            r->rc = push_row(r, id, wv + nkc, q->nvals, j);
+            if (!r->cs || !csum_lane(r->cs + id * nv, wv + nkc, nv, j))
+              r->rc = push_row(r, id, wv + nkc, q->nvals, j); /* rule 22 */
             continue;
           }
           g = dense ? dense[id] : NULL; /* rule 17: hashed */
@@ -1719,6 +1880,15 @@ static inline int64_t states_heap(const ga_gstate *st, int ns) {
   return n;
 }
 
+/* Rule 18: whether g's n keys live in the group itself (no TEXT or BLOB
+** out of line): then, with states_heap 0, freeing it frees nothing. */
+static inline int keys_inline(const ga_group *g, int n) {
+  for (int k = 0; k < n; k++)
+    if (g->key[k].p)
+      return 0;
+  return 1;
+}
+
 /* Rule 19: <0 when order value a comes before b in the post query's ORDER
 ** BY (SQLite's order of NULL and numbers: ga_value_cmp), 0 when tied. */
 static inline int tk_cmp(const ga_value *a, const ga_value *b, int desc) {
@@ -1806,6 +1976,7 @@ static void sorted_groups(hrun *r) {
   /* rule 18: a group's bytes as the shared tables count them (slot too) */
   int64_t one = GA_GROUP_FIXED_BYTES(&shape) + 32;
   ga_group *head = NULL, *tail = NULL;
+  int plain = !tk; /* rule 18: no group holds anything beyond its bytes */
   /* rule 19: the heap of the first k order values, and each kept group's
   ** order value (kv) and whether it is kept whatever (km) */
   ga_value *hp = NULL, *kv = NULL;
@@ -1825,6 +1996,10 @@ static void sorted_groups(hrun *r) {
     end[k] = ga_idrows_lower(&r->all[k].rows, r->hi);
   }
   memset(st, 0, sizeof(ga_gstate) * (size_t)ns); /* ga_gstate_init */
+  int csm = 0; /* rule 22: some run kept compact sums */
+  for (int k = 0; k < nruns; k++)
+    csm |= r->all[k].cs != NULL;
+  int64_t cid = r->lo; /* rule 22: ids below it have no compact rows left */
   while (!r->rc) {
     int64_t id = r->hi;
     int first = -1;
@@ -1833,6 +2008,20 @@ static void sorted_groups(hrun *r) {
         id = ga_idrows_id(&r->all[k].rows, cur[k]);
         first = k; /* the first run holding id: its rows come first */
       }
+    if (csm) { /* rule 22: the next id of the compact sums, if before */
+      int fc = nruns;
+      while (cid < r->hi && cid <= id &&
+             (fc = csum_first(r->all, nruns, cid, ns)) == nruns)
+        cid++;
+      if (cid < id && fc < nruns) {
+        id = cid;
+        first = fc;
+      } else if (cid == id && fc < first) {
+        first = fc;
+      }
+      if (cid == id)
+        cid++;
+    }
     if (id >= r->hi)
       break;
     if (r->made == r->cap) {
@@ -1880,6 +2069,8 @@ static void sorted_groups(hrun *r) {
       r->list[r->made++] = g;
       to = g->st;
     }
+    if (csm) /* rule 22 */
+      r->rc = csum_fold(r->all, nruns, id, ns, to);
     for (int k = first; k < nruns; k++) {
       const ga_idrows *rows = &r->all[k].rows;
       for (; cur[k] < end[k] && ga_idrows_id(rows, cur[k]) == id; cur[k]++) {
@@ -1890,7 +2081,9 @@ static void sorted_groups(hrun *r) {
       }
     }
     if (direct && !tk) {
-      t.bytes += one + states_heap(to, ns);
+      int64_t heap = states_heap(to, ns);
+      t.bytes += one + heap;
+      plain = plain && !heap && g->in_arena && keys_inline(g, q->nkeys);
       continue;
     }
     if (r->rc)
@@ -1954,7 +2147,7 @@ static void sorted_groups(hrun *r) {
   sqlite3_free(kv);
   sqlite3_free(km);
   /* rule 18: the groups are the shared groups' to free, whatever happened */
-  ga_gs_adopt(r->gs, head, tail);
+  ga_gs_adopt(r->gs, head, tail, plain);
   if (direct && !r->rc) {
     if (hold(r, t.bytes - tch)) /* rule 17 */
       r->rc = GA_CACHE_GROUP_CAP;
@@ -2051,6 +2244,8 @@ static void run_free(hrun *r) {
   sqlite3_free(r->dense);
   ga_xstate_clear(&r->st);
   ga_idrows_free(&r->rows);
+  ga_big_free(r->cs, (size_t)r->cs_bytes); /* rule 22 */
+  r->cs = NULL;
 }
 
 /* run_main on every run: runs[1..] on threads of their own, runs[0] on
@@ -2122,6 +2317,7 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
       plan.sorted = many;
     }
     /* rule 19: a top k that the post query's ORDER BY ... LIMIT reads */
+    plan.csum = plan.sorted && csum_fits(q); /* rule 22 */
     plan.topk = plan.sorted && q->any_order && q->topk_val >= 0 &&
                 q->topk_val < q->nvals && q->topk_k >= 1 &&
                 q->topk_k <= GA_CH_TOPK_MAX && q->nkeys > 0;
@@ -2209,6 +2405,13 @@ int ga_cache_query_host(ga_cache *c, ga_centry *e, const ga_cquery *q,
     if (rc == GA_SCAN_OK && plan.topk) { /* rule 19 */
       prof("topk", &t0);
       c->queries_topk++;
+    }
+    int csummed = 0; /* rule 22: some run kept compact sums */
+    for (int t = 0; t < threads; t++)
+      csummed |= runs[t].cs != NULL;
+    if (rc == GA_SCAN_OK && csummed) {
+      prof("csum", &t0);
+      c->queries_csum++;
     }
   }
   for (int t = 0; t < threads; t++)

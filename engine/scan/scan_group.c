@@ -612,8 +612,9 @@ ga_group_shards *ga_gs_new(const ga_gshape *shape) {
 
 ga_garena *ga_gs_arena(ga_group_shards *s) { return &s->arena; }
 
-void ga_gs_adopt(ga_group_shards *s, ga_group *head, ga_group *tail) {
-  if (!head)
+void ga_gs_adopt(ga_group_shards *s, ga_group *head, ga_group *tail,
+                 int plain) {
+  if (!head || plain)
     return;
   pthread_mutex_lock(&s->arena.mu);
   tail->next_spare = s->adopted;

@@ -57,6 +57,15 @@
 **   5. query_vtab.c's memo (its rule 7) counts the bytes its kept rows
 **      would take (64 a value, plus the TEXT and BLOB bytes in the groups'
 **      encoding), and replays by walking the groups again: it holds them.
+**   6. Rule 5's count finalises only a min or max (the aggregates that can
+**      give TEXT or BLOB): a count, sum, total or avg is a number or NULL,
+**      64 bytes whatever its value (d4: 161,104 sums finalised once more
+**      for nothing).
+**   7. The value a row's test finalised (a sum, total or avg: rule 1's
+**      aggregates never DISTINCT, so no set to poll) is the one its result
+**      column gives: ga_qdirect_next keeps it for that row, and
+**      ga_qdirect_column hands it out (ga_result_value, as ga_groups_cell
+**      does) instead of finalising the state again.
 */
 #include <math.h>
 #include <stdlib.h>
@@ -486,6 +495,7 @@ static int plan_tokens(rd *r) {
 int ga_qdirect_plan(sqlite3 *db, const ga_query *q,
                     sqlite3_value *const *params, int nparams, ga_qdirect *d) {
   memset(d, 0, sizeof(*d));
+  d->memo_agg = -1; /* rule 7 */
   const char *env = getenv("GPUAGG_POST_DIRECT");
   if ((env && !strcmp(env, "0")) || !q->flat || q->nkeys == 0 || q->join_from ||
       q->subs.n || !q->post_sql || q->ncols < 1)
@@ -527,6 +537,20 @@ static int agg_value(const ga_query *q, const ga_group *g, int k, ga_value *v) {
     return GA_OK;
   }
   return ga_gstate_result(s, a->op, v);
+}
+
+/* Rule 6: whether aggregate k may give TEXT or BLOB: only min and max
+** (count, sum, total and avg give numbers or NULL). */
+static int agg_texty(const ga_query *q, int k) {
+  int op = q->aggs[k].op;
+  return op == GA_AGG_MAX || op == GA_AGG_MIN;
+}
+
+/* Rule 7: whether aggregate k's value is a sum, total or avg (a number or
+** NULL, which ga_groups_cell gives as ga_gstate_result gives it). */
+static int agg_numeric(const ga_query *q, int k) {
+  int op = q->aggs[k].op;
+  return op == GA_AGG_SUM || op == GA_AGG_TOTAL || op == GA_AGG_AVG;
 }
 
 /* Rule 3: an INTEGER against a REAL, exactly: -1, 0, 1. */
@@ -576,10 +600,11 @@ static int passes(const ga_value *v, const ga_qdirect_cmp *c) {
   }
 }
 
-int ga_qdirect_next(const ga_qdirect *d, const ga_qgroups *gs, size_t *i,
+int ga_qdirect_next(ga_qdirect *d, const ga_qgroups *gs, size_t *i,
                     ga_intr *in) {
   const ga_query *q = gs->q;
   size_t polled = 0;
+  d->memo_agg = -1; /* rule 7 */
   for (size_t j = *i; j < gs->n; j++) {
     const ga_group *g = gs->g[j];
     ga_value v;
@@ -616,6 +641,11 @@ int ga_qdirect_next(const ga_qdirect *d, const ga_qgroups *gs, size_t *i,
     }
     if (pass) {
       *i = j;
+      if (have >= 0 && agg_numeric(q, have)) { /* rule 7 */
+        d->memo_agg = have;
+        d->memo_i = j;
+        d->memo_v = v;
+      }
       return SQLITE_ROW;
     }
   }
@@ -625,7 +655,12 @@ int ga_qdirect_next(const ga_qdirect *d, const ga_qgroups *gs, size_t *i,
 
 void ga_qdirect_column(const ga_qdirect *d, const ga_qgroups *gs, size_t i,
                        sqlite3_context *ctx, int col) {
-  if (col >= 0 && col < d->ncols && i < gs->n)
+  if (col < 0 || col >= d->ncols || i >= gs->n)
+    return;
+  if (d->memo_agg >= 0 && d->memo_i == i &&
+      d->col[col] == gs->q->nreps + d->memo_agg)   /* rule 7 */
+    ga_result_value(ctx, &d->memo_v, SQLITE_UTF8); /* a number or NULL */
+  else
     ga_groups_cell(ctx, gs, gs->g[i], d->col[col]);
 }
 
@@ -639,8 +674,9 @@ int64_t ga_qdirect_row_bytes(const ga_qdirect *d, const ga_qgroups *gs,
     int col = d->col[c];
     if (col < q->nreps)
       ga_bval_view(&g->key[q->rep_slot[col]], &v);
-    else if (agg_value(q, g, col - q->nreps, &v) != GA_OK)
-      continue;
+    else if (!agg_texty(q, col - q->nreps) ||
+             agg_value(q, g, col - q->nreps, &v) != GA_OK)
+      continue; /* rule 6: a number (or NULL) has no bytes beyond its 64 */
     if (v.type == GA_V_TEXT || v.type == GA_V_BLOB)
       b += v.n;
   }

@@ -29,6 +29,11 @@ typedef struct ga_qdirect {
   int check[GA_Q_MAX_AGGS]; /* the sums whose overflow raises (aggs) */
   int ncmps;
   ga_qdirect_cmp cmp[GA_QD_MAX_CMPS];
+  /* rule 7: the value of aggregate memo_agg (-1: none) for the row
+  ** ga_qdirect_next gave last (memo_i), finalised by its test */
+  int memo_agg;
+  size_t memo_i;
+  ga_value memo_v;
 } ga_qdirect;
 
 /* Rule 1: whether q's post query (q->post_sql) is one qdirect.c can
@@ -45,7 +50,7 @@ void ga_qdirect_free(ga_qdirect *d);
 ** SQLITE_INTERRUPT (the caller's, polled by in every GA_QD_POLL groups);
 ** SQLITE_NOMEM. */
 #define GA_QD_POLL 4096
-int ga_qdirect_next(const ga_qdirect *d, const ga_qgroups *gs, size_t *i,
+int ga_qdirect_next(ga_qdirect *d, const ga_qgroups *gs, size_t *i,
                     ga_intr *in);
 
 /* Result column col of group i (rule 2). */
