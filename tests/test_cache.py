@@ -2027,8 +2027,15 @@ def section_csum(rep, r, device):
         "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 149999) "
         "INSERT INTO cw SELECT printf('%048d', i * 7 % 70000), "
         "CASE WHEN i % 5 = 0 THEN 1e300 WHEN i % 5 = 1 THEN 1e-300 ELSE i % 9 END FROM q")
+    # TEXT max()/min() read through the dictionary's codes: the groups get
+    # their TEXT (out of line past 15 bytes) after they are built
+    con.execute("CREATE TABLE cm(k INTEGER, s TEXT)")
+    con.execute(
+        "WITH RECURSIVE q(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM q WHERE i < 199999) "
+        "INSERT INTO cm SELECT i * 7 % 80000, printf('%030d', i % 1000) FROM q")
     con.execute("SELECT gpu_cache('cs', 'k, x, y, t')")
     con.execute("SELECT gpu_cache('cw', 's, x')")
+    con.execute("SELECT gpu_cache('cm', 'k, s')")
 
     def counters():
         c = json.loads(con.execute("SELECT gpuagg_info()").fetchone()[0])["cache"]
@@ -2082,10 +2089,12 @@ def section_csum(rep, r, device):
         ok = before is not None and (after > before if keep == "1" else after == before)
         rep.check("cpu_csum_big_keep%s" % keep, ok, "big_reused %r -> %r" % (before, after))
     # cache_host.c rule 18: groups whose sums went wide (1e300 with 1e-300)
-    # or whose TEXT keys live out of line are walked and freed; the others
+    # or whose TEXT keys live out of line, or whose max()/min() get their
+    # TEXT from the dictionary afterwards, are walked and freed; the others
     # go with the arena (the memory SQLite counts comes back either way)
     for i, sql in enumerate(["SELECT s, sum(x) AS q FROM cw GROUP BY s HAVING q > 0",
-                             "SELECT k, sum(x) AS q " + g + "HAVING q > 0"]):
+                             "SELECT k, sum(x) AS q " + g + "HAVING q > 0",
+                             "SELECT k, max(s) AS m, min(s) AS n FROM cm GROUP BY k"]):
         con.execute("DROP TABLE IF EXISTS temp.qc")
         con.execute("CREATE VIRTUAL TABLE temp.qc USING gpu_query('%s')" % sql)
         con.execute("SELECT * FROM temp.qc").fetchall()

@@ -1951,6 +1951,17 @@ static int tk_keep(const ga_cquery *q, const ga_gstate *st, ga_value *h,
   return c <= 0;
 }
 
+/* Rule 18: whether ga_cache_decode_keys will write TEXT into the groups (a
+** key or a max/min read through a dictionary's codes). */
+static int decodes_text(const ga_cquery *q) {
+  for (int k = 0; k < q->nkeys + q->ncarry; k++)
+    if (q->kdict[k])
+      return 1;
+  for (int i = 0; i < q->nvals; i++)
+    if (q->vdict[i])
+      return 1;
+  return 0;
+}
 /* Rule 9's second phase: the groups of ids [r->lo, r->hi), one at a time
 ** from every run's sorted records.  Rule 18: into groups of no table,
 ** adopted by the shared groups, where the caller lists them itself (any
@@ -1976,7 +1987,10 @@ static void sorted_groups(hrun *r) {
   /* rule 18: a group's bytes as the shared tables count them (slot too) */
   int64_t one = GA_GROUP_FIXED_BYTES(&shape) + 32;
   ga_group *head = NULL, *tail = NULL;
-  int plain = !tk; /* rule 18: no group holds anything beyond its bytes */
+  /* rule 18: no group holds anything beyond its bytes, now or after
+  ** ga_cache_decode_keys writes the TEXT of a coded key or max/min (out of
+  ** line past 15 bytes: those groups must be walked when freed) */
+  int plain = !tk && !decodes_text(q);
   /* rule 19: the heap of the first k order values, and each kept group's
   ** order value (kv) and whether it is kept whatever (km) */
   ga_value *hp = NULL, *kv = NULL;

@@ -66,17 +66,33 @@ static void *big_take(size_t sz) {
   return p;
 }
 
-/* 1 when the pool took mapping p of sz bytes (rule 5's bounds), else 0. */
+/* 1 when the pool took mapping p of sz bytes (rule 5's bounds), else 0.
+** A full pool gives up its oldest mappings to make room (queries of other
+** sizes must not leave it holding classes nobody asks for again). */
 static int big_put(void *p, size_t sz) {
-  int kept = 0;
+  int kept = 0, nold = 0;
+  void *old[GA_BIG_KEEP_N];
+  size_t oldsz[GA_BIG_KEEP_N];
+  if (sz > GA_BIG_KEEP_BYTES)
+    return 0;
   pthread_mutex_lock(&big_mu);
-  if (big_nkept < GA_BIG_KEEP_N && sz <= GA_BIG_KEEP_BYTES - big_kept_bytes) {
-    big_kept[big_nkept] = p;
-    big_kept_sz[big_nkept++] = sz;
-    big_kept_bytes += sz;
-    kept = 1;
+  while (big_nkept > 0 && (big_nkept >= GA_BIG_KEEP_N ||
+                           sz > GA_BIG_KEEP_BYTES - big_kept_bytes)) {
+    old[nold] = big_kept[0];
+    oldsz[nold++] = big_kept_sz[0];
+    big_kept_bytes -= big_kept_sz[0];
+    big_nkept--;
+    memmove(big_kept, big_kept + 1, sizeof(big_kept[0]) * (size_t)big_nkept);
+    memmove(big_kept_sz, big_kept_sz + 1,
+            sizeof(big_kept_sz[0]) * (size_t)big_nkept);
   }
+  big_kept[big_nkept] = p;
+  big_kept_sz[big_nkept++] = sz;
+  big_kept_bytes += sz;
+  kept = 1;
   pthread_mutex_unlock(&big_mu);
+  for (int i = 0; i < nold; i++) /* outside the lock */
+    munmap(old[i], oldsz[i]);
   return kept;
 }
 #endif
@@ -119,14 +135,13 @@ void ga_big_free(void *p, size_t bytes) {
 #ifdef GA_BIG_MMAP
   if (bytes >= GA_BIG_MIN) {
     size_t sz = big_class(bytes); /* rule 6 */
-    if (big_keep_on()) {          /* rule 5 */
 #ifdef MADV_FREE
-      /* before the pool has it: another thread may take it at once */
-      madvise(p, sz, MADV_FREE); /* the kernel's, under pressure */
+    /* rule 5: kept only where the kernel may take its pages back under
+    ** pressure (MADV_FREE, before the pool has it: another thread may take
+    ** it at once); a kernel that refuses the advice gets it unmapped */
+    if (big_keep_on() && madvise(p, sz, MADV_FREE) == 0 && big_put(p, sz))
+      return;
 #endif
-      if (big_put(p, sz))
-        return;
-    }
     munmap(p, sz);
     return;
   }

@@ -23,11 +23,12 @@
 **      bench/query_bench.py from the host cache: the same 70 MB of groups
 **      and 15 MB of records mapped, faulted in, zeroed by the kernel and
 **      unmapped at every call, about a tenth of its CPU time): a mapping
-**      freed goes to the process's pool while the pool holds fewer than
-**      GA_BIG_KEEP_N mappings and GA_BIG_KEEP_BYTES bytes, else it is
-**      unmapped; an allocation takes a kept mapping of its size class
-**      (rule 6) before it maps a new one.  A kept mapping is advised
-**      MADV_FREE (where the system has it): under memory pressure the
+**      freed goes to the process's pool, which holds at most
+**      GA_BIG_KEEP_N mappings and GA_BIG_KEEP_BYTES bytes (a full pool
+**      unmaps its oldest to make room); an allocation takes a kept mapping
+**      of its size class (rule 6) before it maps a new one.  A mapping is
+**      kept only when the kernel accepts MADV_FREE for it (else, and on a
+**      system without it, it is unmapped): under memory pressure the
 **      kernel takes its pages back (they read as zero then), so the pool
 **      holds no memory the system needs.  A caller never relies on a
 **      buffer's contents: every user writes before it reads (idrows.c,
