@@ -18,6 +18,8 @@ so that "no connection open" is the whole process's state:
     the file), proves nothing: uncached, exact;
   - the database replaced by rename while no connection was open: the new
     file is never answered from the old entry;
+  - an entry that a reopened connection proved stale goes at that
+    connection's close, when it is the last (nothing kept answers nobody);
   - gpuagg_config('cache_keep', 'off') on the last connection: today's
     behaviour, the cache freed (nothing kept, the next load is the first);
   - host entries and (GPUAGG_TEST_GPU=1: the fake backend under make test)
@@ -161,7 +163,7 @@ def child(scn, device, mode, path):
     out["first_state"] = cache_state(a)
     a.close()
     # no connection of this process is open now
-    if scn == "write":
+    if scn in ("write", "stale"):
         other_process(path, "UPDATE t SET x = x + 1 WHERE rowid = 3")
     elif scn == "checkpoint":
         holder.run("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -176,6 +178,14 @@ def child(scn, device, mode, path):
     out["reopen_state"] = cache_state(b)
     out["second"] = ask(b)
     out["after_state"] = cache_state(b)
+    if scn == "stale":  # proven stale, then the last close: it goes
+        b.close()
+        c = connect(path, device)
+        out["stale_state"] = cache_state(c)
+        c.close()
+        if holder:
+            holder.close()
+        return out
     if out["second"]["path"] != "cache":
         load(b)
         out["reload"] = ask(b)
@@ -313,7 +323,7 @@ def main():
     for device in devices:
         where = "gpu" if device == "gpu" else "host"
         for mode in ("delete", "wal"):
-            scns = ["reopen", "write", "rename", "knob_off"]
+            scns = ["reopen", "write", "stale", "rename", "knob_off"]
             if mode == "wal":
                 scns += ["checkpoint", "wal_alone"]
             for scn in scns:
@@ -332,6 +342,14 @@ def main():
                     st = o["after_state"]
                     rep.check(tag + "_one_load", st["loads"] == 1 and st["kept"] == 1
                               and st["connections"] == 1 and kept_one(st, where), repr(st))
+                elif scn == "stale":
+                    # marked stale by the reopened connection's proof, then
+                    # its close was the last: the entry went with it
+                    st = o["stale_state"]
+                    rep.check(tag + "_uncached", s["path"] != "cache"
+                              and s["rows"] != f["rows"], repr(s))
+                    rep.check(tag + "_dropped_at_close", st["entries"] == [] and st["loads"] == 0,
+                              repr(st))
                 elif scn == "knob_off":
                     st = o["reopen_state"]
                     rep.check(tag + "_freed", s["path"] != "cache" and "kept" not in s["why"]

@@ -61,7 +61,8 @@
 **      open, show in the stamp); the entries that need their owner open
 **      to be proved (temp, in memory, a WAL without a committed frame,
 **      an attached file's watcher) went with their owner, as before.
-**      Each kept entry is marked (kept, counted once in c->kept) for
+**      An entry already marked stale goes at that close (it would answer
+**      nobody).  Each kept entry is marked (kept, counted once in c->kept) for
 **      gpuagg_info and last_scan.why.  Memory stays within the budget:
 **      kept entries are evicted like any other (stale first, then LRU),
 **      gpu_cache_drop frees them, and cache_keep 'off' on the last
@@ -379,9 +380,18 @@ void ga_cache_set_pin(void (*pin)(void)) {
   __atomic_store_n(&g_pin, pin, __ATOMIC_RELAXED);
 }
 
-/* Rule 7, under g_mu and c->mu: mark every entry kept; how many are linked.
- */
-static int keep_entries(ga_cache *c) {
+/* Rule 7, under g_mu and c->mu: the entries marked stale (refused as
+** stale: never used again) out of the list into *gone, to be freed once
+** the locks are let go (a stale entry would sit in memory until an
+** eviction); then mark every other entry kept; how many are linked. */
+static int keep_entries(ga_cache *c, ga_centry **gone) {
+  for (ga_centry *e = c->entries, *nx; e; e = nx) {
+    nx = e->next;
+    if (__atomic_load_n(&e->stale, __ATOMIC_RELAXED) && unlink_entry(c, e)) {
+      e->next = *gone;
+      *gone = e;
+    }
+  }
   int n = 0;
   for (ga_centry *e = c->entries; e; e = e->next, n++)
     if (!__atomic_load_n(&e->kept, __ATOMIC_RELAXED)) {
@@ -424,14 +434,24 @@ void ga_cache_release(ga_cache *c, const void *owner, int keep) {
   release_dev(c);
   pthread_mutex_lock(&g_mu);
   int last = --c->nconn == 0, kept = 0;
+  ga_centry *gone = NULL;
   if (last && keep && g_cache == c) { /* rule 7 */
     pthread_mutex_lock(&c->mu);
-    kept = keep_entries(c) > 0;
+    kept = keep_entries(c, &gone) > 0;
     pthread_mutex_unlock(&c->mu);
   }
   if (last && !kept && g_cache == c)
     g_cache = NULL;
   pthread_mutex_unlock(&g_mu);
+  int gpu_gone = 0;
+  while (gone) { /* unlinked, referenced by nobody: ours to free */
+    ga_centry *e = gone;
+    gone = e->next;
+    gpu_gone |= e->where == GA_CACHE_GPU;
+    ga_centry_free(e);
+  }
+  if (kept && gpu_gone)
+    release_dev(c); /* the stream, once no GPU entry is left (rule 4) */
   if (kept) {
     void (*pin)(void) = __atomic_load_n(&g_pin, __ATOMIC_RELAXED);
     if (pin) /* before SQLite's dlclose, which follows this close */
