@@ -82,9 +82,9 @@ static void arrays_free(int ncols, uint64_t **v, uint64_t **i, uint64_t **nn) {
   }
 }
 
-int ga_cgpu_begin(ga_cgpu **out, int ncols, int64_t cap, char *why,
-                  size_t nwhy) {
-  int prev;
+/* A stager of ncols columns on device dev, holding nothing yet: *out, or
+** GA_NOMEM (why says so). */
+static int cgpu_new(ga_cgpu **out, int ncols, int dev, char *why, size_t nwhy) {
   *out = NULL;
   ga_cgpu *g = sqlite3_malloc64(sizeof(*g));
   uint64_t **p = sqlite3_malloc64(sizeof(uint64_t *) * 3 * (size_t)ncols);
@@ -104,8 +104,19 @@ int ga_cgpu_begin(ga_cgpu **out, int ncols, int64_t cap, char *why,
   g->isint = p + ncols;
   g->notnull = p + 2 * ncols;
   g->carry = carry;
-  g->dev = 0; /* the cache lives on the first usable device */
+  g->dev = dev;
   *out = g;
+  return GA_OK;
+}
+
+int ga_cgpu_begin(ga_cgpu **out, int ncols, int64_t cap, char *why,
+                  size_t nwhy) {
+  int prev;
+  /* the cache lives on the first usable device */
+  int rc = cgpu_new(out, ncols, 0, why, nwhy);
+  if (rc != GA_OK)
+    return rc;
+  ga_cgpu *g = *out;
   if (!ga_dev_enter(g->dev, &prev)) {
     snprintf(why, nwhy, "cannot use the GPU");
     return GA_CLOAD_EFAIL;
@@ -324,26 +335,11 @@ int ga_cgpu_adopt(ga_cgpu **out, ga_centry *e, char *why, size_t nwhy) {
     snprintf(why, nwhy, "not a GPU entry");
     return GA_CLOAD_EFAIL;
   }
-  ga_cgpu *g = sqlite3_malloc64(sizeof(*g));
-  uint64_t **p = sqlite3_malloc64(sizeof(uint64_t *) * 3 * (size_t)e->ncols);
-  uint64_t *carry = sqlite3_malloc64(sizeof(uint64_t) * 2 * (size_t)e->ncols);
-  if (!g || !p || !carry) {
-    sqlite3_free(g);
-    sqlite3_free(p);
-    sqlite3_free(carry);
-    snprintf(why, nwhy, "out of memory");
-    return GA_NOMEM;
-  }
-  memset(g, 0, sizeof(*g));
-  memset(p, 0, sizeof(uint64_t *) * 3 * (size_t)e->ncols);
-  memset(carry, 0, sizeof(uint64_t) * 2 * (size_t)e->ncols);
-  g->ncols = e->ncols;
-  g->vals = p;
-  g->isint = p + e->ncols;
-  g->notnull = p + 2 * e->ncols;
-  g->carry = carry;
-  g->dev = e->dev;
-  *out = g;
+  int rc = cgpu_new(out, e->ncols, e->dev, why, nwhy);
+  if (rc != GA_OK)
+    return rc;
+  ga_cgpu *g = *out;
+  uint64_t *carry = g->carry;
   int s = (int)(e->rows & 63);
   if (ga_dev_enter(g->dev, &prev)) {
     ok = ga_stream_new((void **)&g->stream);
