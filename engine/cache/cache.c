@@ -443,15 +443,15 @@ void ga_cache_release(ga_cache *c, const void *owner, int keep) {
   if (last && !kept && g_cache == c)
     g_cache = NULL;
   pthread_mutex_unlock(&g_mu);
-  int gpu_gone = 0;
-  while (gone) { /* unlinked, referenced by nobody: ours to free */
+  /* unlinked, referenced by nobody: ours to free.  Nothing of c is
+  ** touched from here on where c is kept: once g_mu is let go another
+  ** thread may open a connection and its last close free c (the stream
+  ** stays until a later drop or close lets it go) */
+  while (gone) {
     ga_centry *e = gone;
     gone = e->next;
-    gpu_gone |= e->where == GA_CACHE_GPU;
     ga_centry_free(e);
   }
-  if (kept && gpu_gone)
-    release_dev(c); /* the stream, once no GPU entry is left (rule 4) */
   if (kept) {
     void (*pin)(void) = __atomic_load_n(&g_pin, __ATOMIC_RELAXED);
     if (pin) /* before SQLite's dlclose, which follows this close */
