@@ -269,13 +269,29 @@ static int is_wal_file(sqlite3 *db, const char *schema) {
          h[18] == 2 && h[19] == 2;
 }
 
+/* The connection's pager has its WAL open (the journal it names begins
+** with a WAL header's magic): the wal-index is then mapped already, by the
+** pager.  A mapping made before the pager's first read is adopted by that
+** read, but a connection that closes without one (gpuagg_info() and a
+** close) would leave it to the file until the process ends: a note needs
+** no mapping of its own. */
+static int wal_opened(sqlite3 *db, const char *schema) {
+  sqlite3_file *j = NULL;
+  unsigned char m[4];
+  return sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &j) ==
+             SQLITE_OK &&
+         j && j->pMethods && j->pMethods->xRead(j, m, 4, 0) == SQLITE_OK &&
+         m[0] == 0x37 && m[1] == 0x7f && m[2] == 0x06 &&
+         (m[3] == 0x82 || m[3] == 0x83);
+}
+
 void ga_walnote_idle(sqlite3 *db, const char *schema) {
   unsigned char h[GA_FSTAMP_WALIDX];
   uint64_t dev = 0, ino = 0;
   if (!schema || strlen(schema) >= sizeof g_notes[0].schema ||
       sqlite3_txn_state(db, schema) != SQLITE_TXN_NONE ||
       !ga_fstamp_ident(db, schema, &dev, &ino) || !is_wal_file(db, schema) ||
-      !ga_fstamp_walidx(db, schema, h))
+      !wal_opened(db, schema) || !ga_fstamp_walidx(db, schema, h))
     return;
   pthread_mutex_lock(&g_notes_mu);
   idle_note *slot = &g_notes[0];
