@@ -3017,9 +3017,20 @@ def section_distinct_bits(rep, r, device):
 
     def tkey(v):
         return [type(v).__name__, v.hex() if isinstance(v, float) else v]
+    def norm(x):
+        # an integer overflow found while the rows are made (the rows
+        # straight from the groups check their sums first) says
+        # "gpu_query: ...", one raised as a row's value is read says what
+        # the gpu_ reference says; which layer finds it varied from run to
+        # run under load (CI, dbits_84), the answer (an error) did not
+        x = list(x)
+        if x[0] == "error" and x[1].startswith("gpu_query: "):
+            x[1] = x[1][len("gpu_query: "):]
+        return x
     for qi, ((conf, q), (w, words, capped), o) in enumerate(zip(jobs, want, out)):
         got, seen, lpath, why = o
         wrows = ["ok", sorted([tkey(v) for v in row] for row in w[1])] if w[0] == "ok" else list(w)
+        got, wrows = norm(got), norm(wrows)
         if capped:  # the sets then passed group_bytes: the scan answers or says so
             ok = (seen == words and lpath != "cache" and "group_bytes" in str(why) and
                   (got == wrows or (got[0] == "error" and "group_bytes" in got[1])))
