@@ -74,6 +74,9 @@ ASAN_QUERY_PARTIAL_QUERIES ?= 60
 # test_var's random cases (make test: 700; 42 s under ASan at 700, 2026-12-06:
 # CI's 20 minutes took these four down)
 ASAN_VAR_CASES ?= 250
+# test_cache's compact sums (section csum, make test: 1, 2 and 3 threads):
+# 3 alone under ASan (72 s for the three, 2026-12-06, seventh session)
+ASAN_CSUM_THREADS ?= 3
 
 # ---- the extension and test_engine with ASan+UBSan (main Makefile rules) ----
 ASAN_SUBMAKE = CFLAGS='-O1 -g' $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) LIB=$(ASAN_BUILD)/libgpuagg.so \
@@ -120,7 +123,7 @@ test-asan: asan-lib $(addprefix $(ASAN_BUILD)/harden/,$(HARDEN_PROGS))
 	  HARDEN_NODE=$(shell command -v node) PATH=$(CURDIR)/$(ASAN_BUILD)/bin:$$PATH \
 	  QUERY_CACHE_QUERIES=$(ASAN_QUERY_CACHE_QUERIES) QUERIES=$(ASAN_QUERY_QUERIES) \
 	  QUERY_PARTIAL_QUERIES=$(ASAN_QUERY_PARTIAL_QUERIES) CASES=$(ASAN_VAR_CASES) \
-	  SKIP_SUITES='$(ASAN_SKIP_SUITES)' tests/run_all.sh
+	  CACHE_CSUM_THREADS='$(ASAN_CSUM_THREADS)' SKIP_SUITES='$(ASAN_SKIP_SUITES)' tests/run_all.sh
 
 # Every sanitizer binary of test-asan, test-oom and test-tsan, built and not
 # run (make -j harden-build: CI builds them on both cores first, then runs
