@@ -32,7 +32,10 @@
 **      state.  A slot reused by a connection at the same address proves the
 **      same (its transactions began after it opened, after the note).  The
 **      wal-index is read only for a file whose header says WAL (xShmMap
-**      would create a -shm beside a rollback-journal file).
+**      would create a -shm beside a rollback-journal file), and a note is
+**      taken only where the connection's pager has its WAL open (a mapping
+**      made before its first read is the file's until the process ends
+**      if the connection closes without one).
 */
 #ifndef GA_WALPROOF_H
 #define GA_WALPROOF_H
