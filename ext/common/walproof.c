@@ -261,28 +261,22 @@ static pthread_mutex_t g_notes_mu = PTHREAD_MUTEX_INITIALIZER;
 /* The schema's file is in WAL mode (its header says so): only then is the
 ** wal-index read (xShmMap would create a -shm beside a rollback file). */
 static int is_wal_file(sqlite3 *db, const char *schema) {
-  sqlite3_file *f = NULL;
   unsigned char h[100];
-  return sqlite3_file_control(db, schema, SQLITE_FCNTL_FILE_POINTER, &f) ==
-             SQLITE_OK &&
-         f && f->pMethods && f->pMethods->xRead(f, h, 100, 0) == SQLITE_OK &&
+  return rd(file_of(db, schema, SQLITE_FCNTL_FILE_POINTER), h, 100, 0) &&
          h[18] == 2 && h[19] == 2;
 }
 
 /* The connection's pager has its WAL open (the journal it names begins
-** with a WAL header's magic): the wal-index is then mapped already, by the
+** with a WAL header's magic, 0x377f0682 or 0x377f0683): the wal-index is then
+*mapped already, by the
 ** pager.  A mapping made before the pager's first read is adopted by that
 ** read, but a connection that closes without one (gpuagg_info() and a
 ** close) would leave it to the file until the process ends: a note needs
 ** no mapping of its own. */
 static int wal_opened(sqlite3 *db, const char *schema) {
-  sqlite3_file *j = NULL;
   unsigned char m[4];
-  return sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &j) ==
-             SQLITE_OK &&
-         j && j->pMethods && j->pMethods->xRead(j, m, 4, 0) == SQLITE_OK &&
-         m[0] == 0x37 && m[1] == 0x7f && m[2] == 0x06 &&
-         (m[3] == 0x82 || m[3] == 0x83);
+  return rd(file_of(db, schema, SQLITE_FCNTL_JOURNAL_POINTER), m, 4, 0) &&
+         (ga_be4(m) | 1) == 0x377f0683u;
 }
 
 void ga_walnote_idle(sqlite3 *db, const char *schema) {
