@@ -293,6 +293,17 @@ def section_adversarial(rep, device):
     c.close()
 
 
+def q_not_extended(rep, con, tag, reason):
+    """temp.q (count(*), sum(a), sum(b) of t), seen outside a transaction
+    first: SQLite's answer, and the entry not extended, for `reason`."""
+    info(con)
+    got = con.execute("SELECT * FROM q").fetchall()
+    why = info(con)["last_scan"].get("why") or ""
+    ref = con.execute("SELECT count(*), sum(a), sum(b) FROM t").fetchall()
+    rep.check(tag + " answer", got == ref, "%r != %r (%s)" % (got, ref, why))
+    rep.check(tag + " not extended", "extended by" not in why and reason in why, why)
+
+
 def section_truncate(rep, device):
     """DELETE without WHERE (OP_Clear) frees the table's leaves without
     writing them (secure_delete off or fast): no frame names them, so the
@@ -333,14 +344,7 @@ def section_truncate(rep, device):
         w.execute("INSERT INTO t(rowid,a,b) SELECT v, v%%97, v*3 FROM (%s)"
                   % series(5001, 5010))
         w.execute("COMMIT")
-        info(con)  # seen outside a transaction
-        got = con.execute("SELECT * FROM q").fetchall()
-        why = info(con)["last_scan"].get("why") or ""
-        ref = con.execute("SELECT count(*), sum(a), sum(b) FROM t").fetchall()
-        rep.check("%s truncate secure_delete=%s answer" % (device, sd), got == ref,
-                  "%r != %r (%s)" % (got, ref, why))
-        rep.check("%s truncate secure_delete=%s not extended" % (device, sd),
-                  "extended by" not in why and "is free now" in why, why)
+        q_not_extended(rep, con, "%s truncate secure_delete=%s" % (device, sd), "is free now")
         con.close()
         w.close()
 
@@ -366,14 +370,7 @@ def section_autovacuum(rep, device):
         con.execute("CREATE VIRTUAL TABLE temp.q USING gpu_query("
                     "'SELECT count(*), sum(a), sum(b) FROM t')")
         w.execute("INSERT INTO t VALUES (3001, 9003)")
-        info(con)
-        got = con.execute("SELECT * FROM q").fetchall()
-        why = info(con)["last_scan"].get("why") or ""
-        ref = con.execute("SELECT count(*), sum(a), sum(b) FROM t").fetchall()
-        rep.check("%s auto_vacuum=%s answer" % (device, av), got == ref,
-                  "%r != %r (%s)" % (got, ref, why))
-        rep.check("%s auto_vacuum=%s not extended" % (device, av),
-                  "extended by" not in why and "auto_vacuum is on" in why, why)
+        q_not_extended(rep, con, "%s auto_vacuum=%s" % (device, av), "auto_vacuum is on")
         con.close()
         w.close()
 
