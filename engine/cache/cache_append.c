@@ -273,7 +273,7 @@ static int prepare(const ga_centry *e, const ga_centry *x, int mapped,
 
 /* After every refusal: each column takes its union dictionary (e's host
 ** blocks' codes rewritten where host; a GPU entry's were on the device)
-** and x's counts, x's codes become the union's.  nd is freed. */
+** and x's counts (x's codes: remap_new, before).  nd is freed. */
 static void apply_cols(ga_centry *e, ga_centry *x, newdict *nd, int host) {
   for (int c = 0; c < e->ncols; c++) {
     ga_ccol *ec = &e->cols[c];
@@ -282,8 +282,6 @@ static void apply_cols(ga_centry *e, ga_centry *x, newdict *nd, int host) {
       if (nd[c].code1 && host)
         for (int64_t i = 0; i < e->nsegs; i++)
           remap_col(e->segs[i], c, nd[c].code1);
-      for (int64_t i = 0; nd[c].code2 && i < x->nsegs; i++)
-        remap_col(x->segs[i], c, nd[c].code2);
       ga_dict_free(ec->dict);
       ec->dict = nd[c].d;
       nd[c].d = NULL;
@@ -302,6 +300,14 @@ static void apply_cols(ga_centry *e, ga_centry *x, newdict *nd, int host) {
     newdict_free(&nd[c]);
   }
   sqlite3_free(nd);
+}
+
+/* After every refusal: x's codes become the union's (a column whose
+** dictionary grew). */
+static void remap_new(ga_centry *x, const newdict *nd, int ncols) {
+  for (int c = 0; c < ncols; c++)
+    for (int64_t i = 0; nd[c].d && nd[c].code2 && i < x->nsegs; i++)
+      remap_col(x->segs[i], c, nd[c].code2);
 }
 
 static void nd_free(newdict *nd, int ncols) {
@@ -350,6 +356,7 @@ int ga_cappend_merge(ga_centry *e, ga_centry *x,
   }
   /* nothing refuses from here on */
   *more = grow;
+  remap_new(x, nd, e->ncols);
   apply_cols(e, x, nd, 1);
   memcpy(segs, e->segs, sizeof(*segs) * (size_t)e->nsegs);
   memcpy(base, e->seg_base, sizeof(*base) * (size_t)e->nsegs);
@@ -458,14 +465,7 @@ int ga_cappend_merge_gpu(ga_cache *c, int64_t budget, ga_centry *e,
         snprintf(why, nwhy, "%s", ga_cgpu_why(g));
     }
   if (rc == GA_OK) {
-    /* x's codes become the union's before they are copied */
-    for (int k = 0; k < e->ncols; k++)
-      if (nd[k].d) {
-        for (int64_t i = 0; i < x->nsegs; i++)
-          remap_col(x->segs[i], k, nd[k].code2);
-        sqlite3_free(nd[k].code2); /* apply_cols: not again */
-        nd[k].code2 = NULL;
-      }
+    remap_new(x, nd, e->ncols); /* before they are copied */
     rc = ga_cgpu_place_entry(g, x, NULL, NULL, why, nwhy);
   }
   int64_t freed = 0;
