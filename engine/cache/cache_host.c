@@ -1422,8 +1422,8 @@ static inline int csum_lane(csum *f, const wview *vv, int nv, int j) {
 
 /* Rule 22: the compact sums of every run for id, folded into the states
 ** to (ns of them): rows, counts, and the REALs' exact total at the units'
-** digit (gstate.h rule 6).  *any: whether some run had rows of id, and
-** *first the first such run.  GA_OK or GA_SCAN_NOMEM. */
+** digit (gstate.h rule 6); nothing where no run had rows of id
+** (csum_first finds the first that had).  GA_OK or GA_SCAN_NOMEM. */
 static int csum_fold(const hrun *all, int nruns, int64_t id, int ns,
                      ga_gstate *to) {
   uint64_t rows = 0;
