@@ -1159,7 +1159,7 @@ int ga_cache_join_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
   ok = 1;
   *hit = 1;
   for (int k = 0; k < j.n; k++) {
-    j.tab[k].real->hits++;
+    __atomic_add_fetch(&j.tab[k].real->hits, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&j.tab[k].real->lru, ga_cache_touch(j.c),
                      __ATOMIC_RELAXED);
   }

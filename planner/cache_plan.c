@@ -776,9 +776,10 @@ static int cache_answer(ga_conn *conn, sqlite3 *db, const ga_config *cfg,
     rc = GA_SCAN_NOMEM;
   if (rc == GA_SCAN_OK) {
     *hit = 1;
-    e->hits++;
+    /* gpuagg_info reads them without the query lock: atomic */
+    __atomic_add_fetch(&e->hits, 1, __ATOMIC_RELAXED);
     if (__atomic_load_n(&e->owner, __ATOMIC_RELAXED) != db)
-      e->shared_hits++;
+      __atomic_add_fetch(&e->shared_hits, 1, __ATOMIC_RELAXED);
     /* victim() reads it under c->mu: atomic (engine/cache/cache.c rule 6) */
     __atomic_store_n(&e->lru, ga_cache_touch(c), __ATOMIC_RELAXED);
     if (e->where == GA_CACHE_GPU)
@@ -876,7 +877,7 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
     ctr[7] = c->values_compact_no;
     ctr[8] = c->pct_values_back; /* issue 39 */
     ctr[9] = c->pct_selected;
-    ctr[10] = c->queries_csum; /* issue 37 */
+    ctr[10] = c->queries_csum;  /* issue 37 */
     pthread_mutex_lock(&c->mu); /* issue 40 part 4: GPU extensions */
     ctr[11] = c->gpu_append_inplace;
     ctr[12] = c->gpu_append_copied;
@@ -938,13 +939,13 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
         sqlite3_str_appendchar(s, 1, ',');
       json_str(s, e->cols[k].name);
     }
-    sqlite3_str_appendf(s,
-                        "],\"rows\":%lld,\"bytes\":%lld,\"where\":\"%s\","
-                        "\"current\":%s,\"hits\":%lld,\"load_ms\":%.3f",
-                        (long long)e->rows, (long long)e->bytes,
-                        e->where == GA_CACHE_GPU ? "gpu" : "host",
-                        current ? "true" : "false", (long long)e->hits,
-                        e->load_ms);
+    sqlite3_str_appendf(
+        s,
+        "],\"rows\":%lld,\"bytes\":%lld,\"where\":\"%s\","
+        "\"current\":%s,\"hits\":%lld,\"load_ms\":%.3f",
+        (long long)e->rows, (long long)e->bytes,
+        e->where == GA_CACHE_GPU ? "gpu" : "host", current ? "true" : "false",
+        (long long)__atomic_load_n(&e->hits, __ATOMIC_RELAXED), e->load_ms);
     /* rule 2: the entry holds a connection of its own to the file */
     sqlite3_str_appendf(
         s,
@@ -954,7 +955,8 @@ char *ga_cache_json(ga_conn *conn, sqlite3 *db) {
         e->watch ? "true" : "false", e->shareable ? "true" : "false",
         mine ? "true" : "false",
         __atomic_load_n(&e->kept, __ATOMIC_RELAXED) ? "true" : "false",
-        (long long)e->shared_hits, e->from_file ? "file" : "rows");
+        (long long)__atomic_load_n(&e->shared_hits, __ATOMIC_RELAXED),
+        e->from_file ? "file" : "rows");
     /* issue 40 part 4: rows appended by extensions, and how many */
     sqlite3_str_appendf(s, "\"appends\":%lld,\"extends\":%lld,\"how\":",
                         e->app ? (long long)e->app->appends : 0LL,

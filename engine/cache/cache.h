@@ -226,7 +226,9 @@ typedef struct ga_centry {
   const void *owner;
   int shareable;
   uint64_t fdev, fino;
-  int64_t shared_hits; /* answers to connections other than the owner */
+  int64_t shared_hits; /* answers to connections other than the owner
+                          (hits and shared_hits: atomic, gpuagg_info reads
+                          them without the query lock) */
   /* cache.c rule 7: it outlived a moment with no connection open (under
   ** mu; set once) */
   int kept;
